@@ -1,0 +1,3 @@
+module github.com/archc/archc
+
+go 1.26.8
