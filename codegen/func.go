@@ -1,0 +1,166 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Value is an SSA value of a Func.
+type Value struct {
+	name string
+	Type Type
+}
+
+func (v Value) String() string { return v.name }
+
+// Func builds one exported function. Its op methods follow the builder
+// pattern of XLA: a malformed op records the first error (see Err) and
+// returns a placeholder, so lowering code reads like math without an error
+// check after every op.
+type Func struct {
+	Name    string
+	Args    []Value
+	Results []Value
+	lines   []string
+	next    int
+	loc     string
+	err     error
+}
+
+// NewFunc starts a function with the given argument types.
+func (m *Module) NewFunc(name string, args ...Type) *Func {
+	f := &Func{Name: name}
+	for i, t := range args {
+		f.Args = append(f.Args, Value{name: fmt.Sprintf("%%arg%d", i), Type: t})
+	}
+	m.Funcs = append(m.Funcs, f)
+	return f
+}
+
+// SetLoc sets the location attached to ops emitted from now on: a name
+// location wrapping a file location, e.g. loc("layers.0/q"("llama.arch":12:3)).
+func (f *Func) SetLoc(name, file string, line, col int) {
+	f.loc = fmt.Sprintf("loc(%q(%q:%d:%d))", name, file, line, col)
+}
+
+// Err returns the first error recorded while building, or nil.
+func (f *Func) Err() error { return f.err }
+
+// Errorf records an error (the first one wins) in the builder.
+func (f *Func) Errorf(format string, args ...any) {
+	if f.err == nil {
+		f.err = fmt.Errorf("%s: %s", f.Name, fmt.Sprintf(format, args...))
+	}
+}
+
+// Return sets the function results.
+func (f *Func) Return(vals ...Value) { f.Results = vals }
+
+func (f *Func) newValue(t Type) Value {
+	v := Value{name: fmt.Sprintf("%%%d", f.next), Type: t}
+	f.next++
+	return v
+}
+
+// Op emits a generic-form op with one result:
+// %r = "name"(operands) {attrs} : (operand types) -> result type.
+// attrs is the text inside the braces ("" for none).
+func (f *Func) Op(name string, result Type, attrs string, operands ...Value) Value {
+	r := f.newValue(result)
+	var names, types []string
+	for _, o := range operands {
+		names = append(names, o.name)
+		types = append(types, o.Type.String())
+	}
+	if attrs != "" {
+		attrs = " {" + attrs + "}"
+	}
+	f.emit(fmt.Sprintf("%s = %q(%s)%s : (%s) -> %s", r.name, name, strings.Join(names, ", "), attrs, strings.Join(types, ", "), result))
+	return r
+}
+
+// Reduce emits stablehlo.reduce of x over dims with a binary body op
+// ("stablehlo.add", "stablehlo.maximum") and scalar init value.
+func (f *Func) Reduce(x, init Value, body string, dims ...int64) Value {
+	var shape []int64
+	for i, d := range x.Type.Shape {
+		if !containsDim(dims, int64(i)) {
+			shape = append(shape, d)
+		}
+	}
+	r := f.newValue(x.Type.With(shape...))
+	s := T(x.Type.Elem)
+	f.emit(fmt.Sprintf("%s = \"stablehlo.reduce\"(%s, %s) ({\n    ^bb0(%%a: %s, %%b: %s):\n      %%c = %q(%%a, %%b) : (%s, %s) -> %s\n      \"stablehlo.return\"(%%c) : (%s) -> ()\n    }) {dimensions = %s} : (%s, %s) -> %s",
+		r.name, x.name, init.name, s, s, body, s, s, s, s, I64Array(dims), x.Type, init.Type, r.Type))
+	return r
+}
+
+// GlobalLoad reads a module global.
+func (f *Func) GlobalLoad(g Global) Value {
+	r := f.newValue(g.Type)
+	f.emit(fmt.Sprintf("%s = util.global.load @%s : %s", r.name, symbol(g.Name), g.Type))
+	return r
+}
+
+// GlobalStore writes a mutable module global.
+func (f *Func) GlobalStore(g Global, v Value) {
+	if v.Type.String() != g.Type.String() {
+		f.Errorf("store of %s into global %s of type %s", v.Type, g.Name, g.Type)
+	}
+	f.emit(fmt.Sprintf("util.global.store %s, @%s : %s", v.name, symbol(g.Name), g.Type))
+}
+
+func (f *Func) emit(line string) {
+	if f.loc != "" {
+		line += " " + f.loc
+	}
+	f.lines = append(f.lines, line)
+}
+
+func (f *Func) print(sb *strings.Builder) {
+	var args, results, rets []string
+	for _, a := range f.Args {
+		args = append(args, a.name+": "+a.Type.String())
+	}
+	for _, r := range f.Results {
+		results = append(results, r.Type.String())
+		rets = append(rets, r.name)
+	}
+	fmt.Fprintf(sb, "  func.func @%s(%s) -> (%s) {\n", f.Name, strings.Join(args, ", "), strings.Join(results, ", "))
+	for _, l := range f.lines {
+		sb.WriteString("    ")
+		sb.WriteString(l)
+		sb.WriteByte('\n')
+	}
+	fmt.Fprintf(sb, "    func.return %s : %s\n  }\n", strings.Join(rets, ", "), strings.Join(results, ", "))
+}
+
+// I64Array formats an MLIR dense i64 array attribute: array<i64: 0, 1>.
+func I64Array(xs []int64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	if len(xs) == 0 {
+		return "array<i64>"
+	}
+	return "array<i64: " + strings.Join(parts, ", ") + ">"
+}
+
+// I64List formats a bracketed i64 list as used inside #stablehlo attributes.
+func I64List(xs []int64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func containsDim(dims []int64, d int64) bool {
+	for _, x := range dims {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}

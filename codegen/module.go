@@ -1,0 +1,113 @@
+// Package codegen holds a StableHLO module under construction and prints it
+// as MLIR text. Package lower fills a Module through Func builders; Print
+// renders it deterministically (same module, same bytes): SSA values are
+// numbered in emission order and nothing depends on map iteration.
+//
+// Ops are printed in MLIR's generic form ("stablehlo.add"(...)), which is
+// unambiguous for every op; weights are IREE named parameters
+// (util.global + #flow.parameter.named) and KV caches mutable util.globals.
+package codegen
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Type is a ranked tensor type; Elem is an MLIR element type ("f32", "bf16",
+// "f16", "i32", "i1"). A nil Shape is a rank-0 tensor.
+type Type struct {
+	Shape []int64
+	Elem  string
+}
+
+// T returns a tensor type.
+func T(elem string, shape ...int64) Type { return Type{Shape: shape, Elem: elem} }
+
+func (t Type) String() string {
+	var sb strings.Builder
+	sb.WriteString("tensor<")
+	for _, d := range t.Shape {
+		sb.WriteString(strconv.FormatInt(d, 10))
+		sb.WriteByte('x')
+	}
+	sb.WriteString(t.Elem)
+	sb.WriteByte('>')
+	return sb.String()
+}
+
+// Rank is the number of dimensions.
+func (t Type) Rank() int { return len(t.Shape) }
+
+// NumElements is the product of the dimensions (1 for rank 0).
+func (t Type) NumElements() int64 {
+	n := int64(1)
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+// With returns t with a new shape and the same element type.
+func (t Type) With(shape ...int64) Type { return Type{Shape: shape, Elem: t.Elem} }
+
+// Global is a module-level tensor: a named parameter (Param != "") read from
+// the "model" parameter scope, or a zero-initialised mutable state tensor.
+type Global struct {
+	Name    string // symbol name without '@'
+	Type    Type
+	Param   string // parameter key, e.g. the checkpoint tensor name
+	Mutable bool
+}
+
+// Module is a StableHLO module: globals and functions in insertion order.
+type Module struct {
+	Name    string
+	Globals []Global
+	Funcs   []*Func
+}
+
+// AddGlobal appends a global; names must be unique (the caller's job).
+func (m *Module) AddGlobal(g Global) { m.Globals = append(m.Globals, g) }
+
+// Print renders the module as MLIR text.
+func (m *Module) Print() []byte {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "module @%s {\n", m.Name)
+	for _, g := range m.Globals {
+		switch {
+		case g.Param != "":
+			fmt.Fprintf(&sb, "  util.global private @%s = #flow.parameter.named<\"model\"::%q> : %s\n", symbol(g.Name), g.Param, g.Type)
+		case g.Mutable:
+			fmt.Fprintf(&sb, "  util.global private mutable @%s = dense<0.0> : %s\n", symbol(g.Name), g.Type)
+		}
+	}
+	for _, f := range m.Funcs {
+		sb.WriteByte('\n')
+		f.print(&sb)
+	}
+	sb.WriteString("}\n")
+	return []byte(sb.String())
+}
+
+// symbol quotes a symbol name unless it is a bare identifier.
+func symbol(name string) string {
+	for i, r := range name {
+		ok := r == '_' || r == '$' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')
+		if !ok {
+			return strconv.Quote(name)
+		}
+	}
+	return name
+}
+
+// FloatLit formats a float as an MLIR literal that parses back to the same
+// float32 value (shortest round-trip digits, always with a '.').
+func FloatLit(v float64) string {
+	s := strconv.FormatFloat(float64(float32(v)), 'e', -1, 32)
+	mant, exp, _ := strings.Cut(s, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	return mant + "e" + exp
+}

@@ -1,0 +1,132 @@
+package dsl
+
+import (
+	"fmt"
+
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/archc/archc/dsl/ir"
+)
+
+// builder accumulates the IR graph while a file's statements are evaluated.
+type builder struct {
+	g     *ir.Graph
+	reg   ir.Registry
+	layer int
+	stmt  string // binding name of the statement being evaluated
+	seen  map[string]ir.Weight
+}
+
+// Build evaluates a checked file's dataflow against an evaluated config (see
+// EvalConfig) and returns the IR graph with every node shape-checked by its
+// primitive's Infer rule. Errors carry .arch positions.
+func Build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
+	b := &builder{
+		g:     &ir.Graph{Arch: f.Name, File: f.Pos.Filename},
+		reg:   reg,
+		layer: -1,
+		seen:  map[string]ir.Weight{},
+	}
+	tok := &ir.Node{Prim: "tokens", Type: ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq}, DType: ir.I32}, Layer: -1, Site: -1, Name: "tokens", Pos: f.Pos}
+	b.g.Tokens = tok
+	b.g.Nodes = append(b.g.Nodes, tok)
+	s := &scope{cfg: cfg, locals: map[string]*ir.Node{}, b: b}
+	for _, it := range f.Items {
+		switch {
+		case it.Stmt != nil:
+			if err := s.stmt(it.Stmt); err != nil {
+				return nil, err
+			}
+		case it.Loop != nil:
+			if err := s.forLoop(it.Loop); err != nil {
+				return nil, err
+			}
+			b.g.HeadStart = len(b.g.Nodes)
+		}
+	}
+	logits, ok := s.locals["logits"]
+	if !ok {
+		return nil, errorf(f.Pos, "arch %s never binds logits", f.Name)
+	}
+	if t := logits.Type; len(t.Shape) != 3 || t.Shape[0] != ir.Batch || t.Shape[1] != ir.Seq {
+		return nil, errorf(logits.Pos, "logits must be [batch, seq, vocab], got %s", t)
+	}
+	b.g.Logits = logits
+	return b.g, nil
+}
+
+func (s *scope) stmt(st *Stmt) error {
+	s.b.stmt = st.Name
+	v, err := s.expr(st.Value)
+	if err != nil {
+		return err
+	}
+	n, ok := v.(*ir.Node)
+	if !ok {
+		return errorf(st.Value.Pos, "%s must be bound to a tensor, got %s %s", st.Name, typeName(v), show(v))
+	}
+	s.locals[st.Name] = n
+	return nil
+}
+
+func (s *scope) forLoop(l *Loop) error {
+	cv, err := s.expr(l.Count)
+	if err != nil {
+		return err
+	}
+	count, ok := cv.(int64)
+	if !ok || count < 0 {
+		return errorf(l.Count.Pos, "layer count must be a non-negative int, got %s", show(cv))
+	}
+	for i := int64(0); i < count; i++ {
+		s.loopVar, s.index, s.b.layer = l.Var, i, int(i)
+		s.prefix = ""
+		p, err := s.path(l.Scope)
+		if err != nil {
+			return err
+		}
+		s.prefix = string(p.(module)) + "."
+		for _, st := range l.Body {
+			if err := s.stmt(st); err != nil {
+				return err
+			}
+		}
+	}
+	s.loopVar, s.prefix, s.b.layer = "", "", -1
+	return nil
+}
+
+// node appends one primitive application, runs its Infer rule and records
+// the weights it reads.
+func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod string, attrs map[string]any) (*ir.Node, error) {
+	p, ok := b.reg.Primitive(prim)
+	if !ok {
+		return nil, errorf(pos, "unknown primitive %q", prim)
+	}
+	n := &ir.Node{ID: len(b.g.Nodes), Prim: prim, Args: args, Module: mod, Attrs: attrs, Layer: b.layer, Site: -1, Pos: pos}
+	n.Name = b.stmt + "/" + prim
+	if mod != "" {
+		n.Name = mod
+	} else if b.layer >= 0 {
+		n.Name = fmt.Sprintf("model.layers.%d/%s", b.layer, n.Name)
+	}
+	if err := p.Infer(n); err != nil {
+		return nil, errorf(pos, "%s: %v", prim, err)
+	}
+	if p.Cache {
+		n.Site = b.g.Sites
+		b.g.Sites++
+	}
+	for _, w := range n.Weights {
+		if prev, ok := b.seen[w.Name]; ok {
+			if fmt.Sprint(prev.Shape) != fmt.Sprint(w.Shape) {
+				return nil, errorf(pos, "weight %s used with shape %v here but %v before", w.Name, w.Shape, prev.Shape)
+			}
+			continue
+		}
+		b.seen[w.Name] = w
+		b.g.Weights = append(b.g.Weights, w)
+	}
+	b.g.Nodes = append(b.g.Nodes, n)
+	return n, nil
+}

@@ -1,0 +1,117 @@
+package dsl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// DecodeConfig decodes a Hugging Face config.json into config-time values
+// (integers stay int64, other numbers float64). It errors on invalid JSON or
+// a top level that is not an object.
+func DecodeConfig(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	return normalizeJSON(raw).(map[string]any), nil
+}
+
+// configFields returns the file's config fields in source order.
+func configFields(f *File) []*Field {
+	var out []*Field
+	for _, it := range f.Items {
+		if it.Config != nil {
+			out = append(out, it.Config.Fields...)
+		}
+	}
+	return out
+}
+
+// EvalConfig binds the file's config fields against a decoded config.json
+// (see DecodeConfig): a present, non-null value is checked against the
+// field's type; otherwise the default expression is evaluated over the
+// fields before it. It errors, with the field's .arch position, on a missing
+// required field, a wrong type or a failing default.
+func EvalConfig(f *File, raw map[string]any) (map[string]any, error) {
+	cfg := map[string]any{}
+	s := &scope{cfg: cfg}
+	for _, fd := range configFields(f) {
+		var v any
+		if rv, ok := raw[fd.Name]; ok && rv != nil {
+			cv, err := coerce(rv, fd.Type)
+			if err != nil {
+				return nil, errorf(fd.Pos, "config.json field %q: %v", fd.Name, err)
+			}
+			v = cv
+		} else if fd.Default != nil {
+			dv, err := s.expr(fd.Default)
+			if err != nil {
+				return nil, err
+			}
+			if v, err = coerce(dv, fd.Type); err != nil {
+				return nil, errorf(fd.Default.Pos, "default of %q: %v", fd.Name, err)
+			}
+		} else {
+			return nil, errorf(fd.Pos, "config.json lacks required field %q", fd.Name)
+		}
+		cfg[fd.Name] = v
+	}
+	return cfg, nil
+}
+
+// Matches reports whether the family handles a config: its model_type is
+// listed in a match clause whose condition (if any) holds. cfg is the result
+// of EvalConfig; modelType comes from config.json.
+func Matches(f *File, modelType string, cfg map[string]any) (bool, error) {
+	s := &scope{cfg: cfg}
+	for _, it := range f.Items {
+		m := it.Match
+		if m == nil || !contains(m.ModelTypes, modelType) {
+			continue
+		}
+		if m.Cond == nil {
+			return true, nil
+		}
+		v, err := s.expr(m.Cond)
+		if err != nil {
+			return false, err
+		}
+		b, ok := v.(bool)
+		if !ok {
+			return false, errorf(m.Cond.Pos, "match condition must be bool, got %s", typeName(v))
+		}
+		if b {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// ModelTypes lists the model_type values the family's match clauses name,
+// each with its condition's source text position if conditional.
+func ModelTypes(f *File) []string {
+	var out []string
+	for _, it := range f.Items {
+		if it.Match != nil {
+			for _, t := range it.Match.ModelTypes {
+				if it.Match.Cond != nil {
+					t += " (conditional)"
+				}
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,418 @@
+package dsl
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/archc/archc/dsl/ir"
+)
+
+// precedence of binary operators, loosest first; ** is right-associative.
+var precedence = map[string]int{
+	"??": 1,
+	"||": 2,
+	"&&": 3,
+	"==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
+	"+": 5, "-": 5,
+	"*": 6, "/": 6, "//": 6, "%": 6,
+	"**": 7,
+}
+
+// tensorOps maps binary operators on tensors to elementwise primitives.
+var tensorOps = map[string]string{"+": "add", "-": "sub", "*": "mul"}
+
+// scope is what names resolve against during evaluation.
+type scope struct {
+	cfg     map[string]any      // evaluated config fields
+	locals  map[string]*ir.Node // tensor bindings
+	loopVar string              // loop variable name, "" outside the loop
+	index   int64               // loop variable value
+	prefix  string              // weight module prefix, e.g. "model.layers.3."
+	b       *builder            // nil while evaluating config expressions
+}
+
+func (s *scope) expr(e *Expr) (any, error) {
+	c, err := s.binary(e.Cond)
+	if err != nil || e.Then == nil {
+		return c, err
+	}
+	b, ok := c.(bool)
+	if !ok {
+		return nil, errorf(e.Cond.Pos, "condition of ?: must be bool, got %s %s", typeName(c), show(c))
+	}
+	if b {
+		return s.expr(e.Then)
+	}
+	return s.expr(e.Else)
+}
+
+// binary evaluates a flat operator run: operands left to right, then the
+// operators by precedence (shunting-yard); ** associates to the right.
+func (s *scope) binary(e *BinExpr) (any, error) {
+	first, err := s.unary(e.First)
+	if err != nil {
+		return nil, err
+	}
+	vals := []any{first}
+	var ops []*BinOp
+	reduce := func() error {
+		op := ops[len(ops)-1]
+		ops = ops[:len(ops)-1]
+		l, r := vals[len(vals)-2], vals[len(vals)-1]
+		v, err := s.apply(op, l, r)
+		vals = append(vals[:len(vals)-2], v)
+		return err
+	}
+	for _, op := range e.Rest {
+		for len(ops) > 0 {
+			top := precedence[ops[len(ops)-1].Op]
+			if top < precedence[op.Op] || (top == precedence[op.Op] && op.Op == "**") {
+				break
+			}
+			if err := reduce(); err != nil {
+				return nil, err
+			}
+		}
+		v, err := s.unary(op.Right)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, op)
+		vals = append(vals, v)
+	}
+	for len(ops) > 0 {
+		if err := reduce(); err != nil {
+			return nil, err
+		}
+	}
+	return vals[0], nil
+}
+
+func (s *scope) apply(op *BinOp, l, r any) (any, error) {
+	if ln, ok := l.(*ir.Node); ok {
+		rn, ok := r.(*ir.Node)
+		prim, known := tensorOps[op.Op]
+		if !ok || !known || s.b == nil {
+			return nil, errorf(op.Pos, "operator %s is not defined on %s and %s", op.Op, typeName(l), typeName(r))
+		}
+		return s.b.node(op.Pos, prim, []*ir.Node{ln, rn}, "", nil)
+	}
+	if _, ok := r.(*ir.Node); ok {
+		return nil, errorf(op.Pos, "operator %s is not defined on %s and tensor", op.Op, typeName(l))
+	}
+	v, err := scalarOp(op.Op, l, r)
+	if err != nil {
+		return nil, errorf(op.Pos, "%v", err)
+	}
+	return v, nil
+}
+
+// scalarOp applies a binary operator to config-time values.
+func scalarOp(op string, l, r any) (any, error) {
+	switch op {
+	case "??":
+		if l == nil {
+			return r, nil
+		}
+		return l, nil
+	case "==":
+		return equal(l, r), nil
+	case "!=":
+		return !equal(l, r), nil
+	case "&&", "||":
+		lb, ok1 := l.(bool)
+		rb, ok2 := r.(bool)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("operator %s needs bools, got %s and %s", op, typeName(l), typeName(r))
+		}
+		if op == "&&" {
+			return lb && rb, nil
+		}
+		return lb || rb, nil
+	}
+	li, lInt := l.(int64)
+	ri, rInt := r.(int64)
+	lf, ok1 := number(l)
+	rf, ok2 := number(r)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("operator %s needs numbers, got %s %s and %s %s", op, typeName(l), show(l), typeName(r), show(r))
+	}
+	ints := lInt && rInt
+	switch op {
+	case "<":
+		return lf < rf, nil
+	case "<=":
+		return lf <= rf, nil
+	case ">":
+		return lf > rf, nil
+	case ">=":
+		return lf >= rf, nil
+	case "+":
+		if ints {
+			return li + ri, nil
+		}
+		return lf + rf, nil
+	case "-":
+		if ints {
+			return li - ri, nil
+		}
+		return lf - rf, nil
+	case "*":
+		if ints {
+			return li * ri, nil
+		}
+		return lf * rf, nil
+	case "/":
+		if rf == 0 {
+			return nil, fmt.Errorf("division by zero")
+		}
+		return lf / rf, nil
+	case "//", "%":
+		if !ints {
+			return nil, fmt.Errorf("operator %s needs ints, got %s and %s", op, typeName(l), typeName(r))
+		}
+		if ri == 0 {
+			return nil, fmt.Errorf("division by zero")
+		}
+		q, m := li/ri, li%ri
+		if m != 0 && (m < 0) != (ri < 0) { // floor semantics, as in Python
+			q--
+			m += ri
+		}
+		if op == "//" {
+			return q, nil
+		}
+		return m, nil
+	case "**":
+		return math.Pow(lf, rf), nil
+	}
+	return nil, fmt.Errorf("unknown operator %s", op)
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+func equal(l, r any) bool {
+	if lf, ok := number(l); ok {
+		rf, ok := number(r)
+		return ok && lf == rf
+	}
+	switch l.(type) {
+	case nil, bool, string:
+		return l == r
+	}
+	return false
+}
+
+func (s *scope) unary(u *Unary) (any, error) {
+	v, err := s.primary(u.Operand)
+	if err != nil {
+		return nil, err
+	}
+	switch u.Op {
+	case "-":
+		switch x := v.(type) {
+		case int64:
+			return -x, nil
+		case float64:
+			return -x, nil
+		}
+		return nil, errorf(u.Pos, "cannot negate %s", typeName(v))
+	case "!":
+		if b, ok := v.(bool); ok {
+			return !b, nil
+		}
+		return nil, errorf(u.Pos, "operator ! needs bool, got %s", typeName(v))
+	}
+	return v, nil
+}
+
+func (s *scope) primary(p *Primary) (any, error) {
+	switch {
+	case p.Float != nil:
+		return *p.Float, nil
+	case p.Int != nil:
+		return *p.Int, nil
+	case p.Str != nil:
+		return *p.Str, nil
+	case p.True:
+		return true, nil
+	case p.False:
+		return false, nil
+	case p.None:
+		return nil, nil
+	case p.Call != nil:
+		return s.call(p.Call)
+	case p.Path != nil:
+		return s.path(p.Path)
+	}
+	return s.expr(p.Sub)
+}
+
+// path resolves a dotted name: a local tensor, the loop variable, a config
+// field (later segments index dicts; none propagates), the graph input
+// `tokens`, or else a weight module relative to the current scope.
+func (s *scope) path(p *Path) (any, error) {
+	head := p.Segs[0]
+	if head.Name != "" {
+		if n, ok := s.locals[head.Name]; ok {
+			if len(p.Segs) > 1 {
+				return nil, errorf(p.Segs[1].Pos, "%s is a tensor; it has no field", head.Name)
+			}
+			return n, nil
+		}
+		if head.Name == s.loopVar && s.loopVar != "" {
+			return s.index, nil
+		}
+		if v, ok := s.cfg[head.Name]; ok {
+			for _, seg := range p.Segs[1:] {
+				if seg.Name == "" {
+					return nil, errorf(seg.Pos, "config field %s: only named keys can follow a dot", head.Name)
+				}
+				if v == nil {
+					continue
+				}
+				d, ok := v.(map[string]any)
+				if !ok {
+					return nil, errorf(seg.Pos, "%s is %s, not a dict", head.Name, typeName(v))
+				}
+				v = d[seg.Name]
+			}
+			return v, nil
+		}
+	}
+	if s.b == nil {
+		return nil, errorf(p.Pos, "unknown name %q in a config expression", segText(head))
+	}
+	if head.Name == "tokens" && len(p.Segs) == 1 {
+		return s.b.g.Tokens, nil
+	}
+	name := s.prefix
+	for i, seg := range p.Segs {
+		if i > 0 {
+			name += "."
+		}
+		switch {
+		case seg.Name != "":
+			name += seg.Name
+		case seg.Num != nil:
+			name += fmt.Sprint(*seg.Num)
+		default:
+			v, err := s.expr(seg.Index)
+			if err != nil {
+				return nil, err
+			}
+			i, ok := v.(int64)
+			if !ok {
+				return nil, errorf(seg.Pos, "weight path index must be int, got %s", typeName(v))
+			}
+			name += fmt.Sprint(i)
+		}
+	}
+	return module(name), nil
+}
+
+func segText(s *Seg) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return "{...}"
+}
+
+func (s *scope) call(c *Call) (any, error) {
+	if s.b == nil {
+		return nil, errorf(c.Pos, "primitive call %s(...) is not allowed in a config expression", c.Name)
+	}
+	prim, ok := s.b.reg.Primitive(c.Name)
+	if !ok {
+		return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, suggest(c.Name, s.b.reg.Names()))
+	}
+	vals := make(map[string]any, len(c.Args))
+	given := make(map[string]bool, len(c.Args))
+	for i, a := range c.Args {
+		var p *ir.Param
+		if a.Name == "" {
+			if i >= len(prim.Params) {
+				return nil, errorf(a.Pos, "%s takes at most %d arguments", c.Name, len(prim.Params))
+			}
+			p = &prim.Params[i]
+		} else {
+			for j := range prim.Params {
+				if prim.Params[j].Name == a.Name {
+					p = &prim.Params[j]
+				}
+			}
+			if p == nil {
+				return nil, errorf(a.Pos, "%s has no parameter %q%s", c.Name, a.Name, suggest(a.Name, paramNames(prim)))
+			}
+		}
+		if given[p.Name] {
+			return nil, errorf(a.Pos, "%s: parameter %q given twice", c.Name, p.Name)
+		}
+		v, err := s.expr(a.Value)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkKind(p, v); err != nil {
+			return nil, errorf(a.Pos, "%s: %v", c.Name, err)
+		}
+		given[p.Name] = true
+		vals[p.Name] = v
+	}
+	var args []*ir.Node
+	var mod string
+	attrs := map[string]any{}
+	for _, p := range prim.Params {
+		v, ok := vals[p.Name]
+		if !ok {
+			if !p.Optional {
+				return nil, errorf(c.Pos, "%s: missing argument %q (%s)", c.Name, p.Name, p.Kind)
+			}
+			continue
+		}
+		switch p.Kind {
+		case ir.Tensor:
+			args = append(args, v.(*ir.Node))
+		case ir.Module:
+			mod = string(v.(module))
+		default:
+			attrs[p.Name] = v
+		}
+	}
+	return s.b.node(c.Pos, c.Name, args, mod, attrs)
+}
+
+func paramNames(p *ir.Primitive) []string {
+	names := make([]string, len(p.Params))
+	for i, q := range p.Params {
+		names[i] = q.Name
+	}
+	return names
+}
+
+func checkKind(p *ir.Param, v any) error {
+	switch p.Kind {
+	case ir.Tensor:
+		if _, ok := v.(*ir.Node); ok {
+			return nil
+		}
+	case ir.Module:
+		if _, ok := v.(module); ok {
+			return nil
+		}
+	default:
+		switch v.(type) {
+		case *ir.Node, module:
+		default:
+			return nil
+		}
+	}
+	return fmt.Errorf("argument %q must be a %s, got %s %s", p.Name, p.Kind, typeName(v), show(v))
+}

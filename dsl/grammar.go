@@ -1,0 +1,66 @@
+package dsl
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// archLexer tokenizes .arch source. `#` starts a comment to the end of line;
+// newlines are insignificant.
+var archLexer = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `#[^\n]*`},
+	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
+	{Name: "Float", Pattern: `\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+`},
+	{Name: "Int", Pattern: `\d+`},
+	{Name: "String", Pattern: `"(\\.|[^"\\])*"`},
+	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
+	{Name: "Op", Pattern: `\?\?|\*\*|==|!=|<=|>=|&&|\|\||//|[-+*/%<>!?:=.,(){}]`},
+})
+
+var parser = participle.MustBuild[File](
+	participle.Lexer(archLexer),
+	participle.Elide("Comment", "Whitespace"),
+	participle.Unquote("String"),
+	participle.UseLookahead(4),
+)
+
+// Grammar returns the EBNF of the .arch grammar (golden in testdata).
+func Grammar() string { return parser.String() }
+
+// Parse parses one .arch file. filename is used in error positions.
+// Errors are *Error values formatted `file:line:col: message`.
+func Parse(filename string, src []byte) (*File, error) {
+	f, err := parser.ParseBytes(filename, src)
+	if err != nil {
+		var perr participle.Error
+		if errors.As(err, &perr) {
+			return nil, &Error{Pos: perr.Position(), Msg: perr.Message()}
+		}
+		return nil, fmt.Errorf("%s: %w", filename, err)
+	}
+	return f, nil
+}
+
+// Error is a diagnostic at a source position.
+type Error struct {
+	Pos lexer.Position
+	Msg string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.Pos.Filename, e.Pos.Line, e.Pos.Column, e.Msg)
+}
+
+func errorf(pos lexer.Position, format string, args ...any) *Error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+func posOf(p any) lexer.Position {
+	if pos, ok := p.(lexer.Position); ok {
+		return pos
+	}
+	return lexer.Position{}
+}

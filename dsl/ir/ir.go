@@ -1,0 +1,155 @@
+// Package ir is archc's typed dataflow IR: a model graph for one concrete
+// config, with two symbolic dimensions (Batch and Seq) that each graph kind
+// (prefill, decode) binds when package lower instantiates it.
+//
+// A Graph is built by dsl.Build from a checked .arch file and a config; every
+// node has been shape-checked by its primitive's Infer rule before lowering.
+package ir
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// Dim is one dimension: a concrete size (>= 0) or one of the symbols.
+type Dim int64
+
+const (
+	// Batch is the number of sequences in a call (1 for prefill).
+	Batch Dim = -1
+	// Seq is the number of new tokens per sequence in a call (1 for decode).
+	Seq Dim = -2
+)
+
+func (d Dim) String() string {
+	switch d {
+	case Batch:
+		return "batch"
+	case Seq:
+		return "seq"
+	}
+	return fmt.Sprint(int64(d))
+}
+
+// Shape is a tensor shape, outermost dimension first.
+type Shape []Dim
+
+func (s Shape) String() string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = d.String()
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// Equal reports whether two shapes are identical (symbols equal only to themselves).
+func (s Shape) Equal(o Shape) bool {
+	if len(s) != len(o) {
+		return false
+	}
+	for i := range s {
+		if s[i] != o[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// DType is an element type, spelled as in MLIR ("f32", "i32", ...).
+type DType string
+
+// Element types used by the IR. Activations are f32 (DESIGN §4: HF's fp32 path).
+const (
+	F32 DType = "f32"
+	I32 DType = "i32"
+)
+
+// Type is a tensor type.
+type Type struct {
+	Shape Shape
+	DType DType
+}
+
+func (t Type) String() string { return t.Shape.String() + string(t.DType) }
+
+// Weight is one checkpoint tensor a node reads, by its checkpoint name
+// (e.g. "model.layers.0.self_attn.q_proj.weight"), with the shape the config
+// implies. Its stored dtype comes from the checkpoint.
+type Weight struct {
+	Name  string
+	Shape []int64
+}
+
+// Node is one primitive application.
+type Node struct {
+	ID   int     // index in Graph.Nodes
+	Prim string  // primitive name, e.g. "rms_norm"
+	Args []*Node // tensor operands, in the primitive's parameter order
+	// Module is the weight module path for primitives that read weights
+	// (e.g. "model.layers.0.self_attn.q_proj"), else "".
+	Module  string
+	Attrs   map[string]any // scalar arguments: int64, float64, bool, string, map[string]any, nil
+	Weights []Weight       // filled by the primitive's Infer rule
+	Type    Type           // result type, filled by Infer
+	Layer   int            // decoder layer index, or -1 outside the layer loop
+	// Site is the attention site index (0, 1, ...) for nodes that own a KV
+	// cache; -1 otherwise.
+	Site int
+	Name string         // hierarchical name, e.g. "layers.3/q"
+	Pos  lexer.Position // .arch source position
+}
+
+// Graph is a model's dataflow for one config. Nodes are in topological
+// (source) order. Nodes at index >= HeadStart run after the decoder layers
+// and only on the positions whose logits are returned.
+type Graph struct {
+	Arch      string  // family name, e.g. "llama"
+	File      string  // .arch file name, for locations
+	Tokens    *Node   // the graph input: token ids [Batch, Seq] i32
+	Nodes     []*Node // every node including Tokens, topologically ordered
+	HeadStart int
+	Logits    *Node    // the output: [Batch, Seq, vocab] f32 before position selection
+	Weights   []Weight // every weight the graph reads, in first-use order
+	Sites     int      // number of attention sites (KV caches)
+}
+
+// Param is one parameter of a primitive's signature.
+type Param struct {
+	Name     string
+	Kind     Kind
+	Optional bool // may be omitted; Infer sees a missing attr as absent (nil)
+}
+
+// Kind is the kind of a primitive parameter.
+type Kind int
+
+// Parameter kinds.
+const (
+	Tensor Kind = iota // an IR value
+	Module             // a weight module path
+	Scalar             // a config-time value (int, float, bool, string, dict, none)
+)
+
+func (k Kind) String() string {
+	return [...]string{"tensor", "weight module", "scalar"}[k]
+}
+
+// Primitive is what the IR builder needs to know about a primitive: its
+// signature and its shape rule. Package lower supplies the table.
+type Primitive struct {
+	Name   string
+	Params []Param
+	// Infer checks the node's operands and attributes and fills Type and
+	// Weights. cfg gives nothing; all it needs is on the node.
+	Infer func(n *Node) error
+	// Cache reports whether the primitive owns a KV cache site.
+	Cache bool
+}
+
+// Registry looks primitives up by name.
+type Registry interface {
+	Primitive(name string) (*Primitive, bool)
+	Names() []string
+}
