@@ -111,3 +111,6 @@ func FloatLit(v float64) string {
 	}
 	return mant + "e" + exp
 }
+
+// WithElem returns t with another element type.
+func (t Type) WithElem(elem string) Type { return Type{Shape: t.Shape, Elem: elem} }

@@ -9,133 +9,133 @@ package dsl
 
 import "github.com/alecthomas/participle/v2/lexer"
 
-// File is one parsed .arch file: a single `arch NAME [extends PARENT] { ... }`.
+// File is one parsed .arch file: a single `parser:"arch NAME [extends PARENT] { ... }"`.
 type File struct {
 	Pos     lexer.Position
-	Name    string  `"arch" @Ident`
-	Extends string  `( "extends" @Ident )?`
-	Items   []*Item `"{" @@* "}"`
+	Name    string  `parser:"'arch' @Ident"`
+	Extends string  `parser:"( 'extends' @Ident )?"`
+	Items   []*Item `parser:"'{' @@* '}'"`
 }
 
 // Item is one top-level entry of an arch body.
 type Item struct {
 	Pos    lexer.Position
-	Match  *Match  `  @@`
-	Config *Config `| @@`
-	Loop   *Loop   `| @@`
-	Stmt   *Stmt   `| @@`
+	Match  *Match  `parser:"@@"`
+	Config *Config `parser:"| @@"`
+	Loop   *Loop   `parser:"| @@"`
+	Stmt   *Stmt   `parser:"| @@"`
 }
 
-// Match selects the configs the family handles: `match model_type "a", "b" [if EXPR]`.
+// Match selects the configs the family handles: `parser:"match model_type 'a', 'b' [if EXPR]"`.
 type Match struct {
 	Pos        lexer.Position
-	ModelTypes []string `"match" "model_type" @String ( "," @String )*`
-	Cond       *Expr    `( "if" @@ )?`
+	ModelTypes []string `parser:"'match' 'model_type' @String ( ',' @String )*"`
+	Cond       *Expr    `parser:"( 'if' @@ )?"`
 }
 
-// Config binds Hugging Face config.json fields by name: `name: type [= default]`.
+// Config binds Hugging Face config.json fields by name: `parser:"name: type [= default]"`.
 type Config struct {
 	Pos    lexer.Position
-	Fields []*Field `"config" "{" @@* "}"`
+	Fields []*Field `parser:"'config' '{' @@* '}'"`
 }
 
 // Field is one config binding. A field absent from config.json (or null
 // there) takes its default; a field without a default is required.
 type Field struct {
 	Pos     lexer.Position
-	Name    string `@Ident ":"`
-	Type    string `@( "int" | "float" | "bool" | "string" | "dict" | "list" )`
-	Default *Expr  `( "=" @@ )?`
+	Name    string `parser:"@Ident ':'"`
+	Type    string `parser:"@( 'int' | 'float' | 'bool' | 'string' | 'dict' | 'list' )"`
+	Default *Expr  `parser:"( '=' @@ )?"`
 }
 
 // Loop is the decoder-layer loop:
-// `for i in range(N) scope model.layers.{i} { ... }`.
+// `parser:"for i in range(N) scope model.layers.{i} { ... }"`.
 // Weight paths inside the body are relative to the scope.
 type Loop struct {
 	Pos   lexer.Position
-	Var   string  `"for" @Ident "in" "range" "("`
-	Count *Expr   `@@ ")"`
-	Scope *Path   `"scope" @@`
-	Body  []*Stmt `"{" @@* "}"`
+	Var   string  `parser:"'for' @Ident 'in' 'range' '('"`
+	Count *Expr   `parser:"@@ ')'"`
+	Scope *Path   `parser:"'scope' @@"`
+	Body  []*Stmt `parser:"'{' @@* '}'"`
 }
 
-// Stmt binds a name to the value of an expression: `x = expr`.
+// Stmt binds a name to the value of an expression: `parser:"x = expr"`.
 type Stmt struct {
 	Pos   lexer.Position
-	Name  string `@Ident "="`
-	Value *Expr  `@@`
+	Name  string `parser:"@Ident '='"`
+	Value *Expr  `parser:"@@"`
 }
 
-// Expr is a conditional expression: `cond ? then : else`, or just `cond`.
+// Expr is a conditional expression: `parser:"cond ? then : else"`, or just `parser:"cond"`.
 type Expr struct {
 	Pos  lexer.Position
-	Cond *BinExpr `@@`
-	Then *Expr    `( "?" @@`
-	Else *Expr    `  ":" @@ )?`
+	Cond *BinExpr `parser:"@@"`
+	Then *Expr    `parser:"( '?' @@"`
+	Else *Expr    `parser:"':' @@ )?"`
 }
 
 // BinExpr is a flat run of operands and binary operators; precedence is
 // applied when the expression is evaluated (see precedence in eval.go).
 type BinExpr struct {
 	Pos   lexer.Position
-	First *Unary   `@@`
-	Rest  []*BinOp `@@*`
+	First *Unary   `parser:"@@"`
+	Rest  []*BinOp `parser:"@@*"`
 }
 
-// BinOp is one `op operand` pair of a BinExpr.
+// BinOp is one `parser:"op operand"` pair of a BinExpr.
 type BinOp struct {
 	Pos   lexer.Position
-	Op    string `@( "??" | "||" | "&&" | "==" | "!=" | "<=" | ">=" | "<" | ">" | "+" | "-" | "**" | "*" | "//" | "/" | "%" )`
-	Right *Unary `@@`
+	Op    string `parser:"@( '??' | '||' | '&&' | '==' | '!=' | '<=' | '>=' | '<' | '>' | '+' | '-' | '**' | '*' | '//' | '/' | '%' )"`
+	Right *Unary `parser:"@@"`
 }
 
 // Unary is an optionally negated primary.
 type Unary struct {
 	Pos     lexer.Position
-	Op      string   `@( "-" | "!" )?`
-	Operand *Primary `@@`
+	Op      string   `parser:"@( '-' | '!' )?"`
+	Operand *Primary `parser:"@@"`
 }
 
 // Primary is a literal, a call, a name path or a parenthesised expression.
 type Primary struct {
 	Pos   lexer.Position
-	Float *float64 `  @Float`
-	Int   *int64   `| @Int`
-	Str   *string  `| @String`
-	True  bool     `| @"true"`
-	False bool     `| @"false"`
-	None  bool     `| @"none"`
-	Call  *Call    `| @@`
-	Path  *Path    `| @@`
-	Sub   *Expr    `| "(" @@ ")"`
+	Float *float64 `parser:"@Float"`
+	Int   *int64   `parser:"| @Int"`
+	Str   *string  `parser:"| @String"`
+	True  bool     `parser:"| @'true'"`
+	False bool     `parser:"| @'false'"`
+	None  bool     `parser:"| @'none'"`
+	Call  *Call    `parser:"| @@"`
+	Path  *Path    `parser:"| @@"`
+	Sub   *Expr    `parser:"| '(' @@ ')'"`
 }
 
 // Call is a primitive call with positional and keyword arguments.
 type Call struct {
 	Pos  lexer.Position
-	Name string `@Ident "("`
-	Args []*Arg `( @@ ( "," @@ )* ","? )? ")"`
+	Name string `parser:"@Ident '('"`
+	Args []*Arg `parser:"( @@ ( ',' @@ )* ','? )? ')'"`
 }
 
-// Arg is one call argument, positional (`x`) or keyword (`eps: 1e-6`).
+// Arg is one call argument, positional (`parser:"x"`) or keyword (`parser:"eps: 1e-6"`).
 type Arg struct {
 	Pos   lexer.Position
-	Name  string `( @Ident ":" )?`
-	Value *Expr  `@@`
+	Name  string `parser:"( @Ident ':' )?"`
+	Value *Expr  `parser:"@@"`
 }
 
 // Path is a dotted name: a local binding, a config field (with dict keys,
-// `rope_parameters.rope_theta`) or a weight module (`self_attn.q_proj`,
-// `model.layers.{i}`).
+// `parser:"rope_parameters.rope_theta"`) or a weight module (`parser:"self_attn.q_proj"`,
+// `parser:"model.layers.{i}"`).
 type Path struct {
 	Pos  lexer.Position
-	Segs []*Seg `@@ ( "." @@ )*`
+	Segs []*Seg `parser:"@@ ( '.' @@ )*"`
 }
 
-// Seg is one segment of a Path: a name, a literal index or `{expr}`.
+// Seg is one segment of a Path: a name, a literal index or `parser:"{expr}"`.
 type Seg struct {
 	Pos   lexer.Position
-	Name  string `  @Ident`
-	Num   *int64 `| @Int`
-	Index *Expr  `| "{" @@ "}"`
+	Name  string `parser:"@Ident"`
+	Num   *int64 `parser:"| @Int"`
+	Index *Expr  `parser:"| '{' @@ '}'"`
 }

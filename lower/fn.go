@@ -1,0 +1,135 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// fn lowers one graph instance (one entry point): the symbolic dimensions
+// bound to batch and seq, and the per-call values primitives read.
+type fn struct {
+	*codegen.Func
+	g       *ir.Graph
+	opts    Options
+	globals map[string]codegen.Global
+	batch   int64
+	seq     int64
+
+	positions codegen.Value   // [batch, seq] i32: absolute position of each token
+	starts    []codegen.Value // per batch element, i32: position of its first token (KV write offset)
+	hasLast   bool            // prefill: logits come from one position of the chunk
+	last      codegen.Value   // prefill: i32 index within the chunk of the token whose logits are returned
+	inHead    bool            // lowering nodes after the decoder layers
+
+	vals     map[*ir.Node]codegen.Value
+	selected map[*ir.Node]codegen.Value // pre-head values narrowed to the returned position
+	weights  map[string]codegen.Value
+	memo     map[string]codegen.Value // per-call shared tables (e.g. RoPE cos/sin)
+}
+
+func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codegen.Global, batch, seq int64) *fn {
+	return &fn{Func: f, g: g, opts: opts, globals: globals, batch: batch, seq: seq,
+		vals: map[*ir.Node]codegen.Value{}, selected: map[*ir.Node]codegen.Value{},
+		weights: map[string]codegen.Value{}, memo: map[string]codegen.Value{}}
+}
+
+// run lowers every node and returns the logits, [batch, 1, vocab] f32.
+func (f *fn) run(tokens codegen.Value) codegen.Value {
+	f.vals[f.g.Tokens] = tokens
+	for _, n := range f.g.Nodes[1:] {
+		if n.ID >= f.g.HeadStart && !f.inHead {
+			f.inHead = true
+			f.seq = 1
+		}
+		f.SetLoc(n.Name, n.Pos.Filename, n.Pos.Line, n.Pos.Column)
+		p, ok := primitives.lookup(n.Prim)
+		if !ok {
+			f.Errorf("no lowering for primitive %q", n.Prim)
+			return tokens
+		}
+		v := p.lower(f, n)
+		if want := f.ty(n.Type); v.Type.String() != want.String() && f.Err() == nil {
+			f.Errorf("%s:%d:%d: %s lowered to %s, its shape rule says %s", n.Pos.Filename, n.Pos.Line, n.Pos.Column, n.Prim, v.Type, want)
+		}
+		f.vals[n] = v
+	}
+	f.SetLoc("logits", f.g.File, f.g.Logits.Pos.Line, f.g.Logits.Pos.Column)
+	out := f.val(f.g.Logits)
+	if !f.inHead && f.seq > 1 { // no head section: select here
+		out = f.selectLast(out)
+	}
+	return out
+}
+
+// arg returns the lowered value of a node's i-th tensor operand.
+func (f *fn) arg(n *ir.Node, i int) codegen.Value { return f.val(n.Args[i]) }
+
+// val returns a node's lowered value; inside the head, a value from before
+// the head is narrowed to the position whose logits are returned.
+func (f *fn) val(n *ir.Node) codegen.Value {
+	v := f.vals[n]
+	if !f.inHead || n.ID >= f.g.HeadStart || v.Type.Rank() < 2 || !f.hasLast {
+		return v
+	}
+	if s, ok := f.selected[n]; ok {
+		return s
+	}
+	s := f.selectLast(v)
+	f.selected[n] = s
+	return s
+}
+
+// selectLast narrows [1, S, ...] to [1, 1, ...] at position f.last.
+func (f *fn) selectLast(v codegen.Value) codegen.Value {
+	if !f.hasLast {
+		return v
+	}
+	sizes := append([]int64{1, 1}, v.Type.Shape[2:]...)
+	idx := []codegen.Value{f.constI32(0), f.last}
+	for range v.Type.Shape[2:] {
+		idx = append(idx, f.constI32(0))
+	}
+	return f.Op("stablehlo.dynamic_slice", v.Type.With(sizes...), "slice_sizes = "+codegen.I64Array(sizes), append([]codegen.Value{v}, idx...)...)
+}
+
+// ty binds an IR type's symbolic dimensions for this instance.
+func (f *fn) ty(t ir.Type) codegen.Type {
+	shape := make([]int64, len(t.Shape))
+	for i, d := range t.Shape {
+		switch d {
+		case ir.Batch:
+			shape[i] = f.batch
+		case ir.Seq:
+			shape[i] = f.seq
+		default:
+			shape[i] = int64(d)
+		}
+	}
+	return codegen.T(string(t.DType), shape...)
+}
+
+// weight loads a checkpoint tensor (once per function) as f32.
+func (f *fn) weight(name string) codegen.Value {
+	if v, ok := f.weights[name]; ok {
+		return v
+	}
+	g, ok := f.globals[name]
+	if !ok {
+		f.Errorf("weight %s has no global", name)
+		return codegen.Value{Type: codegen.T("f32")}
+	}
+	v := f.GlobalLoad(g)
+	if g.Type.Elem != "f32" {
+		v = f.convert(v, "f32")
+	}
+	f.weights[name] = v
+	return v
+}
+
+func (f *fn) global(name string) codegen.Global { return f.globals[name] }
+
+func (f *fn) errorAt(n *ir.Node, format string, args ...any) {
+	f.Errorf("%s:%d:%d: %s", n.Pos.Filename, n.Pos.Line, n.Pos.Column, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,140 @@
+// Package lower instantiates an IR graph (package dsl/ir) for each graph
+// kind and lowers it to a StableHLO module (package codegen) through the
+// shared primitive lowerings in this package, one per primitive (prim_*.go).
+//
+// The module's interface, which package rt relies on:
+//
+//	prefill_S(tokens: [1, S] i32, start: i32, len: i32) -> logits [1, vocab] f32
+//	    runs S tokens of slot 0 at positions start..start+S-1 (tokens past len
+//	    are padding), writes their keys and values into the KV cache and
+//	    returns the logits of position start+len-1. S is a static bucket.
+//	decode_B(tokens: [B] i32, pos: [B] i32) -> logits [B, vocab] f32
+//	    runs one token for each of slots 0..B-1 at its own position.
+//
+// The KV cache is module state: per attention site, mutable globals
+// kv.k.N / kv.v.N of shape [slots, kv_heads, max_len, head_dim] f32, updated
+// in place with dynamic_update_slice. Weights are named parameters in scope
+// "model" keyed by checkpoint tensor name, declared in their stored dtype and
+// converted to f32 in the graph.
+package lower
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// Options fixes the static shapes of one compiled module.
+type Options struct {
+	PrefillBuckets []int64 // chunk lengths S (tokens) with a prefill_S entry point
+	DecodeBatches  []int64 // batch sizes B with a decode_B entry point
+	MaxLen         int64   // KV cache length per slot (tokens); positions must stay below it
+	Slots          int64   // sequences with a KV cache; >= every decode batch
+	// WeightDTypes gives each checkpoint tensor's stored dtype ("f32", "f16",
+	// "bf16"); a tensor not listed is taken as f32.
+	WeightDTypes map[string]string
+}
+
+// DefaultOptions are the shapes archc uses unless told otherwise.
+func DefaultOptions() Options {
+	return Options{PrefillBuckets: []int64{16, 64}, DecodeBatches: []int64{1}, MaxLen: 512, Slots: 1}
+}
+
+// Lower builds the module for g: weight and KV-cache globals, then one
+// prefill function per bucket and one decode function per batch size.
+// It returns the first error met, naming the .arch position when there is one.
+func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	m := &codegen.Module{Name: g.Arch}
+	globals := map[string]codegen.Global{}
+	for _, w := range g.Weights {
+		dt := opts.WeightDTypes[w.Name]
+		if dt == "" {
+			dt = "f32"
+		}
+		gl := codegen.Global{Name: w.Name, Type: codegen.T(dt, w.Shape...), Param: w.Name}
+		m.AddGlobal(gl)
+		globals[w.Name] = gl
+	}
+	for _, n := range g.Nodes {
+		if n.Site < 0 {
+			continue
+		}
+		k := n.Args[1].Type.Shape // [batch, seq, kv_heads, head_dim]
+		t := codegen.T("f32", opts.Slots, int64(k[2]), opts.MaxLen, int64(k[3]))
+		for _, kv := range []string{"k", "v"} {
+			gl := codegen.Global{Name: cacheName(kv, n.Site), Type: t, Mutable: true}
+			m.AddGlobal(gl)
+			globals[gl.Name] = gl
+		}
+	}
+	for _, s := range opts.PrefillBuckets {
+		if err := lowerPrefill(m, g, opts, globals, s); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range opts.DecodeBatches {
+		if err := lowerDecode(m, g, opts, globals, b); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (o Options) validate() error {
+	if len(o.PrefillBuckets) == 0 || len(o.DecodeBatches) == 0 {
+		return fmt.Errorf("lower: need at least one prefill bucket and one decode batch size")
+	}
+	if !sort.SliceIsSorted(o.PrefillBuckets, func(i, j int) bool { return o.PrefillBuckets[i] < o.PrefillBuckets[j] }) {
+		return fmt.Errorf("lower: prefill buckets %v must be sorted", o.PrefillBuckets)
+	}
+	for _, s := range o.PrefillBuckets {
+		if s <= 0 || s > o.MaxLen {
+			return fmt.Errorf("lower: prefill bucket %d must be in [1, max_len=%d]", s, o.MaxLen)
+		}
+	}
+	for _, b := range o.DecodeBatches {
+		if b <= 0 || b > o.Slots {
+			return fmt.Errorf("lower: decode batch %d must be in [1, slots=%d]", b, o.Slots)
+		}
+	}
+	return nil
+}
+
+func cacheName(kv string, site int) string { return fmt.Sprintf("kv.%s.%d", kv, site) }
+
+// PrefillName and DecodeName are the entry point names for a bucket / batch.
+func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
+
+// DecodeName is the entry point name for decode batch size b.
+func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
+
+func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, s int64) error {
+	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"))
+	f := newFn(fn, g, opts, globals, 1, s)
+	tokens, start, length := fn.Args[0], fn.Args[1], fn.Args[2]
+	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, s), "iota_dimension = 1 : i64")
+	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
+	f.starts = []codegen.Value{start}
+	f.last, f.hasLast = f.sub(length, f.constI32(1)), true
+	logits := f.run(tokens)
+	fn.Return(f.reshape(logits, 1, logits.Type.Shape[2]))
+	return fn.Err()
+}
+
+func lowerDecode(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, b int64) error {
+	fn := m.NewFunc(DecodeName(b), codegen.T("i32", b), codegen.T("i32", b))
+	f := newFn(fn, g, opts, globals, b, 1)
+	tokens, pos := fn.Args[0], fn.Args[1]
+	f.positions = f.reshape(pos, b, 1)
+	for i := int64(0); i < b; i++ {
+		f.starts = append(f.starts, f.reshape(f.slice(pos, []int64{i}, []int64{i + 1}), []int64{}...))
+	}
+	logits := f.run(f.reshape(tokens, b, 1))
+	fn.Return(f.reshape(logits, b, logits.Type.Shape[2]))
+	return fn.Err()
+}

@@ -1,0 +1,183 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/archc/archc/codegen"
+)
+
+// Thin typed wrappers over StableHLO ops used by the primitive lowerings.
+// Each computes its result type; misuse records an error in the builder.
+
+func (f *fn) binary(op string, x, y codegen.Value) codegen.Value {
+	if x.Type.String() != y.Type.String() {
+		f.Errorf("%s of %s and %s", op, x.Type, y.Type)
+	}
+	return f.Op(op, x.Type, "", x, y)
+}
+
+func (f *fn) add(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.add", x, y) }
+func (f *fn) sub(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.subtract", x, y) }
+func (f *fn) mul(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.multiply", x, y) }
+func (f *fn) div(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.divide", x, y) }
+func (f *fn) max(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.maximum", x, y) }
+
+func (f *fn) unary(op string, x codegen.Value) codegen.Value { return f.Op(op, x.Type, "", x) }
+
+func (f *fn) convert(x codegen.Value, elem string) codegen.Value {
+	return f.Op("stablehlo.convert", x.Type.With(x.Type.Shape...).WithElem(elem), "", x)
+}
+
+func (f *fn) reshape(x codegen.Value, shape ...int64) codegen.Value {
+	t := x.Type.With(shape...)
+	if t.NumElements() != x.Type.NumElements() {
+		f.Errorf("reshape %s to %v", x.Type, shape)
+	}
+	return f.Op("stablehlo.reshape", t, "", x)
+}
+
+func (f *fn) transpose(x codegen.Value, perm ...int64) codegen.Value {
+	shape := make([]int64, len(perm))
+	for i, p := range perm {
+		shape[i] = x.Type.Shape[p]
+	}
+	return f.Op("stablehlo.transpose", x.Type.With(shape...), "permutation = "+codegen.I64Array(perm), x)
+}
+
+// broadcastDims broadcasts x into type t, x's dimension i landing on dims[i].
+func (f *fn) broadcastDims(x codegen.Value, t codegen.Type, dims ...int64) codegen.Value {
+	if dims == nil {
+		dims = []int64{}
+	}
+	return f.Op("stablehlo.broadcast_in_dim", t.With(t.Shape...).WithElem(x.Type.Elem), "broadcast_dimensions = "+codegen.I64Array(dims), x)
+}
+
+// broadcast broadcasts a rank-0 value to t's shape.
+func (f *fn) broadcast(x codegen.Value, t codegen.Type) codegen.Value { return f.broadcastDims(x, t) }
+
+// broadcastLeading broadcasts x over leading dimensions of t (x's dims are t's innermost).
+func (f *fn) broadcastTrailing(x codegen.Value, t codegen.Type) codegen.Value {
+	off := int64(t.Rank() - x.Type.Rank())
+	dims := make([]int64, x.Type.Rank())
+	for i := range dims {
+		dims[i] = off + int64(i)
+	}
+	return f.broadcastDims(x, t, dims...)
+}
+
+// broadcastLeading broadcasts x over trailing dimensions of t (x's dims are t's outermost).
+func (f *fn) broadcastLeading(x codegen.Value, t codegen.Type) codegen.Value {
+	dims := make([]int64, x.Type.Rank())
+	for i := range dims {
+		dims[i] = int64(i)
+	}
+	return f.broadcastDims(x, t, dims...)
+}
+
+func (f *fn) constF32(v float64) codegen.Value {
+	return f.Op("stablehlo.constant", codegen.T("f32"), fmt.Sprintf("value = dense<%s> : tensor<f32>", codegen.FloatLit(v)))
+}
+
+func (f *fn) constI32(v int64) codegen.Value {
+	return f.Op("stablehlo.constant", codegen.T("i32"), fmt.Sprintf("value = dense<%d> : tensor<i32>", v))
+}
+
+// constF32s is a rank-1 f32 constant.
+func (f *fn) constF32s(vs []float64) codegen.Value {
+	s := "["
+	for i, v := range vs {
+		if i > 0 {
+			s += ", "
+		}
+		s += codegen.FloatLit(v)
+	}
+	t := codegen.T("f32", int64(len(vs)))
+	return f.Op("stablehlo.constant", t, fmt.Sprintf("value = dense<%s]> : %s", s, t))
+}
+
+// splat broadcasts an f32 scalar constant to t.
+func (f *fn) splat(v float64, t codegen.Type) codegen.Value { return f.broadcast(f.constF32(v), t) }
+
+// slice is a static slice with unit strides.
+func (f *fn) slice(x codegen.Value, start, limit []int64) codegen.Value {
+	shape := make([]int64, len(start))
+	strides := make([]int64, len(start))
+	for i := range start {
+		shape[i] = limit[i] - start[i]
+		strides[i] = 1
+	}
+	attrs := fmt.Sprintf("start_indices = %s, limit_indices = %s, strides = %s",
+		codegen.I64Array(start), codegen.I64Array(limit), codegen.I64Array(strides))
+	return f.Op("stablehlo.slice", x.Type.With(shape...), attrs, x)
+}
+
+// sliceDim slices dimension d of x to [lo, hi).
+func (f *fn) sliceDim(x codegen.Value, d int, lo, hi int64) codegen.Value {
+	start := make([]int64, x.Type.Rank())
+	limit := append([]int64(nil), x.Type.Shape...)
+	start[d], limit[d] = lo, hi
+	return f.slice(x, start, limit)
+}
+
+func (f *fn) concat(d int64, xs ...codegen.Value) codegen.Value {
+	shape := append([]int64(nil), xs[0].Type.Shape...)
+	for _, x := range xs[1:] {
+		shape[d] += x.Type.Shape[d]
+	}
+	return f.Op("stablehlo.concatenate", xs[0].Type.With(shape...), fmt.Sprintf("dimension = %d : i64", d), xs...)
+}
+
+// dot is stablehlo.dot_general; the result is batch dims, then x's free
+// dims, then y's free dims.
+func (f *fn) dot(x, y codegen.Value, xBatch, yBatch, xContract, yContract []int64) codegen.Value {
+	var shape []int64
+	for _, d := range xBatch {
+		shape = append(shape, x.Type.Shape[d])
+	}
+	for i, d := range x.Type.Shape {
+		if !in(int64(i), xBatch) && !in(int64(i), xContract) {
+			shape = append(shape, d)
+		}
+	}
+	for i, d := range y.Type.Shape {
+		if !in(int64(i), yBatch) && !in(int64(i), yContract) {
+			shape = append(shape, d)
+		}
+	}
+	attrs := fmt.Sprintf("dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = %s, rhs_batching_dimensions = %s, lhs_contracting_dimensions = %s, rhs_contracting_dimensions = %s>",
+		codegen.I64List(xBatch), codegen.I64List(yBatch), codegen.I64List(xContract), codegen.I64List(yContract))
+	return f.Op("stablehlo.dot_general", x.Type.With(shape...), attrs, x, y)
+}
+
+// compare is stablehlo.compare (SIGNED for integers, FLOAT for floats).
+func (f *fn) compare(dir string, x, y codegen.Value) codegen.Value {
+	kind := "FLOAT"
+	if x.Type.Elem[0] == 'i' {
+		kind = "SIGNED"
+	}
+	attrs := fmt.Sprintf("comparison_direction = #stablehlo<comparison_direction %s>, compare_type = #stablehlo<comparison_type %s>", dir, kind)
+	return f.Op("stablehlo.compare", x.Type.WithElem("i1"), attrs, x, y)
+}
+
+func (f *fn) selectOp(pred, x, y codegen.Value) codegen.Value {
+	return f.Op("stablehlo.select", x.Type, "", pred, x, y)
+}
+
+func (f *fn) iota(t codegen.Type, dim int64) codegen.Value {
+	return f.Op("stablehlo.iota", t, fmt.Sprintf("iota_dimension = %d : i64", dim))
+}
+
+// reduceLast reduces x's innermost dimension with body ("stablehlo.add" or
+// "stablehlo.maximum") from init.
+func (f *fn) reduceLast(x codegen.Value, body string, init float64) codegen.Value {
+	return f.Reduce(x, f.constF32(init), body, int64(x.Type.Rank()-1))
+}
+
+func in(x int64, xs []int64) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

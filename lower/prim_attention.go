@@ -1,0 +1,103 @@
+package lower
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// maskValue is what masked attention scores are set to: the most negative
+// finite f32 (torch.finfo(float32).min, as HF's causal mask), never -inf.
+const maskValue = -3.4028234663852886e38
+
+// attention(q [batch, seq, heads, d], k, v [batch, seq, kv_heads, d], scale)
+// → [batch, seq, heads·d]. HF eager_attention_forward with GQA (query head
+// h reads kv head h / (heads/kv_heads)) and a causal mask over absolute
+// positions: scores = q·kᵀ·scale (scale defaults to d^-0.5), masked where
+// key position > query position, softmax in f32, then ·v. This call's keys
+// and values are first written into the site's KV cache; attention then reads
+// the whole cache of each slot.
+func inferAttention(n *ir.Node) error {
+	q, k, v := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
+	for _, t := range []ir.Type{q, k, v} {
+		if len(t.Shape) != 4 || t.Shape[0] != ir.Batch || t.Shape[1] != ir.Seq {
+			return fmt.Errorf("q, k, v must be [batch, seq, heads, head_dim], got %s", t)
+		}
+	}
+	if !k.Shape.Equal(v.Shape) {
+		return fmt.Errorf("k %s and v %s differ", k, v)
+	}
+	h, kvh := q.Shape[2], k.Shape[2]
+	if q.Shape[3] != k.Shape[3] || h%kvh != 0 {
+		return fmt.Errorf("q %s does not fit k %s (heads must be a multiple of kv_heads, head_dim equal)", q, k)
+	}
+	if _, err := floatAttr(n, "scale", 0); err != nil {
+		return err
+	}
+	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * q.Shape[3]}, DType: ir.F32}
+	return nil
+}
+
+func lowerAttention(f *fn, n *ir.Node) codegen.Value {
+	q, k, v := f.arg(n, 0), f.arg(n, 1), f.arg(n, 2)
+	B, S, H, D := q.Type.Shape[0], q.Type.Shape[1], q.Type.Shape[2], q.Type.Shape[3]
+	KVH := k.Type.Shape[2]
+	G := H / KVH
+	T := f.opts.MaxLen
+	scale, _ := floatAttr(n, "scale", 1/math.Sqrt(float64(D)))
+
+	keys := f.writeCache(cacheName("k", n.Site), k)
+	values := f.writeCache(cacheName("v", n.Site), v)
+
+	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g.
+	qg := f.transpose(f.reshape(q, B, S, KVH, G, D), 0, 2, 3, 1, 4)
+	qg = f.reshape(qg, B, KVH, G*S, D)
+	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 1}, []int64{3}, []int64{3}) // [B,KVH,G·S,T]
+	scores = f.reshape(scores, B, KVH, G, S, T)
+	scores = f.mul(scores, f.splat(scale, scores.Type))
+
+	// Causal mask over absolute positions: key j is visible to a query at p iff j <= p.
+	it := scores.Type.WithElem("i32")
+	visible := f.compare("LE", f.iota(it, 4), f.broadcastDims(f.positions, it, 0, 3))
+	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
+
+	probs := f.softmaxLast(scores)
+	out := f.dot(f.reshape(probs, B, KVH, G*S, T), values, []int64{0, 1}, []int64{0, 1}, []int64{3}, []int64{2}) // [B,KVH,G·S,D]
+	out = f.transpose(f.reshape(out, B, KVH, G, S, D), 0, 3, 1, 2, 4)                                            // [B,S,KVH,G,D]
+	return f.reshape(out, B, S, H*D)
+}
+
+// writeCache stores x [B, S, kv_heads, d] into a cache global
+// [slots, kv_heads, max_len, d] at (slot b, position starts[b]) for each b,
+// and returns the cache rows of slots 0..B-1: [B, kv_heads, max_len, d].
+func (f *fn) writeCache(name string, x codegen.Value) codegen.Value {
+	g := f.global(name)
+	B := x.Type.Shape[0]
+	xt := f.transpose(x, 0, 2, 1, 3) // [B, kv_heads, S, d]
+	cache := f.GlobalLoad(g)
+	zero := f.constI32(0)
+	for b := int64(0); b < B; b++ {
+		row := xt
+		if B > 1 {
+			row = f.sliceDim(xt, 0, b, b+1)
+		}
+		cache = f.Op("stablehlo.dynamic_update_slice", cache.Type, "", cache, row, f.constI32(b), zero, f.starts[b], zero)
+	}
+	f.GlobalStore(g, cache)
+	cache = f.GlobalLoad(g)
+	if B == g.Type.Shape[0] {
+		return cache
+	}
+	return f.sliceDim(cache, 0, 0, B)
+}
+
+// softmaxLast is softmax over the innermost dimension in f32:
+// exp(x - max) / sum(exp(x - max)), as torch.softmax.
+func (f *fn) softmaxLast(x codegen.Value) codegen.Value {
+	m := f.reduceLast(x, "stablehlo.maximum", maskValue)
+	e := f.unary("stablehlo.exponential", f.sub(x, f.broadcastLeading(m, x.Type)))
+	s := f.reduceLast(e, "stablehlo.add", 0)
+	return f.div(e, f.broadcastLeading(s, x.Type))
+}

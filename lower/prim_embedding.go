@@ -1,0 +1,37 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// embedding(ids [batch, seq] i32, weight [num_embeddings, embedding_dim])
+// → [batch, seq, embedding_dim]: a row gather (HF nn.Embedding).
+func inferEmbedding(n *ir.Node) error {
+	num, err := intAttr(n, "num_embeddings")
+	if err != nil {
+		return err
+	}
+	dim, err := intAttr(n, "embedding_dim")
+	if err != nil {
+		return err
+	}
+	ids := n.Args[0].Type
+	if ids.DType != ir.I32 {
+		return fmt.Errorf("ids must be i32 token ids, got %s", ids)
+	}
+	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: []int64{num, dim}}}
+	n.Type = ir.Type{Shape: append(append(ir.Shape{}, ids.Shape...), ir.Dim(dim)), DType: ir.F32}
+	return nil
+}
+
+func lowerEmbedding(f *fn, n *ir.Node) codegen.Value {
+	w := f.weight(n.Weights[0].Name)
+	ids := f.arg(n, 0)
+	r := int64(ids.Type.Rank())
+	dim := w.Type.Shape[1]
+	attrs := fmt.Sprintf("dimension_numbers = #stablehlo.gather<offset_dims = [%d], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = %d>, slice_sizes = array<i64: 1, %d>", r, r, dim)
+	return f.Op("stablehlo.gather", f.ty(n.Type), attrs, w, ids)
+}

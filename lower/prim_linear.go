@@ -1,0 +1,64 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// linear(x [..., in], weight [out, in], out, bias: bool) → [..., out]:
+// x·Wᵀ + b as HF nn.Linear; the bias tensor is <module>.bias [out].
+func inferLinear(n *ir.Node) error {
+	out, err := intAttr(n, "out")
+	if err != nil {
+		return err
+	}
+	bias, err := boolAttr(n, "bias")
+	if err != nil {
+		return err
+	}
+	x := n.Args[0].Type
+	in := lastDim(x)
+	if in <= 0 || out <= 0 {
+		return fmt.Errorf("needs concrete sizes, got x %s and out %d", x, out)
+	}
+	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: []int64{out, in}}}
+	if bias {
+		n.Weights = append(n.Weights, ir.Weight{Name: n.Module + ".bias", Shape: []int64{out}})
+	}
+	shape := append(ir.Shape{}, x.Shape...)
+	shape[len(shape)-1] = ir.Dim(out)
+	n.Type = ir.Type{Shape: shape, DType: ir.F32}
+	return nil
+}
+
+func lowerLinear(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	y := f.dot(x, f.weight(n.Weights[0].Name), nil, nil, []int64{int64(x.Type.Rank() - 1)}, []int64{1})
+	if len(n.Weights) > 1 {
+		y = f.add(y, f.broadcastTrailing(f.weight(n.Weights[1].Name), y.Type))
+	}
+	return y
+}
+
+// heads(x [..., n·d], n) → [..., n, d]: splits the last dimension into heads.
+func inferHeads(n *ir.Node) error {
+	h, err := intAttr(n, "n")
+	if err != nil {
+		return err
+	}
+	x := n.Args[0].Type
+	last := lastDim(x)
+	if h <= 0 || last%h != 0 {
+		return fmt.Errorf("cannot split %s into %d heads", x, h)
+	}
+	shape := append(ir.Shape{}, x.Shape[:len(x.Shape)-1]...)
+	n.Type = ir.Type{Shape: append(shape, ir.Dim(h), ir.Dim(last/h)), DType: x.DType}
+	return nil
+}
+
+func lowerHeads(f *fn, n *ir.Node) codegen.Value {
+	t := f.ty(n.Type)
+	return f.reshape(f.arg(n, 0), t.Shape...)
+}

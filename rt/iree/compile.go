@@ -1,0 +1,207 @@
+package iree
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// DefaultFlags are the iree-compile flags Compile uses unless
+// CompileOptions.Flags is set: a local llvm-cpu target tuned for this host,
+// O3, and data tiling (matmul operands are packed into cache-friendly tiles;
+// the default ukernel set then runs them with the mmt4d microkernel).
+var DefaultFlags = []string{
+	"--iree-hal-target-device=local",
+	"--iree-hal-local-target-device-backends=llvm-cpu",
+	"--iree-llvmcpu-target-cpu=host",
+	"--iree-opt-level=O3",
+	"--iree-opt-data-tiling",
+}
+
+// CompileOptions configures Compile. The zero value is ready to use.
+type CompileOptions struct {
+	// CacheDir holds compiled modules; "" means $XDG_CACHE_HOME/archc, or
+	// ~/.cache/archc.
+	CacheDir string
+	// Flags replaces DefaultFlags when non-nil (input and output flags are
+	// added by Compile).
+	Flags []string
+	// Compiler is the iree-compile executable; "" means the one in the
+	// venv FindVenv returns.
+	Compiler string
+}
+
+// Compile compiles StableHLO MLIR text to an IREE module (.vmfb) and
+// returns its path in the cache. cached is true when an identical earlier
+// compile was reused; the cache key is the SHA-256 of the MLIR, the
+// `iree-compile --version` output, the host CPU description and the flags.
+// The file is written atomically, so concurrent compiles are safe.
+// Errors: no compiler (ErrNotFound), an unwritable cache dir, ctx ending,
+// or a compile failure whose message holds the compiler's first diagnostic
+// lines.
+func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath string, cached bool, err error) {
+	compiler, err := compilerPath(opts.Compiler)
+	if err != nil {
+		return "", false, err
+	}
+	version, err := compilerVersion(compiler)
+	if err != nil {
+		return "", false, err
+	}
+	flags := opts.Flags
+	if flags == nil {
+		flags = DefaultFlags
+	}
+	dir := opts.CacheDir
+	if dir == "" {
+		if dir, err = DefaultCacheDir(); err != nil {
+			return "", false, err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("iree-compile: cannot create cache dir (%v): set CompileOptions.CacheDir or XDG_CACHE_HOME to a writable folder", err)
+	}
+
+	h := sha256.New()
+	for _, part := range []string{"archc-vmfb-1", version, hostCPU(), strings.Join(flags, "\x00")} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	h.Write(mlir)
+	out := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))+".vmfb")
+	if _, err := os.Stat(out); err == nil {
+		return out, true, nil
+	}
+
+	tmp, err := os.CreateTemp(dir, filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return "", false, fmt.Errorf("iree-compile: cannot write to cache dir (%v): set CompileOptions.CacheDir to a writable folder", err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name()) // no-op after the rename
+
+	args := append(append([]string{}, flags...), "-", "-o", tmp.Name())
+	cmd := exec.CommandContext(ctx, compiler, args...)
+	cmd.Stdin = bytes.NewReader(mlir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", false, fmt.Errorf("iree-compile: stopped because the context ended (%v)", context.Cause(ctx))
+		}
+		return "", false, fmt.Errorf("iree-compile failed (%v): %s", err, firstLines(stderr.String(), 12))
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return "", false, fmt.Errorf("iree-compile: cannot move the module into the cache (%v): check %s", err, dir)
+	}
+	return out, false, nil
+}
+
+// DefaultCacheDir returns $XDG_CACHE_HOME/archc, or ~/.cache/archc; it
+// errors only when neither XDG_CACHE_HOME nor HOME is set.
+func DefaultCacheDir() (string, error) {
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
+		return filepath.Join(x, "archc"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("iree-compile: no cache dir (%v): set XDG_CACHE_HOME or CompileOptions.CacheDir", err)
+	}
+	return filepath.Join(home, ".cache", "archc"), nil
+}
+
+// CompilerVersion returns the trimmed `iree-compile --version` output of
+// the venv's compiler (e.g. "IREE (https://iree.dev):\n  IREE compiler
+// version 3.13.0 @ ..."). Errors: no venv (ErrNotFound) or the compiler
+// does not run.
+func CompilerVersion() (string, error) {
+	c, err := compilerPath("")
+	if err != nil {
+		return "", err
+	}
+	return compilerVersion(c)
+}
+
+func compilerPath(explicit string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	venv, err := FindVenv()
+	if err != nil {
+		return "", err
+	}
+	c := filepath.Join(venv, "bin", "iree-compile")
+	if _, err := os.Stat(c); err != nil {
+		return "", fmt.Errorf("iree-compile not found in %s: run scripts/setup.sh (it installs iree-base-compiler==3.13.0)", venv)
+	}
+	return c, nil
+}
+
+var versions sync.Map // compiler path -> version string
+
+func compilerVersion(compiler string) (string, error) {
+	if v, ok := versions.Load(compiler); ok {
+		return v.(string), nil
+	}
+	out, err := exec.Command(compiler, "--version").CombinedOutput()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) || errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("iree-compile --version failed (%v: %s): run scripts/setup.sh", err, lastLines(string(out), 1, "no output"))
+		}
+		return "", fmt.Errorf("cannot run %s (%v): run scripts/setup.sh", compiler, err)
+	}
+	v := strings.TrimSpace(string(out))
+	versions.Store(compiler, v)
+	return v, nil
+}
+
+// hostCPU describes the CPU that --iree-llvmcpu-target-cpu=host resolves
+// to, so a cache shared between machines never hands out a module built
+// for another CPU.
+var hostCPU = sync.OnceValue(func() string {
+	desc := runtime.GOARCH
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return desc
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == "" {
+			break // end of the first processor's block
+		}
+		k, v, ok := strings.Cut(l, ":")
+		switch k = strings.TrimSpace(k); {
+		case !ok:
+		case k == "model name", k == "flags", k == "vendor_id", k == "Features", k == "CPU part":
+			desc += "|" + strings.TrimSpace(v)
+		}
+	}
+	return desc
+})
+
+// firstLines returns the first n non-empty lines of s, newline-separated,
+// or "(no diagnostics)".
+func firstLines(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimRight(l, " \r"))
+		}
+		if len(lines) == n {
+			break
+		}
+	}
+	if len(lines) == 0 {
+		return "(no diagnostics)"
+	}
+	return strings.Join(lines, "\n")
+}

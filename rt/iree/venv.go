@@ -1,0 +1,111 @@
+// Package iree compiles StableHLO MLIR with iree-compile and runs the
+// result through a long-lived Python worker that uses the official
+// iree.runtime module (no published IREE package exports the runtime's C
+// API). Both tools come from one Python virtual environment pinned to
+// iree-base-compiler/iree-base-runtime 3.13.0, created by scripts/setup.sh.
+package iree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// notFound is the error text when no usable venv is found.
+const notFound = "IREE runtime not found: run scripts/setup.sh (or set ARCHC_VENV to a venv with iree-base-runtime==3.13.0)"
+
+// ErrNotFound is returned (possibly wrapped) by FindVenv and FindPython when
+// no venv with a working iree.runtime exists.
+var ErrNotFound = errors.New(notFound)
+
+// verified caches venv dirs whose python imported iree.runtime.
+var verified sync.Map // venv dir -> struct{}
+
+// FindVenv returns the absolute path of the Python venv that holds IREE:
+// $ARCHC_VENV if set, else the first .venv/ found walking up from the
+// current directory. It checks that `import iree.runtime` works with the
+// venv's python (once per process). It returns an error wrapping
+// ErrNotFound, with the import failure if there was one.
+func FindVenv() (string, error) {
+	if v := os.Getenv("ARCHC_VENV"); v != "" {
+		abs, err := filepath.Abs(v)
+		if err != nil {
+			return "", fmt.Errorf("%w (bad ARCHC_VENV=%q: %v)", ErrNotFound, v, err)
+		}
+		if err := checkVenv(abs); err != nil {
+			return "", fmt.Errorf("%w (ARCHC_VENV=%s: %v)", ErrNotFound, abs, err)
+		}
+		return abs, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("%w (cannot read the current directory: %v)", ErrNotFound, err)
+	}
+	for {
+		venv := filepath.Join(dir, ".venv")
+		if _, err := os.Stat(filepath.Join(venv, "bin", "python")); err == nil {
+			if err := checkVenv(venv); err != nil {
+				return "", fmt.Errorf("%w (%s: %v)", ErrNotFound, venv, err)
+			}
+			return venv, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", ErrNotFound
+		}
+		dir = parent
+	}
+}
+
+// FindPython returns the venv's python executable; see FindVenv.
+func FindPython() (string, error) {
+	venv, err := FindVenv()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(venv, "bin", "python"), nil
+}
+
+// checkVenv runs `python -c "import iree.runtime"` in venv, at most once
+// per process per venv.
+func checkVenv(venv string) error {
+	if _, ok := verified.Load(venv); ok {
+		return nil
+	}
+	py := filepath.Join(venv, "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		return fmt.Errorf("no %s", py)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, py, "-I", "-c", "import iree.runtime").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("import iree.runtime failed: %s", lastLines(string(out), 1, err.Error()))
+	}
+	verified.Store(venv, struct{}{})
+	return nil
+}
+
+// lastLines returns the last n non-empty lines of s joined by " | ", or
+// fallback if s has none.
+func lastLines(s string, n int, fallback string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return fallback
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

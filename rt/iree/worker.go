@@ -1,0 +1,445 @@
+package iree
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/archc/archc/rt/tensor"
+)
+
+//go:embed worker.py
+var workerPy string
+
+// Devices lists the IREE HAL devices Load accepts; "" means the first.
+var Devices = []string{"local-task", "local-sync"}
+
+// Param names a weight stored in a file region. IREE sees it as the named
+// parameter "model"::Name (MLIR: #flow.parameter.named<"model"::"Name">).
+type Param struct {
+	Name   string // parameter key, e.g. "model.embed_tokens.weight"
+	File   string // path of the file holding the bytes
+	Offset int64  // byte offset of the data in File
+	Length int64  // data length in bytes
+}
+
+// Options configures Start.
+type Options struct {
+	// Python is the interpreter to run; "" means FindPython().
+	Python string
+	// Stderr, if set, also receives the worker's stderr as it is written
+	// (the last 16 KiB are kept for error messages either way).
+	Stderr io.Writer
+}
+
+// Worker is a running IREE worker process. Its methods are safe for
+// concurrent use; requests are served one at a time. Once the process dies
+// or a request is cancelled, the worker is broken: every later call returns
+// the error that broke it, and the caller should Close it and Start another.
+type Worker struct {
+	// IREEVersion is the iree.runtime version the worker reported.
+	IREEVersion string
+
+	cmd        *exec.Cmd
+	stdin      io.WriteCloser
+	stdoutFile *os.File
+	stdout     *bufio.Reader
+	stderr     *tailBuffer
+	exited     chan struct{} // closed once cmd.Wait returned; waitErr is then set
+	waitErr    error
+
+	mu        sync.Mutex
+	broken    error
+	functions []string
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// header is the JSON part of a protocol message (both directions).
+type header struct {
+	Op     string       `json:"op,omitempty"`
+	OK     bool         `json:"ok,omitempty"`
+	Error  string       `json:"error,omitempty"`
+	Hello  string       `json:"hello,omitempty"`
+	IREE   string       `json:"iree,omitempty"`
+	VMFB   string       `json:"vmfb,omitempty"`
+	Device string       `json:"device,omitempty"`
+	Params []paramJSON  `json:"params,omitempty"`
+	Fn     string       `json:"fn,omitempty"`
+	Args   []tensorJSON `json:"args,omitempty"`
+	Result []tensorJSON `json:"results,omitempty"`
+	Funcs  []string     `json:"functions,omitempty"`
+}
+
+type paramJSON struct {
+	Name   string `json:"name"`
+	File   string `json:"file"`
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"`
+}
+
+type tensorJSON struct {
+	DType  tensor.DType `json:"dtype"`
+	Shape  []int64      `json:"shape"`
+	NBytes int64        `json:"nbytes"`
+}
+
+// maxHeader bounds a response header; a bigger one means a corrupt stream.
+const maxHeader = 64 << 20
+
+// Start launches a worker process and waits (bounded by ctx) until it has
+// imported iree.runtime. ctx governs only the start-up; the process lives
+// until Close. Errors: the interpreter is not found (ErrNotFound), cannot be
+// executed, or exits during start-up (the error carries its exit status and
+// the tail of its stderr).
+func Start(ctx context.Context, opts Options) (*Worker, error) {
+	py := opts.Python
+	if py == "" {
+		var err error
+		if py, err = FindPython(); err != nil {
+			return nil, err
+		}
+	}
+	// -I: ignore PYTHON* env vars and the cwd, so nothing shadows iree.
+	cmd := exec.Command(py, "-I", "-c", workerPy)
+	w := &Worker{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, exited: make(chan struct{})}
+	if opts.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(w.stderr, opts.Stderr)
+	} else {
+		cmd.Stderr = w.stderr
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("iree worker: %v", err)
+	}
+	// Our own pipe rather than cmd.StdoutPipe: Wait closes the latter as
+	// soon as the process exits, which could drop its last response.
+	stdout, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("iree worker: %v", err)
+	}
+	cmd.Stdout = pw
+	err = cmd.Start()
+	pw.Close() // the child holds its own copy
+	if err != nil {
+		stdout.Close()
+		return nil, fmt.Errorf("iree worker: cannot run %s (%v): run scripts/setup.sh or set ARCHC_VENV", py, err)
+	}
+	w.stdin, w.stdoutFile, w.stdout = stdin, stdout, bufio.NewReaderSize(stdout, 1<<20)
+	go func() {
+		w.waitErr = cmd.Wait()
+		close(w.exited)
+	}()
+
+	resp, _, err := w.roundtrip(ctx, "start", nil, nil)
+	if err == nil && resp.Hello != "archc-iree-worker" {
+		err = fmt.Errorf("iree worker: %s did not greet as the archc worker: check that it is a Python 3 interpreter", py)
+	}
+	if err != nil {
+		w.kill()
+		stdin.Close()
+		stdout.Close()
+		return nil, err
+	}
+	w.IREEVersion = resp.IREE
+	return w, nil
+}
+
+// Load loads the compiled module vmfbPath on device ("local-task" if "",
+// or "local-sync"), with params registered as named parameters in scope
+// "model". Parameter files are memory-mapped by the worker, never read
+// into Python; IREE imports a region without copying when its Offset is a
+// multiple of 64 and copies it into process memory otherwise. IREE checks
+// that a region is at least as long as the global it feeds, not that it is
+// exactly as long: check shapes before (weights.Index.Lookup does).
+// Module globals (e.g. a KV cache) then live until Close. A worker loads one
+// module. Errors: bad arguments (missing files, a region past the end of its
+// file, duplicate names, unknown device) are reported before anything is
+// sent; IREE failures (version mismatch, a parameter the module needs that
+// is missing) come back with IREE's message.
+func (w *Worker) Load(ctx context.Context, vmfbPath string, params []Param, device string) error {
+	if device == "" {
+		device = Devices[0]
+	}
+	if !slices.Contains(Devices, device) {
+		return fmt.Errorf("iree: unknown device %q: use one of %v", device, Devices)
+	}
+	vmfb, err := filepath.Abs(vmfbPath)
+	if err == nil {
+		_, err = os.Stat(vmfb)
+	}
+	if err != nil {
+		return fmt.Errorf("iree: cannot read module %s (%v): compile it first", vmfbPath, err)
+	}
+	ps, err := checkParams(params)
+	if err != nil {
+		return err
+	}
+	resp, _, err := w.request(ctx, "Load", header{Op: "load", VMFB: vmfb, Device: device, Params: ps}, nil)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.functions = resp.Funcs
+	w.mu.Unlock()
+	return nil
+}
+
+// checkParams validates params and returns them with absolute file paths.
+func checkParams(params []Param) ([]paramJSON, error) {
+	sizes := map[string]int64{}
+	seen := map[string]bool{}
+	out := make([]paramJSON, 0, len(params))
+	for _, p := range params {
+		if p.Name == "" {
+			return nil, fmt.Errorf("iree: a parameter from %s has an empty name: name every parameter", p.File)
+		}
+		if seen[p.Name] {
+			return nil, fmt.Errorf("iree: parameter %q is given twice: pass each name once", p.Name)
+		}
+		seen[p.Name] = true
+		file, err := filepath.Abs(p.File)
+		if err != nil {
+			return nil, fmt.Errorf("iree: parameter %q: bad file %q: %v", p.Name, p.File, err)
+		}
+		size, ok := sizes[file]
+		if !ok {
+			st, err := os.Stat(file)
+			if err != nil {
+				return nil, fmt.Errorf("iree: parameter %q: %v", p.Name, err)
+			}
+			size = st.Size()
+			sizes[file] = size
+		}
+		if p.Offset < 0 || p.Length < 0 || p.Offset > size-p.Length {
+			return nil, fmt.Errorf("iree: parameter %q: bytes [%d,%d) lie outside %s (%d bytes): fix the offset/length", p.Name, p.Offset, p.Offset+p.Length, file, size)
+		}
+		out = append(out, paramJSON{Name: p.Name, File: file, Offset: p.Offset, Length: p.Length})
+	}
+	return out, nil
+}
+
+// Functions returns the names of the loaded module's exported functions
+// (nil before Load).
+func (w *Worker) Functions() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.functions...)
+}
+
+// Call invokes the exported function fn with args (host tensors; rank 0
+// allowed) and returns its results as host tensors. Errors raised by IREE
+// (unknown function, wrong argument count, shape or dtype mismatch) come
+// back with IREE's message and leave the worker usable. If ctx ends first
+// the worker is killed and Call returns ctx's error; if the worker dies the
+// error names its exit status and the tail of its stderr.
+func (w *Worker) Call(ctx context.Context, fn string, args []tensor.Tensor) ([]tensor.Tensor, error) {
+	descs := make([]tensorJSON, len(args))
+	payloads := make([][]byte, len(args))
+	for i, a := range args {
+		if err := a.Validate(); err != nil {
+			return nil, fmt.Errorf("iree: Call(%q) argument %d: %v", fn, i, err)
+		}
+		descs[i] = tensorJSON{DType: a.DType, Shape: append([]int64{}, a.Shape...), NBytes: int64(len(a.Data))}
+		payloads[i] = a.Data
+	}
+	resp, outs, err := w.request(ctx, fmt.Sprintf("Call(%q)", fn), header{Op: "call", Fn: fn, Args: descs}, payloads)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]tensor.Tensor, len(resp.Result))
+	for i, d := range resp.Result {
+		res[i] = tensor.Tensor{DType: d.DType, Shape: d.Shape, Data: outs[i]}
+		if res[i].Shape == nil {
+			res[i].Shape = []int64{}
+		}
+	}
+	return res, nil
+}
+
+// Close asks the worker to release the module and exit, and kills it if it
+// has not exited within 5 seconds, or at once if a request is in flight
+// (that request then fails). It is safe to call more than once. It
+// returns nil once the process is gone, whether it exited or was killed.
+func (w *Worker) Close() error {
+	if !w.mu.TryLock() {
+		w.kill() // a request is in flight: end it rather than wait for it
+		w.mu.Lock()
+	}
+	defer w.mu.Unlock()
+	if w.broken == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		w.roundtrip(ctx, "Close", &header{Op: "close"}, nil) // best effort
+		cancel()
+		w.broken = errors.New("iree worker: closed: start a new worker")
+	}
+	w.stdin.Close()
+	select {
+	case <-w.exited:
+	case <-time.After(5 * time.Second):
+		w.kill()
+	}
+	w.stdoutFile.Close()
+	return nil
+}
+
+// request sends one request under the lock, refusing if the worker is
+// broken, and marks it broken on transport failure. A response with
+// ok=false becomes an error and leaves the worker usable.
+func (w *Worker) request(ctx context.Context, what string, h header, payloads [][]byte) (*header, [][]byte, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken != nil {
+		return nil, nil, w.broken
+	}
+	if err := context.Cause(ctx); err != nil { // nothing sent yet: no need to kill
+		return nil, nil, fmt.Errorf("iree: %s not started: %v", what, err)
+	}
+	resp, outs, err := w.roundtrip(ctx, what, &h, payloads)
+	if err != nil {
+		w.broken = err
+		return nil, nil, err
+	}
+	if !resp.OK {
+		return nil, nil, fmt.Errorf("iree: %s: %s", what, resp.Error)
+	}
+	return resp, outs, nil
+}
+
+// roundtrip writes h (if not nil) and payloads, then reads one response,
+// in a goroutine so that ctx can interrupt it by killing the process.
+func (w *Worker) roundtrip(ctx context.Context, what string, h *header, payloads [][]byte) (*header, [][]byte, error) {
+	type result struct {
+		h    *header
+		outs [][]byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		if h != nil {
+			r.err = w.send(h, payloads)
+		}
+		if r.err == nil {
+			r.h, r.outs, r.err = w.receive()
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, nil, w.deathError(what, r.err)
+		}
+		return r.h, r.outs, nil
+	case <-ctx.Done():
+		w.kill()
+		<-done // the pipes close with the process, so this returns
+		return nil, nil, fmt.Errorf("iree worker: killed during %s because the context ended (%v): start a new worker", what, context.Cause(ctx))
+	}
+}
+
+func (w *Worker) send(h *header, payloads [][]byte) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
+	if _, err := w.stdin.Write(append(msg, b...)); err != nil {
+		return err
+	}
+	for _, p := range payloads {
+		if _, err := w.stdin.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Worker) receive() (*header, [][]byte, error) {
+	var lenBuf [4]byte
+	if _, err := io.ReadFull(w.stdout, lenBuf[:]); err != nil {
+		return nil, nil, err
+	}
+	n := binary.LittleEndian.Uint32(lenBuf[:])
+	if n > maxHeader {
+		return nil, nil, fmt.Errorf("protocol error: %d-byte response header", n)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(w.stdout, b); err != nil {
+		return nil, nil, err
+	}
+	var h header
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, nil, fmt.Errorf("protocol error: bad response header: %v", err)
+	}
+	outs := make([][]byte, len(h.Result))
+	for i, d := range h.Result {
+		t := tensor.Tensor{DType: d.DType, Shape: d.Shape, Data: make([]byte, d.NBytes)}
+		if err := t.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("protocol error: result %d: %v", i, err)
+		}
+		if _, err := io.ReadFull(w.stdout, t.Data); err != nil {
+			return nil, nil, err
+		}
+		outs[i] = t.Data
+	}
+	return &h, outs, nil
+}
+
+// deathError turns a transport error into one naming how the process ended.
+func (w *Worker) deathError(what string, err error) error {
+	select {
+	case <-w.exited:
+	case <-time.After(3 * time.Second):
+		w.kill() // alive but talking nonsense
+		return fmt.Errorf("iree worker: %s: %v; stderr: %s: the worker was killed, start a new one", what, err, lastLines(w.stderr.String(), 5, "(empty)"))
+	}
+	status := "exit status 0"
+	if w.waitErr != nil {
+		status = w.waitErr.Error()
+	}
+	return fmt.Errorf("iree worker exited unexpectedly during %s (%s); stderr: %s: fix the cause and start a new worker", what, status, lastLines(w.stderr.String(), 5, "(empty)"))
+}
+
+// kill ends the process (if still running) and waits for it to be reaped.
+func (w *Worker) kill() {
+	select {
+	case <-w.exited:
+		return
+	default:
+	}
+	w.cmd.Process.Kill()
+	<-w.exited
+}

@@ -1,0 +1,234 @@
+# archc IREE worker: runs compiled modules for the Go runtime (package
+# github.com/archc/archc/rt/iree). Embedded in the Go binary; do not run by hand.
+#
+# Protocol on stdin/stdout, one request then one response, in order:
+#   message = u32 little-endian header length, JSON header, then the raw
+#             payloads of the tensors the header lists, back to back.
+#   tensor  = {"dtype": "f32"|"f16"|"bf16"|"i32"|"i64", "shape": [...],
+#              "nbytes": N}; payload is N bytes, little-endian, row-major.
+# Requests:
+#   {"op": "load", "vmfb": path, "device": "local-task"|"local-sync",
+#    "params": [{"name", "file", "offset", "length"}]}
+#       -> {"ok": true, "functions": [names]}
+#   {"op": "call", "fn": name, "args": [tensor...]} + payloads
+#       -> {"ok": true, "results": [tensor...]} + payloads
+#   {"op": "close"} -> {"ok": true}, then the worker exits.
+# Any failure -> {"ok": false, "error": "one line"}; the worker stays usable.
+# On start the worker sends {"ok": true, "hello": "archc-iree-worker",
+# "iree": version}. EOF on stdin makes it exit.
+
+import json
+import mmap
+import os
+import struct
+import sys
+
+# The protocol owns fd 1. Anything else that writes to stdout (print, C
+# libraries) is redirected to stderr so it cannot corrupt the stream.
+_out = os.fdopen(os.dup(1), "wb", buffering=0)
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+_in = sys.stdin.buffer
+
+import numpy as np  # noqa: E402
+import iree.runtime as rt  # noqa: E402
+import iree.runtime.version as rt_version  # noqa: E402
+
+DTYPES = {
+    "f32": rt.HalElementType.FLOAT_32,
+    "f16": rt.HalElementType.FLOAT_16,
+    "bf16": rt.HalElementType.BFLOAT_16,
+    "i32": rt.HalElementType.SINT_32,
+    "i64": rt.HalElementType.SINT_64,
+}
+# Results come back with whatever integer signedness the compiler chose.
+RESULT_DTYPES = {int(v): k for k, v in DTYPES.items()}
+RESULT_DTYPES[int(rt.HalElementType.INT_32)] = "i32"
+RESULT_DTYPES[int(rt.HalElementType.INT_64)] = "i64"
+RESULT_DTYPES[int(rt.HalElementType.UINT_32)] = "i32"
+RESULT_DTYPES[int(rt.HalElementType.UINT_64)] = "i64"
+DEVICES = ("local-task", "local-sync")
+
+
+class Eof(Exception):
+    pass
+
+
+def read_exact(n):
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = _in.readinto(view[got:])
+        if not k:
+            raise Eof()
+        got += k
+    return buf
+
+
+def read_msg():
+    (n,) = struct.unpack("<I", read_exact(4))
+    return json.loads(read_exact(n))
+
+
+def write_msg(header, payloads=()):
+    h = json.dumps(header).encode()
+    _out.write(struct.pack("<I", len(h)) + h)
+    for p in payloads:
+        _out.write(p)
+
+
+def one_line(e):
+    msg = " ".join(str(e).split())
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+
+
+class Session:
+    def __init__(self):
+        self.instance = None
+        self.device = None
+        self.ctx = None
+        self.module = None
+        self.functions = {}
+        self.maps = []  # (fd, mmap) of parameter files, kept open while loaded
+        self.index = None
+
+    def load(self, req):
+        if self.ctx is not None:
+            raise RuntimeError("a module is already loaded: start a new worker to load another")
+        try:
+            return self._load(req)
+        except BaseException:
+            self.close()  # leave no half-loaded state behind
+            raise
+
+    def _load(self, req):
+        dev_name = req.get("device") or "local-task"
+        if dev_name not in DEVICES:
+            raise ValueError(f"unknown device {dev_name!r}: use one of {', '.join(DEVICES)}")
+        self.instance = rt.VmInstance()
+        self.device = rt.get_driver(dev_name).create_default_device()
+        modules = []
+        # The io_parameters module is always registered, so a module whose
+        # parameter is missing fails with IREE's "not found" for that key
+        # rather than with a missing-module error.
+        self.index = rt.ParameterIndex()
+        handles = {}
+        for p in req.get("params") or []:
+            path = p["file"]
+            if path not in handles:
+                fd = os.open(path, os.O_RDONLY)
+                size = os.fstat(fd).st_size
+                if size == 0:
+                    os.close(fd)
+                    raise ValueError(f"parameter file {path} is empty")
+                # mmap + wrap_memory: IREE reads the page cache directly;
+                # nothing is copied into Python memory.
+                mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+                self.maps.append((fd, mm))
+                handles[path] = (rt.FileHandle.wrap_memory(mm, readable=True, writable=False), size)
+            fh, size = handles[path]
+            off, length = int(p["offset"]), int(p["length"])
+            if off < 0 or length < 0 or off + length > size:
+                raise ValueError(
+                    f"parameter {p['name']!r}: bytes [{off},{off + length}) lie outside {path} ({size} bytes)"
+                )
+            self.index.add_from_file_handle(p["name"], fh, length, offset=off)
+        provider = self.index.create_provider(scope="model")
+        modules.append(rt.create_io_parameters_module(self.instance, provider))
+        modules.append(rt.create_hal_module(self.instance, self.device))
+        self.module = rt.VmModule.mmap(self.instance, req["vmfb"])
+        modules.append(self.module)
+        self.ctx = rt.VmContext(self.instance, modules)
+        names = [n for n in self.module.function_names if not n.startswith("__")]
+        return {"ok": True, "functions": names}
+
+    def call(self, req, payloads):
+        if self.ctx is None:
+            raise RuntimeError("no module loaded: call Load first")
+        name = req["fn"]
+        fn = self.functions.get(name)
+        if fn is None:
+            fn = self.module.lookup_function(name)
+            if fn is None:
+                avail = ", ".join(n for n in self.module.function_names if not n.startswith("__"))
+                raise KeyError(f"module has no function {name!r}; it exports: {avail}")
+            self.functions[name] = fn
+        args = rt.VmVariantList(len(payloads))
+        alloc = self.device.allocator
+        for desc, data in zip(req["args"], payloads):
+            et = DTYPES[desc["dtype"]]
+            if len(data) == 0:
+                buf = alloc.allocate_buffer(rt.MemoryType.DEVICE_LOCAL, rt.BufferUsage.DEFAULT, 0)
+            else:
+                buf = alloc.allocate_buffer_copy(
+                    memory_type=rt.MemoryType.DEVICE_LOCAL,
+                    allowed_usage=rt.BufferUsage.DEFAULT,
+                    device=self.device,
+                    buffer=data,
+                )
+            args.push_ref(rt.HalBufferView(buf, desc["shape"], et).ref)
+        results = rt.VmVariantList(4)
+        self.ctx.invoke(fn, args, results)
+        descs, outs = [], []
+        for i in range(len(results)):
+            bv = results.get_as_object(i, rt.HalBufferView)
+            dtype = RESULT_DTYPES.get(int(bv.element_type))
+            if dtype is None:
+                raise TypeError(f"result {i} has element type {bv.element_type}, which archc does not transfer")
+            n = bv.byte_length
+            raw = bv.map().asarray([n], np.dtype("u1")).tobytes() if n else b""
+            descs.append({"dtype": dtype, "shape": list(bv.shape), "nbytes": n})
+            outs.append(raw)
+        return {"ok": True, "results": descs}, outs
+
+    def close(self):
+        # Drop IREE objects before unmapping the files they point into.
+        self.functions.clear()
+        self.ctx = self.module = self.index = self.device = self.instance = None
+        for fd, mm in self.maps:
+            try:
+                mm.close()
+            except BufferError:
+                pass  # still referenced (e.g. by a traceback); GC unmaps it
+            os.close(fd)
+        self.maps = []
+
+
+def main():
+    s = Session()
+    write_msg({"ok": True, "hello": "archc-iree-worker", "iree": rt_version.VERSION})
+    while True:
+        try:
+            req = read_msg()
+        except Eof:
+            break
+        op = req.get("op")
+        # Payloads are always consumed, so a failed request leaves the
+        # stream in sync.
+        payloads = [read_exact(int(a["nbytes"])) for a in req.get("args", [])]
+        try:
+            if op == "load":
+                write_msg(s.load(req))
+            elif op == "call":
+                h, outs = s.call(req, payloads)
+                write_msg(h, outs)
+            elif op == "close":
+                s.close()
+                write_msg({"ok": True})
+                break
+            else:
+                raise ValueError(f"unknown op {op!r}")
+        except Eof:
+            raise
+        except Exception as e:  # reported to Go; the worker stays usable
+            write_msg({"ok": False, "error": one_line(e)})
+    s.close()
+    _out.flush()
+    # Skip interpreter teardown: IREE's native objects have no guaranteed
+    # destruction order at exit, and we have already released them.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
