@@ -14,6 +14,7 @@ type fn struct {
 	g       *ir.Graph
 	opts    Options
 	globals map[string]codegen.Global
+	cache   *cacheLayout
 	batch   int64
 	seq     int64
 
@@ -27,10 +28,11 @@ type fn struct {
 	selected map[*ir.Node]codegen.Value // pre-head values narrowed to the returned position
 	weights  map[string]codegen.Value
 	memo     map[string]codegen.Value // per-call shared tables (e.g. RoPE cos/sin)
+	caches   map[int]codegen.Value    // current value of each KV-cache group
 }
 
-func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codegen.Global, batch, seq int64) *fn {
-	return &fn{Func: f, g: g, opts: opts, globals: globals, batch: batch, seq: seq,
+func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, batch, seq int64) *fn {
+	return &fn{Func: f, g: g, opts: opts, globals: globals, cache: cache, batch: batch, seq: seq, caches: map[int]codegen.Value{},
 		vals: map[*ir.Node]codegen.Value{}, selected: map[*ir.Node]codegen.Value{},
 		weights: map[string]codegen.Value{}, memo: map[string]codegen.Value{}}
 }
@@ -60,6 +62,7 @@ func (f *fn) run(tokens codegen.Value) codegen.Value {
 	if !f.inHead && f.seq > 1 { // no head section: select here
 		out = f.selectLast(out)
 	}
+	f.storeCaches()
 	return out
 }
 
@@ -127,8 +130,6 @@ func (f *fn) weight(name string) codegen.Value {
 	f.weights[name] = v
 	return v
 }
-
-func (f *fn) global(name string) codegen.Global { return f.globals[name] }
 
 func (f *fn) errorAt(n *ir.Node, format string, args ...any) {
 	f.Errorf("%s:%d:%d: %s", n.Pos.Filename, n.Pos.Line, n.Pos.Column, fmt.Sprintf(format, args...))

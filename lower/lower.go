@@ -11,9 +11,8 @@
 //	decode_B(tokens: [B] i32, pos: [B] i32) -> logits [B, vocab] f32
 //	    runs one token for each of slots 0..B-1 at its own position.
 //
-// The KV cache is module state: per attention site, mutable globals
-// kv.k.N / kv.v.N of shape [slots, kv_heads, max_len, head_dim] f32, updated
-// in place with dynamic_update_slice. Weights are named parameters in scope
+// The KV cache is module state: a mutable global (see kvcache.go) updated in
+// place with dynamic_update_slice. Weights are named parameters in scope
 // "model" keyed by checkpoint tensor name, declared in their stored dtype and
 // converted to f32 in the graph.
 package lower
@@ -60,25 +59,17 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 		m.AddGlobal(gl)
 		globals[w.Name] = gl
 	}
-	for _, n := range g.Nodes {
-		if n.Site < 0 {
-			continue
-		}
-		k := n.Args[1].Type.Shape // [batch, seq, kv_heads, head_dim]
-		t := codegen.T("f32", opts.Slots, int64(k[2]), opts.MaxLen, int64(k[3]))
-		for _, kv := range []string{"k", "v"} {
-			gl := codegen.Global{Name: cacheName(kv, n.Site), Type: t, Mutable: true}
-			m.AddGlobal(gl)
-			globals[gl.Name] = gl
-		}
+	cache := newCacheLayout(g, opts)
+	for _, grp := range cache.groups {
+		m.AddGlobal(grp.global)
 	}
 	for _, s := range opts.PrefillBuckets {
-		if err := lowerPrefill(m, g, opts, globals, s); err != nil {
+		if err := lowerPrefill(m, g, opts, globals, cache, s); err != nil {
 			return nil, err
 		}
 	}
 	for _, b := range opts.DecodeBatches {
-		if err := lowerDecode(m, g, opts, globals, b); err != nil {
+		if err := lowerDecode(m, g, opts, globals, cache, b); err != nil {
 			return nil, err
 		}
 	}
@@ -105,17 +96,15 @@ func (o Options) validate() error {
 	return nil
 }
 
-func cacheName(kv string, site int) string { return fmt.Sprintf("kv.%s.%d", kv, site) }
-
 // PrefillName and DecodeName are the entry point names for a bucket / batch.
 func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
 
 // DecodeName is the entry point name for decode batch size b.
 func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
 
-func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, s int64) error {
+func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, s int64) error {
 	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"))
-	f := newFn(fn, g, opts, globals, 1, s)
+	f := newFn(fn, g, opts, globals, cache, 1, s)
 	tokens, start, length := fn.Args[0], fn.Args[1], fn.Args[2]
 	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, s), "iota_dimension = 1 : i64")
 	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
@@ -126,9 +115,9 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 	return fn.Err()
 }
 
-func lowerDecode(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, b int64) error {
+func lowerDecode(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, b int64) error {
 	fn := m.NewFunc(DecodeName(b), codegen.T("i32", b), codegen.T("i32", b))
-	f := newFn(fn, g, opts, globals, b, 1)
+	f := newFn(fn, g, opts, globals, cache, b, 1)
 	tokens, pos := fn.Args[0], fn.Args[1]
 	f.positions = f.reshape(pos, b, 1)
 	for i := int64(0); i < b; i++ {

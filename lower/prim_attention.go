@@ -17,8 +17,8 @@ const maskValue = -3.4028234663852886e38
 // h reads kv head h / (heads/kv_heads)) and a causal mask over absolute
 // positions: scores = q·kᵀ·scale (scale defaults to d^-0.5), masked where
 // key position > query position, softmax in f32, then ·v. This call's keys
-// and values are first written into the site's KV cache; attention then reads
-// the whole cache of each slot.
+// and values are first written into the KV cache (see kvcache.go); attention
+// then reads the whole cache row of each slot.
 func inferAttention(n *ir.Node) error {
 	q, k, v := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
 	for _, t := range []ir.Type{q, k, v} {
@@ -48,13 +48,13 @@ func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	T := f.opts.MaxLen
 	scale, _ := floatAttr(n, "scale", 1/math.Sqrt(float64(D)))
 
-	keys := f.writeCache(cacheName("k", n.Site), k)
-	values := f.writeCache(cacheName("v", n.Site), v)
+	keys := f.appendCache(n.Site, 0, k)   // [B,T,KVH,D]
+	values := f.appendCache(n.Site, 1, v) // [B,T,KVH,D]
 
-	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g.
+	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g (HF repeat_kv).
 	qg := f.transpose(f.reshape(q, B, S, KVH, G, D), 0, 2, 3, 1, 4)
 	qg = f.reshape(qg, B, KVH, G*S, D)
-	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 1}, []int64{3}, []int64{3}) // [B,KVH,G·S,T]
+	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{3}) // [B,KVH,G·S,T]
 	scores = f.reshape(scores, B, KVH, G, S, T)
 	scores = f.mul(scores, f.splat(scale, scores.Type))
 
@@ -63,34 +63,10 @@ func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	visible := f.compare("LE", f.iota(it, 4), f.broadcastDims(f.positions, it, 0, 3))
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
-	probs := f.softmaxLast(scores)
-	out := f.dot(f.reshape(probs, B, KVH, G*S, T), values, []int64{0, 1}, []int64{0, 1}, []int64{3}, []int64{2}) // [B,KVH,G·S,D]
-	out = f.transpose(f.reshape(out, B, KVH, G, S, D), 0, 3, 1, 2, 4)                                            // [B,S,KVH,G,D]
+	probs := f.reshape(f.softmaxLast(scores), B, KVH, G*S, T)
+	out := f.dot(probs, values, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{1}) // [B,KVH,G·S,D]
+	out = f.transpose(f.reshape(out, B, KVH, G, S, D), 0, 3, 1, 2, 4)                 // [B,S,KVH,G,D]
 	return f.reshape(out, B, S, H*D)
-}
-
-// writeCache stores x [B, S, kv_heads, d] into a cache global
-// [slots, kv_heads, max_len, d] at (slot b, position starts[b]) for each b,
-// and returns the cache rows of slots 0..B-1: [B, kv_heads, max_len, d].
-func (f *fn) writeCache(name string, x codegen.Value) codegen.Value {
-	g := f.global(name)
-	B := x.Type.Shape[0]
-	xt := f.transpose(x, 0, 2, 1, 3) // [B, kv_heads, S, d]
-	cache := f.GlobalLoad(g)
-	zero := f.constI32(0)
-	for b := int64(0); b < B; b++ {
-		row := xt
-		if B > 1 {
-			row = f.sliceDim(xt, 0, b, b+1)
-		}
-		cache = f.Op("stablehlo.dynamic_update_slice", cache.Type, "", cache, row, f.constI32(b), zero, f.starts[b], zero)
-	}
-	f.GlobalStore(g, cache)
-	cache = f.GlobalLoad(g)
-	if B == g.Type.Shape[0] {
-		return cache
-	}
-	return f.sliceDim(cache, 0, 0, B)
 }
 
 // softmaxLast is softmax over the innermost dimension in f32:

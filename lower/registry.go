@@ -25,15 +25,15 @@ var primitives = table{}
 func init() {
 	for _, p := range []*primitive{
 		row("embedding", inferEmbedding, lowerEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")), // out[b,s] = weight[ids[b,s]]
-		row("rms_norm", inferRMSNorm, lowerRMSNorm, false, tensor("x"), module("weight"), scalar("eps")),                                                // out = x * rsqrt(mean(x²) + eps) * w
-		row("linear", inferLinear, lowerLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),                                  // out = x·Wᵀ (+ b)
-		row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),                                                                           // [..., n·d] → [..., n, d]
-		row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling")),                                                     // out = x·cos + rotate_half(x)·sin
-		row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale")),                                // softmax(q·kᵀ·scale + causal mask)·v, GQA, KV cache
-		row("silu", inferSame, lowerSiLU, false, tensor("x")),                                                                                           // out = x·sigmoid(x)
-		row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),                                                     // out = x + y
-		row("sub", inferElementwise, lowerBinary("stablehlo.subtract"), false, tensor("x"), tensor("y")),                                                // out = x - y
-		row("mul", inferElementwise, lowerBinary("stablehlo.multiply"), false, tensor("x"), tensor("y")),                                                // out = x * y
+		row("rms_norm", inferRMSNorm, lowerRMSNorm, false, tensor("x"), module("weight"), scalar("eps")),                                            // out = x * rsqrt(mean(x²) + eps) * w
+		row("linear", inferLinear, lowerLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),                              // out = x·Wᵀ (+ b)
+		row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),                                                                       // [..., n·d] → [..., n, d]
+		row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling")),                                                 // out = x·cos + rotate_half(x)·sin
+		row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale")),                            // softmax(q·kᵀ·scale + causal mask)·v, GQA, KV cache
+		row("silu", inferSame, lowerSiLU, false, tensor("x")),                                                                                       // out = x·sigmoid(x)
+		row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),                                                 // out = x + y
+		row("sub", inferElementwise, lowerBinary("stablehlo.subtract"), false, tensor("x"), tensor("y")),                                            // out = x - y
+		row("mul", inferElementwise, lowerBinary("stablehlo.multiply"), false, tensor("x"), tensor("y")),                                            // out = x * y
 	} {
 		primitives[p.Name] = p
 	}
