@@ -92,7 +92,7 @@ func show(v any) string {
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case *ir.Node:
-		return "tensor " + v.Type.String()
+		return v.Type.String() // callers print typeName(v) ("tensor") before it
 	case module:
 		return string(v)
 	}

@@ -1,0 +1,138 @@
+// Package rt runs archc models: it resolves a checkpoint's config to a
+// family (.arch file), plans and emits the StableHLO module, compiles it with
+// IREE (cached), loads the weights as named parameters into an IREE worker
+// process and generates tokens with prefill and decode calls.
+package rt
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/archc/archc/archs"
+	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/lower"
+)
+
+// Family is a parsed and checked .arch file.
+type Family struct {
+	Name string    // arch name, e.g. "llama"
+	Path string    // file name ("llama.arch" for built-ins, the path otherwise)
+	File *dsl.File // the parsed file
+}
+
+// ModelTypes lists the model_type values the family matches.
+func (f *Family) ModelTypes() []string { return dsl.ModelTypes(f.File) }
+
+// ParseFamily parses and checks .arch source. Errors are `file:line:col:
+// message` diagnostics, one per line.
+func ParseFamily(name string, src []byte) (*Family, error) {
+	f, err := dsl.Parse(name, src)
+	if err != nil {
+		return nil, err
+	}
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		msgs := make([]error, len(errs))
+		for i, e := range errs {
+			msgs[i] = e
+		}
+		return nil, errors.Join(msgs...)
+	}
+	return &Family{Name: f.Name, Path: name, File: f}, nil
+}
+
+// LoadFamily reads and checks a .arch file from disk.
+func LoadFamily(path string) (*Family, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFamily(path, src)
+}
+
+// BuiltinFamilies returns the families embedded in the binary (archs/*.arch),
+// sorted by name.
+func BuiltinFamilies() ([]*Family, error) {
+	names, err := fs.Glob(archs.FS, "*.arch")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []*Family
+	for _, n := range names {
+		src, err := archs.FS.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		f, err := ParseFamily(n, src)
+		if err != nil {
+			return nil, fmt.Errorf("built-in family %s: %w", n, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// ResolveFamily picks the family whose match clauses accept the config's
+// model_type, and returns it with its evaluated config. raw is a decoded
+// config.json (dsl.DecodeConfig). Errors: no model_type, no family matches
+// (the message lists the supported model types), or the config fails the
+// family's config block.
+func ResolveFamily(fams []*Family, raw map[string]any) (*Family, map[string]any, error) {
+	mt, _ := raw["model_type"].(string)
+	if mt == "" {
+		return nil, nil, fmt.Errorf("config.json has no model_type; archc needs it to pick a family")
+	}
+	var known []string
+	var firstErr error
+	for _, f := range fams {
+		known = append(known, f.ModelTypes()...)
+		if !contains(f.ModelTypes(), mt) && !contains(f.ModelTypes(), mt+" (conditional)") {
+			continue
+		}
+		cfg, err := dsl.EvalConfig(f.File, raw)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		ok, err := dsl.Matches(f.File, mt, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return f, cfg, nil
+		}
+	}
+	if firstErr != nil {
+		return nil, nil, fmt.Errorf("config.json (model_type %q): %w", mt, firstErr)
+	}
+	sort.Strings(known)
+	return nil, nil, fmt.Errorf("config.json: unsupported model_type %q (or an unsupported variant of it); supported: %s. Add a family with an .arch file (--arch FILE)", mt, strings.Join(known, ", "))
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// configPath returns the config.json for a model folder or a config file path.
+func configPath(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("model %s: %w", path, err)
+	}
+	if st.IsDir() {
+		return filepath.Join(path, "config.json"), nil
+	}
+	return path, nil
+}

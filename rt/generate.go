@@ -1,0 +1,141 @@
+package rt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// GenerateOptions configures Generate.
+type GenerateOptions struct {
+	MaxTokens int // new tokens at most; generation also stops after an EOS token
+	// OnToken, if set, receives each generated token as soon as it is chosen.
+	OnToken func(id int32)
+}
+
+// Generation is the result of one Generate call.
+type Generation struct {
+	PromptTokens []int32   // the prompt as given
+	Tokens       []int32   // generated ids, ending with the EOS id if one was produced (as HF generate)
+	FirstLogits  []float32 // logits that chose the first token, [vocab]
+	PrefillTime  time.Duration
+	DecodeTime   time.Duration // time of the decode calls (len(Tokens)-1 of them)
+}
+
+// Generate runs greedy decoding (argmax; the lowest id wins ties, as
+// torch.argmax) from prompt: prefill, then one decode call per new token,
+// until MaxTokens tokens or an EOS token. Errors: an empty prompt, prompt
+// plus MaxTokens beyond the KV cache, bad token ids, a worker failure, ctx.
+func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptions) (*Generation, error) {
+	if len(prompt) == 0 {
+		return nil, fmt.Errorf("generate: empty prompt")
+	}
+	if opts.MaxTokens < 0 {
+		return nil, fmt.Errorf("generate: max tokens %d < 0", opts.MaxTokens)
+	}
+	if len(prompt)+opts.MaxTokens > m.MaxLen()+1 {
+		return nil, fmt.Errorf("prompt (%d tokens) + max tokens (%d) exceed the KV cache length %d; shorten the prompt or lower --max-tokens", len(prompt), opts.MaxTokens, m.MaxLen())
+	}
+	g := &Generation{PromptTokens: prompt}
+	if opts.MaxTokens == 0 {
+		return g, nil
+	}
+	t0 := time.Now()
+	logits, err := m.Prefill(ctx, prompt, 0)
+	if err != nil {
+		return nil, err
+	}
+	g.PrefillTime = time.Since(t0)
+	g.FirstLogits = logits
+	pos := len(prompt)
+	t1 := time.Now()
+	for {
+		tok := Argmax(logits)
+		g.Tokens = append(g.Tokens, tok)
+		if opts.OnToken != nil {
+			opts.OnToken(tok)
+		}
+		if len(g.Tokens) == opts.MaxTokens || contains32(m.EOS, tok) {
+			break
+		}
+		if logits, err = m.Decode(ctx, tok, pos); err != nil {
+			return nil, err
+		}
+		pos++
+	}
+	g.DecodeTime = time.Since(t1)
+	return g, nil
+}
+
+// Argmax returns the index of the largest logit, the lowest on ties.
+func Argmax(logits []float32) int32 {
+	best := 0
+	for i, v := range logits {
+		if v > logits[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+func contains32(xs []int32, x int32) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// eosTokens reads eos_token_id (an int or a list) from generation_config.json
+// in dir if present, else from the config.
+func eosTokens(dir string, raw map[string]any) ([]int32, error) {
+	src := raw
+	if dir != "" {
+		path := filepath.Join(dir, "generation_config.json")
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			var gc map[string]any
+			if err := json.Unmarshal(data, &gc); err != nil {
+				return nil, fmt.Errorf("%s: %v", path, err)
+			}
+			if gc["eos_token_id"] != nil {
+				src = gc
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
+	}
+	var out []int32
+	add := func(v any) error {
+		switch x := v.(type) {
+		case int64:
+			out = append(out, int32(x))
+		case float64:
+			out = append(out, int32(x))
+		default:
+			return fmt.Errorf("eos_token_id: want an int or a list of ints, got %v", v)
+		}
+		return nil
+	}
+	switch v := src["eos_token_id"].(type) {
+	case nil:
+	case []any:
+		for _, e := range v {
+			if err := add(e); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		if err := add(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

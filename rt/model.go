@@ -1,0 +1,202 @@
+package rt
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/iree"
+	"github.com/archc/archc/rt/tensor"
+)
+
+// Options configures Open.
+type Options struct {
+	Plan     PlanOptions
+	CacheDir string // compiled-module cache; "" is iree.DefaultCacheDir()
+	Device   string // IREE HAL device: "local-task" (default) or "local-sync"
+	// Phase, if set, is called when a slow phase starts ("compile", "load")
+	// and returns a function called when it ends. Used for progress output.
+	Phase func(name string) (done func())
+}
+
+// Model is a compiled model loaded into an IREE worker, ready for prefill
+// and decode calls on slot 0. Its methods are not safe for concurrent use.
+type Model struct {
+	Plan     *Plan
+	Vocab    int64   // logits width
+	EOS      []int32 // end-of-sequence token ids (generation_config.json, else config.json)
+	LoadTime time.Duration
+	// CompileTime is the iree-compile wall time (near zero on a cache hit).
+	CompileTime time.Duration
+	Cached      bool // the compiled module came from the cache
+	worker      *iree.Worker
+}
+
+// Open plans the model at path (see NewPlan), compiles it (cached) and loads
+// it with its weights into a new IREE worker. The model needs a checkpoint.
+// Errors name the cause: planning errors, a missing IREE install
+// (iree.ErrNotFound), compile failures, or the worker failing to load.
+func Open(ctx context.Context, path string, opts Options) (*Model, error) {
+	phase := opts.Phase
+	if phase == nil {
+		phase = func(string) func() { return func() {} }
+	}
+	start := time.Now()
+	p, err := NewPlan(path, opts.Plan)
+	if err != nil {
+		return nil, err
+	}
+	if p.Weights == nil {
+		return nil, fmt.Errorf("model %s: no model.safetensors or model.safetensors.index.json; a checkpoint is needed to run", path)
+	}
+	done := phase("compile")
+	t0 := time.Now()
+	vmfb, cached, err := iree.Compile(ctx, p.MLIR, iree.CompileOptions{CacheDir: opts.CacheDir})
+	done()
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Plan: p, CompileTime: time.Since(t0), Cached: cached}
+	m.Vocab = int64(p.Graph.Logits.Type.Shape[2])
+	if m.EOS, err = eosTokens(p.Dir, p.Raw); err != nil {
+		return nil, err
+	}
+	done = phase("load")
+	defer done()
+	w, err := iree.Start(ctx, iree.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var params []iree.Param
+	for _, wt := range p.Graph.Weights {
+		info, err := p.Weights.Lookup(wt.Name, wt.Shape)
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		params = append(params, iree.Param{Name: wt.Name, File: info.File, Offset: info.Offset, Length: info.Length})
+	}
+	if err := w.Load(ctx, vmfb, params, opts.Device); err != nil {
+		w.Close()
+		return nil, err
+	}
+	m.worker = w
+	m.LoadTime = time.Since(start) - m.CompileTime
+	return m, nil
+}
+
+// Close stops the worker.
+func (m *Model) Close() error {
+	if m.worker == nil {
+		return nil
+	}
+	return m.worker.Close()
+}
+
+// MaxLen is the KV-cache length in tokens: positions must stay below it.
+func (m *Model) MaxLen() int { return int(m.Plan.Options.MaxLen) }
+
+// Prefill runs tokens at positions start.. through the model in chunks of the
+// compiled prefill buckets (the last chunk padded), writing the KV cache, and
+// returns the logits of the last token, [vocab] f32. Errors: empty input,
+// a token id outside [0, vocab), positions past MaxLen, or a worker failure.
+func (m *Model) Prefill(ctx context.Context, tokens []int32, start int) ([]float32, error) {
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("prefill: no tokens")
+	}
+	if err := m.checkTokens(tokens, start); err != nil {
+		return nil, err
+	}
+	var logits []float32
+	for len(tokens) > 0 {
+		bucket := m.bucket(len(tokens), start)
+		if bucket == 0 { // no bucket fits before the end of the cache: one token at a time
+			l, err := m.Decode(ctx, tokens[0], start)
+			if err != nil {
+				return nil, err
+			}
+			logits, tokens, start = l, tokens[1:], start+1
+			continue
+		}
+		n := min(bucket, len(tokens))
+		chunk := make([]int32, bucket)
+		copy(chunk, tokens[:n])
+		ids, err := tensor.FromI32([]int64{1, int64(bucket)}, chunk)
+		if err != nil {
+			return nil, err
+		}
+		out, err := m.worker.Call(ctx, lower.PrefillName(int64(bucket)), []tensor.Tensor{ids, tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
+		if err != nil {
+			return nil, err
+		}
+		if logits, err = m.logits(out); err != nil {
+			return nil, err
+		}
+		tokens, start = tokens[n:], start+n
+	}
+	return logits, nil
+}
+
+// bucket picks the prefill chunk length for n remaining tokens at position
+// start: the smallest bucket holding them all, else the largest; 0 if no
+// bucket fits below MaxLen.
+func (m *Model) bucket(n, start int) int {
+	best := 0
+	for _, b := range m.Plan.Options.PrefillBuckets {
+		if start+int(b) > m.MaxLen() {
+			break
+		}
+		best = int(b)
+		if int(b) >= n {
+			break
+		}
+	}
+	return best
+}
+
+// Decode runs one token at position pos and returns its logits, [vocab] f32.
+func (m *Model) Decode(ctx context.Context, token int32, pos int) ([]float32, error) {
+	if err := m.checkTokens([]int32{token}, pos); err != nil {
+		return nil, err
+	}
+	ids, err := tensor.FromI32([]int64{1}, []int32{token})
+	if err != nil {
+		return nil, err
+	}
+	p, err := tensor.FromI32([]int64{1}, []int32{int32(pos)})
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.worker.Call(ctx, lower.DecodeName(1), []tensor.Tensor{ids, p})
+	if err != nil {
+		return nil, err
+	}
+	return m.logits(out)
+}
+
+func (m *Model) checkTokens(tokens []int32, start int) error {
+	for _, t := range tokens {
+		if t < 0 || int64(t) >= m.Vocab {
+			return fmt.Errorf("token id %d is outside the vocabulary [0, %d)", t, m.Vocab)
+		}
+	}
+	if start < 0 || start+len(tokens) > m.MaxLen() {
+		return fmt.Errorf("positions %d..%d exceed the KV cache length %d; use a shorter prompt or fewer tokens (or a larger --max-len)", start, start+len(tokens)-1, m.MaxLen())
+	}
+	return nil
+}
+
+func (m *Model) logits(out []tensor.Tensor) ([]float32, error) {
+	if len(out) != 1 {
+		return nil, fmt.Errorf("worker returned %d results, want 1 (logits)", len(out))
+	}
+	l, err := out[0].F32()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(l)) != m.Vocab {
+		return nil, fmt.Errorf("worker returned logits %v, want [1 %d]", out[0].Shape, m.Vocab)
+	}
+	return l, nil
+}

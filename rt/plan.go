@@ -1,0 +1,143 @@
+package rt
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/weights"
+)
+
+// Plan is everything known about a model before it runs: its family,
+// config, IR graph, the emitted module and (when the folder has one) the
+// checkpoint's tensor index.
+type Plan struct {
+	Dir     string         // model folder ("" when planned from a bare config.json)
+	Family  *Family        // the matched family
+	Raw     map[string]any // config.json as decoded
+	Config  map[string]any // the family's evaluated config block
+	Graph   *ir.Graph
+	Options lower.Options
+	Module  *codegen.Module
+	MLIR    []byte
+	Weights *weights.Index // nil without a checkpoint
+}
+
+// PlanOptions chooses the family and static shapes.
+type PlanOptions struct {
+	Arch  string        // a .arch file to use instead of the built-in families
+	Lower lower.Options // zero value: lower.DefaultOptions() fitted to the config
+}
+
+// NewPlan reads a model folder (config.json plus model.safetensors or a
+// sharded index) or a bare config.json, resolves its family, builds the IR,
+// checks every weight the graph reads against the checkpoint (presence,
+// shape, dtype) and emits the StableHLO module. Without a checkpoint the
+// weights are declared f32. Errors name the file and the problem.
+func NewPlan(path string, opts PlanOptions) (*Plan, error) {
+	cfgPath, err := configPath(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w (a model folder needs config.json)", path, err)
+	}
+	raw, err := dsl.DecodeConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfgPath, err)
+	}
+	var fams []*Family
+	if opts.Arch != "" {
+		f, err := LoadFamily(opts.Arch)
+		if err != nil {
+			return nil, err
+		}
+		fams = []*Family{f}
+	} else if fams, err = BuiltinFamilies(); err != nil {
+		return nil, err
+	}
+	fam, cfg, err := ResolveFamily(fams, raw)
+	if err != nil {
+		return nil, err
+	}
+	g, err := dsl.Build(fam.File, cfg, lower.Registry{})
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, Options: fitOptions(opts.Lower, raw)}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		p.Dir = path
+	}
+	if p.Dir != "" && hasCheckpoint(p.Dir) {
+		if err := p.bindWeights(); err != nil {
+			return nil, err
+		}
+	}
+	if p.Module, err = lower.Lower(g, p.Options); err != nil {
+		return nil, err
+	}
+	p.MLIR = p.Module.Print()
+	return p, nil
+}
+
+// fitOptions fills defaults and keeps the KV cache within the model's
+// max_position_embeddings.
+func fitOptions(o lower.Options, raw map[string]any) lower.Options {
+	def := lower.DefaultOptions()
+	if o.MaxLen == 0 {
+		o.MaxLen = def.MaxLen
+		if mp, ok := raw["max_position_embeddings"].(int64); ok && mp > 0 && mp < o.MaxLen {
+			o.MaxLen = mp
+		}
+	}
+	if o.Slots == 0 {
+		o.Slots = def.Slots
+	}
+	if len(o.DecodeBatches) == 0 {
+		o.DecodeBatches = def.DecodeBatches
+	}
+	if len(o.PrefillBuckets) == 0 {
+		for _, b := range def.PrefillBuckets {
+			if b <= o.MaxLen {
+				o.PrefillBuckets = append(o.PrefillBuckets, b)
+			}
+		}
+		if len(o.PrefillBuckets) == 0 {
+			o.PrefillBuckets = []int64{o.MaxLen}
+		}
+	}
+	return o
+}
+
+func hasCheckpoint(dir string) bool {
+	for _, n := range []string{"model.safetensors", "model.safetensors.index.json"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// bindWeights checks every graph weight against the checkpoint and records
+// stored dtypes for codegen.
+func (p *Plan) bindWeights() error {
+	ix, err := weights.Open(p.Dir)
+	if err != nil {
+		return err
+	}
+	p.Weights = ix
+	p.Options.WeightDTypes = map[string]string{}
+	for _, w := range p.Graph.Weights {
+		info, err := ix.Lookup(w.Name, w.Shape)
+		if err != nil {
+			return fmt.Errorf("%w (family %s reads it; is this checkpoint a %s model?)", err, p.Family.Name, p.Family.Name)
+		}
+		p.Options.WeightDTypes[w.Name] = string(info.DType)
+	}
+	return nil
+}
