@@ -184,6 +184,16 @@ func scalarOp(op string, l, r any) (any, error) {
 		}
 		return m, nil
 	case "**":
+		if ints && ri >= 0 { // int ** non-negative int is an int, as in Python
+			p := int64(1)
+			for b, e := li, ri; e > 0; e >>= 1 {
+				if e&1 == 1 {
+					p *= b
+				}
+				b *= b
+			}
+			return p, nil
+		}
 		return math.Pow(lf, rf), nil
 	}
 	return nil, fmt.Errorf("unknown operator %s", op)

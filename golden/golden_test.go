@@ -1,0 +1,163 @@
+// Tests of the two validation tiers on the fixtures in testdata/ (written by
+// gen_fixtures.py): the structural tier (emitted MLIR is byte-exact against
+// testdata/<fixture>/emit.mlir; refresh with go test ./golden -update) and
+// the oracle tier (greedy tokens equal the HF fp32 oracle exactly; first-step
+// logits within 1e-4 max abs).
+package golden
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archc/archc/internal/golden"
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/iree"
+)
+
+// oracle is oracle.json as written by gen_fixtures.py.
+type oracle struct {
+	Prompts      [][]int32   `json:"prompts"`
+	MaxNewTokens int         `json:"max_new_tokens"`
+	Tokens       [][]int32   `json:"tokens"`
+	FirstLogits  [][]float64 `json:"first_logits"`
+}
+
+// logitsTolerance is the max abs difference allowed against the oracle's
+// first-step logits (DESIGN §7).
+const logitsTolerance = 1e-4
+
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("testdata/*/config.json")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no fixtures under testdata/ (%v)", err)
+	}
+	for i, d := range dirs {
+		dirs[i] = filepath.Dir(d)
+	}
+	return dirs
+}
+
+func TestEmitGolden(t *testing.T) {
+	for _, dir := range fixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			p, err := rt.NewPlan(dir, rt.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := rt.NewPlan(dir, rt.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(p.MLIR, again.MLIR) {
+				t.Fatal("emitting the same model twice gave different bytes")
+			}
+			golden.Check(t, filepath.Join(dir, "emit.mlir"), p.MLIR)
+		})
+	}
+}
+
+// needIREE skips when the IREE venv is missing outside CI; in CI it fails.
+func needIREE(t *testing.T) {
+	t.Helper()
+	if _, err := iree.FindVenv(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI needs the IREE venv: %v", err)
+		}
+		t.Skipf("skipping execution test: %v", err)
+	}
+}
+
+func TestOracle(t *testing.T) {
+	needIREE(t)
+	for _, dir := range fixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
+			if err != nil {
+				t.Fatalf("fixture without oracle: %v", err)
+			}
+			var want oracle
+			if err := json.Unmarshal(data, &want); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			m, err := rt.Open(ctx, dir, rt.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for i, prompt := range want.Prompts {
+				g, err := m.Generate(ctx, prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.Tokens[i], g.Tokens); diff != "" {
+					t.Errorf("prompt %d: tokens differ from the HF oracle (-oracle +archc):\n%s", i, diff)
+				}
+				if d := maxAbsDiff(want.FirstLogits[i], g.FirstLogits); d > logitsTolerance {
+					t.Errorf("prompt %d: first-step logits differ from the oracle by %g (max abs), tolerance %g", i, d, logitsTolerance)
+				}
+			}
+		})
+	}
+}
+
+// TestPrefillMatchesDecode checks that a prompt run as prefill (in two
+// chunks, the second starting mid-cache) gives the same next-token logits as
+// the same prompt fed token by token via decode.
+func TestPrefillMatchesDecode(t *testing.T) {
+	needIREE(t)
+	for _, dir := range fixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			ctx := context.Background()
+			m, err := rt.Open(ctx, dir, rt.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			prompt := []int32{1, 17, 42, 99, 3, 250, 7, 64, 128, 5, 6, 200, 31, 77, 8, 19, 23, 40, 41}
+			if _, err := m.Prefill(ctx, prompt[:11], 0); err != nil {
+				t.Fatal(err)
+			}
+			viaPrefill, err := m.Prefill(ctx, prompt[11:], 11)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var viaDecode []float32
+			for pos, tok := range prompt {
+				if viaDecode, err = m.Decode(ctx, tok, pos); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if d := maxAbsDiff32(viaPrefill, viaDecode); d > 1e-5 {
+				t.Errorf("prefill and token-by-token decode logits differ by %g (max abs)", d)
+			}
+		})
+	}
+}
+
+func maxAbsDiff(want []float64, got []float32) float64 {
+	if len(want) != len(got) {
+		return math.Inf(1)
+	}
+	d := 0.0
+	for i := range want {
+		d = math.Max(d, math.Abs(want[i]-float64(got[i])))
+	}
+	return d
+}
+
+func maxAbsDiff32(a, b []float32) float64 {
+	w := make([]float64, len(a))
+	for i, v := range a {
+		w[i] = float64(v)
+	}
+	return maxAbsDiff(w, b)
+}
