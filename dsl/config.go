@@ -16,6 +16,9 @@ func DecodeConfig(data []byte) (map[string]any, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %v", err)
 	}
+	if raw == nil { // `null` decodes without error into a nil map
+		return nil, fmt.Errorf("invalid config: top level is null, not an object")
+	}
 	return normalizeJSON(raw).(map[string]any), nil
 }
 

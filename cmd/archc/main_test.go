@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/archc/archc/internal/clitest"
+)
+
+const fixture = "../../golden/testdata/llama-tied"
+
+func TestCLI(t *testing.T) {
+	dir := t.TempDir()
+	bin := clitest.Build(t, dir, "github.com/archc/archc/cmd/archc")
+
+	t.Run("list", func(t *testing.T) {
+		r := clitest.Run(t, bin, "list")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "llama") || !strings.Contains(r.Stdout, "mistral") {
+			t.Fatalf("list: code %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+	})
+	t.Run("emit is deterministic", func(t *testing.T) {
+		a := clitest.Run(t, bin, "emit", fixture)
+		b := clitest.Run(t, bin, "emit", filepath.Join(fixture, "config.json"))
+		if a.Code != 0 || a.Stdout == "" || a.Stdout != b.Stdout {
+			t.Fatalf("emit twice: codes %d %d, equal %v, stderr %q", a.Code, b.Code, a.Stdout == b.Stdout, a.Stderr)
+		}
+		out := filepath.Join(dir, "m.mlir")
+		if r := clitest.Run(t, bin, "emit", fixture, "-o", out); r.Code != 0 {
+			t.Fatalf("emit -o: %q", r.Stderr)
+		}
+		if data, err := os.ReadFile(out); err != nil || string(data) != a.Stdout {
+			t.Fatalf("emit -o wrote different bytes (%v)", err)
+		}
+	})
+	t.Run("check", func(t *testing.T) {
+		if r := clitest.Run(t, bin, "check", "../../archs/llama.arch"); r.Code != 0 {
+			t.Fatalf("check llama.arch: %q", r.Stderr)
+		}
+		bad := filepath.Join(dir, "bad.arch")
+		os.WriteFile(bad, []byte("arch bad {\n  match model_type \"x\"\n  logits = rms_norm(tokens, model.norm eps: 1)\n}\n"), 0o644)
+		r := clitest.Run(t, bin, "check", bad)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "bad.arch:3:") {
+			t.Fatalf("check bad.arch: code %d, stderr %q; want a file:line:col error", r.Code, r.Stderr)
+		}
+	})
+	t.Run("unknown model_type", func(t *testing.T) {
+		cfg := filepath.Join(dir, "config.json")
+		os.WriteFile(cfg, []byte(`{"model_type": "frobnicator"}`), 0o644)
+		r := clitest.Run(t, bin, "emit", cfg)
+		if r.Code != 1 || !strings.Contains(r.Stderr, `unsupported model_type "frobnicator"`) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+			t.Fatalf("code %d, stderr %q; want one line naming the model_type", r.Code, r.Stderr)
+		}
+	})
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/archc/archc/internal/clitest"
+	"github.com/archc/archc/rt/iree"
+)
+
+const fixture = "../../golden/testdata/llama-tied"
+
+func TestGenerateErrors(t *testing.T) {
+	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad prompt ids", []string{"generate", "--model", fixture, "--prompt-ids", "1,x"}, `"x" is not a token id`},
+		{"no model", []string{"generate", "--model", "/no/such/dir", "--prompt-ids", "1"}, "/no/such/dir"},
+		{"token outside vocab", []string{"generate", "--model", fixture, "--prompt-ids", "1,999"}, "token id 999 is outside the vocabulary"},
+		{"too long", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--max-tokens", "5000"}, "exceed the KV cache length"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if strings.Contains(c.name, "token") || c.name == "too long" {
+				if _, err := iree.FindVenv(); err != nil {
+					t.Skip("needs the IREE venv:", err)
+				}
+			}
+			r := clitest.Run(t, bin, c.args...)
+			if r.Code == 0 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "panic") {
+				t.Fatalf("code %d, stderr %q; want a non-zero exit mentioning %q", r.Code, r.Stderr, c.want)
+			}
+		})
+	}
+}
+
+func TestGenerateJSON(t *testing.T) {
+	if _, err := iree.FindVenv(); err != nil {
+		t.Skip("needs the IREE venv:", err)
+	}
+	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
+	r := clitest.Run(t, bin, "generate", "--model", fixture, "--prompt-ids", "1,184,106,66,98,250,217", "--max-tokens", "4", "--json")
+	if r.Code != 0 {
+		t.Fatalf("generate: %q", r.Stderr)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r.Stdout)
+	}
+	for _, k := range []string{"prompt_tokens", "tokens", "load_s", "compile_s", "prefill_tokens_per_s", "decode_tokens_per_s"} {
+		if _, ok := out[k]; !ok {
+			t.Errorf("--json output lacks %q", k)
+		}
+	}
+	// The oracle's first four tokens for this prompt (golden/testdata/llama-tied/oracle.json).
+	if got, _ := json.Marshal(out["tokens"]); string(got) != "[6,92,211,210]" {
+		t.Errorf("tokens = %s, want [6,92,211,210]", got)
+	}
+}

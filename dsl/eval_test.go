@@ -1,0 +1,212 @@
+package dsl
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// evalConfigExpr evaluates src as a config expression over cfg and returns
+// the value with its exact Go type (int64, float64, bool, string, nil, dict).
+func evalConfigExpr(t *testing.T, src string, cfg map[string]any) (any, error) {
+	t.Helper()
+	f, err := Parse("expr.arch", []byte("arch e { config { v: dict = "+src+" } }"))
+	if err != nil {
+		t.Fatalf("parse %q: %v", src, err)
+	}
+	return (&scope{cfg: cfg}).expr(configFields(f)[0].Default)
+}
+
+func TestConfigExpr(t *testing.T) {
+	cfg := map[string]any{
+		"n":       int64(7),
+		"f":       2.5,
+		"s":       "b",
+		"nothing": nil,
+		"rope":    map[string]any{"rope_theta": 500000.0, "factor": int64(8), "inner": nil},
+	}
+	for _, tc := range []struct {
+		src     string
+		want    any
+		wantErr string
+	}{
+		// ?? picks the right side only for none.
+		{src: "none ?? 3", want: int64(3)},
+		{src: "nothing ?? 3", want: int64(3)},
+		{src: "n ?? 3", want: int64(7)},
+		{src: "false ?? true", want: false},
+		{src: "nothing ?? nothing ?? 1.5", want: 1.5},
+		// Dict access: present key, missing key (none), none propagates.
+		{src: "rope.rope_theta", want: 500000.0},
+		{src: "rope.missing", want: nil},
+		{src: "rope.inner.deeper", want: nil},
+		{src: "nothing.rope_theta", want: nil},
+		{src: "nothing.a.b.c ?? 10000.0", want: 10000.0},
+		{src: "rope.rope_theta ?? 10000.0", want: 500000.0},
+		{src: "n.x", wantErr: "expr.arch:1:31: n is int, not a dict"},
+		{src: "nope", wantErr: `unknown name "nope" in a config expression`},
+		// // and % floor like Python; / is always float.
+		{src: "7 // 2", want: int64(3)},
+		{src: "-7 // 2", want: int64(-4)},
+		{src: "7 // -2", want: int64(-4)},
+		{src: "-7 // -2", want: int64(3)},
+		{src: "-8 // 2", want: int64(-4)},
+		{src: "-7 % 2", want: int64(1)},
+		{src: "7 % -2", want: int64(-1)},
+		{src: "-8 % 3", want: int64(1)},
+		{src: "7 / 2", want: 3.5},
+		{src: "4 / 2", want: 2.0},
+		{src: "7.0 // 2", wantErr: "operator // needs ints, got float and int"},
+		{src: "1 // 0", wantErr: "division by zero"},
+		{src: "1 % 0", wantErr: "division by zero"},
+		{src: "1 / 0", wantErr: "division by zero"},
+		// ** is an int for int ** non-negative int, else a float.
+		{src: "2 ** 10", want: int64(1024)},
+		{src: "3 ** 0", want: int64(1)},
+		{src: "(-2) ** 3", want: int64(-8)},
+		{src: "2 ** -1", want: 0.5},
+		{src: "4 ** 0.5", want: 2.0},
+		{src: "f ** 2", want: 6.25},
+		// Precedence and associativity.
+		{src: "1 + 2 * 3 ** 2", want: int64(19)},
+		{src: "2 ** 3 ** 2", want: int64(512)},
+		{src: "(2 ** 3) ** 2", want: int64(64)},
+		{src: "10 - 4 - 3", want: int64(3)},
+		{src: "100 // 10 // 5", want: int64(2)},
+		{src: "2 * 3 + 4 * 5", want: int64(26)},
+		{src: "(1 + 2) * 3", want: int64(9)},
+		{src: "-2 ** 2", want: int64(4)}, // unary minus binds its operand first (unlike Python)
+		{src: "1 + 2 == 3", want: true},
+		{src: "1 < 2 == true", want: true},
+		{src: "true || false && false", want: true},
+		{src: "(true || false) && false", want: false},
+		{src: "nothing ?? 1 + 1", want: int64(2)}, // ?? binds loosest
+		{src: "n > 3 ? n * 2 : 0", want: int64(14)},
+		{src: "n > 30 ? 1 : n < 0 ? 2 : 3", want: int64(3)},
+		// Mixed int and float arithmetic gives float; ints stay ints.
+		{src: "n + 1", want: int64(8)},
+		{src: "n + 0.5", want: 7.5},
+		{src: "n * f", want: 17.5},
+		{src: "n - 7", want: int64(0)},
+		// Comparisons and equality across kinds.
+		{src: "1 == 1.0", want: true},
+		{src: "s == \"b\"", want: true},
+		{src: "s != \"b\"", want: false},
+		{src: "nothing == none", want: true},
+		{src: "n == none", want: false},
+		{src: "none == 0", want: false},
+		{src: "rope == rope", want: false}, // dicts never compare equal
+		{src: "2.5 >= f", want: true},
+		// Unary operators.
+		{src: "-n", want: int64(-7)},
+		{src: "-f", want: -2.5},
+		{src: "!(n > 3)", want: false},
+		{src: "-s", wantErr: "cannot negate string"},
+		{src: "!n", wantErr: "operator ! needs bool, got int"},
+		// Operators on mismatched kinds.
+		{src: "n + s", wantErr: `operator + needs numbers, got int 7 and string "b"`},
+		{src: "nothing + 1", wantErr: "operator + needs numbers, got none none and int 1"},
+		{src: "true && 1", wantErr: "operator && needs bools, got bool and int"},
+		{src: "n < s", wantErr: "operator < needs numbers"},
+		{src: "n ? 1 : 2", wantErr: "condition of ?: must be bool, got int 7"},
+		{src: "rope(1)", wantErr: "primitive call rope(...) is not allowed in a config expression"},
+	} {
+		got, err := evalConfigExpr(t, tc.src, cfg)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: got (%v, %v), want error containing %q", tc.src, got, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.src, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.src, diff)
+		}
+	}
+}
+
+func TestEvalConfigCoercion(t *testing.T) {
+	const src = `arch c {
+  config {
+    i:   int
+    f:   float
+    d:   int   = 8 / 2
+    g:   float = 2
+    opt: int   = none
+    s:   string = "x"
+    l:   list  = none
+  }
+}`
+	f, err := Parse("c.arch", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		json    string
+		want    map[string]any
+		wantErr string
+	}{
+		{
+			name: "int to float, integral float to int, defaults coerced",
+			json: `{"i": 4.0, "f": 3}`,
+			want: map[string]any{"i": int64(4), "f": 3.0, "d": int64(4), "g": 2.0, "opt": nil, "s": "x", "l": nil},
+		},
+		{
+			name: "exponent form integral float to int",
+			json: `{"i": 1e3, "f": 1e-5, "opt": 5, "l": [1, 2.5, "a"]}`,
+			want: map[string]any{"i": int64(1000), "f": 1e-5, "d": int64(4), "g": 2.0, "opt": int64(5), "s": "x", "l": []any{int64(1), 2.5, "a"}},
+		},
+		{
+			name: "null takes the default",
+			json: `{"i": 1, "f": 1.5, "d": null, "s": null}`,
+			want: map[string]any{"i": int64(1), "f": 1.5, "d": int64(4), "g": 2.0, "opt": nil, "s": "x", "l": nil},
+		},
+		{name: "fractional float for int", json: `{"i": 4.5, "f": 1}`, wantErr: `c.arch:3:5: config.json field "i": want int, got float 4.5`},
+		{name: "string for float", json: `{"i": 4, "f": "1.0"}`, wantErr: `config.json field "f": want float, got string "1.0"`},
+		{name: "bool for int", json: `{"i": true, "f": 1}`, wantErr: `config.json field "i": want int, got bool true`},
+		{name: "dict for string", json: `{"i": 1, "f": 1, "s": {"a": 1}}`, wantErr: `config.json field "s": want string, got dict {a: 1}`},
+		{name: "missing required", json: `{"f": 1}`, wantErr: `c.arch:3:5: config.json lacks required field "i"`},
+		{name: "null required", json: `{"i": null, "f": 1}`, wantErr: `config.json lacks required field "i"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := DecodeConfig([]byte(tc.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := EvalConfig(f, raw)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got (%v, %v), want error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeConfig(t *testing.T) {
+	got, err := DecodeConfig([]byte(`{"a": 1, "b": 1.5, "c": 2.0, "d": {"e": [3, null]}, "big": 12345678901234567890}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"a": int64(1), "b": 1.5, "c": 2.0, "d": map[string]any{"e": []any{int64(3), nil}}, "big": 12345678901234567890.0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{`[1, 2]`, `{"a": `, `null`, ``} {
+		if m, err := DecodeConfig([]byte(bad)); err == nil {
+			t.Errorf("DecodeConfig(%q) = %v, want an error", bad, m)
+		}
+	}
+}

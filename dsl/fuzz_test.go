@@ -1,0 +1,72 @@
+package dsl_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/lower"
+)
+
+// fuzzConfig is the config.json fuzzed files are evaluated against.
+const fuzzConfig = `{"model_type": "llama", "vocab_size": 32, "hidden_size": 16,
+	"intermediate_size": 24, "num_hidden_layers": 1, "num_attention_heads": 4,
+	"rope_parameters": {"rope_theta": 10000.0}, "sliding_window": null}`
+
+// FuzzParse checks that Parse, Check, EvalConfig and Matches never panic,
+// and that every diagnostic is a *dsl.Error with a position. Seeds: the
+// corpus in testdata/fuzz/FuzzParse, the built-in families and every .arch
+// source under testdata. (Build is not fuzzed: a fuzzed layer count or
+// width can legitimately ask for unbounded work.)
+func FuzzParse(f *testing.F) {
+	paths, _ := filepath.Glob("../archs/*.arch")
+	more, _ := filepath.Glob("testdata/check/*.arch")
+	for _, p := range append(paths, more...) {
+		if src, err := os.ReadFile(p); err == nil {
+			f.Add(src)
+		}
+	}
+	cases, _ := filepath.Glob("testdata/parse/*.txtar")
+	for _, p := range cases {
+		if ar, err := txtar.ParseFile(p); err == nil {
+			for _, file := range ar.Files {
+				if file.Name == "in.arch" {
+					f.Add(file.Data)
+				}
+			}
+		}
+	}
+	raw, err := dsl.DecodeConfig([]byte(fuzzConfig))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		file, err := dsl.Parse("fuzz.arch", src)
+		if err != nil {
+			var e *dsl.Error
+			if !errors.As(err, &e) || e.Pos.Line < 1 {
+				t.Fatalf("Parse error %q is not a positioned *dsl.Error", err)
+			}
+			return
+		}
+		diags := dsl.Check(file, lower.Registry{})
+		for _, d := range diags {
+			if d.Msg == "" || d.Pos.Line < 1 {
+				t.Fatalf("diagnostic without message or position: %#v", d)
+			}
+		}
+		if len(diags) > 0 {
+			return
+		}
+		cfg, err := dsl.EvalConfig(file, raw)
+		if err != nil {
+			return
+		}
+		_, _ = dsl.Matches(file, "llama", cfg)
+		_ = dsl.ModelTypes(file)
+	})
+}

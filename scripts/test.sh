@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every test: sets up the IREE venv (scripts/setup.sh), then go vet and
+# go test ./... . Execution tests need the venv; with CI=true a missing venv
+# fails them instead of skipping.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+scripts/setup.sh
+unformatted="$(gofmt -l $(git ls-files '*.go'))"
+if [[ -n "$unformatted" ]]; then
+  echo "gofmt would change: $unformatted" >&2
+  exit 1
+fi
+go vet ./...
+go test -count=1 ./... "$@"
