@@ -109,6 +109,35 @@ func TestOracle(t *testing.T) {
 	}
 }
 
+// TestEOS checks that generation stops right after an EOS token (which is
+// kept, as HF generate keeps it).
+func TestEOS(t *testing.T) {
+	needIREE(t)
+	dir := fixtures(t)[0]
+	data, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want oracle
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	m, err := rt.Open(ctx, dir, rt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.EOS = []int32{want.Tokens[0][2]}
+	g, err := m.Generate(ctx, want.Prompts[0], rt.GenerateOptions{MaxTokens: want.MaxNewTokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Tokens[0][:3], g.Tokens); diff != "" {
+		t.Errorf("with EOS = the third oracle token, tokens (-want +got):\n%s", diff)
+	}
+}
+
 // TestPrefillMatchesDecode checks that a prompt run as prefill (in two
 // chunks, the second starting mid-cache) gives the same next-token logits as
 // the same prompt fed token by token via decode.
