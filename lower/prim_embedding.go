@@ -18,6 +18,9 @@ func inferEmbedding(n *ir.Node) error {
 	if err != nil {
 		return err
 	}
+	if num <= 0 || dim <= 0 {
+		return fmt.Errorf("num_embeddings and embedding_dim must be positive, got %d and %d", num, dim)
+	}
 	ids := n.Args[0].Type
 	if ids.DType != ir.I32 {
 		return fmt.Errorf("ids must be i32 token ids, got %s", ids)

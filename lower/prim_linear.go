@@ -50,7 +50,7 @@ func inferHeads(n *ir.Node) error {
 	}
 	x := n.Args[0].Type
 	last := lastDim(x)
-	if h <= 0 || last%h != 0 {
+	if h <= 0 || last <= 0 || last%h != 0 {
 		return fmt.Errorf("cannot split %s into %d heads", x, h)
 	}
 	shape := append(ir.Shape{}, x.Shape[:len(x.Shape)-1]...)

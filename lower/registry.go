@@ -107,8 +107,14 @@ func boolAttr(n *ir.Node, name string) (bool, error) {
 	return false, fmt.Errorf("%s must be a bool, got %v", name, n.Attrs[name])
 }
 
-// dimOf returns a concrete dimension or errors if it is symbolic.
-func lastDim(t ir.Type) int64 { return int64(t.Shape[len(t.Shape)-1]) }
+// lastDim returns the innermost dimension: a size, or a negative symbol
+// (ir.Batch, ir.Seq) that shape rules must reject where a size is needed.
+func lastDim(t ir.Type) int64 {
+	if len(t.Shape) == 0 {
+		return -1
+	}
+	return int64(t.Shape[len(t.Shape)-1])
+}
 
 func inferSame(n *ir.Node) error {
 	n.Type = n.Args[0].Type
