@@ -9,7 +9,7 @@ package dsl
 
 import "github.com/alecthomas/participle/v2/lexer"
 
-// File is one parsed .arch file: a single `parser:"arch NAME [extends PARENT] { ... }"`.
+// File is one parsed .arch file: a single `arch NAME [extends PARENT] { ... }`.
 type File struct {
 	Pos     lexer.Position
 	Name    string  `parser:"'arch' @Ident"`
@@ -22,18 +22,19 @@ type Item struct {
 	Pos    lexer.Position
 	Match  *Match  `parser:"@@"`
 	Config *Config `parser:"| @@"`
+	Block  *Block  `parser:"| @@"`
 	Loop   *Loop   `parser:"| @@"`
 	Stmt   *Stmt   `parser:"| @@"`
 }
 
-// Match selects the configs the family handles: `parser:"match model_type 'a', 'b' [if EXPR]"`.
+// Match selects the configs the family handles: `match model_type "a", "b" [if EXPR]`.
 type Match struct {
 	Pos        lexer.Position
 	ModelTypes []string `parser:"'match' 'model_type' @String ( ',' @String )*"`
 	Cond       *Expr    `parser:"( 'if' @@ )?"`
 }
 
-// Config binds Hugging Face config.json fields by name: `parser:"name: type [= default]"`.
+// Config binds Hugging Face config.json fields by name: `name: type [= default]`.
 type Config struct {
 	Pos    lexer.Position
 	Fields []*Field `parser:"'config' '{' @@* '}'"`
@@ -49,7 +50,7 @@ type Field struct {
 }
 
 // Loop is the decoder-layer loop:
-// `parser:"for i in range(N) scope model.layers.{i} { ... }"`.
+// `for i in range(N) scope model.layers.{i} { ... }`.
 // Weight paths inside the body are relative to the scope.
 type Loop struct {
 	Pos   lexer.Position
@@ -59,14 +60,28 @@ type Loop struct {
 	Body  []*Stmt `parser:"'{' @@* '}'"`
 }
 
-// Stmt binds a name to the value of an expression: `parser:"x = expr"`.
+// Block is a named sub-computation, like a Hugging Face nn.Module's forward:
+// `block attn(h) { q = ...  return expr }`. It is called like a primitive;
+// its parameters take any value (tensor, weight module, scalar) and its body
+// sees them, the config, the loop variable and the current weight scope, but
+// not the caller's bindings. A family that extends another overrides blocks
+// by name.
+type Block struct {
+	Pos    lexer.Position
+	Name   string   `parser:"'block' @Ident '('"`
+	Params []string `parser:"( @Ident ( ',' @Ident )* )? ')' '{'"`
+	Body   []*Stmt  `parser:"@@*"`
+	Return *Expr    `parser:"'return' @@ '}'"`
+}
+
+// Stmt binds a name to the value of an expression: `x = expr`.
 type Stmt struct {
 	Pos   lexer.Position
 	Name  string `parser:"@Ident '='"`
 	Value *Expr  `parser:"@@"`
 }
 
-// Expr is a conditional expression: `parser:"cond ? then : else"`, or just `parser:"cond"`.
+// Expr is a conditional expression: `cond ? then : else`, or just `cond`.
 type Expr struct {
 	Pos  lexer.Position
 	Cond *BinExpr `parser:"@@"`
@@ -82,18 +97,20 @@ type BinExpr struct {
 	Rest  []*BinOp `parser:"@@*"`
 }
 
-// BinOp is one `parser:"op operand"` pair of a BinExpr.
+// BinOp is one `op operand` pair of a BinExpr.
 type BinOp struct {
 	Pos   lexer.Position
 	Op    string `parser:"@( '??' | '||' | '&&' | '==' | '!=' | '<=' | '>=' | '<' | '>' | '+' | '-' | '**' | '*' | '//' | '/' | '%' )"`
 	Right *Unary `parser:"@@"`
 }
 
-// Unary is an optionally negated primary.
+// Unary is an optionally negated primary, optionally indexed:
+// `layer_types[i]` (a list element or a dict key).
 type Unary struct {
 	Pos     lexer.Position
 	Op      string   `parser:"@( '-' | '!' )?"`
 	Operand *Primary `parser:"@@"`
+	Index   []*Expr  `parser:"( '[' @@ ']' )*"`
 }
 
 // Primary is a literal, a call, a name path or a parenthesised expression.
@@ -117,7 +134,7 @@ type Call struct {
 	Args []*Arg `parser:"( @@ ( ',' @@ )* ','? )? ')'"`
 }
 
-// Arg is one call argument, positional (`parser:"x"`) or keyword (`parser:"eps: 1e-6"`).
+// Arg is one call argument, positional (`x`) or keyword (`eps: 1e-6`).
 type Arg struct {
 	Pos   lexer.Position
 	Name  string `parser:"( @Ident ':' )?"`
@@ -125,14 +142,14 @@ type Arg struct {
 }
 
 // Path is a dotted name: a local binding, a config field (with dict keys,
-// `parser:"rope_parameters.rope_theta"`) or a weight module (`parser:"self_attn.q_proj"`,
-// `parser:"model.layers.{i}"`).
+// `rope_parameters.rope_theta`) or a weight module (`self_attn.q_proj`,
+// `model.layers.{i}`).
 type Path struct {
 	Pos  lexer.Position
 	Segs []*Seg `parser:"@@ ( '.' @@ )*"`
 }
 
-// Seg is one segment of a Path: a name, a literal index or `parser:"{expr}"`.
+// Seg is one segment of a Path: a name, a literal index or `{expr}`.
 type Seg struct {
 	Pos   lexer.Position
 	Name  string `parser:"@Ident"`

@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
 
@@ -10,11 +11,22 @@ import (
 
 // builder accumulates the IR graph while a file's statements are evaluated.
 type builder struct {
-	g     *ir.Graph
-	reg   ir.Registry
-	layer int
-	stmt  string // binding name of the statement being evaluated
-	seen  map[string]ir.Weight
+	g      *ir.Graph
+	reg    ir.Registry
+	blocks map[string]*Block
+	layer  int
+	stmt   string   // binding name of the statement being evaluated
+	path   []string // enclosing block calls, outermost first
+	depth  int
+	seen   map[string]ir.Weight
+}
+
+func (b *builder) blockNames() []string {
+	out := make([]string, 0, len(b.blocks))
+	for n := range b.blocks {
+		out = append(out, n)
+	}
+	return out
 }
 
 // Build evaluates a checked file's dataflow against an evaluated config (see
@@ -22,15 +34,21 @@ type builder struct {
 // primitive's Infer rule. Errors carry .arch positions.
 func Build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
 	b := &builder{
-		g:     &ir.Graph{Arch: f.Name, File: f.Pos.Filename},
-		reg:   reg,
-		layer: -1,
-		seen:  map[string]ir.Weight{},
+		g:      &ir.Graph{Arch: f.Name, File: f.Pos.Filename},
+		reg:    reg,
+		blocks: map[string]*Block{},
+		layer:  -1,
+		seen:   map[string]ir.Weight{},
+	}
+	for _, it := range f.Items {
+		if it.Block != nil {
+			b.blocks[it.Block.Name] = it.Block
+		}
 	}
 	tok := &ir.Node{Prim: "tokens", Type: ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq}, DType: ir.I32}, Layer: -1, Site: -1, Name: "tokens", Pos: f.Pos}
 	b.g.Tokens = tok
 	b.g.Nodes = append(b.g.Nodes, tok)
-	s := &scope{cfg: cfg, locals: map[string]*ir.Node{}, b: b}
+	s := &scope{cfg: cfg, locals: map[string]any{}, b: b}
 	for _, it := range f.Items {
 		switch {
 		case it.Stmt != nil:
@@ -44,7 +62,7 @@ func Build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
 			b.g.HeadStart = len(b.g.Nodes)
 		}
 	}
-	logits, ok := s.locals["logits"]
+	logits, ok := s.locals["logits"].(*ir.Node)
 	if !ok {
 		return nil, errorf(f.Pos, "arch %s never binds logits", f.Name)
 	}
@@ -104,7 +122,11 @@ func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod str
 		return nil, errorf(pos, "unknown primitive %q", prim)
 	}
 	n := &ir.Node{ID: len(b.g.Nodes), Prim: prim, Args: args, Module: mod, Attrs: attrs, Layer: b.layer, Site: -1, Pos: pos}
-	n.Name = b.stmt + "/" + prim
+	parts := append([]string{}, b.path...)
+	if b.stmt != "" {
+		parts = append(parts, b.stmt)
+	}
+	n.Name = strings.Join(append(parts, prim), "/")
 	if mod != "" {
 		n.Name = mod
 	} else if b.layer >= 0 {

@@ -12,7 +12,18 @@ import (
 // before use; the file binds logits. It returns every diagnostic found,
 // sorted by position (nil when the file is valid).
 func Check(f *File, reg ir.Registry) []*Error {
-	c := &checker{reg: reg, fields: map[string]bool{}, locals: map[string]bool{"tokens": true}}
+	c := &checker{reg: reg, fields: map[string]bool{}, locals: map[string]bool{"tokens": true}, blocks: map[string]*Block{}}
+	for _, it := range f.Items {
+		if b := it.Block; b != nil {
+			if _, dup := c.blocks[b.Name]; dup {
+				c.errf(b.Pos, "block %q declared twice", b.Name)
+			}
+			if _, isPrim := reg.Primitive(b.Name); isPrim {
+				c.errf(b.Pos, "block %q has the name of a primitive", b.Name)
+			}
+			c.blocks[b.Name] = b
+		}
+	}
 	matched := false
 	for _, it := range f.Items {
 		switch {
@@ -28,6 +39,17 @@ func Check(f *File, reg ir.Registry) []*Error {
 				}
 				c.fields[fd.Name] = true
 			}
+		case it.Block != nil:
+			outer := c.locals
+			c.locals = map[string]bool{"tokens": true}
+			for _, p := range it.Block.Params {
+				c.locals[p] = true
+			}
+			for _, st := range it.Block.Body {
+				c.stmt(st)
+			}
+			c.expr(it.Block.Return, false)
+			c.locals = outer
 		case it.Stmt != nil:
 			c.stmt(it.Stmt)
 		case it.Loop != nil:
@@ -56,6 +78,7 @@ type checker struct {
 	reg     ir.Registry
 	fields  map[string]bool
 	locals  map[string]bool
+	blocks  map[string]*Block
 	loopVar string
 	errs    []*Error
 }
@@ -85,6 +108,9 @@ func (c *checker) expr(e *Expr, cfgOnly bool) {
 }
 
 func (c *checker) unary(u *Unary, cfgOnly bool) {
+	for _, ix := range u.Index {
+		c.expr(ix, cfgOnly)
+	}
 	p := u.Operand
 	switch {
 	case p.Sub != nil:
@@ -109,9 +135,24 @@ func (c *checker) unary(u *Unary, cfgOnly bool) {
 }
 
 func (c *checker) call(call *Call) {
+	if blk, ok := c.blocks[call.Name]; ok {
+		for i, a := range call.Args {
+			c.expr(a.Value, false)
+			switch {
+			case a.Name == "" && i >= len(blk.Params):
+				c.errf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
+			case a.Name != "" && !contains(blk.Params, a.Name):
+				c.errf(a.Pos, "block %s has no parameter %q%s", blk.Name, a.Name, suggest(a.Name, blk.Params))
+			}
+		}
+		if len(call.Args) < len(blk.Params) {
+			c.errf(call.Pos, "block %s takes %d arguments, got %d", blk.Name, len(blk.Params), len(call.Args))
+		}
+		return
+	}
 	prim, ok := c.reg.Primitive(call.Name)
 	if !ok {
-		c.errf(call.Pos, "unknown primitive %q%s", call.Name, suggest(call.Name, c.reg.Names()))
+		c.errf(call.Pos, "unknown primitive %q%s", call.Name, suggest(call.Name, append(c.reg.Names(), keysOf(c.blocks)...)))
 	}
 	for i, a := range call.Args {
 		c.expr(a.Value, false)
@@ -148,6 +189,15 @@ func (c *checker) tensorArg(e *Expr) {
 	if len(path.Segs) == 1 && name != "" && !c.locals[name] && !c.fields[name] && name != c.loopVar {
 		c.errf(path.Pos, "undefined tensor %q%s", name, suggest(name, keys(c.locals)))
 	}
+}
+
+func keysOf(m map[string]*Block) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func keys(m map[string]bool) []string {

@@ -23,12 +23,12 @@ var tensorOps = map[string]string{"+": "add", "-": "sub", "*": "mul"}
 
 // scope is what names resolve against during evaluation.
 type scope struct {
-	cfg     map[string]any      // evaluated config fields
-	locals  map[string]*ir.Node // tensor bindings
-	loopVar string              // loop variable name, "" outside the loop
-	index   int64               // loop variable value
-	prefix  string              // weight module prefix, e.g. "model.layers.3."
-	b       *builder            // nil while evaluating config expressions
+	cfg     map[string]any // evaluated config fields
+	locals  map[string]any // bindings: tensors (*ir.Node) and block parameters of any kind
+	loopVar string         // loop variable name, "" outside the loop
+	index   int64          // loop variable value
+	prefix  string         // weight module prefix, e.g. "model.layers.3."
+	b       *builder       // nil while evaluating config expressions
 }
 
 func (s *scope) expr(e *Expr) (any, error) {
@@ -89,6 +89,12 @@ func (s *scope) binary(e *BinExpr) (any, error) {
 }
 
 func (s *scope) apply(op *BinOp, l, r any) (any, error) {
+	if n, f, ok := tensorScalar(l, r); ok && s.b != nil && (op.Op == "*" || (op.Op == "/" && n == l)) {
+		if op.Op == "/" {
+			f = 1 / f
+		}
+		return s.b.node(op.Pos, "scale", []*ir.Node{n}, "", map[string]any{"factor": f})
+	}
 	if ln, ok := l.(*ir.Node); ok {
 		rn, ok := r.(*ir.Node)
 		prim, known := tensorOps[op.Op]
@@ -105,6 +111,19 @@ func (s *scope) apply(op *BinOp, l, r any) (any, error) {
 		return nil, errorf(op.Pos, "%v", err)
 	}
 	return v, nil
+}
+
+// tensorScalar matches a tensor and a number in either order.
+func tensorScalar(l, r any) (*ir.Node, float64, bool) {
+	if n, ok := l.(*ir.Node); ok {
+		f, ok := number(r)
+		return n, f, ok
+	}
+	if n, ok := r.(*ir.Node); ok {
+		f, ok := number(l)
+		return n, f, ok
+	}
+	return nil, 0, false
 }
 
 // scalarOp applies a binary operator to config-time values.
@@ -226,6 +245,11 @@ func (s *scope) unary(u *Unary) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, ix := range u.Index {
+		if v, err = s.indexValue(v, ix); err != nil {
+			return nil, err
+		}
+	}
 	switch u.Op {
 	case "-":
 		switch x := v.(type) {
@@ -242,6 +266,38 @@ func (s *scope) unary(u *Unary) (any, error) {
 		return nil, errorf(u.Pos, "operator ! needs bool, got %s", typeName(v))
 	}
 	return v, nil
+}
+
+// indexValue evaluates v[ix]: a list element by int (negative counts from the
+// end, as in Python) or a dict value by string key (missing: none).
+func (s *scope) indexValue(v any, ix *Expr) (any, error) {
+	k, err := s.expr(ix)
+	if err != nil {
+		return nil, err
+	}
+	switch c := v.(type) {
+	case []any:
+		i, ok := k.(int64)
+		if !ok {
+			return nil, errorf(ix.Pos, "list index must be an int, got %s %s", typeName(k), show(k))
+		}
+		if i < 0 {
+			i += int64(len(c))
+		}
+		if i < 0 || i >= int64(len(c)) {
+			return nil, errorf(ix.Pos, "list index %s out of range (length %d)", show(k), len(c))
+		}
+		return c[i], nil
+	case map[string]any:
+		key, ok := k.(string)
+		if !ok {
+			return nil, errorf(ix.Pos, "dict key must be a string, got %s", typeName(k))
+		}
+		return c[key], nil
+	case nil:
+		return nil, nil
+	}
+	return nil, errorf(ix.Pos, "cannot index %s", typeName(v))
 }
 
 func (s *scope) primary(p *Primary) (any, error) {
@@ -272,11 +328,15 @@ func (s *scope) primary(p *Primary) (any, error) {
 func (s *scope) path(p *Path) (any, error) {
 	head := p.Segs[0]
 	if head.Name != "" {
-		if n, ok := s.locals[head.Name]; ok {
-			if len(p.Segs) > 1 {
-				return nil, errorf(p.Segs[1].Pos, "%s is a tensor; it has no field", head.Name)
+		if v, ok := s.locals[head.Name]; ok {
+			if len(p.Segs) == 1 {
+				return v, nil
 			}
-			return n, nil
+			m, isModule := v.(module)
+			if !isModule {
+				return nil, errorf(p.Segs[1].Pos, "%s is a %s; it has no field", head.Name, typeName(v))
+			}
+			return s.modulePath(string(m)+".", p.Segs[1:])
 		}
 		if head.Name == s.loopVar && s.loopVar != "" {
 			return s.index, nil
@@ -304,8 +364,13 @@ func (s *scope) path(p *Path) (any, error) {
 	if head.Name == "tokens" && len(p.Segs) == 1 {
 		return s.b.g.Tokens, nil
 	}
-	name := s.prefix
-	for i, seg := range p.Segs {
+	return s.modulePath(s.prefix, p.Segs)
+}
+
+// modulePath joins path segments into a weight module name under prefix.
+func (s *scope) modulePath(prefix string, segs []*Seg) (any, error) {
+	name := prefix
+	for i, seg := range segs {
 		if i > 0 {
 			name += "."
 		}
@@ -340,9 +405,12 @@ func (s *scope) call(c *Call) (any, error) {
 	if s.b == nil {
 		return nil, errorf(c.Pos, "primitive call %s(...) is not allowed in a config expression", c.Name)
 	}
+	if blk, ok := s.b.blocks[c.Name]; ok {
+		return s.callBlock(c, blk)
+	}
 	prim, ok := s.b.reg.Primitive(c.Name)
 	if !ok {
-		return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, suggest(c.Name, s.b.reg.Names()))
+		return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, suggest(c.Name, append(s.b.reg.Names(), s.b.blockNames()...)))
 	}
 	vals := make(map[string]any, len(c.Args))
 	given := make(map[string]bool, len(c.Args))
@@ -397,6 +465,58 @@ func (s *scope) call(c *Call) (any, error) {
 		}
 	}
 	return s.b.node(c.Pos, c.Name, args, mod, attrs)
+}
+
+// maxBlockDepth bounds nested block calls (a block calling itself).
+const maxBlockDepth = 32
+
+// callBlock evaluates a block call: arguments are bound to the block's
+// parameters (positionally or by name) in a fresh scope that shares the
+// config, loop variable and weight prefix; the return expression is the value.
+func (s *scope) callBlock(c *Call, blk *Block) (any, error) {
+	if s.b.depth >= maxBlockDepth {
+		return nil, errorf(c.Pos, "block %s: calls nested deeper than %d (recursion?)", blk.Name, maxBlockDepth)
+	}
+	inner := &scope{cfg: s.cfg, locals: map[string]any{}, loopVar: s.loopVar, index: s.index, prefix: s.prefix, b: s.b}
+	for i, a := range c.Args {
+		name := a.Name
+		if name == "" {
+			if i >= len(blk.Params) {
+				return nil, errorf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
+			}
+			name = blk.Params[i]
+		} else if !contains(blk.Params, name) {
+			return nil, errorf(a.Pos, "block %s has no parameter %q%s", blk.Name, name, suggest(name, blk.Params))
+		}
+		if _, dup := inner.locals[name]; dup {
+			return nil, errorf(a.Pos, "block %s: parameter %q given twice", blk.Name, name)
+		}
+		v, err := s.expr(a.Value)
+		if err != nil {
+			return nil, err
+		}
+		inner.locals[name] = v
+	}
+	for _, p := range blk.Params {
+		if _, ok := inner.locals[p]; !ok {
+			return nil, errorf(c.Pos, "block %s: missing argument %q", blk.Name, p)
+		}
+	}
+	saved := s.b.stmt
+	s.b.depth++
+	s.b.path = append(s.b.path, blk.Name)
+	defer func() {
+		s.b.depth--
+		s.b.path = s.b.path[:len(s.b.path)-1]
+		s.b.stmt = saved
+	}()
+	for _, st := range blk.Body {
+		if err := inner.stmt(st); err != nil {
+			return nil, err
+		}
+	}
+	s.b.stmt = ""
+	return inner.expr(blk.Return)
 }
 
 func paramNames(p *ir.Primitive) []string {

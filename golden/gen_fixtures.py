@@ -25,22 +25,50 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import sys
 
 import torch
 import transformers
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import (
+    Gemma2Config,
+    Gemma2ForCausalLM,
+    Gemma3ForCausalLM,
+    Gemma3TextConfig,
+    GemmaConfig,
+    GemmaForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    MistralConfig,
+    MistralForCausalLM,
+    Olmo2Config,
+    Olmo2ForCausalLM,
+    Olmo3Config,
+    Olmo3ForCausalLM,
+    Qwen2Config,
+    Qwen2ForCausalLM,
+    Qwen3Config,
+    Qwen3ForCausalLM,
+    SmolLM3Config,
+    SmolLM3ForCausalLM,
+)
 
 MAX_NEW_TOKENS = 16
 PROMPT_LENGTHS = (1, 7, 29)  # including the leading BOS
 MIN_TOKEN_ID = 3  # prompt ids lie in [3, vocab-1]; 0..2 are pad/bos/eos-ish
 MAX_FOLDER_BYTES = 1 << 20
+# The files this script writes into a fixture folder (and removes before
+# writing); anything else there (emit.mlir) is left alone.
+GENERATED_FILES = ("config.json", "generation_config.json", "model.safetensors", "oracle.json")
+KEPT_FILES = ("emit.mlir",)
 # Every greedy step must win by at least this much over the runner-up, so a
 # 1e-4-accurate reimplementation cannot flip a token (DESIGN.md section 7).
 MIN_TOP2_MARGIN = 1e-3
 LOGITS_CHECK_TOL = 1e-6
 FULL_FORWARD_TOL = 1e-5
+# A switch "matters" when turning it off moves some first-step logit by at
+# least this much (100x the archc tolerance of 1e-4).
+SWITCH_MIN_DIFF = 1e-2
+WINDOW_PROMPT_LENGTHS = (1, 12, 29)  # for sliding_window 8
 
 # Shared shape of the tiny Llama-family models.
 TINY_LLAMA = dict(
@@ -58,6 +86,55 @@ TINY_LLAMA = dict(
     initializer_range=0.2,
 )
 
+# Shared shape of the other families (no hidden_act: Gemma 2/3 call it
+# hidden_activation and an unknown kwarg would be saved into config.json).
+# pad 0 / bos 1 / eos 2 for every family (some defaults lie outside vocab 256).
+TINY = dict(
+    vocab_size=256,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    max_position_embeddings=256,
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+    initializer_range=0.2,
+)
+# Olmo2/Olmo3 configs have no head_dim field (head_dim = hidden / heads).
+TINY_NO_HEAD_DIM = {k: v for k, v in TINY.items() if k != "head_dim"}
+
+
+# Switch mutators: each turns one feature off on a loaded config.
+def _set(**kw):
+    def mutate(cfg):
+        for k, v in kw.items():
+            setattr(cfg, k, v)
+
+    return mutate
+
+
+def _rope_type_default(layer_type):
+    def mutate(cfg):
+        theta = cfg.rope_parameters[layer_type]["rope_theta"]
+        cfg.rope_parameters[layer_type] = {"rope_type": "default", "rope_theta": theta}
+
+    return mutate
+
+
+def _local_theta_as_global(cfg):
+    theta = cfg.rope_parameters["full_attention"]["rope_theta"]
+    cfg.rope_parameters["sliding_attention"] = {"rope_type": "default", "rope_theta": theta}
+
+
+def _all_rope(cfg):
+    cfg.no_rope_layers = [1] * cfg.num_hidden_layers
+
+
+WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
+
 # The fixture table. One entry per fixture; keep names stable, Go tests
 # refer to them.
 #   name         folder name under --out
@@ -70,6 +147,19 @@ TINY_LLAMA = dict(
 #   norm_std     norm weights are 1 + norm_std * N(0, 1)
 #   bias_std     biases are bias_std * N(0, 1)
 #   check_rope_scaling   print/verify that rope scaling changes inv_freq
+# Optional keys (absent from the llama entries, whose files must stay
+# byte-identical):
+#   prompt_lengths  prompt lengths incl. BOS (default PROMPT_LENGTHS); the
+#                   sliding-window fixtures use (1, 12, 29) with window 8
+#   norm_center     norm weights are norm_center + norm_std * N(0, 1)
+#                   (default 1.0; 0.0 for Gemma's (1 + w) norms)
+#   record_rope     write the HF inv_freq / attention_scaling per layer type
+#                   into oracle.json ("rope")
+#   switches        list of (key, what, mutate): mutate(config) turns one
+#                   feature off; the oracle model is rebuilt from the same
+#                   weights with that config and the first-step logits must
+#                   move by >= SWITCH_MIN_DIFF for some prompt. oracle.json
+#                   gets key: true and the details under "switch_checks".
 FIXTURES = [
     dict(
         name="llama-tied",
@@ -116,10 +206,294 @@ FIXTURES = [
         bias_std=0.1,
         check_rope_scaling=True,
     ),
+    # ---- qwen2: q/k/v bias, o_proj without bias -------------------------
+    dict(
+        name="qwen2-tied",
+        model_cls=Qwen2ForCausalLM,
+        config_cls=Qwen2Config,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            use_sliding_window=False,  # config then stores sliding_window null
+        ),
+        seed=2101,
+        prompt_seed=1201,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+    ),
+    dict(
+        # layer_types = [full, sliding, sliding] (i >= max_window_layers)
+        name="qwen2-sliding",
+        model_cls=Qwen2ForCausalLM,
+        config_cls=Qwen2Config,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            num_hidden_layers=3,
+            intermediate_size=96,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+            use_sliding_window=True,
+            sliding_window=8,
+            max_window_layers=1,
+        ),
+        seed=2102,
+        prompt_seed=1202,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        switches=[WINDOW_OFF],
+    ),
+    # ---- mistral: every layer sliding -----------------------------------
+    dict(
+        name="mistral-sliding",
+        model_cls=MistralForCausalLM,
+        config_cls=MistralConfig,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            sliding_window=8,
+        ),
+        seed=2201,
+        prompt_seed=1301,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        switches=[("window_matters", "sliding_window=None (plain causal)", _set(sliding_window=None))],
+    ),
+    # ---- qwen3: per-head q/k RMSNorm before RoPE ------------------------
+    dict(
+        name="qwen3-tied",
+        model_cls=Qwen3ForCausalLM,
+        config_cls=Qwen3Config,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+        ),
+        seed=2301,
+        prompt_seed=1401,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+    ),
+    dict(
+        name="qwen3-untied",
+        model_cls=Qwen3ForCausalLM,
+        config_cls=Qwen3Config,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=1000000.0,
+        ),
+        seed=2302,
+        prompt_seed=1402,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+    ),
+    # ---- gemma: (1 + w) norms, sqrt(hidden) embedding scale, GeGLU -------
+    # hidden 80 != heads * head_dim 64 (as in Gemma 7B / Gemma 3 270M), and
+    # sqrt(80) is not exact in float32.
+    dict(
+        name="gemma-tied",
+        model_cls=GemmaForCausalLM,
+        config_cls=GemmaConfig,
+        config=dict(
+            TINY,
+            hidden_size=80,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            rope_theta=10000.0,
+        ),
+        seed=2401,
+        prompt_seed=1501,
+        weight_std=0.2,
+        norm_std=0.1,
+        norm_center=0.0,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+    ),
+    # ---- gemma2: 4 norms, soft-caps, query_pre_attn_scalar, sliding/global
+    dict(
+        name="gemma2-sliding",
+        model_cls=Gemma2ForCausalLM,
+        config_cls=Gemma2Config,
+        config=dict(
+            TINY,
+            num_hidden_layers=4,
+            intermediate_size=64,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            rope_theta=10000.0,
+            query_pre_attn_scalar=24,
+            attn_logit_softcapping=50.0,
+            final_logit_softcapping=30.0,
+            sliding_window=8,
+        ),
+        seed=2501,
+        prompt_seed=1601,
+        weight_std=0.2,
+        norm_std=0.1,
+        norm_center=0.0,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        switches=[
+            WINDOW_OFF,
+            ("attn_softcap_matters", "attn_logit_softcapping=None", _set(attn_logit_softcapping=None)),
+            ("final_softcap_matters", "final_logit_softcapping=None", _set(final_logit_softcapping=None)),
+            ("query_pre_attn_scalar_matters", "query_pre_attn_scalar=head_dim (16)", _set(query_pre_attn_scalar=16)),
+        ],
+    ),
+    # ---- gemma3_text: q/k (1 + w) norms, local/global RoPE, linear scaling
+    # Passed the way a transformers-4.x config.json is read (rope_theta,
+    # rope_local_base_freq, rope_scaling, sliding_window_pattern); saved in
+    # the v5 form (rope_parameters per layer type, layer_types).
+    # layer_types = [sliding, sliding, full, sliding] ((i + 1) % 3 != 0).
+    dict(
+        name="gemma3-text-sliding",
+        model_cls=Gemma3ForCausalLM,
+        config_cls=Gemma3TextConfig,
+        config=dict(
+            TINY,
+            hidden_size=80,
+            num_hidden_layers=4,
+            intermediate_size=64,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            rope_theta=1000000.0,
+            rope_local_base_freq=10000.0,
+            rope_scaling={"rope_type": "linear", "factor": 8.0},
+            query_pre_attn_scalar=24,
+            sliding_window=8,
+            sliding_window_pattern=3,
+        ),
+        seed=2601,
+        prompt_seed=1701,
+        weight_std=0.2,
+        norm_std=0.1,
+        norm_center=0.0,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        switches=[
+            WINDOW_OFF,
+            ("global_rope_scaling_matters", "full_attention rope_type default", _rope_type_default("full_attention")),
+            ("local_rope_base_matters", "sliding_attention rope_theta = global", _local_theta_as_global),
+        ],
+    ),
+    # ---- smollm3: NoPE layers (no_rope_layers[i] == 0) ------------------
+    dict(
+        name="smollm3-nope",
+        model_cls=SmolLM3ForCausalLM,
+        config_cls=SmolLM3Config,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            num_hidden_layers=4,
+            intermediate_size=64,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            rope_theta=5000000.0,
+            no_rope_layers=[1, 0, 1, 1],
+        ),
+        seed=2701,
+        prompt_seed=1801,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        switches=[("nope_matters", "no_rope_layers all 1 (RoPE everywhere)", _all_rope)],
+    ),
+    # ---- olmo2: post-norm block, flat q/k RMSNorm -----------------------
+    dict(
+        name="olmo2",
+        model_cls=Olmo2ForCausalLM,
+        config_cls=Olmo2Config,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=500000.0,
+        ),
+        seed=2801,
+        prompt_seed=1901,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+    ),
+    # ---- olmo3: olmo2 + sliding layers + yarn on full-attention layers ---
+    # layer_types = [sliding, sliding, sliding, full] ((i + 1) % 4 != 0).
+    # original_max_position_embeddings 64 with head_dim 16, theta 500000:
+    # yarn keeps frequency 0, blends 1, divides 2..7 by the factor.
+    dict(
+        name="olmo3-sliding-yarn",
+        model_cls=Olmo3ForCausalLM,
+        config_cls=Olmo3Config,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            num_hidden_layers=4,
+            intermediate_size=64,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=500000.0,
+            rope_scaling={
+                "rope_type": "yarn",
+                "factor": 4.0,
+                "original_max_position_embeddings": 64,
+            },
+            sliding_window=8,
+        ),
+        seed=2901,
+        prompt_seed=2001,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        switches=[
+            WINDOW_OFF,
+            ("yarn_matters", "full_attention rope_type default", _rope_type_default("full_attention")),
+        ],
+    ),
 ]
 
 
-def randomize_(model, gen, weight_std, norm_std, bias_std):
+def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0):
     """Overwrite every parameter in a fixed (sorted-name) order."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
@@ -127,7 +501,7 @@ def randomize_(model, gen, weight_std, norm_std, bias_std):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
             if name.endswith("norm.weight"):
-                p.copy_(1.0 + norm_std * noise)
+                p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
                 p.copy_(bias_std * noise)
             elif name.endswith(".weight"):
@@ -136,10 +510,10 @@ def randomize_(model, gen, weight_std, norm_std, bias_std):
                 raise ValueError(f"unexpected parameter {name}")
 
 
-def make_prompts(seed, vocab, bos):
+def make_prompts(seed, vocab, bos, lengths=PROMPT_LENGTHS):
     gen = torch.Generator().manual_seed(seed)
     prompts = []
-    for n in PROMPT_LENGTHS:
+    for n in lengths:
         rest = torch.randint(MIN_TOKEN_ID, vocab, (n - 1,), generator=gen)
         prompts.append([bos] + [int(x) for x in rest])
     return prompts
@@ -164,6 +538,56 @@ def rope_report(config):
     smoothed = len(ratio) - kept - divided
     print(f"  kept={kept} smoothed={smoothed} divided={divided}")
     assert kept and smoothed and divided, "llama3 scaling should hit all three bands"
+
+
+def rope_tables(model):
+    """HF's inv_freq (float32) and cos/sin scaling per layer type."""
+    rot = model.model.rotary_emb
+    if hasattr(rot, "inv_freq"):
+        types = {"all_layers": (rot.inv_freq, rot.attention_scaling, rot.rope_type)}
+    else:
+        types = {
+            lt: (getattr(rot, f"{lt}_inv_freq"), getattr(rot, f"{lt}_attention_scaling"), rot.rope_type[lt])
+            for lt in rot.layer_types
+        }
+    out = {}
+    for lt, (inv, scaling, rope_type) in sorted(types.items()):
+        out[lt] = {
+            "rope_type": rope_type,
+            "attention_scaling": float(scaling),
+            "inv_freq": [fmt_float(x) for x in inv.to(torch.float32)],
+        }
+        print(f"  rope {lt}: {rope_type} scaling={float(scaling)!r} inv_freq={out[lt]['inv_freq']}")
+    return out
+
+
+def load_oracle_model(spec, out, config=None):
+    kw = {} if config is None else {"config": config}
+    return spec["model_cls"].from_pretrained(
+        out, dtype=torch.float32, attn_implementation="eager", **kw
+    ).eval()
+
+
+def first_step_logits(model, prompt):
+    ids = torch.tensor([prompt], dtype=torch.long)
+    return model(ids, logits_to_keep=1).logits[0, -1].to(torch.float32)
+
+
+def check_switches(spec, out, prompts, reference):
+    """Turn each switch off and show that the first-step logits move."""
+    result = {}
+    for key, what, mutate in spec.get("switches", []):
+        cfg = spec["config_cls"].from_pretrained(out)
+        mutate(cfg)
+        alt = load_oracle_model(spec, out, cfg)
+        diffs = []
+        with torch.no_grad():
+            for prompt, ref in zip(prompts, reference):
+                diffs.append(float((first_step_logits(alt, prompt) - ref).abs().max()))
+        print(f"  switch {key}: off = {what}; max |dlogit| per prompt {diffs}")
+        assert max(diffs) >= SWITCH_MIN_DIFF, f"{spec['name']}: {key} does not matter ({diffs})"
+        result[key] = {"disabled_by": what, "max_abs_first_logit_diff_per_prompt": diffs}
+    return result
 
 
 def fmt_float(x):
@@ -195,29 +619,39 @@ def build_fixture(spec, out_root):
     name = spec["name"]
     print(f"== {name}")
     out = os.path.join(out_root, name)
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    os.makedirs(out)
+    # Remove only what this script writes: emit.mlir (the structural golden,
+    # written by `go test ./golden -update`) lives in the same folder.
+    os.makedirs(out, exist_ok=True)
+    for fn in GENERATED_FILES:
+        p = os.path.join(out, fn)
+        if os.path.exists(p):
+            os.remove(p)
 
     config = spec["config_cls"](**spec["config"])
     torch.manual_seed(spec["seed"])  # for whatever HF's own init draws
     model = spec["model_cls"](config)
     gen = torch.Generator().manual_seed(spec["seed"])
-    randomize_(model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"])
+    randomize_(
+        model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec.get("norm_center", 1.0)
+    )
     model = model.to(torch.float32).eval()
 
     if spec["check_rope_scaling"]:
         rope_report(model.config)
 
     model.save_pretrained(out, safe_serialization=True)
+    written = sorted(os.listdir(out))
+    unexpected = set(written) - set(GENERATED_FILES) - set(KEPT_FILES)
+    assert not unexpected, f"{name}: save_pretrained wrote {unexpected}"
 
     # Reload from disk so the oracle is computed from exactly what we ship.
-    model = spec["model_cls"].from_pretrained(
-        out, dtype=torch.float32, attn_implementation="eager"
-    ).eval()
+    model = load_oracle_model(spec, out)
     cfg = model.config
     eos = cfg.eos_token_id
-    prompts = make_prompts(spec["prompt_seed"], cfg.vocab_size, cfg.bos_token_id)
+    prompts = make_prompts(
+        spec["prompt_seed"], cfg.vocab_size, cfg.bos_token_id, spec.get("prompt_lengths", PROMPT_LENGTHS)
+    )
+    rope = rope_tables(model) if spec.get("record_rope") else None
 
     tokens, first_logits, margins = [], [], []
     max_check_diff = max_full_diff = 0.0
@@ -268,6 +702,7 @@ def build_fixture(spec, out_root):
     min_margin = min(margins)
     print(f"  min top1-top2 margin over all greedy steps: {min_margin:.6g}")
     assert min_margin >= MIN_TOP2_MARGIN, f"{name}: near-tie in greedy path; change the seed"
+    switch_checks = check_switches(spec, out, prompts, [torch.tensor(l) for l in first_logits])
 
     oracle = {
         "transformers_version": transformers.__version__,
@@ -292,13 +727,19 @@ def build_fixture(spec, out_root):
             "full_forward_max_abs_diff": max_full_diff,
             "ok": True,
         },
-        "first_logits": first_logits,
     }
+    if rope is not None:
+        oracle["rope"] = rope
+    for key in switch_checks:
+        oracle[key] = True
+    if switch_checks:
+        oracle["switch_checks"] = switch_checks
+    oracle["first_logits"] = first_logits
     with open(os.path.join(out, "oracle.json"), "w") as f:
         f.write(dump_json(oracle))
 
     total = 0
-    for fn in sorted(os.listdir(out)):
+    for fn in GENERATED_FILES:
         p = os.path.join(out, fn)
         size = os.path.getsize(p)
         total += size
@@ -306,6 +747,12 @@ def build_fixture(spec, out_root):
             digest = hashlib.sha256(f.read()).hexdigest()
         print(f"  {fn:24s} {size:8d}  {digest}")
     assert total <= MAX_FOLDER_BYTES, f"{name}: folder is {total} bytes"
+    for fn in sorted(set(os.listdir(out)) - set(GENERATED_FILES)):
+        size = os.path.getsize(os.path.join(out, fn))
+        print(f"  {fn:24s} {size:8d}  (kept, not generated here)")
+        total += size
+    if total > MAX_FOLDER_BYTES:
+        print(f"  WARNING: folder is {total} bytes with the kept files (> {MAX_FOLDER_BYTES})")
 
 
 def main():

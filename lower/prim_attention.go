@@ -12,11 +12,13 @@ import (
 // finite f32 (torch.finfo(float32).min, as HF's causal mask), never -inf.
 const maskValue = -3.4028234663852886e38
 
-// attention(q [batch, seq, heads, d], k, v [batch, seq, kv_heads, d], scale)
-// → [batch, seq, heads·d]. HF eager_attention_forward with GQA (query head
+// attention(q [batch, seq, heads, d], k, v [batch, seq, kv_heads, d], scale,
+// softcap, window) → [batch, seq, heads·d]. HF eager_attention_forward with GQA (query head
 // h reads kv head h / (heads/kv_heads)) and a causal mask over absolute
 // positions: scores = q·kᵀ·scale (scale defaults to d^-0.5), masked where
-// key position > query position, softmax in f32, then ·v. This call's keys
+// key position > query position (or, with window W tokens, key position <=
+// query position - W), attention-logit soft-capping cap·tanh(s/cap) before
+// the mask (HF Gemma 2), softmax in f32, then ·v. This call's keys
 // and values are first written into the KV cache (see kvcache.go); attention
 // then reads the whole cache row of each slot.
 func inferAttention(n *ir.Node) error {
@@ -33,8 +35,15 @@ func inferAttention(n *ir.Node) error {
 	if q.Shape[3] != k.Shape[3] || h%kvh != 0 {
 		return fmt.Errorf("q %s does not fit k %s (heads must be a multiple of kv_heads, head_dim equal)", q, k)
 	}
-	if _, err := floatAttr(n, "scale", 0); err != nil {
-		return err
+	for _, a := range []string{"scale", "softcap"} {
+		if _, err := floatAttr(n, a, 0); err != nil {
+			return err
+		}
+	}
+	if w, ok := n.Attrs["window"]; ok && w != nil {
+		if ww, ok := w.(int64); !ok || ww <= 0 {
+			return fmt.Errorf("window must be a positive int (tokens) or none, got %v", w)
+		}
 	}
 	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * q.Shape[3]}, DType: ir.F32}
 	return nil
@@ -57,10 +66,20 @@ func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{3}) // [B,KVH,G·S,T]
 	scores = f.reshape(scores, B, KVH, G, S, T)
 	scores = f.mul(scores, f.splat(scale, scores.Type))
+	capv, _ := floatAttr(n, "softcap", 0)
+	scores = f.softcap(scores, capv)
 
-	// Causal mask over absolute positions: key j is visible to a query at p iff j <= p.
+	// Causal mask over absolute positions: key j is visible to a query at p
+	// iff j <= p, and with a sliding window W also p - j < W (HF
+	// sliding_window_overlay: kv_idx > q_idx - W).
 	it := scores.Type.WithElem("i32")
-	visible := f.compare("LE", f.iota(it, 4), f.broadcastDims(f.positions, it, 0, 3))
+	keyPos := f.iota(it, 4)
+	queryPos := f.broadcastDims(f.positions, it, 0, 3)
+	visible := f.compare("LE", keyPos, queryPos)
+	if w, ok := n.Attrs["window"].(int64); ok {
+		inWindow := f.compare("GT", keyPos, f.sub(queryPos, f.broadcast(f.constI32(w), it)))
+		visible = f.Op("stablehlo.and", visible.Type, "", visible, inWindow)
+	}
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
 	probs := f.reshape(f.softmaxLast(scores), B, KVH, G*S, T)

@@ -30,6 +30,16 @@ func lowerRMSNorm(f *fn, n *ir.Node) codegen.Value {
 	return f.mul(f.broadcastTrailing(f.weight(n.Weights[0].Name), x.Type), f.rmsNormalize(x, eps))
 }
 
+// lowerRMSNorm1p follows HF GemmaRMSNorm.forward: the normalized x times
+// (1 + w), in f32.
+func lowerRMSNorm1p(f *fn, n *ir.Node) codegen.Value {
+	eps, _ := floatAttr(n, "eps", 0)
+	x := f.arg(n, 0)
+	w := f.weight(n.Weights[0].Name)
+	w = f.add(f.splat(1, w.Type), w)
+	return f.mul(f.rmsNormalize(x, eps), f.broadcastTrailing(w, x.Type))
+}
+
 // rmsNormalize returns x * rsqrt(mean(x², -1) + eps) over the last dimension.
 func (f *fn) rmsNormalize(x codegen.Value, eps float64) codegen.Value {
 	d := x.Type.Shape[x.Type.Rank()-1]

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/archc/archc/codegen"
@@ -137,4 +138,47 @@ func lowerBinary(op string) func(*fn, *ir.Node) codegen.Value {
 func lowerSiLU(f *fn, n *ir.Node) codegen.Value {
 	x := f.arg(n, 0)
 	return f.mul(x, f.unary("stablehlo.logistic", x))
+}
+
+// lowerGeLUTanh follows torch.nn.functional.gelu(approximate="tanh") (HF
+// "gelu_pytorch_tanh"): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+func lowerGeLUTanh(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	x3 := f.mul(f.mul(x, x), x)
+	inner := f.mul(f.splat(math.Sqrt(2/math.Pi), x.Type), f.add(x, f.mul(f.splat(0.044715, x.Type), x3)))
+	return f.mul(f.mul(f.splat(0.5, x.Type), x), f.add(f.splat(1, x.Type), f.unary("stablehlo.tanh", inner)))
+}
+
+func lowerSoftcap(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	c, _ := floatAttr(n, "cap", 0)
+	return f.softcap(x, c)
+}
+
+// softcap is cap·tanh(x/cap) (HF Gemma 2 soft-capping); cap <= 0 is none.
+func (f *fn) softcap(x codegen.Value, c float64) codegen.Value {
+	if c <= 0 {
+		return x
+	}
+	return f.mul(f.unary("stablehlo.tanh", f.div(x, f.splat(c, x.Type))), f.splat(c, x.Type))
+}
+
+func inferSoftcap(n *ir.Node) error {
+	if _, err := floatAttr(n, "cap", 0); err != nil {
+		return err
+	}
+	return inferSame(n)
+}
+
+func inferScale(n *ir.Node) error {
+	if _, err := floatAttr(n, "factor", 1); err != nil {
+		return err
+	}
+	return inferSame(n)
+}
+
+func lowerScale(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	s, _ := floatAttr(n, "factor", 1)
+	return f.mul(x, f.splat(s, x.Type))
 }

@@ -28,11 +28,16 @@ type Family struct {
 // ModelTypes lists the model_type values the family matches.
 func (f *Family) ModelTypes() []string { return dsl.ModelTypes(f.File) }
 
-// ParseFamily parses and checks .arch source. Errors are `file:line:col:
-// message` diagnostics, one per line.
-func ParseFamily(name string, src []byte) (*Family, error) {
+// ParseFamily parses .arch source, resolves its `extends` chain against
+// parents (parsed built-in and sibling files, by arch name; may be nil) and
+// checks the result. Errors are `file:line:col: message` diagnostics, one
+// per line.
+func ParseFamily(name string, src []byte, parents map[string]*dsl.File) (*Family, error) {
 	f, err := dsl.Parse(name, src)
 	if err != nil {
+		return nil, err
+	}
+	if f, err = dsl.Resolve(f, lookup(parents)); err != nil {
 		return nil, err
 	}
 	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
@@ -45,13 +50,53 @@ func ParseFamily(name string, src []byte) (*Family, error) {
 	return &Family{Name: f.Name, Path: name, File: f}, nil
 }
 
-// LoadFamily reads and checks a .arch file from disk.
+func lookup(parents map[string]*dsl.File) func(string) (*dsl.File, error) {
+	return func(name string) (*dsl.File, error) {
+		if f, ok := parents[name]; ok {
+			return f, nil
+		}
+		names := make([]string, 0, len(parents))
+		for n := range parents {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("no family named %q (known: %s)", name, strings.Join(names, ", "))
+	}
+}
+
+// LoadFamily reads and checks a .arch file from disk; it may extend the
+// built-in families.
 func LoadFamily(path string) (*Family, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseFamily(path, src)
+	parents, err := builtinFiles()
+	if err != nil {
+		return nil, err
+	}
+	return ParseFamily(path, src, parents)
+}
+
+// builtinFiles parses the embedded .arch files (unresolved), by arch name.
+func builtinFiles() (map[string]*dsl.File, error) {
+	names, err := fs.Glob(archs.FS, "*.arch")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*dsl.File{}
+	for _, n := range names {
+		src, err := archs.FS.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		f, err := dsl.Parse(n, src)
+		if err != nil {
+			return nil, fmt.Errorf("built-in family %s: %w", n, err)
+		}
+		out[f.Name] = f
+	}
+	return out, nil
 }
 
 // BuiltinFamilies returns the families embedded in the binary (archs/*.arch),
@@ -62,13 +107,17 @@ func BuiltinFamilies() ([]*Family, error) {
 		return nil, err
 	}
 	sort.Strings(names)
+	parents, err := builtinFiles()
+	if err != nil {
+		return nil, err
+	}
 	var out []*Family
 	for _, n := range names {
 		src, err := archs.FS.ReadFile(n)
 		if err != nil {
 			return nil, err
 		}
-		f, err := ParseFamily(n, src)
+		f, err := ParseFamily(n, src, parents)
 		if err != nil {
 			return nil, fmt.Errorf("built-in family %s: %w", n, err)
 		}

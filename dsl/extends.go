@@ -1,0 +1,110 @@
+package dsl
+
+// Resolve returns the file a family denotes once its `extends` chain is
+// applied; a file without `extends` is returned as is. parent looks a family
+// up by arch name (it returns an error for unknown names). The result keeps
+// the child's name and match clauses and merges the rest by name, as Hugging
+// Face modular files do:
+//   - config fields: the parent's, each replaced by a child field of the
+//     same name, then the child's new fields;
+//   - blocks: the parent's, each replaced by a child block of the same name,
+//     then the child's new blocks;
+//   - dataflow (top-level statements and the layer loop): the child's if it
+//     has any, else the parent's.
+//
+// Nodes keep their source positions, so diagnostics point into the file
+// that wrote them. Errors: an unknown parent or an extends cycle.
+func Resolve(f *File, parent func(name string) (*File, error)) (*File, error) {
+	return resolve(f, parent, map[string]bool{})
+}
+
+func resolve(f *File, parent func(string) (*File, error), seen map[string]bool) (*File, error) {
+	if f.Extends == "" {
+		return f, nil
+	}
+	if seen[f.Name] {
+		return nil, errorf(f.Pos, "arch %s: extends cycle", f.Name)
+	}
+	seen[f.Name] = true
+	pf, err := parent(f.Extends)
+	if err != nil {
+		return nil, errorf(f.Pos, "arch %s extends %s: %v", f.Name, f.Extends, err)
+	}
+	base, err := resolve(pf, parent, seen)
+	if err != nil {
+		return nil, err
+	}
+	return merge(base, f), nil
+}
+
+// merge applies child on top of a resolved base.
+func merge(base, child *File) *File {
+	out := &File{Pos: child.Pos, Name: child.Name}
+	var items []*Item
+	for _, it := range child.Items {
+		if it.Match != nil {
+			items = append(items, it)
+		}
+	}
+	// Config fields, merged by name into one config block.
+	childFields := map[string]*Field{}
+	for _, fd := range configFields(child) {
+		childFields[fd.Name] = fd
+	}
+	cfg := &Config{Pos: child.Pos}
+	for _, fd := range configFields(base) {
+		if c, ok := childFields[fd.Name]; ok {
+			cfg.Fields = append(cfg.Fields, c)
+			delete(childFields, fd.Name)
+			continue
+		}
+		cfg.Fields = append(cfg.Fields, fd)
+	}
+	for _, fd := range configFields(child) {
+		if _, ok := childFields[fd.Name]; ok {
+			cfg.Fields = append(cfg.Fields, fd)
+		}
+	}
+	items = append(items, &Item{Pos: cfg.Pos, Config: cfg})
+	// Blocks, merged by name.
+	childBlocks := map[string]*Block{}
+	for _, it := range child.Items {
+		if it.Block != nil {
+			childBlocks[it.Block.Name] = it.Block
+		}
+	}
+	for _, it := range base.Items {
+		if b := it.Block; b != nil {
+			if c, ok := childBlocks[b.Name]; ok {
+				items = append(items, &Item{Pos: c.Pos, Block: c})
+				delete(childBlocks, b.Name)
+				continue
+			}
+			items = append(items, it)
+		}
+	}
+	for _, it := range child.Items {
+		if it.Block != nil {
+			if _, ok := childBlocks[it.Block.Name]; ok {
+				items = append(items, it)
+			}
+		}
+	}
+	// Dataflow.
+	flow := dataflow(child)
+	if len(flow) == 0 {
+		flow = dataflow(base)
+	}
+	out.Items = append(items, flow...)
+	return out
+}
+
+func dataflow(f *File) []*Item {
+	var out []*Item
+	for _, it := range f.Items {
+		if it.Stmt != nil || it.Loop != nil {
+			out = append(out, it)
+		}
+	}
+	return out
+}
