@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/ardanlabs/jinja v1.8.0 // indirect
 	github.com/dlclark/regexp2 v1.12.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/gpustack/gguf-parser-go v0.28.1 // indirect

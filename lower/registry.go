@@ -2,7 +2,6 @@ package lower
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/archc/archc/codegen"
@@ -25,16 +24,21 @@ var primitives = table{}
 
 func init() {
 	for _, p := range []*primitive{
-		row("embedding", inferEmbedding, lowerEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")), // out[b,s] = weight[ids[b,s]]
-		row("rms_norm", inferRMSNorm, lowerRMSNorm, false, tensor("x"), module("weight"), scalar("eps")),                                            // out = x * rsqrt(mean(x²) + eps) * w
-		row("linear", inferLinear, lowerLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),                              // out = x·Wᵀ (+ b)
-		row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),                                                                       // [..., n·d] → [..., n, d]
-		row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling")),                                                 // out = x·cos + rotate_half(x)·sin
-		row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale")),                            // softmax(q·kᵀ·scale + causal mask)·v, GQA, KV cache
-		row("silu", inferSame, lowerSiLU, false, tensor("x")),                                                                                       // out = x·sigmoid(x)
-		row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),                                                 // out = x + y
-		row("sub", inferElementwise, lowerBinary("stablehlo.subtract"), false, tensor("x"), tensor("y")),                                            // out = x - y
-		row("mul", inferElementwise, lowerBinary("stablehlo.multiply"), false, tensor("x"), tensor("y")),                                            // out = x * y
+		row("embedding", inferEmbedding, lowerEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")),               // out[b,s] = weight[ids[b,s]]
+		row("rms_norm", inferRMSNorm, lowerRMSNorm, false, tensor("x"), module("weight"), scalar("eps")),                                                          // out = x·rsqrt(mean(x²) + eps)·w
+		row("rms_norm_1p", inferRMSNorm, lowerRMSNorm1p, false, tensor("x"), module("weight"), scalar("eps")),                                                     // out = x·rsqrt(mean(x²) + eps)·(1 + w)
+		row("linear", inferLinear, lowerLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),                                            // out = x·Wᵀ (+ b)
+		row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),                                                                                     // [..., n·d] → [..., n, d]
+		row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling")),                                                               // out = x·cos + rotate_half(x)·sin
+		row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window")), // softmax(softcap(q·kᵀ·scale) + mask)·v, GQA, KV cache
+		row("activation", inferActivation, lowerActivation, false, tensor("x"), scalar("name")),                                                                   // HF ACT2FN[name](x)
+		row("silu", inferSame, lowerSiLU, false, tensor("x")),                                                                                                     // out = x·sigmoid(x)
+		row("gelu_tanh", inferSame, lowerGeLUTanh, false, tensor("x")),                                                                                            // out = x/2·(1 + tanh(√(2/π)·(x + 0.044715x³)))
+		row("softcap", inferSoftcap, lowerSoftcap, false, tensor("x"), optional("cap")),                                                                           // out = cap·tanh(x/cap); cap none: x
+		row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),                                                                                // out = x·factor (factor rounded to f32)
+		row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),                                                               // out = x + y
+		row("sub", inferElementwise, lowerBinary("stablehlo.subtract"), false, tensor("x"), tensor("y")),                                                          // out = x - y
+		row("mul", inferElementwise, lowerBinary("stablehlo.multiply"), false, tensor("x"), tensor("y")),                                                          // out = x * y
 	} {
 		primitives[p.Name] = p
 	}
@@ -115,70 +119,4 @@ func lastDim(t ir.Type) int64 {
 		return -1
 	}
 	return int64(t.Shape[len(t.Shape)-1])
-}
-
-func inferSame(n *ir.Node) error {
-	n.Type = n.Args[0].Type
-	return nil
-}
-
-func inferElementwise(n *ir.Node) error {
-	x, y := n.Args[0].Type, n.Args[1].Type
-	if !x.Shape.Equal(y.Shape) || x.DType != y.DType {
-		return fmt.Errorf("operands differ: %s vs %s", x, y)
-	}
-	n.Type = x
-	return nil
-}
-
-func lowerBinary(op string) func(*fn, *ir.Node) codegen.Value {
-	return func(f *fn, n *ir.Node) codegen.Value { return f.binary(op, f.arg(n, 0), f.arg(n, 1)) }
-}
-
-func lowerSiLU(f *fn, n *ir.Node) codegen.Value {
-	x := f.arg(n, 0)
-	return f.mul(x, f.unary("stablehlo.logistic", x))
-}
-
-// lowerGeLUTanh follows torch.nn.functional.gelu(approximate="tanh") (HF
-// "gelu_pytorch_tanh"): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
-func lowerGeLUTanh(f *fn, n *ir.Node) codegen.Value {
-	x := f.arg(n, 0)
-	x3 := f.mul(f.mul(x, x), x)
-	inner := f.mul(f.splat(math.Sqrt(2/math.Pi), x.Type), f.add(x, f.mul(f.splat(0.044715, x.Type), x3)))
-	return f.mul(f.mul(f.splat(0.5, x.Type), x), f.add(f.splat(1, x.Type), f.unary("stablehlo.tanh", inner)))
-}
-
-func lowerSoftcap(f *fn, n *ir.Node) codegen.Value {
-	x := f.arg(n, 0)
-	c, _ := floatAttr(n, "cap", 0)
-	return f.softcap(x, c)
-}
-
-// softcap is cap·tanh(x/cap) (HF Gemma 2 soft-capping); cap <= 0 is none.
-func (f *fn) softcap(x codegen.Value, c float64) codegen.Value {
-	if c <= 0 {
-		return x
-	}
-	return f.mul(f.unary("stablehlo.tanh", f.div(x, f.splat(c, x.Type))), f.splat(c, x.Type))
-}
-
-func inferSoftcap(n *ir.Node) error {
-	if _, err := floatAttr(n, "cap", 0); err != nil {
-		return err
-	}
-	return inferSame(n)
-}
-
-func inferScale(n *ir.Node) error {
-	if _, err := floatAttr(n, "factor", 1); err != nil {
-		return err
-	}
-	return inferSame(n)
-}
-
-func lowerScale(f *fn, n *ir.Node) codegen.Value {
-	x := f.arg(n, 0)
-	s, _ := floatAttr(n, "factor", 1)
-	return f.mul(x, f.splat(s, x.Type))
 }

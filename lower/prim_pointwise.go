@@ -1,0 +1,106 @@
+package lower
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// Pointwise primitives: elementwise arithmetic, activations, soft-capping
+// and scaling. Each keeps its operand's shape.
+
+func inferSame(n *ir.Node) error {
+	n.Type = n.Args[0].Type
+	return nil
+}
+
+func inferElementwise(n *ir.Node) error {
+	x, y := n.Args[0].Type, n.Args[1].Type
+	if !x.Shape.Equal(y.Shape) || x.DType != y.DType {
+		return fmt.Errorf("operands differ: %s vs %s", x, y)
+	}
+	n.Type = x
+	return nil
+}
+
+func lowerBinary(op string) func(*fn, *ir.Node) codegen.Value {
+	return func(f *fn, n *ir.Node) codegen.Value { return f.binary(op, f.arg(n, 0), f.arg(n, 1)) }
+}
+
+func lowerSiLU(f *fn, n *ir.Node) codegen.Value { return f.silu(f.arg(n, 0)) }
+
+// silu is x·sigmoid(x) (torch.nn.functional.silu).
+func (f *fn) silu(x codegen.Value) codegen.Value { return f.mul(x, f.unary("stablehlo.logistic", x)) }
+
+// lowerGeLUTanh follows torch.nn.functional.gelu(approximate="tanh") (HF
+// "gelu_pytorch_tanh"): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+func lowerGeLUTanh(f *fn, n *ir.Node) codegen.Value { return f.geluTanh(f.arg(n, 0)) }
+
+func (f *fn) geluTanh(x codegen.Value) codegen.Value {
+	x3 := f.mul(f.mul(x, x), x)
+	inner := f.mul(f.splat(math.Sqrt(2/math.Pi), x.Type), f.add(x, f.mul(f.splat(0.044715, x.Type), x3)))
+	return f.mul(f.mul(f.splat(0.5, x.Type), x), f.add(f.splat(1, x.Type), f.unary("stablehlo.tanh", inner)))
+}
+
+func lowerSoftcap(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	c, _ := floatAttr(n, "cap", 0)
+	return f.softcap(x, c)
+}
+
+// softcap is cap·tanh(x/cap) (HF Gemma 2 soft-capping); cap <= 0 is none.
+func (f *fn) softcap(x codegen.Value, c float64) codegen.Value {
+	if c <= 0 {
+		return x
+	}
+	return f.mul(f.unary("stablehlo.tanh", f.div(x, f.splat(c, x.Type))), f.splat(c, x.Type))
+}
+
+// activations maps HF ACT2FN names (config hidden_act) to primitives.
+var activations = map[string]func(*fn, codegen.Value) codegen.Value{
+	"silu":              (*fn).silu,
+	"swish":             (*fn).silu,
+	"gelu_pytorch_tanh": (*fn).geluTanh,
+	"gelu_new":          (*fn).geluTanh,
+}
+
+func inferActivation(n *ir.Node) error {
+	name, _ := n.Attrs["name"].(string)
+	if _, ok := activations[name]; !ok {
+		known := make([]string, 0, len(activations))
+		for k := range activations {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		return fmt.Errorf("activation %q is not supported (supported: %v)", name, known)
+	}
+	return inferSame(n)
+}
+
+func lowerActivation(f *fn, n *ir.Node) codegen.Value {
+	name, _ := n.Attrs["name"].(string)
+	return activations[name](f, f.arg(n, 0))
+}
+
+func inferSoftcap(n *ir.Node) error {
+	if _, err := floatAttr(n, "cap", 0); err != nil {
+		return err
+	}
+	return inferSame(n)
+}
+
+func inferScale(n *ir.Node) error {
+	if _, err := floatAttr(n, "factor", 1); err != nil {
+		return err
+	}
+	return inferSame(n)
+}
+
+func lowerScale(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	s, _ := floatAttr(n, "factor", 1)
+	return f.mul(x, f.splat(s, x.Type))
+}
