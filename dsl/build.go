@@ -62,9 +62,13 @@ func Build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
 			b.g.HeadStart = len(b.g.Nodes)
 		}
 	}
-	logits, ok := s.locals["logits"].(*ir.Node)
-	if !ok {
+	lv, bound := s.locals["logits"]
+	if !bound {
 		return nil, errorf(f.Pos, "arch %s never binds logits", f.Name)
+	}
+	logits, ok := lv.(*ir.Node)
+	if !ok {
+		return nil, errorf(f.Pos, "logits must be a tensor, got %s %s", typeName(lv), show(lv))
 	}
 	if t := logits.Type; len(t.Shape) != 3 || t.Shape[0] != ir.Batch || t.Shape[1] != ir.Seq {
 		return nil, errorf(logits.Pos, "logits must be [batch, seq, vocab], got %s", t)
@@ -79,11 +83,7 @@ func (s *scope) stmt(st *Stmt) error {
 	if err != nil {
 		return err
 	}
-	n, ok := v.(*ir.Node)
-	if !ok {
-		return errorf(st.Value.Pos, "%s must be bound to a tensor, got %s %s", st.Name, typeName(v), show(v))
-	}
-	s.locals[st.Name] = n
+	s.locals[st.Name] = v
 	return nil
 }
 

@@ -86,9 +86,13 @@ func expectedErrors(t *testing.T, src []byte) map[int][]string {
 	return want
 }
 
-// diagnostics returns what Parse and then Check report for a file.
+// diagnostics returns what Parse, Resolve (against the built-in families)
+// and then Check report for a file.
 func diagnostics(name string, src []byte) []*dsl.Error {
 	f, err := dsl.Parse(name, src)
+	if err == nil {
+		f, err = dsl.Resolve(f, builtinFamily)
+	}
 	if err != nil {
 		if e, ok := err.(*dsl.Error); ok {
 			return []*dsl.Error{e}
@@ -96,4 +100,14 @@ func diagnostics(name string, src []byte) []*dsl.Error {
 		return []*dsl.Error{{Msg: err.Error()}}
 	}
 	return dsl.Check(f, lower.Registry{})
+}
+
+// builtinFamily parses ../archs/NAME.arch (families are named as their files).
+func builtinFamily(name string) (*dsl.File, error) {
+	path := filepath.Join("..", "archs", name+".arch")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return dsl.Parse(path, src)
 }

@@ -332,30 +332,19 @@ func (s *scope) path(p *Path) (any, error) {
 			if len(p.Segs) == 1 {
 				return v, nil
 			}
-			m, isModule := v.(module)
-			if !isModule {
-				return nil, errorf(p.Segs[1].Pos, "%s is a %s; it has no field", head.Name, typeName(v))
+			switch x := v.(type) {
+			case module:
+				return s.modulePath(string(x)+".", p.Segs[1:])
+			case map[string]any, nil:
+				return dictPath(head.Name, v, p.Segs[1:])
 			}
-			return s.modulePath(string(m)+".", p.Segs[1:])
+			return nil, errorf(p.Segs[1].Pos, "%s is a %s; it has no field", head.Name, typeName(v))
 		}
 		if head.Name == s.loopVar && s.loopVar != "" {
 			return s.index, nil
 		}
 		if v, ok := s.cfg[head.Name]; ok {
-			for _, seg := range p.Segs[1:] {
-				if seg.Name == "" {
-					return nil, errorf(seg.Pos, "config field %s: only named keys can follow a dot", head.Name)
-				}
-				if v == nil {
-					continue
-				}
-				d, ok := v.(map[string]any)
-				if !ok {
-					return nil, errorf(seg.Pos, "%s is %s, not a dict", head.Name, typeName(v))
-				}
-				v = d[seg.Name]
-			}
-			return v, nil
+			return dictPath(head.Name, v, p.Segs[1:])
 		}
 	}
 	if s.b == nil {
@@ -365,6 +354,25 @@ func (s *scope) path(p *Path) (any, error) {
 		return s.b.g.Tokens, nil
 	}
 	return s.modulePath(s.prefix, p.Segs)
+}
+
+// dictPath follows named keys into nested dicts; none propagates (a missing
+// key or a none value yields none).
+func dictPath(name string, v any, segs []*Seg) (any, error) {
+	for _, seg := range segs {
+		if seg.Name == "" {
+			return nil, errorf(seg.Pos, "%s: only named keys can follow a dot", name)
+		}
+		if v == nil {
+			continue
+		}
+		d, ok := v.(map[string]any)
+		if !ok {
+			return nil, errorf(seg.Pos, "%s is %s, not a dict", name, typeName(v))
+		}
+		v = d[seg.Name]
+	}
+	return v, nil
 }
 
 // modulePath joins path segments into a weight module name under prefix.

@@ -153,6 +153,7 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   sliding-window fixtures use (1, 12, 29) with window 8
 #   norm_center     norm weights are norm_center + norm_std * N(0, 1)
 #                   (default 1.0; 0.0 for Gemma's (1 + w) norms)
+#   embed_std       std of embed_tokens.weight (default weight_std)
 #   record_rope     write the HF inv_freq / attention_scaling per layer type
 #                   into oracle.json ("rope")
 #   switches        list of (key, what, mutate): mutate(config) turns one
@@ -493,14 +494,16 @@ FIXTURES = [
 ]
 
 
-def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0):
+def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None):
     """Overwrite every parameter in a fixed (sorted-name) order."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
-            if name.endswith("norm.weight"):
+            if embed_std is not None and name.endswith("embed_tokens.weight"):
+                p.copy_(embed_std * noise)
+            elif name.endswith("norm.weight"):
                 p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
                 p.copy_(bias_std * noise)
@@ -632,7 +635,13 @@ def build_fixture(spec, out_root):
     model = spec["model_cls"](config)
     gen = torch.Generator().manual_seed(spec["seed"])
     randomize_(
-        model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec.get("norm_center", 1.0)
+        model,
+        gen,
+        spec["weight_std"],
+        spec["norm_std"],
+        spec["bias_std"],
+        spec.get("norm_center", 1.0),
+        spec.get("embed_std"),
     )
     model = model.to(torch.float32).eval()
 

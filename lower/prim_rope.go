@@ -106,8 +106,52 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any) (ropeTabl
 				inv[i] = float64(float32((1-smooth)*f/factor + smooth*f))
 			}
 		}
+	case "yarn": // HF _compute_yarn_parameters
+		factor, err := num("factor")
+		if err != nil {
+			return t, err
+		}
+		orig, err := num("original_max_position_embeddings")
+		if err != nil {
+			return t, err
+		}
+		opt := func(key string, def float64) float64 {
+			if v, err := num(key); err == nil && v != 0 {
+				return v
+			}
+			return def
+		}
+		mscale := func(scale, m float64) float64 {
+			if scale <= 1 {
+				return 1
+			}
+			return 0.1*m*math.Log(scale) + 1
+		}
+		if af, err := num("attention_factor"); err == nil {
+			t.scale = af
+		} else if m, mAll := opt("mscale", 0), opt("mscale_all_dim", 0); m != 0 && mAll != 0 {
+			t.scale = mscale(factor, m) / mscale(factor, mAll)
+		} else {
+			t.scale = mscale(factor, 1)
+		}
+		betaFast, betaSlow := opt("beta_fast", 32), opt("beta_slow", 1)
+		d := float64(dim)
+		corr := func(rot float64) float64 { return d * math.Log(orig/(rot*2*math.Pi)) / (2 * math.Log(theta)) }
+		low, high := corr(betaFast), corr(betaSlow)
+		if truncate, ok := scaling["truncate"].(bool); !ok || truncate {
+			low, high = math.Floor(low), math.Ceil(high)
+		}
+		low, high = math.Max(low, 0), math.Min(high, d-1)
+		if low == high {
+			high += 0.001
+		}
+		for i, f := range inv {
+			ramp := math.Min(math.Max((float64(i)-low)/(high-low), 0), 1)
+			extrapolation := 1 - ramp
+			inv[i] = float64(float32(f/factor*(1-extrapolation) + f*extrapolation))
+		}
 	default:
-		return t, fmt.Errorf("RoPE scaling type %q is not supported (supported: default, linear, llama3)", kind)
+		return t, fmt.Errorf("RoPE scaling type %q is not supported (supported: default, linear, llama3, yarn)", kind)
 	}
 	return t, nil
 }

@@ -45,6 +45,7 @@ func TestRoPEFrequencies(t *testing.T) {
 		t.Errorf("llama3 low frequency ratio %g, want 8", r)
 	}
 	for _, bad := range []map[string]any{
+		{"rope_type": "longrope", "factor": 4.0},
 		{"rope_type": "yarn", "factor": 4.0},
 		{"rope_type": "linear"},
 		{"rope_type": "llama3", "factor": 8.0},

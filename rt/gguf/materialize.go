@@ -1,0 +1,368 @@
+package gguf
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/rt/weights"
+)
+
+// cacheVersion changes whenever Materialize's output for the same GGUF file
+// would change (layout, transforms, dequantization), invalidating caches.
+const cacheVersion = "archc-gguf-f32-v1"
+
+// cacheAlign is the alignment of every tensor in the cache file, so IREE
+// can map the regions without copying.
+const cacheAlign = 64
+
+// unitElems bounds the elements converted in one step (16 MiB of f32), so
+// memory stays small and cancellation is prompt.
+const unitElems = 1 << 22
+
+// transform says how a tensor is changed on its way to Hugging Face form.
+type transform struct {
+	permuteHeads int  // >0: undo llama.cpp's Q/K row permutation with this many heads
+	minusOne     bool // Gemma norm weight stored as 1+w: subtract 1
+}
+
+// transformFor returns the transform transformers' GGUF loader applies to
+// the tensor: LlamaTensorProcessor (architecture llama) reverse-permutes
+// rows of every tensor whose name contains ".attn_q." (with
+// num_attention_heads) or ".attn_k." (with num_key_value_heads);
+// Gemma2TensorProcessor (gemma2, gemma3; applied here to gemma too, whose
+// GGUF conversion also stores 1+w) subtracts 1 from every tensor whose name
+// contains "norm.weight".
+func (f *File) transformFor(name string, fam family, heads, kvHeads int64) transform {
+	var tr transform
+	if fam.permuteQK {
+		switch {
+		case strings.Contains(name, ".attn_q."):
+			tr.permuteHeads = int(heads)
+		case strings.Contains(name, ".attn_k."):
+			tr.permuteHeads = int(kvHeads)
+		}
+	}
+	if fam.gemma && strings.Contains(name, "norm.weight") {
+		tr.minusOne = true
+	}
+	return tr
+}
+
+// reversePermuteRows undoes llama.cpp's permute for rope (transformers'
+// _reverse_permute_weights): viewing the rows as [nHead, dim, 2] with
+// dim = rows/nHead/2, output row (h, a, j) is input row (h, j, a). src and
+// dst hold rows*cols elements, row-major; they must not alias.
+func reversePermuteRows(dst, src []float32, rows, cols, nHead int) error {
+	if nHead <= 0 || rows%(2*nHead) != 0 {
+		return fmt.Errorf("%d rows cannot be split into %d heads of row pairs", rows, nHead)
+	}
+	dim := rows / nHead / 2
+	for h := 0; h < nHead; h++ {
+		for a := 0; a < 2; a++ {
+			for j := 0; j < dim; j++ {
+				out := h*2*dim + a*dim + j
+				in := h*2*dim + j*2 + a
+				copy(dst[out*cols:(out+1)*cols], src[in*cols:(in+1)*cols])
+			}
+		}
+	}
+	return nil
+}
+
+// plan is the resolved form of the file for conversion: per tensor its HF
+// name, shape and transform.
+type planned struct {
+	t     Tensor
+	hf    string
+	shape []int64
+	tr    transform
+}
+
+func (f *File) plan() ([]planned, error) {
+	fam, err := f.family()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	heads, kvHeads := cfg["num_attention_heads"].(int64), cfg["num_key_value_heads"].(int64)
+	var out []planned
+	seen := map[string]string{}
+	for _, t := range f.Tensors {
+		if ignored[t.Name] {
+			continue
+		}
+		hf, ok := HFName(f.Arch, t.Name)
+		if !ok {
+			return nil, fmt.Errorf("gguf: %s: tensor %q has no Hugging Face name for architecture %s: archc does not know this tensor", f.Path, t.Name, f.Arch)
+		}
+		if prev, dup := seen[hf]; dup {
+			return nil, fmt.Errorf("gguf: %s: tensors %q and %q both map to %q: the file is inconsistent", f.Path, prev, t.Name, hf)
+		}
+		seen[hf] = t.Name
+		if !Supported(t.Type) {
+			return nil, fmt.Errorf("gguf: %s: tensor %q has type %s, which archc cannot dequantize (supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K): use a GGUF with a supported quantization", f.Path, t.Name, t.Type)
+		}
+		p := planned{t: t, hf: hf, shape: t.Shape(), tr: f.transformFor(t.Name, fam, heads, kvHeads)}
+		if p.tr.permuteHeads > 0 {
+			rows := int(p.shape[0])
+			if rows%(2*p.tr.permuteHeads) != 0 {
+				return nil, fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d heads of row pairs: the file does not match its config", f.Path, t.Name, rows, p.tr.permuteHeads)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ReadTensor returns the GGUF tensor called name dequantized to f32 and
+// transformed to Hugging Face form (see Materialize), with its HF name and
+// row-major shape. It reads the whole tensor into memory; it is meant for
+// tests and small tensors. Errors: an unknown name, an unsupported
+// architecture or type, a read failure.
+func (f *File) ReadTensor(name string) (data []float32, hfName string, shape []int64, err error) {
+	plan, err := f.plan()
+	if err != nil {
+		return nil, "", nil, err
+	}
+	for _, p := range plan {
+		if p.t.Name != name {
+			continue
+		}
+		fh, err := os.Open(f.Path)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("gguf: %v", err)
+		}
+		defer fh.Close()
+		data = make([]float32, p.t.Elements())
+		if err := f.convert(fh, p, 0, int(p.shape[0]), data); err != nil {
+			return nil, "", nil, err
+		}
+		return data, p.hf, p.shape, nil
+	}
+	return nil, "", nil, fmt.Errorf("gguf: %s has no tensor %q", f.Path, name)
+}
+
+// convert dequantizes and transforms HF rows [r0, r1) of p into dst
+// ((r1-r0)*cols elements). A permuted tensor must be converted whole.
+func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error {
+	rows := int(p.shape[0])
+	cols := int(p.t.Elements()) / rows
+	_, bb, _ := p.t.Type.BlockSize()
+	be, _, _ := p.t.Type.BlockSize()
+	rowBytes := int64(cols) / be * bb
+	raw := make([]byte, int64(r1-r0)*rowBytes)
+	if _, err := fh.ReadAt(raw, p.t.Offset+int64(r0)*rowBytes); err != nil {
+		return fmt.Errorf("gguf: %s: reading tensor %q: %v: the file changed since it was opened", f.Path, p.t.Name, err)
+	}
+	src := dst
+	if p.tr.permuteHeads > 0 {
+		src = make([]float32, len(dst))
+	}
+	if err := Dequantize(p.t.Type, raw, src); err != nil {
+		return fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
+	}
+	if p.tr.permuteHeads > 0 {
+		if r0 != 0 || r1 != rows {
+			return fmt.Errorf("gguf: internal error: permuted tensor %q converted in part", p.t.Name)
+		}
+		if err := reversePermuteRows(dst, src, rows, cols, p.tr.permuteHeads); err != nil {
+			return fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
+		}
+	}
+	if p.tr.minusOne {
+		for i := range dst {
+			dst[i] -= 1
+		}
+	}
+	return nil
+}
+
+// CachePath returns the file Materialize writes for f under cacheDir. Its
+// name is a hash of cacheVersion, the GGUF file's size and modification
+// time and its header bytes, so a changed or different file gets a new one.
+func (f *File) CachePath(cacheDir string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", cacheVersion, f.Size, f.ModTime)
+	h.Write(f.hdrSum)
+	return filepath.Join(cacheDir, "gguf-"+hex.EncodeToString(h.Sum(nil))[:32]+".f32")
+}
+
+// Materialize writes every tensor of f, dequantized to f32 (exactly, see
+// Dequantize), transformed to Hugging Face form (llama's Q/K rows
+// un-permuted, Gemma norms minus 1: see transformFor), named as Hugging
+// Face names it (HFName; rope_freqs.weight skipped) and in row-major HF
+// shape (GGUF dims reversed), into one file under cacheDir (CachePath;
+// each tensor at a 64-byte-aligned offset, no header). It returns an index
+// of that file with Source = f.Path and DType f32 for every tensor. When
+// the cache file already exists with the expected size it is reused
+// without reading tensor data. The file is written under a temporary name
+// and renamed, so a crash or cancellation never leaves a partial cache.
+//
+// progress, if not nil, is called with bytes of f32 output written so far
+// and the total; calls are serialized and done is non-decreasing. ctx
+// cancels the conversion (the error wraps ctx.Err()). Errors name the GGUF
+// file and the problem: an unsupported architecture or tensor type, a
+// tensor with no HF name, a read or write failure.
+func (f *File) Materialize(ctx context.Context, cacheDir string, progress func(done, total int64)) (*weights.Index, error) {
+	plan, err := f.plan()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: bad cache folder %q: %v", cacheDir, err)
+	}
+	out := f.CachePath(abs)
+	ix := &weights.Index{Source: f.Path, Tensors: map[string]weights.Info{}}
+	offs := make([]int64, len(plan))
+	var total int64
+	for i, p := range plan {
+		total = (total + cacheAlign - 1) / cacheAlign * cacheAlign
+		offs[i] = total
+		n := p.t.Elements() * 4
+		ix.Tensors[p.hf] = weights.Info{File: out, Offset: total, Length: n, DType: tensor.F32, Shape: p.shape}
+		total += n
+	}
+	if st, err := os.Stat(out); err == nil && st.Size() == total {
+		if progress != nil {
+			progress(total, total)
+		}
+		return ix, nil
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("gguf: %s: creating cache folder: %v", f.Path, err)
+	}
+	tmp, err := os.CreateTemp(abs, filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %s: creating cache file in %s: %v", f.Path, abs, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Truncate(total); err != nil {
+		return nil, fmt.Errorf("gguf: %s: sizing cache file %s to %d bytes: %v", f.Path, tmp.Name(), total, err)
+	}
+	if err := f.writeAll(ctx, tmp, plan, offs, total, progress); err != nil {
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return nil, fmt.Errorf("gguf: %s: installing cache file %s: %v", f.Path, out, err)
+	}
+	ok = true
+	return ix, nil
+}
+
+// unit is one conversion step: HF rows [r0, r1) of plan entry i.
+type unit struct{ i, r0, r1 int }
+
+// writeAll converts every tensor into out with a pool of workers.
+func (f *File) writeAll(ctx context.Context, out *os.File, plan []planned, offs []int64, total int64, progress func(done, total int64)) error {
+	var units []unit
+	for i, p := range plan {
+		rows := int(p.shape[0])
+		cols := int(p.t.Elements()) / rows
+		step := rows
+		if p.tr.permuteHeads == 0 {
+			step = max(1, unitElems/cols)
+		}
+		for r := 0; r < rows; r += step {
+			units = append(units, unit{i, r, min(rows, r+step)})
+		}
+	}
+	src, err := os.Open(f.Path)
+	if err != nil {
+		return fmt.Errorf("gguf: %v", err)
+	}
+	defer src.Close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan unit)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		done     int64
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for u := range work {
+				p := plan[u.i]
+				cols := int(p.t.Elements()) / int(p.shape[0])
+				dst := make([]float32, (u.r1-u.r0)*cols)
+				if err := f.convert(src, p, u.r0, u.r1, dst); err != nil {
+					fail(err)
+					continue
+				}
+				if cap(buf) < 4*len(dst) {
+					buf = make([]byte, 4*len(dst))
+				}
+				b := buf[:4*len(dst)]
+				for k, v := range dst {
+					binary.LittleEndian.PutUint32(b[4*k:], math.Float32bits(v))
+				}
+				if _, err := out.WriteAt(b, offs[u.i]+int64(u.r0*cols)*4); err != nil {
+					fail(fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, out.Name(), err))
+					continue
+				}
+				mu.Lock()
+				done += int64(len(b))
+				if progress != nil && firstErr == nil {
+					progress(done, total)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for _, u := range units {
+		select {
+		case work <- u:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gguf: %s: materializing weights: %w", f.Path, err)
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+package tokenizer
+
+import (
+	"errors"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// sortAdded orders added tokens longest first, so the first prefix match at
+// a position is the longest.
+func sortAdded(a []addedToken) {
+	sort.SliceStable(a, func(i, j int) bool { return len(a[i].content) > len(a[j].content) })
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// oneLine flattens an error message to one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// unwrapPathErr drops the path an *fs.PathError repeats.
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
