@@ -100,7 +100,7 @@ func TestPlanErrors(t *testing.T) {
 	}{
 		{"unknown model_type", nil, func(c map[string]any) { c["model_type"] = "frobnicator" }, []string{`unsupported model_type "frobnicator"`, "llama"}},
 		{"no model_type", nil, func(c map[string]any) { delete(c, "model_type") }, []string{"no model_type"}},
-		{"mistral with sliding window", nil, func(c map[string]any) { c["model_type"] = "mistral"; c["sliding_window"] = 4096 }, []string{`unsupported model_type "mistral"`}},
+		{"mixture of experts", nil, func(c map[string]any) { c["model_type"] = "qwen2_moe" }, []string{`unsupported model_type "qwen2_moe"`}},
 		{"missing config field", nil, func(c map[string]any) { delete(c, "hidden_size") }, []string{`lacks required field "hidden_size"`, "llama.arch:"}},
 		{"config field of wrong type", nil, func(c map[string]any) { c["num_hidden_layers"] = "two" }, []string{`"num_hidden_layers"`, "want int"}},
 		{"missing tensor", func(ts map[string]stTensor) { delete(ts, norm) }, nil, []string{`missing tensor "` + norm + `"`}},
