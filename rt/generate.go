@@ -13,7 +13,11 @@ import (
 
 // GenerateOptions configures Generate.
 type GenerateOptions struct {
-	MaxTokens int // new tokens at most; generation also stops after an EOS token
+	MaxTokens int // new tokens at most; generation also stops after an EOS or stop token
+	// Sampling picks each token; the zero value is greedy decoding.
+	Sampling SamplingOptions
+	// StopTokens are extra token ids that end generation (kept in the output, like EOS).
+	StopTokens []int32
 	// OnToken, if set, receives each generated token as soon as it is chosen.
 	OnToken func(id int32)
 }
@@ -27,9 +31,10 @@ type Generation struct {
 	DecodeTime   time.Duration // time of the decode calls (len(Tokens)-1 of them)
 }
 
-// Generate runs greedy decoding (argmax; the lowest id wins ties, as
-// torch.argmax) from prompt: prefill, then one decode call per new token,
-// until MaxTokens tokens or an EOS token. Errors: an empty prompt, prompt
+// Generate decodes from prompt: prefill, then one decode call per new
+// token, each token chosen by opts.Sampling (greedy by default: argmax, the
+// lowest id winning ties as torch.argmax), until MaxTokens tokens or an EOS
+// or stop token. Errors: an empty prompt, prompt
 // plus MaxTokens beyond the KV cache, bad token ids, a worker failure, ctx.
 func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptions) (*Generation, error) {
 	if len(prompt) == 0 {
@@ -40,6 +45,10 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 	}
 	if len(prompt)+opts.MaxTokens > m.MaxLen()+1 {
 		return nil, fmt.Errorf("prompt (%d tokens) + max tokens (%d) exceed the KV cache length %d; shorten the prompt or lower --max-tokens", len(prompt), opts.MaxTokens, m.MaxLen())
+	}
+	sampler, err := NewSampler(opts.Sampling)
+	if err != nil {
+		return nil, err
 	}
 	g := &Generation{PromptTokens: prompt}
 	if opts.MaxTokens == 0 {
@@ -55,12 +64,12 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 	pos := len(prompt)
 	t1 := time.Now()
 	for {
-		tok := Argmax(logits)
+		tok := sampler.Next(logits)
 		g.Tokens = append(g.Tokens, tok)
 		if opts.OnToken != nil {
 			opts.OnToken(tok)
 		}
-		if len(g.Tokens) == opts.MaxTokens || contains32(m.EOS, tok) {
+		if len(g.Tokens) == opts.MaxTokens || contains32(m.EOS, tok) || contains32(opts.StopTokens, tok) {
 			break
 		}
 		if logits, err = m.Decode(ctx, tok, pos); err != nil {
