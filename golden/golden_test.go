@@ -64,6 +64,30 @@ func TestEmitGolden(t *testing.T) {
 	}
 }
 
+// TestEveryFamilyHasFixture fails for a built-in family that no fixture
+// exercises: a new family costs a fixture entry in gen_fixtures.py, no code.
+func TestEveryFamilyHasFixture(t *testing.T) {
+	fams, err := rt.BuiltinFamilies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string][]string{}
+	for _, dir := range fixtures(t) {
+		p, err := rt.NewPlan(dir, rt.PlanOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		covered[p.Family.Name] = append(covered[p.Family.Name], filepath.Base(dir))
+	}
+	for _, f := range fams {
+		if len(covered[f.Name]) == 0 {
+			t.Errorf("family %s (%s) has no fixture under testdata/: add one to gen_fixtures.py", f.Name, f.Path)
+		} else {
+			t.Logf("%-8s %v", f.Name, covered[f.Name])
+		}
+	}
+}
+
 // needIREE skips when the IREE venv is missing outside CI; in CI it fails.
 func needIREE(t *testing.T) {
 	t.Helper()
