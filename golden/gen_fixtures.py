@@ -8,7 +8,12 @@ For every entry of FIXTURES this writes golden/testdata/<name>/:
       written by save_pretrained(..., safe_serialization=True);
   oracle.json
       the HF fp32 eager-attention oracle: greedy token ids for a few
-      prompts and the logits that produced the first generated token.
+      prompts and the logits that produced the first generated token
+      (plus, for the newer fixtures, RoPE tables and feature-switch checks).
+
+Other files in the folder (emit.mlir, the structural golden) are kept.
+Every fixture is also recomputed by spec_forward, FAMILIES.md as code,
+which must reproduce the oracle.
 
 Everything is seeded and single-threaded, so a rerun with the same pinned
 versions (requirements-oracle.txt) is byte-identical.
@@ -29,6 +34,7 @@ import sys
 
 import torch
 import transformers
+from safetensors.torch import load_file
 from transformers import (
     Gemma2Config,
     Gemma2ForCausalLM,
@@ -69,6 +75,9 @@ FULL_FORWARD_TOL = 1e-5
 # least this much (100x the archc tolerance of 1e-4).
 SWITCH_MIN_DIFF = 1e-2
 WINDOW_PROMPT_LENGTHS = (1, 12, 29)  # for sliding_window 8
+# spec_forward (FAMILIES.md as code) must match the oracle this closely
+# (it is bit-identical today; same float32 ops in the same order).
+SPEC_TOL = 1e-5
 
 # Shared shape of the tiny Llama-family models.
 TINY_LLAMA = dict(
@@ -152,8 +161,12 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   prompt_lengths  prompt lengths incl. BOS (default PROMPT_LENGTHS); the
 #                   sliding-window fixtures use (1, 12, 29) with window 8
 #   norm_center     norm weights are norm_center + norm_std * N(0, 1)
-#                   (default 1.0; 0.0 for Gemma's (1 + w) norms)
+#                   (default 1.0)
 #   embed_std       std of embed_tokens.weight (default weight_std)
+#   The Gemma entries use a small embed_std and (1 + w) ~ 2..3: with tied
+#   embeddings scaled by sqrt(hidden) the input token's own embedding
+#   otherwise dominates the last hidden state and greedy decoding repeats
+#   one token (usually BOS) forever.
 #   record_rope     write the HF inv_freq / attention_scaling per layer type
 #                   into oracle.json ("rope")
 #   switches        list of (key, what, mutate): mutate(config) turns one
@@ -334,8 +347,9 @@ FIXTURES = [
         seed=2401,
         prompt_seed=1501,
         weight_std=0.2,
+        embed_std=0.07,
         norm_std=0.1,
-        norm_center=0.0,
+        norm_center=1.0,  # (1 + w) ~ 2
         bias_std=0.1,
         check_rope_scaling=False,
         record_rope=True,
@@ -357,11 +371,12 @@ FIXTURES = [
             final_logit_softcapping=30.0,
             sliding_window=8,
         ),
-        seed=2501,
+        seed=2502,
         prompt_seed=1601,
         weight_std=0.2,
+        embed_std=0.1,
         norm_std=0.1,
-        norm_center=0.0,
+        norm_center=2.0,  # (1 + w) ~ 3
         bias_std=0.1,
         check_rope_scaling=False,
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
@@ -399,8 +414,9 @@ FIXTURES = [
         seed=2601,
         prompt_seed=1701,
         weight_std=0.2,
+        embed_std=0.07,
         norm_std=0.1,
-        norm_center=0.0,
+        norm_center=2.0,  # (1 + w) ~ 3
         bias_std=0.1,
         check_rope_scaling=False,
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
@@ -541,6 +557,174 @@ def rope_report(config):
     smoothed = len(ratio) - kept - divided
     print(f"  kept={kept} smoothed={smoothed} divided={divided}")
     assert kept and smoothed and divided, "llama3 scaling should hit all three bands"
+
+
+# ---- FAMILIES.md, executable: an independent fp32 forward ----------------
+
+def spec_inv_freq(rp, d):
+    """inv_freq and the cos/sin factor of one rope_parameters dict."""
+    theta = rp["rope_theta"]
+    exponent = torch.arange(0, d, 2, dtype=torch.float32) / d
+    base = 1.0 / (theta**exponent)
+    kind = rp.get("rope_type", "default")
+    if kind == "default":
+        return base, 1.0
+    if kind == "linear":
+        return base / rp["factor"], 1.0
+    if kind == "llama3":
+        factor, omax = rp["factor"], rp["original_max_position_embeddings"]
+        lo_f, hi_f = rp["low_freq_factor"], rp["high_freq_factor"]
+        wavelen = 2 * math.pi / base
+        scaled = torch.where(wavelen > omax / lo_f, base / factor, base)
+        smooth = (omax / wavelen - lo_f) / (hi_f - lo_f)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = ~(wavelen < omax / hi_f) * ~(wavelen > omax / lo_f)
+        return torch.where(medium, smoothed, scaled), 1.0
+    if kind == "yarn":
+        factor, omax = rp["factor"], rp["original_max_position_embeddings"]
+
+        def mscale(scale, m=1):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+        attn = rp.get("attention_factor")
+        if attn is None:
+            ms, ms_all = rp.get("mscale"), rp.get("mscale_all_dim")
+            attn = mscale(factor, ms) / mscale(factor, ms_all) if (ms and ms_all) else mscale(factor)
+
+        def corr_dim(rot):
+            return (d * math.log(omax / (rot * 2 * math.pi))) / (2 * math.log(theta))
+
+        lo, hi = corr_dim(rp.get("beta_fast") or 32), corr_dim(rp.get("beta_slow") or 1)
+        if rp.get("truncate", True):
+            lo, hi = math.floor(lo), math.ceil(hi)
+        lo, hi = max(lo, 0), min(hi, d - 1)
+        if lo == hi:
+            hi += 0.001
+        ramp = ((torch.arange(d // 2, dtype=torch.float32) - lo) / (hi - lo)).clamp(0, 1)
+        pos_freqs = theta**exponent
+        extrapolation = 1.0 / pos_freqs
+        interpolation = 1.0 / (factor * pos_freqs)
+        keep = 1 - ramp
+        return interpolation * (1 - keep) + extrapolation * keep, attn
+    raise ValueError(f"rope_type {kind}")
+
+
+def spec_rms(x, w, eps, one_plus):
+    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return y * ((1.0 + w) if one_plus else w)
+
+
+def spec_rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), -1)
+
+
+def spec_forward(d, ids):
+    """Last-position logits of the fixture in folder d, computed from
+    config.json and model.safetensors alone by the math of FAMILIES.md
+    (no transformers code). Full recompute, no KV cache."""
+    c = json.load(open(os.path.join(d, "config.json")))
+    W = load_file(os.path.join(d, "model.safetensors"))
+    mt = c["model_type"]
+    gemma = mt.startswith("gemma")  # (1 + w) norms, sqrt(hidden) embedding scale
+    gemma_23 = mt in ("gemma2", "gemma3_text")  # four norms, query_pre_attn_scalar
+    olmo = mt in ("olmo2", "olmo3")  # post-norm, flat q/k norm
+    H, nh, nkv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+    hd = c.get("head_dim") or H // nh
+    L, eps = c["num_hidden_layers"], c["rms_norm_eps"]
+    layer_types = c.get("layer_types") or ["full_attention"] * L
+    if mt == "mistral" and c.get("sliding_window") is not None:
+        layer_types = ["sliding_attention"] * L
+    window = c.get("sliding_window")
+    rope = c["rope_parameters"]
+    nested = "full_attention" in rope or "sliding_attention" in rope
+    S = len(ids)
+    pos = torch.arange(S, dtype=torch.long)
+    act_name = c.get("hidden_activation") if gemma_23 else c.get("hidden_act")
+    if act_name in ("gelu_pytorch_tanh", "gelu"):
+        act = lambda t: torch.nn.functional.gelu(t, approximate="tanh")  # noqa: E731
+    else:
+        act = torch.nn.functional.silu
+
+    def lin(t, n):
+        y = t @ W[n + ".weight"].T
+        return y + W[n + ".bias"] if n + ".bias" in W else y
+
+    x = W["model.embed_tokens.weight"][torch.tensor(ids)]
+    if gemma:
+        x = x * torch.tensor(H**0.5, dtype=torch.float32)
+    for i in range(L):
+        p = f"model.layers.{i}."
+        inv, attn_factor = spec_inv_freq(rope[layer_types[i]] if nested else rope, hd)
+        freqs = pos[:, None].float() * inv
+        emb = torch.cat((freqs, freqs), -1)
+        cos, sin = emb.cos() * attn_factor, emb.sin() * attn_factor
+
+        h = x if olmo else spec_rms(x, W[p + "input_layernorm.weight"], eps, gemma)
+        q, k, v = (lin(h, p + f"self_attn.{n}_proj") for n in "qkv")
+        if olmo:
+            q = spec_rms(q, W[p + "self_attn.q_norm.weight"], eps, False)
+            k = spec_rms(k, W[p + "self_attn.k_norm.weight"], eps, False)
+        q = q.view(S, nh, hd).transpose(0, 1)
+        k = k.view(S, nkv, hd).transpose(0, 1)
+        v = v.view(S, nkv, hd).transpose(0, 1)
+        if mt in ("qwen3", "gemma3_text"):
+            q = spec_rms(q, W[p + "self_attn.q_norm.weight"], eps, gemma)
+            k = spec_rms(k, W[p + "self_attn.k_norm.weight"], eps, gemma)
+        if mt != "smollm3" or c["no_rope_layers"][i]:
+            q = q * cos + spec_rotate_half(q) * sin
+            k = k * cos + spec_rotate_half(k) * sin
+        k = k.repeat_interleave(nh // nkv, 0)
+        v = v.repeat_interleave(nh // nkv, 0)
+        scale = c["query_pre_attn_scalar"] ** -0.5 if gemma_23 else hd**-0.5
+        scores = (q @ k.transpose(1, 2)) * scale
+        if mt == "gemma2" and c.get("attn_logit_softcapping") is not None:
+            cap = c["attn_logit_softcapping"]
+            scores = torch.tanh(scores / cap) * cap
+        visible = pos[None, :] <= pos[:, None]
+        if layer_types[i] == "sliding_attention":
+            visible &= pos[None, :] > pos[:, None] - window
+        scores = scores + torch.where(visible, 0.0, torch.finfo(torch.float32).min)
+        a = torch.softmax(scores, -1) @ v
+        a = lin(a.transpose(0, 1).reshape(S, nh * hd), p + "self_attn.o_proj")
+        if olmo or gemma_23:
+            a = spec_rms(a, W[p + "post_attention_layernorm.weight"], eps, gemma)
+        x = x + a
+
+        if olmo:
+            h = x
+        elif gemma_23:
+            h = spec_rms(x, W[p + "pre_feedforward_layernorm.weight"], eps, True)
+        else:
+            h = spec_rms(x, W[p + "post_attention_layernorm.weight"], eps, gemma)
+        m = lin(act(lin(h, p + "mlp.gate_proj")) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
+        if olmo or gemma_23:
+            m = spec_rms(m, W[p + "post_feedforward_layernorm.weight"], eps, gemma)
+        x = x + m
+    x = spec_rms(x, W["model.norm.weight"], eps, gemma)
+    head = W.get("lm_head.weight", W["model.embed_tokens.weight"])
+    logits = x[-1] @ head.T
+    cap = c.get("final_logit_softcapping")
+    if cap is not None:
+        logits = torch.tanh(logits / cap) * cap
+    return logits
+
+
+def spec_check(name, out, prompts, tokens, first_logits):
+    """The FAMILIES.md math must reproduce the oracle: first-step logits and
+    every greedy token (each step recomputed from scratch)."""
+    worst = 0.0
+    with torch.no_grad():
+        for prompt, toks, ref in zip(prompts, tokens, first_logits):
+            got = spec_forward(out, prompt)
+            worst = max(worst, float((got - torch.tensor(ref)).abs().max()))
+            seq = list(prompt)
+            for t in toks:
+                nxt = int(spec_forward(out, seq).argmax())
+                assert nxt == t, f"{name}: FAMILIES.md forward picks {nxt}, oracle {t}"
+                seq.append(t)
+    print(f"  FAMILIES.md forward: max |dlogit| vs oracle {worst:.3g}, greedy tokens equal")
+    assert worst <= SPEC_TOL, f"{name}: FAMILIES.md forward differs by {worst}"
 
 
 def rope_tables(model):
@@ -712,6 +896,7 @@ def build_fixture(spec, out_root):
     print(f"  min top1-top2 margin over all greedy steps: {min_margin:.6g}")
     assert min_margin >= MIN_TOP2_MARGIN, f"{name}: near-tie in greedy path; change the seed"
     switch_checks = check_switches(spec, out, prompts, [torch.tensor(l) for l in first_logits])
+    spec_check(name, out, prompts, tokens, first_logits)
 
     oracle = {
         "transformers_version": transformers.__version__,
