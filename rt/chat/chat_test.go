@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -11,11 +12,11 @@ import (
 type golden struct {
 	Conversations map[string][]Message `json:"conversations"`
 	Cases         []struct {
-		Template            string `json:"template"`
-		Conversation        string `json:"conversation"`
-		AddGenerationPrompt bool   `json:"add_generation_prompt"`
-		BOS                 string `json:"bos_token"`
-		EOS                 string `json:"eos_token"`
+		Template            string  `json:"template"`
+		Conversation        string  `json:"conversation"`
+		AddGenerationPrompt bool    `json:"add_generation_prompt"`
+		BOS                 string  `json:"bos_token"`
+		EOS                 string  `json:"eos_token"`
 		Output              *string `json:"output"`
 		Error               *string `json:"error"`
 	} `json:"cases"`
@@ -50,6 +51,9 @@ func TestTemplatesMatchTransformers(t *testing.T) {
 				if err == nil {
 					t.Fatalf("rendered, want error %q", *c.Error)
 				}
+				if !strings.Contains(err.Error(), *c.Error) {
+					t.Fatalf("error %q, want it to contain %q", err, *c.Error)
+				}
 				return
 			}
 			if err != nil {
@@ -59,5 +63,52 @@ func TestTemplatesMatchTransformers(t *testing.T) {
 				t.Errorf("output differs\n--- got\n%q\n--- want\n%q", got, *c.Output)
 			}
 		})
+	}
+}
+
+func TestSmolLM2GGUFTemplate(t *testing.T) {
+	dir := os.Getenv("ARCHC_MODELS")
+	if dir == "" {
+		dir = "../../.cache/models"
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "smollm2", "*.gguf"))
+	if len(m) == 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no SmolLM2 GGUF in %s/smollm2: run scripts/fetch-models.sh", dir)
+		}
+		t.Skip("no SmolLM2 GGUF (run scripts/fetch-models.sh)")
+	}
+	tpl, err := FromGGUF(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Render(tpl, []Message{{Role: "user", Content: "Hi"}}, Options{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestFromHF(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := FromHF(dir); err == nil {
+		t.Error("no template: want an error")
+	}
+	cfg := `{"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := FromHF(dir); err != nil || s != "D" {
+		t.Errorf("FromHF = %q, %v", s, err)
+	}
+}
+
+func TestRaiseException(t *testing.T) {
+	_, err := Render(`{{ raise_exception("no system role") }}`, nil, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no system role") {
+		t.Errorf("err = %v", err)
 	}
 }

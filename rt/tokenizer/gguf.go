@@ -34,6 +34,9 @@ func ReadGGUFMetadata(path string) (md Metadata, err error) {
 			md, err = nil, fmt.Errorf("%s: not a readable GGUF file: %v", path, r)
 		}
 	}()
+	if err := checkGGUFHeader(path); err != nil {
+		return nil, fmt.Errorf("%s: not a readable GGUF file: %v", path, err)
+	}
 	f, err := gguf.ParseGGUFFile(path, gguf.SkipCache())
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable GGUF file: %v", path, oneLine(err))
@@ -145,9 +148,8 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 			return nil, fmt.Errorf("tokenizer.ggml.tokens[%d] is %T, not a string", i, v)
 		}
 		t.tokens[i] = s
-		if _, dup := t.vocab[s]; !dup {
-			t.vocab[s] = int32(i)
-		}
+		t.vocab[s] = int32(i) // a repeated text maps to its last id, as in llama.cpp
+
 	}
 	types := make([]int32, len(t.tokens))
 	for i := range types {
@@ -188,7 +190,7 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 			}
 		}
 	}
-	sortAdded(t.added)
+	t.sortAdded()
 
 	switch model {
 	case "gpt2":

@@ -15,8 +15,8 @@ const (
 	patQwen2  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
-// ggufPre maps tokenizer.ggml.pre to the pre-tokenizer steps (and whether
-// whole words in the vocabulary skip merging, and NFC normalization).
+// preSpec is a GGUF pre-tokenizer: its steps, whether whole words found in
+// the vocabulary skip merging, and whether text is NFC-normalized first.
 type preSpec struct {
 	steps        func() ([]splitter, error)
 	ignoreMerges bool
@@ -45,6 +45,9 @@ func digitsThenGPT2() ([]splitter, error) {
 	return []splitter{digitSplitter(true), s}, nil
 }
 
+// ggufPre maps tokenizer.ggml.pre to its pre-tokenizer. "default" (a gpt2
+// model whose pre-tokenizer llama.cpp's converter did not recognize) uses
+// GPT-2's, the Hugging Face ByteLevel default.
 var ggufPre = map[string]preSpec{
 	"default":     {steps: regexSteps(patGPT2)},
 	"gpt-2":       {steps: regexSteps(patGPT2)},
@@ -71,8 +74,8 @@ var ggufPre = map[string]preSpec{
 }
 
 // regexSplitter splits each piece into the matches of pat and the text
-// between them (Hugging Face Split with behavior "Isolated"); with invert
-// the matches are the separators... (not used by the supported families).
+// between them (Hugging Face Split with behavior "Isolated"); with
+// removeGaps the text between matches is dropped ("Removed").
 func regexSplitter(pat string, removeGaps bool) (splitter, error) {
 	re, err := regexp2.Compile(pat, regexp2.None)
 	if err != nil {

@@ -58,6 +58,7 @@ type Tokenizer struct {
 	merges map[uint64]mergeVal
 	scores []float32
 	added  []addedToken // matched in text, longest first
+	first  [256][]int   // indices into added by first byte
 	isAdd  []bool       // id is an added/special token: decoded verbatim
 
 	normalize  func(string) string // nil: identity
@@ -150,9 +151,8 @@ func (t *Tokenizer) splitAdded(text string) []segment {
 	start := 0 // start of pending plain text
 	for i := 0; i < len(text); {
 		var m *addedToken
-		for k := range t.added {
-			a := &t.added[k]
-			if strings.HasPrefix(text[i:], a.content) {
+		for _, k := range t.first[text[i]] {
+			if a := &t.added[k]; strings.HasPrefix(text[i:], a.content) {
 				m = a // longest first
 				break
 			}

@@ -9,8 +9,15 @@ import (
 
 // sortAdded orders added tokens longest first, so the first prefix match at
 // a position is the longest.
-func sortAdded(a []addedToken) {
+func (t *Tokenizer) sortAdded() {
+	a := t.added
 	sort.SliceStable(a, func(i, j int) bool { return len(a[i].content) > len(a[j].content) })
+	for i := range t.first {
+		t.first[i] = nil
+	}
+	for k, x := range a {
+		t.first[x.content[0]] = append(t.first[x.content[0]], k)
+	}
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
