@@ -3,6 +3,7 @@ package rt
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/archc/archc/lower"
@@ -47,6 +48,11 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.GGUF != nil {
+		if err := p.dequantize(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
 	if p.Weights == nil {
 		return nil, fmt.Errorf("model %s: no model.safetensors or model.safetensors.index.json; a checkpoint is needed to run", path)
 	}
@@ -84,6 +90,28 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	m.worker = w
 	m.LoadTime = time.Since(start) - m.CompileTime
 	return m, nil
+}
+
+// dequantize materializes a GGUF model's weights as f32 (cached next to the
+// compiled modules) and binds them to the plan.
+func (p *Plan) dequantize(ctx context.Context, opts Options) error {
+	dir := opts.CacheDir
+	if dir == "" {
+		var err error
+		if dir, err = iree.DefaultCacheDir(); err != nil {
+			return err
+		}
+	}
+	done := func() {}
+	if opts.Phase != nil {
+		done = opts.Phase("dequantize")
+	}
+	ix, err := p.GGUF.Materialize(ctx, filepath.Join(dir, "weights"), nil)
+	done()
+	if err != nil {
+		return err
+	}
+	return p.useWeights(ix)
 }
 
 // Close stops the worker.

@@ -9,6 +9,7 @@ import (
 	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/rt/weights"
 )
 
@@ -16,7 +17,8 @@ import (
 // config, IR graph, the emitted module and (when the folder has one) the
 // checkpoint's tensor index.
 type Plan struct {
-	Dir     string         // model folder ("" when planned from a bare config.json)
+	Dir     string         // model folder ("" when planned from a bare config.json or a GGUF file)
+	GGUF    *gguf.File     // the GGUF file the model comes from, or nil
 	Family  *Family        // the matched family
 	Raw     map[string]any // config.json as decoded
 	Config  map[string]any // the family's evaluated config block
@@ -34,23 +36,37 @@ type PlanOptions struct {
 }
 
 // NewPlan reads a model folder (config.json plus model.safetensors or a
-// sharded index) or a bare config.json, resolves its family, builds the IR,
-// checks every weight the graph reads against the checkpoint (presence,
-// shape, dtype) and emits the StableHLO module. Without a checkpoint the
-// weights are declared f32. Errors name the file and the problem.
+// sharded index), a bare config.json or a GGUF file (config from its
+// metadata), resolves its family, builds the IR, checks every weight the
+// graph reads against a safetensors checkpoint (presence, shape, dtype) and
+// emits the StableHLO module. Without a safetensors checkpoint the weights
+// are declared f32 (GGUF weights are dequantized to f32 when the model is
+// opened). Errors name the file and the problem.
 func NewPlan(path string, opts PlanOptions) (*Plan, error) {
-	cfgPath, err := configPath(path)
-	if err != nil {
-		return nil, err
+	var raw map[string]any
+	var gf *gguf.File
+	if isGGUF(path) {
+		var err error
+		if gf, err = gguf.Open(path); err != nil {
+			return nil, err
+		}
+		if raw, err = gf.Config(); err != nil {
+			return nil, err
+		}
+	} else {
+		cfgPath, err := configPath(path)
+		if err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(cfgPath)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w (a model folder needs config.json)", path, err)
+		}
+		if raw, err = dsl.DecodeConfig(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfgPath, err)
+		}
 	}
-	data, err := os.ReadFile(cfgPath)
-	if err != nil {
-		return nil, fmt.Errorf("model %s: %w (a model folder needs config.json)", path, err)
-	}
-	raw, err := dsl.DecodeConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfgPath, err)
-	}
+	var err error
 	var fams []*Family
 	if opts.Arch != "" {
 		f, err := LoadFamily(opts.Arch)
@@ -69,8 +85,8 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, Options: fitOptions(opts.Lower, raw)}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, Options: fitOptions(opts.Lower, raw), GGUF: gf}
+	if st, err := os.Stat(path); err == nil && st.IsDir() && gf == nil {
 		p.Dir = path
 	}
 	if p.Dir != "" && hasCheckpoint(p.Dir) {
@@ -130,6 +146,12 @@ func (p *Plan) bindWeights() error {
 	if err != nil {
 		return err
 	}
+	return p.useWeights(ix)
+}
+
+// useWeights checks every graph weight against an index and records its
+// stored dtype.
+func (p *Plan) useWeights(ix *weights.Index) error {
 	p.Weights = ix
 	p.Options.WeightDTypes = map[string]string{}
 	for _, w := range p.Graph.Weights {

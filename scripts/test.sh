@@ -8,6 +8,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup.sh
 scripts/fetch-models.sh
+scripts/fetch-gemma3.sh
 unformatted="$(gofmt -l $(git ls-files '*.go'))"
 if [[ -n "$unformatted" ]]; then
   echo "gofmt would change: $unformatted" >&2

@@ -22,7 +22,7 @@
 // ne[0]. GGUF stores some tensors transformed relative to Hugging Face
 // (llama's Q/K rows permuted for its rope layout, Gemma norm weights stored
 // as 1+w); the transforms are undone exactly as transformers' GGUF loader
-// undoes them (see Transform).
+// undoes them (see Materialize).
 package gguf
 
 import (

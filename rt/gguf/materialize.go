@@ -201,8 +201,11 @@ func (f *File) CachePath(cacheDir string) string {
 }
 
 // Materialize writes every tensor of f, dequantized to f32 (exactly, see
-// Dequantize), transformed to Hugging Face form (llama's Q/K rows
-// un-permuted, Gemma norms minus 1: see transformFor), named as Hugging
+// Dequantize), transformed to Hugging Face form as transformers' GGUF
+// loader does it (llama/mistral: the rows of every tensor whose GGUF name
+// contains ".attn_q." or ".attn_k." un-permuted, LlamaTensorProcessor;
+// gemma/gemma2/gemma3: 1 subtracted from every tensor whose name contains
+// "norm.weight", Gemma2TensorProcessor), named as Hugging
 // Face names it (HFName; rope_freqs.weight skipped) and in row-major HF
 // shape (GGUF dims reversed), into one file under cacheDir (CachePath;
 // each tensor at a 64-byte-aligned offset, no header). It returns an index
@@ -211,8 +214,8 @@ func (f *File) CachePath(cacheDir string) string {
 // without reading tensor data. The file is written under a temporary name
 // and renamed, so a crash or cancellation never leaves a partial cache.
 //
-// progress, if not nil, is called with bytes of f32 output written so far
-// and the total; calls are serialized and done is non-decreasing. ctx
+// progress, if not nil, is called with the bytes of f32 tensor data
+// written so far and their total (alignment padding not counted); calls are serialized and done is non-decreasing. ctx
 // cancels the conversion (the error wraps ctx.Err()). Errors name the GGUF
 // file and the problem: an unsupported architecture or tensor type, a
 // tensor with no HF name, a read or write failure.
@@ -228,17 +231,18 @@ func (f *File) Materialize(ctx context.Context, cacheDir string, progress func(d
 	out := f.CachePath(abs)
 	ix := &weights.Index{Source: f.Path, Tensors: map[string]weights.Info{}}
 	offs := make([]int64, len(plan))
-	var total int64
+	var total, payload int64
 	for i, p := range plan {
 		total = (total + cacheAlign - 1) / cacheAlign * cacheAlign
 		offs[i] = total
 		n := p.t.Elements() * 4
 		ix.Tensors[p.hf] = weights.Info{File: out, Offset: total, Length: n, DType: tensor.F32, Shape: p.shape}
 		total += n
+		payload += n
 	}
 	if st, err := os.Stat(out); err == nil && st.Size() == total {
 		if progress != nil {
-			progress(total, total)
+			progress(payload, payload)
 		}
 		return ix, nil
 	}
@@ -259,7 +263,7 @@ func (f *File) Materialize(ctx context.Context, cacheDir string, progress func(d
 	if err := tmp.Truncate(total); err != nil {
 		return nil, fmt.Errorf("gguf: %s: sizing cache file %s to %d bytes: %v", f.Path, tmp.Name(), total, err)
 	}
-	if err := f.writeAll(ctx, tmp, plan, offs, total, progress); err != nil {
+	if err := f.writeAll(ctx, tmp, plan, offs, payload, progress); err != nil {
 		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {

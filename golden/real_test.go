@@ -1,0 +1,101 @@
+package golden
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/chat"
+)
+
+// realOracle is golden/<model>/oracle.json as written by gen_oracle.py:
+// transformers fp32 greedy generation on the same GGUF.
+type realOracle struct {
+	Messages     [][]chat.Message `json:"messages"`
+	Prompts      [][]int32        `json:"prompts"`
+	Tokens       [][]int32        `json:"tokens"`
+	MaxNewTokens int              `json:"max_new_tokens"`
+	EOS          []int32          `json:"eos_token_id"`
+	ChatTemplate string           `json:"chat_template"` // "gguf" when the GGUF's own template made the prompts
+}
+
+// modelsDir is where scripts/fetch-models.sh and fetch-gemma3.sh put real
+// checkpoints.
+func modelsDir() string {
+	if d := os.Getenv("ARCHC_MODELS"); d != "" {
+		return d
+	}
+	return filepath.Join("..", ".cache", "models")
+}
+
+// TestRealCheckpoints is the real-checkpoint tier: archc's greedy ids on
+// SmolLM2-135M-Instruct (Q4_1) and Gemma-3-270M (Q4_K_M) GGUFs equal
+// transformers' fp32 ids on the same files, for 3 chat prompts × 32 tokens.
+// For SmolLM2 the prompt ids also come from archc's tokenizer and the GGUF's
+// chat template and must equal the oracle's.
+func TestRealCheckpoints(t *testing.T) {
+	needIREE(t)
+	for _, name := range []string{"smollm2", "gemma3"} {
+		t.Run(name, func(t *testing.T) {
+			paths, _ := filepath.Glob(filepath.Join(modelsDir(), name, "*.gguf"))
+			if len(paths) == 0 {
+				if os.Getenv("CI") != "" {
+					t.Fatalf("no %s GGUF under %s: scripts/fetch-models.sh should have fetched it", name, modelsDir())
+				}
+				t.Skipf("no %s GGUF under %s (run scripts/fetch-models.sh)", name, modelsDir())
+			}
+			data, err := os.ReadFile(filepath.Join(name, "oracle.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var o realOracle
+			if err := json.Unmarshal(data, &o); err != nil {
+				t.Fatal(err)
+			}
+			if o.ChatTemplate == "gguf" {
+				text, err := rt.LoadText(paths[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, msgs := range o.Messages {
+					var system, user string
+					for _, m := range msgs {
+						switch m.Role {
+						case "system":
+							system = m.Content
+						case "user":
+							user = m.Content
+						}
+					}
+					ids, err := text.EncodePrompt(user, true, system)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(o.Prompts[i], ids); diff != "" {
+						t.Errorf("prompt %d: chat-templated ids differ from transformers' (-oracle +archc):\n%s", i, diff)
+					}
+				}
+			}
+			ctx := context.Background()
+			m, err := rt.Open(ctx, paths[0], rt.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for i, prompt := range o.Prompts {
+				g, err := m.Generate(ctx, prompt, rt.GenerateOptions{MaxTokens: o.MaxNewTokens, StopTokens: o.EOS})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(o.Tokens[i], g.Tokens); diff != "" {
+					t.Errorf("prompt %d: greedy ids differ from transformers fp32 (-oracle +archc):\n%s", i, diff)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,76 @@
+package rt
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/archc/archc/rt/chat"
+	"github.com/archc/archc/rt/tokenizer"
+)
+
+// Text is a model's tokenizer and chat template: what turns a prompt into
+// token ids and generated ids back into text.
+type Text struct {
+	Tokenizer    *tokenizer.Tokenizer
+	ChatTemplate string // "" when the model has none
+}
+
+// LoadText reads the tokenizer and chat template of a model: from GGUF
+// metadata for a .gguf file, else from tokenizer.json / tokenizer_config.json
+// in a Hugging Face folder. Errors name the file and what is missing.
+func LoadText(path string) (*Text, error) {
+	var t Text
+	var err error
+	if isGGUF(path) {
+		if t.Tokenizer, err = tokenizer.FromGGUF(path); err != nil {
+			return nil, err
+		}
+		t.ChatTemplate, _ = chat.FromGGUF(path)
+		return &t, nil
+	}
+	if t.Tokenizer, err = tokenizer.FromHF(path); err != nil {
+		return nil, err
+	}
+	t.ChatTemplate, _ = chat.FromHF(path)
+	return &t, nil
+}
+
+// EncodePrompt returns the prompt's token ids. As a chat (useChat), the
+// prompt is the user turn after an optional system turn, rendered with the
+// chat template and add_generation_prompt, then tokenized without adding
+// special tokens (as transformers' apply_chat_template); otherwise the
+// prompt is tokenized with the model's special tokens (BOS if it adds one).
+func (t *Text) EncodePrompt(prompt string, useChat bool, system string) ([]int32, error) {
+	if !useChat {
+		if system != "" {
+			return nil, fmt.Errorf("--system needs --chat")
+		}
+		return t.Tokenizer.Encode(prompt, true)
+	}
+	if t.ChatTemplate == "" {
+		return nil, fmt.Errorf("the model has no chat template (tokenizer_config.json chat_template or GGUF tokenizer.chat_template); drop --chat")
+	}
+	var msgs []chat.Message
+	if system != "" {
+		msgs = append(msgs, chat.Message{Role: "system", Content: system})
+	}
+	msgs = append(msgs, chat.Message{Role: "user", Content: prompt})
+	opts := chat.Options{AddGenerationPrompt: true}
+	if b := t.Tokenizer.BOS(); b >= 0 {
+		opts.BOS = t.Tokenizer.TokenText(b)
+	}
+	if eos := t.Tokenizer.EOS(); len(eos) > 0 {
+		opts.EOS = t.Tokenizer.TokenText(eos[0])
+	}
+	text, err := chat.Render(t.ChatTemplate, msgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	return t.Tokenizer.Encode(text, false)
+}
+
+func isGGUF(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir() && strings.HasSuffix(strings.ToLower(path), ".gguf")
+}
