@@ -188,3 +188,13 @@ func TestEOSTokens(t *testing.T) {
 		t.Error("a string eos_token_id must be an error")
 	}
 }
+
+func TestLoadTextWithoutTokenizer(t *testing.T) {
+	_, err := LoadText(fixture)
+	if err == nil || !strings.Contains(err.Error(), "tokenizer.json") {
+		t.Fatalf("got %v, want an error naming the missing tokenizer.json", err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error is not one line: %q", err)
+	}
+}
