@@ -18,7 +18,8 @@ import (
 
 	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/rt"
-	"github.com/archc/archc/rt/iree"
+
+	"github.com/archc/archc/internal/testmodels"
 )
 
 // oracle is oracle.json as written by gen_fixtures.py.
@@ -27,6 +28,20 @@ type oracle struct {
 	MaxNewTokens int         `json:"max_new_tokens"`
 	Tokens       [][]int32   `json:"tokens"`
 	FirstLogits  [][]float64 `json:"first_logits"`
+}
+
+// readOracle reads a fixture's oracle.json; a fixture without one fails.
+func readOracle(t *testing.T, dir string) oracle {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
+	if err != nil {
+		t.Fatalf("fixture without oracle: %v", err)
+	}
+	var o oracle
+	if err := json.Unmarshal(data, &o); err != nil {
+		t.Fatalf("%s/oracle.json: %v", dir, err)
+	}
+	return o
 }
 
 // logitsTolerance is the max abs difference allowed against the oracle's
@@ -89,28 +104,13 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 }
 
 // needIREE skips when the IREE venv is missing outside CI; in CI it fails.
-func needIREE(t *testing.T) {
-	t.Helper()
-	if _, err := iree.FindVenv(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI needs the IREE venv: %v", err)
-		}
-		t.Skipf("skipping execution test: %v", err)
-	}
-}
+func needIREE(t *testing.T) { testmodels.NeedIREE(t) }
 
 func TestOracle(t *testing.T) {
 	needIREE(t)
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
-			if err != nil {
-				t.Fatalf("fixture without oracle: %v", err)
-			}
-			var want oracle
-			if err := json.Unmarshal(data, &want); err != nil {
-				t.Fatal(err)
-			}
+			want := readOracle(t, dir)
 			ctx := context.Background()
 			m, err := rt.Open(ctx, dir, rt.Options{})
 			if err != nil {
@@ -138,14 +138,7 @@ func TestOracle(t *testing.T) {
 func TestEOS(t *testing.T) {
 	needIREE(t)
 	dir := fixtures(t)[0]
-	data, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want oracle
-	if err := json.Unmarshal(data, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := readOracle(t, dir)
 	ctx := context.Background()
 	m, err := rt.Open(ctx, dir, rt.Options{})
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
+
+	"github.com/archc/archc/internal/testmodels"
 )
 
 // realOracle is golden/<model>/oracle.json as written by gen_oracle.py:
@@ -24,15 +26,6 @@ type realOracle struct {
 	ChatTemplate string           `json:"chat_template"` // "gguf" when the GGUF's own template made the prompts
 }
 
-// modelsDir is where scripts/fetch-models.sh and fetch-gemma3.sh put real
-// checkpoints.
-func modelsDir() string {
-	if d := os.Getenv("ARCHC_MODELS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", ".cache", "models")
-}
-
 // TestRealCheckpoints is the real-checkpoint tier: archc's greedy ids on
 // SmolLM2-135M-Instruct (Q4_1) and Gemma-3-270M (Q4_K_M) GGUFs equal
 // transformers' fp32 ids on the same files, for 3 chat prompts × 32 tokens.
@@ -42,13 +35,7 @@ func TestRealCheckpoints(t *testing.T) {
 	needIREE(t)
 	for _, name := range []string{"smollm2", "gemma3"} {
 		t.Run(name, func(t *testing.T) {
-			paths, _ := filepath.Glob(filepath.Join(modelsDir(), name, "*.gguf"))
-			if len(paths) == 0 {
-				if os.Getenv("CI") != "" {
-					t.Fatalf("no %s GGUF under %s: scripts/fetch-models.sh should have fetched it", name, modelsDir())
-				}
-				t.Skipf("no %s GGUF under %s (run scripts/fetch-models.sh)", name, modelsDir())
-			}
+			paths := []string{testmodels.GGUF(t, name)}
 			data, err := os.ReadFile(filepath.Join(name, "oracle.json"))
 			if err != nil {
 				t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/archc/archc/internal/clitest"
-	"github.com/archc/archc/rt/iree"
+	"github.com/archc/archc/internal/testmodels"
 )
 
 const fixture = "../../golden/testdata/llama-tied"
@@ -25,9 +25,7 @@ func TestGenerateErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.Contains(c.name, "token") || c.name == "too long" {
-				if _, err := iree.FindVenv(); err != nil {
-					t.Skip("needs the IREE venv:", err)
-				}
+				testmodels.NeedIREE(t)
 			}
 			r := clitest.Run(t, bin, c.args...)
 			if r.Code == 0 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "panic") {
@@ -38,9 +36,7 @@ func TestGenerateErrors(t *testing.T) {
 }
 
 func TestGenerateJSON(t *testing.T) {
-	if _, err := iree.FindVenv(); err != nil {
-		t.Skip("needs the IREE venv:", err)
-	}
+	testmodels.NeedIREE(t)
 	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
 	r := clitest.Run(t, bin, "generate", "--model", fixture, "--prompt-ids", "1,184,106,66,98,250,217", "--max-tokens", "4", "--json")
 	if r.Code != 0 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/archc/archc/internal/testmodels"
 )
 
 type golden struct {
@@ -67,18 +69,8 @@ func TestTemplatesMatchTransformers(t *testing.T) {
 }
 
 func TestSmolLM2GGUFTemplate(t *testing.T) {
-	dir := os.Getenv("ARCHC_MODELS")
-	if dir == "" {
-		dir = "../../.cache/models"
-	}
-	m, _ := filepath.Glob(filepath.Join(dir, "smollm2", "*.gguf"))
-	if len(m) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no SmolLM2 GGUF in %s/smollm2: run scripts/fetch-models.sh", dir)
-		}
-		t.Skip("no SmolLM2 GGUF (run scripts/fetch-models.sh)")
-	}
-	tpl, err := FromGGUF(m[0])
+	path := testmodels.GGUF(t, "smollm2")
+	tpl, err := FromGGUF(path)
 	if err != nil {
 		t.Fatal(err)
 	}

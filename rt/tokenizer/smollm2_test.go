@@ -3,28 +3,13 @@ package tokenizer
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/archc/archc/internal/testmodels"
 )
 
-// smollm2GGUF returns the SmolLM2 GGUF that scripts/fetch-models.sh puts in
-// $ARCHC_MODELS/smollm2 (default .cache/models under the repository root).
-// It skips the test when the file is absent, or fails it when CI is set.
-func smollm2GGUF(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("ARCHC_MODELS")
-	if dir == "" {
-		dir = "../../.cache/models"
-	}
-	m, _ := filepath.Glob(filepath.Join(dir, "smollm2", "*.gguf"))
-	if len(m) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no SmolLM2 GGUF in %s/smollm2: run scripts/fetch-models.sh", dir)
-		}
-		t.Skipf("no SmolLM2 GGUF in %s/smollm2 (run scripts/fetch-models.sh)", dir)
-	}
-	return m[0]
-}
+// smollm2GGUF returns the SmolLM2 GGUF (see internal/testmodels).
+func smollm2GGUF(t testing.TB) string { return testmodels.GGUF(t, "smollm2") }
 
 type smollm2Golden struct {
 	BOS   string `json:"bos_token"`

@@ -1,0 +1,60 @@
+// Package testmodels finds the real checkpoints tests use and applies one
+// policy when they or the IREE venv are missing: skip on a developer
+// machine, fail under CI (env CI set), where scripts/test.sh installs them.
+package testmodels
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/archc/archc/rt/iree"
+)
+
+// Dir is where scripts/fetch-models.sh and fetch-gemma3.sh put checkpoints:
+// $ARCHC_MODELS, else .cache/models under the repository root (found by
+// walking up from the working directory to go.mod).
+func Dir() string {
+	if d := os.Getenv("ARCHC_MODELS"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return filepath.Join(".cache", "models")
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, ".cache", "models")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(wd, ".cache", "models")
+		}
+	}
+}
+
+// GGUF returns the path of Dir()/name/*.gguf (name: "smollm2", "gemma3"),
+// or skips (fails under CI) when it is absent.
+func GGUF(t testing.TB, name string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(Dir(), name, "*.gguf"))
+	if len(m) == 0 {
+		missing(t, "no "+name+" GGUF under "+Dir()+": run scripts/fetch-models.sh and scripts/fetch-gemma3.sh")
+	}
+	return m[0]
+}
+
+// NeedIREE skips (fails under CI) when the IREE venv is missing.
+func NeedIREE(t testing.TB) {
+	t.Helper()
+	if _, err := iree.FindVenv(); err != nil {
+		missing(t, "needs the IREE venv: "+err.Error())
+	}
+}
+
+func missing(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
