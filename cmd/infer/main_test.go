@@ -56,3 +56,22 @@ func TestGenerateJSON(t *testing.T) {
 		t.Errorf("tokens = %s, want [6,92,211,210]", got)
 	}
 }
+
+func TestTokenizeVocabOnlyGGUF(t *testing.T) {
+	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
+	// First case of ../shared/data/tokenizers/ggml-vocab-llama-bpe.gguf.inp/.out.
+	r := clitest.Run(t, bin, "tokenize", "--model", "../../../shared/data/tokenizers/ggml-vocab-llama-bpe.gguf", "--text", "ied 4 ½ months", "--json")
+	if r.Code != 0 {
+		t.Fatalf("tokenize: %q", r.Stderr)
+	}
+	var out struct{ IDs []int32 }
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("stdout %q: %v", r.Stdout, err)
+	}
+	if got, _ := json.Marshal(out.IDs); string(got) != "[1142,220,19,220,27154,4038]" {
+		t.Errorf("ids = %s, want [1142,220,19,220,27154,4038]", got)
+	}
+	if r := clitest.Run(t, bin, "tokenize", "--model", "/no/such.gguf", "--text", "x"); r.Code == 0 || !strings.Contains(r.Stderr, "/no/such.gguf") {
+		t.Errorf("missing model: code %d, stderr %q", r.Code, r.Stderr)
+	}
+}
