@@ -87,14 +87,18 @@ func (s *scope) stmt(st *Stmt) error {
 	return nil
 }
 
+// maxLayers bounds the decoder-layer loop: far above any real model, low
+// enough that a corrupt config fails fast instead of building a huge graph.
+const maxLayers = 4096
+
 func (s *scope) forLoop(l *Loop) error {
 	cv, err := s.expr(l.Count)
 	if err != nil {
 		return err
 	}
 	count, ok := cv.(int64)
-	if !ok || count < 0 {
-		return errorf(l.Count.Pos, "layer count must be a non-negative int, got %s", show(cv))
+	if !ok || count < 0 || count > maxLayers {
+		return errorf(l.Count.Pos, "layer count must be an int in [0, %d], got %s", maxLayers, show(cv))
 	}
 	for i := int64(0); i < count; i++ {
 		s.loopVar, s.index, s.b.layer = l.Var, i, int(i)

@@ -61,6 +61,7 @@ func Check(f *File, reg ir.Registry) []*Error {
 			c.loopVar = ""
 		}
 	}
+	c.recursion()
 	if !matched && f.Extends == "" {
 		c.errf(f.Pos, "arch %s has no match clause; add `match model_type \"...\"`", f.Name)
 	}
@@ -72,6 +73,75 @@ func Check(f *File, reg ir.Registry) []*Error {
 		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
 	})
 	return c.errs
+}
+
+// recursion reports blocks that call themselves, directly or through other
+// blocks (block calls are inlined, so recursion can never end).
+func (c *checker) recursion() {
+	calls := map[string][]*Call{}
+	for name, b := range c.blocks {
+		var walk func(e *Expr)
+		walk = func(e *Expr) {
+			if e == nil {
+				return
+			}
+			us := []*Unary{e.Cond.First}
+			for _, op := range e.Cond.Rest {
+				us = append(us, op.Right)
+			}
+			for _, u := range us {
+				for _, ix := range u.Index {
+					walk(ix)
+				}
+				p := u.Operand
+				switch {
+				case p.Sub != nil:
+					walk(p.Sub)
+				case p.Call != nil:
+					if _, ok := c.blocks[p.Call.Name]; ok {
+						calls[name] = append(calls[name], p.Call)
+					}
+					for _, a := range p.Call.Args {
+						walk(a.Value)
+					}
+				}
+			}
+			walk(e.Then)
+			walk(e.Else)
+		}
+		for _, st := range b.Body {
+			walk(st.Value)
+		}
+		walk(b.Return)
+	}
+	const (
+		unvisited = iota
+		active
+		done
+	)
+	state := map[string]int{}
+	var visit func(name string) bool
+	visit = func(name string) bool {
+		state[name] = active
+		for _, call := range calls[name] {
+			switch state[call.Name] {
+			case active:
+				c.errf(call.Pos, "block %s calls %s recursively; blocks are inlined, so recursion never ends", name, call.Name)
+				return true
+			case unvisited:
+				if visit(call.Name) {
+					return true
+				}
+			}
+		}
+		state[name] = done
+		return false
+	}
+	for _, name := range keysOf(c.blocks) {
+		if state[name] == unvisited {
+			visit(name)
+		}
+	}
 }
 
 type checker struct {

@@ -12,14 +12,29 @@ import (
 func DecodeConfig(data []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var raw map[string]any
-	if err := dec.Decode(&raw); err != nil {
+	var top any
+	if err := dec.Decode(&top); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %v", err)
 	}
-	if raw == nil { // `null` decodes without error into a nil map
-		return nil, fmt.Errorf("invalid config: top level is null, not an object")
+	raw, ok := top.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the top level must be a JSON object, got %s", jsonKind(top))
 	}
 	return normalizeJSON(raw).(map[string]any), nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	}
+	return "a number"
 }
 
 // configFields returns the file's config fields in source order.

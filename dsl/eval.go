@@ -99,18 +99,36 @@ func (s *scope) apply(op *BinOp, l, r any) (any, error) {
 		rn, ok := r.(*ir.Node)
 		prim, known := tensorOps[op.Op]
 		if !ok || !known || s.b == nil {
-			return nil, errorf(op.Pos, "operator %s is not defined on %s and %s", op.Op, typeName(l), typeName(r))
+			return nil, errorf(op.Pos, "operator %s is not defined on %s and %s%s", op.Op, typeName(l), operand(r), undefinedHint(l, r))
 		}
 		return s.b.node(op.Pos, prim, []*ir.Node{ln, rn}, "", nil)
 	}
 	if _, ok := r.(*ir.Node); ok {
-		return nil, errorf(op.Pos, "operator %s is not defined on %s and tensor", op.Op, typeName(l))
+		return nil, errorf(op.Pos, "operator %s is not defined on %s and tensor%s", op.Op, operand(l), undefinedHint(l, r))
 	}
 	v, err := scalarOp(op.Op, l, r)
 	if err != nil {
 		return nil, errorf(op.Pos, "%v", err)
 	}
 	return v, nil
+}
+
+// operand describes a non-tensor operand for an error message.
+func operand(v any) string {
+	if _, ok := v.(*ir.Node); ok {
+		return "tensor"
+	}
+	return typeName(v) + " " + show(v)
+}
+
+// undefinedHint explains that an unbound name reads as a weight module.
+func undefinedHint(l, r any) string {
+	for _, v := range []any{l, r} {
+		if m, ok := v.(module); ok {
+			return fmt.Sprintf(" (%s is not a binding or config field, so it names a weight module; a typo?)", m)
+		}
+	}
+	return ""
 }
 
 // tensorScalar matches a tensor and a number in either order.

@@ -22,7 +22,7 @@ func resolve(f *File, parent func(string) (*File, error), seen map[string]bool) 
 	if f.Extends == "" {
 		return f, nil
 	}
-	if seen[f.Name] {
+	if seen[f.Name] || f.Extends == f.Name {
 		return nil, errorf(f.Pos, "arch %s: extends cycle", f.Name)
 	}
 	seen[f.Name] = true

@@ -92,3 +92,11 @@ func TestResolveExtends(t *testing.T) {
 		t.Errorf("cycle: got %v", err)
 	}
 }
+
+func TestParseNestingLimit(t *testing.T) {
+	src := "arch deep {\n  logits = " + strings.Repeat("(", 300) + "x" + strings.Repeat(")", 300) + "\n}\n"
+	_, err := dsl.Parse("deep.arch", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "deep.arch:2:") || !strings.Contains(err.Error(), "nested deeper") {
+		t.Fatalf("got %v, want a positioned nesting error", err)
+	}
+}

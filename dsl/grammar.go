@@ -33,6 +33,9 @@ func Grammar() string { return parser.String() }
 // Parse parses one .arch file. filename is used in error positions.
 // Errors are *Error values formatted `file:line:col: message`.
 func Parse(filename string, src []byte) (*File, error) {
+	if err := checkNesting(filename, src); err != nil {
+		return nil, err
+	}
 	f, err := parser.ParseBytes(filename, src)
 	if err != nil {
 		var perr participle.Error
@@ -42,6 +45,30 @@ func Parse(filename string, src []byte) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", filename, err)
 	}
 	return f, nil
+}
+
+// maxNesting bounds bracket nesting, so that a pathological file gets an
+// error instead of exhausting the recursive-descent parser's stack.
+const maxNesting = 256
+
+// checkNesting reports the first bracket nested deeper than maxNesting
+// (brackets inside comments and strings count too; no real file comes close).
+func checkNesting(filename string, src []byte) error {
+	depth, line, col := 0, 1, 1
+	for _, c := range src {
+		switch c {
+		case '(', '[', '{':
+			if depth++; depth > maxNesting {
+				return &Error{Pos: lexer.Position{Filename: filename, Line: line, Column: col}, Msg: fmt.Sprintf("brackets nested deeper than %d", maxNesting)}
+			}
+		case ')', ']', '}':
+			depth--
+		case '\n':
+			line, col = line+1, 0
+		}
+		col++
+	}
+	return nil
 }
 
 // Error is a diagnostic at a source position.

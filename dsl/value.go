@@ -111,7 +111,7 @@ func coerce(v any, typ string) (any, error) {
 		case int64:
 			return x, nil
 		case float64:
-			if x == math.Trunc(x) {
+			if x == math.Trunc(x) && math.Abs(x) <= 1<<53 {
 				return int64(x), nil
 			}
 		}

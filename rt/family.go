@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,9 +133,12 @@ func BuiltinFamilies() ([]*Family, error) {
 // (the message lists the supported model types), or the config fails the
 // family's config block.
 func ResolveFamily(fams []*Family, raw map[string]any) (*Family, map[string]any, error) {
-	mt, _ := raw["model_type"].(string)
-	if mt == "" {
+	mt, isString := raw["model_type"].(string)
+	switch {
+	case raw["model_type"] == nil:
 		return nil, nil, fmt.Errorf("config.json has no model_type; archc needs it to pick a family")
+	case !isString || mt == "":
+		return nil, nil, fmt.Errorf("config.json model_type must be a non-empty string, got %v", raw["model_type"])
 	}
 	var known []string
 	var firstErr error
@@ -162,6 +166,7 @@ func ResolveFamily(fams []*Family, raw map[string]any) (*Family, map[string]any,
 		return nil, nil, fmt.Errorf("config.json (model_type %q): %w", mt, firstErr)
 	}
 	sort.Strings(known)
+	known = slices.Compact(known)
 	return nil, nil, fmt.Errorf("config.json: unsupported model_type %q (or an unsupported variant of it); supported: %s. Add a family with an .arch file (--arch FILE)", mt, strings.Join(known, ", "))
 }
 

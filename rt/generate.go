@@ -44,7 +44,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		return nil, fmt.Errorf("generate: max tokens %d < 0", opts.MaxTokens)
 	}
 	if len(prompt)+opts.MaxTokens > m.MaxLen()+1 {
-		return nil, fmt.Errorf("prompt (%d tokens) + max tokens (%d) exceed the KV cache length %d; shorten the prompt or lower --max-tokens", len(prompt), opts.MaxTokens, m.MaxLen())
+		return nil, fmt.Errorf("prompt (%d tokens) + max tokens (%d) exceed the KV cache length %d; shorten the prompt, lower --max-tokens or raise --max-len", len(prompt), opts.MaxTokens, m.MaxLen())
 	}
 	sampler, err := NewSampler(opts.Sampling)
 	if err != nil {

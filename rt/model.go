@@ -54,6 +54,9 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 		}
 	}
 	if p.Weights == nil {
+		if p.Dir == "" {
+			return nil, fmt.Errorf("model %s: a config.json alone has no weights; pass the model folder or a .gguf file", path)
+		}
 		return nil, fmt.Errorf("model %s: no model.safetensors or model.safetensors.index.json; a checkpoint is needed to run", path)
 	}
 	done := phase("compile")

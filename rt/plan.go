@@ -85,7 +85,11 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, Options: fitOptions(opts.Lower, raw), GGUF: gf}
+	lo, err := fitOptions(opts.Lower, raw)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, Options: lo, GGUF: gf}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gf == nil {
 		p.Dir = path
 	}
@@ -102,14 +106,21 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 }
 
 // fitOptions fills defaults and keeps the KV cache within the model's
-// max_position_embeddings.
-func fitOptions(o lower.Options, raw map[string]any) lower.Options {
+// max_position_embeddings: by default min(512, max_position_embeddings); an
+// explicit MaxLen beyond it, or not positive, is an error.
+func fitOptions(o lower.Options, raw map[string]any) (lower.Options, error) {
 	def := lower.DefaultOptions()
-	if o.MaxLen == 0 {
+	mp, hasMP := raw["max_position_embeddings"].(int64)
+	switch {
+	case o.MaxLen < 0:
+		return o, fmt.Errorf("--max-len %d: the KV-cache length must be a positive number of tokens", o.MaxLen)
+	case o.MaxLen == 0:
 		o.MaxLen = def.MaxLen
-		if mp, ok := raw["max_position_embeddings"].(int64); ok && mp > 0 && mp < o.MaxLen {
+		if hasMP && mp > 0 && mp < o.MaxLen {
 			o.MaxLen = mp
 		}
+	case hasMP && o.MaxLen > mp:
+		return o, fmt.Errorf("--max-len %d exceeds the model's max_position_embeddings %d", o.MaxLen, mp)
 	}
 	if o.Slots == 0 {
 		o.Slots = def.Slots
@@ -127,7 +138,7 @@ func fitOptions(o lower.Options, raw map[string]any) lower.Options {
 			o.PrefillBuckets = []int64{o.MaxLen}
 		}
 	}
-	return o
+	return o, nil
 }
 
 func hasCheckpoint(dir string) bool {

@@ -24,13 +24,13 @@ type SamplingOptions struct {
 // Validate reports options out of range.
 func (o SamplingOptions) Validate() error {
 	switch {
-	case o.Temperature < 0 || math.IsNaN(o.Temperature):
-		return fmt.Errorf("temperature %g must be >= 0", o.Temperature)
+	case !(o.Temperature >= 0) || math.IsInf(o.Temperature, 1):
+		return fmt.Errorf("temperature %g must be a finite number >= 0", o.Temperature)
 	case o.TopK < 0:
 		return fmt.Errorf("top-k %d must be >= 0", o.TopK)
-	case o.TopP < 0 || o.TopP > 1:
+	case !(o.TopP >= 0 && o.TopP <= 1):
 		return fmt.Errorf("top-p %g must be in [0, 1]", o.TopP)
-	case o.MinP < 0 || o.MinP > 1:
+	case !(o.MinP >= 0 && o.MinP <= 1):
 		return fmt.Errorf("min-p %g must be in [0, 1]", o.MinP)
 	}
 	return nil

@@ -81,7 +81,7 @@ func TestSamplerDistributionAndSeed(t *testing.T) {
 }
 
 func TestSamplingValidate(t *testing.T) {
-	for _, o := range []SamplingOptions{{Temperature: -1}, {TopK: -1}, {TopP: 1.5}, {MinP: -0.1}} {
+	for _, o := range []SamplingOptions{{Temperature: -1}, {Temperature: math.NaN()}, {Temperature: math.Inf(1)}, {TopK: -1}, {TopP: 1.5}, {TopP: math.NaN()}, {MinP: -0.1}, {MinP: math.NaN()}} {
 		if _, err := NewSampler(o); err == nil {
 			t.Errorf("%+v: want an error", o)
 		}

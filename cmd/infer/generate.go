@@ -37,7 +37,7 @@ type report struct {
 	Family            string  `json:"family"`
 	PromptTokens      []int32 `json:"prompt_tokens"`
 	Tokens            []int32 `json:"tokens"`
-	Text              *string `json:"text,omitempty"`
+	Text              *string `json:"text,omitempty"` // decoded tokens, without a final EOS or stop token
 	LoadS             float64 `json:"load_s"`
 	CompileS          float64 `json:"compile_s"`
 	CompileCached     bool    `json:"compile_cached"`
@@ -49,6 +49,9 @@ type report struct {
 func (c *generateCmd) Run(ctx context.Context) error {
 	if c.Prompt == "" && c.PromptIDs == "" {
 		return fmt.Errorf("give a prompt: --prompt TEXT or --prompt-ids 1,2,3")
+	}
+	if c.Model == "" {
+		return fmt.Errorf("--model: give a model folder or a .gguf file")
 	}
 	if _, err := os.Stat(c.Model); err != nil {
 		return fmt.Errorf("--model: %v", err)
@@ -107,7 +110,12 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		TimeToFirstTokenS: g.PrefillTime.Seconds(),
 	}
 	if text != nil {
-		s := text.Tokenizer.Decode(g.Tokens)
+		// As streamed: without a final end-of-sequence or stop token.
+		shown := g.Tokens
+		if n := len(shown); n > 0 && (slices.Contains(m.EOS, shown[n-1]) || slices.Contains(stop, shown[n-1])) {
+			shown = shown[:n-1]
+		}
+		s := text.Tokenizer.Decode(shown)
 		r.Text = &s
 	}
 	if s := g.PrefillTime.Seconds(); s > 0 {
@@ -119,7 +127,9 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if r.Tokens == nil {
 		r.Tokens = []int32{}
 	}
-	return json.NewEncoder(os.Stdout).Encode(r)
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
 }
 
 // streamer prints each generated token as it comes: decoded text (never a

@@ -29,9 +29,11 @@ var verified sync.Map // venv dir -> struct{}
 
 // FindVenv returns the absolute path of the Python venv that holds IREE:
 // $ARCHC_VENV if set, else the first .venv/ found walking up from the
-// current directory. It checks that `import iree.runtime` works with the
-// venv's python (once per process). It returns an error wrapping
-// ErrNotFound, with the import failure if there was one.
+// current directory, else from the running executable's directory (so
+// bin/infer finds the repository's .venv wherever it is run from). It checks
+// that `import iree.runtime` works with the venv's python (once per
+// process). It returns an error wrapping ErrNotFound that says where it
+// looked, with the import failure if there was one.
 func FindVenv() (string, error) {
 	if v := os.Getenv("ARCHC_VENV"); v != "" {
 		abs, err := filepath.Abs(v)
@@ -43,24 +45,32 @@ func FindVenv() (string, error) {
 		}
 		return abs, nil
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("%w (cannot read the current directory: %v)", ErrNotFound, err)
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
 	}
-	for {
-		venv := filepath.Join(dir, ".venv")
-		if _, err := os.Stat(filepath.Join(venv, "bin", "python")); err == nil {
-			if err := checkVenv(venv); err != nil {
-				return "", fmt.Errorf("%w (%s: %v)", ErrNotFound, venv, err)
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			starts = append(starts, filepath.Dir(exe))
+		}
+	}
+	for _, dir := range starts {
+		for {
+			venv := filepath.Join(dir, ".venv")
+			if _, err := os.Stat(filepath.Join(venv, "bin", "python")); err == nil {
+				if err := checkVenv(venv); err != nil {
+					return "", fmt.Errorf("%w (%s: %v)", ErrNotFound, venv, err)
+				}
+				return venv, nil
 			}
-			return venv, nil
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", ErrNotFound
-		}
-		dir = parent
 	}
+	return "", fmt.Errorf("%w (no .venv above %s)", ErrNotFound, strings.Join(starts, " or "))
 }
 
 // FindPython returns the venv's python executable; see FindVenv.

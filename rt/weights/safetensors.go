@@ -185,7 +185,13 @@ func OpenFile(path string) (map[string]Info, error) {
 		begin, end uint64
 	}
 	var spans []span
-	for name, raw := range entries {
+	names := make([]string, 0, len(entries))
+	for name := range entries {
+		names = append(names, name)
+	}
+	sort.Strings(names) // the first bad tensor reported is the same every run
+	for _, name := range names {
+		raw := entries[name]
 		if name == "__metadata__" {
 			continue
 		}
