@@ -3,6 +3,8 @@ package dsl
 import (
 	"sort"
 
+	"github.com/alecthomas/participle/v2/lexer"
+
 	"github.com/archc/archc/dsl/ir"
 )
 
@@ -153,9 +155,8 @@ type checker struct {
 	errs    []*Error
 }
 
-func (c *checker) errf(pos any, format string, args ...any) {
-	e := errorf(posOf(pos), format, args...)
-	c.errs = append(c.errs, e)
+func (c *checker) errf(pos lexer.Position, format string, args ...any) {
+	c.errs = append(c.errs, errorf(pos, format, args...))
 }
 
 func (c *checker) stmt(st *Stmt) {

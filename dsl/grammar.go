@@ -84,10 +84,3 @@ func (e *Error) Error() string {
 func errorf(pos lexer.Position, format string, args ...any) *Error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
 }
-
-func posOf(p any) lexer.Position {
-	if pos, ok := p.(lexer.Position); ok {
-		return pos
-	}
-	return lexer.Position{}
-}

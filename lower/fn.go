@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
 )
@@ -129,8 +127,4 @@ func (f *fn) weight(name string) codegen.Value {
 	}
 	f.weights[name] = v
 	return v
-}
-
-func (f *fn) errorAt(n *ir.Node, format string, args ...any) {
-	f.Errorf("%s:%d:%d: %s", n.Pos.Filename, n.Pos.Line, n.Pos.Column, fmt.Sprintf(format, args...))
 }

@@ -20,7 +20,6 @@ func (f *fn) add(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.
 func (f *fn) sub(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.subtract", x, y) }
 func (f *fn) mul(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.multiply", x, y) }
 func (f *fn) div(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.divide", x, y) }
-func (f *fn) max(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.maximum", x, y) }
 
 func (f *fn) unary(op string, x codegen.Value) codegen.Value { return f.Op(op, x.Type, "", x) }
 

@@ -68,7 +68,10 @@ var activations = map[string]func(*fn, codegen.Value) codegen.Value{
 }
 
 func inferActivation(n *ir.Node) error {
-	name, _ := n.Attrs["name"].(string)
+	name, isString := n.Attrs["name"].(string)
+	if !isString {
+		return fmt.Errorf("name must be an activation name (string), got %v", n.Attrs["name"])
+	}
 	if _, ok := activations[name]; !ok {
 		known := make([]string, 0, len(activations))
 		for k := range activations {
