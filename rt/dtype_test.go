@@ -1,0 +1,98 @@
+package rt
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/archc/archc/internal/testmodels"
+)
+
+// TestHalfPrecisionCheckpoints checks the in-graph conversion of f16 and
+// bf16 weights: a checkpoint stored in f16 (or bf16) must give exactly the
+// logits of the f32 checkpoint holding the same, already rounded, values.
+func TestHalfPrecisionCheckpoints(t *testing.T) {
+	testmodels.NeedIREE(t)
+	ctx := context.Background()
+	prompt := []int32{1, 184, 106, 66, 98, 250, 217}
+	for _, c := range []struct {
+		dtype string
+		round func(float32) ([]byte, float32) // half bytes, and the value they hold
+	}{
+		{"BF16", func(x float32) ([]byte, float32) {
+			h := uint16(math.Float32bits(x) >> 16) // truncation is a valid bf16 value
+			return binary.LittleEndian.AppendUint16(nil, h), math.Float32frombits(uint32(h) << 16)
+		}},
+		{"F16", func(x float32) ([]byte, float32) {
+			h := f32ToF16(x)
+			return binary.LittleEndian.AppendUint16(nil, h), f16ToF32(h)
+		}},
+	} {
+		t.Run(c.dtype, func(t *testing.T) {
+			convert := func(half bool) func(map[string]stTensor) {
+				return func(ts map[string]stTensor) {
+					for name, x := range ts {
+						var out []byte
+						for i := 0; i < len(x.data); i += 4 {
+							hb, v := c.round(math.Float32frombits(binary.LittleEndian.Uint32(x.data[i:])))
+							if half {
+								out = append(out, hb...)
+							} else {
+								out = binary.LittleEndian.AppendUint32(out, math.Float32bits(v))
+							}
+						}
+						if half {
+							ts[name] = stTensor{dtype: c.dtype, shape: x.shape, data: out}
+						} else {
+							ts[name] = stTensor{dtype: "F32", shape: x.shape, data: out}
+						}
+					}
+				}
+			}
+			var logits [2][]float32
+			for i, half := range []bool{false, true} {
+				m, err := Open(ctx, fixtureCopy(t, convert(half), nil), Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if logits[i], err = m.Prefill(ctx, prompt, 0); err != nil {
+					t.Fatal(err)
+				}
+				m.Close()
+			}
+			for i := range logits[0] {
+				if logits[0][i] != logits[1][i] {
+					t.Fatalf("logit %d: f32 checkpoint %v, %s checkpoint %v", i, logits[0][i], c.dtype, logits[1][i])
+				}
+			}
+		})
+	}
+}
+
+// f32ToF16 rounds to the nearest f16 (normal range only; the fixture's
+// weights are small normal numbers).
+func f32ToF16(x float32) uint16 {
+	b := math.Float32bits(x)
+	sign := uint16(b>>16) & 0x8000
+	exp := int((b>>23)&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	if exp <= 0 {
+		return sign
+	}
+	h := uint32(exp)<<10 | mant>>13
+	if rem := mant & 0x1fff; rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++
+	}
+	return sign | uint16(h)
+}
+
+func f16ToF32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	if exp == 0 {
+		return math.Float32frombits(sign)
+	}
+	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
+}
