@@ -29,6 +29,10 @@ func main() {
 		kong.Description("infer: run archc models."),
 		kong.BindTo(ctx, (*context.Context)(nil)))
 	if err := k.Run(); err != nil {
+		if ctx.Err() != nil { // Ctrl-C: the worker was stopped on purpose
+			fmt.Fprintln(os.Stderr, "infer: interrupted")
+			os.Exit(130)
+		}
 		fmt.Fprintln(os.Stderr, "infer:", err)
 		os.Exit(1)
 	}
