@@ -30,6 +30,69 @@ type oracle struct {
 	FirstLogits  [][]float64 `json:"first_logits"`
 }
 
+// execOptions is the configuration the execution tests compile: two
+// KV-cache slots and decode entry points for batches of 1 and 2 (the
+// serving shape), so one compiled module per fixture serves every test.
+func execOptions() rt.Options {
+	var o rt.Options
+	o.Plan.Lower.Slots = 2
+	o.Plan.Lower.DecodeBatches = []int64{1, 2}
+	return o
+}
+
+// TestBatchedDecodeMatchesSingle is the serve tier: two sequences of
+// different lengths prefilled into their own cache slots and then decoded
+// together, one batched call per step with ragged positions (and the batch
+// order opposite to the slot order), produce exactly the oracle's
+// single-sequence tokens.
+func TestBatchedDecodeMatchesSingle(t *testing.T) {
+	needIREE(t)
+	for _, dir := range fixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			want := readOracle(t, dir)
+			ctx := context.Background()
+			m, err := rt.Open(ctx, dir, execOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			seqs := []int{2, 1}  // oracle prompts, in batch order
+			slots := []int{1, 0} // the cache slot of each: batch order differs from slot order
+			var toks []int32
+			var pos []int
+			got := make([][]int32, len(seqs))
+			for b, i := range seqs {
+				l, err := m.PrefillSlot(ctx, slots[b], want.Prompts[i], 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				toks = append(toks, rt.Argmax(l))
+				pos = append(pos, len(want.Prompts[i]))
+			}
+			for step := 0; step < want.MaxNewTokens; step++ {
+				for b := range seqs {
+					got[b] = append(got[b], toks[b])
+				}
+				if step == want.MaxNewTokens-1 {
+					break
+				}
+				rows, err := m.DecodeBatch(ctx, toks, pos, slots)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for b := range seqs {
+					toks[b], pos[b] = rt.Argmax(rows[b]), pos[b]+1
+				}
+			}
+			for b, i := range seqs {
+				if diff := cmp.Diff(want.Tokens[i], got[b]); diff != "" {
+					t.Errorf("prompt %d in a batch of 2 (slot %d): tokens differ from single-sequence (-oracle +batched):\n%s", i, slots[b], diff)
+				}
+			}
+		})
+	}
+}
+
 // readOracle reads a fixture's oracle.json; a fixture without one fails.
 func readOracle(t *testing.T, dir string) oracle {
 	t.Helper()
@@ -112,7 +175,7 @@ func TestOracle(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			want := readOracle(t, dir)
 			ctx := context.Background()
-			m, err := rt.Open(ctx, dir, rt.Options{})
+			m, err := rt.Open(ctx, dir, execOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +203,7 @@ func TestEOS(t *testing.T) {
 	dir := fixtures(t)[0]
 	want := readOracle(t, dir)
 	ctx := context.Background()
-	m, err := rt.Open(ctx, dir, rt.Options{})
+	m, err := rt.Open(ctx, dir, execOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +226,7 @@ func TestPrefillMatchesDecode(t *testing.T) {
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			ctx := context.Background()
-			m, err := rt.Open(ctx, dir, rt.Options{})
+			m, err := rt.Open(ctx, dir, execOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,7 @@ type fn struct {
 
 	positions codegen.Value   // [batch, seq] i32: absolute position of each token
 	starts    []codegen.Value // per batch element, i32: position of its first token (KV write offset)
+	slots     []codegen.Value // per batch element, i32: its KV-cache slot
 	hasLast   bool            // prefill: logits come from one position of the chunk
 	last      codegen.Value   // prefill: i32 index within the chunk of the token whose logits are returned
 	inHead    bool            // lowering nodes after the decoder layers

@@ -70,8 +70,8 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 }
 
 // appendCache writes x [B, S, kv_heads, d] (kv 0: keys, 1: values of the
-// site) at (slot b, position starts[b]) for each batch element b, and
-// returns that site's updated rows for slots 0..B-1: [B, max_len, kv_heads, d].
+// site) at (slots[b], position starts[b]) for each batch element b, and
+// returns that site's updated rows of those slots: [B, max_len, kv_heads, d].
 func (f *fn) appendCache(site int, kv int64, x codegen.Value) codegen.Value {
 	slot := f.cache.site[site]
 	cur := f.cacheValue(slot.group)
@@ -84,13 +84,20 @@ func (f *fn) appendCache(site int, kv int64, x codegen.Value) codegen.Value {
 			row = f.sliceDim(x, 0, b, b+1)
 		}
 		row = f.reshape(row, append([]int64{1}, row.Type.Shape...)...) // [1, 1, S, kv_heads, d]
-		cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, "", cur, row, entry, f.constI32(b), f.starts[b], zero, zero)
+		cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, "", cur, row, entry, f.slots[b], f.starts[b], zero, zero)
 	}
 	f.caches[slot.group] = cur
 	t := cur.Type.Shape
-	start := []int64{slot.index + kv, 0, 0, 0, 0}
-	limit := []int64{slot.index + kv + 1, B, t[2], t[3], t[4]}
-	return f.reshape(f.slice(cur, start, limit), B, t[2], t[3], t[4])
+	sizes := []int64{1, 1, t[2], t[3], t[4]}
+	rows := make([]codegen.Value, B)
+	for b := range rows {
+		r := f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), "slice_sizes = "+codegen.I64Array(sizes), cur, entry, f.slots[b], zero, zero, zero)
+		rows[b] = f.reshape(r, 1, t[2], t[3], t[4])
+	}
+	if B == 1 {
+		return rows[0]
+	}
+	return f.concat(0, rows...)
 }
 
 // cacheValue returns the current value of a cache group in this function,

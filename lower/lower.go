@@ -4,12 +4,17 @@
 //
 // The module's interface, which package rt relies on:
 //
-//	prefill_S(tokens: [1, S] i32, start: i32, len: i32) -> logits [1, vocab] f32
-//	    runs S tokens of slot 0 at positions start..start+S-1 (tokens past len
-//	    are padding), writes their keys and values into the KV cache and
-//	    returns the logits of position start+len-1. S is a static bucket.
-//	decode_B(tokens: [B] i32, pos: [B] i32) -> logits [B, vocab] f32
-//	    runs one token for each of slots 0..B-1 at its own position.
+//	prefill_S(tokens: [1, S] i32, slot: i32, start: i32, len: i32) -> logits [1, vocab] f32
+//	    runs S tokens of one sequence, held in KV-cache slot `slot`, at
+//	    positions start..start+S-1 (tokens past len are padding), writes
+//	    their keys and values into the cache and returns the logits of
+//	    position start+len-1. S is a static bucket.
+//	decode_B(tokens: [B] i32, pos: [B] i32, slot: [B] i32) -> logits [B, vocab] f32
+//	    runs one token for each of B sequences, sequence b in cache slot
+//	    slot[b] at its own position pos[b] (continuous batching: slots and
+//	    positions are ragged).
+//
+// Slot indices must be distinct within a call and in [0, slots).
 //
 // The KV cache is module state: a mutable global (see kvcache.go) updated in
 // place with dynamic_update_slice. Weights are named parameters in scope
@@ -103,9 +108,10 @@ func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
 func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
 
 func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, s int64) error {
-	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"))
+	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
 	f := newFn(fn, g, opts, globals, cache, 1, s)
-	tokens, start, length := fn.Args[0], fn.Args[1], fn.Args[2]
+	tokens, slot, start, length := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3]
+	f.slots = []codegen.Value{slot}
 	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, s), "iota_dimension = 1 : i64")
 	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
 	f.starts = []codegen.Value{start}
@@ -116,12 +122,13 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 }
 
 func lowerDecode(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, b int64) error {
-	fn := m.NewFunc(DecodeName(b), codegen.T("i32", b), codegen.T("i32", b))
+	fn := m.NewFunc(DecodeName(b), codegen.T("i32", b), codegen.T("i32", b), codegen.T("i32", b))
 	f := newFn(fn, g, opts, globals, cache, b, 1)
-	tokens, pos := fn.Args[0], fn.Args[1]
+	tokens, pos, slots := fn.Args[0], fn.Args[1], fn.Args[2]
 	f.positions = f.reshape(pos, b, 1)
 	for i := int64(0); i < b; i++ {
 		f.starts = append(f.starts, f.reshape(f.slice(pos, []int64{i}, []int64{i + 1}), []int64{}...))
+		f.slots = append(f.slots, f.reshape(f.slice(slots, []int64{i}, []int64{i + 1}), []int64{}...))
 	}
 	logits := f.run(f.reshape(tokens, b, 1))
 	fn.Return(f.reshape(logits, b, logits.Type.Shape[2]))

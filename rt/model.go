@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/archc/archc/lower"
@@ -128,26 +129,36 @@ func (m *Model) Close() error {
 // MaxLen is the KV-cache length in tokens: positions must stay below it.
 func (m *Model) MaxLen() int { return int(m.Plan.Options.MaxLen) }
 
-// Prefill runs tokens at positions start.. through the model in chunks of the
-// compiled prefill buckets (the last chunk padded), writing the KV cache, and
-// returns the logits of the last token, [vocab] f32. Errors: empty input,
-// a token id outside [0, vocab), positions past MaxLen, or a worker failure.
+// Prefill is PrefillSlot on slot 0.
 func (m *Model) Prefill(ctx context.Context, tokens []int32, start int) ([]float32, error) {
+	return m.PrefillSlot(ctx, 0, tokens, start)
+}
+
+// PrefillSlot runs one sequence's tokens, kept in KV-cache slot `slot`, at
+// positions start.. through the model in chunks of the compiled prefill
+// buckets (the last chunk padded), writing the cache, and returns the logits
+// of the last token, [vocab] f32. Errors: empty input, a slot outside
+// [0, Slots), a token id outside [0, vocab), positions past MaxLen, or a
+// worker failure.
+func (m *Model) PrefillSlot(ctx context.Context, slot int, tokens []int32, start int) ([]float32, error) {
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("prefill: no tokens")
 	}
 	if err := m.checkTokens(tokens, start); err != nil {
 		return nil, err
 	}
+	if err := m.checkSlots([]int{slot}); err != nil {
+		return nil, err
+	}
 	var logits []float32
 	for len(tokens) > 0 {
 		bucket := m.bucket(len(tokens), start)
 		if bucket == 0 { // no bucket fits before the end of the cache: one token at a time
-			l, err := m.Decode(ctx, tokens[0], start)
+			l, err := m.DecodeBatch(ctx, []int32{tokens[0]}, []int{start}, []int{slot})
 			if err != nil {
 				return nil, err
 			}
-			logits, tokens, start = l, tokens[1:], start+1
+			logits, tokens, start = l[0], tokens[1:], start+1
 			continue
 		}
 		n := min(bucket, len(tokens))
@@ -157,14 +168,15 @@ func (m *Model) Prefill(ctx context.Context, tokens []int32, start int) ([]float
 		if err != nil {
 			return nil, err
 		}
-		out, err := m.worker.Call(ctx, lower.PrefillName(int64(bucket)), []tensor.Tensor{ids, tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
+		out, err := m.worker.Call(ctx, lower.PrefillName(int64(bucket)), []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
 		if err != nil {
 			return nil, err
 		}
-		if logits, err = m.logits(out); err != nil {
+		rows, err := m.logits(out, 1)
+		if err != nil {
 			return nil, err
 		}
-		tokens, start = tokens[n:], start+n
+		logits, tokens, start = rows[0], tokens[n:], start+n
 	}
 	return logits, nil
 }
@@ -186,24 +198,70 @@ func (m *Model) bucket(n, start int) int {
 	return best
 }
 
-// Decode runs one token at position pos and returns its logits, [vocab] f32.
+// Decode runs one token of the sequence in slot 0 at position pos and
+// returns its logits, [vocab] f32.
 func (m *Model) Decode(ctx context.Context, token int32, pos int) ([]float32, error) {
-	if err := m.checkTokens([]int32{token}, pos); err != nil {
-		return nil, err
-	}
-	ids, err := tensor.FromI32([]int64{1}, []int32{token})
+	l, err := m.DecodeBatch(ctx, []int32{token}, []int{pos}, []int{0})
 	if err != nil {
 		return nil, err
 	}
-	p, err := tensor.FromI32([]int64{1}, []int32{int32(pos)})
+	return l[0], nil
+}
+
+// DecodeBatch runs one token for each of len(tokens) sequences — sequence b
+// in KV-cache slot slots[b] at position pos[b] — in one call of the compiled
+// decode entry point for that batch size, and returns their logits,
+// [batch][vocab] f32. Errors: a batch size without an entry point, repeated
+// or out-of-range slots, bad token ids or positions, or a worker failure.
+func (m *Model) DecodeBatch(ctx context.Context, tokens []int32, pos, slots []int) ([][]float32, error) {
+	B := len(tokens)
+	if len(pos) != B || len(slots) != B {
+		return nil, fmt.Errorf("decode: %d tokens, %d positions, %d slots", B, len(pos), len(slots))
+	}
+	if !slices.Contains(m.Plan.Options.DecodeBatches, int64(B)) {
+		return nil, fmt.Errorf("decode: no entry point for batch size %d (compiled: %v)", B, m.Plan.Options.DecodeBatches)
+	}
+	if err := m.checkSlots(slots); err != nil {
+		return nil, err
+	}
+	p32 := make([]int32, B)
+	s32 := make([]int32, B)
+	for b := range tokens {
+		if err := m.checkTokens(tokens[b:b+1], pos[b]); err != nil {
+			return nil, err
+		}
+		p32[b], s32[b] = int32(pos[b]), int32(slots[b])
+	}
+	ids, err := tensor.FromI32([]int64{int64(B)}, tokens)
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.worker.Call(ctx, lower.DecodeName(1), []tensor.Tensor{ids, p})
+	pt, err := tensor.FromI32([]int64{int64(B)}, p32)
 	if err != nil {
 		return nil, err
 	}
-	return m.logits(out)
+	st, err := tensor.FromI32([]int64{int64(B)}, s32)
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.worker.Call(ctx, lower.DecodeName(int64(B)), []tensor.Tensor{ids, pt, st})
+	if err != nil {
+		return nil, err
+	}
+	return m.logits(out, B)
+}
+
+// checkSlots rejects slots outside [0, Slots) and repeated slots.
+func (m *Model) checkSlots(slots []int) error {
+	for i, s := range slots {
+		if s < 0 || int64(s) >= m.Plan.Options.Slots {
+			return fmt.Errorf("KV-cache slot %d is outside [0, %d)", s, m.Plan.Options.Slots)
+		}
+		if slices.Contains(slots[:i], s) {
+			return fmt.Errorf("KV-cache slot %d used twice in one batch", s)
+		}
+	}
+	return nil
 }
 
 func (m *Model) checkTokens(tokens []int32, start int) error {
@@ -218,7 +276,8 @@ func (m *Model) checkTokens(tokens []int32, start int) error {
 	return nil
 }
 
-func (m *Model) logits(out []tensor.Tensor) ([]float32, error) {
+// logits splits the worker's one result, [rows, vocab] f32, into rows.
+func (m *Model) logits(out []tensor.Tensor, rows int) ([][]float32, error) {
 	if len(out) != 1 {
 		return nil, fmt.Errorf("worker returned %d results, want 1 (logits)", len(out))
 	}
@@ -226,8 +285,12 @@ func (m *Model) logits(out []tensor.Tensor) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(l)) != m.Vocab {
-		return nil, fmt.Errorf("worker returned logits %v, want [1 %d]", out[0].Shape, m.Vocab)
+	if int64(len(l)) != int64(rows)*m.Vocab {
+		return nil, fmt.Errorf("worker returned logits %v, want [%d %d]", out[0].Shape, rows, m.Vocab)
 	}
-	return l, nil
+	res := make([][]float32, rows)
+	for r := range res {
+		res[r] = l[int64(r)*m.Vocab : int64(r+1)*m.Vocab]
+	}
+	return res, nil
 }
