@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/archc/archc/internal/testmodels"
+	"github.com/archc/archc/rt/tensor"
 )
 
 // TestHalfPrecisionCheckpoints checks the in-graph conversion of f16 and
@@ -26,7 +27,7 @@ func TestHalfPrecisionCheckpoints(t *testing.T) {
 		}},
 		{"F16", func(x float32) ([]byte, float32) {
 			h := f32ToF16(x)
-			return binary.LittleEndian.AppendUint16(nil, h), f16ToF32(h)
+			return binary.LittleEndian.AppendUint16(nil, h), tensor.F16ToF32(h)
 		}},
 	} {
 		t.Run(c.dtype, func(t *testing.T) {
@@ -85,14 +86,4 @@ func f32ToF16(x float32) uint16 {
 		h++
 	}
 	return sign | uint16(h)
-}
-
-func f16ToF32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	if exp == 0 {
-		return math.Float32frombits(sign)
-	}
-	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
 }

@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -41,6 +40,8 @@ import (
 	"strings"
 
 	parser "github.com/gpustack/gguf-parser-go"
+
+	"github.com/archc/archc/rt/tensor"
 )
 
 // Limits on what a header may declare. They are far above any real model
@@ -599,27 +600,6 @@ func prewalk(path string, size int64) (*prewalked, error) {
 	return &prewalked{align: align, dataStart: start, sum: h.Sum(nil)}, nil
 }
 
-// float16 conversion helpers shared by the dequantizers.
-
-// f16 converts IEEE-754 binary16 bits to float32 exactly (subnormals,
-// infinities and NaN included).
-func f16(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	man := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // inf / nan
-		return math.Float32frombits(sign | 0x7f800000 | man<<13)
-	case exp == 0:
-		if man == 0 {
-			return math.Float32frombits(sign)
-		}
-		// subnormal: value = man * 2^-24
-		v := float32(man) * (1.0 / (1 << 24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | (exp+112)<<23 | man<<13)
-}
+// f16 converts IEEE-754 binary16 bits to float32 exactly (one definition,
+// in package tensor).
+func f16(h uint16) float32 { return tensor.F16ToF32(h) }
