@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// kv is one metadata entry for buildGGUF: Val is uint32, int32, float32,
-// bool, string, uint64, []uint32, []bool or []string.
+// kv is one metadata entry for buildGGUF: Val is uint8, int16, uint32,
+// int32, float32, bool, string, uint64, float64, []uint32, []int32,
+// []float32, []bool, []string or [][]uint32.
 type kv struct {
 	Key string
 	Val any
@@ -39,6 +40,34 @@ func buildGGUF(kvs []kv, ts []tdesc) []byte {
 	for _, e := range kvs {
 		str(e.Key)
 		switch v := e.Val.(type) {
+		case uint8:
+			binary.Write(&b, le, uint32(0))
+			binary.Write(&b, le, v)
+		case int16:
+			binary.Write(&b, le, uint32(3))
+			binary.Write(&b, le, v)
+		case float64:
+			binary.Write(&b, le, uint32(12))
+			binary.Write(&b, le, v)
+		case []int32:
+			binary.Write(&b, le, uint32(9))
+			binary.Write(&b, le, uint32(5))
+			binary.Write(&b, le, uint64(len(v)))
+			binary.Write(&b, le, v)
+		case []float32:
+			binary.Write(&b, le, uint32(9))
+			binary.Write(&b, le, uint32(6))
+			binary.Write(&b, le, uint64(len(v)))
+			binary.Write(&b, le, v)
+		case [][]uint32:
+			binary.Write(&b, le, uint32(9))
+			binary.Write(&b, le, uint32(9))
+			binary.Write(&b, le, uint64(len(v)))
+			for _, a := range v {
+				binary.Write(&b, le, uint32(4))
+				binary.Write(&b, le, uint64(len(a)))
+				binary.Write(&b, le, a)
+			}
 		case uint32:
 			binary.Write(&b, le, uint32(4))
 			binary.Write(&b, le, v)

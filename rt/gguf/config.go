@@ -90,7 +90,7 @@ func (f *File) Config() (map[string]any, error) {
 	arch := f.Arch
 	modelType := fam.modelType
 	if arch == "llama" {
-		if n, ok := f.kv["general.name"]; ok && n.Value == "mistral" {
+		if n, _ := f.Value("general.name"); n == "mistral" {
 			modelType = "mistral"
 			fam.hfClass = families["mistral"].hfClass
 		}
@@ -221,10 +221,8 @@ func (f *File) Config() (map[string]any, error) {
 		return nil, err
 	}
 	if !ok {
-		if v, has := f.Value("tokenizer.ggml.tokens"); has {
-			if a, isArr := v.(ArrayInfo); isArr {
-				vocab, ok = a.Len, true
-			}
+		if a, isArr := f.kv["tokenizer.ggml.tokens"].v.(array); isArr {
+			vocab, ok = a.n, true
 		}
 	}
 	if !ok {

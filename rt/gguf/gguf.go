@@ -4,17 +4,20 @@
 // the supported ggml types to f32 (Dequantize), and Materialize, which writes
 // every tensor dequantized, HF-named and HF-shaped into one cached f32 file
 // and returns a weights.Index pointing into it, so a GGUF file runs through
-// the same path as a safetensors checkpoint.
+// the same path as a safetensors checkpoint. The tokenizer reads its
+// tokenizer.ggml.* metadata from the same File (Keys, Value, Array,
+// Strings).
 //
-// Headers are parsed with github.com/gpustack/gguf-parser-go. What that
-// library does not check is checked here before or after it runs: the
-// key/value section is walked first with bounded reads (so a lying count or
-// length cannot make the library allocate without bound, and split files or
-// big-endian files are refused with a clear error), and afterwards every
+// The header is read once, by one reader (header.go): one pass over the
+// magic, version, counts, metadata and tensor infos with bounded reads (a
+// lying count or length cannot make it allocate without bound; split files
+// and big-endian files are refused with a clear error), after which every
 // tensor's dims, type, alignment, byte range and overlap with the others
-// are validated against the file size. Any panic inside the library is
-// turned into an error. Every error is one line naming the file and the
-// problem.
+// are validated against the file size. github.com/gpustack/gguf-parser-go
+// supplies only ggml's type table (names, block sizes) and the split-file
+// naming convention; its own header parser walks the file without the
+// limits above and reports a truncated file as a block-layout mismatch, so
+// it is not used. Every error is one line naming the file and the problem.
 //
 // Layout conventions: a GGUF tensor's dims are ggml's ne[0], ne[1], ...
 // with ne[0] the fastest-varying (contiguous) dimension, so the row-major
@@ -26,16 +29,11 @@
 package gguf
 
 import (
-	"bufio"
-	"crypto/sha256"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,7 +47,8 @@ import (
 const (
 	maxTensors     = 1 << 20 // tensors per file
 	maxKVs         = 1 << 20 // metadata key/value pairs
-	maxKeyLen      = 1 << 16 // bytes in a metadata key
+	maxKeyLen      = 1 << 16 // bytes in a metadata key or tensor name
+	maxHeader      = 1 << 28 // bytes of header (Gemma 3's, with its 262k-token vocabulary, is 6 MiB)
 	maxElements    = 1 << 40 // elements in one tensor
 	maxDims        = 4       // ggml's GGML_MAX_DIMS
 	defaultAlign   = 32      // GGUF's default general.alignment
@@ -61,23 +60,24 @@ const (
 type Type uint32
 
 // The ggml types this package knows by name. Dequantize supports F32, F16,
-// BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K.
+// BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K (SupportedTypes).
 const (
-	F32  Type = 0
-	F16  Type = 1
-	Q4_0 Type = 2
-	Q4_1 Type = 3
-	Q5_0 Type = 6
-	Q5_1 Type = 7
-	Q8_0 Type = 8
-	Q8_1 Type = 9
-	Q2_K Type = 10
-	Q3_K Type = 11
-	Q4_K Type = 12
-	Q5_K Type = 13
-	Q6_K Type = 14
-	Q8_K Type = 15
-	BF16 Type = 30
+	F32    Type = 0
+	F16    Type = 1
+	Q4_0   Type = 2
+	Q4_1   Type = 3
+	Q5_0   Type = 6
+	Q5_1   Type = 7
+	Q8_0   Type = 8
+	Q8_1   Type = 9
+	Q2_K   Type = 10
+	Q3_K   Type = 11
+	Q4_K   Type = 12
+	Q5_K   Type = 13
+	Q6_K   Type = 14
+	Q8_K   Type = 15
+	IQ4_XS Type = 23
+	BF16   Type = 30
 )
 
 // String returns ggml's name for the type ("Q4_K", "F16", ...), or
@@ -99,6 +99,32 @@ func (t Type) BlockSize() (elems, bytes int64, ok bool) {
 		return 0, 0, false
 	}
 	return int64(tr.BlockSize), int64(tr.TypeSize), true
+}
+
+// SupportedTypes returns the types Dequantize supports (Supported): the
+// plain float types, then the quantized ones, each in ggml's numbering.
+func SupportedTypes() []Type {
+	var float, quant []Type
+	for t := Type(0); t < 64; t++ {
+		if !Supported(t) {
+			continue
+		}
+		if be, _, _ := t.BlockSize(); be == 1 {
+			float = append(float, t)
+		} else {
+			quant = append(quant, t)
+		}
+	}
+	return append(float, quant...)
+}
+
+// supportedList is SupportedTypes as "F32, F16, ...".
+func supportedList() string {
+	var names []string
+	for _, t := range SupportedTypes() {
+		names = append(names, t.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // Tensor describes one tensor stored in a GGUF file.
@@ -128,8 +154,8 @@ func (t Tensor) Shape() []int64 {
 	return s
 }
 
-// File is an opened, validated GGUF file. Its tensor data is read lazily
-// from Path.
+// File is an opened, validated GGUF file: its metadata, read whole, and
+// its tensor infos. Tensor data is read lazily from Path.
 type File struct {
 	Path    string   // absolute path
 	Arch    string   // general.architecture, e.g. "llama", "gemma3"
@@ -143,19 +169,27 @@ type File struct {
 	ModTime int64
 
 	byName map[string]int
-	kv     map[string]parser.GGUFMetadataKV
-	hdrSum []byte // sha256 of the header bytes [0, DataOffset)
+	keys   []string // metadata keys in file order
+	kv     map[string]meta
+	hdrSum []byte // sha256 of the header bytes up to the end of the tensor infos
 }
 
-// Open parses and validates the GGUF file at path, reading only its header
-// (large metadata arrays such as the tokenizer vocabulary are skipped, but
-// their lengths are kept). Errors, each one line naming the file: a file
-// that is not GGUF, is big-endian, version 1, or split into shards; a
-// header that is truncated or declares more entries or longer strings than
-// the file holds; a tensor with no name or a duplicate name, 0 or more than
-// 4 dims, a zero or absurd dimension, an unknown type, a first dim not a
-// multiple of its type's block size, data not aligned to general.alignment,
-// data outside the file, or data overlapping another tensor's.
+// Open reads and validates the GGUF file at path, reading only its header
+// (the metadata, including large arrays such as the tokenizer vocabulary,
+// and the tensor infos), in one pass. Errors, each one line naming the
+// file: a file that is not GGUF, is big-endian, version 1, or split into
+// shards; a truncated header ("truncated header: ..."); a header that
+// declares more entries or longer strings than the file holds, or a
+// metadata key twice; a tensor with no name or a duplicate name, 0 or more
+// than 4 dims, a zero or absurd dimension, a type ggml does not define
+// (named, with the supported types), a first dim not a multiple of its
+// type's block size, data not aligned to general.alignment, data past the
+// end of the file ("truncated: tensor X needs bytes [a, b) but the file
+// has N bytes"), or data overlapping another tensor's.
+//
+// A tensor of a type ggml defines but Dequantize does not support (Q2_K,
+// IQ4_XS, ...) does not fail Open, so the metadata and tokenizer of such a
+// file stay readable; CheckTypes reports it.
 func Open(path string) (*File, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -171,93 +205,80 @@ func Open(path string) (*File, error) {
 	if shards := parser.CompleteShardGGUFFilename(abs); len(shards) > 1 {
 		return nil, fmt.Errorf("gguf: %s is one shard of a split GGUF (%d shards): merge them first (llama-gguf-split --merge)", abs, len(shards))
 	}
-	pre, err := prewalk(abs, st.Size())
+	h, err := readHeader(abs, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %s: %v", abs, err)
 	}
-	gf, err := parse(abs)
-	if err != nil {
-		return nil, fmt.Errorf("gguf: %s: %v: the file is truncated or not a valid GGUF file", abs, err)
-	}
-	f := &File{Path: abs, Size: st.Size(), ModTime: st.ModTime().UnixNano(), kv: map[string]parser.GGUFMetadataKV{}, byName: map[string]int{}}
-	for _, kv := range gf.Header.MetadataKV {
-		f.kv[kv.Key] = kv
-	}
+	f := &File{Path: abs, Size: st.Size(), ModTime: st.ModTime().UnixNano(), keys: h.keys, kv: h.kv, hdrSum: h.sum, byName: map[string]int{}}
 	arch, ok := f.kv["general.architecture"]
-	if !ok || arch.ValueType != parser.GGUFMetadataValueTypeString {
+	if !ok {
 		return nil, fmt.Errorf("gguf: %s has no general.architecture string: the file is not a model GGUF", abs)
 	}
-	f.Arch = arch.ValueString()
-	if gf.TensorDataStartOffset != pre.dataStart {
-		return nil, fmt.Errorf("gguf: %s: header parsers disagree on where tensor data starts (%d vs %d): the file is corrupt", abs, gf.TensorDataStartOffset, pre.dataStart)
-	}
-	f.DataOffset = pre.dataStart
-	f.hdrSum = pre.sum
-	if f.DataOffset > f.Size {
-		return nil, fmt.Errorf("gguf: %s: tensor data would start at byte %d but the file is %d bytes: the file is truncated", abs, f.DataOffset, f.Size)
-	}
-	if err := f.addTensors(gf.TensorInfos, pre.align); err != nil {
+	f.Arch = arch.v.(string)
+	f.DataOffset = (h.infoEnd + h.align - 1) / h.align * h.align
+	if err := f.addTensors(h.tensors, h.align); err != nil {
 		return nil, fmt.Errorf("gguf: %s: %v", abs, err)
 	}
 	return f, nil
 }
 
-// parse runs the library parser, turning its panics into errors.
-func parse(path string) (gf *parser.GGUFFile, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			gf, err = nil, fmt.Errorf("malformed header (%v)", r)
-		}
-	}()
-	return parser.ParseGGUFFile(path, parser.SkipLargeMetadata())
-}
-
-// addTensors validates the parsed tensor infos and records them.
-func (f *File) addTensors(infos parser.GGUFTensorInfos, align int64) error {
+// addTensors validates the tensor infos and records them.
+func (f *File) addTensors(infos []tensorInfo, align int64) error {
 	type span struct {
 		name       string
-		begin, end int64
+		begin, end int64 // relative to DataOffset
 	}
 	spans := make([]span, 0, len(infos))
-	dataLen := f.Size - f.DataOffset
-	for _, ti := range infos {
-		if ti.Name == "" {
+	var past *tensorInfo // the out-of-file tensor that starts first
+	for i := range infos {
+		ti := &infos[i]
+		if ti.name == "" {
 			return fmt.Errorf("a tensor has an empty name: the file is corrupt")
 		}
-		if _, dup := f.byName[ti.Name]; dup {
-			return fmt.Errorf("tensor %q appears twice: the file is corrupt", ti.Name)
+		if _, dup := f.byName[ti.name]; dup {
+			return fmt.Errorf("tensor %q appears twice: the file is corrupt", ti.name)
 		}
-		if len(ti.Dimensions) == 0 || len(ti.Dimensions) > maxDims {
-			return fmt.Errorf("tensor %q has %d dims: ggml allows 1 to %d", ti.Name, len(ti.Dimensions), maxDims)
-		}
-		t := Tensor{Name: ti.Name, Type: Type(ti.Type), Dims: make([]int64, len(ti.Dimensions))}
+		t := Tensor{Name: ti.name, Type: Type(ti.typ), Dims: make([]int64, len(ti.dims))}
 		elems := uint64(1)
-		for i, d := range ti.Dimensions {
+		for i, d := range ti.dims {
 			hi, lo := bits.Mul64(elems, d)
 			if d == 0 || hi != 0 || lo > maxElements {
-				return fmt.Errorf("tensor %q has dims %v: each must be >= 1 and the product at most %d", ti.Name, ti.Dimensions, int64(maxElements))
+				return fmt.Errorf("tensor %q has dims %v: each must be >= 1 and the product at most %d", ti.name, ti.dims, int64(maxElements))
 			}
 			elems = lo
 			t.Dims[i] = int64(d)
 		}
 		be, bb, ok := t.Type.BlockSize()
 		if !ok {
-			return fmt.Errorf("tensor %q has unknown ggml type %s: the file is corrupt or newer than this reader", ti.Name, t.Type)
+			return fmt.Errorf("tensor %q has type %s, which ggml does not define: the file is corrupt or newer than this reader (archc reads %s)", ti.name, t.Type, supportedList())
 		}
 		if t.Dims[0]%be != 0 {
-			return fmt.Errorf("tensor %q is %s with first dim %d, not a multiple of the %d-element block: the file is corrupt", ti.Name, t.Type, t.Dims[0], be)
+			return fmt.Errorf("tensor %q is %s with first dim %d, not a multiple of the %d-element block: the file is corrupt", ti.name, t.Type, t.Dims[0], be)
 		}
 		t.Size = int64(elems) / be * bb
-		if ti.Offset > uint64(dataLen) || uint64(t.Size) > uint64(dataLen)-ti.Offset {
-			return fmt.Errorf("tensor %q needs bytes [%d, %d) of the %d data bytes: the file is truncated", ti.Name, ti.Offset, ti.Offset+uint64(t.Size), dataLen)
+		if dataLen := uint64(max(0, f.Size-f.DataOffset)); ti.offset > dataLen || uint64(t.Size) > dataLen-ti.offset {
+			if past == nil || ti.offset < past.offset {
+				past = ti
+			}
+		} else {
+			t.Offset = f.DataOffset + int64(ti.offset)
+			spans = append(spans, span{t.Name, int64(ti.offset), int64(ti.offset) + t.Size})
 		}
-		if int64(ti.Offset)%align != 0 {
-			return fmt.Errorf("tensor %q data offset %d is not a multiple of general.alignment %d: the file is corrupt", ti.Name, ti.Offset, align)
-		}
-		t.Offset = f.DataOffset + int64(ti.Offset)
 		f.byName[t.Name] = len(f.Tensors)
 		f.Tensors = append(f.Tensors, t)
-		spans = append(spans, span{t.Name, int64(ti.Offset), int64(ti.Offset) + t.Size})
+	}
+	if past != nil {
+		t := f.Tensors[f.byName[past.name]]
+		if past.offset > uint64(f.Size) {
+			return fmt.Errorf("truncated: tensor %q starts at data offset %d, past the end of the %d-byte file", t.Name, past.offset, f.Size)
+		}
+		begin := f.DataOffset + int64(past.offset)
+		return fmt.Errorf("truncated: tensor %q needs bytes [%d, %d) but the file has %d bytes", t.Name, begin, begin+t.Size, f.Size)
+	}
+	for _, ti := range infos {
+		if int64(ti.offset)%align != 0 {
+			return fmt.Errorf("tensor %q data offset %d is not a multiple of general.alignment %d: the file is corrupt", ti.name, ti.offset, align)
+		}
 	}
 	sort.Slice(spans, func(i, j int) bool {
 		if spans[i].begin != spans[j].begin {
@@ -275,6 +296,43 @@ func (f *File) addTensors(infos parser.GGUFTensorInfos, align int64) error {
 	return nil
 }
 
+// CheckType returns nil when Dequantize supports t's type, else an error
+// naming the file, the tensor, its type and the supported types.
+func (f *File) CheckType(t Tensor) error {
+	if Supported(t.Type) {
+		return nil
+	}
+	return f.typeError(t, 0)
+}
+
+// CheckTypes returns CheckType's error for the first tensor (in file
+// order) whose type Dequantize does not support, counting the others; nil
+// when every tensor's type is supported.
+func (f *File) CheckTypes() error {
+	first, more := -1, 0
+	for i, t := range f.Tensors {
+		switch {
+		case Supported(t.Type):
+		case first < 0:
+			first = i
+		default:
+			more++
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	return f.typeError(f.Tensors[first], more)
+}
+
+func (f *File) typeError(t Tensor, more int) error {
+	also := ""
+	if more > 0 {
+		also = fmt.Sprintf(" (and %d more tensors of unsupported types)", more)
+	}
+	return fmt.Errorf("gguf: %s: tensor %q has type %s%s, which archc cannot dequantize (supported: %s): use a GGUF with a supported quantization", f.Path, t.Name, t.Type, also, supportedList())
+}
+
 // Lookup returns the tensor with the GGUF name, if present.
 func (f *File) Lookup(name string) (Tensor, bool) {
 	i, ok := f.byName[name]
@@ -284,29 +342,145 @@ func (f *File) Lookup(name string) (Tensor, bool) {
 	return f.Tensors[i], true
 }
 
+// Keys returns the metadata keys in file order.
+func (f *File) Keys() []string { return slices.Clone(f.keys) }
+
 // Value returns the metadata value under key, converted to a Go value:
-// int64 for signed integers, uint64 for unsigned ones, float64, bool,
-// string, or ArrayInfo for an array. ok is false when the key is absent.
+// int64 for signed integers, uint64 for unsigned ones, float64 (a float32
+// widened exactly), bool, string, or ArrayInfo for an array. ok is false
+// when the key is absent.
 func (f *File) Value(key string) (v any, ok bool) {
-	kv, ok := f.kv[key]
+	m, ok := f.kv[key]
 	if !ok {
 		return nil, false
 	}
-	return convertValue(kv.ValueType, kv.Value), true
+	if a, isArr := m.v.(array); isArr {
+		return a.info(), true
+	}
+	return widen(m.v), true
 }
 
 // ArrayInfo is the value of an array metadata entry: its element type
-// name ("uint32", "string", ...), its length, and its elements when they
-// were read (Open reads only small per-layer arrays; Values is nil for
-// skipped ones such as tokenizer.ggml.tokens). Elements are converted as
-// in Value.
+// name ("uint32", "string", ...), its length, and its elements, converted
+// as in Value (arrays of arrays hold ArrayInfo elements). For long arrays
+// such as tokenizer.ggml.tokens, Strings and Array avoid boxing every
+// element.
 type ArrayInfo struct {
 	Elem   string
 	Len    int64
 	Values []any
 }
 
-func convertValue(t parser.GGUFMetadataValueType, v any) any {
+// Array returns the elements of the array metadata entry under key as a
+// typed slice, converted as in Value: []string, []bool, []int64 (signed
+// integer elements), []uint64 (unsigned), []float64, or []ArrayInfo for an
+// array of arrays. The slice is the caller's. ok is false when the key is
+// absent or its value is not an array.
+func (f *File) Array(key string) (elems any, ok bool) {
+	a, ok := f.kv[key].v.(array)
+	if !ok {
+		return nil, false
+	}
+	switch v := a.vals.(type) {
+	case []string:
+		return slices.Clone(v), true
+	case []bool:
+		return slices.Clone(v), true
+	case []uint8:
+		return widenAll[uint64](v), true
+	case []uint16:
+		return widenAll[uint64](v), true
+	case []uint32:
+		return widenAll[uint64](v), true
+	case []uint64:
+		return slices.Clone(v), true
+	case []int8:
+		return widenAll[int64](v), true
+	case []int16:
+		return widenAll[int64](v), true
+	case []int32:
+		return widenAll[int64](v), true
+	case []int64:
+		return slices.Clone(v), true
+	case []float32:
+		return widenAll[float64](v), true
+	case []float64:
+		return slices.Clone(v), true
+	case []array:
+		out := make([]ArrayInfo, len(v))
+		for i, e := range v {
+			out[i] = e.info()
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// Strings returns the elements of the string array under key (a copy of
+// the slice; the strings are shared). ok is false when the key is absent
+// or its value is not an array of strings.
+func (f *File) Strings(key string) ([]string, bool) {
+	a, ok := f.kv[key].v.(array)
+	if !ok || a.elem != tString {
+		return nil, false
+	}
+	return slices.Clone(a.vals.([]string)), true
+}
+
+// info converts an array to its ArrayInfo, elements widened.
+func (a array) info() ArrayInfo {
+	out := ArrayInfo{Elem: typeName(a.elem), Len: a.n, Values: make([]any, 0, a.n)}
+	switch v := a.vals.(type) {
+	case []string:
+		out.Values = appendAny(out.Values, v)
+	case []bool:
+		out.Values = appendAny(out.Values, v)
+	case []uint8:
+		out.Values = appendAny(out.Values, widenAll[uint64](v))
+	case []uint16:
+		out.Values = appendAny(out.Values, widenAll[uint64](v))
+	case []uint32:
+		out.Values = appendAny(out.Values, widenAll[uint64](v))
+	case []uint64:
+		out.Values = appendAny(out.Values, v)
+	case []int8:
+		out.Values = appendAny(out.Values, widenAll[int64](v))
+	case []int16:
+		out.Values = appendAny(out.Values, widenAll[int64](v))
+	case []int32:
+		out.Values = appendAny(out.Values, widenAll[int64](v))
+	case []int64:
+		out.Values = appendAny(out.Values, v)
+	case []float32:
+		out.Values = appendAny(out.Values, widenAll[float64](v))
+	case []float64:
+		out.Values = appendAny(out.Values, v)
+	case []array:
+		for _, e := range v {
+			out.Values = append(out.Values, e.info())
+		}
+	}
+	return out
+}
+
+func appendAny[T any](dst []any, src []T) []any {
+	for _, x := range src {
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+// widenAll converts numbers to the widest type of their kind.
+func widenAll[W, T uint64 | int64 | float64 | uint8 | uint16 | uint32 | int8 | int16 | int32 | float32](v []T) []W {
+	out := make([]W, len(v))
+	for i, x := range v {
+		out[i] = W(x)
+	}
+	return out
+}
+
+// widen converts a scalar as Value does.
+func widen(v any) any {
 	switch x := v.(type) {
 	case uint8:
 		return uint64(x)
@@ -314,290 +488,16 @@ func convertValue(t parser.GGUFMetadataValueType, v any) any {
 		return uint64(x)
 	case uint32:
 		return uint64(x)
-	case uint64:
-		return x
 	case int8:
 		return int64(x)
 	case int16:
 		return int64(x)
 	case int32:
 		return int64(x)
-	case int64:
-		return x
 	case float32:
 		return float64(x)
-	case float64:
-		return x
-	case bool, string:
-		return x
-	case parser.GGUFMetadataKVArrayValue:
-		a := ArrayInfo{Elem: typeName(x.Type), Len: int64(x.Len)}
-		if x.Array != nil {
-			a.Values = make([]any, len(x.Array))
-			for i, e := range x.Array {
-				a.Values[i] = convertValue(x.Type, e)
-			}
-		}
-		return a
 	}
-	return v
-}
-
-func typeName(t parser.GGUFMetadataValueType) string {
-	switch t {
-	case parser.GGUFMetadataValueTypeUint8:
-		return "uint8"
-	case parser.GGUFMetadataValueTypeInt8:
-		return "int8"
-	case parser.GGUFMetadataValueTypeUint16:
-		return "uint16"
-	case parser.GGUFMetadataValueTypeInt16:
-		return "int16"
-	case parser.GGUFMetadataValueTypeUint32:
-		return "uint32"
-	case parser.GGUFMetadataValueTypeInt32:
-		return "int32"
-	case parser.GGUFMetadataValueTypeFloat32:
-		return "float32"
-	case parser.GGUFMetadataValueTypeBool:
-		return "bool"
-	case parser.GGUFMetadataValueTypeString:
-		return "string"
-	case parser.GGUFMetadataValueTypeArray:
-		return "array"
-	case parser.GGUFMetadataValueTypeUint64:
-		return "uint64"
-	case parser.GGUFMetadataValueTypeInt64:
-		return "int64"
-	case parser.GGUFMetadataValueTypeFloat64:
-		return "float64"
-	}
-	return fmt.Sprintf("type(%d)", uint32(t))
-}
-
-// prewalked is what prewalk learns from the header.
-type prewalked struct {
-	align     int64
-	dataStart int64
-	sum       []byte
-}
-
-// scalarSize gives the encoded size of each fixed-size metadata type.
-var scalarSize = map[uint32]int64{0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-
-// hdrReader reads the header with bounds: it never reads past size, and
-// it hashes every byte it consumes.
-type hdrReader struct {
-	r    *bufio.Reader
-	pos  int64
-	size int64
-	h    hash.Hash
-}
-
-var errShort = errors.New("short")
-
-func (r *hdrReader) bytes(n int64) ([]byte, error) {
-	if n < 0 || n > r.size-r.pos {
-		return nil, errShort
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r.r, b); err != nil {
-		return nil, errShort
-	}
-	r.pos += n
-	r.h.Write(b)
-	return b, nil
-}
-
-func (r *hdrReader) skip(n int64) error {
-	if n < 0 || n > r.size-r.pos {
-		return errShort
-	}
-	for n > 0 {
-		c := min(n, 1<<16)
-		if _, err := r.bytes(c); err != nil {
-			return err
-		}
-		n -= c
-	}
-	return nil
-}
-
-func (r *hdrReader) u32() (uint32, error) {
-	b, err := r.bytes(4)
-	if err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint32(b), nil
-}
-
-func (r *hdrReader) u64() (uint64, error) {
-	b, err := r.bytes(8)
-	if err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint64(b), nil
-}
-
-// str reads a length-prefixed string of at most limit bytes (limit < 0:
-// bounded only by the file).
-func (r *hdrReader) str(limit int64) (string, error) {
-	n, err := r.u64()
-	if err != nil {
-		return "", err
-	}
-	if n > uint64(r.size-r.pos) || (limit >= 0 && n > uint64(limit)) {
-		return "", fmt.Errorf("a %d-byte string at byte %d does not fit", n, r.pos)
-	}
-	b, err := r.bytes(int64(n))
-	return string(b), err
-}
-
-// skipValue skips a metadata value of type t; for the few keys Open needs
-// it checks the type.
-func (r *hdrReader) skipValue(t uint32, depth int) error {
-	if sz, ok := scalarSize[t]; ok {
-		return r.skip(sz)
-	}
-	switch t {
-	case 8: // string
-		n, err := r.u64()
-		if err != nil {
-			return err
-		}
-		if n > uint64(r.size-r.pos) {
-			return errShort
-		}
-		return r.skip(int64(n))
-	case 9: // array
-		if depth >= maxArrayNested+1 {
-			return fmt.Errorf("arrays nested deeper than %d at byte %d", maxArrayNested+1, r.pos)
-		}
-		et, err := r.u32()
-		if err != nil {
-			return err
-		}
-		n, err := r.u64()
-		if err != nil {
-			return err
-		}
-		if n > uint64(r.size-r.pos) {
-			return fmt.Errorf("an array at byte %d declares %d elements, more than the bytes left", r.pos, n)
-		}
-		if sz, ok := scalarSize[et]; ok {
-			return r.skip(int64(n) * sz)
-		}
-		if et != 8 && et != 9 {
-			return fmt.Errorf("an array at byte %d has unknown element type %d", r.pos, et)
-		}
-		for i := uint64(0); i < n; i++ {
-			if err := r.skipValue(et, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return fmt.Errorf("unknown metadata value type %d at byte %d", t, r.pos)
-}
-
-// prewalk reads the whole header (key/value pairs and tensor infos) with
-// bounded reads before the library sees it. It rejects what the library
-// would mishandle (big-endian and v1 files, split files, a bad
-// general.alignment, counts and lengths beyond the file) and computes the
-// aligned start of tensor data and a hash of the header bytes.
-func prewalk(path string, size int64) (*prewalked, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	h := sha256.New()
-	r := &hdrReader{r: bufio.NewReaderSize(fh, 1<<20), size: size, h: h}
-	bad := func(what string, err error) (*prewalked, error) {
-		if errors.Is(err, errShort) {
-			return nil, fmt.Errorf("the header ends early (%s, at byte %d of %d): the file is truncated or not GGUF", what, r.pos, size)
-		}
-		return nil, fmt.Errorf("%s: %v: the file is corrupt", what, err)
-	}
-	magic, err := r.bytes(4)
-	if err != nil || string(magic) != "GGUF" {
-		return nil, fmt.Errorf("not a GGUF file (no \"GGUF\" magic): point at a .gguf file")
-	}
-	ver, err := r.u32()
-	if err != nil {
-		return bad("version", err)
-	}
-	switch {
-	case ver > 0xffff:
-		return nil, fmt.Errorf("big-endian GGUF files are not supported: convert it to little-endian")
-	case ver < 2 || ver > 3:
-		return nil, fmt.Errorf("GGUF version %d is not supported (2 and 3 are): re-convert the model with a current llama.cpp", ver)
-	}
-	nt, err := r.u64()
-	if err != nil {
-		return bad("tensor count", err)
-	}
-	nkv, err := r.u64()
-	if err != nil {
-		return bad("metadata count", err)
-	}
-	if nt > maxTensors || nt > uint64(size)/24 {
-		return nil, fmt.Errorf("the header declares %d tensors, impossible in a %d-byte file: the file is corrupt", nt, size)
-	}
-	if nkv > maxKVs || nkv > uint64(size)/13 {
-		return nil, fmt.Errorf("the header declares %d metadata entries, impossible in a %d-byte file: the file is corrupt", nkv, size)
-	}
-	align := int64(defaultAlign)
-	for i := uint64(0); i < nkv; i++ {
-		key, err := r.str(maxKeyLen)
-		if err != nil {
-			return bad(fmt.Sprintf("metadata entry %d key", i), err)
-		}
-		t, err := r.u32()
-		if err != nil {
-			return bad(fmt.Sprintf("metadata %q type", key), err)
-		}
-		switch {
-		case strings.HasPrefix(key, "split."):
-			return nil, fmt.Errorf("metadata %q marks a split GGUF: merge the shards first (llama-gguf-split --merge)", key)
-		case key == "general.alignment":
-			if t != 4 {
-				return nil, fmt.Errorf("general.alignment has value type %d, must be uint32: the file is corrupt", t)
-			}
-			a, err := r.u32()
-			if err != nil {
-				return bad(key, err)
-			}
-			if a == 0 || a&(a-1) != 0 || a > maxAlign {
-				return nil, fmt.Errorf("general.alignment is %d: it must be a power of two up to %d", a, maxAlign)
-			}
-			align = int64(a)
-			continue
-		case key == "general.architecture" && t != 8:
-			return nil, fmt.Errorf("general.architecture has value type %d, must be string: the file is corrupt", t)
-		}
-		if err := r.skipValue(t, 0); err != nil {
-			return bad(fmt.Sprintf("metadata %q value", key), err)
-		}
-	}
-	for i := uint64(0); i < nt; i++ {
-		name, err := r.str(maxKeyLen)
-		if err != nil {
-			return bad(fmt.Sprintf("tensor info %d name", i), err)
-		}
-		nd, err := r.u32()
-		if err != nil {
-			return bad(fmt.Sprintf("tensor %q dims", name), err)
-		}
-		if nd == 0 || nd > maxDims {
-			return nil, fmt.Errorf("tensor %q has %d dims: ggml allows 1 to %d", name, nd, maxDims)
-		}
-		if err := r.skip(int64(nd)*8 + 4 + 8); err != nil {
-			return bad(fmt.Sprintf("tensor %q info", name), err)
-		}
-	}
-	start := (r.pos + align - 1) / align * align
-	return &prewalked{align: align, dataStart: start, sum: h.Sum(nil)}, nil
+	return v // uint64, int64, float64, bool, string
 }
 
 // f16 converts IEEE-754 binary16 bits to float32 exactly (one definition,

@@ -2,11 +2,11 @@ package tokenizer
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
-	gguf "github.com/gpustack/gguf-parser-go"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/archc/archc/rt/gguf"
 )
 
 // GGUF token types (tokenizer.ggml.token_type).
@@ -20,50 +20,66 @@ const (
 )
 
 // Metadata is the GGUF metadata a tokenizer is built from, as plain Go
-// values (strings, bools, numbers, and []any for arrays).
+// values: scalars as gguf.File.Value gives them (int64, uint64, float64,
+// bool, string) and arrays as gguf.File.Array gives them ([]string,
+// []bool, []int64, []uint64, []float64, []gguf.ArrayInfo). Arrays given
+// as []any are accepted too.
 type Metadata map[string]any
 
-// ReadGGUFMetadata reads the metadata key-values of the GGUF file at path.
-// It never panics on a corrupt file.
-func ReadGGUFMetadata(path string) (md Metadata, err error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, unwrapPathErr(err))
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			md, err = nil, fmt.Errorf("%s: not a readable GGUF file: %v", path, r)
-		}
-	}()
-	if err := checkGGUFHeader(path); err != nil {
-		return nil, fmt.Errorf("%s: not a readable GGUF file: %v", path, err)
-	}
-	f, err := gguf.ParseGGUFFile(path, gguf.SkipCache())
+// ReadGGUFMetadata opens the GGUF file at path (gguf.Open: one bounded
+// pass over its header, validated) and returns its metadata key-values.
+// Errors are gguf.Open's: one line naming the file.
+func ReadGGUFMetadata(path string) (Metadata, error) {
+	f, err := gguf.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable GGUF file: %v", path, oneLine(err))
+		return nil, err
 	}
-	md = Metadata{}
-	for _, kv := range f.Header.MetadataKV {
-		if a, ok := kv.Value.(gguf.GGUFMetadataKVArrayValue); ok {
-			md[kv.Key] = a.Array
+	return GGUFMetadata(f), nil
+}
+
+// GGUFMetadata returns all the metadata of an opened GGUF file.
+func GGUFMetadata(f *gguf.File) Metadata {
+	return metadataOf(f, func(string) bool { return true })
+}
+
+func metadataOf(f *gguf.File, keep func(key string) bool) Metadata {
+	md := Metadata{}
+	for _, k := range f.Keys() {
+		if !keep(k) {
+			continue
+		}
+		if a, ok := f.Array(k); ok {
+			md[k] = a
 		} else {
-			md[kv.Key] = kv.Value
+			md[k], _ = f.Value(k)
 		}
 	}
-	return md, nil
+	return md
 }
 
 // FromGGUF builds the tokenizer described by the tokenizer.ggml.* metadata
 // of the GGUF file at path. Vocabulary-only files (no tensors) work.
 func FromGGUF(path string) (*Tokenizer, error) {
-	md, err := ReadGGUFMetadata(path)
+	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	return FromGGUFFile(f)
+}
+
+// FromGGUFFile builds the tokenizer described by the tokenizer.ggml.*
+// metadata of an opened GGUF file (and general.architecture and
+// general.name, which select Phi-3's token attributes), without reading
+// the file again.
+func FromGGUFFile(f *gguf.File) (*Tokenizer, error) {
+	md := metadataOf(f, func(k string) bool {
+		return strings.HasPrefix(k, "tokenizer.ggml.") || k == "general.architecture" || k == "general.name"
+	})
 	t, err := fromMetadata(md)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %v", f.Path, err)
 	}
-	t.source = path
+	t.source = f.Path
 	return t, nil
 }
 
@@ -80,6 +96,67 @@ func (md Metadata) Int(key string) (int64, bool) { return toInt(md[key]) }
 func (md Metadata) Bool(key string) (bool, bool) {
 	b, ok := md[key].(bool)
 	return b, ok
+}
+
+// strs returns the elements of a string array ([]string, or []any of
+// strings); ok is false for anything else.
+func strs(v any) ([]string, bool) {
+	switch x := v.(type) {
+	case []string:
+		return x, true
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// ints returns the elements of an integer array ([]int64, []uint64, or
+// []any of integers of any width); ok is false for anything else.
+func ints(v any) ([]int64, bool) {
+	switch x := v.(type) {
+	case []int64:
+		return x, true
+	case []uint64:
+		return conv(x, func(e uint64) (int64, bool) { return toInt(e) })
+	case []any:
+		return conv(x, toInt)
+	}
+	return nil, false
+}
+
+// floats returns the elements of a numeric array ([]float64, []int64,
+// []uint64, or []any of numbers) as float32; ok is false for anything else.
+func floats(v any) ([]float32, bool) {
+	switch x := v.(type) {
+	case []float64:
+		return conv(x, func(e float64) (float32, bool) { return float32(e), true })
+	case []int64:
+		return conv(x, func(e int64) (float32, bool) { return float32(e), true })
+	case []uint64:
+		return conv(x, func(e uint64) (float32, bool) { return float32(e), true })
+	case []any:
+		return conv(x, toFloat)
+	}
+	return nil, false
+}
+
+func conv[S, T any](src []S, f func(S) (T, bool)) ([]T, bool) {
+	out := make([]T, len(src))
+	for i, e := range src {
+		var ok bool
+		if out[i], ok = f(e); !ok {
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 func toInt(v any) (int64, bool) {
@@ -125,45 +202,39 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 	if !ok {
 		return nil, fmt.Errorf("no tokenizer.ggml.model in the metadata (the file has no tokenizer)")
 	}
-	rawTokens, ok := md["tokenizer.ggml.tokens"].([]any)
-	if !ok || len(rawTokens) == 0 {
+	tokens, ok := strs(md["tokenizer.ggml.tokens"])
+	if !ok || len(tokens) == 0 {
 		return nil, fmt.Errorf("tokenizer.ggml.tokens is missing or not a string array")
 	}
-	if len(rawTokens) > 1<<31-1 {
-		return nil, fmt.Errorf("tokenizer.ggml.tokens has %d entries (too many)", len(rawTokens))
+	if len(tokens) > 1<<31-1 {
+		return nil, fmt.Errorf("tokenizer.ggml.tokens has %d entries (too many)", len(tokens))
 	}
 	t := &Tokenizer{
-		tokens: make([]string, len(rawTokens)),
-		vocab:  make(map[string]int32, len(rawTokens)),
-		isAdd:  make([]bool, len(rawTokens)),
+		tokens: tokens,
+		vocab:  make(map[string]int32, len(tokens)),
+		isAdd:  make([]bool, len(tokens)),
 		unk:    -1,
 		bos:    -1,
 	}
 	for i := range t.byteTok {
 		t.byteTok[i] = -1
 	}
-	for i, v := range rawTokens {
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("tokenizer.ggml.tokens[%d] is %T, not a string", i, v)
-		}
-		t.tokens[i] = s
+	for i, s := range tokens {
 		t.vocab[s] = int32(i) // a repeated text maps to its last id, as in llama.cpp
-
 	}
 	types := make([]int32, len(t.tokens))
 	for i := range types {
 		types[i] = ggufNormal
 	}
-	if tt, ok := md["tokenizer.ggml.token_type"].([]any); ok {
+	if v, has := md["tokenizer.ggml.token_type"]; has {
+		tt, ok := ints(v)
+		if !ok {
+			return nil, fmt.Errorf("tokenizer.ggml.token_type is not an integer array")
+		}
 		if len(tt) != len(t.tokens) {
 			return nil, fmt.Errorf("tokenizer.ggml.token_type has %d entries, tokenizer.ggml.tokens %d", len(tt), len(t.tokens))
 		}
-		for i, v := range tt {
-			n, ok := toInt(v)
-			if !ok {
-				return nil, fmt.Errorf("tokenizer.ggml.token_type[%d] is %T, not an integer", i, v)
-			}
+		for i, n := range tt {
 			types[i] = int32(n)
 		}
 	}
@@ -211,16 +282,12 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 		if spec.nfc {
 			t.normalize = norm.NFC.String
 		}
-		rawMerges, ok := md["tokenizer.ggml.merges"].([]any)
+		merges, ok := strs(md["tokenizer.ggml.merges"])
 		if !ok {
-			return nil, fmt.Errorf("tokenizer.ggml.merges is missing (needed by the gpt2 tokenizer model)")
+			return nil, fmt.Errorf("tokenizer.ggml.merges is missing or not a string array (needed by the gpt2 tokenizer model)")
 		}
-		t.merges = make(map[uint64]mergeVal, len(rawMerges))
-		for i, v := range rawMerges {
-			s, ok := v.(string)
-			if !ok {
-				return nil, fmt.Errorf("tokenizer.ggml.merges[%d] is %T, not a string", i, v)
-			}
+		t.merges = make(map[uint64]mergeVal, len(merges))
+		for i, s := range merges {
 			if err := t.addMerge(s, int32(i)); err != nil {
 				return nil, fmt.Errorf("tokenizer.ggml.merges[%d]: %v", i, err)
 			}
@@ -228,18 +295,11 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 		t.addBOS = false
 	case "llama":
 		t.kind = spmScores
-		raw, ok := md["tokenizer.ggml.scores"].([]any)
-		if !ok || len(raw) != len(t.tokens) {
-			return nil, fmt.Errorf("tokenizer.ggml.scores is missing or its length differs from tokenizer.ggml.tokens")
+		scores, ok := floats(md["tokenizer.ggml.scores"])
+		if !ok || len(scores) != len(t.tokens) {
+			return nil, fmt.Errorf("tokenizer.ggml.scores is missing, not a number array, or its length differs from tokenizer.ggml.tokens")
 		}
-		t.scores = make([]float32, len(raw))
-		for i, v := range raw {
-			f, ok := toFloat(v)
-			if !ok {
-				return nil, fmt.Errorf("tokenizer.ggml.scores[%d] is %T, not a number", i, v)
-			}
-			t.scores[i] = f
-		}
+		t.scores = scores
 		t.byteFallbk = true
 		t.spacePrefix = true
 		t.stripDecoded = true
