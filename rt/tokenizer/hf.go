@@ -311,28 +311,23 @@ func (t *Tokenizer) hfPre(raw json.RawMessage, byteLevel *bool) ([]splitter, err
 		}
 		return out, nil
 	case "ByteLevel":
+		// Per piece: a space is prepended (add_prefix_space), the piece is
+		// split by the GPT-2 pattern (use_regex), then mapped to the byte
+		// alphabet; later steps see the mapped text.
 		*byteLevel = true
 		var out []splitter
 		if n.AddPrefixSpace {
-			out = append(out, func(p []string) []string {
-				if len(p) > 0 && !strings.HasPrefix(p[0], " ") {
-					p[0] = " " + p[0]
-				}
-				return p
-			})
+			out = append(out, splitter{split: prefixSpace})
 		}
 		if n.UseRegex == nil || *n.UseRegex {
-			s, err := regexSplitter(patGPT2, false)
+			s, err := regexSplitter(patGPT2, splitIsolated, false)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, s)
 		}
-		return out, nil
+		return append(out, alphabetStep), nil
 	case "Split":
-		if n.Invert {
-			return nil, fmt.Errorf("Split with invert is not supported")
-		}
 		pat, ok := n.Pattern["Regex"]
 		if !ok {
 			s, ok2 := n.Pattern["String"]
@@ -341,22 +336,27 @@ func (t *Tokenizer) hfPre(raw json.RawMessage, byteLevel *bool) ([]splitter, err
 			}
 			pat = regexpQuote(s)
 		}
-		switch n.Behavior {
-		case "Isolated", "":
-			s, err := regexSplitter(pat, false)
-			return []splitter{s}, err
-		case "Removed":
-			s, err := regexSplitter(pat, true)
-			return []splitter{s}, err
+		b, ok := splitBehaviors[n.Behavior]
+		if !ok && n.Behavior != "" {
+			return nil, fmt.Errorf("Split behavior %q is not supported", n.Behavior)
 		}
-		return nil, fmt.Errorf("Split behavior %q is not supported", n.Behavior)
+		s, err := regexSplitter(pat, b, n.Invert)
+		return []splitter{s}, err
+	case "Punctuation":
+		// Each ASCII or Unicode punctuation character is a match.
+		b, ok := splitBehaviors[n.Behavior]
+		if !ok && n.Behavior != "" {
+			return nil, fmt.Errorf("Punctuation behavior %q is not supported", n.Behavior)
+		}
+		s, err := regexSplitter(patPunct, b, false)
+		return []splitter{s}, err
 	case "Digits":
 		return []splitter{digitSplitter(n.Individual)}, nil
 	case "Metaspace":
 		t.spacePrefix = n.PrependScheme != "never"
 		t.stripDecoded = t.spacePrefix
 		if n.Split == nil || *n.Split {
-			return []splitter{metaspaceSplitter}, nil
+			return []splitter{{split: metaspaceSplitter}}, nil
 		}
 		return nil, nil
 	}

@@ -5,7 +5,8 @@
 //
 //   - byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM, StarCoder, ...): text is
 //     split by the family's pre-tokenizer regex (github.com/dlclark/regexp2,
-//     which has the look-ahead these patterns need), bytes are mapped to the
+//     which has the look-ahead these patterns need; onig.go rewrites what
+//     Hugging Face's Oniguruma reads differently), bytes are mapped to the
 //     GPT-2 byte alphabet and merged by merge rank;
 //   - SentencePiece-style BPE (Llama 2, Phi-3, ...): spaces become "▁", a
 //     "▁" is prepended, characters are merged by score (GGUF) or by merge
@@ -76,8 +77,15 @@ type Tokenizer struct {
 	addBOS, addEOS bool
 }
 
-// splitter is one pre-tokenization step: it splits every piece further.
-type splitter func(pieces []string) []string
+// splitter is one pre-tokenization step. Either split splits every piece
+// further, or toAlphabet maps every piece to the GPT-2 byte alphabet (the
+// mapping of Hugging Face's ByteLevel pre-tokenizer): steps after it see
+// the mapped text, as in a Hugging Face Sequence. Byte-level models whose
+// steps have no mapping step are mapped after the last step.
+type splitter struct {
+	split      func(pieces []string) []string
+	toAlphabet bool
+}
 
 // BOS returns the beginning-of-sequence token id, or -1 if the model has none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
@@ -186,8 +194,18 @@ func (t *Tokenizer) splitAdded(text string) []segment {
 
 // encodeText encodes text that holds no added tokens.
 func (t *Tokenizer) encodeText(text string, ids []int32) []int32 {
+	for _, p := range t.preTokenize(text) {
+		ids = t.bpe(p, ids)
+	}
+	return ids
+}
+
+// preTokenize normalizes text that holds no added tokens and splits it
+// into the words BPE merges, in the model's alphabet (the GPT-2 byte
+// alphabet for byte-level BPE); it returns no empty words.
+func (t *Tokenizer) preTokenize(text string) []string {
 	if text == "" {
-		return ids
+		return nil
 	}
 	if t.normalize != nil {
 		text = t.normalize(text)
@@ -199,19 +217,30 @@ func (t *Tokenizer) encodeText(text string, ids []int32) []int32 {
 		text = strings.ReplaceAll(text, " ", "▁")
 	}
 	pieces := []string{text}
+	mapped := t.kind != byteBPE
 	for _, s := range t.pre {
-		pieces = s(pieces)
+		if s.toAlphabet {
+			if !mapped {
+				for i, p := range pieces {
+					pieces[i] = bytesToAlphabet(p)
+				}
+				mapped = true
+			}
+			continue
+		}
+		pieces = s.split(pieces)
 	}
+	out := pieces[:0]
 	for _, p := range pieces {
 		if p == "" {
 			continue
 		}
-		if t.kind == byteBPE {
+		if !mapped {
 			p = bytesToAlphabet(p)
 		}
-		ids = t.bpe(p, ids)
+		out = append(out, p)
 	}
-	return ids
+	return out
 }
 
 // Decode returns the text of ids. Special tokens are written as their text.
