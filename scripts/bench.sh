@@ -1,44 +1,279 @@
 #!/usr/bin/env bash
-# Benchmarks archc against Hugging Face transformers (CPU, fp32) on the same
-# model and chat prompt, in the same run, and prints both reports and the
-# ratios (archc / transformers). Default model: SmolLM2-135M-Instruct Q4_1.
+# Benchmarks archc against two peers on the same GGUF files, the same prompt
+# token ids, the same thread count and greedy decoding, in one run:
+#   - llama.cpp (llama-cpp-python, CPU build for the host CPU), scripts/bench_llamacpp.py
+#   - Hugging Face transformers (CPU, fp32, eager attention), scripts/bench_hf.py
+# on SmolLM2-135M-Instruct Q4_1 and Gemma-3-270M Q4_K_M, each with a short
+# (40-token) and a long (480-token) prompt, and prints one table per model:
+# time to first token, prefill and decode tokens/s, peak RSS and load time for
+# each engine and the ratios archc/peer; whether the generated ids are the
+# same as archc's (reported, never a failure: llama.cpp quantizes activations
+# and may pick other tokens); and archc's decode tokens/s at context
+# capacities 256 and 4096 (--max-len) with the short prompt.
 #
-# Usage: scripts/bench.sh [MODEL.gguf] [prompt] [max tokens]
-# The peer needs torch + transformers: BENCH_PYTHON=/path/to/python picks an
-# interpreter that has them, else .venv-bench is created from
-# golden/requirements-oracle.txt (large download, once).
+# Usage: scripts/bench.sh [MODEL ...]
+#   MODEL: smollm2, gemma3 or a path to a .gguf file (default: BENCH_MODELS,
+#   else "smollm2 gemma3"; the two named models are fetched if missing).
+#
+# Environment:
+#   BENCH_MODELS       models when none are given as arguments ("smollm2 gemma3")
+#   BENCH_THREADS      threads for every engine (2)
+#   BENCH_MAX_TOKENS   new tokens per run (64)
+#   BENCH_MAX_LEN      context capacity of the measured runs: archc --max-len,
+#                      llama.cpp n_ctx (1024)
+#   BENCH_SKIP_HF=1    skip transformers (slow to load and run)
+#   BENCH_SKIP_LLAMACPP=1  skip llama.cpp
+#   BENCH_PYTHON       interpreter for the peers; else .venv-bench is built from
+#                      scripts/requirements-bench.txt (torch download and a
+#                      llama.cpp build from source: 10+ minutes, once)
+#   BENCH_OUT          folder for the raw JSON reports (.cache/bench/<time>)
+#
+# The prompts are raw token ids: archc's tokenizer (`infer tokenize
+# --add-special`) encodes a fixed English text, cut to the first 40 and 480
+# ids; every engine is given those ids. archc runs first (after an uncounted
+# warm-up that fills the compile and weight caches) and the peers then
+# generate exactly as many tokens as archc did, so all engines time the same
+# number of decode steps. Peak RSS: /usr/bin/time -f %M for archc (the
+# largest single process of its tree: bin/infer or its IREE worker), ru_maxrss
+# for the Python peers.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-scripts/setup.sh >/dev/null
-scripts/fetch-models.sh >/dev/null
-model="${1:-$(ls "${ARCHC_MODELS:-$root/.cache/models}"/smollm2/*.gguf | head -n 1)}"
-prompt="${2:-Explain KV caching in one sentence.}"
-max="${3:-64}"
+
+die() {
+  echo "bench.sh: $*" >&2
+  exit 1
+}
+note() { echo "bench.sh: $*" >&2; }
+
+threads="${BENCH_THREADS:-2}"
+max="${BENCH_MAX_TOKENS:-64}"
+maxlen="${BENCH_MAX_LEN:-1024}"
+skip_hf="${BENCH_SKIP_HF:-0}"
+skip_llama="${BENCH_SKIP_LLAMACPP:-0}"
+short_len=40
+long_len=480
+capacities=(256 4096)
+for v in threads max maxlen; do
+  [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v: '${!v}' is not a positive integer (BENCH_THREADS, BENCH_MAX_TOKENS, BENCH_MAX_LEN)"
+done
+((long_len + max <= maxlen)) || die "BENCH_MAX_LEN=$maxlen holds no $long_len-token prompt + $max new tokens: raise it"
+((short_len + max <= capacities[0])) || die "BENCH_MAX_TOKENS=$max: the capacity run at --max-len ${capacities[0]} holds at most $((capacities[0] - short_len)) new tokens"
+[[ -x /usr/bin/time ]] || die "needs GNU time at /usr/bin/time for archc's peak RSS (apt-get install time)"
+
+if (($# > 0)); then
+  models=("$@")
+else
+  read -r -a models <<<"${BENCH_MODELS:-smollm2 gemma3}"
+fi
+((${#models[@]} > 0)) || die "no models: give smollm2, gemma3 or .gguf paths"
+modeldir="${ARCHC_MODELS:-$root/.cache/models}"
+paths=()
+for m in "${models[@]}"; do
+  case "$m" in
+    smollm2)
+      scripts/fetch-models.sh >/dev/null || die "scripts/fetch-models.sh failed"
+      p="$(ls "$modeldir"/smollm2/*.gguf 2>/dev/null | head -n 1)"
+      [[ -n "$p" ]] || die "no GGUF in $modeldir/smollm2 after scripts/fetch-models.sh"
+      ;;
+    gemma3)
+      scripts/fetch-gemma3.sh >/dev/null || die "scripts/fetch-gemma3.sh failed"
+      p="$modeldir/gemma3/gemma-3-270m-q4_k_m.gguf"
+      ;;
+    *) p="$m" ;;
+  esac
+  [[ -f "$p" && "$p" == *.gguf ]] || die "model '$m': not smollm2, gemma3 or an existing .gguf file"
+  paths+=("$p")
+done
+
+# The peers' interpreter: BENCH_PYTHON as given, else .venv-bench (built here).
+need=()
+[[ "$skip_llama" == 1 ]] || need+=(llama_cpp numpy)
+[[ "$skip_hf" == 1 ]] || need+=(torch transformers gguf)
+has_modules() { # has_modules PYTHON: it imports every module in need
+  local IFS=,
+  ((${#need[@]} == 0)) || "$1" -c "import ${need[*]}" >/dev/null 2>&1
+}
 py="${BENCH_PYTHON:-}"
-if [[ -z "$py" ]]; then
+if [[ -n "$py" ]]; then
+  command -v "$py" >/dev/null || die "BENCH_PYTHON=$py: no such interpreter"
+  has_modules "$py" || die "BENCH_PYTHON=$py lacks one of: ${need[*]} (install scripts/requirements-bench.txt into it, or unset BENCH_PYTHON to build .venv-bench)"
+elif ((${#need[@]} > 0)); then
   py="$root/.venv-bench/bin/python"
-  if [[ ! -x "$py" ]]; then
-    python3 -m venv "$root/.venv-bench"
-    "$py" -m pip install --quiet -r golden/requirements-oracle.txt
+  if [[ ! -x "$py" ]] || ! has_modules "$py"; then
+    note "building .venv-bench from scripts/requirements-bench.txt (torch download, llama.cpp compiled from source: 10+ minutes, once)"
+    [[ -x "$py" ]] || python3 -m venv "$root/.venv-bench" || die "python3 -m venv .venv-bench failed (install python3-venv)"
+    # CPU only, tuned for this CPU; GGML_NATIVE is set explicitly because
+    # llama.cpp turns its default off when SOURCE_DATE_EPOCH is set.
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_HIP=OFF -DGGML_SYCL=OFF -DGGML_BLAS=OFF}" \
+      CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+      nice -n 10 "$py" -m pip install --quiet -r scripts/requirements-bench.txt ||
+      die "pip install -r scripts/requirements-bench.txt into .venv-bench failed (see above)"
+    has_modules "$py" || die ".venv-bench still lacks one of: ${need[*]}"
   fi
 fi
+[[ -n "$py" ]] || py=python3 # no peer: only the report needs Python
+
+scripts/setup.sh >/dev/null || die "scripts/setup.sh failed"
 mkdir -p bin
-go build -o bin/ ./cmd/infer
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
-# Warm-up: dequantize and compile once, so the measured run loads from the caches.
-bin/infer generate --model "$model" --chat --prompt "$prompt" --max-tokens 1 -q --json >/dev/null
-/usr/bin/time -f '%M' -o "$out/archc.rss" bin/infer generate --model "$model" --chat --prompt "$prompt" --max-tokens "$max" -q --json >"$out/archc.json"
-"$py" scripts/bench_hf.py "$model" "$prompt" "$max" 2>/dev/null >"$out/hf.json"
-python3 - "$out" <<'PY'
+go build -o bin/ ./cmd/infer || die "go build ./cmd/infer failed"
+archc_threads=()
+if bin/infer generate --help 2>/dev/null | grep -q -- --threads; then
+  archc_threads=(--threads "$threads")
+else
+  note "this bin/infer has no --threads flag: archc runs with IREE's default thread count"
+fi
+
+load_start="$(cut -d' ' -f1 /proc/loadavg)"
+if awk -v l="$load_start" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
+  note "the machine is busy (load average $load_start on $(nproc) cores): the figures, llama.cpp's multithreaded ones most, will be noisy"
+fi
+out="${BENCH_OUT:-$root/.cache/bench/$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$out"
+
+# A fixed English paragraph, repeated; the prompts are its first 40 and 480 ids.
+para="The lighthouse stood on a rock at the mouth of the harbour, and for more than a hundred years its keepers had climbed the spiral stair each evening to light the lamp. The work was simple but it never ended: the glass had to be cleaned of salt and soot, the wicks trimmed, the oil carried up in heavy cans, and the clockwork that turned the lens wound every few hours through the night. In the log book each keeper wrote the weather, the ships that passed, and anything unusual he had seen on the water. Most entries were short, because most nights were the same, but in winter storms the pages filled with careful notes about broken windows, failing lamps and boats that came too close to the reef. When the light was finally automated, the last keeper left the log book on the table in the watch room, open at a page that described a calm night, a full moon and a single fishing boat heading home."
+text="$para $para $para $para"
+
+run_archc() { # run_archc NAME IDS MAX_TOKENS MAX_LEN: archc JSON in $out/NAME.json, peak RSS in KiB in $out/NAME.rss
+  /usr/bin/time -f '%M' -o "$out/$1.rss" \
+    bin/infer generate --model "$model" --prompt-ids "$2" --max-tokens "$3" --max-len "$4" "${archc_threads[@]}" --json -q \
+    >"$out/$1.json" 2>"$out/$1.log" || {
+    tail -n 20 "$out/$1.log" >&2
+    die "archc run $1 failed (log: $out/$1.log)"
+  }
+}
+measure_archc() { # as run_archc, again if the run compiled (the compile cache was emptied meanwhile):
+  # a measured run must load from the caches, or its peak RSS is iree-compile's
+  run_archc "$@"
+  if [[ "$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["compile_cached"])' "$out/$1.json")" != True ]]; then
+    note "$1 compiled (compile cache emptied by someone else?): running it again"
+    run_archc "$@"
+  fi
+}
+run_peer() { # run_peer NAME SCRIPT ARGS...: JSON in $out/NAME.json
+  local name="$1" script="$2"
+  shift 2
+  "$py" "$script" "$@" >"$out/$name.json" 2>"$out/$name.log" || {
+    tail -n 20 "$out/$name.log" >&2
+    die "$script failed (log: $out/$name.log)"
+  }
+}
+ntokens() { "$py" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["tokens"]))' "$1"; }
+
+tables=()
+for model in "${paths[@]}"; do
+  tag="$(basename "$model" .gguf)"
+  rm -f "$out/$tag".*.json "$out/$tag".*.rss "$out/$tag".*.log # a reused BENCH_OUT: no stale reports
+  note "$tag: tokenizing the prompts"
+  bin/infer tokenize --model "$model" --text "$text" --json --add-special >"$out/$tag.tok.json" ||
+    die "bin/infer tokenize --model $model failed"
+  read -r short long < <("$py" -c '
 import json, sys
-d = sys.argv[1]
-a = json.load(open(f"{d}/archc.json")); h = json.load(open(f"{d}/hf.json"))
-a["peak_rss_mib"] = int(open(f"{d}/archc.rss").read().split()[-1]) / 1024
-print(f"{'':24}{'archc':>12}{'transformers':>14}{'ratio':>9}")
-for k, better in [("time_to_first_token_s", "lower"), ("prefill_tokens_per_s", "higher"), ("decode_tokens_per_s", "higher"), ("peak_rss_mib", "lower"), ("load_s", "lower")]:
-    print(f"{k:24}{a[k]:12.3f}{h[k]:14.3f}{a[k] / h[k]:9.2f}  ({better} is better)")
-print(f"{'compile_s (cached run)':24}{a['compile_s']:12.3f}")
-print("prompt tokens", len(a["prompt_tokens"]), "| same generated ids:", a["tokens"] == h["tokens"], f"({len(a['tokens'])} tokens)")
+ids = json.load(open(sys.argv[1]))["ids"]
+n, m = int(sys.argv[2]), int(sys.argv[3])
+if len(ids) < m:
+    sys.exit(f"bench.sh: the prompt text is only {len(ids)} tokens, want {m}")
+print(",".join(map(str, ids[:n])), ",".join(map(str, ids[:m])))' "$out/$tag.tok.json" "$short_len" "$long_len") ||
+    die "$tag: could not build the prompt ids"
+
+  for len in "$maxlen" "${capacities[@]}"; do
+    note "$tag: archc warm-up at --max-len $len (compiles on the first run; about a minute)"
+    run_archc "$tag.warmup$len" "$short" 1 "$len"
+  done
+  for p in short long; do
+    ids="${!p}"
+    note "$tag: $p prompt: archc"
+    measure_archc "$tag.$p.archc" "$ids" "$max" "$maxlen"
+    n="$(ntokens "$out/$tag.$p.archc.json")"
+    ((n > 0)) || die "$tag: archc generated no tokens"
+    if [[ "$skip_llama" != 1 ]]; then
+      note "$tag: $p prompt: llama.cpp"
+      run_peer "$tag.$p.llamacpp" scripts/bench_llamacpp.py "$model" --prompt-ids "$ids" --max-tokens "$n" \
+        --threads "$threads" --n-ctx "$maxlen" --ignore-eos
+    fi
+    if [[ "$skip_hf" != 1 ]]; then
+      note "$tag: $p prompt: transformers"
+      run_peer "$tag.$p.hf" scripts/bench_hf.py "$model" --prompt-ids "$ids" --max-tokens "$n" \
+        --threads "$threads" --ignore-eos
+    fi
+  done
+  for len in "${capacities[@]}"; do
+    note "$tag: archc decode at --max-len $len"
+    measure_archc "$tag.cap$len" "$short" "$max" "$len"
+  done
+  tables+=("$tag")
+done
+
+loadavg="load average $load_start at the start, $(cut -d' ' -f1 /proc/loadavg) at the end, $(nproc) cores"
+"$py" - "$out" "$threads" "$max" "$maxlen" "${#archc_threads[@]}" "$loadavg" "${tables[@]}" <<'PY'
+import json, os, sys
+
+out, threads, max_tokens, maxlen, archc_threads, loadavg = sys.argv[1:7]
+tags = sys.argv[7:]
+caps = (256, 4096)
+
+
+def load(name):
+    path = os.path.join(out, name + ".json")
+    if not os.path.exists(path):
+        return None
+    r = json.load(open(path))
+    rss = os.path.join(out, name + ".rss")
+    if os.path.exists(rss):
+        r["peak_rss_mib"] = int(open(rss).read().split()[-1]) / 1024
+    return r
+
+
+def fmt(v, nd):
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def same(a, b):
+    if b is None:
+        return "-"
+    if a["tokens"] == b["tokens"]:
+        return "yes"
+    i = next((i for i, (x, y) in enumerate(zip(a["tokens"], b["tokens"])) if x != y), min(len(a["tokens"]), len(b["tokens"])))
+    return f"no, at {i}"  # index of the first differing token
+
+
+metrics = [  # key, label, digits
+    ("time_to_first_token_s", "time to first token s (lower better)", 3),
+    ("prefill_tokens_per_s", "prefill tok/s (higher better)", 1),
+    ("decode_tokens_per_s", "decode tok/s (higher better)", 2),
+    ("peak_rss_mib", "peak RSS MiB (lower better)", 0),
+    ("load_s", "load s (lower better)", 2),
+]
+w0, w = 40, 13
+th = f"threads {threads}" if archc_threads != "0" else f"threads {threads} (archc: IREE default, no --threads flag)"
+print()
+print(f"archc vs llama.cpp vs transformers fp32 eager | greedy, same prompt ids, {th}, "
+      f"{max_tokens} new tokens at most, context capacity {maxlen}")
+print(loadavg)
+for tag in tags:
+    print()
+    print(f"== {tag}")
+    print(f"{'':{w0}}{'archc':>{w}}{'llama.cpp':>{w}}{'transformers':>{w}}{'archc/llama':>{w}}{'archc/hf':>{w}}")
+    for p in ("short", "long"):
+        a, l, h = (load(f"{tag}.{p}.{e}") for e in ("archc", "llamacpp", "hf"))
+        print(f"{p} prompt: {len(a['prompt_tokens'])} tokens, {len(a['tokens'])} generated")
+        for k, label, nd in metrics:
+            av = a.get(k)
+            lv = l.get(k) if l else None
+            hv = h.get(k) if h else None
+            print(f"  {label:{w0 - 2}}{fmt(av, nd):>{w}}{fmt(lv, nd):>{w}}{fmt(hv, nd):>{w}}"
+                  f"{fmt(ratio(av, lv), 2):>{w}}{fmt(ratio(av, hv), 2):>{w}}")
+        print(f"  {'same generated ids as archc':{w0 - 2}}{'':>{w}}{same(a, l):>{w}}{same(a, h):>{w}}")
+    c = [load(f"{tag}.cap{n}") for n in caps]
+    d = [r["decode_tokens_per_s"] for r in c]
+    print(f"archc decode tok/s by context capacity ({len(c[0]['prompt_tokens'])}-token prompt, {len(c[0]['tokens'])} generated): "
+          f"--max-len {caps[0]}: {d[0]:.2f}, --max-len {caps[1]}: {d[1]:.2f}, "
+          f"{caps[0]}/{caps[1]}: {fmt(ratio(d[0], d[1]), 2)}")
+print()
+print(f"raw reports: {out}")
 PY
