@@ -95,6 +95,31 @@ func (f *Func) Reduce(x, init Value, body string, dims ...int64) Value {
 	return r
 }
 
+// Index emits an `index` constant.
+func (f *Func) Index(n int64) Value {
+	r := f.newValue(IndexType)
+	f.emit(fmt.Sprintf("%s = arith.constant %d : index", r.name, n))
+	return r
+}
+
+// Dispatch emits a flow.dispatch of entry point @exe::@export over workload
+// (index values) with operands args (tensors, then index values) and one
+// tensor result: the call of a hand-written kernel (Module.AddExecutable).
+func (f *Func) Dispatch(exe, export string, workload []Value, result Type, args ...Value) Value {
+	r := f.newValue(result)
+	var wl, names, types []string
+	for _, w := range workload {
+		wl = append(wl, w.name)
+	}
+	for _, a := range args {
+		names = append(names, a.name)
+		types = append(types, a.Type.String())
+	}
+	f.emit(fmt.Sprintf("%s = flow.dispatch @%s::@%s[%s](%s) : (%s) -> %s", r.name, exe, export,
+		strings.Join(wl, ", "), strings.Join(names, ", "), strings.Join(types, ", "), result))
+	return r
+}
+
 // GlobalLoad reads a module global.
 func (f *Func) GlobalLoad(g Global) Value {
 	r := f.newValue(g.Type)

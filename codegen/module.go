@@ -15,20 +15,45 @@ import (
 )
 
 // Type is a ranked tensor type; Elem is an MLIR element type ("f32", "bf16",
-// "f16", "i32", "i1"). A nil Shape is a rank-0 tensor.
+// "f16", "i32", "i8", "i1"). A nil Shape is a rank-0 tensor. Index is the
+// builtin scalar `index` type instead (shape and Elem unused).
 type Type struct {
 	Shape []int64
 	Elem  string
+	Index bool
 }
 
 // T returns a tensor type.
 func T(elem string, shape ...int64) Type { return Type{Shape: shape, Elem: elem} }
 
+// Dynamic marks a dimension whose size is known only at run time ("?").
+const Dynamic int64 = -1
+
+// IsDynamic reports whether some dimension of t is Dynamic.
+func (t Type) IsDynamic() bool {
+	for _, d := range t.Shape {
+		if d == Dynamic {
+			return true
+		}
+	}
+	return false
+}
+
+// IndexType is MLIR's `index`, the type of workload and size operands.
+var IndexType = Type{Index: true}
+
 func (t Type) String() string {
+	if t.Index {
+		return "index"
+	}
 	var sb strings.Builder
 	sb.WriteString("tensor<")
 	for _, d := range t.Shape {
-		sb.WriteString(strconv.FormatInt(d, 10))
+		if d == Dynamic {
+			sb.WriteByte('?')
+		} else {
+			sb.WriteString(strconv.FormatInt(d, 10))
+		}
 		sb.WriteByte('x')
 	}
 	sb.WriteString(t.Elem)
@@ -39,10 +64,14 @@ func (t Type) String() string {
 // Rank is the number of dimensions.
 func (t Type) Rank() int { return len(t.Shape) }
 
-// NumElements is the product of the dimensions (1 for rank 0).
+// NumElements is the product of the dimensions (1 for rank 0), or Dynamic
+// when a dimension is.
 func (t Type) NumElements() int64 {
 	n := int64(1)
 	for _, d := range t.Shape {
+		if d == Dynamic {
+			return Dynamic
+		}
 		n *= d
 	}
 	return n
@@ -60,12 +89,19 @@ type Global struct {
 	Mutable bool
 }
 
-// Module is a StableHLO module: globals and functions in insertion order.
+// Module is a StableHLO module: executables (hand-written kernels, printed
+// verbatim), globals and functions, each in insertion order.
 type Module struct {
-	Name    string
-	Globals []Global
-	Funcs   []*Func
+	Name        string
+	Executables []string
+	Globals     []Global
+	Funcs       []*Func
 }
+
+// AddExecutable appends the MLIR text of an executable (for example a
+// stream.executable carrying a custom kernel) that functions dispatch to
+// with Func.Dispatch.
+func (m *Module) AddExecutable(text string) { m.Executables = append(m.Executables, text) }
 
 // AddGlobal appends a global; names must be unique (the caller's job).
 func (m *Module) AddGlobal(g Global) { m.Globals = append(m.Globals, g) }
@@ -74,6 +110,10 @@ func (m *Module) AddGlobal(g Global) { m.Globals = append(m.Globals, g) }
 func (m *Module) Print() []byte {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "module @%s {\n", m.Name)
+	for _, e := range m.Executables {
+		sb.WriteString(e)
+		sb.WriteByte('\n')
+	}
 	for _, g := range m.Globals {
 		switch {
 		case g.Param != "":

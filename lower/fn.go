@@ -17,6 +17,7 @@ type fn struct {
 	seq     int64
 
 	positions codegen.Value   // [batch, seq] i32: absolute position of each token
+	context   codegen.Value   // i32: L, the cache positions attention reads (the dynamic dimension)
 	starts    []codegen.Value // per batch element, i32: position of its first token (KV write offset)
 	slots     []codegen.Value // per batch element, i32: its KV-cache slot
 	hasLast   bool            // prefill: logits come from one position of the chunk
@@ -27,13 +28,18 @@ type fn struct {
 	selected map[*ir.Node]codegen.Value // pre-head values narrowed to the returned position
 	weights  map[string]codegen.Value
 	memo     map[string]codegen.Value // per-call shared tables (e.g. RoPE cos/sin)
+	shapes   map[string][]int64       // logical shape of each weight
 	caches   map[int]codegen.Value    // current value of each KV-cache group
 }
 
 func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, batch, seq int64) *fn {
-	return &fn{Func: f, g: g, opts: opts, globals: globals, cache: cache, batch: batch, seq: seq, caches: map[int]codegen.Value{},
+	r := &fn{Func: f, g: g, opts: opts, globals: globals, cache: cache, batch: batch, seq: seq, caches: map[int]codegen.Value{},
 		vals: map[*ir.Node]codegen.Value{}, selected: map[*ir.Node]codegen.Value{},
-		weights: map[string]codegen.Value{}, memo: map[string]codegen.Value{}}
+		weights: map[string]codegen.Value{}, memo: map[string]codegen.Value{}, shapes: map[string][]int64{}}
+	for _, w := range g.Weights {
+		r.shapes[w.Name] = w.Shape
+	}
+	return r
 }
 
 // run lowers every node and returns the logits, [batch, 1, vocab] f32.
@@ -112,20 +118,41 @@ func (f *fn) ty(t ir.Type) codegen.Type {
 	return codegen.T(string(t.DType), shape...)
 }
 
-// weight loads a checkpoint tensor (once per function) as f32.
+// weight loads a checkpoint tensor (once per function) decoded to f32, in
+// its logical shape (the IR's).
 func (f *fn) weight(name string) codegen.Value {
 	if v, ok := f.weights[name]; ok {
 		return v
 	}
+	raw, st, shape := f.stored(name)
+	if raw.Type.Elem == "" {
+		return codegen.Value{Type: codegen.T("f32")}
+	}
+	cols := shape[len(shape)-1]
+	v := f.decodeRows(st, f.reshape(raw, raw.Type.NumElements()/raw.Type.Shape[raw.Type.Rank()-1], raw.Type.Shape[raw.Type.Rank()-1]), cols)
+	v = f.reshape(v, shape...)
+	f.weights[name] = v
+	return v
+}
+
+// stored loads a checkpoint tensor's global as stored (once per function)
+// and returns it with its storage format and logical shape.
+func (f *fn) stored(name string) (codegen.Value, *storage, []int64) {
 	g, ok := f.globals[name]
 	if !ok {
 		f.Errorf("weight %s has no global", name)
-		return codegen.Value{Type: codegen.T("f32")}
+		return codegen.Value{}, nil, nil
 	}
-	v := f.GlobalLoad(g)
-	if g.Type.Elem != "f32" {
-		v = f.convert(v, "f32")
+	st, err := f.opts.storageOf(name)
+	if err != nil {
+		f.Errorf("%v", err)
+		return codegen.Value{}, nil, nil
 	}
-	f.weights[name] = v
-	return v
+	key := "stored:" + name
+	v, ok := f.memo[key]
+	if !ok {
+		v = f.GlobalLoad(g)
+		f.memo[key] = v
+	}
+	return v, st, f.shapes[name]
 }

@@ -22,6 +22,21 @@ import (
 // up in another (found by the oracle tests; see the commit that introduced
 // this file). One global per shape has one initializer of its own type.
 
+// KVBytesPerToken is the KV-cache memory one token of one slot takes in g's
+// module, in bytes: 2 (keys, values) × kv_heads × head_dim × 4 (f32) per
+// attention site.
+func KVBytesPerToken(g *ir.Graph) int64 {
+	var n int64
+	for _, node := range g.Nodes {
+		if node.Site < 0 {
+			continue
+		}
+		k := node.Args[1].Type.Shape // [batch, seq, kv_heads, head_dim]
+		n += 2 * int64(k[2]) * int64(k[3]) * 4
+	}
+	return n
+}
+
 // cacheGroup is one KV-cache global.
 type cacheGroup struct {
 	global codegen.Global
@@ -69,35 +84,64 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 	return l
 }
 
-// appendCache writes x [B, S, kv_heads, d] (kv 0: keys, 1: values of the
-// site) at (slots[b], position starts[b]) for each batch element b, and
-// returns that site's updated rows of those slots: [B, max_len, kv_heads, d].
-func (f *fn) appendCache(site int, kv int64, x codegen.Value) codegen.Value {
+// writeCache writes this call's keys and values, k and v [B, S, kv_heads,
+// d], into the site's cache entries at (slots[b], position starts[b]) for
+// each batch element b.
+//
+// Every write of a site comes before any read of it (readCache): reading
+// the keys and then writing the values into the same value would keep the
+// keys' view alive across the write, and IREE would then copy the whole
+// cache to preserve it (31 copies of the cache per token on SmolLM2;
+// iree-compile --compile-to=stream --iree-scheduling-dump-statistics-format
+// counts them). Written this way the updates happen in place.
+func (f *fn) writeCache(site int, k, v codegen.Value) {
 	slot := f.cache.site[site]
 	cur := f.cacheValue(slot.group)
-	B := x.Type.Shape[0]
+	B := k.Type.Shape[0]
 	zero := f.constI32(0)
-	entry := f.constI32(slot.index + kv)
-	for b := int64(0); b < B; b++ {
-		row := x
-		if B > 1 {
-			row = f.sliceDim(x, 0, b, b+1)
+	for kv, x := range []codegen.Value{k, v} {
+		entry := f.constI32(slot.index + int64(kv))
+		for b := int64(0); b < B; b++ {
+			row := x
+			if B > 1 {
+				row = f.sliceDim(x, 0, b, b+1)
+			}
+			row = f.reshape(row, append([]int64{1}, row.Type.Shape...)...) // [1, 1, S, kv_heads, d]
+			cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, "", cur, row, entry, f.slots[b], f.starts[b], zero, zero)
 		}
-		row = f.reshape(row, append([]int64{1}, row.Type.Shape...)...) // [1, 1, S, kv_heads, d]
-		cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, "", cur, row, entry, f.slots[b], f.starts[b], zero, zero)
 	}
 	f.caches[slot.group] = cur
+}
+
+// readCache returns the site's keys and values for this call's slots,
+// the first L positions of each (L = f.context, the positions this call's
+// attention can see): [B, 1, L, kv_heads, d] each, L a dynamic dimension.
+// Reading only the filled part makes attention cost follow the tokens held,
+// not the cache capacity, with one compiled function for every length.
+func (f *fn) readCache(site int) (keys, values codegen.Value) {
+	slot := f.cache.site[site]
+	cur := f.cacheValue(slot.group)
 	t := cur.Type.Shape
-	sizes := []int64{1, 1, t[2], t[3], t[4]}
-	rows := make([]codegen.Value, B)
-	for b := range rows {
-		r := f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), "slice_sizes = "+codegen.I64Array(sizes), cur, entry, f.slots[b], zero, zero, zero)
-		rows[b] = f.reshape(r, 1, t[2], t[3], t[4])
+	one := f.Op("stablehlo.constant", codegen.T("i32", 1), "value = dense<1> : tensor<1xi32>")
+	strides := f.Op("stablehlo.constant", codegen.T("i32", 5), "value = dense<1> : tensor<5xi32>")
+	lim := func(v int64) codegen.Value {
+		return f.Op("stablehlo.constant", codegen.T("i32", 1), fmt.Sprintf("value = dense<%d> : tensor<1xi32>", v))
 	}
-	if B == 1 {
-		return rows[0]
+	read := func(kv int64) codegen.Value {
+		entry := slot.index + kv
+		rows := make([]codegen.Value, len(f.slots))
+		for b, s := range f.slots {
+			s1 := f.reshape(s, 1)
+			start := f.concat(0, lim(entry), s1, lim(0), lim(0), lim(0))
+			limit := f.concat(0, lim(entry+1), f.add(s1, one), f.reshape(f.context, 1), lim(t[3]), lim(t[4]))
+			rows[b] = f.Op("stablehlo.real_dynamic_slice", cur.Type.With(1, 1, codegen.Dynamic, t[3], t[4]), "", cur, start, limit, strides)
+		}
+		if len(rows) == 1 {
+			return rows[0]
+		}
+		return f.concat(0, rows...)
 	}
-	return f.concat(0, rows...)
+	return read(0), read(1)
 }
 
 // cacheValue returns the current value of a cache group in this function,

@@ -6,9 +6,9 @@
 //
 //	prefill_S(tokens: [1, S] i32, slot: i32, start: i32, len: i32) -> logits [1, vocab] f32
 //	    runs S tokens of one sequence, held in KV-cache slot `slot`, at
-//	    positions start..start+S-1 (tokens past len are padding), writes
-//	    their keys and values into the cache and returns the logits of
-//	    position start+len-1. S is a static bucket.
+//	    positions start..start+S-1 (tokens past len are padding; start+S
+//	    <= max_len), writes their keys and values into the cache and
+//	    returns the logits of position start+len-1. S is a static bucket.
 //	decode_B(tokens: [B] i32, pos: [B] i32, slot: [B] i32) -> logits [B, vocab] f32
 //	    runs one token for each of B sequences, sequence b in cache slot
 //	    slot[b] at its own position pos[b] (continuous batching: slots and
@@ -16,10 +16,16 @@
 //
 // Slot indices must be distinct within a call and in [0, slots).
 //
+// Attention reads only the filled part of each slot: the first L cache
+// positions, L = start+S (prefill) or max(pos)+1 (decode), a dynamic
+// dimension of the attention ops (see readCache). So the cost of a call
+// follows the tokens the cache holds, not its capacity, with one entry
+// point per chunk or batch size.
+//
 // The KV cache is module state: a mutable global (see kvcache.go) updated in
-// place with dynamic_update_slice. Weights are named parameters in scope
-// "model" keyed by checkpoint tensor name, declared in their stored dtype and
-// converted to f32 in the graph.
+// place with dynamic_update_slice, never copied. Weights are named
+// parameters in scope "model" keyed by checkpoint tensor name, declared in
+// their stored dtype and converted to f32 in the graph.
 package lower
 
 import (
@@ -36,18 +42,26 @@ type Options struct {
 	DecodeBatches  []int64 // batch sizes B with a decode_B entry point
 	MaxLen         int64   // KV cache length per slot (tokens); positions must stay below it
 	Slots          int64   // sequences with a KV cache; >= every decode batch
-	// WeightDTypes gives each checkpoint tensor's stored dtype ("f32", "f16",
-	// "bf16"); a tensor not listed is taken as f32.
+	// WeightDTypes gives each checkpoint tensor's storage format: a float
+	// dtype ("f32", "f16", "bf16") or a GGUF block format ("q8_0", "q4_0",
+	// "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"; see storage.go and
+	// StorageFormats); a tensor not listed is f32. The global holds the
+	// stored bytes; the graph decodes them.
 	WeightDTypes map[string]string
+	// Kernels, when set, are hand-written matmul kernels for some storage
+	// formats (see kernel.go); linear layers over such weights call them
+	// instead of the plain lowering.
+	Kernels *Kernels
 }
 
 // DefaultOptions are the shapes archc uses unless told otherwise.
 func DefaultOptions() Options {
-	return Options{PrefillBuckets: []int64{16, 64}, DecodeBatches: []int64{1}, MaxLen: 512, Slots: 1}
+	return Options{PrefillBuckets: []int64{16, 64}, DecodeBatches: []int64{1}, MaxLen: 4096, Slots: 1}
 }
 
-// Lower builds the module for g: weight and KV-cache globals, then one
-// prefill function per bucket and one decode function per batch size.
+// Lower builds the module for g: kernels (if any), weight and KV-cache
+// globals, then one prefill function per chunk bucket and one decode
+// function per batch size.
 // It returns the first error met, naming the .arch position when there is one.
 func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	if err := opts.validate(); err != nil {
@@ -56,13 +70,20 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	m := &codegen.Module{Name: g.Arch}
 	globals := map[string]codegen.Global{}
 	for _, w := range g.Weights {
-		dt := opts.WeightDTypes[w.Name]
-		if dt == "" {
-			dt = "f32"
+		st, err := opts.storageOf(w.Name)
+		if err != nil {
+			return nil, err
 		}
-		gl := codegen.Global{Name: w.Name, Type: codegen.T(dt, w.Shape...), Param: w.Name}
+		t, err := st.globalType(w.Shape)
+		if err != nil {
+			return nil, fmt.Errorf("weight %s: %v", w.Name, err)
+		}
+		gl := codegen.Global{Name: w.Name, Type: t, Param: w.Name}
 		m.AddGlobal(gl)
 		globals[w.Name] = gl
+	}
+	if opts.Kernels != nil {
+		m.AddExecutable(opts.Kernels.executable())
 	}
 	cache := newCacheLayout(g, opts)
 	for _, grp := range cache.groups {
@@ -101,7 +122,7 @@ func (o Options) validate() error {
 	return nil
 }
 
-// PrefillName and DecodeName are the entry point names for a bucket / batch.
+// PrefillName is the entry point name for chunk bucket s (tokens).
 func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
 
 // DecodeName is the entry point name for decode batch size b.
@@ -111,6 +132,7 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
 	f := newFn(fn, g, opts, globals, cache, 1, s)
 	tokens, slot, start, length := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3]
+	f.context = f.add(start, f.constI32(s))
 	f.slots = []codegen.Value{slot}
 	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, s), "iota_dimension = 1 : i64")
 	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
@@ -125,6 +147,7 @@ func lowerDecode(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 	fn := m.NewFunc(DecodeName(b), codegen.T("i32", b), codegen.T("i32", b), codegen.T("i32", b))
 	f := newFn(fn, g, opts, globals, cache, b, 1)
 	tokens, pos, slots := fn.Args[0], fn.Args[1], fn.Args[2]
+	f.context = f.add(f.Reduce(pos, f.constI32(-1), "stablehlo.maximum", 0), f.constI32(1))
 	f.positions = f.reshape(pos, b, 1)
 	for i := int64(0); i < b; i++ {
 		f.starts = append(f.starts, f.reshape(f.slice(pos, []int64{i}, []int64{i + 1}), []int64{}...))

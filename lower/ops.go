@@ -44,11 +44,48 @@ func (f *fn) transpose(x codegen.Value, perm ...int64) codegen.Value {
 }
 
 // broadcastDims broadcasts x into type t, x's dimension i landing on dims[i].
+// A t with a dynamic dimension (the context length) gets
+// dynamic_broadcast_in_dim with t's run-time shape.
 func (f *fn) broadcastDims(x codegen.Value, t codegen.Type, dims ...int64) codegen.Value {
 	if dims == nil {
 		dims = []int64{}
 	}
-	return f.Op("stablehlo.broadcast_in_dim", t.With(t.Shape...).WithElem(x.Type.Elem), "broadcast_dimensions = "+codegen.I64Array(dims), x)
+	rt := t.With(t.Shape...).WithElem(x.Type.Elem)
+	if t.IsDynamic() {
+		attrs := "broadcast_dimensions = " + codegen.I64Array(dims)
+		var same []int64 // operand dims of run-time size: the result's, not broadcast
+		for i, d := range x.Type.Shape {
+			if d == codegen.Dynamic {
+				same = append(same, int64(i))
+			}
+		}
+		if same != nil {
+			attrs += ", known_nonexpanding_dimensions = " + codegen.I64Array(same)
+		}
+		return f.Op("stablehlo.dynamic_broadcast_in_dim", rt, attrs, x, f.shapeOf(t))
+	}
+	return f.Op("stablehlo.broadcast_in_dim", rt, "broadcast_dimensions = "+codegen.I64Array(dims), x)
+}
+
+// shapeOf returns t's run-time shape as a [rank] i32 tensor, its dynamic
+// dimension being the context length f.context (once per function and
+// shape).
+func (f *fn) shapeOf(t codegen.Type) codegen.Value {
+	key := "shape:" + t.With(t.Shape...).WithElem("i32").String()
+	if v, ok := f.memo[key]; ok {
+		return v
+	}
+	parts := make([]codegen.Value, len(t.Shape))
+	for i, d := range t.Shape {
+		if d == codegen.Dynamic {
+			parts[i] = f.reshape(f.context, 1)
+		} else {
+			parts[i] = f.Op("stablehlo.constant", codegen.T("i32", 1), fmt.Sprintf("value = dense<%d> : tensor<1xi32>", d))
+		}
+	}
+	v := f.concat(0, parts...)
+	f.memo[key] = v
+	return v
 }
 
 // broadcast broadcasts a rank-0 value to t's shape.
@@ -154,6 +191,18 @@ func (f *fn) compare(dir string, x, y codegen.Value) codegen.Value {
 	if x.Type.Elem[0] == 'i' {
 		kind = "SIGNED"
 	}
+	return f.compareAs(dir, kind, x, y)
+}
+
+// barrier is stablehlo.optimization_barrier of one value: the compiler
+// may not fuse or move computation across it.
+func (f *fn) barrier(x codegen.Value) codegen.Value {
+	return f.Op("stablehlo.optimization_barrier", x.Type, "", x)
+}
+
+// compareAs is stablehlo.compare with an explicit comparison type
+// ("SIGNED", "UNSIGNED", "FLOAT").
+func (f *fn) compareAs(dir, kind string, x, y codegen.Value) codegen.Value {
 	attrs := fmt.Sprintf("comparison_direction = #stablehlo<comparison_direction %s>, compare_type = #stablehlo<comparison_type %s>", dir, kind)
 	return f.Op("stablehlo.compare", x.Type.WithElem("i1"), attrs, x, y)
 }
@@ -163,6 +212,9 @@ func (f *fn) selectOp(pred, x, y codegen.Value) codegen.Value {
 }
 
 func (f *fn) iota(t codegen.Type, dim int64) codegen.Value {
+	if t.IsDynamic() {
+		return f.Op("stablehlo.dynamic_iota", t, fmt.Sprintf("iota_dimension = %d : i64", dim), f.shapeOf(t))
+	}
 	return f.Op("stablehlo.iota", t, fmt.Sprintf("iota_dimension = %d : i64", dim))
 }
 

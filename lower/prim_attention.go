@@ -20,7 +20,8 @@ const maskValue = -3.4028234663852886e38
 // query position - W), attention-logit soft-capping cap·tanh(s/cap) before
 // the mask (HF Gemma 2), softmax in f32, then ·v. This call's keys
 // and values are first written into the KV cache (see kvcache.go); attention
-// then reads the whole cache row of each slot.
+// then reads the first L positions of each slot's row, L the positions
+// this call can see (a dynamic dimension; see readCache).
 func inferAttention(n *ir.Node) error {
 	q, k, v := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
 	for _, t := range []ir.Type{q, k, v} {
@@ -54,37 +55,42 @@ func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	B, S, H, D := q.Type.Shape[0], q.Type.Shape[1], q.Type.Shape[2], q.Type.Shape[3]
 	KVH := k.Type.Shape[2]
 	G := H / KVH
-	T := f.opts.MaxLen
 	scale, _ := floatAttr(n, "scale", 1/math.Sqrt(float64(D)))
 
-	keys := f.appendCache(n.Site, 0, k)   // [B,T,KVH,D]
-	values := f.appendCache(n.Site, 1, v) // [B,T,KVH,D]
+	f.writeCache(n.Site, k, v)
+	keys, values := f.readCache(n.Site) // [B,1,L,KVH,D], L dynamic: the positions visible to this call
 
 	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g (HF repeat_kv).
 	qg := f.transpose(f.reshape(q, B, S, KVH, G, D), 0, 2, 3, 1, 4)
 	qg = f.reshape(qg, B, KVH, G*S, D)
-	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{3}) // [B,KVH,G·S,T]
-	scores = f.reshape(scores, B, KVH, G, S, T)
+	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 3}, []int64{3}, []int64{4}) // [B,KVH,G·S,1,L]
 	scores = f.mul(scores, f.splat(scale, scores.Type))
 	capv, _ := floatAttr(n, "softcap", 0)
 	scores = f.softcap(scores, capv)
 
 	// Causal mask over absolute positions: key j is visible to a query at p
 	// iff j <= p, and with a sliding window W also p - j < W (HF
-	// sliding_window_overlay: kv_idx > q_idx - W).
+	// sliding_window_overlay: kv_idx > q_idx - W). Row g·S+s of the scores
+	// is query position positions[b, s].
 	it := scores.Type.WithElem("i32")
-	keyPos := f.iota(it, 4)
-	queryPos := f.broadcastDims(f.positions, it, 0, 3)
-	visible := f.compare("LE", keyPos, queryPos)
+	L := scores.Type.Shape[4]
+	keyPos := f.broadcastDims(f.iota(codegen.T("i32", L), 0), it, 4)
+	rowPos := f.reshape(f.broadcastDims(f.positions, codegen.T("i32", B, G, S), 0, 2), B, G*S)
+	visible := f.compare("LE", keyPos, f.broadcastDims(f.barrier(rowPos), it, 0, 2))
 	if w, ok := n.Attrs["window"].(int64); ok {
-		inWindow := f.compare("GT", keyPos, f.sub(queryPos, f.broadcast(f.constI32(w), it)))
+		// The window's lower bound is computed on the static rows and kept
+		// apart by an optimization barrier: IREE 3.13 otherwise fuses it into
+		// the first layer's softmax dispatch as a second result, which its
+		// CPU backend fails to compile on a dynamic length.
+		low := f.barrier(f.sub(rowPos, f.broadcast(f.constI32(w), rowPos.Type)))
+		inWindow := f.compare("GT", keyPos, f.broadcastDims(low, it, 0, 2))
 		visible = f.Op("stablehlo.and", visible.Type, "", visible, inWindow)
 	}
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
-	probs := f.reshape(f.softmaxLast(scores), B, KVH, G*S, T)
-	out := f.dot(probs, values, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{1}) // [B,KVH,G·S,D]
-	out = f.transpose(f.reshape(out, B, KVH, G, S, D), 0, 3, 1, 2, 4)                 // [B,S,KVH,G,D]
+	probs := f.softmaxLast(scores)
+	out := f.dot(probs, values, []int64{0, 1}, []int64{0, 3}, []int64{3, 4}, []int64{1, 2}) // [B,KVH,G·S,D]
+	out = f.transpose(f.reshape(out, B, KVH, G, S, D), 0, 3, 1, 2, 4)                       // [B,S,KVH,G,D]
 	return f.reshape(out, B, S, H*D)
 }
 

@@ -30,11 +30,19 @@ func inferEmbedding(n *ir.Node) error {
 	return nil
 }
 
+// lowerEmbedding gathers the stored rows of the ids, then decodes only
+// those (a block-quantized table is never decoded whole).
 func lowerEmbedding(f *fn, n *ir.Node) codegen.Value {
-	w := f.weight(n.Weights[0].Name)
+	raw, st, shape := f.stored(n.Weights[0].Name)
+	if raw.Type.Elem == "" {
+		return codegen.Value{Type: f.ty(n.Type)}
+	}
 	ids := f.arg(n, 0)
 	r := int64(ids.Type.Rank())
-	dim := w.Type.Shape[1]
-	attrs := fmt.Sprintf("dimension_numbers = #stablehlo.gather<offset_dims = [%d], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = %d>, slice_sizes = array<i64: 1, %d>", r, r, dim)
-	return f.Op("stablehlo.gather", f.ty(n.Type), attrs, w, ids)
+	width := raw.Type.Shape[1]
+	attrs := fmt.Sprintf("dimension_numbers = #stablehlo.gather<offset_dims = [%d], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = %d>, slice_sizes = array<i64: 1, %d>", r, r, width)
+	rowsShape := append(append([]int64{}, ids.Type.Shape...), width)
+	rows := f.Op("stablehlo.gather", raw.Type.With(rowsShape...), attrs, raw, ids)
+	out := f.decodeRows(st, f.reshape(rows, ids.Type.NumElements(), width), shape[1])
+	return f.reshape(out, f.ty(n.Type).Shape...)
 }

@@ -8,7 +8,10 @@ import (
 )
 
 // linear(x [..., in], weight [out, in], out, bias: bool) → [..., out]:
-// x·Wᵀ + b as HF nn.Linear; the bias tensor is <module>.bias [out].
+// x·Wᵀ + b as HF nn.Linear; the bias tensor is <module>.bias [out]. A
+// weight stored in a format with a hand-written kernel (Options.Kernels)
+// is multiplied by that kernel, in its stored bytes; otherwise it is decoded
+// to f32 in the graph and multiplied by stablehlo.dot_general.
 func inferLinear(n *ir.Node) error {
 	out, err := intAttr(n, "out")
 	if err != nil {
@@ -35,7 +38,10 @@ func inferLinear(n *ir.Node) error {
 
 func lowerLinear(f *fn, n *ir.Node) codegen.Value {
 	x := f.arg(n, 0)
-	y := f.dot(x, f.weight(n.Weights[0].Name), nil, nil, []int64{int64(x.Type.Rank() - 1)}, []int64{1})
+	y, ok := f.kernelLinear(x, n.Weights[0].Name)
+	if !ok {
+		y = f.dot(x, f.weight(n.Weights[0].Name), nil, nil, []int64{int64(x.Type.Rank() - 1)}, []int64{1})
+	}
 	if len(n.Weights) > 1 {
 		y = f.add(y, f.broadcastTrailing(f.weight(n.Weights[1].Name), y.Type))
 	}

@@ -24,7 +24,7 @@ type stTensor struct {
 
 // writeSafetensors writes a safetensors file: an 8-byte little-endian
 // header length, the JSON header, then the tensor data in name order.
-func writeSafetensors(t *testing.T, path string, ts map[string]stTensor) {
+func writeSafetensors(t testing.TB, path string, ts map[string]stTensor) {
 	t.Helper()
 	names := make([]string, 0, len(ts))
 	for n := range ts {
@@ -51,7 +51,7 @@ func writeSafetensors(t *testing.T, path string, ts map[string]stTensor) {
 
 // fixtureCopy copies the tiny llama fixture into a temp dir, letting edit
 // change its tensors (nil edit: unchanged) and its config.
-func fixtureCopy(t *testing.T, edit func(map[string]stTensor), editCfg func(map[string]any)) string {
+func fixtureCopy(t testing.TB, edit func(map[string]stTensor), editCfg func(map[string]any)) string {
 	t.Helper()
 	dir := t.TempDir()
 	infos, err := weights.OpenFile(filepath.Join(fixture, "model.safetensors"))

@@ -63,8 +63,9 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 	g.FirstLogits = logits
 	pos := len(prompt)
 	t1 := time.Now()
+	greedy := opts.Sampling.Temperature == 0
+	tok := sampler.Next(logits)
 	for {
-		tok := sampler.Next(logits)
 		g.Tokens = append(g.Tokens, tok)
 		if opts.OnToken != nil {
 			opts.OnToken(tok)
@@ -72,8 +73,17 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		if len(g.Tokens) == opts.MaxTokens || contains32(m.EOS, tok) || contains32(opts.StopTokens, tok) {
 			break
 		}
-		if logits, err = m.Decode(ctx, tok, pos); err != nil {
-			return nil, err
+		if greedy { // argmax in the worker: only the id crosses the pipe
+			ids, err := m.DecodeGreedy(ctx, []int32{tok}, []int{pos}, []int{0})
+			if err != nil {
+				return nil, err
+			}
+			tok = ids[0]
+		} else {
+			if logits, err = m.Decode(ctx, tok, pos); err != nil {
+				return nil, err
+			}
+			tok = sampler.Next(logits)
 		}
 		pos++
 	}

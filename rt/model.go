@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt/iree"
+	"github.com/archc/archc/rt/kernels"
 	"github.com/archc/archc/rt/tensor"
 )
 
@@ -17,6 +19,13 @@ type Options struct {
 	Plan     PlanOptions
 	CacheDir string // compiled-module cache; "" is iree.DefaultCacheDir()
 	Device   string // IREE HAL device: "local-task" (default) or "local-sync"
+	Threads  int    // local-task worker threads; 0: one per core
+	// RuntimeFlags are extra iree.runtime flags (iree.RuntimeOptions.Extra).
+	RuntimeFlags []string
+	// NoKernels turns archc's hand-written matmul kernels off: every weight
+	// is decoded in the graph and multiplied by IREE's own code (the numeric
+	// reference; also what CPUs without AVX2 get).
+	NoKernels bool
 	// Phase, if set, is called when a slow phase starts ("compile", "load")
 	// and returns a function called when it ends. Used for progress output.
 	Phase func(name string) (done func())
@@ -45,12 +54,26 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 		phase = func(string) func() { return func() {} }
 	}
 	start := time.Now()
+	cacheDir := opts.CacheDir
+	if cacheDir == "" {
+		var err error
+		if cacheDir, err = iree.DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Plan.Lower.Kernels == nil && !opts.NoKernels {
+		k, err := kernels.Build(ctx, cacheDir)
+		if err != nil {
+			return nil, err
+		}
+		opts.Plan.Lower.Kernels = k
+	}
 	p, err := NewPlan(path, opts.Plan)
 	if err != nil {
 		return nil, err
 	}
 	if p.GGUF != nil {
-		if err := p.dequantize(ctx, opts); err != nil {
+		if err := p.pack(ctx, cacheDir, opts.Phase); err != nil {
 			return nil, err
 		}
 	}
@@ -62,7 +85,7 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	}
 	done := phase("compile")
 	t0 := time.Now()
-	vmfb, cached, err := iree.Compile(ctx, p.MLIR, iree.CompileOptions{CacheDir: opts.CacheDir})
+	vmfb, cached, err := iree.Compile(ctx, p.MLIR, iree.CompileOptions{CacheDir: cacheDir})
 	done()
 	if err != nil {
 		return nil, err
@@ -87,7 +110,11 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 		}
 		params = append(params, iree.Param{Name: wt.Name, File: info.File, Offset: info.Offset, Length: info.Length})
 	}
-	if err := w.Load(ctx, vmfb, params, opts.Device); err != nil {
+	if err := checkVersions(w); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := w.LoadWith(ctx, vmfb, params, iree.RuntimeOptions{Device: opts.Device, Threads: opts.Threads, Extra: opts.RuntimeFlags}); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -96,26 +123,40 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	return m, nil
 }
 
-// dequantize materializes a GGUF model's weights as f32 (cached next to the
-// compiled modules) and binds them to the plan.
-func (p *Plan) dequantize(ctx context.Context, opts Options) error {
-	dir := opts.CacheDir
-	if dir == "" {
-		var err error
-		if dir, err = iree.DefaultCacheDir(); err != nil {
-			return err
-		}
+// checkVersions refuses a worker whose iree.runtime is not the release
+// (and revision) of the iree-compile that built the module: IREE's
+// runtime only promises to load bytecode from its own compiler.
+func checkVersions(w *iree.Worker) error {
+	cv, err := iree.CompilerVersion()
+	if err != nil {
+		return err
 	}
+	if !strings.Contains(cv, " "+w.IREEVersion+" ") || (w.IREERevision != "" && !strings.Contains(cv, w.IREERevision)) {
+		return fmt.Errorf("iree.runtime %s (%s) is not the release of iree-compile (%s): install matching iree-base-compiler and iree-base-runtime (scripts/setup.sh)",
+			w.IREEVersion, w.IREERevision, strings.Join(strings.Fields(cv), " "))
+	}
+	return nil
+}
+
+// pack writes a GGUF model's weights in their stored formats into the
+// cache (rt/gguf Pack) and binds them to the plan.
+func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) func()) error {
 	done := func() {}
-	if opts.Phase != nil {
-		done = opts.Phase("dequantize")
+	if phase != nil {
+		done = phase("pack weights")
 	}
-	ix, err := p.GGUF.Materialize(ctx, filepath.Join(dir, "weights"), nil)
+	ix, err := p.GGUF.Pack(ctx, filepath.Join(cacheDir, "weights"), nil)
 	done()
 	if err != nil {
 		return err
 	}
-	return p.useWeights(ix)
+	p.Weights = ix
+	for _, w := range p.Graph.Weights {
+		if _, err := ix.Lookup(w.Name, w.Shape); err != nil {
+			return fmt.Errorf("%w (family %s reads it; is this GGUF a %s model?)", err, p.Family.Name, p.Family.Name)
+		}
+	}
+	return nil
 }
 
 // Close stops the worker.
@@ -168,7 +209,8 @@ func (m *Model) PrefillSlot(ctx context.Context, slot int, tokens []int32, start
 		if err != nil {
 			return nil, err
 		}
-		out, err := m.worker.Call(ctx, lower.PrefillName(int64(bucket)), []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
+		fn := lower.PrefillName(int64(bucket))
+		out, err := m.worker.Call(ctx, fn, []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
 		if err != nil {
 			return nil, err
 		}
@@ -214,41 +256,73 @@ func (m *Model) Decode(ctx context.Context, token int32, pos int) ([]float32, er
 // [batch][vocab] f32. Errors: a batch size without an entry point, repeated
 // or out-of-range slots, bad token ids or positions, or a worker failure.
 func (m *Model) DecodeBatch(ctx context.Context, tokens []int32, pos, slots []int) ([][]float32, error) {
+	fn, args, err := m.decodeCall(tokens, pos, slots)
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.worker.Call(ctx, fn, args)
+	if err != nil {
+		return nil, err
+	}
+	return m.logits(out, len(tokens))
+}
+
+// DecodeGreedy is DecodeBatch followed by argmax (the lowest id on ties,
+// as torch.argmax), done in the worker on the logits buffer: it returns the
+// next token of each sequence, [batch] ids, and no logits cross the pipe.
+// Errors as DecodeBatch.
+func (m *Model) DecodeGreedy(ctx context.Context, tokens []int32, pos, slots []int) ([]int32, error) {
+	fn, args, err := m.decodeCall(tokens, pos, slots)
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.worker.CallArgmax(ctx, fn, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("worker returned %d results, want 1 (token ids)", len(out))
+	}
+	ids, err := out[0].I32()
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) != len(tokens) {
+		return nil, fmt.Errorf("worker returned %d token ids for a batch of %d", len(ids), len(tokens))
+	}
+	return ids, nil
+}
+
+// decodeCall checks a decode batch and returns the entry point and its
+// arguments.
+func (m *Model) decodeCall(tokens []int32, pos, slots []int) (string, []tensor.Tensor, error) {
 	B := len(tokens)
 	if len(pos) != B || len(slots) != B {
-		return nil, fmt.Errorf("decode: %d tokens, %d positions, %d slots", B, len(pos), len(slots))
+		return "", nil, fmt.Errorf("decode: %d tokens, %d positions, %d slots", B, len(pos), len(slots))
 	}
 	if !slices.Contains(m.Plan.Options.DecodeBatches, int64(B)) {
-		return nil, fmt.Errorf("decode: no entry point for batch size %d (compiled: %v)", B, m.Plan.Options.DecodeBatches)
+		return "", nil, fmt.Errorf("decode: no entry point for batch size %d (compiled: %v)", B, m.Plan.Options.DecodeBatches)
 	}
 	if err := m.checkSlots(slots); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	p32 := make([]int32, B)
 	s32 := make([]int32, B)
 	for b := range tokens {
 		if err := m.checkTokens(tokens[b:b+1], pos[b]); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		p32[b], s32[b] = int32(pos[b]), int32(slots[b])
 	}
-	ids, err := tensor.FromI32([]int64{int64(B)}, tokens)
-	if err != nil {
-		return nil, err
+	var args []tensor.Tensor
+	for _, xs := range [][]int32{tokens, p32, s32} {
+		t, err := tensor.FromI32([]int64{int64(B)}, xs)
+		if err != nil {
+			return "", nil, err
+		}
+		args = append(args, t)
 	}
-	pt, err := tensor.FromI32([]int64{int64(B)}, p32)
-	if err != nil {
-		return nil, err
-	}
-	st, err := tensor.FromI32([]int64{int64(B)}, s32)
-	if err != nil {
-		return nil, err
-	}
-	out, err := m.worker.Call(ctx, lower.DecodeName(int64(B)), []tensor.Tensor{ids, pt, st})
-	if err != nil {
-		return nil, err
-	}
-	return m.logits(out, B)
+	return lower.DecodeName(int64(B)), args, nil
 }
 
 // checkSlots rejects slots outside [0, Slots) and repeated slots.

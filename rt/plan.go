@@ -39,15 +39,19 @@ type PlanOptions struct {
 // sharded index), a bare config.json or a GGUF file (config from its
 // metadata), resolves its family, builds the IR, checks every weight the
 // graph reads against a safetensors checkpoint (presence, shape, dtype) and
-// emits the StableHLO module. Without a safetensors checkpoint the weights
-// are declared f32 (GGUF weights are dequantized to f32 when the model is
-// opened). Errors name the file and the problem.
+// emits the StableHLO module. Weights are declared in their stored format:
+// a safetensors dtype, or a GGUF tensor's type (decoded in the graph or by
+// opts.Lower.Kernels); without a checkpoint, f32. Errors name the file and
+// the problem.
 func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	var raw map[string]any
 	var gf *gguf.File
 	if isGGUF(path) {
 		var err error
 		if gf, err = gguf.Open(path); err != nil {
+			return nil, err
+		}
+		if err := gf.CheckTypes(); err != nil { // before anything slow
 			return nil, err
 		}
 		if raw, err = gf.Config(); err != nil {
@@ -85,7 +89,7 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo, err := fitOptions(opts.Lower, raw)
+	lo, err := fitOptions(opts.Lower, raw, lower.KVBytesPerToken(g))
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +102,20 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if gf != nil { // weights keep their GGUF storage (rt/gguf Pack)
+		formats, err := gf.Formats()
+		if err != nil {
+			return nil, err
+		}
+		p.Options.WeightDTypes = map[string]string{}
+		for _, w := range g.Weights {
+			fm, ok := formats[w.Name]
+			if !ok {
+				return nil, fmt.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, fam.Name, fam.Name)
+			}
+			p.Options.WeightDTypes[w.Name] = fm
+		}
+	}
 	if p.Module, err = lower.Lower(g, p.Options); err != nil {
 		return nil, err
 	}
@@ -105,12 +123,21 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	return p, nil
 }
 
+// KVCacheBudget bounds the default KV-cache size (bytes, all slots): the
+// default length is lowered, in steps of 256 tokens, until the cache fits.
+const KVCacheBudget = 1 << 30
+
 // fitOptions fills defaults and keeps the KV cache within the model's
-// max_position_embeddings: by default min(512, max_position_embeddings); an
-// explicit MaxLen beyond it, or not positive, is an error.
-func fitOptions(o lower.Options, raw map[string]any) (lower.Options, error) {
+// max_position_embeddings: by default min(lower.DefaultOptions().MaxLen,
+// max_position_embeddings), lowered to fit KVCacheBudget given
+// kvPerToken (bytes per token per slot); an explicit MaxLen beyond
+// max_position_embeddings, or not positive, is an error.
+func fitOptions(o lower.Options, raw map[string]any, kvPerToken int64) (lower.Options, error) {
 	def := lower.DefaultOptions()
 	mp, hasMP := raw["max_position_embeddings"].(int64)
+	if o.Slots == 0 {
+		o.Slots = def.Slots
+	}
 	switch {
 	case o.MaxLen < 0:
 		return o, fmt.Errorf("--max-len %d: the KV-cache length must be a positive number of tokens", o.MaxLen)
@@ -119,11 +146,11 @@ func fitOptions(o lower.Options, raw map[string]any) (lower.Options, error) {
 		if hasMP && mp > 0 && mp < o.MaxLen {
 			o.MaxLen = mp
 		}
+		for o.MaxLen > 256 && o.MaxLen*o.Slots*kvPerToken > KVCacheBudget {
+			o.MaxLen = (o.MaxLen - 1) / 256 * 256
+		}
 	case hasMP && o.MaxLen > mp:
 		return o, fmt.Errorf("--max-len %d exceeds the model's max_position_embeddings %d", o.MaxLen, mp)
-	}
-	if o.Slots == 0 {
-		o.Slots = def.Slots
 	}
 	if len(o.DecodeBatches) == 0 {
 		o.DecodeBatches = def.DecodeBatches
@@ -170,7 +197,11 @@ func (p *Plan) useWeights(ix *weights.Index) error {
 		if err != nil {
 			return fmt.Errorf("%w (family %s reads it; is this checkpoint a %s model?)", err, p.Family.Name, p.Family.Name)
 		}
-		p.Options.WeightDTypes[w.Name] = string(info.DType)
+		fm := info.Format
+		if fm == "" {
+			fm = string(info.DType)
+		}
+		p.Options.WeightDTypes[w.Name] = fm
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/archc/archc/rt/chat"
+	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/rt/tokenizer"
 )
 
@@ -22,11 +23,17 @@ type Text struct {
 func LoadText(path string) (*Text, error) {
 	var t Text
 	var err error
-	if isGGUF(path) {
-		if t.Tokenizer, err = tokenizer.FromGGUF(path); err != nil {
+	if isGGUF(path) { // one read of the header for both
+		gf, err := gguf.Open(path)
+		if err != nil {
 			return nil, err
 		}
-		t.ChatTemplate, _ = chat.FromGGUF(path)
+		if t.Tokenizer, err = tokenizer.FromGGUFFile(gf); err != nil {
+			return nil, err
+		}
+		if v, ok := gf.Value("tokenizer.chat_template"); ok {
+			t.ChatTemplate, _ = v.(string)
+		}
 		return &t, nil
 	}
 	if t.Tokenizer, err = tokenizer.FromHF(path); err != nil {

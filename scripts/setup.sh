@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates .venv in the repository root with the pinned IREE compiler and
-# runtime from requirements.txt, then prints their versions. Idempotent: when
+# runtime and zig (the C compiler of rt/kernels) from requirements.txt, then prints their versions. Idempotent: when
 # the venv already satisfies requirements.txt it only prints the versions.
 #
 # Usage: scripts/setup.sh            (PYTHON=python3.12 scripts/setup.sh to pick
@@ -38,7 +38,7 @@ fi
 
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as md
-for p in ("iree-base-compiler", "iree-base-runtime", "numpy"):
+for p in ("iree-base-compiler", "iree-base-runtime", "numpy", "ziglang"):
     print(f"{p}=={md.version(p)}")
 PY
 "$venv/bin/iree-compile" --version | sed -n 's/^ *IREE compiler version/iree-compile/p'

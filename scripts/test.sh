@@ -15,4 +15,4 @@ if [[ -n "$unformatted" ]]; then
   exit 1
 fi
 go vet ./...
-go test -count=1 ./... "$@"
+go test -count=1 -timeout 45m ./... "$@"

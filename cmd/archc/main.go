@@ -19,6 +19,7 @@ import (
 
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/iree"
+	"github.com/archc/archc/rt/kernels"
 )
 
 type cli struct {
@@ -29,14 +30,24 @@ type cli struct {
 }
 
 type planFlags struct {
-	Model  string `arg:"" help:"Model folder (config.json, optional safetensors) or a config.json file."`
-	Arch   string `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
-	MaxLen int64  `help:"KV-cache length in tokens (default: min(512, max_position_embeddings))."`
+	Model     string `arg:"" help:"Model folder (config.json, optional safetensors) or a config.json file."`
+	Arch      string `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
+	MaxLen    int64  `help:"KV-cache length in tokens (default: min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache)."`
+	NoKernels bool   `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering)."`
 }
 
-func (p planFlags) plan() (*rt.Plan, error) {
+func (p planFlags) plan(ctx context.Context) (*rt.Plan, error) {
 	opts := rt.PlanOptions{Arch: p.Arch}
 	opts.Lower.MaxLen = p.MaxLen
+	if !p.NoKernels {
+		dir, err := iree.DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		if opts.Lower.Kernels, err = kernels.Build(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
 	return rt.NewPlan(p.Model, opts)
 }
 
@@ -45,8 +56,8 @@ type emitCmd struct {
 	Output string `short:"o" help:"Write the module here instead of stdout."`
 }
 
-func (c *emitCmd) Run() error {
-	p, err := c.plan()
+func (c *emitCmd) Run(ctx context.Context) error {
+	p, err := c.plan(ctx)
 	if err != nil {
 		return err
 	}
@@ -63,7 +74,7 @@ type compileCmd struct {
 }
 
 func (c *compileCmd) Run(ctx context.Context) error {
-	p, err := c.plan()
+	p, err := c.plan(ctx)
 	if err != nil {
 		return err
 	}

@@ -13,23 +13,25 @@ import (
 )
 
 type generateCmd struct {
-	Model       string  `required:"" help:"Model: a Hugging Face folder (config.json + safetensors + tokenizer) or a .gguf file." type:"path"`
-	Prompt      string  `xor:"prompt" help:"Prompt text."`
-	PromptIDs   string  `xor:"prompt" name:"prompt-ids" help:"Prompt token ids, comma-separated (e.g. 1,2,3); the output is ids too."`
-	Chat        bool    `help:"Wrap the prompt as a user turn with the model's chat template."`
-	System      string  `help:"System turn for --chat."`
-	MaxTokens   int     `default:"64" help:"Generate at most this many new tokens."`
-	Temperature float64 `default:"0" help:"Sampling temperature; 0 is greedy decoding."`
-	TopK        int     `name:"top-k" default:"0" help:"Keep the k most likely tokens (0: off)."`
-	TopP        float64 `name:"top-p" default:"0" help:"Keep the smallest set of tokens with probability mass above p (0: off)."`
-	MinP        float64 `name:"min-p" default:"0" help:"Drop tokens below min-p times the top probability (0: off)."`
-	Seed        uint64  `default:"0" help:"Random seed for sampling."`
-	StopIDs     string  `name:"stop-ids" help:"Extra token ids that end generation, comma-separated."`
-	MaxLen      int64   `help:"KV-cache length in tokens (default: min(512, max_position_embeddings))."`
-	Arch        string  `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
-	Device      string  `default:"local-task" enum:"local-task,local-sync" help:"IREE device."`
-	JSON        bool    `name:"json" help:"Print one JSON object at the end instead of streaming."`
-	Quiet       bool    `short:"q" help:"No progress output on stderr."`
+	Model       string   `required:"" help:"Model: a Hugging Face folder (config.json + safetensors + tokenizer) or a .gguf file." type:"path"`
+	Prompt      string   `xor:"prompt" help:"Prompt text."`
+	PromptIDs   string   `xor:"prompt" name:"prompt-ids" help:"Prompt token ids, comma-separated (e.g. 1,2,3); the output is ids too."`
+	Chat        bool     `help:"Wrap the prompt as a user turn with the model's chat template."`
+	System      string   `help:"System turn for --chat."`
+	MaxTokens   int      `default:"64" help:"Generate at most this many new tokens."`
+	Temperature float64  `default:"0" help:"Sampling temperature; 0 is greedy decoding."`
+	TopK        int      `name:"top-k" default:"0" help:"Keep the k most likely tokens (0: off)."`
+	TopP        float64  `name:"top-p" default:"0" help:"Keep the smallest set of tokens with probability mass above p (0: off)."`
+	MinP        float64  `name:"min-p" default:"0" help:"Drop tokens below min-p times the top probability (0: off)."`
+	Seed        uint64   `default:"0" help:"Random seed for sampling."`
+	StopIDs     string   `name:"stop-ids" help:"Extra token ids that end generation, comma-separated."`
+	MaxLen      int64    `help:"KV-cache length in tokens (default: min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache)."`
+	Arch        string   `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
+	Device      string   `default:"local-task" enum:"local-task,local-sync" help:"IREE device: local-task (a thread pool) or local-sync (one thread)."`
+	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
+	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
+	JSON        bool     `name:"json" help:"Print one JSON object at the end instead of streaming."`
+	Quiet       bool     `short:"q" help:"No progress output on stderr."`
 }
 
 // report is the --json output.
@@ -82,7 +84,10 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		}
 	}
 
-	opts := rt.Options{Device: c.Device, Phase: phaseReporter(os.Stderr, c.Quiet)}
+	if c.Threads < 0 {
+		return fmt.Errorf("--threads %d: give a positive count, or 0 for one per core", c.Threads)
+	}
+	opts := rt.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet)}
 	opts.Plan.Arch = c.Arch
 	opts.Plan.Lower.MaxLen = c.MaxLen
 	m, err := rt.Open(ctx, c.Model, opts)

@@ -58,25 +58,13 @@ func (f *File) transformFor(name string, fam family, heads, kvHeads int64) trans
 	return tr
 }
 
-// reversePermuteRows undoes llama.cpp's permute for rope (transformers'
-// _reverse_permute_weights): viewing the rows as [nHead, dim, 2] with
-// dim = rows/nHead/2, output row (h, a, j) is input row (h, j, a). src and
-// dst hold rows*cols elements, row-major; they must not alias.
+// reversePermuteRows undoes llama.cpp's permute for rope (see
+// reversePermute) on f32 rows: src and dst hold rows*cols elements,
+// row-major; they must not alias.
 func reversePermuteRows(dst, src []float32, rows, cols, nHead int) error {
-	if nHead <= 0 || rows%(2*nHead) != 0 {
-		return fmt.Errorf("%d rows cannot be split into %d heads of row pairs", rows, nHead)
-	}
-	dim := rows / nHead / 2
-	for h := 0; h < nHead; h++ {
-		for a := 0; a < 2; a++ {
-			for j := 0; j < dim; j++ {
-				out := h*2*dim + a*dim + j
-				in := h*2*dim + j*2 + a
-				copy(dst[out*cols:(out+1)*cols], src[in*cols:(in+1)*cols])
-			}
-		}
-	}
-	return nil
+	return reversePermute(rows, nHead, func(out, in int) {
+		copy(dst[out*cols:(out+1)*cols], src[in*cols:(in+1)*cols])
+	})
 }
 
 // plan is the resolved form of the file for conversion: per tensor its HF
@@ -112,8 +100,8 @@ func (f *File) plan() ([]planned, error) {
 			return nil, fmt.Errorf("gguf: %s: tensors %q and %q both map to %q: the file is inconsistent", f.Path, prev, t.Name, hf)
 		}
 		seen[hf] = t.Name
-		if !Supported(t.Type) {
-			return nil, fmt.Errorf("gguf: %s: tensor %q has type %s, which archc cannot dequantize (supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K): use a GGUF with a supported quantization", f.Path, t.Name, t.Type)
+		if err := f.CheckType(t); err != nil {
+			return nil, err
 		}
 		p := planned{t: t, hf: hf, shape: t.Shape(), tr: f.transformFor(t.Name, fam, heads, kvHeads)}
 		if p.tr.permuteHeads > 0 {
@@ -193,9 +181,11 @@ func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error 
 // CachePath returns the file Materialize writes for f under cacheDir. Its
 // name is a hash of cacheVersion, the GGUF file's size and modification
 // time and its header bytes, so a changed or different file gets a new one.
-func (f *File) CachePath(cacheDir string) string {
+func (f *File) CachePath(cacheDir string) string { return f.cachePathFor(cacheDir, cacheVersion) }
+
+func (f *File) cachePathFor(cacheDir, version string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", cacheVersion, f.Size, f.ModTime)
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", version, f.Size, f.ModTime)
 	h.Write(f.hdrSum)
 	return filepath.Join(cacheDir, "gguf-"+hex.EncodeToString(h.Sum(nil))[:32]+".f32")
 }

@@ -48,8 +48,12 @@ type Options struct {
 // or a request is cancelled, the worker is broken: every later call returns
 // the error that broke it, and the caller should Close it and Start another.
 type Worker struct {
-	// IREEVersion is the iree.runtime version the worker reported.
+	// IREEVersion is the iree.runtime version the worker reported, e.g.
+	// "3.13.0rc20261016".
 	IREEVersion string
+	// IREERevision is the IREE git revision of that runtime ("" if the
+	// runtime does not say).
+	IREERevision string
 
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
@@ -94,6 +98,9 @@ type header struct {
 	Error  string       `json:"error,omitempty"`
 	Hello  string       `json:"hello,omitempty"`
 	IREE   string       `json:"iree,omitempty"`
+	Rev    string       `json:"revision,omitempty"`
+	Flags  []string     `json:"flags,omitempty"`
+	Argmax bool         `json:"argmax,omitempty"`
 	VMFB   string       `json:"vmfb,omitempty"`
 	Device string       `json:"device,omitempty"`
 	Params []paramJSON  `json:"params,omitempty"`
@@ -173,7 +180,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		stdout.Close()
 		return nil, err
 	}
-	w.IREEVersion = resp.IREE
+	w.IREEVersion, w.IREERevision = resp.IREE, resp.Rev
 	return w, nil
 }
 
@@ -190,8 +197,42 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 // sent; IREE failures (version mismatch, a parameter the module needs that
 // is missing) come back with IREE's message.
 func (w *Worker) Load(ctx context.Context, vmfbPath string, params []Param, device string) error {
+	return w.LoadWith(ctx, vmfbPath, params, RuntimeOptions{Device: device})
+}
+
+// RuntimeOptions selects the IREE device a module runs on and how.
+type RuntimeOptions struct {
+	// Device is the HAL device: "local-task" (a thread pool; default) or
+	// "local-sync" (the calling thread only).
+	Device string
+	// Threads is the number of local-task worker threads; 0 lets IREE pick
+	// (one per core it sees). Ignored by local-sync.
+	Threads int
+	// Extra are more iree.runtime flags, passed as given (for example
+	// "--device_profiling_mode=host-execution" with
+	// "--device_profiling_output=FILE" to profile dispatches; see
+	// iree-profile).
+	Extra []string
+}
+
+// Flags returns the iree.runtime flags that realise o.
+func (o RuntimeOptions) Flags() []string {
+	var out []string
+	if o.Threads > 0 {
+		out = append(out, fmt.Sprintf("--task_topology_group_count=%d", o.Threads))
+	}
+	return append(out, o.Extra...)
+}
+
+// LoadWith is Load with runtime options (device, thread count). Errors as
+// Load, plus a negative thread count.
+func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []Param, ro RuntimeOptions) error {
+	device := ro.Device
 	if device == "" {
 		device = Devices[0]
+	}
+	if ro.Threads < 0 {
+		return fmt.Errorf("iree: %d threads: give a positive count, or 0 for one per core", ro.Threads)
 	}
 	if !slices.Contains(Devices, device) {
 		return fmt.Errorf("iree: unknown device %q: use one of %v", device, Devices)
@@ -207,7 +248,7 @@ func (w *Worker) Load(ctx context.Context, vmfbPath string, params []Param, devi
 	if err != nil {
 		return err
 	}
-	resp, _, err := w.request(ctx, "Load", header{Op: "load", VMFB: vmfb, Device: device, Params: ps}, nil)
+	resp, _, err := w.request(ctx, "Load", header{Op: "load", VMFB: vmfb, Device: device, Params: ps, Flags: ro.Flags()}, nil)
 	if err != nil {
 		return err
 	}
@@ -266,6 +307,19 @@ func (w *Worker) Functions() []string {
 // the worker is killed and Call returns ctx's error; if the worker dies the
 // error names its exit status and the tail of its stderr.
 func (w *Worker) Call(ctx context.Context, fn string, args []tensor.Tensor) ([]tensor.Tensor, error) {
+	return w.call(ctx, fn, args, false)
+}
+
+// CallArgmax is Call for a function whose first result is logits [rows,
+// vocab] f32: the worker replaces that result by its argmax over vocab,
+// [rows] i32 (the lowest index on ties, as torch.argmax), so the logits
+// never cross the pipe. Errors as Call, plus a first result of another
+// shape or dtype.
+func (w *Worker) CallArgmax(ctx context.Context, fn string, args []tensor.Tensor) ([]tensor.Tensor, error) {
+	return w.call(ctx, fn, args, true)
+}
+
+func (w *Worker) call(ctx context.Context, fn string, args []tensor.Tensor, argmax bool) ([]tensor.Tensor, error) {
 	descs := make([]tensorJSON, len(args))
 	payloads := make([][]byte, len(args))
 	for i, a := range args {
@@ -275,7 +329,7 @@ func (w *Worker) Call(ctx context.Context, fn string, args []tensor.Tensor) ([]t
 		descs[i] = tensorJSON{DType: a.DType, Shape: append([]int64{}, a.Shape...), NBytes: int64(len(a.Data))}
 		payloads[i] = a.Data
 	}
-	resp, outs, err := w.request(ctx, fmt.Sprintf("Call(%q)", fn), header{Op: "call", Fn: fn, Args: descs}, payloads)
+	resp, outs, err := w.request(ctx, fmt.Sprintf("Call(%q)", fn), header{Op: "call", Fn: fn, Args: descs, Argmax: argmax}, payloads)
 	if err != nil {
 		return nil, err
 	}

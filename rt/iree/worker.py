@@ -8,14 +8,19 @@
 #              "nbytes": N}; payload is N bytes, little-endian, row-major.
 # Requests:
 #   {"op": "load", "vmfb": path, "device": "local-task"|"local-sync",
+#    "flags": ["--task_topology_group_count=2", ...],
 #    "params": [{"name", "file", "offset", "length"}]}
 #       -> {"ok": true, "functions": [names]}
-#   {"op": "call", "fn": name, "args": [tensor...]} + payloads
+#   {"op": "call", "fn": name, "args": [tensor...], "argmax": bool} + payloads
 #       -> {"ok": true, "results": [tensor...]} + payloads
+#       With "argmax", the first result (logits [rows, vocab] f32) is
+#       replaced by its argmax over the last axis, [rows] i32 (the lowest
+#       index wins ties, as torch.argmax), computed on the mapped result
+#       buffer: the logits never cross the pipe.
 #   {"op": "close"} -> {"ok": true}, then the worker exits.
 # Any failure -> {"ok": false, "error": "one line"}; the worker stays usable.
 # On start the worker sends {"ok": true, "hello": "archc-iree-worker",
-# "iree": version}. EOF on stdin makes it exit.
+# "iree": version, "revision": IREE git revision}. EOF on stdin makes it exit.
 
 import json
 import mmap
@@ -106,6 +111,11 @@ class Session:
         dev_name = req.get("device") or "local-task"
         if dev_name not in DEVICES:
             raise ValueError(f"unknown device {dev_name!r}: use one of {', '.join(DEVICES)}")
+        flags = req.get("flags") or []
+        if flags:
+            # Runtime flags (task topology, worker spin) are process-wide and
+            # must be set before the first device is created.
+            rt.flags.parse_flags(*flags)
         self.instance = rt.VmInstance()
         self.device = rt.get_driver(dev_name).create_default_device()
         modules = []
@@ -156,7 +166,7 @@ class Session:
             self.functions[name] = fn
         args = rt.VmVariantList(len(payloads))
         alloc = self.device.allocator
-        for desc, data in zip(req["args"], payloads):
+        for desc, data in zip(req.get("args") or [], payloads):
             et = DTYPES[desc["dtype"]]
             if len(data) == 0:
                 buf = alloc.allocate_buffer(rt.MemoryType.DEVICE_LOCAL, rt.BufferUsage.DEFAULT, 0)
@@ -176,9 +186,18 @@ class Session:
             dtype = RESULT_DTYPES.get(int(bv.element_type))
             if dtype is None:
                 raise TypeError(f"result {i} has element type {bv.element_type}, which archc does not transfer")
+            shape = list(bv.shape)
+            if i == 0 and req.get("argmax"):
+                if dtype != "f32" or len(shape) != 2:
+                    raise TypeError(f"argmax needs a [rows, vocab] f32 first result, got {dtype} {shape}")
+                logits = bv.map().asarray(shape, np.dtype("<f4"))
+                ids = np.argmax(logits, axis=-1).astype("<i4")
+                descs.append({"dtype": "i32", "shape": [shape[0]], "nbytes": ids.nbytes})
+                outs.append(ids.tobytes())
+                continue
             n = bv.byte_length
             raw = bv.map().asarray([n], np.dtype("u1")).tobytes() if n else b""
-            descs.append({"dtype": dtype, "shape": list(bv.shape), "nbytes": n})
+            descs.append({"dtype": dtype, "shape": shape, "nbytes": n})
             outs.append(raw)
         return {"ok": True, "results": descs}, outs
 
@@ -197,7 +216,8 @@ class Session:
 
 def main():
     s = Session()
-    write_msg({"ok": True, "hello": "archc-iree-worker", "iree": rt_version.VERSION})
+    revision = (getattr(rt_version, "REVISIONS", None) or {}).get("IREE", "")
+    write_msg({"ok": True, "hello": "archc-iree-worker", "iree": rt_version.VERSION, "revision": revision})
     while True:
         try:
             req = read_msg()

@@ -15,6 +15,7 @@ var (
 )
 
 func gpt2(t testing.TB) *Tokenizer {
+	needShared(t)
 	gpt2Once.Do(func() { gpt2Tok, gpt2Err = FromGGUF(filepath.Join(sharedTokenizers, "ggml-vocab-gpt-2.gguf")) })
 	if gpt2Err != nil {
 		t.Fatal(gpt2Err)

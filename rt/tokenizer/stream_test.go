@@ -10,6 +10,7 @@ import (
 // TestStreamHoldsPartialCharacters: byte tokens of one emoji are emitted
 // only once the character is complete, never as U+FFFD.
 func TestStreamHoldsPartialCharacters(t *testing.T) {
+	needShared(t)
 	tok, err := FromGGUF(filepath.Join(sharedTokenizers, "ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,7 @@ func containsString(a []string, s string) bool {
 }
 
 func TestSpecialTokensAndBOS(t *testing.T) {
+	needShared(t)
 	tok, err := FromGGUF(filepath.Join(sharedTokenizers, "ggml-vocab-llama-bpe.gguf"))
 	if err != nil {
 		t.Fatal(err)

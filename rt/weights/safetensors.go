@@ -34,9 +34,13 @@ const maxHeader = 100 << 20
 type Info struct {
 	File   string       // absolute path of the .safetensors file
 	Offset int64        // absolute byte offset of the data in File
-	Length int64        // data length in bytes = NumElements(Shape) * DType.Size()
-	DType  tensor.DType // F32, F16 or BF16
+	Length int64        // data length in bytes (NumElements(Shape) * DType.Size() for a plain DType)
+	DType  tensor.DType // F32, F16 or BF16 ("" for a block-quantized Format)
 	Shape  []int64      // row-major shape; empty for a scalar
+	// Format is the storage format when the bytes are not plain DType
+	// elements (package lower's names, e.g. "q4_1" for GGUF Q4_1 blocks);
+	// "" means DType.
+	Format string
 }
 
 // Index maps tensor names to their locations in a checkpoint.

@@ -1,0 +1,89 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// Single-primitive modules: one storage decoder or one matmul, alone, so
+// that tests can hold each against a reference (gguf-py's dequantization,
+// the plain lowering) without a model around it.
+
+// DecodeModule returns a module whose function `decode() -> [rows, cols]
+// f32` decodes the weight parameter "w" of logical shape [rows, cols],
+// stored in format (a StorageFormats name), with the plain lowering. Errors:
+// an unknown format or a shape the format cannot store.
+func DecodeModule(format string, rows, cols int64) (*codegen.Module, error) {
+	f, err := single("decode", format, rows, cols, nil)
+	if err != nil {
+		return nil, err
+	}
+	f.Return(f.weight("w"))
+	return f.module, f.Err()
+}
+
+// MatmulModule returns a module with, for each token count m in ms,
+// functions `matmul_<m>(x [m, k] f32) -> [m, n] f32` computing x · wᵀ for
+// the weight parameter "w" [n, k] stored in format through the format's
+// kernel when kernels has one (as a linear layer does), and `plain_<m>`
+// computing it with the plain lowering; and `decode` as DecodeModule's.
+// Errors as DecodeModule.
+func MatmulModule(format string, n, k int64, kernels *Kernels, ms ...int64) (*codegen.Module, error) {
+	f, err := single("decode", format, n, k, kernels)
+	if err != nil {
+		return nil, err
+	}
+	f.Return(f.weight("w"))
+	for _, m := range ms {
+		for _, kind := range []string{"matmul", "plain"} {
+			g := f.sibling(fmt.Sprintf("%s_%d", kind, m), codegen.T("f32", m, k))
+			x := g.Args[0]
+			y, ok := codegen.Value{}, false
+			if kind == "matmul" {
+				y, ok = g.kernelLinear(x, "w")
+			}
+			if !ok {
+				y = g.dot(x, g.weight("w"), nil, nil, []int64{1}, []int64{1})
+			}
+			g.Return(y)
+			if err := g.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return f.module, f.Err()
+}
+
+// singleFn is a fn outside any model graph.
+type singleFn struct {
+	*fn
+	module *codegen.Module
+}
+
+func single(name, format string, rows, cols int64, kernels *Kernels, args ...codegen.Type) (singleFn, error) {
+	opts := Options{WeightDTypes: map[string]string{"w": format}, Kernels: kernels}
+	st, err := opts.storageOf("w")
+	if err != nil {
+		return singleFn{}, err
+	}
+	t, err := st.globalType([]int64{rows, cols})
+	if err != nil {
+		return singleFn{}, fmt.Errorf("weight w: %v", err)
+	}
+	m := &codegen.Module{Name: name}
+	if kernels != nil {
+		m.AddExecutable(kernels.executable())
+	}
+	g := codegen.Global{Name: "w", Type: t, Param: "w"}
+	m.AddGlobal(g)
+	graph := &ir.Graph{Weights: []ir.Weight{{Name: "w", Shape: []int64{rows, cols}}}}
+	f := newFn(m.NewFunc(name, args...), graph, opts, map[string]codegen.Global{"w": g}, &cacheLayout{}, 1, 1)
+	return singleFn{fn: f, module: m}, nil
+}
+
+// sibling starts another function of the same single-weight module.
+func (s singleFn) sibling(name string, args ...codegen.Type) *fn {
+	return newFn(s.module.NewFunc(name, args...), s.g, s.opts, s.globals, s.cache, 1, 1)
+}

@@ -1,0 +1,35 @@
+package rt
+
+import (
+	"context"
+	"testing"
+
+	"github.com/archc/archc/internal/testmodels"
+)
+
+// BenchmarkDecodeCall measures the fixed cost of one greedy decode call
+// (Go → worker pipe → IREE → argmax in the worker → token id back) on a
+// 1-layer copy of the tiny llama fixture, where the model's own work is a
+// few microseconds: ns/op is the per-step overhead every decode pays.
+func BenchmarkDecodeCall(b *testing.B) {
+	testmodels.NeedIREE(b)
+	ctx := context.Background()
+	dir := fixtureCopy(b, nil, func(cfg map[string]any) { cfg["num_hidden_layers"] = 1 })
+	m, err := Open(ctx, dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Prefill(ctx, []int32{1, 2, 3}, 0); err != nil {
+		b.Fatal(err)
+	}
+	tok := []int32{5}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ids, err := m.DecodeGreedy(ctx, tok, []int{3}, []int{0})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tok[0] = ids[0] // position 3 is rewritten each call: a fixed attention length
+	}
+}

@@ -1,0 +1,213 @@
+package gguf
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/rt/weights"
+)
+
+// packVersion changes whenever Pack's output for the same GGUF file would
+// change, invalidating cached packed files.
+const packVersion = "archc-gguf-packed-v1"
+
+// StorageFormat returns the storage format (package lower's name: "f32",
+// "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
+// "q6_k") in which a tensor of type t reaches the compiled module, and
+// false for a type archc cannot read.
+func StorageFormat(t Type) (string, bool) {
+	if !Supported(t) {
+		return "", false
+	}
+	return strings.ToLower(t.String()), true
+}
+
+// packedFormat is the format a planned tensor is packed in: its own,
+// except that a tensor whose values must change (Gemma's 1+w norms) is
+// stored dequantized to f32 with the change applied.
+func packedFormat(p planned) string {
+	if p.tr.minusOne {
+		return "f32"
+	}
+	s, _ := StorageFormat(p.t.Type)
+	return s
+}
+
+// Formats returns, for every tensor Pack writes, its Hugging Face name and
+// storage format. It reads only the header. Errors as Pack's planning.
+func (f *File) Formats() (map[string]string, error) {
+	plan, err := f.plan()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(plan))
+	for _, p := range plan {
+		out[p.hf] = packedFormat(p)
+	}
+	return out, nil
+}
+
+// PackPath returns the file Pack writes for f under cacheDir.
+func (f *File) PackPath(cacheDir string) string {
+	return strings.TrimSuffix(f.cachePathFor(cacheDir, packVersion), ".f32") + ".packed"
+}
+
+// Pack writes every tensor of f as it is stored (same bytes, same size)
+// into one file under cacheDir (PackPath; each tensor 64-byte aligned, so
+// IREE maps it without copying), named and shaped as Hugging Face names
+// and shapes it (HFName; GGUF dims reversed), and returns an index of that
+// file in which each tensor's Format is its storage format (Formats). The
+// only changes are the ones transformers' GGUF loader makes: the rows of
+// llama-style Q and K projections are un-permuted (whole rows of blocks
+// move, which is exact for any block format), and a tensor whose values
+// change (Gemma's norm weights, stored as 1+w) is dequantized to f32 with 1
+// subtracted. An existing file of the expected size is reused without
+// reading tensor data; a new one is written under a temporary name and
+// renamed. progress, if not nil, gets bytes written so far and the total.
+// Errors name the GGUF file and the problem (unsupported type or tensor,
+// read or write failure, ctx ending).
+func (f *File) Pack(ctx context.Context, cacheDir string, progress func(done, total int64)) (*weights.Index, error) {
+	plan, err := f.plan()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: bad cache folder %q: %v", cacheDir, err)
+	}
+	out := f.PackPath(abs)
+	ix := &weights.Index{Source: f.Path, Tensors: map[string]weights.Info{}}
+	offs := make([]int64, len(plan))
+	lens := make([]int64, len(plan))
+	var total int64
+	for i, p := range plan {
+		total = (total + cacheAlign - 1) / cacheAlign * cacheAlign
+		offs[i] = total
+		format := packedFormat(p)
+		n := p.t.Size
+		info := weights.Info{File: out, Offset: total, Shape: p.shape, Format: format}
+		if format == "f32" {
+			n = p.t.Elements() * 4
+			info.DType = tensor.F32
+		} else if dt, err := tensor.ParseDType(format); err == nil {
+			info.DType = dt
+		}
+		info.Length, lens[i] = n, n
+		ix.Tensors[p.hf] = info
+		total += n
+	}
+	if st, err := os.Stat(out); err == nil && st.Size() == total {
+		if progress != nil {
+			progress(total, total)
+		}
+		return ix, nil
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("gguf: %s: creating cache folder: %v", f.Path, err)
+	}
+	tmp, err := os.CreateTemp(abs, filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %s: creating cache file in %s: %v", f.Path, abs, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	src, err := os.Open(f.Path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %v", err)
+	}
+	defer src.Close()
+	var done int64
+	for i, p := range plan {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("gguf: %s: packing weights: %w", f.Path, err)
+		}
+		data, err := f.packedBytes(src, p)
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) != lens[i] {
+			return nil, fmt.Errorf("gguf: internal error: tensor %q packs to %d bytes, planned %d", p.t.Name, len(data), lens[i])
+		}
+		if _, err := tmp.WriteAt(data, offs[i]); err != nil {
+			return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+		}
+		done += lens[i]
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	if err := tmp.Truncate(total); err != nil {
+		return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return nil, fmt.Errorf("gguf: %s: installing cache file %s: %v", f.Path, out, err)
+	}
+	ok = true
+	return ix, nil
+}
+
+// packedBytes returns one tensor's packed bytes (see Pack).
+func (f *File) packedBytes(src *os.File, p planned) ([]byte, error) {
+	if packedFormat(p) == "f32" {
+		rows := int(p.shape[0])
+		vals := make([]float32, p.t.Elements())
+		if err := f.convert(src, p, 0, rows, vals); err != nil {
+			return nil, err
+		}
+		b := make([]byte, 4*len(vals))
+		for k, v := range vals {
+			binary.LittleEndian.PutUint32(b[4*k:], math.Float32bits(v))
+		}
+		return b, nil
+	}
+	raw := make([]byte, p.t.Size)
+	if _, err := src.ReadAt(raw, p.t.Offset); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("gguf: %s: reading tensor %q: %v: the file changed since it was opened", f.Path, p.t.Name, err)
+	}
+	if p.tr.permuteHeads == 0 {
+		return raw, nil
+	}
+	rows := int(p.shape[0])
+	rowBytes := len(raw) / rows
+	out := make([]byte, len(raw))
+	if err := reversePermute(rows, p.tr.permuteHeads, func(dst, from int) {
+		copy(out[dst*rowBytes:(dst+1)*rowBytes], raw[from*rowBytes:(from+1)*rowBytes])
+	}); err != nil {
+		return nil, fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
+	}
+	return out, nil
+}
+
+// reversePermute calls move(dst, src) for every output row of llama.cpp's
+// Q/K permutation undone (transformers' _reverse_permute_weights): viewing
+// the rows as [nHead, dim, 2] with dim = rows/nHead/2, output row (h, a, j)
+// is input row (h, j, a).
+func reversePermute(rows, nHead int, move func(dst, src int)) error {
+	if nHead <= 0 || rows%(2*nHead) != 0 {
+		return fmt.Errorf("%d rows cannot be split into %d heads of row pairs", rows, nHead)
+	}
+	dim := rows / nHead / 2
+	for h := 0; h < nHead; h++ {
+		for a := 0; a < 2; a++ {
+			for j := 0; j < dim; j++ {
+				move(h*2*dim+a*dim+j, h*2*dim+j*2+a)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package kernels
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/internal/testmodels"
+	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/iree"
+	"github.com/archc/archc/rt/tensor"
+)
+
+// loaded compiles m and loads it with the parameter "w" = data.
+func loaded(t *testing.T, m *codegen.Module, data []byte) *iree.Worker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	vmfb, _, err := iree.Compile(ctx, m.Print(), iree.CompileOptions{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "w.bin")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := iree.Start(ctx, iree.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	if err := w.Load(ctx, vmfb, []iree.Param{{Name: "w", File: file, Length: int64(len(data))}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// call calls fn and returns its f32 result.
+func call(t *testing.T, w *iree.Worker, fn string, args ...tensor.Tensor) []float32 {
+	t.Helper()
+	out, err := w.Call(context.Background(), fn, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := out[0].F32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y
+}
+
+// TestDecodeMatchesGGUFPy: the plain lowering's decoder of every storage
+// format equals gguf-py's dequantization bit for bit, on random stored rows
+// (testdata, written by gen_quant.py).
+func TestDecodeMatchesGGUFPy(t *testing.T) {
+	testmodels.NeedIREE(t)
+	const rows, cols = 4, 512
+	for _, format := range Formats {
+		t.Run(format, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", format+".raw"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := readF32(t, filepath.Join("testdata", format+".f32"))
+			m, err := lower.DecodeModule(format, rows, cols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := call(t, loaded(t, m, raw), "decode")
+			if len(got) != len(want) {
+				t.Fatalf("decoded %d values, want %d", len(got), len(want))
+			}
+			bad := 0
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					if bad < 5 {
+						t.Errorf("element %d (row %d, col %d): got %g (%#08x), gguf-py %g (%#08x)", i, i/cols, i%cols, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d of %d values differ from gguf-py", bad, len(want))
+			}
+		})
+	}
+}
+
+// blockLayout gives, per format, the block size and the byte offsets of its
+// f16 scale fields (the rest of a block is free bits).
+var blockLayout = map[string]struct {
+	elems, bytes int
+	f16s         []int
+}{
+	"q8_0": {32, 34, []int{0}}, "q4_0": {32, 18, []int{0}}, "q4_1": {32, 20, []int{0, 2}},
+	"q5_0": {32, 22, []int{0}}, "q5_1": {32, 24, []int{0, 2}}, "q4_k": {256, 144, []int{0, 2}},
+	"q5_k": {256, 176, []int{0, 2}}, "q6_k": {256, 210, []int{208}}, "f16": {1, 2, nil}, "bf16": {1, 2, nil},
+}
+
+// randomRows returns n stored rows of k weights in format: random bytes
+// with finite f16 scales (or random finite f16/bf16 weights).
+func randomRows(r *rand.Rand, format string, n, k int) []byte {
+	l := blockLayout[format]
+	nb := n * k / l.elems
+	out := make([]byte, nb*l.bytes)
+	for i := range out {
+		out[i] = byte(r.IntN(256))
+	}
+	// put writes a random normal f16 with a biased exponent in [lo, hi].
+	put := func(off int, lo, hi int) {
+		h := uint16(r.IntN(2))<<15 | uint16(lo+r.IntN(hi-lo+1))<<10 | uint16(r.IntN(1024))
+		binary.LittleEndian.PutUint16(out[off:], h)
+	}
+	for b := 0; b < nb; b++ {
+		for _, off := range l.f16s {
+			put(b*l.bytes+off, 5, 15) // 2^-10 .. 2^0
+		}
+	}
+	switch format {
+	case "f16":
+		for i := 0; i < nb; i++ {
+			put(2*i, 10, 17)
+		}
+	case "bf16":
+		for i := 0; i < nb; i++ {
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(math.Float32bits(float32(r.NormFloat64()))>>16))
+		}
+	}
+	return out
+}
+
+// TestKernelsMatchPlainLowering: each kernel's x·Wᵀ equals the plain
+// lowering's (decode, then dot_general) to f32 accuracy, for token counts
+// that exercise the token tiles (1, 3, 6) and a column count with a partial
+// last workgroup. The bound is relative to Σ|w·x| per output: the two
+// differ only in summation order and in factoring the block scale out.
+func TestKernelsMatchPlainLowering(t *testing.T) {
+	testmodels.NeedIREE(t)
+	if ok, why := Supported(); !ok {
+		t.Skip(why)
+	}
+	k, err := Build(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const N, K = 70, 512
+	Ms := []int64{1, 6}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, format := range Formats {
+		t.Run(format, func(t *testing.T) {
+			data := randomRows(r, format, N, K)
+			m, err := lower.MatmulModule(format, N, K, k, Ms...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wk := loaded(t, m, data)
+			w := call(t, wk, "decode")
+			for _, M := range Ms {
+				x := make([]float32, M*K)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				xt, err := tensor.FromF32([]int64{M, K}, x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := call(t, wk, fmt.Sprintf("matmul_%d", M), xt)
+				want := call(t, wk, fmt.Sprintf("plain_%d", M), xt)
+				bad := 0
+				for i := int64(0); i < M; i++ {
+					for n := int64(0); n < N; n++ {
+						mag := 0.0
+						for j := int64(0); j < K; j++ {
+							mag += math.Abs(float64(w[n*K+j]) * float64(x[i*K+j]))
+						}
+						d := math.Abs(float64(got[i*N+n]) - float64(want[i*N+n]))
+						if d > 4e-6*mag && bad < 5 {
+							t.Errorf("M=%d: y[%d,%d] = %g, plain lowering %g (|diff| %g > 4e-6 · Σ|w·x| = %g)", M, i, n, got[i*N+n], want[i*N+n], d, 4e-6*mag)
+							bad++
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func readF32(t *testing.T, path string) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
