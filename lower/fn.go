@@ -27,15 +27,16 @@ type fn struct {
 	vals     map[*ir.Node]codegen.Value
 	selected map[*ir.Node]codegen.Value // pre-head values narrowed to the returned position
 	weights  map[string]codegen.Value
-	memo     map[string]codegen.Value // per-call shared tables (e.g. RoPE cos/sin)
-	shapes   map[string][]int64       // logical shape of each weight
-	caches   map[int]codegen.Value    // current value of each KV-cache group
+	memo     map[string]codegen.Value   // per-call shared tables (e.g. RoPE cos/sin)
+	shapes   map[string][]int64         // logical shape of each weight
+	grouped  map[*ir.Node]codegen.Value // linear nodes computed by an earlier grouped kernel dispatch
+	caches   map[int]codegen.Value      // current value of each KV-cache group
 }
 
 func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, batch, seq int64) *fn {
 	r := &fn{Func: f, g: g, opts: opts, globals: globals, cache: cache, batch: batch, seq: seq, caches: map[int]codegen.Value{},
 		vals: map[*ir.Node]codegen.Value{}, selected: map[*ir.Node]codegen.Value{},
-		weights: map[string]codegen.Value{}, memo: map[string]codegen.Value{}, shapes: map[string][]int64{}}
+		weights: map[string]codegen.Value{}, memo: map[string]codegen.Value{}, shapes: map[string][]int64{}, grouped: map[*ir.Node]codegen.Value{}}
 	for _, w := range g.Weights {
 		r.shapes[w.Name] = w.Shape
 	}

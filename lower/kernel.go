@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
 )
 
 // Kernels are hand-written matmul kernels, y[M, N] = x[M, K] · Wᵀ with W in
@@ -22,6 +23,12 @@ import (
 // for each format, with x [M, K] f32, w the stored rows [N, row bytes], y
 // [M, N] f32 (each memref as base pointer and element offset, each index as
 // size_t); workgroup wg computes columns [wg·Rows, (wg+1)·Rows) ∩ [0, N).
+// And archc_mm_<format>3(x, xo, w1, w1o, w2, w2o, w3, w3o, y, yo, M, N1,
+// N2, N3, K, wg): up to three weights that read the same x (a layer's q, k,
+// v, or gate and up) in one dispatch, y [M, N1+N2+N3] their outputs side by
+// side, ceil(N1/Rows)+ceil(N2/Rows)+ceil(N3/Rows) workgroups: one dispatch
+// instead of three, which matters because each dispatch costs tens of
+// microseconds of IREE scheduling on a small CPU.
 type Kernels struct {
 	Bitcode []byte   // LLVM bitcode defining archc_mm_<format> for each format
 	Formats []string // storage formats with a kernel (storage.go names)
@@ -47,9 +54,13 @@ func (k *Kernels) executable() string {
 		fmt.Fprintf(&sb, "    stream.executable.export public @mm_%s workgroups(%%n: index) -> (index, index, index) {\n", fm)
 		fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0] -> (s0 ceildiv %d)>()[%%n]\n", k.Rows)
 		sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %c1, %c1 : index, index, index\n    }\n")
+		fmt.Fprintf(&sb, "    stream.executable.export public @mm3_%s workgroups(%%n1: index, %%n2: index, %%n3: index) -> (index, index, index) {\n", fm)
+		fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0, s1, s2] -> (s0 ceildiv %d + s1 ceildiv %d + s2 ceildiv %d)>()[%%n1, %%n2, %%n3]\n", k.Rows, k.Rows, k.Rows)
+		sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %c1, %c1 : index, index, index\n    }\n")
 	}
 	sb.WriteString("    builtin.module {\n")
 	sig := "memref<f32>, index, memref<i8>, index, memref<f32>, index, index, index, index, index"
+	sig3 := "memref<f32>, index, memref<i8>, index, memref<i8>, index, memref<i8>, index, memref<f32>, index, index, index, index, index, index, index"
 	for _, fm := range k.Formats {
 		fmt.Fprintf(&sb, "      func.func private @archc_mm_%s(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sig)
 		fmt.Fprintf(&sb, `      func.func @mm_%s(%%bx: !stream.binding, %%bw: !stream.binding, %%by: !stream.binding, %%m: index, %%n: index, %%k: index, %%rb: index) {
@@ -68,9 +79,123 @@ func (k *Kernels) executable() string {
         return
       }
 `, fm, fm, sig)
+		fmt.Fprintf(&sb, "      func.func private @archc_mm_%s3(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sig3)
+		fmt.Fprintf(&sb, `      func.func @mm3_%s(%%bx: !stream.binding, %%bw1: !stream.binding, %%bw2: !stream.binding, %%bw3: !stream.binding, %%by: !stream.binding, %%m: index, %%n1: index, %%n2: index, %%n3: index, %%k: index, %%rb1: index, %%rb2: index, %%rb3: index) {
+        %%c0 = arith.constant 0 : index
+        %%wg = stream.dispatch.workgroup.id[0] : index
+        %%nx = arith.muli %%m, %%k : index
+        %%nw1 = arith.muli %%n1, %%rb1 : index
+        %%nw2 = arith.muli %%n2, %%rb2 : index
+        %%nw3 = arith.muli %%n3, %%rb3 : index
+        %%n12 = arith.addi %%n1, %%n2 : index
+        %%n = arith.addi %%n12, %%n3 : index
+        %%ny = arith.muli %%m, %%n : index
+        %%x = stream.binding.subspan %%bx[%%c0] : !stream.binding -> memref<?xf32>{%%nx}
+        %%w1 = stream.binding.subspan %%bw1[%%c0] : !stream.binding -> memref<?xi8>{%%nw1}
+        %%w2 = stream.binding.subspan %%bw2[%%c0] : !stream.binding -> memref<?xi8>{%%nw2}
+        %%w3 = stream.binding.subspan %%bw3[%%c0] : !stream.binding -> memref<?xi8>{%%nw3}
+        %%y = stream.binding.subspan %%by[%%c0] : !stream.binding -> memref<?xf32>{%%ny}
+        %%xb, %%xo, %%xs, %%xt = iree_codegen.extract_strided_metadata %%x : memref<?xf32> -> memref<f32>, index, index, index
+        %%w1b, %%w1o, %%w1s, %%w1t = iree_codegen.extract_strided_metadata %%w1 : memref<?xi8> -> memref<i8>, index, index, index
+        %%w2b, %%w2o, %%w2s, %%w2t = iree_codegen.extract_strided_metadata %%w2 : memref<?xi8> -> memref<i8>, index, index, index
+        %%w3b, %%w3o, %%w3s, %%w3t = iree_codegen.extract_strided_metadata %%w3 : memref<?xi8> -> memref<i8>, index, index, index
+        %%yb, %%yo, %%ys, %%yt = iree_codegen.extract_strided_metadata %%y : memref<?xf32> -> memref<f32>, index, index, index
+        func.call @archc_mm_%s3(%%xb, %%xo, %%w1b, %%w1o, %%w2b, %%w2o, %%w3b, %%w3o, %%yb, %%yo, %%m, %%n1, %%n2, %%n3, %%k, %%wg) : (%s) -> ()
+        return
+      }
+`, fm, fm, sig3)
 	}
 	sb.WriteString("    }\n  }")
 	return sb.String()
+}
+
+// groupedLinear returns x·Wᵀ for linear node n when n and up to two later
+// linear nodes read the same input with weights of the same kernel format:
+// all are computed by one grouped dispatch (mm3) when the first of them is
+// lowered, and the others take their slice from f.grouped. ok is false when
+// n has no such partners (the caller uses kernelLinear alone).
+func (f *fn) groupedLinear(n *ir.Node, x codegen.Value) (codegen.Value, bool) {
+	if y, ok := f.grouped[n]; ok {
+		return y, true
+	}
+	st, ok := f.kernelFormat(n.Weights[0].Name, x)
+	if !ok {
+		return codegen.Value{}, false
+	}
+	group := []*ir.Node{n}
+	for _, m := range f.g.Nodes[n.ID+1:] {
+		if len(group) == 3 {
+			break
+		}
+		if m.Prim != "linear" || len(m.Args) == 0 || m.Args[0] != n.Args[0] || (m.ID >= f.g.HeadStart) != (n.ID >= f.g.HeadStart) {
+			continue
+		}
+		if s2, ok := f.kernelFormat(m.Weights[0].Name, x); ok && s2 == st {
+			group = append(group, m)
+		}
+	}
+	if len(group) == 1 {
+		return codegen.Value{}, false
+	}
+	K := x.Type.Shape[x.Type.Rank()-1]
+	M := x.Type.NumElements() / K
+	x2 := f.reshape(x, M, K)
+	var raws []codegen.Value
+	var ns, rbs []codegen.Value
+	var Ns []int64
+	for _, m := range group {
+		raw, _, _ := f.stored(m.Weights[0].Name)
+		raws = append(raws, raw)
+		Ns = append(Ns, f.shapes[m.Weights[0].Name][0])
+		ns = append(ns, f.Index(Ns[len(Ns)-1]))
+		rbs = append(rbs, f.Index(raw.Type.Shape[1]))
+	}
+	if len(group) == 2 { // the third weight is absent: 0 columns
+		raws, ns, rbs = append(raws, raws[1]), append(ns, f.Index(0)), append(rbs, rbs[1])
+	}
+	total := Ns[0]
+	for _, v := range Ns[1:] {
+		total += v
+	}
+	args := append(append([]codegen.Value{x2}, raws...), f.Index(M))
+	args = append(append(append(args, ns...), f.Index(K)), rbs...)
+	out := f.Dispatch(kernelExecutable, "mm3_"+st.name, ns, codegen.T("f32", M, total), args...)
+	var y codegen.Value
+	col := int64(0)
+	for i, m := range group {
+		part := f.sliceDim(out, 1, col, col+Ns[i])
+		col += Ns[i]
+		shape := append(append([]int64{}, x.Type.Shape[:x.Type.Rank()-1]...), Ns[i])
+		part = f.reshape(part, shape...)
+		if i == 0 {
+			y = part
+		} else {
+			f.grouped[m] = part
+		}
+	}
+	return y, true
+}
+
+// kernelFormat returns the storage format of weight name when a kernel
+// multiplies it by x [..., K] (see kernelLinear).
+func (f *fn) kernelFormat(name string, x codegen.Value) (*storage, bool) {
+	k := f.opts.Kernels
+	if k == nil {
+		return nil, false
+	}
+	st, err := f.opts.storageOf(name)
+	if err != nil || !slices.Contains(k.Formats, st.name) {
+		return nil, false
+	}
+	shape := f.shapes[name]
+	if len(shape) != 2 {
+		return nil, false
+	}
+	K := shape[1]
+	if K > k.MaxK || K%32 != 0 || x.Type.Shape[x.Type.Rank()-1] != K {
+		return nil, false
+	}
+	return st, true
 }
 
 // kernelLinear computes x [..., K] · Wᵀ for weight name [N, K] with the
@@ -78,22 +203,11 @@ func (k *Kernels) executable() string {
 // (no kernels, no kernel for the format, K too long), and the caller lowers
 // the plain way.
 func (f *fn) kernelLinear(x codegen.Value, name string) (y codegen.Value, ok bool) {
-	k := f.opts.Kernels
-	if k == nil {
+	st, ok := f.kernelFormat(name, x)
+	if !ok {
 		return codegen.Value{}, false
 	}
-	st, err := f.opts.storageOf(name)
-	if err != nil || !slices.Contains(k.Formats, st.name) {
-		return codegen.Value{}, false
-	}
-	shape := f.shapes[name]
-	if len(shape) != 2 {
-		return codegen.Value{}, false
-	}
-	N, K := shape[0], shape[1]
-	if K > k.MaxK || K%32 != 0 || x.Type.Shape[x.Type.Rank()-1] != K {
-		return codegen.Value{}, false
-	}
+	N, K := f.shapes[name][0], f.shapes[name][1]
 	raw, _, _ := f.stored(name)
 	M := x.Type.NumElements() / K
 	x2 := f.reshape(x, M, K)

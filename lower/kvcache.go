@@ -122,19 +122,24 @@ func (f *fn) readCache(site int) (keys, values codegen.Value) {
 	slot := f.cache.site[site]
 	cur := f.cacheValue(slot.group)
 	t := cur.Type.Shape
-	one := f.Op("stablehlo.constant", codegen.T("i32", 1), "value = dense<1> : tensor<1xi32>")
-	strides := f.Op("stablehlo.constant", codegen.T("i32", 5), "value = dense<1> : tensor<5xi32>")
-	lim := func(v int64) codegen.Value {
-		return f.Op("stablehlo.constant", codegen.T("i32", 1), fmt.Sprintf("value = dense<%d> : tensor<1xi32>", v))
+	zero := f.constI32(0)
+	full := []int64{1, 1, t[2], t[3], t[4]}
+	// The dynamic prefix of a static [1, 1, max_len, kv_heads, d] row: its
+	// bounds are the same for every site, so they are built once per function.
+	starts, ok := f.memo["cache:starts"]
+	if !ok {
+		starts = f.Op("stablehlo.constant", codegen.T("i32", 5), "value = dense<0> : tensor<5xi32>")
+		f.memo["cache:starts"] = starts
+		f.memo["cache:strides"] = f.Op("stablehlo.constant", codegen.T("i32", 5), "value = dense<1> : tensor<5xi32>")
+		f.memo["cache:limits"] = f.shapeOf(codegen.T("i32", 1, 1, codegen.Dynamic, t[3], t[4]))
 	}
+	strides, limits := f.memo["cache:strides"], f.memo["cache:limits"]
 	read := func(kv int64) codegen.Value {
-		entry := slot.index + kv
+		entry := f.constI32(slot.index + kv)
 		rows := make([]codegen.Value, len(f.slots))
 		for b, s := range f.slots {
-			s1 := f.reshape(s, 1)
-			start := f.concat(0, lim(entry), s1, lim(0), lim(0), lim(0))
-			limit := f.concat(0, lim(entry+1), f.add(s1, one), f.reshape(f.context, 1), lim(t[3]), lim(t[4]))
-			rows[b] = f.Op("stablehlo.real_dynamic_slice", cur.Type.With(1, 1, codegen.Dynamic, t[3], t[4]), "", cur, start, limit, strides)
+			row := f.Op("stablehlo.dynamic_slice", cur.Type.With(full...), "slice_sizes = "+codegen.I64Array(full), cur, entry, s, zero, zero, zero)
+			rows[b] = f.Op("stablehlo.real_dynamic_slice", cur.Type.With(1, 1, codegen.Dynamic, t[3], t[4]), "", row, starts, limits, strides)
 		}
 		if len(rows) == 1 {
 			return rows[0]

@@ -38,7 +38,10 @@ func inferLinear(n *ir.Node) error {
 
 func lowerLinear(f *fn, n *ir.Node) codegen.Value {
 	x := f.arg(n, 0)
-	y, ok := f.kernelLinear(x, n.Weights[0].Name)
+	y, ok := f.groupedLinear(n, x)
+	if !ok {
+		y, ok = f.kernelLinear(x, n.Weights[0].Name)
+	}
 	if !ok {
 		y = f.dot(x, f.weight(n.Weights[0].Name), nil, nil, []int64{int64(x.Type.Rank() - 1)}, []int64{1})
 	}

@@ -2,6 +2,8 @@ package rt
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/archc/archc/internal/testmodels"
@@ -15,7 +17,7 @@ func BenchmarkDecodeCall(b *testing.B) {
 	testmodels.NeedIREE(b)
 	ctx := context.Background()
 	dir := fixtureCopy(b, nil, func(cfg map[string]any) { cfg["num_hidden_layers"] = 1 })
-	m, err := Open(ctx, dir, Options{})
+	m, err := Open(ctx, dir, Options{Device: os.Getenv("ARCHC_BENCH_DEVICE"), CompileFlags: strings.Fields(os.Getenv("ARCHC_BENCH_CFLAGS"))})
 	if err != nil {
 		b.Fatal(err)
 	}

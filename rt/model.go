@@ -22,6 +22,8 @@ type Options struct {
 	Threads  int    // local-task worker threads; 0: one per core
 	// RuntimeFlags are extra iree.runtime flags (iree.RuntimeOptions.Extra).
 	RuntimeFlags []string
+	// CompileFlags are extra iree-compile flags, after iree.DefaultFlags.
+	CompileFlags []string
 	// NoKernels turns archc's hand-written matmul kernels off: every weight
 	// is decoded in the graph and multiplied by IREE's own code (the numeric
 	// reference; also what CPUs without AVX2 get).
@@ -85,7 +87,11 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	}
 	done := phase("compile")
 	t0 := time.Now()
-	vmfb, cached, err := iree.Compile(ctx, p.MLIR, iree.CompileOptions{CacheDir: cacheDir})
+	var flags []string
+	if len(opts.CompileFlags) > 0 {
+		flags = append(append(flags, iree.DefaultFlags...), opts.CompileFlags...)
+	}
+	vmfb, cached, err := iree.Compile(ctx, p.MLIR, iree.CompileOptions{CacheDir: cacheDir, Flags: flags})
 	done()
 	if err != nil {
 		return nil, err

@@ -19,10 +19,18 @@ import (
 // CompileOptions.Flags is set: a local llvm-cpu target tuned for this host
 // and O3.
 //
-// Data tiling (--iree-opt-data-tiling) is deliberately off: with IREE 3.13
-// it made SmolLM2-135M's decode entry point (one token, M=1 matmuls) return
-// wrong logits while prefill stayed exact; the real-checkpoint oracle test
-// catches it. Re-enable it only with that test passing.
+// Data tiling is off. The DispatchCreation path (--iree-opt-data-tiling)
+// made SmolLM2-135M's decode entry point (one token, M=1 matmuls) return
+// wrong logits with IREE 3.13 while prefill stayed exact (the real-checkpoint
+// oracle test catches it). The legacy --iree-global-opt-data-tiling path is
+// correct and made f32/f16 weight matmuls ~1.4x faster in
+// ../shared/notes/iree-cpu-perf.md, but since GGUF and f16/bf16 weights go
+// through archc's own kernels (rt/kernels), it would only touch attention
+// (whose length is dynamic) and f32 checkpoints; it is not enabled until it
+// is measured on that path. Measured here instead (2-core AMD EPYC VM,
+// SmolLM2 Q4_1, 2026-12): runtime, not codegen, bounds decode: a chain of
+// dependent dispatches costs ~60 µs each on the local-task device and
+// ~2 µs on local-sync, and decode issues ~600 of them per token.
 var DefaultFlags = []string{
 	"--iree-hal-target-device=local",
 	"--iree-hal-local-target-device-backends=llvm-cpu",

@@ -121,14 +121,17 @@ typedef struct {
 } group;
 
 // The driver shared by every 32-element-group format. DECODE(row, g, grp)
-// fills grp for group g of a row.
+// fills grp for group g of a row. NAME_rows computes columns [n0, n1) of
+// y (row stride ld) from weight rows w; the exported kernels:
+//   NAME(x, w, y, M, N, K, wg): y [M, N], workgroup wg computes columns
+//     [wg·ROWS, (wg+1)·ROWS);
+//   NAME3(x, w1, w2, w3, y, M, N1, N2, N3, K, wg): three weights that read
+//     the same x (a layer's q, k, v or gate, up; N3 may be 0) in one
+//     dispatch, y [M, N1+N2+N3] their outputs side by side; workgroups
+//     cover ceil(N1/ROWS) + ceil(N2/ROWS) + ceil(N3/ROWS).
 #define GROUP_KERNEL(NAME, ROW_BYTES, DECODE)                                                        \
-  void NAME(const float *xb, size_t xo, const uint8_t *wb, size_t wo, float *yb, size_t yo,      \
-            size_t M, size_t N, size_t K, size_t wg) {                                             \
-    const float *x = xb + xo;                                                                      \
-    const uint8_t *w = wb + wo;                                                                    \
-    float *y = yb + yo;                                                                            \
-    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
+  static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,        \
+                          size_t n0, size_t n1, size_t K) {                                        \
     size_t rb = ROW_BYTES, G = K / 32;                                                             \
     float xs[MT][MAX_K / 32];                                                                      \
     for (size_t m0 = 0; m0 < M; m0 += MT) {                                                        \
@@ -152,9 +155,28 @@ typedef struct {
             off[t] += grp.c * xs[t][g];                                                            \
           }                                                                                        \
         }                                                                                          \
-        for (size_t t = 0; t < mt; t++) y[(m0 + t) * N + n] = hsum(acc[t]) + off[t];               \
+        for (size_t t = 0; t < mt; t++) y[(m0 + t) * ld + n] = hsum(acc[t]) + off[t];              \
       }                                                                                            \
     }                                                                                              \
+  }                                                                                                \
+  void NAME(const float *xb, size_t xo, const uint8_t *wb, size_t wo, float *yb, size_t yo,      \
+            size_t M, size_t N, size_t K, size_t wg) {                                             \
+    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
+    NAME##_rows(xb + xo, wb + wo, yb + yo, N, M, n0, n1, K);                                       \
+  }                                                                                                \
+  void NAME##3(const float *xb, size_t xo, const uint8_t *w1, size_t w1o, const uint8_t *w2,     \
+               size_t w2o, const uint8_t *w3, size_t w3o, float *yb, size_t yo, size_t M,         \
+               size_t N1, size_t N2, size_t N3, size_t K, size_t wg) {                             \
+    size_t g1 = (N1 + ROWS - 1) / ROWS, g2 = (N2 + ROWS - 1) / ROWS, ld = N1 + N2 + N3;          \
+    const uint8_t *w = w1 + w1o;                                                                   \
+    size_t N = N1, col = 0;                                                                        \
+    if (wg >= g1 + g2) {                                                                           \
+      w = w3 + w3o, N = N3, col = N1 + N2, wg -= g1 + g2;                                          \
+    } else if (wg >= g1) {                                                                         \
+      w = w2 + w2o, N = N2, col = N1, wg -= g1;                                                    \
+    }                                                                                              \
+    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
+    NAME##_rows(xb + xo, w, yb + yo + col, ld, M, n0, n1, K);                                      \
   }
 
 // Q8_0: 34-byte blocks {f16 d; int8 q[32]}, w = d·q.
