@@ -54,9 +54,9 @@ skip_llama="${BENCH_SKIP_LLAMACPP:-0}"
 short_len=40
 long_len=480
 capacities=(256 4096)
-for v in threads max maxlen; do
-  [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v: '${!v}' is not a positive integer (BENCH_THREADS, BENCH_MAX_TOKENS, BENCH_MAX_LEN)"
-done
+[[ "$threads" =~ ^[1-9][0-9]*$ ]] || die "BENCH_THREADS='$threads': want a positive integer"
+[[ "$max" =~ ^[1-9][0-9]*$ ]] || die "BENCH_MAX_TOKENS='$max': want a positive integer"
+[[ "$maxlen" =~ ^[1-9][0-9]*$ ]] || die "BENCH_MAX_LEN='$maxlen': want a positive integer"
 ((long_len + max <= maxlen)) || die "BENCH_MAX_LEN=$maxlen holds no $long_len-token prompt + $max new tokens: raise it"
 ((short_len + max <= capacities[0])) || die "BENCH_MAX_TOKENS=$max: the capacity run at --max-len ${capacities[0]} holds at most $((capacities[0] - short_len)) new tokens"
 [[ -x /usr/bin/time ]] || die "needs GNU time at /usr/bin/time for archc's peak RSS (apt-get install time)"
