@@ -13,6 +13,9 @@ import (
 // (Go → worker pipe → IREE → argmax in the worker → token id back) on a
 // 1-layer copy of the tiny llama fixture, where the model's own work is a
 // few microseconds: ns/op is the per-step overhead every decode pays.
+// ARCHC_BENCH_DEVICE (local-task, local-sync) and ARCHC_BENCH_CFLAGS (extra
+// iree-compile flags, space-separated) compare runtime and compiler
+// settings, e.g. ARCHC_BENCH_DEVICE=local-sync go test ./rt -run '^$' -bench DecodeCall.
 func BenchmarkDecodeCall(b *testing.B) {
 	testmodels.NeedIREE(b)
 	ctx := context.Background()

@@ -457,3 +457,88 @@ func TestMaterializeUnsupported(t *testing.T) {
 		t.Errorf("got %v, want an error naming the unknown tensor", err)
 	}
 }
+
+// TestPack: Pack keeps each tensor's stored bytes (a Q8_0 table is copied
+// as is), un-permutes llama Q/K rows (the packed f32 rows equal ReadTensor's
+// transformed values), aligns every tensor to 64 bytes and reuses its file.
+func TestPack(t *testing.T) {
+	kvs, ts := tinyLlama()
+	for i := range kvs {
+		switch kvs[i].Key {
+		case "llama.attention.head_count", "llama.attention.head_count_kv":
+			kvs[i].Val = uint32(1)
+		case "llama.rope.dimension_count":
+			kvs[i].Val = uint32(4)
+		}
+	}
+	for i := range ts {
+		if ts[i].Name == "blk.0.attn_k.weight" || ts[i].Name == "blk.0.attn_v.weight" {
+			ts[i].Dims = []uint64{4, 4}
+			ts[i].Data = f32s(seq(100, 16)...)
+		}
+	}
+	raw := make([]byte, 3*32/32*34) // token_embd as Q8_0: 3 rows of 32
+	for j := range raw {
+		raw[j] = byte(j * 7)
+	}
+	for b := 0; b < 3; b++ {
+		putF16(raw[b*34:], 0x3c00)
+	}
+	for i := range ts {
+		if ts[i].Name == "token_embd.weight" {
+			ts[i] = tdesc{"token_embd.weight", Q8_0, []uint64{32, 3}, raw}
+		}
+	}
+	for i := range kvs {
+		if kvs[i].Key == "llama.embedding_length" {
+			kvs[i].Val = uint32(32)
+		}
+	}
+	f := openBuilt(t, kvs, ts)
+	formats, err := f.Formats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	ix, err := f.Pack(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, info := range ix.Tensors {
+		if info.Offset%64 != 0 || info.File != f.PackPath(cache) || info.Format != formats[name] {
+			t.Errorf("%s: %+v (format %q)", name, info, formats[name])
+		}
+	}
+	embd := ix.Tensors["model.embed_tokens.weight"]
+	got, err := embd.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if embd.Format != "q8_0" || !slices.Equal(got.Data, raw) {
+		t.Errorf("Q8_0 embedding: format %q, bytes changed: %v", embd.Format, !slices.Equal(got.Data, raw))
+	}
+	q := ix.Tensors["model.layers.0.self_attn.q_proj.weight"]
+	qb, err := q.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _, err := f.ReadTensor("blk.0.attn_q.weight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]float32, len(want))
+	if err := Dequantize(F32, qb.Data, vals); err != nil {
+		t.Fatal(err)
+	}
+	if q.Format != "f32" || !slices.Equal(vals, want) {
+		t.Errorf("q rows: %v, want %v", vals, want)
+	}
+	st1, _ := os.Stat(f.PackPath(cache))
+	if _, err := f.Pack(context.Background(), cache, nil); err != nil {
+		t.Fatal(err)
+	}
+	st2, _ := os.Stat(f.PackPath(cache))
+	if !st1.ModTime().Equal(st2.ModTime()) {
+		t.Error("second Pack rewrote the file")
+	}
+}

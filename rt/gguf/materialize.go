@@ -236,12 +236,28 @@ func (f *File) Materialize(ctx context.Context, cacheDir string, progress func(d
 		}
 		return ix, nil
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("gguf: %s: creating cache folder: %v", f.Path, err)
-	}
-	tmp, err := os.CreateTemp(abs, filepath.Base(out)+".*.tmp")
+	err = f.writeCacheFile(abs, out, func(tmp *os.File) error {
+		if err := tmp.Truncate(total); err != nil {
+			return fmt.Errorf("gguf: %s: sizing cache file %s to %d bytes: %v", f.Path, tmp.Name(), total, err)
+		}
+		return f.writeAll(ctx, tmp, plan, offs, payload, progress)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("gguf: %s: creating cache file in %s: %v", f.Path, abs, err)
+		return nil, err
+	}
+	return ix, nil
+}
+
+// writeCacheFile creates the cache file out in folder dir atomically: write
+// fills a temporary file next to it, which is synced and renamed to out; on
+// any error it is removed. Errors name the GGUF file and the step.
+func (f *File) writeCacheFile(dir, out string, write func(tmp *os.File) error) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("gguf: %s: creating cache folder: %v", f.Path, err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("gguf: %s: creating cache file in %s: %v", f.Path, dir, err)
 	}
 	ok := false
 	defer func() {
@@ -250,23 +266,20 @@ func (f *File) Materialize(ctx context.Context, cacheDir string, progress func(d
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err := tmp.Truncate(total); err != nil {
-		return nil, fmt.Errorf("gguf: %s: sizing cache file %s to %d bytes: %v", f.Path, tmp.Name(), total, err)
-	}
-	if err := f.writeAll(ctx, tmp, plan, offs, payload, progress); err != nil {
-		return nil, err
+	if err := write(tmp); err != nil {
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
-		return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+		return fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+		return fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
 	}
 	if err := os.Rename(tmp.Name(), out); err != nil {
-		return nil, fmt.Errorf("gguf: %s: installing cache file %s: %v", f.Path, out, err)
+		return fmt.Errorf("gguf: %s: installing cache file %s: %v", f.Path, out, err)
 	}
 	ok = true
-	return ix, nil
+	return nil
 }
 
 // unit is one conversion step: HF rows [r0, r1) of plan entry i.

@@ -109,55 +109,40 @@ func (f *File) Pack(ctx context.Context, cacheDir string, progress func(done, to
 		}
 		return ix, nil
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("gguf: %s: creating cache folder: %v", f.Path, err)
-	}
-	tmp, err := os.CreateTemp(abs, filepath.Base(out)+".*.tmp")
-	if err != nil {
-		return nil, fmt.Errorf("gguf: %s: creating cache file in %s: %v", f.Path, abs, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
 	src, err := os.Open(f.Path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %v", err)
 	}
 	defer src.Close()
-	var done int64
-	for i, p := range plan {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("gguf: %s: packing weights: %w", f.Path, err)
+	err = f.writeCacheFile(abs, out, func(tmp *os.File) error {
+		var done int64
+		for i, p := range plan {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("gguf: %s: packing weights: %w", f.Path, err)
+			}
+			data, err := f.packedBytes(src, p)
+			if err != nil {
+				return err
+			}
+			if int64(len(data)) != lens[i] {
+				return fmt.Errorf("gguf: internal error: tensor %q packs to %d bytes, planned %d", p.t.Name, len(data), lens[i])
+			}
+			if _, err := tmp.WriteAt(data, offs[i]); err != nil {
+				return fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+			}
+			done += lens[i]
+			if progress != nil {
+				progress(done, total)
+			}
 		}
-		data, err := f.packedBytes(src, p)
-		if err != nil {
-			return nil, err
+		if err := tmp.Truncate(total); err != nil {
+			return fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
 		}
-		if int64(len(data)) != lens[i] {
-			return nil, fmt.Errorf("gguf: internal error: tensor %q packs to %d bytes, planned %d", p.t.Name, len(data), lens[i])
-		}
-		if _, err := tmp.WriteAt(data, offs[i]); err != nil {
-			return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
-		}
-		done += lens[i]
-		if progress != nil {
-			progress(done, total)
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := tmp.Truncate(total); err != nil {
-		return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return nil, fmt.Errorf("gguf: %s: installing cache file %s: %v", f.Path, out, err)
-	}
-	ok = true
 	return ix, nil
 }
 
