@@ -1,10 +1,13 @@
 // Package gguf reads GGUF checkpoints (llama.cpp's single-file format) for
 // archc: the Hugging Face config.json equivalent of their metadata (Config),
 // the GGUF → Hugging Face tensor name table (HFName), exact dequantization of
-// the supported ggml types to f32 (Dequantize), and Materialize, which writes
-// every tensor dequantized, HF-named and HF-shaped into one cached f32 file
-// and returns a weights.Index pointing into it, so a GGUF file runs through
-// the same path as a safetensors checkpoint. The tokenizer reads its
+// the supported ggml types to f32 (Dequantize), and Pack, which writes every
+// tensor in its stored format (same bytes), HF-named and HF-shaped, into one
+// cached file and returns a weights.Index pointing into it (with each
+// tensor's storage format), so a GGUF file runs through the same path as a
+// safetensors checkpoint and is decoded inside the compiled program.
+// Materialize (the same, dequantized to f32) remains for tests that compare
+// dequantization with transformers. The tokenizer reads its
 // tokenizer.ggml.* metadata from the same File (Keys, Value, Array,
 // Strings).
 //
@@ -25,7 +28,7 @@
 // ne[0]. GGUF stores some tensors transformed relative to Hugging Face
 // (llama's Q/K rows permuted for its rope layout, Gemma norm weights stored
 // as 1+w); the transforms are undone exactly as transformers' GGUF loader
-// undoes them (see Materialize).
+// undoes them (see Pack).
 package gguf
 
 import (
@@ -164,7 +167,7 @@ type File struct {
 	// of the aligned header).
 	DataOffset int64
 	// Size and ModTime (Unix nanoseconds) identify the file version that
-	// was opened; Materialize keys its cache on them and on the header.
+	// was opened; Pack and Materialize key their caches on them and on the header.
 	Size    int64
 	ModTime int64
 
