@@ -318,8 +318,9 @@ func TestMaterializeTiny(t *testing.T) {
 	}
 }
 
-func TestMaterializeTransforms(t *testing.T) {
-	// llama: 1 head of head_dim 4 (rows 4), so the permutation is visible.
+// oneHeadLlama is tinyLlama with one head of head_dim 4 (4 rows in q and
+// k), so llama.cpp's Q/K row permutation is visible.
+func oneHeadLlama() ([]kv, []tdesc) {
 	kvs, ts := tinyLlama()
 	for i := range kvs {
 		switch kvs[i].Key {
@@ -335,6 +336,12 @@ func TestMaterializeTransforms(t *testing.T) {
 			ts[i].Data = f32s(seq(100, 16)...)
 		}
 	}
+	return kvs, ts
+}
+
+func TestMaterializeTransforms(t *testing.T) {
+	// llama: 1 head of head_dim 4 (rows 4), so the permutation is visible.
+	kvs, ts := oneHeadLlama()
 	f := openBuilt(t, kvs, ts)
 	q, hf, shape, err := f.ReadTensor("blk.0.attn_q.weight")
 	if err != nil {
@@ -462,21 +469,7 @@ func TestMaterializeUnsupported(t *testing.T) {
 // as is), un-permutes llama Q/K rows (the packed f32 rows equal ReadTensor's
 // transformed values), aligns every tensor to 64 bytes and reuses its file.
 func TestPack(t *testing.T) {
-	kvs, ts := tinyLlama()
-	for i := range kvs {
-		switch kvs[i].Key {
-		case "llama.attention.head_count", "llama.attention.head_count_kv":
-			kvs[i].Val = uint32(1)
-		case "llama.rope.dimension_count":
-			kvs[i].Val = uint32(4)
-		}
-	}
-	for i := range ts {
-		if ts[i].Name == "blk.0.attn_k.weight" || ts[i].Name == "blk.0.attn_v.weight" {
-			ts[i].Dims = []uint64{4, 4}
-			ts[i].Data = f32s(seq(100, 16)...)
-		}
-	}
+	kvs, ts := oneHeadLlama()
 	raw := make([]byte, 3*32/32*34) // token_embd as Q8_0: 3 rows of 32
 	for j := range raw {
 		raw[j] = byte(j * 7)
