@@ -169,11 +169,23 @@ func TestLoadErrors(t *testing.T) {
 	if err := w.Load(ctx, vmfb, short, ""); err == nil || !strings.Contains(err.Error(), "out of bounds") {
 		t.Fatalf("short parameter: %v", err)
 	}
+	if err := w.LoadWith(ctx, vmfb, params, RuntimeOptions{Threads: -2}); err == nil || !strings.Contains(err.Error(), "-2 threads") {
+		t.Fatalf("negative threads: %v", err)
+	}
+	err = w.LoadWith(ctx, vmfb, params, RuntimeOptions{Extra: []string{"--no_such_runtime_flag=1"}})
+	if err == nil || !strings.Contains(err.Error(), "no_such_runtime_flag") {
+		t.Fatalf("unknown runtime flag: %v", err)
+	}
 	// A failed Load leaves the worker able to load.
 	if err := w.Load(ctx, vmfb, params, ""); err != nil {
 		t.Fatal(err)
 	}
 	step(t, w, 2, 1, []float32{10, 20, 31, 40})
+	// argmax needs logits [rows, vocab]; step returns a vector.
+	xt, _ := tensor.FromF32([]int64{1}, []float32{0})
+	if _, err := w.CallArgmax(ctx, "step", []tensor.Tensor{tensor.ScalarI32(0), xt}); err == nil || !strings.Contains(err.Error(), "argmax needs") {
+		t.Fatalf("argmax of a vector: %v", err)
+	}
 }
 
 func TestWorkerKilled(t *testing.T) {
