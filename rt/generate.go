@@ -41,7 +41,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		return nil, fmt.Errorf("generate: empty prompt")
 	}
 	if opts.MaxTokens < 0 {
-		return nil, fmt.Errorf("generate: max tokens %d < 0", opts.MaxTokens)
+		return nil, fmt.Errorf("--max-tokens %d: give the number of new tokens to generate, 0 or more", opts.MaxTokens)
 	}
 	if len(prompt)+opts.MaxTokens > m.MaxLen()+1 {
 		return nil, fmt.Errorf("prompt (%d tokens) + max tokens (%d) exceed the KV cache length %d; shorten the prompt, lower --max-tokens or raise --max-len", len(prompt), opts.MaxTokens, m.MaxLen())

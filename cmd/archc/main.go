@@ -32,7 +32,7 @@ type cli struct {
 type planFlags struct {
 	Model     string `arg:"" help:"Model folder (config.json, optional safetensors) or a config.json file."`
 	Arch      string `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
-	MaxLen    int64  `help:"KV-cache length in tokens (default: min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache)."`
+	MaxLen    int64  `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	NoKernels bool   `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering)."`
 }
 

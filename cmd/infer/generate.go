@@ -25,7 +25,7 @@ type generateCmd struct {
 	MinP        float64  `name:"min-p" default:"0" help:"Drop tokens below min-p times the top probability (0: off)."`
 	Seed        uint64   `default:"0" help:"Random seed for sampling."`
 	StopIDs     string   `name:"stop-ids" help:"Extra token ids that end generation, comma-separated."`
-	MaxLen      int64    `help:"KV-cache length in tokens (default: min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache)."`
+	MaxLen      int64    `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	Arch        string   `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
 	Device      string   `default:"local-task" enum:"local-task,local-sync" help:"IREE device: local-task (a thread pool) or local-sync (one thread)."`
 	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
@@ -86,6 +86,9 @@ func (c *generateCmd) Run(ctx context.Context) error {
 
 	if c.Threads < 0 {
 		return fmt.Errorf("--threads %d: give a positive count, or 0 for one per core", c.Threads)
+	}
+	if c.Threads > 0 && c.Device == "local-sync" {
+		return fmt.Errorf("--threads %d: the local-sync device runs on the calling thread only; use --device local-task to set a thread count", c.Threads)
 	}
 	opts := rt.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet)}
 	opts.Plan.Arch = c.Arch

@@ -22,9 +22,12 @@ func TestGenerateErrors(t *testing.T) {
 		{"no model", []string{"generate", "--model", "/no/such/dir", "--prompt-ids", "1"}, "/no/such/dir"},
 		{"token outside vocab", []string{"generate", "--model", fixture, "--prompt-ids", "1,999"}, "token id 999 is outside the vocabulary"},
 		{"too long", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--max-tokens", "5000"}, "exceed the KV cache length"},
+		{"negative max tokens", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--max-tokens=-1"}, "--max-tokens -1"},
+		{"threads on local-sync", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "local-sync", "--threads", "2"}, "local-sync device runs on the calling thread"},
+		{"runtime flag without dashes", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--iree-flag=task_worker_spin_us=1"}, "must start with --"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if strings.Contains(c.name, "token") || c.name == "too long" {
+			if strings.Contains(c.name, "token") || c.name == "too long" || c.name == "runtime flag without dashes" {
 				testmodels.NeedIREE(t)
 			}
 			r := clitest.Run(t, bin, c.args...)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -233,6 +234,11 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []Param, 
 	}
 	if ro.Threads < 0 {
 		return fmt.Errorf("iree: %d threads: give a positive count, or 0 for one per core", ro.Threads)
+	}
+	for _, f := range ro.Extra {
+		if !strings.HasPrefix(f, "--") {
+			return fmt.Errorf("iree: runtime flag %q must start with -- (e.g. --task_worker_spin_us=100)", f)
+		}
 	}
 	if !slices.Contains(Devices, device) {
 		return fmt.Errorf("iree: unknown device %q: use one of %v", device, Devices)
