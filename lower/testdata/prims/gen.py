@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""Writes the per-primitive test cases lower/testdata/prims/<case>.txtar.
+
+Read by lower/prims_test.go. Each case applies one primitive of the table in
+lower/registry.go to small random inputs. This script owns every section of
+a case except `out/mlir` (the StableHLO archc emits for it, refreshed by
+`go test ./lower -update`), which it keeps as it finds it:
+
+    (comment)          what the case checks, and the formula
+    -- case.json --    primitive, attributes, argument and weight shapes
+                       ("batch" and "seq" are the symbolic dimensions),
+                       result shape, the calls' batch and seq, tolerance
+    -- weight/<name> -- a checkpoint tensor: f32 as decimals, other storage
+                       formats as their stored bytes in hex
+    -- call<i>/<arg> -- call i's arguments (and positions / slots)
+    -- call<i>/want --  call i's expected result, computed here in float64
+                       with numpy from the float32 inputs
+    -- out/mlir --     the emitted module (written by the Go test)
+
+Calls run in order on one loaded module, so a primitive with state (the
+attention KV cache) is checked across calls. The expected values come from
+numpy following the Hugging Face definitions, never from archc.
+
+Run with any Python that has numpy: python3 lower/testdata/prims/gen.py
+"""
+
+import json
+import math
+import os
+import zlib
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+f32, f64 = np.float32, np.float64
+
+
+def rng(name):
+    return np.random.default_rng(zlib.crc32(name.encode()))
+
+
+def randn(r, shape, scale=1.0):
+    """Random float32 values with 3 decimals (short in the txtar)."""
+    return np.round(r.standard_normal(shape) * scale, 3).astype(f32)
+
+
+class Case:
+    """One txtar case: a primitive, its signature and a list of calls."""
+
+    def __init__(self, name, prim, doc, args, out, attrs=None,
+                 positions=False, cache=None, tol=(1e-5, 1e-5)):
+        self.name, self.prim, self.doc = name, prim, doc
+        self.args = args        # [(name, dtype, shape)]
+        self.out = out          # shape
+        self.attrs = attrs or {}
+        self.weights = []       # [(name, dtype, shape, section text)]
+        self.positions = positions
+        self.cache = cache      # {"slots": n, "max_len": n} or None
+        self.tol = tol
+        self.calls = []         # [(batch, seq, {section: text})]
+
+    def weight(self, suffix, values, dtype="f32"):
+        """Adds weight <name>.<suffix> stored as dtype; returns the float
+        values the graph must decode it to."""
+        name = self.name + "." + suffix
+        if dtype == "f32":
+            values = values.astype(f32)
+            text = fmt_floats(values)
+        elif dtype == "f16":
+            values = values.astype("<f2")
+            text = fmt_hex(values.tobytes())
+            values = values.astype(f32)
+        elif dtype == "bf16":
+            bits = values.astype(f32).view("<u4") >> 16
+            text = fmt_hex(bits.astype("<u2").tobytes())
+            values = (bits.astype("<u4") << 16).view(f32)
+        elif dtype == "q8_0":
+            text, values = q8_0(values)
+        else:
+            raise ValueError(dtype)
+        self.weights.append((name, dtype, list(values.shape), text))
+        return values
+
+    def call(self, batch, seq, inputs, want, positions=None, slots=None):
+        sec = {}
+        for (name, dtype, _), v in zip(self.args, inputs):
+            sec[name] = fmt_ints(v) if dtype == "i32" else fmt_floats(v)
+        if self.positions:
+            sec["positions"] = fmt_ints(np.asarray(positions))
+        if self.cache:
+            sec["slots"] = fmt_ints(np.asarray(slots))
+        sec["want"] = fmt_want(want)
+        self.calls.append((batch, seq, sec))
+
+    def spec(self):
+        s = {
+            "prim": self.prim,
+            "attrs": self.attrs,
+            "args": [{"name": n, "dtype": d, "shape": sh} for n, d, sh in self.args],
+            "weights": [{"name": n, "dtype": d, "shape": sh} for n, d, sh, _ in self.weights],
+            "out": self.out,
+            "positions": self.positions,
+        }
+        if self.cache:
+            s["cache"] = self.cache
+        s["calls"] = [{"batch": b, "seq": q} for b, q, _ in self.calls]
+        s["tol"] = {"abs": self.tol[0], "rel": self.tol[1]}
+        return "{\n" + ",\n".join("  %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in s.items()) + "\n}\n"
+
+    def sections(self):
+        out = [("case.json", self.spec())]
+        for n, _, _, text in self.weights:
+            out.append(("weight/" + n, text))
+        for i, (_, _, sec) in enumerate(self.calls):
+            for k, text in sec.items():
+                out.append(("call%d/%s" % (i, k), text))
+        return out
+
+
+# Formatting: one innermost row per line.
+
+def rows(a):
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return [a.reshape(1)]
+    return list(a.reshape(-1, a.shape[-1]))
+
+
+def fmt_floats(a):
+    return "".join(" ".join(str(f32(v)) for v in r) + "\n" for r in rows(a))
+
+
+def fmt_want(a):
+    return "".join(" ".join("%.9g" % float(v) for v in r) + "\n" for r in rows(a))
+
+
+def fmt_ints(a):
+    return "".join(" ".join(str(int(v)) for v in r) + "\n" for r in rows(a))
+
+
+def fmt_hex(b):
+    return "".join(b[i:i + 32].hex() + "\n" for i in range(0, len(b), 32))
+
+
+def q8_0(w):
+    """GGML Q8_0 blocks of 32 along each row: f16 scale d = max|x|/127 and
+    int8 q = round(x/d); returns (hex of the stored rows, d·q as float32)."""
+    rows_, cols = w.shape
+    blocks = w.astype(f32).reshape(rows_, cols // 32, 32)
+    d = (np.abs(blocks).max(axis=-1) / 127).astype("<f2")
+    q = np.round(blocks / np.where(d == 0, 1, d.astype(f32))[..., None]).clip(-127, 127).astype("i1")
+    raw = b"".join(d[i, j].tobytes() + q[i, j].tobytes() for i in range(rows_) for j in range(cols // 32))
+    return fmt_hex(raw), (d.astype(f32)[..., None] * q.astype(f32)).reshape(rows_, cols)
+
+
+# References (float64 on the float32 inputs), after Hugging Face transformers.
+
+def rms_norm(x, w, eps, one_plus=False):
+    x = x.astype(f64)
+    w = w.astype(f64) + (1 if one_plus else 0)
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
+
+
+def silu(x):
+    x = x.astype(f64)
+    return x / (1 + np.exp(-x))
+
+
+def gelu_tanh(x):
+    x = x.astype(f64)
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def softcap(x, cap):
+    return cap * np.tanh(x.astype(f64) / cap)
+
+
+def inv_freq_default(theta, dim):
+    """HF _compute_default_rope_parameters: 1 / theta^(2i/dim) in float32."""
+    e = np.arange(0, dim, 2).astype(f32) / f32(dim)
+    return (f32(1) / np.power(f64(theta), e.astype(f64)).astype(f32)).astype(f32)
+
+
+def inv_freq_llama3(theta, dim, factor, low, high, old):
+    """HF _compute_llama3_parameters."""
+    inv = inv_freq_default(theta, dim).astype(f64)
+    low_wl, high_wl = old / low, old / high
+    out = []
+    for f in inv:
+        wl = 2 * math.pi / f
+        if wl < high_wl:
+            out.append(f)
+        elif wl > low_wl:
+            out.append(f / factor)
+        else:
+            s = (old / wl - low) / (high - low)
+            out.append((1 - s) * f / factor + s * f)
+    return np.array(out).astype(f32)
+
+
+def inv_freq_yarn(theta, dim, factor, orig, beta_fast=32, beta_slow=1):
+    """HF _compute_yarn_parameters (truncate, no mscale): inv_freq and
+    attention_factor."""
+    pos_freqs = np.power(f64(theta), np.arange(0, dim, 2).astype(f64) / dim)
+    extra, inter = 1 / pos_freqs, 1 / (factor * pos_freqs)
+
+    def corr(rot):
+        return dim * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(theta))
+    low, high = max(math.floor(corr(beta_fast)), 0), min(math.ceil(corr(beta_slow)), dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(dim // 2) - low) / (high - low), 0, 1)
+    ext_factor = 1 - ramp
+    inv = inter * (1 - ext_factor) + extra * ext_factor
+    return inv.astype(f32), 0.1 * math.log(factor) + 1
+
+
+def rope(x, positions, inv, scale=1.0):
+    """HF apply_rotary_pos_emb, half-split layout: angles p·inv_freq in
+    float32, cos/sin scaled by attention_factor, x·cos + rotate_half(x)·sin."""
+    ang = (positions.astype(f32)[..., None] * inv[None, None, :]).astype(f32).astype(f64)
+    emb = np.concatenate([ang, ang], -1)[:, :, None, :]        # [B, S, 1, D]
+    cos, sin = np.cos(emb) * scale, np.sin(emb) * scale
+    x = x.astype(f64)
+    h = x.shape[-1] // 2
+    rot = np.concatenate([-x[..., h:], x[..., :h]], -1)
+    return x * cos + rot * sin
+
+
+class KVCache:
+    """The keys and values written so far, per slot and position."""
+
+    def __init__(self):
+        self.k, self.v = {}, {}
+
+    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None):
+        """Writes this call's k, v [B, S, KVH, D], then HF
+        eager_attention_forward: per query at position p, keys at positions
+        j <= p (and p - j < window), GQA head h -> kv head h // (H/KVH)."""
+        B, S, H, D = q.shape
+        G = H // k.shape[2]
+        scale = D ** -0.5 if scale is None else scale
+        for b in range(B):
+            for s in range(S):
+                key = (int(slots[b]), int(positions[b][s]))
+                self.k[key], self.v[key] = k[b, s].astype(f64), v[b, s].astype(f64)
+        out = np.zeros((B, S, H, D))
+        for b in range(B):
+            for s in range(S):
+                p = int(positions[b][s])
+                js = [j for j in range(p + 1) if window is None or p - j < window]
+                keys = np.stack([self.k[(int(slots[b]), j)] for j in js])   # [J, KVH, D]
+                vals = np.stack([self.v[(int(slots[b]), j)] for j in js])
+                for h in range(H):
+                    sc = keys[:, h // G] @ q[b, s, h].astype(f64) * scale
+                    if cap:
+                        sc = cap * np.tanh(sc / cap)
+                    e = np.exp(sc - sc.max())
+                    out[b, s, h] = (e / e.sum()) @ vals[:, h // G]
+        return out.reshape(B, S, H * D)
+
+
+# The cases.
+
+def cases():
+    out = []
+
+    def add(c):
+        out.append(c)
+        return c
+
+    B, S = "batch", "seq"
+
+    # embedding
+    for name, dtype, dim in [("embedding", "f32", 6), ("embedding_f16", "f16", 6), ("embedding_q8_0", "q8_0", 64)]:
+        r = rng(name)
+        c = add(Case(name, "embedding", "out[b, s] = weight[ids[b, s]] (nn.Embedding); weight stored as %s." % dtype,
+                     [("ids", "i32", [B, S])], [B, S, dim], attrs={"num_embeddings": 10, "embedding_dim": dim}))
+        w = c.weight("weight", randn(r, (10, dim)), dtype)
+        for b, s in [(2, 3), (1, 1)]:
+            ids = r.integers(0, 10, (b, s)).astype(np.int32)
+            c.call(b, s, [ids], w.astype(f64)[ids])
+
+    # norms
+    for name, prim, shape, eps in [("rms_norm", "rms_norm", [B, S, 8], 1e-5),
+                                   ("rms_norm_heads", "rms_norm", [B, S, 2, 8], 1e-6),
+                                   ("rms_norm_1p", "rms_norm_1p", [B, S, 8], 1e-6)]:
+        r = rng(name)
+        one_plus = prim == "rms_norm_1p"
+        doc = "out = x·rsqrt(mean(x²) + eps)·%s over the last dimension (HF %s)." % (
+            "(1 + w)" if one_plus else "w", "GemmaRMSNorm" if one_plus else "LlamaRMSNorm")
+        c = add(Case(name, prim, doc, [("x", "f32", shape)], shape, attrs={"eps": eps}))
+        w = c.weight("weight", randn(r, (shape[-1],), 0.5) + (0 if one_plus else 1))
+        for b, s in [(1, 3), (2, 1)]:
+            x = randn(r, [b, s] + shape[2:])
+            c.call(b, s, [x], rms_norm(x, w, eps, one_plus))
+
+    # linear
+    for name, bias, dtype in [("linear", False, "f32"), ("linear_bias", True, "f32"),
+                              ("linear_f16", True, "f16"), ("linear_bf16", False, "bf16")]:
+        r = rng(name)
+        c = add(Case(name, "linear", "out = x·Wᵀ%s (nn.Linear); W stored as %s." % (" + b" if bias else "", dtype),
+                     [("x", "f32", [B, S, 8])], [B, S, 5], attrs={"out": 5, "bias": bias}))
+        w = c.weight("weight", randn(r, (5, 8), 0.5), dtype)
+        bv = c.weight("bias", randn(r, (5,)), dtype) if bias else np.zeros(5, f32)
+        for b, s in [(1, 4), (3, 1)]:
+            x = randn(r, (b, s, 8))
+            c.call(b, s, [x], x.astype(f64) @ w.astype(f64).T + bv)
+
+    # heads
+    r = rng("heads")
+    c = add(Case("heads", "heads", "[..., n·d] → [..., n, d]: the last dimension split into n heads.",
+                 [("x", "f32", [B, S, 12])], [B, S, 3, 4], attrs={"n": 3}))
+    for b, s in [(1, 2), (2, 1)]:
+        x = randn(r, (b, s, 12))
+        c.call(b, s, [x], x.reshape(b, s, 3, 4))
+
+    # rope
+    ropes = [
+        ("rope", {"theta": 10000.0}, inv_freq_default(10000.0, 8), 1.0, "default"),
+        ("rope_linear", {"theta": 10000.0, "scaling": {"rope_type": "linear", "factor": 4.0}},
+         (inv_freq_default(10000.0, 8).astype(f64) / 4).astype(f32), 1.0, "linear, factor 4"),
+        ("rope_llama3", {"theta": 500000.0, "scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                        "high_freq_factor": 4.0, "original_max_position_embeddings": 64}},
+         inv_freq_llama3(500000.0, 16, 8.0, 1.0, 4.0, 64), 1.0, "llama3"),
+    ]
+    yinv, yscale = inv_freq_yarn(10000.0, 16, 4.0, 32)
+    ropes.append(("rope_yarn", {"theta": 10000.0, "scaling": {"rope_type": "yarn", "factor": 4.0,
+                                                               "original_max_position_embeddings": 32}},
+                  yinv, yscale, "yarn, factor 4, attention_factor 0.1·ln(4) + 1"))
+    for name, attrs, inv, scale, what in ropes:
+        r = rng(name)
+        d = 2 * len(inv)
+        c = add(Case(name, "rope", "RoPE (%s scaling), half-split: out = x·cos + rotate_half(x)·sin, "
+                     "angle p·inv_freq in f32 (HF apply_rotary_pos_emb)." % what,
+                     [("x", "f32", [B, S, 2, d])], [B, S, 2, d], attrs=attrs, positions=True, tol=(2e-5, 1e-5)))
+        for b, s, pos in [(1, 3, [[0, 1, 2]]), (2, 1, [[7], [130]])]:
+            x = randn(r, (b, s, 2, d))
+            pos = np.array(pos, np.int32)
+            c.call(b, s, [x], rope(x, pos, inv, scale), positions=pos)
+
+    # attention: each call writes its keys and values to the KV cache and
+    # attends over everything its sequence (slot) holds.
+    # (Cache sizes differ so that all cases fit one module: see primModules
+    # in prims_test.go.)
+    atts = [
+        ("attention", 4, 2, 8, {}, "GQA 4 query heads on 2 kv heads, default scale d^-0.5"),
+        ("attention_mqa_softcap", 2, 1, 8, {"scale": 0.5, "softcap": 2.0},
+         "MQA, scale 0.5, soft-cap 2 (Gemma 2)"),
+        ("attention_window", 2, 2, 6, {"window": 2}, "MHA, sliding window of 2 tokens"),
+    ]
+    for name, H, KVH, max_len, attrs, what in atts:
+        r = rng(name)
+        D = 8
+        c = add(Case(name, "attention", "softmax(softcap(q·kᵀ·scale) + causal mask)·v with the KV cache (%s); "
+                     "calls: prefill of slot 0, prefill of slot 1, ragged decode of both." % what,
+                     [("q", "f32", [B, S, H, D]), ("k", "f32", [B, S, KVH, D]), ("v", "f32", [B, S, KVH, D])],
+                     [B, S, H * D], attrs=attrs, positions=True, cache={"slots": 2, "max_len": max_len},
+                     tol=(2e-5, 1e-5)))
+        kv = KVCache()
+        for b, s, pos, slots in [(1, 3, [[0, 1, 2]], [0]), (1, 2, [[0, 1]], [1]), (2, 1, [[3], [2]], [0, 1])]:
+            q, k, v = randn(r, (b, s, H, D)), randn(r, (b, s, KVH, D)), randn(r, (b, s, KVH, D))
+            want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"))
+            c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
+
+    # pointwise
+    unary = [
+        ("silu", "silu", {}, silu, "out = x·sigmoid(x)"),
+        ("gelu_tanh", "gelu_tanh", {}, gelu_tanh, "out = x/2·(1 + tanh(√(2/π)·(x + 0.044715x³)))"),
+        ("activation_silu", "activation", {"name": "silu"}, silu, "HF ACT2FN[\"silu\"]"),
+        ("activation_gelu_pytorch_tanh", "activation", {"name": "gelu_pytorch_tanh"}, gelu_tanh,
+         "HF ACT2FN[\"gelu_pytorch_tanh\"]"),
+        ("softcap", "softcap", {"cap": 2.0}, lambda x: softcap(x, 2.0), "out = cap·tanh(x/cap), cap 2"),
+        ("softcap_none", "softcap", {"cap": None}, lambda x: x.astype(f64), "cap none: out = x"),
+        ("scale", "scale", {"factor": 1 / math.sqrt(3)}, lambda x: x.astype(f64) * f64(f32(1 / math.sqrt(3))),
+         "out = x·factor, factor 1/√3 rounded to f32"),
+    ]
+    for name, prim, attrs, ref, doc in unary:
+        r = rng(name)
+        c = add(Case(name, prim, doc + ".", [("x", "f32", [B, S, 6])], [B, S, 6], attrs=attrs))
+        for b, s in [(2, 3), (1, 1)]:
+            x = randn(r, (b, s, 6), 3)
+            c.call(b, s, [x], ref(x))
+
+    for name, fn, sym in [("add", np.add, "+"), ("sub", np.subtract, "-"), ("mul", np.multiply, "*")]:
+        r = rng(name)
+        c = add(Case(name, name, "out = x %s y, elementwise." % sym,
+                     [("x", "f32", [B, S, 4]), ("y", "f32", [B, S, 4])], [B, S, 4], tol=(1e-6, 1e-6)))
+        for b, s in [(2, 3), (1, 1)]:
+            x, y = randn(r, (b, s, 4)), randn(r, (b, s, 4))
+            c.call(b, s, [x, y], fn(x.astype(f64), y.astype(f64)))
+    return out
+
+
+# txtar I/O: keep the out/mlir section the Go test writes.
+
+def read_sections(path):
+    if not os.path.exists(path):
+        return {}
+    secs, name = {}, None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("-- ") and line.rstrip("\n").endswith(" --"):
+                name = line.rstrip("\n")[3:-3]
+                secs[name] = ""
+            elif name is not None:
+                secs[name] += line
+    return secs
+
+
+def main():
+    names = set()
+    for c in cases():
+        path = os.path.join(HERE, c.name + ".txtar")
+        kept = read_sections(path).get("out/mlir")
+        text = "%s: %s\nWritten by gen.py (numpy); out/mlir by go test ./lower -update.\n" % (c.prim, c.doc)
+        for sec, body in c.sections():
+            text += "-- %s --\n%s" % (sec, body)
+        if kept is not None:
+            text += "-- out/mlir --\n" + kept
+        with open(path, "w") as f:
+            f.write(text)
+        names.add(c.name + ".txtar")
+    for stale in sorted(set(p for p in os.listdir(HERE) if p.endswith(".txtar")) - names):
+        print("not written by gen.py (remove it?):", stale)
+    print("wrote %d cases to %s" % (len(names), HERE))
+
+
+if __name__ == "__main__":
+    main()
