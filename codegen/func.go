@@ -157,6 +157,10 @@ func (f *Func) print(sb *strings.Builder) {
 		sb.WriteString(l)
 		sb.WriteByte('\n')
 	}
+	if len(rets) == 0 {
+		sb.WriteString("    func.return\n  }\n")
+		return
+	}
 	fmt.Fprintf(sb, "    func.return %s : %s\n  }\n", strings.Join(rets, ", "), strings.Join(results, ", "))
 }
 

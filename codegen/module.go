@@ -10,6 +10,7 @@ package codegen
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -142,8 +143,13 @@ func symbol(name string) string {
 }
 
 // FloatLit formats a float as an MLIR literal that parses back to the same
-// float32 value (shortest round-trip digits, always with a '.').
+// float32 value (shortest round-trip digits, always with a '.'). Infinities
+// and NaN, which have no decimal form, are written as the hexadecimal bits
+// of the float32 (0x7F800000 for +Inf), which MLIR also accepts.
 func FloatLit(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Sprintf("0x%08X", math.Float32bits(float32(v)))
+	}
 	s := strconv.FormatFloat(float64(float32(v)), 'e', -1, 32)
 	mant, exp, _ := strings.Cut(s, "e")
 	if !strings.Contains(mant, ".") {
