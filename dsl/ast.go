@@ -15,6 +15,11 @@ type File struct {
 	Name    string  `parser:"'arch' @Ident"`
 	Extends string  `parser:"( 'extends' @Ident )?"`
 	Items   []*Item `parser:"'{' @@* '}'"`
+
+	// supers maps a family of the extends chain to the blocks its parent
+	// resolves to: what `super.NAME(...)` calls inside that family's blocks
+	// (filled by Resolve; nil for a file without extends).
+	supers map[string]map[string]*Block
 }
 
 // Item is one top-level entry of an arch body.
@@ -65,13 +70,16 @@ type Loop struct {
 // its parameters take any value (tensor, weight module, scalar) and its body
 // sees them, the config, the loop variable and the current weight scope, but
 // not the caller's bindings. A family that extends another overrides blocks
-// by name.
+// by name; the overriding block reaches the parent's version (or any other
+// block as the parent resolves it) with `super.NAME(...)`.
 type Block struct {
 	Pos    lexer.Position
 	Name   string   `parser:"'block' @Ident '('"`
 	Params []string `parser:"( @Ident ( ',' @Ident )* )? ')' '{'"`
 	Body   []*Stmt  `parser:"@@*"`
 	Return *Expr    `parser:"'return' @@ '}'"`
+
+	family string // arch name of the file that wrote the block (set by Parse)
 }
 
 // Stmt binds a name to the value of an expression: `x = expr`.
@@ -127,11 +135,14 @@ type Primary struct {
 	Sub   *Expr    `parser:"| '(' @@ ')'"`
 }
 
-// Call is a primitive call with positional and keyword arguments.
+// Call is a primitive or block call with positional and keyword arguments.
+// `super.NAME(...)`, inside a block of a family that extends another, calls
+// block NAME as the parent family defines it (Hugging Face's super()).
 type Call struct {
-	Pos  lexer.Position
-	Name string `parser:"@Ident '('"`
-	Args []*Arg `parser:"( @@ ( ',' @@ )* ','? )? ')'"`
+	Pos   lexer.Position
+	Super bool   `parser:"( @'super' '.' )?"`
+	Name  string `parser:"@Ident '('"`
+	Args  []*Arg `parser:"( @@ ( ',' @@ )* ','? )? ')'"`
 }
 
 // Arg is one call argument, positional (`x`) or keyword (`eps: 1e-6`).

@@ -11,39 +11,27 @@ import (
 
 // builder accumulates the IR graph while a file's statements are evaluated.
 type builder struct {
-	g      *ir.Graph
-	reg    ir.Registry
-	blocks map[string]*Block
-	layer  int
-	stmt   string   // binding name of the statement being evaluated
-	path   []string // enclosing block calls, outermost first
-	depth  int
-	seen   map[string]ir.Weight
-}
-
-func (b *builder) blockNames() []string {
-	out := make([]string, 0, len(b.blocks))
-	for n := range b.blocks {
-		out = append(out, n)
-	}
-	return out
+	g     *ir.Graph
+	reg   ir.Registry
+	bs    *blockSet
+	layer int
+	stmt  string   // binding name of the statement being evaluated
+	path  []string // enclosing block calls, outermost first
+	depth int
+	seen  map[string]ir.Weight
 }
 
 // Build evaluates a checked file's dataflow against an evaluated config (see
 // EvalConfig) and returns the IR graph with every node shape-checked by its
-// primitive's Infer rule. Errors carry .arch positions.
+// primitive's Infer rule; every weight carries the position of the .arch
+// path that named it. Errors carry .arch positions.
 func Build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
 	b := &builder{
-		g:      &ir.Graph{Arch: f.Name, File: f.Pos.Filename},
-		reg:    reg,
-		blocks: map[string]*Block{},
-		layer:  -1,
-		seen:   map[string]ir.Weight{},
-	}
-	for _, it := range f.Items {
-		if it.Block != nil {
-			b.blocks[it.Block.Name] = it.Block
-		}
+		g:     &ir.Graph{Arch: f.Name, File: f.Pos.Filename},
+		reg:   reg,
+		bs:    newBlockSet(f, reg),
+		layer: -1,
+		seen:  map[string]ir.Weight{},
 	}
 	tok := &ir.Node{Prim: "tokens", Type: ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq}, DType: ir.I32}, Layer: -1, Site: -1, Name: "tokens", Pos: f.Pos}
 	b.g.Tokens = tok
@@ -103,11 +91,15 @@ func (s *scope) forLoop(l *Loop) error {
 	for i := int64(0); i < count; i++ {
 		s.loopVar, s.index, s.b.layer = l.Var, i, int(i)
 		s.prefix = ""
-		p, err := s.path(l.Scope)
+		p, err := s.path(l.Scope, true)
 		if err != nil {
 			return err
 		}
-		s.prefix = string(p.(module)) + "."
+		m, ok := p.(module)
+		if !ok {
+			return errorf(l.Scope.Pos, "the loop scope must be a weight path, got %s %s", typeName(p), show(p))
+		}
+		s.prefix = m.path + "."
 		for _, st := range l.Body {
 			if err := s.stmt(st); err != nil {
 				return err
@@ -119,20 +111,21 @@ func (s *scope) forLoop(l *Loop) error {
 }
 
 // node appends one primitive application, runs its Infer rule and records
-// the weights it reads.
-func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod string, attrs map[string]any) (*ir.Node, error) {
+// the weights it reads, each at the position of mod (the zero module for a
+// primitive without weights).
+func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod module, attrs map[string]any) (*ir.Node, error) {
 	p, ok := b.reg.Primitive(prim)
 	if !ok {
 		return nil, errorf(pos, "unknown primitive %q", prim)
 	}
-	n := &ir.Node{ID: len(b.g.Nodes), Prim: prim, Args: args, Module: mod, Attrs: attrs, Layer: b.layer, Site: -1, Pos: pos}
+	n := &ir.Node{ID: len(b.g.Nodes), Prim: prim, Args: args, Module: mod.path, Attrs: attrs, Layer: b.layer, Site: -1, Pos: pos}
 	parts := append([]string{}, b.path...)
 	if b.stmt != "" {
 		parts = append(parts, b.stmt)
 	}
 	n.Name = strings.Join(append(parts, prim), "/")
-	if mod != "" {
-		n.Name = mod
+	if mod.path != "" {
+		n.Name = mod.path
 	} else if b.layer >= 0 {
 		n.Name = fmt.Sprintf("model.layers.%d/%s", b.layer, n.Name)
 	}
@@ -143,10 +136,13 @@ func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod str
 		n.Site = b.g.Sites
 		b.g.Sites++
 	}
+	for i := range n.Weights {
+		n.Weights[i].Pos = mod.pos
+	}
 	for _, w := range n.Weights {
 		if prev, ok := b.seen[w.Name]; ok {
 			if fmt.Sprint(prev.Shape) != fmt.Sprint(w.Shape) {
-				return nil, errorf(pos, "weight %s used with shape %v here but %v before", w.Name, w.Shape, prev.Shape)
+				return nil, errorf(pos, "weight %s used with shape %v here but %v at %s", w.Name, w.Shape, prev.Shape, prev.Pos)
 			}
 			continue
 		}

@@ -9,21 +9,36 @@ import (
 )
 
 // Check validates a parsed file without a config: config fields are unique;
-// config defaults use only earlier fields; every call names a known
-// primitive with known parameters; tensor arguments name bindings made
-// before use; the file binds logits. It returns every diagnostic found,
-// sorted by position (nil when the file is valid).
+// config defaults use only earlier fields and match conditions only config
+// fields; every call names a known primitive or block (super calls a block
+// of the parent family) with known parameters; every name is a local bound
+// before use, a block parameter, the loop variable, a config field, or a
+// weight path in a weight position (names.go); the file binds logits. It
+// returns every diagnostic found, sorted by position (nil when the file is
+// valid).
 func Check(f *File, reg ir.Registry) []*Error {
-	c := &checker{reg: reg, fields: map[string]bool{}, locals: map[string]bool{"tokens": true}, blocks: map[string]*Block{}}
+	c := &checker{reg: reg, bs: newBlockSet(f, reg), fields: map[string]bool{}, allFields: map[string]bool{},
+		loopVars: map[string]bool{}, locals: map[string]bool{"tokens": true}}
+	own := map[*Block]bool{}
+	blocks := map[string]bool{}
 	for _, it := range f.Items {
-		if b := it.Block; b != nil {
-			if _, dup := c.blocks[b.Name]; dup {
+		switch {
+		case it.Block != nil:
+			b := it.Block
+			if blocks[b.Name] {
 				c.errf(b.Pos, "block %q declared twice", b.Name)
 			}
 			if _, isPrim := reg.Primitive(b.Name); isPrim {
 				c.errf(b.Pos, "block %q has the name of a primitive", b.Name)
 			}
-			c.blocks[b.Name] = b
+			blocks[b.Name] = true
+			own[b] = true
+		case it.Config != nil:
+			for _, fd := range it.Config.Fields {
+				c.allFields[fd.Name] = true
+			}
+		case it.Loop != nil:
+			c.loopVars[it.Loop.Var] = true
 		}
 	}
 	matched := false
@@ -31,36 +46,33 @@ func Check(f *File, reg ir.Registry) []*Error {
 		switch {
 		case it.Match != nil:
 			matched = true
+			c.cfgExpr(it.Match.Cond, c.allFields)
 		case it.Config != nil:
 			for _, fd := range it.Config.Fields {
-				if fd.Default != nil {
-					c.expr(fd.Default, true)
-				}
+				c.cfgExpr(fd.Default, c.fields)
 				if c.fields[fd.Name] {
 					c.errf(fd.Pos, "config field %q declared twice", fd.Name)
 				}
 				c.fields[fd.Name] = true
 			}
 		case it.Block != nil:
-			outer := c.locals
-			c.locals = map[string]bool{"tokens": true}
-			for _, p := range it.Block.Params {
-				c.locals[p] = true
-			}
-			for _, st := range it.Block.Body {
-				c.stmt(st)
-			}
-			c.expr(it.Block.Return, false)
-			c.locals = outer
+			c.block(it.Block)
 		case it.Stmt != nil:
 			c.stmt(it.Stmt)
 		case it.Loop != nil:
-			c.expr(it.Loop.Count, true)
+			c.cfgExpr(it.Loop.Count, c.allFields)
 			c.loopVar = it.Loop.Var
+			c.path(it.Loop.Scope, true)
 			for _, st := range it.Loop.Body {
 				c.stmt(st)
 			}
 			c.loopVar = ""
+		}
+	}
+	// Parent versions of blocks, reachable only through super calls.
+	for _, b := range c.bs.all() {
+		if !own[b] {
+			c.block(b)
 		}
 	}
 	c.recursion()
@@ -72,91 +84,133 @@ func Check(f *File, reg ir.Registry) []*Error {
 	}
 	sort.SliceStable(c.errs, func(i, j int) bool {
 		a, b := c.errs[i].Pos, c.errs[j].Pos
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
 		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
 	})
 	return c.errs
 }
 
 // recursion reports blocks that call themselves, directly or through other
-// blocks (block calls are inlined, so recursion can never end).
+// blocks (block calls are inlined, so recursion can never end). A super
+// call reaches another block (the parent's version), not itself.
 func (c *checker) recursion() {
-	calls := map[string][]*Call{}
-	for name, b := range c.blocks {
-		var walk func(e *Expr)
-		walk = func(e *Expr) {
-			if e == nil {
-				return
+	type edge struct {
+		call *Call
+		to   *Block
+	}
+	calls := map[*Block][]edge{}
+	blocks := c.bs.all()
+	for _, b := range blocks {
+		visit := func(call *Call) {
+			if to, err := c.bs.resolve(call, b); err == nil && to != nil {
+				calls[b] = append(calls[b], edge{call, to})
 			}
-			us := []*Unary{e.Cond.First}
-			for _, op := range e.Cond.Rest {
-				us = append(us, op.Right)
-			}
-			for _, u := range us {
-				for _, ix := range u.Index {
-					walk(ix)
-				}
-				p := u.Operand
-				switch {
-				case p.Sub != nil:
-					walk(p.Sub)
-				case p.Call != nil:
-					if _, ok := c.blocks[p.Call.Name]; ok {
-						calls[name] = append(calls[name], p.Call)
-					}
-					for _, a := range p.Call.Args {
-						walk(a.Value)
-					}
-				}
-			}
-			walk(e.Then)
-			walk(e.Else)
 		}
 		for _, st := range b.Body {
-			walk(st.Value)
+			forEachCall(st.Value, visit)
 		}
-		walk(b.Return)
+		forEachCall(b.Return, visit)
 	}
 	const (
 		unvisited = iota
 		active
 		done
 	)
-	state := map[string]int{}
-	var visit func(name string) bool
-	visit = func(name string) bool {
-		state[name] = active
-		for _, call := range calls[name] {
-			switch state[call.Name] {
+	state := map[*Block]int{}
+	var visit func(b *Block) bool
+	visit = func(b *Block) bool {
+		state[b] = active
+		for _, e := range calls[b] {
+			switch state[e.to] {
 			case active:
-				c.errf(call.Pos, "block %s calls %s recursively; blocks are inlined, so recursion never ends", name, call.Name)
+				c.errf(e.call.Pos, "block %s calls %s recursively; blocks are inlined, so recursion never ends", b.Name, callName(e.call))
 				return true
 			case unvisited:
-				if visit(call.Name) {
+				if visit(e.to) {
 					return true
 				}
 			}
 		}
-		state[name] = done
+		state[b] = done
 		return false
 	}
-	for _, name := range keysOf(c.blocks) {
-		if state[name] == unvisited {
-			visit(name)
+	for _, b := range blocks {
+		if state[b] == unvisited {
+			visit(b)
 		}
 	}
 }
 
+// forEachCall calls fn for every call in e, outermost first.
+func forEachCall(e *Expr, fn func(*Call)) {
+	if e == nil {
+		return
+	}
+	us := []*Unary{e.Cond.First}
+	for _, op := range e.Cond.Rest {
+		us = append(us, op.Right)
+	}
+	for _, u := range us {
+		for _, ix := range u.Index {
+			forEachCall(ix, fn)
+		}
+		p := u.Operand
+		switch {
+		case p.Sub != nil:
+			forEachCall(p.Sub, fn)
+		case p.Call != nil:
+			fn(p.Call)
+			for _, a := range p.Call.Args {
+				forEachCall(a.Value, fn)
+			}
+		case p.Path != nil:
+			for _, s := range p.Path.Segs {
+				forEachCall(s.Index, fn)
+			}
+		}
+	}
+	forEachCall(e.Then, fn)
+	forEachCall(e.Else, fn)
+}
+
+// callName is a call's callee as written: NAME or super.NAME.
+func callName(c *Call) string {
+	if c.Super {
+		return "super." + c.Name
+	}
+	return c.Name
+}
+
 type checker struct {
-	reg     ir.Registry
-	fields  map[string]bool
-	locals  map[string]bool
-	blocks  map[string]*Block
-	loopVar string
-	errs    []*Error
+	reg       ir.Registry
+	bs        *blockSet
+	fields    map[string]bool // config fields declared so far (defaults see only these)
+	allFields map[string]bool // every config field
+	loopVars  map[string]bool // the layer loops' variables, which blocks may read
+	locals    map[string]bool // bindings in scope: statements, block parameters, tokens
+	loopVar   string          // the loop variable, inside a loop body
+	in        *Block          // the block being checked, nil outside blocks
+	errs      []*Error
 }
 
 func (c *checker) errf(pos lexer.Position, format string, args ...any) {
 	c.errs = append(c.errs, errorf(pos, format, args...))
+}
+
+func (c *checker) block(b *Block) {
+	outer := c.locals
+	c.locals = map[string]bool{"tokens": true}
+	for _, p := range b.Params {
+		c.locals[p] = true
+	}
+	c.in = b
+	for _, st := range b.Body {
+		c.stmt(st)
+	}
+	c.expr(b.Return, false)
+	c.locals, c.in = outer, nil
 }
 
 func (c *checker) stmt(st *Stmt) {
@@ -164,55 +218,127 @@ func (c *checker) stmt(st *Stmt) {
 	c.locals[st.Name] = true
 }
 
-// expr checks names in e. In config expressions (cfgOnly) only earlier
-// config fields and literals may appear.
-func (c *checker) expr(e *Expr, cfgOnly bool) {
+// cfgExpr checks a config expression: only literals, the fields in fields
+// and dict keys of them; no calls.
+func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
 	if e == nil {
 		return
 	}
-	c.unary(e.Cond.First, cfgOnly)
+	us := []*Unary{e.Cond.First}
 	for _, op := range e.Cond.Rest {
-		c.unary(op.Right, cfgOnly)
+		us = append(us, op.Right)
 	}
-	c.expr(e.Then, cfgOnly)
-	c.expr(e.Else, cfgOnly)
+	for _, u := range us {
+		for _, ix := range u.Index {
+			c.cfgExpr(ix, fields)
+		}
+		p := u.Operand
+		switch {
+		case p.Sub != nil:
+			c.cfgExpr(p.Sub, fields)
+		case p.Call != nil:
+			c.errf(p.Call.Pos, "primitive call %s(...) is not allowed in a config expression", callName(p.Call))
+		case p.Path != nil:
+			head := p.Path.Segs[0]
+			if head.Name != "" && !fields[head.Name] {
+				c.errf(head.Pos, "unknown config field %q%s", head.Name, suggest(head.Name, keys(fields)))
+			}
+			for _, s := range p.Path.Segs {
+				if s.Index != nil {
+					c.cfgExpr(s.Index, fields)
+				}
+			}
+		}
+	}
+	c.cfgExpr(e.Then, fields)
+	c.cfgExpr(e.Else, fields)
 }
 
-func (c *checker) unary(u *Unary, cfgOnly bool) {
+// expr checks the names and calls in e; w says whether e stands in a
+// weight position (names.go).
+func (c *checker) expr(e *Expr, w bool) {
+	if e == nil {
+		return
+	}
+	if e.Then != nil {
+		c.binary(e.Cond, false)
+		c.expr(e.Then, w)
+		c.expr(e.Else, w)
+		return
+	}
+	c.binary(e.Cond, w)
+}
+
+func (c *checker) binary(e *BinExpr, w bool) {
+	w = w && len(e.Rest) == 0
+	c.unary(e.First, w)
+	for _, op := range e.Rest {
+		c.unary(op.Right, false)
+	}
+}
+
+func (c *checker) unary(u *Unary, w bool) {
+	w = w && u.Op == "" && len(u.Index) == 0
 	for _, ix := range u.Index {
-		c.expr(ix, cfgOnly)
+		c.expr(ix, false)
 	}
 	p := u.Operand
 	switch {
 	case p.Sub != nil:
-		c.expr(p.Sub, cfgOnly)
+		c.expr(p.Sub, w)
 	case p.Call != nil:
-		if cfgOnly {
-			c.errf(p.Call.Pos, "primitive call %s(...) is not allowed in a config expression", p.Call.Name)
-			return
-		}
 		c.call(p.Call)
 	case p.Path != nil:
-		head := p.Path.Segs[0]
-		if cfgOnly && head.Name != "" && !c.fields[head.Name] && head.Name != c.loopVar {
-			c.errf(head.Pos, "unknown config field %q%s", head.Name, suggest(head.Name, keys(c.fields)))
-		}
-		for _, s := range p.Path.Segs {
-			if s.Index != nil {
-				c.expr(s.Index, cfgOnly)
-			}
-		}
+		c.path(p.Path, w)
 	}
 }
 
+// path reports a name that is bound nowhere, unless it stands in a weight
+// position, and checks the path's computed segments.
+func (c *checker) path(p *Path, w bool) {
+	for _, s := range p.Segs {
+		if s.Index != nil {
+			c.expr(s.Index, false)
+		}
+	}
+	head := p.Segs[0].Name
+	if head != "" && (c.locals[head] || c.allFields[head] || head == c.loopVar || (c.in != nil && c.loopVars[head])) {
+		return
+	}
+	if !w {
+		c.errs = append(c.errs, c.bs.unknownName(p, c.known()))
+	}
+}
+
+// known lists the names in scope, for did-you-mean hints.
+func (c *checker) known() []string {
+	out := append(keys(c.locals), keys(c.allFields)...)
+	if c.loopVar != "" {
+		out = append(out, c.loopVar)
+	}
+	if c.in != nil {
+		out = append(out, keys(c.loopVars)...)
+	}
+	return out
+}
+
 func (c *checker) call(call *Call) {
-	if blk, ok := c.blocks[call.Name]; ok {
+	blk, err := c.bs.resolve(call, c.in)
+	if err != nil {
+		c.errs = append(c.errs, err.(*Error))
+		for _, a := range call.Args {
+			c.expr(a.Value, true) // the callee is unknown, so is each argument's kind
+		}
+		return
+	}
+	if blk != nil {
 		for i, a := range call.Args {
-			c.expr(a.Value, false)
+			j := paramIndex(blk.Params, i, a)
+			c.expr(a.Value, j < 0 || c.bs.weight[blk][j]) // an argument without a parameter has no known kind
 			switch {
-			case a.Name == "" && i >= len(blk.Params):
+			case j < 0 && a.Name == "":
 				c.errf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
-			case a.Name != "" && !contains(blk.Params, a.Name):
+			case j < 0:
 				c.errf(a.Pos, "block %s has no parameter %q%s", blk.Name, a.Name, suggest(a.Name, blk.Params))
 			}
 		}
@@ -223,42 +349,21 @@ func (c *checker) call(call *Call) {
 	}
 	prim, ok := c.reg.Primitive(call.Name)
 	if !ok {
-		c.errf(call.Pos, "unknown primitive %q%s", call.Name, suggest(call.Name, append(c.reg.Names(), keysOf(c.blocks)...)))
+		c.errf(call.Pos, "unknown primitive %q%s", call.Name, suggest(call.Name, append(c.reg.Names(), keysOf(c.bs.blocks)...)))
 	}
 	for i, a := range call.Args {
-		c.expr(a.Value, false)
-		if prim == nil {
-			continue
-		}
 		var p *ir.Param
-		if a.Name == "" && i < len(prim.Params) {
-			p = &prim.Params[i]
+		if prim != nil {
+			p = primParam(prim, i, a)
 		}
-		for j := range prim.Params {
-			if prim.Params[j].Name == a.Name {
-				p = &prim.Params[j]
-			}
-		}
+		c.expr(a.Value, p == nil || p.Kind == ir.Module) // an argument without a parameter has no known kind
 		switch {
+		case prim == nil:
 		case p == nil && a.Name != "":
 			c.errf(a.Pos, "%s has no parameter %q%s", call.Name, a.Name, suggest(a.Name, paramNames(prim)))
 		case p == nil:
 			c.errf(a.Pos, "%s takes at most %d arguments", call.Name, len(prim.Params))
-		case p.Kind == ir.Tensor:
-			c.tensorArg(a.Value)
 		}
-	}
-}
-
-// tensorArg reports a bare name passed as a tensor that is not bound yet.
-func (c *checker) tensorArg(e *Expr) {
-	if e.Then != nil || len(e.Cond.Rest) > 0 || e.Cond.First.Operand.Path == nil {
-		return
-	}
-	path := e.Cond.First.Operand.Path
-	name := path.Segs[0].Name
-	if len(path.Segs) == 1 && name != "" && !c.locals[name] && !c.fields[name] && name != c.loopVar {
-		c.errf(path.Pos, "undefined tensor %q%s", name, suggest(name, keys(c.locals)))
 	}
 }
 

@@ -3,6 +3,9 @@ package dsl
 import (
 	"fmt"
 	"math"
+	"sort"
+
+	"github.com/alecthomas/participle/v2/lexer"
 
 	"github.com/archc/archc/dsl/ir"
 )
@@ -29,10 +32,17 @@ type scope struct {
 	index   int64          // loop variable value
 	prefix  string         // weight module prefix, e.g. "model.layers.3."
 	b       *builder       // nil while evaluating config expressions
+	block   *Block         // the block whose body is evaluated, nil outside blocks
 }
 
-func (s *scope) expr(e *Expr) (any, error) {
-	c, err := s.binary(e.Cond)
+// expr evaluates e where a value is expected (not a weight position; see
+// names.go).
+func (s *scope) expr(e *Expr) (any, error) { return s.eval(e, false) }
+
+// eval evaluates e; w says whether e stands in a weight position, where an
+// unbound name is a weight module path.
+func (s *scope) eval(e *Expr, w bool) (any, error) {
+	c, err := s.binary(e.Cond, w && e.Then == nil)
 	if err != nil || e.Then == nil {
 		return c, err
 	}
@@ -41,15 +51,16 @@ func (s *scope) expr(e *Expr) (any, error) {
 		return nil, errorf(e.Cond.Pos, "condition of ?: must be bool, got %s %s", typeName(c), show(c))
 	}
 	if b {
-		return s.expr(e.Then)
+		return s.eval(e.Then, w)
 	}
-	return s.expr(e.Else)
+	return s.eval(e.Else, w)
 }
 
 // binary evaluates a flat operator run: operands left to right, then the
-// operators by precedence (shunting-yard); ** associates to the right.
-func (s *scope) binary(e *BinExpr) (any, error) {
-	first, err := s.unary(e.First)
+// operators by precedence (shunting-yard); ** associates to the right. Only
+// a lone operand can stand in a weight position.
+func (s *scope) binary(e *BinExpr, w bool) (any, error) {
+	first, err := s.unary(e.First, w && len(e.Rest) == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +84,7 @@ func (s *scope) binary(e *BinExpr) (any, error) {
 				return nil, err
 			}
 		}
-		v, err := s.unary(op.Right)
+		v, err := s.unary(op.Right, false)
 		if err != nil {
 			return nil, err
 		}
@@ -93,18 +104,18 @@ func (s *scope) apply(op *BinOp, l, r any) (any, error) {
 		if op.Op == "/" {
 			f = 1 / f
 		}
-		return s.b.node(op.Pos, "scale", []*ir.Node{n}, "", map[string]any{"factor": f})
+		return s.b.node(op.Pos, "scale", []*ir.Node{n}, module{}, map[string]any{"factor": f})
 	}
 	if ln, ok := l.(*ir.Node); ok {
 		rn, ok := r.(*ir.Node)
 		prim, known := tensorOps[op.Op]
 		if !ok || !known || s.b == nil {
-			return nil, errorf(op.Pos, "operator %s is not defined on %s and %s%s", op.Op, typeName(l), operand(r), undefinedHint(l, r))
+			return nil, errorf(op.Pos, "operator %s is not defined on %s and %s", op.Op, operand(l), operand(r))
 		}
-		return s.b.node(op.Pos, prim, []*ir.Node{ln, rn}, "", nil)
+		return s.b.node(op.Pos, prim, []*ir.Node{ln, rn}, module{}, nil)
 	}
 	if _, ok := r.(*ir.Node); ok {
-		return nil, errorf(op.Pos, "operator %s is not defined on %s and tensor%s", op.Op, operand(l), undefinedHint(l, r))
+		return nil, errorf(op.Pos, "operator %s is not defined on %s and tensor", op.Op, operand(l))
 	}
 	v, err := scalarOp(op.Op, l, r)
 	if err != nil {
@@ -119,16 +130,6 @@ func operand(v any) string {
 		return "tensor"
 	}
 	return typeName(v) + " " + show(v)
-}
-
-// undefinedHint explains that an unbound name reads as a weight module.
-func undefinedHint(l, r any) string {
-	for _, v := range []any{l, r} {
-		if m, ok := v.(module); ok {
-			return fmt.Sprintf(" (%s is not a binding or config field, so it names a weight module; a typo?)", m)
-		}
-	}
-	return ""
 }
 
 // tensorScalar matches a tensor and a number in either order.
@@ -258,8 +259,8 @@ func equal(l, r any) bool {
 	return false
 }
 
-func (s *scope) unary(u *Unary) (any, error) {
-	v, err := s.primary(u.Operand)
+func (s *scope) unary(u *Unary, w bool) (any, error) {
+	v, err := s.primary(u.Operand, w && u.Op == "" && len(u.Index) == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +319,7 @@ func (s *scope) indexValue(v any, ix *Expr) (any, error) {
 	return nil, errorf(ix.Pos, "cannot index %s", typeName(v))
 }
 
-func (s *scope) primary(p *Primary) (any, error) {
+func (s *scope) primary(p *Primary, w bool) (any, error) {
 	switch {
 	case p.Float != nil:
 		return *p.Float, nil
@@ -335,15 +336,17 @@ func (s *scope) primary(p *Primary) (any, error) {
 	case p.Call != nil:
 		return s.call(p.Call)
 	case p.Path != nil:
-		return s.path(p.Path)
+		return s.path(p.Path, w)
 	}
-	return s.expr(p.Sub)
+	return s.eval(p.Sub, w)
 }
 
-// path resolves a dotted name: a local tensor, the loop variable, a config
+// path resolves a dotted name: a local binding (a weight module binding
+// takes further segments as a sub-module), the loop variable, a config
 // field (later segments index dicts; none propagates), the graph input
-// `tokens`, or else a weight module relative to the current scope.
-func (s *scope) path(p *Path) (any, error) {
+// `tokens`, or else, in a weight position only, a weight module relative to
+// the current scope (see names.go).
+func (s *scope) path(p *Path, w bool) (any, error) {
 	head := p.Segs[0]
 	if head.Name != "" {
 		if v, ok := s.locals[head.Name]; ok {
@@ -352,7 +355,7 @@ func (s *scope) path(p *Path) (any, error) {
 			}
 			switch x := v.(type) {
 			case module:
-				return s.modulePath(string(x)+".", p.Segs[1:])
+				return s.modulePath(x.path+".", p.Segs[1:], p.Pos)
 			case map[string]any, nil:
 				return dictPath(head.Name, v, p.Segs[1:])
 			}
@@ -371,7 +374,26 @@ func (s *scope) path(p *Path) (any, error) {
 	if head.Name == "tokens" && len(p.Segs) == 1 {
 		return s.b.g.Tokens, nil
 	}
-	return s.modulePath(s.prefix, p.Segs)
+	if !w {
+		return nil, s.b.bs.unknownName(p, s.known())
+	}
+	return s.modulePath(s.prefix, p.Segs, p.Pos)
+}
+
+// known lists the names in scope, for did-you-mean hints.
+func (s *scope) known() []string {
+	out := []string{"tokens"}
+	for n := range s.locals {
+		out = append(out, n)
+	}
+	for n := range s.cfg {
+		out = append(out, n)
+	}
+	if s.loopVar != "" {
+		out = append(out, s.loopVar)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // dictPath follows named keys into nested dicts; none propagates (a missing
@@ -393,8 +415,9 @@ func dictPath(name string, v any, segs []*Seg) (any, error) {
 	return v, nil
 }
 
-// modulePath joins path segments into a weight module name under prefix.
-func (s *scope) modulePath(prefix string, segs []*Seg) (any, error) {
+// modulePath joins path segments into a weight module name under prefix;
+// pos is where the path is written.
+func (s *scope) modulePath(prefix string, segs []*Seg, pos lexer.Position) (any, error) {
 	name := prefix
 	for i, seg := range segs {
 		if i > 0 {
@@ -417,7 +440,7 @@ func (s *scope) modulePath(prefix string, segs []*Seg) (any, error) {
 			name += fmt.Sprint(i)
 		}
 	}
-	return module(name), nil
+	return module{path: name, pos: pos}, nil
 }
 
 func segText(s *Seg) string {
@@ -431,12 +454,16 @@ func (s *scope) call(c *Call) (any, error) {
 	if s.b == nil {
 		return nil, errorf(c.Pos, "primitive call %s(...) is not allowed in a config expression", c.Name)
 	}
-	if blk, ok := s.b.blocks[c.Name]; ok {
+	blk, err := s.b.bs.resolve(c, s.block)
+	if err != nil {
+		return nil, err
+	}
+	if blk != nil {
 		return s.callBlock(c, blk)
 	}
 	prim, ok := s.b.reg.Primitive(c.Name)
 	if !ok {
-		return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, suggest(c.Name, append(s.b.reg.Names(), s.b.blockNames()...)))
+		return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, suggest(c.Name, append(s.b.reg.Names(), keysOf(s.b.bs.blocks)...)))
 	}
 	vals := make(map[string]any, len(c.Args))
 	given := make(map[string]bool, len(c.Args))
@@ -460,7 +487,7 @@ func (s *scope) call(c *Call) (any, error) {
 		if given[p.Name] {
 			return nil, errorf(a.Pos, "%s: parameter %q given twice", c.Name, p.Name)
 		}
-		v, err := s.expr(a.Value)
+		v, err := s.eval(a.Value, p.Kind == ir.Module)
 		if err != nil {
 			return nil, err
 		}
@@ -471,7 +498,7 @@ func (s *scope) call(c *Call) (any, error) {
 		vals[p.Name] = v
 	}
 	var args []*ir.Node
-	var mod string
+	var mod module
 	attrs := map[string]any{}
 	for _, p := range prim.Params {
 		v, ok := vals[p.Name]
@@ -485,7 +512,7 @@ func (s *scope) call(c *Call) (any, error) {
 		case ir.Tensor:
 			args = append(args, v.(*ir.Node))
 		case ir.Module:
-			mod = string(v.(module))
+			mod = v.(module)
 		default:
 			attrs[p.Name] = v
 		}
@@ -503,21 +530,20 @@ func (s *scope) callBlock(c *Call, blk *Block) (any, error) {
 	if s.b.depth >= maxBlockDepth {
 		return nil, errorf(c.Pos, "block %s: calls nested deeper than %d (recursion?)", blk.Name, maxBlockDepth)
 	}
-	inner := &scope{cfg: s.cfg, locals: map[string]any{}, loopVar: s.loopVar, index: s.index, prefix: s.prefix, b: s.b}
+	inner := &scope{cfg: s.cfg, locals: map[string]any{}, loopVar: s.loopVar, index: s.index, prefix: s.prefix, b: s.b, block: blk}
 	for i, a := range c.Args {
-		name := a.Name
-		if name == "" {
-			if i >= len(blk.Params) {
-				return nil, errorf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
-			}
-			name = blk.Params[i]
-		} else if !contains(blk.Params, name) {
-			return nil, errorf(a.Pos, "block %s has no parameter %q%s", blk.Name, name, suggest(name, blk.Params))
+		j := paramIndex(blk.Params, i, a)
+		switch {
+		case j < 0 && a.Name == "":
+			return nil, errorf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
+		case j < 0:
+			return nil, errorf(a.Pos, "block %s has no parameter %q%s", blk.Name, a.Name, suggest(a.Name, blk.Params))
 		}
+		name := blk.Params[j]
 		if _, dup := inner.locals[name]; dup {
 			return nil, errorf(a.Pos, "block %s: parameter %q given twice", blk.Name, name)
 		}
-		v, err := s.expr(a.Value)
+		v, err := s.eval(a.Value, s.b.bs.weight[blk][j])
 		if err != nil {
 			return nil, err
 		}

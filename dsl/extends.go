@@ -12,6 +12,9 @@ package dsl
 //   - dataflow (top-level statements and the layer loop): the child's if it
 //     has any, else the parent's.
 //
+// A block the child writes may call `super.NAME(...)`: block NAME as the
+// parent resolves it (for an overriding block, the version it replaces).
+//
 // Nodes keep their source positions, so diagnostics point into the file
 // that wrote them. Errors: an unknown parent or an extends cycle.
 func Resolve(f *File, parent func(name string) (*File, error)) (*File, error) {
@@ -39,7 +42,17 @@ func resolve(f *File, parent func(string) (*File, error), seen map[string]bool) 
 
 // merge applies child on top of a resolved base.
 func merge(base, child *File) *File {
-	out := &File{Pos: child.Pos, Name: child.Name}
+	out := &File{Pos: child.Pos, Name: child.Name, supers: map[string]map[string]*Block{}}
+	parentBlocks := map[string]*Block{}
+	for _, it := range base.Items {
+		if it.Block != nil {
+			parentBlocks[it.Block.Name] = it.Block
+		}
+	}
+	for fam, bl := range base.supers {
+		out.supers[fam] = bl
+	}
+	out.supers[child.Name] = parentBlocks
 	var items []*Item
 	for _, it := range child.Items {
 		if it.Match != nil {

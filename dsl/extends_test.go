@@ -2,10 +2,12 @@ package dsl_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/lower"
 )
 
@@ -98,5 +100,145 @@ func TestParseNestingLimit(t *testing.T) {
 	_, err := dsl.Parse("deep.arch", []byte(src))
 	if err == nil || !strings.Contains(err.Error(), "deep.arch:2:") || !strings.Contains(err.Error(), "nested deeper") {
 		t.Fatalf("got %v, want a positioned nesting error", err)
+	}
+}
+
+// grandchildSrc overrides norm again and reaches the child's version with
+// super, which reaches the base's: each super call goes one family up.
+const grandchildSrc = `arch grandchild extends child {
+  match model_type "grandchild"
+  block norm(x, w) { return super.norm(x, w) * 2.0 }
+}
+`
+
+// TestSuper builds a chain of overrides through super and checks the
+// nodes: the grandchild's norm scales the child's (rms_norm_1p), whose own
+// super would be the base's rms_norm.
+func TestSuper(t *testing.T) {
+	files := map[string]*dsl.File{
+		"base":  parseOrFatal(t, "base.arch", parentSrc),
+		"child": parseOrFatal(t, "child.arch", strings.Replace(childSrc, "rms_norm_1p(x, w, eps: eps)", "rms_norm_1p(super.norm(x, w), w, eps: eps)", 1)),
+	}
+	lookup := func(name string) (*dsl.File, error) {
+		if f, ok := files[name]; ok {
+			return f, nil
+		}
+		return nil, fmt.Errorf("no family %q", name)
+	}
+	f, err := dsl.Resolve(parseOrFatal(t, "grandchild.arch", grandchildSrc), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := dsl.Check(f, lower.Registry{}); errs != nil {
+		t.Fatalf("check: %v", errs)
+	}
+	cfg, err := dsl.EvalConfig(f, map[string]any{"vocab_size": int64(16), "hidden_size": int64(8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := dsl.Build(f, cfg, lower.Registry{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prims []string
+	for _, n := range g.Nodes {
+		prims = append(prims, n.Prim)
+	}
+	if got, want := strings.Join(prims, " "), "tokens embedding rms_norm rms_norm_1p scale linear"; got != want {
+		t.Errorf("nodes = %q, want %q (grandchild scale over child rms_norm_1p over base rms_norm)", got, want)
+	}
+	// The weight the base's norm reads carries the position where the
+	// base's head block names it.
+	for _, w := range g.Weights {
+		if w.Name == "model.norm.weight" && (w.Pos.Filename != "base.arch" || w.Pos.Line != 9) {
+			t.Errorf("model.norm.weight at %v, want base.arch:9", w.Pos)
+		}
+	}
+}
+
+// TestSuperGemma3 rewrites gemma3's q/k projections as norms over
+// super.query and super.key (gemma2's, which are llama's) and checks that
+// the graph equals the built-in gemma3's, which restates them in full.
+func TestSuperGemma3(t *testing.T) {
+	src, err := os.ReadFile("../archs/gemma3.arch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := string(src)
+	for _, kv := range [][2]string{
+		{"query(h) { return norm(heads(linear(h, self_attn.q_proj, num_attention_heads * head_dim, bias: attention_bias), num_attention_heads), self_attn.q_norm) }",
+			"query(h) { return norm(super.query(h), self_attn.q_norm) }"},
+		{"key(h)   { return norm(heads(linear(h, self_attn.k_proj, num_key_value_heads * head_dim, bias: attention_bias), num_key_value_heads), self_attn.k_norm) }",
+			"key(h)   { return norm(super.key(h), self_attn.k_norm) }"},
+	} {
+		if !strings.Contains(diff, kv[0]) {
+			t.Fatalf("archs/gemma3.arch no longer holds %q; update the test", kv[0])
+		}
+		diff = strings.Replace(diff, kv[0], kv[1], 1)
+	}
+	raw, err := dsl.DecodeConfig([]byte(`{"model_type": "gemma3_text", "vocab_size": 32, "hidden_size": 16,
+		"intermediate_size": 24, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+		"head_dim": 8, "sliding_window": 4, "query_pre_attn_scalar": 8}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(name, src string) *ir.Graph {
+		t.Helper()
+		f, err := dsl.Resolve(parseOrFatal(t, name, src), builtinFamily)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs := dsl.Check(f, lower.Registry{}); errs != nil {
+			t.Fatalf("%s: %v", name, errs)
+		}
+		cfg, err := dsl.EvalConfig(f, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := dsl.Build(f, cfg, lower.Registry{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	want, got := build("gemma3.arch", string(src)), build("gemma3_super.arch", diff)
+	if len(got.Nodes) != len(want.Nodes) {
+		t.Fatalf("%d nodes, want %d", len(got.Nodes), len(want.Nodes))
+	}
+	for i, n := range got.Nodes {
+		w := want.Nodes[i]
+		if n.Prim != w.Prim || n.Module != w.Module || n.Type.String() != w.Type.String() || fmt.Sprint(n.Attrs) != fmt.Sprint(w.Attrs) || len(n.Args) != len(w.Args) {
+			t.Fatalf("node %d: %s %s %v %s, want %s %s %v %s", i, n.Prim, n.Module, n.Attrs, n.Type, w.Prim, w.Module, w.Attrs, w.Type)
+		}
+		for j := range n.Args {
+			if n.Args[j].ID != w.Args[j].ID {
+				t.Fatalf("node %d (%s): argument %d is %%%d, want %%%d", i, n.Prim, j, n.Args[j].ID, w.Args[j].ID)
+			}
+		}
+	}
+	if fmt.Sprint(weightNames(got)) != fmt.Sprint(weightNames(want)) {
+		t.Errorf("weights %v, want %v", weightNames(got), weightNames(want))
+	}
+}
+
+func weightNames(g *ir.Graph) []string {
+	var out []string
+	for _, w := range g.Weights {
+		out = append(out, fmt.Sprint(w.Name, w.Shape))
+	}
+	return out
+}
+
+// TestBuildUnboundName: Build on an unchecked file reports a name bound
+// nowhere, outside a weight position, instead of reading it as a weight.
+func TestBuildUnboundName(t *testing.T) {
+	f := parseOrFatal(t, "typo.arch", strings.Replace(parentSrc, "linear(norm(x, model.norm), lm_head, vocab_size)", "linear(norm(x, model.norm), lm_head, vocab_size) * scal", 1))
+	cfg, err := dsl.EvalConfig(f, map[string]any{"vocab_size": int64(16), "hidden_size": int64(8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = dsl.Build(f, cfg, lower.Registry{})
+	if err == nil || err.Error() != `typo.arch:9:77: unknown name "scal"` {
+		t.Fatalf("got %v, want the unknown name at typo.arch:9:77", err)
 	}
 }

@@ -44,6 +44,11 @@ func Parse(filename string, src []byte) (*File, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", filename, err)
 	}
+	for _, it := range f.Items {
+		if it.Block != nil {
+			it.Block.family = f.Name
+		}
+	}
 	return f, nil
 }
 

@@ -145,7 +145,8 @@ func runCase(name string, src, config []byte) (section, out string) {
 }
 
 // dumpGraph prints a graph compactly and deterministically: one line per
-// node, then the weights with their shapes, then HeadStart, Sites and Logits.
+// node, then the weights with their shapes and the positions of the paths
+// that named them, then HeadStart, Sites and Logits.
 //
 //	%5 = linear(%4) module=M attrs={bias: false, out: 64} : [batch, seq, 64]f32 @in.arch:12:7
 //
@@ -178,7 +179,7 @@ func dumpGraph(g *ir.Graph) string {
 	}
 	fmt.Fprintln(&b, "weights:")
 	for _, w := range g.Weights {
-		fmt.Fprintf(&b, "  %s %v\n", w.Name, w.Shape)
+		fmt.Fprintf(&b, "  %s %v @%s:%d:%d\n", w.Name, w.Shape, filepath.Base(w.Pos.Filename), w.Pos.Line, w.Pos.Column)
 	}
 	fmt.Fprintf(&b, "head_start: %d\nsites: %d\n", g.HeadStart, g.Sites)
 	if g.Logits != nil {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/alecthomas/participle/v2/lexer"
+
 	"github.com/archc/archc/dsl/ir"
 )
 
@@ -14,8 +16,13 @@ import (
 // string, map[string]any (dict) and []any (list). Graph-time values are
 // *ir.Node (tensors) and module (weight module paths).
 
-// module is a weight module path such as "model.layers.0.self_attn.q_proj".
-type module string
+// module is a weight module path such as "model.layers.0.self_attn.q_proj",
+// with the position of the .arch path expression that named it (the
+// position its weights carry into the IR).
+type module struct {
+	path string
+	pos  lexer.Position
+}
 
 // normalizeJSON converts a decoded config.json value (decoded with
 // json.Decoder.UseNumber) into a config-time value.
@@ -94,7 +101,7 @@ func show(v any) string {
 	case *ir.Node:
 		return v.Type.String() // callers print typeName(v) ("tensor") before it
 	case module:
-		return string(v)
+		return v.path
 	}
 	return fmt.Sprint(v)
 }

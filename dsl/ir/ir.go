@@ -76,10 +76,13 @@ func (t Type) String() string { return t.Shape.String() + string(t.DType) }
 
 // Weight is one checkpoint tensor a node reads, by its checkpoint name
 // (e.g. "model.layers.0.self_attn.q_proj.weight"), with the shape the config
-// implies. Its stored dtype comes from the checkpoint.
+// implies and the position of the .arch path that named its module (where a
+// missing or mis-shaped tensor is reported). Its stored dtype comes from
+// the checkpoint.
 type Weight struct {
 	Name  string
 	Shape []int64
+	Pos   lexer.Position
 }
 
 // Node is one primitive application.

@@ -1,0 +1,262 @@
+package dsl
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/archc/archc/dsl/ir"
+)
+
+// Name resolution, shared by the checker (check.go) and the evaluator
+// (eval.go). A name resolves, in order, to a local binding (a statement or a
+// block parameter), the loop variable, a config field, or the graph input
+// `tokens`. An unbound name is a weight module path, relative to the current
+// weight scope (`self_attn.q_proj` in layer 3 is
+// model.layers.3.self_attn.q_proj), only in a weight position:
+//
+//   - the argument of a primitive's weight-module parameter;
+//   - the argument of a block parameter that the block itself uses in a
+//     weight position (inferred, through any depth of block calls);
+//   - either branch of a conditional, or a parenthesised expression, that
+//     stands in a weight position;
+//   - the scope path of the layer loop.
+//
+// Anywhere else an unbound name is an error with a did-you-mean, so that a
+// typo such as `hiden` never silently becomes a weight path.
+
+// blockSet resolves block calls and knows which block parameters take
+// weight modules.
+type blockSet struct {
+	reg    ir.Registry
+	blocks map[string]*Block            // the file's blocks by name (the last of a name wins)
+	supers map[string]map[string]*Block // see File.supers
+	weight map[*Block][]bool            // per parameter: used in a weight position
+}
+
+func newBlockSet(f *File, reg ir.Registry) *blockSet {
+	bs := &blockSet{reg: reg, blocks: map[string]*Block{}, supers: f.supers, weight: map[*Block][]bool{}}
+	for _, it := range f.Items {
+		if it.Block != nil {
+			bs.blocks[it.Block.Name] = it.Block
+		}
+	}
+	bs.inferWeightParams()
+	return bs
+}
+
+// all returns every block a call can reach, the file's and the parents'
+// versions that super calls name, in a deterministic order.
+func (bs *blockSet) all() []*Block {
+	seen := map[*Block]bool{}
+	var out []*Block
+	add := func(m map[string]*Block) {
+		for _, name := range keysOf(m) {
+			if b := m[name]; !seen[b] {
+				seen[b] = true
+				out = append(out, b)
+			}
+		}
+	}
+	add(bs.blocks)
+	fams := make([]string, 0, len(bs.supers))
+	for f := range bs.supers {
+		fams = append(fams, f)
+	}
+	sort.Strings(fams)
+	for _, f := range fams {
+		add(bs.supers[f])
+	}
+	return out
+}
+
+// resolve returns the block that c calls from inside block in (nil at top
+// level), or nil when c calls a primitive. A super call resolves against
+// the parent of the family that wrote in.
+func (bs *blockSet) resolve(c *Call, in *Block) (*Block, error) {
+	if !c.Super {
+		return bs.blocks[c.Name], nil
+	}
+	if in == nil {
+		return nil, errorf(c.Pos, "super.%s(...) may only be called inside a block", c.Name)
+	}
+	parent, ok := bs.supers[in.family]
+	if !ok {
+		return nil, errorf(c.Pos, "super.%s: arch %s does not extend another family", c.Name, in.family)
+	}
+	b, ok := parent[c.Name]
+	if !ok {
+		return nil, errorf(c.Pos, "super.%s: the parent of arch %s has no block %q%s", c.Name, in.family, c.Name, suggest(c.Name, keysOf(parent)))
+	}
+	return b, nil
+}
+
+// paramIndex returns the index of the parameter argument i (a) of a call
+// binds, or -1.
+func paramIndex(params []string, i int, a *Arg) int {
+	if a.Name == "" {
+		if i < len(params) {
+			return i
+		}
+		return -1
+	}
+	for j, p := range params {
+		if p == a.Name {
+			return j
+		}
+	}
+	return -1
+}
+
+// primParam returns the primitive parameter argument i (a) binds, or nil.
+func primParam(p *ir.Primitive, i int, a *Arg) *ir.Param {
+	if a.Name == "" {
+		if i < len(p.Params) {
+			return &p.Params[i]
+		}
+		return nil
+	}
+	for j := range p.Params {
+		if p.Params[j].Name == a.Name {
+			return &p.Params[j]
+		}
+	}
+	return nil
+}
+
+// argIsWeight reports whether argument i (a) of call c, made inside block
+// in, stands in a weight position.
+func (bs *blockSet) argIsWeight(c *Call, in *Block, i int, a *Arg) bool {
+	blk, err := bs.resolve(c, in)
+	if err != nil {
+		return false
+	}
+	if blk != nil {
+		j := paramIndex(blk.Params, i, a)
+		return j >= 0 && bs.weight[blk][j]
+	}
+	if c.Super {
+		return false
+	}
+	prim, ok := bs.reg.Primitive(c.Name)
+	if !ok {
+		return false
+	}
+	p := primParam(prim, i, a)
+	return p != nil && p.Kind == ir.Module
+}
+
+// inferWeightParams marks the block parameters used in a weight position,
+// directly or as arguments of other blocks' weight parameters, until
+// nothing changes. A parameter rebound by a statement is a plain local from
+// there on.
+func (bs *blockSet) inferWeightParams() {
+	blocks := bs.all()
+	for _, b := range blocks {
+		bs.weight[b] = make([]bool, len(b.Params))
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, b := range blocks {
+			rebound := map[string]bool{}
+			visit := func(p *Path, w bool) {
+				head := p.Segs[0].Name
+				if !w || head == "" || rebound[head] {
+					return
+				}
+				for j, name := range b.Params {
+					if name == head && !bs.weight[b][j] {
+						bs.weight[b][j] = true
+						changed = true
+					}
+				}
+			}
+			for _, st := range b.Body {
+				bs.walk(st.Value, false, b, visit)
+				rebound[st.Name] = true
+			}
+			bs.walk(b.Return, false, b, visit)
+		}
+	}
+}
+
+// walk calls visit for every name path in e, with whether it stands in a
+// weight position; w says whether e itself does. in is the enclosing block.
+func (bs *blockSet) walk(e *Expr, w bool, in *Block, visit func(p *Path, w bool)) {
+	if e == nil {
+		return
+	}
+	if e.Then != nil {
+		bs.walkBinary(e.Cond, false, in, visit)
+		bs.walk(e.Then, w, in, visit)
+		bs.walk(e.Else, w, in, visit)
+		return
+	}
+	bs.walkBinary(e.Cond, w, in, visit)
+}
+
+func (bs *blockSet) walkBinary(e *BinExpr, w bool, in *Block, visit func(*Path, bool)) {
+	w = w && len(e.Rest) == 0
+	bs.walkUnary(e.First, w, in, visit)
+	for _, op := range e.Rest {
+		bs.walkUnary(op.Right, false, in, visit)
+	}
+}
+
+func (bs *blockSet) walkUnary(u *Unary, w bool, in *Block, visit func(*Path, bool)) {
+	w = w && u.Op == "" && len(u.Index) == 0
+	for _, ix := range u.Index {
+		bs.walk(ix, false, in, visit)
+	}
+	p := u.Operand
+	switch {
+	case p.Sub != nil:
+		bs.walk(p.Sub, w, in, visit)
+	case p.Call != nil:
+		for i, a := range p.Call.Args {
+			bs.walk(a.Value, bs.argIsWeight(p.Call, in, i, a), in, visit)
+		}
+	case p.Path != nil:
+		visit(p.Path, w)
+		for _, s := range p.Path.Segs {
+			if s.Index != nil {
+				bs.walk(s.Index, false, in, visit)
+			}
+		}
+	}
+}
+
+// unknownName is the diagnostic for an unbound name outside a weight
+// position. known lists the names in scope, for the did-you-mean.
+func (bs *blockSet) unknownName(p *Path, known []string) *Error {
+	head := p.Segs[0]
+	if head.Name == "" {
+		return errorf(p.Pos, "a weight path may only stand where a weight module is expected")
+	}
+	if _, ok := bs.blocks[head.Name]; ok && len(p.Segs) == 1 {
+		return errorf(head.Pos, "block %s is not a value; call it: %s(...)", head.Name, head.Name)
+	}
+	hint := suggest(head.Name, known)
+	if hint == "" && len(p.Segs) > 1 {
+		hint = " (a weight path such as " + pathText(p) + " may only stand where a weight module is expected)"
+	}
+	return errorf(head.Pos, "unknown name %q%s", head.Name, hint)
+}
+
+// pathText renders a path as written, with `{...}` for computed segments.
+func pathText(p *Path) string {
+	s := ""
+	for i, seg := range p.Segs {
+		if i > 0 {
+			s += "."
+		}
+		switch {
+		case seg.Name != "":
+			s += seg.Name
+		case seg.Num != nil:
+			s += fmt.Sprint(*seg.Num)
+		default:
+			s += "{...}"
+		}
+	}
+	return s
+}
