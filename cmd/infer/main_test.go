@@ -62,8 +62,8 @@ func TestGenerateJSON(t *testing.T) {
 
 func TestTokenizeVocabOnlyGGUF(t *testing.T) {
 	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
-	// First case of ../shared/data/tokenizers/ggml-vocab-llama-bpe.gguf.inp/.out.
-	r := clitest.Run(t, bin, "tokenize", "--model", "../../../shared/data/tokenizers/ggml-vocab-llama-bpe.gguf", "--text", "ied 4 ½ months", "--json")
+	// First case of rt/tokenizer/testdata/vocab/ggml-vocab-llama-bpe.gguf.inp/.out.
+	r := clitest.Run(t, bin, "tokenize", "--model", testmodels.Vocab(t, "ggml-vocab-llama-bpe.gguf"), "--text", "ied 4 ½ months", "--json")
 	if r.Code != 0 {
 		t.Fatalf("tokenize: %q", r.Stderr)
 	}

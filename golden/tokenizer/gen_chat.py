@@ -1,5 +1,5 @@
 """Records reference renderings of the chat templates in
-../shared/data/chat-templates/ with transformers' own Jinja environment
+rt/chat/testdata/templates/ (copied from ../shared/data/chat-templates) with transformers' own Jinja environment
 (transformers.utils.chat_template_utils._compile_jinja_template: sandboxed
 jinja2, trim_blocks, lstrip_blocks, loopcontrols, its tojson filter,
 raise_exception, strftime_now, dict and namespace globals), rendered the way
@@ -23,7 +23,7 @@ from transformers.utils.chat_template_utils import _compile_jinja_template
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TEMPLATES = os.path.join(ROOT, "..", "shared", "data", "chat-templates")
+TEMPLATES = os.path.join(ROOT, "rt", "chat", "testdata", "templates")
 
 FIXED_NOW = datetime.datetime(2025, 1, 15, 10, 30, 0)
 

@@ -4,6 +4,7 @@
 package testmodels
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,16 +19,27 @@ func Dir() string {
 	if d := os.Getenv("ARCHC_MODELS"); d != "" {
 		return d
 	}
+	root, err := repoRoot()
+	if err != nil {
+		wd, _ := os.Getwd()
+		return filepath.Join(wd, ".cache", "models")
+	}
+	return filepath.Join(root, ".cache", "models")
+}
+
+// repoRoot is the repository root: the nearest folder above the working
+// directory (a test's package folder) holding go.mod.
+func repoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return filepath.Join(".cache", "models")
+		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, ".cache", "models")
+			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return filepath.Join(wd, ".cache", "models")
+			return "", fmt.Errorf("no go.mod above %s", wd)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func TestTemplatesMatchTransformers(t *testing.T) {
 	if err := json.Unmarshal(raw, &g); err != nil {
 		t.Fatal(err)
 	}
-	dir := "../../../shared/data/chat-templates"
+	dir := filepath.Join("testdata", "templates") // copied from ../shared/data/chat-templates; see its README.md
 	for _, c := range g.Cases {
 		name := c.Template + "/" + c.Conversation
 		if c.AddGenerationPrompt {

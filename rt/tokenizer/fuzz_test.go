@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/archc/archc/internal/testmodels"
 )
 
 var (
@@ -15,8 +17,7 @@ var (
 )
 
 func gpt2(t testing.TB) *Tokenizer {
-	needShared(t)
-	gpt2Once.Do(func() { gpt2Tok, gpt2Err = FromGGUF(filepath.Join(sharedTokenizers, "ggml-vocab-gpt-2.gguf")) })
+	gpt2Once.Do(func() { gpt2Tok, gpt2Err = FromGGUF(testmodels.Vocab(t, "ggml-vocab-gpt-2.gguf")) })
 	if gpt2Err != nil {
 		t.Fatal(gpt2Err)
 	}
@@ -66,9 +67,11 @@ func containsFFFD(s string) bool {
 
 // FuzzFromGGUF: a corrupt GGUF file is an error, never a panic.
 func FuzzFromGGUF(f *testing.F) {
-	if head, err := readHead(filepath.Join(sharedTokenizers, "ggml-vocab-llama-spm.gguf"), 2048); err == nil {
-		f.Add(head)
+	head, err := readHead(testmodels.Vocab(f, "ggml-vocab-llama-spm.gguf"), 2048)
+	if err != nil {
+		f.Fatal(err)
 	}
+	f.Add(head)
 	f.Add([]byte("GGUF"))
 	f.Add([]byte("GGUF\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {

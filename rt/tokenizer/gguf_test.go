@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt/gguf"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestFromGGUFFile(t *testing.T) {
 	for _, name := range []string{"ggml-vocab-llama-spm.gguf", "ggml-vocab-gpt-2.gguf"} {
 		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(sharedTokenizers, name)
+			p := testmodels.Vocab(t, name)
 			f, err := gguf.Open(p)
 			if err != nil {
 				t.Fatal(err)
@@ -45,7 +46,7 @@ func TestFromGGUFFile(t *testing.T) {
 
 // TestGGUFMetadata: metadata values come typed as gguf.File gives them.
 func TestGGUFMetadata(t *testing.T) {
-	md, err := ReadGGUFMetadata(filepath.Join(sharedTokenizers, "ggml-vocab-llama-spm.gguf"))
+	md, err := ReadGGUFMetadata(testmodels.Vocab(t, "ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestGGUFMetadata(t *testing.T) {
 // TestFromGGUFTruncated: a cut vocabulary file is reported as a truncated
 // header, in one line naming the file.
 func TestFromGGUFTruncated(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(sharedTokenizers, "ggml-vocab-llama-spm.gguf"))
+	raw, err := os.ReadFile(testmodels.Vocab(t, "ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,17 @@
 package tokenizer
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/archc/archc/internal/testmodels"
 )
 
 // TestStreamHoldsPartialCharacters: byte tokens of one emoji are emitted
 // only once the character is complete, never as U+FFFD.
 func TestStreamHoldsPartialCharacters(t *testing.T) {
-	needShared(t)
-	tok, err := FromGGUF(filepath.Join(sharedTokenizers, "ggml-vocab-llama-spm.gguf"))
+	tok, err := FromGGUF(testmodels.Vocab(t, "ggml-vocab-llama-spm.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +51,7 @@ func containsString(a []string, s string) bool {
 }
 
 func TestSpecialTokensAndBOS(t *testing.T) {
-	needShared(t)
-	tok, err := FromGGUF(filepath.Join(sharedTokenizers, "ggml-vocab-llama-bpe.gguf"))
+	tok, err := FromGGUF(testmodels.Vocab(t, "ggml-vocab-llama-bpe.gguf"))
 	if err != nil {
 		t.Fatal(err)
 	}

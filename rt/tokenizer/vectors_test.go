@@ -6,38 +6,26 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/internal/testmodels"
 )
 
-// sharedTokenizers holds the project's tokenizer test data (see
-// ../shared/README.md): vocabulary-only GGUF files of several tokenizer
-// families with llama.cpp's test strings (.inp) and the ids the Hugging
-// Face tokenizers give for them (.out). The GGUF files total about 26 MB,
-// too much to copy into testdata, so the tests read them there.
-const sharedTokenizers = "../../../shared/data/tokenizers"
+// The tokenizer test data is testdata/vocab (see its README.md):
+// vocabulary-only GGUF files of several tokenizer families, gzipped, with
+// llama.cpp's test strings (.inp) and the ids the Hugging Face tokenizers
+// give for them (.out). testmodels.Vocab decompresses one for a test.
 
-// needShared skips the test when sharedTokenizers is absent (a plain
-// clone), and fails it under CI, where ../shared is always present.
-func needShared(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat(sharedTokenizers); err == nil {
-		return
-	}
-	msg := sharedTokenizers + " is missing: these tests need the project's shared tokenizer data (../shared/data/tokenizers next to the repository)"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
-// readVectors reads a .inp/.out pair: strings separated by lines
-// "__ggml_vocab_test__", and one line of space-separated ids per string.
+// readVectors reads the .inp/.out pair of vocabulary gguf: strings
+// separated by lines "__ggml_vocab_test__", and one line of
+// space-separated ids per string.
 func readVectors(t *testing.T, gguf string) ([]string, [][]int32) {
 	t.Helper()
-	inp, err := os.ReadFile(gguf + ".inp")
+	base := filepath.Join("testdata", "vocab", gguf)
+	inp, err := os.ReadFile(base + ".inp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.ReadFile(gguf + ".out")
+	out, err := os.ReadFile(base + ".out")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,21 +50,16 @@ func readVectors(t *testing.T, gguf string) ([]string, [][]int32) {
 	return texts, ids
 }
 
-// TestGGUFVectors: each shared GGUF vocabulary encodes llama.cpp's test
-// strings to the ids of its Hugging Face tokenizer.
+// TestGGUFVectors: each GGUF vocabulary of testdata/vocab encodes
+// llama.cpp's test strings to the ids of its Hugging Face tokenizer.
 func TestGGUFVectors(t *testing.T) {
-	needShared(t)
-	files, err := filepath.Glob(filepath.Join(sharedTokenizers, "*.gguf"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no GGUF vocabularies in %s", sharedTokenizers)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			tok, err := FromGGUF(f)
+	for _, name := range testmodels.Vocabs(t) {
+		t.Run(name, func(t *testing.T) {
+			tok, err := FromGGUF(testmodels.Vocab(t, name))
 			if err != nil {
 				t.Fatal(err)
 			}
-			texts, want := readVectors(t, f)
+			texts, want := readVectors(t, name)
 			for i, s := range texts {
 				got, err := tok.Encode(s, false)
 				if err != nil {

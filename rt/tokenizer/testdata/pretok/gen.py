@@ -12,10 +12,9 @@ followed by ByteLevel without its regex.
     python3 -m venv /tmp/hf && /tmp/hf/bin/pip install tokenizers==0.23.3
     /tmp/hf/bin/python gen.py            # rewrites pretok.json next to it
 
-Texts: the strings of ../shared/data/tokenizers/*.inp (llama.cpp's
-tokenizer test strings; the project's shared data, next to the
-repository), plus EXTRA, cases aimed at the differences between regex
-engines. pretok.json keeps the texts, so the test needs no ../shared.
+Texts: the strings of ../vocab/*.inp (llama.cpp's tokenizer test
+strings, copied from the project's shared data), plus EXTRA, cases aimed
+at the differences between regex engines. pretok.json keeps the texts.
 """
 
 import json
@@ -183,7 +182,7 @@ SPLITS = [
 
 def load_inp():
     texts = []
-    d = os.path.join(HERE, "..", "..", "..", "..", "..", "shared", "data", "tokenizers")
+    d = os.path.join(HERE, "..", "vocab")
     for name in sorted(os.listdir(d)):
         if name.endswith(".inp"):
             with open(os.path.join(d, name), encoding="utf-8") as f:
