@@ -13,7 +13,9 @@ import (
 // fields; every call names a known primitive or block (super calls a block
 // of the parent family) with known parameters; every name is a local bound
 // before use, a block parameter, the loop variable, a config field, or a
-// weight path in a weight position (names.go); the file binds logits. It
+// weight path in a weight position (names.go); the file has a decoder-layer
+// loop (prefill and decode treat the nodes after it as the head, lowered
+// for the returned position only) and binds logits. It
 // returns every diagnostic found, sorted by position (nil when the file is
 // valid).
 func Check(f *File, reg ir.Registry) []*Error {
@@ -81,6 +83,9 @@ func Check(f *File, reg ir.Registry) []*Error {
 	}
 	if !c.locals["logits"] {
 		c.errf(f.Pos, "arch %s never binds logits", f.Name)
+	}
+	if len(c.loopVars) == 0 {
+		c.errf(f.Pos, "arch %s has no decoder-layer loop; add one: `for i in range(num_hidden_layers) scope model.layers.{i} { ... }`", f.Name)
 	}
 	sort.SliceStable(c.errs, func(i, j int) bool {
 		a, b := c.errs[i].Pos, c.errs[j].Pos

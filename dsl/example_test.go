@@ -29,6 +29,7 @@ func ExampleCheck() {
   }
   x = embedding(tokens, model.embed_tokens, vocab_size, hidden_size)
   x = rms_nrom(x, model.norm, eps: 1e-6)
+  for i in range(2) scope model.layers.{i} {}
   logits = linear(x, lm_head, vocab_size, bais: true)
 }`
 	f, err := dsl.Parse("tiny.arch", []byte(src))
@@ -41,5 +42,5 @@ func ExampleCheck() {
 	}
 	// Output:
 	// tiny.arch:8:7: unknown primitive "rms_nrom" (did you mean rms_norm?)
-	// tiny.arch:9:43: linear has no parameter "bais" (did you mean bias?)
+	// tiny.arch:10:43: linear has no parameter "bais" (did you mean bias?)
 }

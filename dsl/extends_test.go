@@ -21,6 +21,7 @@ const parentSrc = `arch base {
   block norm(x, w) { return rms_norm(x, w, eps: eps) }
   block head(x) { return linear(norm(x, model.norm), lm_head, vocab_size) }
   x = embedding(tokens, model.embed_tokens, vocab_size, hidden_size)
+  for i in range(1) scope model.layers.{i} {}
   logits = head(x)
 }
 `
