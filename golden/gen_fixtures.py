@@ -802,50 +802,12 @@ def dump_json(obj):
     return text
 
 
-def build_fixture(spec, out_root):
-    name = spec["name"]
-    print(f"== {name}")
-    out = os.path.join(out_root, name)
-    # Remove only what this script writes: emit.mlir (the structural golden,
-    # written by `go test ./golden -update`) lives in the same folder.
-    os.makedirs(out, exist_ok=True)
-    for fn in GENERATED_FILES:
-        p = os.path.join(out, fn)
-        if os.path.exists(p):
-            os.remove(p)
-
-    config = spec["config_cls"](**spec["config"])
-    torch.manual_seed(spec["seed"])  # for whatever HF's own init draws
-    model = spec["model_cls"](config)
-    gen = torch.Generator().manual_seed(spec["seed"])
-    randomize_(
-        model,
-        gen,
-        spec["weight_std"],
-        spec["norm_std"],
-        spec["bias_std"],
-        spec.get("norm_center", 1.0),
-        spec.get("embed_std"),
-    )
-    model = model.to(torch.float32).eval()
-
-    if spec["check_rope_scaling"]:
-        rope_report(model.config)
-
-    model.save_pretrained(out, safe_serialization=True)
-    written = sorted(os.listdir(out))
-    unexpected = set(written) - set(GENERATED_FILES) - set(KEPT_FILES)
-    assert not unexpected, f"{name}: save_pretrained wrote {unexpected}"
-
-    # Reload from disk so the oracle is computed from exactly what we ship.
-    model = load_oracle_model(spec, out)
-    cfg = model.config
-    eos = cfg.eos_token_id
-    prompts = make_prompts(
-        spec["prompt_seed"], cfg.vocab_size, cfg.bos_token_id, spec.get("prompt_lengths", PROMPT_LENGTHS)
-    )
-    rope = rope_tables(model) if spec.get("record_rope") else None
-
+def greedy_oracle(name, model, prompts, eos):
+    """Greedy generation of MAX_NEW_TOKENS for each prompt with the HF
+    model, checked (no EOS, not degenerate, the plain forward agrees with
+    generate's logits). Returns (tokens, first_logits as fmt_float strings,
+    top1-top2 margins of every step, max prefill-check diff, max
+    full-forward diff)."""
     tokens, first_logits, margins = [], [], []
     max_check_diff = max_full_diff = 0.0
     with torch.no_grad():
@@ -891,6 +853,55 @@ def build_fixture(spec, out_root):
             tokens.append(new)
             first_logits.append([fmt_float(x) for x in step_logits[0]])
             print(f"  prompt len {len(prompt):2d} -> {new}")
+
+    return tokens, first_logits, margins, max_check_diff, max_full_diff
+
+
+def build_fixture(spec, out_root):
+    name = spec["name"]
+    print(f"== {name}")
+    out = os.path.join(out_root, name)
+    # Remove only what this script writes: emit.mlir (the structural golden,
+    # written by `go test ./golden -update`) lives in the same folder.
+    os.makedirs(out, exist_ok=True)
+    for fn in GENERATED_FILES:
+        p = os.path.join(out, fn)
+        if os.path.exists(p):
+            os.remove(p)
+
+    config = spec["config_cls"](**spec["config"])
+    torch.manual_seed(spec["seed"])  # for whatever HF's own init draws
+    model = spec["model_cls"](config)
+    gen = torch.Generator().manual_seed(spec["seed"])
+    randomize_(
+        model,
+        gen,
+        spec["weight_std"],
+        spec["norm_std"],
+        spec["bias_std"],
+        spec.get("norm_center", 1.0),
+        spec.get("embed_std"),
+    )
+    model = model.to(torch.float32).eval()
+
+    if spec["check_rope_scaling"]:
+        rope_report(model.config)
+
+    model.save_pretrained(out, safe_serialization=True)
+    written = sorted(os.listdir(out))
+    unexpected = set(written) - set(GENERATED_FILES) - set(KEPT_FILES)
+    assert not unexpected, f"{name}: save_pretrained wrote {unexpected}"
+
+    # Reload from disk so the oracle is computed from exactly what we ship.
+    model = load_oracle_model(spec, out)
+    cfg = model.config
+    eos = cfg.eos_token_id
+    prompts = make_prompts(
+        spec["prompt_seed"], cfg.vocab_size, cfg.bos_token_id, spec.get("prompt_lengths", PROMPT_LENGTHS)
+    )
+    rope = rope_tables(model) if spec.get("record_rope") else None
+
+    tokens, first_logits, margins, max_check_diff, max_full_diff = greedy_oracle(name, model, prompts, eos)
 
     min_margin = min(margins)
     print(f"  min top1-top2 margin over all greedy steps: {min_margin:.6g}")

@@ -49,14 +49,25 @@ func init() {
 }
 
 // StorageFormats lists the weight storage formats Lower accepts in
-// Options.WeightDTypes, sorted.
+// Options.WeightDTypes, sorted, with the MLX affine family as its pattern
+// (AffineFormat).
 func StorageFormats() []string {
-	out := make([]string, 0, len(storages))
+	out := make([]string, 0, len(storages)+1)
 	for n := range storages {
 		out = append(out, n)
 	}
+	out = append(out, affinePattern)
 	sort.Strings(out)
 	return out
+}
+
+// lookupStorage returns the row of the storage table named name: a fixed
+// row, or an MLX affine row built from its parameters.
+func lookupStorage(name string) (*storage, bool) {
+	if s, ok := storages[name]; ok {
+		return s, true
+	}
+	return affineStorage(name)
 }
 
 // storageOf returns the format of a weight ("f32" when not listed).
@@ -65,7 +76,7 @@ func (o Options) storageOf(name string) (*storage, error) {
 	if dt == "" {
 		dt = "f32"
 	}
-	s, ok := storages[dt]
+	s, ok := lookupStorage(dt)
 	if !ok {
 		return nil, fmt.Errorf("weight %s: unknown storage format %q (known: %v)", name, dt, StorageFormats())
 	}
@@ -113,11 +124,22 @@ func (f *fn) field(b codegen.Value, lo, hi int64) codegen.Value {
 
 // f16At reads the little-endian f16 at byte offset off of each block, as
 // f32: [...] from [..., n].
-func (f *fn) f16At(b codegen.Value, off int64) codegen.Value {
-	pair := f.field(b, off, off+2)
-	shape := pair.Type.Shape[:pair.Type.Rank()-1]
-	h := f.Op("stablehlo.bitcast_convert", codegen.T("f16", shape...), "", pair)
-	return f.convert(h, "f32")
+func (f *fn) f16At(b codegen.Value, off int64) codegen.Value { return f.floatAt(b, off, "f16") }
+
+// floatAt reads the little-endian float of type elem (f32, f16 or bf16) at
+// byte offset off of each block, as f32: [...] from [..., n].
+func (f *fn) floatAt(b codegen.Value, off int64, elem string) codegen.Value {
+	n := int64(2)
+	if elem == "f32" {
+		n = 4
+	}
+	raw := f.field(b, off, off+n)
+	shape := raw.Type.Shape[:raw.Type.Rank()-1]
+	x := f.Op("stablehlo.bitcast_convert", codegen.T(elem, shape...), "", raw)
+	if elem == "f32" {
+		return x
+	}
+	return f.convert(x, "f32")
 }
 
 func (f *fn) constI8(v int64, t codegen.Type) codegen.Value {

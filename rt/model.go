@@ -79,6 +79,11 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 			return nil, err
 		}
 	}
+	if p.Weights != nil && p.Weights.NeedsPack() {
+		if err := p.packAffine(ctx, cacheDir, opts.Phase); err != nil {
+			return nil, err
+		}
+	}
 	if p.Weights == nil {
 		if p.Dir == "" {
 			return nil, fmt.Errorf("model %s: a config.json alone has no weights; pass the model folder or a .gguf file", path)

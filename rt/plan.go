@@ -10,6 +10,7 @@ import (
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/rt/tensor"
 	"github.com/archc/archc/rt/weights"
 )
 
@@ -178,11 +179,27 @@ func hasCheckpoint(dir string) bool {
 }
 
 // bindWeights checks every graph weight against the checkpoint and records
-// stored dtypes for codegen.
+// stored dtypes for codegen; an MLX affine-quantized folder (config.json
+// `quantization`) is viewed through weights.Affine.
 func (p *Plan) bindWeights() error {
 	ix, err := weights.Open(p.Dir)
 	if err != nil {
 		return err
+	}
+	q, err := weights.ParseAffineQuant(p.Raw)
+	if err != nil {
+		return err
+	}
+	if q != nil {
+		if ix, err = weights.Affine(ix, q); err != nil {
+			return err
+		}
+	} else {
+		for _, name := range ix.Names() {
+			if ix.Tensors[name].DType == tensor.U32 {
+				return fmt.Errorf("%s: tensor %q is U32 (packed quantized values) but config.json has no MLX \"quantization\" entry: archc reads MLX affine folders (quantization: {group_size, bits, mode: affine}) and f32/f16/bf16 checkpoints", ix.Source, name)
+			}
+		}
 	}
 	return p.useWeights(ix)
 }

@@ -248,38 +248,10 @@ func (f *File) Materialize(ctx context.Context, cacheDir string, progress func(d
 	return ix, nil
 }
 
-// writeCacheFile creates the cache file out in folder dir atomically: write
-// fills a temporary file next to it, which is synced and renamed to out; on
-// any error it is removed. Errors name the GGUF file and the step.
+// writeCacheFile creates the cache file out in folder dir atomically
+// (weights.WriteCacheFile); errors name the GGUF file and the step.
 func (f *File) writeCacheFile(dir, out string, write func(tmp *os.File) error) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("gguf: %s: creating cache folder: %v", f.Path, err)
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(out)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("gguf: %s: creating cache file in %s: %v", f.Path, dir, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		return fmt.Errorf("gguf: %s: installing cache file %s: %v", f.Path, out, err)
-	}
-	ok = true
-	return nil
+	return weights.WriteCacheFile("gguf: "+f.Path, dir, out, write)
 }
 
 // unit is one conversion step: HF rows [r0, r1) of plan entry i.

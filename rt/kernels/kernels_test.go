@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,7 +64,17 @@ func call(t *testing.T, w *iree.Worker, fn string, args ...tensor.Tensor) []floa
 func TestDecodeMatchesGGUFPy(t *testing.T) {
 	testmodels.NeedIREE(t)
 	const rows, cols = 4, 512
-	for _, format := range Formats {
+	// GGUF formats against gguf-py (gen_quant.py); MLX affine ones against
+	// mlx.core.dequantize (gen_affine.py).
+	affine, err := filepath.Glob(filepath.Join("testdata", "mlx_affine*.raw"))
+	if err != nil || len(affine) == 0 {
+		t.Fatalf("no MLX affine vectors in testdata (%v): run testdata/gen_affine.py", err)
+	}
+	formats := slices.Clone(Formats)
+	for _, p := range affine {
+		formats = append(formats, strings.TrimSuffix(filepath.Base(p), ".raw"))
+	}
+	for _, format := range formats {
 		t.Run(format, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", format+".raw"))
 			if err != nil {

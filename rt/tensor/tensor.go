@@ -20,12 +20,13 @@ const (
 	BF16 DType = "bf16" // bfloat16 (top half of a binary32), 2 bytes
 	I32  DType = "i32"  // two's complement int32, 4 bytes
 	I64  DType = "i64"  // two's complement int64, 8 bytes
+	U32  DType = "ui32" // unsigned int32, 4 bytes (MLX's packed quantized values)
 )
 
 // Size returns the bytes per element, or 0 for an unknown dtype.
 func (d DType) Size() int {
 	switch d {
-	case F32, I32:
+	case F32, I32, U32:
 		return 4
 	case F16, BF16:
 		return 2
@@ -43,7 +44,7 @@ func (d DType) Valid() bool { return d.Size() != 0 }
 func ParseDType(s string) (DType, error) {
 	d := DType(s)
 	if !d.Valid() {
-		return "", fmt.Errorf("unsupported dtype %q: use one of f32, f16, bf16, i32, i64", s)
+		return "", fmt.Errorf("unsupported dtype %q: use one of f32, f16, bf16, i32, i64, ui32", s)
 	}
 	return d, nil
 }
@@ -77,7 +78,7 @@ func NumElements(shape []int64) (int64, error) {
 // the shape; it returns an error naming the mismatch otherwise.
 func (t Tensor) Validate() error {
 	if !t.DType.Valid() {
-		return fmt.Errorf("tensor has unsupported dtype %q: use one of f32, f16, bf16, i32, i64", t.DType)
+		return fmt.Errorf("tensor has unsupported dtype %q: use one of f32, f16, bf16, i32, i64, ui32", t.DType)
 	}
 	n, err := NumElements(t.Shape)
 	if err != nil {

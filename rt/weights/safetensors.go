@@ -35,12 +35,15 @@ type Info struct {
 	File   string       // absolute path of the .safetensors file
 	Offset int64        // absolute byte offset of the data in File
 	Length int64        // data length in bytes (NumElements(Shape) * DType.Size() for a plain DType)
-	DType  tensor.DType // F32, F16 or BF16 ("" for a block-quantized Format)
+	DType  tensor.DType // F32, F16, BF16 or U32 ("" for a block-quantized Format)
 	Shape  []int64      // row-major shape; empty for a scalar
 	// Format is the storage format when the bytes are not plain DType
 	// elements (package lower's names, e.g. "q4_1" for GGUF Q4_1 blocks);
 	// "" means DType.
 	Format string
+	// Source, for an MLX affine tensor (Affine), holds its stored parts;
+	// File is empty until PackAffine has written them as one.
+	Source *AffineSource
 }
 
 // Index maps tensor names to their locations in a checkpoint.
@@ -144,7 +147,9 @@ type headerEntry struct {
 	DataOffsets []uint64 `json:"data_offsets"`
 }
 
-var dtypes = map[string]tensor.DType{"F32": tensor.F32, "F16": tensor.F16, "BF16": tensor.BF16}
+// dtypes are the safetensors dtypes archc reads; U32 only as the packed
+// values of MLX affine quantization (Affine).
+var dtypes = map[string]tensor.DType{"F32": tensor.F32, "F16": tensor.F16, "BF16": tensor.BF16, "U32": tensor.U32}
 
 // OpenFile indexes one .safetensors file, reading only its header. Offsets
 // in the result are absolute file offsets. See Open for the errors.
@@ -205,7 +210,7 @@ func OpenFile(path string) (map[string]Info, error) {
 		}
 		dt, ok := dtypes[e.DType]
 		if !ok {
-			return nil, fmt.Errorf("weights: %s: tensor %q has dtype %s: only F32, F16 and BF16 are supported, convert the checkpoint", base, name, e.DType)
+			return nil, fmt.Errorf("weights: %s: tensor %q has dtype %s: only F32, F16, BF16 (and U32 for MLX affine-quantized weights) are supported, convert the checkpoint", base, name, e.DType)
 		}
 		if len(e.DataOffsets) != 2 || e.DataOffsets[0] > e.DataOffsets[1] || e.DataOffsets[1] > uint64(dataLen) {
 			return nil, fmt.Errorf("weights: %s: tensor %q has data_offsets %v outside the %d data bytes: the file is truncated or corrupt", base, name, e.DataOffsets, dataLen)

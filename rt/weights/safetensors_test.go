@@ -100,7 +100,7 @@ func TestOpenBad(t *testing.T) {
 		{name: "lying offsets", header: `{"a":{"dtype":"F32","shape":[2],"data_offsets":[4,100]}}`, data: f32s(1, 2), want: "outside"},
 		{name: "reversed offsets", header: `{"a":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}}`, data: f32s(1, 2), want: "outside"},
 		{name: "shape vs length", header: `{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, data: f32s(1, 2), want: `tensor "a" is F32[3] (3 elements) but its data is 8 bytes`},
-		{name: "bad dtype", header: `{"q":{"dtype":"I8","shape":[8],"data_offsets":[0,8]}}`, data: f32s(1, 2), want: `tensor "q" has dtype I8: only F32, F16 and BF16`},
+		{name: "bad dtype", header: `{"q":{"dtype":"I8","shape":[8],"data_offsets":[0,8]}}`, data: f32s(1, 2), want: `tensor "q" has dtype I8: only F32, F16, BF16 (and U32`},
 		{name: "f8 dtype", header: `{"q":{"dtype":"F8_E4M3","shape":[8],"data_offsets":[0,8]}}`, data: f32s(1, 2), want: `dtype F8_E4M3`},
 		{name: "negative dim", header: `{"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}`, data: f32s(1, 2), want: "negative"},
 		{name: "overlap", header: `{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`, data: f32s(1, 2, 3), want: "overlap"},
