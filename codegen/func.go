@@ -16,15 +16,30 @@ func (v Value) String() string { return v.name }
 // Func builds one exported function. Its op methods follow the builder
 // pattern of XLA: a malformed op records the first error (see Err) and
 // returns a placeholder, so lowering code reads like math without an error
-// check after every op.
+// check after every op. Every op is also kept in structured form, for
+// Module.Verify.
 type Func struct {
 	Name    string
 	Args    []Value
 	Results []Value
 	lines   []string
+	ops     []op
 	next    int
 	loc     string
+	where   string // the current source position, for errors: "file:line:col: name"
 	err     error
+}
+
+// op is one emitted operation as Verify sees it.
+type op struct {
+	name     string  // "stablehlo.add", "util.global.load", ...
+	result   *Value  // nil for ops without a result
+	attrs    string  // the text inside the braces (see Func.Op)
+	operands []Value // tensor and index operands, in order
+	dims     []int64 // stablehlo.reduce: the reduced dimensions
+	body     string  // stablehlo.reduce: the body op
+	global   string  // util.global.load/store: the global's name
+	where    string  // source position when the op was emitted
 }
 
 // NewFunc starts a function with the given argument types.
@@ -39,18 +54,31 @@ func (m *Module) NewFunc(name string, args ...Type) *Func {
 
 // SetLoc sets the location attached to ops emitted from now on: a name
 // location wrapping a file location, e.g. loc("layers.0/q"("llama.arch":12:3)).
+// Errors recorded from now on (Errorf, Module.Verify) start with it too.
 func (f *Func) SetLoc(name, file string, line, col int) {
 	f.loc = fmt.Sprintf("loc(%q(%q:%d:%d))", name, file, line, col)
+	f.where = fmt.Sprintf("%s:%d:%d: %s", file, line, col, name)
 }
 
 // Err returns the first error recorded while building, or nil.
 func (f *Func) Err() error { return f.err }
 
-// Errorf records an error (the first one wins) in the builder.
+// Errorf records an error (the first one wins) in the builder, prefixed
+// with the current source position (SetLoc) and the function name:
+// `llama.arch:44:9: model.layers.0/attention (prefill_16): message`.
 func (f *Func) Errorf(format string, args ...any) {
 	if f.err == nil {
-		f.err = fmt.Errorf("%s: %s", f.Name, fmt.Sprintf(format, args...))
+		f.err = fmt.Errorf("%s: %s", f.context(f.where), fmt.Sprintf(format, args...))
 	}
+}
+
+// context names where an error arose: the source position, if any, and
+// the function.
+func (f *Func) context(where string) string {
+	if where == "" {
+		return f.Name
+	}
+	return where + " (" + f.Name + ")"
 }
 
 // Return sets the function results.
@@ -72,11 +100,17 @@ func (f *Func) Op(name string, result Type, attrs string, operands ...Value) Val
 		names = append(names, o.name)
 		types = append(types, o.Type.String())
 	}
+	f.record(op{name: name, result: &r, attrs: attrs, operands: operands})
 	if attrs != "" {
 		attrs = " {" + attrs + "}"
 	}
 	f.emit(fmt.Sprintf("%s = %q(%s)%s : (%s) -> %s", r.name, name, strings.Join(names, ", "), attrs, strings.Join(types, ", "), result))
 	return r
+}
+
+func (f *Func) record(o op) {
+	o.where = f.where
+	f.ops = append(f.ops, o)
 }
 
 // Reduce emits stablehlo.reduce of x over dims with a binary body op
@@ -89,6 +123,7 @@ func (f *Func) Reduce(x, init Value, body string, dims ...int64) Value {
 		}
 	}
 	r := f.newValue(x.Type.With(shape...))
+	f.record(op{name: "stablehlo.reduce", result: &r, operands: []Value{x, init}, dims: dims, body: body})
 	s := T(x.Type.Elem)
 	f.emit(fmt.Sprintf("%s = \"stablehlo.reduce\"(%s, %s) ({\n    ^bb0(%%a: %s, %%b: %s):\n      %%c = %q(%%a, %%b) : (%s, %s) -> %s\n      \"stablehlo.return\"(%%c) : (%s) -> ()\n    }) {dimensions = %s} : (%s, %s) -> %s",
 		r.name, x.name, init.name, s, s, body, s, s, s, s, I64Array(dims), x.Type, init.Type, r.Type))
@@ -98,6 +133,7 @@ func (f *Func) Reduce(x, init Value, body string, dims ...int64) Value {
 // Index emits an `index` constant.
 func (f *Func) Index(n int64) Value {
 	r := f.newValue(IndexType)
+	f.record(op{name: "arith.constant", result: &r})
 	f.emit(fmt.Sprintf("%s = arith.constant %d : index", r.name, n))
 	return r
 }
@@ -107,6 +143,7 @@ func (f *Func) Index(n int64) Value {
 // tensor result: the call of a hand-written kernel (Module.AddExecutable).
 func (f *Func) Dispatch(exe, export string, workload []Value, result Type, args ...Value) Value {
 	r := f.newValue(result)
+	f.record(op{name: "flow.dispatch", result: &r, operands: append(append([]Value{}, workload...), args...)})
 	var wl, names, types []string
 	for _, w := range workload {
 		wl = append(wl, w.name)
@@ -123,6 +160,7 @@ func (f *Func) Dispatch(exe, export string, workload []Value, result Type, args 
 // GlobalLoad reads a module global.
 func (f *Func) GlobalLoad(g Global) Value {
 	r := f.newValue(g.Type)
+	f.record(op{name: "util.global.load", result: &r, global: g.Name})
 	f.emit(fmt.Sprintf("%s = util.global.load @%s : %s", r.name, symbol(g.Name), g.Type))
 	return r
 }
@@ -132,6 +170,7 @@ func (f *Func) GlobalStore(g Global, v Value) {
 	if v.Type.String() != g.Type.String() {
 		f.Errorf("store of %s into global %s of type %s", v.Type, g.Name, g.Type)
 	}
+	f.record(op{name: "util.global.store", operands: []Value{v}, global: g.Name})
 	f.emit(fmt.Sprintf("util.global.store %s, @%s : %s", v.name, symbol(g.Name), g.Type))
 }
 

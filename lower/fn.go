@@ -44,6 +44,7 @@ func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codege
 }
 
 // run lowers every node and returns the logits, [batch, 1, vocab] f32.
+// It stops at the first error (see Err), which names the node's position.
 func (f *fn) run(tokens codegen.Value) codegen.Value {
 	f.vals[f.g.Tokens] = tokens
 	for _, n := range f.g.Nodes[1:] {
@@ -57,9 +58,12 @@ func (f *fn) run(tokens codegen.Value) codegen.Value {
 			f.Errorf("no lowering for primitive %q", n.Prim)
 			return tokens
 		}
-		v := p.lower(f, n)
+		v := f.lowerNode(p, n)
 		if want := f.ty(n.Type); v.Type.String() != want.String() && f.Err() == nil {
-			f.Errorf("%s:%d:%d: %s lowered to %s, its shape rule says %s", n.Pos.Filename, n.Pos.Line, n.Pos.Column, n.Prim, v.Type, want)
+			f.Errorf("%s lowered to %s, its shape rule says %s", n.Prim, v.Type, want)
+		}
+		if f.Err() != nil {
+			return tokens
 		}
 		f.vals[n] = v
 	}
@@ -70,6 +74,19 @@ func (f *fn) run(tokens codegen.Value) codegen.Value {
 	}
 	f.storeCaches()
 	return out
+}
+
+// lowerNode runs a primitive's lowering. A lowering that panics (a bug, or
+// a value left malformed by an error recorded before) becomes an error at
+// the node's position instead of a crash.
+func (f *fn) lowerNode(p *primitive, n *ir.Node) (v codegen.Value) {
+	defer func() {
+		if r := recover(); r != nil {
+			f.Errorf("lowering %s failed: %v", n.Prim, r)
+			v = codegen.Value{Type: f.ty(n.Type)}
+		}
+	}()
+	return p.lower(f, n)
 }
 
 // arg returns the lowered value of a node's i-th tensor operand.

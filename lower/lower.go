@@ -61,22 +61,32 @@ func DefaultOptions() Options {
 
 // Lower builds the module for g: kernels (if any), weight and KV-cache
 // globals, then one prefill function per chunk bucket and one decode
-// function per batch size.
-// It returns the first error met, naming the .arch position when there is one.
+// function per batch size; then it type-checks the module (codegen's
+// Module.Verify), so that an ill-typed module is an error, never output.
+// It returns the first error met, naming the .arch position of the node
+// (or weight) at fault when there is one. A graph without a decoder-layer
+// loop is an error: prefill and decode lower the nodes after the loop for
+// the returned position only, and a graph without one has no such split.
 func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
+	}
+	if g.Tokens == nil || g.Logits == nil {
+		return nil, fmt.Errorf("lower: graph %s has no tokens input or no logits", g.Arch)
+	}
+	if g.HeadStart == 0 {
+		return nil, fmt.Errorf("%s: arch %s has no decoder-layer loop (`for i in range(num_hidden_layers) scope model.layers.{i} { ... }`); prefill and decode need one", g.Tokens.Pos, g.Arch)
 	}
 	m := &codegen.Module{Name: g.Arch}
 	globals := map[string]codegen.Global{}
 	for _, w := range g.Weights {
 		st, err := opts.storageOf(w.Name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %v", w.Pos, err)
 		}
 		t, err := st.globalType(w.Shape)
 		if err != nil {
-			return nil, fmt.Errorf("weight %s: %v", w.Name, err)
+			return nil, fmt.Errorf("%s: weight %s: %v", w.Pos, w.Name, err)
 		}
 		gl := codegen.Global{Name: w.Name, Type: t, Param: w.Name}
 		m.AddGlobal(gl)
@@ -98,6 +108,9 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 		if err := lowerDecode(m, g, opts, globals, cache, b); err != nil {
 			return nil, err
 		}
+	}
+	if err := m.Verify(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -139,6 +152,9 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 	f.starts = []codegen.Value{start}
 	f.last, f.hasLast = f.sub(length, f.constI32(1)), true
 	logits := f.run(tokens)
+	if err := fn.Err(); err != nil {
+		return err
+	}
 	fn.Return(f.reshape(logits, 1, logits.Type.Shape[2]))
 	return fn.Err()
 }
@@ -154,6 +170,9 @@ func lowerDecode(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 		f.slots = append(f.slots, f.reshape(f.slice(slots, []int64{i}, []int64{i + 1}), []int64{}...))
 	}
 	logits := f.run(f.reshape(tokens, b, 1))
+	if err := fn.Err(); err != nil {
+		return err
+	}
 	fn.Return(f.reshape(logits, b, logits.Type.Shape[2]))
 	return fn.Err()
 }
