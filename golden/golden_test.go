@@ -134,6 +134,7 @@ func TestExecution(t *testing.T) {
 			t.Run("oracle", func(t *testing.T) { checkOracle(t, m, want) })
 			t.Run("prefill_matches_decode", func(t *testing.T) { checkPrefillMatchesDecode(t, m) })
 			t.Run("eos", func(t *testing.T) { checkEOS(t, m, want) })
+			t.Run("sampling", func(t *testing.T) { checkSampling(t, m, want) })
 			t.Run("batched_matches_single", func(t *testing.T) { checkBatched(t, m, want) })
 		})
 	}
@@ -193,6 +194,27 @@ func checkEOS(t *testing.T, m *rt.Model, want oracle) {
 	stop := slices.Index(want.Tokens[0], want.Tokens[0][2]) + 1
 	if diff := cmp.Diff(want.Tokens[0][:stop], g.Tokens); diff != "" {
 		t.Errorf("with EOS = the third oracle token, tokens (-want +got):\n%s", diff)
+	}
+}
+
+// checkSampling: sampling in the worker with top-k 1 keeps only the
+// argmax, so it reproduces the oracle at any temperature and seed; a
+// seeded sampled run repeats.
+func checkSampling(t *testing.T, m *rt.Model, want oracle) {
+	ctx := context.Background()
+	gen := func(o rt.SamplingOptions) []int32 {
+		g, err := m.Generate(ctx, want.Prompts[1], rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Sampling: o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Tokens
+	}
+	if diff := cmp.Diff(want.Tokens[1], gen(rt.SamplingOptions{Temperature: 1.7, TopK: 1, Seed: 9})); diff != "" {
+		t.Errorf("top-k 1 sampling differs from the greedy oracle (-oracle +sampled):\n%s", diff)
+	}
+	o := rt.SamplingOptions{Temperature: 1, TopP: 0.95, Seed: 5}
+	if a, b := gen(o), gen(o); !slices.Equal(a, b) {
+		t.Errorf("seed %d gave %v, then %v", o.Seed, a, b)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/archc/archc/rt/iree"
 )
 
 // GenerateOptions configures Generate.
@@ -63,8 +65,12 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 	g.FirstLogits = logits
 	pos := len(prompt)
 	t1 := time.Now()
-	greedy := opts.Sampling.Temperature == 0
-	tok := sampler.Next(logits)
+	// Tokens are chosen in the worker: after prefill from its logits, after
+	// each decode on the logits buffer, so only ids cross the pipe.
+	tok, err := m.Sample(ctx, logits, sampler.Row())
+	if err != nil {
+		return nil, err
+	}
 	for {
 		g.Tokens = append(g.Tokens, tok)
 		if opts.OnToken != nil {
@@ -73,18 +79,15 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		if len(g.Tokens) == opts.MaxTokens || contains32(m.EOS, tok) || contains32(opts.StopTokens, tok) {
 			break
 		}
-		if greedy { // argmax in the worker: only the id crosses the pipe
-			ids, err := m.DecodeGreedy(ctx, []int32{tok}, []int{pos}, []int{0})
-			if err != nil {
-				return nil, err
-			}
-			tok = ids[0]
-		} else {
-			if logits, err = m.Decode(ctx, tok, pos); err != nil {
-				return nil, err
-			}
-			tok = sampler.Next(logits)
+		var rows []iree.SampleRow // nil: argmax
+		if !opts.Sampling.Greedy() {
+			rows = []iree.SampleRow{sampler.Row()}
 		}
+		ids, err := m.DecodeSample(ctx, []int32{tok}, []int{pos}, []int{0}, rows)
+		if err != nil {
+			return nil, err
+		}
+		tok = ids[0]
 		pos++
 	}
 	g.DecodeTime = time.Since(t1)

@@ -283,11 +283,27 @@ func (m *Model) DecodeBatch(ctx context.Context, tokens []int32, pos, slots []in
 // next token of each sequence, [batch] ids, and no logits cross the pipe.
 // Errors as DecodeBatch.
 func (m *Model) DecodeGreedy(ctx context.Context, tokens []int32, pos, slots []int) ([]int32, error) {
+	return m.DecodeSample(ctx, tokens, pos, slots, nil)
+}
+
+// DecodeSample is DecodeBatch followed by choosing each sequence's next
+// token in the worker by rows[b] (iree.SampleRow; nil rows: argmax for
+// all): it returns [batch] ids, and no logits cross the pipe. Errors as
+// DecodeBatch, plus len(rows) other than the batch.
+func (m *Model) DecodeSample(ctx context.Context, tokens []int32, pos, slots []int, rows []iree.SampleRow) ([]int32, error) {
 	fn, args, err := m.decodeCall(tokens, pos, slots)
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.worker.CallArgmax(ctx, fn, args)
+	if rows != nil && len(rows) != len(tokens) {
+		return nil, fmt.Errorf("decode: %d sampling rows for a batch of %d", len(rows), len(tokens))
+	}
+	var out []tensor.Tensor
+	if rows == nil {
+		out, err = m.worker.CallArgmax(ctx, fn, args)
+	} else {
+		out, err = m.worker.CallSample(ctx, fn, args, rows)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +318,24 @@ func (m *Model) DecodeGreedy(ctx context.Context, tokens []int32, pos, slots []i
 		return nil, fmt.Errorf("worker returned %d token ids for a batch of %d", len(ids), len(tokens))
 	}
 	return ids, nil
+}
+
+// Sample chooses a token from logits [vocab] held on the Go side (e.g.
+// prefill's) by row, with the worker's sampling code (iree.SampleRow).
+// Errors: logits of the wrong width, a worker failure.
+func (m *Model) Sample(ctx context.Context, logits []float32, row iree.SampleRow) (int32, error) {
+	if int64(len(logits)) != m.Vocab {
+		return 0, fmt.Errorf("sample: %d logits, the model's vocabulary has %d", len(logits), m.Vocab)
+	}
+	t, err := tensor.FromF32([]int64{1, m.Vocab}, logits)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := m.worker.Sample(ctx, t, []iree.SampleRow{row})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
 }
 
 // decodeCall checks a decode batch and returns the entry point and its

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+
+	"github.com/archc/archc/rt/iree"
 )
 
 // SamplingOptions chooses the next token from logits. The zero value (and
@@ -12,7 +13,9 @@ import (
 // generate's LogitsProcessor definitions and order: temperature, then top-k,
 // then top-p, then min-p (transformers generation/logits_process.py:
 // TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper,
-// MinPLogitsWarper), then a draw from the softmax of what remains.
+// MinPLogitsWarper), then a draw from the softmax of what remains. They run
+// in the IREE worker on the logits buffer (iree.SampleRow); the random
+// stream stays here, so a seed repeats its tokens.
 type SamplingOptions struct {
 	Temperature float64 // divides the logits; 0 = greedy (argmax)
 	TopK        int     // keep tokens whose logit is >= the k-th largest; 0 = off
@@ -36,12 +39,14 @@ func (o SamplingOptions) Validate() error {
 	return nil
 }
 
-// Sampler draws tokens; it owns its random stream.
+// Greedy reports whether o picks the argmax.
+func (o SamplingOptions) Greedy() bool { return o.Temperature == 0 }
+
+// Sampler is one sequence's sampling state: its options and its random
+// stream (PCG seeded by Seed), from which each step draws one uniform.
 type Sampler struct {
 	opts SamplingOptions
 	rng  *rand.Rand
-	buf  []float64
-	idx  []int
 }
 
 // NewSampler returns a sampler for opts (see SamplingOptions.Validate).
@@ -52,91 +57,12 @@ func NewSampler(opts SamplingOptions) (*Sampler, error) {
 	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x61726368632d7331))}, nil
 }
 
-// Next returns the next token id for logits [vocab].
-func (s *Sampler) Next(logits []float32) int32 {
-	if s.opts.Temperature == 0 {
-		return Argmax(logits)
+// Row returns the worker's instructions for the next token: the options
+// and, when sampling, the next uniform draw of the stream.
+func (s *Sampler) Row() iree.SampleRow {
+	r := iree.SampleRow{Temperature: s.opts.Temperature, TopK: s.opts.TopK, TopP: s.opts.TopP, MinP: s.opts.MinP}
+	if !s.opts.Greedy() {
+		r.U = s.rng.Float64()
 	}
-	n := len(logits)
-	scores := s.buf[:0]
-	for _, l := range logits {
-		scores = append(scores, float64(l)/s.opts.Temperature)
-	}
-	s.buf = scores
-	removed := math.Inf(-1)
-	if k := s.opts.TopK; k > 0 && k < n {
-		kth := kthLargest(scores, k)
-		for i, v := range scores {
-			if v < kth {
-				scores[i] = removed
-			}
-		}
-	}
-	if p := s.opts.TopP; p > 0 && p < 1 {
-		s.idx = s.idx[:0]
-		for i := range scores {
-			s.idx = append(s.idx, i)
-		}
-		sort.SliceStable(s.idx, func(a, b int) bool { return scores[s.idx[a]] < scores[s.idx[b]] })
-		probs := softmax(scores)
-		cum := 0.0
-		for j, i := range s.idx {
-			cum += probs[i]
-			if cum <= 1-p && j < n-1 { // the most likely token is always kept
-				scores[i] = removed
-			}
-		}
-	}
-	if m := s.opts.MinP; m > 0 {
-		probs := softmax(scores)
-		top := 0.0
-		for _, q := range probs {
-			top = math.Max(top, q)
-		}
-		for i, q := range probs {
-			if q < m*top {
-				scores[i] = removed
-			}
-		}
-	}
-	probs := softmax(scores)
-	u := s.rng.Float64()
-	cum := 0.0
-	last := 0
-	for i, q := range probs {
-		if q == 0 {
-			continue
-		}
-		cum += q
-		last = i
-		if u < cum {
-			return int32(i)
-		}
-	}
-	return int32(last)
-}
-
-// softmax returns exp(x - max) / sum; -Inf entries get probability 0.
-func softmax(x []float64) []float64 {
-	mx := math.Inf(-1)
-	for _, v := range x {
-		mx = math.Max(mx, v)
-	}
-	out := make([]float64, len(x))
-	sum := 0.0
-	for i, v := range x {
-		out[i] = math.Exp(v - mx)
-		sum += out[i]
-	}
-	for i := range out {
-		out[i] /= sum
-	}
-	return out
-}
-
-// kthLargest returns the k-th largest value of x (1-based).
-func kthLargest(x []float64, k int) float64 {
-	c := append([]float64(nil), x...)
-	sort.Sort(sort.Reverse(sort.Float64Slice(c)))
-	return c[k-1]
+	return r
 }

@@ -183,7 +183,7 @@ func TestLoadErrors(t *testing.T) {
 	step(t, w, 2, 1, []float32{10, 20, 31, 40})
 	// argmax needs logits [rows, vocab]; step returns a vector.
 	xt, _ := tensor.FromF32([]int64{1}, []float32{0})
-	if _, err := w.CallArgmax(ctx, "step", []tensor.Tensor{tensor.ScalarI32(0), xt}); err == nil || !strings.Contains(err.Error(), "argmax needs") {
+	if _, err := w.CallArgmax(ctx, "step", []tensor.Tensor{tensor.ScalarI32(0), xt}); err == nil || !strings.Contains(err.Error(), "argmax and sampling need") {
 		t.Fatalf("argmax of a vector: %v", err)
 	}
 }

@@ -102,6 +102,7 @@ type header struct {
 	Rev    string       `json:"revision,omitempty"`
 	Flags  []string     `json:"flags,omitempty"`
 	Argmax bool         `json:"argmax,omitempty"`
+	Sample []SampleRow  `json:"sample,omitempty"`
 	VMFB   string       `json:"vmfb,omitempty"`
 	Device string       `json:"device,omitempty"`
 	Params []paramJSON  `json:"params,omitempty"`
@@ -313,7 +314,7 @@ func (w *Worker) Functions() []string {
 // the worker is killed and Call returns ctx's error; if the worker dies the
 // error names its exit status and the tail of its stderr.
 func (w *Worker) Call(ctx context.Context, fn string, args []tensor.Tensor) ([]tensor.Tensor, error) {
-	return w.call(ctx, fn, args, false)
+	return w.call(ctx, fn, args, header{})
 }
 
 // CallArgmax is Call for a function whose first result is logits [rows,
@@ -322,10 +323,55 @@ func (w *Worker) Call(ctx context.Context, fn string, args []tensor.Tensor) ([]t
 // never cross the pipe. Errors as Call, plus a first result of another
 // shape or dtype.
 func (w *Worker) CallArgmax(ctx context.Context, fn string, args []tensor.Tensor) ([]tensor.Tensor, error) {
-	return w.call(ctx, fn, args, true)
+	return w.call(ctx, fn, args, header{Argmax: true})
 }
 
-func (w *Worker) call(ctx context.Context, fn string, args []tensor.Tensor, argmax bool) ([]tensor.Tensor, error) {
+// SampleRow chooses one token from one row of logits, in the worker. The
+// warpers follow Hugging Face generate's LogitsProcessor definitions and
+// order (transformers generation/logits_process.py): temperature, top-k
+// (keep logits >= the k-th largest), top-p (drop the least likely tokens
+// whose cumulative probability is <= 1 - top_p, always keeping the top
+// one), min-p (drop probability < min_p × the top probability); then the
+// token whose interval of the cumulative distribution (in id order) holds
+// U. Temperature 0 is argmax (the lowest id on ties).
+type SampleRow struct {
+	Temperature float64 `json:"temperature"`     // > 0 divides the logits; 0 = argmax
+	TopK        int     `json:"top_k,omitempty"` // 0 = off
+	TopP        float64 `json:"top_p,omitempty"` // 0 or 1 = off
+	MinP        float64 `json:"min_p,omitempty"` // 0 = off
+	U           float64 `json:"u"`               // uniform draw in [0, 1), from the caller's seeded stream
+}
+
+// CallSample is Call for a function whose first result is logits [rows,
+// vocab] f32: the worker replaces that result by one token per row, [rows]
+// i32, chosen by rows[i] (SampleRow), so the logits never cross the pipe.
+// Errors as CallArgmax, plus len(rows) differing from the logits' rows.
+func (w *Worker) CallSample(ctx context.Context, fn string, args []tensor.Tensor, rows []SampleRow) ([]tensor.Tensor, error) {
+	return w.call(ctx, fn, args, header{Sample: rows})
+}
+
+// Sample chooses one token per row of logits [rows, vocab] f32 held by the
+// caller (e.g. prefill's), with the worker's SampleRow code: [rows] ids.
+// Errors: logits of another shape or dtype, len(rows) differing from the
+// logits' rows, a dead worker.
+func (w *Worker) Sample(ctx context.Context, logits tensor.Tensor, rows []SampleRow) ([]int32, error) {
+	if err := logits.Validate(); err != nil {
+		return nil, fmt.Errorf("iree: Sample: %v", err)
+	}
+	h := header{Op: "sample", Sample: rows, Args: []tensorJSON{{DType: logits.DType, Shape: logits.Shape, NBytes: int64(len(logits.Data))}}}
+	resp, outs, err := w.request(ctx, "Sample", h, [][]byte{logits.Data})
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Result) != 1 || resp.Result[0].DType != tensor.I32 {
+		return nil, fmt.Errorf("iree: Sample: unexpected reply %+v", resp.Result)
+	}
+	t := tensor.Tensor{DType: tensor.I32, Shape: resp.Result[0].Shape, Data: outs[0]}
+	return t.I32()
+}
+
+// call sends a call request; opts carries the argmax or sampling choice.
+func (w *Worker) call(ctx context.Context, fn string, args []tensor.Tensor, opts header) ([]tensor.Tensor, error) {
 	descs := make([]tensorJSON, len(args))
 	payloads := make([][]byte, len(args))
 	for i, a := range args {
@@ -335,7 +381,7 @@ func (w *Worker) call(ctx context.Context, fn string, args []tensor.Tensor, argm
 		descs[i] = tensorJSON{DType: a.DType, Shape: append([]int64{}, a.Shape...), NBytes: int64(len(a.Data))}
 		payloads[i] = a.Data
 	}
-	resp, outs, err := w.request(ctx, fmt.Sprintf("Call(%q)", fn), header{Op: "call", Fn: fn, Args: descs, Argmax: argmax}, payloads)
+	resp, outs, err := w.request(ctx, fmt.Sprintf("Call(%q)", fn), header{Op: "call", Fn: fn, Args: descs, Argmax: opts.Argmax, Sample: opts.Sample}, payloads)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,13 @@
 #       replaced by its argmax over the last axis, [rows] i32 (the lowest
 #       index wins ties, as torch.argmax), computed on the mapped result
 #       buffer: the logits never cross the pipe.
+#   {"op": "call", ..., "sample": [row...]} + payloads
+#       As "argmax", but each row of logits is replaced by the token that
+#       choose() picks for it: row = {"temperature", "top_k", "top_p",
+#       "min_p", "u"}, u a uniform draw in [0, 1) made by the caller (which
+#       owns the random stream, so a seed repeats); temperature 0 is argmax.
+#   {"op": "sample", "args": [logits tensor], "sample": [row...]} + payload
+#       -> {"ok": true, "results": [ids tensor]}: the same on given logits.
 #   {"op": "close"} -> {"ok": true}, then the worker exits.
 # Any failure -> {"ok": false, "error": "one line"}; the worker stays usable.
 # On start the worker sends {"ok": true, "hello": "archc-iree-worker",
@@ -187,11 +194,10 @@ class Session:
             if dtype is None:
                 raise TypeError(f"result {i} has element type {bv.element_type}, which archc does not transfer")
             shape = list(bv.shape)
-            if i == 0 and req.get("argmax"):
+            if i == 0 and (req.get("argmax") or req.get("sample")):
                 if dtype != "f32" or len(shape) != 2:
-                    raise TypeError(f"argmax needs a [rows, vocab] f32 first result, got {dtype} {shape}")
-                logits = bv.map().asarray(shape, np.dtype("<f4"))
-                ids = np.argmax(logits, axis=-1).astype("<i4")
+                    raise TypeError(f"argmax and sampling need a [rows, vocab] f32 first result, got {dtype} {shape}")
+                ids = choose(bv.map().asarray(shape, np.dtype("<f4")), req.get("sample"))
                 descs.append({"dtype": "i32", "shape": [shape[0]], "nbytes": ids.nbytes})
                 outs.append(ids.tobytes())
                 continue
@@ -200,6 +206,14 @@ class Session:
             descs.append({"dtype": dtype, "shape": shape, "nbytes": n})
             outs.append(raw)
         return {"ok": True, "results": descs}, outs
+
+    def sample(self, req, payloads):
+        args = req.get("args") or []
+        if len(args) != 1 or args[0]["dtype"] != "f32" or len(args[0]["shape"]) != 2:
+            raise TypeError(f"sample needs one [rows, vocab] f32 tensor, got {args}")
+        logits = np.frombuffer(payloads[0], dtype="<f4").reshape(args[0]["shape"])
+        ids = choose(logits, req.get("sample") or [])
+        return {"ok": True, "results": [{"dtype": "i32", "shape": [len(ids)], "nbytes": ids.nbytes}]}, [ids.tobytes()]
 
     def close(self):
         # Drop IREE objects before unmapping the files they point into.
@@ -212,6 +226,64 @@ class Session:
                 pass  # still referenced (e.g. by a traceback); GC unmaps it
             os.close(fd)
         self.maps = []
+
+
+def choose(logits, rows):
+    """Token ids [rows] i32 for logits [rows, vocab] f32: argmax (the lowest
+    index on ties, as torch.argmax) where rows is None or a row's
+    temperature is 0, else a draw by warp_row."""
+    ids = np.argmax(logits, axis=-1).astype("<i4")
+    if rows:
+        if len(rows) != logits.shape[0]:
+            raise ValueError(f"{len(rows)} sampling rows for {logits.shape[0]} rows of logits")
+        for r, row in enumerate(rows):
+            if row.get("temperature", 0) > 0:
+                ids[r] = draw(warp_row(logits[r], row), row["u"])
+    return ids
+
+
+def warp_row(logits, row):
+    """Probabilities [vocab] f64 after Hugging Face generate's warpers, in
+    its order (transformers generation/logits_process.py):
+    TemperatureLogitsWarper, TopKLogitsWarper (keep scores >= the k-th
+    largest), TopPLogitsWarper (sort ascending, drop the prefix whose
+    cumulative probability is <= 1 - top_p, always keep the top token),
+    MinPLogitsWarper (drop probability < min_p x the top probability),
+    then softmax."""
+    scores = logits.astype(np.float64) / row["temperature"]
+    n = scores.shape[0]
+    k = int(row.get("top_k") or 0)
+    if 0 < k < n:
+        kth = np.partition(scores, n - k)[n - k]
+        scores[scores < kth] = -np.inf
+    p = float(row.get("top_p") or 0)
+    if 0 < p < 1:
+        order = np.argsort(scores, kind="stable")
+        cum = np.cumsum(softmax(scores)[order])
+        drop = cum <= 1 - p
+        drop[-1] = False
+        scores[order[drop]] = -np.inf
+    m = float(row.get("min_p") or 0)
+    if m > 0:
+        probs = softmax(scores)
+        scores[probs < m * probs.max()] = -np.inf
+    return softmax(scores)
+
+
+def softmax(x):
+    e = np.exp(x - x.max())
+    return e / e.sum()
+
+
+def draw(probs, u):
+    """The token whose cumulative-probability interval holds u (inverse
+    CDF over probs in index order); never a token of probability 0."""
+    # The first i with cum[i] > u has probs[i] > 0; past the end (u above
+    # the rounded total) the last possible token is taken.
+    i = int(np.searchsorted(np.cumsum(probs), u, side="right"))
+    if i >= len(probs):
+        i = int(np.flatnonzero(probs)[-1])
+    return i
 
 
 def main():
@@ -232,6 +304,9 @@ def main():
                 write_msg(s.load(req))
             elif op == "call":
                 h, outs = s.call(req, payloads)
+                write_msg(h, outs)
+            elif op == "sample":
+                h, outs = s.sample(req, payloads)
                 write_msg(h, outs)
             elif op == "close":
                 s.close()

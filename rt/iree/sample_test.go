@@ -1,0 +1,119 @@
+package iree
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/archc/archc/rt/tensor"
+)
+
+// TestSample checks the worker's token choice against values computed by
+// hand. For logits [2, 1, 0, -1, -2] at temperature 1 the probabilities
+// are e^l / 11.6106 = [.6364 .2341 .0861 .0317 .0117], cumulative [.6364
+// .8705 .9566 .9883 1]; each u below sits well inside one interval of the
+// (renormalised) cumulative distribution.
+func TestSample(t *testing.T) {
+	needVenv(t)
+	ctx := context.Background()
+	w, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	five := []float32{2, 1, 0, -1, -2}
+	for _, c := range []struct {
+		name   string
+		logits []float32
+		row    SampleRow
+		want   int32
+	}{
+		{"greedy, first of tied maxima", []float32{0.1, 3, 3, -1}, SampleRow{}, 1},
+		{"T=1 u=.5", five, SampleRow{Temperature: 1, U: 0.5}, 0},
+		{"T=1 u=.7", five, SampleRow{Temperature: 1, U: 0.7}, 1},
+		{"T=1 u=.9", five, SampleRow{Temperature: 1, U: 0.9}, 2},
+		{"T=1 u=.97", five, SampleRow{Temperature: 1, U: 0.97}, 3},
+		{"T=1 u=.995", five, SampleRow{Temperature: 1, U: 0.995}, 4},
+		// T=2: probabilities [.4287 .2600 .1577 .0956 .0580], cumulative .4287 .6887 ...
+		{"T=2 u=.5", five, SampleRow{Temperature: 2, U: 0.5}, 1},
+		// top-k 2: [.7311 .2689] over tokens 0 and 1.
+		{"top-k 2 u=.72", five, SampleRow{Temperature: 1, TopK: 2, U: 0.72}, 0},
+		{"top-k 2 u=.999", five, SampleRow{Temperature: 1, TopK: 2, U: 0.999}, 1},
+		// top-k keeps every logit equal to the k-th largest (HF: >=).
+		{"top-k 1 with ties", []float32{1, 1, 1, 0}, SampleRow{Temperature: 1, TopK: 1, U: 0.9}, 2},
+		// top-p .8: ascending cumulative .0117 .0434 .1295 .3636 1; tokens
+		// with cumulative <= .2 (4, 3, 2) go, {0, 1} remain.
+		{"top-p .8 u=.999", five, SampleRow{Temperature: 1, TopP: 0.8, U: 0.999}, 1},
+		// top-p .5: token 1's .3636 <= .5 too, token 0 alone remains.
+		{"top-p .5 u=.999", five, SampleRow{Temperature: 1, TopP: 0.5, U: 0.999}, 0},
+		// min-p .1: threshold .0636 keeps {0, 1, 2}, renormalised cumulative .6638 .9080 1.
+		{"min-p .1 u=.95", five, SampleRow{Temperature: 1, MinP: 0.1, U: 0.95}, 2},
+		// min-p .2: threshold .1273 keeps {0, 1}.
+		{"min-p .2 u=.95", five, SampleRow{Temperature: 1, MinP: 0.2, U: 0.95}, 1},
+		// u at the very top of the range never lands on a dropped token.
+		{"u≈1 after top-k", five, SampleRow{Temperature: 1, TopK: 3, U: 0.9999999999}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lt, err := tensor.FromF32([]int64{1, int64(len(c.logits))}, c.logits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := w.Sample(ctx, lt, []SampleRow{c.row})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0] != c.want {
+				t.Errorf("Sample = %v, want [%d]", got, c.want)
+			}
+		})
+	}
+
+	// Rows are independent: a greedy row beside a sampling row.
+	lt, _ := tensor.FromF32([]int64{2, 5}, append(append([]float32{}, five...), five...))
+	got, err := w.Sample(ctx, lt, []SampleRow{{}, {Temperature: 1, U: 0.9}})
+	if err != nil || len(got) != 2 || got[0] != 0 || got[1] != 2 {
+		t.Errorf("two rows: %v, %v; want [0 2]", got, err)
+	}
+	// A row count that does not match is an error, and the worker survives it.
+	if _, err := w.Sample(ctx, lt, []SampleRow{{}}); err == nil || !strings.Contains(err.Error(), "1 sampling rows for 2 rows of logits") {
+		t.Errorf("row mismatch: %v", err)
+	}
+	if got, err := w.Sample(ctx, lt, nil); err != nil || got[0] != 0 || got[1] != 0 {
+		t.Errorf("after an error, nil rows (argmax) = %v, %v", got, err)
+	}
+}
+
+// TestSampleDistribution draws with u on a uniform grid: the share of each
+// token equals its softmax probability to within the grid's resolution.
+func TestSampleDistribution(t *testing.T) {
+	needVenv(t)
+	ctx := context.Background()
+	w, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	const n = 2000
+	logits := make([]float32, 0, 2*n)
+	rows := make([]SampleRow, n)
+	for i := range rows {
+		logits = append(logits, 1, 0)
+		rows[i] = SampleRow{Temperature: 1, U: (float64(i) + 0.5) / n}
+	}
+	lt, _ := tensor.FromF32([]int64{n, 2}, logits)
+	ids, err := w.Sample(ctx, lt, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := 0
+	for _, id := range ids {
+		if id == 0 {
+			zeros++
+		}
+	}
+	want := 1 / (1 + math.Exp(-1)) // 0.7311
+	if got := float64(zeros) / n; math.Abs(got-want) > 1.0/n {
+		t.Errorf("P(token 0) = %.4f, want %.4f", got, want)
+	}
+}
