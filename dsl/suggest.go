@@ -35,3 +35,9 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// DidYouMean returns ` (did you mean X?)` for the candidate closest to name
+// within a small edit distance, or "": the hint archc's diagnostics append,
+// for callers outside the package (a missing checkpoint tensor against the
+// checkpoint's names, for instance).
+func DidYouMean(name string, candidates []string) string { return suggest(name, candidates) }

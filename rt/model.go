@@ -150,7 +150,8 @@ func checkVersions(w *iree.Worker) error {
 }
 
 // pack writes a GGUF model's weights in their stored formats into the
-// cache (rt/gguf Pack) and binds them to the plan.
+// cache (rt/gguf Pack) and binds them to the plan. A missing or mis-shaped
+// tensor is reported at the .arch position that declared the weight.
 func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) func()) error {
 	done := func() {}
 	if phase != nil {
@@ -164,7 +165,7 @@ func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) fun
 	p.Weights = ix
 	for _, w := range p.Graph.Weights {
 		if _, err := ix.Lookup(w.Name, w.Shape); err != nil {
-			return fmt.Errorf("%w (family %s reads it; is this GGUF a %s model?)", err, p.Family.Name, p.Family.Name)
+			return w.Errorf("%w (family %s reads it; is this GGUF a %s model?)", err, p.Family.Name, p.Family.Name)
 		}
 	}
 	return nil

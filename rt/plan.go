@@ -205,14 +205,21 @@ func (p *Plan) bindWeights() error {
 }
 
 // useWeights checks every graph weight against an index and records its
-// stored dtype.
+// stored dtype. A missing or mis-shaped tensor is reported at the .arch
+// position that declared the weight, a missing one with the closest
+// checkpoint name when there is one.
 func (p *Plan) useWeights(ix *weights.Index) error {
 	p.Weights = ix
 	p.Options.WeightDTypes = map[string]string{}
 	for _, w := range p.Graph.Weights {
 		info, err := ix.Lookup(w.Name, w.Shape)
 		if err != nil {
-			return fmt.Errorf("%w (family %s reads it; is this checkpoint a %s model?)", err, p.Family.Name, p.Family.Name)
+			if _, present := ix.Tensors[w.Name]; !present {
+				if hint := dsl.DidYouMean(w.Name, ix.Names()); hint != "" {
+					return w.Errorf("%w%s", err, hint)
+				}
+			}
+			return w.Errorf("%w (family %s reads it; is this checkpoint a %s model?)", err, p.Family.Name, p.Family.Name)
 		}
 		fm := info.Format
 		if fm == "" {

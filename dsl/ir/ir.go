@@ -85,6 +85,17 @@ type Weight struct {
 	Pos   lexer.Position
 }
 
+// Errorf returns an error about the weight, prefixed with the .arch
+// position that declared it when it has one (`llama.arch:38:43: ...`);
+// format may wrap an error with %w.
+func (w Weight) Errorf(format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	if w.Pos.Line == 0 {
+		return err
+	}
+	return fmt.Errorf("%s: %w", w.Pos, err)
+}
+
 // Node is one primitive application.
 type Node struct {
 	ID   int     // index in Graph.Nodes

@@ -1,0 +1,53 @@
+package rt
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlanWeightPositions: a checkpoint tensor that is missing (a typo in
+// a weight path) or mis-shaped (a config that disagrees with the
+// checkpoint) is reported at the .arch position that declared the weight,
+// a missing one with the closest checkpoint name.
+func TestPlanWeightPositions(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo.arch")
+	src := "arch typo extends llama {\n  match model_type \"llama\"\n" +
+		"  block query(h) { return heads(linear(h, self_attn.q_prj, num_attention_heads * head_dim, bias: attention_bias), num_attention_heads) }\n}\n"
+	if err := os.WriteFile(typo, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewPlan(fixture, PlanOptions{Arch: typo})
+	want := typo + `:3:43: model.safetensors: missing tensor "model.layers.0.self_attn.q_prj.weight" (did you mean model.layers.0.self_attn.q_proj.weight?)`
+	if err == nil || err.Error() != want {
+		t.Errorf("typo in a weight path:\ngot  %v\nwant %s", err, want)
+	}
+
+	// The fixture's checkpoint with a config whose MLP is twice as wide.
+	model := filepath.Join(dir, "model")
+	if err := os.Mkdir(model, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(fixture, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = []byte(strings.Replace(string(cfg), `"intermediate_size": 128`, `"intermediate_size": 256`, 1))
+	if err := os.WriteFile(filepath.Join(model, "config.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(filepath.Join(fixture, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs, filepath.Join(model, "model.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewPlan(model, PlanOptions{})
+	want = `llama.arch:50:23: model.safetensors: tensor "model.layers.0.mlp.gate_proj.weight" has shape [128 64], the config implies [256 64]`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("mis-shaped tensor:\ngot  %v\nwant %s...", err, want)
+	}
+}
