@@ -74,21 +74,9 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.GGUF != nil {
-		if err := p.pack(ctx, cacheDir, opts.Phase); err != nil {
-			return nil, err
-		}
-	}
-	if p.Weights != nil && p.Weights.NeedsPack() {
-		if err := p.packAffine(ctx, cacheDir, opts.Phase); err != nil {
-			return nil, err
-		}
-	}
-	if p.Weights == nil {
-		if p.Dir == "" {
-			return nil, fmt.Errorf("model %s: a config.json alone has no weights; pass the model folder or a .gguf file", path)
-		}
-		return nil, fmt.Errorf("model %s: no model.safetensors or model.safetensors.index.json; a checkpoint is needed to run", path)
+	params, err := p.Parameters(ctx, cacheDir, opts.Phase)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
 	done := phase("compile")
 	t0 := time.Now()
@@ -111,15 +99,6 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	w, err := iree.Start(ctx, iree.Options{})
 	if err != nil {
 		return nil, err
-	}
-	var params []iree.Param
-	for _, wt := range p.Graph.Weights {
-		info, err := p.Weights.Lookup(wt.Name, wt.Shape)
-		if err != nil {
-			w.Close()
-			return nil, err
-		}
-		params = append(params, iree.Param{Name: wt.Name, File: info.File, Offset: info.Offset, Length: info.Length})
 	}
 	if err := checkVersions(w); err != nil {
 		w.Close()

@@ -112,7 +112,7 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 		for _, w := range g.Weights {
 			fm, ok := formats[w.Name]
 			if !ok {
-				return nil, fmt.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, fam.Name, fam.Name)
+				return nil, w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, fam.Name, fam.Name)
 			}
 			p.Options.WeightDTypes[w.Name] = fm
 		}

@@ -2,7 +2,7 @@
 // StableHLO MLIR and IREE modules.
 //
 //	archc emit <model dir | config.json> [--arch FILE] [-o FILE]
-//	archc compile <model dir | config.json> -o FILE.vmfb [--arch FILE]
+//	archc compile <model dir | config.json | .gguf> -o FILE.vmfb [--irpa FILE] [--arch FILE]
 //	archc check FILE.arch...
 //	archc list
 package main
@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -71,12 +72,26 @@ func (c *emitCmd) Run(ctx context.Context) error {
 type compileCmd struct {
 	planFlags
 	Output string `short:"o" required:"" help:"Output .vmfb path."`
+	IRPA   string `name:"irpa" help:"Also write the model's weights (as the module reads them) to this IREE parameter archive, for iree-run-module / iree-benchmark-module --parameters=model=FILE."`
 }
 
 func (c *compileCmd) Run(ctx context.Context) error {
+	for _, out := range []string{c.Output, c.IRPA} {
+		if out == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+			return fmt.Errorf("cannot write %s: folder %s does not exist", out, filepath.Dir(out))
+		}
+	}
 	p, err := c.plan(ctx)
 	if err != nil {
 		return err
+	}
+	if c.IRPA != "" {
+		if err := writeArchive(ctx, p, c.IRPA); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(os.Stderr, "compiling %s (%d bytes of MLIR) with iree-compile...\n", p.Family.Name, len(p.MLIR))
 	path, cached, err := iree.Compile(ctx, p.MLIR, iree.CompileOptions{})
@@ -87,6 +102,34 @@ func (c *compileCmd) Run(ctx context.Context) error {
 		fmt.Fprintln(os.Stderr, "(from the compile cache)")
 	}
 	return copyFile(path, c.Output)
+}
+
+// writeArchive packs the plan's weights (GGUF, MLX) into the cache and
+// writes them as an IREE parameter archive at path.
+func writeArchive(ctx context.Context, p *rt.Plan, path string) error {
+	dir, err := iree.DefaultCacheDir()
+	if err != nil {
+		return err
+	}
+	params, err := p.Parameters(ctx, dir, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", modelName(p), err)
+	}
+	fmt.Fprintf(os.Stderr, "writing %d parameters to %s...\n", len(params), path)
+	w, err := iree.Start(ctx, iree.Options{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	return w.WriteParameterArchive(ctx, params, path)
+}
+
+// modelName names the plan's model for messages.
+func modelName(p *rt.Plan) string {
+	if p.GGUF != nil {
+		return p.GGUF.Path
+	}
+	return p.Dir
 }
 
 type checkCmd struct {

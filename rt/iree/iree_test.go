@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -312,5 +313,40 @@ func TestFindVenvEnv(t *testing.T) {
 	_, err := FindPython()
 	if err == nil || !strings.Contains(err.Error(), "IREE runtime not found: run scripts/setup.sh") {
 		t.Fatalf("bad ARCHC_VENV: %v", err)
+	}
+}
+
+// TestWriteParameterArchive: the archive holds the parameter's bytes
+// under its name, so IREE's own iree-run-module runs the module with it.
+func TestWriteParameterArchive(t *testing.T) {
+	vmfb, params := toyModule(t)
+	ctx := context.Background()
+	w, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	out := filepath.Join(t.TempDir(), "toy.irpa")
+	if err := w.WriteParameterArchive(ctx, params, out); err != nil {
+		t.Fatal(err)
+	}
+	venv, err := FindVenv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(venv, "bin", "iree-run-module"), "--module="+vmfb, "--parameters=model="+out,
+		"--device=local-sync", "--function=step", "--input=i32=2", "--input=1xf32=5")
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("iree-run-module: %v\n%s", err, got)
+	}
+	// state = [0 0 5 0]; + w = [10 20 35 40], sum 105.
+	if !strings.Contains(string(got), "10 20 35 40") || !strings.Contains(string(got), "105") {
+		t.Errorf("iree-run-module with the archive printed:\n%s\nwant 4xf32=10 20 35 40 and 105", got)
+	}
+	// A region outside its file is refused before anything is written.
+	bad := []Param{{Name: "w", File: params[0].File, Offset: 1 << 20, Length: 16}}
+	if err := w.WriteParameterArchive(ctx, bad, out+"2"); err == nil || !strings.Contains(err.Error(), "lie outside") {
+		t.Errorf("bad region: %v", err)
 	}
 }

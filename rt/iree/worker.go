@@ -103,6 +103,7 @@ type header struct {
 	Flags  []string     `json:"flags,omitempty"`
 	Argmax bool         `json:"argmax,omitempty"`
 	Sample []SampleRow  `json:"sample,omitempty"`
+	Path   string       `json:"path,omitempty"`
 	VMFB   string       `json:"vmfb,omitempty"`
 	Device string       `json:"device,omitempty"`
 	Params []paramJSON  `json:"params,omitempty"`
@@ -348,6 +349,24 @@ type SampleRow struct {
 // Errors as CallArgmax, plus len(rows) differing from the logits' rows.
 func (w *Worker) CallSample(ctx context.Context, fn string, args []tensor.Tensor, rows []SampleRow) ([]tensor.Tensor, error) {
 	return w.call(ctx, fn, args, header{Sample: rows})
+}
+
+// WriteParameterArchive writes params (named file regions, as Load takes
+// them) as an IREE parameter archive at path, the file iree-run-module and
+// iree-benchmark-module load with --parameters=model=path. Call it on a
+// worker with no module loaded. Errors: a region outside its file, an
+// unwritable path, a dead worker.
+func (w *Worker) WriteParameterArchive(ctx context.Context, params []Param, path string) error {
+	ps, err := checkParams(params)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("iree: bad archive path %q: %v", path, err)
+	}
+	_, _, err = w.request(ctx, "WriteParameterArchive", header{Op: "archive", Params: ps, Path: abs}, nil)
+	return err
 }
 
 // Sample chooses one token per row of logits [rows, vocab] f32 held by the

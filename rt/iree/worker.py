@@ -24,6 +24,10 @@
 #       owns the random stream, so a seed repeats); temperature 0 is argmax.
 #   {"op": "sample", "args": [logits tensor], "sample": [row...]} + payload
 #       -> {"ok": true, "results": [ids tensor]}: the same on given logits.
+#   {"op": "archive", "params": [...], "path": out.irpa} -> {"ok": true}
+#       Writes the named file regions as an IREE parameter archive (what
+#       iree-run-module / iree-benchmark-module take with
+#       --parameters=model=out.irpa). Not while a module is loaded.
 #   {"op": "close"} -> {"ok": true}, then the worker exits.
 # Any failure -> {"ok": false, "error": "one line"}; the worker stays usable.
 # On start the worker sends {"ok": true, "hello": "archc-iree-worker",
@@ -129,9 +133,21 @@ class Session:
         # The io_parameters module is always registered, so a module whose
         # parameter is missing fails with IREE's "not found" for that key
         # rather than with a missing-module error.
-        self.index = rt.ParameterIndex()
+        self.index = self.parameter_index(req.get("params") or [])
+        provider = self.index.create_provider(scope="model")
+        modules.append(rt.create_io_parameters_module(self.instance, provider))
+        modules.append(rt.create_hal_module(self.instance, self.device))
+        self.module = rt.VmModule.mmap(self.instance, req["vmfb"])
+        modules.append(self.module)
+        self.ctx = rt.VmContext(self.instance, modules)
+        names = [n for n in self.module.function_names if not n.startswith("__")]
+        return {"ok": True, "functions": names}
+
+    def parameter_index(self, params):
+        """An index of the named file regions params, mapped (not read)."""
+        index = rt.ParameterIndex()
         handles = {}
-        for p in req.get("params") or []:
+        for p in params:
             path = p["file"]
             if path not in handles:
                 fd = os.open(path, os.O_RDONLY)
@@ -150,15 +166,15 @@ class Session:
                 raise ValueError(
                     f"parameter {p['name']!r}: bytes [{off},{off + length}) lie outside {path} ({size} bytes)"
                 )
-            self.index.add_from_file_handle(p["name"], fh, length, offset=off)
-        provider = self.index.create_provider(scope="model")
-        modules.append(rt.create_io_parameters_module(self.instance, provider))
-        modules.append(rt.create_hal_module(self.instance, self.device))
-        self.module = rt.VmModule.mmap(self.instance, req["vmfb"])
-        modules.append(self.module)
-        self.ctx = rt.VmContext(self.instance, modules)
-        names = [n for n in self.module.function_names if not n.startswith("__")]
-        return {"ok": True, "functions": names}
+            index.add_from_file_handle(p["name"], fh, length, offset=off)
+        return index
+
+    def archive(self, req):
+        try:
+            self.parameter_index(req.get("params") or []).create_archive_file(req["path"])
+        finally:
+            self.close()
+        return {"ok": True}
 
     def call(self, req, payloads):
         if self.ctx is None:
@@ -305,6 +321,8 @@ def main():
             elif op == "call":
                 h, outs = s.call(req, payloads)
                 write_msg(h, outs)
+            elif op == "archive":
+                write_msg(s.archive(req))
             elif op == "sample":
                 h, outs = s.sample(req, payloads)
                 write_msg(h, outs)

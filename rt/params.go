@@ -1,0 +1,42 @@
+package rt
+
+import (
+	"context"
+	"errors"
+
+	"github.com/archc/archc/rt/iree"
+)
+
+// Parameters returns the module's weights as IREE parameters (scope
+// "model"): one file region per graph weight, in its stored format. A GGUF
+// model's tensors and an MLX affine folder's weights are first packed into
+// the cache under cacheDir (once; later calls reuse the file); phase, if
+// set, reports that step. Errors: a plan without a checkpoint, a packing
+// failure, a weight missing from the packed index.
+func (p *Plan) Parameters(ctx context.Context, cacheDir string, phase func(string) func()) ([]iree.Param, error) {
+	if p.GGUF != nil {
+		if err := p.pack(ctx, cacheDir, phase); err != nil {
+			return nil, err
+		}
+	}
+	if p.Weights != nil && p.Weights.NeedsPack() {
+		if err := p.packAffine(ctx, cacheDir, phase); err != nil {
+			return nil, err
+		}
+	}
+	if p.Weights == nil {
+		if p.Dir == "" {
+			return nil, errors.New("a config.json alone has no weights; pass the model folder or a .gguf file")
+		}
+		return nil, errors.New("no model.safetensors or model.safetensors.index.json; a checkpoint is needed to run")
+	}
+	params := make([]iree.Param, 0, len(p.Graph.Weights))
+	for _, wt := range p.Graph.Weights {
+		info, err := p.Weights.Lookup(wt.Name, wt.Shape)
+		if err != nil {
+			return nil, err
+		}
+		params = append(params, iree.Param{Name: wt.Name, File: info.File, Offset: info.Offset, Length: info.Length})
+	}
+	return params, nil
+}
