@@ -18,31 +18,32 @@ type primitive struct {
 
 type table map[string]*primitive
 
-// primitives is the primitive table (read-only after init). One row per
-// primitive: name, parameters, shape rule, lowering, whether it owns a KV cache.
+//go:generate go run ./internal/tablegen/gen
+
+// primitives is the primitive table (read-only after init), indexed by
+// name. Its rows are data: primitives.json, from which `go generate`
+// writes primitiveRows (primitives_gen.go); each row's shape rule and
+// lowering sit together in prim_<name>.go.
 var primitives = table{}
 
 func init() {
-	for _, p := range []*primitive{
-		row("embedding", inferEmbedding, lowerEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")),               // out[b,s] = weight[ids[b,s]]
-		row("rms_norm", inferRMSNorm, lowerRMSNorm, false, tensor("x"), module("weight"), scalar("eps")),                                                          // out = x·rsqrt(mean(x²) + eps)·w
-		row("rms_norm_1p", inferRMSNorm, lowerRMSNorm1p, false, tensor("x"), module("weight"), scalar("eps")),                                                     // out = x·rsqrt(mean(x²) + eps)·(1 + w)
-		row("linear", inferLinear, lowerLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),                                            // out = x·Wᵀ (+ b)
-		row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),                                                                                     // [..., n·d] → [..., n, d]
-		row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling")),                                                               // out = x·cos + rotate_half(x)·sin
-		row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window")), // softmax(softcap(q·kᵀ·scale) + mask)·v, GQA, KV cache
-		row("activation", inferActivation, lowerActivation, false, tensor("x"), scalar("name")),                                                                   // HF ACT2FN[name](x)
-		row("silu", inferSame, lowerSiLU, false, tensor("x")),                                                                                                     // out = x·sigmoid(x)
-		row("gelu_tanh", inferSame, lowerGeLUTanh, false, tensor("x")),                                                                                            // out = x/2·(1 + tanh(√(2/π)·(x + 0.044715x³)))
-		row("softcap", inferSoftcap, lowerSoftcap, false, tensor("x"), optional("cap")),                                                                           // out = cap·tanh(x/cap); cap none: x
-		row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),                                                                                // out = x·factor (factor rounded to f32)
-		row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),                                                               // out = x + y
-		row("sub", inferElementwise, lowerBinary("stablehlo.subtract"), false, tensor("x"), tensor("y")),                                                          // out = x - y
-		row("mul", inferElementwise, lowerBinary("stablehlo.multiply"), false, tensor("x"), tensor("y")),                                                          // out = x * y
-	} {
+	for _, p := range primitiveRows {
 		primitives[p.Name] = p
 	}
 }
+
+// PrimitiveDoc documents one primitive of the table, from primitives.json.
+type PrimitiveDoc struct {
+	Name      string // the name .arch files call
+	Signature string // parameters in call order; "name:" marks an optional keyword argument
+	Shapes    string // operand and result shapes
+	Math      string // semantics in one line
+	HF        string // the Hugging Face / torch code it follows numerically
+	Cache     bool   // owns a per-layer KV cache
+}
+
+// Primitives documents the primitive table, in its data file's order.
+func Primitives() []PrimitiveDoc { return append([]PrimitiveDoc(nil), primitiveDocs...) }
 
 func row(name string, infer func(*ir.Node) error, lower func(*fn, *ir.Node) codegen.Value, cache bool, params ...ir.Param) *primitive {
 	return &primitive{Primitive: ir.Primitive{Name: name, Params: params, Infer: infer, Cache: cache}, lower: lower}

@@ -21,31 +21,30 @@ type storage struct {
 	blockElems int64  // weights per block (1 for float formats)
 	blockBytes int64  // bytes per block
 	// decode turns blocks [rows, nb, blockBytes] i8 into [rows, nb,
-	// blockElems] f32, operation for operation as gguf-py's quants.py
-	// (dequantize_blocks of the class of the same name) does in float32.
-	// nil for float formats (a convert).
+	// blockElems] f32, operation for operation as reference does in
+	// float32. nil for float formats (a convert).
 	decode func(f *fn, b codegen.Value) codegen.Value
+	// Documentation, from the data file.
+	layout, formula, reference string
 }
 
-// storages is the storage table (read-only after init).
+// storages is the storage table (read-only after init), indexed by name.
+// Its rows are data: storage_formats.json, from which `go generate` writes
+// storageRows (storage_gen.go); the decoders are below. MLX affine rows
+// are built from their parameters (storage_affine.go).
 var storages = map[string]*storage{}
 
 func init() {
-	for _, s := range []*storage{
-		{name: "f32", elem: "f32", blockElems: 1, blockBytes: 4},
-		{name: "f16", elem: "f16", blockElems: 1, blockBytes: 2},
-		{name: "bf16", elem: "bf16", blockElems: 1, blockBytes: 2},
-		{name: "q8_0", elem: "i8", blockElems: 32, blockBytes: 34, decode: decodeQ8_0}, // w = d·q
-		{name: "q4_0", elem: "i8", blockElems: 32, blockBytes: 18, decode: decodeQ4_0}, // w = d·(q - 8)
-		{name: "q4_1", elem: "i8", blockElems: 32, blockBytes: 20, decode: decodeQ4_1}, // w = d·q + m
-		{name: "q5_0", elem: "i8", blockElems: 32, blockBytes: 22, decode: decodeQ5_0}, // w = d·(q - 16), 5-bit q
-		{name: "q5_1", elem: "i8", blockElems: 32, blockBytes: 24, decode: decodeQ5_1}, // w = d·q + m, 5-bit q
-		{name: "q4_k", elem: "i8", blockElems: 256, blockBytes: 144, decode: decodeQ4_K},
-		{name: "q5_k", elem: "i8", blockElems: 256, blockBytes: 176, decode: decodeQ5_K},
-		{name: "q6_k", elem: "i8", blockElems: 256, blockBytes: 210, decode: decodeQ6_K},
-	} {
+	for _, s := range storageRows {
 		storages[s.name] = s
 	}
+}
+
+// GGMLFormat returns the storage format of ggml tensor type t (GGML_TYPE_*
+// numbering) and true, or false when the table has no row for it.
+func GGMLFormat(t uint32) (string, bool) {
+	f, ok := ggmlFormats[t]
+	return f, ok
 }
 
 // StorageFormats lists the weight storage formats Lower accepts in

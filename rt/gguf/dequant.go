@@ -4,15 +4,16 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/archc/archc/lower"
 )
 
-// Supported reports whether Dequantize handles type t.
+// Supported reports whether archc reads tensors of type t: whether the
+// weight-storage table (lower/storage_formats.json) has a row for it. Dequantize
+// handles every such type (tested).
 func Supported(t Type) bool {
-	switch t {
-	case F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K:
-		return true
-	}
-	return false
+	_, ok := lower.GGMLFormat(uint32(t))
+	return ok
 }
 
 // Dequantize decodes len(dst) elements of type t from raw into dst, exactly
