@@ -184,34 +184,62 @@ func (m *Model) PrefillSlot(ctx context.Context, slot int, tokens []int32, start
 	}
 	var logits []float32
 	for len(tokens) > 0 {
-		bucket := m.bucket(len(tokens), start)
-		if bucket == 0 { // no bucket fits before the end of the cache: one token at a time
-			l, err := m.DecodeBatch(ctx, []int32{tokens[0]}, []int{start}, []int{slot})
-			if err != nil {
-				return nil, err
-			}
-			logits, tokens, start = l[0], tokens[1:], start+1
-			continue
-		}
-		n := min(bucket, len(tokens))
-		chunk := make([]int32, bucket)
-		copy(chunk, tokens[:n])
-		ids, err := tensor.FromI32([]int64{1, int64(bucket)}, chunk)
+		l, n, err := m.prefillChunk(ctx, slot, tokens, start)
 		if err != nil {
 			return nil, err
 		}
-		fn := lower.PrefillName(int64(bucket))
-		out, err := m.worker.Call(ctx, fn, []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
-		if err != nil {
-			return nil, err
-		}
-		rows, err := m.logits(out, 1)
-		if err != nil {
-			return nil, err
-		}
-		logits, tokens, start = rows[0], tokens[n:], start+n
+		logits, tokens, start = l, tokens[n:], start+n
 	}
 	return logits, nil
+}
+
+// PrefillChunk is one step of PrefillSlot: it runs the first chunk of
+// tokens (the largest compiled prefill bucket's worth, or one decode step
+// where no bucket fits before the end of the cache) at positions start..,
+// writing the cache of slot, and returns the logits of the chunk's last
+// token, [vocab] f32, and the number of tokens consumed. A scheduler
+// interleaves chunks of a long prompt with other sequences' decode steps.
+// Errors as PrefillSlot.
+func (m *Model) PrefillChunk(ctx context.Context, slot int, tokens []int32, start int) ([]float32, int, error) {
+	if len(tokens) == 0 {
+		return nil, 0, fmt.Errorf("prefill: no tokens")
+	}
+	if err := m.checkTokens(tokens, start); err != nil {
+		return nil, 0, err
+	}
+	if err := m.checkSlots([]int{slot}); err != nil {
+		return nil, 0, err
+	}
+	return m.prefillChunk(ctx, slot, tokens, start)
+}
+
+// prefillChunk runs one chunk of checked input (see PrefillChunk).
+func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, start int) ([]float32, int, error) {
+	bucket := m.bucket(len(tokens), start)
+	if bucket == 0 { // no bucket fits before the end of the cache: one token at a time
+		l, err := m.DecodeBatch(ctx, []int32{tokens[0]}, []int{start}, []int{slot})
+		if err != nil {
+			return nil, 0, err
+		}
+		return l[0], 1, nil
+	}
+	n := min(bucket, len(tokens))
+	chunk := make([]int32, bucket)
+	copy(chunk, tokens[:n])
+	ids, err := tensor.FromI32([]int64{1, int64(bucket)}, chunk)
+	if err != nil {
+		return nil, 0, err
+	}
+	fn := lower.PrefillName(int64(bucket))
+	out, err := m.worker.Call(ctx, fn, []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := m.logits(out, 1)
+	if err != nil {
+		return nil, 0, err
+	}
+	return rows[0], n, nil
 }
 
 // bucket picks the prefill chunk length for n remaining tokens at position

@@ -1,0 +1,485 @@
+// Package engine serves many generation requests from one loaded model
+// with continuous batching: requests wait in a bounded queue, take a
+// KV-cache slot when one is free, are prefilled chunk by chunk (one
+// compiled prefill bucket per step, interleaved with the others' decode
+// steps), and then decode together, one batched call per step at the
+// smallest compiled decode batch that holds them. A finished, cancelled or
+// failed request frees its slot at once. Every greedy request produces
+// exactly the tokens it would produce alone: batching never mixes rows
+// (the compiled decode_B reads each row's own slot).
+//
+// The engine is the only caller of its rt.Model (whose methods are not
+// safe for concurrent use); Submit may be called from any goroutine.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/iree"
+)
+
+// Request is one generation request, in token ids.
+type Request struct {
+	Prompt     []int32 // prompt token ids, at least one
+	MaxTokens  int     // new tokens at most (>= 1)
+	Sampling   rt.SamplingOptions
+	StopTokens []int32 // ids that end generation besides the model's EOS ids (kept in the output, like EOS)
+}
+
+// Finish reasons, as OpenAI's API names them (plus the engine's own).
+const (
+	FinishStop      = "stop"      // an EOS or stop token was generated
+	FinishLength    = "length"    // MaxTokens reached, or the end of the KV-cache slot
+	FinishCancelled = "cancelled" // the request's context ended
+	FinishError     = "error"     // the model failed; Event.Err says why
+)
+
+// Event is one step of a request's stream: a generated token, or the end.
+type Event struct {
+	Token int32 // the generated id (when !Done)
+	Done  bool  // the last event of the stream
+	// On the last event: why generation ended, the error for FinishError,
+	// and the token counts.
+	FinishReason     string
+	Err              error
+	PromptTokens     int
+	CompletionTokens int
+	CachedTokens     int // prompt tokens whose KV cache was reused from the slot's previous request
+}
+
+// Options configures an Engine.
+type Options struct {
+	// QueueSize bounds the requests waiting for a slot; Submit returns
+	// ErrQueueFull beyond it. 0 means 64.
+	QueueSize int
+}
+
+// Errors Submit returns.
+var (
+	ErrQueueFull = errors.New("the server is busy: too many requests are waiting")
+	ErrClosed    = errors.New("the engine has stopped")
+)
+
+// Engine schedules requests on one model. Create it with New and start
+// Run in a goroutine.
+type Engine struct {
+	m       *rt.Model
+	queue   chan *seq
+	slots   []slot
+	batches []int // compiled decode batch sizes, ascending
+
+	mu     sync.Mutex
+	stats  Stats
+	closed bool // Run has returned; Submit refuses
+}
+
+// Stats is a snapshot of the engine's state (for metrics).
+type Stats struct {
+	Queued  int // requests waiting for a slot
+	Running int // requests holding a slot (prefilling or decoding)
+	Slots   int // slots in the model
+	Batch   int // decode batch size of the last step (0 when idle)
+}
+
+// slot is one KV-cache slot: its owner, and the tokens whose keys and
+// values it holds (kept after the owner finishes, for prefix reuse).
+type slot struct {
+	owner  *seq
+	cached []int32
+}
+
+// seq is one admitted request.
+type seq struct {
+	ctx     context.Context
+	req     Request
+	events  chan Event
+	sampler *rt.Sampler
+	slot    int
+	fed     int     // tokens of all whose keys and values are in the slot
+	all     []int32 // prompt then generated tokens
+	gen     int     // generated tokens
+	reused  int     // prompt tokens reused from the slot's cache
+	next    int32   // the latest generated token, not yet fed (decoding)
+	decode  bool    // prefill done
+}
+
+// New returns an engine for m. m must have been compiled with decode batch
+// size 1 among its DecodeBatches (rt.Options.Plan.Lower); its Slots bound
+// the requests running at once.
+func New(m *rt.Model, opts Options) (*Engine, error) {
+	o := m.Plan.Options
+	batches := make([]int, 0, len(o.DecodeBatches))
+	for _, b := range o.DecodeBatches {
+		batches = append(batches, int(b))
+	}
+	slices.Sort(batches)
+	if len(batches) == 0 || batches[0] != 1 {
+		return nil, fmt.Errorf("engine: the model needs a decode_1 entry point (compiled decode batches: %v)", batches)
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 64
+	}
+	e := &Engine{m: m, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches}
+	e.stats.Slots = int(o.Slots)
+	return e, nil
+}
+
+// Submit queues a request and returns its event stream: one Event per
+// generated token, then a last one with Done set. The stream ends early
+// when ctx ends (FinishCancelled). Errors, before anything is queued: a
+// malformed request (empty prompt, MaxTokens < 1, a token id outside the
+// vocabulary, prompt plus MaxTokens beyond the slot, bad sampling
+// options), ErrQueueFull, ErrClosed.
+func (e *Engine) Submit(ctx context.Context, r Request) (<-chan Event, error) {
+	if err := e.check(r); err != nil {
+		return nil, err
+	}
+	sampler, err := rt.NewSampler(r.Sampling)
+	if err != nil {
+		return nil, err
+	}
+	s := &seq{ctx: ctx, req: r, events: make(chan Event, r.MaxTokens+1), sampler: sampler, slot: -1,
+		all: append(make([]int32, 0, len(r.Prompt)+r.MaxTokens), r.Prompt...)}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	select {
+	case e.queue <- s:
+		e.stats.Queued++
+		return s.events, nil
+	default:
+		return nil, ErrQueueFull
+	}
+}
+
+// check validates a request against the model.
+func (e *Engine) check(r Request) error {
+	switch {
+	case len(r.Prompt) == 0:
+		return errors.New("the prompt is empty")
+	case r.MaxTokens < 1:
+		return fmt.Errorf("max_tokens %d: must be at least 1", r.MaxTokens)
+	case len(r.Prompt)+r.MaxTokens > e.m.MaxLen()+1:
+		return fmt.Errorf("the prompt (%d tokens) plus max_tokens (%d) exceed the context length of %d tokens", len(r.Prompt), r.MaxTokens, e.m.MaxLen())
+	}
+	for _, id := range r.Prompt {
+		if id < 0 || int64(id) >= e.m.Vocab {
+			return fmt.Errorf("token id %d is outside the vocabulary [0, %d)", id, e.m.Vocab)
+		}
+	}
+	return r.Sampling.Validate()
+}
+
+// Stats returns a snapshot of the queue and slots.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stats
+}
+
+// Run schedules until ctx ends, then ends every queued and running
+// request (FinishCancelled) and returns ctx's error. A model failure ends
+// the requests it touched (FinishError) and Run goes on.
+func (e *Engine) Run(ctx context.Context) error {
+	defer e.drain()
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e.reap()
+		e.admit()
+		if e.idle() {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case s := <-e.queue:
+				e.dequeued()
+				e.place(s)
+			}
+			continue
+		}
+		e.prefillStep(ctx)
+		e.decodeStep(ctx)
+	}
+}
+
+func (e *Engine) dequeued() {
+	e.mu.Lock()
+	e.stats.Queued--
+	e.mu.Unlock()
+}
+
+// idle reports whether no slot has an owner.
+func (e *Engine) idle() bool {
+	for _, sl := range e.slots {
+		if sl.owner != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// reap ends the requests whose context has ended.
+func (e *Engine) reap() {
+	for i := range e.slots {
+		if s := e.slots[i].owner; s != nil && s.ctx.Err() != nil {
+			e.finish(s, FinishCancelled, nil)
+		}
+	}
+}
+
+// admit moves queued requests into free slots while there are both.
+func (e *Engine) admit() {
+	for e.freeSlot() {
+		select {
+		case s := <-e.queue:
+			e.dequeued()
+			e.place(s)
+		default:
+			return
+		}
+	}
+}
+
+func (e *Engine) freeSlot() bool {
+	for _, sl := range e.slots {
+		if sl.owner == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// place gives s the free slot whose cached tokens share the longest prefix
+// with its prompt (at least one prompt token is always prefilled, for its
+// logits), or ends s at once if its context has already ended.
+func (e *Engine) place(s *seq) {
+	if s.ctx.Err() != nil {
+		s.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(s.req.Prompt)}
+		return
+	}
+	best, bestLen := -1, -1
+	for i, sl := range e.slots {
+		if sl.owner != nil {
+			continue
+		}
+		n := commonPrefix(sl.cached, s.req.Prompt[:len(s.req.Prompt)-1])
+		if n > bestLen {
+			best, bestLen = i, n
+		}
+	}
+	sl := &e.slots[best]
+	sl.owner, sl.cached = s, sl.cached[:bestLen]
+	s.slot, s.fed, s.reused = best, bestLen, bestLen
+	e.setRunning()
+}
+
+func commonPrefix(a, b []int32) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func (e *Engine) setRunning() {
+	n := 0
+	for _, sl := range e.slots {
+		if sl.owner != nil {
+			n++
+		}
+	}
+	e.mu.Lock()
+	e.stats.Running = n
+	e.mu.Unlock()
+}
+
+// prefillStep runs one prefill chunk of the first prefilling request (in
+// slot order); after its last chunk the request's first token is chosen.
+func (e *Engine) prefillStep(ctx context.Context) {
+	for i := range e.slots {
+		s := e.slots[i].owner
+		if s == nil || s.decode {
+			continue
+		}
+		prompt := s.req.Prompt
+		logits, n, err := e.m.PrefillChunk(ctx, s.slot, prompt[s.fed:], s.fed)
+		if err != nil {
+			e.finish(s, FinishError, err)
+			return
+		}
+		e.slots[s.slot].cached = append(e.slots[s.slot].cached, prompt[s.fed:s.fed+n]...)
+		s.fed += n
+		if s.fed < len(prompt) {
+			return
+		}
+		tok, err := e.m.Sample(ctx, logits, s.sampler.Row())
+		if err != nil {
+			e.finish(s, FinishError, err)
+			return
+		}
+		s.decode = true
+		e.emit(s, tok)
+		return
+	}
+}
+
+// decodeStep runs one decode step for every decoding request, in batches
+// of compiled sizes.
+func (e *Engine) decodeStep(ctx context.Context) {
+	var run []*seq
+	for i := range e.slots {
+		if s := e.slots[i].owner; s != nil && s.decode {
+			run = append(run, s)
+		}
+	}
+	if len(run) == 0 {
+		e.setBatch(0)
+		return
+	}
+	for len(run) > 0 {
+		b := e.batchFor(len(run))
+		n := min(b, len(run))
+		e.decodeBatch(ctx, run[:n], b)
+		run = run[n:]
+	}
+}
+
+// batchFor returns the compiled batch size for n rows: the smallest that
+// holds them if enough slots are free to pad it, else the largest that
+// needs no padding.
+func (e *Engine) batchFor(n int) int {
+	spare := 0
+	for _, sl := range e.slots {
+		if sl.owner == nil || !sl.owner.decode {
+			spare++
+		}
+	}
+	best := 1
+	for _, b := range e.batches {
+		if b <= n {
+			best = b
+			continue
+		}
+		if b-n <= spare {
+			return b
+		}
+		break
+	}
+	return best
+}
+
+// decodeBatch feeds each request its latest token in one call of batch
+// size b, padded with rows that write into slots outside the batch at the
+// first position those slots do not hold yet (never read before it is
+// written again), and emits each request's next token.
+func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
+	e.setBatch(b)
+	tokens := make([]int32, 0, b)
+	pos := make([]int, 0, b)
+	slotsUsed := make([]int, 0, b)
+	var rows []iree.SampleRow
+	sampling := false
+	for _, s := range run {
+		tokens = append(tokens, s.next)
+		pos = append(pos, s.fed)
+		slotsUsed = append(slotsUsed, s.slot)
+		rows = append(rows, s.sampler.Row())
+		sampling = sampling || !s.req.Sampling.Greedy()
+	}
+	for i := range e.slots {
+		if len(tokens) == b {
+			break
+		}
+		if slices.Contains(slotsUsed, i) {
+			continue
+		}
+		p := len(e.slots[i].cached)
+		if p >= e.m.MaxLen() {
+			continue
+		}
+		tokens = append(tokens, 0)
+		pos = append(pos, p)
+		slotsUsed = append(slotsUsed, i)
+		rows = append(rows, iree.SampleRow{})
+	}
+	if !sampling {
+		rows = nil
+	}
+	ids, err := e.m.DecodeSample(ctx, tokens, pos, slotsUsed, rows)
+	if err != nil {
+		for _, s := range run {
+			e.finish(s, FinishError, err)
+		}
+		return
+	}
+	for i, s := range run {
+		e.slots[s.slot].cached = append(e.slots[s.slot].cached, s.next)
+		s.fed++
+		e.emit(s, ids[i])
+	}
+}
+
+func (e *Engine) setBatch(b int) {
+	e.mu.Lock()
+	e.stats.Batch = b
+	e.mu.Unlock()
+}
+
+// emit records and sends a generated token and ends the request when it
+// is an end token, the last allowed, or the slot is full.
+func (e *Engine) emit(s *seq, tok int32) {
+	s.all = append(s.all, tok)
+	s.gen++
+	s.next = tok
+	s.events <- Event{Token: tok}
+	switch {
+	case slices.Contains(e.m.EOS, tok) || slices.Contains(s.req.StopTokens, tok):
+		e.finish(s, FinishStop, nil)
+	case s.gen >= s.req.MaxTokens || s.fed >= e.m.MaxLen():
+		e.finish(s, FinishLength, nil)
+	}
+}
+
+// finish sends the last event and frees the request's slot (its cache
+// stays, for prefix reuse by the next request).
+func (e *Engine) finish(s *seq, reason string, err error) {
+	if s.slot >= 0 {
+		sl := &e.slots[s.slot]
+		sl.owner = nil
+		if err != nil { // the slot's contents are unknown after a failure
+			sl.cached = sl.cached[:0]
+		}
+		s.slot = -1
+	}
+	s.events <- Event{Done: true, FinishReason: reason, Err: err, PromptTokens: len(s.req.Prompt), CompletionTokens: s.gen, CachedTokens: s.reused}
+	e.setRunning()
+}
+
+// drain stops Submit and ends every request still queued or running.
+func (e *Engine) drain() {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	for i := range e.slots {
+		if s := e.slots[i].owner; s != nil {
+			e.finish(s, FinishCancelled, nil)
+		}
+	}
+	for {
+		select {
+		case s := <-e.queue:
+			e.dequeued()
+			s.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(s.req.Prompt)}
+		default:
+			return
+		}
+	}
+}
