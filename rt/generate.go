@@ -26,9 +26,10 @@ type GenerateOptions struct {
 
 // Generation is the result of one Generate call.
 type Generation struct {
-	PromptTokens []int32   // the prompt as given
-	Tokens       []int32   // generated ids, ending with the EOS id if one was produced (as HF generate)
-	FirstLogits  []float32 // logits that chose the first token, [vocab]
+	PromptTokens []int32       // the prompt as given
+	Tokens       []int32       // generated ids, ending with the EOS id if one was produced (as HF generate)
+	Choices      []iree.Choice // per generated token: its id and, when asked (SamplingOptions.Logprobs), logprobs
+	FirstLogits  []float32     // logits that chose the first token, [vocab]
 	PrefillTime  time.Duration
 	DecodeTime   time.Duration // time of the decode calls (len(Tokens)-1 of them)
 }
@@ -67,12 +68,16 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 	t1 := time.Now()
 	// Tokens are chosen in the worker: after prefill from its logits, after
 	// each decode on the logits buffer, so only ids cross the pipe.
-	tok, err := m.Sample(ctx, logits, sampler.Row())
+	seq := append(make([]int32, 0, len(prompt)+opts.MaxTokens), prompt...)
+	c, err := m.Sample(ctx, logits, sampler.Row(seq, 0))
 	if err != nil {
 		return nil, err
 	}
 	for {
+		tok := c.ID
+		seq = append(seq, tok)
 		g.Tokens = append(g.Tokens, tok)
+		g.Choices = append(g.Choices, c)
 		if opts.OnToken != nil {
 			opts.OnToken(tok)
 		}
@@ -80,14 +85,14 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 			break
 		}
 		var rows []iree.SampleRow // nil: argmax
-		if !opts.Sampling.Greedy() {
-			rows = []iree.SampleRow{sampler.Row()}
+		if !sampler.Plain() {
+			rows = []iree.SampleRow{sampler.Row(seq, len(g.Tokens))}
 		}
-		ids, err := m.DecodeSample(ctx, []int32{tok}, []int{pos}, []int{0}, rows)
+		cs, err := m.DecodeSample(ctx, []int32{tok}, []int{pos}, []int{0}, rows)
 		if err != nil {
 			return nil, err
 		}
-		tok = ids[0]
+		c = cs[0]
 		pos++
 	}
 	g.DecodeTime = time.Since(t1)

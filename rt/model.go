@@ -291,14 +291,23 @@ func (m *Model) DecodeBatch(ctx context.Context, tokens []int32, pos, slots []in
 // next token of each sequence, [batch] ids, and no logits cross the pipe.
 // Errors as DecodeBatch.
 func (m *Model) DecodeGreedy(ctx context.Context, tokens []int32, pos, slots []int) ([]int32, error) {
-	return m.DecodeSample(ctx, tokens, pos, slots, nil)
+	cs, err := m.DecodeSample(ctx, tokens, pos, slots, nil)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int32, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return ids, nil
 }
 
 // DecodeSample is DecodeBatch followed by choosing each sequence's next
-// token in the worker by rows[b] (iree.SampleRow; nil rows: argmax for
-// all): it returns [batch] ids, and no logits cross the pipe. Errors as
-// DecodeBatch, plus len(rows) other than the batch.
-func (m *Model) DecodeSample(ctx context.Context, tokens []int32, pos, slots []int, rows []iree.SampleRow) ([]int32, error) {
+// token in the worker by rows[b] (iree.SampleRow: sampling, penalties,
+// logprobs; nil rows: argmax for all): it returns [batch] choices, and no
+// logits cross the pipe. Errors as DecodeBatch, plus len(rows) other than
+// the batch.
+func (m *Model) DecodeSample(ctx context.Context, tokens []int32, pos, slots []int, rows []iree.SampleRow) ([]iree.Choice, error) {
 	fn, args, err := m.decodeCall(tokens, pos, slots)
 	if err != nil {
 		return nil, err
@@ -315,35 +324,25 @@ func (m *Model) DecodeSample(ctx context.Context, tokens []int32, pos, slots []i
 	if err != nil {
 		return nil, err
 	}
-	if len(out) != 1 {
-		return nil, fmt.Errorf("worker returned %d results, want 1 (token ids)", len(out))
-	}
-	ids, err := out[0].I32()
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) != len(tokens) {
-		return nil, fmt.Errorf("worker returned %d token ids for a batch of %d", len(ids), len(tokens))
-	}
-	return ids, nil
+	return iree.Choices(out, int64(len(tokens)))
 }
 
 // Sample chooses a token from logits [vocab] held on the Go side (e.g.
 // prefill's) by row, with the worker's sampling code (iree.SampleRow).
 // Errors: logits of the wrong width, a worker failure.
-func (m *Model) Sample(ctx context.Context, logits []float32, row iree.SampleRow) (int32, error) {
+func (m *Model) Sample(ctx context.Context, logits []float32, row iree.SampleRow) (iree.Choice, error) {
 	if int64(len(logits)) != m.Vocab {
-		return 0, fmt.Errorf("sample: %d logits, the model's vocabulary has %d", len(logits), m.Vocab)
+		return iree.Choice{}, fmt.Errorf("sample: %d logits, the model's vocabulary has %d", len(logits), m.Vocab)
 	}
 	t, err := tensor.FromF32([]int64{1, m.Vocab}, logits)
 	if err != nil {
-		return 0, err
+		return iree.Choice{}, err
 	}
-	ids, err := m.worker.Sample(ctx, t, []iree.SampleRow{row})
+	cs, err := m.worker.Sample(ctx, t, []iree.SampleRow{row})
 	if err != nil {
-		return 0, err
+		return iree.Choice{}, err
 	}
-	return ids[0], nil
+	return cs[0], nil
 }
 
 // decodeCall checks a decode batch and returns the entry point and its

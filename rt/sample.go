@@ -22,6 +22,33 @@ type SamplingOptions struct {
 	TopP        float64 // keep the smallest high-probability set whose mass exceeds top_p; 0 or 1 = off
 	MinP        float64 // drop tokens with probability < min_p × the top probability; 0 = off
 	Seed        uint64  // random seed: the same seed and logits give the same tokens
+
+	// Penalties, applied to the logits before the warpers (also when
+	// greedy); see iree.SampleRow for their exact definitions.
+	RepetitionPenalty float64 // HF semantics over prompt and generated tokens; 0 or 1 = off
+	FrequencyPenalty  float64 // OpenAI semantics over generated tokens, in [-2, 2]
+	PresencePenalty   float64 // OpenAI semantics over generated tokens, in [-2, 2]
+	DRY               DRYOptions
+
+	// Logprobs asks for each chosen token's logprob, and TopLogprobs for
+	// that many most likely alternatives' (0 to 20).
+	Logprobs    bool
+	TopLogprobs int
+}
+
+// DRYOptions is the DRY ("don't repeat yourself") penalty, as p-e-w
+// defined it (text-generation-webui's DRYLogitsProcessor).
+type DRYOptions struct {
+	Multiplier    float64 // 0 = off
+	Base          float64 // default 1.75
+	AllowedLength int     // default 2
+	Range         int     // tokens looked back; 0 = the whole sequence
+	Breakers      []int32 // token ids that end a repeated sequence
+}
+
+// penalized reports whether o has any penalty, which needs the sequence.
+func (o SamplingOptions) penalized() bool {
+	return (o.RepetitionPenalty != 0 && o.RepetitionPenalty != 1) || o.FrequencyPenalty != 0 || o.PresencePenalty != 0 || o.DRY.Multiplier != 0
 }
 
 // Validate reports options out of range.
@@ -35,6 +62,16 @@ func (o SamplingOptions) Validate() error {
 		return fmt.Errorf("top-p %g must be in [0, 1]", o.TopP)
 	case !(o.MinP >= 0 && o.MinP <= 1):
 		return fmt.Errorf("min-p %g must be in [0, 1]", o.MinP)
+	case !(o.RepetitionPenalty >= 0) || math.IsInf(o.RepetitionPenalty, 1):
+		return fmt.Errorf("repetition penalty %g must be a finite number > 0 (1: off)", o.RepetitionPenalty)
+	case !(o.FrequencyPenalty >= -2 && o.FrequencyPenalty <= 2):
+		return fmt.Errorf("frequency penalty %g must be in [-2, 2]", o.FrequencyPenalty)
+	case !(o.PresencePenalty >= -2 && o.PresencePenalty <= 2):
+		return fmt.Errorf("presence penalty %g must be in [-2, 2]", o.PresencePenalty)
+	case !(o.DRY.Multiplier >= 0) || math.IsInf(o.DRY.Multiplier, 1) || !(o.DRY.Base == 0 || o.DRY.Base > 1) || math.IsInf(o.DRY.Base, 1) || o.DRY.AllowedLength < 0 || o.DRY.Range < 0:
+		return fmt.Errorf("DRY multiplier %g, base %g, allowed length %d, range %d: want multiplier >= 0, base > 1, length and range >= 0", o.DRY.Multiplier, o.DRY.Base, o.DRY.AllowedLength, o.DRY.Range)
+	case o.TopLogprobs < 0 || o.TopLogprobs > 20:
+		return fmt.Errorf("top logprobs %d: must be in [0, 20]", o.TopLogprobs)
 	}
 	return nil
 }
@@ -57,12 +94,30 @@ func NewSampler(opts SamplingOptions) (*Sampler, error) {
 	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x61726368632d7331))}, nil
 }
 
-// Row returns the worker's instructions for the next token: the options
-// and, when sampling, the next uniform draw of the stream.
-func (s *Sampler) Row() iree.SampleRow {
-	r := iree.SampleRow{Temperature: s.opts.Temperature, TopK: s.opts.TopK, TopP: s.opts.TopP, MinP: s.opts.MinP}
-	if !s.opts.Greedy() {
+// Row returns the worker's instructions for the next token of a sequence
+// (seq: prompt then generated tokens, of which the last generated were
+// generated): the options and, when sampling, the next uniform draw of the
+// stream. The sequence is sent only when a penalty needs it.
+func (s *Sampler) Row(seq []int32, generated int) iree.SampleRow {
+	o := s.opts
+	r := iree.SampleRow{Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
+		RepetitionPenalty: o.RepetitionPenalty, FrequencyPenalty: o.FrequencyPenalty, PresencePenalty: o.PresencePenalty,
+		DRYMultiplier: o.DRY.Multiplier, DRYBase: o.DRY.Base, DRYAllowedLength: o.DRY.AllowedLength, DRYRange: o.DRY.Range, DRYBreakers: o.DRY.Breakers}
+	if !o.Greedy() {
 		r.U = s.rng.Float64()
 	}
+	if o.penalized() {
+		r.Context, r.Generated = seq, generated
+	}
+	if o.Logprobs || o.TopLogprobs > 0 {
+		k := o.TopLogprobs
+		r.Logprobs = &k
+	}
 	return r
+}
+
+// Plain reports whether rows of s are plain argmax (no sampling, penalty
+// or logprobs), which the worker computes without sampling instructions.
+func (s *Sampler) Plain() bool {
+	return s.opts.Greedy() && !s.opts.penalized() && !s.opts.Logprobs && s.opts.TopLogprobs == 0
 }

@@ -42,7 +42,12 @@ const (
 // Event is one step of a request's stream: a generated token, or the end.
 type Event struct {
 	Token int32 // the generated id (when !Done)
-	Done  bool  // the last event of the stream
+	// With Request.Sampling.Logprobs / TopLogprobs: the token's logprob
+	// and the most likely alternatives (iree.Choice).
+	Logprob     float32
+	TopIDs      []int32
+	TopLogprobs []float32
+	Done        bool // the last event of the stream
 	// On the last event: why generation ended, the error for FinishError,
 	// and the token counts.
 	FinishReason     string
@@ -320,7 +325,7 @@ func (e *Engine) prefillStep(ctx context.Context) {
 		if s.fed < len(prompt) {
 			return
 		}
-		tok, err := e.m.Sample(ctx, logits, s.sampler.Row())
+		tok, err := e.m.Sample(ctx, logits, s.sampler.Row(s.all, 0))
 		if err != nil {
 			e.finish(s, FinishError, err)
 			return
@@ -391,8 +396,8 @@ func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
 		tokens = append(tokens, s.next)
 		pos = append(pos, s.fed)
 		slotsUsed = append(slotsUsed, s.slot)
-		rows = append(rows, s.sampler.Row())
-		sampling = sampling || !s.req.Sampling.Greedy()
+		rows = append(rows, s.sampler.Row(s.all, s.gen))
+		sampling = sampling || !s.sampler.Plain()
 	}
 	for i := range e.slots {
 		if len(tokens) == b {
@@ -413,7 +418,7 @@ func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
 	if !sampling {
 		rows = nil
 	}
-	ids, err := e.m.DecodeSample(ctx, tokens, pos, slotsUsed, rows)
+	choices, err := e.m.DecodeSample(ctx, tokens, pos, slotsUsed, rows)
 	if err != nil {
 		for _, s := range run {
 			e.finish(s, FinishError, err)
@@ -423,7 +428,7 @@ func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
 	for i, s := range run {
 		e.slots[s.slot].cached = append(e.slots[s.slot].cached, s.next)
 		s.fed++
-		e.emit(s, ids[i])
+		e.emit(s, choices[i])
 	}
 }
 
@@ -435,11 +440,12 @@ func (e *Engine) setBatch(b int) {
 
 // emit records and sends a generated token and ends the request when it
 // is an end token, the last allowed, or the slot is full.
-func (e *Engine) emit(s *seq, tok int32) {
+func (e *Engine) emit(s *seq, c iree.Choice) {
+	tok := c.ID
 	s.all = append(s.all, tok)
 	s.gen++
 	s.next = tok
-	s.events <- Event{Token: tok}
+	s.events <- Event{Token: tok, Logprob: c.Logprob, TopIDs: c.TopIDs, TopLogprobs: c.TopProbs}
 	switch {
 	case slices.Contains(e.m.EOS, tok) || slices.Contains(s.req.StopTokens, tok):
 		e.finish(s, FinishStop, nil)

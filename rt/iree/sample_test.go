@@ -3,6 +3,7 @@ package iree
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestSample(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != 1 || got[0] != c.want {
+			if len(got) != 1 || got[0].ID != c.want {
 				t.Errorf("Sample = %v, want [%d]", got, c.want)
 			}
 		})
@@ -72,14 +73,14 @@ func TestSample(t *testing.T) {
 	// Rows are independent: a greedy row beside a sampling row.
 	lt, _ := tensor.FromF32([]int64{2, 5}, append(append([]float32{}, five...), five...))
 	got, err := w.Sample(ctx, lt, []SampleRow{{}, {Temperature: 1, U: 0.9}})
-	if err != nil || len(got) != 2 || got[0] != 0 || got[1] != 2 {
+	if err != nil || len(got) != 2 || got[0].ID != 0 || got[1].ID != 2 {
 		t.Errorf("two rows: %v, %v; want [0 2]", got, err)
 	}
 	// A row count that does not match is an error, and the worker survives it.
 	if _, err := w.Sample(ctx, lt, []SampleRow{{}}); err == nil || !strings.Contains(err.Error(), "1 sampling rows for 2 rows of logits") {
 		t.Errorf("row mismatch: %v", err)
 	}
-	if got, err := w.Sample(ctx, lt, nil); err != nil || got[0] != 0 || got[1] != 0 {
+	if got, err := w.Sample(ctx, lt, nil); err != nil || got[0].ID != 0 || got[1].ID != 0 {
 		t.Errorf("after an error, nil rows (argmax) = %v, %v", got, err)
 	}
 }
@@ -107,13 +108,67 @@ func TestSampleDistribution(t *testing.T) {
 		t.Fatal(err)
 	}
 	zeros := 0
-	for _, id := range ids {
-		if id == 0 {
+	for _, c := range ids {
+		if c.ID == 0 {
 			zeros++
 		}
 	}
 	want := 1 / (1 + math.Exp(-1)) // 0.7311
 	if got := float64(zeros) / n; math.Abs(got-want) > 1.0/n {
 		t.Errorf("P(token 0) = %.4f, want %.4f", got, want)
+	}
+}
+
+// TestPenaltiesAndLogprobs checks each penalty and the logprobs against
+// values computed by hand, on argmax rows (penalties apply there too).
+func TestPenaltiesAndLogprobs(t *testing.T) {
+	needVenv(t)
+	ctx := context.Background()
+	w, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ten := make([]float32, 10)
+	ten[7] = 1
+	for _, c := range []struct {
+		name   string
+		logits []float32
+		row    SampleRow
+		want   int32
+	}{
+		// 2/2 = 1 < 1.9; token 2's -1 becomes -2.
+		{"repetition", []float32{2, 1.9, -1, -1.2}, SampleRow{RepetitionPenalty: 2, Context: []int32{0, 2}}, 1},
+		// Generated [0 0 1]: 1 - 2·0.3 = 0.4, 0.8 - 0.3 = 0.5, 0.45.
+		{"frequency", []float32{1, 0.8, 0.45}, SampleRow{FrequencyPenalty: 0.3, Context: []int32{0, 0, 1}, Generated: 3}, 1},
+		// Token 0 was generated: 1 - 0.5 < 0.8.
+		{"presence", []float32{1, 0.8, 0.5}, SampleRow{PresencePenalty: 0.5, Context: []int32{0}, Generated: 1}, 1},
+		// The same token in the prompt only: no presence penalty.
+		{"presence, prompt only", []float32{1, 0.8, 0.5}, SampleRow{PresencePenalty: 0.5, Context: []int32{0}, Generated: 0}, 0},
+		// Context 5 6 7 5 6: "5 6" repeats and was followed by 7, a match of
+		// length 2 = allowed length, so 7 loses 1.5·1.75⁰: 1 - 1.5 < 0.
+		{"DRY", ten, SampleRow{DRYMultiplier: 1.5, DRYBase: 1.75, DRYAllowedLength: 2, Context: []int32{5, 6, 7, 5, 6}}, 0},
+		// 5 breaks sequences: the match is 1 long, under the allowed 2.
+		{"DRY breaker", ten, SampleRow{DRYMultiplier: 1.5, DRYAllowedLength: 2, DRYBreakers: []int32{5}, Context: []int32{5, 6, 7, 5, 6}}, 7},
+		// Looking back 3 tokens (7 5 6), 6 has no earlier occurrence.
+		{"DRY range", ten, SampleRow{DRYMultiplier: 1.5, DRYAllowedLength: 2, DRYRange: 3, Context: []int32{5, 6, 7, 5, 6}}, 7},
+	} {
+		lt, _ := tensor.FromF32([]int64{1, int64(len(c.logits))}, c.logits)
+		got, err := w.Sample(ctx, lt, []SampleRow{c.row})
+		if err != nil || got[0].ID != c.want {
+			t.Errorf("%s: %v, %v; want token %d", c.name, got, err, c.want)
+		}
+	}
+	// log_softmax([2 1 0]) = [2 1 0] - log(e² + e + 1) = [-0.4076 -1.4076 -2.4076].
+	k := 2
+	lt, _ := tensor.FromF32([]int64{1, 3}, []float32{2, 1, 0})
+	got, err := w.Sample(ctx, lt, []SampleRow{{Logprobs: &k}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got[0]
+	if c.ID != 0 || math.Abs(float64(c.Logprob)+0.40761) > 1e-4 || !slices.Equal(c.TopIDs, []int32{0, 1}) ||
+		math.Abs(float64(c.TopProbs[1])+1.40761) > 1e-4 {
+		t.Errorf("logprobs: %+v, want id 0 at -0.4076 and top [0 1] at [-0.4076 -1.4076]", c)
 	}
 }

@@ -335,12 +335,33 @@ func (w *Worker) CallArgmax(ctx context.Context, fn string, args []tensor.Tensor
 // one), min-p (drop probability < min_p × the top probability); then the
 // token whose interval of the cumulative distribution (in id order) holds
 // U. Temperature 0 is argmax (the lowest id on ties).
+//
+// Penalties come first, on the raw logits, in this order (worker.py
+// penalize): RepetitionPenalty (transformers' RepetitionPenaltyLogitsProcessor,
+// over every token of Context), FrequencyPenalty and PresencePenalty
+// (OpenAI's definitions, over the last Generated tokens of Context), DRY
+// (p-e-w's definition as text-generation-webui's DRYLogitsProcessor). They
+// apply to argmax rows too.
 type SampleRow struct {
 	Temperature float64 `json:"temperature"`     // > 0 divides the logits; 0 = argmax
 	TopK        int     `json:"top_k,omitempty"` // 0 = off
 	TopP        float64 `json:"top_p,omitempty"` // 0 or 1 = off
 	MinP        float64 `json:"min_p,omitempty"` // 0 = off
 	U           float64 `json:"u"`               // uniform draw in [0, 1), from the caller's seeded stream
+
+	RepetitionPenalty float64 `json:"repetition_penalty,omitempty"` // > 0; 1 or 0 = off
+	FrequencyPenalty  float64 `json:"frequency_penalty,omitempty"`  // subtracted once per occurrence
+	PresencePenalty   float64 `json:"presence_penalty,omitempty"`   // subtracted once if present
+	DRYMultiplier     float64 `json:"dry_multiplier,omitempty"`     // 0 = DRY off
+	DRYBase           float64 `json:"dry_base,omitempty"`           // default 1.75
+	DRYAllowedLength  int     `json:"dry_allowed_length,omitempty"` // default 2
+	DRYRange          int     `json:"dry_range,omitempty"`          // tokens looked back; 0 = all
+	DRYBreakers       []int32 `json:"dry_breakers,omitempty"`       // token ids that end a repeated sequence
+	Context           []int32 `json:"context,omitempty"`            // the sequence so far, for penalties
+	Generated         int     `json:"generated,omitempty"`          // how many of Context's last tokens were generated
+	// Logprobs, when set, asks for the chosen token's logprob (log_softmax
+	// of the raw logits) and the *Logprobs most likely tokens'.
+	Logprobs *int `json:"logprobs,omitempty"`
 }
 
 // CallSample is Call for a function whose first result is logits [rows,
@@ -370,10 +391,10 @@ func (w *Worker) WriteParameterArchive(ctx context.Context, params []Param, path
 }
 
 // Sample chooses one token per row of logits [rows, vocab] f32 held by the
-// caller (e.g. prefill's), with the worker's SampleRow code: [rows] ids.
-// Errors: logits of another shape or dtype, len(rows) differing from the
-// logits' rows, a dead worker.
-func (w *Worker) Sample(ctx context.Context, logits tensor.Tensor, rows []SampleRow) ([]int32, error) {
+// caller (e.g. prefill's), with the worker's SampleRow code. Errors:
+// logits of another shape or dtype, len(rows) differing from the logits'
+// rows, a dead worker.
+func (w *Worker) Sample(ctx context.Context, logits tensor.Tensor, rows []SampleRow) ([]Choice, error) {
 	if err := logits.Validate(); err != nil {
 		return nil, fmt.Errorf("iree: Sample: %v", err)
 	}
@@ -382,11 +403,54 @@ func (w *Worker) Sample(ctx context.Context, logits tensor.Tensor, rows []Sample
 	if err != nil {
 		return nil, err
 	}
-	if len(resp.Result) != 1 || resp.Result[0].DType != tensor.I32 {
-		return nil, fmt.Errorf("iree: Sample: unexpected reply %+v", resp.Result)
+	res := make([]tensor.Tensor, len(resp.Result))
+	for i, d := range resp.Result {
+		res[i] = tensor.Tensor{DType: d.DType, Shape: d.Shape, Data: outs[i]}
 	}
-	t := tensor.Tensor{DType: tensor.I32, Shape: resp.Result[0].Shape, Data: outs[0]}
-	return t.I32()
+	return Choices(res, logits.Shape[0])
+}
+
+// Choice is the token the worker chose for one row, with its logprob and
+// the most likely alternatives when they were asked for (SampleRow.Logprobs).
+type Choice struct {
+	ID       int32
+	Logprob  float32   // log_softmax of the raw logits at ID (0 when not asked)
+	TopIDs   []int32   // the most likely tokens, best first (nil when not asked)
+	TopProbs []float32 // their logprobs
+}
+
+// Choices reads the results of CallSample, CallArgmax or Sample for rows
+// rows: ids [rows] i32, then optionally chosen logprobs [rows] f32, top
+// ids [rows, k] i32 and top logprobs [rows, k] f32. Errors: any other
+// layout.
+func Choices(res []tensor.Tensor, rows int64) ([]Choice, error) {
+	if len(res) != 1 && len(res) != 4 {
+		return nil, fmt.Errorf("iree: the worker returned %d results for a token choice, want 1 or 4", len(res))
+	}
+	ids, err := res[0].I32()
+	if err != nil || int64(len(ids)) != rows {
+		return nil, fmt.Errorf("iree: the worker returned %v token ids for %d rows (%v)", res[0], rows, err)
+	}
+	out := make([]Choice, rows)
+	for i := range out {
+		out[i].ID = ids[i]
+	}
+	if len(res) == 1 {
+		return out, nil
+	}
+	lp, err1 := res[1].F32()
+	top, err2 := res[2].I32()
+	topLP, err3 := res[3].F32()
+	if err := errors.Join(err1, err2, err3); err != nil || len(res[2].Shape) != 2 || int64(len(lp)) != rows || len(top) != len(topLP) {
+		return nil, fmt.Errorf("iree: malformed logprob results %v %v %v (%v)", res[1], res[2], res[3], err)
+	}
+	k := int(res[2].Shape[1])
+	for i := range out {
+		out[i].Logprob = lp[i]
+		out[i].TopIDs = top[i*k : (i+1)*k]
+		out[i].TopProbs = topLP[i*k : (i+1)*k]
+	}
+	return out, nil
 }
 
 // call sends a call request; opts carries the argmax or sampling choice.

@@ -20,8 +20,12 @@
 #   {"op": "call", ..., "sample": [row...]} + payloads
 #       As "argmax", but each row of logits is replaced by the token that
 #       choose() picks for it: row = {"temperature", "top_k", "top_p",
-#       "min_p", "u"}, u a uniform draw in [0, 1) made by the caller (which
-#       owns the random stream, so a seed repeats); temperature 0 is argmax.
+#       "min_p", "u", penalties (see penalize) with "context" and
+#       "generated", "logprobs": k}, u a uniform draw in [0, 1) made by
+#       the caller (which owns the random stream, so a seed repeats);
+#       temperature 0 is argmax. When a row asks for logprobs, three more
+#       results follow the ids: chosen logprobs [rows] f32, top ids
+#       [rows, k] i32, top logprobs [rows, k] f32 (k the largest asked).
 #   {"op": "sample", "args": [logits tensor], "sample": [row...]} + payload
 #       -> {"ok": true, "results": [ids tensor]}: the same on given logits.
 #   {"op": "archive", "params": [...], "path": out.irpa} -> {"ok": true}
@@ -213,9 +217,8 @@ class Session:
             if i == 0 and (req.get("argmax") or req.get("sample")):
                 if dtype != "f32" or len(shape) != 2:
                     raise TypeError(f"argmax and sampling need a [rows, vocab] f32 first result, got {dtype} {shape}")
-                ids = choose(bv.map().asarray(shape, np.dtype("<f4")), req.get("sample"))
-                descs.append({"dtype": "i32", "shape": [shape[0]], "nbytes": ids.nbytes})
-                outs.append(ids.tobytes())
+                chosen = choose(bv.map().asarray(shape, np.dtype("<f4")), req.get("sample"))
+                add_choice(descs, outs, chosen)
                 continue
             n = bv.byte_length
             raw = bv.map().asarray([n], np.dtype("u1")).tobytes() if n else b""
@@ -228,8 +231,9 @@ class Session:
         if len(args) != 1 or args[0]["dtype"] != "f32" or len(args[0]["shape"]) != 2:
             raise TypeError(f"sample needs one [rows, vocab] f32 tensor, got {args}")
         logits = np.frombuffer(payloads[0], dtype="<f4").reshape(args[0]["shape"])
-        ids = choose(logits, req.get("sample") or [])
-        return {"ok": True, "results": [{"dtype": "i32", "shape": [len(ids)], "nbytes": ids.nbytes}]}, [ids.tobytes()]
+        descs, outs = [], []
+        add_choice(descs, outs, choose(logits, req.get("sample") or []))
+        return {"ok": True, "results": descs}, outs
 
     def close(self):
         # Drop IREE objects before unmapping the files they point into.
@@ -244,18 +248,117 @@ class Session:
         self.maps = []
 
 
+def add_choice(descs, outs, chosen):
+    """Appends choose's results: ids [rows] i32, then with logprobs the
+    chosen tokens' logprobs [rows] f32, top ids [rows, k] i32 and top
+    logprobs [rows, k] f32."""
+    ids, lp = chosen
+    arrays = [ids] + (list(lp) if lp is not None else [])
+    for a in arrays:
+        dt = "i32" if a.dtype.kind == "i" else "f32"
+        descs.append({"dtype": dt, "shape": list(a.shape), "nbytes": a.nbytes})
+        outs.append(a.tobytes())
+
+
 def choose(logits, rows):
-    """Token ids [rows] i32 for logits [rows, vocab] f32: argmax (the lowest
-    index on ties, as torch.argmax) where rows is None or a row's
-    temperature is 0, else a draw by warp_row."""
+    """Token ids [rows] i32 for logits [rows, vocab] f32, and the logprob
+    results when a row asks for them (else None). Per row: penalize (when
+    the row carries penalties), then argmax (the lowest index on ties, as
+    torch.argmax) where rows is None or the row's temperature is 0, else a
+    draw by warp_row. Logprobs are log_softmax of the raw logits (the
+    model's distribution, before penalties and warpers)."""
     ids = np.argmax(logits, axis=-1).astype("<i4")
-    if rows:
-        if len(rows) != logits.shape[0]:
-            raise ValueError(f"{len(rows)} sampling rows for {logits.shape[0]} rows of logits")
-        for r, row in enumerate(rows):
-            if row.get("temperature", 0) > 0:
-                ids[r] = draw(warp_row(logits[r], row), row["u"])
-    return ids
+    if not rows:
+        return ids, None
+    if len(rows) != logits.shape[0]:
+        raise ValueError(f"{len(rows)} sampling rows for {logits.shape[0]} rows of logits")
+    for r, row in enumerate(rows):
+        x = logits[r]
+        scores = penalize(x, row)
+        if row.get("temperature", 0) > 0:
+            ids[r] = draw(warp_row(scores, row), row["u"])
+        elif scores is not x:
+            ids[r] = int(np.argmax(scores))
+    k = max((int(row["logprobs"]) for row in rows if row.get("logprobs") is not None), default=-1)
+    if k < 0:
+        return ids, None
+    chosen = np.zeros(len(rows), dtype="<f4")
+    top_ids = np.zeros((len(rows), k), dtype="<i4")
+    top_lp = np.zeros((len(rows), k), dtype="<f4")
+    for r in range(len(rows)):
+        x = logits[r].astype(np.float64)
+        lp = x - (x.max() + np.log(np.exp(x - x.max()).sum()))
+        chosen[r] = lp[ids[r]]
+        if k > 0:
+            # Highest first; equal logprobs in id order.
+            order = np.lexsort((np.arange(len(lp)), -lp))[:k]
+            top_ids[r], top_lp[r] = order, lp[order]
+    return ids, (chosen, top_ids, top_lp)
+
+
+def penalize(logits, row):
+    """Scores [vocab] f64 after the row's penalties, in this order, over
+    row["context"] (the sequence so far, prompt then generated; its last
+    row["generated"] tokens were generated):
+    repetition_penalty as transformers' RepetitionPenaltyLogitsProcessor
+    (each token present anywhere in the context: divided when positive,
+    multiplied when negative); frequency_penalty and presence_penalty as
+    OpenAI defines them (minus count x frequency, minus presence once,
+    over the generated tokens only); DRY (p-e-w's reference, as
+    text-generation-webui's DRYLogitsProcessor: for each token t that
+    followed an earlier occurrence of the context's last token, the length
+    n of the longest context suffix repeated just before that occurrence,
+    stopping at sequence breakers and looking back at most dry_range
+    tokens (0: all); if n >= dry_allowed_length, t loses dry_multiplier x
+    dry_base ^ (n - dry_allowed_length)). Returns the logits themselves
+    when the row has no penalty."""
+    rep = float(row.get("repetition_penalty") or 1)
+    freq = float(row.get("frequency_penalty") or 0)
+    pres = float(row.get("presence_penalty") or 0)
+    dry = float(row.get("dry_multiplier") or 0)
+    if rep == 1 and freq == 0 and pres == 0 and dry == 0:
+        return logits
+    ctx = np.asarray(row.get("context") or [], dtype=np.int64)
+    scores = logits.astype(np.float64)
+    if rep != 1 and len(ctx):
+        seen = np.unique(ctx)
+        s = scores[seen]
+        scores[seen] = np.where(s > 0, s / rep, s * rep)
+    gen = int(row.get("generated") or 0)
+    if (freq or pres) and gen > 0:
+        toks, counts = np.unique(ctx[len(ctx) - gen:], return_counts=True)
+        scores[toks] -= counts * freq + pres
+    if dry:
+        dry_penalty(scores, ctx, row)
+    return scores
+
+
+def dry_penalty(scores, ctx, row):
+    base = float(row.get("dry_base") or 1.75)
+    allowed = int(row.get("dry_allowed_length") or 2)
+    last_n = int(row.get("dry_range") or 0)
+    breakers = set(int(t) for t in row.get("dry_breakers") or [])
+    if last_n > 0:
+        ctx = ctx[-last_n:]
+    n = len(ctx)
+    if n < 2 or int(ctx[-1]) in breakers:
+        return
+    best = {}
+    for i in np.flatnonzero(ctx[:-1] == ctx[-1]):
+        nxt = int(ctx[i + 1])
+        if nxt in breakers:
+            continue
+        length = 1
+        while True:
+            j = i - length
+            if j < 0 or ctx[j] != ctx[n - 1 - length] or int(ctx[j]) in breakers:
+                break
+            length += 1
+        best[nxt] = max(best.get(nxt, 0), length)
+    mult = float(row["dry_multiplier"])
+    for tok, length in best.items():
+        if length >= allowed:
+            scores[tok] -= mult * base ** (length - allowed)
 
 
 def warp_row(logits, row):
