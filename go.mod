@@ -7,12 +7,14 @@ require (
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/ardanlabs/jinja v1.8.0
 	github.com/dlclark/regexp2 v1.12.0
+	github.com/eliben/go-sentencepiece v0.6.0
 	github.com/google/go-cmp v0.7.0
 	github.com/gpustack/gguf-parser-go v0.28.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/term v0.48.0
 	golang.org/x/text v0.44.0
 	golang.org/x/tools v0.52.0
+	google.golang.org/protobuf v1.34.2
 )
 
 require (

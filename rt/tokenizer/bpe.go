@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"container/heap"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -70,7 +71,7 @@ func (t *Tokenizer) pair(word string, a, b *symbol) (candidate, bool) {
 
 // bpe appends the ids of one pre-tokenized word (in the model's alphabet).
 func (t *Tokenizer) bpe(word string, ids []int32) []int32 {
-	if t.ignoreMrg {
+	if t.ignoreMrg || t.wholeNewlines && strings.Trim(word, "\n") == "" {
 		if id, ok := t.vocab[word]; ok {
 			return append(ids, id)
 		}
@@ -122,10 +123,12 @@ func (t *Tokenizer) bpe(word string, ids []int32) []int32 {
 		}
 		push(c.left)
 	}
+	lastUnk := false
 	for i := 0; i >= 0; i = syms[i].next {
 		s := &syms[i]
 		if s.id >= 0 {
 			ids = append(ids, s.id)
+			lastUnk = false
 			continue
 		}
 		if t.kind == spmScores {
@@ -145,12 +148,14 @@ func (t *Tokenizer) bpe(word string, ids []int32) []int32 {
 				for j := s.start; j < s.end; j++ {
 					ids = append(ids, t.byteTok[word[j]])
 				}
+				lastUnk = false
 				continue
 			}
 		}
-		if t.unk >= 0 {
+		if t.unk >= 0 && !(t.fuseUnk && lastUnk) {
 			ids = append(ids, t.unk)
 		}
+		lastUnk = true
 	}
 	return ids
 }

@@ -2,7 +2,9 @@ package tokenizer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -197,10 +199,16 @@ func toFloat(v any) (float32, bool) {
 	return 0, false
 }
 
+// ggufModels are the tokenizer.ggml.model values this package reads.
+var ggufModels = []string{"gpt2", "llama", "gemma4", "whitespace"}
+
 func fromMetadata(md Metadata) (*Tokenizer, error) {
 	model, ok := md.String("tokenizer.ggml.model")
 	if !ok {
 		return nil, fmt.Errorf("no tokenizer.ggml.model in the metadata (the file has no tokenizer)")
+	}
+	if !slices.Contains(ggufModels, model) {
+		return nil, fmt.Errorf("tokenizer.ggml.model %q is not supported (supported: %s)", model, strings.Join(ggufModels, ", "))
 	}
 	tokens, ok := strs(md["tokenizer.ggml.tokens"])
 	if !ok || len(tokens) == 0 {
@@ -238,9 +246,38 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 			types[i] = int32(n)
 		}
 	}
+
+	// The pre-tokenizer: llama.cpp's table for BPE models.
+	pre, _ := md.String("tokenizer.ggml.pre")
+	var spec preSpec
+	switch model {
+	case "gpt2", "whitespace":
+		if pre == "" {
+			pre = "default"
+		}
+		spec, ok = ggufPre[pre]
+		if !ok {
+			return nil, fmt.Errorf("tokenizer.ggml.pre %q is not supported (supported: %s)", pre, strings.Join(supportedPre(), ", "))
+		}
+	case "gemma4":
+		pre, spec = "gemma4", ggufPre["gemma4"] // llama.cpp ignores the key for this model
+	}
+
+	// Tokens matched in the text, with llama.cpp's per-model attributes.
 	arch, _ := md.String("general.architecture")
 	name, _ := md.String("general.name")
-	phi3 := arch == "phi3" || strings.Contains(strings.ToLower(name), "phi-3") || strings.Contains(strings.ToLower(name), "phi3")
+	name = strings.ToLower(name)
+	phi3, lstripMask := false, ""
+	switch {
+	case strings.Contains(pre, "jina-v2-de") || strings.Contains(pre, "jina-v2-es") || strings.Contains(pre, "jina-v2-code") ||
+		strings.Contains(arch, "nomic-bert-moe") || strings.Contains(arch, "jina-bert-v3"):
+		lstripMask = "<mask>"
+	case strings.Contains(name, "phi-3") || strings.Contains(name, "phi3"):
+		phi3 = true
+	case strings.Contains(name, "modern-bert"):
+		lstripMask = "[MASK]"
+	}
+	var added []addedToken
 	for i, ty := range types {
 		switch ty {
 		case ggufUnknown, ggufControl, ggufUserDefined:
@@ -248,12 +285,13 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 			if s == "" {
 				continue
 			}
-			a := addedToken{content: s, id: int32(i), special: ty != ggufUserDefined}
-			if phi3 && ty == ggufControl || phi3 && s == "</s>" {
+			a := addedToken{content: s, id: int32(i), special: ty != ggufUserDefined, asciiSpace: true}
+			if phi3 {
 				// llama.cpp's attributes for Phi-3 (its tokenizer.json has rstrip).
 				a.rstrip = s != "<unk>" && s != "<s>" && s != "<|endoftext|>"
 			}
-			t.added = append(t.added, a)
+			a.lstrip = s == lstripMask
+			added = append(added, a)
 			t.isAdd[i] = true
 		case ggufByte:
 			if b, ok := byteToken(t.tokens[i]); ok {
@@ -261,38 +299,13 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 			}
 		}
 	}
-	t.sortAdded()
+	t.added = newAddedSet(added)
 
+	// Defaults by tokenizer model and pre-tokenizer, as llama.cpp's load:
+	// special ids (gpt2's default 11 is left out: it is Falcon's and
+	// would end generation at a comma elsewhere), add_bos, add_space_prefix.
+	addBOS, addEOS := false, false
 	switch model {
-	case "gpt2":
-		t.kind = byteBPE
-		pre, _ := md.String("tokenizer.ggml.pre")
-		if pre == "" {
-			pre = "default"
-		}
-		spec, ok := ggufPre[pre]
-		if !ok {
-			return nil, fmt.Errorf("tokenizer.ggml.pre %q is not supported (supported: %s)", pre, strings.Join(supportedPre(), ", "))
-		}
-		steps, err := spec.steps()
-		if err != nil {
-			return nil, err
-		}
-		t.pre, t.ignoreMrg = steps, spec.ignoreMerges
-		if spec.nfc {
-			t.normalize = norm.NFC.String
-		}
-		merges, ok := strs(md["tokenizer.ggml.merges"])
-		if !ok {
-			return nil, fmt.Errorf("tokenizer.ggml.merges is missing or not a string array (needed by the gpt2 tokenizer model)")
-		}
-		t.merges = make(map[uint64]mergeVal, len(merges))
-		for i, s := range merges {
-			if err := t.addMerge(s, int32(i)); err != nil {
-				return nil, fmt.Errorf("tokenizer.ggml.merges[%d]: %v", i, err)
-			}
-		}
-		t.addBOS = false
 	case "llama":
 		t.kind = spmScores
 		scores, ok := floats(md["tokenizer.ggml.scores"])
@@ -301,37 +314,119 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 		}
 		t.scores = scores
 		t.byteFallbk = true
-		t.spacePrefix = true
-		t.stripDecoded = true
-		t.addBOS = true
-	default:
-		return nil, fmt.Errorf("tokenizer.ggml.model %q is not supported (want gpt2 or llama)", model)
+		t.spacePrefix, t.escapeWS, t.stripDecoded = true, true, true
+		addBOS = true
+		t.bos, t.unk = defaultID(1, len(tokens)), defaultID(0, len(tokens))
+		t.eos = []int32{defaultID(2, len(tokens))}
+	default: // gpt2, gemma4, whitespace: BPE by merge rank
+		t.kind = byteBPE
+		if spec.raw {
+			t.kind = spmMerges
+			t.byteFallbk = true
+			t.wholeNewlines = pre == "gemma4"
+			for i, s := range t.tokens { // llama.cpp looks <0xXX> up by text
+				if b, ok := byteToken(s); ok {
+					t.byteTok[b] = int32(i)
+				}
+			}
+		}
+		steps, err := spec.steps()
+		if err != nil {
+			return nil, err
+		}
+		t.pre, t.ignoreMrg, t.escapeWS = steps, spec.ignoreMerges, spec.escapeWS
+		if spec.nfc {
+			t.normalize = norm.NFC.String
+		}
+		if model == "whitespace" {
+			// llama.cpp's whitespace session: whitespace is dropped, and
+			// letters lowercased if the normalizer says so.
+			t.pre = append([]splitter{runeSplitter(func(r rune) int {
+				if isWhiteSpace(r) {
+					return 0
+				}
+				return 1
+			}, nil)}, t.pre...)
+			if v, _ := md.Bool("tokenizer.ggml.normalizer.lowercase"); v {
+				t.normalize = func(s string) string { return strings.Map(unicode.ToLower, s) }
+			}
+		}
+		merges, ok := strs(md["tokenizer.ggml.merges"])
+		if _, has := md["tokenizer.ggml.merges"]; !has && pre == "kimi-k2" {
+			merges, ok = nil, true // llama.cpp reads Kimi-K2 without merges
+		}
+		if !ok {
+			return nil, fmt.Errorf("tokenizer.ggml.merges is missing or not a string array (needed by the %s tokenizer model)", model)
+		}
+		t.merges = make(map[uint64]mergeVal, len(merges))
+		for i, s := range merges {
+			if err := t.addMerge(s, int32(i)); err != nil {
+				return nil, fmt.Errorf("tokenizer.ggml.merges[%d]: %v", i, err)
+			}
+		}
+		addBOS = spec.addBOS
 	}
-	if v, ok := md.Bool("tokenizer.ggml.add_space_prefix"); ok && t.kind != byteBPE {
-		t.spacePrefix, t.stripDecoded = v, v
+	if v, ok := md.Bool("tokenizer.ggml.add_space_prefix"); ok {
+		t.spacePrefix = v
+		t.stripDecoded = v && t.kind != byteBPE
 	}
-	id := func(key string) int32 {
+	id := func(key string, def int32) int32 {
 		v, ok := md.Int(key)
-		if !ok || v < 0 || v >= int64(len(t.tokens)) {
-			return -1
+		if !ok {
+			return def
+		}
+		if v < 0 || v >= int64(len(t.tokens)) {
+			return def // llama.cpp keeps the default for an id out of range
 		}
 		return int32(v)
 	}
-	t.bos = id("tokenizer.ggml.bos_token_id")
-	if e := id("tokenizer.ggml.eos_token_id"); e >= 0 {
+	if spec.noBOS {
+		t.bos = -1
+	}
+	t.bos = id("tokenizer.ggml.bos_token_id", t.bos)
+	var eos0 int32 = -1
+	if len(t.eos) > 0 {
+		eos0 = t.eos[0]
+	}
+	t.eos = nil
+	if e := id("tokenizer.ggml.eos_token_id", eos0); e >= 0 {
 		t.eos = append(t.eos, e)
 	}
-	if e := id("tokenizer.ggml.eot_token_id"); e >= 0 && (len(t.eos) == 0 || t.eos[0] != e) {
+	if e := id("tokenizer.ggml.eot_token_id", -1); e >= 0 && !slices.Contains(t.eos, e) {
 		t.eos = append(t.eos, e)
 	}
-	t.unk = id("tokenizer.ggml.unknown_token_id")
+	t.unk = id("tokenizer.ggml.unknown_token_id", t.unk)
 	if v, ok := md.Bool("tokenizer.ggml.add_bos_token"); ok {
-		t.addBOS = v
+		addBOS = v
 	}
 	if v, ok := md.Bool("tokenizer.ggml.add_eos_token"); ok {
-		t.addEOS = v
+		addEOS = v
+	}
+	if pre == "gemma4" {
+		addBOS = true // llama.cpp overrides the key for Gemma 4
+	}
+	if addBOS {
+		if t.bos < 0 {
+			return nil, fmt.Errorf("tokenizer.ggml.add_bos_token is true, but tokenizer.ggml.bos_token_id is not set")
+		}
+		t.prefix = []int32{t.bos}
+	}
+	if addEOS {
+		if len(t.eos) == 0 {
+			return nil, fmt.Errorf("tokenizer.ggml.add_eos_token is true, but tokenizer.ggml.eos_token_id is not set")
+		}
+		t.suffix = []int32{t.eos[0]}
 	}
 	return t, nil
+}
+
+// defaultID is id if the vocabulary holds it, else -1 (llama.cpp disables
+// a default special id out of range).
+func defaultID(id int32, n int) int32 {
+	if int(id) >= n {
+		return -1
+	}
+	return id
 }
 
 // addMerge records merge "a b" with rank.

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // hfFile is the part of tokenizer.json this package reads.
@@ -34,6 +33,9 @@ type hfFile struct {
 		ByteFallback bool             `json:"byte_fallback"`
 		IgnoreMerges bool             `json:"ignore_merges"`
 		FuseUnk      bool             `json:"fuse_unk"`
+		Dropout      *float64         `json:"dropout"`
+		Prefix       *string          `json:"continuing_subword_prefix"`
+		Suffix       *string          `json:"end_of_word_suffix"`
 	} `json:"model"`
 }
 
@@ -49,13 +51,25 @@ type hfNode struct {
 	Pattern        map[string]string `json:"pattern"`
 	Behavior       string            `json:"behavior"`
 	Invert         bool              `json:"invert"`
-	AddPrefixSpace bool              `json:"add_prefix_space"`
+	AddPrefixSpace *bool             `json:"add_prefix_space"`
 	UseRegex       *bool             `json:"use_regex"`
 	Individual     bool              `json:"individual_digits"`
 	Replacement    string            `json:"replacement"`
 	PrependScheme  string            `json:"prepend_scheme"`
 	Split          *bool             `json:"split"`
 	Start          int               `json:"start"`
+	Stop           int               `json:"stop"`
+	StripLeft      bool              `json:"strip_left"`
+	StripRight     bool              `json:"strip_right"`
+	Delimiter      string            `json:"delimiter"`
+	Length         *int              `json:"length"`
+	CleanText      *bool             `json:"clean_text"`
+	ChineseChars   *bool             `json:"handle_chinese_chars"`
+	StripAccents   *bool             `json:"strip_accents"`
+	Lowercase      *bool             `json:"lowercase"`
+	Charsmap       *string           `json:"precompiled_charsmap"`
+	Sep            []json.RawMessage `json:"sep"`
+	Cls            []json.RawMessage `json:"cls"`
 	Single         []map[string]struct {
 		ID string `json:"id"`
 	} `json:"single"`
@@ -88,7 +102,10 @@ func FromHF(dir string) (*Tokenizer, error) {
 			if st, err2 := os.Stat(dir); err2 != nil || !st.IsDir() {
 				return nil, fmt.Errorf("%s: not a model folder (it does not exist or is not a directory)", dir)
 			}
-			return nil, fmt.Errorf("%s: no tokenizer.json in the folder: copy the model's tokenizer.json there (slow tokenizers such as tokenizer.model alone are not supported)", dir)
+			if _, err := os.Stat(filepath.Join(dir, "tokenizer.model")); err == nil {
+				return fromSentencePieceDir(dir)
+			}
+			return nil, fmt.Errorf("%s: no tokenizer.json or tokenizer.model in the folder: copy the model's tokenizer files there", dir)
 		}
 		return nil, fmt.Errorf("%s: %v", path, unwrapPathErr(err))
 	}
@@ -162,7 +179,16 @@ func fromHFJSON(raw []byte, cfg *hfConfig) (*Tokenizer, error) {
 		return nil, fmt.Errorf("not valid tokenizer JSON: %v", oneLine(err))
 	}
 	if f.Model.Type != "BPE" && !(f.Model.Type == "" && f.Model.Vocab != nil && f.Model.Merges != nil) {
-		return nil, fmt.Errorf("tokenizer model %q is not supported (only BPE)", f.Model.Type)
+		return nil, fmt.Errorf("tokenizer model %q is not supported (supported: BPE)", f.Model.Type)
+	}
+	if d := f.Model.Dropout; d != nil && *d != 0 {
+		return nil, fmt.Errorf("model.dropout %v is not supported (it makes tokenization random)", *d)
+	}
+	if p := f.Model.Prefix; p != nil && *p != "" {
+		return nil, fmt.Errorf("model.continuing_subword_prefix %q is not supported", *p)
+	}
+	if p := f.Model.Suffix; p != nil && *p != "" {
+		return nil, fmt.Errorf("model.end_of_word_suffix %q is not supported", *p)
 	}
 	n := 0
 	for _, id := range f.Model.Vocab {
@@ -201,19 +227,9 @@ func fromHFJSON(raw []byte, cfg *hfConfig) (*Tokenizer, error) {
 			t.byteTok[b] = id
 		}
 	}
-	for _, a := range f.AddedTokens {
-		t.tokens[a.ID] = a.Content
-		if _, ok := t.vocab[a.Content]; !ok {
-			t.vocab[a.Content] = a.ID
-		}
-		t.isAdd[a.ID] = true
-		if a.Content != "" {
-			t.added = append(t.added, addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip})
-		}
-	}
-	t.sortAdded()
 	t.byteFallbk = f.Model.ByteFallback
 	t.ignoreMrg = f.Model.IgnoreMerges
+	t.fuseUnk = f.Model.FuseUnk
 	if f.Model.UnkToken != nil {
 		if id, ok := t.vocab[*f.Model.UnkToken]; ok {
 			t.unk = id
@@ -239,24 +255,51 @@ func fromHFJSON(raw []byte, cfg *hfConfig) (*Tokenizer, error) {
 		}
 	}
 
-	// Pre-tokenizer decides the kind: ByteLevel anywhere means byte-level BPE.
+	// The pre-tokenizer decides the kind: ByteLevel anywhere means
+	// byte-level BPE; else BPE merges the text's own characters.
 	var byteLevel bool
 	pre, err := t.hfPre(f.PreTokenizer, &byteLevel)
 	if err != nil {
 		return nil, fmt.Errorf("pre_tokenizer: %v", err)
 	}
 	t.pre = pre
-	if byteLevel {
-		t.kind = byteBPE
-	} else {
-		t.kind = spmMerges
-	}
-	if err := t.hfNormalizer(f.Normalizer); err != nil {
+	normalize, normByteLevel, err := hfNormalizer(f.Normalizer)
+	if err != nil {
 		return nil, fmt.Errorf("normalizer: %v", err)
+	}
+	t.normalize = normalize
+	t.kind = spmMerges
+	if byteLevel || normByteLevel {
+		t.kind = byteBPE
+	}
+	if normByteLevel && !byteLevel {
+		// The text is in the byte alphabet already: steps see it as is.
+		t.pre = append([]splitter{alphabetStep}, t.pre...)
 	}
 	if err := t.hfDecoder(f.Decoder); err != nil {
 		return nil, fmt.Errorf("decoder: %v", err)
 	}
+
+	// Added tokens: normalized ones are matched in normalized text, as
+	// their normalized content.
+	var plain, normed []addedToken
+	for _, a := range f.AddedTokens {
+		t.tokens[a.ID] = a.Content
+		if _, ok := t.vocab[a.Content]; !ok {
+			t.vocab[a.Content] = a.ID
+		}
+		t.isAdd[a.ID] = true
+		x := addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord}
+		if a.Normalized {
+			if t.normalize != nil {
+				x.content = t.normalize(x.content)
+			}
+			normed = append(normed, x)
+		} else {
+			plain = append(plain, x)
+		}
+	}
+	t.added, t.addedNorm = newAddedSet(plain), newAddedSet(normed)
 
 	// BOS/EOS.
 	if cfg != nil {
@@ -274,11 +317,19 @@ func fromHFJSON(raw []byte, cfg *hfConfig) (*Tokenizer, error) {
 	if err := t.hfPost(f.PostProcessor); err != nil {
 		return nil, fmt.Errorf("post_processor: %v", err)
 	}
+	// An explicit add_bos_token / add_eos_token rebuilds the template, as
+	// transformers' Llama and Gemma tokenizers do.
 	if cfg != nil && cfg.AddBOS != nil {
-		t.addBOS = *cfg.AddBOS
+		t.prefix = nil
+		if *cfg.AddBOS && t.bos >= 0 {
+			t.prefix = []int32{t.bos}
+		}
 	}
 	if cfg != nil && cfg.AddEOS != nil {
-		t.addEOS = *cfg.AddEOS
+		t.suffix = nil
+		if *cfg.AddEOS && len(t.eos) > 0 {
+			t.suffix = []int32{t.eos[0]}
+		}
 	}
 	return t, nil
 }
@@ -294,158 +345,12 @@ func parseNode(raw json.RawMessage) (*hfNode, error) {
 	return &n, nil
 }
 
-func (t *Tokenizer) hfPre(raw json.RawMessage, byteLevel *bool) ([]splitter, error) {
-	n, err := parseNode(raw)
-	if err != nil || n == nil {
-		return nil, err
-	}
-	switch n.Type {
-	case "Sequence":
-		var out []splitter
-		for _, r := range n.Pretokenizers {
-			s, err := t.hfPre(r, byteLevel)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s...)
-		}
-		return out, nil
-	case "ByteLevel":
-		// Per piece: a space is prepended (add_prefix_space), the piece is
-		// split by the GPT-2 pattern (use_regex), then mapped to the byte
-		// alphabet; later steps see the mapped text.
-		*byteLevel = true
-		var out []splitter
-		if n.AddPrefixSpace {
-			out = append(out, splitter{split: prefixSpace})
-		}
-		if n.UseRegex == nil || *n.UseRegex {
-			s, err := regexSplitter(patGPT2, splitIsolated, false)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-		return append(out, alphabetStep), nil
-	case "Split":
-		pat, ok := n.Pattern["Regex"]
-		if !ok {
-			s, ok2 := n.Pattern["String"]
-			if !ok2 {
-				return nil, fmt.Errorf("Split without a pattern")
-			}
-			pat = regexpQuote(s)
-		}
-		b, ok := splitBehaviors[n.Behavior]
-		if !ok && n.Behavior != "" {
-			return nil, fmt.Errorf("Split behavior %q is not supported", n.Behavior)
-		}
-		s, err := regexSplitter(pat, b, n.Invert)
-		return []splitter{s}, err
-	case "Punctuation":
-		// Each ASCII or Unicode punctuation character is a match.
-		b, ok := splitBehaviors[n.Behavior]
-		if !ok && n.Behavior != "" {
-			return nil, fmt.Errorf("Punctuation behavior %q is not supported", n.Behavior)
-		}
-		s, err := regexSplitter(patPunct, b, false)
-		return []splitter{s}, err
-	case "Digits":
-		return []splitter{digitSplitter(n.Individual)}, nil
-	case "Metaspace":
-		t.spacePrefix = n.PrependScheme != "never"
-		t.stripDecoded = t.spacePrefix
-		if n.Split == nil || *n.Split {
-			return []splitter{{split: metaspaceSplitter}}, nil
-		}
-		return nil, nil
-	}
-	return nil, fmt.Errorf("%q is not supported", n.Type)
-}
+// hfDecoders are the decoder types this package reproduces: ByteLevel for
+// byte-level models; Replace/ByteFallback/Fuse/Strip/Metaspace for
+// SentencePiece-style ones.
+var hfDecoders = []string{"ByteFallback", "ByteLevel", "Fuse", "Metaspace", "Replace", "Sequence", "Strip"}
 
-func regexpQuote(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$#`, r) || r == ' ' {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func (t *Tokenizer) hfNormalizer(raw json.RawMessage) error {
-	n, err := parseNode(raw)
-	if err != nil || n == nil {
-		return err
-	}
-	var steps []func(string) string
-	var add func(n *hfNode) error
-	add = func(n *hfNode) error {
-		switch n.Type {
-		case "Sequence":
-			for _, r := range n.Normalizers {
-				c, err := parseNode(r)
-				if err != nil {
-					return err
-				}
-				if c != nil {
-					if err := add(c); err != nil {
-						return err
-					}
-				}
-			}
-		case "NFC":
-			steps = append(steps, norm.NFC.String)
-		case "NFD":
-			steps = append(steps, norm.NFD.String)
-		case "NFKC":
-			steps = append(steps, norm.NFKC.String)
-		case "NFKD":
-			steps = append(steps, norm.NFKD.String)
-		case "Lowercase":
-			steps = append(steps, strings.ToLower)
-		case "Prepend":
-			// SentencePiece's "▁" prefix: done by spacePrefix before " "→"▁".
-			if n.Prepend == "▁" {
-				t.spacePrefix = true
-				t.stripDecoded = true
-				return nil
-			}
-			p := n.Prepend
-			steps = append(steps, func(s string) string { return p + s })
-		case "Replace":
-			from, ok := n.Pattern["String"]
-			if !ok {
-				return fmt.Errorf("Replace with a regex pattern is not supported")
-			}
-			if from == " " && n.Content == "▁" {
-				return nil // done for every SentencePiece model
-			}
-			to := n.Content
-			steps = append(steps, func(s string) string { return strings.ReplaceAll(s, from, to) })
-		default:
-			return fmt.Errorf("%q is not supported", n.Type)
-		}
-		return nil
-	}
-	if err := add(n); err != nil {
-		return err
-	}
-	if len(steps) > 0 {
-		t.normalize = func(s string) string {
-			for _, f := range steps {
-				s = f(s)
-			}
-			return s
-		}
-	}
-	return nil
-}
-
-// hfDecoder checks the decoder is one this package reproduces: ByteLevel
-// for byte-level models; Replace/ByteFallback/Fuse/Strip/Metaspace for
-// SentencePiece ones.
+// hfDecoder checks the decoder is one this package reproduces.
 func (t *Tokenizer) hfDecoder(raw json.RawMessage) error {
 	n, err := parseNode(raw)
 	if err != nil || n == nil {
@@ -460,14 +365,19 @@ func (t *Tokenizer) hfDecoder(raw json.RawMessage) error {
 		}
 	case "Strip":
 		t.stripDecoded = n.Start > 0
-	case "ByteLevel", "Replace", "ByteFallback", "Fuse", "Metaspace":
+	case "Metaspace":
+		t.stripDecoded = metaspaceScheme(n) != "never"
+	case "ByteLevel", "Replace", "ByteFallback", "Fuse":
 	default:
-		return fmt.Errorf("%q is not supported", n.Type)
+		return fmt.Errorf("%q is not supported (supported: %s)", n.Type, strings.Join(hfDecoders, ", "))
 	}
 	return nil
 }
 
-// hfPost reads which special tokens TemplateProcessing puts around a
+// hfPostProcessors are the post-processor types this package reads.
+var hfPostProcessors = []string{"BertProcessing", "ByteLevel", "RobertaProcessing", "Sequence", "TemplateProcessing"}
+
+// hfPost reads which special tokens the post-processor puts around a
 // single sequence.
 func (t *Tokenizer) hfPost(raw json.RawMessage) error {
 	n, err := parseNode(raw)
@@ -481,6 +391,7 @@ func (t *Tokenizer) hfPost(raw json.RawMessage) error {
 				return err
 			}
 		}
+	case "ByteLevel":
 	case "TemplateProcessing":
 		seenSeq := false
 		for _, item := range n.Single {
@@ -492,21 +403,46 @@ func (t *Tokenizer) hfPost(raw json.RawMessage) error {
 			if !ok {
 				continue
 			}
-			ids := n.SpecialTokens[sp.ID].IDs
-			if len(ids) != 1 {
-				continue
+			st, ok := n.SpecialTokens[sp.ID]
+			if !ok {
+				return fmt.Errorf("TemplateProcessing: special token %q has no ids", sp.ID)
 			}
 			if !seenSeq {
-				t.bos, t.addBOS = ids[0], true
+				t.prefix = append(t.prefix, st.IDs...)
 			} else {
-				if !containsID(t.eos, ids[0]) {
-					t.eos = append([]int32{ids[0]}, t.eos...)
-				} else if t.eos[0] != ids[0] {
-					t.eos = append([]int32{ids[0]}, t.eos...)
-				}
-				t.addEOS = true
+				t.suffix = append(t.suffix, st.IDs...)
 			}
+		}
+		if len(t.prefix) == 1 {
+			t.bos = t.prefix[0]
+		}
+		if len(t.suffix) == 1 && !slices.Contains(t.eos, t.suffix[0]) {
+			t.eos = append([]int32{t.suffix[0]}, t.eos...)
+		}
+	case "RobertaProcessing", "BertProcessing":
+		cls, err1 := processorToken(n.Cls)
+		sep, err2 := processorToken(n.Sep)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("%s: %v", n.Type, err)
+		}
+		t.prefix, t.suffix = []int32{cls}, []int32{sep}
+	default:
+		return fmt.Errorf("%q is not supported (supported: %s)", n.Type, strings.Join(hfPostProcessors, ", "))
+	}
+	for _, id := range append(slices.Clone(t.prefix), t.suffix...) {
+		if id < 0 || int(id) >= len(t.tokens) {
+			return fmt.Errorf("special token id %d is outside the vocabulary", id)
 		}
 	}
 	return nil
+}
+
+// processorToken reads a ["text", id] pair of RobertaProcessing and
+// BertProcessing.
+func processorToken(raw []json.RawMessage) (int32, error) {
+	var id int32
+	if len(raw) != 2 || json.Unmarshal(raw[1], &id) != nil {
+		return 0, fmt.Errorf("want a [token, id] pair")
+	}
+	return id, nil
 }

@@ -25,7 +25,10 @@ import (
 //     class holding s or S (alone or in a range); regexp2's does not, so ſ
 //     is added. (regexp2's k already matches the Kelvin sign.)
 //
-// Class intersection (&&), POSIX brackets ([:alpha:]), negated nested
+//   - a class ending in an intersection with a negated class,
+//     [X&&[^Y]], is .NET's subtraction [X-[Y]];
+//
+// Other class intersections, POSIX brackets ([:alpha:]), negated nested
 // classes and \W or \H inside a class are refused. Oniguruma's multi-
 // character case folding ((?i)ss matches ß) and case-insensitive non-ASCII
 // pattern characters are not reproduced; the models' patterns have
@@ -86,8 +89,30 @@ func fromOniguruma(pat string) (string, error) {
 				}
 				i++
 				lastLit, inRange = -1, false
+			case c == '&' && strings.HasPrefix(pat[i:], "&&[^") && depth == 1:
+				// X&&[^Y] at the end of a class is .NET's subtraction X-[Y].
+				end := strings.IndexByte(pat[i+4:], ']')
+				if end < 0 || !strings.HasPrefix(pat[i+4+end+1:], "]") || strings.ContainsAny(pat[i+4:i+4+end], "[&") {
+					return "", fmt.Errorf("class intersection (&&) is supported only as [...&&[^...]] at the end of a class")
+				}
+				b.WriteString("-[")
+				for j := i + 4; j < i+4+end; {
+					if pat[j] == '\\' && j+1 < i+4+end {
+						n, err := classEscape(&b, pat[j:i+4+end])
+						if err != nil {
+							return "", err
+						}
+						j += n
+						continue
+					}
+					_, w := utf8.DecodeRuneInString(pat[j:])
+					b.WriteString(pat[j : j+w])
+					j += w
+				}
+				b.WriteString("]")
+				i += 4 + end + 1
 			case c == '&' && strings.HasPrefix(pat[i:], "&&"):
-				return "", fmt.Errorf("class intersection (&&) is not supported")
+				return "", fmt.Errorf("class intersection (&&) is supported only as [...&&[^...]] at the end of a class")
 			case c == '-' && lastLit >= 0 && !inRange && !strings.HasPrefix(pat[i+1:], "]"):
 				b.WriteByte('-')
 				inRange = true
@@ -288,7 +313,7 @@ func copyEscape(b *strings.Builder, s string) int {
 	case 'p', 'P':
 		if strings.HasPrefix(s[2:], "{") {
 			if j := strings.IndexByte(s, '}'); j > 0 {
-				b.WriteString(s[:j+1])
+				b.WriteString(s[:j+1]) // regexp2 knows categories and scripts
 				return j + 1
 			}
 		}

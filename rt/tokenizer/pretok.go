@@ -68,14 +68,29 @@ const (
 	patChameleonPunct    = "[\\p{P}!-/:-@\\[-`{-~]"
 	// Hugging Face's Punctuation pre-tokenizer: ASCII or Unicode punctuation.
 	patPunct = "[\\p{P}$+<=>^`|~]"
+	// Granite Embedding multilingual (97M): llama.cpp's rewrite of GPT-4o's
+	// pattern, with marks counted as letters.
+	patGraniteMulti = `[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))*((?=[\p{L}\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))+((?=[\p{L}\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// Kimi K2 (tiktoken, from its tokenization_kimi.py).
+	patKimiK2 = `[\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
+		`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
+		`|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// AFMoE's CJK and Southeast Asian script runs (llama.cpp's list).
+	patAfmoeCJK = "[\u4E00-\u9FFF\u3400-\u4DBF\uF900-\uFAFF\u3040-\u309F\u30A0-\u30FF\uFF65-\uFF9F\u2F00-\u2FDF\u0E40-\u0E7F\u0E80-\u0EFF\u1780-\u17FF\u1000-\u109F\uAA60-\uAA7F\uA9E0-\uA9FF\uAC00-\uD7AF\u1100-\u11FF]+"
 )
 
 // preSpec is a GGUF pre-tokenizer: its steps, whether whole words found in
-// the vocabulary skip merging, and whether text is NFC-normalized first.
+// the vocabulary skip merging, whether text is NFC-normalized first, and
+// for the SentencePiece-style names (llama.cpp's byte_encode = false) the
+// BPE that merges the text's own characters.
 type preSpec struct {
 	steps        func() ([]splitter, error)
 	ignoreMerges bool
 	nfc          bool
+	raw          bool // BPE over the text's characters with <0xXX> byte fallback, not byte-level BPE
+	escapeWS     bool // spaces become "▁" first
+	addBOS       bool // llama.cpp adds BOS when tokenizer.ggml.add_bos_token is absent
+	noBOS        bool // llama.cpp has no default BOS id (ChatGLM)
 }
 
 // alphabetStep is the mapping to the byte alphabet of Hugging Face's
@@ -88,18 +103,20 @@ func seq(parts ...any) func() ([]splitter, error) {
 	return func() ([]splitter, error) {
 		var out []splitter
 		for _, p := range parts {
+			var s splitter
+			var err error
 			switch p := p.(type) {
 			case string:
-				s, err := regexSplitter(p, splitIsolated, false)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, s)
+				s, err = regexSplitter(p, splitIsolated, false)
 			case splitter:
-				out = append(out, p)
+				s = p
 			default:
-				panic(fmt.Sprintf("tokenizer: bad pre-tokenizer step %T", p))
+				err = fmt.Errorf("bad pre-tokenizer step %T", p)
 			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
 		}
 		return out, nil
 	}
@@ -108,7 +125,7 @@ func seq(parts ...any) func() ([]splitter, error) {
 // Pre-tokenizers shared by several names.
 var (
 	preGPT2      = preSpec{steps: seq(patGPT2)}
-	preLlama3    = preSpec{steps: seq(patLlama3), ignoreMerges: true}
+	preLlama3    = preSpec{steps: seq(patLlama3), ignoreMerges: true, addBOS: true}
 	preLlama3Mrg = preSpec{steps: seq(patLlama3)}
 	preQwen2     = preSpec{steps: seq(patQwen2)}
 	// StarCoder: Digits (individual) before ByteLevel.
@@ -118,28 +135,30 @@ var (
 	preTinyAya   = preSpec{steps: seq(`\d{1,3}(?=(?:\d{3})*\b)`, patGPT4o)}
 	preBailing   = preSpec{steps: seq(patBailing)}
 	preBloom     = preSpec{steps: seq(patBloom)}
+	// SentencePiece-style BPE over the text with spaces as "▁", cut only
+	// at runs of newlines (llama.cpp's Gemma 4 and Sarvam).
+	preSPMNewlines = preSpec{steps: seq(`[^\n]+|[\n]+`), raw: true, escapeWS: true}
 )
 
-// ggufPre maps tokenizer.ggml.pre to its pre-tokenizer: the names
-// llama.cpp accepts (src/llama-vocab.cpp) with the regex sets of their
-// Hugging Face tokenizers. A missing value or "default" (a gpt2 model
-// whose pre-tokenizer the converter did not recognize) uses GPT-2's, the
-// Hugging Face ByteLevel default; llama.cpp uses a Falcon-like set there.
-// ignoreMerges and nfc follow llama.cpp's ignore_merges and the Hugging
-// Face normalizer (NFC for Qwen2; llama.cpp does not normalize).
+// ggufPre maps tokenizer.ggml.pre to its pre-tokenizer: every name
+// llama.cpp accepts (src/llama-vocab.cpp, llama_vocab::impl::load), with the
+// regex sets of their Hugging Face tokenizers where known, else llama.cpp's.
+// A missing value or "default" (a gpt2 model whose pre-tokenizer the
+// converter did not recognize) uses llama.cpp's default set. ignoreMerges,
+// addBOS and noBOS follow llama.cpp (ignore_merges, add_bos, special_bos_id
+// = null); nfc follows the Hugging Face normalizer (NFC for Qwen2;
+// llama.cpp does not normalize).
 //
-// Not supported, with the reason:
-//   - kimi-k2, afmoe: llama.cpp splits with custom code, not a regex set;
-//   - gemma4, granite-embed-multi-311m, sarvam-moe: SentencePiece-style
-//     BPE over raw UTF-8, not byte-level BPE;
-//   - whitespace: its own tokenizer model (with optional lowercasing);
-//   - granite-embed-multi-97m: llama.cpp's pattern is a rewrite whose
-//     original is not known here;
-//   - jina-v1-en, jina-v2-code, roberta-bpe: they also append a SEP token,
-//     which this package does not do.
+// llama.cpp's custom splitters are regexes here: kimi-k2's is the
+// tiktoken pattern of Kimi's tokenization_kimi.py; afmoe's digit step cuts
+// a run of digits into threes from the right (its first group holds the
+// rest). jina-v1-en, jina-v2-code and roberta-bpe (llama.cpp's add_sep)
+// are GPT-2's: llama.cpp adds no SEP when it tokenizes with BPE.
 var ggufPre = map[string]preSpec{
+	// llama.cpp's default set (Falcon-like).
+	"default": {steps: seq(`[\p{P}\$\+<=>\^~\|]+`, patGPT2, `\p{N}+`, `[0-9][0-9][0-9]`)},
+
 	// GPT-2's ByteLevel pattern.
-	"default":         preGPT2,
 	"gpt-2":           preGPT2,
 	"gpt2":            preGPT2,
 	"phi-2":           preGPT2,
@@ -150,6 +169,9 @@ var ggufPre = map[string]preSpec{
 	"jina-de":         preGPT2,
 	"jina-v2-es":      preGPT2,
 	"jina-v2-de":      preGPT2,
+	"jina-v1-en":      preGPT2,
+	"jina-v2-code":    preGPT2,
+	"roberta-bpe":     preGPT2,
 	"gigachat":        preGPT2,
 	"a.x-4.0":         preGPT2,
 	"mellum":          preGPT2,
@@ -169,7 +191,8 @@ var ggufPre = map[string]preSpec{
 	"mellum2":    preStarCoder,
 
 	// Llama 3's pattern; llama.cpp ignores merges for whole words in the
-	// vocabulary for the Llama 3 names, not for DBRX, Smaug or GLM.
+	// vocabulary and adds BOS for the Llama 3 names, not for DBRX, Smaug
+	// or GLM.
 	"llama3":       preLlama3,
 	"llama-v3":     preLlama3,
 	"llama-bpe":    preLlama3,
@@ -181,8 +204,8 @@ var ggufPre = map[string]preSpec{
 	"jina-v5-nano": preLlama3,
 	"dbrx":         preLlama3Mrg,
 	"smaug-bpe":    preLlama3Mrg,
-	"chatglm-bpe":  preLlama3Mrg,
-	"glm4":         preLlama3Mrg,
+	"chatglm-bpe":  {steps: seq(patLlama3), noBOS: true},
+	"glm4":         {steps: seq(patLlama3), noBOS: true},
 	"granite":      preLlama3Mrg, // not a llama.cpp name; kept for files that have it
 	"jais-2":       {steps: seq(patJais2)},
 
@@ -208,15 +231,17 @@ var ggufPre = map[string]preSpec{
 	"laguna":           {steps: seq(`[^\n]+|[\n]+`, patQwen2)},
 
 	// Case-aware patterns.
-	"tekken":     {steps: seq(patTekken), ignoreMerges: true},
-	"gpt-4o":     preGPT4o,
-	"llama4":     preGPT4o,
-	"kanana2":    preGPT4o,
-	"talkie":     preGPT4o,
-	"minimax-m2": preGPT4o,
-	"tiny_aya":   preTinyAya,
-	"cohere2moe": preTinyAya,
-	"youtu":      {steps: seq(patYoutuCJK, patYoutu), ignoreMerges: true},
+	"tekken":                  {steps: seq(patTekken), ignoreMerges: true, addBOS: true},
+	"gpt-4o":                  preGPT4o,
+	"llama4":                  preGPT4o,
+	"kanana2":                 preGPT4o,
+	"talkie":                  preGPT4o,
+	"minimax-m2":              preGPT4o,
+	"tiny_aya":                preTinyAya,
+	"cohere2moe":              preTinyAya,
+	"youtu":                   {steps: seq(patYoutuCJK, patYoutu), ignoreMerges: true},
+	"granite-embed-multi-97m": {steps: seq(patGraniteMulti), ignoreMerges: true},
+	"kimi-k2":                 {steps: seq(patKimiK2)},
 
 	// DeepSeek.
 	"deepseek-llm":   {steps: seq(`[\r\n]`, patDeepSeekLetters, patDeepSeekPunct, `\s+$`, patCJKHangul, `\p{N}+`)},
@@ -226,10 +251,17 @@ var ggufPre = map[string]preSpec{
 	"joyai-llm":      preDeepSeek3,
 	"hy_v4":          preDeepSeek3,
 	"spark2_5":       {steps: seq(`\p{N}{1,3}`, patCJK, patSpark, `\p{N}`)},
+	"afmoe":          {steps: seq(`\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))`, patAfmoeCJK, patDeepSeekV3)},
 
 	// Falcon: Punctuation (contiguous), ByteLevel, then Digits and threes of
 	// ASCII digits on the byte alphabet.
 	"falcon": {steps: seq(patPunct+"+", patGPT2, alphabetStep, digitSplitter(false), `[0-9][0-9][0-9]`)},
+
+	// SentencePiece-style BPE over the text (llama.cpp's byte_encode = false).
+	"gemma4":                   {steps: preSPMNewlines.steps, raw: true, escapeWS: true, addBOS: true},
+	"granite-embed-multi-311m": {steps: preSPMNewlines.steps, raw: true, escapeWS: true},
+	"sarvam-moe":               preSPMNewlines,
+	"whitespace":               {steps: seq(`\S+`), raw: true},
 
 	// Others.
 	"bloom":        preBloom,
@@ -238,7 +270,7 @@ var ggufPre = map[string]preSpec{
 	"viking":       {steps: seq(patBloom, `\p{N}`)},
 	"superbpe":     {steps: seq(`\p{N}+`, `(?=(\d{3})+(?!\d))`)},
 	"chameleon": {steps: seq(patChameleonSentinel, patChameleonImage, patChameleonSpace, `\p{N}`,
-		patChameleonPunct, patGPT2)},
+		patChameleonPunct, patGPT2), addBOS: true},
 }
 
 // splitBehavior is what a Hugging Face Split does with the matches of its
@@ -277,39 +309,72 @@ func regexSplitter(pat string, behavior splitBehavior, invert bool) (splitter, e
 	if err != nil {
 		return splitter{}, fmt.Errorf("pre-tokenizer regex %q: %v", pat, err)
 	}
-	re, err := regexp2.Compile(p, regexp2.None)
+	return regexp2Splitter(p, behavior, invert)
+}
+
+// regexp2Splitter is regexSplitter for a pattern in regexp2's own syntax.
+func regexp2Splitter(pat string, behavior splitBehavior, invert bool) (splitter, error) {
+	re, err := regexp2.Compile(pat, regexp2.None)
 	if err != nil {
 		return splitter{}, fmt.Errorf("pre-tokenizer regex %q: %v", pat, err)
 	}
-	return splitter{split: func(pieces []string) []string {
-		var out []string
+	return spanSplitter(behavior, func(rs []rune, spans []span) []span {
+		last := 0
+		m, err := re.FindRunesMatch(rs)
+		for err == nil && m != nil {
+			if m.Index > last {
+				spans = append(spans, span{last, m.Index, invert})
+			}
+			spans = append(spans, span{m.Index, m.Index + m.Length, !invert})
+			last = m.Index + m.Length
+			m, err = re.FindNextMatch(m)
+		}
+		// regexp2 timeouts are off, so err is nil; on one the rest is
+		// kept whole.
+		if last < len(rs) {
+			spans = append(spans, span{last, len(rs), invert})
+		}
+		return spans
+	}), nil
+}
+
+// spanSplitter splits each piece into the spans find gives (in order,
+// covering the piece), merged or dropped as behavior says.
+func spanSplitter(behavior splitBehavior, find func(rs []rune, spans []span) []span) splitter {
+	return splitter{split: func(pieces []piece) []piece {
+		var out []piece
 		var spans []span
 		for _, p := range pieces {
-			rs := []rune(p)
-			spans = spans[:0]
-			last := 0
-			m, err := re.FindRunesMatch(rs)
-			for err == nil && m != nil {
-				if m.Index > last {
-					spans = append(spans, span{last, m.Index, invert})
-				}
-				spans = append(spans, span{m.Index, m.Index + m.Length, !invert})
-				last = m.Index + m.Length
-				m, err = re.FindNextMatch(m)
-			}
-			// regexp2 timeouts are off, so err is nil; on one the rest is
-			// kept whole.
-			if last < len(rs) {
-				spans = append(spans, span{last, len(rs), invert})
-			}
+			rs := []rune(p.s)
+			spans = find(rs, spans[:0])
 			for _, s := range applyBehavior(spans, behavior) {
 				if s.end > s.start && !(behavior == splitRemoved && s.match) {
-					out = append(out, string(rs[s.start:s.end]))
+					out = append(out, piece{s: string(rs[s.start:s.end]), atStart: p.atStart && s.start == 0})
 				}
 			}
 		}
 		return out
-	}}, nil
+	}}
+}
+
+// runeSplitter splits at runes: class gives each rune's class, 0 for a
+// rune that is dropped (with behavior Removed, as whitespace), and runs of
+// one class form a span; with isolate, a class's runes are each a span.
+func runeSplitter(class func(r rune) int, isolate func(c int) bool) splitter {
+	return spanSplitter(splitRemoved, func(rs []rune, spans []span) []span {
+		for i := 0; i < len(rs); {
+			c := class(rs[i])
+			j := i + 1
+			if isolate == nil || !isolate(c) {
+				for j < len(rs) && class(rs[j]) == c {
+					j++
+				}
+			}
+			spans = append(spans, span{i, j, c == 0})
+			i = j
+		}
+		return spans
+	})
 }
 
 // applyBehavior merges spans as tokenizers' NormalizedString::split does;
@@ -354,10 +419,10 @@ func applyBehavior(spans []span, behavior splitBehavior) []span {
 
 // prefixSpace prepends a space to each piece that does not start with one
 // (Hugging Face ByteLevel with add_prefix_space).
-func prefixSpace(pieces []string) []string {
+func prefixSpace(pieces []piece) []piece {
 	for i, p := range pieces {
-		if p != "" && !strings.HasPrefix(p, " ") {
-			pieces[i] = " " + p
+		if p.s != "" && !strings.HasPrefix(p.s, " ") {
+			pieces[i].s = " " + p.s
 		}
 	}
 	return pieces
@@ -368,40 +433,45 @@ func prefixSpace(pieces []string) []string {
 // numbers (Rust's char::is_numeric); after the byte-alphabet mapping these
 // are 0-9 and the alphabet's ¹ ² ³ ¼ ½ ¾.
 func digitSplitter(individual bool) splitter {
-	return splitter{split: func(pieces []string) []string {
-		var out []string
+	return spanSplitter(splitIsolated, func(rs []rune, spans []span) []span {
+		for i := 0; i < len(rs); {
+			d := unicode.IsNumber(rs[i])
+			j := i + 1
+			for j < len(rs) && unicode.IsNumber(rs[j]) == d && !(d && individual) {
+				j++
+			}
+			spans = append(spans, span{i, j, d})
+			i = j
+		}
+		return spans
+	})
+}
+
+// metaspaceSplitter is Hugging Face's Metaspace pre-tokenizer: spaces
+// become repl, which is prepended to a piece that does not start with it
+// (scheme "always"; "first": only to the piece at the start of the input;
+// "never"), and with split each repl starts a new piece.
+func metaspaceSplitter(repl, scheme string, split bool) splitter {
+	return splitter{split: func(pieces []piece) []piece {
+		var out []piece
 		for _, p := range pieces {
+			s := strings.ReplaceAll(p.s, " ", repl)
+			if (scheme == "always" || scheme == "first" && p.atStart) && !strings.HasPrefix(s, repl) {
+				s = repl + s
+			}
+			if !split {
+				out = append(out, piece{s: s, atStart: p.atStart})
+				continue
+			}
 			start := 0
-			prevDigit := false
-			for i, r := range p {
-				d := unicode.IsNumber(r)
-				if i > start && (d != prevDigit || d && individual) {
-					out = append(out, p[start:i])
+			for i := 1; i < len(s); i++ {
+				if strings.HasPrefix(s[i:], repl) && i > start {
+					out = append(out, piece{s: s[start:i], atStart: p.atStart && start == 0})
 					start = i
 				}
-				prevDigit = d
 			}
-			if start < len(p) {
-				out = append(out, p[start:])
-			}
+			out = append(out, piece{s: s[start:], atStart: p.atStart && start == 0})
 		}
 		return out
 	}}
-}
-
-// metaspaceSplitter splits before each "▁" (Hugging Face Metaspace with
-// split=true: the replacement is merged with the next piece).
-func metaspaceSplitter(pieces []string) []string {
-	var out []string
-	for _, p := range pieces {
-		start := 0
-		for i := 1; i < len(p); i++ {
-			if strings.HasPrefix(p[i:], "▁") && i > start {
-				out = append(out, p[start:i])
-				start = i
-			}
-		}
-		out = append(out, p[start:])
-	}
-	return out
 }

@@ -1,26 +1,40 @@
 // Package tokenizer turns text into token ids and back, identically to the
-// Hugging Face tokenizers of the supported families.
+// Hugging Face tokenizers of the supported families (and, for GGUF files,
+// to llama.cpp).
 //
-// Two model kinds are implemented here (the core of the package):
+// Encoding runs the stages Hugging Face tokenizers runs:
 //
-//   - byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM, StarCoder, ...): text is
-//     split by the family's pre-tokenizer regex (github.com/dlclark/regexp2,
-//     which has the look-ahead these patterns need; onig.go rewrites what
-//     Hugging Face's Oniguruma reads differently), bytes are mapped to the
-//     GPT-2 byte alphabet and merged by merge rank;
-//   - SentencePiece-style BPE (Llama 2, Phi-3, ...): spaces become "▁", a
-//     "▁" is prepended, characters are merged by score (GGUF) or by merge
-//     rank (tokenizer.json), with byte fallback to <0xXX> tokens.
+//  1. added tokens that are matched in the raw text (special tokens; GGUF
+//     control and user-defined tokens) split the text first, with their
+//     lstrip, rstrip and single_word flags (added.go);
+//  2. each remaining piece is normalized (hfnorm.go), then split again at
+//     the added tokens matched in normalized text (normalized: true);
+//  3. the pre-tokenizer splits each piece into words (pretok.go for GGUF's
+//     tokenizer.ggml.pre, hfpre.go for tokenizer.json), with regexes run by
+//     github.com/dlclark/regexp2 (onig.go rewrites what Oniguruma reads
+//     differently);
+//  4. the model turns each word into ids:
+//     - byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM, StarCoder, ...):
+//     bytes are mapped to the GPT-2 byte alphabet and merged by rank;
+//     - BPE over the text itself (SentencePiece-style tokenizer.json,
+//     Gemma 4 GGUF): merged by rank, with byte fallback to <0xXX> tokens;
+//     - SentencePiece BPE by score (GGUF "llama": Llama 2, Phi-3, ...);
+//     - a SentencePiece tokenizer.model (sentencepiece.go), encoded by
+//     github.com/eliben/go-sentencepiece;
+//  5. with addSpecial, the special tokens the model adds (BOS, EOS) go
+//     around the ids (tokenizer.json's post-processor, GGUF's
+//     add_bos_token / add_eos_token or llama.cpp's default for the model).
 //
 // Tokenizers are built from a Hugging Face folder (FromHF) or from GGUF
-// metadata (FromGGUF). Special and added tokens are matched in the text
-// first (leftmost-longest, as Hugging Face does) and never split.
+// metadata (FromGGUF).
 package tokenizer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
-	"unicode/utf8"
+
+	sentencepiece "github.com/eliben/go-sentencepiece"
 )
 
 // kind is the tokenization algorithm.
@@ -29,18 +43,9 @@ type kind int
 const (
 	byteBPE   kind = iota // byte-level BPE, merges by rank
 	spmScores             // SentencePiece BPE, merges by vocabulary score (GGUF "llama")
-	spmMerges             // SentencePiece BPE, merges by rank (tokenizer.json with byte_fallback)
+	spmMerges             // BPE over the text's characters, merges by rank, byte fallback
+	spmModel              // a SentencePiece tokenizer.model (go-sentencepiece)
 )
-
-// addedToken is a token matched verbatim in the input text.
-type addedToken struct {
-	content       string
-	id            int32
-	special       bool
-	lstrip        bool
-	rstrip        bool
-	normalizedOff bool
-}
 
 // mergeVal is the rank of a merge and the id of the token it produces.
 type mergeVal struct {
@@ -58,23 +63,31 @@ type Tokenizer struct {
 	vocab  map[string]int32 // token text -> id
 	merges map[uint64]mergeVal
 	scores []float32
-	added  []addedToken // matched in text, longest first
-	first  [256][]int   // indices into added by first byte
-	isAdd  []bool       // id is an added/special token: decoded verbatim
+	isAdd  []bool // id is an added/special token: decoded verbatim
+
+	added     addedSet // matched in the raw text
+	addedNorm addedSet // matched in normalized text (Hugging Face normalized: true)
 
 	normalize  func(string) string // nil: identity
 	pre        []splitter
 	ignoreMrg  bool // a whole pre-token found in the vocabulary is emitted as is
 	byteFallbk bool
+	fuseUnk    bool // consecutive unknown characters give one unk id
 	unk        int32
 	byteTok    [256]int32 // ids of <0xXX>, -1 if absent
 
-	spacePrefix  bool // SentencePiece: prepend "▁" to each text segment
-	stripDecoded bool // SentencePiece: drop the leading space when decoding
+	spacePrefix   bool // prepend " " to each text segment (GGUF add_space_prefix)
+	escapeWS      bool // then " " becomes "▁" (GGUF SentencePiece and Gemma 4)
+	wholeNewlines bool // a run of newlines found in the vocabulary is one token (llama.cpp's Gemma 4)
+	stripDecoded  bool // drop the leading space of the first decoded token
+
+	sp            *sentencepiece.Processor // kind spmModel
+	spDummyPrefix bool                     // SentencePiece add_dummy_prefix
+	spTrimWS      bool                     // SentencePiece remove_extra_whitespaces
 
 	bos            int32
 	eos            []int32
-	addBOS, addEOS bool
+	prefix, suffix []int32 // the special tokens Encode adds with addSpecial
 }
 
 // splitter is one pre-tokenization step. Either split splits every piece
@@ -83,8 +96,16 @@ type Tokenizer struct {
 // the mapped text, as in a Hugging Face Sequence. Byte-level models whose
 // steps have no mapping step are mapped after the last step.
 type splitter struct {
-	split      func(pieces []string) []string
+	split      func(pieces []piece) []piece
 	toAlphabet bool
+}
+
+// piece is a part of the text being pre-tokenized. atStart says that it
+// begins at the start of the input (Hugging Face's Metaspace with
+// prepend_scheme "first" prepends only there).
+type piece struct {
+	s       string
+	atStart bool
 }
 
 // BOS returns the beginning-of-sequence token id, or -1 if the model has none.
@@ -95,7 +116,13 @@ func (t *Tokenizer) BOS() int32 { return t.bos }
 func (t *Tokenizer) EOS() []int32 { return append([]int32(nil), t.eos...) }
 
 // AddsBOS reports whether Encode with addSpecial prepends BOS.
-func (t *Tokenizer) AddsBOS() bool { return t.addBOS && t.bos >= 0 }
+func (t *Tokenizer) AddsBOS() bool { return t.bos >= 0 && slices.Contains(t.prefix, t.bos) }
+
+// SpecialTokens returns the ids Encode with addSpecial puts before and
+// after the text's ids (for example [BOS] and none).
+func (t *Tokenizer) SpecialTokens() (before, after []int32) {
+	return slices.Clone(t.prefix), slices.Clone(t.suffix)
+}
 
 // VocabSize returns the number of token ids (the largest id plus one).
 func (t *Tokenizer) VocabSize() int { return len(t.tokens) }
@@ -117,112 +144,74 @@ func (t *Tokenizer) TokenID(s string) (int32, bool) {
 }
 
 // Encode returns the token ids of text. Special and added tokens written in
-// the text (such as "<|im_start|>") become their ids. With addSpecial, BOS
-// and EOS are added as the model's configuration says (BOS is not doubled
-// when the text already starts with it).
-func (t *Tokenizer) Encode(text string, addSpecial bool) ([]int32, error) {
+// the text (such as "<|im_start|>") become their ids. With addSpecial, the
+// special tokens the model adds by default (BOS, EOS) are added, as the
+// reference implementations do (a BOS written in the text is kept, so it
+// then appears twice, as in llama.cpp and Hugging Face).
+func (t *Tokenizer) Encode(text string, addSpecial bool) (ids []int32, err error) {
 	if t == nil {
 		return nil, fmt.Errorf("tokenizer: Encode on a nil tokenizer")
 	}
-	var ids []int32
-	for _, seg := range t.splitAdded(text) {
+	if t.kind == spmModel {
+		defer recoverSP(&err)
+	}
+	if addSpecial {
+		ids = append(ids, t.prefix...)
+	}
+	for _, seg := range t.added.split(text) {
 		if seg.tok >= 0 {
 			ids = append(ids, seg.tok)
 			continue
 		}
-		ids = t.encodeText(seg.text, ids)
+		ids = t.encodeText(seg.text, seg.start == 0, ids)
 	}
 	if addSpecial {
-		if t.addBOS && t.bos >= 0 && (len(ids) == 0 || ids[0] != t.bos) {
-			ids = append([]int32{t.bos}, ids...)
-		}
-		if t.addEOS && len(t.eos) > 0 {
-			ids = append(ids, t.eos[0])
-		}
+		ids = append(ids, t.suffix...)
 	}
 	return ids, nil
 }
 
-// segment is a piece of input: plain text, or an added token (tok >= 0).
-type segment struct {
-	text string
-	tok  int32
-}
-
-// splitAdded splits text at added tokens, leftmost-longest, applying their
-// lstrip/rstrip (which swallow the whitespace next to them).
-func (t *Tokenizer) splitAdded(text string) []segment {
-	if len(t.added) == 0 {
-		return []segment{{text: text, tok: -1}}
-	}
-	var segs []segment
-	start := 0 // start of pending plain text
-	for i := 0; i < len(text); {
-		var m *addedToken
-		for _, k := range t.first[text[i]] {
-			if a := &t.added[k]; strings.HasPrefix(text[i:], a.content) {
-				m = a // longest first
-				break
-			}
-		}
-		if m == nil {
-			_, w := utf8.DecodeRuneInString(text[i:])
-			i += w
-			continue
-		}
-		plain := text[start:i]
-		if m.lstrip {
-			plain = strings.TrimRight(plain, " \t\n\r\v\f")
-		}
-		if plain != "" {
-			segs = append(segs, segment{text: plain, tok: -1})
-		}
-		segs = append(segs, segment{tok: m.id})
-		i += len(m.content)
-		if m.rstrip {
-			for i < len(text) && strings.IndexByte(" \t\n\r\v\f", text[i]) >= 0 {
-				i++
-			}
-		}
-		start = i
-	}
-	if start < len(text) {
-		segs = append(segs, segment{text: text[start:], tok: -1})
-	}
-	return segs
-}
-
-// encodeText encodes text that holds no added tokens.
-func (t *Tokenizer) encodeText(text string, ids []int32) []int32 {
-	for _, p := range t.preTokenize(text) {
-		ids = t.bpe(p, ids)
-	}
-	return ids
-}
-
-// preTokenize normalizes text that holds no added tokens and splits it
-// into the words BPE merges, in the model's alphabet (the GPT-2 byte
-// alphabet for byte-level BPE); it returns no empty words.
-func (t *Tokenizer) preTokenize(text string) []string {
-	if text == "" {
-		return nil
+// encodeText encodes text that holds no raw-matched added tokens; atStart
+// says it begins the input.
+func (t *Tokenizer) encodeText(text string, atStart bool, ids []int32) []int32 {
+	if t.kind == spmModel {
+		return t.encodeSentencePiece(text, ids)
 	}
 	if t.normalize != nil {
 		text = t.normalize(text)
 	}
-	if t.kind != byteBPE && t.spacePrefix {
+	for _, seg := range t.addedNorm.split(text) {
+		if seg.tok >= 0 {
+			ids = append(ids, seg.tok)
+			continue
+		}
+		for _, w := range t.preTokenize(seg.text, atStart && seg.start == 0) {
+			ids = t.bpe(w, ids)
+		}
+	}
+	return ids
+}
+
+// preTokenize splits normalized text that holds no added tokens into the
+// words BPE merges, in the model's alphabet (the GPT-2 byte alphabet for
+// byte-level BPE); it returns no empty words.
+func (t *Tokenizer) preTokenize(text string, atStart bool) []string {
+	if text == "" {
+		return nil
+	}
+	if t.spacePrefix {
 		text = " " + text
 	}
-	if t.kind != byteBPE {
+	if t.escapeWS {
 		text = strings.ReplaceAll(text, " ", "▁")
 	}
-	pieces := []string{text}
+	pieces := []piece{{s: text, atStart: atStart}}
 	mapped := t.kind != byteBPE
 	for _, s := range t.pre {
 		if s.toAlphabet {
 			if !mapped {
 				for i, p := range pieces {
-					pieces[i] = bytesToAlphabet(p)
+					pieces[i].s = bytesToAlphabet(p.s)
 				}
 				mapped = true
 			}
@@ -230,15 +219,15 @@ func (t *Tokenizer) preTokenize(text string) []string {
 		}
 		pieces = s.split(pieces)
 	}
-	out := pieces[:0]
+	out := make([]string, 0, len(pieces))
 	for _, p := range pieces {
-		if p == "" {
+		if p.s == "" {
 			continue
 		}
 		if !mapped {
-			p = bytesToAlphabet(p)
+			p.s = bytesToAlphabet(p.s)
 		}
-		out = append(out, p)
+		out = append(out, p.s)
 	}
 	return out
 }

@@ -7,20 +7,17 @@ import (
 	"strings"
 )
 
-// sortAdded orders added tokens longest first, so the first prefix match at
-// a position is the longest.
-func (t *Tokenizer) sortAdded() {
-	a := t.added
-	sort.SliceStable(a, func(i, j int) bool { return len(a[i].content) > len(a[j].content) })
-	for i := range t.first {
-		t.first[i] = nil
-	}
-	for k, x := range a {
-		t.first[x.content[0]] = append(t.first[x.content[0]], k)
-	}
-}
-
 func sortStrings(s []string) { sort.Strings(s) }
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // oneLine flattens an error message to one line.
 func oneLine(err error) string {

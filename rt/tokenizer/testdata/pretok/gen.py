@@ -72,6 +72,26 @@ DS_LETTERS = r"\s?[" + "".join(chr(a) if a == b else chr(a) + "-" + chr(b) for a
 DS_PUNCT = r"\s?[!-/:-~！-／：-～‘-‟　-。]+"
 BLOOM = r" ?[^(\s|[.,!?…。，、।۔،])]+"  # BLOOM's tokenizer.json (a nested class)
 CHAMELEON_PUNCT = r"[\p{P}!-/:-@\[-`{-~]"
+# llama.cpp's default set for a missing or "default" tokenizer.ggml.pre.
+LLAMACPP_DEFAULT = [r"[\p{P}\$\+<=>\^~\|]+", GPT2, r"\p{N}+", "[0-9][0-9][0-9]"]
+# llama.cpp's rewrite of GPT-4o's pattern for Granite Embedding multilingual (97M).
+GRANITE_MULTI = (r"[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))*((?=[\p{L}\p{M}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+                 r"|[^\r\n\p{L}\p{N}]?((?=[\p{L}\p{M}])([^a-z]))+((?=[\p{L}\p{M}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?"
+                 r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+# Kimi K2's tiktoken pattern (tokenization_kimi.py), with Oniguruma's class
+# intersection as written there.
+KIMI_K2 = ("[\p{Han}]+"
+           r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+           r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+           r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+# AFMoE (llama.cpp): runs of digits in threes from the right, CJK and
+# Southeast Asian scripts (code points, so that no editor normalizes the
+# compatibility ideograph U+F900 away), then DeepSeek-V3's pattern.
+AFMOE_DIGITS = r"\p{N}{1,3}(?=(?:\p{N}{3})*(?!\p{N}))"
+AFMOE_CJK = "[" + "".join("%c-%c" % r for r in [
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0xF900, 0xFAFF), (0x3040, 0x309F), (0x30A0, 0x30FF), (0xFF65, 0xFF9F),
+    (0x2F00, 0x2FDF), (0x0E40, 0x0E7F), (0x0E80, 0x0EFF), (0x1780, 0x17FF), (0x1000, 0x109F), (0xAA60, 0xAA7F),
+    (0xA9E0, 0xA9FF), (0xAC00, 0xD7AF), (0x1100, 0x11FF)]) + "]+"
 
 
 def split(pattern):
@@ -86,6 +106,15 @@ def splits(*patterns):
     return {"type": "Sequence", "pretokenizers": [split(p) for p in patterns] + [byte_level(False)]}
 
 
+def raw_splits(*patterns):
+    # Pre-tokenizers of BPE over the text itself (llama.cpp's byte_encode
+    # false): no ByteLevel step.
+    return {"type": "Sequence", "pretokenizers": [split(p) for p in patterns]}
+
+
+METASPACE_NORM = {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}
+
+
 GPT2_PRE = byte_level(True)
 STARCODER = {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True}, byte_level(True)]}
 DEEPSEEK3_PRE = splits(r"\p{N}{1,3}", CJK, DEEPSEEK3)
@@ -93,8 +122,17 @@ TINY_AYA = splits(r"\d{1,3}(?=(?:\d{3})*\b)", GPT4O)
 
 # (names, pre_tokenizer, normalizer)
 CONFIGS = [
-    (["default", "gpt-2", "gpt2", "phi-2", "mpt", "olmo", "jais", "jina-es", "jina-de", "jina-v2-es", "jina-v2-de",
-      "gigachat", "a.x-4.0", "mellum", "modern-bert", "exaone4", "trillion", "granite-docling"], GPT2_PRE, None),
+    (["default"], splits(*LLAMACPP_DEFAULT), None),
+    (["gpt-2", "gpt2", "phi-2", "mpt", "olmo", "jais", "jina-es", "jina-de", "jina-v2-es", "jina-v2-de",
+      "jina-v1-en", "jina-v2-code", "roberta-bpe", "gigachat", "a.x-4.0", "mellum", "modern-bert", "exaone4",
+      "trillion", "granite-docling"], GPT2_PRE, None),
+    (["granite-embed-multi-97m"], splits(GRANITE_MULTI), None),
+    (["kimi-k2"], splits(KIMI_K2), None),
+    (["afmoe"], splits(AFMOE_DIGITS, AFMOE_CJK, DEEPSEEK3), None),
+    # SentencePiece-style BPE over the text: spaces become U+2581 and
+    # llama.cpp cuts only at runs of newlines.
+    (["gemma4", "granite-embed-multi-311m", "sarvam-moe"], raw_splits(r"[^\n]+|[\n]+"), METASPACE_NORM),
+    (["whitespace"], raw_splits(r"\S+"), None),
     (["starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b", "mellum2"], STARCODER, None),
     (["llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano",
       "dbrx", "smaug-bpe", "chatglm-bpe", "glm4", "granite"], splits(LLAMA3), None),
@@ -141,6 +179,8 @@ EXTRA = [
     "Ελληνικά Русский Հայերեն ქართული", "ᏣᎳᎩ ⰀⰁ 𐐀𐐨", "\U0001F600\U0001F44D\U0001F3FD \u200d",
     "word's words' 'quoted'", "I'M YOU'RE", "a'b'c", "'", "''", "' '", "\u2019s \u2019t",
     "ABCdef ABC DEF abcDEF HTTPServer iPhone", "ǅungla Ǉ", "x\u0308\u0308y",
+    "中文English混合text 東京タワーです 々〇 ⺀ 𠀀x", "a12345b 1234 99 abc1 1abc ٣٤٥٦ x１２３４y",
+    "ภาษาไทย ລາວ ខ្មែរ မြန်မာ ꩠ 가나 ᄀᄁ ｱｲ ⼀", "Hello\n\n\nworld \n  x\n",
 ]
 
 
@@ -177,6 +217,9 @@ SPLITS = [
     (r"(?i:x)s|(?i)x(?-i)s", "Isolated", False, ["xs xS xſ XS Xſ"]),
     (r"a(?i)s|b", "Isolated", False, ["aſ aS bB"]),
     (r"(?i:k)", "Isolated", False, ["K k K"]),
+    (r"[a-z&&[^aeiou]]+", "Isolated", False, ["strength queue rhythm"]),
+    (r"[\p{L}&&[^\p{Latin}\p{Han}]]+|\p{Han}+", "Isolated", False, ["abcαβγ中文ひらがなКириллица々〇"]),
+    (r"\p{Hiragana}+|\P{Latin}", "Isolated", False, ["ab ひらがな!"]),
 ]
 
 
