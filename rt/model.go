@@ -44,6 +44,10 @@ type Model struct {
 	CompileTime time.Duration
 	Cached      bool // the compiled module came from the cache
 	worker      *iree.Worker
+	// What Restart needs to load the module again.
+	vmfb    string
+	params  []iree.Param
+	runtime iree.RuntimeOptions
 }
 
 // Open plans the model at path (see NewPlan), compiles it (cached) and loads
@@ -104,7 +108,9 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 		w.Close()
 		return nil, err
 	}
-	if err := w.LoadWith(ctx, vmfb, params, iree.RuntimeOptions{Device: opts.Device, Threads: opts.Threads, Extra: opts.RuntimeFlags}); err != nil {
+	m.vmfb, m.params = vmfb, params
+	m.runtime = iree.RuntimeOptions{Device: opts.Device, Threads: opts.Threads, Extra: opts.RuntimeFlags}
+	if err := w.LoadWith(ctx, vmfb, params, m.runtime); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -148,6 +154,35 @@ func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) fun
 		}
 	}
 	return nil
+}
+
+// Restart replaces the IREE worker by a new one with the module loaded
+// again (after a worker died or was killed for a hung call). Every
+// KV-cache slot starts empty. Errors: the new worker failing to start or
+// load.
+func (m *Model) Restart(ctx context.Context) error {
+	if m.worker != nil {
+		m.worker.Close()
+		m.worker = nil
+	}
+	w, err := iree.Start(ctx, iree.Options{})
+	if err != nil {
+		return err
+	}
+	if err := w.LoadWith(ctx, m.vmfb, m.params, m.runtime); err != nil {
+		w.Close()
+		return err
+	}
+	m.worker = w
+	return nil
+}
+
+// WorkerPid returns the IREE worker's process id (0 when none runs).
+func (m *Model) WorkerPid() int {
+	if m.worker == nil {
+		return 0
+	}
+	return m.worker.Pid()
 }
 
 // Close stops the worker.

@@ -63,6 +63,17 @@ func (t *Text) EncodePrompt(prompt string, useChat bool, system string) ([]int32
 		msgs = append(msgs, chat.Message{Role: "system", Content: system})
 	}
 	msgs = append(msgs, chat.Message{Role: "user", Content: prompt})
+	return t.EncodeChat(msgs)
+}
+
+// EncodeChat renders a conversation with the model's chat template and
+// add_generation_prompt, and tokenizes it without adding special tokens
+// (as transformers' apply_chat_template). Errors: no chat template, a
+// template error, a tokenizer error.
+func (t *Text) EncodeChat(msgs []chat.Message) ([]int32, error) {
+	if t.ChatTemplate == "" {
+		return nil, fmt.Errorf("the model has no chat template (tokenizer_config.json chat_template or GGUF tokenizer.chat_template)")
+	}
 	opts := chat.Options{AddGenerationPrompt: true}
 	if b := t.Tokenizer.BOS(); b >= 0 {
 		opts.BOS = t.Tokenizer.TokenText(b)

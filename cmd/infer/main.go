@@ -3,6 +3,7 @@
 //	infer generate --model PATH (--prompt TEXT [--chat] [--system TEXT] | --prompt-ids 1,2,3)
 //	               [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--json]
 //	infer tokenize --model PATH [--text TEXT] [--json] [--add-special]
+//	infer serve --model PATH [--addr 127.0.0.1:8080] [--max-batch N] [--max-len L] [--api-key KEY]
 //
 // PATH is a Hugging Face folder or a .gguf file.
 package main
@@ -19,6 +20,7 @@ import (
 type cli struct {
 	Generate generateCmd `cmd:"" help:"Generate text (or token ids) from a prompt."`
 	Tokenize tokenizeCmd `cmd:"" help:"Print the token ids of a text (--text or standard input)."`
+	Serve    serveCmd    `cmd:"" help:"Serve the model over an OpenAI-compatible HTTP API with continuous batching."`
 }
 
 func main() {

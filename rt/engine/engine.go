@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/iree"
@@ -62,6 +63,10 @@ type Options struct {
 	// QueueSize bounds the requests waiting for a slot; Submit returns
 	// ErrQueueFull beyond it. 0 means 64.
 	QueueSize int
+	// CallTimeout bounds each model call (a prefill chunk or a decode
+	// step); a call that takes longer is killed with its worker. 0 means
+	// 2 minutes.
+	CallTimeout time.Duration
 }
 
 // Errors Submit returns.
@@ -74,13 +79,15 @@ var (
 // Run in a goroutine.
 type Engine struct {
 	m       *rt.Model
+	timeout time.Duration
 	queue   chan *seq
 	slots   []slot
 	batches []int // compiled decode batch sizes, ascending
 
-	mu     sync.Mutex
-	stats  Stats
-	closed bool // Run has returned; Submit refuses
+	mu         sync.Mutex
+	stats      Stats
+	closed     bool  // Run has returned; Submit refuses
+	restartErr error // the last worker restart failed: Submit refuses
 }
 
 // Stats is a snapshot of the engine's state (for metrics).
@@ -129,7 +136,10 @@ func New(m *rt.Model, opts Options) (*Engine, error) {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 64
 	}
-	e := &Engine{m: m, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 2 * time.Minute
+	}
+	e := &Engine{m: m, timeout: opts.CallTimeout, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches}
 	e.stats.Slots = int(o.Slots)
 	return e, nil
 }
@@ -154,6 +164,9 @@ func (e *Engine) Submit(ctx context.Context, r Request) (<-chan Event, error) {
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, ErrClosed
+	}
+	if e.restartErr != nil {
+		return nil, fmt.Errorf("the model's worker could not be restarted: %w", e.restartErr)
 	}
 	select {
 	case e.queue <- s:
@@ -201,6 +214,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.reap()
 		e.admit()
 		if e.idle() {
+			e.setBatch(0)
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -315,9 +329,11 @@ func (e *Engine) prefillStep(ctx context.Context) {
 			continue
 		}
 		prompt := s.req.Prompt
-		logits, n, err := e.m.PrefillChunk(ctx, s.slot, prompt[s.fed:], s.fed)
+		cctx, cancel := context.WithTimeout(ctx, e.timeout)
+		defer cancel()
+		logits, n, err := e.m.PrefillChunk(cctx, s.slot, prompt[s.fed:], s.fed)
 		if err != nil {
-			e.finish(s, FinishError, err)
+			e.fail(ctx, err)
 			return
 		}
 		e.slots[s.slot].cached = append(e.slots[s.slot].cached, prompt[s.fed:s.fed+n]...)
@@ -325,9 +341,9 @@ func (e *Engine) prefillStep(ctx context.Context) {
 		if s.fed < len(prompt) {
 			return
 		}
-		tok, err := e.m.Sample(ctx, logits, s.sampler.Row(s.all, 0))
+		tok, err := e.m.Sample(cctx, logits, s.sampler.Row(s.all, 0))
 		if err != nil {
-			e.finish(s, FinishError, err)
+			e.fail(ctx, err)
 			return
 		}
 		s.decode = true
@@ -418,11 +434,11 @@ func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
 	if !sampling {
 		rows = nil
 	}
-	choices, err := e.m.DecodeSample(ctx, tokens, pos, slotsUsed, rows)
+	cctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	choices, err := e.m.DecodeSample(cctx, tokens, pos, slotsUsed, rows)
 	if err != nil {
-		for _, s := range run {
-			e.finish(s, FinishError, err)
-		}
+		e.fail(ctx, err)
 		return
 	}
 	for i, s := range run {
@@ -467,6 +483,29 @@ func (e *Engine) finish(s *seq, reason string, err error) {
 	}
 	s.events <- Event{Done: true, FinishReason: reason, Err: err, PromptTokens: len(s.req.Prompt), CompletionTokens: s.gen, CachedTokens: s.reused}
 	e.setRunning()
+}
+
+// fail handles a model failure (the worker died, or a call ran past the
+// timeout and was killed with its worker): every running request ends
+// with FinishError, since the KV caches are gone, and the worker is
+// restarted with the module loaded again. If ctx has ended, the requests
+// are cancelled instead.
+func (e *Engine) fail(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return // Run returns and drains
+	}
+	err = fmt.Errorf("the model failed: %w", err)
+	for i := range e.slots {
+		if s := e.slots[i].owner; s != nil {
+			e.finish(s, FinishError, err)
+		}
+		e.slots[i].cached = e.slots[i].cached[:0]
+	}
+	if rerr := e.m.Restart(ctx); rerr != nil {
+		e.mu.Lock()
+		e.restartErr = rerr
+		e.mu.Unlock()
+	}
 }
 
 // drain stops Submit and ends every request still queued or running.

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/archc/archc/rt/tensor"
@@ -144,6 +145,9 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	}
 	// -I: ignore PYTHON* env vars and the cwd, so nothing shadows iree.
 	cmd := exec.Command(py, "-I", "-c", workerPy)
+	// A process group of its own: a terminal's Ctrl-C reaches the Go
+	// program, which stops the worker in order, not the worker directly.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	w := &Worker{cmd: cmd, stderr: &tailBuffer{max: 16 << 10}, exited: make(chan struct{})}
 	if opts.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(w.stderr, opts.Stderr)
@@ -299,6 +303,9 @@ func checkParams(params []Param) ([]paramJSON, error) {
 	}
 	return out, nil
 }
+
+// Pid returns the worker process's id (for diagnostics and tests).
+func (w *Worker) Pid() int { return w.cmd.Process.Pid }
 
 // Functions returns the names of the loaded module's exported functions
 // (nil before Load).

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/engine"
+	"github.com/archc/archc/server"
+)
+
+type serveCmd struct {
+	Model           string        `required:"" help:"Model: a Hugging Face folder or a .gguf file." type:"path"`
+	Addr            string        `default:"127.0.0.1:8080" help:"Address to listen on."`
+	MaxBatch        int           `name:"max-batch" default:"4" help:"Requests decoded together at most (KV-cache slots); decode entry points are compiled for 1, 2, 4, ... up to it."`
+	MaxLen          int64         `help:"KV-cache length per request in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered so all slots fit 1 GiB."`
+	Queue           int           `default:"64" help:"Requests waiting for a slot at most; beyond it the server answers 429."`
+	APIKey          string        `name:"api-key" env:"ARCHC_API_KEY" help:"Require Authorization: Bearer KEY on /v1/ calls."`
+	Name            string        `help:"Model id in the API (default: the model's file or folder name)."`
+	Arch            string        `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
+	Device          string        `default:"local-task" enum:"local-task,local-sync" help:"IREE device."`
+	Threads         int           `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
+	CallTimeout     time.Duration `name:"call-timeout" default:"2m" help:"A model call running longer is killed and the worker restarted."`
+	ShutdownTimeout time.Duration `name:"shutdown-timeout" default:"30s" help:"On SIGINT/SIGTERM, let running requests finish for this long, then end them."`
+	Quiet           bool          `short:"q" help:"No progress output on stderr."`
+}
+
+// decodeBatches returns 1, 2, 4, ... below max, and max.
+func decodeBatches(max int) []int64 {
+	var out []int64
+	for b := 1; b < max; b *= 2 {
+		out = append(out, int64(b))
+	}
+	return append(out, int64(max))
+}
+
+func (c *serveCmd) Run(ctx context.Context) error {
+	if c.MaxBatch < 1 || c.MaxBatch > 64 {
+		return fmt.Errorf("--max-batch %d: give 1 to 64", c.MaxBatch)
+	}
+	if _, err := os.Stat(c.Model); err != nil {
+		return fmt.Errorf("--model: %v", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	name := c.Name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(c.Model), filepath.Ext(c.Model))
+	}
+	srv := server.New(server.Config{Name: name, APIKey: c.APIKey})
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %v", err)
+	}
+	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "listening on http://%s (loading %s; /health answers 503 until it is ready)\n", ln.Addr(), c.Model)
+
+	var o rt.Options
+	o.Plan.Arch = c.Arch
+	o.Plan.Lower.MaxLen = c.MaxLen
+	o.Plan.Lower.Slots = int64(c.MaxBatch)
+	o.Plan.Lower.DecodeBatches = decodeBatches(c.MaxBatch)
+	o.Device, o.Threads = c.Device, c.Threads
+	o.Phase = phaseReporter(os.Stderr, c.Quiet)
+	m, err := rt.Open(ctx, c.Model, o)
+	if err != nil {
+		httpSrv.Close()
+		return err
+	}
+	defer m.Close()
+	text, err := rt.LoadText(c.Model)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "no tokenizer (%v): prompts must be token ids and chat is off\n", err)
+		text = nil
+	}
+	e, err := engine.New(m, engine.Options{QueueSize: c.Queue, CallTimeout: c.CallTimeout})
+	if err != nil {
+		httpSrv.Close()
+		return err
+	}
+	runCtx, stopEngine := context.WithCancel(context.Background())
+	engineDone := make(chan error, 1)
+	go func() { engineDone <- e.Run(runCtx) }()
+	srv.Attach(m, text, e)
+	fmt.Fprintf(os.Stderr, "ready: %s, %d slots of %d tokens, decode batches %v\n", name, c.MaxBatch, m.MaxLen(), o.Plan.Lower.DecodeBatches)
+
+	select {
+	case err := <-serveErr:
+		stopEngine()
+		<-engineDone
+		return err
+	case <-ctx.Done():
+	}
+	// Graceful shutdown: stop accepting, let running requests finish up
+	// to the deadline, then end them (finish reason "cancelled").
+	fmt.Fprintf(os.Stderr, "shutting down: waiting up to %s for running requests\n", c.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
+	defer cancel()
+	err = httpSrv.Shutdown(sctx)
+	stopEngine()
+	<-engineDone
+	if errors.Is(err, context.DeadlineExceeded) {
+		httpSrv.Close()
+	}
+	return nil
+}

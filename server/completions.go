@@ -1,0 +1,267 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// sse writes server-sent events: "data: JSON\n\n" per chunk, then
+// "data: [DONE]\n\n".
+type sse struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+func (s *sse) send(v any) error {
+	if !s.started {
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Connection", "keep-alive")
+		s.w.WriteHeader(http.StatusOK)
+		s.started = true
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(s.w, "data: %s\n\n", b); err != nil {
+		return err
+	}
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return nil
+}
+
+func (s *sse) done() {
+	fmt.Fprint(s.w, "data: [DONE]\n\n")
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func usage(r *result) map[string]any {
+	u := map[string]any{"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "total_tokens": r.PromptTokens + r.CompletionTokens}
+	if r.CachedTokens > 0 {
+		u["prompt_tokens_details"] = map[string]any{"cached_tokens": r.CachedTokens}
+	}
+	return u
+}
+
+// completionLogprobs is the legacy completions logprobs object.
+func completionLogprobs(lps []tokenLogprob, offset int) map[string]any {
+	tokens := make([]string, len(lps))
+	probs := make([]float32, len(lps))
+	tops := make([]map[string]float32, len(lps))
+	offsets := make([]int, len(lps))
+	for i, lp := range lps {
+		tokens[i], probs[i], offsets[i] = lp.Token, lp.Prob, offset
+		offset += len(lp.Token)
+		tops[i] = map[string]float32{}
+		for _, a := range lp.Top {
+			tops[i][a.Token] = a.Prob
+		}
+	}
+	return map[string]any{"tokens": tokens, "token_logprobs": probs, "top_logprobs": tops, "text_offset": offsets}
+}
+
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
+	m, text, e, err := s.ready()
+	if err != nil {
+		return err
+	}
+	var req completionRequest
+	if err := decodeJSON(r, s.cfg.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	if req.Prompt == nil {
+		return badRequest("prompt", "prompt is required")
+	}
+	var ids []int32
+	if req.Prompt.Text != nil {
+		if text == nil {
+			return badRequest("prompt", "the model has no tokenizer: give the prompt as token ids")
+		}
+		if ids, err = text.Tokenizer.Encode(*req.Prompt.Text, true); err != nil {
+			return badRequest("prompt", "%v", err)
+		}
+	} else {
+		ids = req.Prompt.IDs
+	}
+	if len(ids) == 0 {
+		return badRequest("prompt", "the prompt is empty")
+	}
+	for _, id := range ids {
+		if id < 0 || int64(id) >= m.Vocab {
+			return badRequest("prompt", "token id %d is outside the vocabulary [0, %d)", id, m.Vocab)
+		}
+	}
+	ereq, stops, err := s.options(m, text, req.sampling, len(ids), s.cfg.DefaultMaxTokens)
+	if err != nil {
+		return err
+	}
+	if req.Logprobs != nil {
+		if *req.Logprobs < 0 || *req.Logprobs > 20 {
+			return badRequest("logprobs", "logprobs must be in [0, 20], got %d", *req.Logprobs)
+		}
+		ereq.Sampling.Logprobs, ereq.Sampling.TopLogprobs = true, *req.Logprobs
+	}
+	ereq.Prompt = ids
+	id, created := newID("cmpl-"), time.Now().Unix()
+	echo := ""
+	if req.Echo && text != nil {
+		echo = text.Tokenizer.Decode(ids)
+	}
+	choice := func(txt string, lps []tokenLogprob, offset int, finish any) map[string]any {
+		c := map[string]any{"index": 0, "text": txt, "logprobs": nil, "finish_reason": finish}
+		if ereq.Sampling.Logprobs {
+			c["logprobs"] = completionLogprobs(lps, offset)
+		}
+		return c
+	}
+	chunk := func(choices []any) map[string]any {
+		return map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.cfg.Name, "choices": choices}
+	}
+	if !req.Stream {
+		res, err := s.run(r.Context(), m, text, e, ereq, stops, func(string, []int32, []tokenLogprob) error { return nil })
+		if err != nil {
+			return err
+		}
+		c := choice(echo+res.Text, res.Logprobs, len(echo), res.Finish)
+		c["token_ids"] = res.TokenIDs // archc's addition: the generated ids
+		out := chunk([]any{c})
+		out["usage"] = usage(res)
+		writeJSON(w, out)
+		return nil
+	}
+	ev := &sse{w: w}
+	if echo != "" {
+		if err := ev.send(chunk([]any{choice(echo, nil, 0, nil)})); err != nil {
+			return err
+		}
+	}
+	offset := len(echo)
+	res, err := s.run(r.Context(), m, text, e, ereq, stops, func(piece string, ids []int32, lps []tokenLogprob) error {
+		if piece == "" && len(ids) == 0 {
+			return nil
+		}
+		c := choice(piece, lps, offset, nil)
+		c["token_ids"] = ids
+		err := ev.send(chunk([]any{c}))
+		offset += len(piece)
+		return err
+	})
+	if err != nil {
+		if !ev.started {
+			return err
+		}
+		ev.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
+		ev.done()
+		return err
+	}
+	if err := ev.send(chunk([]any{choice("", nil, offset, res.Finish)})); err != nil {
+		return err
+	}
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		u := chunk([]any{})
+		u["usage"] = usage(res)
+		ev.send(u)
+	}
+	ev.done()
+	return nil
+}
+
+// chatLogprobs is the chat logprobs object: {"content": [...]}.
+func chatLogprobs(lps []tokenLogprob) map[string]any {
+	content := make([]any, len(lps))
+	for i, lp := range lps {
+		top := make([]any, len(lp.Top))
+		for j, a := range lp.Top {
+			top[j] = map[string]any{"token": a.Token, "logprob": a.Prob, "bytes": bytesJSON(a.Bytes)}
+		}
+		content[i] = map[string]any{"token": lp.Token, "logprob": lp.Prob, "bytes": bytesJSON(lp.Bytes), "top_logprobs": top}
+	}
+	return map[string]any{"content": content}
+}
+
+// bytesJSON is a byte list as JSON numbers (OpenAI's "bytes").
+func bytesJSON(b []byte) []int {
+	out := make([]int, len(b))
+	for i, c := range b {
+		out[i] = int(c)
+	}
+	return out
+}
+
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
+	m, text, e, err := s.ready()
+	if err != nil {
+		return err
+	}
+	var req chatRequest
+	if err := decodeJSON(r, s.cfg.MaxBodyBytes, &req); err != nil {
+		return err
+	}
+	ids, err := chatPrompt(text, req.Messages)
+	if err != nil {
+		return err
+	}
+	ereq, stops, err := s.options(m, text, req.sampling, len(ids), m.MaxLen()+1-len(ids))
+	if err != nil {
+		return err
+	}
+	if req.TopLogprobs != nil {
+		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 || !req.Logprobs {
+			return badRequest("top_logprobs", "top_logprobs must be in [0, 20] and needs logprobs: true")
+		}
+		ereq.Sampling.TopLogprobs = *req.TopLogprobs
+	}
+	ereq.Sampling.Logprobs = req.Logprobs
+	ereq.Prompt = ids
+	id, created := newID("chatcmpl-"), time.Now().Unix()
+	chunk := func(choices []any) map[string]any {
+		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.cfg.Name, "choices": choices}
+	}
+	if !req.Stream {
+		res, err := s.run(r.Context(), m, text, e, ereq, stops, func(string, []int32, []tokenLogprob) error { return nil })
+		if err != nil {
+			return err
+		}
+		c := map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": res.Text}, "logprobs": nil, "finish_reason": res.Finish, "token_ids": res.TokenIDs}
+		if req.Logprobs {
+			c["logprobs"] = chatLogprobs(res.Logprobs)
+		}
+		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": created, "model": s.cfg.Name, "choices": []any{c}, "usage": usage(res)})
+		return nil
+	}
+	ev := &sse{w: w}
+	if err := ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}})); err != nil {
+		return err
+	}
+	res, err := s.run(r.Context(), m, text, e, ereq, stops, func(piece string, ids []int32, lps []tokenLogprob) error {
+		if piece == "" && len(ids) == 0 {
+			return nil
+		}
+		c := map[string]any{"index": 0, "delta": map[string]any{"content": piece}, "logprobs": nil, "finish_reason": nil, "token_ids": ids}
+		if req.Logprobs {
+			c["logprobs"] = chatLogprobs(lps)
+		}
+		return ev.send(chunk([]any{c}))
+	})
+	if err != nil {
+		ev.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
+		ev.done()
+		return err
+	}
+	ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "logprobs": nil, "finish_reason": res.Finish}}))
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		u := chunk([]any{})
+		u["usage"] = usage(res)
+		ev.send(u)
+	}
+	ev.done()
+	return nil
+}

@@ -1,0 +1,221 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// apiError is an error in OpenAI's shape: {"error": {message, type,
+// param, code}} with its HTTP status.
+type apiError struct {
+	Status  int    `json:"-"`
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Param   any    `json:"param"`
+	Code    any    `json:"code"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func badRequest(param, format string, a ...any) *apiError {
+	var p any
+	if param != "" {
+		p = param
+	}
+	return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, a...), Type: "invalid_request_error", Param: p}
+}
+
+// writeError writes err as OpenAI's error JSON; errors other than
+// *apiError are 500s.
+func writeError(w http.ResponseWriter, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = &apiError{Status: http.StatusInternalServerError, Message: err.Error(), Type: "server_error"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(ae.Status)
+	json.NewEncoder(w).Encode(map[string]any{"error": ae})
+}
+
+// stringList is OpenAI's "string or array of strings" (stop).
+type stringList []string
+
+func (s *stringList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*s = stringList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return &json.UnmarshalTypeError{Value: "value", Type: nil}
+	}
+	*s = many
+	return nil
+}
+
+// prompt is a completions prompt: a string, or an array of token ids.
+// Arrays of several prompts are refused (one completion per request).
+type prompt struct {
+	Text *string
+	IDs  []int32
+}
+
+func (p *prompt) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		p.Text = &s
+		return nil
+	}
+	var ids []int32
+	if err := json.Unmarshal(b, &ids); err == nil {
+		p.IDs = ids
+		return nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(b, &list); err == nil && len(list) == 1 {
+		return p.UnmarshalJSON(list[0])
+	}
+	return errors.New("prompt must be a string or an array of token ids (one prompt per request)")
+}
+
+// sampling holds the generation controls both endpoints share. Pointer
+// fields tell "absent" from zero.
+type sampling struct {
+	MaxTokens           *int       `json:"max_tokens"`
+	MaxCompletionTokens *int       `json:"max_completion_tokens"`
+	Temperature         *float64   `json:"temperature"`
+	TopP                *float64   `json:"top_p"`
+	TopK                *int       `json:"top_k"`
+	MinP                *float64   `json:"min_p"`
+	Seed                *int64     `json:"seed"`
+	Stop                stringList `json:"stop"`
+	StopTokenIDs        []int32    `json:"stop_token_ids"`
+	RepetitionPenalty   *float64   `json:"repetition_penalty"`
+	FrequencyPenalty    *float64   `json:"frequency_penalty"`
+	PresencePenalty     *float64   `json:"presence_penalty"`
+	DRYMultiplier       *float64   `json:"dry_multiplier"`
+	DRYBase             *float64   `json:"dry_base"`
+	DRYAllowedLength    *int       `json:"dry_allowed_length"`
+	DRYPenaltyLastN     *int       `json:"dry_penalty_last_n"`
+	DRYSequenceBreakers []string   `json:"dry_sequence_breakers"`
+	N                   *int       `json:"n"`
+	Stream              bool       `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// completionRequest is POST /v1/completions.
+type completionRequest struct {
+	Model  string  `json:"model"`
+	Prompt *prompt `json:"prompt"`
+	// Logprobs: the number of most likely alternatives to return per
+	// token (0 to 20), with each token's own logprob.
+	Logprobs *int `json:"logprobs"`
+	Echo     bool `json:"echo"`
+	sampling
+}
+
+// message is one chat turn.
+type message struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"` // a string, or an array of {"type": "text", "text": ...} parts
+}
+
+// chatRequest is POST /v1/chat/completions.
+type chatRequest struct {
+	Model       string    `json:"model"`
+	Messages    []message `json:"messages"`
+	Logprobs    bool      `json:"logprobs"`
+	TopLogprobs *int      `json:"top_logprobs"`
+	sampling
+}
+
+// decodeJSON reads a request body of at most limit bytes into v. Unknown
+// fields are ignored; a value of the wrong type is an error naming the
+// field.
+func decodeJSON(r *http.Request, limit int64, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf("the request body exceeds %d bytes", limit), Type: "invalid_request_error"}
+		}
+		return badRequest("", "reading the request body: %v", err)
+	}
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
+			want := "another type"
+			if te.Type != nil {
+				want = jsonKind(te.Type.Kind().String())
+			}
+			field := strings.TrimPrefix(te.Field, "sampling.")
+			return badRequest(field, "%s: expected %s, got %s", field, want, te.Value)
+		case errors.As(err, &se):
+			return badRequest("", "the request body is not valid JSON: %v (at byte %d)", err, se.Offset)
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			return badRequest("", "the request body is not valid JSON: it ends too early")
+		case strings.Contains(err.Error(), "prompt"):
+			return badRequest("prompt", "%v", unwrapJSON(err))
+		}
+		return badRequest("", "invalid request: %v", unwrapJSON(err))
+	}
+	return nil
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "int", "int32", "int64":
+		return "an integer"
+	case "float64":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	case "string":
+		return "a string"
+	case "slice":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return k
+}
+
+func unwrapJSON(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 && strings.HasPrefix(s, "json:") {
+		return s[i+2:]
+	}
+	return s
+}
+
+// text of a message's content: a string or the text parts of an array.
+func (m message) text() (string, error) {
+	switch c := m.Content.(type) {
+	case string:
+		return c, nil
+	case nil:
+		return "", nil
+	case []any:
+		var b strings.Builder
+		for _, p := range c {
+			part, ok := p.(map[string]any)
+			if !ok || part["type"] != "text" {
+				return "", badRequest("messages", "message content parts must be {\"type\": \"text\", \"text\": ...}; other part types are not supported")
+			}
+			s, _ := part["text"].(string)
+			b.WriteString(s)
+		}
+		return b.String(), nil
+	}
+	return "", badRequest("messages", "message content must be a string or an array of text parts")
+}

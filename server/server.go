@@ -1,0 +1,431 @@
+// Package server is archc's OpenAI-compatible HTTP API over a continuous
+// batching engine (rt/engine): POST /v1/completions and
+// /v1/chat/completions (streamed as server-sent events or not), GET
+// /v1/models, GET /health, Prometheus GET /metrics, and a chat page at
+// GET /. Requests are token-exact: a greedy request returns the tokens it
+// would get alone.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/chat"
+	"github.com/archc/archc/rt/engine"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Name is the model id /v1/models lists and responses carry.
+	Name string
+	// APIKey, when set, is required as "Authorization: Bearer KEY" on
+	// every /v1/ call (401 otherwise).
+	APIKey string
+	// MaxBodyBytes bounds a request body (0: 1 MiB).
+	MaxBodyBytes int64
+	// DefaultMaxTokens is max_tokens for a completion that gives none
+	// (0: 16, OpenAI's default). Chat completions default to the rest of
+	// the context.
+	DefaultMaxTokens int
+}
+
+// Server serves the API. It answers 503 until Attach gives it a model.
+type Server struct {
+	cfg     Config
+	metrics *metrics
+	mux     *http.ServeMux
+
+	mu     sync.RWMutex
+	model  *rt.Model
+	text   *rt.Text
+	engine *engine.Engine
+}
+
+// New returns a server that is not ready yet (see Attach).
+func New(cfg Config) *Server {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.DefaultMaxTokens <= 0 {
+		cfg.DefaultMaxTokens = 16
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s.metrics = newMetrics(s.stats)
+	s.mux.HandleFunc("GET /health", s.health)
+	s.mux.Handle("GET /metrics", s.metrics.handler())
+	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
+	s.mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
+	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chatCompletions))
+	s.mux.Handle("GET /", pageHandler())
+	return s
+}
+
+// Attach makes the server ready: m is loaded, text is its tokenizer and
+// chat template, e schedules requests on m (e.Run must be running).
+func (s *Server) Attach(m *rt.Model, text *rt.Text, e *engine.Engine) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.model, s.text, s.engine = m, text, e
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+func (s *Server) ready() (*rt.Model, *rt.Text, *engine.Engine, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.engine == nil {
+		return nil, nil, nil, &apiError{Status: http.StatusServiceUnavailable, Message: "the model is still loading", Type: "server_error"}
+	}
+	return s.model, s.text, s.engine, nil
+}
+
+func (s *Server) stats() (engine.Stats, bool) {
+	_, _, e, err := s.ready()
+	if err != nil {
+		return engine.Stats{}, false
+	}
+	return e.Stats(), true
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if _, _, _, err := s.ready(); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"status":"loading"}` + "\n"))
+		return
+	}
+	w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+// auth checks the API key of /v1/ calls and counts requests by status.
+func (s *Server) auth(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() { s.metrics.requests.WithLabelValues(r.URL.Path, fmt.Sprint(rec.status)).Inc() }()
+		if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+			writeError(rec, &apiError{Status: http.StatusUnauthorized, Message: "missing or wrong API key: send Authorization: Bearer KEY", Type: "invalid_request_error", Code: "invalid_api_key"})
+			return
+		}
+		if err := h(rec, r); err != nil {
+			if rec.wrote {
+				return // a stream already started; its end says what happened
+			}
+			writeError(rec, err)
+		}
+	}
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status, r.wrote = code, true
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
+	if _, _, _, err := s.ready(); err != nil {
+		return err
+	}
+	writeJSON(w, map[string]any{"object": "list", "data": []any{
+		map[string]any{"id": s.cfg.Name, "object": "model", "created": 0, "owned_by": "archc"},
+	}})
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// options turns the shared sampling fields into an engine request (all but
+// the prompt) and the stop strings. Defaults as OpenAI: temperature 1,
+// top_p 1; a request without a seed gets a random one.
+func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defaultMax int) (engine.Request, []string, error) {
+	var req engine.Request
+	if p.N != nil && *p.N != 1 {
+		return req, nil, badRequest("n", "n must be 1 (one completion per request)")
+	}
+	max := defaultMax
+	if p.MaxCompletionTokens != nil {
+		max = *p.MaxCompletionTokens
+	}
+	if p.MaxTokens != nil {
+		max = *p.MaxTokens
+	}
+	room := m.MaxLen() + 1 - promptLen
+	if promptLen > m.MaxLen() {
+		return req, nil, badRequest("prompt", "the prompt has %d tokens; the context holds %d", promptLen, m.MaxLen())
+	}
+	if max < 1 {
+		return req, nil, badRequest("max_tokens", "max_tokens must be at least 1, got %d", max)
+	}
+	if max > room {
+		return req, nil, badRequest("max_tokens", "the prompt (%d tokens) plus max_tokens (%d) exceed the context length of %d tokens", promptLen, max, m.MaxLen())
+	}
+	req.MaxTokens = max
+	o := rt.SamplingOptions{Temperature: 1}
+	setF := func(dst *float64, v *float64) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	setF(&o.Temperature, p.Temperature)
+	setF(&o.TopP, p.TopP)
+	setF(&o.MinP, p.MinP)
+	setF(&o.RepetitionPenalty, p.RepetitionPenalty)
+	setF(&o.FrequencyPenalty, p.FrequencyPenalty)
+	setF(&o.PresencePenalty, p.PresencePenalty)
+	setF(&o.DRY.Multiplier, p.DRYMultiplier)
+	setF(&o.DRY.Base, p.DRYBase)
+	if p.TopK != nil {
+		o.TopK = *p.TopK
+	}
+	if p.DRYAllowedLength != nil {
+		o.DRY.AllowedLength = *p.DRYAllowedLength
+	}
+	if p.DRYPenaltyLastN != nil {
+		o.DRY.Range = *p.DRYPenaltyLastN
+	}
+	breakers := p.DRYSequenceBreakers
+	if breakers == nil {
+		breakers = []string{"\n", ":", "\"", "*"} // the reference's defaults
+	}
+	if o.DRY.Multiplier != 0 && text != nil {
+		for _, b := range breakers {
+			ids, err := text.Tokenizer.Encode(b, false)
+			if err != nil {
+				return req, nil, badRequest("dry_sequence_breakers", "%v", err)
+			}
+			o.DRY.Breakers = append(o.DRY.Breakers, ids...)
+		}
+	}
+	if p.Seed != nil {
+		o.Seed = uint64(*p.Seed)
+	} else {
+		var b [8]byte
+		rand.Read(b[:])
+		o.Seed = binary.LittleEndian.Uint64(b[:])
+	}
+	if o.TopP == 1 {
+		o.TopP = 0
+	}
+	if err := o.Validate(); err != nil {
+		return req, nil, badRequest("", "%v", err)
+	}
+	req.Sampling = o
+	for _, id := range p.StopTokenIDs {
+		if id < 0 || int64(id) >= m.Vocab {
+			return req, nil, badRequest("stop_token_ids", "token id %d is outside the vocabulary [0, %d)", id, m.Vocab)
+		}
+	}
+	req.StopTokens = p.StopTokenIDs
+	if len(p.Stop) > 4 {
+		return req, nil, badRequest("stop", "at most 4 stop strings, got %d", len(p.Stop))
+	}
+	if len(p.Stop) > 0 && text == nil {
+		return req, nil, badRequest("stop", "stop strings need the model's tokenizer")
+	}
+	return req, p.Stop, nil
+}
+
+// tokenLogprob is one generated token with its logprob and alternatives.
+type tokenLogprob struct {
+	Token string
+	Bytes []byte
+	Prob  float32
+	Top   []tokenAlt
+}
+
+type tokenAlt struct {
+	Token string
+	Bytes []byte
+	Prob  float32
+}
+
+// result is a finished generation.
+type result struct {
+	Text             string
+	TokenIDs         []int32 // every generated id, end tokens included
+	Finish           string
+	PromptTokens     int
+	CompletionTokens int
+	CachedTokens     int
+	Logprobs         []tokenLogprob
+}
+
+// run submits req and streams its text: each piece that is safe to send
+// (end tokens are not text; stop strings are held back and never sent)
+// goes to onText with the ids and logprobs of the tokens generated since
+// the previous call (end tokens included, with no text). The request ends early when ctx ends (a closed
+// connection). Errors: the engine refusing the request (queue full: 429),
+// a model failure.
+func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.Engine, req engine.Request, stops []string, onText func(piece string, ids []int32, lps []tokenLogprob) error) (*result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	events, err := e.Submit(ctx, req)
+	if err != nil {
+		if errors.Is(err, engine.ErrQueueFull) {
+			return nil, &apiError{Status: http.StatusTooManyRequests, Message: err.Error(), Type: "server_error", Code: "rate_limit_exceeded"}
+		}
+		if errors.Is(err, engine.ErrClosed) {
+			return nil, &apiError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down", Type: "server_error"}
+		}
+		return nil, badRequest("", "%v", err)
+	}
+	res := &result{}
+	stop := &stopper{stops: stops}
+	var stream interface {
+		Add(int32) string
+		Flush() string
+	}
+	if text != nil {
+		stream = text.Tokenizer.NewStream()
+	}
+	end := append(slices.Clone(m.EOS), req.StopTokens...)
+	var pendingLP []tokenLogprob
+	var pendingIDs []int32
+	last := start
+	first := true
+	for ev := range events {
+		if ev.Done {
+			res.Finish, res.PromptTokens, res.CompletionTokens, res.CachedTokens = ev.FinishReason, ev.PromptTokens, ev.CompletionTokens, ev.CachedTokens
+			s.metrics.promptTokens.Add(float64(ev.PromptTokens))
+			if ev.Err != nil {
+				return res, fmt.Errorf("generation failed: %w", ev.Err)
+			}
+			break
+		}
+		now := time.Now()
+		if first {
+			s.metrics.ttft.Observe(now.Sub(start).Seconds())
+			first = false
+		} else {
+			s.metrics.itl.Observe(now.Sub(last).Seconds())
+		}
+		last = now
+		s.metrics.generatedTokens.Inc()
+		res.TokenIDs = append(res.TokenIDs, ev.Token)
+		pendingIDs = append(pendingIDs, ev.Token)
+		if req.Sampling.Logprobs || req.Sampling.TopLogprobs > 0 {
+			pendingLP = append(pendingLP, s.logprob(text, ev))
+		}
+		if stop.stopped || slices.Contains(end, ev.Token) {
+			continue
+		}
+		piece := ""
+		if stream != nil {
+			piece = stream.Add(ev.Token)
+		}
+		out, stopped := stop.push(piece)
+		res.Text += out
+		if err := onText(out, pendingIDs, pendingLP); err != nil {
+			return res, err
+		}
+		res.Logprobs = append(res.Logprobs, pendingLP...)
+		pendingLP, pendingIDs = nil, nil
+		if stopped {
+			cancel() // ends the request in the engine; its Done event follows
+		}
+	}
+	if stop.stopped {
+		res.Finish = engine.FinishStop
+	}
+	tail := ""
+	if stream != nil && !stop.stopped {
+		tail, _ = stop.push(stream.Flush())
+	}
+	tail += stop.flush()
+	res.Text += tail
+	if tail != "" || len(pendingIDs) > 0 {
+		if err := onText(tail, pendingIDs, pendingLP); err != nil {
+			return res, err
+		}
+		res.Logprobs = append(res.Logprobs, pendingLP...)
+	}
+	return res, nil
+}
+
+// logprob describes a generated token for the logprobs fields.
+func (s *Server) logprob(text *rt.Text, ev engine.Event) tokenLogprob {
+	tok := func(id int32) (string, []byte) {
+		if text == nil {
+			return fmt.Sprint(id), nil
+		}
+		t := text.Tokenizer.Decode([]int32{id})
+		return t, []byte(t)
+	}
+	t, b := tok(ev.Token)
+	lp := tokenLogprob{Token: t, Bytes: b, Prob: ev.Logprob}
+	for i, id := range ev.TopIDs {
+		at, ab := tok(id)
+		lp.Top = append(lp.Top, tokenAlt{Token: at, Bytes: ab, Prob: ev.TopLogprobs[i]})
+	}
+	return lp
+}
+
+// chatPrompt renders messages with the model's chat template.
+func chatPrompt(text *rt.Text, msgs []message) ([]int32, error) {
+	if text == nil || text.ChatTemplate == "" {
+		return nil, badRequest("messages", "the model has no chat template; use /v1/completions")
+	}
+	if len(msgs) == 0 {
+		return nil, badRequest("messages", "messages must not be empty")
+	}
+	turns := make([]chat.Message, len(msgs))
+	for i, m := range msgs {
+		switch m.Role {
+		case "system", "user", "assistant", "developer":
+		default:
+			return nil, badRequest("messages", "message %d: role %q is not system, user or assistant", i, m.Role)
+		}
+		c, err := m.text()
+		if err != nil {
+			return nil, err
+		}
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		turns[i] = chat.Message{Role: role, Content: c}
+	}
+	ids, err := text.EncodeChat(turns)
+	if err != nil {
+		return nil, badRequest("messages", "%v", err)
+	}
+	return ids, nil
+}
+
+// newID returns a response id with prefix ("cmpl-", "chatcmpl-").
+func newID(prefix string) string {
+	var b [12]byte
+	rand.Read(b[:])
+	return prefix + strings.ToLower(fmt.Sprintf("%x", b))
+}
