@@ -600,19 +600,26 @@ func (w *Worker) receive() (*header, [][]byte, error) {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, nil, fmt.Errorf("protocol error: bad response header: %v", err)
 	}
+	// The header is checked before any payload is allocated: dtype, shape
+	// and byte count must agree, within maxPayload.
+	for i, d := range h.Result {
+		n, err := tensor.NumElements(d.Shape)
+		if err != nil || !d.DType.Valid() || d.NBytes < 0 || d.NBytes > maxPayload || n*int64(d.DType.Size()) != d.NBytes {
+			return nil, nil, fmt.Errorf("protocol error: result %d is %s%v with %d bytes", i, d.DType, d.Shape, d.NBytes)
+		}
+	}
 	outs := make([][]byte, len(h.Result))
 	for i, d := range h.Result {
-		t := tensor.Tensor{DType: d.DType, Shape: d.Shape, Data: make([]byte, d.NBytes)}
-		if err := t.Validate(); err != nil {
-			return nil, nil, fmt.Errorf("protocol error: result %d: %v", i, err)
-		}
-		if _, err := io.ReadFull(w.stdout, t.Data); err != nil {
+		outs[i] = make([]byte, d.NBytes)
+		if _, err := io.ReadFull(w.stdout, outs[i]); err != nil {
 			return nil, nil, err
 		}
-		outs[i] = t.Data
 	}
 	return &h, outs, nil
 }
+
+// maxPayload bounds one result the worker sends (4 GiB).
+const maxPayload = 4 << 30
 
 // deathError turns a transport error into one naming how the process ended.
 func (w *Worker) deathError(what string, err error) error {
