@@ -29,6 +29,7 @@ type Item struct {
 	Config *Config `parser:"| @@"`
 	Block  *Block  `parser:"| @@"`
 	Loop   *Loop   `parser:"| @@"`
+	GGUF   *GGUF   `parser:"| @@"`
 	Stmt   *Stmt   `parser:"| @@"`
 }
 
@@ -52,6 +53,64 @@ type Field struct {
 	Name    string `parser:"@Ident ':'"`
 	Type    string `parser:"@( 'int' | 'float' | 'bool' | 'string' | 'dict' | 'list' )"`
 	Default *Expr  `parser:"( '=' @@ )?"`
+}
+
+// GGUF declares how the family reads llama.cpp's GGUF files (gguf.go):
+//
+//	gguf "llama" [, "..."] [if COND] {
+//	  num_hidden_layers = need("{arch}.block_count")   # a config.json field
+//	  let kind = meta("{arch}.rope.scaling.type")      # a helper binding
+//	  tensor blk.{i}.attn_q -> model.layers.{i}.self_attn.q_proj
+//	  transform "blk.*.attn_q.*": unpermute_qk(num_attention_heads)
+//	}
+//
+// The strings name the general.architecture values the family reads (if
+// COND holds for the file); they are the family's own, not inherited. The
+// entries are inherited through extends and merged by key: a field or let
+// by name, a tensor row by its GGUF name, a transform by its pattern.
+type GGUF struct {
+	Pos     lexer.Position
+	Archs   []string     `parser:"'gguf' ( @String ( ',' @String )*"`
+	Cond    *Expr        `parser:"  ( 'if' @@ )? )?"`
+	Entries []*GGUFEntry `parser:"'{' @@* '}'"`
+}
+
+// GGUFEntry is one line of a gguf section.
+type GGUFEntry struct {
+	Pos       lexer.Position
+	Tensor    *GGUFTensor    `parser:"@@"`
+	Transform *GGUFTransform `parser:"| @@"`
+	Field     *GGUFField     `parser:"| @@"`
+}
+
+// GGUFField binds a config.json field (or, with let, a helper name) to an
+// expression over the file's metadata: `rms_norm_eps = need("{arch}.attention.layer_norm_rms_epsilon")`.
+type GGUFField struct {
+	Pos   lexer.Position
+	Let   bool   `parser:"( @'let' )?"`
+	Name  string `parser:"@Ident '='"`
+	Value *Expr  `parser:"@@"`
+}
+
+// GGUFTensor maps a GGUF tensor base name to its Hugging Face name (both
+// with .weight and .bias); a `{i}` segment stands for the layer index on
+// both sides. `-> none` marks a tensor with no HF counterpart (skipped).
+type GGUFTensor struct {
+	Pos  lexer.Position
+	GGUF *Path `parser:"'tensor' @@ '->'"`
+	None bool  `parser:"( @'none'"`
+	HF   *Path `parser:"| @@ )"`
+}
+
+// GGUFTransform applies a shared load transform (GGUFTransforms) to every
+// GGUF tensor whose full name matches a glob pattern (`*` matches any
+// run of characters): `transform "*norm.weight": minus_one()`. `: none`
+// removes an inherited transform.
+type GGUFTransform struct {
+	Pos     lexer.Position
+	Pattern string `parser:"'transform' @String ':'"`
+	None    bool   `parser:"( @'none'"`
+	Call    *Call  `parser:"| @@ )"`
 }
 
 // Loop is the decoder-layer loop:
@@ -121,7 +180,8 @@ type Unary struct {
 	Index   []*Expr  `parser:"( '[' @@ ']' )*"`
 }
 
-// Primary is a literal, a call, a name path or a parenthesised expression.
+// Primary is a literal, a list, a call, a name path or a parenthesised
+// expression.
 type Primary struct {
 	Pos   lexer.Position
 	Float *float64 `parser:"@Float"`
@@ -130,9 +190,19 @@ type Primary struct {
 	True  bool     `parser:"| @'true'"`
 	False bool     `parser:"| @'false'"`
 	None  bool     `parser:"| @'none'"`
+	List  *List    `parser:"| @@"`
 	Call  *Call    `parser:"| @@"`
 	Path  *Path    `parser:"| @@"`
 	Sub   *Expr    `parser:"| '(' @@ ')'"`
+}
+
+// List is a list of config-time values: a literal `[a, b]` or a
+// comprehension `[EXPR for x in LIST]` (a none LIST gives none).
+type List struct {
+	Pos   lexer.Position
+	Elems []*Expr `parser:"'[' ( @@ ( ',' @@ )* ','? )?"`
+	Var   string  `parser:"( 'for' @Ident"`
+	Over  *Expr   `parser:"  'in' @@ )? ']'"`
 }
 
 // Call is a primitive or block call with positional and keyword arguments.

@@ -23,6 +23,7 @@ func Check(f *File, reg ir.Registry) []*Error {
 		loopVars: map[string]bool{}, locals: map[string]bool{"tokens": true}}
 	own := map[*Block]bool{}
 	blocks := map[string]bool{}
+	sections := 0
 	for _, it := range f.Items {
 		switch {
 		case it.Block != nil:
@@ -41,6 +42,10 @@ func Check(f *File, reg ir.Registry) []*Error {
 			}
 		case it.Loop != nil:
 			c.loopVars[it.Loop.Var] = true
+		case it.GGUF != nil:
+			if sections++; sections == 2 {
+				c.errf(it.GGUF.Pos, "a second gguf section; a family has one")
+			}
 		}
 	}
 	matched := false
@@ -59,6 +64,8 @@ func Check(f *File, reg ir.Registry) []*Error {
 			}
 		case it.Block != nil:
 			c.block(it.Block)
+		case it.GGUF != nil:
+			c.gguf(it.GGUF)
 		case it.Stmt != nil:
 			c.stmt(it.Stmt)
 		case it.Loop != nil:
@@ -165,6 +172,11 @@ func forEachCall(e *Expr, fn func(*Call)) {
 		switch {
 		case p.Sub != nil:
 			forEachCall(p.Sub, fn)
+		case p.List != nil:
+			for _, e := range p.List.Elems {
+				forEachCall(e, fn)
+			}
+			forEachCall(p.List.Over, fn)
 		case p.Call != nil:
 			fn(p.Call)
 			for _, a := range p.Call.Args {
@@ -223,9 +235,16 @@ func (c *checker) stmt(st *Stmt) {
 	c.locals[st.Name] = true
 }
 
-// cfgExpr checks a config expression: only literals, the fields in fields
-// and dict keys of them; no calls.
+// cfgExpr checks a config expression: only literals, lists, the fields in
+// fields and dict keys of them; no calls.
 func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
+	c.valueExpr(e, fields, false)
+}
+
+// valueExpr checks an expression over config-time values: names must be in
+// names (config fields, or a gguf section's earlier entries); calls are
+// allowed only in a gguf section (gguf true), and only of ggufFuncs.
+func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 	if e == nil {
 		return
 	}
@@ -235,28 +254,49 @@ func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
 	}
 	for _, u := range us {
 		for _, ix := range u.Index {
-			c.cfgExpr(ix, fields)
+			c.valueExpr(ix, names, gguf)
 		}
 		p := u.Operand
 		switch {
 		case p.Sub != nil:
-			c.cfgExpr(p.Sub, fields)
+			c.valueExpr(p.Sub, names, gguf)
+		case p.List != nil:
+			c.valueExpr(p.List.Over, names, gguf)
+			inner := names
+			if p.List.Var != "" {
+				if len(p.List.Elems) != 1 {
+					c.errf(p.List.Pos, "a comprehension has one element expression, got %d", len(p.List.Elems))
+				}
+				inner = map[string]bool{p.List.Var: true}
+				for k := range names {
+					inner[k] = true
+				}
+			}
+			for _, el := range p.List.Elems {
+				c.valueExpr(el, inner, gguf)
+			}
+		case p.Call != nil && gguf:
+			c.ggufCall(p.Call, names)
 		case p.Call != nil:
 			c.errf(p.Call.Pos, "primitive call %s(...) is not allowed in a config expression", callName(p.Call))
 		case p.Path != nil:
 			head := p.Path.Segs[0]
-			if head.Name != "" && !fields[head.Name] {
-				c.errf(head.Pos, "unknown config field %q%s", head.Name, suggest(head.Name, keys(fields)))
+			if head.Name != "" && !names[head.Name] {
+				what := "config field"
+				if gguf {
+					what = "name (a gguf field or let declared before, or a metadata key through meta(...))"
+				}
+				c.errf(head.Pos, "unknown %s %q%s", what, head.Name, suggest(head.Name, keys(names)))
 			}
 			for _, s := range p.Path.Segs {
 				if s.Index != nil {
-					c.cfgExpr(s.Index, fields)
+					c.valueExpr(s.Index, names, gguf)
 				}
 			}
 		}
 	}
-	c.cfgExpr(e.Then, fields)
-	c.cfgExpr(e.Else, fields)
+	c.valueExpr(e.Then, names, gguf)
+	c.valueExpr(e.Else, names, gguf)
 }
 
 // expr checks the names and calls in e; w says whether e stands in a
@@ -291,10 +331,38 @@ func (c *checker) unary(u *Unary, w bool) {
 	switch {
 	case p.Sub != nil:
 		c.expr(p.Sub, w)
+	case p.List != nil:
+		c.list(p.List)
 	case p.Call != nil:
 		c.call(p.Call)
 	case p.Path != nil:
 		c.path(p.Path, w)
+	}
+}
+
+// list checks a list or comprehension in a graph expression: its
+// elements are values, and a comprehension's variable is bound in its
+// element expression only.
+func (c *checker) list(l *List) {
+	c.expr(l.Over, false)
+	if l.Var == "" {
+		for _, e := range l.Elems {
+			c.expr(e, false)
+		}
+		return
+	}
+	if len(l.Elems) != 1 {
+		c.errf(l.Pos, "a comprehension has one element expression, got %d", len(l.Elems))
+	}
+	saved, had := c.locals[l.Var]
+	c.locals[l.Var] = true
+	for _, e := range l.Elems {
+		c.expr(e, false)
+	}
+	if had {
+		c.locals[l.Var] = saved
+	} else {
+		delete(c.locals, l.Var)
 	}
 }
 

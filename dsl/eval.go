@@ -33,6 +33,7 @@ type scope struct {
 	prefix  string         // weight module prefix, e.g. "model.layers.3."
 	b       *builder       // nil while evaluating config expressions
 	block   *Block         // the block whose body is evaluated, nil outside blocks
+	src     GGUFSource     // the GGUF file a gguf section reads, nil elsewhere
 }
 
 // expr evaluates e where a value is expected (not a weight position; see
@@ -57,9 +58,21 @@ func (s *scope) eval(e *Expr, w bool) (any, error) {
 }
 
 // binary evaluates a flat operator run: operands left to right, then the
-// operators by precedence (shunting-yard); ** associates to the right. Only
-// a lone operand can stand in a weight position.
+// operators by precedence (shunting-yard); ** associates to the right. `??`,
+// the loosest operator, short-circuits: its operands are evaluated left to
+// right up to the first that is not none. Only a lone operand can stand in a
+// weight position.
 func (s *scope) binary(e *BinExpr, w bool) (any, error) {
+	for i, op := range e.Rest {
+		if op.Op != "??" {
+			continue
+		}
+		v, err := s.binary(&BinExpr{Pos: e.Pos, First: e.First, Rest: e.Rest[:i]}, false)
+		if err != nil || v != nil {
+			return v, err
+		}
+		return s.binary(&BinExpr{Pos: op.Right.Pos, First: op.Right, Rest: e.Rest[i+1:]}, false)
+	}
 	first, err := s.unary(e.First, w && len(e.Rest) == 0)
 	if err != nil {
 		return nil, err
@@ -333,12 +346,57 @@ func (s *scope) primary(p *Primary, w bool) (any, error) {
 		return false, nil
 	case p.None:
 		return nil, nil
+	case p.List != nil:
+		return s.list(p.List)
 	case p.Call != nil:
 		return s.call(p.Call)
 	case p.Path != nil:
 		return s.path(p.Path, w)
 	}
 	return s.eval(p.Sub, w)
+}
+
+// list evaluates a list literal, or a comprehension: the element
+// expression once per item of the list it ranges over, with the variable
+// bound to the item (a none list gives none).
+func (s *scope) list(l *List) (any, error) {
+	if l.Var == "" {
+		out := make([]any, 0, len(l.Elems))
+		for _, e := range l.Elems {
+			v, err := s.expr(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	if len(l.Elems) != 1 {
+		return nil, errorf(l.Pos, "a comprehension has one element expression, got %d", len(l.Elems))
+	}
+	over, err := s.expr(l.Over)
+	if err != nil || over == nil {
+		return nil, err
+	}
+	items, ok := over.([]any)
+	if !ok {
+		return nil, errorf(l.Over.Pos, "a comprehension ranges over a list, got %s %s", typeName(over), show(over))
+	}
+	inner := *s
+	inner.locals = make(map[string]any, len(s.locals)+1)
+	for k, v := range s.locals {
+		inner.locals[k] = v
+	}
+	out := make([]any, 0, len(items))
+	for _, it := range items {
+		inner.locals[l.Var] = it
+		v, err := inner.expr(l.Elems[0])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // path resolves a dotted name: a local binding (a weight module binding
@@ -451,6 +509,11 @@ func segText(s *Seg) string {
 }
 
 func (s *scope) call(c *Call) (any, error) {
+	if s.b == nil && s.src != nil {
+		if fn, ok := ggufFuncs[c.Name]; ok && !c.Super {
+			return s.ggufCall(c, fn)
+		}
+	}
 	if s.b == nil {
 		return nil, errorf(c.Pos, "primitive call %s(...) is not allowed in a config expression", c.Name)
 	}

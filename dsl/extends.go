@@ -9,6 +9,11 @@ package dsl
 //     same name, then the child's new fields;
 //   - blocks: the parent's, each replaced by a child block of the same name,
 //     then the child's new blocks;
+//   - the gguf section: the child's claim (the general.architecture names
+//     and condition, never inherited) over the parent's entries, each
+//     replaced by a child entry of the same key (a field or let by name, a
+//     tensor row by its GGUF name, a transform by its pattern), then the
+//     child's new entries;
 //   - dataflow (top-level statements and the layer loop): the child's if it
 //     has any, else the parent's.
 //
@@ -102,6 +107,9 @@ func merge(base, child *File) *File {
 				items = append(items, it)
 			}
 		}
+	}
+	if g := mergeGGUF(ggufSection(base), ggufSection(child)); g != nil {
+		items = append(items, &Item{Pos: g.Pos, GGUF: g})
 	}
 	// Dataflow.
 	flow := dataflow(child)

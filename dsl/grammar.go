@@ -17,7 +17,7 @@ var archLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Int", Pattern: `\d+`},
 	{Name: "String", Pattern: `"(\\.|[^"\\])*"`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
-	{Name: "Op", Pattern: `\?\?|\*\*|==|!=|<=|>=|&&|\|\||//|[-+*/%<>!?:=.,(){}\[\]]`},
+	{Name: "Op", Pattern: `\?\?|\*\*|==|!=|<=|>=|&&|\|\||//|->|[-+*/%<>!?:=.,(){}\[\]]`},
 })
 
 var parser = participle.MustBuild[File](

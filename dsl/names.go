@@ -211,6 +211,11 @@ func (bs *blockSet) walkUnary(u *Unary, w bool, in *Block, visit func(*Path, boo
 	switch {
 	case p.Sub != nil:
 		bs.walk(p.Sub, w, in, visit)
+	case p.List != nil:
+		for _, e := range p.List.Elems {
+			bs.walk(e, false, in, visit)
+		}
+		bs.walk(p.List.Over, false, in, visit)
 	case p.Call != nil:
 		for i, a := range p.Call.Args {
 			bs.walk(a.Value, bs.argIsWeight(p.Call, in, i, a), in, visit)

@@ -17,6 +17,7 @@ import (
 	"github.com/archc/archc/archs"
 	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/gguf"
 )
 
 // Family is a parsed and checked .arch file.
@@ -28,6 +29,38 @@ type Family struct {
 
 // ModelTypes lists the model_type values the family matches.
 func (f *Family) ModelTypes() []string { return dsl.ModelTypes(f.File) }
+
+// GGUFArchs lists the general.architecture values of the GGUF files the
+// family reads (its gguf section's claim; dsl.GGUFArchs).
+func (f *Family) GGUFArchs() []string { return dsl.GGUFArchs(f.File) }
+
+// ReadGGUF reads a GGUF file through the gguf section of the family that
+// claims it (dsl.SelectGGUF): one of fams, else one of the built-in
+// families (so a family given with --arch that claims no GGUF architecture
+// of its own still runs the files its parent reads; its config block and
+// match clauses then decide as for a config.json). Errors: no family reads
+// the file's architecture, the section fails on the file (gguf.File.Read).
+func ReadGGUF(fams []*Family, f *gguf.File) (*gguf.Model, error) {
+	files := make([]*dsl.File, len(fams))
+	for i, fam := range fams {
+		files[i] = fam.File
+	}
+	fam, err := dsl.SelectGGUF(files, f)
+	if err != nil {
+		builtin, berr := BuiltinFamilies()
+		if berr != nil {
+			return nil, berr
+		}
+		files = files[:0]
+		for _, b := range builtin {
+			files = append(files, b.File)
+		}
+		if fam, berr = dsl.SelectGGUF(files, f); berr != nil {
+			return nil, fmt.Errorf("gguf: %w", err)
+		}
+	}
+	return f.Read(fam)
+}
 
 // ParseFamily parses .arch source, resolves its `extends` chain against
 // parents (parsed built-in and sibling files, by arch name; may be nil) and

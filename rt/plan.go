@@ -19,7 +19,7 @@ import (
 // checkpoint's tensor index.
 type Plan struct {
 	Dir     string         // model folder ("" when planned from a bare config.json or a GGUF file)
-	GGUF    *gguf.File     // the GGUF file the model comes from, or nil
+	GGUF    *gguf.Model    // the GGUF file the model comes from, as its family reads it, or nil
 	Family  *Family        // the matched family
 	Raw     map[string]any // config.json as decoded
 	Config  map[string]any // the family's evaluated config block
@@ -37,27 +37,41 @@ type PlanOptions struct {
 }
 
 // NewPlan reads a model folder (config.json plus model.safetensors or a
-// sharded index), a bare config.json or a GGUF file (config from its
-// metadata), resolves its family, builds the IR, checks every weight the
+// sharded index), a bare config.json or a GGUF file (read through the gguf
+// section of the family that claims it, ReadGGUF), resolves its family, builds the IR, checks every weight the
 // graph reads against a safetensors checkpoint (presence, shape, dtype) and
 // emits the StableHLO module. Weights are declared in their stored format:
 // a safetensors dtype, or a GGUF tensor's type (decoded in the graph or by
 // opts.Lower.Kernels); without a checkpoint, f32. Errors name the file and
 // the problem.
 func NewPlan(path string, opts PlanOptions) (*Plan, error) {
-	var raw map[string]any
-	var gf *gguf.File
-	if isGGUF(path) {
+	var fams []*Family
+	if opts.Arch != "" {
+		f, err := LoadFamily(opts.Arch)
+		if err != nil {
+			return nil, err
+		}
+		fams = []*Family{f}
+	} else {
 		var err error
-		if gf, err = gguf.Open(path); err != nil {
+		if fams, err = BuiltinFamilies(); err != nil {
+			return nil, err
+		}
+	}
+	var raw map[string]any
+	var gm *gguf.Model
+	if isGGUF(path) {
+		gf, err := gguf.Open(path)
+		if err != nil {
 			return nil, err
 		}
 		if err := gf.CheckTypes(); err != nil { // before anything slow
 			return nil, err
 		}
-		if raw, err = gf.Config(); err != nil {
+		if gm, err = ReadGGUF(fams, gf); err != nil {
 			return nil, err
 		}
+		raw = gm.Config
 	} else {
 		cfgPath, err := configPath(path)
 		if err != nil {
@@ -71,17 +85,6 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 			return nil, fmt.Errorf("%s: %w", cfgPath, err)
 		}
 	}
-	var err error
-	var fams []*Family
-	if opts.Arch != "" {
-		f, err := LoadFamily(opts.Arch)
-		if err != nil {
-			return nil, err
-		}
-		fams = []*Family{f}
-	} else if fams, err = BuiltinFamilies(); err != nil {
-		return nil, err
-	}
 	fam, cfg, err := ResolveFamily(fams, raw)
 	if err != nil {
 		return nil, err
@@ -94,8 +97,8 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, Options: lo, GGUF: gf}
-	if st, err := os.Stat(path); err == nil && st.IsDir() && gf == nil {
+	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, Options: lo, GGUF: gm}
+	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}
 	if p.Dir != "" && hasCheckpoint(p.Dir) {
@@ -103,11 +106,8 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if gf != nil { // weights keep their GGUF storage (rt/gguf Pack)
-		formats, err := gf.Formats()
-		if err != nil {
-			return nil, err
-		}
+	if gm != nil { // weights keep their GGUF storage (rt/gguf Pack)
+		formats := gm.Formats()
 		p.Options.WeightDTypes = map[string]string{}
 		for _, w := range g.Weights {
 			fm, ok := formats[w.Name]

@@ -1,7 +1,7 @@
 // Command archc turns .arch family files and Hugging Face configs into
 // StableHLO MLIR and IREE modules.
 //
-//	archc emit <model dir | config.json> [--arch FILE] [-o FILE]
+//	archc emit <model dir | config.json | .gguf> [--arch FILE] [-o FILE]
 //	archc compile <model dir | config.json | .gguf> -o FILE.vmfb [--irpa FILE] [--arch FILE]
 //	archc check FILE.arch...
 //	archc list
@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/alecthomas/kong"
 
@@ -27,7 +28,7 @@ type cli struct {
 	Emit    emitCmd    `cmd:"" help:"Print the StableHLO module for a model."`
 	Compile compileCmd `cmd:"" help:"Compile a model's module to an IREE .vmfb with iree-compile."`
 	Check   checkCmd   `cmd:"" help:"Parse and check .arch files."`
-	List    listCmd    `cmd:"" help:"List the built-in families and the model_type values each matches."`
+	List    listCmd    `cmd:"" help:"List the built-in families, the model_type values each matches and the GGUF architectures each reads."`
 }
 
 type planFlags struct {
@@ -145,7 +146,11 @@ func (c *checkCmd) Run() error {
 			failed = true
 			continue
 		}
-		fmt.Printf("%s: ok (arch %s, matches %s)\n", f, fam.Name, strings.Join(fam.ModelTypes(), ", "))
+		reads := ""
+		if g := fam.GGUFArchs(); len(g) > 0 {
+			reads = "; reads GGUF " + strings.Join(g, ", ")
+		}
+		fmt.Printf("%s: ok (arch %s, matches %s%s)\n", f, fam.Name, strings.Join(fam.ModelTypes(), ", "), reads)
 	}
 	if failed {
 		return fmt.Errorf("check failed")
@@ -160,10 +165,19 @@ func (listCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	rows := [][]string{{"FAMILY", "FILE", "MODEL_TYPE", "GGUF"}}
 	for _, f := range fams {
-		fmt.Printf("%-10s %-14s %s\n", f.Name, f.Path, strings.Join(f.ModelTypes(), ", "))
+		gguf := strings.Join(f.GGUFArchs(), ", ")
+		if gguf == "" {
+			gguf = "-"
+		}
+		rows = append(rows, []string{f.Name, f.Path, strings.Join(f.ModelTypes(), ", "), gguf})
 	}
-	return nil
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(w, strings.Join(r, "\t"))
+	}
+	return w.Flush()
 }
 
 func copyFile(src, dst string) error {

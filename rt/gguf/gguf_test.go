@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/dsl"
 )
 
 func openBuilt(t *testing.T, kvs []kv, ts []tdesc) *File {
@@ -34,138 +36,177 @@ func TestOpenTiny(t *testing.T) {
 	}
 }
 
+// TestConfigLlama: the llama family's gguf section turns tinyLlama's
+// metadata into config.json fields (absent keys left to the family's
+// defaults).
 func TestConfigLlama(t *testing.T) {
-	c, err := openTiny(t).Config()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustRead(t, openTiny(t))
 	want := map[string]any{
-		"model_type": "llama", "architectures": []any{"LlamaForCausalLM"}, "torch_dtype": "float32",
-		"vocab_size": int64(3), "hidden_size": int64(4), "intermediate_size": int64(8),
+		"model_type": "llama", "vocab_size": int64(3), "hidden_size": int64(4), "intermediate_size": int64(8),
 		"num_hidden_layers": int64(1), "num_attention_heads": int64(2), "num_key_value_heads": int64(1),
 		"head_dim": int64(2), "rms_norm_eps": float64(float32(1e-5)), "rope_theta": 10000.0,
-		"max_position_embeddings": int64(64), "tie_word_embeddings": true, "attention_bias": false,
-		"bos_token_id": int64(1), "eos_token_id": int64(2), "hidden_act": "silu",
+		"max_position_embeddings": int64(64), "tie_word_embeddings": true, "attention_bias": false, "mlp_bias": false,
+		"bos_token_id": int64(1), "eos_token_id": int64(2),
 	}
-	if !reflect.DeepEqual(c, want) {
-		t.Errorf("config:\n got %v\nwant %v", c, want)
+	if m.Family != "llama" || !reflect.DeepEqual(m.Config, want) {
+		t.Errorf("family %s, config:\n got %v\nwant %v", m.Family, m.Config, want)
 	}
 }
 
-func TestConfigFamilies(t *testing.T) {
-	base := func(arch string, extra ...kv) []kv {
-		return append([]kv{
-			{"general.architecture", arch},
-			{arch + ".block_count", uint32(12)},
-			{arch + ".context_length", uint32(128)},
-			{arch + ".embedding_length", uint32(64)},
-			{arch + ".feed_forward_length", uint32(96)},
-			{arch + ".attention.head_count", uint32(4)},
-			{arch + ".attention.head_count_kv", uint32(2)},
-			{arch + ".attention.layer_norm_rms_epsilon", float32(1e-6)},
-			{arch + ".vocab_size", uint32(10)},
-		}, extra...)
+// baseKVs is the metadata of a 12-layer model of architecture arch.
+func baseKVs(arch string, extra ...kv) []kv {
+	return append([]kv{
+		{"general.architecture", arch},
+		{arch + ".block_count", uint32(12)},
+		{arch + ".context_length", uint32(128)},
+		{arch + ".embedding_length", uint32(64)},
+		{arch + ".feed_forward_length", uint32(96)},
+		{arch + ".attention.head_count", uint32(4)},
+		{arch + ".attention.head_count_kv", uint32(2)},
+		{arch + ".attention.layer_norm_rms_epsilon", float32(1e-6)},
+		{arch + ".vocab_size", uint32(10)},
+	}, extra...)
+}
+
+// evalConfig is the config a model's family evaluates from its GGUF config
+// (the family's defaults filled in), as rt resolves it.
+func evalConfig(t *testing.T, m *Model) map[string]any {
+	t.Helper()
+	fam, err := familyOf(m.File)
+	if err != nil {
+		t.Fatal(err)
 	}
+	c, err := dsl.EvalConfig(fam, m.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestConfigFamilies: each family's gguf section, through its claim,
+// its inherited and overridden fields and the family's config defaults.
+func TestConfigFamilies(t *testing.T) {
 	out := []tdesc{{"output.weight", F32, []uint64{64, 10}, make([]byte, 2560)}}
 	t.Run("gemma3", func(t *testing.T) {
-		c, err := openBuilt(t, base("gemma3", kv{"gemma3.attention.key_length", uint32(32)}, kv{"gemma3.attention.sliding_window", uint32(16)}, kv{"gemma3.rope.freq_base", float32(1e6)}), nil).Config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		lt := c["layer_types"].([]any)
-		if c["model_type"] != "gemma3_text" || c["head_dim"] != int64(32) || c["query_pre_attn_scalar"] != int64(32) ||
+		m := mustRead(t, openBuilt(t, baseKVs("gemma3", kv{"gemma3.attention.key_length", uint32(32)}, kv{"gemma3.attention.sliding_window", uint32(16)}, kv{"gemma3.rope.freq_base", float32(1e6)}), nil))
+		c := evalConfig(t, m)
+		if m.Family != "gemma3" || m.Config["model_type"] != "gemma3_text" || c["head_dim"] != int64(32) || c["query_pre_attn_scalar"] != 32.0 ||
 			c["sliding_window"] != int64(16) || c["rope_local_base_freq"] != 10000.0 || c["rope_theta"] != 1e6 ||
-			c["tie_word_embeddings"] != true || len(lt) != 12 || lt[5] != "full_attention" || lt[4] != "sliding_attention" || lt[11] != "full_attention" ||
-			c["hidden_activation"] != "gelu_pytorch_tanh" {
-			t.Errorf("gemma3 config: %v", c)
+			c["tie_word_embeddings"] != true || c["layer_types"] != nil || c["sliding_window_pattern"] != int64(6) ||
+			c["hidden_activation"] != "gelu_pytorch_tanh" || c["final_logit_softcapping"] != nil {
+			t.Errorf("gemma3 config: %v (raw %v)", c, m.Config)
 		}
 	})
 	t.Run("gemma3 swa pattern", func(t *testing.T) {
 		pat := make([]bool, 12)
 		pat[0] = true
-		c, err := openBuilt(t, base("gemma3", kv{"gemma3.attention.sliding_window_pattern", pat}), nil).Config()
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := mustRead(t, openBuilt(t, baseKVs("gemma3", kv{"gemma3.attention.sliding_window_pattern", pat}, kv{"gemma3.rope.freq_base_swa", float32(5000)}), nil))
+		c := evalConfig(t, m)
 		lt := c["layer_types"].([]any)
-		if lt[0] != "sliding_attention" || lt[1] != "full_attention" {
-			t.Errorf("layer_types %v", lt)
+		if len(lt) != 12 || lt[0] != "sliding_attention" || lt[1] != "full_attention" || c["rope_local_base_freq"] != 5000.0 {
+			t.Errorf("layer_types %v, rope_local_base_freq %v", lt, c["rope_local_base_freq"])
 		}
 	})
 	t.Run("gemma2", func(t *testing.T) {
-		c, err := openBuilt(t, base("gemma2", kv{"gemma2.attn_logit_softcapping", float32(50)}, kv{"gemma2.final_logit_softcapping", float32(30)}), out).Config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		lt := c["layer_types"].([]any)
-		if c["model_type"] != "gemma2" || c["attn_logit_softcapping"] != 50.0 || c["final_logit_softcapping"] != 30.0 ||
-			c["tie_word_embeddings"] != false || lt[0] != "sliding_attention" || lt[1] != "full_attention" || c["head_dim"] != int64(16) {
+		m := mustRead(t, openBuilt(t, baseKVs("gemma2", kv{"gemma2.final_logit_softcapping", float32(25)}), out))
+		c := evalConfig(t, m)
+		if m.Config["model_type"] != "gemma2" || c["attn_logit_softcapping"] != 50.0 || c["final_logit_softcapping"] != 25.0 ||
+			c["tie_word_embeddings"] != false || c["head_dim"] != int64(16) || c["query_pre_attn_scalar"] != 16.0 {
 			t.Errorf("gemma2 config: %v", c)
 		}
 	})
-	t.Run("qwen3", func(t *testing.T) {
-		c, err := openBuilt(t, base("qwen3", kv{"qwen3.attention.key_length", uint32(128)}, kv{"qwen3.rope.dimension_count", uint32(8)}), nil).Config()
-		if err != nil {
-			t.Fatal(err)
+	t.Run("gemma2 27B", func(t *testing.T) {
+		kvs := baseKVs("gemma2", kv{"gemma2.attention.key_length", uint32(32)})
+		kvs[1].Val = uint32(46)
+		if c := evalConfig(t, mustRead(t, openBuilt(t, kvs, nil))); c["query_pre_attn_scalar"] != 16.0 || c["head_dim"] != int64(32) {
+			t.Errorf("query_pre_attn_scalar %v, want hidden/heads 16 for 46 layers", c["query_pre_attn_scalar"])
 		}
-		if c["model_type"] != "qwen3" || c["head_dim"] != int64(128) || c["hidden_act"] != "silu" {
+	})
+	t.Run("qwen3", func(t *testing.T) {
+		m := mustRead(t, openBuilt(t, baseKVs("qwen3", kv{"qwen3.attention.key_length", uint32(128)}, kv{"qwen3.rope.dimension_count", uint32(8)}), nil))
+		c := evalConfig(t, m)
+		if m.Family != "qwen3" || c["head_dim"] != int64(128) || c["hidden_act"] != "silu" || c["use_sliding_window"] != false {
 			t.Errorf("qwen3 config: %v", c)
 		}
 	})
 	t.Run("qwen2 no head_dim key", func(t *testing.T) {
-		c, err := openBuilt(t, base("qwen2", kv{"qwen2.rope.dimension_count", uint32(8)}), nil).Config()
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := evalConfig(t, mustRead(t, openBuilt(t, baseKVs("qwen2", kv{"qwen2.rope.dimension_count", uint32(8)}), nil)))
 		if c["head_dim"] != int64(16) { // hidden/heads; rope.dimension_count is llama-only, as in transformers
 			t.Errorf("qwen2 head_dim %v", c["head_dim"])
 		}
 	})
 	t.Run("mistral by name", func(t *testing.T) {
-		c, err := openBuilt(t, base("llama", kv{"general.name", "mistral"}), nil).Config()
-		if err != nil {
-			t.Fatal(err)
+		m := mustRead(t, openBuilt(t, baseKVs("llama", kv{"general.name", "mistral"}), nil))
+		if m.Family != "mistral" || m.Config["model_type"] != "mistral" {
+			t.Errorf("family %s, model_type %v", m.Family, m.Config["model_type"])
 		}
-		if c["model_type"] != "mistral" {
-			t.Errorf("model_type %v", c["model_type"])
+	})
+	t.Run("olmo3 by sliding window", func(t *testing.T) {
+		m := mustRead(t, openBuilt(t, baseKVs("olmo2", kv{"olmo2.attention.sliding_window", uint32(8)}), nil))
+		o2 := mustRead(t, openBuilt(t, baseKVs("olmo2"), nil))
+		if m.Family != "olmo3" || m.Config["model_type"] != "olmo3" || o2.Family != "olmo2" {
+			t.Errorf("families %s (%v), %s", m.Family, m.Config["model_type"], o2.Family)
 		}
 	})
 	t.Run("rope scaling", func(t *testing.T) {
-		c, err := openBuilt(t, base("llama", kv{"llama.rope.scaling.type", "yarn"}, kv{"llama.rope.scaling.factor", float32(4)}, kv{"llama.rope.scaling.original_context_length", uint32(32)}), nil).Config()
-		if err != nil {
-			t.Fatal(err)
+		m := mustRead(t, openBuilt(t, baseKVs("llama", kv{"llama.rope.scaling.type", "yarn"}, kv{"llama.rope.scaling.factor", float32(4)}, kv{"llama.rope.scaling.original_context_length", uint32(32)}), nil))
+		want := map[string]any{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": int64(32)}
+		if !reflect.DeepEqual(m.Config["rope_scaling"], want) {
+			t.Errorf("rope_scaling %v", m.Config["rope_scaling"])
 		}
-		want := map[string]any{"rope_type": "yarn", "type": "yarn", "factor": 4.0, "original_max_position_embeddings": int64(32)}
-		if !reflect.DeepEqual(c["rope_scaling"], want) {
-			t.Errorf("rope_scaling %v", c["rope_scaling"])
+		m = mustRead(t, openBuilt(t, baseKVs("llama", kv{"llama.rope.scale_linear", float32(2)}), nil))
+		if want := map[string]any{"rope_type": "linear", "factor": 2.0}; !reflect.DeepEqual(m.Config["rope_scaling"], want) {
+			t.Errorf("rope.scale_linear: rope_scaling %v", m.Config["rope_scaling"])
+		}
+		m = mustRead(t, openBuilt(t, baseKVs("llama", kv{"llama.rope.scaling.type", "none"}), nil))
+		if _, ok := m.Config["rope_scaling"]; ok {
+			t.Errorf("rope.scaling.type none: rope_scaling %v", m.Config["rope_scaling"])
 		}
 	})
 	t.Run("unknown arch", func(t *testing.T) {
-		_, err := openBuilt(t, base("mamba"), nil).Config()
-		if err == nil || !strings.Contains(err.Error(), `"mamba"`) || !strings.Contains(err.Error(), "m.gguf") {
-			t.Errorf("got %v, want an error naming the file and mamba", err)
+		_, err := read(openBuilt(t, baseKVs("mamba"), nil))
+		if err == nil || !strings.Contains(err.Error(), `"mamba"`) || !strings.Contains(err.Error(), "m.gguf") || !strings.Contains(err.Error(), "gemma3, llama, olmo2") {
+			t.Errorf("got %v, want an error naming the file, mamba and the supported architectures", err)
 		}
 	})
 	t.Run("missing key", func(t *testing.T) {
-		kvs := base("llama")
-		kvs = slices.DeleteFunc(kvs, func(e kv) bool { return e.Key == "llama.block_count" })
-		_, err := openBuilt(t, kvs, nil).Config()
-		if err == nil || !strings.Contains(err.Error(), "llama.block_count") {
-			t.Errorf("got %v", err)
+		kvs := slices.DeleteFunc(baseKVs("llama"), func(e kv) bool { return e.Key == "llama.block_count" })
+		_, err := read(openBuilt(t, kvs, nil))
+		if err == nil || !strings.Contains(err.Error(), `llama.arch:`) || !strings.Contains(err.Error(), `no metadata "llama.block_count"`) {
+			t.Errorf("got %v, want the .arch position and the missing key", err)
 		}
 	})
 	t.Run("per-layer array", func(t *testing.T) {
-		kvs := base("llama")
-		kvs = slices.DeleteFunc(kvs, func(e kv) bool { return e.Key == "llama.attention.head_count_kv" })
+		kvs := slices.DeleteFunc(baseKVs("llama"), func(e kv) bool { return e.Key == "llama.attention.head_count_kv" })
 		kvs = append(kvs, kv{"llama.attention.head_count_kv", []uint32{1, 2}})
-		_, err := openBuilt(t, kvs, nil).Config()
-		if err == nil || !strings.Contains(err.Error(), "per-layer") {
+		_, err := read(openBuilt(t, kvs, nil))
+		if err == nil || !strings.Contains(err.Error(), "per-layer") || !strings.Contains(err.Error(), "num_key_value_heads") {
+			t.Errorf("got %v", err)
+		}
+	})
+	t.Run("wrong type", func(t *testing.T) {
+		kvs := slices.DeleteFunc(baseKVs("llama"), func(e kv) bool { return e.Key == "llama.block_count" })
+		kvs = append(kvs, kv{"llama.block_count", "twelve"})
+		_, err := read(openBuilt(t, kvs, nil))
+		if err == nil || !strings.Contains(err.Error(), `num_hidden_layers: want int, got string "twelve"`) {
+			t.Errorf("got %v", err)
+		}
+	})
+	t.Run("out of range", func(t *testing.T) {
+		_, err := read(openBuilt(t, baseKVs("llama", kv{"tokenizer.ggml.bos_token_id", uint64(1 << 63)}), nil))
+		if err == nil || !strings.Contains(err.Error(), "out of range") {
 			t.Errorf("got %v", err)
 		}
 	})
 }
 
+// TestHFName: the tensor rows of each family's gguf section, inherited and
+// overridden (gemma2's ffn_norm is pre_feedforward_layernorm).
 func TestHFName(t *testing.T) {
+	models := map[string]*Model{}
+	for _, arch := range []string{"llama", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "olmo2", "smollm3"} {
+		models[arch] = mustRead(t, openBuilt(t, baseKVs(arch), nil))
+	}
 	cases := []struct{ arch, in, want string }{
 		{"llama", "token_embd.weight", "model.embed_tokens.weight"},
 		{"llama", "output_norm.weight", "model.norm.weight"},
@@ -182,6 +223,9 @@ func TestHFName(t *testing.T) {
 		{"gemma2", "blk.4.post_attention_norm.weight", "model.layers.4.post_attention_layernorm.weight"},
 		{"gemma3", "blk.4.post_ffw_norm.weight", "model.layers.4.post_feedforward_layernorm.weight"},
 		{"gemma", "blk.4.ffn_norm.weight", "model.layers.4.post_attention_layernorm.weight"},
+		{"olmo2", "blk.4.post_attention_norm.weight", "model.layers.4.post_attention_layernorm.weight"},
+		{"olmo2", "blk.4.post_ffw_norm.weight", "model.layers.4.post_feedforward_layernorm.weight"},
+		{"smollm3", "blk.4.attn_q.weight", "model.layers.4.self_attn.q_proj.weight"},
 		{"llama", "blk.5.ffn_gate.weight", "model.layers.5.mlp.gate_proj.weight"},
 		{"llama", "blk.5.ffn_up.weight", "model.layers.5.mlp.up_proj.weight"},
 		{"llama", "blk.5.ffn_down.weight", "model.layers.5.mlp.down_proj.weight"},
@@ -194,10 +238,27 @@ func TestHFName(t *testing.T) {
 		{"llama", "token_embd", ""},
 	}
 	for _, c := range cases {
-		got, ok := HFName(c.arch, c.in)
+		got, ok := models[c.arch].HFName(c.in)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("HFName(%s, %s) = %q, %v; want %q", c.arch, c.in, got, ok, c.want)
 		}
+	}
+}
+
+// TestTransformsImplemented: rt/gguf implements exactly the transforms
+// that gguf sections may name.
+func TestTransformsImplemented(t *testing.T) {
+	var got, want []string
+	for n := range transforms {
+		got = append(got, n)
+	}
+	for n := range dsl.GGUFTransforms {
+		want = append(want, n)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("rt/gguf implements %v, dsl.GGUFTransforms names %v", got, want)
 	}
 }
 
@@ -251,7 +312,7 @@ func TestReversePermuteRows(t *testing.T) {
 }
 
 func TestMaterializeTiny(t *testing.T) {
-	f := openTiny(t)
+	f := mustRead(t, openTiny(t))
 	cache := t.TempDir()
 	var last, total int64
 	ix, err := f.Materialize(context.Background(), cache, func(d, tt int64) {
@@ -342,7 +403,7 @@ func oneHeadLlama() ([]kv, []tdesc) {
 func TestMaterializeTransforms(t *testing.T) {
 	// llama: 1 head of head_dim 4 (rows 4), so the permutation is visible.
 	kvs, ts := oneHeadLlama()
-	f := openBuilt(t, kvs, ts)
+	f := mustRead(t, openBuilt(t, kvs, ts))
 	q, hf, shape, err := f.ReadTensor("blk.0.attn_q.weight")
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +440,7 @@ func TestMaterializeTransforms(t *testing.T) {
 		{"blk.0.post_ffw_norm.weight", F32, []uint64{4}, f32s(1, 1, 1, 1)},
 		{"blk.0.attn_q.weight", F32, []uint64{4, 4}, f32s(seq(0, 16)...)},
 	}
-	gf := openBuilt(t, g, gt)
+	gf := mustRead(t, openBuilt(t, g, gt))
 	n, hf, _, err := gf.ReadTensor("output_norm.weight")
 	if err != nil || hf != "model.norm.weight" || !slices.Equal(n, []float32{0.5, 1, -1, -2}) {
 		t.Errorf("gemma output_norm %s: %v %v", hf, n, err)
@@ -416,7 +477,7 @@ func TestMaterializeQuantizedChunks(t *testing.T) {
 		}
 	}
 	ts = []tdesc{{"token_embd.weight", Q8_0, []uint64{cols, rows}, raw}}
-	f := openBuilt(t, kvs, ts)
+	f := mustRead(t, openBuilt(t, kvs, ts))
 	ix, err := f.Materialize(context.Background(), t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -436,7 +497,7 @@ func TestMaterializeQuantizedChunks(t *testing.T) {
 }
 
 func TestMaterializeCancel(t *testing.T) {
-	f := openTiny(t)
+	f := mustRead(t, openTiny(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	cache := t.TempDir()
@@ -452,16 +513,21 @@ func TestMaterializeCancel(t *testing.T) {
 func TestMaterializeUnsupported(t *testing.T) {
 	kvs, ts := tinyLlama()
 	ts[1] = tdesc{"output_norm.weight", Q2_K, []uint64{256}, make([]byte, 84)}
-	f := openBuilt(t, kvs, ts)
-	_, err := f.Materialize(context.Background(), t.TempDir(), nil)
+	_, err := read(openBuilt(t, kvs, ts))
 	if err == nil || !strings.Contains(err.Error(), `"output_norm.weight"`) || !strings.Contains(err.Error(), "Q2_K") {
 		t.Errorf("got %v, want an error naming the tensor and Q2_K", err)
 	}
 	kvs, ts = tinyLlama()
 	ts = append(ts, tdesc{"blk.0.mystery.weight", F32, []uint64{4}, f32s(1, 2, 3, 4)})
-	_, err = openBuilt(t, kvs, ts).Materialize(context.Background(), t.TempDir(), nil)
-	if err == nil || !strings.Contains(err.Error(), "blk.0.mystery.weight") {
-		t.Errorf("got %v, want an error naming the unknown tensor", err)
+	_, err = read(openBuilt(t, kvs, ts))
+	if err == nil || !strings.Contains(err.Error(), "blk.0.mystery.weight") || !strings.Contains(err.Error(), "family llama") {
+		t.Errorf("got %v, want an error naming the unknown tensor and the family", err)
+	}
+	kvs, ts = tinyLlama()
+	ts = append(ts, tdesc{"blk.0.attn_k.bias", F32, []uint64{3}, f32s(1, 2, 3)})
+	_, err = read(openBuilt(t, kvs, ts))
+	if err == nil || !strings.Contains(err.Error(), `"blk.0.attn_k.bias" has 3 rows, not divisible into 1 heads`) {
+		t.Errorf("got %v, want the un-permutation refused", err)
 	}
 }
 
@@ -487,11 +553,8 @@ func TestPack(t *testing.T) {
 			kvs[i].Val = uint32(32)
 		}
 	}
-	f := openBuilt(t, kvs, ts)
-	formats, err := f.Formats()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := mustRead(t, openBuilt(t, kvs, ts))
+	formats := f.Formats()
 	cache := t.TempDir()
 	ix, err := f.Pack(context.Background(), cache, nil)
 	if err != nil {

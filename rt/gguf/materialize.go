@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/archc/archc/rt/tensor"
@@ -29,35 +28,6 @@ const cacheAlign = 64
 // memory stays small and cancellation is prompt.
 const unitElems = 1 << 22
 
-// transform says how a tensor is changed on its way to Hugging Face form.
-type transform struct {
-	permuteHeads int  // >0: undo llama.cpp's Q/K row permutation with this many heads
-	minusOne     bool // Gemma norm weight stored as 1+w: subtract 1
-}
-
-// transformFor returns the transform transformers' GGUF loader applies to
-// the tensor: LlamaTensorProcessor (architecture llama) reverse-permutes
-// rows of every tensor whose name contains ".attn_q." (with
-// num_attention_heads) or ".attn_k." (with num_key_value_heads);
-// Gemma2TensorProcessor (gemma2, gemma3; applied here to gemma too, whose
-// GGUF conversion also stores 1+w) subtracts 1 from every tensor whose name
-// contains "norm.weight".
-func (f *File) transformFor(name string, fam family, heads, kvHeads int64) transform {
-	var tr transform
-	if fam.permuteQK {
-		switch {
-		case strings.Contains(name, ".attn_q."):
-			tr.permuteHeads = int(heads)
-		case strings.Contains(name, ".attn_k."):
-			tr.permuteHeads = int(kvHeads)
-		}
-	}
-	if fam.gemma && strings.Contains(name, "norm.weight") {
-		tr.minusOne = true
-	}
-	return tr
-}
-
 // reversePermuteRows undoes llama.cpp's permute for rope (see
 // reversePermute) on f32 rows: src and dst hold rows*cols elements,
 // row-major; they must not alias.
@@ -67,8 +37,8 @@ func reversePermuteRows(dst, src []float32, rows, cols, nHead int) error {
 	})
 }
 
-// plan is the resolved form of the file for conversion: per tensor its HF
-// name, shape and transform.
+// planned is one tensor of the file resolved for conversion: its HF name,
+// shape and transform.
 type planned struct {
 	t     Tensor
 	hf    string
@@ -76,71 +46,28 @@ type planned struct {
 	tr    transform
 }
 
-func (f *File) plan() ([]planned, error) {
-	fam, err := f.family()
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := f.Config()
-	if err != nil {
-		return nil, err
-	}
-	heads, kvHeads := cfg["num_attention_heads"].(int64), cfg["num_key_value_heads"].(int64)
-	var out []planned
-	seen := map[string]string{}
-	for _, t := range f.Tensors {
-		if ignored[t.Name] {
-			continue
-		}
-		hf, ok := HFName(f.Arch, t.Name)
-		if !ok {
-			return nil, fmt.Errorf("gguf: %s: tensor %q has no Hugging Face name for architecture %s: archc does not know this tensor", f.Path, t.Name, f.Arch)
-		}
-		if prev, dup := seen[hf]; dup {
-			return nil, fmt.Errorf("gguf: %s: tensors %q and %q both map to %q: the file is inconsistent", f.Path, prev, t.Name, hf)
-		}
-		seen[hf] = t.Name
-		if err := f.CheckType(t); err != nil {
-			return nil, err
-		}
-		p := planned{t: t, hf: hf, shape: t.Shape(), tr: f.transformFor(t.Name, fam, heads, kvHeads)}
-		if p.tr.permuteHeads > 0 {
-			rows := int(p.shape[0])
-			if rows%(2*p.tr.permuteHeads) != 0 {
-				return nil, fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d heads of row pairs: the file does not match its config", f.Path, t.Name, rows, p.tr.permuteHeads)
-			}
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
 // ReadTensor returns the GGUF tensor called name dequantized to f32 and
 // transformed to Hugging Face form (see Materialize), with its HF name and
 // row-major shape. It reads the whole tensor into memory; it is meant for
-// tests and small tensors. Errors: an unknown name, an unsupported
-// architecture or type, a read failure.
-func (f *File) ReadTensor(name string) (data []float32, hfName string, shape []int64, err error) {
-	plan, err := f.plan()
-	if err != nil {
-		return nil, "", nil, err
-	}
-	for _, p := range plan {
+// tests and small tensors. Errors: a name the model does not load (unknown
+// or skipped), a read failure.
+func (m *Model) ReadTensor(name string) (data []float32, hfName string, shape []int64, err error) {
+	for _, p := range m.plan {
 		if p.t.Name != name {
 			continue
 		}
-		fh, err := os.Open(f.Path)
+		fh, err := os.Open(m.Path)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("gguf: %v", err)
 		}
 		defer fh.Close()
 		data = make([]float32, p.t.Elements())
-		if err := f.convert(fh, p, 0, int(p.shape[0]), data); err != nil {
+		if err := m.convert(fh, p, 0, int(p.shape[0]), data); err != nil {
 			return nil, "", nil, err
 		}
 		return data, p.hf, p.shape, nil
 	}
-	return nil, "", nil, fmt.Errorf("gguf: %s has no tensor %q", f.Path, name)
+	return nil, "", nil, fmt.Errorf("gguf: %s has no tensor %q that family %s loads", m.Path, name, m.Family)
 }
 
 // convert dequantizes and transforms HF rows [r0, r1) of p into dst
@@ -178,26 +105,27 @@ func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error 
 	return nil
 }
 
-// CachePath returns the file Materialize writes for f under cacheDir. Its
+// CachePath returns the file Materialize writes for m under cacheDir. Its
 // name is a hash of cacheVersion, the GGUF file's size and modification
-// time and its header bytes, so a changed or different file gets a new one.
-func (f *File) CachePath(cacheDir string) string { return f.cachePathFor(cacheDir, cacheVersion) }
+// time, its header bytes and the model's tensor plan (names, transforms),
+// so a changed file, or a family that reads it differently, gets a new one.
+func (m *Model) CachePath(cacheDir string) string { return m.cachePathFor(cacheDir, cacheVersion) }
 
-func (f *File) cachePathFor(cacheDir, version string) string {
+func (m *Model) cachePathFor(cacheDir, version string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", version, f.Size, f.ModTime)
-	h.Write(f.hdrSum)
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", version, m.Size, m.ModTime)
+	h.Write(m.hdrSum)
+	h.Write(m.planSum)
 	return filepath.Join(cacheDir, "gguf-"+hex.EncodeToString(h.Sum(nil))[:32]+".f32")
 }
 
-// Materialize writes every tensor of f, dequantized to f32 (exactly, see
-// Dequantize), transformed to Hugging Face form as transformers' GGUF
-// loader does it (llama/mistral: the rows of every tensor whose GGUF name
-// contains ".attn_q." or ".attn_k." un-permuted, LlamaTensorProcessor;
-// gemma/gemma2/gemma3: 1 subtracted from every tensor whose name contains
-// "norm.weight", Gemma2TensorProcessor), named as Hugging
-// Face names it (HFName; rope_freqs.weight skipped) and in row-major HF
-// shape (GGUF dims reversed), into one file under cacheDir (CachePath;
+// Materialize writes every tensor of m, dequantized to f32 (exactly, see
+// Dequantize), transformed to Hugging Face form by the transforms its
+// family's gguf section names (as transformers' GGUF loader does it:
+// unpermute_qk is LlamaTensorProcessor's row un-permutation, minus_one
+// Gemma2TensorProcessor's norm.weight - 1), named as Hugging Face names it
+// (HFName; skipped tensors left out) and in row-major HF shape (GGUF dims
+// reversed), into one file under cacheDir (CachePath;
 // each tensor at a 64-byte-aligned offset, no header). It returns an index
 // of that file with Source = f.Path and DType f32 for every tensor. When
 // the cache file already exists with the expected size it is reused
@@ -207,19 +135,15 @@ func (f *File) cachePathFor(cacheDir, version string) string {
 // progress, if not nil, is called with the bytes of f32 tensor data
 // written so far and their total (alignment padding not counted); calls are serialized and done is non-decreasing. ctx
 // cancels the conversion (the error wraps ctx.Err()). Errors name the GGUF
-// file and the problem: an unsupported architecture or tensor type, a
-// tensor with no HF name, a read or write failure.
-func (f *File) Materialize(ctx context.Context, cacheDir string, progress func(done, total int64)) (*weights.Index, error) {
-	plan, err := f.plan()
-	if err != nil {
-		return nil, err
-	}
+// file and the problem: a read or write failure.
+func (m *Model) Materialize(ctx context.Context, cacheDir string, progress func(done, total int64)) (*weights.Index, error) {
+	plan := m.plan
 	abs, err := filepath.Abs(cacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: bad cache folder %q: %v", cacheDir, err)
 	}
-	out := f.CachePath(abs)
-	ix := &weights.Index{Source: f.Path, Tensors: map[string]weights.Info{}}
+	out := m.CachePath(abs)
+	ix := &weights.Index{Source: m.Path, Tensors: map[string]weights.Info{}}
 	offs := make([]int64, len(plan))
 	var total, payload int64
 	for i, p := range plan {
@@ -236,11 +160,11 @@ func (f *File) Materialize(ctx context.Context, cacheDir string, progress func(d
 		}
 		return ix, nil
 	}
-	err = f.writeCacheFile(abs, out, func(tmp *os.File) error {
+	err = m.writeCacheFile(abs, out, func(tmp *os.File) error {
 		if err := tmp.Truncate(total); err != nil {
-			return fmt.Errorf("gguf: %s: sizing cache file %s to %d bytes: %v", f.Path, tmp.Name(), total, err)
+			return fmt.Errorf("gguf: %s: sizing cache file %s to %d bytes: %v", m.Path, tmp.Name(), total, err)
 		}
-		return f.writeAll(ctx, tmp, plan, offs, payload, progress)
+		return m.writeAll(ctx, tmp, plan, offs, payload, progress)
 	})
 	if err != nil {
 		return nil, err

@@ -2,97 +2,87 @@ package gguf
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/archc/archc/dsl"
 )
 
-// nameRow maps one GGUF tensor base name (without ".weight"/".bias") to
-// its Hugging Face name. Per-layer rows use "blk.N." / "model.layers.N."
-// prefixes implicitly. archs, when set, limits a row to those
-// architectures (rows are tried in order; the first that applies wins).
-type nameRow struct {
-	gguf, hf string
-	archs    []string
+// transform is what loading does to one tensor: the shared load transforms
+// (dsl.GGUFTransforms) a gguf section applies to it, resolved.
+type transform struct {
+	permuteHeads int  // >0: undo llama.cpp's Q/K row permutation with this many heads (rows move whole)
+	minusOne     bool // the file stores 1+w: subtract 1 (values change: the tensor is packed as f32)
 }
 
-// nameTable is the GGUF → Hugging Face tensor name table for the families
-// in families (gguf-py's tensor_mapping.py, read in reverse).
-var nameTable = []nameRow{
-	// Global tensors.
-	{gguf: "token_embd", hf: "model.embed_tokens"},
-	{gguf: "output_norm", hf: "model.norm"},
-	{gguf: "output", hf: "lm_head"},
-	// Per-layer tensors (blk.N.* → model.layers.N.*).
-	{gguf: "attn_norm", hf: "input_layernorm"},
-	{gguf: "attn_q", hf: "self_attn.q_proj"},
-	{gguf: "attn_k", hf: "self_attn.k_proj"},
-	{gguf: "attn_v", hf: "self_attn.v_proj"},
-	{gguf: "attn_output", hf: "self_attn.o_proj"},
-	{gguf: "attn_q_norm", hf: "self_attn.q_norm"},
-	{gguf: "attn_k_norm", hf: "self_attn.k_norm"},
-	{gguf: "ffn_norm", hf: "pre_feedforward_layernorm", archs: []string{"gemma2", "gemma3"}},
-	{gguf: "ffn_norm", hf: "post_attention_layernorm"},
-	{gguf: "post_attention_norm", hf: "post_attention_layernorm", archs: []string{"gemma2", "gemma3"}},
-	{gguf: "post_ffw_norm", hf: "post_feedforward_layernorm", archs: []string{"gemma2", "gemma3"}},
-	{gguf: "ffn_gate", hf: "mlp.gate_proj"},
-	{gguf: "ffn_up", hf: "mlp.up_proj"},
-	{gguf: "ffn_down", hf: "mlp.down_proj"},
+// transforms implements each transform of dsl.GGUFTransforms once, for
+// every family that names it, by setting its part of a tensor's transform.
+var transforms = map[string]func(tr *transform, args []int64){
+	// unpermute_qk(heads): transformers' _reverse_permute_weights (see reversePermute).
+	"unpermute_qk": func(tr *transform, args []int64) { tr.permuteHeads = int(args[0]) },
+	// minus_one(): Gemma2TensorProcessor's "norm.weight" - 1.
+	"minus_one": func(tr *transform, _ []int64) { tr.minusOne = true },
 }
 
-// ignored are GGUF tensors with no Hugging Face counterpart that
-// Materialize skips: llama 3's rope_freqs holds frequency factors that HF
-// recomputes from rope_scaling.
-var ignored = map[string]bool{"rope_freqs.weight": true}
+// resolveTransforms applies the transform calls a tensor's row gives.
+func resolveTransforms(name string, calls []dsl.GGUFTransformCall) (transform, error) {
+	var tr transform
+	seen := map[string]bool{}
+	for _, c := range calls {
+		apply, ok := transforms[c.Name]
+		if !ok {
+			return tr, fmt.Errorf("%s:%d:%d: transform %s has no implementation in rt/gguf", c.Pos.Filename, c.Pos.Line, c.Pos.Column, c.Name)
+		}
+		if seen[c.Name] {
+			return tr, fmt.Errorf("%s:%d:%d: transform %s applies to tensor %q twice (two patterns match it)", c.Pos.Filename, c.Pos.Line, c.Pos.Column, c.Name, name)
+		}
+		seen[c.Name] = true
+		apply(&tr, c.Args)
+	}
+	return tr, nil
+}
 
-var globalNames = map[string]bool{"token_embd": true, "output_norm": true, "output": true}
-
-// HFName returns the Hugging Face name of the GGUF tensor ggufName in a
-// model of architecture arch ("blk.3.attn_q.weight" →
+// HFName returns the Hugging Face name the family's gguf section gives the
+// GGUF tensor ggufName ("blk.3.attn_q.weight" →
 // "model.layers.3.self_attn.q_proj.weight"). ok is false for a name the
-// table does not cover (including ignored tensors such as
-// rope_freqs.weight).
-func HFName(arch, ggufName string) (hf string, ok bool) {
-	base, suffix := ggufName, ""
-	for _, s := range []string{".weight", ".bias"} {
-		if strings.HasSuffix(ggufName, s) {
-			base, suffix = strings.TrimSuffix(ggufName, s), s
-		}
-	}
-	if suffix == "" {
+// section does not map and for a tensor it skips (rope_freqs.weight).
+func (m *Model) HFName(ggufName string) (hf string, ok bool) {
+	t, ok := m.reading.Tensor(ggufName)
+	if !ok || t.Skip {
 		return "", false
 	}
-	prefix, hfPrefix := "", ""
-	if rest, found := strings.CutPrefix(base, "blk."); found {
-		i := strings.IndexByte(rest, '.')
-		if i <= 0 {
-			return "", false
-		}
-		n, err := strconv.ParseUint(rest[:i], 10, 32)
-		if err != nil || strconv.FormatUint(n, 10) != rest[:i] {
-			return "", false
-		}
-		prefix, hfPrefix = "blk."+rest[:i]+".", fmt.Sprintf("model.layers.%d.", n)
-		base = rest[i+1:]
-	} else if !globalNames[base] {
-		return "", false
-	}
-	for _, row := range nameTable {
-		if row.gguf != base || globalNames[row.gguf] == (prefix != "") {
-			continue
-		}
-		if row.archs != nil && !contains(row.archs, arch) {
-			continue
-		}
-		return hfPrefix + row.hf + suffix, true
-	}
-	return "", false
+	return t.HF, true
 }
 
-func contains(xs []string, x string) bool {
-	for _, e := range xs {
-		if e == x {
-			return true
+// makePlan resolves every tensor of the file: its HF name, shape and
+// transform (skipped tensors left out).
+func (m *Model) makePlan() error {
+	seen := map[string]string{}
+	for _, t := range m.Tensors {
+		tm, ok := m.reading.Tensor(t.Name)
+		if !ok {
+			return fmt.Errorf("gguf: %s: tensor %q has no Hugging Face name in family %s's gguf section: archc does not know this tensor", m.Path, t.Name, m.Family)
 		}
+		if tm.Skip {
+			continue
+		}
+		if prev, dup := seen[tm.HF]; dup {
+			return fmt.Errorf("gguf: %s: tensors %q and %q both map to %q: the file is inconsistent", m.Path, prev, t.Name, tm.HF)
+		}
+		seen[tm.HF] = t.Name
+		if err := m.CheckType(t); err != nil {
+			return err
+		}
+		tr, err := resolveTransforms(t.Name, tm.Transforms)
+		if err != nil {
+			return err
+		}
+		p := planned{t: t, hf: tm.HF, shape: t.Shape(), tr: tr}
+		if tr.permuteHeads != 0 {
+			rows := int(p.shape[0])
+			if tr.permuteHeads < 0 || rows%(2*tr.permuteHeads) != 0 {
+				return fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d heads of row pairs: the file does not match its config", m.Path, t.Name, rows, tr.permuteHeads)
+			}
+		}
+		m.plan = append(m.plan, p)
 	}
-	return false
+	return nil
 }

@@ -41,49 +41,42 @@ func packedFormat(p planned) string {
 }
 
 // Formats returns, for every tensor Pack writes, its Hugging Face name and
-// storage format. It reads only the header. Errors as Pack's planning.
-func (f *File) Formats() (map[string]string, error) {
-	plan, err := f.plan()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(plan))
-	for _, p := range plan {
+// storage format.
+func (m *Model) Formats() map[string]string {
+	out := make(map[string]string, len(m.plan))
+	for _, p := range m.plan {
 		out[p.hf] = packedFormat(p)
 	}
-	return out, nil
+	return out
 }
 
-// PackPath returns the file Pack writes for f under cacheDir.
-func (f *File) PackPath(cacheDir string) string {
-	return strings.TrimSuffix(f.cachePathFor(cacheDir, packVersion), ".f32") + ".packed"
+// PackPath returns the file Pack writes for m under cacheDir.
+func (m *Model) PackPath(cacheDir string) string {
+	return strings.TrimSuffix(m.cachePathFor(cacheDir, packVersion), ".f32") + ".packed"
 }
 
-// Pack writes every tensor of f as it is stored (same bytes, same size)
+// Pack writes every tensor of m as it is stored (same bytes, same size)
 // into one file under cacheDir (PackPath; each tensor 64-byte aligned, so
 // IREE maps it without copying), named and shaped as Hugging Face names
 // and shapes it (HFName; GGUF dims reversed), and returns an index of that
 // file in which each tensor's Format is its storage format (Formats). The
-// only changes are the ones transformers' GGUF loader makes: the rows of
-// llama-style Q and K projections are un-permuted (whole rows of blocks
-// move, which is exact for any block format), and a tensor whose values
-// change (Gemma's norm weights, stored as 1+w) is dequantized to f32 with 1
-// subtracted. An existing file of the expected size is reused without
+// only changes are the transforms the family's gguf section names, as
+// transformers' GGUF loader makes them: unpermute_qk moves whole rows of
+// blocks (exact for any block format), and a tensor whose values change
+// (minus_one: Gemma's norm weights, stored as 1+w) is dequantized to f32
+// with the change applied. An existing file of the expected size is reused without
 // reading tensor data; a new one is written under a temporary name and
 // renamed. progress, if not nil, gets bytes written so far and the total.
 // Errors name the GGUF file and the problem (unsupported type or tensor,
 // read or write failure, ctx ending).
-func (f *File) Pack(ctx context.Context, cacheDir string, progress func(done, total int64)) (*weights.Index, error) {
-	plan, err := f.plan()
-	if err != nil {
-		return nil, err
-	}
+func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, total int64)) (*weights.Index, error) {
+	plan := m.plan
 	abs, err := filepath.Abs(cacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: bad cache folder %q: %v", cacheDir, err)
 	}
-	out := f.PackPath(abs)
-	ix := &weights.Index{Source: f.Path, Tensors: map[string]weights.Info{}}
+	out := m.PackPath(abs)
+	ix := &weights.Index{Source: m.Path, Tensors: map[string]weights.Info{}}
 	offs := make([]int64, len(plan))
 	lens := make([]int64, len(plan))
 	var total int64
@@ -109,18 +102,18 @@ func (f *File) Pack(ctx context.Context, cacheDir string, progress func(done, to
 		}
 		return ix, nil
 	}
-	src, err := os.Open(f.Path)
+	src, err := os.Open(m.Path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %v", err)
 	}
 	defer src.Close()
-	err = f.writeCacheFile(abs, out, func(tmp *os.File) error {
+	err = m.writeCacheFile(abs, out, func(tmp *os.File) error {
 		var done int64
 		for i, p := range plan {
 			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("gguf: %s: packing weights: %w", f.Path, err)
+				return fmt.Errorf("gguf: %s: packing weights: %w", m.Path, err)
 			}
-			data, err := f.packedBytes(src, p)
+			data, err := m.packedBytes(src, p)
 			if err != nil {
 				return err
 			}
@@ -128,7 +121,7 @@ func (f *File) Pack(ctx context.Context, cacheDir string, progress func(done, to
 				return fmt.Errorf("gguf: internal error: tensor %q packs to %d bytes, planned %d", p.t.Name, len(data), lens[i])
 			}
 			if _, err := tmp.WriteAt(data, offs[i]); err != nil {
-				return fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+				return fmt.Errorf("gguf: %s: writing cache file %s: %v", m.Path, tmp.Name(), err)
 			}
 			done += lens[i]
 			if progress != nil {
@@ -136,7 +129,7 @@ func (f *File) Pack(ctx context.Context, cacheDir string, progress func(done, to
 			}
 		}
 		if err := tmp.Truncate(total); err != nil {
-			return fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, tmp.Name(), err)
+			return fmt.Errorf("gguf: %s: writing cache file %s: %v", m.Path, tmp.Name(), err)
 		}
 		return nil
 	})

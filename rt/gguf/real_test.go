@@ -12,6 +12,9 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/lower"
 )
 
 // oracleDoc is the part of golden/<model>/oracle.json this test reads
@@ -35,11 +38,12 @@ func modelsDir() string {
 	return filepath.Join("..", "..", ".cache", "models")
 }
 
-// TestRealCheckpoints checks Config and Materialize on the real GGUF
-// checkpoints against transformers' GGUF loader (golden/<model>/oracle.json):
-// the config values, the set of HF tensor names and shapes, and the sha256
-// of every tensor's f32 bytes — so dequantization and the transforms are
-// bit-exact. A missing checkpoint skips, unless the environment has CI set
+// TestRealCheckpoints checks the built-in families' reading of the real
+// GGUF checkpoints (Model.Config, Materialize) against transformers' GGUF
+// loader (golden/<model>/oracle.json): the config values (with the family's
+// defaults, and the sliding layers of the IR the config builds), the set of
+// HF tensor names and shapes, and the sha256 of every tensor's f32 bytes —
+// so dequantization and the transforms are bit-exact. A missing checkpoint skips, unless the environment has CI set
 // (fetch them with scripts/fetch-models.sh and scripts/fetch-gemma3.sh).
 func TestRealCheckpoints(t *testing.T) {
 	for _, m := range []string{"smollm2", "gemma3"} {
@@ -63,10 +67,11 @@ func TestRealCheckpoints(t *testing.T) {
 			if st.Size() != doc.GGUFSize {
 				t.Fatalf("%s is %d bytes, the oracle was made from %d: re-fetch the model", path, st.Size(), doc.GGUFSize)
 			}
-			f, err := Open(path)
+			g, err := Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
+			f := mustRead(t, g)
 			checkConfig(t, f, doc.Config)
 			if testing.Short() {
 				t.Skip("-short: skipping Materialize of the real checkpoint")
@@ -122,22 +127,49 @@ func TestRealCheckpoints(t *testing.T) {
 	}
 }
 
-func ggufNameOf(f *File, hf string) string {
+func ggufNameOf(f *Model, hf string) string {
 	for _, t := range f.Tensors {
-		if n, ok := HFName(f.Arch, t.Name); ok && n == hf {
+		if n, ok := f.HFName(t.Name); ok && n == hf {
 			return t.Name
 		}
 	}
 	return ""
 }
 
-// checkConfig compares Config() with transformers' config for the same
-// file. transformers 5 nests rope settings in rope_parameters.
-func checkConfig(t *testing.T, f *File, hf map[string]any) {
+// checkConfig compares the family's config for the file (its gguf fields
+// with the family's defaults, plus the fields it does not declare) with
+// transformers' config for the same file, and transformers' layer_types
+// with the sliding windows of the IR built from it. transformers 5 nests
+// rope settings in rope_parameters.
+func checkConfig(t *testing.T, f *Model, hf map[string]any) {
 	t.Helper()
-	c, err := f.Config()
+	fam, err := familyOf(f.File)
 	if err != nil {
 		t.Fatal(err)
+	}
+	c, err := dsl.EvalConfig(fam, f.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lt, ok := hf["layer_types"].([]any); ok {
+		g, err := dsl.Build(fam, c, lower.Registry{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []any
+		for _, n := range g.Nodes {
+			if n.Prim == "attention" {
+				got = append(got, map[bool]any{true: "sliding_attention", false: "full_attention"}[n.Attrs["window"] != nil])
+			}
+		}
+		if !reflect.DeepEqual(got, lt) {
+			t.Errorf("attention windows by layer %v, transformers layer_types %v", got, lt)
+		}
+	}
+	for k, v := range f.Config {
+		if _, ok := c[k]; !ok {
+			c[k] = v
+		}
 	}
 	norm := func(v any) any { // JSON numbers decode as float64
 		switch x := v.(type) {
@@ -155,7 +187,7 @@ func checkConfig(t *testing.T, f *File, hf map[string]any) {
 	keys := []string{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
 		"num_attention_heads", "num_key_value_heads", "head_dim", "rms_norm_eps", "max_position_embeddings",
 		"tie_word_embeddings", "bos_token_id", "eos_token_id", "pad_token_id", "hidden_act", "attention_bias",
-		"sliding_window", "query_pre_attn_scalar", "layer_types", "final_logit_softcapping",
+		"sliding_window", "query_pre_attn_scalar", "final_logit_softcapping",
 		"attn_logit_softcapping", "hidden_activation"}
 	for _, k := range keys {
 		hv, ok := hf[k]

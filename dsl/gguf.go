@@ -1,0 +1,672 @@
+package dsl
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The gguf section of a family file says how the family reads llama.cpp's
+// GGUF files (ast.go, GGUF): which general.architecture values it claims,
+// how the file's metadata becomes config.json fields, which GGUF tensor is
+// which Hugging Face tensor, and which shared load transforms undo the way
+// llama.cpp stored a tensor. EvalGGUF evaluates it against one file (any
+// GGUFSource; package rt/gguf provides the real one); the result is a
+// config.json equivalent, fed to the family's config block like a real
+// config.json, and a tensor map (GGUFReading.Tensor).
+
+// GGUFSource is the GGUF file a gguf section reads.
+type GGUFSource interface {
+	// Name names the file in messages.
+	Name() string
+	// Architecture is the file's general.architecture ("llama", ...).
+	Architecture() string
+	// Meta returns the metadata value under key as a config-time value
+	// (int64, float64, bool, string, or []any of them for an array); ok is
+	// false when the key is absent; err reports a value archc cannot
+	// represent.
+	Meta(key string) (v any, ok bool, err error)
+	// TensorShape returns the row-major (Hugging Face) shape of the tensor
+	// called name in the file, and whether there is one.
+	TensorShape(name string) (shape []int64, ok bool)
+}
+
+// ggufFunc is a function gguf-section expressions may call.
+type ggufFunc struct {
+	args int // positional arguments; -1: keyword arguments only
+	eval func(s *scope, c *Call, args []any) (any, error)
+}
+
+// ggufFuncs are the functions of gguf-section expressions. A KEY is a
+// metadata key in which "{arch}" stands for the file's general.architecture,
+// as gguf-py's constants spell it ("{arch}.block_count").
+var ggufFuncs = map[string]ggufFunc{
+	"meta":       {1, ggufMeta},  // meta(KEY): the value under KEY, none when absent
+	"need":       {1, ggufNeed},  // need(KEY): the value under KEY; absent is an error
+	"has_tensor": {1, ggufHas},   // has_tensor(NAME): whether the file has tensor NAME
+	"shape":      {1, ggufShape}, // shape(NAME): tensor NAME's row-major shape, none when absent
+	"len":        {1, ggufLen},   // len(X): the length of a list, string or dict (none: none)
+	"dict":       {-1, ggufDict}, // dict(k: v, ...): a dict, without the keys whose value is none
+}
+
+// GGUFTransforms are the load transforms a gguf section may name, with
+// their (integer) parameters. Each is implemented once, in package rt/gguf,
+// and undoes one way llama.cpp's converter stores a tensor.
+var GGUFTransforms = map[string][]string{
+	"unpermute_qk": {"heads"}, // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back
+	"minus_one":    nil,       // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
+}
+
+func (s *scope) ggufCall(c *Call, fn ggufFunc) (any, error) {
+	var args []any
+	for _, a := range c.Args {
+		if fn.args >= 0 && a.Name != "" {
+			return nil, errorf(a.Pos, "%s takes no keyword arguments", c.Name)
+		}
+		if fn.args < 0 && a.Name == "" {
+			return nil, errorf(a.Pos, "%s takes keyword arguments only (name: value)", c.Name)
+		}
+		v, err := s.expr(a.Value)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, v)
+	}
+	if fn.args >= 0 && len(args) != fn.args {
+		return nil, errorf(c.Pos, "%s takes %d argument(s), got %d", c.Name, fn.args, len(args))
+	}
+	return fn.eval(s, c, args)
+}
+
+// stringArg returns args[0] as a string, or an error at the argument.
+func stringArg(c *Call, args []any) (string, error) {
+	k, ok := args[0].(string)
+	if !ok {
+		return "", errorf(c.Args[0].Pos, "%s needs a string, got %s %s", c.Name, typeName(args[0]), show(args[0]))
+	}
+	return k, nil
+}
+
+// metaKey expands "{arch}" in a metadata key.
+func (s *scope) metaKey(c *Call, args []any) (string, error) {
+	k, err := stringArg(c, args)
+	return strings.ReplaceAll(k, "{arch}", s.src.Architecture()), err
+}
+
+func ggufMeta(s *scope, c *Call, args []any) (any, error) {
+	key, err := s.metaKey(c, args)
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := s.src.Meta(key)
+	if err != nil {
+		return nil, errorf(c.Pos, "%s: %v", s.src.Name(), err)
+	}
+	return v, nil
+}
+
+func ggufNeed(s *scope, c *Call, args []any) (any, error) {
+	key, err := s.metaKey(c, args)
+	if err != nil {
+		return nil, err
+	}
+	v, ok, err := s.src.Meta(key)
+	switch {
+	case err != nil:
+		return nil, errorf(c.Pos, "%s: %v", s.src.Name(), err)
+	case !ok:
+		return nil, errorf(c.Pos, "%s has no metadata %q: the file does not describe a %s model", s.src.Name(), key, s.src.Architecture())
+	}
+	return v, nil
+}
+
+func ggufHas(s *scope, c *Call, args []any) (any, error) {
+	name, err := stringArg(c, args)
+	if err != nil {
+		return nil, err
+	}
+	_, ok := s.src.TensorShape(name)
+	return ok, nil
+}
+
+func ggufShape(s *scope, c *Call, args []any) (any, error) {
+	name, err := stringArg(c, args)
+	if err != nil {
+		return nil, err
+	}
+	shape, ok := s.src.TensorShape(name)
+	if !ok {
+		return nil, nil
+	}
+	out := make([]any, len(shape))
+	for i, d := range shape {
+		out[i] = d
+	}
+	return out, nil
+}
+
+func ggufLen(_ *scope, c *Call, args []any) (any, error) {
+	switch x := args[0].(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		return int64(len(x)), nil
+	case string:
+		return int64(len(x)), nil
+	case map[string]any:
+		return int64(len(x)), nil
+	}
+	return nil, errorf(c.Args[0].Pos, "len needs a list, string or dict, got %s %s", typeName(args[0]), show(args[0]))
+}
+
+func ggufDict(_ *scope, c *Call, args []any) (any, error) {
+	out := map[string]any{}
+	for i, a := range c.Args {
+		if _, dup := out[a.Name]; dup {
+			return nil, errorf(a.Pos, "dict: key %q given twice", a.Name)
+		}
+		if args[i] != nil {
+			out[a.Name] = args[i]
+		}
+	}
+	return out, nil
+}
+
+// ggufSection returns the file's gguf section, or nil.
+func ggufSection(f *File) *GGUF {
+	for _, it := range f.Items {
+		if it.GGUF != nil {
+			return it.GGUF
+		}
+	}
+	return nil
+}
+
+// entryKey is what a child's gguf entry overrides a parent's by.
+func entryKey(e *GGUFEntry) string {
+	switch {
+	case e.Field != nil:
+		return "field " + e.Field.Name
+	case e.Tensor != nil:
+		return "tensor " + tensorKey(e.Tensor.GGUF)
+	}
+	return "transform " + e.Transform.Pattern
+}
+
+// tensorKey renders a tensor row's GGUF side with `{}` for the layer index.
+func tensorKey(p *Path) string {
+	parts := make([]string, len(p.Segs))
+	for i, s := range p.Segs {
+		switch {
+		case s.Name != "":
+			parts[i] = s.Name
+		case s.Num != nil:
+			parts[i] = strconv.FormatInt(*s.Num, 10)
+		default:
+			parts[i] = "{}"
+		}
+	}
+	return strings.Join(parts, ".")
+}
+
+// mergeGGUF applies a child's gguf section on top of a resolved parent's
+// (see Resolve); either may be nil.
+func mergeGGUF(base, child *GGUF) *GGUF {
+	if base == nil && child == nil {
+		return nil
+	}
+	out := &GGUF{}
+	if child != nil {
+		out.Pos, out.Archs, out.Cond = child.Pos, child.Archs, child.Cond
+	} else {
+		out.Pos = base.Pos
+	}
+	own := map[string]*GGUFEntry{}
+	if child != nil {
+		for _, e := range child.Entries {
+			own[entryKey(e)] = e
+		}
+	}
+	if base != nil {
+		for _, e := range base.Entries {
+			k := entryKey(e)
+			if c, ok := own[k]; ok {
+				out.Entries = append(out.Entries, c)
+				delete(own, k)
+				continue
+			}
+			out.Entries = append(out.Entries, e)
+		}
+	}
+	if child != nil {
+		for _, e := range child.Entries {
+			if _, ok := own[entryKey(e)]; ok {
+				out.Entries = append(out.Entries, e)
+			}
+		}
+	}
+	return out
+}
+
+// gguf checks a gguf section: the claim's condition uses only the
+// functions; a field or let uses the functions and the entries before it
+// and is declared once; a tensor row maps names made of name and number
+// segments and at most one `{i}` layer placeholder, the same on both sides,
+// once per GGUF name; a transform has a valid pattern, a known transform
+// with its parameters, once per pattern.
+func (c *checker) gguf(g *GGUF) {
+	c.valueExpr(g.Cond, map[string]bool{}, true)
+	names := map[string]bool{}
+	tensors := map[string]bool{}
+	patterns := map[string]bool{}
+	for _, e := range g.Entries {
+		switch {
+		case e.Field != nil:
+			fd := e.Field
+			c.valueExpr(fd.Value, names, true)
+			if names[fd.Name] {
+				c.errf(fd.Pos, "gguf field %q declared twice", fd.Name)
+			}
+			names[fd.Name] = true
+		case e.Tensor != nil:
+			t := e.Tensor
+			k := tensorKey(t.GGUF)
+			if tensors[k] {
+				c.errf(t.Pos, "tensor %s mapped twice", pathText(t.GGUF))
+			}
+			tensors[k] = true
+			gv, gok := c.tensorPath(t.GGUF)
+			if t.HF != nil {
+				if hv, hok := c.tensorPath(t.HF); gok && hok && gv != hv {
+					c.errf(t.HF.Pos, "the layer placeholder must be the same on both sides: {%s} -> {%s}", gv, hv)
+				}
+			}
+		case e.Transform != nil:
+			tr := e.Transform
+			if patterns[tr.Pattern] {
+				c.errf(tr.Pos, "transform %q declared twice", tr.Pattern)
+			}
+			patterns[tr.Pattern] = true
+			if _, err := path.Match(tr.Pattern, ""); err != nil || tr.Pattern == "" {
+				c.errf(tr.Pos, "bad tensor-name pattern %q (use * for any run of characters)", tr.Pattern)
+			}
+			if tr.Call != nil {
+				c.transformCall(tr.Call, names)
+			}
+		}
+	}
+}
+
+// tensorPath checks one side of a tensor row and returns its layer
+// placeholder's name ("" when it has none); ok is false after an error.
+func (c *checker) tensorPath(p *Path) (v string, ok bool) {
+	ok = true
+	for _, s := range p.Segs {
+		if s.Index == nil {
+			continue
+		}
+		name := placeholder(s.Index)
+		switch {
+		case name == "":
+			c.errf(s.Pos, "a tensor-name segment in braces is the layer placeholder, a bare name such as {i}")
+			ok = false
+		case v != "":
+			c.errf(s.Pos, "a tensor name has at most one layer placeholder")
+			ok = false
+		default:
+			v = name
+		}
+	}
+	return v, ok
+}
+
+// placeholder returns the name of a `{i}` segment's expression, or "" when
+// it is not a bare name.
+func placeholder(e *Expr) string {
+	if e.Then != nil || len(e.Cond.Rest) > 0 {
+		return ""
+	}
+	u := e.Cond.First
+	if u.Op != "" || len(u.Index) > 0 || u.Operand.Path == nil || len(u.Operand.Path.Segs) != 1 {
+		return ""
+	}
+	return u.Operand.Path.Segs[0].Name
+}
+
+func (c *checker) transformCall(call *Call, names map[string]bool) {
+	params, ok := GGUFTransforms[call.Name]
+	if !ok || call.Super {
+		c.errf(call.Pos, "unknown transform %q%s", callName(call), suggest(call.Name, transformNames()))
+	}
+	for _, a := range call.Args {
+		if a.Name != "" {
+			c.errf(a.Pos, "transform arguments are positional")
+		}
+		c.valueExpr(a.Value, names, true)
+	}
+	if ok && len(call.Args) != len(params) {
+		c.errf(call.Pos, "transform %s takes %d argument(s) (%s), got %d", call.Name, len(params), strings.Join(params, ", "), len(call.Args))
+	}
+}
+
+func transformNames() []string {
+	out := make([]string, 0, len(GGUFTransforms))
+	for n := range GGUFTransforms {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ggufCall checks a function call in a gguf expression.
+func (c *checker) ggufCall(call *Call, names map[string]bool) {
+	fn, ok := ggufFuncs[call.Name]
+	if !ok || call.Super {
+		fns := make([]string, 0, len(ggufFuncs))
+		for n := range ggufFuncs {
+			fns = append(fns, n)
+		}
+		sort.Strings(fns)
+		c.errf(call.Pos, "unknown function %q in a gguf section (functions: %s)", callName(call), strings.Join(fns, ", "))
+	}
+	for _, a := range call.Args {
+		c.valueExpr(a.Value, names, true)
+		switch {
+		case !ok:
+		case fn.args >= 0 && a.Name != "":
+			c.errf(a.Pos, "%s takes no keyword arguments", call.Name)
+		case fn.args < 0 && a.Name == "":
+			c.errf(a.Pos, "%s takes keyword arguments only (name: value)", call.Name)
+		}
+	}
+	if ok && fn.args >= 0 && len(call.Args) != fn.args {
+		c.errf(call.Pos, "%s takes %d argument(s), got %d", call.Name, fn.args, len(call.Args))
+	}
+}
+
+// GGUFArchs lists the general.architecture values the family's gguf
+// section claims, each marked " (conditional)" when the claim has a
+// condition; nil when the family reads no GGUF file of its own.
+func GGUFArchs(f *File) []string {
+	g := ggufSection(f)
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range g.Archs {
+		if g.Cond != nil {
+			a += " (conditional)"
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// ClaimsGGUF reports whether the family reads the file: its gguf section
+// names the file's general.architecture and its condition, if any, holds.
+func ClaimsGGUF(f *File, src GGUFSource) (bool, error) {
+	g := ggufSection(f)
+	if g == nil || !contains(g.Archs, src.Architecture()) {
+		return false, nil
+	}
+	if g.Cond == nil {
+		return true, nil
+	}
+	s := &scope{cfg: map[string]any{}, locals: map[string]any{}, src: src}
+	v, err := s.expr(g.Cond)
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, errorf(g.Cond.Pos, "gguf condition must be bool, got %s %s", typeName(v), show(v))
+	}
+	return b, nil
+}
+
+// SelectGGUF returns the family that reads the file: among the families
+// that claim it (ClaimsGGUF), one whose claim is conditional wins over an
+// unconditional one (mistral reads llama files named "mistral", llama the
+// rest). Errors: no family claims the file (the message lists the
+// architectures the families read), two claims of the same kind, a
+// condition that fails to evaluate.
+func SelectGGUF(files []*File, src GGUFSource) (*File, error) {
+	var cond, plain []*File
+	var known []string
+	for _, f := range files {
+		for _, a := range GGUFArchs(f) {
+			known = append(known, strings.TrimSuffix(a, " (conditional)"))
+		}
+		ok, err := ClaimsGGUF(f, src)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case !ok:
+		case ggufSection(f).Cond != nil:
+			cond = append(cond, f)
+		default:
+			plain = append(plain, f)
+		}
+	}
+	pick := plain
+	if len(cond) > 0 {
+		pick = cond
+	}
+	switch len(pick) {
+	case 0:
+		sort.Strings(known)
+		known = compact(known)
+		return nil, fmt.Errorf("%s: general.architecture %q is not supported (supported: %s)", src.Name(), src.Architecture(), strings.Join(known, ", "))
+	case 1:
+		return pick[0], nil
+	}
+	names := make([]string, len(pick))
+	for i, f := range pick {
+		names[i] = fmt.Sprintf("%s (%s)", f.Name, f.Pos.Filename)
+	}
+	return nil, fmt.Errorf("%s: general.architecture %q is claimed by several families: %s", src.Name(), src.Architecture(), strings.Join(names, ", "))
+}
+
+func compact(sorted []string) []string {
+	var out []string
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// GGUFReading is a GGUF file as a family's gguf section reads it.
+type GGUFReading struct {
+	Family string         // the family whose section read the file
+	Config map[string]any // the config.json equivalent (values typed as DecodeConfig types them)
+
+	tensors    []tensorRule
+	transforms []transformRule
+}
+
+// GGUFTransformCall is a transform applied to one tensor, with its
+// evaluated arguments and the position of the transform line.
+type GGUFTransformCall struct {
+	Name string
+	Args []int64
+	Pos  lexer.Position
+}
+
+// GGUFTensorMap is where one GGUF tensor goes.
+type GGUFTensorMap struct {
+	HF         string              // its Hugging Face name ("" when Skip)
+	Skip       bool                // no Hugging Face counterpart: not loaded
+	Transforms []GGUFTransformCall // applied in order on load
+	Pos        lexer.Position      // the tensor row
+}
+
+type tensorRule struct {
+	gguf, hf []string // segments; "{}" is the layer placeholder
+	skip     bool
+	pos      lexer.Position
+}
+
+type transformRule struct {
+	pattern string
+	call    GGUFTransformCall
+}
+
+// EvalGGUF reads a GGUF file through the family's gguf section (f resolved
+// and checked): the fields are evaluated in order over the file's metadata
+// and tensors (a let binds a helper name only); a field that evaluates to
+// none is left out, so the family's config default applies; a field the
+// family's config block declares is converted to its type. model_type is
+// the family's first match model_type unless a field sets it. The tensor
+// rows and transforms (their arguments evaluated) make the tensor map.
+// Errors carry the .arch position and name the file: a missing need(...)
+// key, a value of the wrong type, a transform argument that is not an int.
+func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
+	g := ggufSection(f)
+	if g == nil {
+		return nil, errorf(f.Pos, "arch %s has no gguf section: it cannot read %s", f.Name, src.Name())
+	}
+	r := &GGUFReading{Family: f.Name, Config: map[string]any{}}
+	for _, it := range f.Items {
+		if it.Match != nil && len(it.Match.ModelTypes) > 0 {
+			r.Config["model_type"] = it.Match.ModelTypes[0]
+			break
+		}
+	}
+	types := map[string]*Field{}
+	for _, fd := range configFields(f) {
+		types[fd.Name] = fd
+	}
+	s := &scope{cfg: map[string]any{}, locals: map[string]any{}, src: src}
+	for _, e := range g.Entries {
+		switch {
+		case e.Field != nil:
+			fd := e.Field
+			v, err := s.expr(fd.Value)
+			if err != nil {
+				return nil, err
+			}
+			if fd.Let {
+				s.locals[fd.Name] = v
+				continue
+			}
+			if t, ok := types[fd.Name]; ok {
+				cv, err := coerce(v, t.Type)
+				if err != nil {
+					hint := ""
+					if _, isList := v.([]any); isList && t.Type != "list" {
+						hint = " (per-layer values, which archc does not support)"
+					}
+					return nil, errorf(fd.Value.Pos, "%s: %s: %v%s", src.Name(), fd.Name, err, hint)
+				}
+				v = cv
+			}
+			delete(s.locals, fd.Name)
+			s.cfg[fd.Name] = v
+			if v == nil {
+				delete(r.Config, fd.Name)
+			} else {
+				r.Config[fd.Name] = v
+			}
+		case e.Tensor != nil:
+			r.tensors = append(r.tensors, tensorRule{gguf: ruleSegs(e.Tensor.GGUF), hf: ruleSegs(e.Tensor.HF), skip: e.Tensor.None, pos: e.Tensor.Pos})
+		case e.Transform != nil && e.Transform.Call != nil:
+			tr := e.Transform
+			call := GGUFTransformCall{Name: tr.Call.Name, Pos: tr.Pos}
+			for _, a := range tr.Call.Args {
+				v, err := s.expr(a.Value)
+				if err != nil {
+					return nil, err
+				}
+				n, ok := v.(int64)
+				if !ok {
+					return nil, errorf(a.Pos, "%s: transform %s: argument must be an int, got %s %s", src.Name(), tr.Call.Name, typeName(v), show(v))
+				}
+				call.Args = append(call.Args, n)
+			}
+			r.transforms = append(r.transforms, transformRule{pattern: tr.Pattern, call: call})
+		}
+	}
+	return r, nil
+}
+
+// ruleSegs returns a tensor row side's segments, "{}" for the placeholder
+// (nil for a none side).
+func ruleSegs(p *Path) []string {
+	if p == nil {
+		return nil
+	}
+	return strings.Split(tensorKey(p), ".")
+}
+
+// Tensor maps the GGUF tensor called name ("blk.3.attn_q.weight"): the
+// row whose GGUF side matches its base name (the name without ".weight"
+// or ".bias"; a `{i}` segment matches a layer index written without
+// leading zeros) gives the Hugging Face name, with the same suffix and
+// index ("model.layers.3.self_attn.q_proj.weight"); every transform whose
+// pattern matches the full name applies, in section order. ok is false
+// for a name no row matches.
+func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
+	base, suffix := name, ""
+	for _, sfx := range []string{".weight", ".bias"} {
+		if strings.HasSuffix(name, sfx) {
+			base, suffix = strings.TrimSuffix(name, sfx), sfx
+		}
+	}
+	if suffix == "" {
+		return m, false
+	}
+	segs := strings.Split(base, ".")
+	for _, rule := range r.tensors {
+		idx, matched := matchSegs(rule.gguf, segs)
+		if !matched {
+			continue
+		}
+		m = GGUFTensorMap{Skip: rule.skip, Pos: rule.pos}
+		if !rule.skip {
+			hf := make([]string, len(rule.hf))
+			for i, s := range rule.hf {
+				if s == "{}" {
+					s = idx
+				}
+				hf[i] = s
+			}
+			m.HF = strings.Join(hf, ".") + suffix
+		}
+		for _, tr := range r.transforms {
+			if ok, _ := path.Match(tr.pattern, name); ok {
+				m.Transforms = append(m.Transforms, tr.call)
+			}
+		}
+		return m, true
+	}
+	return m, false
+}
+
+// matchSegs matches a name's segments against a rule's; the placeholder
+// matches a decimal index without leading zeros, returned as idx.
+func matchSegs(rule, segs []string) (idx string, ok bool) {
+	if len(rule) != len(segs) {
+		return "", false
+	}
+	for i, r := range rule {
+		if r != "{}" {
+			if r != segs[i] {
+				return "", false
+			}
+			continue
+		}
+		n, err := strconv.ParseUint(segs[i], 10, 31)
+		if err != nil || strconv.FormatUint(n, 10) != segs[i] {
+			return "", false
+		}
+		idx = segs[i]
+	}
+	return idx, true
+}

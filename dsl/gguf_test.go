@@ -1,0 +1,304 @@
+package dsl_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/lower"
+)
+
+// fakeGGUF is a GGUF file as a gguf section sees it.
+type fakeGGUF struct {
+	arch    string
+	meta    map[string]any
+	tensors map[string][]int64
+}
+
+func (f fakeGGUF) Name() string         { return "fake.gguf" }
+func (f fakeGGUF) Architecture() string { return f.arch }
+func (f fakeGGUF) Meta(key string) (any, bool, error) {
+	if key == "broken" {
+		return nil, true, errors.New("metadata broken: 18446744073709551615 is out of range")
+	}
+	v, ok := f.meta[key]
+	return v, ok, nil
+}
+func (f fakeGGUF) TensorShape(name string) ([]int64, bool) {
+	s, ok := f.tensors[name]
+	return s, ok
+}
+
+const ggufBase = `arch gbase {
+  match model_type "gbase", "gbase_alias"
+  config {
+    vocab_size:  int
+    hidden_size: int
+    heads:       int
+    eps:         float = 1e-6
+    window:      int   = none
+    kinds:       list  = none
+  }
+  x = embedding(tokens, model.embed_tokens, vocab_size, hidden_size)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, vocab_size)
+
+  gguf "gbase" {
+    hidden_size = need("{arch}.embedding_length")
+    vocab_size  = meta("{arch}.vocab_size") ?? len(meta("tokenizer.ggml.tokens")) ?? shape("token_embd.weight")[0]
+    heads       = need("{arch}.head_count")
+    eps         = meta("{arch}.eps")
+    window      = meta("{arch}.window")
+    let pattern = meta("{arch}.pattern")
+    kinds       = [p ? "sliding" : "full" for p in pattern]
+    rope        = dict(factor: meta("{arch}.factor"), kind: "linear")
+    max_len     = meta("{arch}.context_length") ?? need("never.read")
+
+    tensor token_embd     -> model.embed_tokens
+    tensor output         -> lm_head
+    tensor rope_freqs     -> none
+    tensor blk.{i}.norm   -> model.layers.{i}.norm
+    tensor blk.{i}.attn_q -> model.layers.{i}.q_proj
+
+    transform "blk.*.attn_q.*": unpermute_qk(heads)
+    transform "*norm.weight":   minus_one()
+  }
+}
+`
+
+const ggufChild = `arch gchild extends gbase {
+  match model_type "gchild"
+  gguf "gbase" if meta("general.name") == "child" {
+    window = meta("{arch}.window") ?? 8
+    extra  = heads * 2
+    tensor blk.{i}.norm -> model.layers.{i}.pre_norm
+    transform "blk.*.attn_q.*": none
+  }
+}
+`
+
+// ggufFamilies parses and resolves ggufBase and ggufChild.
+func ggufFamilies(t *testing.T) (base, child *dsl.File) {
+	t.Helper()
+	byName := map[string]*dsl.File{}
+	var out []*dsl.File
+	for _, src := range []string{ggufBase, ggufChild} {
+		f, err := dsl.Parse(strings.Split(src, " ")[1]+".arch", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName[f.Name] = f
+		out = append(out, f)
+	}
+	for i, f := range out {
+		r, err := dsl.Resolve(f, func(n string) (*dsl.File, error) { return byName[n], nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs := dsl.Check(r, lower.Registry{}); len(errs) > 0 {
+			t.Fatalf("%s: %v", f.Name, errs)
+		}
+		out[i] = r
+	}
+	return out[0], out[1]
+}
+
+func TestEvalGGUF(t *testing.T) {
+	base, child := ggufFamilies(t)
+	src := fakeGGUF{arch: "gbase",
+		meta: map[string]any{
+			"gbase.embedding_length": int64(64), "gbase.head_count": int64(4), "gbase.eps": 1e-5,
+			"gbase.pattern": []any{true, false}, "gbase.factor": 2.0, "tokenizer.ggml.tokens": []any{"a", "b", "c"},
+			"gbase.context_length": int64(16),
+		},
+		tensors: map[string][]int64{"token_embd.weight": {3, 64}},
+	}
+	r, err := dsl.EvalGGUF(base, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"model_type": "gbase", "hidden_size": int64(64), "vocab_size": int64(3), "heads": int64(4), "eps": 1e-5,
+		"kinds": []any{"sliding", "full"}, "rope": map[string]any{"factor": 2.0, "kind": "linear"}, "max_len": int64(16),
+	}
+	if diff := cmp.Diff(want, r.Config); diff != "" || r.Family != "gbase" {
+		t.Errorf("family %s, config (-want +got):\n%s", r.Family, diff)
+	}
+	// The family's config block takes the reading like a config.json.
+	cfg, err := dsl.EvalConfig(base, r.Config)
+	if err != nil || cfg["window"] != nil || cfg["eps"] != 1e-5 {
+		t.Errorf("EvalConfig: %v, %v", cfg, err)
+	}
+
+	// The child overrides a field and a tensor row, adds a field, removes
+	// a transform; its condition is its own.
+	src.meta["general.name"] = "child"
+	rc, err := dsl.EvalGGUF(child, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Config["model_type"] != "gchild" || rc.Config["window"] != int64(8) || rc.Config["extra"] != int64(8) {
+		t.Errorf("child config %v", rc.Config)
+	}
+	for _, c := range []struct {
+		r          *dsl.GGUFReading
+		name, hf   string
+		transforms string
+		skip, ok   bool
+	}{
+		{r, "blk.3.attn_q.weight", "model.layers.3.q_proj.weight", "unpermute_qk[4]", false, true},
+		{r, "blk.3.attn_q.bias", "model.layers.3.q_proj.bias", "unpermute_qk[4]", false, true},
+		{r, "blk.0.norm.weight", "model.layers.0.norm.weight", "minus_one[]", false, true},
+		{rc, "blk.0.norm.weight", "model.layers.0.pre_norm.weight", "minus_one[]", false, true},
+		{rc, "blk.3.attn_q.weight", "model.layers.3.q_proj.weight", "", false, true},
+		{r, "token_embd.weight", "model.embed_tokens.weight", "", false, true},
+		{r, "rope_freqs.weight", "", "", true, true},
+		{r, "blk.03.attn_q.weight", "", "", false, false},
+		{r, "blk.3.attn_q", "", "", false, false},
+		{r, "blk.3.attn_q.scale", "", "", false, false},
+		{r, "blk.99999999999.attn_q.weight", "", "", false, false},
+		{r, "output_norm.weight", "", "", false, false},
+	} {
+		m, ok := c.r.Tensor(c.name)
+		var trs []string
+		for _, tr := range m.Transforms {
+			trs = append(trs, fmt.Sprintf("%s%v", tr.Name, tr.Args))
+		}
+		if ok != c.ok || m.HF != c.hf || m.Skip != c.skip || strings.Join(trs, " ") != c.transforms {
+			t.Errorf("%s (%s): %+v %v, want %q skip %v transforms %q ok %v", c.name, c.r.Family, m, ok, c.hf, c.skip, c.transforms, c.ok)
+		}
+	}
+}
+
+func TestEvalGGUFErrors(t *testing.T) {
+	base, _ := ggufFamilies(t)
+	good := func() map[string]any {
+		return map[string]any{"gbase.embedding_length": int64(64), "gbase.head_count": int64(4), "gbase.vocab_size": int64(8)}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"need", func(m map[string]any) { delete(m, "gbase.head_count") }, `gbase.arch:18:19: fake.gguf has no metadata "gbase.head_count": the file does not describe a gbase model`},
+		{"type", func(m map[string]any) { m["gbase.head_count"] = "four" }, `gbase.arch:18:19: fake.gguf: heads: want int, got string "four"`},
+		{"per-layer", func(m map[string]any) { m["gbase.head_count"] = []any{int64(4), int64(8)} }, `heads: want int, got list [4 8] (per-layer values, which archc does not support)`},
+		{"comprehension over a non-list", func(m map[string]any) { m["gbase.pattern"] = int64(3) }, `gbase.arch:22:52: a comprehension ranges over a list, got int 3`},
+		{"condition type", func(m map[string]any) { m["gbase.pattern"] = []any{"x"} }, `condition of ?: must be bool, got string "x"`},
+		{"len of a number", func(m map[string]any) { delete(m, "gbase.vocab_size"); m["tokenizer.ggml.tokens"] = int64(5) }, `len needs a list, string or dict, got int 5`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := good()
+			c.edit(m)
+			_, err := dsl.EvalGGUF(base, fakeGGUF{arch: "gbase", meta: m})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+	t.Run("transform argument", func(t *testing.T) {
+		f, err := dsl.Parse("t.arch", []byte(`arch t {
+  match model_type "t"
+  config { n: int }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  gguf "t" {
+    let heads = meta("broken") ?? 2
+    transform "*": unpermute_qk(1.5)
+  }
+}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = dsl.EvalGGUF(f, fakeGGUF{arch: "t"})
+		if err == nil || !strings.Contains(err.Error(), "t.arch:8:17: fake.gguf: metadata broken: 18446744073709551615 is out of range") {
+			t.Errorf("got %v", err)
+		}
+		f.Items[len(f.Items)-1].GGUF.Entries = f.Items[len(f.Items)-1].GGUF.Entries[1:]
+		_, err = dsl.EvalGGUF(f, fakeGGUF{arch: "t"})
+		if err == nil || !strings.Contains(err.Error(), "t.arch:9:33: fake.gguf: transform unpermute_qk: argument must be an int, got float 1.5") {
+			t.Errorf("got %v", err)
+		}
+	})
+}
+
+// TestSelectGGUF: a conditional claim wins over an unconditional one for
+// the same architecture; an unclaimed architecture is an error listing
+// the ones the families read.
+func TestSelectGGUF(t *testing.T) {
+	base, child := ggufFamilies(t)
+	fams := []*dsl.File{base, child}
+	for _, c := range []struct {
+		src  fakeGGUF
+		want string
+	}{
+		{fakeGGUF{arch: "gbase"}, "gbase"},
+		{fakeGGUF{arch: "gbase", meta: map[string]any{"general.name": "other"}}, "gbase"},
+		{fakeGGUF{arch: "gbase", meta: map[string]any{"general.name": "child"}}, "gchild"},
+		{fakeGGUF{arch: "mamba"}, `fake.gguf: general.architecture "mamba" is not supported (supported: gbase)`},
+	} {
+		f, err := dsl.SelectGGUF(fams, c.src)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = f.Name
+		}
+		if got != c.want {
+			t.Errorf("%s %v: got %q, want %q", c.src.arch, c.src.meta, got, c.want)
+		}
+	}
+	_, err := dsl.SelectGGUF([]*dsl.File{base, base}, fakeGGUF{arch: "gbase"})
+	if err == nil || !strings.Contains(err.Error(), "claimed by several families: gbase (gbase.arch), gbase (gbase.arch)") {
+		t.Errorf("two claims: %v", err)
+	}
+	if got := dsl.GGUFArchs(child); len(got) != 1 || got[0] != "gbase (conditional)" {
+		t.Errorf("GGUFArchs(child) = %v", got)
+	}
+	if _, err := dsl.EvalGGUF(mustParse(t, `arch n { match model_type "n" }`), fakeGGUF{arch: "n"}); err == nil || !strings.Contains(err.Error(), "arch n has no gguf section") {
+		t.Errorf("no section: %v", err)
+	}
+}
+
+func mustParse(t *testing.T, src string) *dsl.File {
+	t.Helper()
+	f, err := dsl.Parse("in.arch", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestListExpr: list literals and comprehensions in config expressions;
+// ?? evaluates its right side only when the left is none.
+func TestListExpr(t *testing.T) {
+	f := mustParse(t, `arch l {
+  match model_type "l"
+  config {
+    n:     int
+    types: list = [k % 2 == 0 ? "s" : "f" for k in [0, 1, n]]
+    empty: list = []
+    lazy:  int  = n ?? n // 0
+    none_: list = [k for k in none]
+  }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+}`)
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	cfg, err := dsl.EvalConfig(f, map[string]any{"n": int64(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"n": int64(4), "types": []any{"s", "f", "s"}, "empty": []any{}, "lazy": int64(4), "none_": nil}
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+}
