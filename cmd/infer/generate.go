@@ -66,22 +66,9 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var text *rt.Text
-	var prompt []int32
-	if c.PromptIDs != "" {
-		if c.Chat || c.System != "" {
-			return fmt.Errorf("--chat and --system need --prompt TEXT")
-		}
-		if prompt, err = parseIDs(c.PromptIDs, "--prompt-ids", false); err != nil {
-			return err
-		}
-	} else {
-		if text, err = rt.LoadText(c.Model); err != nil {
-			return err
-		}
-		if prompt, err = text.EncodePrompt(c.Prompt, c.Chat, c.System); err != nil {
-			return err
-		}
+	prompt, text, err := c.promptTokens()
+	if err != nil {
+		return err
 	}
 
 	if c.Threads < 0 {
@@ -164,21 +151,50 @@ func streamer(text *rt.Text, end []int32) (onToken func(int32), flush func() str
 	}, s.Flush
 }
 
+// promptTokens returns the prompt's token ids: --prompt-ids as given, or
+// --prompt tokenized with the model's tokenizer (with the special tokens
+// the model adds by default, such as BOS; as a chat with --chat), and the
+// tokenizer (nil for --prompt-ids).
+func (c *generateCmd) promptTokens() ([]int32, *rt.Text, error) {
+	if c.PromptIDs != "" {
+		if c.Chat || c.System != "" {
+			return nil, nil, fmt.Errorf("--chat and --system need --prompt TEXT")
+		}
+		ids, err := parseIDs(c.PromptIDs, "--prompt-ids", false)
+		return ids, nil, err
+	}
+	text, err := rt.LoadText(c.Model)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := text.EncodePrompt(c.Prompt, c.Chat, c.System)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ids, text, nil
+}
+
+// parseIDs reads comma-separated token ids. An empty or blank s is no ids
+// (an error unless allowEmpty); every field between commas must be a
+// non-negative integer, so "1,,2" and "1,2," are errors.
 func parseIDs(s, flag string, allowEmpty bool) ([]int32, error) {
+	if strings.TrimSpace(s) == "" {
+		if !allowEmpty {
+			return nil, fmt.Errorf("%s: no token ids given", flag)
+		}
+		return nil, nil
+	}
 	var out []int32
-	for _, f := range strings.Split(s, ",") {
+	for i, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			continue
+			return nil, fmt.Errorf("%s %q: id %d is empty (want non-negative integers separated by single commas)", flag, s, i+1)
 		}
 		v, err := strconv.ParseInt(f, 10, 32)
 		if err != nil || v < 0 {
 			return nil, fmt.Errorf("%s: %q is not a token id (want non-negative integers separated by commas)", flag, f)
 		}
 		out = append(out, int32(v))
-	}
-	if len(out) == 0 && !allowEmpty {
-		return nil, fmt.Errorf("%s: no token ids given", flag)
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,4 +84,43 @@ func equalIDs(a, b []int32) bool {
 		}
 	}
 	return true
+}
+
+// TestGGUFAddSpecial: with addSpecial, each GGUF vocabulary of testdata/vocab
+// adds the special tokens llama.cpp adds (testdata/vocab/special.json,
+// written by gen_special.py with llama.cpp's llama_tokenize): BOS from
+// tokenizer.ggml.add_bos_token, or llama.cpp's default for the tokenizer
+// model and pre-tokenizer where the key is absent.
+func TestGGUFAddSpecial(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "vocab", "special.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases map[string][]struct {
+		Text string  `json:"text"`
+		IDs  []int32 `json:"ids"`
+	}
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range testmodels.Vocabs(t) {
+		t.Run(name, func(t *testing.T) {
+			if len(cases[name]) == 0 {
+				t.Fatalf("no cases for %s in special.json: rerun gen_special.py", name)
+			}
+			tok, err := FromGGUF(testmodels.Vocab(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cases[name] {
+				got, err := tok.Encode(c.Text, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalIDs(got, c.IDs) {
+					t.Errorf("Encode(%q, true) = %v, want %v", c.Text, got, c.IDs)
+				}
+			}
+		})
+	}
 }
