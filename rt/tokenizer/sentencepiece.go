@@ -48,6 +48,7 @@ const (
 	spTypeUnknown    = 2
 	spTypeControl    = 3
 	spTypeUserDefine = 4
+	spTypeUnused     = 5
 	spTypeByte       = 6
 	spModelTypeBPE   = 2
 )
@@ -151,6 +152,18 @@ func parseSPModel(b []byte) (*spModel, error) {
 	if err != nil {
 		return nil, err
 	}
+	// go-sentencepiece v0.6.0 checks whether two adjacent symbols form a
+	// piece in a buffer as long as the longest piece, and panics when they
+	// are longer together. An unused piece twice that long, of spaces
+	// (which the library's escaping leaves none of in the text, so it never
+	// matches), makes the buffer long enough.
+	longest := 0
+	for _, p := range m.pieces {
+		longest = max(longest, len(p))
+	}
+	pad := protowire.AppendString(protowire.AppendTag(nil, spPieceText, protowire.BytesType), strings.Repeat(" ", 2*longest+8))
+	pad = protowire.AppendVarint(protowire.AppendTag(pad, spPieceType, protowire.VarintType), spTypeUnused)
+	out = protowire.AppendBytes(protowire.AppendTag(out, spModelPieces, protowire.BytesType), pad)
 	if !seenNorm { // all defaults: add the spec with the two options off
 		spec := protowire.AppendVarint(protowire.AppendTag(nil, spNormDummy, protowire.VarintType), 0)
 		spec = protowire.AppendVarint(protowire.AppendTag(spec, spNormExtraWS, protowire.VarintType), 0)
@@ -344,7 +357,8 @@ func recoverSP(err *error) {
 
 // encodeSentencePiece encodes text as the sentencepiece library does:
 // extra spaces removed (remove_extra_whitespaces), a space prepended
-// (add_dummy_prefix), then BPE.
+// (add_dummy_prefix), then BPE, with a run of unknown characters as one
+// <unk>.
 func (t *Tokenizer) encodeSentencePiece(text string, ids []int32) []int32 {
 	if t.spTrimWS {
 		text = strings.Join(strings.FieldsFunc(text, func(r rune) bool { return r == ' ' }), " ")
@@ -355,8 +369,13 @@ func (t *Tokenizer) encodeSentencePiece(text string, ids []int32) []int32 {
 	if t.spDummyPrefix {
 		text = " " + text
 	}
+	n := len(ids)
 	for _, tok := range t.sp.Encode(text) {
-		ids = append(ids, int32(tok.ID))
+		id := int32(tok.ID)
+		if id == t.unk && len(ids) > n && ids[len(ids)-1] == t.unk {
+			continue // sentencepiece fuses a run of unknown characters into one <unk>
+		}
+		ids = append(ids, id)
 	}
 	return ids
 }
