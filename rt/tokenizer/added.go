@@ -15,7 +15,8 @@ import (
 //   - single_word: the match is dropped unless no word character (Unicode
 //     \w) touches it on either side;
 //   - lstrip: whitespace before it, up to the previous match, joins it;
-//   - rstrip: whitespace after it joins it.
+//   - rstrip: whitespace after it joins it (a match starting in that
+//     whitespace is dropped).
 //
 // GGUF vocabularies mark tokens with attributes instead (llama.cpp's
 // tokenizer_st_partition); their lstrip/rstrip strip C isspace characters.
@@ -89,6 +90,9 @@ func (a *addedSet) split(text string) []segment {
 		}
 		start, stop := i, i+len(m.content)
 		i = stop // the search goes on after the match, even if it is dropped
+		if start < done {
+			continue // inside what the previous match stripped
+		}
 		if m.singleWord && (endsWithWord(text[:start]) || startsWithWord(text[stop:])) {
 			continue
 		}

@@ -272,10 +272,7 @@ func fromHFJSON(raw []byte, cfg *hfConfig) (*Tokenizer, error) {
 	if byteLevel || normByteLevel {
 		t.kind = byteBPE
 	}
-	if normByteLevel && !byteLevel {
-		// The text is in the byte alphabet already: steps see it as is.
-		t.pre = append([]splitter{alphabetStep}, t.pre...)
-	}
+	t.normMapped = normByteLevel // the text is in the byte alphabet already
 	if err := t.hfDecoder(f.Decoder); err != nil {
 		return nil, fmt.Errorf("decoder: %v", err)
 	}

@@ -7,19 +7,16 @@ import (
 	"unicode"
 
 	"github.com/dlclark/regexp2"
-	"golang.org/x/text/cases"
-	"golang.org/x/text/language"
 	"golang.org/x/text/unicode/norm"
 )
 
 // The normalizers of tokenizer.json ("normalizer"), as Hugging Face
 // tokenizers runs them (tokenizers/src/normalizers). Unicode normalization
-// is golang.org/x/text/unicode/norm, lowercasing golang.org/x/text/cases
-// (full case mapping with the final-sigma rule, as Rust's to_lowercase).
+// is golang.org/x/text/unicode/norm.
 //
 //	Sequence        each child in order
 //	NFC NFD NFKC NFKD
-//	Lowercase       Unicode lowercase
+//	Lowercase       Unicode lowercase, character by character
 //	Strip           whitespace off the left and/or right end
 //	StripAccents    combining marks (Unicode M) removed
 //	Replace         every match of a string or regex pattern → content
@@ -110,9 +107,21 @@ func hfNormalizer(raw json.RawMessage) (func(string) string, bool, error) {
 	}, byteLevel, nil
 }
 
-// lowercase is Unicode full lowercasing (a Caser is not safe for
-// concurrent use, so each call makes one).
-func lowercase(s string) string { return cases.Lower(language.Und).String(s) }
+// lowercase lowercases each character on its own, as Rust's
+// char::to_lowercase: the full mapping (İ becomes "i̇") without the
+// context-dependent final sigma.
+func lowercase(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r == 'İ' {
+			b.WriteString("i\u0307")
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
 
 func hfStrip(n *hfNode) (func(string) string, error) {
 	left, right := n.StripLeft, n.StripRight

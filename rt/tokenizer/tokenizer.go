@@ -69,6 +69,7 @@ type Tokenizer struct {
 	addedNorm addedSet // matched in normalized text (Hugging Face normalized: true)
 
 	normalize  func(string) string // nil: identity
+	normMapped bool                // normalize maps to the byte alphabet (Hugging Face's ByteLevel normalizer)
 	pre        []splitter
 	ignoreMrg  bool // a whole pre-token found in the vocabulary is emitted as is
 	byteFallbk bool
@@ -206,7 +207,7 @@ func (t *Tokenizer) preTokenize(text string, atStart bool) []string {
 		text = strings.ReplaceAll(text, " ", "▁")
 	}
 	pieces := []piece{{s: text, atStart: atStart}}
-	mapped := t.kind != byteBPE
+	mapped := t.kind != byteBPE || t.normMapped
 	for _, s := range t.pre {
 		if s.toAlphabet {
 			if !mapped {
