@@ -13,12 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/engine"
 
 	"github.com/archc/archc/internal/testmodels"
 )
@@ -136,6 +138,7 @@ func TestExecution(t *testing.T) {
 			t.Run("eos", func(t *testing.T) { checkEOS(t, m, want) })
 			t.Run("sampling", func(t *testing.T) { checkSampling(t, m, want) })
 			t.Run("batched_matches_single", func(t *testing.T) { checkBatched(t, m, want) })
+			t.Run("engine", func(t *testing.T) { checkEngine(t, m, want.Prompts, want.Tokens, want.MaxNewTokens, nil) })
 		})
 	}
 }
@@ -216,6 +219,48 @@ func checkSampling(t *testing.T, m *rt.Model, want oracle) {
 	if a, b := gen(o), gen(o); !slices.Equal(a, b) {
 		t.Errorf("seed %d gave %v, then %v", o.Seed, a, b)
 	}
+}
+
+// checkEngine is the serving tier: the prompts submitted all at once to
+// the continuous-batching engine (more requests than slots: some queue;
+// each prompt twice, the second time sharing the first's prefix cache),
+// and each request's greedy tokens equal the oracle's.
+func checkEngine(t *testing.T, m *rt.Model, prompts, want [][]int32, maxNew int, stop []int32) {
+	e, err := engine.New(m, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	var wg sync.WaitGroup
+	for round := 0; round < 2; round++ {
+		for i, p := range prompts {
+			ch, err := e.Submit(ctx, engine.Request{Prompt: p, MaxTokens: maxNew, StopTokens: stop})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var got []int32
+				for ev := range ch {
+					if ev.Done {
+						if ev.Err != nil {
+							t.Errorf("prompt %d: %v", i, ev.Err)
+						}
+						break
+					}
+					got = append(got, ev.Token)
+				}
+				if diff := cmp.Diff(want[i], got); diff != "" {
+					t.Errorf("prompt %d (round %d) through the engine (-oracle +engine):\n%s", i, round, diff)
+				}
+			}()
+		}
+	}
+	wg.Wait()
 }
 
 // checkBatched is the serve tier: two sequences of different lengths

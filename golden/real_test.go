@@ -69,7 +69,14 @@ func TestRealCheckpoints(t *testing.T) {
 				}
 			}
 			ctx := context.Background()
-			m, err := rt.Open(ctx, paths[0], rt.Options{})
+			var opts rt.Options
+			if name == "smollm2" {
+				// The serving shape `infer serve --max-batch 4 --max-len 1024`
+				// compiles (cmd/infer's serve test shares the compiled module).
+				opts.Plan.Lower.Slots, opts.Plan.Lower.MaxLen = 4, 1024
+				opts.Plan.Lower.DecodeBatches = []int64{1, 2, 4}
+			}
+			m, err := rt.Open(ctx, paths[0], opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,6 +89,9 @@ func TestRealCheckpoints(t *testing.T) {
 				if diff := cmp.Diff(o.Tokens[i], g.Tokens); diff != "" {
 					t.Errorf("prompt %d: greedy ids differ from transformers fp32 (-oracle +archc):\n%s", i, diff)
 				}
+			}
+			if name == "smollm2" {
+				t.Run("engine", func(t *testing.T) { checkEngine(t, m, o.Prompts, o.Tokens, o.MaxNewTokens, o.EOS) })
 			}
 		})
 	}
