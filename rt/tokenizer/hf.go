@@ -93,7 +93,8 @@ type hfConfig struct {
 // FromHF builds the tokenizer of a Hugging Face model folder from its
 // tokenizer.json, with bos/eos and add_bos_token/add_eos_token from
 // tokenizer_config.json (and extra EOS ids from config.json and
-// generation_config.json) when present.
+// generation_config.json) when present. A folder with a SentencePiece
+// tokenizer.model and no tokenizer.json loads that instead.
 func FromHF(dir string) (*Tokenizer, error) {
 	path := filepath.Join(dir, "tokenizer.json")
 	raw, err := os.ReadFile(path)
