@@ -13,6 +13,11 @@ if ! cmp -s scripts/requirements-test.txt .venv/.archc-test-requirements; then
   .venv/bin/pip install -q -r scripts/requirements-test.txt
   cp scripts/requirements-test.txt .venv/.archc-test-requirements
 fi
+# Debian's chromium, for the chat page test (cmd/infer, headless).
+if ! command -v chromium >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  echo "test.sh: installing chromium (apt-get)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 scripts/fetch-models.sh
 scripts/fetch-gemma3.sh
 unformatted="$(gofmt -l $(git ls-files '*.go'))"

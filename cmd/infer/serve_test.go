@@ -98,6 +98,7 @@ func TestServeOpenAIClient(t *testing.T) {
 	}
 	t.Logf("openai client: %s", strings.TrimSpace(string(out)))
 
+	t.Run("chat page", func(t *testing.T) { chatPage(t, url, "test-key") })
 	t.Run("load", func(t *testing.T) { loadTest(t, url, "test-key") })
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

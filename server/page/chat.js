@@ -4,9 +4,12 @@ const $ = (id) => document.getElementById(id);
 const history = [];
 let controller = null;
 
-fetch("v1/models", { headers: headers() }).then((r) => r.json()).then((j) => {
-  $("model").textContent = j.data && j.data[0] ? j.data[0].id : "";
-}).catch(() => {});
+function loadModel() {
+  fetch("v1/models", { headers: headers() }).then((r) => r.json()).then((j) => {
+    if (j.data && j.data[0]) $("model").textContent = j.data[0].id;
+  }).catch(() => {});
+}
+loadModel();
 
 function headers() {
   const h = { "Content-Type": "application/json" };
@@ -69,6 +72,7 @@ async function send(text) {
         const chunk = JSON.parse(data);
         if (chunk.error) throw new Error(chunk.error.message);
         if (chunk.usage) usage = chunk.usage;
+        if (chunk.model) $("model").textContent = chunk.model;
         for (const c of chunk.choices || []) {
           if (c.delta && c.delta.content) {
             answer += c.delta.content;
@@ -105,4 +109,5 @@ $("input").addEventListener("keydown", (ev) => {
   if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); $("form").requestSubmit(); }
 });
 $("stop").addEventListener("click", () => controller && controller.abort());
+$("apikey").addEventListener("change", loadModel);
 $("clear").addEventListener("click", () => { history.length = 0; $("log").textContent = ""; });
