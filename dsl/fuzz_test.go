@@ -17,7 +17,20 @@ const fuzzConfig = `{"model_type": "llama", "vocab_size": 32, "hidden_size": 16,
 	"intermediate_size": 24, "num_hidden_layers": 1, "num_attention_heads": 4,
 	"rope_parameters": {"rope_theta": 10000.0}, "sliding_window": null}`
 
-// FuzzParse checks that Parse, Check, EvalConfig and Matches never panic,
+// fuzzGGUF is the GGUF file fuzzed gguf sections read.
+var fuzzGGUF = fakeGGUF{arch: "llama",
+	meta: map[string]any{
+		"general.name": "fuzz", "llama.block_count": int64(2), "llama.embedding_length": int64(8),
+		"llama.context_length": int64(16), "llama.feed_forward_length": int64(16),
+		"llama.attention.layer_norm_rms_epsilon": 1e-5, "llama.rope.scaling.type": "linear",
+		"llama.attention.head_count": int64(2), "llama.attention.sliding_window_pattern": []any{true, false},
+		"tokenizer.ggml.tokens": []any{"a", "b"},
+	},
+	tensors: map[string][]int64{"token_embd.weight": {2, 8}, "blk.0.attn_q.weight": {8, 8}},
+}
+
+// FuzzParse checks that Parse, Check, EvalConfig, Matches and the gguf
+// section's ClaimsGGUF and EvalGGUF never panic,
 // and that every diagnostic is a *dsl.Error with a position. Seeds: the
 // corpus in testdata/fuzz/FuzzParse, the built-in families and every .arch
 // source under testdata. (Build is not fuzzed: a fuzzed layer count or
@@ -68,5 +81,12 @@ func FuzzParse(f *testing.F) {
 		}
 		_, _ = dsl.Matches(file, "llama", cfg)
 		_ = dsl.ModelTypes(file)
+		_ = dsl.GGUFArchs(file)
+		if _, err := dsl.ClaimsGGUF(file, fuzzGGUF); err != nil {
+			return
+		}
+		if r, err := dsl.EvalGGUF(file, fuzzGGUF); err == nil {
+			r.Tensor("blk.0.attn_q.weight")
+		}
 	})
 }

@@ -63,9 +63,10 @@ PROMPT_LENGTHS = (1, 7, 29)  # including the leading BOS
 MIN_TOKEN_ID = 3  # prompt ids lie in [3, vocab-1]; 0..2 are pad/bos/eos-ish
 MAX_FOLDER_BYTES = 1 << 20
 # The files this script writes into a fixture folder (and removes before
-# writing); anything else there (emit.mlir) is left alone.
+# writing); anything else there (emit.mlir, the GGUF twins that
+# gen_gguf_fixtures.py writes from the new checkpoint: rerun it) is left alone.
 GENERATED_FILES = ("config.json", "generation_config.json", "model.safetensors", "oracle.json")
-KEPT_FILES = ("emit.mlir",)
+KEPT_FILES = ("emit.mlir", "model.f32.gguf", "model.q8_0.gguf", "oracle.q8_0.json")
 # Every greedy step must win by at least this much over the runner-up, so a
 # 1e-4-accurate reimplementation cannot flip a token (DESIGN.md section 7).
 MIN_TOP2_MARGIN = 1e-3

@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""Write the GGUF twins of archc's oracle fixtures.
+
+For every fixture folder golden/testdata/<name>/ made by gen_fixtures.py
+(the MLX twins are left out) this writes, next to model.safetensors:
+
+  model.f32.gguf
+      the checkpoint as llama.cpp's converter (convert_hf_to_gguf.py) writes
+      it with --outtype f32: its general.architecture, its metadata keys and
+      its tensor names (gguf-py's GGUFWriter, constants and TensorNameMap),
+      Q/K rows permuted for the llama-style families (LlamaModel.permute),
+      Gemma's RMSNorm weights stored as 1 + w, llama 3's rope_freqs tensor;
+  model.q8_0.gguf
+      the same with --outtype q8_0: 2-D weights Q8_0 (F16 where a row is
+      not a multiple of 32, as the converter falls back), 1-D tensors and
+      norms F32;
+  oracle.q8_0.json
+      the HF fp32 eager-attention oracle on the Q8_0 file's values as
+      gguf-py dequantizes them (transforms undone), on the fixture's
+      prompts: greedy tokens, first-step logits and the top1-top2 margins
+      (>= 1e-3 enforced, as gen_fixtures.py does).
+
+archc must run model.f32.gguf exactly as the safetensors folder (same
+config, same compiled graph, same weights: Gemma's norms up to the
+rounding of (1 + w) - 1 in float32) and model.q8_0.gguf token-exact against
+oracle.q8_0.json (golden/gguf_test.go).
+
+Where a fixture's config uses a value llama.cpp's format cannot carry
+(llama.cpp fixes it per architecture, or writes it only for other
+architectures), the value is written under a key the family's .arch gguf
+section reads, marked EXTENSION below: a standard gguf-py key where one
+exists (sliding_window, sliding_window_pattern, rope.scaling.*), else an
+archc key named after the Hugging Face field (query_pre_attn_scalar,
+no_rope_layers, rope.scaling.low_freq_factor / high_freq_factor). Without
+them a twin would be a different model from its safetensors folder.
+
+Run after gen_fixtures.py, from the repository root, with the venv that
+has torch, transformers and gguf (the bench venv):
+    .venv-bench/bin/python golden/gen_gguf_fixtures.py [--only NAME]
+Everything is deterministic: a rerun writes the same bytes.
+"""
+
+import argparse
+import glob
+import hashlib
+import importlib.metadata
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import transformers
+from safetensors.torch import load_file
+
+import gguf
+from gguf.constants import MODEL_ARCH_NAMES
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_fixtures  # noqa: E402  (greedy_oracle, dump_json, MIN_TOP2_MARGIN)
+
+GGUF_VERSION = importlib.metadata.version("gguf")
+# Prompt seeds tried (the fixture's, then the next ones) for a Q8_0 greedy
+# path without near-ties.
+MAX_PROMPT_SEEDS = 20
+TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
+
+# HF model_type -> the general.architecture llama.cpp writes for it.
+GGUF_ARCH = {
+    "llama": "llama",
+    "mistral": "llama",  # MistralForCausalLM is converted by LlamaModel
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "gemma": "gemma",
+    "gemma2": "gemma2",
+    "gemma3_text": "gemma3",
+    "olmo2": "olmo2",
+    "olmo3": "olmo2",  # Olmo3ForCausalLM is converted by Olmo2Model
+    "smollm3": "smollm3",
+}
+# Families converted by LlamaModel and its subclasses: q/k rows permuted
+# for llama.cpp's rope (pairs interleaved per head).
+PERMUTE_QK = {"llama", "mistral", "smollm3"}
+# Families whose RMSNorm weights llama.cpp stores as 1 + w.
+NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text"}
+
+
+def rope_params(cfg, layer_type="full_attention"):
+    """The RoPE parameters of a layer type (transformers >= 5 config)."""
+    rp = cfg.get("rope_parameters") or {}
+    return rp.get(layer_type, rp)
+
+
+def permute(w, heads):
+    """llama.cpp's q/k row permutation: within each head, rows
+    [first half | second half] become interleaved pairs."""
+    rows = w.shape[0]
+    half = rows // heads // 2
+    return w.reshape(heads, 2, half, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def unpermute(w, heads):
+    """The inverse of permute."""
+    rows = w.shape[0]
+    half = rows // heads // 2
+    return w.reshape(heads, half, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def llama3_rope_factors(p, dim):
+    """The rope_freqs tensor llama.cpp's LlamaModel writes for llama3
+    scaling: per frequency, the divisor HF's llama3 rule applies."""
+    base, factor = p["rope_theta"], p["factor"]
+    low, high = p.get("low_freq_factor", 1.0), p.get("high_freq_factor", 4.0)
+    old = p["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old / low, old / high
+    out = []
+    for i in range(0, dim, 2):
+        freq = 1.0 / base ** (i / dim)
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_wavelen:
+            out.append(1.0)
+        elif wavelen > low_wavelen:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=np.float32)
+
+
+def write_metadata(w, name, cfg, ftype):
+    """The keys convert_hf_to_gguf.py writes for the fixture's class, then
+    the EXTENSION keys the fixture needs (see the module docstring)."""
+    mt = cfg["model_type"]
+    heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
+    full = rope_params(cfg)
+    w.add_type("model")
+    w.add_name("mistral" if mt == "mistral" else name)  # transformers and archc read a llama file named "mistral" as Mistral
+    w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    # TextModel.set_gguf_parameters (Gemma's own lists are the same keys).
+    w.add_block_count(layers)
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(cfg.get("num_key_value_heads") or heads)
+    if mt != "gemma":  # GemmaModel writes no rope base (llama.cpp's default 10000)
+        w.add_rope_freq_base(full["rope_theta"])
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    if cfg.get("head_dim") is not None:
+        w.add_key_length(head_dim)
+        w.add_value_length(head_dim)
+    w.add_file_type(ftype)
+    if mt in PERMUTE_QK:  # LlamaModel
+        w.add_vocab_size(cfg["vocab_size"])
+        w.add_rope_dimension_count(head_dim)
+        if full.get("rope_type") == "linear":
+            w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+            w.add_rope_scaling_factor(full["factor"])
+    if mt == "gemma2":
+        w.add_attn_logit_softcapping(cfg["attn_logit_softcapping"])
+        w.add_final_logit_softcapping(cfg["final_logit_softcapping"])
+        w.add_sliding_window(cfg["sliding_window"])
+    if mt == "gemma3_text":
+        if cfg.get("final_logit_softcapping"):
+            w.add_final_logit_softcapping(cfg["final_logit_softcapping"])
+        w.add_sliding_window(cfg["sliding_window"])
+        if full.get("rope_type") == "linear":
+            w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+            w.add_rope_scaling_factor(full["factor"])
+    if mt in ("olmo2", "olmo3"):  # Olmo2Model
+        if full.get("rope_type") == "yarn":
+            w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+            w.add_rope_scaling_factor(full["factor"])
+            if "attention_factor" in full:
+                w.add_rope_scaling_attn_factors(full["attention_factor"])
+            w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
+        if cfg.get("sliding_window") is not None:
+            w.add_sliding_window(cfg["sliding_window"])
+        types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(layers)]
+        w.add_sliding_window_pattern([t == "sliding_attention" for t in types])
+    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id), ("pad_token_id", w.add_pad_token_id)):
+        if cfg.get(key) is not None:
+            add(cfg[key])
+
+    # EXTENSION: what llama.cpp's format does not carry for this fixture.
+    arch = GGUF_ARCH[mt]
+    if mt == "llama" and full.get("rope_type") == "llama3":
+        # llama.cpp stores only the rope_freqs factors (written as a tensor).
+        w.add_string(gguf.Keys.Rope.SCALING_TYPE.format(arch=arch), "llama3")
+        w.add_rope_scaling_factor(full["factor"])
+        w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
+        w.add_float32(f"{arch}.rope.scaling.low_freq_factor", full["low_freq_factor"])
+        w.add_float32(f"{arch}.rope.scaling.high_freq_factor", full["high_freq_factor"])
+    if mt in ("mistral", "qwen2") and cfg.get("sliding_window") is not None and (mt == "mistral" or cfg.get("use_sliding_window")):
+        # llama.cpp's llama and qwen2 have no sliding window.
+        w.add_sliding_window(cfg["sliding_window"])
+        if mt == "qwen2":
+            w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
+    if mt == "gemma3_text":
+        default = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(layers)]
+        if cfg["layer_types"] != default:  # llama.cpp fixes every 6th layer global
+            w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
+        local = rope_params(cfg, "sliding_attention").get("rope_theta", 10000.0)
+        if local != 10000.0:  # llama.cpp fixes the local base at 10000
+            w.add_rope_freq_base_swa(local)
+    if mt in ("gemma2", "gemma3_text") and cfg["query_pre_attn_scalar"] != head_dim:
+        # llama.cpp scales attention by head_dim^-0.5 (hidden/heads for 27B).
+        w.add_uint32(f"{arch}.query_pre_attn_scalar", cfg["query_pre_attn_scalar"])
+    if mt == "smollm3":
+        default = [0 if (i + 1) % cfg.get("no_rope_layer_interval", 4) == 0 else 1 for i in range(layers)]
+        if cfg.get("no_rope_layers") not in (None, default):  # llama.cpp fixes every 4th layer NoPE
+            w.add_array(f"{arch}.no_rope_layers", [int(x) for x in cfg["no_rope_layers"]])
+
+
+def to_gguf(cfg, state):
+    """The fixture's tensors as llama.cpp writes them: (GGUF name, HF name,
+    float32 array), in HF name order, plus llama 3's rope_freqs."""
+    mt = cfg["model_type"]
+    arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
+    tmap = gguf.get_tensor_name_map(arch_enum, cfg["num_hidden_layers"])
+    heads = cfg["num_attention_heads"]
+    kv_heads = cfg.get("num_key_value_heads") or heads
+    out = []
+    for hf in sorted(state):
+        t = state[hf].to(torch.float32)
+        name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
+        assert name is not None, f"{mt}: TensorNameMap has no GGUF name for {hf}"
+        if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
+            t = permute(t, heads if ".q_proj." in hf else kv_heads)
+        if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
+            t = t + 1
+        out.append((name, hf, t.numpy()))
+    full = rope_params(cfg)
+    if mt == "llama" and full.get("rope_type") == "llama3":
+        dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
+        out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
+    return out
+
+
+def storage(name, data, ftype):
+    """The type convert_hf_to_gguf.py stores a tensor in, and its data."""
+    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight"):
+        return gguf.GGMLQuantizationType.F32, data
+    try:
+        return gguf.GGMLQuantizationType.Q8_0, gguf.quants.quantize(data, gguf.GGMLQuantizationType.Q8_0)
+    except gguf.QuantError:  # a row not a multiple of the block: the converter falls back to F16
+        return gguf.GGMLQuantizationType.F16, gguf.quants.quantize(data, gguf.GGMLQuantizationType.F16)
+
+
+def write_gguf(path, name, cfg, tensors, ftype):
+    w = gguf.GGUFWriter(path, GGUF_ARCH[cfg["model_type"]])
+    write_metadata(w, name, cfg, ftype)
+    types = {}
+    for gname, _, data in tensors:
+        qtype, stored = storage(gname, data, ftype)
+        types[gname] = qtype.name
+        w.add_tensor(gname, stored, raw_dtype=qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return types
+
+
+def read_back(path, cfg, names):
+    """The file's tensors as gguf-py dequantizes them, transforms undone,
+    under their HF names (what archc must compute with)."""
+    mt = cfg["model_type"]
+    heads = cfg["num_attention_heads"]
+    kv_heads = cfg.get("num_key_value_heads") or heads
+    sd = {}
+    for t in gguf.GGUFReader(path).tensors:
+        hf = names[t.name]
+        if hf is None:  # rope_freqs
+            continue
+        data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+        data = data.reshape([int(d) for d in reversed(t.shape)])
+        if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
+            data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
+        if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
+            data = data - np.float32(1)
+        sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
+    return sd
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def build(folder):
+    name = os.path.basename(folder)
+    with open(os.path.join(folder, "config.json")) as f:
+        cfg = json.load(f)
+    with open(os.path.join(folder, "oracle.json")) as f:
+        fixture_oracle = json.load(f)
+    print(f"== {name} ({cfg['model_type']} -> {GGUF_ARCH[cfg['model_type']]})")
+    state = load_file(os.path.join(folder, "model.safetensors"))
+    tensors = to_gguf(cfg, state)
+    names = {g: hf for g, hf, _ in tensors}
+
+    f32 = os.path.join(folder, "model.f32.gguf")
+    write_gguf(f32, name, cfg, tensors, gguf.LlamaFileType.ALL_F32)
+    back = read_back(f32, cfg, names)
+    assert sorted(back) == sorted(state), f"{name}: F32 twin tensors {sorted(back)} != {sorted(state)}"
+    worst = 0.0
+    for hf, t in back.items():
+        d = float((t - state[hf].to(torch.float32)).abs().max())
+        exact = cfg["model_type"] in NORM_PLUS_ONE and hf.endswith("norm.weight")
+        assert d == 0.0 or exact, f"{name}: F32 twin changes {hf} by {d}"
+        worst = max(worst, d)
+    print(f"  model.f32.gguf  {os.path.getsize(f32):8d}  {sha256(f32)}  (max |w - safetensors| {worst:g}: (1 + w) - 1 in f32)")
+
+    q8 = os.path.join(folder, "model.q8_0.gguf")
+    types = write_gguf(q8, name, cfg, tensors, gguf.LlamaFileType.MOSTLY_Q8_0)
+    counts = {t: list(types.values()).count(t) for t in sorted(set(types.values()))}
+    print(f"  model.q8_0.gguf {os.path.getsize(q8):8d}  {sha256(q8)}  {counts}")
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+    missing, unexpected = model.load_state_dict(read_back(q8, cfg, names), strict=False)
+    assert not unexpected and set(missing) <= ({"lm_head.weight"} if cfg.get("tie_word_embeddings") else set()), (missing, unexpected)
+    # The fixture's prompts, unless the Q8_0 model nearly ties somewhere on
+    # their greedy path: then the next prompt seeds, same lengths.
+    eos = model.config.eos_token_id
+    prompts, seed = fixture_oracle["prompts"], None
+    lengths = [len(p) for p in prompts]
+    for attempt in range(MAX_PROMPT_SEEDS):
+        tokens, first_logits, margins, _, _ = gen_fixtures.greedy_oracle(name + " q8_0", model, prompts, eos)
+        min_margin = min(margins)
+        print(f"  min top1-top2 margin over all greedy steps: {min_margin:.6g}")
+        if min_margin >= gen_fixtures.MIN_TOP2_MARGIN:
+            break
+        seed = fixture_oracle["prompt_seed"] + 1 + attempt
+        prompts = gen_fixtures.make_prompts(seed, cfg["vocab_size"], cfg["bos_token_id"], lengths)
+        print(f"  near-tie: prompts from seed {seed}")
+    else:
+        raise AssertionError(f"{name}: Q8_0 near-tie in the greedy path for {MAX_PROMPT_SEEDS} prompt seeds")
+    oracle = {
+        "gguf_file": "model.q8_0.gguf",
+        "gguf_sha256": sha256(q8),
+        "tensor_types": types,
+        "dequantized_by": f"gguf {GGUF_VERSION} gguf.quants.dequantize, then the transforms undone",
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
+        "model_class": type(model).__name__,
+        "attn_implementation": "eager",
+        "dtype": "float32",
+        "eos_token_id": eos,
+        "max_new_tokens": gen_fixtures.MAX_NEW_TOKENS,
+        "prompt_seed": seed if seed is not None else fixture_oracle["prompt_seed"],
+        "prompts": prompts,
+        "tokens": tokens,
+        "min_top2_margin": min_margin,
+        "same_tokens_as_safetensors": seed is None and tokens == fixture_oracle["tokens"],
+        "first_logits": first_logits,
+    }
+    with open(os.path.join(folder, "oracle.q8_0.json"), "w") as f:
+        f.write(gen_fixtures.dump_json(oracle))
+    print(f"  oracle.q8_0.json: tokens {'equal' if oracle['same_tokens_as_safetensors'] else 'differ from'} the safetensors oracle's")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", help="fixture name (repeatable)")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    transformers.logging.set_verbosity_error()
+    folders = []
+    for cfg_path in sorted(glob.glob(os.path.join(TESTDATA, "*", "config.json"))):
+        folder = os.path.dirname(cfg_path)
+        with open(cfg_path) as f:
+            if "quantization" in json.load(f):  # MLX twins (gen_mlx_fixtures.py)
+                continue
+        if args.only and os.path.basename(folder) not in args.only:
+            continue
+        folders.append(folder)
+    for folder in folders:
+        build(folder)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+// Tests of the fixtures' GGUF twins (written by gen_gguf_fixtures.py with
+// gguf-py, as llama.cpp's converter writes them): each family reads them
+// through its .arch gguf section. model.f32.gguf must be the safetensors
+// folder exactly (same family and emitted module; same weights, up to the
+// float32 rounding of Gemma's stored 1 + w; same logits); model.q8_0.gguf must
+// generate token-exact against oracle.q8_0.json, the HF fp32 oracle on its
+// dequantized values.
+package golden
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/weights"
+)
+
+// ggufFixtures returns the fixture folders that have GGUF twins; every
+// fixture of gen_fixtures.py (all but the MLX twins) must have them.
+func ggufFixtures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range fixtures(t) {
+		_, err := os.Stat(filepath.Join(dir, "model.f32.gguf"))
+		cfg, cerr := os.ReadFile(filepath.Join(dir, "config.json"))
+		switch {
+		case cerr != nil:
+			t.Fatal(cerr)
+		case err == nil:
+			out = append(out, dir)
+		case !bytes.Contains(cfg, []byte(`"quantization"`)):
+			t.Errorf("%s has no GGUF twins: run golden/gen_gguf_fixtures.py", dir)
+		}
+	}
+	return out
+}
+
+// TestGGUFTwinsPlan: the F32 twin plans to the same family and emits the
+// same module as the safetensors folder (so the same config reached the
+// graph: a config.json and GGUF metadata spell rope and eps differently);
+// the Q8_0 twin plans to the F32 twin's family and config, with weights
+// declared in their stored formats.
+func TestGGUFTwinsPlan(t *testing.T) {
+	for _, dir := range ggufFixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			want, err := rt.NewPlan(dir, rt.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f32, err := rt.NewPlan(filepath.Join(dir, "model.f32.gguf"), rt.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f32.Family.Name != want.Family.Name {
+				t.Errorf("F32 twin: family %s, the safetensors folder's is %s", f32.Family.Name, want.Family.Name)
+			}
+			if !bytes.Equal(f32.MLIR, want.MLIR) {
+				t.Errorf("F32 twin: the emitted module differs from the safetensors folder's")
+			}
+			q8, err := rt.NewPlan(filepath.Join(dir, "model.q8_0.gguf"), rt.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if q8.Family.Name != want.Family.Name {
+				t.Errorf("Q8_0 twin: family %s, the safetensors folder's is %s", q8.Family.Name, want.Family.Name)
+			}
+			if diff := cmp.Diff(f32.Config, q8.Config); diff != "" {
+				t.Errorf("Q8_0 twin: config (-f32 +q8_0):\n%s", diff)
+			}
+			formats := map[string]int{}
+			for _, f := range q8.Options.WeightDTypes {
+				formats[f]++
+			}
+			if formats["q8_0"] == 0 || formats["f32"] == 0 {
+				t.Errorf("Q8_0 twin: weights declared as %v, want q8_0 matrices and f32 norms", formats)
+			}
+		})
+	}
+}
+
+// TestGGUFTwinsWeights: the F32 twin, read through its family (names,
+// Q/K un-permutation, minus_one), holds the safetensors tensors bit for
+// bit; a minus_one tensor holds float32(float32(1 + w) - 1), what
+// llama.cpp's stored 1 + w gives back.
+func TestGGUFTwinsWeights(t *testing.T) {
+	for _, dir := range ggufFixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			p, err := rt.NewPlan(filepath.Join(dir, "model.f32.gguf"), rt.PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.GGUF.Materialize(context.Background(), t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := weights.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Names(), got.Names()); diff != "" {
+				t.Fatalf("tensor names (-safetensors +gguf):\n%s", diff)
+			}
+			gemma := p.Family.Name == "gemma" || p.Family.Name == "gemma2" || p.Family.Name == "gemma3"
+			for _, name := range want.Names() {
+				w := readF32(t, want, name)
+				g := readF32(t, got, name)
+				if len(w) != len(g) {
+					t.Fatalf("%s: %d values, safetensors %d", name, len(g), len(w))
+				}
+				onePlus := gemma && strings.HasSuffix(name, "norm.weight")
+				for i := range w {
+					x := w[i]
+					if onePlus {
+						x = (1 + x) - 1
+					}
+					if math.Float32bits(x) != math.Float32bits(g[i]) {
+						t.Errorf("%s[%d] = %v, want %v (safetensors %v)", name, i, g[i], x, w[i])
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// readF32 reads an f32 tensor of an index.
+func readF32(t *testing.T, ix *weights.Index, name string) []float32 {
+	t.Helper()
+	tt, err := ix.Tensors[name].Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, len(tt.Data)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(tt.Data[4*i:]))
+	}
+	return out
+}
+
+// TestGGUFTwinsExecution runs the twins: the F32 twin generates the
+// safetensors folder's tokens with bit-identical first-step logits (also
+// for the Gemma families: their norm weights w' = (1 + w) - 1 round, but
+// the graph's 1 + w' is 1 + w again), and the Q8_0 twin generates
+// oracle.q8_0.json's tokens exactly, first-step logits within 1e-4.
+func TestGGUFTwinsExecution(t *testing.T) {
+	needIREE(t)
+	ctx := context.Background()
+	for _, dir := range ggufFixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			base := readOracle(t, dir)
+			st, err := rt.Open(ctx, dir, execOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			f32, err := rt.Open(ctx, filepath.Join(dir, "model.f32.gguf"), execOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f32.Close()
+			for i, prompt := range base.Prompts {
+				a, err := st.Generate(ctx, prompt, rt.GenerateOptions{MaxTokens: base.MaxNewTokens})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := f32.Generate(ctx, prompt, rt.GenerateOptions{MaxTokens: base.MaxNewTokens})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(a.Tokens, b.Tokens); diff != "" {
+					t.Errorf("F32 twin, prompt %d: tokens differ from the safetensors folder's (-safetensors +gguf):\n%s", i, diff)
+				}
+				if d := maxAbsDiff32(a.FirstLogits, b.FirstLogits); d != 0 {
+					t.Errorf("F32 twin, prompt %d: first-step logits differ from the safetensors folder's by %g (max abs)", i, d)
+				}
+			}
+
+			data, err := os.ReadFile(filepath.Join(dir, "oracle.q8_0.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want oracle
+			if err := json.Unmarshal(data, &want); err != nil {
+				t.Fatal(err)
+			}
+			q8, err := rt.Open(ctx, filepath.Join(dir, "model.q8_0.gguf"), execOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q8.Close()
+			checkOracle(t, q8, want)
+		})
+	}
+}
