@@ -38,7 +38,7 @@ type Options struct {
 type Model struct {
 	Plan     *Plan
 	Vocab    int64   // logits width
-	EOS      []int32 // end-of-sequence token ids (generation_config.json, else config.json)
+	EOS      []int32 // end-of-generation token ids (generation_config.json, else config.json; for a GGUF also eot, eom and llama.cpp's end-of-turn tokens)
 	LoadTime time.Duration
 	// CompileTime is the iree-compile wall time (near zero on a cache hit).
 	CompileTime time.Duration
@@ -97,6 +97,9 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	m.Vocab = int64(p.Graph.Logits.Type.Shape[2])
 	if m.EOS, err = eosTokens(p.Dir, p.Raw); err != nil {
 		return nil, err
+	}
+	if p.GGUF != nil {
+		m.EOS = ggufEndTokens(p.GGUF.File, m.EOS)
 	}
 	done = phase("load")
 	defer done()

@@ -24,14 +24,21 @@ import (
 	"github.com/archc/archc/rt/iree"
 )
 
-// startServe runs `infer serve` on SmolLM2 on a free port and returns its
-// base URL once /health says ok, and the running command.
-func startServe(t *testing.T, args ...string) (string, *exec.Cmd) {
+// serveProc is a running `infer serve`.
+type serveProc struct {
+	url     string
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // its exit status, once exited is closed
+}
+
+// startServe runs `infer serve` on model on a free port and returns it
+// once /health says ok.
+func startServe(t *testing.T, model string, args ...string) *serveProc {
 	t.Helper()
 	testmodels.NeedIREE(t)
-	model := testmodels.GGUF(t, "smollm2")
 	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
-	cmd := exec.Command(bin, append([]string{"serve", "--model", model, "--addr", "127.0.0.1:0", "--max-len", "1024", "-q"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--model", model, "--addr", "127.0.0.1:0", "-q"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -39,9 +46,13 @@ func startServe(t *testing.T, args ...string) (string, *exec.Cmd) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	srv := &serveProc{cmd: cmd, exited: make(chan struct{})}
+	exited := srv.exited
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
 	addr := make(chan string, 1)
 	go func() {
+		defer close(exited)
+		defer func() { srv.waitErr = cmd.Wait() }()
 		re := regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -63,7 +74,8 @@ func startServe(t *testing.T, args ...string) (string, *exec.Cmd) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return url, cmd
+				srv.url = url
+				return srv
 			}
 			if resp.StatusCode != 503 {
 				t.Fatalf("/health: %d", resp.StatusCode)
@@ -72,7 +84,11 @@ func startServe(t *testing.T, args ...string) (string, *exec.Cmd) {
 		if time.Now().After(deadline) {
 			t.Fatal("infer serve did not become ready")
 		}
-		time.Sleep(time.Second)
+		select {
+		case <-exited:
+			t.Fatal("infer serve exited before it was ready (its stderr is logged above)")
+		case <-time.After(time.Second):
+		}
 	}
 }
 
@@ -91,7 +107,8 @@ func TestServeOpenAIClient(t *testing.T) {
 		}
 		t.Skip("the openai client is not installed: pip install -r scripts/requirements-test.txt into the venv")
 	}
-	url, cmd := startServe(t, "--api-key", "test-key", "--max-batch", "4", "--queue", "64")
+	srv := startServe(t, testmodels.GGUF(t, "smollm2"), "--api-key", "test-key", "--max-batch", "4", "--queue", "64", "--max-len", "1024")
+	url := srv.url
 	out, err := exec.Command(py, "testdata/openai_client.py", url, "test-key").CombinedOutput()
 	if err != nil {
 		t.Fatalf("openai client checks failed: %v\n%s", err, out)
@@ -101,15 +118,13 @@ func TestServeOpenAIClient(t *testing.T) {
 	t.Run("chat page", func(t *testing.T) { chatPage(t, url, "test-key") })
 	t.Run("load", func(t *testing.T) { loadTest(t, url, "test-key") })
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("infer serve after SIGTERM: %v, want exit 0", err)
+	case <-srv.exited:
+		if srv.waitErr != nil {
+			t.Errorf("infer serve after SIGTERM: %v, want exit 0", srv.waitErr)
 		}
 	case <-time.After(60 * time.Second):
 		t.Error("infer serve did not exit within 60 s of SIGTERM")
@@ -264,4 +279,19 @@ func grep(s, pattern string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("not JSON: %s", b)
+	}
+	return resp.StatusCode, out
 }
