@@ -20,8 +20,10 @@ type GenerateOptions struct {
 	Sampling SamplingOptions
 	// StopTokens are extra token ids that end generation (kept in the output, like EOS).
 	StopTokens []int32
-	// OnToken, if set, receives each generated token as soon as it is chosen.
-	OnToken func(id int32)
+	// OnToken, if set, receives each generated token as soon as it is
+	// chosen; returning true ends generation there (e.g. a stop string was
+	// found in the text).
+	OnToken func(id int32) (stop bool)
 }
 
 // Generation is the result of one Generate call.
@@ -30,6 +32,7 @@ type Generation struct {
 	Tokens       []int32       // generated ids, ending with the EOS id if one was produced (as HF generate)
 	Choices      []iree.Choice // per generated token: its id and, when asked (SamplingOptions.Logprobs), logprobs
 	FirstLogits  []float32     // logits that chose the first token, [vocab]
+	FinishReason string        // "stop" (an end or stop token, or OnToken asked) or "length" (MaxTokens)
 	PrefillTime  time.Duration
 	DecodeTime   time.Duration // time of the decode calls (len(Tokens)-1 of them)
 }
@@ -78,10 +81,16 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		seq = append(seq, tok)
 		g.Tokens = append(g.Tokens, tok)
 		g.Choices = append(g.Choices, c)
-		if opts.OnToken != nil {
-			opts.OnToken(tok)
+		if opts.OnToken != nil && opts.OnToken(tok) {
+			g.FinishReason = "stop"
+			break
 		}
-		if len(g.Tokens) == opts.MaxTokens || contains32(m.EOS, tok) || contains32(opts.StopTokens, tok) {
+		if contains32(m.EOS, tok) || contains32(opts.StopTokens, tok) {
+			g.FinishReason = "stop"
+			break
+		}
+		if len(g.Tokens) == opts.MaxTokens {
+			g.FinishReason = "length"
 			break
 		}
 		var rows []iree.SampleRow // nil: argmax

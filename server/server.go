@@ -301,7 +301,7 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 		return nil, badRequest("", "%v", err)
 	}
 	res := &result{}
-	stop := &stopper{stops: stops}
+	stop := &rt.StopStrings{Stops: stops}
 	var stream interface {
 		Add(int32) string
 		Flush() string
@@ -337,14 +337,14 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 		if req.Sampling.Logprobs || req.Sampling.TopLogprobs > 0 {
 			pendingLP = append(pendingLP, s.logprob(text, ev))
 		}
-		if stop.stopped || slices.Contains(end, ev.Token) {
+		if stop.Stopped() || slices.Contains(end, ev.Token) {
 			continue
 		}
 		piece := ""
 		if stream != nil {
 			piece = stream.Add(ev.Token)
 		}
-		out, stopped := stop.push(piece)
+		out, stopped := stop.Push(piece)
 		res.Text += out
 		if err := onText(out, pendingIDs, pendingLP); err != nil {
 			return res, err
@@ -355,14 +355,14 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 			cancel() // ends the request in the engine; its Done event follows
 		}
 	}
-	if stop.stopped {
+	if stop.Stopped() {
 		res.Finish = engine.FinishStop
 	}
 	tail := ""
-	if stream != nil && !stop.stopped {
-		tail, _ = stop.push(stream.Flush())
+	if stream != nil && !stop.Stopped() {
+		tail, _ = stop.Push(stream.Flush())
 	}
-	tail += stop.flush()
+	tail += stop.Flush()
 	res.Text += tail
 	if tail != "" || len(pendingIDs) > 0 {
 		if err := onText(tail, pendingIDs, pendingLP); err != nil {

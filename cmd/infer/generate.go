@@ -25,6 +25,16 @@ type generateCmd struct {
 	MinP        float64  `name:"min-p" default:"0" help:"Drop tokens below min-p times the top probability (0: off)."`
 	Seed        uint64   `default:"0" help:"Random seed for sampling."`
 	StopIDs     string   `name:"stop-ids" help:"Extra token ids that end generation, comma-separated."`
+	Stop        []string `sep:"none" help:"A string that ends generation (not printed), repeatable; matched across token boundaries."`
+	RepPenalty  float64  `name:"repetition-penalty" default:"1" help:"HF repetition penalty over prompt and generated tokens (1: off)."`
+	FreqPenalty float64  `name:"frequency-penalty" help:"OpenAI frequency penalty over generated tokens, in [-2, 2]."`
+	PresPenalty float64  `name:"presence-penalty" help:"OpenAI presence penalty over generated tokens, in [-2, 2]."`
+	DRYMult     float64  `name:"dry-multiplier" help:"DRY repetition penalty multiplier (0: off)."`
+	DRYBase     float64  `name:"dry-base" default:"1.75" help:"DRY base."`
+	DRYAllowed  int      `name:"dry-allowed-length" default:"2" help:"DRY: repeats up to this length are not penalized."`
+	DRYLastN    int      `name:"dry-penalty-last-n" help:"DRY: tokens looked back (0: all)."`
+	DRYBreakers []string `name:"dry-sequence-breaker" sep:"none" default:"\n,:,\",*" help:"DRY sequence breaker string, repeatable (default: newline, colon, quote, asterisk)."`
+	Logprobs    int      `name:"logprobs" default:"-1" help:"With --json: each token's logprob and this many most likely alternatives (0-20; -1: off)."`
 	MaxLen      int64    `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	Arch        string   `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
 	Device      string   `default:"local-task" enum:"local-task,local-sync" help:"IREE device: local-task (a thread pool) or local-sync (one thread)."`
@@ -46,6 +56,9 @@ type report struct {
 	TimeToFirstTokenS float64 `json:"time_to_first_token_s"`
 	PrefillTokensPerS float64 `json:"prefill_tokens_per_s"`
 	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`
+	FinishReason      string  `json:"finish_reason"` // "stop" or "length"
+	// Logprobs (with --logprobs): per generated token.
+	Logprobs []tokenLogprob `json:"logprobs,omitempty"`
 }
 
 func (c *generateCmd) Run(ctx context.Context) error {
@@ -58,7 +71,12 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if _, err := os.Stat(c.Model); err != nil {
 		return fmt.Errorf("--model: %v", err)
 	}
-	sampling := rt.SamplingOptions{Temperature: c.Temperature, TopK: c.TopK, TopP: c.TopP, MinP: c.MinP, Seed: c.Seed}
+	sampling := rt.SamplingOptions{Temperature: c.Temperature, TopK: c.TopK, TopP: c.TopP, MinP: c.MinP, Seed: c.Seed,
+		RepetitionPenalty: c.RepPenalty, FrequencyPenalty: c.FreqPenalty, PresencePenalty: c.PresPenalty,
+		DRY: rt.DRYOptions{Multiplier: c.DRYMult, Base: c.DRYBase, AllowedLength: c.DRYAllowed, Range: c.DRYLastN}}
+	if c.Logprobs >= 0 {
+		sampling.Logprobs, sampling.TopLogprobs = true, c.Logprobs
+	}
 	if err := sampling.Validate(); err != nil {
 		return err
 	}
@@ -69,6 +87,18 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	prompt, text, err := c.promptTokens()
 	if err != nil {
 		return err
+	}
+	if text == nil && (len(c.Stop) > 0 || c.DRYMult != 0) {
+		return fmt.Errorf("--stop and --dry-multiplier need the model's tokenizer (give --prompt, not --prompt-ids)")
+	}
+	if text != nil && c.DRYMult != 0 {
+		for _, b := range c.DRYBreakers {
+			ids, err := text.Tokenizer.Encode(b, false)
+			if err != nil {
+				return fmt.Errorf("--dry-sequence-breaker %q: %v", b, err)
+			}
+			sampling.DRY.Breakers = append(sampling.DRY.Breakers, ids...)
+		}
 	}
 
 	if c.Threads < 0 {
@@ -87,16 +117,18 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	defer m.Close()
 
 	gopts := rt.GenerateOptions{MaxTokens: c.MaxTokens, Sampling: sampling, StopTokens: stop}
-	flush := func() string { return "" }
-	if !c.JSON {
-		gopts.OnToken, flush = streamer(text, append(m.EOS, stop...))
+	out := &output{text: text, end: append(slices.Clone(m.EOS), stop...), stops: rt.StopStrings{Stops: c.Stop}, print: !c.JSON}
+	if text != nil {
+		out.stream = text.Tokenizer.NewStream()
 	}
+	gopts.OnToken = out.token
 	g, err := m.Generate(ctx, prompt, gopts)
 	if err != nil {
 		return err
 	}
+	out.finish()
 	if !c.JSON {
-		fmt.Println(flush())
+		fmt.Println()
 		return nil
 	}
 	r := report{
@@ -104,14 +136,23 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		LoadS: m.LoadTime.Seconds(), CompileS: m.CompileTime.Seconds(), CompileCached: m.Cached,
 		TimeToFirstTokenS: g.PrefillTime.Seconds(),
 	}
+	r.FinishReason = g.FinishReason
 	if text != nil {
-		// As streamed: without a final end-of-sequence or stop token.
-		shown := g.Tokens
-		if n := len(shown); n > 0 && (slices.Contains(m.EOS, shown[n-1]) || slices.Contains(stop, shown[n-1])) {
-			shown = shown[:n-1]
-		}
-		s := text.Tokenizer.Decode(shown)
+		// As streamed: without end or stop tokens, cut before a stop string.
+		s := out.shown.String()
 		r.Text = &s
+	}
+	if sampling.Logprobs {
+		for _, ch := range g.Choices {
+			lp := tokenLogprob{ID: ch.ID, Logprob: ch.Logprob}
+			for i, id := range ch.TopIDs {
+				lp.Top = append(lp.Top, tokenAlt{ID: id, Logprob: ch.TopProbs[i]})
+			}
+			if text != nil {
+				lp.Text = text.Tokenizer.Decode([]int32{ch.ID})
+			}
+			r.Logprobs = append(r.Logprobs, lp)
+		}
 	}
 	if s := g.PrefillTime.Seconds(); s > 0 {
 		r.PrefillTokensPerS = float64(len(g.PromptTokens)) / s
@@ -127,28 +168,71 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	return enc.Encode(r)
 }
 
-// streamer prints each generated token as it comes: decoded text (never a
-// split multi-byte character; end tokens are not printed) with a tokenizer,
-// else comma-separated ids. flush returns what is left to print at the end.
-func streamer(text *rt.Text, end []int32) (onToken func(int32), flush func() string) {
-	if text == nil {
-		first := true
-		return func(id int32) {
-			if !first {
+// output turns generated tokens into what generate shows: decoded text
+// (never a split multi-byte character; end tokens are not text; stop
+// strings cut the text and end generation) printed as it comes, or the
+// comma-separated ids without a tokenizer.
+type output struct {
+	text   *rt.Text
+	stream interface {
+		Add(int32) string
+		Flush() string
+	}
+	end   []int32
+	stops rt.StopStrings
+	print bool
+	ids   int
+	shown strings.Builder // the text shown (for --json)
+}
+
+// token takes one generated id; true means a stop string ended the text.
+func (o *output) token(id int32) bool {
+	if o.text == nil {
+		if o.print {
+			if o.ids > 0 {
 				fmt.Print(",")
 			}
-			first = false
 			fmt.Print(id)
-		}, func() string { return "" }
-	}
-	s := text.Tokenizer.NewStream()
-	return func(id int32) {
-		if slices.Contains(end, id) {
-			return
 		}
-		fmt.Print(s.Add(id))
+		o.ids++
+		return false
+	}
+	if slices.Contains(o.end, id) {
+		return false
+	}
+	piece, stopped := o.stops.Push(o.stream.Add(id))
+	o.show(piece)
+	return stopped
+}
+
+// finish shows what was held back.
+func (o *output) finish() {
+	if o.text == nil || o.stops.Stopped() {
+		return
+	}
+	piece, _ := o.stops.Push(o.stream.Flush())
+	o.show(piece + o.stops.Flush())
+}
+
+func (o *output) show(s string) {
+	o.shown.WriteString(s)
+	if o.print && s != "" {
+		fmt.Print(s)
 		os.Stdout.Sync()
-	}, s.Flush
+	}
+}
+
+// tokenLogprob is one generated token in --json's logprobs.
+type tokenLogprob struct {
+	ID      int32      `json:"id"`
+	Text    string     `json:"text,omitempty"`
+	Logprob float32    `json:"logprob"`
+	Top     []tokenAlt `json:"top_logprobs,omitempty"`
+}
+
+type tokenAlt struct {
+	ID      int32   `json:"id"`
+	Logprob float32 `json:"logprob"`
 }
 
 // promptTokens returns the prompt's token ids: --prompt-ids as given, or
@@ -174,9 +258,6 @@ func (c *generateCmd) promptTokens() ([]int32, *rt.Text, error) {
 	return ids, text, nil
 }
 
-// parseIDs reads comma-separated token ids. An empty or blank s is no ids
-// (an error unless allowEmpty); every field between commas must be a
-// non-negative integer, so "1,,2" and "1,2," are errors.
 func parseIDs(s, flag string, allowEmpty bool) ([]int32, error) {
 	if strings.TrimSpace(s) == "" {
 		if !allowEmpty {

@@ -78,3 +78,45 @@ func TestTokenizeVocabOnlyGGUF(t *testing.T) {
 		t.Errorf("missing model: code %d, stderr %q", r.Code, r.Stderr)
 	}
 }
+
+// TestGenerateControls: stop strings end generation and are not shown,
+// logprobs come with --json, a penalty changes the greedy text (SmolLM2).
+func TestGenerateControls(t *testing.T) {
+	testmodels.NeedIREE(t)
+	model := testmodels.GGUF(t, "smollm2")
+	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
+	gen := func(args ...string) map[string]any {
+		t.Helper()
+		r := clitest.Run(t, bin, append([]string{"generate", "--model", model, "--prompt", "1, 2, 3, 4,", "--max-tokens", "16", "--max-len", "1024", "--json", "-q"}, args...)...)
+		if r.Code != 0 {
+			t.Fatalf("generate %v: %s", args, r.Stderr)
+		}
+		var out map[string]any
+		if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	plain := gen()
+	text := plain["text"].(string)
+	i := strings.Index(text, " 8")
+	if i < 0 {
+		t.Fatalf("greedy text %q has no \" 8\" to stop at", text)
+	}
+	stopped := gen("--stop", " 8")
+	if stopped["text"] != text[:i] || stopped["finish_reason"] != "stop" {
+		t.Errorf("--stop \" 8\": text %q finish %v, want %q and stop", stopped["text"], stopped["finish_reason"], text[:i])
+	}
+	lp := gen("--logprobs", "2")
+	entries, _ := lp["logprobs"].([]any)
+	if len(entries) != len(lp["tokens"].([]any)) {
+		t.Fatalf("%d logprob entries for %d tokens", len(entries), len(lp["tokens"].([]any)))
+	}
+	first := entries[0].(map[string]any)
+	if top := first["top_logprobs"].([]any); len(top) != 2 || first["logprob"].(float64) > 0 {
+		t.Errorf("logprob entry %v", first)
+	}
+	if pen := gen("--repetition-penalty", "3"); pen["text"] == text {
+		t.Errorf("--repetition-penalty 3 left the greedy text unchanged: %q", text)
+	}
+}

@@ -1,11 +1,11 @@
-package server
+package rt
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestStopper(t *testing.T) {
+func TestStopStrings(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		stops   []string
@@ -25,18 +25,18 @@ func TestStopper(t *testing.T) {
 		{"multi-byte", []string{"é!"}, []string{"café", "!"}, []string{"caf", ""}, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := &stopper{stops: c.stops}
+			s := &StopStrings{Stops: c.stops}
 			var sent []string
 			stopped := false
 			for _, p := range c.pieces {
-				out, st := s.push(p)
+				out, st := s.Push(p)
 				sent = append(sent, out)
 				stopped = st
 			}
 			if strings.Join(sent, "|") != strings.Join(c.sent, "|") || stopped != c.stopped {
 				t.Errorf("sent %q stopped %v, want %q %v", sent, stopped, c.sent, c.stopped)
 			}
-			if f := s.flush(); f != c.flush {
+			if f := s.Flush(); f != c.flush {
 				t.Errorf("flush %q, want %q", f, c.flush)
 			}
 		})
