@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"github.com/archc/archc/rt/ireetool"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -282,7 +283,7 @@ func TestModuleRuns(t *testing.T) {
 	testmodels.NeedIREE(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	vmfb, _, err := iree.Compile(ctx, testModule(false).Print(), iree.CompileOptions{CacheDir: t.TempDir()})
+	vmfb, _, err := ireetool.Compile(ctx, testModule(false).Print(), ireetool.CompileOptions{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestModuleRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.Load(ctx, vmfb, []iree.Param{{Name: "p.w", File: file, Length: int64(len(data))}}, ""); err != nil {
+	if err := w.Load(ctx, vmfb, []ireetool.Param{{Name: "p.w", File: file, Length: int64(len(data))}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	call := func(fn string, args ...tensor.Tensor) []float32 {

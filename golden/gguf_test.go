@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"github.com/archc/archc/driver"
 	"math"
 	"os"
 	"path/filepath"
@@ -52,11 +53,11 @@ func ggufFixtures(t *testing.T) []string {
 func TestGGUFTwinsPlan(t *testing.T) {
 	for _, dir := range ggufFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			want, err := rt.NewPlan(dir, rt.PlanOptions{})
+			want, err := driver.NewPlan(dir, driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			f32, err := rt.NewPlan(filepath.Join(dir, "model.f32.gguf"), rt.PlanOptions{})
+			f32, err := driver.NewPlan(filepath.Join(dir, "model.f32.gguf"), driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +67,7 @@ func TestGGUFTwinsPlan(t *testing.T) {
 			if !bytes.Equal(f32.MLIR, want.MLIR) {
 				t.Errorf("F32 twin: the emitted module differs from the safetensors folder's")
 			}
-			q8, err := rt.NewPlan(filepath.Join(dir, "model.q8_0.gguf"), rt.PlanOptions{})
+			q8, err := driver.NewPlan(filepath.Join(dir, "model.q8_0.gguf"), driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +95,7 @@ func TestGGUFTwinsPlan(t *testing.T) {
 func TestGGUFTwinsWeights(t *testing.T) {
 	for _, dir := range ggufFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			p, err := rt.NewPlan(filepath.Join(dir, "model.f32.gguf"), rt.PlanOptions{})
+			p, err := driver.NewPlan(filepath.Join(dir, "model.f32.gguf"), driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

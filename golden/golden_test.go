@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/archc/archc/driver"
 	"math"
 	"os"
 	"path/filepath"
@@ -48,11 +49,11 @@ func fixtures(t *testing.T) []string {
 func TestEmitGolden(t *testing.T) {
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			p, err := rt.NewPlan(dir, rt.PlanOptions{})
+			p, err := driver.NewPlan(dir, driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := rt.NewPlan(dir, rt.PlanOptions{})
+			again, err := driver.NewPlan(dir, driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,13 +68,13 @@ func TestEmitGolden(t *testing.T) {
 // TestEveryFamilyHasFixture fails for a built-in family that no fixture
 // exercises: a new family costs a fixture entry in gen_fixtures.py, no code.
 func TestEveryFamilyHasFixture(t *testing.T) {
-	fams, err := rt.BuiltinFamilies()
+	fams, err := driver.BuiltinFamilies()
 	if err != nil {
 		t.Fatal(err)
 	}
 	covered := map[string][]string{}
 	for _, dir := range fixtures(t) {
-		p, err := rt.NewPlan(dir, rt.PlanOptions{})
+		p, err := driver.NewPlan(dir, driver.PlanOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}

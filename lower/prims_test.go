@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/archc/archc/rt/ireetool"
 	"math"
 	"os"
 	"path/filepath"
@@ -395,7 +396,7 @@ func TestPrimitiveNumerics(t *testing.T) {
 	cases := loadPrimCases(t)
 	for gi, group := range primModules(t, cases) {
 		m := &codegen.Module{Name: fmt.Sprintf("prims_%d", gi)}
-		var params []iree.Param
+		var params []ireetool.Param
 		var data []byte
 		file := filepath.Join(t.TempDir(), "weights.bin")
 		for _, c := range group {
@@ -407,7 +408,7 @@ func TestPrimitiveNumerics(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", c.name, err)
 				}
-				params = append(params, iree.Param{Name: w.Name, File: file, Offset: int64(len(data)), Length: int64(len(raw))})
+				params = append(params, ireetool.Param{Name: w.Name, File: file, Offset: int64(len(data)), Length: int64(len(raw))})
 				data = append(data, raw...)
 			}
 		}
@@ -415,7 +416,7 @@ func TestPrimitiveNumerics(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		vmfb, _, err := iree.Compile(ctx, m.Print(), iree.CompileOptions{})
+		vmfb, _, err := ireetool.Compile(ctx, m.Print(), ireetool.CompileOptions{})
 		cancel()
 		if err != nil {
 			t.Fatalf("cases %v: %v", caseNames(group), err)

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"context"
+	"github.com/archc/archc/internal/testckpt"
 	"os"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ import (
 func BenchmarkDecodeCall(b *testing.B) {
 	testmodels.NeedIREE(b)
 	ctx := context.Background()
-	dir := fixtureCopy(b, nil, func(cfg map[string]any) { cfg["num_hidden_layers"] = 1 })
+	dir := testckpt.FixtureCopy(b, nil, func(cfg map[string]any) { cfg["num_hidden_layers"] = 1 })
 	m, err := Open(ctx, dir, Options{Device: os.Getenv("ARCHC_BENCH_DEVICE"), CompileFlags: strings.Fields(os.Getenv("ARCHC_BENCH_CFLAGS"))})
 	if err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package rt
 import (
 	"context"
 	"encoding/binary"
+	"github.com/archc/archc/internal/testckpt"
 	"math"
 	"testing"
 
@@ -33,12 +34,12 @@ func TestHalfPrecisionCheckpoints(t *testing.T) {
 		}},
 	} {
 		t.Run(c.dtype, func(t *testing.T) {
-			convert := func(half bool) func(map[string]stTensor) {
-				return func(ts map[string]stTensor) {
+			convert := func(half bool) func(map[string]testckpt.STTensor) {
+				return func(ts map[string]testckpt.STTensor) {
 					for name, x := range ts {
 						var out []byte
-						for i := 0; i < len(x.data); i += 4 {
-							hb, v := c.round(math.Float32frombits(binary.LittleEndian.Uint32(x.data[i:])))
+						for i := 0; i < len(x.Data); i += 4 {
+							hb, v := c.round(math.Float32frombits(binary.LittleEndian.Uint32(x.Data[i:])))
 							if half {
 								out = append(out, hb...)
 							} else {
@@ -46,16 +47,16 @@ func TestHalfPrecisionCheckpoints(t *testing.T) {
 							}
 						}
 						if half {
-							ts[name] = stTensor{dtype: c.dtype, shape: x.shape, data: out}
+							ts[name] = testckpt.STTensor{DType: c.dtype, Shape: x.Shape, Data: out}
 						} else {
-							ts[name] = stTensor{dtype: "F32", shape: x.shape, data: out}
+							ts[name] = testckpt.STTensor{DType: "F32", Shape: x.Shape, Data: out}
 						}
 					}
 				}
 			}
 			var logits [2][]float32
 			for i, half := range []bool{false, true} {
-				m, err := Open(ctx, fixtureCopy(t, convert(half), nil), Options{NoKernels: true})
+				m, err := Open(ctx, testckpt.FixtureCopy(t, convert(half), nil), Options{NoKernels: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,9 +1,14 @@
+// Package rt runs archc models: it compiles the module a driver.Plan
+// emits (cached), loads the weights as named parameters into an IREE worker
+// process and generates tokens with prefill and decode calls; it also holds
+// the sampling options, the tokenizer-facing text helpers and stop strings.
 package rt
 
 import (
 	"context"
 	"fmt"
-	"path/filepath"
+	"github.com/archc/archc/driver"
+	"github.com/archc/archc/rt/ireetool"
 	"slices"
 	"strings"
 	"time"
@@ -16,13 +21,13 @@ import (
 
 // Options configures Open.
 type Options struct {
-	Plan     PlanOptions
-	CacheDir string // compiled-module cache; "" is iree.DefaultCacheDir()
+	Plan     driver.PlanOptions
+	CacheDir string // compiled-module cache; "" is ireetool.DefaultCacheDir()
 	Device   string // IREE HAL device: "local-task" (default) or "local-sync"
 	Threads  int    // local-task worker threads; 0: one per core
 	// RuntimeFlags are extra iree.runtime flags (iree.RuntimeOptions.Extra).
 	RuntimeFlags []string
-	// CompileFlags are extra iree-compile flags, after iree.DefaultFlags.
+	// CompileFlags are extra iree-compile flags, after ireetool.DefaultFlags.
 	CompileFlags []string
 	// NoKernels turns archc's hand-written matmul kernels off: every weight
 	// is decoded in the graph and multiplied by IREE's own code (the numeric
@@ -36,7 +41,7 @@ type Options struct {
 // Model is a compiled model loaded into an IREE worker, ready for prefill
 // and decode calls on slot 0. Its methods are not safe for concurrent use.
 type Model struct {
-	Plan     *Plan
+	Plan     *driver.Plan
 	Vocab    int64   // logits width
 	EOS      []int32 // end-of-generation token ids (generation_config.json, else config.json; for a GGUF also eot, eom and llama.cpp's end-of-turn tokens)
 	LoadTime time.Duration
@@ -46,14 +51,14 @@ type Model struct {
 	worker      *iree.Worker
 	// What Restart needs to load the module again.
 	vmfb    string
-	params  []iree.Param
+	params  []ireetool.Param
 	runtime iree.RuntimeOptions
 }
 
-// Open plans the model at path (see NewPlan), compiles it (cached) and loads
+// Open plans the model at path (see driver.NewPlan), compiles it (cached) and loads
 // it with its weights into a new IREE worker. The model needs a checkpoint.
 // Errors name the cause: planning errors, a missing IREE install
-// (iree.ErrNotFound), compile failures, or the worker failing to load.
+// (ireetool.ErrNotFound), compile failures, or the worker failing to load.
 func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	phase := opts.Phase
 	if phase == nil {
@@ -63,7 +68,7 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	cacheDir := opts.CacheDir
 	if cacheDir == "" {
 		var err error
-		if cacheDir, err = iree.DefaultCacheDir(); err != nil {
+		if cacheDir, err = ireetool.DefaultCacheDir(); err != nil {
 			return nil, err
 		}
 	}
@@ -74,7 +79,7 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 		}
 		opts.Plan.Lower.Kernels = k
 	}
-	p, err := NewPlan(path, opts.Plan)
+	p, err := driver.NewPlan(path, opts.Plan)
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +91,9 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	t0 := time.Now()
 	var flags []string
 	if len(opts.CompileFlags) > 0 {
-		flags = append(append(flags, iree.DefaultFlags...), opts.CompileFlags...)
+		flags = append(append(flags, ireetool.DefaultFlags...), opts.CompileFlags...)
 	}
-	vmfb, cached, err := iree.Compile(ctx, p.MLIR, iree.CompileOptions{CacheDir: cacheDir, Flags: flags})
+	vmfb, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{CacheDir: cacheDir, Flags: flags})
 	done()
 	if err != nil {
 		return nil, err
@@ -126,35 +131,13 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 // (and revision) of the iree-compile that built the module: IREE's
 // runtime only promises to load bytecode from its own compiler.
 func checkVersions(w *iree.Worker) error {
-	cv, err := iree.CompilerVersion()
+	cv, err := ireetool.CompilerVersion()
 	if err != nil {
 		return err
 	}
 	if !strings.Contains(cv, " "+w.IREEVersion+" ") || (w.IREERevision != "" && !strings.Contains(cv, w.IREERevision)) {
 		return fmt.Errorf("iree.runtime %s (%s) is not the release of iree-compile (%s): install matching iree-base-compiler and iree-base-runtime (scripts/setup.sh)",
 			w.IREEVersion, w.IREERevision, strings.Join(strings.Fields(cv), " "))
-	}
-	return nil
-}
-
-// pack writes a GGUF model's weights in their stored formats into the
-// cache (rt/gguf Pack) and binds them to the plan. A missing or mis-shaped
-// tensor is reported at the .arch position that declared the weight.
-func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) func()) error {
-	done := func() {}
-	if phase != nil {
-		done = phase("pack weights")
-	}
-	ix, err := p.GGUF.Pack(ctx, filepath.Join(cacheDir, "weights"), nil)
-	done()
-	if err != nil {
-		return err
-	}
-	p.Weights = ix
-	for _, w := range p.Graph.Weights {
-		if _, err := ix.Lookup(w.Name, w.Shape); err != nil {
-			return w.Errorf("%w (family %s reads it; is this GGUF a %s model?)", err, p.Family.Name, p.Family.Name)
-		}
 	}
 	return nil
 }

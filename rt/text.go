@@ -2,8 +2,7 @@ package rt
 
 import (
 	"fmt"
-	"os"
-	"strings"
+	"github.com/archc/archc/driver"
 
 	"github.com/archc/archc/rt/chat"
 	"github.com/archc/archc/rt/gguf"
@@ -23,23 +22,32 @@ type Text struct {
 func LoadText(path string) (*Text, error) {
 	var t Text
 	var err error
-	if isGGUF(path) { // one read of the header for both
+	if driver.IsGGUF(path) {
 		gf, err := gguf.Open(path)
 		if err != nil {
 			return nil, err
 		}
-		if t.Tokenizer, err = tokenizer.FromGGUFFile(gf); err != nil {
-			return nil, err
-		}
-		if v, ok := gf.Value("tokenizer.chat_template"); ok {
-			t.ChatTemplate, _ = v.(string)
-		}
-		return &t, nil
+		return TextFromGGUF(gf)
 	}
 	if t.Tokenizer, err = tokenizer.FromHF(path); err != nil {
 		return nil, err
 	}
 	t.ChatTemplate, _ = chat.FromHF(path)
+	return &t, nil
+}
+
+// TextFromGGUF reads the tokenizer and chat template from an opened GGUF
+// file's metadata (pass the same file to driver.PlanOptions.GGUF so the
+// header is read once). Errors as LoadText.
+func TextFromGGUF(gf *gguf.File) (*Text, error) {
+	var t Text
+	var err error
+	if t.Tokenizer, err = tokenizer.FromGGUFFile(gf); err != nil {
+		return nil, err
+	}
+	if v, ok := gf.Value("tokenizer.chat_template"); ok {
+		t.ChatTemplate, _ = v.(string)
+	}
 	return &t, nil
 }
 
@@ -86,9 +94,4 @@ func (t *Text) EncodeChat(msgs []chat.Message) ([]int32, error) {
 		return nil, err
 	}
 	return t.Tokenizer.Encode(text, false)
-}
-
-func isGGUF(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir() && strings.HasSuffix(strings.ToLower(path), ".gguf")
 }

@@ -10,6 +10,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/archc/archc/driver"
+	"github.com/archc/archc/rt/ireetool"
 	"io"
 	"os"
 	"os/signal"
@@ -19,8 +21,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/archc/archc/rt"
-	"github.com/archc/archc/rt/iree"
 	"github.com/archc/archc/rt/kernels"
 )
 
@@ -38,11 +38,11 @@ type planFlags struct {
 	NoKernels bool   `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering)."`
 }
 
-func (p planFlags) plan(ctx context.Context) (*rt.Plan, error) {
-	opts := rt.PlanOptions{Arch: p.Arch}
+func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
+	opts := driver.PlanOptions{Arch: p.Arch}
 	opts.Lower.MaxLen = p.MaxLen
 	if !p.NoKernels {
-		dir, err := iree.DefaultCacheDir()
+		dir, err := ireetool.DefaultCacheDir()
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +50,7 @@ func (p planFlags) plan(ctx context.Context) (*rt.Plan, error) {
 			return nil, err
 		}
 	}
-	return rt.NewPlan(p.Model, opts)
+	return driver.NewPlan(p.Model, opts)
 }
 
 type emitCmd struct {
@@ -95,7 +95,7 @@ func (c *compileCmd) Run(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "compiling %s (%d bytes of MLIR) with iree-compile...\n", p.Family.Name, len(p.MLIR))
-	path, cached, err := iree.Compile(ctx, p.MLIR, iree.CompileOptions{})
+	path, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{})
 	if err != nil {
 		return err
 	}
@@ -107,8 +107,8 @@ func (c *compileCmd) Run(ctx context.Context) error {
 
 // writeArchive packs the plan's weights (GGUF, MLX) into the cache and
 // writes them as an IREE parameter archive at path.
-func writeArchive(ctx context.Context, p *rt.Plan, path string) error {
-	dir, err := iree.DefaultCacheDir()
+func writeArchive(ctx context.Context, p *driver.Plan, path string) error {
+	dir, err := ireetool.DefaultCacheDir()
 	if err != nil {
 		return err
 	}
@@ -117,16 +117,11 @@ func writeArchive(ctx context.Context, p *rt.Plan, path string) error {
 		return fmt.Errorf("%s: %w", modelName(p), err)
 	}
 	fmt.Fprintf(os.Stderr, "writing %d parameters to %s...\n", len(params), path)
-	w, err := iree.Start(ctx, iree.Options{})
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	return w.WriteParameterArchive(ctx, params, path)
+	return ireetool.WriteParameterArchive(ctx, params, path)
 }
 
 // modelName names the plan's model for messages.
-func modelName(p *rt.Plan) string {
+func modelName(p *driver.Plan) string {
 	if p.GGUF != nil {
 		return p.GGUF.Path
 	}
@@ -140,7 +135,7 @@ type checkCmd struct {
 func (c *checkCmd) Run() error {
 	var failed bool
 	for _, f := range c.Files {
-		fam, err := rt.LoadFamily(f)
+		fam, err := driver.LoadFamily(f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			failed = true
@@ -161,7 +156,7 @@ func (c *checkCmd) Run() error {
 type listCmd struct{}
 
 func (listCmd) Run() error {
-	fams, err := rt.BuiltinFamilies()
+	fams, err := driver.BuiltinFamilies()
 	if err != nil {
 		return err
 	}

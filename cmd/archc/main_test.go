@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,4 +64,20 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("code %d, stderr %q; want one line naming the model_type", r.Code, r.Stderr)
 		}
 	})
+}
+
+// TestLinksNoRuntime: archc (emit, compile, check, list) is the compiler
+// side only: it links neither the IREE worker nor the tokenizer.
+func TestLinksNoRuntime(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"github.com/archc/archc/rt/iree", "github.com/archc/archc/rt/tokenizer", "github.com/archc/archc/rt"} {
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == pkg {
+				t.Errorf("cmd/archc links %s", pkg)
+			}
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/archc/archc/driver"
+	"github.com/archc/archc/rt/gguf"
 	"os"
 	"slices"
 	"strconv"
@@ -42,6 +44,8 @@ type generateCmd struct {
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
 	JSON        bool     `name:"json" help:"Print one JSON object at the end instead of streaming."`
 	Quiet       bool     `short:"q" help:"No progress output on stderr."`
+
+	gguf *gguf.File // the model's GGUF, opened once (tokenizer, config, weights)
 }
 
 // report is the --json output.
@@ -84,6 +88,11 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if driver.IsGGUF(c.Model) {
+		if c.gguf, err = gguf.Open(c.Model); err != nil {
+			return err
+		}
+	}
 	prompt, text, err := c.promptTokens()
 	if err != nil {
 		return err
@@ -110,6 +119,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	opts := rt.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet)}
 	opts.Plan.Arch = c.Arch
 	opts.Plan.Lower.MaxLen = c.MaxLen
+	opts.Plan.GGUF = c.gguf
 	m, err := rt.Open(ctx, c.Model, opts)
 	if err != nil {
 		return err
@@ -247,7 +257,13 @@ func (c *generateCmd) promptTokens() ([]int32, *rt.Text, error) {
 		ids, err := parseIDs(c.PromptIDs, "--prompt-ids", false)
 		return ids, nil, err
 	}
-	text, err := rt.LoadText(c.Model)
+	var text *rt.Text
+	var err error
+	if c.gguf != nil {
+		text, err = rt.TextFromGGUF(c.gguf)
+	} else {
+		text, err = rt.LoadText(c.Model)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

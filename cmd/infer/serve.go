@@ -79,7 +79,12 @@ func (c *serveCmd) Run(ctx context.Context) error {
 		return err
 	}
 	defer m.Close()
-	text, err := rt.LoadText(c.Model)
+	var text *rt.Text
+	if m.Plan.GGUF != nil { // the header read by the plan serves the tokenizer too
+		text, err = rt.TextFromGGUF(m.Plan.GGUF.File)
+	} else {
+		text, err = rt.LoadText(c.Model)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "no tokenizer (%v): prompts must be token ids and chat is off\n", err)
 		text = nil

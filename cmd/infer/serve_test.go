@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/archc/archc/rt/ireetool"
 	"io"
 	"net/http"
 	"os"
@@ -21,7 +22,6 @@ import (
 
 	"github.com/archc/archc/internal/clitest"
 	"github.com/archc/archc/internal/testmodels"
-	"github.com/archc/archc/rt/iree"
 )
 
 // serveProc is a running `infer serve`.
@@ -96,7 +96,7 @@ func startServe(t *testing.T, model string, args ...string) *serveProc {
 // (cmd/infer/testdata/openai_client.py), then loads it with many streaming
 // clients, then stops it with SIGTERM.
 func TestServeOpenAIClient(t *testing.T) {
-	venv, err := iree.FindVenv()
+	venv, err := ireetool.FindVenv()
 	if err != nil {
 		testmodels.NeedIREE(t)
 	}

@@ -5,11 +5,10 @@ package testmodels
 
 import (
 	"fmt"
+	"github.com/archc/archc/rt/ireetool"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/archc/archc/rt/iree"
 )
 
 // Dir is where scripts/fetch-models.sh and fetch-gemma3.sh put checkpoints:
@@ -58,7 +57,7 @@ func GGUF(t testing.TB, name string) string {
 // NeedIREE skips (fails under CI) when the IREE venv is missing.
 func NeedIREE(t testing.TB) {
 	t.Helper()
-	if _, err := iree.FindVenv(); err != nil {
+	if _, err := ireetool.FindVenv(); err != nil {
 		missing(t, "needs the IREE venv: "+err.Error())
 	}
 }

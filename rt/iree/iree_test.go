@@ -3,6 +3,7 @@ package iree
 import (
 	"context"
 	"encoding/binary"
+	"github.com/archc/archc/rt/ireetool"
 	"math"
 	"os"
 	"os/exec"
@@ -19,7 +20,7 @@ import (
 // missing venv is a failure.
 func needVenv(t *testing.T) {
 	t.Helper()
-	if _, err := FindVenv(); err != nil {
+	if _, err := ireetool.FindVenv(); err != nil {
 		if os.Getenv("CI") == "" {
 			t.Skipf("no IREE venv (%v); run scripts/setup.sh to enable this test", err)
 		}
@@ -29,7 +30,7 @@ func needVenv(t *testing.T) {
 
 // toyModule compiles testdata/toy.mlir and writes its parameter "w" =
 // [10 20 30 40] at byte offset 12 of a file with junk around it.
-func toyModule(t *testing.T) (vmfb string, params []Param) {
+func toyModule(t *testing.T) (vmfb string, params []ireetool.Param) {
 	t.Helper()
 	needVenv(t)
 	mlir, err := os.ReadFile("testdata/toy.mlir")
@@ -37,14 +38,14 @@ func toyModule(t *testing.T) (vmfb string, params []Param) {
 		t.Fatal(err)
 	}
 	cache := t.TempDir()
-	vmfb, cached, err := Compile(context.Background(), mlir, CompileOptions{CacheDir: cache})
+	vmfb, cached, err := ireetool.Compile(context.Background(), mlir, ireetool.CompileOptions{CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cached {
 		t.Fatal("first compile reported cached")
 	}
-	again, cached, err := Compile(context.Background(), mlir, CompileOptions{CacheDir: cache})
+	again, cached, err := ireetool.Compile(context.Background(), mlir, ireetool.CompileOptions{CacheDir: cache})
 	if err != nil || !cached || again != vmfb {
 		t.Fatalf("second compile: %s cached=%v err=%v, want %s cached", again, cached, err, vmfb)
 	}
@@ -58,7 +59,7 @@ func toyModule(t *testing.T) (vmfb string, params []Param) {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return vmfb, []Param{{Name: "w", File: file, Offset: 12, Length: 16}}
+	return vmfb, []ireetool.Param{{Name: "w", File: file, Offset: 12, Length: 16}}
 }
 
 func startLoaded(t *testing.T, device string) *Worker {
@@ -152,7 +153,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	long := []Param{{Name: "w", File: params[0].File, Offset: 24, Length: 16}}
+	long := []ireetool.Param{{Name: "w", File: params[0].File, Offset: 24, Length: 16}}
 	if err := w.Load(ctx, vmfb, long, ""); err == nil || !strings.Contains(err.Error(), "lie outside") {
 		t.Fatalf("region past EOF: %v", err)
 	}
@@ -166,7 +167,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	// A region shorter than the global is refused too. (A longer one is
 	// not: IREE reads the prefix it needs, so callers must check shapes.)
-	short := []Param{{Name: "w", File: params[0].File, Offset: 12, Length: 12}}
+	short := []ireetool.Param{{Name: "w", File: params[0].File, Offset: 12, Length: 12}}
 	if err := w.Load(ctx, vmfb, short, ""); err == nil || !strings.Contains(err.Error(), "out of bounds") {
 		t.Fatalf("short parameter: %v", err)
 	}
@@ -298,11 +299,11 @@ func TestEndedContext(t *testing.T) {
 func TestCompileError(t *testing.T) {
 	needVenv(t)
 	bad := []byte("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %r = stablehlo.add %a, %b : tensor<2xf32>\n  return %r : tensor<2xf32>\n}\n")
-	_, _, err := Compile(context.Background(), bad, CompileOptions{CacheDir: t.TempDir()})
+	_, _, err := ireetool.Compile(context.Background(), bad, ireetool.CompileOptions{CacheDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "iree-compile failed") || !strings.Contains(err.Error(), "undeclared SSA value") {
 		t.Fatalf("compile error: %v", err)
 	}
-	v, err := CompilerVersion()
+	v, err := ireetool.CompilerVersion()
 	if err != nil || !strings.Contains(v, "IREE compiler version") {
 		t.Fatalf("version %q %v", v, err)
 	}
@@ -310,27 +311,22 @@ func TestCompileError(t *testing.T) {
 
 func TestFindVenvEnv(t *testing.T) {
 	t.Setenv("ARCHC_VENV", filepath.Join(t.TempDir(), "nope"))
-	_, err := FindPython()
+	_, err := ireetool.FindPython()
 	if err == nil || !strings.Contains(err.Error(), "IREE runtime not found: run scripts/setup.sh") {
 		t.Fatalf("bad ARCHC_VENV: %v", err)
 	}
 }
 
-// TestWriteParameterArchive: the archive holds the parameter's bytes
+// TestWriteParameterArchive: ireetool's archive holds the parameter's bytes
 // under its name, so IREE's own iree-run-module runs the module with it.
 func TestWriteParameterArchive(t *testing.T) {
 	vmfb, params := toyModule(t)
 	ctx := context.Background()
-	w, err := Start(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
 	out := filepath.Join(t.TempDir(), "toy.irpa")
-	if err := w.WriteParameterArchive(ctx, params, out); err != nil {
+	if err := ireetool.WriteParameterArchive(ctx, params, out); err != nil {
 		t.Fatal(err)
 	}
-	venv, err := FindVenv()
+	venv, err := ireetool.FindVenv()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +341,8 @@ func TestWriteParameterArchive(t *testing.T) {
 		t.Errorf("iree-run-module with the archive printed:\n%s\nwant 4xf32=10 20 35 40 and 105", got)
 	}
 	// A region outside its file is refused before anything is written.
-	bad := []Param{{Name: "w", File: params[0].File, Offset: 1 << 20, Length: 16}}
-	if err := w.WriteParameterArchive(ctx, bad, out+"2"); err == nil || !strings.Contains(err.Error(), "lie outside") {
+	bad := []ireetool.Param{{Name: "w", File: params[0].File, Offset: 1 << 20, Length: 16}}
+	if err := ireetool.WriteParameterArchive(ctx, bad, out+"2"); err == nil || !strings.Contains(err.Error(), "lie outside") {
 		t.Errorf("bad region: %v", err)
 	}
 }

@@ -1,3 +1,8 @@
+// Package iree runs compiled IREE modules through a long-lived Python
+// worker that uses the official iree.runtime module (no published IREE
+// package exports the runtime's C API), from the venv package ireetool
+// finds: load a module with its parameters, call its functions, choose
+// tokens on the logits buffer.
 package iree
 
 import (
@@ -8,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/archc/archc/rt/ireetool"
 	"io"
 	"os"
 	"os/exec"
@@ -27,18 +33,9 @@ var workerPy string
 // Devices lists the IREE HAL devices Load accepts; "" means the first.
 var Devices = []string{"local-task", "local-sync"}
 
-// Param names a weight stored in a file region. IREE sees it as the named
-// parameter "model"::Name (MLIR: #flow.parameter.named<"model"::"Name">).
-type Param struct {
-	Name   string // parameter key, e.g. "model.embed_tokens.weight"
-	File   string // path of the file holding the bytes
-	Offset int64  // byte offset of the data in File
-	Length int64  // data length in bytes
-}
-
 // Options configures Start.
 type Options struct {
-	// Python is the interpreter to run; "" means FindPython().
+	// Python is the interpreter to run; "" means ireetool.FindPython().
 	Python string
 	// Stderr, if set, also receives the worker's stderr as it is written
 	// (the last 16 KiB are kept for error messages either way).
@@ -104,7 +101,6 @@ type header struct {
 	Flags  []string     `json:"flags,omitempty"`
 	Argmax bool         `json:"argmax,omitempty"`
 	Sample []SampleRow  `json:"sample,omitempty"`
-	Path   string       `json:"path,omitempty"`
 	VMFB   string       `json:"vmfb,omitempty"`
 	Device string       `json:"device,omitempty"`
 	Params []paramJSON  `json:"params,omitempty"`
@@ -139,7 +135,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 	py := opts.Python
 	if py == "" {
 		var err error
-		if py, err = FindPython(); err != nil {
+		if py, err = ireetool.FindPython(); err != nil {
 			return nil, err
 		}
 	}
@@ -203,7 +199,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 // file, duplicate names, unknown device) are reported before anything is
 // sent; IREE failures (version mismatch, a parameter the module needs that
 // is missing) come back with IREE's message.
-func (w *Worker) Load(ctx context.Context, vmfbPath string, params []Param, device string) error {
+func (w *Worker) Load(ctx context.Context, vmfbPath string, params []ireetool.Param, device string) error {
 	return w.LoadWith(ctx, vmfbPath, params, RuntimeOptions{Device: device})
 }
 
@@ -233,7 +229,7 @@ func (o RuntimeOptions) Flags() []string {
 
 // LoadWith is Load with runtime options (device, thread count). Errors as
 // Load, plus a negative thread count.
-func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []Param, ro RuntimeOptions) error {
+func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []ireetool.Param, ro RuntimeOptions) error {
 	device := ro.Device
 	if device == "" {
 		device = Devices[0]
@@ -270,36 +266,16 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []Param, 
 	return nil
 }
 
-// checkParams validates params and returns them with absolute file paths.
-func checkParams(params []Param) ([]paramJSON, error) {
-	sizes := map[string]int64{}
-	seen := map[string]bool{}
-	out := make([]paramJSON, 0, len(params))
-	for _, p := range params {
-		if p.Name == "" {
-			return nil, fmt.Errorf("iree: a parameter from %s has an empty name: name every parameter", p.File)
-		}
-		if seen[p.Name] {
-			return nil, fmt.Errorf("iree: parameter %q is given twice: pass each name once", p.Name)
-		}
-		seen[p.Name] = true
-		file, err := filepath.Abs(p.File)
-		if err != nil {
-			return nil, fmt.Errorf("iree: parameter %q: bad file %q: %v", p.Name, p.File, err)
-		}
-		size, ok := sizes[file]
-		if !ok {
-			st, err := os.Stat(file)
-			if err != nil {
-				return nil, fmt.Errorf("iree: parameter %q: %v", p.Name, err)
-			}
-			size = st.Size()
-			sizes[file] = size
-		}
-		if p.Offset < 0 || p.Length < 0 || p.Offset > size-p.Length {
-			return nil, fmt.Errorf("iree: parameter %q: bytes [%d,%d) lie outside %s (%d bytes): fix the offset/length", p.Name, p.Offset, p.Offset+p.Length, file, size)
-		}
-		out = append(out, paramJSON{Name: p.Name, File: file, Offset: p.Offset, Length: p.Length})
+// checkParams validates params (ireetool.CheckParams) in the worker's
+// request form.
+func checkParams(params []ireetool.Param) ([]paramJSON, error) {
+	checked, err := ireetool.CheckParams(params)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]paramJSON, len(checked))
+	for i, p := range checked {
+		out[i] = paramJSON{Name: p.Name, File: p.File, Offset: p.Offset, Length: p.Length}
 	}
 	return out, nil
 }
@@ -377,24 +353,6 @@ type SampleRow struct {
 // Errors as CallArgmax, plus len(rows) differing from the logits' rows.
 func (w *Worker) CallSample(ctx context.Context, fn string, args []tensor.Tensor, rows []SampleRow) ([]tensor.Tensor, error) {
 	return w.call(ctx, fn, args, header{Sample: rows})
-}
-
-// WriteParameterArchive writes params (named file regions, as Load takes
-// them) as an IREE parameter archive at path, the file iree-run-module and
-// iree-benchmark-module load with --parameters=model=path. Call it on a
-// worker with no module loaded. Errors: a region outside its file, an
-// unwritable path, a dead worker.
-func (w *Worker) WriteParameterArchive(ctx context.Context, params []Param, path string) error {
-	ps, err := checkParams(params)
-	if err != nil {
-		return err
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return fmt.Errorf("iree: bad archive path %q: %v", path, err)
-	}
-	_, _, err = w.request(ctx, "WriteParameterArchive", header{Op: "archive", Params: ps, Path: abs}, nil)
-	return err
 }
 
 // Sample chooses one token per row of logits [rows, vocab] f32 held by the
@@ -627,13 +585,13 @@ func (w *Worker) deathError(what string, err error) error {
 	case <-w.exited:
 	case <-time.After(3 * time.Second):
 		w.kill() // alive but talking nonsense
-		return fmt.Errorf("iree worker: %s: %v; stderr: %s: the worker was killed, start a new one", what, err, lastLines(w.stderr.String(), 5, "(empty)"))
+		return fmt.Errorf("iree worker: %s: %v; stderr: %s: the worker was killed, start a new one", what, err, ireetool.LastLines(w.stderr.String(), 5, "(empty)"))
 	}
 	status := "exit status 0"
 	if w.waitErr != nil {
 		status = w.waitErr.Error()
 	}
-	return fmt.Errorf("iree worker exited unexpectedly during %s (%s); stderr: %s: fix the cause and start a new worker", what, status, lastLines(w.stderr.String(), 5, "(empty)"))
+	return fmt.Errorf("iree worker exited unexpectedly during %s (%s); stderr: %s: fix the cause and start a new worker", what, status, ireetool.LastLines(w.stderr.String(), 5, "(empty)"))
 }
 
 // kill ends the process (if still running) and waits for it to be reaped.

@@ -28,10 +28,6 @@
 #       [rows, k] i32, top logprobs [rows, k] f32 (k the largest asked).
 #   {"op": "sample", "args": [logits tensor], "sample": [row...]} + payload
 #       -> {"ok": true, "results": [ids tensor]}: the same on given logits.
-#   {"op": "archive", "params": [...], "path": out.irpa} -> {"ok": true}
-#       Writes the named file regions as an IREE parameter archive (what
-#       iree-run-module / iree-benchmark-module take with
-#       --parameters=model=out.irpa). Not while a module is loaded.
 #   {"op": "close"} -> {"ok": true}, then the worker exits.
 # Any failure -> {"ok": false, "error": "one line"}; the worker stays usable.
 # On start the worker sends {"ok": true, "hello": "archc-iree-worker",
@@ -172,13 +168,6 @@ class Session:
                 )
             index.add_from_file_handle(p["name"], fh, length, offset=off)
         return index
-
-    def archive(self, req):
-        try:
-            self.parameter_index(req.get("params") or []).create_archive_file(req["path"])
-        finally:
-            self.close()
-        return {"ok": True}
 
     def call(self, req, payloads):
         if self.ctx is None:
@@ -424,8 +413,6 @@ def main():
             elif op == "call":
                 h, outs = s.call(req, payloads)
                 write_msg(h, outs)
-            elif op == "archive":
-                write_msg(s.archive(req))
             elif op == "sample":
                 h, outs = s.sample(req, payloads)
                 write_msg(h, outs)

@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/archc/archc/rt/ireetool"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +33,6 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/archc/archc/lower"
-	"github.com/archc/archc/rt/iree"
 )
 
 //go:embed csrc/matmul_avx2.c
@@ -147,7 +147,7 @@ func findZig() (string, error) {
 	if z := os.Getenv("ARCHC_ZIG"); z != "" {
 		return z, nil
 	}
-	venv, err := iree.FindVenv()
+	venv, err := ireetool.FindVenv()
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/archc/archc/rt/ireetool"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -25,7 +26,7 @@ func loaded(t *testing.T, m *codegen.Module, data []byte) *iree.Worker {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	vmfb, _, err := iree.Compile(ctx, m.Print(), iree.CompileOptions{CacheDir: t.TempDir()})
+	vmfb, _, err := ireetool.Compile(ctx, m.Print(), ireetool.CompileOptions{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func loaded(t *testing.T, m *codegen.Module, data []byte) *iree.Worker {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	if err := w.Load(ctx, vmfb, []iree.Param{{Name: "w", File: file, Length: int64(len(data))}}, ""); err != nil {
+	if err := w.Load(ctx, vmfb, []ireetool.Param{{Name: "w", File: file, Length: int64(len(data))}}, ""); err != nil {
 		t.Fatal(err)
 	}
 	return w

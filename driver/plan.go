@@ -1,9 +1,10 @@
-package rt
+package driver
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl"
@@ -34,6 +35,10 @@ type Plan struct {
 type PlanOptions struct {
 	Arch  string        // a .arch file to use instead of the built-in families
 	Lower lower.Options // zero value: lower.DefaultOptions() fitted to the config
+	// GGUF, when set, is the already opened GGUF file at the plan's path:
+	// its header is not read again (one read serves the tokenizer, the
+	// config and the weights).
+	GGUF *gguf.File
 }
 
 // NewPlan reads a model folder (config.json plus model.safetensors or a
@@ -60,10 +65,13 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	}
 	var raw map[string]any
 	var gm *gguf.Model
-	if isGGUF(path) {
-		gf, err := gguf.Open(path)
-		if err != nil {
-			return nil, err
+	if IsGGUF(path) {
+		gf := opts.GGUF
+		var err error
+		if gf == nil {
+			if gf, err = gguf.Open(path); err != nil {
+				return nil, err
+			}
 		}
 		if err := gf.CheckTypes(); err != nil { // before anything slow
 			return nil, err
@@ -228,4 +236,10 @@ func (p *Plan) useWeights(ix *weights.Index) error {
 		p.Options.WeightDTypes[w.Name] = fm
 	}
 	return nil
+}
+
+// IsGGUF reports whether path is a .gguf file (not a folder).
+func IsGGUF(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir() && strings.HasSuffix(strings.ToLower(path), ".gguf")
 }

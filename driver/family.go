@@ -1,8 +1,10 @@
-// Package rt runs archc models: it resolves a checkpoint's config to a
-// family (.arch file), plans and emits the StableHLO module, compiles it with
-// IREE (cached), loads the weights as named parameters into an IREE worker
-// process and generates tokens with prefill and decode calls.
-package rt
+// Package driver is archc's compiler driver: it resolves a checkpoint's
+// config (a Hugging Face folder, a config.json or a GGUF file) to a family
+// (.arch file), builds the IR, checks the weights, emits the StableHLO
+// module, and prepares the weights as IREE parameters (packing GGUF and MLX
+// tensors once into the cache). It links neither the IREE worker nor the
+// tokenizer: package rt runs what it plans.
+package driver
 
 import (
 	"errors"

@@ -1,9 +1,9 @@
-// Package iree compiles StableHLO MLIR with iree-compile and runs the
-// result through a long-lived Python worker that uses the official
-// iree.runtime module (no published IREE package exports the runtime's C
-// API). Both tools come from one Python virtual environment pinned to
-// iree-base-compiler/iree-base-runtime 3.13.0, created by scripts/setup.sh.
-package iree
+// Package ireetool drives IREE's tools from the project's Python virtual
+// environment (pinned to iree-base-compiler/iree-base-runtime 3.13.0,
+// created by scripts/setup.sh): it finds the venv, compiles StableHLO MLIR
+// with iree-compile (cached), and writes IREE parameter archives. It
+// starts no long-lived process; running modules is package iree's worker.
+package ireetool
 
 import (
 	"context"
@@ -96,15 +96,15 @@ func checkVenv(venv string) error {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, py, "-I", "-c", "import iree.runtime").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("import iree.runtime failed: %s", lastLines(string(out), 1, err.Error()))
+		return fmt.Errorf("import iree.runtime failed: %s", LastLines(string(out), 1, err.Error()))
 	}
 	verified.Store(venv, struct{}{})
 	return nil
 }
 
-// lastLines returns the last n non-empty lines of s joined by " | ", or
+// LastLines returns the last n non-empty lines of s joined by " | ", or
 // fallback if s has none.
-func lastLines(s string, n int, fallback string) string {
+func LastLines(s string, n int, fallback string) string {
 	var lines []string
 	for _, l := range strings.Split(s, "\n") {
 		if l = strings.TrimSpace(l); l != "" {

@@ -1,4 +1,4 @@
-package iree
+package ireetool
 
 import (
 	"bytes"
@@ -167,7 +167,7 @@ func compilerVersion(compiler string) (string, error) {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) || errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("iree-compile --version failed (%v: %s): run scripts/setup.sh", err, lastLines(string(out), 1, "no output"))
+			return "", fmt.Errorf("iree-compile --version failed (%v: %s): run scripts/setup.sh", err, LastLines(string(out), 1, "no output"))
 		}
 		return "", fmt.Errorf("cannot run %s (%v): run scripts/setup.sh", compiler, err)
 	}

@@ -1,10 +1,10 @@
-package rt
+package driver
 
 import (
 	"context"
 	"errors"
-
-	"github.com/archc/archc/rt/iree"
+	"github.com/archc/archc/rt/ireetool"
+	"path/filepath"
 )
 
 // Parameters returns the module's weights as IREE parameters (scope
@@ -13,7 +13,7 @@ import (
 // the cache under cacheDir (once; later calls reuse the file); phase, if
 // set, reports that step. Errors: a plan without a checkpoint, a packing
 // failure, a weight missing from the packed index.
-func (p *Plan) Parameters(ctx context.Context, cacheDir string, phase func(string) func()) ([]iree.Param, error) {
+func (p *Plan) Parameters(ctx context.Context, cacheDir string, phase func(string) func()) ([]ireetool.Param, error) {
 	if p.GGUF != nil {
 		if err := p.pack(ctx, cacheDir, phase); err != nil {
 			return nil, err
@@ -30,13 +30,35 @@ func (p *Plan) Parameters(ctx context.Context, cacheDir string, phase func(strin
 		}
 		return nil, errors.New("no model.safetensors or model.safetensors.index.json; a checkpoint is needed to run")
 	}
-	params := make([]iree.Param, 0, len(p.Graph.Weights))
+	params := make([]ireetool.Param, 0, len(p.Graph.Weights))
 	for _, wt := range p.Graph.Weights {
 		info, err := p.Weights.Lookup(wt.Name, wt.Shape)
 		if err != nil {
 			return nil, err
 		}
-		params = append(params, iree.Param{Name: wt.Name, File: info.File, Offset: info.Offset, Length: info.Length})
+		params = append(params, ireetool.Param{Name: wt.Name, File: info.File, Offset: info.Offset, Length: info.Length})
 	}
 	return params, nil
+}
+
+// pack writes a GGUF model's weights in their stored formats into the
+// cache (rt/gguf Pack) and binds them to the plan. A missing or mis-shaped
+// tensor is reported at the .arch position that declared the weight.
+func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) func()) error {
+	done := func() {}
+	if phase != nil {
+		done = phase("pack weights")
+	}
+	ix, err := p.GGUF.Pack(ctx, filepath.Join(cacheDir, "weights"), nil)
+	done()
+	if err != nil {
+		return err
+	}
+	p.Weights = ix
+	for _, w := range p.Graph.Weights {
+		if _, err := ix.Lookup(w.Name, w.Shape); err != nil {
+			return w.Errorf("%w (family %s reads it; is this GGUF a %s model?)", err, p.Family.Name, p.Family.Name)
+		}
+	}
+	return nil
 }
