@@ -16,13 +16,7 @@ import (
 // .8705 .9566 .9883 1]; each u below sits well inside one interval of the
 // (renormalised) cumulative distribution.
 func TestSample(t *testing.T) {
-	needVenv(t)
-	ctx := context.Background()
-	w, err := Start(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, ctx := startWorker(t)
 	five := []float32{2, 1, 0, -1, -2}
 	for _, c := range []struct {
 		name   string
@@ -88,13 +82,7 @@ func TestSample(t *testing.T) {
 // TestSampleDistribution draws with u on a uniform grid: the share of each
 // token equals its softmax probability to within the grid's resolution.
 func TestSampleDistribution(t *testing.T) {
-	needVenv(t)
-	ctx := context.Background()
-	w, err := Start(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, ctx := startWorker(t)
 	const n = 2000
 	logits := make([]float32, 0, 2*n)
 	rows := make([]SampleRow, n)
@@ -122,13 +110,7 @@ func TestSampleDistribution(t *testing.T) {
 // TestPenaltiesAndLogprobs checks each penalty and the logprobs against
 // values computed by hand, on argmax rows (penalties apply there too).
 func TestPenaltiesAndLogprobs(t *testing.T) {
-	needVenv(t)
-	ctx := context.Background()
-	w, err := Start(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, ctx := startWorker(t)
 	ten := make([]float32, 10)
 	ten[7] = 1
 	for _, c := range []struct {
@@ -171,4 +153,18 @@ func TestPenaltiesAndLogprobs(t *testing.T) {
 		math.Abs(float64(c.TopProbs[1])+1.40761) > 1e-4 {
 		t.Errorf("logprobs: %+v, want id 0 at -0.4076 and top [0 1] at [-0.4076 -1.4076]", c)
 	}
+}
+
+// startWorker starts a worker with no module (sampling needs none), closed
+// when the test ends.
+func startWorker(t *testing.T) (*Worker, context.Context) {
+	t.Helper()
+	needVenv(t)
+	ctx := context.Background()
+	w, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, ctx
 }
