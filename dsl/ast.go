@@ -5,6 +5,9 @@
 // A .arch file describes one model family as a dataflow program: named
 // bindings of primitive calls in the order of the Hugging Face forward pass.
 // The grammar is in grammar.go; its EBNF is golden in testdata/grammar.ebnf.
+// Every AST node carries Pos, the position of its first token, and EndPos,
+// the position just past its last token (participle fills both); the
+// printer (format.go) reads the source's line breaks from them.
 package dsl
 
 import "github.com/alecthomas/participle/v2/lexer"
@@ -12,6 +15,7 @@ import "github.com/alecthomas/participle/v2/lexer"
 // File is one parsed .arch file: a single `arch NAME [extends PARENT] { ... }`.
 type File struct {
 	Pos     lexer.Position
+	EndPos  lexer.Position
 	Name    string  `parser:"'arch' @Ident"`
 	Extends string  `parser:"( 'extends' @Ident )?"`
 	Items   []*Item `parser:"'{' @@* '}'"`
@@ -25,6 +29,7 @@ type File struct {
 // Item is one top-level entry of an arch body.
 type Item struct {
 	Pos    lexer.Position
+	EndPos lexer.Position
 	Match  *Match  `parser:"@@"`
 	Config *Config `parser:"| @@"`
 	Block  *Block  `parser:"| @@"`
@@ -36,6 +41,7 @@ type Item struct {
 // Match selects the configs the family handles: `match model_type "a", "b" [if EXPR]`.
 type Match struct {
 	Pos        lexer.Position
+	EndPos     lexer.Position
 	ModelTypes []string `parser:"'match' 'model_type' @String ( ',' @String )*"`
 	Cond       *Expr    `parser:"( 'if' @@ )?"`
 }
@@ -43,6 +49,7 @@ type Match struct {
 // Config binds Hugging Face config.json fields by name: `name: type [= default]`.
 type Config struct {
 	Pos    lexer.Position
+	EndPos lexer.Position
 	Fields []*Field `parser:"'config' '{' @@* '}'"`
 }
 
@@ -50,6 +57,7 @@ type Config struct {
 // there) takes its default; a field without a default is required.
 type Field struct {
 	Pos     lexer.Position
+	EndPos  lexer.Position
 	Name    string `parser:"@Ident ':'"`
 	Type    string `parser:"@( 'int' | 'float' | 'bool' | 'string' | 'dict' | 'list' )"`
 	Default *Expr  `parser:"( '=' @@ )?"`
@@ -70,6 +78,7 @@ type Field struct {
 // by name, a tensor row by its GGUF name, a transform by its pattern.
 type GGUF struct {
 	Pos     lexer.Position
+	EndPos  lexer.Position
 	Archs   []string     `parser:"'gguf' ( @String ( ',' @String )*"`
 	Cond    *Expr        `parser:"  ( 'if' @@ )? )?"`
 	Entries []*GGUFEntry `parser:"'{' @@* '}'"`
@@ -78,6 +87,7 @@ type GGUF struct {
 // GGUFEntry is one line of a gguf section.
 type GGUFEntry struct {
 	Pos       lexer.Position
+	EndPos    lexer.Position
 	Tensor    *GGUFTensor    `parser:"@@"`
 	Transform *GGUFTransform `parser:"| @@"`
 	Field     *GGUFField     `parser:"| @@"`
@@ -86,20 +96,22 @@ type GGUFEntry struct {
 // GGUFField binds a config.json field (or, with let, a helper name) to an
 // expression over the file's metadata: `rms_norm_eps = need("{arch}.attention.layer_norm_rms_epsilon")`.
 type GGUFField struct {
-	Pos   lexer.Position
-	Let   bool   `parser:"( @'let' )?"`
-	Name  string `parser:"@Ident '='"`
-	Value *Expr  `parser:"@@"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Let    bool   `parser:"( @'let' )?"`
+	Name   string `parser:"@Ident '='"`
+	Value  *Expr  `parser:"@@"`
 }
 
 // GGUFTensor maps a GGUF tensor base name to its Hugging Face name (both
 // with .weight and .bias); a `{i}` segment stands for the layer index on
 // both sides. `-> none` marks a tensor with no HF counterpart (skipped).
 type GGUFTensor struct {
-	Pos  lexer.Position
-	GGUF *Path `parser:"'tensor' @@ '->'"`
-	None bool  `parser:"( @'none'"`
-	HF   *Path `parser:"| @@ )"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	GGUF   *Path `parser:"'tensor' @@ '->'"`
+	None   bool  `parser:"( @'none'"`
+	HF     *Path `parser:"| @@ )"`
 }
 
 // GGUFTransform applies a shared load transform (GGUFTransforms) to every
@@ -108,6 +120,7 @@ type GGUFTensor struct {
 // removes an inherited transform.
 type GGUFTransform struct {
 	Pos     lexer.Position
+	EndPos  lexer.Position
 	Pattern string `parser:"'transform' @String ':'"`
 	None    bool   `parser:"( @'none'"`
 	Call    *Call  `parser:"| @@ )"`
@@ -117,11 +130,12 @@ type GGUFTransform struct {
 // `for i in range(N) scope model.layers.{i} { ... }`.
 // Weight paths inside the body are relative to the scope.
 type Loop struct {
-	Pos   lexer.Position
-	Var   string  `parser:"'for' @Ident 'in' 'range' '('"`
-	Count *Expr   `parser:"@@ ')'"`
-	Scope *Path   `parser:"'scope' @@"`
-	Body  []*Stmt `parser:"'{' @@* '}'"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Var    string  `parser:"'for' @Ident 'in' 'range' '('"`
+	Count  *Expr   `parser:"@@ ')'"`
+	Scope  *Path   `parser:"'scope' @@"`
+	Body   []*Stmt `parser:"'{' @@* '}'"`
 }
 
 // Block is a named sub-computation, like a Hugging Face nn.Module's forward:
@@ -133,6 +147,7 @@ type Loop struct {
 // block as the parent resolves it) with `super.NAME(...)`.
 type Block struct {
 	Pos    lexer.Position
+	EndPos lexer.Position
 	Name   string   `parser:"'block' @Ident '('"`
 	Params []string `parser:"( @Ident ( ',' @Ident )* )? ')' '{'"`
 	Body   []*Stmt  `parser:"@@*"`
@@ -143,38 +158,43 @@ type Block struct {
 
 // Stmt binds a name to the value of an expression: `x = expr`.
 type Stmt struct {
-	Pos   lexer.Position
-	Name  string `parser:"@Ident '='"`
-	Value *Expr  `parser:"@@"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string `parser:"@Ident '='"`
+	Value  *Expr  `parser:"@@"`
 }
 
 // Expr is a conditional expression: `cond ? then : else`, or just `cond`.
 type Expr struct {
-	Pos  lexer.Position
-	Cond *BinExpr `parser:"@@"`
-	Then *Expr    `parser:"( '?' @@"`
-	Else *Expr    `parser:"':' @@ )?"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Cond   *BinExpr `parser:"@@"`
+	Then   *Expr    `parser:"( '?' @@"`
+	Else   *Expr    `parser:"':' @@ )?"`
 }
 
 // BinExpr is a flat run of operands and binary operators; precedence is
 // applied when the expression is evaluated (see precedence in eval.go).
 type BinExpr struct {
-	Pos   lexer.Position
-	First *Unary   `parser:"@@"`
-	Rest  []*BinOp `parser:"@@*"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	First  *Unary   `parser:"@@"`
+	Rest   []*BinOp `parser:"@@*"`
 }
 
 // BinOp is one `op operand` pair of a BinExpr.
 type BinOp struct {
-	Pos   lexer.Position
-	Op    string `parser:"@( '??' | '||' | '&&' | '==' | '!=' | '<=' | '>=' | '<' | '>' | '+' | '-' | '**' | '*' | '//' | '/' | '%' )"`
-	Right *Unary `parser:"@@"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Op     string `parser:"@( '??' | '||' | '&&' | '==' | '!=' | '<=' | '>=' | '<' | '>' | '+' | '-' | '**' | '*' | '//' | '/' | '%' )"`
+	Right  *Unary `parser:"@@"`
 }
 
 // Unary is an optionally negated primary, optionally indexed:
 // `layer_types[i]` (a list element or a dict key).
 type Unary struct {
 	Pos     lexer.Position
+	EndPos  lexer.Position
 	Op      string   `parser:"@( '-' | '!' )?"`
 	Operand *Primary `parser:"@@"`
 	Index   []*Expr  `parser:"( '[' @@ ']' )*"`
@@ -183,57 +203,63 @@ type Unary struct {
 // Primary is a literal, a list, a call, a name path or a parenthesised
 // expression.
 type Primary struct {
-	Pos   lexer.Position
-	Float *float64 `parser:"@Float"`
-	Int   *int64   `parser:"| @Int"`
-	Str   *string  `parser:"| @String"`
-	True  bool     `parser:"| @'true'"`
-	False bool     `parser:"| @'false'"`
-	None  bool     `parser:"| @'none'"`
-	List  *List    `parser:"| @@"`
-	Call  *Call    `parser:"| @@"`
-	Path  *Path    `parser:"| @@"`
-	Sub   *Expr    `parser:"| '(' @@ ')'"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Float  *float64 `parser:"@Float"`
+	Int    *int64   `parser:"| @Int"`
+	Str    *string  `parser:"| @String"`
+	True   bool     `parser:"| @'true'"`
+	False  bool     `parser:"| @'false'"`
+	None   bool     `parser:"| @'none'"`
+	List   *List    `parser:"| @@"`
+	Call   *Call    `parser:"| @@"`
+	Path   *Path    `parser:"| @@"`
+	Sub    *Expr    `parser:"| '(' @@ ')'"`
 }
 
 // List is a list of config-time values: a literal `[a, b]` or a
 // comprehension `[EXPR for x in LIST]` (a none LIST gives none).
 type List struct {
-	Pos   lexer.Position
-	Elems []*Expr `parser:"'[' ( @@ ( ',' @@ )* ','? )?"`
-	Var   string  `parser:"( 'for' @Ident"`
-	Over  *Expr   `parser:"  'in' @@ )? ']'"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Elems  []*Expr `parser:"'[' ( @@ ( ',' @@ )* ','? )?"`
+	Var    string  `parser:"( 'for' @Ident"`
+	Over   *Expr   `parser:"  'in' @@ )? ']'"`
 }
 
 // Call is a primitive or block call with positional and keyword arguments.
 // `super.NAME(...)`, inside a block of a family that extends another, calls
 // block NAME as the parent family defines it (Hugging Face's super()).
 type Call struct {
-	Pos   lexer.Position
-	Super bool   `parser:"( @'super' '.' )?"`
-	Name  string `parser:"@Ident '('"`
-	Args  []*Arg `parser:"( @@ ( ',' @@ )* ','? )? ')'"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Super  bool   `parser:"( @'super' '.' )?"`
+	Name   string `parser:"@Ident '('"`
+	Args   []*Arg `parser:"( @@ ( ',' @@ )* ','? )? ')'"`
 }
 
 // Arg is one call argument, positional (`x`) or keyword (`eps: 1e-6`).
 type Arg struct {
-	Pos   lexer.Position
-	Name  string `parser:"( @Ident ':' )?"`
-	Value *Expr  `parser:"@@"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string `parser:"( @Ident ':' )?"`
+	Value  *Expr  `parser:"@@"`
 }
 
 // Path is a dotted name: a local binding, a config field (with dict keys,
 // `rope_parameters.rope_theta`) or a weight module (`self_attn.q_proj`,
 // `model.layers.{i}`).
 type Path struct {
-	Pos  lexer.Position
-	Segs []*Seg `parser:"@@ ( '.' @@ )*"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Segs   []*Seg `parser:"@@ ( '.' @@ )*"`
 }
 
 // Seg is one segment of a Path: a name, a literal index or `{expr}`.
 type Seg struct {
-	Pos   lexer.Position
-	Name  string `parser:"@Ident"`
-	Num   *int64 `parser:"| @Int"`
-	Index *Expr  `parser:"| '{' @@ '}'"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string `parser:"@Ident"`
+	Num    *int64 `parser:"| @Int"`
+	Index  *Expr  `parser:"| '{' @@ '}'"`
 }
