@@ -1,13 +1,10 @@
 package dsl_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -25,7 +22,7 @@ import (
 //	-- in.arch --       the source (or a comment line `in: PATH` in the
 //	                    archive header names a file, relative to this package)
 //	-- config.json --   a Hugging Face config (optional)
-//	-- out/ir --        the IR dump (see dumpGraph), for a valid file, or
+//	-- out/ir --        the IR dump (ir.Graph.Format), for a valid file, or
 //	-- out/errors --    the diagnostics, one `file:line:col: message` a line
 //
 // Diagnostics come from Parse, then Check, then (with a config) DecodeConfig,
@@ -141,89 +138,9 @@ func runCase(name string, src, config []byte) (section, out string) {
 	if err != nil {
 		return errs(err)
 	}
-	return "out/ir", fmt.Sprintf("match %q: %v\n", modelType, matched) + dumpGraph(g)
-}
-
-// dumpGraph prints a graph compactly and deterministically: one line per
-// node, then the weights with their shapes and the positions of the paths
-// that named them, then HeadStart, Sites and Logits.
-//
-//	%5 = linear(%4) module=M attrs={bias: false, out: 64} : [batch, seq, 64]f32 @in.arch:12:7
-//
-// Nodes without a module show their hierarchical name instead (name=...);
-// nodes owning a KV cache show site=N.
-func dumpGraph(g *ir.Graph) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "arch %s (%s)\n", g.Arch, g.File)
-	for _, n := range g.Nodes {
-		fmt.Fprintf(&b, "%%%d = %s", n.ID, n.Prim)
-		if n != g.Tokens {
-			args := make([]string, len(n.Args))
-			for i, a := range n.Args {
-				args[i] = fmt.Sprintf("%%%d", a.ID)
-			}
-			fmt.Fprintf(&b, "(%s)", strings.Join(args, ", "))
-		}
-		if n.Module != "" {
-			fmt.Fprintf(&b, " module=%s", n.Module)
-		} else {
-			fmt.Fprintf(&b, " name=%s", n.Name)
-		}
-		if len(n.Attrs) > 0 {
-			fmt.Fprintf(&b, " attrs=%s", showValue(n.Attrs))
-		}
-		if n.Site >= 0 {
-			fmt.Fprintf(&b, " site=%d", n.Site)
-		}
-		fmt.Fprintf(&b, " : %s @%s:%d:%d\n", n.Type, filepath.Base(n.Pos.Filename), n.Pos.Line, n.Pos.Column)
+	dump, err := g.Format(ir.FormatOptions{})
+	if err != nil {
+		return errs(err)
 	}
-	fmt.Fprintln(&b, "weights:")
-	for _, w := range g.Weights {
-		fmt.Fprintf(&b, "  %s %v @%s:%d:%d\n", w.Name, w.Shape, filepath.Base(w.Pos.Filename), w.Pos.Line, w.Pos.Column)
-	}
-	fmt.Fprintf(&b, "head_start: %d\nsites: %d\n", g.HeadStart, g.Sites)
-	if g.Logits != nil {
-		fmt.Fprintf(&b, "logits: %%%d\n", g.Logits.ID)
-	}
-	return b.String()
-}
-
-// showValue prints a config-time value with its kind visible: floats always
-// carry a '.' or an exponent, strings are quoted, dict keys are sorted.
-func showValue(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "none"
-	case float64:
-		s := strconv.FormatFloat(v, 'g', -1, 64)
-		if !strings.ContainsAny(s, ".eIN") {
-			s += ".0"
-		}
-		return s
-	case string:
-		return strconv.Quote(v)
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var b bytes.Buffer
-		b.WriteString("{")
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%s: %s", k, showValue(v[k]))
-		}
-		b.WriteString("}")
-		return b.String()
-	case []any:
-		parts := make([]string, len(v))
-		for i, e := range v {
-			parts[i] = showValue(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	return fmt.Sprint(v)
+	return "out/ir", fmt.Sprintf("match %q: %v\n", modelType, matched) + dump
 }
