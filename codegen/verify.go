@@ -124,6 +124,7 @@ var rules = map[string]rule{
 	"stablehlo.or":                       {2, elementwise(logical)},  // r = x | y
 	"stablehlo.shift_left":               {2, elementwise(integer)},  // r = x << y
 	"stablehlo.shift_right_logical":      {2, elementwise(integer)},  // r = x >>> y
+	"stablehlo.power":                    {2, elementwise(floating)}, // r = xʸ
 	"stablehlo.negate":                   {1, elementwise(numeric)},  // r = -x
 	"stablehlo.exponential":              {1, elementwise(floating)}, // r = eˣ
 	"stablehlo.logistic":                 {1, elementwise(floating)}, // r = 1 / (1 + e⁻ˣ)

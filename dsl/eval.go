@@ -114,8 +114,8 @@ func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 
 func (s *scope) apply(op *BinOp, l, r any) (any, error) {
 	if n, f, ok := tensorScalar(l, r); ok && s.b != nil && (op.Op == "*" || (op.Op == "/" && n == l)) {
-		if op.Op == "/" {
-			f = 1 / f
+		if op.Op == "/" { // torch's tensor / float divides (not a multiply by 1/f)
+			return s.b.node(op.Pos, "divide", []*ir.Node{n}, module{}, map[string]any{"divisor": f})
 		}
 		return s.b.node(op.Pos, "scale", []*ir.Node{n}, module{}, map[string]any{"factor": f})
 	}

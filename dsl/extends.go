@@ -6,7 +6,8 @@ package dsl
 // the child's name and match clauses and merges the rest by name, as Hugging
 // Face modular files do:
 //   - config fields: the parent's, each replaced by a child field of the
-//     same name, then the child's new fields;
+//     same name, then the child's new fields (a new field written before
+//     an overriding one is placed before the parent field it overrides);
 //   - blocks: the parent's, each replaced by a child block of the same name,
 //     then the child's new blocks;
 //   - the gguf section: the child's claim (the general.architecture names
@@ -64,25 +65,48 @@ func merge(base, child *File) *File {
 			items = append(items, it)
 		}
 	}
-	// Config fields, merged by name into one config block.
+	// Config fields, merged by name into one config block. A new child
+	// field written before an overriding one stays before it (placed just
+	// before the earliest parent field that a later child field
+	// overrides), so that an override's default can read it: an alias such
+	// as `num_layers: int = none` then `num_hidden_layers: int = num_layers`.
 	childFields := map[string]*Field{}
 	for _, fd := range configFields(child) {
 		childFields[fd.Name] = fd
 	}
+	baseIndex := map[string]int{}
+	for i, fd := range configFields(base) {
+		baseIndex[fd.Name] = i
+	}
+	kids := configFields(child)
+	before := map[int][]*Field{} // base index -> new child fields placed before it
+	var after []*Field           // new child fields placed at the end
+	for i, fd := range kids {
+		if _, over := baseIndex[fd.Name]; over {
+			continue
+		}
+		at := -1
+		for _, later := range kids[i+1:] {
+			if j, over := baseIndex[later.Name]; over && (at < 0 || j < at) {
+				at = j
+			}
+		}
+		if at < 0 {
+			after = append(after, fd)
+		} else {
+			before[at] = append(before[at], fd)
+		}
+	}
 	cfg := &Config{Pos: child.Pos}
-	for _, fd := range configFields(base) {
+	for i, fd := range configFields(base) {
+		cfg.Fields = append(cfg.Fields, before[i]...)
 		if c, ok := childFields[fd.Name]; ok {
 			cfg.Fields = append(cfg.Fields, c)
-			delete(childFields, fd.Name)
 			continue
 		}
 		cfg.Fields = append(cfg.Fields, fd)
 	}
-	for _, fd := range configFields(child) {
-		if _, ok := childFields[fd.Name]; ok {
-			cfg.Fields = append(cfg.Fields, fd)
-		}
-	}
+	cfg.Fields = append(cfg.Fields, after...)
 	items = append(items, &Item{Pos: cfg.Pos, Config: cfg})
 	// Blocks, merged by name.
 	childBlocks := map[string]*Block{}

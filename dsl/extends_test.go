@@ -243,3 +243,39 @@ func TestBuildUnboundName(t *testing.T) {
 		t.Fatalf("got %v, want the unknown name at typo.arch:9:77", err)
 	}
 }
+
+// TestExtendsConfigAlias: a new child field written before an override is
+// evaluated before it, so the override's default can read it (a config
+// spelling a field by another name, as EXAONE's num_layers), and a new
+// field after every override stays at the end.
+func TestExtendsConfigAlias(t *testing.T) {
+	parent := parseOrFatal(t, "base.arch", parentSrc)
+	child := parseOrFatal(t, "alias.arch", `arch alias extends base {
+  match model_type "alias"
+  config {
+    d_model:     int   = none
+    hidden_size: int   = d_model
+    tail:        float = eps * 2
+  }
+}
+`)
+	f, err := dsl.Resolve(child, func(string) (*dsl.File, error) { return parent, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := dsl.Check(f, lower.Registry{}); errs != nil {
+		t.Fatalf("merged file does not check: %v", errs)
+	}
+	for _, raw := range []map[string]any{
+		{"vocab_size": int64(16), "d_model": int64(8)},
+		{"vocab_size": int64(16), "hidden_size": int64(8)},
+	} {
+		cfg, err := dsl.EvalConfig(f, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg["hidden_size"] != int64(8) || cfg["tail"] != 2e-6 {
+			t.Errorf("config.json %v: config %v, want hidden_size 8 and tail 2e-6", raw, cfg)
+		}
+	}
+}

@@ -16,13 +16,14 @@ type fn struct {
 	batch   int64
 	seq     int64
 
-	positions codegen.Value   // [batch, seq] i32: absolute position of each token
-	context   codegen.Value   // i32: L, the cache positions attention reads (the dynamic dimension)
-	starts    []codegen.Value // per batch element, i32: position of its first token (KV write offset)
-	slots     []codegen.Value // per batch element, i32: its KV-cache slot
-	hasLast   bool            // prefill: logits come from one position of the chunk
-	last      codegen.Value   // prefill: i32 index within the chunk of the token whose logits are returned
-	inHead    bool            // lowering nodes after the decoder layers
+	positions codegen.Value        // [batch, seq] i32: absolute position of each token
+	context   codegen.Value        // i32: L, the cache positions attention reads (the dynamic dimension)
+	starts    []codegen.Value      // per batch element, i32: position of its first token (KV write offset)
+	slots     []codegen.Value      // per batch element, i32: its KV-cache slot
+	mkSeqLens func() codegen.Value // emits [batch] i32: each sequence's last real position + 1 (see seqLengths)
+	hasLast   bool                 // prefill: logits come from one position of the chunk
+	last      codegen.Value        // prefill: i32 index within the chunk of the token whose logits are returned
+	inHead    bool                 // lowering nodes after the decoder layers
 
 	vals     map[*ir.Node]codegen.Value
 	selected map[*ir.Node]codegen.Value // pre-head values narrowed to the returned position

@@ -151,6 +151,7 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
 	f.starts = []codegen.Value{start}
 	f.last, f.hasLast = f.sub(length, f.constI32(1)), true
+	f.mkSeqLens = func() codegen.Value { return f.reshape(f.add(start, length), 1) }
 	logits := f.run(tokens)
 	if err := fn.Err(); err != nil {
 		return err
@@ -165,6 +166,7 @@ func lowerDecode(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 	tokens, pos, slots := fn.Args[0], fn.Args[1], fn.Args[2]
 	f.context = f.add(f.Reduce(pos, f.constI32(-1), "stablehlo.maximum", 0), f.constI32(1))
 	f.positions = f.reshape(pos, b, 1)
+	f.mkSeqLens = func() codegen.Value { return f.add(pos, f.broadcast(f.constI32(1), pos.Type)) }
 	for i := int64(0); i < b; i++ {
 		f.starts = append(f.starts, f.reshape(f.slice(pos, []int64{i}, []int64{i + 1}), []int64{}...))
 		f.slots = append(f.slots, f.reshape(f.slice(slots, []int64{i}, []int64{i + 1}), []int64{}...))

@@ -71,3 +71,33 @@ func lowerHeads(f *fn, n *ir.Node) codegen.Value {
 	t := f.ty(n.Type)
 	return f.reshape(f.arg(n, 0), t.Shape...)
 }
+
+// slice(x [..., n], start, stop) → [..., stop - start]: x[..., start:stop],
+// how HF splits a fused projection's output (Phi-3's qkv_proj rows
+// [q | k | v], gate_up_proj's [gate | up] by chunk(2, dim=-1)).
+func inferSlice(n *ir.Node) error {
+	start, err := intAttr(n, "start")
+	if err != nil {
+		return err
+	}
+	stop, err := intAttr(n, "stop")
+	if err != nil {
+		return err
+	}
+	x := n.Args[0].Type
+	last := lastDim(x)
+	if last <= 0 || start < 0 || stop <= start || stop > last {
+		return fmt.Errorf("cannot take [%d:%d] of the last dimension of %s", start, stop, x)
+	}
+	shape := append(ir.Shape{}, x.Shape...)
+	shape[len(shape)-1] = ir.Dim(stop - start)
+	n.Type = ir.Type{Shape: shape, DType: x.DType}
+	return nil
+}
+
+func lowerSlice(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	start, _ := intAttr(n, "start")
+	stop, _ := intAttr(n, "stop")
+	return f.sliceDim(x, x.Type.Rank()-1, start, stop)
+}

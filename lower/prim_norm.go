@@ -48,3 +48,92 @@ func (f *fn) rmsNormalize(x codegen.Value, eps float64) codegen.Value {
 	inv := f.unary("stablehlo.rsqrt", f.add(mean, f.splat(eps, sum.Type)))
 	return f.mul(x, f.broadcastLeading(inv, x.Type))
 }
+
+// layer_norm(x [..., d], weight, eps, bias, per_head) → [..., d]: the
+// mean-subtracting LayerNorm over the last dimension, in f32:
+// (x - mean(x)) * rsqrt(mean((x - mean(x))²) + eps) * w (+ b), as HF
+// CohereLayerNorm.forward and torch.nn.LayerNorm (bias: true reads
+// <module>.bias). Weights are [d], or per head (x [..., heads, d]):
+// per_head: true reads one [heads, d] tensor (CohereLayerNorm with a
+// (heads, head_dim) shape); per_head: "NAME" reads a module list,
+// <module>.NAME.<h>.weight [d] for each head h (StableLmLayerNormPerHead's
+// norms).
+func inferLayerNorm(n *ir.Node) error {
+	if _, err := floatAttr(n, "eps", 0); err != nil {
+		return err
+	}
+	bias, err := boolAttr(n, "bias")
+	if err != nil {
+		return err
+	}
+	x := n.Args[0].Type
+	d := lastDim(x)
+	if d <= 0 {
+		return fmt.Errorf("x must end in a concrete dimension, got %s", x)
+	}
+	params := []string{"weight"}
+	if bias {
+		params = append(params, "bias")
+	}
+	n.Weights = nil
+	switch ph := n.Attrs["per_head"].(type) {
+	case nil, bool:
+		shape := []int64{d}
+		if ph == true {
+			if len(x.Shape) < 2 || x.Shape[len(x.Shape)-2] <= 0 {
+				return fmt.Errorf("per_head needs x [..., heads, d], got %s", x)
+			}
+			shape = []int64{int64(x.Shape[len(x.Shape)-2]), d}
+		}
+		for _, p := range params {
+			n.Weights = append(n.Weights, ir.Weight{Name: n.Module + "." + p, Shape: shape})
+		}
+	case string:
+		if len(x.Shape) < 2 || x.Shape[len(x.Shape)-2] <= 0 || ph == "" {
+			return fmt.Errorf("per_head %q needs a module list name and x [..., heads, d], got %s", ph, x)
+		}
+		for h := 0; h < int(x.Shape[len(x.Shape)-2]); h++ {
+			for _, p := range params {
+				n.Weights = append(n.Weights, ir.Weight{Name: fmt.Sprintf("%s.%s.%d.%s", n.Module, ph, h, p), Shape: []int64{d}})
+			}
+		}
+	default:
+		return fmt.Errorf("per_head must be true, false or a module list name (string), got %v", ph)
+	}
+	n.Type = x
+	return nil
+}
+
+func lowerLayerNorm(f *fn, n *ir.Node) codegen.Value {
+	eps, _ := floatAttr(n, "eps", 0)
+	bias, _ := boolAttr(n, "bias")
+	x := f.arg(n, 0)
+	d := x.Type.Shape[x.Type.Rank()-1]
+	sum := f.reduceLast(x, "stablehlo.add", 0)
+	mean := f.div(sum, f.splat(float64(d), sum.Type))
+	c := f.sub(x, f.broadcastLeading(mean, x.Type))
+	variance := f.div(f.reduceLast(f.mul(c, c), "stablehlo.add", 0), f.splat(float64(d), mean.Type))
+	inv := f.unary("stablehlo.rsqrt", f.add(variance, f.splat(eps, variance.Type)))
+	y := f.mul(c, f.broadcastLeading(inv, x.Type))
+	per := 1
+	if bias {
+		per = 2
+	}
+	// The weights of one parameter (weight, then bias), joined into one
+	// [heads, d] tensor when stored per head as a module list.
+	param := func(k int) codegen.Value {
+		if _, list := n.Attrs["per_head"].(string); !list {
+			return f.weight(n.Weights[k].Name)
+		}
+		var rows []codegen.Value
+		for i := k; i < len(n.Weights); i += per {
+			rows = append(rows, f.reshape(f.weight(n.Weights[i].Name), 1, d))
+		}
+		return f.concat(0, rows...)
+	}
+	y = f.mul(f.broadcastTrailing(param(0), x.Type), y)
+	if bias {
+		y = f.add(y, f.broadcastTrailing(param(1), x.Type))
+	}
+	return y
+}

@@ -59,12 +59,37 @@ func (f *fn) softcap(x codegen.Value, c float64) codegen.Value {
 	return f.mul(f.unary("stablehlo.tanh", f.div(x, f.splat(c, x.Type))), f.splat(c, x.Type))
 }
 
-// activations maps HF ACT2FN names (config hidden_act) to primitives.
+// activations maps HF ACT2FN names (config hidden_act) to lowerings, each
+// following its transformers.activations class.
 var activations = map[string]func(*fn, codegen.Value) codegen.Value{
 	"silu":              (*fn).silu,
 	"swish":             (*fn).silu,
 	"gelu_pytorch_tanh": (*fn).geluTanh,
 	"gelu_new":          (*fn).geluTanh,
+	"gelu_python_tanh":  (*fn).geluTanh,
+	"gelu_fast":         (*fn).geluFast,
+	"quick_gelu":        (*fn).quickGelu,
+	"relu":              (*fn).relu,
+	"relu2":             func(f *fn, x codegen.Value) codegen.Value { r := f.relu(x); return f.mul(r, r) },
+	"sigmoid":           func(f *fn, x codegen.Value) codegen.Value { return f.unary("stablehlo.logistic", x) },
+	"tanh":              func(f *fn, x codegen.Value) codegen.Value { return f.unary("stablehlo.tanh", x) },
+	"linear":            func(_ *fn, x codegen.Value) codegen.Value { return x },
+}
+
+// relu is max(x, 0) (nn.ReLU).
+func (f *fn) relu(x codegen.Value) codegen.Value {
+	return f.binary("stablehlo.maximum", x, f.splat(0, x.Type))
+}
+
+// geluFast is FastGELUActivation: 0.5·x·(1 + tanh(x·0.7978845608·(1 + 0.044715·x²))).
+func (f *fn) geluFast(x codegen.Value) codegen.Value {
+	inner := f.mul(f.mul(x, f.splat(0.7978845608, x.Type)), f.add(f.splat(1, x.Type), f.mul(f.mul(f.splat(0.044715, x.Type), x), x)))
+	return f.mul(f.mul(f.splat(0.5, x.Type), x), f.add(f.splat(1, x.Type), f.unary("stablehlo.tanh", inner)))
+}
+
+// quickGelu is QuickGELUActivation: x·sigmoid(1.702·x).
+func (f *fn) quickGelu(x codegen.Value) codegen.Value {
+	return f.mul(x, f.unary("stablehlo.logistic", f.mul(f.splat(1.702, x.Type), x)))
 }
 
 func inferActivation(n *ir.Node) error {
@@ -106,4 +131,24 @@ func lowerScale(f *fn, n *ir.Node) codegen.Value {
 	x := f.arg(n, 0)
 	s, _ := floatAttr(n, "factor", 1)
 	return f.mul(x, f.splat(s, x.Type))
+}
+
+// divide(x, divisor) → x / divisor, the divisor rounded to f32 (torch's
+// tensor / Python float: Granite's logits_scaling, MiniCPM's hidden /
+// (hidden_size / dim_model_base)). The .arch operator `tensor / number`.
+func inferDivide(n *ir.Node) error {
+	d, err := floatAttr(n, "divisor", 1)
+	if err != nil {
+		return err
+	}
+	if float32(d) == 0 {
+		return fmt.Errorf("divisor must be non-zero in f32, got %g", d)
+	}
+	return inferSame(n)
+}
+
+func lowerDivide(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	d, _ := floatAttr(n, "divisor", 1)
+	return f.div(x, f.splat(d, x.Type))
 }

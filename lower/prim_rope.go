@@ -8,12 +8,25 @@ import (
 	"github.com/archc/archc/dsl/ir"
 )
 
-// rope(x [batch, seq, heads, head_dim], theta, scaling) → same shape:
-// rotary position embedding in the half-split (rotate_half) layout, as HF
-// apply_rotary_pos_emb: out = x·cos + rotate_half(x)·sin, where the angle of
-// frequency i at position p is p·inv_freq[i] computed in f32 and cos/sin
-// cover [freqs, freqs]. inv_freq follows HF modeling_rope_utils for the
-// scaling dict's rope_type (or legacy "type").
+// rope(x [batch, seq, heads, head_dim], theta, scaling, rotary_dim,
+// interleaved, max_position, original_max) → same shape: rotary position
+// embedding as HF apply_rotary_pos_emb: out = x·cos + rotate(x)·sin, where
+// the angle of frequency i at position p is p·inv_freq[i] computed in f32.
+// Layouts: half-split (rotate_half, cos/sin cover [freqs, freqs]; Llama) or,
+// with interleaved: true, GPT-J pairs (rotate_half of x[..., 0::2] and
+// x[..., 1::2], cos/sin repeat_interleave'd; Cohere, Ernie 4.5). With
+// rotary_dim r < head_dim (partial rotary: HF int(head_dim *
+// partial_rotary_factor), a float is floored) only x[..., :r] rotates and
+// x[..., r:] passes through (Phi-3, StableLM). inv_freq follows HF
+// modeling_rope_utils for the scaling dict's rope_type (or legacy "type"):
+// default, linear, llama3, yarn, and the two that depend on the sequence
+// length L a call sees (its last real position + 1, per sequence):
+// longrope (short_factor while L <= original_max_position_embeddings, else
+// long_factor; attention_factor on cos and sin) and dynamic (NTK: the base
+// grows with L beyond max_position, computed in the graph in f32).
+// max_position is the config's max_position_embeddings; original_max, when
+// given, overrides the dict's original_max_position_embeddings (Phi-3's
+// top-level field).
 func inferRoPE(n *ir.Node) error {
 	x := n.Args[0].Type
 	if len(x.Shape) != 4 || x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq {
@@ -28,18 +41,76 @@ func inferRoPE(n *ir.Node) error {
 
 // ropeTable is the frequency table of one RoPE instance.
 type ropeTable struct {
-	invFreq []float64 // [head_dim/2], each a float32 value
+	invFreq []float64 // [rotary_dim/2], each a float32 value
 	scale   float64   // attention_scaling applied to cos and sin
+	// A sequence whose length L exceeds threshold (> 0) uses long
+	// (longrope) or the dynamic NTK table instead of invFreq.
+	threshold int64
+	long      []float64
+	dynamic   *ntkParams
 }
 
-func ropeParams(n *ir.Node) (ropeTable, error) {
+// ntkParams is HF _compute_dynamic_ntk_parameters at run time: base =
+// theta·(factor·L/max_position - (factor - 1))^(dim/(dim-2)).
+type ntkParams struct {
+	theta, factor float64
+	maxPos, dim   int64
+}
+
+// ropeSpec is a rope node's table and layout.
+type ropeSpec struct {
+	ropeTable
+	rotaryDim   int64
+	interleaved bool
+}
+
+// ropeLimits are the config lengths some scalings read: the config's
+// max_position_embeddings and an original_max_position_embeddings that
+// overrides the scaling dict's (0: not given).
+type ropeLimits struct{ maxPos, origMax int64 }
+
+// optionalInt reads an optional integral attribute (a float is floored, as
+// Python's int() on a positive value); absent or none gives def.
+func optionalInt(n *ir.Node, name string, def int64) (int64, error) {
+	switch v := n.Attrs[name].(type) {
+	case nil:
+		return def, nil
+	case int64:
+		return v, nil
+	case float64:
+		if v >= 0 && v < 1<<53 {
+			return int64(math.Floor(v)), nil
+		}
+	}
+	return 0, fmt.Errorf("%s must be a non-negative number, got %v", name, n.Attrs[name])
+}
+
+func ropeParams(n *ir.Node) (ropeSpec, error) {
 	theta, err := floatAttr(n, "theta", 0)
 	if err != nil {
-		return ropeTable{}, err
+		return ropeSpec{}, err
 	}
 	dim := lastDim(n.Args[0].Type)
 	if dim%2 != 0 || theta <= 0 {
-		return ropeTable{}, fmt.Errorf("needs an even head_dim and theta > 0, got %d and %g", dim, theta)
+		return ropeSpec{}, fmt.Errorf("needs an even head_dim and theta > 0, got %d and %g", dim, theta)
+	}
+	rd, err := optionalInt(n, "rotary_dim", dim)
+	if err != nil {
+		return ropeSpec{}, err
+	}
+	if rd%2 != 0 || rd < 2 || rd > dim {
+		return ropeSpec{}, fmt.Errorf("rotary_dim must be even and in [2, head_dim=%d], got %d", dim, rd)
+	}
+	inter, err := boolAttr(n, "interleaved")
+	if err != nil {
+		return ropeSpec{}, err
+	}
+	var lim ropeLimits
+	if lim.maxPos, err = optionalInt(n, "max_position", 0); err != nil {
+		return ropeSpec{}, err
+	}
+	if lim.origMax, err = optionalInt(n, "original_max", 0); err != nil {
+		return ropeSpec{}, err
 	}
 	var scaling map[string]any
 	switch s := n.Attrs["scaling"].(type) {
@@ -47,18 +118,30 @@ func ropeParams(n *ir.Node) (ropeTable, error) {
 	case map[string]any:
 		scaling = s
 	default:
-		return ropeTable{}, fmt.Errorf("scaling must be a dict or none, got %v", s)
+		return ropeSpec{}, fmt.Errorf("scaling must be a dict or none, got %v", s)
 	}
-	return ropeFrequencies(theta, dim, scaling)
+	t, err := ropeFrequencies(theta, rd, scaling, lim)
+	return ropeSpec{ropeTable: t, rotaryDim: rd, interleaved: inter}, err
+}
+
+// f32InvFreq is HF's 1 / (base ** (arange(0, dim, 2) / dim)) in f32 for
+// frequency i, each factor of the denominator (factor * base**e) rounded
+// to f32 as torch computes it.
+func f32InvFreq(base float64, i int, dim int64, factor float64) float64 {
+	e := float32(float32(2*i) / float32(dim))
+	den := float32(math.Pow(base, float64(e)))
+	if factor != 1 {
+		den = float32(factor) * den
+	}
+	return float64(float32(1 / den))
 }
 
 // ropeFrequencies computes inv_freq like HF: the default table
 // 1 / theta^(2i/dim) in f32, then the scaling variant's adjustment.
-func ropeFrequencies(theta float64, dim int64, scaling map[string]any) (ropeTable, error) {
+func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeLimits) (ropeTable, error) {
 	inv := make([]float64, dim/2)
 	for i := range inv {
-		e := float32(float32(2*i) / float32(dim))
-		inv[i] = float64(float32(1 / float32(math.Pow(theta, float64(e)))))
+		inv[i] = f32InvFreq(theta, i, dim, 1)
 	}
 	t := ropeTable{invFreq: inv, scale: 1}
 	kind, _ := scaling["rope_type"].(string)
@@ -74,6 +157,20 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any) (ropeTabl
 		}
 		return 0, fmt.Errorf("rope scaling %q needs numeric %q, got %v", kind, key, scaling[key])
 	}
+	// originalMax is original_max_position_embeddings: the override, else
+	// the dict's, else max_position (HF standardize_rope_params).
+	originalMax := func() (float64, error) {
+		if lim.origMax > 0 {
+			return float64(lim.origMax), nil
+		}
+		if v, err := num("original_max_position_embeddings"); err == nil {
+			return v, nil
+		} else if lim.maxPos > 0 {
+			return float64(lim.maxPos), nil
+		} else {
+			return 0, err
+		}
+	}
 	switch kind {
 	case "", "default":
 	case "linear":
@@ -85,15 +182,19 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any) (ropeTabl
 			inv[i] = float64(float32(inv[i] / factor))
 		}
 	case "llama3": // HF _compute_llama3_parameters
-		var p [4]float64
-		for i, k := range []string{"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"} {
+		var p [3]float64
+		for i, k := range []string{"factor", "low_freq_factor", "high_freq_factor"} {
 			v, err := num(k)
 			if err != nil {
 				return t, err
 			}
 			p[i] = v
 		}
-		factor, low, high, old := p[0], p[1], p[2], p[3]
+		old, err := originalMax()
+		if err != nil {
+			return t, err
+		}
+		factor, low, high := p[0], p[1], p[2]
 		lowWavelen, highWavelen := old/low, old/high
 		for i, f := range inv {
 			wavelen := 2 * math.Pi / f
@@ -111,7 +212,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any) (ropeTabl
 		if err != nil {
 			return t, err
 		}
-		orig, err := num("original_max_position_embeddings")
+		orig, err := originalMax()
 		if err != nil {
 			return t, err
 		}
@@ -150,29 +251,114 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any) (ropeTabl
 			extrapolation := 1 - ramp
 			inv[i] = float64(float32(f/factor*(1-extrapolation) + f*extrapolation))
 		}
+	case "longrope": // HF _compute_longrope_parameters and longrope_frequency_update
+		orig, err := originalMax()
+		if err != nil {
+			return t, err
+		}
+		factors := func(key string) ([]float64, error) {
+			l, ok := scaling[key].([]any)
+			if !ok || len(l) != len(inv) {
+				return nil, fmt.Errorf("rope scaling \"longrope\" needs %q, a list of rotary_dim/2 = %d numbers, got %v", key, len(inv), scaling[key])
+			}
+			out := make([]float64, len(l))
+			for i, v := range l {
+				switch x := v.(type) {
+				case float64:
+					out[i] = x
+				case int64:
+					out[i] = float64(x)
+				default:
+					return nil, fmt.Errorf("rope scaling \"longrope\": %s[%d] must be a number, got %v", key, i, v)
+				}
+			}
+			return out, nil
+		}
+		short, err := factors("short_factor")
+		if err != nil {
+			return t, err
+		}
+		long, err := factors("long_factor")
+		if err != nil {
+			return t, err
+		}
+		factor, err := num("factor")
+		if err != nil {
+			if lim.maxPos <= 0 {
+				return t, fmt.Errorf("rope scaling \"longrope\" without \"factor\" needs max_position (max_position_embeddings / original_max_position_embeddings)")
+			}
+			factor = float64(lim.maxPos) / orig
+		}
+		if af, err := num("attention_factor"); err == nil {
+			t.scale = af
+		} else if factor > 1 {
+			t.scale = math.Sqrt(1 + math.Log(factor)/math.Log(orig))
+		}
+		t.long = make([]float64, len(inv))
+		for i := range inv {
+			inv[i] = f32InvFreq(theta, i, dim, short[i])
+			t.long[i] = f32InvFreq(theta, i, dim, long[i])
+		}
+		t.threshold = int64(orig)
+	case "dynamic": // HF _compute_dynamic_ntk_parameters and dynamic_frequency_update
+		factor, err := num("factor")
+		if err != nil {
+			return t, err
+		}
+		if lim.maxPos <= 0 || dim <= 2 {
+			return t, fmt.Errorf("rope scaling \"dynamic\" needs max_position (the config's max_position_embeddings) and rotary_dim > 2")
+		}
+		mp := float64(lim.maxPos)
+		base := float64(float32(theta * math.Pow(factor*mp/mp-(factor-1), float64(dim)/float64(dim-2))))
+		for i := range inv {
+			inv[i] = f32InvFreq(base, i, dim, 1)
+		}
+		t.threshold = lim.maxPos
+		t.dynamic = &ntkParams{theta: theta, factor: factor, maxPos: lim.maxPos, dim: dim}
 	default:
-		return t, fmt.Errorf("RoPE scaling type %q is not supported (supported: default, linear, llama3, yarn)", kind)
+		return t, fmt.Errorf("RoPE scaling type %q is not supported (supported: default, linear, llama3, yarn, longrope, dynamic)", kind)
 	}
 	return t, nil
 }
 
 func lowerRoPE(f *fn, n *ir.Node) codegen.Value {
 	x := f.arg(n, 0)
-	tab, _ := ropeParams(n)
-	cos, sin := f.ropeCosSin(tab)
-	half := x.Type.Shape[3] / 2
-	x1 := f.sliceDim(x, 3, 0, half)
-	x2 := f.sliceDim(x, 3, half, 2*half)
-	rot := f.concat(3, f.unary("stablehlo.negate", x2), x1)
-	cb := f.broadcastDims(cos, x.Type, 0, 1, 3)
-	sb := f.broadcastDims(sin, x.Type, 0, 1, 3)
-	return f.add(f.mul(x, cb), f.mul(rot, sb))
+	spec, _ := ropeParams(n)
+	cos, sin := f.ropeCosSin(spec.ropeTable, spec.interleaved)
+	B, S, H, D := x.Type.Shape[0], x.Type.Shape[1], x.Type.Shape[2], x.Type.Shape[3]
+	r := spec.rotaryDim
+	xr := x
+	if r < D {
+		xr = f.sliceDim(x, 3, 0, r)
+	}
+	var rot codegen.Value
+	if spec.interleaved { // pairs (x[2i], x[2i+1]) → (-x[2i+1], x[2i])
+		pairs := f.reshape(xr, B, S, H, r/2, 2)
+		even, odd := f.sliceDim(pairs, 4, 0, 1), f.sliceDim(pairs, 4, 1, 2)
+		rot = f.reshape(f.concat(4, f.unary("stablehlo.negate", odd), even), B, S, H, r)
+	} else { // rotate_half: [x1, x2] → [-x2, x1]
+		x1 := f.sliceDim(xr, 3, 0, r/2)
+		x2 := f.sliceDim(xr, 3, r/2, r)
+		rot = f.concat(3, f.unary("stablehlo.negate", x2), x1)
+	}
+	cb := f.broadcastDims(cos, xr.Type, 0, 1, 3)
+	sb := f.broadcastDims(sin, xr.Type, 0, 1, 3)
+	out := f.add(f.mul(xr, cb), f.mul(rot, sb))
+	if r < D {
+		out = f.concat(3, out, f.sliceDim(x, 3, r, D))
+	}
+	return out
 }
 
-// ropeCosSin returns cos and sin [batch, seq, head_dim] for this call's
-// positions, shared by every rope node with the same table.
-func (f *fn) ropeCosSin(t ropeTable) (codegen.Value, codegen.Value) {
+// ropeCosSin returns cos and sin [batch, seq, rotary_dim] for this call's
+// positions, shared by every rope node with the same table and layout.
+// A table with a threshold picks, per sequence, the long or dynamic
+// frequencies when the sequence's length exceeds it.
+func (f *fn) ropeCosSin(t ropeTable, interleaved bool) (codegen.Value, codegen.Value) {
 	key := fmt.Sprint("rope", t.invFreq, t.scale)
+	if t.threshold > 0 || interleaved {
+		key += fmt.Sprint(t.threshold, t.long, t.dynamic != nil, interleaved)
+	}
 	if c, ok := f.memo[key+"cos"]; ok {
 		return c, f.memo[key+"sin"]
 	}
@@ -180,8 +366,26 @@ func (f *fn) ropeCosSin(t ropeTable) (codegen.Value, codegen.Value) {
 	d2 := int64(len(t.invFreq))
 	shape := append(append([]int64{}, pos.Type.Shape...), d2)
 	ft := codegen.T("f32", shape...)
-	freqs := f.mul(f.broadcastDims(pos, ft, 0, 1), f.broadcastDims(f.constF32s(t.invFreq), ft, 2))
-	emb := f.concat(2, freqs, freqs)
+	pb := f.broadcastDims(pos, ft, 0, 1)
+	freqs := f.mul(pb, f.broadcastDims(f.constF32s(t.invFreq), ft, 2))
+	if t.threshold > 0 {
+		lens := f.seqLengths() // [batch] i32
+		var alt codegen.Value
+		if t.dynamic != nil {
+			alt = f.mul(pb, f.broadcastDims(f.ntkInvFreq(*t.dynamic, lens), ft, 0, 2))
+		} else {
+			alt = f.mul(pb, f.broadcastDims(f.constF32s(t.long), ft, 2))
+		}
+		beyond := f.compare("GT", lens, f.broadcast(f.constI32(t.threshold), lens.Type))
+		freqs = f.selectOp(f.broadcastDims(beyond, ft.WithElem("i1"), 0), alt, freqs)
+	}
+	var emb codegen.Value
+	if interleaved { // repeat_interleave(freqs, 2)
+		pair := codegen.T("f32", append(append([]int64{}, shape...), 2)...)
+		emb = f.reshape(f.broadcastDims(freqs, pair, 0, 1, 2), shape[0], shape[1], 2*d2)
+	} else {
+		emb = f.concat(2, freqs, freqs)
+	}
 	cos := f.unary("stablehlo.cosine", emb)
 	sin := f.unary("stablehlo.sine", emb)
 	if t.scale != 1 {
@@ -190,4 +394,38 @@ func (f *fn) ropeCosSin(t ropeTable) (codegen.Value, codegen.Value) {
 	}
 	f.memo[key+"cos"], f.memo[key+"sin"] = cos, sin
 	return cos, sin
+}
+
+// ntkInvFreq is the dynamic NTK inv_freq [batch, dim/2] of sequences of
+// lengths lens ([batch] i32), in f32 ops as torch runs
+// _compute_dynamic_ntk_parameters on a tensor seq_len:
+// base = theta·((factor·L/max_position) - (factor - 1))^(dim/(dim-2)),
+// inv_freq = 1 / base^(arange(0, dim, 2)/dim).
+func (f *fn) ntkInvFreq(p ntkParams, lens codegen.Value) codegen.Value {
+	L := f.convert(lens, "f32")
+	c := func(v float64) codegen.Value { return f.splat(v, L.Type) }
+	s := f.sub(f.div(f.mul(L, c(p.factor)), c(float64(p.maxPos))), c(p.factor-1))
+	base := f.mul(c(float64(float32(p.theta))), f.binary("stablehlo.power", s, c(float64(p.dim)/float64(p.dim-2))))
+	exps := make([]float64, p.dim/2)
+	for i := range exps {
+		exps[i] = float64(float32(float32(2*i) / float32(p.dim)))
+	}
+	bt := codegen.T("f32", L.Type.Shape[0], p.dim/2)
+	den := f.binary("stablehlo.power", f.broadcastDims(base, bt, 0), f.broadcastDims(f.constF32s(exps), bt, 1))
+	return f.div(f.splat(1, bt), den)
+}
+
+// seqLengths returns, per sequence of the call, [batch] i32, the length HF
+// sees for it: its last real position + 1 (once per function).
+func (f *fn) seqLengths() codegen.Value {
+	if v, ok := f.memo["seq_lengths"]; ok {
+		return v
+	}
+	if f.mkSeqLens == nil {
+		f.Errorf("this function has no sequence lengths (a length-dependent RoPE needs them)")
+		return codegen.Value{Type: codegen.T("i32", f.batch)}
+	}
+	v := f.mkSeqLens()
+	f.memo["seq_lengths"] = v
+	return v
 }

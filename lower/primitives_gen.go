@@ -10,12 +10,16 @@ var primitiveRows = []*primitive{
 	row("rms_norm", inferRMSNorm, lowerRMSNorm, false, tensor("x"), module("weight"), scalar("eps")),
 	// rms_norm_1p: out = x · rsqrt(mean(x²) + eps) · (1 + w)
 	row("rms_norm_1p", inferRMSNorm, lowerRMSNorm1p, false, tensor("x"), module("weight"), scalar("eps")),
+	// layer_norm: out = (x - mean(x)) · rsqrt(mean((x - mean(x))²) + eps) · w (+ b)
+	row("layer_norm", inferLayerNorm, lowerLayerNorm, false, tensor("x"), module("weight"), scalar("eps"), optional("bias"), optional("per_head")),
 	// linear: out = x · Wᵀ (+ b)
 	row("linear", inferLinear, lowerLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),
+	// slice: out = x[..., start:stop]
+	row("slice", inferSlice, lowerSlice, false, tensor("x"), scalar("start"), scalar("stop")),
 	// heads: out = reshape(x, [..., n, d])
 	row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),
-	// rope: out = x · cos + rotate_half(x) · sin at each token's position
-	row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling")),
+	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
+	row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache
 	row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window")),
 	// activation: out = ACT2FN[name](x)
@@ -28,6 +32,8 @@ var primitiveRows = []*primitive{
 	row("softcap", inferSoftcap, lowerSoftcap, false, tensor("x"), optional("cap")),
 	// scale: out = x · factor (factor rounded to f32)
 	row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),
+	// divide: out = x / divisor (divisor rounded to f32)
+	row("divide", inferDivide, lowerDivide, false, tensor("x"), scalar("divisor")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -64,11 +70,27 @@ var primitiveDocs = []PrimitiveDoc{
 	},
 	{
 		Cache:     false,
+		HF:        "torch.nn.LayerNorm; CohereLayerNorm.forward (models/cohere/modeling_cohere.py); StableLmLayerNormPerHead",
+		Math:      "out = (x - mean(x)) · rsqrt(mean((x - mean(x))²) + eps) · w (+ b)",
+		Name:      "layer_norm",
+		Shapes:    "x [..., d] → [..., d]; weight (and bias: true) [d], or per head of x [..., heads, d]: [heads, d] (per_head: true) or <module>.NAME.<h>.weight [d] (per_head: \"NAME\")",
+		Signature: "layer_norm(x, weight, eps, bias:, per_head:)",
+	},
+	{
+		Cache:     false,
 		HF:        "torch.nn.Linear",
 		Math:      "out = x · Wᵀ (+ b)",
 		Name:      "linear",
 		Shapes:    "x [..., in] → [..., out]; weight [out, in], bias [out] (bias: true)",
 		Signature: "linear(x, weight, out, bias:)",
+	},
+	{
+		Cache:     false,
+		HF:        "slicing a fused projection (Phi3Attention qkv, Phi3MLP gate_up_proj chunk)",
+		Math:      "out = x[..., start:stop]",
+		Name:      "slice",
+		Shapes:    "x [..., n] → [..., stop - start]",
+		Signature: "slice(x, start, stop)",
 	},
 	{
 		Cache:     false,
@@ -80,11 +102,11 @@ var primitiveDocs = []PrimitiveDoc{
 	},
 	{
 		Cache:     false,
-		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn)",
-		Math:      "out = x · cos + rotate_half(x) · sin at each token's position",
+		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic) and dynamic_rope_update",
+		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates",
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
-		Signature: "rope(x, theta, scaling:)",
+		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:)",
 	},
 	{
 		Cache:     true,
@@ -133,6 +155,14 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "scale",
 		Shapes:    "x → same",
 		Signature: "scale(x, factor)",
+	},
+	{
+		Cache:     false,
+		HF:        "GraniteForCausalLM logits / logits_scaling",
+		Math:      "out = x / divisor (divisor rounded to f32)",
+		Name:      "divide",
+		Shapes:    "x → same",
+		Signature: "divide(x, divisor)",
 	},
 	{
 		Cache:     false,

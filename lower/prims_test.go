@@ -117,7 +117,8 @@ func (c *primCase) section(name string) ([]byte, error) {
 }
 
 // attrs decodes the attributes into the Go values the IR uses: int64 for
-// integral JSON numbers, float64 for the others, nested dicts likewise.
+// integral JSON numbers, float64 for the others, nested dicts and lists
+// likewise.
 func (c *primCase) attrs() (map[string]any, error) {
 	out := map[string]any{}
 	for k, raw := range c.spec.Attrs {
@@ -151,6 +152,16 @@ func irValue(v any) (any, error) {
 				return nil, err
 			}
 			out[k] = x
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			x, err := irValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
 		}
 		return out, nil
 	case nil, bool, string:
@@ -305,6 +316,9 @@ func (c *primCase) lower(m *codegen.Module) error {
 		}
 		if c.spec.Positions {
 			f.positions = fn.Args[len(g.Nodes)-1]
+			f.mkSeqLens = func() codegen.Value { // max position + 1 per row
+				return f.add(f.Reduce(f.positions, f.constI32(-1), "stablehlo.maximum", 1), f.broadcast(f.constI32(1), codegen.T("i32", B)))
+			}
 		}
 		if p.Cache {
 			slots := fn.Args[len(g.Nodes)]

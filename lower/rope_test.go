@@ -8,7 +8,7 @@ import (
 
 func TestRoPEFrequencies(t *testing.T) {
 	rel := func(a, b float64) float64 { return math.Abs(a-b) / math.Abs(b) }
-	def, err := ropeFrequencies(10000, 16, nil)
+	def, err := ropeFrequencies(10000, 16, nil, ropeLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,7 +17,7 @@ func TestRoPEFrequencies(t *testing.T) {
 			t.Errorf("default inv_freq[%d] = %g, want %g", i, f, want)
 		}
 	}
-	lin, err := ropeFrequencies(10000, 16, map[string]any{"type": "linear", "factor": int64(4)})
+	lin, err := ropeFrequencies(10000, 16, map[string]any{"type": "linear", "factor": int64(4)}, ropeLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestRoPEFrequencies(t *testing.T) {
 	// low 1, high 4, original 64 (printed by golden/gen_fixtures.py): one
 	// frequency kept, one smoothed, the rest divided by 8.
 	l3, err := ropeFrequencies(500000, 16, map[string]any{"rope_type": "llama3", "factor": 8.0,
-		"low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": int64(64)})
+		"low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": int64(64)}, ropeLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestRoPEFrequencies(t *testing.T) {
 			t.Errorf("llama3 inv_freq[%d] = %g, want %g", i, l3.invFreq[i], w)
 		}
 	}
-	d0, _ := ropeFrequencies(500000, 16, nil)
+	d0, _ := ropeFrequencies(500000, 16, nil, ropeLimits{})
 	if r := d0.invFreq[2] / l3.invFreq[2]; math.Abs(r-8) > 1e-5 {
 		t.Errorf("llama3 low frequency ratio %g, want 8", r)
 	}
@@ -49,8 +49,11 @@ func TestRoPEFrequencies(t *testing.T) {
 		{"rope_type": "yarn", "factor": 4.0},
 		{"rope_type": "linear"},
 		{"rope_type": "llama3", "factor": 8.0},
+		{"rope_type": "longrope", "short_factor": []any{1.0, 1.0}, "long_factor": []any{2.0, 2.0}, "original_max_position_embeddings": int64(8)},
+		{"rope_type": "dynamic", "factor": 2.0},
+		{"rope_type": "su"},
 	} {
-		if _, err := ropeFrequencies(10000, 16, bad); err == nil || !strings.Contains(err.Error(), "rope") && !strings.Contains(err.Error(), "RoPE") {
+		if _, err := ropeFrequencies(10000, 16, bad, ropeLimits{}); err == nil || !strings.Contains(err.Error(), "rope") && !strings.Contains(err.Error(), "RoPE") {
 			t.Errorf("scaling %v: got %v, want an error naming the RoPE scaling", bad, err)
 		}
 	}

@@ -215,16 +215,52 @@ def inv_freq_yarn(theta, dim, factor, orig, beta_fast=32, beta_slow=1):
     return inv.astype(f32), 0.1 * math.log(factor) + 1
 
 
-def rope(x, positions, inv, scale=1.0):
-    """HF apply_rotary_pos_emb, half-split layout: angles p·inv_freq in
-    float32, cos/sin scaled by attention_factor, x·cos + rotate_half(x)·sin."""
-    ang = (positions.astype(f32)[..., None] * inv[None, None, :]).astype(f32).astype(f64)
-    emb = np.concatenate([ang, ang], -1)[:, :, None, :]        # [B, S, 1, D]
+def rope(x, positions, inv, scale=1.0, interleaved=False):
+    """HF apply_rotary_pos_emb: angles p·inv_freq in float32, cos/sin
+    scaled by attention_factor, x·cos + rotate(x)·sin. inv is [D'/2] or,
+    per sequence, [B, D'/2]; only x[..., :D'] rotates (partial rotary).
+    Half-split layout (rotate_half, emb = [freqs, freqs]) or, interleaved,
+    GPT-J pairs (Cohere: rotate_half of x[..., 0::2], x[..., 1::2] and
+    repeat_interleave'd freqs)."""
+    inv = np.asarray(inv)
+    if inv.ndim == 1:
+        inv = np.broadcast_to(inv, (x.shape[0],) + inv.shape)
+    ang = (positions.astype(f32)[..., None] * inv[:, None, :]).astype(f32).astype(f64)
+    if interleaved:
+        emb = np.repeat(ang, 2, -1)[:, :, None, :]
+    else:
+        emb = np.concatenate([ang, ang], -1)[:, :, None, :]    # [B, S, 1, D']
     cos, sin = np.cos(emb) * scale, np.sin(emb) * scale
     x = x.astype(f64)
-    h = x.shape[-1] // 2
-    rot = np.concatenate([-x[..., h:], x[..., :h]], -1)
-    return x * cos + rot * sin
+    r = emb.shape[-1]
+    xr, xp = x[..., :r], x[..., r:]
+    if interleaved:
+        rot = np.stack([-xr[..., 1::2], xr[..., 0::2]], -1).reshape(xr.shape)
+    else:
+        rot = np.concatenate([-xr[..., r // 2:], xr[..., :r // 2]], -1)
+    return np.concatenate([xr * cos + rot * sin, xp], -1)
+
+
+def inv_freq_longrope(theta, dim, factors):
+    """HF _compute_longrope_parameters: 1 / (ext_factor · theta^(2i/dim)) in float32."""
+    e = np.arange(0, dim, 2).astype(f32) / f32(dim)
+    return (f32(1) / (np.asarray(factors, f32) * np.power(f64(theta), e.astype(f64)).astype(f32))).astype(f32)
+
+
+def inv_freq_dynamic(theta, dim, factor, max_pos, seq_len):
+    """HF _compute_dynamic_ntk_parameters at seq_len > max_pos (float32 ops
+    on a tensor seq_len)."""
+    s = (f32(factor) * f32(seq_len)) / f32(max_pos) - f32(factor - 1)
+    base = f32(theta) * f32(np.power(f64(s), f64(f32(dim / (dim - 2)))))
+    e = np.arange(0, dim, 2).astype(f32) / f32(dim)
+    return (f32(1) / np.power(f64(base), e.astype(f64)).astype(f32)).astype(f32)
+
+
+def layer_norm(x, w, b, eps):
+    """(x - mean) · rsqrt(var + eps) · w + b over the last dimension (nn.LayerNorm)."""
+    x = x.astype(f64)
+    c = x - x.mean(-1, keepdims=True)
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps) * w + b
 
 
 class KVCache:
@@ -295,6 +331,35 @@ def cases():
             x = randn(r, [b, s] + shape[2:])
             c.call(b, s, [x], rms_norm(x, w, eps, one_plus))
 
+    # layer norms: [d] with and without bias, per head as one [heads, d]
+    # tensor, per head as a module list
+    for name, shape, bias, per_head in [("layer_norm", [B, S, 8], True, None),
+                                        ("layer_norm_nobias", [B, S, 8], False, None),
+                                        ("layer_norm_heads", [B, S, 3, 8], False, True),
+                                        ("layer_norm_head_list", [B, S, 2, 8], True, "norms")]:
+        r = rng(name)
+        attrs = {"eps": 1e-5, "bias": bias}
+        what = "[d]"
+        if per_head is not None:
+            attrs["per_head"] = per_head
+            what = "per head, one [heads, d] tensor (CohereLayerNorm)" if per_head is True else \
+                "per head, a module list <m>.norms.<h> (StableLmLayerNormPerHead)"
+        c = add(Case(name, "layer_norm", "out = (x - mean)·rsqrt(var + eps)·w%s over the last dimension; weights %s." % (
+            " + b" if bias else "", what), [("x", "f32", shape)], shape, attrs=attrs))
+        wshape = (shape[2], 8) if per_head is True else (8,)
+        if per_head == "norms":
+            ws, bs = [], []
+            for h in range(shape[2]):
+                ws.append(c.weight("norms.%d.weight" % h, randn(r, (8,), 0.5) + 1))
+                bs.append(c.weight("norms.%d.bias" % h, randn(r, (8,), 0.5)))
+            w, bv = np.stack(ws), np.stack(bs)
+        else:
+            w = c.weight("weight", randn(r, wshape, 0.5) + 1)
+            bv = c.weight("bias", randn(r, wshape, 0.5)) if bias else np.zeros(wshape, f32)
+        for b, s in [(1, 3), (2, 1)]:
+            x = randn(r, [b, s] + shape[2:], 2) + 0.5
+            c.call(b, s, [x], layer_norm(x, w.astype(f64), bv.astype(f64), 1e-5))
+
     # linear
     for name, bias, dtype in [("linear", False, "f32"), ("linear_bias", True, "f32"),
                               ("linear_f16", True, "f16"), ("linear_bf16", False, "bf16")]:
@@ -306,6 +371,14 @@ def cases():
         for b, s in [(1, 4), (3, 1)]:
             x = randn(r, (b, s, 8))
             c.call(b, s, [x], x.astype(f64) @ w.astype(f64).T + bv)
+
+    # slice: a fused projection's part
+    r = rng("slice")
+    c = add(Case("slice", "slice", "out = x[..., start:stop] (a part of a fused projection).",
+                 [("x", "f32", [B, S, 10])], [B, S, 4], attrs={"start": 3, "stop": 7}))
+    for b, s in [(1, 2), (2, 1)]:
+        x = randn(r, (b, s, 10))
+        c.call(b, s, [x], x[..., 3:7].astype(f64))
 
     # heads
     r = rng("heads")
@@ -339,6 +412,60 @@ def cases():
             pos = np.array(pos, np.int32)
             c.call(b, s, [x], rope(x, pos, inv, scale), positions=pos)
 
+    # rope layouts: partial rotary (Phi-3, StableLM), GPT-J interleaved
+    # pairs (Cohere, Ernie 4.5), both
+    for name, d, rd, inter, what in [("rope_partial", 16, 6, False, "partial: rotary_dim 6 of head_dim 16, half-split"),
+                                     ("rope_interleaved", 8, None, True, "interleaved GPT-J pairs"),
+                                     ("rope_interleaved_partial", 12, 8, True, "interleaved pairs, rotary_dim 8 of 12")]:
+        r = rng(name)
+        attrs = {"theta": 10000.0}
+        if rd is not None:
+            attrs["rotary_dim"] = rd
+        if inter:
+            attrs["interleaved"] = True
+        c = add(Case(name, "rope", "RoPE, %s: only x[..., :rotary_dim] rotates, the rest passes through "
+                     "(HF apply_rotary_pos_emb of Phi3 / Cohere)." % what,
+                     [("x", "f32", [B, S, 2, d])], [B, S, 2, d], attrs=attrs, positions=True, tol=(2e-5, 1e-5)))
+        inv = inv_freq_default(10000.0, rd or d)
+        for b, s, pos in [(1, 3, [[0, 1, 2]]), (2, 1, [[7], [130]])]:
+            x = randn(r, (b, s, 2, d))
+            pos = np.array(pos, np.int32)
+            c.call(b, s, [x], rope(x, pos, inv, interleaved=inter), positions=pos)
+
+    # rope tables chosen per sequence by its length L (last position + 1):
+    # longrope (short factors while L <= original max, else long) and
+    # dynamic NTK (the base grows with L beyond max_position).
+    short, long_ = [1.0, 1.5, 2.0, 3.0], [2.0, 4.0, 8.0, 16.0]
+    r = rng("rope_longrope")
+    c = add(Case("rope_longrope", "rope", "RoPE longrope (Phi-3): short_factor while the sequence length L <= "
+                 "original_max_position_embeddings (4), else long_factor; factor max_position / original = 4, "
+                 "attention_factor sqrt(1 + ln 4 / ln 4) on cos and sin.",
+                 [("x", "f32", [B, S, 2, 8])], [B, S, 2, 8],
+                 attrs={"theta": 10000.0, "max_position": 16,
+                        "scaling": {"rope_type": "longrope", "short_factor": short, "long_factor": long_,
+                                    "original_max_position_embeddings": 4}},
+                 positions=True, tol=(2e-5, 1e-5)))
+    scale = math.sqrt(1 + math.log(4) / math.log(4))
+    tabs = {False: inv_freq_longrope(10000.0, 8, short), True: inv_freq_longrope(10000.0, 8, long_)}
+    for b, s, pos in [(1, 3, [[0, 1, 2]]), (2, 1, [[3], [9]]), (1, 3, [[4, 5, 6]])]:
+        x = randn(r, (b, s, 2, 8))
+        pos = np.array(pos, np.int32)
+        inv = np.stack([tabs[int(p.max()) + 1 > 4] for p in pos])
+        c.call(b, s, [x], rope(x, pos, inv, scale), positions=pos)
+
+    r = rng("rope_dynamic")
+    c = add(Case("rope_dynamic", "rope", "RoPE dynamic NTK, factor 2, max_position 4: the default table while "
+                 "L <= 4, else base theta·(2L/4 - 1)^(8/6) (HF dynamic_rope_update).",
+                 [("x", "f32", [B, S, 2, 8])], [B, S, 2, 8],
+                 attrs={"theta": 10000.0, "max_position": 4, "scaling": {"rope_type": "dynamic", "factor": 2.0}},
+                 positions=True, tol=(2e-5, 1e-5)))
+    for b, s, pos in [(1, 3, [[0, 1, 2]]), (2, 1, [[3], [9]]), (1, 3, [[4, 5, 6]])]:
+        x = randn(r, (b, s, 2, 8))
+        pos = np.array(pos, np.int32)
+        inv = np.stack([inv_freq_dynamic(10000.0, 8, 2.0, 4, int(p.max()) + 1) if int(p.max()) + 1 > 4
+                        else inv_freq_default(10000.0, 8) for p in pos])
+        c.call(b, s, [x], rope(x, pos, inv), positions=pos)
+
     # attention: each call writes its keys and values to the KV cache and
     # attends over everything its sequence (slot) holds.
     # (Cache sizes differ so that all cases fit one module: see primModules
@@ -370,10 +497,19 @@ def cases():
         ("activation_silu", "activation", {"name": "silu"}, silu, "HF ACT2FN[\"silu\"]"),
         ("activation_gelu_pytorch_tanh", "activation", {"name": "gelu_pytorch_tanh"}, gelu_tanh,
          "HF ACT2FN[\"gelu_pytorch_tanh\"]"),
+        ("activation_relu2", "activation", {"name": "relu2"}, lambda x: np.maximum(x.astype(f64), 0) ** 2,
+         "HF ACT2FN[\"relu2\"]: relu(x)²"),
+        ("activation_gelu_fast", "activation", {"name": "gelu_fast"},
+         lambda x: 0.5 * x.astype(f64) * (1 + np.tanh(x.astype(f64) * 0.7978845608 * (1 + 0.044715 * x.astype(f64) ** 2))),
+         "HF ACT2FN[\"gelu_fast\"]"),
+        ("activation_quick_gelu", "activation", {"name": "quick_gelu"}, lambda x: x.astype(f64) / (1 + np.exp(-1.702 * x.astype(f64))),
+         "HF ACT2FN[\"quick_gelu\"]: x·sigmoid(1.702x)"),
         ("softcap", "softcap", {"cap": 2.0}, lambda x: softcap(x, 2.0), "out = cap·tanh(x/cap), cap 2"),
         ("softcap_none", "softcap", {"cap": None}, lambda x: x.astype(f64), "cap none: out = x"),
         ("scale", "scale", {"factor": 1 / math.sqrt(3)}, lambda x: x.astype(f64) * f64(f32(1 / math.sqrt(3))),
          "out = x·factor, factor 1/√3 rounded to f32"),
+        ("divide", "divide", {"divisor": 0.3}, lambda x: x.astype(f64) / f64(f32(0.3)),
+         "out = x / divisor, divisor 0.3 rounded to f32 (torch tensor / float)"),
     ]
     for name, prim, attrs, ref, doc in unary:
         r = rng(name)
