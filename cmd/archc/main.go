@@ -4,6 +4,9 @@
 //	archc emit <model dir | config.json | .gguf> [--arch FILE] [-o FILE]
 //	archc compile <model dir | config.json | .gguf> -o FILE.vmfb [--irpa FILE] [--arch FILE]
 //	archc check FILE.arch...
+//	archc fmt [-w] [-l] FILE.arch|DIR...
+//	archc ir <model dir | config.json | .gguf> [--arch FILE] [--graph prefill|decode]
+//	archc new NAME --extends PARENT --model-type TYPE
 //	archc list
 package main
 
@@ -29,6 +32,9 @@ type cli struct {
 	Compile compileCmd `cmd:"" help:"Compile a model's module to an IREE .vmfb with iree-compile."`
 	Check   checkCmd   `cmd:"" help:"Parse and check .arch files."`
 	List    listCmd    `cmd:"" help:"List the built-in families, the model_type values each matches and the GGUF architectures each reads."`
+	Fmt     fmtCmd     `cmd:"" help:"Lay .arch files out in the canonical layout (gofmt for .arch; comments kept)."`
+	IR      irCmd      `cmd:"" name:"ir" help:"Print a model's typed IR: nodes with names, shapes and .arch positions, and the weights they read."`
+	New     newCmd     `cmd:"" help:"Start a new family: write DIR/NAME.arch extending PARENT and a fixture entry in the fixture generator."`
 }
 
 type planFlags struct {

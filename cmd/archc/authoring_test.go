@@ -1,0 +1,148 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/archc/archc/internal/clitest"
+	"github.com/archc/archc/internal/golden"
+)
+
+// TestAuthoring runs the commands a family's author uses: fmt, ir, new.
+func TestAuthoring(t *testing.T) {
+	dir := t.TempDir()
+	bin := clitest.Build(t, dir, "github.com/archc/archc/cmd/archc")
+
+	t.Run("fmt", func(t *testing.T) {
+		if r := clitest.Run(t, bin, "fmt", "-l", "../../archs"); r.Code != 0 || r.Stdout != "" {
+			t.Fatalf("fmt -l archs: code %d, stdout %q (files not in the canonical layout; run archc fmt -w archs), stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+		messy := filepath.Join(dir, "messy.arch")
+		src := "arch messy extends llama{\nmatch model_type \"messy\"   # m\n  block act(x){return activation(x,\"silu\")}\n}\n"
+		want := "arch messy extends llama {\n  match model_type \"messy\"  # m\n  block act(x) { return activation(x, \"silu\") }\n}\n"
+		os.WriteFile(messy, []byte(src), 0o644)
+		if r := clitest.Run(t, bin, "fmt", messy); r.Code != 0 || r.Stdout != want {
+			t.Fatalf("fmt: code %d, stdout %q, want %q; stderr %q", r.Code, r.Stdout, want, r.Stderr)
+		}
+		if r := clitest.Run(t, bin, "fmt", "-l", dir); r.Code != 0 || strings.TrimSpace(r.Stdout) != messy {
+			t.Fatalf("fmt -l: code %d, stdout %q; want the messy file", r.Code, r.Stdout)
+		}
+		if data, _ := os.ReadFile(messy); string(data) != src {
+			t.Fatal("fmt without -w changed the file")
+		}
+		if r := clitest.Run(t, bin, "fmt", "-w", messy); r.Code != 0 || r.Stdout != "" {
+			t.Fatalf("fmt -w: code %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+		if data, _ := os.ReadFile(messy); string(data) != want {
+			t.Fatalf("fmt -w wrote %q, want %q", data, want)
+		}
+		bad := filepath.Join(dir, "bad.arch")
+		os.WriteFile(bad, []byte("arch bad {\n  x = (1\n}\n"), 0o644)
+		r := clitest.Run(t, bin, "fmt", "-w", bad)
+		if r.Code != 1 || !regexp.MustCompile(`^`+regexp.QuoteMeta(bad)+`:2:\d+: unexpected`).MatchString(r.Stderr) {
+			t.Fatalf("fmt bad.arch: code %d, stderr %q; want %s:2:COL: unexpected ...", r.Code, r.Stderr, bad)
+		}
+		os.Remove(bad)
+	})
+
+	t.Run("ir", func(t *testing.T) {
+		r := clitest.Run(t, bin, "ir", fixture, "--graph", "decode")
+		if r.Code != 0 {
+			t.Fatalf("ir: code %d, stderr %q", r.Code, r.Stderr)
+		}
+		golden.Check(t, "testdata/ir/llama-tied.decode.txt", []byte(r.Stdout))
+		// The same model as a config.json: the same IR; as its GGUF twin,
+		// read through llama.arch's gguf section: the same graph (attributes
+		// aside: GGUF stores eps in f32 and no rope_parameters).
+		if o := clitest.Run(t, bin, "ir", filepath.Join(fixture, "config.json"), "--graph", "decode"); o.Code != 0 || o.Stdout != r.Stdout {
+			t.Errorf("ir config.json: code %d, same output %v, stderr %q", o.Code, o.Stdout == r.Stdout, o.Stderr)
+		}
+		noAttrs := regexp.MustCompile(` attrs=.*? : \[`)
+		if o := clitest.Run(t, bin, "ir", filepath.Join(fixture, "model.f32.gguf"), "--graph", "decode"); o.Code != 0 || noAttrs.ReplaceAllString(o.Stdout, " : [") != noAttrs.ReplaceAllString(r.Stdout, " : [") {
+			t.Errorf("ir model.f32.gguf: code %d, stderr %q, stdout:\n%s", o.Code, o.Stderr, o.Stdout)
+		}
+		p := clitest.Run(t, bin, "ir", fixture, "--graph", "prefill")
+		if p.Code != 0 || !strings.Contains(p.Stdout, "graph prefill: batch = 1") || !strings.Contains(p.Stdout, ": [1, seq, 64]f32 @llama.arch:") || !strings.Contains(p.Stdout, ": [1, 1, 256]f32 @llama.arch:") {
+			t.Errorf("ir --graph prefill: code %d, stderr %q, stdout:\n%s", p.Code, p.Stderr, p.Stdout)
+		}
+		if b := clitest.Run(t, bin, "ir", fixture, "--graph", "train"); b.Code != 1 || !strings.Contains(b.Stderr, `unknown graph kind "train"`) {
+			t.Errorf("ir --graph train: code %d, stderr %q", b.Code, b.Stderr)
+		}
+	})
+
+	t.Run("new", func(t *testing.T) {
+		// A temp copy of the parts of the repository archc new writes to.
+		repo := t.TempDir()
+		archs := filepath.Join(repo, "archs")
+		gen := filepath.Join(repo, "golden", "gen_fixtures.py")
+		os.MkdirAll(archs, 0o755)
+		os.MkdirAll(filepath.Dir(gen), 0o755)
+		orig, err := os.ReadFile("../../golden/gen_fixtures.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(gen, orig, 0o644)
+		args := []string{"new", "helium", "--extends", "llama", "--model-type", "helium", "--dir", archs, "--fixtures", gen}
+		r := clitest.Run(t, bin, args...)
+		if r.Code != 0 {
+			t.Fatalf("new: code %d, stderr %q", r.Code, r.Stderr)
+		}
+		file := filepath.Join(archs, "helium.arch")
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"# helium.arch — HeliumForCausalLM (models/helium/modeling_helium.py)", "\narch helium extends llama {\n", "\n  match model_type \"helium\"\n", "\n  config {\n"} {
+			if !strings.Contains(string(src), want) {
+				t.Errorf("helium.arch lacks %q:\n%s", want, src)
+			}
+		}
+		if c := clitest.Run(t, bin, "check", file); c.Code != 0 || !strings.Contains(c.Stdout, "ok (arch helium, matches helium") {
+			t.Errorf("check: code %d, stdout %q, stderr %q", c.Code, c.Stdout, c.Stderr)
+		}
+		if f := clitest.Run(t, bin, "fmt", "-l", file); f.Code != 0 || f.Stdout != "" {
+			t.Errorf("the new file is not in the canonical layout: %q %q", f.Stdout, f.Stderr)
+		}
+		cfg := filepath.Join(repo, "config.json")
+		os.WriteFile(cfg, []byte(`{"model_type": "helium", "vocab_size": 32, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 1, "num_attention_heads": 2}`), 0o644)
+		if i := clitest.Run(t, bin, "ir", cfg, "--arch", file); i.Code != 0 || !strings.Contains(i.Stdout, `# model_type "helium": family helium`) {
+			t.Errorf("ir --arch helium.arch: code %d, stderr %q", i.Code, i.Stderr)
+		}
+		py, _ := os.ReadFile(gen)
+		added := strings.TrimPrefix(string(py), string(orig[:strings.Index(string(orig), "\n]\n")+1]))
+		if !strings.HasPrefix(added, "    # ---- helium: llama + ...") || !strings.Contains(added, "        name=\"helium\",\n        model_cls=transformers.HeliumForCausalLM,\n") || !strings.HasSuffix(string(py), string(orig[strings.Index(string(orig), "\n]\n")+1:])) {
+			t.Errorf("the fixture entry is not appended to FIXTURES:\n%s", added[:min(len(added), 800)])
+		}
+		if python, err := exec.LookPath("python3"); err == nil {
+			if out, err := exec.Command(python, "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", gen).CombinedOutput(); err != nil {
+				t.Errorf("gen_fixtures.py no longer parses: %v\n%s", err, out)
+			}
+		}
+		// Refusals: the file exists; an unknown parent; a model_type a
+		// built-in family matches; a name that is not an identifier.
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{args, "helium.arch exists"},
+			{[]string{"new", "arcee", "--extends", "lama", "--model-type", "arcee", "--dir", archs, "--fixtures", gen}, "no built-in family of that name (did you mean llama?)"},
+			{[]string{"new", "arcee", "--extends", "llama", "--model-type", "qwen2", "--dir", archs, "--fixtures", gen}, `model_type "qwen2" is matched by family qwen2`},
+			{[]string{"new", "arcee-x", "--extends", "llama", "--model-type", "arcee", "--dir", archs, "--fixtures", gen}, `not an identifier`},
+			{[]string{"new", "helium2", "--extends", "llama", "--model-type", "helium2", "--dir", archs, "--fixtures", filepath.Join(repo, "none.py")}, "none.py"},
+		} {
+			if r := clitest.Run(t, bin, c.args...); r.Code != 1 || !strings.Contains(r.Stderr, c.want) {
+				t.Errorf("%v: code %d, stderr %q; want %q", c.args, r.Code, r.Stderr, c.want)
+			}
+		}
+		if py2, _ := os.ReadFile(gen); string(py2) != string(py) {
+			t.Error("a refused archc new changed gen_fixtures.py")
+		}
+		if m, _ := filepath.Glob(filepath.Join(archs, "*.arch")); len(m) != 1 {
+			t.Errorf("a refused archc new wrote a file: %v", m)
+		}
+	})
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/archc/archc/driver"
+	"github.com/archc/archc/dsl"
+)
+
+// newCmd is `archc new`: the first two files of a new family, ready to
+// fill in (docs/adding-a-family.md).
+type newCmd struct {
+	Name      string `arg:"" help:"The family's arch name (an identifier, e.g. helium); the file is DIR/NAME.arch."`
+	Extends   string `required:"" help:"The built-in family it extends (the nearest parent, as HF's modular file names it)."`
+	ModelType string `name:"model-type" required:"" help:"The config.json model_type it matches."`
+	Dir       string `default:"archs" help:"Folder to write NAME.arch into."`
+	Fixtures  string `default:"golden/gen_fixtures.py" help:"Fixture generator whose FIXTURES list gets an entry for the family; empty: none."`
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (c *newCmd) Run() error {
+	path := filepath.Join(c.Dir, c.Name+".arch")
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("%s exists; archc new writes new families only", path)
+	}
+	src, err := c.archSource()
+	if err != nil {
+		return err
+	}
+	var fixtures []byte
+	if c.Fixtures != "" {
+		old, err := os.ReadFile(c.Fixtures)
+		if err != nil {
+			return fmt.Errorf("%w (--fixtures names the fixture generator; run archc new from the repository root, or pass --fixtures \"\")", err)
+		}
+		if fixtures, err = addFixture(c.Fixtures, old, c.fixtureEntry()); err != nil {
+			return err
+		}
+	}
+	if st, err := os.Stat(c.Dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("--dir %s is not a folder (run archc new from the repository root, or pass --dir)", c.Dir)
+	}
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s\n", path)
+	if fixtures != nil {
+		if err := os.WriteFile(c.Fixtures, fixtures, 0o644); err != nil {
+			return err
+		}
+		fmt.Printf("added fixture %q to %s\n", c.Name, c.Fixtures)
+	}
+	fmt.Printf(`next (docs/adding-a-family.md):
+  1. write what %s does differently from %s into %s (config fields, overriding blocks, the gguf section)
+  2. archc check %s; archc fmt -w %s
+  3. fill in the fixture entry, then: python golden/gen_fixtures.py --only %s
+  4. go test ./golden -run 'TestEmitGolden/%s' -update; go test ./golden
+`, c.Name, c.Extends, path, path, path, c.Name, c.Name)
+	return nil
+}
+
+// archSource returns the new family file, checked (as `archc check` does)
+// and in the canonical layout.
+func (c *newCmd) archSource() ([]byte, error) {
+	if !identRE.MatchString(c.Name) {
+		return nil, fmt.Errorf("family name %q is not an identifier (letters, digits, _)", c.Name)
+	}
+	if c.ModelType == "" || strings.ContainsAny(c.ModelType, "\"\\\n") {
+		return nil, fmt.Errorf("--model-type %q: want a model_type as config.json spells it", c.ModelType)
+	}
+	fams, err := driver.BuiltinFamilies()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	parent := false
+	for _, f := range fams {
+		names = append(names, f.Name)
+		parent = parent || f.Name == c.Extends
+		if f.Name == c.Name {
+			return nil, fmt.Errorf("family %s exists (%s)", c.Name, f.Path)
+		}
+		for _, mt := range f.ModelTypes() {
+			if mt == c.ModelType {
+				return nil, fmt.Errorf("model_type %q is matched by family %s (%s): extend that file, or give the new family a conditional match", c.ModelType, f.Name, f.Path)
+			}
+		}
+	}
+	if !parent {
+		return nil, fmt.Errorf("--extends %s: no built-in family of that name%s (families: %s)", c.Extends, dsl.DidYouMean(c.Extends, names), strings.Join(names, ", "))
+	}
+	camel := camelCase(c.ModelType)
+	src := fmt.Sprintf(`# %[1]s.arch — %[2]sForCausalLM (models/%[3]s/modeling_%[3]s.py): %[4]s
+# with ... (say what differs from %[4]s, as the HF modeling or modular file
+# does). Read by package dsl; config names are HF config.json's, verbatim.
+arch %[1]s extends %[4]s {
+  match model_type %[5]q
+
+  config {
+    # config.json fields %[1]s adds, or whose defaults differ from %[4]s's:
+    # name: type = default
+  }
+}
+`, c.Name, camel, c.ModelType, c.Extends, c.ModelType)
+	out, err := dsl.Format(c.Name+".arch", []byte(src))
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "archc-new")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	check := filepath.Join(tmp, c.Name+".arch")
+	if err := os.WriteFile(check, out, 0o644); err != nil {
+		return nil, err
+	}
+	if _, err := driver.LoadFamily(check); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// camelCase guesses transformers' class prefix from a model_type
+// (helium → Helium, gemma3_text → Gemma3Text); the user checks it against
+// the modeling file.
+func camelCase(s string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// fixtureEntry is the FIXTURES entry for the family: the fields every
+// entry has, with a seed derived from the name and the config to fill in.
+func (c *newCmd) fixtureEntry() string {
+	seed := 1000 + crc32.ChecksumIEEE([]byte(c.Name))%8000
+	camel := camelCase(c.ModelType)
+	return fmt.Sprintf(`    # ---- %[1]s: %[2]s + ... (archs/%[1]s.arch). Written by archc new: check
+    # the class names against models/%[3]s/modeling_%[3]s.py, give config the
+    # fields archs/%[1]s.arch reads at values that exercise them (explicit
+    # head_dim, GQA, odd sizes; prompts longer than any window), and teach
+    # spec_forward (FAMILIES.md as code) what differs.
+    dict(
+        name=%[4]q,
+        model_cls=transformers.%[5]sForCausalLM,
+        config_cls=transformers.%[5]sConfig,
+        config=dict(
+            TINY,
+        ),
+        seed=%[6]d,
+        prompt_seed=%[7]d,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+    ),
+`, c.Name, c.Extends, c.ModelType, c.Name, camel, seed, seed+1)
+}
+
+// addFixture inserts entry before the `]` that closes `FIXTURES = [` in
+// the fixture generator's source. Errors: no such list, or an entry of
+// that name already in it.
+func addFixture(path string, src []byte, entry string) ([]byte, error) {
+	text := string(src)
+	start := strings.Index(text, "\nFIXTURES = [\n")
+	if start < 0 {
+		return nil, fmt.Errorf("%s: no `FIXTURES = [` list to add the fixture to", path)
+	}
+	end := strings.Index(text[start:], "\n]\n")
+	if end < 0 {
+		return nil, fmt.Errorf("%s: the FIXTURES list has no closing `]` line", path)
+	}
+	end += start + 1
+	name := regexp.MustCompile(`name="([^"]*)"`).FindStringSubmatch(entry)[1]
+	if strings.Contains(text[start:end], fmt.Sprintf("name=%q,", name)) {
+		return nil, fmt.Errorf("%s: FIXTURES already has an entry named %q", path, name)
+	}
+	return []byte(text[:end] + entry + text[end:]), nil
+}
