@@ -54,6 +54,8 @@ from transformers import (
     Qwen2ForCausalLM,
     Qwen3Config,
     Qwen3ForCausalLM,
+    SeedOssConfig,
+    SeedOssForCausalLM,
     SmolLM3Config,
     SmolLM3ForCausalLM,
 )
@@ -170,6 +172,9 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   one token (usually BOS) forever.
 #   record_rope     write the HF inv_freq / attention_scaling per layer type
 #                   into oracle.json ("rope")
+#   spec_check      False: the fixture's family is not in spec_forward
+#                   (FAMILIES.md as code covers the first 13 fixtures; the
+#                   later families are checked against HF alone)
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -507,6 +512,35 @@ FIXTURES = [
             WINDOW_OFF,
             ("yarn_matters", "full_attention rope_type default", _rope_type_default("full_attention")),
         ],
+    ),
+    # ---- dense pack 2 (issue 10): spec_forward does not cover these; the
+    # HF modeling file is the reference. Unusual sizes: explicit head_dim
+    # with heads * head_dim != hidden, GQA.
+    # ---- seed_oss: q/k/v bias (attention_bias), o_proj bias of its own
+    dict(
+        name="seed_oss",
+        model_cls=SeedOssForCausalLM,
+        config_cls=SeedOssConfig,
+        config=dict(
+            TINY,
+            hidden_size=48,
+            hidden_act="silu",
+            intermediate_size=80,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            attention_bias=True,
+            attention_out_bias=True,
+        ),
+        seed=3002,
+        prompt_seed=3101,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[("out_bias_matters", "attention_out_bias=False", _set(attention_out_bias=False))],
     ),
 ]
 
@@ -908,7 +942,8 @@ def build_fixture(spec, out_root):
     print(f"  min top1-top2 margin over all greedy steps: {min_margin:.6g}")
     assert min_margin >= MIN_TOP2_MARGIN, f"{name}: near-tie in greedy path; change the seed"
     switch_checks = check_switches(spec, out, prompts, [torch.tensor(l) for l in first_logits])
-    spec_check(name, out, prompts, tokens, first_logits)
+    if spec.get("spec_check", True):
+        spec_check(name, out, prompts, tokens, first_logits)
 
     oracle = {
         "transformers_version": transformers.__version__,

@@ -78,6 +78,7 @@ GGUF_ARCH = {
     "olmo2": "olmo2",
     "olmo3": "olmo2",  # Olmo3ForCausalLM is converted by Olmo2Model
     "smollm3": "smollm3",
+    "seed_oss": "seed_oss",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
