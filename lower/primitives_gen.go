@@ -45,6 +45,7 @@ var primitiveRows = []*primitive{
 // primitiveDocs documents the primitive table, in its order (Primitives).
 var primitiveDocs = []PrimitiveDoc{
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "torch.nn.Embedding",
 		Math:      "out[b, s] = weight[ids[b, s]]",
@@ -53,6 +54,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "embedding(ids, weight, num_embeddings, embedding_dim)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "LlamaRMSNorm.forward (models/llama/modeling_llama.py)",
 		Math:      "out = x · rsqrt(mean(x²) + eps) · w",
@@ -61,6 +63,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "rms_norm(x, weight, eps)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "GemmaRMSNorm.forward (models/gemma/modeling_gemma.py)",
 		Math:      "out = x · rsqrt(mean(x²) + eps) · (1 + w)",
@@ -69,6 +72,15 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "rms_norm_1p(x, weight, eps)",
 	},
 	{
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "true: also reads <module>.bias and adds it",
+			Name:    "bias",
+		}, {
+			Default: "false",
+			Doc:     "true: x [..., heads, d] with weight [heads, d]; \"NAME\": one LayerNorm per head, weights <module>.NAME.<h>.weight [d]",
+			Name:    "per_head",
+		}},
 		Cache:     false,
 		HF:        "torch.nn.LayerNorm; CohereLayerNorm.forward (models/cohere/modeling_cohere.py); StableLmLayerNormPerHead",
 		Math:      "out = (x - mean(x)) · rsqrt(mean((x - mean(x))²) + eps) · w (+ b)",
@@ -77,6 +89,11 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "layer_norm(x, weight, eps, bias:, per_head:)",
 	},
 	{
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "true: also reads <module>.bias [out] and adds it",
+			Name:    "bias",
+		}},
 		Cache:     false,
 		HF:        "torch.nn.Linear",
 		Math:      "out = x · Wᵀ (+ b)",
@@ -85,6 +102,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "linear(x, weight, out, bias:)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "slicing a fused projection (Phi3Attention qkv, Phi3MLP gate_up_proj chunk)",
 		Math:      "out = x[..., start:stop]",
@@ -93,6 +111,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "slice(x, start, stop)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "view(hidden_shape) in the attention modules",
 		Math:      "out = reshape(x, [..., n, d])",
@@ -101,6 +120,27 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "heads(x, n)",
 	},
 	{
+		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope or dynamic and its fields; none or rope_type default: plain RoPE",
+			Name:    "scaling",
+		}, {
+			Default: "head_dim",
+			Doc:     "only x[..., :rotary_dim] rotates (partial rotary); even, in [2, head_dim]",
+			Name:    "rotary_dim",
+		}, {
+			Default: "false",
+			Doc:     "true: rotate GPT-J pairs (x[2i], x[2i+1]) instead of the halves",
+			Name:    "interleaved",
+		}, {
+			Default: "none",
+			Doc:     "the config's max_position_embeddings, for scalings that need it (longrope, dynamic; original_max fallback)",
+			Name:    "max_position",
+		}, {
+			Default: "none",
+			Doc:     "overrides the scaling dict's original_max_position_embeddings",
+			Name:    "original_max",
+		}},
 		Cache:     false,
 		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic) and dynamic_rope_update",
 		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates",
@@ -109,6 +149,19 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:)",
 	},
 	{
+		Attrs: []AttrDoc{{
+			Default: "head_dim ** -0.5",
+			Doc:     "the factor on q · kᵀ",
+			Name:    "scale",
+		}, {
+			Default: "none",
+			Doc:     "cap · tanh(scores / cap) before the mask",
+			Name:    "softcap",
+		}, {
+			Default: "none",
+			Doc:     "an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys",
+			Name:    "window",
+		}},
 		Cache:     true,
 		HF:        "eager_attention_forward with repeat_kv",
 		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache",
@@ -117,6 +170,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "attention(q, k, v, scale:, softcap:, window:)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "transformers.activations.ACT2FN",
 		Math:      "out = ACT2FN[name](x)",
@@ -125,6 +179,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "activation(x, name)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "torch.nn.functional.silu",
 		Math:      "out = x · sigmoid(x)",
@@ -133,6 +188,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "silu(x)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "torch.nn.functional.gelu(approximate=\"tanh\")",
 		Math:      "out = x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))",
@@ -141,6 +197,11 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "gelu_tanh(x)",
 	},
 	{
+		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "none: out = x",
+			Name:    "cap",
+		}},
 		Cache:     false,
 		HF:        "Gemma 2 final_logit_softcapping",
 		Math:      "out = cap · tanh(x / cap); cap none: x",
@@ -149,6 +210,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "softcap(x, cap:)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "GemmaModel's normalizer",
 		Math:      "out = x · factor (factor rounded to f32)",
@@ -157,6 +219,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "scale(x, factor)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "GraniteForCausalLM logits / logits_scaling",
 		Math:      "out = x / divisor (divisor rounded to f32)",
@@ -165,6 +228,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "divide(x, divisor)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "torch.add",
 		Math:      "out = x + y",
@@ -173,6 +237,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "add(x, y)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "torch.sub",
 		Math:      "out = x - y",
@@ -181,6 +246,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "sub(x, y)",
 	},
 	{
+		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "torch.mul",
 		Math:      "out = x * y",

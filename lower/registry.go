@@ -40,6 +40,15 @@ type PrimitiveDoc struct {
 	Math      string // semantics in one line
 	HF        string // the Hugging Face / torch code it follows numerically
 	Cache     bool   // owns a per-layer KV cache
+	Attrs     []AttrDoc
+}
+
+// AttrDoc documents one optional parameter (keyword attribute) of a
+// primitive, from primitives.json.
+type AttrDoc struct {
+	Name    string // the keyword, e.g. "bias"
+	Default string // its value when absent, as .arch spells it ("false", "none", "head_dim ** -0.5")
+	Doc     string // what other values do
 }
 
 // Primitives documents the primitive table, in its data file's order.

@@ -43,6 +43,9 @@ func TestTablesDataErrors(t *testing.T) {
 		{`[{"name": "x", "params": ["a tensor"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, string(s), `x: parameter "a tensor" is not`},
 		{`[{"name": "x", "params": [], "infer": "i", "lower": "l"}]`, string(s), `x: shapes, math and hf are required`},
 		{`[{"name": "x", "bogus": 1}]`, string(s), `unknown field "bogus"`},
+		{`[{"name": "x", "params": ["a: optional"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, string(s), `x: optional parameter "a" needs an attrs entry`},
+		{`[{"name": "x", "params": ["a: scalar"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "default": "1", "doc": "d"}]}]`, string(s), `x: attrs entry "a" is not an optional parameter`},
+		{`[{"name": "x", "params": ["a: optional"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "doc": "d"}]}]`, string(s), `x: attrs entry "a" needs a default and a doc`},
 		{string(p), `[{"name": "q", "elem": "i8", "block_elems": 32, "block_bytes": 18, "layout": "l", "formula": "f", "reference": "r"}]`, `q: a block format (block_elems > 1) names its Go decoder`},
 		{string(p), `[{"name": "f32", "elem": "f64", "block_elems": 1, "block_bytes": 8}]`, `f32: elem "f64"`},
 	} {

@@ -26,6 +26,15 @@ type Primitive struct {
 	Shapes    string   `json:"shapes"`     // operand and result shapes, in words
 	Math      string   `json:"math"`       // the semantics in one line
 	HF        string   `json:"hf"`         // the Hugging Face / torch code it follows
+	Attrs     []Attr   `json:"attrs"`      // one per optional parameter, in params order
+}
+
+// Attr documents one optional parameter (keyword attribute) of a
+// primitive: the value an absent one takes and what the others mean.
+type Attr struct {
+	Name    string `json:"name"`    // the optional parameter
+	Default string `json:"default"` // its value when absent, as .arch spells it
+	Doc     string `json:"doc"`     // what other values do
 }
 
 // Storage is one entry of storage_formats.json.
@@ -116,6 +125,13 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 				sig = append(sig, m[1])
 			}
 		}
+		if err := checkAttrs(p); err != nil {
+			return nil, err
+		}
+		var attrs []jen.Code
+		for _, a := range p.Attrs {
+			attrs = append(attrs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(a.Name), jen.Id("Default"): jen.Lit(a.Default), jen.Id("Doc"): jen.Lit(a.Doc)}))
+		}
 		rows = append(rows, jen.Line().Comment(p.Name+": "+p.Math).Line().Id("row").Call(call...))
 		docs = append(docs, jen.Line().Values(jen.Dict{
 			jen.Id("Name"):      jen.Lit(p.Name),
@@ -124,6 +140,7 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 			jen.Id("Math"):      jen.Lit(p.Math),
 			jen.Id("HF"):        jen.Lit(p.HF),
 			jen.Id("Cache"):     jen.Lit(p.Cache),
+			jen.Id("Attrs"):     jen.Index().Id("AttrDoc").Values(attrs...),
 		}))
 	}
 	f.Comment("primitiveRows is the primitive table, one row per primitive (registry.go).")
@@ -132,6 +149,29 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 	f.Comment("primitiveDocs documents the primitive table, in its order (Primitives).")
 	f.Var().Id("primitiveDocs").Op("=").Index().Id("PrimitiveDoc").Values(append(docs, jen.Line())...)
 	return render(f)
+}
+
+// checkAttrs: attrs document exactly the optional parameters, in order,
+// each with a default and a doc.
+func checkAttrs(p Primitive) error {
+	var opt []string
+	for _, s := range p.Params {
+		if m := param.FindStringSubmatch(s); m != nil && m[2] == "optional" {
+			opt = append(opt, m[1])
+		}
+	}
+	for i, name := range opt {
+		if i >= len(p.Attrs) || p.Attrs[i].Name != name {
+			return fmt.Errorf("%s: optional parameter %q needs an attrs entry (name, default, doc) at position %d, in params order", p.Name, name, i)
+		}
+		if p.Attrs[i].Default == "" || p.Attrs[i].Doc == "" {
+			return fmt.Errorf("%s: attrs entry %q needs a default and a doc", p.Name, name)
+		}
+	}
+	if len(p.Attrs) > len(opt) {
+		return fmt.Errorf("%s: attrs entry %q is not an optional parameter", p.Name, p.Attrs[len(opt)].Name)
+	}
+	return nil
 }
 
 func storageFile(ss []Storage) ([]byte, error) {
