@@ -38,6 +38,9 @@ func writeError(w http.ResponseWriter, err error) {
 		ae = &apiError{Status: http.StatusInternalServerError, Message: err.Error(), Type: "server_error"}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if ae.Status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1") // seconds: slots free as requests finish
+	}
 	w.WriteHeader(ae.Status)
 	json.NewEncoder(w).Encode(map[string]any{"error": ae})
 }

@@ -295,3 +295,41 @@ func TestWorkerKilled(t *testing.T) {
 		t.Errorf("after the restart: %v, want %v", got, g.Tokens)
 	}
 }
+
+// TestQueueFull: beyond the queue the server answers 429 with Retry-After.
+func TestQueueFull(t *testing.T) {
+	testmodels.NeedIREE(t)
+	var o rt.Options
+	o.Plan.Lower.Slots = 3
+	o.Plan.Lower.DecodeBatches = []int64{1, 2}
+	o.Plan.Lower.MaxLen = 128
+	m, err := rt.Open(context.Background(), fixture, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, _ := engine.New(m, engine.Options{QueueSize: 1}) // never run: the queue stays full
+	s := New(Config{Name: "x"})
+	s.Attach(m, nil, e)
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	go func() { // takes the one queue place and waits
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/completions", strings.NewReader(`{"prompt": [1], "max_tokens": 1}`))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	for i := 0; i < 100 && e.Stats().Queued == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.Post(ts.URL+"/v1/completions", "application/json", strings.NewReader(`{"prompt": [1], "max_tokens": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a full queue: %d, Retry-After %q; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+}
