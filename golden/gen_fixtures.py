@@ -145,6 +145,46 @@ def _all_rope(cfg):
     cfg.no_rope_layers = [1] * cfg.num_hidden_layers
 
 
+def _rewrite_config(out, **kw):
+    """Updates config.json's keys (written sorted, as save_pretrained does)."""
+    path = os.path.join(out, "config.json")
+    with open(path) as f:
+        cfg = json.load(f)
+    cfg.update(kw)
+    with open(path, "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def _mimo_checkpoint(out, gen):
+    """A Qwen2 checkpoint as Xiaomi's MiMo-7B publishes it: model_type mimo,
+    attention_bias true (MiMo's config; Qwen2Attention ignores it), and one
+    multi-token-prediction layer model.mtp_layers.0.* (remote code
+    modeling_mimo.py's MiMoMTPLayers) that plain generation never runs."""
+    from safetensors.torch import save_file
+
+    path = os.path.join(out, "model.safetensors")
+    state = dict(load_file(path))
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    H, I = cfg["hidden_size"], cfg["intermediate_size"]
+    d, nh, nkv = cfg["head_dim"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    p = "model.mtp_layers.0."
+    shapes = {
+        "input_layernorm.weight": [H], "post_attention_layernorm.weight": [H],
+        "token_layernorm.weight": [H], "hidden_layernorm.weight": [H], "final_layernorm.weight": [H],
+        "input_proj.weight": [H, 2 * H],
+        "self_attn.q_proj.weight": [nh * d, H], "self_attn.q_proj.bias": [nh * d],
+        "self_attn.k_proj.weight": [nkv * d, H], "self_attn.k_proj.bias": [nkv * d],
+        "self_attn.v_proj.weight": [nkv * d, H], "self_attn.v_proj.bias": [nkv * d],
+        "self_attn.o_proj.weight": [H, nh * d],
+        "mlp.gate_proj.weight": [I, H], "mlp.up_proj.weight": [I, H], "mlp.down_proj.weight": [H, I],
+    }
+    for name in sorted(shapes):
+        state[p + name] = 0.2 * torch.randn(shapes[name], generator=gen, dtype=torch.float32)
+    save_file(state, path, metadata={"format": "pt"})
+    _rewrite_config(out, model_type="mimo", architectures=["MiMoForCausalLM"], attention_bias=True,
+                    num_nextn_predict_layers=1)
+
+
 WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
 
 # The fixture table. One entry per fixture; keep names stable, Go tests
@@ -175,6 +215,11 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   spec_check      False: the fixture's family is not in spec_forward
 #                   (FAMILIES.md as code covers the first 13 fixtures; the
 #                   later families are checked against HF alone)
+#   post_save       f(folder, generator): rewrites the saved checkpoint
+#                   (a family transformers lacks, written as its nearest
+#                   HF class plus what the published checkpoints add)
+#   oracle_config   True: the oracle loads config_cls.from_pretrained(folder)
+#                   (the saved model_type is not config_cls's)
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -542,6 +587,34 @@ FIXTURES = [
         spec_check=False,
         switches=[("out_bias_matters", "attention_out_bias=False", _set(attention_out_bias=False))],
     ),
+    # ---- mimo: Qwen2 plus multi-token-prediction layers generation ignores
+    # (not in transformers: the oracle is Qwen2ForCausalLM on the same
+    # folder, the MTP tensors present and unused)
+    dict(
+        name="mimo",
+        model_cls=Qwen2ForCausalLM,
+        config_cls=Qwen2Config,
+        config=dict(
+            TINY,
+            hidden_size=48,
+            hidden_act="silu",
+            intermediate_size=96,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=640000.0,
+            use_sliding_window=False,
+        ),
+        seed=3201,
+        prompt_seed=3301,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        post_save=_mimo_checkpoint,
+        oracle_config=True,
+    ),
 ]
 
 
@@ -784,6 +857,8 @@ def rope_tables(model):
 
 
 def load_oracle_model(spec, out, config=None):
+    if config is None and spec.get("oracle_config"):
+        config = spec["config_cls"].from_pretrained(out)
     kw = {} if config is None else {"config": config}
     return spec["model_cls"].from_pretrained(
         out, dtype=torch.float32, attn_implementation="eager", **kw
@@ -923,6 +998,8 @@ def build_fixture(spec, out_root):
         rope_report(model.config)
 
     model.save_pretrained(out, safe_serialization=True)
+    if spec.get("post_save"):
+        spec["post_save"](out, gen)
     written = sorted(os.listdir(out))
     unexpected = set(written) - set(GENERATED_FILES) - set(KEPT_FILES)
     assert not unexpected, f"{name}: save_pretrained wrote {unexpected}"

@@ -26,7 +26,9 @@ import (
 )
 
 // ggufFixtures returns the fixture folders that have GGUF twins; every
-// fixture of gen_fixtures.py (all but the MLX twins) must have them.
+// fixture of gen_fixtures.py (all but the MLX twins) whose family reads
+// GGUF files (has a gguf section: llama.cpp has the architecture) must
+// have them.
 func ggufFixtures(t *testing.T) []string {
 	t.Helper()
 	var out []string
@@ -38,11 +40,21 @@ func ggufFixtures(t *testing.T) []string {
 			t.Fatal(cerr)
 		case err == nil:
 			out = append(out, dir)
-		case !bytes.Contains(cfg, []byte(`"quantization"`)):
+		case !bytes.Contains(cfg, []byte(`"quantization"`)) && readsGGUF(t, dir):
 			t.Errorf("%s has no GGUF twins: run golden/gen_gguf_fixtures.py", dir)
 		}
 	}
 	return out
+}
+
+// readsGGUF reports whether the family of a fixture claims a GGUF
+// architecture.
+func readsGGUF(t *testing.T, dir string) bool {
+	p, err := driver.NewPlan(dir, driver.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(p.Family.GGUFArchs()) > 0
 }
 
 // TestGGUFTwinsPlan: the F32 twin plans to the same family and emits the
