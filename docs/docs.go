@@ -1,0 +1,120 @@
+// Package docs holds archc's documentation (arch-language.md,
+// adding-a-family.md). Its Go code writes the parts of the language
+// reference that come from the code, so that they cannot drift: the
+// primitive reference, from the primitive table (lower.Primitives, which
+// reads lower/primitives.json), and the grammar, from the parser
+// (dsl.Grammar). `go generate ./docs` rewrites them; TestGenerated fails
+// when the checked-in file is stale.
+package docs
+
+//go:generate go run ./gen
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/lower"
+)
+
+// Sections returns the generated sections by name: "primitives" and
+// "grammar".
+func Sections() map[string]string {
+	return map[string]string{
+		"primitives": PrimitiveReference(lower.Primitives(), lower.Registry{}),
+		"grammar":    "```ebnf\n" + dsl.Grammar() + "\n```\n",
+	}
+}
+
+// markers matches a generated section: the begin marker naming it, the
+// text, the end marker.
+var markers = regexp.MustCompile(`(?s)(<!-- BEGIN GENERATED ([a-z]+)[^\n]*-->\n)(.*?)(<!-- END GENERATED [a-z]+ -->)`)
+
+// Update returns doc with every generated section replaced by its current
+// text from sections. Errors: a section name with no generator, an end
+// marker that does not match its begin marker.
+func Update(doc []byte, sections map[string]string) ([]byte, error) {
+	var err error
+	out := markers.ReplaceAllFunc(doc, func(m []byte) []byte {
+		sm := markers.FindSubmatch(m)
+		name := string(sm[2])
+		text, ok := sections[name]
+		if !ok && err == nil {
+			err = fmt.Errorf("generated section %q has no generator (known: primitives, grammar)", name)
+		}
+		if !bytes.Equal(sm[4], []byte("<!-- END GENERATED "+name+" -->")) && err == nil {
+			err = fmt.Errorf("generated section %q ends with %s", name, sm[4])
+		}
+		return []byte(string(sm[1]) + text + string(sm[4]))
+	})
+	return out, err
+}
+
+// PrimitiveReference renders the primitive table as Markdown: an index,
+// then one entry per primitive with its signature, math, shapes,
+// parameters, attributes with their defaults and the Hugging Face code it
+// follows. reg gives the parameter kinds.
+func PrimitiveReference(docs []lower.PrimitiveDoc, reg ir.Registry) string {
+	var b strings.Builder
+	b.WriteString("| primitive | computes |\n|---|---|\n")
+	for _, d := range docs {
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s |\n", d.Name, anchor(d.Name), code(d.Math))
+	}
+	for _, d := range docs {
+		fmt.Fprintf(&b, "\n### %s\n\n", d.Name)
+		attrs := map[string]lower.AttrDoc{}
+		for _, a := range d.Attrs {
+			attrs[a.Name] = a
+		}
+		var sig, params []string
+		var opts []string
+		if p, ok := reg.Primitive(d.Name); ok {
+			for _, q := range p.Params {
+				if q.Optional {
+					def := "none"
+					if a, ok := attrs[q.Name]; ok {
+						def = a.Default
+						opts = append(opts, fmt.Sprintf("`%s` = `%s`: %s", q.Name, a.Default, prose(a.Doc)))
+					}
+					sig = append(sig, q.Name+": "+def)
+					continue
+				}
+				sig = append(sig, q.Name)
+				params = append(params, fmt.Sprintf("`%s` %s", q.Name, q.Kind))
+			}
+		}
+		fmt.Fprintf(&b, "```\n%s(%s)\n```\n\n", d.Name, strings.Join(sig, ", "))
+		fmt.Fprintf(&b, "- computes: %s\n", code(d.Math))
+		fmt.Fprintf(&b, "- shapes: %s\n", code(d.Shapes))
+		if len(params) > 0 {
+			fmt.Fprintf(&b, "- parameters: %s\n", strings.Join(params, ", "))
+		}
+		for _, o := range opts {
+			fmt.Fprintf(&b, "- keyword `%s\n", strings.TrimPrefix(o, "`"))
+		}
+		if d.Cache {
+			b.WriteString("- owns a KV cache: one attention site per call, per layer\n")
+		}
+		fmt.Fprintf(&b, "- follows: %s\n", prose(d.HF))
+	}
+	return b.String()
+}
+
+// anchor is the GitHub heading anchor of a primitive's section.
+func anchor(name string) string { return strings.ReplaceAll(strings.ToLower(name), " ", "-") }
+
+// code renders s as a Markdown code span.
+func code(s string) string {
+	if strings.Contains(s, "`") {
+		return "``" + s + "``"
+	}
+	return "`" + s + "`"
+}
+
+// prose escapes the Markdown and HTML characters of free text.
+func prose(s string) string {
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "*", `\*`, "|", `\|`, "_", `\_`).Replace(s)
+}
