@@ -42,6 +42,8 @@ from transformers import (
     Gemma3TextConfig,
     GemmaConfig,
     GemmaForCausalLM,
+    GraniteConfig,
+    GraniteForCausalLM,
     LlamaConfig,
     LlamaForCausalLM,
     MistralConfig,
@@ -614,6 +616,66 @@ FIXTURES = [
         spec_check=False,
         post_save=_mimo_checkpoint,
         oracle_config=True,
+    ),
+    # ---- granite: embedding, attention, residual multipliers; logits divided
+    dict(
+        name="granite",
+        model_cls=GraniteForCausalLM,
+        config_cls=GraniteConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=96,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            embedding_multiplier=12.0,
+            attention_multiplier=0.0625,
+            residual_multiplier=0.22,
+            logits_scaling=8.0,
+        ),
+        seed=3401,
+        prompt_seed=3501,
+        weight_std=0.2,
+        embed_std=0.02,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[
+            ("embedding_multiplier_matters", "embedding_multiplier=1", _set(embedding_multiplier=1.0)),
+            ("attention_multiplier_matters", "attention_multiplier=head_dim^-0.5", _set(attention_multiplier=0.25)),
+            ("residual_multiplier_matters", "residual_multiplier=1", _set(residual_multiplier=1.0)),
+            ("logits_scaling_matters", "logits_scaling=1", _set(logits_scaling=1.0)),
+        ],
+    ),
+    # ---- helium: llama with interleaved (GPT-J) RoPE pairs and an o_proj
+    # without bias (archs/helium.arch). attention_bias and mlp_bias on, so
+    # that q/k/v and the MLP carry biases and o_proj's absence shows;
+    # head_dim must be hidden/heads (HeliumAttention's o_proj takes
+    # hidden_size inputs). No GGUF twin: llama.cpp has no Helium.
+    dict(
+        name="helium",
+        model_cls=transformers.HeliumForCausalLM,
+        config_cls=transformers.HeliumConfig,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            intermediate_size=96,
+            rms_norm_eps=1e-6,
+            attention_bias=True,
+            mlp_bias=True,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+        ),
+        seed=6035,
+        prompt_seed=6036,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
     ),
 ]
 

@@ -79,10 +79,11 @@ GGUF_ARCH = {
     "olmo3": "olmo2",  # Olmo3ForCausalLM is converted by Olmo2Model
     "smollm3": "smollm3",
     "seed_oss": "seed_oss",
+    "granite": "granite",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite"}
 # Families whose RMSNorm weights llama.cpp stores as 1 + w.
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text"}
 
@@ -181,6 +182,11 @@ def write_metadata(w, name, cfg, ftype):
             w.add_sliding_window(cfg["sliding_window"])
         types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(layers)]
         w.add_sliding_window_pattern([t == "sliding_attention" for t in types])
+    if mt == "granite":  # GraniteModel: the multipliers as scales
+        w.add_attention_scale(cfg["attention_multiplier"])
+        w.add_embedding_scale(cfg["embedding_multiplier"])
+        w.add_residual_scale(cfg["residual_multiplier"])
+        w.add_logit_scale(cfg["logits_scaling"])
     for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id), ("pad_token_id", w.add_pad_token_id)):
         if cfg.get(key) is not None:
             add(cfg[key])
