@@ -314,7 +314,19 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 	var pendingIDs []int32
 	last := start
 	first := true
-	for ev := range events {
+	for {
+		var ev engine.Event
+		select {
+		case ev = <-events:
+		case <-ctx.Done():
+			// A closed connection (or a found stop string, below): the
+			// engine frees the slot on its own; nothing more is sent.
+			ev = engine.Event{Done: true, FinishReason: engine.FinishCancelled}
+			if stop.Stopped() {
+				ev.FinishReason = engine.FinishStop
+			}
+			ev.PromptTokens, ev.CompletionTokens = len(req.Prompt), len(res.TokenIDs)
+		}
 		if ev.Done {
 			res.Finish, res.PromptTokens, res.CompletionTokens, res.CachedTokens = ev.FinishReason, ev.PromptTokens, ev.CompletionTokens, ev.CachedTokens
 			s.metrics.promptTokens.Add(float64(ev.PromptTokens))
