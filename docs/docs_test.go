@@ -56,7 +56,9 @@ func TestUpdate(t *testing.T) {
 }
 
 // TestQuotedFamilies: a code block of the docs that quotes a family file
-// (it starts with `# NAME.arch —`) is that file, whole and current.
+// (it starts with `# NAME.arch —`) is that file, whole and current. (The
+// template `archc new` writes, which says "say what differs", is checked
+// by cmd/archc's tests.)
 func TestQuotedFamilies(t *testing.T) {
 	for _, doc := range []string{"arch-language.md", "adding-a-family.md"} {
 		text, err := os.ReadFile(doc)
@@ -70,7 +72,7 @@ func TestQuotedFamilies(t *testing.T) {
 		for i := 1; i < len(blocks); i += 2 {
 			b := strings.TrimPrefix(blocks[i], "\n")
 			name, _, ok := strings.Cut(strings.TrimPrefix(b, "# "), ".arch —")
-			if !strings.HasPrefix(b, "# ") || !ok || strings.ContainsAny(name, " \n") {
+			if !strings.HasPrefix(b, "# ") || !ok || strings.ContainsAny(name, " \n") || strings.Contains(b, "(say what differs") {
 				continue
 			}
 			want, err := os.ReadFile("../archs/" + name + ".arch")

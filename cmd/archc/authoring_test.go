@@ -86,35 +86,35 @@ func TestAuthoring(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.WriteFile(gen, orig, 0o644)
-		args := []string{"new", "helium", "--extends", "llama", "--model-type", "helium", "--dir", archs, "--fixtures", gen}
+		args := []string{"new", "kestrel", "--extends", "llama", "--model-type", "kestrel", "--dir", archs, "--fixtures", gen}
 		r := clitest.Run(t, bin, args...)
 		if r.Code != 0 {
 			t.Fatalf("new: code %d, stderr %q", r.Code, r.Stderr)
 		}
-		file := filepath.Join(archs, "helium.arch")
+		file := filepath.Join(archs, "kestrel.arch")
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"# helium.arch — HeliumForCausalLM (models/helium/modeling_helium.py)", "\narch helium extends llama {\n", "\n  match model_type \"helium\"\n", "\n  config {\n"} {
+		for _, want := range []string{"# kestrel.arch — KestrelForCausalLM (models/kestrel/modeling_kestrel.py)", "\narch kestrel extends llama {\n", "\n  match model_type \"kestrel\"\n", "\n  config {\n"} {
 			if !strings.Contains(string(src), want) {
-				t.Errorf("helium.arch lacks %q:\n%s", want, src)
+				t.Errorf("kestrel.arch lacks %q:\n%s", want, src)
 			}
 		}
-		if c := clitest.Run(t, bin, "check", file); c.Code != 0 || !strings.Contains(c.Stdout, "ok (arch helium, matches helium") {
+		if c := clitest.Run(t, bin, "check", file); c.Code != 0 || !strings.Contains(c.Stdout, "ok (arch kestrel, matches kestrel") {
 			t.Errorf("check: code %d, stdout %q, stderr %q", c.Code, c.Stdout, c.Stderr)
 		}
 		if f := clitest.Run(t, bin, "fmt", "-l", file); f.Code != 0 || f.Stdout != "" {
 			t.Errorf("the new file is not in the canonical layout: %q %q", f.Stdout, f.Stderr)
 		}
 		cfg := filepath.Join(repo, "config.json")
-		os.WriteFile(cfg, []byte(`{"model_type": "helium", "vocab_size": 32, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 1, "num_attention_heads": 2}`), 0o644)
-		if i := clitest.Run(t, bin, "ir", cfg, "--arch", file); i.Code != 0 || !strings.Contains(i.Stdout, `# model_type "helium": family helium`) {
-			t.Errorf("ir --arch helium.arch: code %d, stderr %q", i.Code, i.Stderr)
+		os.WriteFile(cfg, []byte(`{"model_type": "kestrel", "vocab_size": 32, "hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 1, "num_attention_heads": 2}`), 0o644)
+		if i := clitest.Run(t, bin, "ir", cfg, "--arch", file); i.Code != 0 || !strings.Contains(i.Stdout, `# model_type "kestrel": family kestrel`) {
+			t.Errorf("ir --arch kestrel.arch: code %d, stderr %q", i.Code, i.Stderr)
 		}
 		py, _ := os.ReadFile(gen)
 		added := strings.TrimPrefix(string(py), string(orig[:strings.Index(string(orig), "\n]\n")+1]))
-		if !strings.HasPrefix(added, "    # ---- helium: llama + ...") || !strings.Contains(added, "        name=\"helium\",\n        model_cls=transformers.HeliumForCausalLM,\n") || !strings.HasSuffix(string(py), string(orig[strings.Index(string(orig), "\n]\n")+1:])) {
+		if !strings.HasPrefix(added, "    # ---- kestrel: llama + ...") || !strings.Contains(added, "        name=\"kestrel\",\n        model_cls=transformers.KestrelForCausalLM,\n") || !strings.HasSuffix(string(py), string(orig[strings.Index(string(orig), "\n]\n")+1:])) {
 			t.Errorf("the fixture entry is not appended to FIXTURES:\n%s", added[:min(len(added), 800)])
 		}
 		if python, err := exec.LookPath("python3"); err == nil {
@@ -128,11 +128,12 @@ func TestAuthoring(t *testing.T) {
 			args []string
 			want string
 		}{
-			{args, "helium.arch exists"},
+			{args, "kestrel.arch exists"},
+			{[]string{"new", "helium", "--extends", "llama", "--model-type", "helium2", "--dir", archs, "--fixtures", gen}, "family helium exists"},
 			{[]string{"new", "arcee", "--extends", "lama", "--model-type", "arcee", "--dir", archs, "--fixtures", gen}, "no built-in family of that name (did you mean llama?)"},
 			{[]string{"new", "arcee", "--extends", "llama", "--model-type", "qwen2", "--dir", archs, "--fixtures", gen}, `model_type "qwen2" is matched by family qwen2`},
 			{[]string{"new", "arcee-x", "--extends", "llama", "--model-type", "arcee", "--dir", archs, "--fixtures", gen}, `not an identifier`},
-			{[]string{"new", "helium2", "--extends", "llama", "--model-type", "helium2", "--dir", archs, "--fixtures", filepath.Join(repo, "none.py")}, "none.py"},
+			{[]string{"new", "kestrel2", "--extends", "llama", "--model-type", "kestrel2", "--dir", archs, "--fixtures", filepath.Join(repo, "none.py")}, "none.py"},
 		} {
 			if r := clitest.Run(t, bin, c.args...); r.Code != 1 || !strings.Contains(r.Stderr, c.want) {
 				t.Errorf("%v: code %d, stderr %q; want %q", c.args, r.Code, r.Stderr, c.want)
@@ -145,4 +146,20 @@ func TestAuthoring(t *testing.T) {
 			t.Errorf("a refused archc new wrote a file: %v", m)
 		}
 	})
+}
+
+// TestGuideTemplate: docs/adding-a-family.md shows the file archc new
+// writes, byte for byte.
+func TestGuideTemplate(t *testing.T) {
+	src, err := template("helium", "llama", "helium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide, err := os.ReadFile("../../docs/adding-a-family.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(guide), "```\n"+string(src)+"```\n") {
+		t.Errorf("docs/adding-a-family.md does not show the file archc new writes:\n%s", src)
+	}
 }

@@ -95,20 +95,7 @@ func (c *newCmd) archSource() ([]byte, error) {
 	if !parent {
 		return nil, fmt.Errorf("--extends %s: no built-in family of that name%s (families: %s)", c.Extends, dsl.DidYouMean(c.Extends, names), strings.Join(names, ", "))
 	}
-	camel := camelCase(c.ModelType)
-	src := fmt.Sprintf(`# %[1]s.arch — %[2]sForCausalLM (models/%[3]s/modeling_%[3]s.py): %[4]s
-# with ... (say what differs from %[4]s, as the HF modeling or modular file
-# does). Read by package dsl; config names are HF config.json's, verbatim.
-arch %[1]s extends %[4]s {
-  match model_type %[5]q
-
-  config {
-    # config.json fields %[1]s adds, or whose defaults differ from %[4]s's:
-    # name: type = default
-  }
-}
-`, c.Name, camel, c.ModelType, c.Extends, c.ModelType)
-	out, err := dsl.Format(c.Name+".arch", []byte(src))
+	out, err := template(c.Name, c.Extends, c.ModelType)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +112,24 @@ arch %[1]s extends %[4]s {
 		return nil, err
 	}
 	return out, nil
+}
+
+// template is the new family file in the canonical layout: a header
+// naming the HF modeling file, extends, match and an empty config block.
+func template(name, parent, modelType string) ([]byte, error) {
+	src := fmt.Sprintf(`# %[1]s.arch — %[2]sForCausalLM (models/%[3]s/modeling_%[3]s.py): %[4]s
+# with ... (say what differs from %[4]s, as the HF modeling or modular file
+# does). Read by package dsl; config names are HF config.json's, verbatim.
+arch %[1]s extends %[4]s {
+  match model_type %[5]q
+
+  config {
+    # config.json fields %[1]s adds, or whose defaults differ from %[4]s's:
+    # name: type = default
+  }
+}
+`, name, camelCase(modelType), modelType, parent, modelType)
+	return dsl.Format(name+".arch", []byte(src))
 }
 
 // camelCase guesses transformers' class prefix from a model_type
