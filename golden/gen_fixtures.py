@@ -669,33 +669,6 @@ FIXTURES = [
             tie_word_embeddings=False,
             rope_theta=10000.0,
         ),
-        seed=6035,
-        prompt_seed=6036,
-        weight_std=0.2,
-        norm_std=0.1,
-        bias_std=0.1,
-        check_rope_scaling=False,
-        spec_check=False,
-    ),
-    # ---- helium: llama with interleaved (GPT-J) RoPE pairs and an o_proj
-    # without bias (archs/helium.arch). attention_bias and mlp_bias on, so
-    # that q/k/v and the MLP carry biases and o_proj's absence shows;
-    # head_dim must be hidden/heads (HeliumAttention's o_proj takes
-    # hidden_size inputs). No GGUF twin: llama.cpp has no Helium.
-    dict(
-        name="helium",
-        model_cls=transformers.HeliumForCausalLM,
-        config_cls=transformers.HeliumConfig,
-        config=dict(
-            TINY,
-            hidden_act="silu",
-            intermediate_size=96,
-            rms_norm_eps=1e-6,
-            attention_bias=True,
-            mlp_bias=True,
-            tie_word_embeddings=False,
-            rope_theta=10000.0,
-        ),
         seed=6101,
         prompt_seed=6036,
         weight_std=0.2,
