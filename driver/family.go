@@ -168,12 +168,18 @@ func BuiltinFamilies() ([]*Family, error) {
 // (the message lists the supported model types), or the config fails the
 // family's config block.
 func ResolveFamily(fams []*Family, raw map[string]any) (*Family, map[string]any, error) {
+	return resolveFamily(fams, raw, "config.json")
+}
+
+// resolveFamily is ResolveFamily with the config's source named in errors
+// ("config.json", or a GGUF file whose metadata was read as one).
+func resolveFamily(fams []*Family, raw map[string]any, source string) (*Family, map[string]any, error) {
 	mt, isString := raw["model_type"].(string)
 	switch {
 	case raw["model_type"] == nil:
-		return nil, nil, fmt.Errorf("config.json has no model_type; archc needs it to pick a family")
+		return nil, nil, fmt.Errorf("%s has no model_type; archc needs it to pick a family", source)
 	case !isString || mt == "":
-		return nil, nil, fmt.Errorf("config.json model_type must be a non-empty string, got %v", raw["model_type"])
+		return nil, nil, fmt.Errorf("%s: model_type must be a non-empty string, got %v", source, raw["model_type"])
 	}
 	var known []string
 	var firstErr error
@@ -198,11 +204,11 @@ func ResolveFamily(fams []*Family, raw map[string]any) (*Family, map[string]any,
 		}
 	}
 	if firstErr != nil {
-		return nil, nil, fmt.Errorf("config.json (model_type %q): %w", mt, firstErr)
+		return nil, nil, fmt.Errorf("%s (model_type %q): %w", source, mt, firstErr)
 	}
 	sort.Strings(known)
 	known = slices.Compact(known)
-	return nil, nil, fmt.Errorf("config.json: unsupported model_type %q (or an unsupported variant of it); supported: %s. Add a family with an .arch file (--arch FILE)", mt, strings.Join(known, ", "))
+	return nil, nil, fmt.Errorf("%s: unsupported model_type %q (or an unsupported variant of it); supported: %s. Add a family with an .arch file (--arch FILE)", source, mt, strings.Join(known, ", "))
 }
 
 func contains(xs []string, s string) bool {

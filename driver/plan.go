@@ -93,7 +93,11 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 			return nil, fmt.Errorf("%s: %w", cfgPath, err)
 		}
 	}
-	fam, cfg, err := ResolveFamily(fams, raw)
+	source := "config.json"
+	if gm != nil {
+		source = path + " (its GGUF metadata)"
+	}
+	fam, cfg, err := resolveFamily(fams, raw, source)
 	if err != nil {
 		return nil, err
 	}
