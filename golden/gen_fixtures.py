@@ -187,6 +187,31 @@ def _mimo_checkpoint(out, gen):
                     num_nextn_predict_layers=1)
 
 
+def _minicpm_checkpoint(out, gen):
+    """A Llama checkpoint as OpenBMB publishes MiniCPM: model_type minicpm
+    with scale_emb, scale_depth and dim_model_base."""
+    _rewrite_config(out, model_type="minicpm", architectures=["MiniCPMForCausalLM"],
+                    scale_emb=12, scale_depth=1.4, dim_model_base=32)
+
+
+def _minicpm_hooks(model):
+    """MiniCPM's forward (openbmb/MiniCPM-2B-sft-bf16 modeling_minicpm.py)
+    is Llama's with three scalings, put on LlamaForCausalLM as hooks with
+    the same float32 ops:
+      MiniCPMModel.forward:        inputs_embeds = embed_tokens(ids) * scale_emb
+      MiniCPMDecoderLayer.forward: h = residual + h * (scale_depth / math.sqrt(num_hidden_layers))
+                                   (after self_attn and after mlp)
+      MiniCPMForCausalLM.forward:  logits = lm_head(h / (hidden_size / dim_model_base))"""
+    c = model.config
+    depth = c.scale_depth / math.sqrt(c.num_hidden_layers)
+    model.model.embed_tokens.register_forward_hook(lambda m, i, o: o * c.scale_emb)
+    for layer in model.model.layers:
+        layer.self_attn.register_forward_hook(lambda m, i, o: (o[0] * depth,) + tuple(o[1:]))
+        layer.mlp.register_forward_hook(lambda m, i, o: o * depth)
+    model.lm_head.register_forward_pre_hook(lambda m, i: (i[0] / (c.hidden_size / c.dim_model_base),) + tuple(i[1:]))
+    return model
+
+
 WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
 
 # The fixture table. One entry per fixture; keep names stable, Go tests
@@ -222,6 +247,8 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   HF class plus what the published checkpoints add)
 #   oracle_config   True: the oracle loads config_cls.from_pretrained(folder)
 #                   (the saved model_type is not config_cls's)
+#   oracle_hooks    f(model): the family's forward as hooks on model_cls
+#                   (MiniCPM: Llama plus three scalings)
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -650,6 +677,38 @@ FIXTURES = [
             ("logits_scaling_matters", "logits_scaling=1", _set(logits_scaling=1.0)),
         ],
     ),
+    # ---- minicpm: Llama with µP scalings (not in transformers: the oracle is
+    # LlamaForCausalLM with MiniCPM's three scalings as hooks, _minicpm_hooks)
+    dict(
+        name="minicpm",
+        model_cls=LlamaForCausalLM,
+        config_cls=LlamaConfig,
+        config=dict(
+            TINY_LLAMA,
+            intermediate_size=96,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=True,
+            rope_theta=10000.0,
+            pad_token_id=0,
+        ),
+        seed=3601,
+        prompt_seed=3701,
+        weight_std=0.2,
+        embed_std=0.1,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        post_save=_minicpm_checkpoint,
+        oracle_config=True,
+        oracle_hooks=_minicpm_hooks,
+        switches=[
+            ("scale_emb_matters", "scale_emb=1", _set(scale_emb=1)),
+            ("scale_depth_matters", "scale_depth=0.5", _set(scale_depth=0.5)),
+            ("dim_model_base_matters", "dim_model_base=hidden_size", _set(dim_model_base=64)),
+        ],
+    ),
     # ---- helium: llama with interleaved (GPT-J) RoPE pairs and an o_proj
     # without bias (archs/helium.arch). attention_bias and mlp_bias on, so
     # that q/k/v and the MLP carry biases and o_proj's absence shows;
@@ -922,9 +981,10 @@ def load_oracle_model(spec, out, config=None):
     if config is None and spec.get("oracle_config"):
         config = spec["config_cls"].from_pretrained(out)
     kw = {} if config is None else {"config": config}
-    return spec["model_cls"].from_pretrained(
+    model = spec["model_cls"].from_pretrained(
         out, dtype=torch.float32, attn_implementation="eager", **kw
     ).eval()
+    return spec["oracle_hooks"](model) if spec.get("oracle_hooks") else model
 
 
 def first_step_logits(model, prompt):

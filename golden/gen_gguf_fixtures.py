@@ -80,10 +80,14 @@ GGUF_ARCH = {
     "smollm3": "smollm3",
     "seed_oss": "seed_oss",
     "granite": "granite",
+    "minicpm": "minicpm",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm"}
+# Families converted by LlamaModel itself or a subclass (its metadata:
+# vocab_size, rope.dimension_count, linear rope scaling).
+LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite"}
 # Families whose RMSNorm weights llama.cpp stores as 1 + w.
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text"}
 
@@ -154,7 +158,7 @@ def write_metadata(w, name, cfg, ftype):
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
     w.add_file_type(ftype)
-    if mt in PERMUTE_QK:  # LlamaModel
+    if mt in LLAMA_MODEL:
         w.add_vocab_size(cfg["vocab_size"])
         w.add_rope_dimension_count(head_dim)
         if full.get("rope_type") == "linear":
@@ -187,6 +191,10 @@ def write_metadata(w, name, cfg, ftype):
         w.add_embedding_scale(cfg["embedding_multiplier"])
         w.add_residual_scale(cfg["residual_multiplier"])
         w.add_logit_scale(cfg["logits_scaling"])
+    if mt == "minicpm":  # MiniCPMModel
+        w.add_embedding_scale(float(cfg["scale_emb"]))
+        w.add_residual_scale(cfg["scale_depth"] / cfg["num_hidden_layers"] ** 0.5)
+        w.add_logit_scale(cfg["hidden_size"] / cfg["dim_model_base"])
     for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id), ("pad_token_id", w.add_pad_token_id)):
         if cfg.get(key) is not None:
             add(cfg[key])
@@ -325,7 +333,10 @@ def build(folder):
     counts = {t: list(types.values()).count(t) for t in sorted(set(types.values()))}
     print(f"  model.q8_0.gguf {os.path.getsize(q8):8d}  {sha256(q8)}  {counts}")
 
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
+    # The fixture's own oracle model (gen_fixtures.load_oracle_model: for a
+    # family transformers lacks, its stand-in class and hooks).
+    spec = next(s for s in gen_fixtures.FIXTURES if s["name"] == name)
+    model = gen_fixtures.load_oracle_model(spec, folder)
     missing, unexpected = model.load_state_dict(read_back(q8, cfg, names), strict=False)
     assert not unexpected and set(missing) <= ({"lm_head.weight"} if cfg.get("tie_word_embeddings") else set()), (missing, unexpected)
     # The fixture's prompts, unless the Q8_0 model nearly ties somewhere on
