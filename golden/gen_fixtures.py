@@ -736,6 +736,31 @@ FIXTURES = [
         check_rope_scaling=False,
         spec_check=False,
     ),
+    # ---- arcee: llama with a non-gated relu2 MLP (archs/arcee.arch):
+    # mlp_bias on; explicit head_dim 24 (not hidden/heads) and GQA.
+    dict(
+        name="arcee",
+        model_cls=transformers.ArceeForCausalLM,
+        config_cls=transformers.ArceeConfig,
+        config=dict(
+            TINY,
+            head_dim=24,
+            hidden_act="relu2",
+            intermediate_size=96,
+            rms_norm_eps=1e-5,
+            mlp_bias=True,
+            attention_bias=False,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+        ),
+        seed=5173,
+        prompt_seed=5174,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
 ]
 
 

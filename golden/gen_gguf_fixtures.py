@@ -80,11 +80,12 @@ GGUF_ARCH = {
     "smollm3": "smollm3",
     "seed_oss": "seed_oss",
     "granite": "granite",
+    "arcee": "arcee",  # ArceeModel(LlamaModel)
     "minicpm": "minicpm",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee"}
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
 LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite"}
