@@ -57,11 +57,12 @@ func (c *newCmd) Run() error {
 		fmt.Printf("added fixture %q to %s\n", c.Name, c.Fixtures)
 	}
 	fmt.Printf(`next (docs/adding-a-family.md):
-  1. write what %s does differently from %s into %s (config fields, overriding blocks, the gguf section)
-  2. archc check %s; archc fmt -w %s
-  3. fill in the fixture entry, then: python golden/gen_fixtures.py --only %s
-  4. go test ./golden -run 'TestEmitGolden/%s' -update; go test ./golden
-`, c.Name, c.Extends, path, path, path, c.Name, c.Name)
+  1. write what %[1]s does differently from %[2]s into %[3]s: config defaults, block overrides, a gguf section if llama.cpp has the architecture
+  2. bin/archc check %[3]s && bin/archc fmt -w %[3]s
+  3. fill in the %[1]s entry of %[4]s, then: .venv-oracle/bin/python %[4]s --only %[1]s
+  4. go build -o bin/ ./cmd/... && bin/archc ir golden/testdata/%[1]s --graph decode
+  5. go test ./golden -run 'TestEmitGolden/%[1]s' -update && go test ./golden -run 'TestExecution/%[1]s'
+`, c.Name, c.Extends, path, c.Fixtures)
 	return nil
 }
 
