@@ -130,9 +130,9 @@ func TestAuthoring(t *testing.T) {
 		}{
 			{args, "kestrel.arch exists"},
 			{[]string{"new", "helium", "--extends", "llama", "--model-type", "helium2", "--dir", archs, "--fixtures", gen}, "family helium exists"},
-			{[]string{"new", "arcee", "--extends", "lama", "--model-type", "arcee", "--dir", archs, "--fixtures", gen}, "no built-in family of that name (did you mean llama?)"},
-			{[]string{"new", "arcee", "--extends", "llama", "--model-type", "qwen2", "--dir", archs, "--fixtures", gen}, `model_type "qwen2" is matched by family qwen2`},
-			{[]string{"new", "arcee-x", "--extends", "llama", "--model-type", "arcee", "--dir", archs, "--fixtures", gen}, `not an identifier`},
+			{[]string{"new", "osprey", "--extends", "lama", "--model-type", "osprey", "--dir", archs, "--fixtures", gen}, "no built-in family of that name (did you mean llama?)"},
+			{[]string{"new", "osprey", "--extends", "llama", "--model-type", "qwen2", "--dir", archs, "--fixtures", gen}, `model_type "qwen2" is matched by family qwen2`},
+			{[]string{"new", "osprey-x", "--extends", "llama", "--model-type", "osprey", "--dir", archs, "--fixtures", gen}, `not an identifier`},
 			{[]string{"new", "kestrel2", "--extends", "llama", "--model-type", "kestrel2", "--dir", archs, "--fixtures", filepath.Join(repo, "none.py")}, "none.py"},
 		} {
 			if r := clitest.Run(t, bin, c.args...); r.Code != 1 || !strings.Contains(r.Stderr, c.want) {
