@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
 
@@ -36,6 +37,9 @@ func Check(f *File, reg ir.Registry) []*Error {
 			}
 			blocks[b.Name] = true
 			own[b] = true
+			if parent := f.supers[f.Name][b.Name]; parent != nil && b.family == f.Name && strings.Join(parent.Params, ",") != strings.Join(b.Params, ",") {
+				c.errf(b.Pos, "block %s(%s) overrides %s's %s(%s): an override takes the parameters of the block it replaces, which %s's callers pass", b.Name, strings.Join(b.Params, ", "), parent.family, b.Name, strings.Join(parent.Params, ", "), parent.family)
+			}
 		case it.Config != nil:
 			for _, fd := range it.Config.Fields {
 				c.allFields[fd.Name] = true
@@ -422,7 +426,7 @@ func (c *checker) call(call *Call) {
 	}
 	prim, ok := c.reg.Primitive(call.Name)
 	if !ok {
-		c.errf(call.Pos, "unknown primitive %q%s", call.Name, suggest(call.Name, append(c.reg.Names(), keysOf(c.bs.blocks)...)))
+		c.errf(call.Pos, "unknown primitive %q%s", call.Name, unknownCallHint(call.Name, c.reg.Names(), keysOf(c.bs.blocks)))
 	}
 	for i, a := range call.Args {
 		var p *ir.Param

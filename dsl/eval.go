@@ -526,7 +526,7 @@ func (s *scope) call(c *Call) (any, error) {
 	}
 	prim, ok := s.b.reg.Primitive(c.Name)
 	if !ok {
-		return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, suggest(c.Name, append(s.b.reg.Names(), keysOf(s.b.bs.blocks)...)))
+		return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, unknownCallHint(c.Name, s.b.reg.Names(), keysOf(s.b.bs.blocks)))
 	}
 	vals := make(map[string]any, len(c.Args))
 	given := make(map[string]bool, len(c.Args))

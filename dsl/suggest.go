@@ -1,5 +1,7 @@
 package dsl
 
+import "strings"
+
 // suggest returns ` (did you mean X?)` for the closest candidate within a
 // small edit distance of name, or "".
 func suggest(name string, candidates []string) string {
@@ -41,3 +43,16 @@ func editDistance(a, b string) int {
 // for callers outside the package (a missing checkpoint tensor against the
 // checkpoint's names, for instance).
 func DidYouMean(name string, candidates []string) string { return suggest(name, candidates) }
+
+// unknownCallHint is the hint of an unknown callee: the closest primitive
+// (a misspelt primitive is the common case), else the closest block of the
+// family, named as a block.
+func unknownCallHint(name string, prims, blocks []string) string {
+	if h := suggest(name, prims); h != "" {
+		return h
+	}
+	if b := suggest(name, blocks); b != "" {
+		return strings.Replace(b, "did you mean ", "did you mean block ", 1)
+	}
+	return ""
+}
