@@ -43,6 +43,7 @@ from transformers import (
     GemmaConfig,
     GemmaForCausalLM,
     GraniteConfig,
+    InternLM3Config,
     GraniteForCausalLM,
     LlamaConfig,
     LlamaForCausalLM,
@@ -210,6 +211,17 @@ def _minicpm_hooks(model):
         layer.mlp.register_forward_hook(lambda m, i, o: o * depth)
     model.lm_head.register_forward_pre_hook(lambda m, i: (i[0] / (c.hidden_size / c.dim_model_base),) + tuple(i[1:]))
     return model
+
+
+def _internlm3_checkpoint(out, gen):
+    """config.json as the published InternLM3 checkpoints spell it: the
+    biases as qkv_bias and bias (transformers' attribute_map reads them)."""
+    path = os.path.join(out, "config.json")
+    cfg = json.load(open(path))
+    cfg["qkv_bias"], cfg["bias"] = cfg.pop("attention_bias"), cfg.pop("mlp_bias")
+    cfg["architectures"] = ["InternLM3ForCausalLM"]
+    with open(path, "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
 WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
@@ -735,6 +747,36 @@ FIXTURES = [
         bias_std=0.1,
         check_rope_scaling=False,
         spec_check=False,
+    ),
+    # ---- internlm3: Llama with q/k/v/o and MLP biases (spelled qkv_bias,
+    # bias), dynamic NTK RoPE (inactive below max_position_embeddings)
+    dict(
+        name="internlm3",
+        model_cls=LlamaForCausalLM,
+        config_cls=InternLM3Config,
+        config=dict(
+            TINY,
+            hidden_size=48,
+            hidden_act="silu",
+            intermediate_size=80,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=50000.0,
+            rope_scaling={"rope_type": "dynamic", "factor": 6.0},
+            attention_bias=True,
+            mlp_bias=True,
+        ),
+        seed=3801,
+        prompt_seed=3901,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        post_save=_internlm3_checkpoint,
+        oracle_config=True,  # LlamaConfig would not read qkv_bias / bias
+        switches=[("bias_matters", "qkv_bias=bias=False", _set(attention_bias=False, mlp_bias=False))],
     ),
     # ---- arcee: llama with a non-gated relu2 MLP (archs/arcee.arch):
     # mlp_bias on; explicit head_dim 24 (not hidden/heads) and GQA.
