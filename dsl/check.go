@@ -18,7 +18,8 @@ import (
 // loop (prefill and decode treat the nodes after it as the head, lowered
 // for the returned position only) and binds logits. It
 // returns every diagnostic found, sorted by position (nil when the file is
-// valid).
+// valid). A kind pass (kinds.go) reports tensors used where only
+// config-time values can stand, and the reverse.
 func Check(f *File, reg ir.Registry) []*Error {
 	c := &checker{reg: reg, bs: newBlockSet(f, reg), fields: map[string]bool{}, allFields: map[string]bool{},
 		loopVars: map[string]bool{}, locals: map[string]bool{"tokens": true}}
@@ -89,6 +90,7 @@ func Check(f *File, reg ir.Registry) []*Error {
 		}
 	}
 	c.recursion()
+	c.kinds(f)
 	if !matched && f.Extends == "" {
 		c.errf(f.Pos, "arch %s has no match clause; add `match model_type \"...\"`", f.Name)
 	}
