@@ -60,6 +60,8 @@ from transformers import (
     SeedOssConfig,
     SeedOssForCausalLM,
     SmolLM3Config,
+    Starcoder2Config,
+    Starcoder2ForCausalLM,
     SmolLM3ForCausalLM,
 )
 
@@ -802,6 +804,34 @@ FIXTURES = [
         bias_std=0.1,
         check_rope_scaling=False,
         spec_check=False,
+    ),
+    # ---- starcoder2: LayerNorm with bias, biases everywhere, non-gated
+    # gelu_pytorch_tanh MLP, sliding window on every layer
+    dict(
+        name="starcoder2-sliding",
+        model_cls=Starcoder2ForCausalLM,
+        config_cls=Starcoder2Config,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="gelu_pytorch_tanh",
+            intermediate_size=96,
+            norm_epsilon=1e-5,
+            tie_word_embeddings=True,
+            rope_theta=100000.0,
+            sliding_window=8,
+            use_bias=True,
+        ),
+        seed=4001,
+        prompt_seed=4101,
+        weight_std=0.2,
+        embed_std=0.1,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        spec_check=False,
+        switches=[WINDOW_OFF, ("use_bias_matters", "use_bias=False (projection biases)", _set(use_bias=False))],
     ),
 ]
 

@@ -82,6 +82,7 @@ GGUF_ARCH = {
     "granite": "granite",
     "arcee": "arcee",  # ArceeModel(LlamaModel)
     "minicpm": "minicpm",
+    "starcoder2": "starcoder2",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -154,7 +155,12 @@ def write_metadata(w, name, cfg, ftype):
     w.add_head_count_kv(cfg.get("num_key_value_heads") or heads)
     if mt != "gemma":  # GemmaModel writes no rope base (llama.cpp's default 10000)
         w.add_rope_freq_base(full["rope_theta"])
-    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    if "rms_norm_eps" in cfg:
+        w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    for key in ("layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"):  # TextModel: LayerNorm families
+        if key in cfg:
+            w.add_layer_norm_eps(cfg[key])
+            break
     if cfg.get("head_dim") is not None:
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
@@ -209,6 +215,8 @@ def write_metadata(w, name, cfg, ftype):
         w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
         w.add_float32(f"{arch}.rope.scaling.low_freq_factor", full["low_freq_factor"])
         w.add_float32(f"{arch}.rope.scaling.high_freq_factor", full["high_freq_factor"])
+    if mt == "starcoder2" and cfg.get("sliding_window") is not None:
+        w.add_sliding_window(cfg["sliding_window"])  # StarCoder2Model writes none
     if mt in ("mistral", "qwen2") and cfg.get("sliding_window") is not None and (mt == "mistral" or cfg.get("use_sliding_window")):
         # llama.cpp's llama and qwen2 have no sliding window.
         w.add_sliding_window(cfg["sliding_window"])
