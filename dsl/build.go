@@ -25,7 +25,20 @@ type builder struct {
 // EvalConfig) and returns the IR graph with every node shape-checked by its
 // primitive's Infer rule; every weight carries the position of the .arch
 // path that named it. Errors carry .arch positions.
+//
+// An error inside a block the family inherits (its position in the
+// parent's file) also names the family and its file, since the family's
+// config led there: `llama.arch:38:28: heads: ... (building arch qwen3 of
+// qwen3.arch, which inherits this code)`.
 func Build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
+	g, err := build(f, cfg, reg)
+	if e, ok := err.(*Error); ok && e.Pos.Filename != f.Pos.Filename && f.Pos.Filename != "" {
+		return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("%s (building arch %s of %s, which inherits this code)", e.Msg, f.Name, f.Pos.Filename)}
+	}
+	return g, err
+}
+
+func build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
 	b := &builder{
 		g:     &ir.Graph{Arch: f.Name, File: f.Pos.Filename},
 		reg:   reg,

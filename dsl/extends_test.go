@@ -279,3 +279,20 @@ func TestExtendsConfigAlias(t *testing.T) {
 		}
 	}
 }
+
+// TestInheritedErrorNamesFamily: a build error in a block the family
+// inherits points at the parent's line and names the family and its file.
+func TestInheritedErrorNamesFamily(t *testing.T) {
+	parent := parseOrFatal(t, "base.arch", parentSrc)
+	child := parseOrFatal(t, "child.arch", childSrc)
+	f, err := dsl.Resolve(child, func(string) (*dsl.File, error) { return parent, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]any{"vocab_size": "many", "hidden_size": int64(4), "eps": 1e-5, "extra": int64(3)}
+	_, err = dsl.Build(f, cfg, lower.Registry{})
+	want := `base.arch:10:7: embedding: `
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "(building arch child of child.arch, which inherits this code)") {
+		t.Fatalf("got %v; want an error at %s... naming child.arch", err, want)
+	}
+}
