@@ -60,6 +60,8 @@ from transformers import (
     SeedOssConfig,
     SeedOssForCausalLM,
     SmolLM3Config,
+    StableLmConfig,
+    StableLmForCausalLM,
     Starcoder2Config,
     Starcoder2ForCausalLM,
     SmolLM3ForCausalLM,
@@ -224,6 +226,13 @@ def _internlm3_checkpoint(out, gen):
     cfg["architectures"] = ["InternLM3ForCausalLM"]
     with open(path, "w") as f:
         f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def _partial_rotary(factor):
+    def mutate(cfg):
+        cfg.rope_parameters["partial_rotary_factor"] = factor
+
+    return mutate
 
 
 WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
@@ -832,6 +841,63 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         switches=[WINDOW_OFF, ("use_bias_matters", "use_bias=False (projection biases)", _set(use_bias=False))],
+    ),
+    # ---- stablelm: LayerNorm with bias, partial rotary (0.25 of head_dim),
+    # sequential residual; and with per-head q/k LayerNorm (qk_layernorm),
+    # q/k/v biases and the parallel residual
+    dict(
+        name="stablelm",
+        model_cls=StableLmForCausalLM,
+        config_cls=StableLmConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=96,
+            layer_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+        ),
+        seed=4202,
+        prompt_seed=4301,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[("partial_rotary_matters", "partial_rotary_factor=1", _partial_rotary(1.0))],
+    ),
+    dict(
+        name="stablelm-qknorm-parallel",
+        model_cls=StableLmForCausalLM,
+        config_cls=StableLmConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=96,
+            layer_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            partial_rotary_factor=0.5,
+            use_qkv_bias=True,
+            qk_layernorm=True,
+            use_parallel_residual=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+        ),
+        seed=4401,
+        prompt_seed=4501,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[("qk_layernorm_matters", "qk_layernorm=False", _set(qk_layernorm=False))],
     ),
 ]
 

@@ -28,16 +28,20 @@ import (
 // ggufFixtures returns the fixture folders that have GGUF twins; every
 // fixture of gen_fixtures.py (all but the MLX twins) whose family reads
 // GGUF files (has a gguf section: llama.cpp has the architecture) must
-// have them.
+// have them, unless its gguf.skip file says why a twin cannot be the same
+// model.
 func ggufFixtures(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	for _, dir := range fixtures(t) {
 		_, err := os.Stat(filepath.Join(dir, "model.f32.gguf"))
 		cfg, cerr := os.ReadFile(filepath.Join(dir, "config.json"))
+		skip, serr := os.ReadFile(filepath.Join(dir, "gguf.skip"))
 		switch {
 		case cerr != nil:
 			t.Fatal(cerr)
+		case serr == nil:
+			t.Logf("%s: no GGUF twins: %s", dir, bytes.TrimSpace(skip))
 		case err == nil:
 			out = append(out, dir)
 		case !bytes.Contains(cfg, []byte(`"quantization"`)) && readsGGUF(t, dir):
