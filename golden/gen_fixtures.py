@@ -53,6 +53,8 @@ from transformers import (
     Olmo2ForCausalLM,
     Olmo3Config,
     Olmo3ForCausalLM,
+    Phi3Config,
+    Phi3ForCausalLM,
     Qwen2Config,
     Qwen2ForCausalLM,
     Qwen3Config,
@@ -233,6 +235,10 @@ def _partial_rotary(factor):
         cfg.rope_parameters["partial_rotary_factor"] = factor
 
     return mutate
+
+
+def _long_as_short(cfg):
+    cfg.rope_parameters["long_factor"] = list(cfg.rope_parameters["short_factor"])
 
 
 WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
@@ -898,6 +904,48 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         switches=[("qk_layernorm_matters", "qk_layernorm=False", _set(qk_layernorm=False))],
+    ),
+    # ---- phi3: fused qkv_proj / gate_up_proj, partial rotary, LongRoPE,
+    # sliding window. original_max_position_embeddings 20: the 1- and
+    # 4-token prompts stay on the short factors for all 16 new tokens
+    # (length <= 20), the 29-token prompt uses the long ones from its
+    # prefill on (HF picks them by the sequence length > 20). No prompt
+    # crosses 20 while decoding: there Phi3ForCausalLM's
+    # prepare_inputs_for_generation drops the cache and recomputes the whole
+    # sequence with the long factors, which archc does not (phi3.arch).
+    dict(
+        name="phi3-longrope",
+        model_cls=Phi3ForCausalLM,
+        config_cls=Phi3Config,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=80,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            partial_rotary_factor=0.5,
+            original_max_position_embeddings=20,
+            rope_scaling={
+                "rope_type": "longrope",
+                "short_factor": [1.0, 1.25, 1.5, 2.0],
+                "long_factor": [1.0, 3.0, 9.0, 27.0],
+            },
+            sliding_window=8,
+        ),
+        seed=4601,
+        prompt_seed=4701,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=(1, 4, 29),
+        record_rope=True,
+        spec_check=False,
+        switches=[
+            WINDOW_OFF,
+            ("long_factor_matters", "long_factor = short_factor", _long_as_short),
+        ],
     ),
 ]
 

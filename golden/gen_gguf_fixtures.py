@@ -84,6 +84,7 @@ GGUF_ARCH = {
     "minicpm": "minicpm",
     "starcoder2": "starcoder2",
     "stablelm": "stablelm",
+    "phi3": "phi3",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -216,6 +217,18 @@ def write_metadata(w, name, cfg, ftype):
         w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
         w.add_float32(f"{arch}.rope.scaling.low_freq_factor", full["low_freq_factor"])
         w.add_float32(f"{arch}.rope.scaling.high_freq_factor", full["high_freq_factor"])
+    if mt == "phi3":  # Phi3MiniModel
+        omax = cfg["original_max_position_embeddings"]
+        w.add_rope_scaling_orig_ctx_len(omax)
+        w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 1.0) * cfg["hidden_size"]) // heads)
+        w.add_sliding_window(cfg.get("sliding_window") or 0)
+        if full.get("rope_type") == "longrope":
+            scale = cfg["max_position_embeddings"] / omax
+            w.add_rope_scaling_attn_factors(math.sqrt(1 + math.log(scale) / math.log(omax)) if scale > 1.0 else 1.0)
+            # EXTENSION: llama.cpp stores the factors as the tensors
+            # rope_factors_long/short, which a config cannot read.
+            w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.short_factor", [float(x) for x in full["short_factor"]])
+            w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.long_factor", [float(x) for x in full["long_factor"]])
     if mt == "stablelm":  # StableLMModel
         w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 0.25) * (cfg["hidden_size"] // heads)))
         w.add_parallel_residual(cfg.get("use_parallel_residual", True))
@@ -261,6 +274,9 @@ def to_gguf(cfg, state):
             t = t + 1
         out.append((name, hf, t.numpy()))
     full = rope_params(cfg)
+    if mt == "phi3" and full.get("rope_type") == "longrope":
+        out.append(("rope_factors_long.weight", None, np.array(full["long_factor"], dtype=np.float32)))
+        out.append(("rope_factors_short.weight", None, np.array(full["short_factor"], dtype=np.float32)))
     if mt == "llama" and full.get("rope_type") == "llama3":
         dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
@@ -301,7 +317,7 @@ def read_back(path, cfg, names):
     sd = {}
     for t in gguf.GGUFReader(path).tensors:
         hf = names[t.name]
-        if hf is None:  # rope_freqs
+        if hf is None:  # rope_freqs, rope_factors_long/short
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
