@@ -42,6 +42,7 @@ from transformers import (
     Gemma3TextConfig,
     GemmaConfig,
     GemmaForCausalLM,
+    ExaoneConfig,
     GraniteConfig,
     InternLM3Config,
     GraniteForCausalLM,
@@ -230,6 +231,10 @@ def _internlm3_checkpoint(out, gen):
         f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
+def _rope_default(cfg):
+    cfg.rope_parameters = {"rope_type": "default", "rope_theta": cfg.rope_parameters["rope_theta"]}
+
+
 def _partial_rotary(factor):
     def mutate(cfg):
         cfg.rope_parameters["partial_rotary_factor"] = factor
@@ -239,6 +244,21 @@ def _partial_rotary(factor):
 
 def _long_as_short(cfg):
     cfg.rope_parameters["long_factor"] = list(cfg.rope_parameters["short_factor"])
+
+
+def _exaone_checkpoint(out, gen):
+    """config.json as LG publishes EXAONE 3.x: num_layers,
+    layer_norm_epsilon, activation_function (transformers' attribute_map
+    reads them); the tensors are already under the GPT-2-style names
+    (save_pretrained reverses transformers' exaone renaming)."""
+    path = os.path.join(out, "config.json")
+    cfg = json.load(open(path))
+    for old, new in (("num_hidden_layers", "num_layers"), ("rms_norm_eps", "layer_norm_epsilon"),
+                     ("hidden_act", "activation_function")):
+        cfg[new] = cfg.pop(old)
+    cfg["architectures"] = ["ExaoneForCausalLM"]
+    with open(path, "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
 WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
@@ -946,6 +966,39 @@ FIXTURES = [
             WINDOW_OFF,
             ("long_factor_matters", "long_factor = short_factor", _long_as_short),
         ],
+    ),
+    # ---- exaone: Llama under GPT-2-style tensor and config names, llama3 RoPE
+    dict(
+        name="exaone-llama3",
+        model_cls=LlamaForCausalLM,
+        config_cls=ExaoneConfig,
+        config=dict(
+            TINY,
+            hidden_size=48,
+            hidden_act="silu",
+            intermediate_size=80,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=500000.0,
+            rope_scaling={
+                "rope_type": "llama3",
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 64,
+            },
+        ),
+        seed=4802,
+        prompt_seed=4901,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        post_save=_exaone_checkpoint,
+        oracle_config=True,  # LlamaConfig would not read num_layers & co.
+        switches=[("llama3_matters", "rope_type default", _rope_default)],
     ),
 ]
 

@@ -47,12 +47,14 @@ import importlib.metadata
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 import torch
 import transformers
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 import gguf
 from gguf.constants import MODEL_ARCH_NAMES
@@ -85,6 +87,7 @@ GGUF_ARCH = {
     "starcoder2": "starcoder2",
     "stablelm": "stablelm",
     "phi3": "phi3",
+    "exaone": "exaone",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -138,9 +141,19 @@ def llama3_rope_factors(p, dim):
     return np.array(out, dtype=np.float32)
 
 
+# Config spellings of the published checkpoints (EXAONE's attribute_map)
+# and the names the code below reads.
+CONFIG_ALIASES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "layer_norm_epsilon",
+                  "activation_function": "hidden_act"}
+
+
 def write_metadata(w, name, cfg, ftype):
     """The keys convert_hf_to_gguf.py writes for the fixture's class, then
     the EXTENSION keys the fixture needs (see the module docstring)."""
+    cfg = dict(cfg)
+    for alias, key in CONFIG_ALIASES.items():
+        if alias in cfg:
+            cfg.setdefault(key, cfg[alias])
     mt = cfg["model_type"]
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -210,7 +223,7 @@ def write_metadata(w, name, cfg, ftype):
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.
     arch = GGUF_ARCH[mt]
-    if mt == "llama" and full.get("rope_type") == "llama3":
+    if mt in ("llama", "exaone") and full.get("rope_type") == "llama3":
         # llama.cpp stores only the rope_freqs factors (written as a tensor).
         w.add_string(gguf.Keys.Rope.SCALING_TYPE.format(arch=arch), "llama3")
         w.add_rope_scaling_factor(full["factor"])
@@ -229,6 +242,8 @@ def write_metadata(w, name, cfg, ftype):
             # rope_factors_long/short, which a config cannot read.
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.short_factor", [float(x) for x in full["short_factor"]])
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.long_factor", [float(x) for x in full["long_factor"]])
+    if mt == "exaone":  # ExaoneModel
+        w.add_rope_dimension_count(cfg["hidden_size"] // heads)
     if mt == "stablelm":  # StableLMModel
         w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 0.25) * (cfg["hidden_size"] // heads)))
         w.add_parallel_residual(cfg.get("use_parallel_residual", True))
@@ -260,7 +275,7 @@ def to_gguf(cfg, state):
     float32 array), in HF name order, plus llama 3's rope_freqs."""
     mt = cfg["model_type"]
     arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
-    tmap = gguf.get_tensor_name_map(arch_enum, cfg["num_hidden_layers"])
+    tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
     heads = cfg["num_attention_heads"]
     kv_heads = cfg.get("num_key_value_heads") or heads
     out = []
@@ -277,7 +292,7 @@ def to_gguf(cfg, state):
     if mt == "phi3" and full.get("rope_type") == "longrope":
         out.append(("rope_factors_long.weight", None, np.array(full["long_factor"], dtype=np.float32)))
         out.append(("rope_factors_short.weight", None, np.array(full["short_factor"], dtype=np.float32)))
-    if mt == "llama" and full.get("rope_type") == "llama3":
+    if mt in ("llama", "exaone") and full.get("rope_type") == "llama3":
         dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
     return out
@@ -366,8 +381,19 @@ def build(folder):
     # family transformers lacks, its stand-in class and hooks).
     spec = next(s for s in gen_fixtures.FIXTURES if s["name"] == name)
     model = gen_fixtures.load_oracle_model(spec, folder)
-    missing, unexpected = model.load_state_dict(read_back(q8, cfg, names), strict=False)
-    assert not unexpected and set(missing) <= ({"lm_head.weight"} if cfg.get("tie_word_embeddings") else set()), (missing, unexpected)
+    back = read_back(q8, cfg, names)
+    if set(back) - set(model.state_dict()):
+        # Checkpoint names transformers renames on load (EXAONE's GPT-2-style
+        # names): load the dequantized tensors through from_pretrained.
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copy(os.path.join(folder, "config.json"), tmp)
+            save_file(back, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
+            model = gen_fixtures.load_oracle_model(spec, tmp)
+        for hf, t in back.items():
+            assert any(torch.equal(t, p) for p in model.state_dict().values()), f"{name}: {hf} not loaded"
+    else:
+        missing, unexpected = model.load_state_dict(back, strict=False)
+        assert not unexpected and set(missing) <= ({"lm_head.weight"} if cfg.get("tie_word_embeddings") else set()), (missing, unexpected)
     # The fixture's prompts, unless the Q8_0 model nearly ties somewhere on
     # their greedy path: then the next prompt seeds, same lengths.
     eos = model.config.eos_token_id
