@@ -385,12 +385,12 @@ func (e *Engine) batchFor(n int) int {
 	}
 	best := 1
 	for _, b := range e.batches {
-		if b <= n {
+		if b < n {
 			best = b
 			continue
 		}
 		if b-n <= spare {
-			return b
+			return b // the smallest that holds all n (b == n needs no padding)
 		}
 		break
 	}

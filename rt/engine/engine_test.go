@@ -210,3 +210,32 @@ func submitErr(e *Engine) error {
 	_, err := e.Submit(context.Background(), Request{Prompt: []int32{1}, MaxTokens: 1})
 	return err
 }
+
+// TestBatchFor: the smallest compiled batch that holds the running
+// requests, padded only with spare slots; else the largest that fits.
+func TestBatchFor(t *testing.T) {
+	e := &Engine{batches: []int{1, 2, 4, 8}, slots: make([]slot, 8)}
+	running := func(n int) {
+		for i := range e.slots {
+			e.slots[i].owner = nil
+			if i < n {
+				e.slots[i].owner = &seq{decode: true}
+			}
+		}
+	}
+	for _, c := range []struct{ running, n, want int }{
+		{1, 1, 1}, {2, 2, 2}, {3, 3, 4}, {4, 4, 4}, {5, 5, 8}, {8, 8, 8},
+	} {
+		running(c.running)
+		if got := e.batchFor(c.n); got != c.want {
+			t.Errorf("%d running: batch %d, want %d", c.n, got, c.want)
+		}
+	}
+	// Seven requests decoding in seven slots: batch 8 would need a padding
+	// row in a slot outside the batch and there is none, so 4 (then 2, 1).
+	e.slots = make([]slot, 7)
+	running(7)
+	if got := e.batchFor(7); got != 4 {
+		t.Errorf("7 running in 7 slots: batch %d, want 4 (8 cannot be padded)", got)
+	}
+}
