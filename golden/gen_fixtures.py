@@ -42,6 +42,8 @@ from transformers import (
     Gemma3TextConfig,
     GemmaConfig,
     GemmaForCausalLM,
+    CohereConfig,
+    CohereForCausalLM,
     ExaoneConfig,
     GraniteConfig,
     InternLM3Config,
@@ -999,6 +1001,36 @@ FIXTURES = [
         post_save=_exaone_checkpoint,
         oracle_config=True,  # LlamaConfig would not read num_layers & co.
         switches=[("llama3_matters", "rope_type default", _rope_default)],
+    ),
+    # ---- cohere: LayerNorm without bias, parallel block, interleaved RoPE,
+    # logit_scale, tied; use_qk_norm (per-head LayerNorm, [heads, d] weights)
+    dict(
+        name="cohere-qknorm",
+        model_cls=CohereForCausalLM,
+        config_cls=CohereConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=96,
+            layer_norm_eps=1e-5,
+            tie_word_embeddings=True,
+            rope_theta=10000.0,
+            logit_scale=0.5,
+            use_qk_norm=True,
+        ),
+        seed=5002,
+        prompt_seed=5101,
+        weight_std=0.2,
+        embed_std=0.1,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[
+            ("qk_norm_matters", "use_qk_norm=False", _set(use_qk_norm=False)),
+            ("logit_scale_matters", "logit_scale=1", _set(logit_scale=1.0)),
+        ],
     ),
 ]
 

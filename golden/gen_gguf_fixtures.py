@@ -88,6 +88,7 @@ GGUF_ARCH = {
     "stablelm": "stablelm",
     "phi3": "phi3",
     "exaone": "exaone",
+    "cohere": "command-r",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -242,6 +243,9 @@ def write_metadata(w, name, cfg, ftype):
             # rope_factors_long/short, which a config cannot read.
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.short_factor", [float(x) for x in full["short_factor"]])
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.long_factor", [float(x) for x in full["long_factor"]])
+    if mt == "cohere":  # CommandR2Model
+        w.add_logit_scale(cfg["logit_scale"])
+        w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
     if mt == "exaone":  # ExaoneModel
         w.add_rope_dimension_count(cfg["hidden_size"] // heads)
     if mt == "stablelm":  # StableLMModel
