@@ -89,6 +89,7 @@ GGUF_ARCH = {
     "phi3": "phi3",
     "exaone": "exaone",
     "cohere": "command-r",
+    "cohere2": "cohere2",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -246,6 +247,15 @@ def write_metadata(w, name, cfg, ftype):
     if mt == "cohere":  # CommandR2Model
         w.add_logit_scale(cfg["logit_scale"])
         w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+    if mt == "cohere2":  # Cohere2Model (no rotary_pct in a transformers config: 1)
+        w.add_logit_scale(cfg["logit_scale"])
+        w.add_sliding_window(cfg["sliding_window"])
+        w.add_vocab_size(cfg["vocab_size"])
+        w.add_rope_dimension_count(cfg["hidden_size"] // heads)
+        w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+        default = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
+        if cfg["layer_types"] != default:  # EXTENSION: llama.cpp fixes every 4th layer global
+            w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
     if mt == "exaone":  # ExaoneModel
         w.add_rope_dimension_count(cfg["hidden_size"] // heads)
     if mt == "stablelm":  # StableLMModel
