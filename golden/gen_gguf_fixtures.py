@@ -90,6 +90,7 @@ GGUF_ARCH = {
     "exaone": "exaone",
     "cohere": "command-r",
     "cohere2": "cohere2",
+    "exaone4": "exaone4",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -225,7 +226,7 @@ def write_metadata(w, name, cfg, ftype):
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.
     arch = GGUF_ARCH[mt]
-    if mt in ("llama", "exaone") and full.get("rope_type") == "llama3":
+    if mt in ("llama", "exaone", "exaone4") and full.get("rope_type") == "llama3":
         # llama.cpp stores only the rope_freqs factors (written as a tensor).
         w.add_string(gguf.Keys.Rope.SCALING_TYPE.format(arch=arch), "llama3")
         w.add_rope_scaling_factor(full["factor"])
@@ -255,6 +256,11 @@ def write_metadata(w, name, cfg, ftype):
         w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
         default = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
         if cfg["layer_types"] != default:  # EXTENSION: llama.cpp fixes every 4th layer global
+            w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
+    if mt == "exaone4":  # Exaone4Model
+        w.add_vocab_size(cfg["vocab_size"])
+        if cfg.get("sliding_window") is not None:
+            w.add_sliding_window(cfg["sliding_window"])
             w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
     if mt == "exaone":  # ExaoneModel
         w.add_rope_dimension_count(cfg["hidden_size"] // heads)
@@ -306,7 +312,7 @@ def to_gguf(cfg, state):
     if mt == "phi3" and full.get("rope_type") == "longrope":
         out.append(("rope_factors_long.weight", None, np.array(full["long_factor"], dtype=np.float32)))
         out.append(("rope_factors_short.weight", None, np.array(full["short_factor"], dtype=np.float32)))
-    if mt in ("llama", "exaone") and full.get("rope_type") == "llama3":
+    if mt in ("llama", "exaone", "exaone4") and full.get("rope_type") == "llama3":
         dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
     return out
