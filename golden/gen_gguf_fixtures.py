@@ -91,6 +91,7 @@ GGUF_ARCH = {
     "cohere": "command-r",
     "cohere2": "cohere2",
     "exaone4": "exaone4",
+    "ernie4_5": "ernie4_5",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
