@@ -155,7 +155,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 		case int64:
 			return float64(v), nil
 		}
-		return 0, fmt.Errorf("rope scaling %q needs numeric %q, got %v", kind, key, scaling[key])
+		return 0, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs numeric %q, got %s", kind, key, showValue(scaling[key]))
 	}
 	// originalMax is original_max_position_embeddings: the override, else
 	// the dict's, else max_position (HF standardize_rope_params).
@@ -259,7 +259,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 		factors := func(key string) ([]float64, error) {
 			l, ok := scaling[key].([]any)
 			if !ok || len(l) != len(inv) {
-				return nil, fmt.Errorf("rope scaling \"longrope\" needs %q, a list of rotary_dim/2 = %d numbers, got %v", key, len(inv), scaling[key])
+				return nil, fmt.Errorf("rope_scaling (rope_parameters) of type \"longrope\" needs %q, a list of rotary_dim/2 = %d numbers, got %s", key, len(inv), showValue(scaling[key]))
 			}
 			out := make([]float64, len(l))
 			for i, v := range l {
@@ -269,7 +269,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 				case int64:
 					out[i] = float64(x)
 				default:
-					return nil, fmt.Errorf("rope scaling \"longrope\": %s[%d] must be a number, got %v", key, i, v)
+					return nil, fmt.Errorf("rope_scaling (rope_parameters) of type \"longrope\": %s[%d] must be a number, got %s", key, i, showValue(v))
 				}
 			}
 			return out, nil
@@ -285,7 +285,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 		factor, err := num("factor")
 		if err != nil {
 			if lim.maxPos <= 0 {
-				return t, fmt.Errorf("rope scaling \"longrope\" without \"factor\" needs max_position (max_position_embeddings / original_max_position_embeddings)")
+				return t, fmt.Errorf("rope_scaling (rope_parameters) of type \"longrope\" without \"factor\" needs rope's max_position (the factor is max_position_embeddings / original_max_position_embeddings)")
 			}
 			factor = float64(lim.maxPos) / orig
 		}
@@ -306,7 +306,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 			return t, err
 		}
 		if lim.maxPos <= 0 || dim <= 2 {
-			return t, fmt.Errorf("rope scaling \"dynamic\" needs max_position (the config's max_position_embeddings) and rotary_dim > 2")
+			return t, fmt.Errorf("rope_scaling (rope_parameters) of type \"dynamic\" needs rope's max_position (the config's max_position_embeddings) and rotary_dim > 2")
 		}
 		mp := float64(lim.maxPos)
 		base := float64(float32(theta * math.Pow(factor*mp/mp-(factor-1), float64(dim)/float64(dim-2))))
@@ -316,7 +316,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 		t.threshold = lim.maxPos
 		t.dynamic = &ntkParams{theta: theta, factor: factor, maxPos: lim.maxPos, dim: dim}
 	default:
-		return t, fmt.Errorf("RoPE scaling type %q is not supported (supported: default, linear, llama3, yarn, longrope, dynamic)", kind)
+		return t, fmt.Errorf("rope_scaling (rope_parameters) type %q is not supported (supported: default, linear, llama3, yarn, longrope, dynamic)", kind)
 	}
 	return t, nil
 }
@@ -428,4 +428,15 @@ func (f *fn) seqLengths() codegen.Value {
 	v := f.mkSeqLens()
 	f.memo["seq_lengths"] = v
 	return v
+}
+
+// showValue formats a config value for an error message (none for nil).
+func showValue(v any) string {
+	if v == nil {
+		return "none"
+	}
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(v)
 }

@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -53,8 +54,8 @@ func TestRoPEFrequencies(t *testing.T) {
 		{"rope_type": "dynamic", "factor": 2.0},
 		{"rope_type": "su"},
 	} {
-		if _, err := ropeFrequencies(10000, 16, bad, ropeLimits{}); err == nil || !strings.Contains(err.Error(), "rope") && !strings.Contains(err.Error(), "RoPE") {
-			t.Errorf("scaling %v: got %v, want an error naming the RoPE scaling", bad, err)
+		if _, err := ropeFrequencies(10000, 16, bad, ropeLimits{}); err == nil || !strings.Contains(err.Error(), "rope_scaling") || !strings.Contains(err.Error(), fmt.Sprintf("%q", bad["rope_type"])) {
+			t.Errorf("scaling %v: got %v, want an error naming rope_scaling and its type", bad, err)
 		}
 	}
 }
