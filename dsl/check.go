@@ -430,6 +430,8 @@ func (c *checker) call(call *Call) {
 	if !ok {
 		c.errf(call.Pos, "unknown primitive %q%s", call.Name, unknownCallHint(call.Name, c.reg.Names(), keysOf(c.bs.blocks)))
 	}
+	given := map[string]bool{}
+	misnamed := false // a misspelt keyword explains a missing argument already
 	for i, a := range call.Args {
 		var p *ir.Param
 		if prim != nil {
@@ -440,8 +442,18 @@ func (c *checker) call(call *Call) {
 		case prim == nil:
 		case p == nil && a.Name != "":
 			c.errf(a.Pos, "%s has no parameter %q%s", call.Name, a.Name, suggest(a.Name, paramNames(prim)))
+			misnamed = true
 		case p == nil:
 			c.errf(a.Pos, "%s takes at most %d arguments", call.Name, len(prim.Params))
+		default:
+			given[p.Name] = true
+		}
+	}
+	if prim != nil && !misnamed {
+		for _, p := range prim.Params {
+			if !p.Optional && !given[p.Name] {
+				c.errf(call.Pos, "%s: missing argument %q (%s)", call.Name, p.Name, p.Kind)
+			}
 		}
 	}
 }

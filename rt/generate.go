@@ -58,6 +58,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 	}
 	g := &Generation{PromptTokens: prompt}
 	if opts.MaxTokens == 0 {
+		g.FinishReason = "length"
 		return g, nil
 	}
 	t0 := time.Now()

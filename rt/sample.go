@@ -63,7 +63,7 @@ func (o SamplingOptions) Validate() error {
 	case !(o.MinP >= 0 && o.MinP <= 1):
 		return fmt.Errorf("min-p %g must be in [0, 1]", o.MinP)
 	case !(o.RepetitionPenalty >= 0) || math.IsInf(o.RepetitionPenalty, 1):
-		return fmt.Errorf("repetition penalty %g must be a finite number > 0 (1: off)", o.RepetitionPenalty)
+		return fmt.Errorf("repetition penalty %g must be a finite number >= 0 (0 and 1: off)", o.RepetitionPenalty)
 	case !(o.FrequencyPenalty >= -2 && o.FrequencyPenalty <= 2):
 		return fmt.Errorf("frequency penalty %g must be in [-2, 2]", o.FrequencyPenalty)
 	case !(o.PresencePenalty >= -2 && o.PresencePenalty <= 2):

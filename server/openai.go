@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 )
 
@@ -56,7 +57,7 @@ func (s *stringList) UnmarshalJSON(b []byte) error {
 	}
 	var many []string
 	if err := json.Unmarshal(b, &many); err != nil {
-		return &json.UnmarshalTypeError{Value: "value", Type: nil}
+		return &json.UnmarshalTypeError{Value: jsonValueKind(b), Type: reflect.TypeOf(stringList{})}
 	}
 	*s = many
 	return nil
@@ -162,6 +163,12 @@ func decodeJSON(r *http.Request, limit int64, v any) error {
 				want = jsonKind(te.Type.Kind().String())
 			}
 			field := strings.TrimPrefix(te.Field, "sampling.")
+			if te.Type == reflect.TypeOf(stringList{}) {
+				want = "a string or an array of strings"
+			}
+			if strings.HasPrefix(te.Value, "number") && strings.Contains(want, "a number") {
+				return badRequest(field, "%s: %s is out of range", field, strings.TrimPrefix(te.Value, "number "))
+			}
 			return badRequest(field, "%s: expected %s, got %s", field, want, te.Value)
 		case errors.As(err, &se):
 			return badRequest("", "the request body is not valid JSON: %v (at byte %d)", err, se.Offset)
@@ -173,6 +180,28 @@ func decodeJSON(r *http.Request, limit int64, v any) error {
 		return badRequest("", "invalid request: %v", unwrapJSON(err))
 	}
 	return nil
+}
+
+// jsonValueKind names the JSON kind of a raw value, as encoding/json's
+// type errors do ("number", "string", "object", ...).
+func jsonValueKind(b []byte) string {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return "value"
+	}
+	switch v.(type) {
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
 }
 
 func jsonKind(k string) string {

@@ -67,7 +67,21 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chatCompletions))
 	s.mux.Handle("GET /", pageHandler())
+	s.mux.HandleFunc("GET /v1/", s.notFound)
+	s.mux.HandleFunc("POST /v1/", s.notFound)
 	return s
+}
+
+// notFound answers /v1/ paths no route takes, in OpenAI's error shape:
+// 405 with Allow for a known endpoint called with another method, else 404.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	allow := map[string]string{"/v1/models": "GET", "/v1/completions": "POST", "/v1/chat/completions": "POST"}
+	if m, ok := allow[r.URL.Path]; ok {
+		w.Header().Set("Allow", m)
+		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Message: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, m), Type: "invalid_request_error"})
+		return
+	}
+	writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no endpoint %s (archc serves /v1/models, /v1/completions, /v1/chat/completions)", r.URL.Path), Type: "invalid_request_error"})
 }
 
 // Attach makes the server ready: m is loaded, text is its tokenizer and

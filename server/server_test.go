@@ -237,6 +237,25 @@ func TestErrors(t *testing.T) {
 	if err != nil || resp.StatusCode != 401 {
 		t.Errorf("/v1/models without the key: %v %v", resp.StatusCode, err)
 	}
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{{"GET", "/v1/chat/completions", 405}, {"POST", "/v1/models", 405}, {"GET", "/v1/nope", 404}} {
+		req, _ := http.NewRequest(c.method, url+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || body["error"] == nil {
+			t.Errorf("%s %s: %d %v, want %d with an OpenAI error body", c.method, c.path, resp.StatusCode, body, c.status)
+		}
+	}
+	if code, out := post(t, url+"/v1/completions", `{"prompt": [1, 2], "stop": 5}`, auth...); code != 400 || !strings.Contains(fmt.Sprint(out), "stop: expected a string or an array of strings, got number") {
+		t.Errorf("stop 5: %d %v", code, out)
+	}
 }
 
 // TestNotReady: before a model is attached, /health and the API say 503.

@@ -156,7 +156,11 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		for _, ch := range g.Choices {
 			lp := tokenLogprob{ID: ch.ID, Logprob: ch.Logprob}
 			for i, id := range ch.TopIDs {
-				lp.Top = append(lp.Top, tokenAlt{ID: id, Logprob: ch.TopProbs[i]})
+				alt := tokenAlt{ID: id, Logprob: ch.TopProbs[i]}
+				if text != nil {
+					alt.Text = text.Tokenizer.Decode([]int32{id})
+				}
+				lp.Top = append(lp.Top, alt)
 			}
 			if text != nil {
 				lp.Text = text.Tokenizer.Decode([]int32{ch.ID})
@@ -242,6 +246,7 @@ type tokenLogprob struct {
 
 type tokenAlt struct {
 	ID      int32   `json:"id"`
+	Text    string  `json:"text,omitempty"`
 	Logprob float32 `json:"logprob"`
 }
 
