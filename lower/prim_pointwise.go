@@ -74,6 +74,36 @@ var activations = map[string]func(*fn, codegen.Value) codegen.Value{
 	"sigmoid":           func(f *fn, x codegen.Value) codegen.Value { return f.unary("stablehlo.logistic", x) },
 	"tanh":              func(f *fn, x codegen.Value) codegen.Value { return f.unary("stablehlo.tanh", x) },
 	"linear":            func(_ *fn, x codegen.Value) codegen.Value { return x },
+	"gelu":              (*fn).geluErf,
+	"gelu_python":       (*fn).geluErf,
+	"gelu_accurate":     (*fn).geluTanh,
+	"gelu_10":           func(f *fn, x codegen.Value) codegen.Value { return f.clamp(f.geluErf(x), -10, 10) },
+	"relu6":             func(f *fn, x codegen.Value) codegen.Value { return f.clamp(x, 0, 6) },
+	"leaky_relu": func(f *fn, x codegen.Value) codegen.Value {
+		return f.binary("stablehlo.maximum", x, f.mul(x, f.splat(0.01, x.Type)))
+	},
+	"mish": (*fn).mish,
+}
+
+// geluErf is GELUActivation (torch gelu, approximate="none"):
+// x/2·(1 + erf(x/√2)), erf by CHLO (IREE expands it to a polynomial
+// within f32 rounding of the exact value).
+func (f *fn) geluErf(x codegen.Value) codegen.Value {
+	e := f.Op("chlo.erf", x.Type, "", f.mul(x, f.splat(1/math.Sqrt2, x.Type)))
+	return f.mul(f.mul(f.splat(0.5, x.Type), x), f.add(f.splat(1, x.Type), e))
+}
+
+// mish is MishActivation: x·tanh(softplus(x)), softplus as torch's
+// (log1p(eˣ), and x itself above the threshold 20).
+func (f *fn) mish(x codegen.Value) codegen.Value {
+	sp := f.Op("stablehlo.log_plus_one", x.Type, "", f.unary("stablehlo.exponential", x))
+	sp = f.selectOp(f.compare("GT", x, f.splat(20, x.Type)), x, sp)
+	return f.mul(x, f.unary("stablehlo.tanh", sp))
+}
+
+// clamp is min(max(x, lo), hi).
+func (f *fn) clamp(x codegen.Value, lo, hi float64) codegen.Value {
+	return f.binary("stablehlo.minimum", f.binary("stablehlo.maximum", x, f.splat(lo, x.Type)), f.splat(hi, x.Type))
 }
 
 // relu is max(x, 0) (nn.ReLU).

@@ -166,6 +166,12 @@ def silu(x):
     return x / (1 + np.exp(-x))
 
 
+def gelu_erf(x):
+    """torch.nn.functional.gelu (exact, erf), in float64."""
+    x = x.astype(f64)
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
 def gelu_tanh(x):
     x = x.astype(f64)
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
@@ -504,6 +510,15 @@ def cases():
          "HF ACT2FN[\"gelu_fast\"]"),
         ("activation_quick_gelu", "activation", {"name": "quick_gelu"}, lambda x: x.astype(f64) / (1 + np.exp(-1.702 * x.astype(f64))),
          "HF ACT2FN[\"quick_gelu\"]: x·sigmoid(1.702x)"),
+        ("activation_gelu", "activation", {"name": "gelu"}, gelu_erf, "HF ACT2FN[\"gelu\"]: x/2·(1 + erf(x/√2))"),
+        ("activation_gelu_10", "activation", {"name": "gelu_10"}, lambda x: np.clip(gelu_erf(x), -10, 10),
+         "HF ACT2FN[\"gelu_10\"]: gelu clipped to [-10, 10]"),
+        ("activation_relu6", "activation", {"name": "relu6"}, lambda x: np.clip(x.astype(f64), 0, 6), "HF ACT2FN[\"relu6\"]"),
+        ("activation_leaky_relu", "activation", {"name": "leaky_relu"},
+         lambda x: np.where(x > 0, x.astype(f64), 0.01 * x.astype(f64)), "HF ACT2FN[\"leaky_relu\"]: slope 0.01"),
+        ("activation_mish", "activation", {"name": "mish"},
+         lambda x: x.astype(f64) * np.tanh(np.where(x > 20, x.astype(f64), np.log1p(np.exp(x.astype(f64))))),
+         "HF ACT2FN[\"mish\"]: x·tanh(softplus(x))"),
         ("softcap", "softcap", {"cap": 2.0}, lambda x: softcap(x, 2.0), "out = cap·tanh(x/cap), cap 2"),
         ("softcap_none", "softcap", {"cap": None}, lambda x: x.astype(f64), "cap none: out = x"),
         ("scale", "scale", {"factor": 1 / math.sqrt(3)}, lambda x: x.astype(f64) * f64(f32(1 / math.sqrt(3))),
