@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
 
@@ -80,30 +78,16 @@ func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// show formats a config-time value the way it appears in .arch source.
+// show formats a config-time value the way it appears in .arch source
+// (ir.FormatValue), a tensor as its type and a weight module as its path.
 func show(v any) string {
 	switch v := v.(type) {
-	case nil:
-		return "none"
-	case string:
-		return fmt.Sprintf("%q", v)
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + ": " + show(v[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
 	case *ir.Node:
 		return v.Type.String() // callers print typeName(v) ("tensor") before it
 	case module:
 		return v.path
 	}
-	return fmt.Sprint(v)
+	return ir.FormatValue(v)
 }
 
 // coerce converts v to a config field's declared type, or reports why not.
