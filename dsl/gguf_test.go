@@ -186,7 +186,7 @@ func TestEvalGGUFErrors(t *testing.T) {
 	}{
 		{"need", func(m map[string]any) { delete(m, "gbase.head_count") }, `gbase.arch:18:19: fake.gguf has no metadata "gbase.head_count": the file does not describe a gbase model`},
 		{"type", func(m map[string]any) { m["gbase.head_count"] = "four" }, `gbase.arch:18:19: fake.gguf: heads: want int, got string "four"`},
-		{"per-layer", func(m map[string]any) { m["gbase.head_count"] = []any{int64(4), int64(8)} }, `heads: want int, got list [4 8] (per-layer values, which archc does not support)`},
+		{"per-layer", func(m map[string]any) { m["gbase.head_count"] = []any{int64(4), int64(8)} }, `heads: want int, got list [4, 8] (per-layer values, which archc does not support)`},
 		{"comprehension over a non-list", func(m map[string]any) { m["gbase.pattern"] = int64(3) }, `gbase.arch:22:52: a comprehension ranges over a list, got int 3`},
 		{"condition type", func(m map[string]any) { m["gbase.pattern"] = []any{"x"} }, `condition of ?: must be bool, got string "x"`},
 		{"len of a number", func(m map[string]any) { delete(m, "gbase.vocab_size"); m["tokenizer.ggml.tokens"] = int64(5) }, `len needs a list, string or dict, got int 5`},
