@@ -7,15 +7,31 @@ import (
 	"github.com/archc/archc/dsl/ir"
 )
 
-// The KV cache is one mutable global per distinct (kv_heads, head_dim)
-// shape among the attention sites, of shape
+// The KV cache is one mutable global per distinct (kv_heads, width) shape
+// among the keys and values of the attention sites, of shape
 //
-//	[2·sites, slots, max_len, kv_heads, head_dim] f32
+//	[entries, slots, max_len, kv_heads, width] f32
 //
-// where entry 2·i holds site i's keys and 2·i+1 its values. A function loads
-// it once, updates it with a chain of dynamic_update_slice ops (which IREE
+// Each site's keys and then its values take the next entry of the global of
+// their shape. When keys and values have one width (every family but MLA)
+// site i's keys are entry 2·i and its values 2·i+1 of one global,
+// [2·sites, slots, max_len, kv_heads, head_dim]. A function loads a global
+// once, updates it with a chain of dynamic_update_slice ops (which IREE
 // performs in place), reads each site's rows from the updated value and
 // stores it back once at the end.
+//
+// Multi-head latent attention (DeepSeek-V2, MiniCPM3) caches the per-head
+// keys and values after kv_b_proj, as attention sees them: keys [heads,
+// qk_nope_head_dim + qk_rope_head_dim] (the rotated k_rot copied into every
+// head) in one global, values [heads, v_head_dim] in another, so a token
+// takes heads·(qk_nope + qk_rope + v_head_dim)·4 bytes per layer (MiniCPM3-4B:
+// 40·(64 + 32 + 64)·4 = 25600 B per layer, 62 layers: 1.5 MiB per token).
+// HF transformers caches the compressed latents instead ([kv_lora_rank +
+// qk_rope_head_dim] per token and layer: 1152 B for MiniCPM3-4B) and
+// re-expands them through kv_b_proj at every step; the expansion is
+// per-token, so both give the same keys and values up to the matmul's
+// row-blocking (float32 ulps). Caching the latents is the memory-saving
+// form, left for later: it needs kv_b_proj inside the attention primitive.
 //
 // Why not one global per site: IREE 3.13 lets several mutable globals with
 // the same splat initializer share one buffer, so writes to one cache showed
@@ -23,56 +39,62 @@ import (
 // this file). One global per shape has one initializer of its own type.
 
 // KVBytesPerToken is the KV-cache memory one token of one slot takes in g's
-// module, in bytes: 2 (keys, values) × kv_heads × head_dim × 4 (f32) per
-// attention site.
+// module, in bytes: per attention site, kv_heads × (key width + value width)
+// × 4 (f32); 2 × kv_heads × head_dim × 4 when the widths agree.
 func KVBytesPerToken(g *ir.Graph) int64 {
 	var n int64
 	for _, node := range g.Nodes {
 		if node.Site < 0 {
 			continue
 		}
-		k := node.Args[1].Type.Shape // [batch, seq, kv_heads, head_dim]
-		n += 2 * int64(k[2]) * int64(k[3]) * 4
+		k, v := node.Args[1].Type.Shape, node.Args[2].Type.Shape // [batch, seq, kv_heads, width]
+		n += (int64(k[2])*int64(k[3]) + int64(v[2])*int64(v[3])) * 4
 	}
 	return n
 }
 
 // cacheGroup is one KV-cache global.
 type cacheGroup struct {
-	global codegen.Global
-	sites  []int // attention site indices, in order
+	global  codegen.Global
+	entries int64 // keys or values of one site each, in order
 }
 
-// cacheLayout assigns every attention site to a cache group.
+// cacheLayout assigns the keys and values of every attention site to an
+// entry of a cache group.
 type cacheLayout struct {
 	groups []*cacheGroup
-	site   map[int]siteSlot
+	site   map[int][2]cacheEntry // [keys, values]
 }
 
-type siteSlot struct {
+// cacheEntry is one site's keys or values: entry index of global group.
+type cacheEntry struct {
 	group int
-	index int64 // entry of the site's keys; values are index+1
+	index int64
 }
 
 func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
-	l := &cacheLayout{site: map[int]siteSlot{}}
+	l := &cacheLayout{site: map[int][2]cacheEntry{}}
 	byShape := map[[2]int64]int{}
 	for _, n := range g.Nodes {
 		if n.Site < 0 {
 			continue
 		}
-		k := n.Args[1].Type.Shape // [batch, seq, kv_heads, head_dim]
-		key := [2]int64{int64(k[2]), int64(k[3])}
-		gi, ok := byShape[key]
-		if !ok {
-			gi = len(l.groups)
-			byShape[key] = gi
-			l.groups = append(l.groups, &cacheGroup{})
+		var entries [2]cacheEntry
+		for kv, arg := range n.Args[1:3] {
+			t := arg.Type.Shape // [batch, seq, kv_heads, width]
+			key := [2]int64{int64(t[2]), int64(t[3])}
+			gi, ok := byShape[key]
+			if !ok {
+				gi = len(l.groups)
+				byShape[key] = gi
+				l.groups = append(l.groups, &cacheGroup{})
+			}
+			grp := l.groups[gi]
+			entries[kv] = cacheEntry{group: gi, index: grp.entries}
+			grp.entries++
+			grp.global.Type = codegen.T("f32", grp.entries, opts.Slots, opts.MaxLen, key[0], key[1])
 		}
-		grp := l.groups[gi]
-		l.site[n.Site] = siteSlot{group: gi, index: int64(2 * len(grp.sites))}
-		grp.sites = append(grp.sites, n.Site)
-		grp.global.Type = codegen.T("f32", int64(2*len(grp.sites)), opts.Slots, opts.MaxLen, key[0], key[1])
+		l.site[n.Site] = entries
 	}
 	for i, grp := range l.groups {
 		grp.global.Name = "kv_cache"
@@ -84,8 +106,8 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 	return l
 }
 
-// writeCache writes this call's keys and values, k and v [B, S, kv_heads,
-// d], into the site's cache entries at (slots[b], position starts[b]) for
+// writeCache writes this call's keys and values, k [B, S, kv_heads, d] and
+// v [B, S, kv_heads, dv], into the site's cache entries at (slots[b], position starts[b]) for
 // each batch element b.
 //
 // Every write of a site comes before any read of it (readCache): reading
@@ -95,47 +117,50 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 // iree-compile --compile-to=stream --iree-scheduling-dump-statistics-format
 // counts them). Written this way the updates happen in place.
 func (f *fn) writeCache(site int, k, v codegen.Value) {
-	slot := f.cache.site[site]
-	cur := f.cacheValue(slot.group)
 	B := k.Type.Shape[0]
+	f.cacheValue(f.cache.site[site][0].group) // loaded before the constants, as one group always was
 	zero := f.constI32(0)
 	for kv, x := range []codegen.Value{k, v} {
-		entry := f.constI32(slot.index + int64(kv))
+		e := f.cache.site[site][kv]
+		cur := f.cacheValue(e.group)
+		entry := f.constI32(e.index)
 		for b := int64(0); b < B; b++ {
 			row := x
 			if B > 1 {
 				row = f.sliceDim(x, 0, b, b+1)
 			}
-			row = f.reshape(row, append([]int64{1}, row.Type.Shape...)...) // [1, 1, S, kv_heads, d]
+			row = f.reshape(row, append([]int64{1}, row.Type.Shape...)...) // [1, 1, S, kv_heads, width]
 			cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, "", cur, row, entry, f.slots[b], f.starts[b], zero, zero)
 		}
+		f.caches[e.group] = cur
 	}
-	f.caches[slot.group] = cur
 }
 
 // readCache returns the site's keys and values for this call's slots,
 // the first L positions of each (L = f.context, the positions this call's
-// attention can see): [B, 1, L, kv_heads, d] each, L a dynamic dimension.
+// attention can see): [B, 1, L, kv_heads, d] and [B, 1, L, kv_heads, dv],
+// L a dynamic dimension.
 // Reading only the filled part makes attention cost follow the tokens held,
 // not the cache capacity, with one compiled function for every length.
 func (f *fn) readCache(site int) (keys, values codegen.Value) {
-	slot := f.cache.site[site]
-	cur := f.cacheValue(slot.group)
-	t := cur.Type.Shape
 	zero := f.constI32(0)
-	full := []int64{1, 1, t[2], t[3], t[4]}
-	// The dynamic prefix of a static [1, 1, max_len, kv_heads, d] row: its
-	// bounds are the same for every site, so they are built once per function.
+	// The dynamic prefix of a static [1, 1, max_len, kv_heads, width] row:
+	// its bounds depend only on the row's shape, so they are built once per
+	// function (and shape).
 	starts, ok := f.memo["cache:starts"]
 	if !ok {
 		starts = f.Op("stablehlo.constant", codegen.T("i32", 5), "value = dense<0> : tensor<5xi32>")
 		f.memo["cache:starts"] = starts
 		f.memo["cache:strides"] = f.Op("stablehlo.constant", codegen.T("i32", 5), "value = dense<1> : tensor<5xi32>")
-		f.memo["cache:limits"] = f.shapeOf(codegen.T("i32", 1, 1, codegen.Dynamic, t[3], t[4]))
 	}
-	strides, limits := f.memo["cache:strides"], f.memo["cache:limits"]
-	read := func(kv int64) codegen.Value {
-		entry := f.constI32(slot.index + kv)
+	strides := f.memo["cache:strides"]
+	read := func(kv int) codegen.Value {
+		e := f.cache.site[site][kv]
+		cur := f.cacheValue(e.group)
+		t := cur.Type.Shape
+		full := []int64{1, 1, t[2], t[3], t[4]}
+		limits := f.shapeOf(codegen.T("i32", 1, 1, codegen.Dynamic, t[3], t[4]))
+		entry := f.constI32(e.index)
 		rows := make([]codegen.Value, len(f.slots))
 		for b, s := range f.slots {
 			row := f.Op("stablehlo.dynamic_slice", cur.Type.With(full...), "slice_sizes = "+codegen.I64Array(full), cur, entry, s, zero, zero, zero)

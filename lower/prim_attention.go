@@ -12,8 +12,11 @@ import (
 // finite f32 (torch.finfo(float32).min, as HF's causal mask), never -inf.
 const maskValue = -3.4028234663852886e38
 
-// attention(q [batch, seq, heads, d], k, v [batch, seq, kv_heads, d], scale,
-// softcap, window) → [batch, seq, heads·d]. HF eager_attention_forward with GQA (query head
+// attention(q [batch, seq, heads, d], k [batch, seq, kv_heads, d], v [batch,
+// seq, kv_heads, dv], scale, softcap, window) → [batch, seq, heads·dv]. dv
+// may differ from d (multi-head latent attention: DeepSeek-V2's and
+// MiniCPM3's qk_nope_head_dim + qk_rope_head_dim keys, v_head_dim values).
+// HF eager_attention_forward with GQA (query head
 // h reads kv head h / (heads/kv_heads)) and a causal mask over absolute
 // positions: scores = q·kᵀ·scale (scale defaults to d^-0.5), masked where
 // key position > query position (or, with window W tokens, key position <=
@@ -29,8 +32,8 @@ func inferAttention(n *ir.Node) error {
 			return fmt.Errorf("q, k, v must be [batch, seq, heads, head_dim], got %s", t)
 		}
 	}
-	if !k.Shape.Equal(v.Shape) {
-		return fmt.Errorf("k %s and v %s differ", k, v)
+	if !k.Shape[:3].Equal(v.Shape[:3]) {
+		return fmt.Errorf("k %s and v %s differ in their heads", k, v)
 	}
 	h, kvh := q.Shape[2], k.Shape[2]
 	if q.Shape[3] != k.Shape[3] || h%kvh != 0 {
@@ -46,19 +49,19 @@ func inferAttention(n *ir.Node) error {
 			return fmt.Errorf("window must be a positive int (tokens) or none, got %v", w)
 		}
 	}
-	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * q.Shape[3]}, DType: ir.F32}
+	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * v.Shape[3]}, DType: ir.F32}
 	return nil
 }
 
 func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	q, k, v := f.arg(n, 0), f.arg(n, 1), f.arg(n, 2)
 	B, S, H, D := q.Type.Shape[0], q.Type.Shape[1], q.Type.Shape[2], q.Type.Shape[3]
-	KVH := k.Type.Shape[2]
+	KVH, DV := k.Type.Shape[2], v.Type.Shape[3]
 	G := H / KVH
 	scale, _ := floatAttr(n, "scale", 1/math.Sqrt(float64(D)))
 
 	f.writeCache(n.Site, k, v)
-	keys, values := f.readCache(n.Site) // [B,1,L,KVH,D], L dynamic: the positions visible to this call
+	keys, values := f.readCache(n.Site) // [B,1,L,KVH,D] and [B,1,L,KVH,DV], L dynamic: the positions visible to this call
 
 	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g (HF repeat_kv).
 	qg := f.transpose(f.reshape(q, B, S, KVH, G, D), 0, 2, 3, 1, 4)
@@ -89,9 +92,9 @@ func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
 	probs := f.softmaxLast(scores)
-	out := f.dot(probs, values, []int64{0, 1}, []int64{0, 3}, []int64{3, 4}, []int64{1, 2}) // [B,KVH,G·S,D]
-	out = f.transpose(f.reshape(out, B, KVH, G, S, D), 0, 3, 1, 2, 4)                       // [B,S,KVH,G,D]
-	return f.reshape(out, B, S, H*D)
+	out := f.dot(probs, values, []int64{0, 1}, []int64{0, 3}, []int64{3, 4}, []int64{1, 2}) // [B,KVH,G·S,DV]
+	out = f.transpose(f.reshape(out, B, KVH, G, S, DV), 0, 3, 1, 2, 4)                      // [B,S,KVH,G,DV]
+	return f.reshape(out, B, S, H*DV)
 }
 
 // softmaxLast is softmax over the innermost dimension in f32:

@@ -101,3 +101,44 @@ func lowerSlice(f *fn, n *ir.Node) codegen.Value {
 	stop, _ := intAttr(n, "stop")
 	return f.sliceDim(x, x.Type.Rank()-1, start, stop)
 }
+
+// concat(x [..., a], y [..., b]) → [..., a + b]: torch.cat((x, y), dim=-1).
+// The other dimensions must agree, except that a dimension of size 1 in one
+// operand stretches to the other's (torch's expand before the cat: MLA's
+// k_rot, one head shared by every head's k_nope in DeepseekV2Attention).
+func inferConcat(n *ir.Node) error {
+	x, y := n.Args[0].Type, n.Args[1].Type
+	if len(x.Shape) != len(y.Shape) || len(x.Shape) == 0 || x.DType != y.DType {
+		return fmt.Errorf("cannot concatenate %s and %s (same rank and dtype needed)", x, y)
+	}
+	shape := append(ir.Shape{}, x.Shape...)
+	for i := range shape[:len(shape)-1] {
+		switch a, b := x.Shape[i], y.Shape[i]; {
+		case a == b:
+		case a == 1:
+			shape[i] = b
+		case b != 1:
+			return fmt.Errorf("cannot concatenate %s and %s: dimension %d differs and neither is 1", x, y, i)
+		}
+	}
+	shape[len(shape)-1] = ir.Dim(lastDim(x) + lastDim(y))
+	n.Type = ir.Type{Shape: shape, DType: x.DType}
+	return nil
+}
+
+func lowerConcat(f *fn, n *ir.Node) codegen.Value {
+	t := f.ty(n.Type)
+	r := int64(t.Rank())
+	parts := []codegen.Value{f.arg(n, 0), f.arg(n, 1)}
+	for i, p := range parts {
+		want := append(append([]int64{}, t.Shape[:r-1]...), p.Type.Shape[r-1])
+		if p.Type.String() != p.Type.With(want...).String() {
+			dims := make([]int64, r)
+			for d := range dims {
+				dims[d] = int64(d)
+			}
+			parts[i] = f.broadcastDims(p, p.Type.With(want...), dims...)
+		}
+	}
+	return f.concat(r-1, parts...)
+}

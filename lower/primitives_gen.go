@@ -16,6 +16,8 @@ var primitiveRows = []*primitive{
 	row("linear", inferLinear, lowerLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),
 	// slice: out = x[..., start:stop]
 	row("slice", inferSlice, lowerSlice, false, tensor("x"), scalar("start"), scalar("stop")),
+	// concat: out = cat(x, y) on the last dimension
+	row("concat", inferConcat, lowerConcat, false, tensor("x"), tensor("y")),
 	// heads: out = reshape(x, [..., n, d])
 	row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
@@ -113,6 +115,15 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
+		HF:        "torch.cat(..., dim=-1) (DeepseekV2Attention: q_nope | q_rot; k_nope | k_rot expanded to every head)",
+		Math:      "out = cat(x, y) on the last dimension",
+		Name:      "concat",
+		Shapes:    "x [..., a], y [..., b] (other dimensions equal, or 1 in one of them: it stretches) → [..., a + b]",
+		Signature: "concat(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
 		HF:        "view(hidden_shape) in the attention modules",
 		Math:      "out = reshape(x, [..., n, d])",
 		Name:      "heads",
@@ -166,7 +177,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "eager_attention_forward with repeat_kv",
 		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache",
 		Name:      "attention",
-		Shapes:    "q [batch, seq, heads, d], k and v [batch, seq, kv_heads, d] → [batch, seq, heads·d]",
+		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]",
 		Signature: "attention(q, k, v, scale:, softcap:, window:)",
 	},
 	{

@@ -276,7 +276,7 @@ class KVCache:
         self.k, self.v = {}, {}
 
     def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None):
-        """Writes this call's k, v [B, S, KVH, D], then HF
+        """Writes this call's k [B, S, KVH, D] and v [B, S, KVH, DV], then HF
         eager_attention_forward: per query at position p, keys at positions
         j <= p (and p - j < window), GQA head h -> kv head h // (H/KVH)."""
         B, S, H, D = q.shape
@@ -286,7 +286,8 @@ class KVCache:
             for s in range(S):
                 key = (int(slots[b]), int(positions[b][s]))
                 self.k[key], self.v[key] = k[b, s].astype(f64), v[b, s].astype(f64)
-        out = np.zeros((B, S, H, D))
+        DV = v.shape[3]
+        out = np.zeros((B, S, H, DV))
         for b in range(B):
             for s in range(S):
                 p = int(positions[b][s])
@@ -299,7 +300,7 @@ class KVCache:
                         sc = cap * np.tanh(sc / cap)
                     e = np.exp(sc - sc.max())
                     out[b, s, h] = (e / e.sum()) @ vals[:, h // G]
-        return out.reshape(B, S, H * D)
+        return out.reshape(B, S, H * DV)
 
 
 # The cases.
@@ -385,6 +386,16 @@ def cases():
     for b, s in [(1, 2), (2, 1)]:
         x = randn(r, (b, s, 10))
         c.call(b, s, [x], x[..., 3:7].astype(f64))
+
+    # concat: MLA's q_nope | q_rot, and k_nope | k_rot with k_rot's one head
+    # stretched to every head (torch expand, then cat)
+    r = rng("concat")
+    c = add(Case("concat", "concat", "out = cat(x, y) on the last dimension; y's single head stretches to x's 3 "
+                 "(MLA's k_nope | k_rot).",
+                 [("x", "f32", [B, S, 3, 5]), ("y", "f32", [B, S, 1, 2])], [B, S, 3, 7]))
+    for b, s in [(1, 2), (2, 1)]:
+        x, y = randn(r, (b, s, 3, 5)), randn(r, (b, s, 1, 2))
+        c.call(b, s, [x, y], np.concatenate([x, np.broadcast_to(y, (b, s, 3, 2))], -1).astype(f64))
 
     # heads
     r = rng("heads")
@@ -495,6 +506,23 @@ def cases():
             q, k, v = randn(r, (b, s, H, D)), randn(r, (b, s, KVH, D)), randn(r, (b, s, KVH, D))
             want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"))
             c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
+
+    # MLA (DeepSeek-V2, MiniCPM3): keys of qk_nope + qk_rope = 6 + 4 dims,
+    # values of v_head_dim 6, in two cache globals of their own widths.
+    name, H, D, DV = "attention_mla", 3, 10, 6
+    r = rng(name)
+    attrs = {"scale": 10 ** -0.5 * 1.25}
+    c = add(Case(name, "attention", "softmax(q·kᵀ·scale + causal mask)·v with the KV cache, MLA: keys of width 10, "
+                 "values of width 6 (v_head_dim), 3 heads, scale 10^-0.5·1.25; "
+                 "calls: prefill of slot 0, prefill of slot 1, ragged decode of both.",
+                 [("q", "f32", [B, S, H, D]), ("k", "f32", [B, S, H, D]), ("v", "f32", [B, S, H, DV])],
+                 [B, S, H * DV], attrs=attrs, positions=True, cache={"slots": 2, "max_len": 5},
+                 tol=(2e-5, 1e-5)))
+    kv = KVCache()
+    for b, s, pos, slots in [(1, 3, [[0, 1, 2]], [0]), (1, 2, [[0, 1]], [1]), (2, 1, [[3], [2]], [0, 1])]:
+        q, k, v = randn(r, (b, s, H, D)), randn(r, (b, s, H, D)), randn(r, (b, s, H, DV))
+        want = kv.attend(q, k, v, pos, slots, attrs["scale"])
+        c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
 
     # pointwise
     unary = [
