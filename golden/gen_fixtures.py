@@ -1128,6 +1128,60 @@ FIXTURES = [
         spec_check=False,
         switches=[("use_bias_matters", "use_bias=False", _set(use_bias=False))],
     ),
+    # ---- minicpm3: MiniCPM's scalings around multi-head latent attention
+    # (q LoRA, kv latent + shared rotary key head, v_head_dim 12 != qk_head_dim
+    # 10 + 6) and LongRoPE on the 6 rotary dims. original_max 20: the 1-token
+    # prompt stays short, the 7-token prompt crosses it while decoding (HF
+    # switches to the long factors from that step on and keeps the cached
+    # short-factor keys, as archc), the 29-token prompt is long from its
+    # prefill. (Not lower: TestExecution's prefill-vs-decode prompt has 19
+    # tokens, and a chunk that crosses the threshold rotates all its tokens
+    # with the long factors, token-by-token decode only the later ones: in HF
+    # too, LongRoPE depends on how a sequence is chunked.)
+    dict(
+        name="minicpm3",
+        model_cls=transformers.MiniCPM3ForCausalLM,
+        config_cls=transformers.MiniCPM3Config,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_size=56,
+            intermediate_size=72,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=True,
+            q_lora_rank=24,
+            kv_lora_rank=20,
+            qk_nope_head_dim=10,
+            qk_rope_head_dim=6,
+            v_head_dim=12,
+            scale_emb=2.5,
+            scale_depth=1.4,
+            dim_model_base=16,
+            rope_parameters={
+                "rope_type": "longrope",
+                "rope_theta": 10000.0,
+                "original_max_position_embeddings": 20,
+                "short_factor": [1.0, 1.5, 2.0],
+                "long_factor": [1.0, 4.0, 16.0],
+            },
+        ),
+        seed=7102,
+        prompt_seed=7201,
+        weight_std=0.2,
+        embed_std=0.1,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[
+            ("long_factor_matters", "long_factor = short_factor", _long_as_short),
+            ("scale_emb_matters", "scale_emb=1", _set(scale_emb=1)),
+            ("scale_depth_matters", "scale_depth=0.5", _set(scale_depth=0.5)),
+            ("dim_model_base_matters", "dim_model_base=hidden_size", _set(dim_model_base=56)),
+        ],
+    ),
 ]
 
 
