@@ -58,6 +58,8 @@ from transformers import (
     LlamaForCausalLM,
     MistralConfig,
     MistralForCausalLM,
+    MixtralConfig,
+    MixtralForCausalLM,
     Olmo2Config,
     Olmo2ForCausalLM,
     Olmo3Config,
@@ -427,6 +429,31 @@ FIXTURES = [
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         record_rope=True,
         switches=[("window_matters", "sliding_window=None (plain causal)", _set(sliding_window=None))],
+    ),
+    # ---- mixtral: sparse MoE MLP, 8 SwiGLU experts, top-2 renormalised ---
+    dict(
+        name="mixtral",
+        model_cls=MixtralForCausalLM,
+        config_cls=MixtralConfig,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+        ),
+        seed=4102,
+        prompt_seed=4201,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
     ),
     # ---- qwen3: per-head q/k RMSNorm before RoPE ------------------------
     dict(
@@ -1200,6 +1227,10 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_(bias_std * noise)
             elif name.endswith(".weight"):
                 p.copy_(weight_std * noise)
+            elif ".experts." in name and name.endswith("_bias"):  # stacked expert biases
+                p.copy_(bias_std * noise)
+            elif ".experts." in name:  # stacked expert projections ([experts, rows, cols])
+                p.copy_(weight_std * noise)
             else:
                 raise ValueError(f"unexpected parameter {name}")
 
@@ -1427,6 +1458,8 @@ def load_oracle_model(spec, out, config=None):
     if config is None and spec.get("oracle_config"):
         config = spec["config_cls"].from_pretrained(out)
     kw = {} if config is None else {"config": config}
+    if spec.get("moe"):  # the reference loop, not grouped_mm
+        kw["experts_implementation"] = "eager"
     model = spec["model_cls"].from_pretrained(
         out, dtype=torch.float32, attn_implementation="eager", **kw
     ).eval()
