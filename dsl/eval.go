@@ -538,6 +538,9 @@ func (s *scope) call(c *Call) (any, error) {
 			return s.ggufCall(c, fn)
 		}
 	}
+	if fn, ok := configFuncs[c.Name]; ok && s.b == nil && !c.Super {
+		return s.configCall(c, fn)
+	}
 	if s.b == nil {
 		return nil, errorf(c.Pos, "primitive call %s(...) is not allowed in a config expression", c.Name)
 	}

@@ -1,6 +1,7 @@
 package dsl
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -124,6 +125,13 @@ func TestConfigExpr(t *testing.T) {
 		{src: "n < s", wantErr: "operator < needs numbers"},
 		{src: "n ? 1 : 2", wantErr: "condition of ?: must be bool, got int 7"},
 		{src: "rope(1)", wantErr: "primitive call rope(...) is not allowed in a config expression"},
+		// log: natural logarithm of a number; none propagates.
+		{src: "log(1)", want: 0.0},
+		{src: "0.1 * log(rope.factor) + 1", want: 0.1*math.Log(8) + 1},
+		{src: "log(nothing)", want: nil},
+		{src: "log(0)", wantErr: "log(0) is not defined"},
+		{src: "log(s)", wantErr: `log needs a number, got string "b"`},
+		{src: "log(1, 2)", wantErr: "log takes one positional argument"},
 	} {
 		got, err := evalConfigExpr(t, tc.src, cfg)
 		if tc.wantErr != "" {

@@ -1,0 +1,39 @@
+package dsl
+
+import "math"
+
+// configFuncs are the math functions of config expressions (config
+// defaults, match conditions, gguf sections): one number in (an int is
+// converted), a float out, none in gives none. They compute config-time
+// values a Hugging Face config derives with Python's math module, such as
+// YaRN's mscale 0.1·m·log(factor) + 1 (DeepSeek-V2's softmax scale).
+var configFuncs = map[string]func(float64) (float64, bool){
+	"log": func(x float64) (float64, bool) { return math.Log(x), x > 0 }, // log(x): natural logarithm (math.log), x > 0
+}
+
+// configCall evaluates a call of a configFuncs function.
+func (s *scope) configCall(c *Call, fn func(float64) (float64, bool)) (any, error) {
+	if len(c.Args) != 1 || c.Args[0].Name != "" {
+		return nil, errorf(c.Pos, "%s takes one positional argument", c.Name)
+	}
+	v, err := s.expr(c.Args[0].Value)
+	if err != nil {
+		return nil, err
+	}
+	var x float64
+	switch n := v.(type) {
+	case nil:
+		return nil, nil
+	case int64:
+		x = float64(n)
+	case float64:
+		x = n
+	default:
+		return nil, errorf(c.Args[0].Pos, "%s needs a number, got %s %s", c.Name, typeName(v), show(v))
+	}
+	out, ok := fn(x)
+	if !ok {
+		return nil, errorf(c.Args[0].Pos, "%s(%s) is not defined", c.Name, show(v))
+	}
+	return out, nil
+}
