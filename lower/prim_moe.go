@@ -24,7 +24,11 @@ import (
 //
 // then norm divides the kept values by their sum (norm_topk_prob) and scale
 // multiplies them (routed_scaling_factor). Ties go to the lower expert
-// index, as torch.topk orders them.
+// index, as torch.topk orders them. topk_method "group_limited_greedy"
+// (DeepseekV2TopkRouter) first splits the experts into n_group equal groups,
+// scores each group by its largest p, keeps the topk_group best groups
+// (ties: lower group first) and sets p to 0 outside them, then takes the
+// top k; "greedy" (the default) is the plain top k.
 func inferRoute(n *ir.Node) error {
 	k, err := intAttr(n, "top_k")
 	if err != nil {
@@ -47,8 +51,36 @@ func inferRoute(n *ir.Node) error {
 	if k < 1 || k > e {
 		return fmt.Errorf("top_k %d must be in [1, %d] (the number of experts)", k, e)
 	}
+	if _, _, err := routeGroups(n, e); err != nil {
+		return err
+	}
 	n.Type = ir.Type{Shape: x.Shape, DType: ir.F32}
 	return nil
+}
+
+// routeGroups reads topk_method and, for group_limited_greedy, n_group and
+// topk_group (groups 0: plain top k).
+func routeGroups(n *ir.Node, experts int64) (groups, top int64, err error) {
+	method, ok := n.Attrs["topk_method"].(string)
+	if n.Attrs["topk_method"] == nil {
+		method, ok = "greedy", true
+	}
+	switch {
+	case ok && method == "greedy":
+		return 0, 0, nil
+	case !ok || method != "group_limited_greedy":
+		return 0, 0, fmt.Errorf(`topk_method %s is not supported (supported: "greedy", "group_limited_greedy")`, showValue(n.Attrs["topk_method"]))
+	}
+	if mode, _ := routeMode(n); mode != "before" {
+		return 0, 0, fmt.Errorf(`topk_method "group_limited_greedy" scores groups by probabilities: it needs softmax "before"`)
+	}
+	groups, gerr := intAttr(n, "n_group")
+	top, terr := intAttr(n, "topk_group")
+	if gerr != nil || terr != nil || groups < 1 || experts%groups != 0 || top < 1 || top > groups {
+		return 0, 0, fmt.Errorf(`topk_method "group_limited_greedy" needs n_group dividing the %d experts and topk_group in [1, n_group], got n_group %s and topk_group %s`,
+			experts, showValue(n.Attrs["n_group"]), showValue(n.Attrs["topk_group"]))
+	}
+	return groups, top, nil
 }
 
 func routeMode(n *ir.Node) (string, error) {
@@ -79,6 +111,9 @@ func lowerRoute(f *fn, n *ir.Node) codegen.Value {
 		// contexts").
 		x = f.barrier(f.softmaxLast(x))
 	}
+	if groups, top, _ := routeGroups(n, e); groups > 0 {
+		x = f.groupLimit(x, groups, top)
+	}
 	idx, vals := f.topK(x, k)
 	if mode == "after" {
 		vals = f.softmaxLast(vals)
@@ -94,6 +129,21 @@ func lowerRoute(f *fn, n *ir.Node) codegen.Value {
 }
 
 func lastDim2(x codegen.Value) int64 { return x.Type.Shape[x.Type.Rank()-1] }
+
+// groupLimit keeps, in each row of p [T, E] (probabilities), the experts of
+// the top best of its groups groups (E/groups consecutive experts each,
+// scored by their largest p; ties to the lower group) and sets the others
+// to 0, as DeepseekV2TopkRouter's group_limited_greedy: masked_fill(0.0).
+func (f *fn) groupLimit(p codegen.Value, groups, top int64) codegen.Value {
+	t, e := p.Type.Shape[0], p.Type.Shape[1]
+	size := e / groups
+	best := f.reduceLast(f.reshape(p, t, groups, size), "stablehlo.maximum", math.Inf(-1)) // [T, groups]
+	idx, _ := f.topK(best, top)
+	kept := f.scatterDense(idx, f.splat(1, codegen.T("f32", t, top)), groups) // 1 for the kept groups
+	mask := f.compare("NE", kept, f.splat(0, kept.Type))
+	mask = f.reshape(f.broadcastDims(mask, codegen.T("i1", t, groups, size), 0, 1), t, e)
+	return f.selectOp(mask, p, f.splat(0, p.Type))
+}
 
 // topK returns the k largest entries of each row of x [T, E] f32 and their
 // indices, largest first, a tie going to the lower index (torch.topk's

@@ -37,7 +37,7 @@ var primitiveRows = []*primitive{
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", inferDivide, lowerDivide, false, tensor("x"), scalar("divisor")),
 	// route: before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first
-	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale")),
+	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
 	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k")),
 	// add: out = x + y
@@ -255,13 +255,25 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "1.0",
 			Doc:     "multiplies the kept weights (routed_scaling_factor)",
 			Name:    "scale",
+		}, {
+			Default: "\"greedy\"",
+			Doc:     "\"greedy\": top_k of all experts; \"group_limited_greedy\" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax \"before\" only)",
+			Name:    "topk_method",
+		}, {
+			Default: "none",
+			Doc:     "group_limited_greedy: the number of equal groups of consecutive experts",
+			Name:    "n_group",
+		}, {
+			Default: "none",
+			Doc:     "group_limited_greedy: how many groups a token may use",
+			Name:    "topk_group",
 		}},
 		Cache:     false,
-		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after); torch.topk",
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups); torch.topk",
 		Math:      "before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first",
 		Name:      "route",
 		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts",
-		Signature: "route(logits, top_k, softmax:, norm:, scale:)",
+		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:)",
 	},
 	{
 		Attrs: []AttrDoc{{

@@ -186,6 +186,14 @@ def route_ref(logits, attrs):
     out = np.zeros_like(x)
     for i, row in enumerate(x):
         p = row if attrs.get("softmax") == "after" else np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+        if attrs.get("topk_method") == "group_limited_greedy":
+            # DeepseekV2TopkRouter: groups scored by their max p, the best
+            # topk_group kept (ties: lower group), p = 0 outside them.
+            g = p.reshape(attrs["n_group"], -1)
+            keep = np.argsort(-g.max(-1), kind="stable")[:attrs["topk_group"]]
+            mask = np.zeros_like(g)
+            mask[keep] = 1
+            p = np.where(mask.reshape(-1) > 0, p, 0.0)
         idx = np.argsort(-p, kind="stable")[:k]
         v = p[idx]
         if attrs.get("softmax") == "after":
@@ -610,6 +618,25 @@ def cases():
             x = randn(r, (b, s_, 6), 2)
             x.reshape(-1, 6)[:3] = ties[: min(3, b * s_)]
             c.call(b, s_, [x], route_ref(x, attrs))
+
+    # route with group-limited top-k (DeepSeek-V2): 8 experts in 4 groups of
+    # 2, the best 2 groups, top 3 inside them, times routed_scaling_factor.
+    # Tie rows: two groups with equal maxima competing for the second place
+    # (the lower group wins), equal experts across the kept groups, all equal.
+    gties = np.array([[2.0, 0.0, 1.0, 0.5, 1.0, 0.9, -1.0, 0.0],
+                      [0.5, 1.5, 1.5, 0.5, -2.0, 1.5, 0.0, 0.0],
+                      [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], dtype=f32)
+    name = "route_groups"
+    attrs = {"top_k": 3, "scale": 1.5, "topk_method": "group_limited_greedy", "n_group": 4, "topk_group": 2}
+    r = rng(name)
+    c = add(Case(name, "route", "softmax over 8 experts, then DeepseekV2TopkRouter's group_limited_greedy: 4 groups "
+                 "of 2 scored by their max, the best 2 kept, the others' p set to 0, top 3 of the rest, times 1.5; "
+                 "rows with tied group maxima and tied experts: the lower index first.",
+                 [("logits", "f32", [B, S, 8])], [B, S, 8], attrs=attrs, tol=(1e-6, 1e-6)))
+    for b, s_ in [(1, 3), (2, 2)]:
+        x = randn(r, (b, s_, 8), 2)
+        x.reshape(-1, 8)[:3] = gties[: min(3, b * s_)]
+        c.call(b, s_, [x], route_ref(x, attrs))
 
     # experts: Σ_e w[e]·down_e(act(gate_e x)·up_e x); the (1, 1) call takes
     # the sparse path (T·top_k < E), the others the dense one.
