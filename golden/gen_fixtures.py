@@ -252,6 +252,13 @@ def _partial_rotary(factor):
     return mutate
 
 
+def _rope_param(**kw):
+    def mutate(cfg):
+        cfg.rope_parameters.update(kw)
+
+    return mutate
+
+
 def _long_as_short(cfg):
     cfg.rope_parameters["long_factor"] = list(cfg.rope_parameters["short_factor"])
 
@@ -1207,6 +1214,65 @@ FIXTURES = [
             ("scale_emb_matters", "scale_emb=1", _set(scale_emb=1)),
             ("scale_depth_matters", "scale_depth=0.5", _set(scale_depth=0.5)),
             ("dim_model_base_matters", "dim_model_base=hidden_size", _set(dim_model_base=56)),
+        ],
+    ),
+    # ---- deepseek_v2: multi-head latent attention with a plain q_proj
+    # (q_lora_rank null), YaRN (factor 4, original 64) with mscale 1 and
+    # mscale_all_dim 0.8 (cos/sin times mscale(4, 1)/mscale(4, 0.8) = 1.0250,
+    # softmax scale times mscale(4, 0.8)² = 1.1109²), interleaved RoPE pairs; layer 0 dense (first_k_dense_replace
+    # 1), layers 1-2 MoE: 8 routed experts in 4 groups, group_limited_greedy
+    # top 3 of the best 2 groups, routed_scaling_factor 1.5, one shared expert.
+    dict(
+        name="deepseek_v2",
+        model_cls=transformers.DeepseekV2ForCausalLM,
+        config_cls=transformers.DeepseekV2Config,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_size=48,
+            intermediate_size=80,
+            num_hidden_layers=3,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            q_lora_rank=None,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=4,
+            v_head_dim=12,
+            n_routed_experts=8,
+            num_experts_per_tok=3,
+            n_group=4,
+            topk_group=2,
+            topk_method="group_limited_greedy",
+            routed_scaling_factor=1.5,
+            n_shared_experts=1,
+            moe_intermediate_size=24,
+            first_k_dense_replace=1,
+            rope_parameters={
+                "rope_type": "yarn",
+                "rope_theta": 10000.0,
+                "factor": 4.0,
+                "original_max_position_embeddings": 64,
+                "mscale": 1.0,
+                "mscale_all_dim": 0.8,
+                "beta_fast": 32,
+                "beta_slow": 1,
+            },
+        ),
+        seed=7301,
+        prompt_seed=7401,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("group_limit_matters", "topk_method=greedy", _set(topk_method="greedy")),
+            ("routed_scaling_factor_matters", "routed_scaling_factor=1", _set(routed_scaling_factor=1.0)),
+            ("mscale_all_dim_matters", "mscale_all_dim=0 (softmax scale and cos/sin factor)", _rope_param(mscale_all_dim=0)),
         ],
     ),
 ]
