@@ -1164,7 +1164,8 @@ FIXTURES = [
     ),
     # ---- minicpm3: MiniCPM's scalings around multi-head latent attention
     # (q LoRA, kv latent + shared rotary key head, v_head_dim 12 != qk_head_dim
-    # 10 + 6) and LongRoPE on the 6 rotary dims. original_max 20: the 1-token
+    # 10 + 6) and LongRoPE on the 6 rotary dims. hidden 64, intermediate 96 and
+    # q_lora_rank 32 give the Q8_0 twin rows of whole 32-blocks. original_max 20: the 1-token
     # prompt stays short, the 7-token prompt crosses it while decoding (HF
     # switches to the long factors from that step on and keeps the cached
     # short-factor keys, as archc), the 29-token prompt is long from its
@@ -1178,13 +1179,13 @@ FIXTURES = [
         config_cls=transformers.MiniCPM3Config,
         config=dict(
             TINY_NO_HEAD_DIM,
-            hidden_size=56,
-            intermediate_size=72,
+            hidden_size=64,
+            intermediate_size=96,
             num_key_value_heads=4,
             hidden_act="silu",
             rms_norm_eps=1e-5,
             tie_word_embeddings=True,
-            q_lora_rank=24,
+            q_lora_rank=32,
             kv_lora_rank=20,
             qk_nope_head_dim=10,
             qk_rope_head_dim=6,
@@ -1200,7 +1201,7 @@ FIXTURES = [
                 "long_factor": [1.0, 4.0, 16.0],
             },
         ),
-        seed=7102,
+        seed=7104,
         prompt_seed=7201,
         weight_std=0.2,
         embed_std=0.1,
@@ -1213,7 +1214,7 @@ FIXTURES = [
             ("long_factor_matters", "long_factor = short_factor", _long_as_short),
             ("scale_emb_matters", "scale_emb=1", _set(scale_emb=1)),
             ("scale_depth_matters", "scale_depth=0.5", _set(scale_depth=0.5)),
-            ("dim_model_base_matters", "dim_model_base=hidden_size", _set(dim_model_base=56)),
+            ("dim_model_base_matters", "dim_model_base=hidden_size", _set(dim_model_base=64)),
         ],
     ),
     # ---- deepseek_v2: multi-head latent attention with a plain q_proj

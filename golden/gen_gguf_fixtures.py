@@ -92,6 +92,7 @@ GGUF_ARCH = {
     "cohere2": "cohere2",
     "exaone4": "exaone4",
     "ernie4_5": "ernie4_5",
+    "minicpm3": "minicpm3",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -172,7 +173,7 @@ def write_metadata(w, name, cfg, ftype):
     w.add_feed_forward_length(cfg["intermediate_size"])
     w.add_head_count(heads)
     w.add_head_count_kv(cfg.get("num_key_value_heads") or heads)
-    if mt not in ("gemma", "stablelm"):  # GemmaModel, StableLMModel write no rope base (llama.cpp's default 10000)
+    if mt not in ("gemma", "stablelm", "minicpm3"):  # GemmaModel, StableLMModel, MiniCPM3Model write no rope base (llama.cpp's default 10000)
         w.add_rope_freq_base(full["rope_theta"])
     if "rms_norm_eps" in cfg:
         w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
@@ -180,7 +181,7 @@ def write_metadata(w, name, cfg, ftype):
         if key in cfg:
             w.add_layer_norm_eps(cfg[key])
             break
-    if cfg.get("head_dim") is not None:
+    if cfg.get("head_dim") is not None and mt != "minicpm3":  # MiniCPM3's head_dim is its rotary part
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
     w.add_file_type(ftype)
@@ -221,6 +222,13 @@ def write_metadata(w, name, cfg, ftype):
         w.add_embedding_scale(float(cfg["scale_emb"]))
         w.add_residual_scale(cfg["scale_depth"] / cfg["num_hidden_layers"] ** 0.5)
         w.add_logit_scale(cfg["hidden_size"] / cfg["dim_model_base"])
+    if mt == "minicpm3":  # MiniCPM3Model (its own set_gguf_parameters, no TextModel keys beyond these)
+        w.add_vocab_size(cfg["vocab_size"])
+        if cfg.get("q_lora_rank") is not None:
+            w.add_q_lora_rank(cfg["q_lora_rank"])
+        w.add_kv_lora_rank(cfg["kv_lora_rank"])
+        w.add_key_length(cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"])
+        w.add_rope_dimension_count(cfg["qk_rope_head_dim"])
     for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id), ("pad_token_id", w.add_pad_token_id)):
         if cfg.get(key) is not None:
             add(cfg[key])
@@ -246,6 +254,20 @@ def write_metadata(w, name, cfg, ftype):
             # rope_factors_long/short, which a config cannot read.
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.short_factor", [float(x) for x in full["short_factor"]])
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.long_factor", [float(x) for x in full["long_factor"]])
+    if mt == "minicpm3":
+        # llama.cpp fixes scale_emb 12, scale_depth 1.4, dim_model_base 256
+        # and v_head_dim hidden/heads, and stores LongRoPE's factors as the
+        # tensors rope_factors_long/short only: the fixture's values under
+        # minicpm's keys, value_length and the rope.scaling keys phi3 uses.
+        if cfg["v_head_dim"] != cfg["hidden_size"] // heads:
+            w.add_value_length(cfg["v_head_dim"])
+        w.add_embedding_scale(float(cfg["scale_emb"]))
+        w.add_residual_scale(cfg["scale_depth"] / cfg["num_hidden_layers"] ** 0.5)
+        w.add_logit_scale(cfg["hidden_size"] / cfg["dim_model_base"])
+        if full.get("rope_type") == "longrope":
+            w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
+            w.add_array(f"{arch}.rope.scaling.short_factor", [float(x) for x in full["short_factor"]])
+            w.add_array(f"{arch}.rope.scaling.long_factor", [float(x) for x in full["long_factor"]])
     if mt == "cohere":  # CommandR2Model
         w.add_logit_scale(cfg["logit_scale"])
         w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
@@ -310,7 +332,7 @@ def to_gguf(cfg, state):
             t = t + 1
         out.append((name, hf, t.numpy()))
     full = rope_params(cfg)
-    if mt == "phi3" and full.get("rope_type") == "longrope":
+    if mt in ("phi3", "minicpm3") and full.get("rope_type") == "longrope":
         out.append(("rope_factors_long.weight", None, np.array(full["long_factor"], dtype=np.float32)))
         out.append(("rope_factors_short.weight", None, np.array(full["short_factor"], dtype=np.float32)))
     if mt in ("llama", "exaone", "exaone4") and full.get("rope_type") == "llama3":
