@@ -45,6 +45,7 @@ import glob
 import hashlib
 import importlib.metadata
 import json
+import re
 import math
 import os
 import shutil
@@ -92,13 +93,25 @@ GGUF_ARCH = {
     "cohere2": "cohere2",
     "exaone4": "exaone4",
     "ernie4_5": "ernie4_5",
+    "mixtral": "llama",  # MixtralForCausalLM is converted by LlamaModel
+    "qwen2_moe": "qwen2moe",
+    "qwen3_moe": "qwen3moe",
+    "olmoe": "olmoe",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral"}
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
-LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite"}
+LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral"}
+# MoE families whose HF configs may mix in dense layers (mlp_only_layers,
+# decoder_sparse_step), which llama.cpp's converters do not carry.
+DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe"}
+# A per-expert checkpoint tensor (<prefix>.experts.<e>.<proj>.weight); the
+# converter stacks each projection's experts into one tensor (ffn_*_exps).
+EXPERT = re.compile(r"^(.*\.experts)\.(\d+)\.(\w+)\.weight$")
+# The stacked name archc's experts primitive reads (<prefix>.experts.<proj>.weight).
+STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 # Families whose RMSNorm weights llama.cpp stores as 1 + w.
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text"}
 
@@ -221,6 +234,21 @@ def write_metadata(w, name, cfg, ftype):
         w.add_embedding_scale(float(cfg["scale_emb"]))
         w.add_residual_scale(cfg["scale_depth"] / cfg["num_hidden_layers"] ** 0.5)
         w.add_logit_scale(cfg["hidden_size"] / cfg["dim_model_base"])
+    experts = cfg.get("num_local_experts") or cfg.get("num_experts")
+    if experts:  # the MoE converters (LlamaModel for Mixtral, Qwen2MoeModel, Qwen3MoeModel, OlmoeModel)
+        w.add_expert_count(experts)
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        if cfg.get("moe_intermediate_size"):
+            w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        if cfg.get("shared_expert_intermediate_size"):
+            w.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
+    if mt in DENSE_LAYERS_MOE:  # EXTENSION: which layers keep a dense MLP
+        if cfg.get("decoder_sparse_step", 1) != 1:
+            w.add_uint32(f"{GGUF_ARCH[mt]}.decoder_sparse_step", cfg["decoder_sparse_step"])
+        if cfg.get("mlp_only_layers"):
+            w.add_array(f"{GGUF_ARCH[mt]}.mlp_only_layers", [int(x) for x in cfg["mlp_only_layers"]])
+    if mt == "olmoe" and cfg.get("clip_qkv") is not None:
+        w.add_clamp_kqv(cfg["clip_qkv"])
     for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id), ("pad_token_id", w.add_pad_token_id)):
         if cfg.get(key) is not None:
             add(cfg[key])
@@ -297,12 +325,23 @@ def to_gguf(cfg, state):
     mt = cfg["model_type"]
     arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
     tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
+    llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
     heads = cfg["num_attention_heads"]
     kv_heads = cfg.get("num_key_value_heads") or heads
     out = []
+    state = dict(state)
+    stacks = {}
+    for hf in sorted(state):
+        m = EXPERT.match(hf)
+        if m:
+            stacks.setdefault(f"{m.group(1)}.{m.group(3)}.weight", {})[int(m.group(2))] = state.pop(hf)
+    for hf, parts in stacks.items():
+        state[hf] = torch.stack([parts[e] for e in range(len(parts))])
     for hf in sorted(state):
         t = state[hf].to(torch.float32)
         name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
+        if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
+            name = llama_map.get_name(hf, try_suffixes=(".weight", ".bias"))
         assert name is not None, f"{mt}: TensorNameMap has no GGUF name for {hf}"
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
             t = permute(t, heads if ".q_proj." in hf else kv_heads)
@@ -361,6 +400,11 @@ def read_back(path, cfg, names):
             data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
             data = data - np.float32(1)
+        m = STACKED.match(hf)
+        if m and data.ndim == 3:  # ffn_*_exps: back to the checkpoint's per-expert tensors
+            for e in range(data.shape[0]):
+                sd[f"{m.group(1)}.{e}.{m.group(2)}.weight"] = torch.from_numpy(np.ascontiguousarray(data[e]))
+            continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
     return sd
 
@@ -411,6 +455,8 @@ def build(folder):
             save_file(back, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
             model = gen_fixtures.load_oracle_model(spec, tmp)
         for hf, t in back.items():
+            if EXPERT.match(hf):  # fused into [experts, ...] parameters on load
+                continue
             assert any(torch.equal(t, p) for p in model.state_dict().values()), f"{name}: {hf} not loaded"
     else:
         missing, unexpected = model.load_state_dict(back, strict=False)
