@@ -20,8 +20,8 @@ var primitiveRows = []*primitive{
 	row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache
-	row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window")),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
+	row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks")),
 	// activation: out = ACT2FN[name](x)
 	row("activation", inferActivation, lowerActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -161,13 +161,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys",
 			Name:    "window",
+		}, {
+			Default: "none",
+			Doc:     "a weight path whose tensor (the path itself, no .weight) holds one learned logit per query head: softmax over [scores, sink], the sink's column dropped (attention sinks)",
+			Name:    "sinks",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks)",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator",
 		Name:      "attention",
-		Shapes:    "q [batch, seq, heads, d], k and v [batch, seq, kv_heads, d] → [batch, seq, heads·d]",
-		Signature: "attention(q, k, v, scale:, softcap:, window:)",
+		Shapes:    "q [batch, seq, heads, d], k and v [batch, seq, kv_heads, d] → [batch, seq, heads·d]; sinks (a tensor path) [heads]",
+		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:)",
 	},
 	{
 		Attrs:     []AttrDoc{},
