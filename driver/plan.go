@@ -224,6 +224,11 @@ func (p *Plan) useWeights(ix *weights.Index) error {
 	p.Weights = ix
 	p.Options.WeightDTypes = map[string]string{}
 	for _, w := range p.Graph.Weights {
+		if _, present := ix.Tensors[w.Name]; !present && w.Parts != nil {
+			if err := ix.Stack(w.Name, w.Parts); err != nil {
+				return w.Errorf("%w", err)
+			}
+		}
 		info, err := ix.Lookup(w.Name, w.Shape)
 		if err != nil {
 			if _, present := ix.Tensors[w.Name]; !present {

@@ -60,6 +60,8 @@ from transformers import (
     LlamaForCausalLM,
     MistralConfig,
     MistralForCausalLM,
+    MixtralConfig,
+    MixtralForCausalLM,
     Olmo2Config,
     Olmo2ForCausalLM,
     Olmo3Config,
@@ -318,8 +320,6 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
 #                   down_proj; their ..._proj_bias take bias_std)
 #   sink_std        std of attention sinks (GptOss self_attn.sinks)
-#   experts_eager   True: the oracle loads with experts_implementation="eager"
-#                   (the modeling file's own loop over experts)
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -441,6 +441,31 @@ FIXTURES = [
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         record_rope=True,
         switches=[("window_matters", "sliding_window=None (plain causal)", _set(sliding_window=None))],
+    ),
+    # ---- mixtral: sparse MoE MLP, 8 SwiGLU experts, top-2 renormalised ---
+    dict(
+        name="mixtral",
+        model_cls=MixtralForCausalLM,
+        config_cls=MixtralConfig,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+        ),
+        seed=4102,
+        prompt_seed=4201,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
     ),
     # ---- qwen3: per-head q/k RMSNorm before RoPE ------------------------
     dict(
@@ -1180,7 +1205,7 @@ FIXTURES = [
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         record_rope=True,
         spec_check=False,
-        experts_eager=True,
+        moe=True,
         switches=[
             WINDOW_OFF,
             ("yarn_truncate_matters", "rope_parameters truncate true", _rope_param(truncate=True)),
@@ -1192,9 +1217,9 @@ FIXTURES = [
 
 def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
-    expert tensors (GptOss mlp.experts.gate_up_proj, down_proj) draw with
-    expert_std, their biases (..._proj_bias) with bias_std, attention sinks
-    (self_attn.sinks) with sink_std."""
+    expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
+    expert_std (default weight_std), their biases (..._bias) with bias_std,
+    attention sinks (GptOss self_attn.sinks) with sink_std."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         for name in sorted(params):
@@ -1208,10 +1233,10 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_(bias_std * noise)
             elif name.endswith(".weight"):
                 p.copy_(weight_std * noise)
-            elif name.endswith("_proj_bias") and expert_std is not None:
+            elif ".experts." in name and name.endswith("_bias"):  # stacked expert biases
                 p.copy_(bias_std * noise)
-            elif name.endswith("_proj") and expert_std is not None:
-                p.copy_(expert_std * noise)
+            elif ".experts." in name:  # stacked expert projections ([experts, rows, cols])
+                p.copy_((weight_std if expert_std is None else expert_std) * noise)
             elif name.endswith(".sinks") and sink_std is not None:
                 p.copy_(sink_std * noise)
             else:
@@ -1441,7 +1466,7 @@ def load_oracle_model(spec, out, config=None):
     if config is None and spec.get("oracle_config"):
         config = spec["config_cls"].from_pretrained(out)
     kw = {} if config is None else {"config": config}
-    if spec.get("experts_eager"):
+    if spec.get("moe"):  # the reference loop, not grouped_mm
         kw["experts_implementation"] = "eager"
     model = spec["model_cls"].from_pretrained(
         out, dtype=torch.float32, attn_implementation="eager", **kw

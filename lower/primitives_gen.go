@@ -34,6 +34,10 @@ var primitiveRows = []*primitive{
 	row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", inferDivide, lowerDivide, false, tensor("x"), scalar("divisor")),
+	// route: before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first
+	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale")),
+	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
+	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -230,6 +234,60 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "divide",
 		Shapes:    "x → same",
 		Signature: "divide(x, divisor)",
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "\"before\"",
+			Doc:     "\"before\": softmax over all experts, then top_k; \"after\": top_k of the logits, then softmax over those k",
+			Name:    "softmax",
+		}, {
+			Default: "false",
+			Doc:     "true: divide the k kept weights by their sum (norm_topk_prob)",
+			Name:    "norm",
+		}, {
+			Default: "1.0",
+			Doc:     "multiplies the kept weights (routed_scaling_factor)",
+			Name:    "scale",
+		}},
+		Cache:     false,
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after); torch.topk",
+		Math:      "before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first",
+		Name:      "route",
+		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts",
+		Signature: "route(logits, top_k, softmax:, norm:, scale:)",
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "\"silu\"",
+			Doc:     "the ACT2FN name applied to the gate projection",
+			Name:    "act",
+		}, {
+			Default: "\"gate_proj\"",
+			Doc:     "the gate projection's name under the experts module",
+			Name:    "gate",
+		}, {
+			Default: "\"up_proj\"",
+			Doc:     "the up projection's name",
+			Name:    "up",
+		}, {
+			Default: "\"down_proj\"",
+			Doc:     "the down projection's name",
+			Name:    "down",
+		}, {
+			Default: "none",
+			Doc:     "a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up",
+			Name:    "gate_up",
+		}, {
+			Default: "the top_k of the route call giving weights",
+			Doc:     "at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs",
+			Name:    "top_k",
+		}},
+		Cache:     false,
+		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py) and the other families' Experts, experts_implementation eager",
+		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order",
+		Name:      "experts",
+		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
+		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:)",
 	},
 	{
 		Attrs:     []AttrDoc{},

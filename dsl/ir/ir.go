@@ -83,6 +83,12 @@ type Weight struct {
 	Name  string
 	Shape []int64
 	Pos   lexer.Position
+	// Parts, when set, are the checkpoint tensors a stacked weight is made
+	// of where the checkpoint does not hold Name itself: Shape[0] tensors of
+	// shape Shape[1:], stacked along a new first axis at load (an MoE
+	// layer's per-expert projections, <experts>.<e>.w1.weight, as
+	// <experts>.w1.weight [experts, rows, cols]).
+	Parts []string
 }
 
 // Errorf returns an error about the weight, prefixed with the .arch

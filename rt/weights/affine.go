@@ -2,13 +2,8 @@ package weights
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/archc/archc/lower"
@@ -159,103 +154,21 @@ func Affine(ix *Index, q *AffineQuant) (*Index, error) {
 	return out, nil
 }
 
-// NeedsPack reports whether some tensor of ix is still in its parts
-// (Affine's view): PackAffine must run before its data can be read.
-func (ix *Index) NeedsPack() bool {
-	for _, info := range ix.Tensors {
-		if info.Source != nil && info.File == "" {
-			return true
-		}
-	}
-	return false
-}
-
 // PackAffine writes every MLX affine tensor of ix (Affine's view) into one
 // file under cacheDir, in the block layout of lower's affine storage
 // format: each row's groups in order, each group its scale and bias (the
 // stored bytes) then its packed values (the stored bytes of that group),
 // the same total size as the three parts; each tensor 64-byte aligned. It
-// returns ix with those tensors pointing into the file. A file of the
-// expected size is reused; a new one is written under a temporary name and
-// renamed. progress, if not nil, gets bytes written so far and the total.
-// Errors name the checkpoint and the problem (read or write failure, ctx
-// ending).
+// returns ix with those tensors pointing into the file (see packViews for
+// reuse, progress and errors).
 func (ix *Index) PackAffine(ctx context.Context, cacheDir string, progress func(done, total int64)) (*Index, error) {
-	var names []string
-	for n, info := range ix.Tensors {
-		if info.Source != nil {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	out := &Index{Source: ix.Source, Tensors: map[string]Info{}}
-	for n, info := range ix.Tensors {
-		out.Tensors[n] = info
-	}
-	if len(names) == 0 {
-		return out, nil
-	}
-	abs, err := filepath.Abs(cacheDir)
-	if err != nil {
-		return nil, fmt.Errorf("weights: bad cache folder %q: %v", cacheDir, err)
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", affinePackVersion)
-	var total int64
-	offs := map[string]int64{}
-	for _, n := range names {
-		s := ix.Tensors[n].Source
-		for _, part := range []Info{s.Weight, s.Scales, s.Biases} {
-			st, err := os.Stat(part.File)
-			if err != nil {
-				return nil, fmt.Errorf("weights: %v", err)
+	return ix.packViews(ctx, cacheDir, "mlx", affinePackVersion, "packing MLX weights",
+		func(info Info) []Info {
+			if info.Source == nil {
+				return nil
 			}
-			fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00%d\x00", part.File, st.Size(), st.ModTime().UnixNano(), part.Offset, part.Length)
-		}
-		total = (total + 63) / 64 * 64
-		offs[n] = total
-		total += ix.Tensors[n].Length
-	}
-	file := filepath.Join(abs, "mlx-"+hex.EncodeToString(h.Sum(nil))[:32]+".packed")
-	for _, n := range names {
-		info := out.Tensors[n]
-		info.File, info.Offset = file, offs[n]
-		out.Tensors[n] = info
-	}
-	if st, err := os.Stat(file); err == nil && st.Size() == total {
-		if progress != nil {
-			progress(total, total)
-		}
-		return out, nil
-	}
-	label := "weights: " + ix.Source
-	err = WriteCacheFile(label, abs, file, func(tmp *os.File) error {
-		var done int64
-		for _, n := range names {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("%s: packing MLX weights: %w", label, err)
-			}
-			data, err := packAffine(ix.Tensors[n])
-			if err != nil {
-				return fmt.Errorf("%s: tensor %q: %v", label, n, err)
-			}
-			if _, err := tmp.WriteAt(data, offs[n]); err != nil {
-				return fmt.Errorf("%s: writing cache file %s: %v", label, tmp.Name(), err)
-			}
-			done += int64(len(data))
-			if progress != nil {
-				progress(done, total)
-			}
-		}
-		if err := tmp.Truncate(total); err != nil {
-			return fmt.Errorf("%s: writing cache file %s: %v", label, tmp.Name(), err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+			return []Info{info.Source.Weight, info.Source.Scales, info.Source.Biases}
+		}, packAffine, progress)
 }
 
 // packAffine interleaves one tensor's parts group by group (see

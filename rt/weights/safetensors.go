@@ -44,6 +44,10 @@ type Info struct {
 	// Source, for an MLX affine tensor (Affine), holds its stored parts;
 	// File is empty until PackAffine has written them as one.
 	Source *AffineSource
+	// Stack, for a tensor stacked from others (Index.Stack), holds its
+	// parts in order; File is empty until PackStacks has written them as
+	// one.
+	Stack []Info
 }
 
 // Index maps tensor names to their locations in a checkpoint.

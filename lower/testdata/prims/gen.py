@@ -178,6 +178,25 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
+def route_ref(logits, attrs):
+    """HF TopKRouter: softmax (f64 from the f32 logits) before or after
+    torch.topk, whose ties keep the lower index (a stable sort of -p);
+    then norm_topk_prob and the scale. Dense [..., E], zero elsewhere."""
+    k = attrs["top_k"]
+    x = logits.astype(f64).reshape(-1, logits.shape[-1])
+    out = np.zeros_like(x)
+    for i, row in enumerate(x):
+        p = row if attrs.get("softmax") == "after" else np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+        idx = np.argsort(-p, kind="stable")[:k]
+        v = p[idx]
+        if attrs.get("softmax") == "after":
+            v = np.exp(v - v.max()) / np.exp(v - v.max()).sum()
+        if attrs.get("norm"):
+            v = v / v.sum()
+        out[i, idx] = v * attrs.get("scale", 1.0)
+    return out.reshape(logits.shape)
+
+
 def softcap(x, cap):
     return cap * np.tanh(x.astype(f64) / cap)
 
@@ -556,6 +575,61 @@ def cases():
         for b, s in [(2, 3), (1, 1)]:
             x, y = randn(r, (b, s, 4)), randn(r, (b, s, 4))
             c.call(b, s, [x, y], fn(x.astype(f64), y.astype(f64)))
+
+    # route: router logits → dense routing weights (torch.topk, ties to the
+    # lower index). Rows with deliberate ties: equal logits inside the top k
+    # and across its boundary.
+    ties = np.array([[1.5, 1.5, 0.25, 1.5, -1.0, 0.0],
+                     [0.5, 2.0, 0.5, 0.5, 2.0, -3.0],
+                     [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]], dtype=f32)
+    for name, attrs, doc in [
+        ("route", {"top_k": 2, "norm": True},
+         "softmax over the experts, top 2, renormalised (MixtralTopKRouter); rows with tied logits, inside and "
+         "across the top-k boundary: torch.topk keeps the lower index first"),
+        ("route_after", {"top_k": 3, "softmax": "after", "scale": 2.5},
+         "top 3 of the logits, softmax over them (GraniteMoeTopKRouter), times scale 2.5; ties as torch.topk"),
+        ("route_no_norm", {"top_k": 2},
+         "softmax over the experts, top 2, not renormalised (OlmoeTopKRouter, norm_topk_prob false)"),
+    ]:
+        r = rng(name)
+        c = add(Case(name, "route", doc + ".", [("logits", "f32", [B, S, 6])], [B, S, 6], attrs=attrs,
+                     tol=(1e-6, 1e-6)))
+        for b, s_ in [(1, 3), (2, 2)]:
+            x = randn(r, (b, s_, 6), 2)
+            x.reshape(-1, 6)[:3] = ties[: min(3, b * s_)]
+            c.call(b, s_, [x], route_ref(x, attrs))
+
+    # experts: Σ_e w[e]·down_e(act(gate_e x)·up_e x); the (1, 1) call takes
+    # the sparse path (T·top_k < E), the others the dense one.
+    for name, fused in [("experts", False), ("experts_gate_up", True)]:
+        r = rng(name)
+        E, H, I, K = 4, 8, 6, 1 if not fused else 2
+        attrs = {"intermediate": I, "top_k": K}
+        if fused:
+            attrs.update({"gate_up": "gate_up_proj", "act": "gelu_pytorch_tanh"})
+        doc = ("out = Σ_e w[e]·down_e(%s(gate_e x)·up_e x) over %d experts, top %d; the 1-token call takes the "
+               "sparse (gathered) path, the others the dense one%s" %
+               ("gelu_tanh" if fused else "silu", E, K, "; gate and up fused in one tensor, gate rows first"
+                if fused else ""))
+        c = add(Case(name, "experts", doc + ".", [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])],
+                     [B, S, H], attrs=attrs, tol=(1e-5, 1e-5)))
+        if fused:
+            gu = c.weight("gate_up_proj.weight", randn(r, (E, 2 * I, H), 0.5))
+            g, u = gu[:, :I], gu[:, I:]
+        else:
+            g = c.weight("gate_proj.weight", randn(r, (E, I, H), 0.5))
+            u = c.weight("up_proj.weight", randn(r, (E, I, H), 0.5))
+        d = c.weight("down_proj.weight", randn(r, (E, H, I), 0.5))
+        act = gelu_tanh if fused else silu
+        for b, s_ in [(1, 1), (2, 3)]:
+            x = randn(r, (b, s_, H))
+            logits = randn(r, (b, s_, E), 2)
+            w = route_ref(logits, {"top_k": K, "norm": True}).astype(f32)
+            want = np.zeros((b, s_, H))
+            for e in range(E):
+                y = (act(x.astype(f64) @ g[e].T.astype(f64)) * (x.astype(f64) @ u[e].T.astype(f64))) @ d[e].T.astype(f64)
+                want += w[..., e:e + 1].astype(f64) * y
+            c.call(b, s_, [x, w], want)
     return out
 
 
