@@ -37,7 +37,7 @@ var primitiveRows = []*primitive{
 	// route: before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first
 	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
-	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k")),
+	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -259,7 +259,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "\"silu\"",
-			Doc:     "the ACT2FN name applied to the gate projection",
+			Doc:     "the ACT2FN name applied to the gate projection; \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
 			Name:    "act",
 		}, {
 			Default: "\"gate_proj\"",
@@ -281,13 +281,33 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "the top_k of the route call giving weights",
 			Doc:     "at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs",
 			Name:    "top_k",
+		}, {
+			Default: "\"linear\"",
+			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)",
+			Name:    "layout",
+		}, {
+			Default: "false",
+			Doc:     "true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting",
+			Name:    "bias",
+		}, {
+			Default: "false",
+			Doc:     "true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])",
+			Name:    "interleaved",
+		}, {
+			Default: "1.702",
+			Doc:     "clamped_swiglu's sigmoid gain (swiglu_alpha)",
+			Name:    "alpha",
+		}, {
+			Default: "7.0",
+			Doc:     "clamped_swiglu's clamp (swiglu_limit)",
+			Name:    "limit",
 		}},
 		Cache:     false,
-		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py) and the other families' Experts, experts_implementation eager",
+		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager",
 		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order",
 		Name:      "experts",
 		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
-		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:)",
+		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:)",
 	},
 	{
 		Attrs:     []AttrDoc{},

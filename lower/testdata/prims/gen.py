@@ -630,6 +630,34 @@ def cases():
                 y = (act(x.astype(f64) @ g[e].T.astype(f64)) * (x.astype(f64) @ u[e].T.astype(f64))) @ d[e].T.astype(f64)
                 want += w[..., e:e + 1].astype(f64) * y
             c.call(b, s_, [x, w], want)
+
+    # experts as GptOssExperts stores and applies them: stacked parameters
+    # [E, in, out] (x · W) with biases, gate and up interleaved in one
+    # tensor, the clamped SwiGLU; a small limit so that the clamps cut.
+    name = "experts_gpt_oss"
+    r = rng(name)
+    E, H, I, K, alpha, limit = 4, 8, 6, 2, 1.702, 1.5
+    attrs = {"intermediate": I, "top_k": K, "gate_up": "gate_up_proj", "layout": "transposed", "bias": True,
+             "interleaved": True, "act": "clamped_swiglu", "alpha": alpha, "limit": limit}
+    c = add(Case(name, "experts", "GptOssExperts: gate_up = x·W + b [E, H, 2I] with gate = [..., ::2], up = "
+                 "[..., 1::2]; (clamp(up, ±1.5) + 1)·g·sigmoid(1.702·g), g = min(gate, 1.5); then ·D + b; over %d "
+                 "experts, top %d; the 1-token call takes the sparse (gathered) path, the other the dense one." % (E, K),
+                 [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])], [B, S, H], attrs=attrs, tol=(1e-5, 1e-5)))
+    gu = c.weight("gate_up_proj", randn(r, (E, H, 2 * I), 0.7))
+    d = c.weight("down_proj", randn(r, (E, I, H), 0.5))
+    gub = c.weight("gate_up_proj_bias", randn(r, (E, 2 * I), 0.3))
+    db = c.weight("down_proj_bias", randn(r, (E, H), 0.3))
+    for b, s_ in [(1, 1), (2, 3)]:
+        x = randn(r, (b, s_, H))
+        logits = randn(r, (b, s_, E), 2)
+        w = route_ref(logits, {"top_k": K, "softmax": "after"}).astype(f32)
+        want = np.zeros((b, s_, H))
+        for e in range(E):
+            h = x.astype(f64) @ gu[e].astype(f64) + gub[e].astype(f64)
+            g, u = np.minimum(h[..., ::2], limit), np.clip(h[..., 1::2], -limit, limit)
+            y = ((u + 1) * g / (1 + np.exp(-alpha * g))) @ d[e].astype(f64) + db[e].astype(f64)
+            want += w[..., e:e + 1].astype(f64) * y
+        c.call(b, s_, [x, w], want)
     return out
 
 
