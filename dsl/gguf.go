@@ -515,6 +515,13 @@ type tensorRule struct {
 	pos      lexer.Position
 }
 
+// fullName reports whether the row names one tensor (its GGUF side ends
+// in .weight or .bias) rather than a base name.
+func (t tensorRule) fullName() bool {
+	last := t.gguf[len(t.gguf)-1]
+	return last == "weight" || last == "bias"
+}
+
 type transformRule struct {
 	pattern string
 	call    GGUFTransformCall
@@ -630,8 +637,8 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 	}
 	full, segs := strings.Split(name, "."), strings.Split(base, ".")
 	rule, idx, matched := tensorRule{}, "", false
-	for _, rl := range r.tensors {
-		if last := rl.gguf[len(rl.gguf)-1]; last == "weight" || last == "bias" {
+	for _, rl := range r.tensors { // full-name rows first
+		if rl.fullName() {
 			if idx, matched = matchSegs(rl.gguf, full); matched {
 				rule, suffix = rl, ""
 				break
@@ -642,8 +649,10 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 		if matched {
 			break
 		}
-		if idx, matched = matchSegs(rl.gguf, segs); matched {
-			rule = rl
+		if !rl.fullName() {
+			if idx, matched = matchSegs(rl.gguf, segs); matched {
+				rule = rl
+			}
 		}
 	}
 	if matched {
