@@ -186,7 +186,7 @@ type BinExpr struct {
 type BinOp struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	Op     string `parser:"@( '??' | '||' | '&&' | '==' | '!=' | '<=' | '>=' | '<' | '>' | '+' | '-' | '**' | '*' | '//' | '/' | '%' )"`
+	Op     string `parser:"@( '??' | '||' | '&&' | '==' | '!=' | '<=' | '>=' | '<' | '>' | 'in' | '+' | '-' | '**' | '*' | '//' | '/' | '%' )"`
 	Right  *Unary `parser:"@@"`
 }
 

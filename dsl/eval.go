@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
 
@@ -15,7 +16,7 @@ var precedence = map[string]int{
 	"??": 1,
 	"||": 2,
 	"&&": 3,
-	"==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
+	"==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "in": 4,
 	"+": 5, "-": 5,
 	"*": 6, "/": 6, "//": 6, "%": 6,
 	"**": 7,
@@ -170,6 +171,29 @@ func scalarOp(op string, l, r any) (any, error) {
 		return equal(l, r), nil
 	case "!=":
 		return !equal(l, r), nil
+	case "in": // membership in a list (none: nothing is in it), a dict's keys, a substring
+		switch c := r.(type) {
+		case nil:
+			return false, nil
+		case []any:
+			for _, x := range c {
+				if equal(l, x) {
+					return true, nil
+				}
+			}
+			return false, nil
+		case map[string]any:
+			key, ok := l.(string)
+			_, has := c[key]
+			return ok && has, nil
+		case string:
+			sub, ok := l.(string)
+			if !ok {
+				return nil, fmt.Errorf("operator in on a string needs a string, got %s %s", typeName(l), show(l))
+			}
+			return strings.Contains(c, sub), nil
+		}
+		return nil, fmt.Errorf("operator in needs a list, dict, string or none on its right, got %s %s", typeName(r), show(r))
 	case "&&", "||":
 		lb, ok1 := l.(bool)
 		rb, ok2 := r.(bool)

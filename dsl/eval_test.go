@@ -98,6 +98,19 @@ func TestConfigExpr(t *testing.T) {
 		{src: "none == 0", want: false},
 		{src: "rope == rope", want: false}, // dicts never compare equal
 		{src: "2.5 >= f", want: true},
+		// in: list membership (by ==), dict keys, substrings; none holds nothing.
+		{src: "n in [1, 7, 9]", want: true},
+		{src: "7.0 in [1, 7]", want: true},
+		{src: "n in [1, 2]", want: false},
+		{src: "n in []", want: false},
+		{src: "n in nothing", want: false},
+		{src: "n + 1 in [8]", want: true},
+		{src: "!(n in [7]) || false", want: false},
+		{src: "\"factor\" in rope", want: true},
+		{src: "\"beta\" in rope", want: false},
+		{src: "\"il\" in \"silu\"", want: true},
+		{src: "n in 7", wantErr: "operator in needs a list, dict, string or none on its right, got int 7"},
+		{src: "1 in \"a1\"", wantErr: "operator in on a string needs a string, got int 1"},
 		// Unary operators.
 		{src: "-n", want: int64(-7)},
 		{src: "-f", want: -2.5},

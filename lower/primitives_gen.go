@@ -30,6 +30,8 @@ var primitiveRows = []*primitive{
 	row("gelu_tanh", inferSame, lowerGeLUTanh, false, tensor("x")),
 	// softcap: out = cap · tanh(x / cap); cap none: x
 	row("softcap", inferSoftcap, lowerSoftcap, false, tensor("x"), optional("cap")),
+	// clamp: out = min(max(x, min), max) (bounds rounded to f32; none: unbounded)
+	row("clamp", inferClamp, lowerClamp, false, tensor("x"), optional("min"), optional("max")),
 	// scale: out = x · factor (factor rounded to f32)
 	row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
@@ -218,6 +220,23 @@ var primitiveDocs = []PrimitiveDoc{
 		Signature: "softcap(x, cap:)",
 	},
 	{
+		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "the lower bound; none: no lower bound",
+			Name:    "min",
+		}, {
+			Default: "none",
+			Doc:     "the upper bound; none: no upper bound",
+			Name:    "max",
+		}},
+		Cache:     false,
+		HF:        "torch.clamp (OlmoeAttention clip_qkv)",
+		Math:      "out = min(max(x, min), max) (bounds rounded to f32; none: unbounded)",
+		Name:      "clamp",
+		Shapes:    "x → same",
+		Signature: "clamp(x, min:, max:)",
+	},
+	{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "GemmaModel's normalizer",
@@ -315,7 +334,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "torch.add",
 		Math:      "out = x + y",
 		Name:      "add",
-		Shapes:    "x, y (broadcast) → their shape",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "add(x, y)",
 	},
 	{
@@ -324,7 +343,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "torch.sub",
 		Math:      "out = x - y",
 		Name:      "sub",
-		Shapes:    "x, y (broadcast) → their shape",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "sub(x, y)",
 	},
 	{
@@ -333,7 +352,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "torch.mul",
 		Math:      "out = x * y",
 		Name:      "mul",
-		Shapes:    "x, y (broadcast) → their shape",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "mul(x, y)",
 	},
 }

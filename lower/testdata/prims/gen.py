@@ -555,6 +555,10 @@ def cases():
          lambda x: x.astype(f64) * np.tanh(np.where(x > 20, x.astype(f64), np.log1p(np.exp(x.astype(f64))))),
          "HF ACT2FN[\"mish\"]: x·tanh(softplus(x))"),
         ("softcap", "softcap", {"cap": 2.0}, lambda x: softcap(x, 2.0), "out = cap·tanh(x/cap), cap 2"),
+        ("clamp", "clamp", {"min": -1.5, "max": 0.7}, lambda x: np.clip(x.astype(f64), f64(f32(-1.5)), f64(f32(0.7))),
+         "torch.clamp(x, -1.5, 0.7), bounds rounded to f32"),
+        ("clamp_max", "clamp", {"max": 0.7}, lambda x: np.minimum(x.astype(f64), f64(f32(0.7))),
+         "torch.clamp(x, max=0.7): no lower bound"),
         ("softcap_none", "softcap", {"cap": None}, lambda x: x.astype(f64), "cap none: out = x"),
         ("scale", "scale", {"factor": 1 / math.sqrt(3)}, lambda x: x.astype(f64) * f64(f32(1 / math.sqrt(3))),
          "out = x·factor, factor 1/√3 rounded to f32"),
@@ -567,6 +571,14 @@ def cases():
         for b, s in [(2, 3), (1, 1)]:
             x = randn(r, (b, s, 6), 3)
             c.call(b, s, [x], ref(x))
+
+    r = rng("mul_broadcast")
+    c = add(Case("mul_broadcast", "mul", "out = x * y with y's size-1 last dimension stretched (torch broadcasting: "
+                 "a [..., 1] gate times [..., d]).",
+                 [("x", "f32", [B, S, 4]), ("y", "f32", [B, S, 1])], [B, S, 4], tol=(1e-6, 1e-6)))
+    for b, s_ in [(2, 3), (1, 1)]:
+        x, y = randn(r, (b, s_, 4)), randn(r, (b, s_, 1))
+        c.call(b, s_, [x, y], x.astype(f64) * y.astype(f64))
 
     for name, fn, sym in [("add", np.add, "+"), ("sub", np.subtract, "-"), ("mul", np.multiply, "*")]:
         r = rng(name)
