@@ -42,6 +42,8 @@ from transformers import (
     Gemma3TextConfig,
     GemmaConfig,
     GemmaForCausalLM,
+    GptOssConfig,
+    GptOssForCausalLM,
     CohereConfig,
     CohereForCausalLM,
     Cohere2Config,
@@ -171,6 +173,13 @@ def _local_theta_as_global(cfg):
 
 def _all_rope(cfg):
     cfg.no_rope_layers = [1] * cfg.num_hidden_layers
+
+
+def _rope_param(**kw):
+    def mutate(cfg):
+        cfg.rope_parameters = dict(cfg.rope_parameters, **kw)
+
+    return mutate
 
 
 def _rewrite_config(out, **kw):
@@ -316,6 +325,9 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   (the saved model_type is not config_cls's)
 #   oracle_hooks    f(model): the family's forward as hooks on model_cls
 #                   (MiniCPM: Llama plus three scalings)
+#   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
+#                   down_proj; their ..._proj_bias take bias_std)
+#   sink_std        std of attention sinks (GptOss self_attn.sinks)
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -1280,11 +1292,59 @@ FIXTURES = [
         spec_check=False,
         switches=[("use_bias_matters", "use_bias=False", _set(use_bias=False))],
     ),
+    # ---- gpt_oss (issue 11): attention sinks, [s, f] window 8, YaRN
+    # (truncate false), q/k/v/o biases; MoE: router linear with bias, top-k
+    # then softmax, 8 experts of which 2 per token, stacked experts with
+    # interleaved gate/up and biases, clamped SwiGLU (alpha 1.702, limit 7)
+    dict(
+        name="gpt_oss",
+        model_cls=GptOssForCausalLM,
+        config_cls=GptOssConfig,
+        config=dict(
+            TINY,
+            intermediate_size=32,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"],
+            rope_parameters={
+                "rope_type": "yarn",
+                "rope_theta": 150000.0,
+                "factor": 32.0,
+                "beta_fast": 32.0,
+                "beta_slow": 1.0,
+                "truncate": False,
+                "original_max_position_embeddings": 4096,
+            },
+        ),
+        seed=6201,
+        prompt_seed=6301,
+        weight_std=0.2,
+        expert_std=0.6,
+        sink_std=1.0,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            WINDOW_OFF,
+            ("yarn_truncate_matters", "rope_parameters truncate true", _rope_param(truncate=True)),
+            ("swiglu_limit_matters", "swiglu_limit=1e4 (no clamp)", _set(swiglu_limit=1e4)),
+        ],
+    ),
 ]
 
 
-def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None):
-    """Overwrite every parameter in a fixed (sorted-name) order."""
+def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None):
+    """Overwrite every parameter in a fixed (sorted-name) order. Stacked
+    expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
+    expert_std (default weight_std), their biases (..._bias) with bias_std,
+    attention sinks (GptOss self_attn.sinks) with sink_std."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         for name in sorted(params):
@@ -1301,7 +1361,9 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
             elif ".experts." in name and name.endswith("_bias"):  # stacked expert biases
                 p.copy_(bias_std * noise)
             elif ".experts." in name:  # stacked expert projections ([experts, rows, cols])
-                p.copy_(weight_std * noise)
+                p.copy_((weight_std if expert_std is None else expert_std) * noise)
+            elif name.endswith(".sinks") and sink_std is not None:
+                p.copy_(sink_std * noise)
             else:
                 raise ValueError(f"unexpected parameter {name}")
 
@@ -1663,6 +1725,8 @@ def build_fixture(spec, out_root):
         spec["bias_std"],
         spec.get("norm_center", 1.0),
         spec.get("embed_std"),
+        spec.get("expert_std"),
+        spec.get("sink_std"),
     )
     model = model.to(torch.float32).eval()
 

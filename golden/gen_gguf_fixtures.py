@@ -97,6 +97,7 @@ GGUF_ARCH = {
     "qwen2_moe": "qwen2moe",
     "qwen3_moe": "qwen3moe",
     "olmoe": "olmoe",
+    "gpt_oss": "gpt-oss",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -296,6 +297,25 @@ def write_metadata(w, name, cfg, ftype):
     if mt == "stablelm":  # StableLMModel
         w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 0.25) * (cfg["hidden_size"] // heads)))
         w.add_parallel_residual(cfg.get("use_parallel_residual", True))
+    if mt == "gpt_oss":  # GptOssModel (TextModel's MoE keys, its own sliding window, yarn)
+        w.add_expert_count(cfg["num_local_experts"])
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        w.add_sliding_window(cfg["sliding_window"])
+        w.add_expert_feed_forward_length(cfg["intermediate_size"])
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(full["factor"])
+        w.add_rope_scaling_orig_ctx_len(full.get("original_max_position_embeddings", 4096))
+        # EXTENSION: llama.cpp fixes yarn's betas (32, 1) and truncates the
+        # correction range; HF reads them, and truncate false, from the config.
+        w.add_float32(gguf.Keys.Rope.SCALING_YARN_BETA_FAST.format(arch=arch), full.get("beta_fast", 32.0))
+        w.add_float32(gguf.Keys.Rope.SCALING_YARN_BETA_SLOW.format(arch=arch), full.get("beta_slow", 1.0))
+        w.add_bool(f"{arch}.rope.scaling.yarn_truncate", full.get("truncate", True))
+        default = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(layers)]
+        if cfg["layer_types"] != default:  # EXTENSION: llama.cpp fixes even layers sliding
+            w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
+        for key, default in (("swiglu_alpha", 1.702), ("swiglu_limit", 7.0)):
+            if cfg.get(key, default) != default:  # EXTENSION: llama.cpp fixes them
+                w.add_float32(f"{arch}.{key}", cfg[key])
     if mt == "starcoder2" and cfg.get("sliding_window") is not None:
         w.add_sliding_window(cfg["sliding_window"])  # StarCoder2Model writes none
     if mt in ("mistral", "qwen2") and cfg.get("sliding_window") is not None and (mt == "mistral" or cfg.get("use_sliding_window")):
@@ -339,6 +359,12 @@ def to_gguf(cfg, state):
         state[hf] = torch.stack([parts[e] for e in range(len(parts))])
     for hf in sorted(state):
         t = state[hf].to(torch.float32)
+        if mt == "gpt_oss" and ".mlp.experts." in hf:
+            out.extend(gpt_oss_experts(hf, t, tmap))
+            continue
+        if mt == "gpt_oss" and hf.endswith(".sinks"):
+            out.append((tmap.get_name(hf) + ".weight", hf, t.numpy()))  # GptOssModel.filter_tensors
+            continue
         name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
         if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
             name = llama_map.get_name(hf, try_suffixes=(".weight", ".bias"))
@@ -358,9 +384,49 @@ def to_gguf(cfg, state):
     return out
 
 
+def gpt_oss_experts(hf, t, tmap):
+    """GptOssModel.modify_tensors on the stacked experts (gguf-py 0.19: gate
+    and up as separate tensors): gate_up_proj [E, H, 2I] transposed and split
+    into its even (gate) and odd (up) rows, ffn_gate_exps / ffn_up_exps
+    [E, I, H]; their bias likewise; down_proj [E, I, H] transposed,
+    ffn_down_exps [E, H, I]. Every part keeps the HF name it comes from."""
+    prefix = hf[: hf.index(".mlp.experts.")]
+    base = lambda proj: tmap.get_name(prefix + ".mlp.experts." + proj, try_suffixes=(".weight",))
+    if hf.endswith(".gate_up_proj"):
+        t = t.transpose(-1, -2)
+        return [(base("gate_proj") + ".weight", hf, t[:, ::2, :].contiguous().numpy()),
+                (base("up_proj") + ".weight", hf, t[:, 1::2, :].contiguous().numpy())]
+    if hf.endswith(".gate_up_proj_bias"):
+        return [(base("gate_proj") + ".bias", hf, t[..., ::2].contiguous().numpy()),
+                (base("up_proj") + ".bias", hf, t[..., 1::2].contiguous().numpy())]
+    if hf.endswith(".down_proj"):
+        return [(base("down_proj") + ".weight", hf, t.transpose(-1, -2).contiguous().numpy())]
+    assert hf.endswith(".down_proj_bias"), hf
+    return [(base("down_proj") + ".bias", hf, t.numpy())]
+
+
+def gpt_oss_experts_back(parts):
+    """The inverse of gpt_oss_experts: {GGUF name: array} of one HF tensor's
+    parts → the HF array."""
+    by = {n.split(".")[2] + "." + n.split(".")[3]: a for n, a in parts.items()}
+    if "ffn_down_exps.weight" in by:
+        return by["ffn_down_exps.weight"].swapaxes(-1, -2)
+    if "ffn_down_exps.bias" in by:
+        return by["ffn_down_exps.bias"]
+    kind = "weight" if "ffn_gate_exps.weight" in by else "bias"
+    g, u = by["ffn_gate_exps." + kind], by["ffn_up_exps." + kind]
+    out = np.empty(g.shape[:-1] + (2 * g.shape[-1],) if kind == "bias" else (g.shape[0], 2 * g.shape[1], g.shape[2]), np.float32)
+    if kind == "bias":
+        out[..., ::2], out[..., 1::2] = g, u
+        return out
+    out[:, ::2, :], out[:, 1::2, :] = g, u
+    return out.swapaxes(-1, -2)
+
+
 def storage(name, data, ftype):
-    """The type convert_hf_to_gguf.py stores a tensor in, and its data."""
-    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight"):
+    """The type convert_hf_to_gguf.py stores a tensor in, and its data
+    (the router, ffn_gate_inp, stays F32 as in ModelBase.prepare_tensors)."""
+    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight") or ".ffn_gate_inp." in name:
         return gguf.GGMLQuantizationType.F32, data
     try:
         return gguf.GGMLQuantizationType.Q8_0, gguf.quants.quantize(data, gguf.GGMLQuantizationType.Q8_0)
@@ -389,13 +455,16 @@ def read_back(path, cfg, names):
     mt = cfg["model_type"]
     heads = cfg["num_attention_heads"]
     kv_heads = cfg.get("num_key_value_heads") or heads
-    sd = {}
+    sd, parts = {}, {}
     for t in gguf.GGUFReader(path).tensors:
         hf = names[t.name]
         if hf is None:  # rope_freqs, rope_factors_long/short
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
+        if mt == "gpt_oss" and ".mlp.experts." in hf:
+            parts.setdefault(hf, {})[t.name] = data
+            continue
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
             data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
@@ -406,6 +475,8 @@ def read_back(path, cfg, names):
                 sd[f"{m.group(1)}.{e}.{m.group(2)}.weight"] = torch.from_numpy(np.ascontiguousarray(data[e]))
             continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
+    for hf, p in parts.items():
+        sd[hf] = torch.from_numpy(np.ascontiguousarray(gpt_oss_experts_back(p)))
     return sd
 
 
