@@ -137,7 +137,7 @@ func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod mod
 		parts = append(parts, b.stmt)
 	}
 	n.Name = strings.Join(append(parts, prim), "/")
-	if mod.path != "" {
+	if mod.path != "" && !mod.keyword {
 		n.Name = mod.path
 	} else if b.layer >= 0 {
 		n.Name = fmt.Sprintf("model.layers.%d/%s", b.layer, n.Name)

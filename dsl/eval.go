@@ -603,6 +603,7 @@ func (s *scope) call(c *Call) (any, error) {
 			args = append(args, v.(*ir.Node))
 		case ir.Module:
 			mod = v.(module)
+			mod.keyword = p.Optional
 		default:
 			attrs[p.Name] = v
 		}

@@ -57,8 +57,10 @@ var ggufFuncs = map[string]ggufFunc{
 // their (integer) parameters. Each is implemented once, in package rt/gguf,
 // and undoes one way llama.cpp's converter stores a tensor.
 var GGUFTransforms = map[string][]string{
-	"unpermute_qk": {"heads"}, // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back
-	"minus_one":    nil,       // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
+	"unpermute_qk": {"heads"},         // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back
+	"minus_one":    nil,               // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
+	"transpose":    nil,               // the file stores the last two dimensions swapped (GptOssModel's experts): swap them back
+	"interleave":   {"part", "parts"}, // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
 }
 
 func (s *scope) ggufCall(c *Call, fn ggufFunc) (any, error) {
@@ -513,6 +515,13 @@ type tensorRule struct {
 	pos      lexer.Position
 }
 
+// fullName reports whether the row names one tensor (its GGUF side ends
+// in .weight or .bias) rather than a base name.
+func (t tensorRule) fullName() bool {
+	last := t.gguf[len(t.gguf)-1]
+	return last == "weight" || last == "bias"
+}
+
 type transformRule struct {
 	pattern string
 	call    GGUFTransformCall
@@ -609,9 +618,13 @@ func ruleSegs(p *Path) []string {
 // row whose GGUF side matches its base name (the name without ".weight"
 // or ".bias"; a `{i}` segment matches a layer index written without
 // leading zeros) gives the Hugging Face name, with the same suffix and
-// index ("model.layers.3.self_attn.q_proj.weight"); every transform whose
-// pattern matches the full name applies, in section order. ok is false
-// for a name no row matches.
+// index ("model.layers.3.self_attn.q_proj.weight"). A row whose GGUF side
+// ends in .weight or .bias maps that one tensor, to its Hugging Face side
+// as written (`tensor blk.{i}.attn_sinks.weight ->
+// model.layers.{i}.self_attn.sinks`, a parameter with no suffix); such a
+// row wins over a base-name row. Every transform whose pattern matches
+// the full name applies, in section order. ok is false for a name no row
+// matches.
 func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 	base, suffix := name, ""
 	for _, sfx := range []string{".weight", ".bias"} {
@@ -622,12 +635,27 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 	if suffix == "" {
 		return m, false
 	}
-	segs := strings.Split(base, ".")
-	for _, rule := range r.tensors {
-		idx, matched := matchSegs(rule.gguf, segs)
-		if !matched {
-			continue
+	full, segs := strings.Split(name, "."), strings.Split(base, ".")
+	rule, idx, matched := tensorRule{}, "", false
+	for _, rl := range r.tensors { // full-name rows first
+		if rl.fullName() {
+			if idx, matched = matchSegs(rl.gguf, full); matched {
+				rule, suffix = rl, ""
+				break
+			}
 		}
+	}
+	for _, rl := range r.tensors {
+		if matched {
+			break
+		}
+		if !rl.fullName() {
+			if idx, matched = matchSegs(rl.gguf, segs); matched {
+				rule = rl
+			}
+		}
+	}
+	if matched {
 		m = GGUFTensorMap{Skip: rule.skip, Pos: rule.pos}
 		if !rule.skip {
 			hf := make([]string, len(rule.hf))

@@ -76,6 +76,7 @@ const ggufChild = `arch gchild extends gbase {
     window = meta("{arch}.window") ?? 8
     extra  = heads * 2
     tensor blk.{i}.norm -> model.layers.{i}.pre_norm
+    tensor blk.{i}.attn_q.bias -> model.layers.{i}.q_bias
     transform "blk.*.attn_q.*": none
   }
 }
@@ -155,6 +156,8 @@ func TestEvalGGUF(t *testing.T) {
 		{r, "blk.0.norm.weight", "model.layers.0.norm.weight", "minus_one[]", false, true},
 		{rc, "blk.0.norm.weight", "model.layers.0.pre_norm.weight", "minus_one[]", false, true},
 		{rc, "blk.3.attn_q.weight", "model.layers.3.q_proj.weight", "", false, true},
+		{rc, "blk.3.attn_q.bias", "model.layers.3.q_bias", "", false, true}, // a full-name row: that tensor, HF name as written
+		{rc, "blk.3.attn_q.bias.bias", "", "", false, false},
 		{r, "token_embd.weight", "model.embed_tokens.weight", "", false, true},
 		{r, "rope_freqs.weight", "", "", true, true},
 		{r, "blk.03.attn_q.weight", "", "", false, false},

@@ -20,6 +20,9 @@ import (
 type module struct {
 	path string
 	pos  lexer.Position
+	// keyword: passed to an optional parameter (attention's sinks): the
+	// node keeps its hierarchical name instead of taking the module's
+	keyword bool
 }
 
 // normalizeJSON converts a decoded config.json value (decoded with

@@ -42,6 +42,8 @@ from transformers import (
     Gemma3TextConfig,
     GemmaConfig,
     GemmaForCausalLM,
+    GptOssConfig,
+    GptOssForCausalLM,
     CohereConfig,
     CohereForCausalLM,
     Cohere2Config,
@@ -60,6 +62,14 @@ from transformers import (
     MistralForCausalLM,
     MixtralConfig,
     MixtralForCausalLM,
+    GraniteMoeConfig,
+    GraniteMoeForCausalLM,
+    OlmoeConfig,
+    OlmoeForCausalLM,
+    Qwen2MoeConfig,
+    Qwen2MoeForCausalLM,
+    Qwen3MoeConfig,
+    Qwen3MoeForCausalLM,
     Olmo2Config,
     Olmo2ForCausalLM,
     Olmo3Config,
@@ -88,7 +98,7 @@ MAX_FOLDER_BYTES = 1 << 20
 # writing); anything else there (emit.mlir, the GGUF twins that
 # gen_gguf_fixtures.py writes from the new checkpoint: rerun it) is left alone.
 GENERATED_FILES = ("config.json", "generation_config.json", "model.safetensors", "oracle.json")
-KEPT_FILES = ("emit.mlir", "model.f32.gguf", "model.q8_0.gguf", "oracle.q8_0.json")
+KEPT_FILES = ("emit.mlir", "model.f32.gguf", "model.q8_0.gguf", "oracle.q8_0.json", "gguf.skip")
 # Every greedy step must win by at least this much over the runner-up, so a
 # 1e-4-accurate reimplementation cannot flip a token (DESIGN.md section 7).
 MIN_TOP2_MARGIN = 1e-3
@@ -163,6 +173,13 @@ def _local_theta_as_global(cfg):
 
 def _all_rope(cfg):
     cfg.no_rope_layers = [1] * cfg.num_hidden_layers
+
+
+def _rope_param(**kw):
+    def mutate(cfg):
+        cfg.rope_parameters = dict(cfg.rope_parameters, **kw)
+
+    return mutate
 
 
 def _rewrite_config(out, **kw):
@@ -252,13 +269,6 @@ def _partial_rotary(factor):
     return mutate
 
 
-def _rope_param(**kw):
-    def mutate(cfg):
-        cfg.rope_parameters.update(kw)
-
-    return mutate
-
-
 def _long_as_short(cfg):
     cfg.rope_parameters["long_factor"] = list(cfg.rope_parameters["short_factor"])
 
@@ -315,6 +325,9 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   (the saved model_type is not config_cls's)
 #   oracle_hooks    f(model): the family's forward as hooks on model_cls
 #                   (MiniCPM: Llama plus three scalings)
+#   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
+#                   down_proj; their ..._proj_bias take bias_std)
+#   sink_std        std of attention sinks (GptOss self_attn.sinks)
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -455,6 +468,123 @@ FIXTURES = [
         seed=4102,
         prompt_seed=4201,
         weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- qwen2_moe: 8 experts top 2 (not renormalised) + sigmoid-gated
+    # shared expert on layer 0; layer 1 is in mlp_only_layers (dense MLP)
+    dict(
+        name="qwen2_moe",
+        model_cls=Qwen2MoeForCausalLM,
+        config_cls=Qwen2MoeConfig,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            intermediate_size=80,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            num_experts=8,
+            num_experts_per_tok=2,
+            moe_intermediate_size=24,
+            shared_expert_intermediate_size=40,
+            norm_topk_prob=False,
+            mlp_only_layers=[1],
+        ),
+        seed=4302,
+        prompt_seed=4401,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- qwen3_moe: per-head q/k norm, 16 experts top 4 renormalised, 3
+    # layers with decoder_sparse_step 2 (layer 1 sparse, layers 0, 2 dense)
+    dict(
+        name="qwen3_moe",
+        model_cls=Qwen3MoeForCausalLM,
+        config_cls=Qwen3MoeConfig,
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            hidden_act="silu",
+            intermediate_size=72,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            rope_theta=10000.0,
+            num_experts=16,
+            num_experts_per_tok=4,
+            moe_intermediate_size=20,
+            norm_topk_prob=True,
+            decoder_sparse_step=2,
+        ),
+        seed=4502,
+        prompt_seed=4601,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- olmoe: q/k norm over the projection, clip_qkv, 8 experts top 2
+    dict(
+        name="olmoe",
+        model_cls=OlmoeForCausalLM,
+        config_cls=OlmoeConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=40,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            num_experts=8,
+            num_experts_per_tok=2,
+            clip_qkv=0.5,
+        ),
+        seed=4701,
+        prompt_seed=4801,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[("clip_qkv_matters", "clip_qkv=None", _set(clip_qkv=None))],
+    ),
+    # ---- granitemoe: granite's multipliers, fused experts, top-k then softmax
+    dict(
+        name="granitemoe",
+        model_cls=GraniteMoeForCausalLM,
+        config_cls=GraniteMoeConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=32,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            embedding_multiplier=12.0,
+            attention_multiplier=0.0625,
+            residual_multiplier=0.22,
+            logits_scaling=8.0,
+            num_local_experts=8,
+            num_experts_per_tok=3,
+        ),
+        seed=4903,
+        prompt_seed=5001,
+        weight_std=0.2,
+        embed_std=0.02,
         norm_std=0.1,
         bias_std=0.1,
         check_rope_scaling=False,
@@ -929,7 +1059,7 @@ FIXTURES = [
             eos_token_id=2,
         ),
         seed=4202,
-        prompt_seed=4301,
+        prompt_seed=4302,
         weight_std=0.2,
         norm_std=0.1,
         bias_std=0.1,
@@ -958,7 +1088,7 @@ FIXTURES = [
             eos_token_id=2,
         ),
         seed=4401,
-        prompt_seed=4501,
+        prompt_seed=4502,
         weight_std=0.2,
         norm_std=0.1,
         bias_std=0.1,
@@ -1031,7 +1161,7 @@ FIXTURES = [
             },
         ),
         seed=4802,
-        prompt_seed=4901,
+        prompt_seed=4903,
         weight_std=0.2,
         norm_std=0.1,
         bias_std=0.1,
@@ -1276,11 +1406,59 @@ FIXTURES = [
             ("mscale_all_dim_matters", "mscale_all_dim=0 (softmax scale and cos/sin factor)", _rope_param(mscale_all_dim=0)),
         ],
     ),
+    # ---- gpt_oss (issue 11): attention sinks, [s, f] window 8, YaRN
+    # (truncate false), q/k/v/o biases; MoE: router linear with bias, top-k
+    # then softmax, 8 experts of which 2 per token, stacked experts with
+    # interleaved gate/up and biases, clamped SwiGLU (alpha 1.702, limit 7)
+    dict(
+        name="gpt_oss",
+        model_cls=GptOssForCausalLM,
+        config_cls=GptOssConfig,
+        config=dict(
+            TINY,
+            intermediate_size=32,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"],
+            rope_parameters={
+                "rope_type": "yarn",
+                "rope_theta": 150000.0,
+                "factor": 32.0,
+                "beta_fast": 32.0,
+                "beta_slow": 1.0,
+                "truncate": False,
+                "original_max_position_embeddings": 4096,
+            },
+        ),
+        seed=6201,
+        prompt_seed=6301,
+        weight_std=0.2,
+        expert_std=0.6,
+        sink_std=1.0,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            WINDOW_OFF,
+            ("yarn_truncate_matters", "rope_parameters truncate true", _rope_param(truncate=True)),
+            ("swiglu_limit_matters", "swiglu_limit=1e4 (no clamp)", _set(swiglu_limit=1e4)),
+        ],
+    ),
 ]
 
 
-def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None):
-    """Overwrite every parameter in a fixed (sorted-name) order."""
+def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None):
+    """Overwrite every parameter in a fixed (sorted-name) order. Stacked
+    expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
+    expert_std (default weight_std), their biases (..._bias) with bias_std,
+    attention sinks (GptOss self_attn.sinks) with sink_std."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         for name in sorted(params):
@@ -1297,7 +1475,9 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
             elif ".experts." in name and name.endswith("_bias"):  # stacked expert biases
                 p.copy_(bias_std * noise)
             elif ".experts." in name:  # stacked expert projections ([experts, rows, cols])
-                p.copy_(weight_std * noise)
+                p.copy_((weight_std if expert_std is None else expert_std) * noise)
+            elif name.endswith(".sinks") and sink_std is not None:
+                p.copy_(sink_std * noise)
             else:
                 raise ValueError(f"unexpected parameter {name}")
 
@@ -1659,6 +1839,8 @@ def build_fixture(spec, out_root):
         spec["bias_std"],
         spec.get("norm_center", 1.0),
         spec.get("embed_std"),
+        spec.get("expert_std"),
+        spec.get("sink_std"),
     )
     model = model.to(torch.float32).eval()
 

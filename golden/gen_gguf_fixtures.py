@@ -45,6 +45,7 @@ import glob
 import hashlib
 import importlib.metadata
 import json
+import re
 import math
 import os
 import shutil
@@ -92,14 +93,27 @@ GGUF_ARCH = {
     "cohere2": "cohere2",
     "exaone4": "exaone4",
     "ernie4_5": "ernie4_5",
+    "mixtral": "llama",  # MixtralForCausalLM is converted by LlamaModel
+    "qwen2_moe": "qwen2moe",
+    "qwen3_moe": "qwen3moe",
+    "olmoe": "olmoe",
+    "gpt_oss": "gpt-oss",
     "minicpm3": "minicpm3",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral"}
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
-LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite"}
+LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral"}
+# MoE families whose HF configs may mix in dense layers (mlp_only_layers,
+# decoder_sparse_step), which llama.cpp's converters do not carry.
+DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe"}
+# A per-expert checkpoint tensor (<prefix>.experts.<e>.<proj>.weight); the
+# converter stacks each projection's experts into one tensor (ffn_*_exps).
+EXPERT = re.compile(r"^(.*\.experts)\.(\d+)\.(\w+)\.weight$")
+# The stacked name archc's experts primitive reads (<prefix>.experts.<proj>.weight).
+STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 # Families whose RMSNorm weights llama.cpp stores as 1 + w.
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text"}
 
@@ -222,6 +236,21 @@ def write_metadata(w, name, cfg, ftype):
         w.add_embedding_scale(float(cfg["scale_emb"]))
         w.add_residual_scale(cfg["scale_depth"] / cfg["num_hidden_layers"] ** 0.5)
         w.add_logit_scale(cfg["hidden_size"] / cfg["dim_model_base"])
+    experts = cfg.get("num_local_experts") or cfg.get("num_experts")
+    if experts:  # the MoE converters (LlamaModel for Mixtral, Qwen2MoeModel, Qwen3MoeModel, OlmoeModel)
+        w.add_expert_count(experts)
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        if cfg.get("moe_intermediate_size"):
+            w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        if cfg.get("shared_expert_intermediate_size"):
+            w.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
+    if mt in DENSE_LAYERS_MOE:  # EXTENSION: which layers keep a dense MLP
+        if cfg.get("decoder_sparse_step", 1) != 1:
+            w.add_uint32(f"{GGUF_ARCH[mt]}.decoder_sparse_step", cfg["decoder_sparse_step"])
+        if cfg.get("mlp_only_layers"):
+            w.add_array(f"{GGUF_ARCH[mt]}.mlp_only_layers", [int(x) for x in cfg["mlp_only_layers"]])
+    if mt == "olmoe" and cfg.get("clip_qkv") is not None:
+        w.add_clamp_kqv(cfg["clip_qkv"])
     if mt == "minicpm3":  # MiniCPM3Model (its own set_gguf_parameters, no TextModel keys beyond these)
         w.add_vocab_size(cfg["vocab_size"])
         if cfg.get("q_lora_rank") is not None:
@@ -290,6 +319,25 @@ def write_metadata(w, name, cfg, ftype):
     if mt == "stablelm":  # StableLMModel
         w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 0.25) * (cfg["hidden_size"] // heads)))
         w.add_parallel_residual(cfg.get("use_parallel_residual", True))
+    if mt == "gpt_oss":  # GptOssModel (TextModel's MoE keys, its own sliding window, yarn)
+        w.add_expert_count(cfg["num_local_experts"])
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        w.add_sliding_window(cfg["sliding_window"])
+        w.add_expert_feed_forward_length(cfg["intermediate_size"])
+        w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        w.add_rope_scaling_factor(full["factor"])
+        w.add_rope_scaling_orig_ctx_len(full.get("original_max_position_embeddings", 4096))
+        # EXTENSION: llama.cpp fixes yarn's betas (32, 1) and truncates the
+        # correction range; HF reads them, and truncate false, from the config.
+        w.add_float32(gguf.Keys.Rope.SCALING_YARN_BETA_FAST.format(arch=arch), full.get("beta_fast", 32.0))
+        w.add_float32(gguf.Keys.Rope.SCALING_YARN_BETA_SLOW.format(arch=arch), full.get("beta_slow", 1.0))
+        w.add_bool(f"{arch}.rope.scaling.yarn_truncate", full.get("truncate", True))
+        default = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(layers)]
+        if cfg["layer_types"] != default:  # EXTENSION: llama.cpp fixes even layers sliding
+            w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
+        for key, default in (("swiglu_alpha", 1.702), ("swiglu_limit", 7.0)):
+            if cfg.get(key, default) != default:  # EXTENSION: llama.cpp fixes them
+                w.add_float32(f"{arch}.{key}", cfg[key])
     if mt == "starcoder2" and cfg.get("sliding_window") is not None:
         w.add_sliding_window(cfg["sliding_window"])  # StarCoder2Model writes none
     if mt in ("mistral", "qwen2") and cfg.get("sliding_window") is not None and (mt == "mistral" or cfg.get("use_sliding_window")):
@@ -319,12 +367,29 @@ def to_gguf(cfg, state):
     mt = cfg["model_type"]
     arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
     tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
+    llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
     heads = cfg["num_attention_heads"]
     kv_heads = cfg.get("num_key_value_heads") or heads
     out = []
+    state = dict(state)
+    stacks = {}
+    for hf in sorted(state):
+        m = EXPERT.match(hf)
+        if m:
+            stacks.setdefault(f"{m.group(1)}.{m.group(3)}.weight", {})[int(m.group(2))] = state.pop(hf)
+    for hf, parts in stacks.items():
+        state[hf] = torch.stack([parts[e] for e in range(len(parts))])
     for hf in sorted(state):
         t = state[hf].to(torch.float32)
+        if mt == "gpt_oss" and ".mlp.experts." in hf:
+            out.extend(gpt_oss_experts(hf, t, tmap))
+            continue
+        if mt == "gpt_oss" and hf.endswith(".sinks"):
+            out.append((tmap.get_name(hf) + ".weight", hf, t.numpy()))  # GptOssModel.filter_tensors
+            continue
         name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
+        if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
+            name = llama_map.get_name(hf, try_suffixes=(".weight", ".bias"))
         assert name is not None, f"{mt}: TensorNameMap has no GGUF name for {hf}"
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
             t = permute(t, heads if ".q_proj." in hf else kv_heads)
@@ -341,9 +406,49 @@ def to_gguf(cfg, state):
     return out
 
 
+def gpt_oss_experts(hf, t, tmap):
+    """GptOssModel.modify_tensors on the stacked experts (gguf-py 0.19: gate
+    and up as separate tensors): gate_up_proj [E, H, 2I] transposed and split
+    into its even (gate) and odd (up) rows, ffn_gate_exps / ffn_up_exps
+    [E, I, H]; their bias likewise; down_proj [E, I, H] transposed,
+    ffn_down_exps [E, H, I]. Every part keeps the HF name it comes from."""
+    prefix = hf[: hf.index(".mlp.experts.")]
+    base = lambda proj: tmap.get_name(prefix + ".mlp.experts." + proj, try_suffixes=(".weight",))
+    if hf.endswith(".gate_up_proj"):
+        t = t.transpose(-1, -2)
+        return [(base("gate_proj") + ".weight", hf, t[:, ::2, :].contiguous().numpy()),
+                (base("up_proj") + ".weight", hf, t[:, 1::2, :].contiguous().numpy())]
+    if hf.endswith(".gate_up_proj_bias"):
+        return [(base("gate_proj") + ".bias", hf, t[..., ::2].contiguous().numpy()),
+                (base("up_proj") + ".bias", hf, t[..., 1::2].contiguous().numpy())]
+    if hf.endswith(".down_proj"):
+        return [(base("down_proj") + ".weight", hf, t.transpose(-1, -2).contiguous().numpy())]
+    assert hf.endswith(".down_proj_bias"), hf
+    return [(base("down_proj") + ".bias", hf, t.numpy())]
+
+
+def gpt_oss_experts_back(parts):
+    """The inverse of gpt_oss_experts: {GGUF name: array} of one HF tensor's
+    parts → the HF array."""
+    by = {n.split(".")[2] + "." + n.split(".")[3]: a for n, a in parts.items()}
+    if "ffn_down_exps.weight" in by:
+        return by["ffn_down_exps.weight"].swapaxes(-1, -2)
+    if "ffn_down_exps.bias" in by:
+        return by["ffn_down_exps.bias"]
+    kind = "weight" if "ffn_gate_exps.weight" in by else "bias"
+    g, u = by["ffn_gate_exps." + kind], by["ffn_up_exps." + kind]
+    out = np.empty(g.shape[:-1] + (2 * g.shape[-1],) if kind == "bias" else (g.shape[0], 2 * g.shape[1], g.shape[2]), np.float32)
+    if kind == "bias":
+        out[..., ::2], out[..., 1::2] = g, u
+        return out
+    out[:, ::2, :], out[:, 1::2, :] = g, u
+    return out.swapaxes(-1, -2)
+
+
 def storage(name, data, ftype):
-    """The type convert_hf_to_gguf.py stores a tensor in, and its data."""
-    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight"):
+    """The type convert_hf_to_gguf.py stores a tensor in, and its data
+    (the router, ffn_gate_inp, stays F32 as in ModelBase.prepare_tensors)."""
+    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight") or ".ffn_gate_inp." in name:
         return gguf.GGMLQuantizationType.F32, data
     try:
         return gguf.GGMLQuantizationType.Q8_0, gguf.quants.quantize(data, gguf.GGMLQuantizationType.Q8_0)
@@ -372,18 +477,28 @@ def read_back(path, cfg, names):
     mt = cfg["model_type"]
     heads = cfg["num_attention_heads"]
     kv_heads = cfg.get("num_key_value_heads") or heads
-    sd = {}
+    sd, parts = {}, {}
     for t in gguf.GGUFReader(path).tensors:
         hf = names[t.name]
         if hf is None:  # rope_freqs, rope_factors_long/short
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
+        if mt == "gpt_oss" and ".mlp.experts." in hf:
+            parts.setdefault(hf, {})[t.name] = data
+            continue
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
             data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
             data = data - np.float32(1)
+        m = STACKED.match(hf)
+        if m and data.ndim == 3:  # ffn_*_exps: back to the checkpoint's per-expert tensors
+            for e in range(data.shape[0]):
+                sd[f"{m.group(1)}.{e}.{m.group(2)}.weight"] = torch.from_numpy(np.ascontiguousarray(data[e]))
+            continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
+    for hf, p in parts.items():
+        sd[hf] = torch.from_numpy(np.ascontiguousarray(gpt_oss_experts_back(p)))
     return sd
 
 
@@ -433,6 +548,8 @@ def build(folder):
             save_file(back, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
             model = gen_fixtures.load_oracle_model(spec, tmp)
         for hf, t in back.items():
+            if EXPERT.match(hf):  # fused into [experts, ...] parameters on load
+                continue
             assert any(torch.equal(t, p) for p in model.state_dict().values()), f"{name}: {hf} not loaded"
     else:
         missing, unexpected = model.load_state_dict(back, strict=False)

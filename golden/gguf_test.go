@@ -123,6 +123,16 @@ func TestGGUFTwinsWeights(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			for _, w := range p.Graph.Weights { // MoE experts: per-expert tensors, stacked as the GGUF holds them
+				if _, ok := want.Tensors[w.Name]; !ok && w.Parts != nil {
+					if err := want.Stack(w.Name, w.Parts); err != nil {
+						t.Fatal(err)
+					}
+					for _, part := range w.Parts {
+						delete(want.Tensors, part)
+					}
+				}
+			}
 			if diff := cmp.Diff(want.Names(), got.Names()); diff != "" {
 				t.Fatalf("tensor names (-safetensors +gguf):\n%s", diff)
 			}
@@ -150,15 +160,23 @@ func TestGGUFTwinsWeights(t *testing.T) {
 }
 
 // readF32 reads an f32 tensor of an index.
+// A stacked view (weights.Index.Stack) reads as its parts in order.
 func readF32(t *testing.T, ix *weights.Index, name string) []float32 {
 	t.Helper()
-	tt, err := ix.Tensors[name].Read()
-	if err != nil {
-		t.Fatal(err)
+	info := ix.Tensors[name]
+	parts := info.Stack
+	if parts == nil {
+		parts = []weights.Info{info}
 	}
-	out := make([]float32, len(tt.Data)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(tt.Data[4*i:]))
+	var out []float32
+	for _, part := range parts {
+		tt, err := part.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(tt.Data)/4; i++ {
+			out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(tt.Data[4*i:])))
+		}
 	}
 	return out
 }

@@ -13,15 +13,19 @@ import (
 const maskValue = -3.4028234663852886e38
 
 // attention(q [batch, seq, heads, d], k [batch, seq, kv_heads, d], v [batch,
-// seq, kv_heads, dv], scale, softcap, window) → [batch, seq, heads·dv]. dv
-// may differ from d (multi-head latent attention: DeepSeek-V2's and
-// MiniCPM3's qk_nope_head_dim + qk_rope_head_dim keys, v_head_dim values).
-// HF eager_attention_forward with GQA (query head
+// seq, kv_heads, dv], scale, softcap, window, sinks [heads]) → [batch, seq,
+// heads·dv]. dv may differ from d (multi-head latent attention: DeepSeek-V2's
+// and MiniCPM3's qk_nope_head_dim + qk_rope_head_dim keys, v_head_dim
+// values). HF eager_attention_forward with GQA (query head
 // h reads kv head h / (heads/kv_heads)) and a causal mask over absolute
 // positions: scores = q·kᵀ·scale (scale defaults to d^-0.5), masked where
 // key position > query position (or, with window W tokens, key position <=
 // query position - W), attention-logit soft-capping cap·tanh(s/cap) before
-// the mask (HF Gemma 2), softmax in f32, then ·v. This call's keys
+// the mask (HF Gemma 2), softmax in f32, then ·v. With sinks (the node's
+// Module names the tensor itself, GptOssAttention.sinks), head h's logit
+// sinks[h] is a last column of the softmax whose probability is dropped
+// (GptOss eager_attention_forward): m = max(max_j s_j, sink),
+// p_j = exp(s_j - m) / (Σ_j exp(s_j - m) + exp(sink - m)). This call's keys
 // and values are first written into the KV cache (see kvcache.go); attention
 // then reads the first L positions of each slot's row, L the positions
 // this call can see (a dynamic dimension; see readCache).
@@ -48,6 +52,10 @@ func inferAttention(n *ir.Node) error {
 		if ww, ok := w.(int64); !ok || ww <= 0 {
 			return fmt.Errorf("window must be a positive int (tokens) or none, got %v", w)
 		}
+	}
+	n.Weights = nil
+	if n.Module != "" {
+		n.Weights = []ir.Weight{{Name: n.Module, Shape: []int64{int64(h)}}}
 	}
 	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * v.Shape[3]}, DType: ir.F32}
 	return nil
@@ -91,7 +99,15 @@ func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	}
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
-	probs := f.softmaxLast(scores)
+	var probs codegen.Value
+	if n.Module == "" {
+		probs = f.softmaxLast(scores)
+	} else {
+		// The sink of query head h = kv·G + g, as a [B,KVH,G·S,1] column.
+		sink := f.reshape(f.weight(n.Weights[0].Name), KVH, G)
+		sink = f.reshape(f.broadcastDims(sink, codegen.T("f32", B, KVH, G, S), 1, 2), B, KVH, G*S, 1)
+		probs = f.softmaxSink(scores, sink)
+	}
 	out := f.dot(probs, values, []int64{0, 1}, []int64{0, 3}, []int64{3, 4}, []int64{1, 2}) // [B,KVH,G·S,DV]
 	out = f.transpose(f.reshape(out, B, KVH, G, S, DV), 0, 3, 1, 2, 4)                      // [B,S,KVH,G,DV]
 	return f.reshape(out, B, S, H*DV)
@@ -103,5 +119,16 @@ func (f *fn) softmaxLast(x codegen.Value) codegen.Value {
 	m := f.reduceLast(x, "stablehlo.maximum", maskValue)
 	e := f.unary("stablehlo.exponential", f.sub(x, f.broadcastLeading(m, x.Type)))
 	s := f.reduceLast(e, "stablehlo.add", 0)
+	return f.div(e, f.broadcastLeading(s, x.Type))
+}
+
+// softmaxSink is softmax over the innermost dimension of x [..., L] joined
+// by one more logit per row, sink [...] (x's shape without L), whose
+// probability is dropped: HF GptOss eager_attention_forward's
+// softmax(cat([x, sink]) - max)[..., :-1], in f32.
+func (f *fn) softmaxSink(x, sink codegen.Value) codegen.Value {
+	m := f.Op("stablehlo.maximum", sink.Type, "", f.reduceLast(x, "stablehlo.maximum", maskValue), sink)
+	e := f.unary("stablehlo.exponential", f.sub(x, f.broadcastLeading(m, x.Type)))
+	s := f.add(f.reduceLast(e, "stablehlo.add", 0), f.unary("stablehlo.exponential", f.sub(sink, m)))
 	return f.div(e, f.broadcastLeading(s, x.Type))
 }

@@ -178,13 +178,21 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 }
 
 // experts(x [..., H], weights [..., E], experts module, intermediate, act,
-// gate, up, down, gate_up) → [..., H]: Σ_e weights[e] · down_e(act(gate_e
-// x) · up_e x) over the experts with a nonzero weight, as HF's Experts
-// modules (MixtralExperts.forward, experts_implementation "eager"): each
-// used expert's output times its weight, added into zeros in expert-index
-// order. The weights are stacked tensors <experts>.NAME.weight [E, rows,
-// cols]; a checkpoint that stores one tensor per expert
-// (<experts>.<e>.NAME.weight) has them stacked at load (ir.Weight.Parts).
+// gate, up, down, gate_up, layout, bias, interleaved, alpha, limit) →
+// [..., H]: Σ_e weights[e] · down_e(act(gate_e x) · up_e x) over the
+// experts with a nonzero weight, as HF's Experts modules
+// (MixtralExperts.forward, GptOssExperts.forward, experts_implementation
+// "eager"): each used expert's output times its weight, added into zeros
+// in expert-index order. The weights are stacked tensors
+// <experts>.NAME.weight [E, rows, cols]; a checkpoint that stores one
+// tensor per expert (<experts>.<e>.NAME.weight) has them stacked at load
+// (ir.Weight.Parts). layout "transposed" reads GptOssExperts' parameters
+// instead: <experts>.NAME [E, in, out], applied as x · W; bias adds each
+// projection's stacked bias (<experts>.NAME.bias [E, out], transposed:
+// <experts>.NAME_bias) before the weighting; interleaved splits a fused
+// gate_up into its even (gate) and odd (up) columns; act "clamped_swiglu"
+// is GptOssExperts._apply_gate: g = min(g, limit), u = clamp(u, ±limit),
+// (u + 1) · g · sigmoid(alpha · g).
 //
 // Two lowerings, equal in value: when the weights come from route with
 // top_k k and the call's tokens T satisfy T·k < E (decode), only the k
@@ -196,16 +204,7 @@ func inferExperts(n *ir.Node) error {
 	if err != nil {
 		return err
 	}
-	act := "silu"
-	if v, ok := n.Attrs["act"]; ok && v != nil {
-		if act, ok = v.(string); !ok {
-			return fmt.Errorf("act must be an activation name (string), got %v", v)
-		}
-	}
-	if _, ok := activations[act]; !ok {
-		return fmt.Errorf("activation %q is not supported", act)
-	}
-	names, err := expertNames(n)
+	lay, err := expertsLayoutOf(n)
 	if err != nil {
 		return err
 	}
@@ -227,21 +226,109 @@ func inferExperts(n *ir.Node) error {
 			return fmt.Errorf("x %s and weights %s must have the same leading dimensions", x, w)
 		}
 	}
-	stacked := func(name string, rows, cols int64) ir.Weight {
-		wt := ir.Weight{Name: n.Module + "." + name + ".weight", Shape: []int64{e, rows, cols}}
-		for i := int64(0); i < e; i++ {
-			wt.Parts = append(wt.Parts, fmt.Sprintf("%s.%d.%s.weight", n.Module, i, name))
+	type proj struct {
+		name    string
+		out, in int64
+	}
+	projs := []proj{{lay.names.gate, inter, h}, {lay.names.up, inter, h}}
+	if lay.names.gateUp != "" {
+		projs = []proj{{lay.names.gateUp, 2 * inter, h}}
+	}
+	projs = append(projs, proj{lay.names.down, h, inter})
+	n.Weights = nil
+	for _, p := range projs { // [E, out, in] (transposed: [E, in, out])
+		wt := ir.Weight{Name: n.Module + "." + p.name + ".weight", Shape: []int64{e, p.out, p.in}}
+		if lay.transposed {
+			wt = ir.Weight{Name: n.Module + "." + p.name, Shape: []int64{e, p.in, p.out}}
 		}
-		return wt
+		for i := int64(0); i < e && !lay.transposed; i++ {
+			wt.Parts = append(wt.Parts, fmt.Sprintf("%s.%d.%s.weight", n.Module, i, p.name))
+		}
+		n.Weights = append(n.Weights, wt)
 	}
-	if names.gateUp != "" {
-		n.Weights = []ir.Weight{stacked(names.gateUp, 2*inter, h)}
-	} else {
-		n.Weights = []ir.Weight{stacked(names.gate, inter, h), stacked(names.up, inter, h)}
+	for _, p := range projs { // biases [E, out], after the projections
+		if !lay.bias {
+			break
+		}
+		b := ir.Weight{Name: n.Module + "." + p.name + ".bias", Shape: []int64{e, p.out}}
+		if lay.transposed {
+			b.Name = n.Module + "." + p.name + "_bias"
+		}
+		for i := int64(0); i < e && !lay.transposed; i++ {
+			b.Parts = append(b.Parts, fmt.Sprintf("%s.%d.%s.bias", n.Module, i, p.name))
+		}
+		n.Weights = append(n.Weights, b)
 	}
-	n.Weights = append(n.Weights, stacked(names.down, h, inter))
 	n.Type = ir.Type{Shape: x.Shape, DType: ir.F32}
 	return nil
+}
+
+// expertsLayout is how an experts call's weights are stored and combined
+// (its attributes, checked).
+type expertsLayout struct {
+	names        expertNameSet
+	act          string  // an ACT2FN name, or "clamped_swiglu"
+	transposed   bool    // GptOssExperts' [E, in, out] parameters <experts>.NAME
+	bias         bool    // stacked biases [E, out]
+	interleaved  bool    // fused gate_up: gate = [..., ::2], up = [..., 1::2]
+	alpha, limit float64 // clamped_swiglu's sigmoid gain and clamp
+}
+
+func expertsLayoutOf(n *ir.Node) (expertsLayout, error) {
+	l := expertsLayout{act: "silu"}
+	var err error
+	if l.names, err = expertNames(n); err != nil {
+		return l, err
+	}
+	if v, ok := n.Attrs["act"]; ok && v != nil {
+		if l.act, ok = v.(string); !ok {
+			return l, fmt.Errorf("act must be an activation name (string), got %v", v)
+		}
+	}
+	if _, ok := activations[l.act]; !ok && l.act != "clamped_swiglu" {
+		return l, fmt.Errorf("activation %q is not supported", l.act)
+	}
+	switch v := n.Attrs["layout"]; v {
+	case nil, "linear":
+	case "transposed":
+		l.transposed = true
+	default:
+		return l, fmt.Errorf(`layout must be "linear" ([experts, out, in] <experts>.NAME.weight) or "transposed" ([experts, in, out] <experts>.NAME, GptOssExperts), got %v`, v)
+	}
+	if l.bias, err = boolAttr(n, "bias"); err != nil {
+		return l, err
+	}
+	if l.interleaved, err = boolAttr(n, "interleaved"); err != nil {
+		return l, err
+	}
+	if l.interleaved && l.names.gateUp == "" {
+		return l, fmt.Errorf("interleaved needs a fused gate_up tensor (gate_up: NAME)")
+	}
+	if l.alpha, err = floatAttr(n, "alpha", 1.702); err != nil {
+		return l, err
+	}
+	if l.limit, err = floatAttr(n, "limit", 7.0); err != nil {
+		return l, err
+	}
+	return l, nil
+}
+
+// inDim is the dimension of a stacked projection [E, ., .] that meets the
+// activations: in of [E, out, in], or of [E, in, out] when transposed.
+func (l expertsLayout) inDim() int64 {
+	if l.transposed {
+		return 1
+	}
+	return 2
+}
+
+// split separates an experts node's weights (in n.Weights order) into the
+// projections and their biases (nil without bias).
+func (l expertsLayout) split(ws []codegen.Value) (proj, bias []codegen.Value) {
+	if !l.bias {
+		return ws, nil
+	}
+	return ws[:len(ws)/2], ws[len(ws)/2:]
 }
 
 type expertNameSet struct{ gate, up, down, gateUp string }
@@ -296,34 +383,56 @@ func routedTopK(n *ir.Node) (int64, bool) {
 }
 
 // expertMLP applies the experts' gated MLP to xs [N, H], row n through
-// the n-th expert weights: gu [N, 2I, H] (fused) or g, u [N, I, H], then
-// d [N, H, I] (all f32) → [N, H].
-func (f *fn) expertMLP(n *ir.Node, xs codegen.Value, proj []codegen.Value) codegen.Value {
-	apply := func(wt, v codegen.Value) codegen.Value { // [N, R, C] · [N, C] → [N, R]
-		return f.dot(v, wt, []int64{0}, []int64{0}, []int64{1}, []int64{2})
+// the n-th expert weights (in n.Weights order, all f32): gu [N, 2I, H]
+// (fused) or g, u [N, I, H], then d [N, H, I], each + its bias [N, out]
+// (transposed: [N, H, 2I], ..., [N, I, H]) → [N, H].
+func (f *fn) expertMLP(n *ir.Node, xs codegen.Value, ws []codegen.Value) codegen.Value {
+	lay, _ := expertsLayoutOf(n)
+	proj, bias := lay.split(ws)
+	apply := func(i int, v codegen.Value) codegen.Value { // [N, ., .] · [N, C] → [N, R]
+		y := f.dot(v, proj[i], []int64{0}, []int64{0}, []int64{1}, []int64{lay.inDim()})
+		if bias != nil {
+			y = f.add(y, bias[i])
+		}
+		return y
 	}
-	g, u := f.gateUp(n, proj, func(wt codegen.Value) codegen.Value { return apply(wt, xs) })
-	return apply(proj[len(proj)-1], f.mul(f.expertAct(n, g), u))
+	g, u := f.gateUp(n, lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })
+	return apply(len(proj)-1, f.glu(lay, g, u))
 }
 
-// gateUp returns the gate and up projections, project applying one stacked
-// projection; a fused gate_up is split gate first (torch chunk(2, -1)).
-func (f *fn) gateUp(n *ir.Node, proj []codegen.Value, project func(codegen.Value) codegen.Value) (g, u codegen.Value) {
-	if len(proj) == 3 {
-		return project(proj[0]), project(proj[1])
+// gateUp returns the gate and up projections, project(i) applying
+// projection i; a fused gate_up is split gate first (torch chunk(2, -1))
+// or, interleaved, into its even and odd columns (gate_up[..., ::2],
+// gate_up[..., 1::2]).
+func (f *fn) gateUp(n *ir.Node, lay expertsLayout, nproj int, project func(int) codegen.Value) (g, u codegen.Value) {
+	if nproj == 3 {
+		return project(0), project(1)
 	}
 	inter, _ := intAttr(n, "intermediate")
-	gu := project(proj[0])
+	gu := project(0)
 	d := gu.Type.Rank() - 1
+	if lay.interleaved {
+		pairs := f.reshape(gu, append(append([]int64(nil), gu.Type.Shape[:d]...), inter, 2)...)
+		col := func(j int64) codegen.Value {
+			return f.reshape(f.sliceDim(pairs, d+1, j, j+1), pairs.Type.Shape[:d+1]...)
+		}
+		return col(0), col(1)
+	}
 	return f.sliceDim(gu, d, 0, inter), f.sliceDim(gu, d, inter, 2*inter)
 }
 
-func (f *fn) expertAct(n *ir.Node, x codegen.Value) codegen.Value {
-	act, _ := n.Attrs["act"].(string)
-	if act == "" {
-		act = "silu"
+// glu combines the gate and up projections: act(g) · u, or for
+// clamped_swiglu (GptOssExperts._apply_gate) g = min(g, limit),
+// u = clamp(u, -limit, limit), (u + 1) · g · sigmoid(g · alpha).
+func (f *fn) glu(lay expertsLayout, g, u codegen.Value) codegen.Value {
+	if lay.act != "clamped_swiglu" {
+		return f.mul(activations[lay.act](f, g), u)
 	}
-	return activations[act](f, x)
+	g = f.Op("stablehlo.minimum", g.Type, "", g, f.splat(lay.limit, g.Type))
+	u = f.Op("stablehlo.maximum", u.Type, "", u, f.splat(-lay.limit, u.Type))
+	u = f.Op("stablehlo.minimum", u.Type, "", u, f.splat(lay.limit, u.Type))
+	glu := f.mul(g, f.unary("stablehlo.logistic", f.mul(g, f.splat(lay.alpha, g.Type))))
+	return f.mul(f.add(u, f.splat(1, u.Type)), glu)
 }
 
 // expertsDense runs every expert on every token: x [T, H], w [T, E].
@@ -332,15 +441,24 @@ func (f *fn) expertAct(n *ir.Node, x codegen.Value) codegen.Value {
 // weighted (an unused expert's weight is exactly zero) and the experts
 // summed.
 func (f *fn) expertsDense(n *ir.Node, x, w codegen.Value) codegen.Value {
-	proj := make([]codegen.Value, len(n.Weights))
+	lay, _ := expertsLayoutOf(n)
+	ws := make([]codegen.Value, len(n.Weights))
 	for i, wt := range n.Weights {
-		proj[i] = f.weight(wt.Name)
+		ws[i] = f.weight(wt.Name)
 	}
-	g, u := f.gateUp(n, proj, func(wt codegen.Value) codegen.Value { // [T, H] · [E, R, H] → [T, E, R]
-		return f.dot(x, wt, nil, nil, []int64{1}, []int64{2})
+	proj, bias := lay.split(ws)
+	g, u := f.gateUp(n, lay, len(proj), func(i int) codegen.Value { // [T, H] · [E, R, H] → [T, E, R] (+ bias [E, R])
+		y := f.dot(x, proj[i], nil, nil, []int64{1}, []int64{lay.inDim()})
+		if bias != nil {
+			y = f.add(y, f.broadcastDims(bias[i], y.Type, 1, 2))
+		}
+		return y
 	})
-	m := f.transpose(f.mul(f.expertAct(n, g), u), 1, 0, 2)                           // [E, T, I]
-	y := f.dot(m, proj[len(proj)-1], []int64{0}, []int64{0}, []int64{2}, []int64{2}) // [E, T, H]
+	m := f.transpose(f.glu(lay, g, u), 1, 0, 2)                                                // [E, T, I]
+	y := f.dot(m, proj[len(proj)-1], []int64{0}, []int64{0}, []int64{2}, []int64{lay.inDim()}) // [E, T, H]
+	if bias != nil {
+		y = f.add(y, f.broadcastDims(bias[len(bias)-1], y.Type, 0, 2))
+	}
 	y = f.mul(y, f.broadcastDims(f.transpose(w, 1, 0), y.Type, 0, 1))
 	return f.Reduce(y, f.constF32(0), "stablehlo.add", 0)
 }
@@ -397,13 +515,21 @@ func (f *fn) expertSlots(w codegen.Value, k int64) (idx, vals codegen.Value) {
 }
 
 // gatherExperts gathers the stored slices of stacked weight name
-// [E, rows, cols] at expert indices idx [N] i32 and decodes them:
-// [N, rows, cols] f32.
+// [E, rows, cols] (or a stacked bias [E, cols]) at expert indices idx [N]
+// i32 and decodes them: [N, rows, cols] (or [N, cols]) f32.
 func (f *fn) gatherExperts(name string, idx codegen.Value) codegen.Value {
 	raw, st, shape := f.stored(name)
 	if raw.Type.Elem == "" {
 		return codegen.Value{Type: codegen.T("f32")}
 	}
+	if len(shape) == 2 {
+		b := f.gatherExperts3(raw, st, []int64{shape[0], 1, shape[1]}, idx)
+		return f.reshape(b, idx.Type.Shape[0], shape[1])
+	}
+	return f.gatherExperts3(raw, st, shape, idx)
+}
+
+func (f *fn) gatherExperts3(raw codegen.Value, st *storage, shape []int64, idx codegen.Value) codegen.Value {
 	e, rows, cols := shape[0], shape[1], shape[2]
 	width := raw.Type.Shape[raw.Type.Rank()-1]
 	r3 := f.reshape(raw, e, rows, width)

@@ -19,15 +19,40 @@ func inferSame(n *ir.Node) error {
 
 func inferElementwise(n *ir.Node) error {
 	x, y := n.Args[0].Type, n.Args[1].Type
-	if !x.Shape.Equal(y.Shape) || x.DType != y.DType {
+	if len(x.Shape) != len(y.Shape) || x.DType != y.DType {
 		return fmt.Errorf("operands differ: %s vs %s", x, y)
 	}
-	n.Type = x
+	shape := make(ir.Shape, len(x.Shape))
+	for i := range x.Shape { // torch broadcasting of equal ranks: a size-1 dimension stretches
+		switch {
+		case x.Shape[i] == y.Shape[i], y.Shape[i] == 1:
+			shape[i] = x.Shape[i]
+		case x.Shape[i] == 1:
+			shape[i] = y.Shape[i]
+		default:
+			return fmt.Errorf("operands differ: %s vs %s", x, y)
+		}
+	}
+	n.Type = ir.Type{Shape: shape, DType: x.DType}
 	return nil
 }
 
 func lowerBinary(op string) func(*fn, *ir.Node) codegen.Value {
-	return func(f *fn, n *ir.Node) codegen.Value { return f.binary(op, f.arg(n, 0), f.arg(n, 1)) }
+	return func(f *fn, n *ir.Node) codegen.Value {
+		t := f.ty(n.Type)
+		x, y := f.arg(n, 0), f.arg(n, 1)
+		stretch := func(v codegen.Value) codegen.Value { // size-1 dimensions to t's
+			if v.Type.String() == t.String() {
+				return v
+			}
+			dims := make([]int64, t.Rank())
+			for i := range dims {
+				dims[i] = int64(i)
+			}
+			return f.broadcastDims(v, t, dims...)
+		}
+		return f.binary(op, stretch(x), stretch(y))
+	}
 }
 
 func lowerSiLU(f *fn, n *ir.Node) codegen.Value { return f.silu(f.arg(n, 0)) }
@@ -141,6 +166,35 @@ func inferActivation(n *ir.Node) error {
 func lowerActivation(f *fn, n *ir.Node) codegen.Value {
 	name, _ := n.Attrs["name"].(string)
 	return activations[name](f, f.arg(n, 0))
+}
+
+// clamp(x, min, max) → x's shape: torch.clamp, min(max(x, min), max), each
+// bound rounded to f32 and left out when none. min above max is an error
+// (torch would return max everywhere).
+func inferClamp(n *ir.Node) error {
+	lo, err := floatAttr(n, "min", math.Inf(-1))
+	if err != nil {
+		return err
+	}
+	hi, err := floatAttr(n, "max", math.Inf(1))
+	if err != nil {
+		return err
+	}
+	if lo > hi {
+		return fmt.Errorf("min %g is above max %g", lo, hi)
+	}
+	return inferSame(n)
+}
+
+func lowerClamp(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	if lo, _ := floatAttr(n, "min", math.Inf(-1)); !math.IsInf(lo, -1) {
+		x = f.binary("stablehlo.maximum", x, f.splat(lo, x.Type))
+	}
+	if hi, _ := floatAttr(n, "max", math.Inf(1)); !math.IsInf(hi, 1) {
+		x = f.binary("stablehlo.minimum", x, f.splat(hi, x.Type))
+	}
+	return x
 }
 
 func inferSoftcap(n *ir.Node) error {

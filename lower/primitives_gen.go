@@ -22,8 +22,8 @@ var primitiveRows = []*primitive{
 	row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache
-	row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window")),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
+	row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks")),
 	// activation: out = ACT2FN[name](x)
 	row("activation", inferActivation, lowerActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -32,6 +32,8 @@ var primitiveRows = []*primitive{
 	row("gelu_tanh", inferSame, lowerGeLUTanh, false, tensor("x")),
 	// softcap: out = cap · tanh(x / cap); cap none: x
 	row("softcap", inferSoftcap, lowerSoftcap, false, tensor("x"), optional("cap")),
+	// clamp: out = min(max(x, min), max) (bounds rounded to f32; none: unbounded)
+	row("clamp", inferClamp, lowerClamp, false, tensor("x"), optional("min"), optional("max")),
 	// scale: out = x · factor (factor rounded to f32)
 	row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
@@ -39,7 +41,7 @@ var primitiveRows = []*primitive{
 	// route: before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first
 	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
-	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k")),
+	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -176,13 +178,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys",
 			Name:    "window",
+		}, {
+			Default: "none",
+			Doc:     "a weight path whose tensor (the path itself, no .weight) holds one learned logit per query head: softmax over [scores, sink], the sink's column dropped (attention sinks)",
+			Name:    "sinks",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks)",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator",
 		Name:      "attention",
-		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]",
-		Signature: "attention(q, k, v, scale:, softcap:, window:)",
+		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]",
+		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:)",
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -223,6 +229,23 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "softcap",
 		Shapes:    "x → same",
 		Signature: "softcap(x, cap:)",
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "the lower bound; none: no lower bound",
+			Name:    "min",
+		}, {
+			Default: "none",
+			Doc:     "the upper bound; none: no upper bound",
+			Name:    "max",
+		}},
+		Cache:     false,
+		HF:        "torch.clamp (OlmoeAttention clip_qkv)",
+		Math:      "out = min(max(x, min), max) (bounds rounded to f32; none: unbounded)",
+		Name:      "clamp",
+		Shapes:    "x → same",
+		Signature: "clamp(x, min:, max:)",
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -278,7 +301,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "\"silu\"",
-			Doc:     "the ACT2FN name applied to the gate projection",
+			Doc:     "the ACT2FN name applied to the gate projection; \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
 			Name:    "act",
 		}, {
 			Default: "\"gate_proj\"",
@@ -300,13 +323,33 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "the top_k of the route call giving weights",
 			Doc:     "at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs",
 			Name:    "top_k",
+		}, {
+			Default: "\"linear\"",
+			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)",
+			Name:    "layout",
+		}, {
+			Default: "false",
+			Doc:     "true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting",
+			Name:    "bias",
+		}, {
+			Default: "false",
+			Doc:     "true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])",
+			Name:    "interleaved",
+		}, {
+			Default: "1.702",
+			Doc:     "clamped_swiglu's sigmoid gain (swiglu_alpha)",
+			Name:    "alpha",
+		}, {
+			Default: "7.0",
+			Doc:     "clamped_swiglu's clamp (swiglu_limit)",
+			Name:    "limit",
 		}},
 		Cache:     false,
-		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py) and the other families' Experts, experts_implementation eager",
+		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager",
 		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order",
 		Name:      "experts",
 		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
-		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:)",
+		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:)",
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -314,7 +357,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "torch.add",
 		Math:      "out = x + y",
 		Name:      "add",
-		Shapes:    "x, y (broadcast) → their shape",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "add(x, y)",
 	},
 	{
@@ -323,7 +366,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "torch.sub",
 		Math:      "out = x - y",
 		Name:      "sub",
-		Shapes:    "x, y (broadcast) → their shape",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "sub(x, y)",
 	},
 	{
@@ -332,7 +375,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "torch.mul",
 		Math:      "out = x * y",
 		Name:      "mul",
-		Shapes:    "x, y (broadcast) → their shape",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "mul(x, y)",
 	},
 }

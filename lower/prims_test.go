@@ -192,7 +192,8 @@ func irShape(s []any) (ir.Shape, error) {
 
 // primNode builds the case's IR: one input node per argument and the
 // primitive's node, shape-checked by its Infer rule. Its weights are
-// named <case>.<suffix> (the case name is the node's module), so that
+// named <case>.<suffix>, or <case> for a tensor path such as sinks (the
+// case name is the node's module when the case has weights), so that
 // the cases' globals do not collide in one module.
 func (c *primCase) primNode() (*primitive, *ir.Graph, error) {
 	p, ok := primitives.lookup(c.spec.Prim)
@@ -204,7 +205,10 @@ func (c *primCase) primNode() (*primitive, *ir.Graph, error) {
 		return nil, nil, err
 	}
 	g := &ir.Graph{Arch: c.name, File: c.name + ".txtar"}
-	n := &ir.Node{Prim: p.Name, Module: c.name, Attrs: attrs, Layer: -1, Site: -1, Name: p.Name}
+	n := &ir.Node{Prim: p.Name, Attrs: attrs, Layer: -1, Site: -1, Name: p.Name}
+	if len(c.spec.Weights) > 0 { // an optional weight module (attention's sinks) is given only where the case has weights
+		n.Module = c.name
+	}
 	for _, a := range c.spec.Args {
 		sh, err := irShape(a.Shape)
 		if err != nil {

@@ -63,6 +63,12 @@ func module(name string) ir.Param   { return ir.Param{Name: name, Kind: ir.Modul
 func scalar(name string) ir.Param   { return ir.Param{Name: name, Kind: ir.Scalar} }
 func optional(name string) ir.Param { return ir.Param{Name: name, Kind: ir.Scalar, Optional: true} }
 
+// optionalModule is a keyword parameter that takes a weight path (the
+// node's Module when given), e.g. attention's sinks.
+func optionalModule(name string) ir.Param {
+	return ir.Param{Name: name, Kind: ir.Module, Optional: true}
+}
+
 func (t table) lookup(name string) (*primitive, bool) {
 	p, ok := t[name]
 	return p, ok

@@ -103,6 +103,12 @@ func (f *File) Read(fam *dsl.File) (*Model, error) {
 	h := sha256.New()
 	for _, p := range m.plan {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%v\x00", p.t.Name, p.hf, p.tr.permuteHeads, p.tr.minusOne)
+		if p.tr.transpose || p.tr.parts > 1 { // (only then, so that other files keep their cache names)
+			fmt.Fprintf(h, "%v\x00%d\x00%d\x00", p.tr.transpose, p.tr.part, p.tr.parts)
+			for _, q := range p.group {
+				fmt.Fprintf(h, "%s\x00", q.t.Name)
+			}
+		}
 	}
 	m.planSum = h.Sum(nil)
 	return m, nil

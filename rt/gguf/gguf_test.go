@@ -599,3 +599,107 @@ func TestPack(t *testing.T) {
 		t.Error("second Pack rewrote the file")
 	}
 }
+
+// tinyGptOss is a one-layer gpt-oss file as llama.cpp's GptOssModel writes
+// one (hidden 3, 2 experts of intermediate 2): the sinks as
+// attn_sinks.weight, gate_up_proj split into ffn_gate_exps / ffn_up_exps
+// [E, I, H] with their biases [E, I], down_proj transposed to
+// ffn_down_exps [E, H, I] with its bias [E, H]. Values: gate 0.., up
+// 100.., down 200.., gate bias 300.., up bias 400...
+func tinyGptOss(withUp bool) ([]kv, []tdesc) {
+	kvs := []kv{
+		{"general.architecture", "gpt-oss"},
+		{"gpt-oss.block_count", uint32(1)},
+		{"gpt-oss.context_length", uint32(64)},
+		{"gpt-oss.embedding_length", uint32(3)},
+		{"gpt-oss.feed_forward_length", uint32(2)},
+		{"gpt-oss.expert_feed_forward_length", uint32(2)},
+		{"gpt-oss.expert_count", uint32(2)},
+		{"gpt-oss.expert_used_count", uint32(1)},
+		{"gpt-oss.attention.head_count", uint32(1)},
+		{"gpt-oss.attention.layer_norm_rms_epsilon", float32(1e-5)},
+		{"gpt-oss.rope.scaling.factor", float32(32)},
+		{"gpt-oss.rope.scaling.original_context_length", uint32(4096)},
+	}
+	ts := []tdesc{
+		{"token_embd.weight", F32, []uint64{3, 4}, f32s(seq(0, 12)...)},
+		{"blk.0.attn_sinks.weight", F32, []uint64{1}, f32s(0.5)},
+		{"blk.0.ffn_gate_exps.weight", F32, []uint64{3, 2, 2}, f32s(seq(0, 12)...)},
+		{"blk.0.ffn_gate_exps.bias", F32, []uint64{2, 2}, f32s(seq(300, 4)...)},
+		{"blk.0.ffn_up_exps.bias", F32, []uint64{2, 2}, f32s(seq(400, 4)...)},
+		{"blk.0.ffn_down_exps.weight", F32, []uint64{2, 3, 2}, f32s(seq(200, 12)...)},
+		{"blk.0.ffn_down_exps.bias", F32, []uint64{3, 2}, f32s(seq(500, 6)...)},
+	}
+	if withUp {
+		ts = append(ts, tdesc{"blk.0.ffn_up_exps.weight", F32, []uint64{3, 2, 2}, f32s(seq(100, 12)...)})
+	}
+	return kvs, ts
+}
+
+// TestMaterializeGptOssExperts: the gpt_oss gguf section's full-name rows
+// and its transpose and interleave transforms give back HF's tensors:
+// gate_up_proj[e, h, 2j] = gate[e, j, h], gate_up_proj[e, h, 2j+1] =
+// up[e, j, h], down_proj[e, i, h] = ffn_down_exps[e, h, i], biases
+// interleaved likewise; Materialize and Pack agree; a missing part is an
+// error naming the tensor.
+func TestMaterializeGptOssExperts(t *testing.T) {
+	kvs, ts := tinyGptOss(true)
+	f := mustRead(t, openBuilt(t, kvs, ts))
+	var gateUp, gateUpBias, down []float32
+	for e := 0; e < 2; e++ {
+		for h := 0; h < 3; h++ {
+			for j := 0; j < 2; j++ {
+				gateUp = append(gateUp, float32(e*6+j*3+h), float32(100+e*6+j*3+h))
+			}
+		}
+		for j := 0; j < 2; j++ {
+			gateUpBias = append(gateUpBias, float32(300+e*2+j), float32(400+e*2+j))
+		}
+		for i := 0; i < 2; i++ {
+			for h := 0; h < 3; h++ {
+				down = append(down, float32(200+e*6+h*2+i))
+			}
+		}
+	}
+	for _, c := range []struct {
+		gguf, hf string
+		shape    []int64
+		want     []float32
+	}{
+		{"blk.0.attn_sinks.weight", "model.layers.0.self_attn.sinks", []int64{1}, []float32{0.5}},
+		{"blk.0.ffn_gate_exps.weight", "model.layers.0.mlp.experts.gate_up_proj", []int64{2, 3, 4}, gateUp},
+		{"blk.0.ffn_up_exps.weight", "model.layers.0.mlp.experts.gate_up_proj", []int64{2, 3, 4}, gateUp},
+		{"blk.0.ffn_up_exps.bias", "model.layers.0.mlp.experts.gate_up_proj_bias", []int64{2, 4}, gateUpBias},
+		{"blk.0.ffn_down_exps.weight", "model.layers.0.mlp.experts.down_proj", []int64{2, 2, 3}, down},
+		{"blk.0.ffn_down_exps.bias", "model.layers.0.mlp.experts.down_proj_bias", []int64{2, 3}, seq(500, 6)},
+	} {
+		got, hf, shape, err := f.ReadTensor(c.gguf)
+		if err != nil || hf != c.hf || !slices.Equal(shape, c.shape) || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %s %v %v (%v), want %s %v %v", c.gguf, hf, shape, got, err, c.hf, c.shape, c.want)
+		}
+	}
+	cache := t.TempDir()
+	mat, err := f.Materialize(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := f.Pack(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mat.Tensors) != 6 || len(packed.Tensors) != 6 {
+		t.Errorf("materialized %d, packed %d tensors; want 6 (two GGUF parts each for gate_up_proj and its bias)", len(mat.Tensors), len(packed.Tensors))
+	}
+	for name, info := range mat.Tensors {
+		a, errA := info.Read()
+		b, errB := packed.Tensors[name].Read()
+		if errA != nil || errB != nil || packed.Tensors[name].Format != "f32" || !slices.Equal(a.Data, b.Data) || !slices.Equal(info.Shape, packed.Tensors[name].Shape) {
+			t.Errorf("%s: Materialize and Pack differ (%v, %v, format %q)", name, errA, errB, packed.Tensors[name].Format)
+		}
+	}
+
+	kvs, ts = tinyGptOss(false)
+	if _, err := read(openBuilt(t, kvs, ts)); err == nil || !strings.Contains(err.Error(), `"model.layers.0.mlp.experts.gate_up_proj" is made of 2 interleaved tensors, but the file has no part 1`) {
+		t.Errorf("missing up part: %v", err)
+	}
+}

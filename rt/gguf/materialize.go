@@ -38,13 +38,27 @@ func reversePermuteRows(dst, src []float32, rows, cols, nHead int) error {
 }
 
 // planned is one tensor of the file resolved for conversion: its HF name,
-// shape and transform.
+// shape and transform. A tensor made of interleaved GGUF tensors
+// (interleave) holds them all in group, by part (t and tr are one of them).
 type planned struct {
 	t     Tensor
 	hf    string
 	shape []int64
 	tr    transform
+	group []planned
 }
+
+// elements is the number of values of the HF tensor.
+func (p planned) elements() int64 {
+	n := int64(1)
+	for _, d := range p.shape {
+		n *= d
+	}
+	return n
+}
+
+// whole reports whether p must be converted at once (see transform.whole).
+func (p planned) whole() bool { return p.tr.whole() }
 
 // ReadTensor returns the GGUF tensor called name dequantized to f32 and
 // transformed to Hugging Face form (see Materialize), with its HF name and
@@ -53,7 +67,7 @@ type planned struct {
 // or skipped), a read failure.
 func (m *Model) ReadTensor(name string) (data []float32, hfName string, shape []int64, err error) {
 	for _, p := range m.plan {
-		if p.t.Name != name {
+		if p.t.Name != name && !p.has(name) {
 			continue
 		}
 		fh, err := os.Open(m.Path)
@@ -61,7 +75,7 @@ func (m *Model) ReadTensor(name string) (data []float32, hfName string, shape []
 			return nil, "", nil, fmt.Errorf("gguf: %v", err)
 		}
 		defer fh.Close()
-		data = make([]float32, p.t.Elements())
+		data = make([]float32, p.elements())
 		if err := m.convert(fh, p, 0, int(p.shape[0]), data); err != nil {
 			return nil, "", nil, err
 		}
@@ -70,10 +84,27 @@ func (m *Model) ReadTensor(name string) (data []float32, hfName string, shape []
 	return nil, "", nil, fmt.Errorf("gguf: %s has no tensor %q that family %s loads", m.Path, name, m.Family)
 }
 
+// has reports whether the GGUF tensor called name is part of p's group.
+func (p planned) has(name string) bool {
+	for _, q := range p.group {
+		if q.t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // convert dequantizes and transforms HF rows [r0, r1) of p into dst
-// ((r1-r0)*cols elements). A permuted tensor must be converted whole.
+// ((r1-r0)*cols elements). A tensor whose rows move (unpermute_qk,
+// transpose, interleave) must be converted whole.
 func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error {
 	rows := int(p.shape[0])
+	if (p.tr.transpose || p.tr.parts > 1) && (r0 != 0 || r1 != rows) {
+		return fmt.Errorf("gguf: internal error: tensor %q converted in part", p.t.Name)
+	}
+	if p.tr.transpose || p.tr.parts > 1 {
+		return f.convertParts(fh, p, dst)
+	}
 	cols := int(p.t.Elements()) / rows
 	_, bb, _ := p.t.Type.BlockSize()
 	be, _, _ := p.t.Type.BlockSize()
@@ -100,6 +131,46 @@ func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error 
 	if p.tr.minusOne {
 		for i := range dst {
 			dst[i] -= 1
+		}
+	}
+	return nil
+}
+
+// convertParts converts a transposed or interleaved tensor whole into dst:
+// each GGUF tensor of the group (or p alone) dequantized as stored, its
+// last two dimensions swapped back (transpose), then written to
+// dst[..., part::parts] (interleave).
+func (f *File) convertParts(fh *os.File, p planned, dst []float32) error {
+	parts := p.group
+	if parts == nil {
+		parts = []planned{p}
+	}
+	n := len(parts)
+	for k, q := range parts {
+		gs := q.t.Shape()
+		raw := q
+		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne}, nil
+		vals := make([]float32, q.t.Elements())
+		if err := f.convert(fh, raw, 0, int(gs[0]), vals); err != nil {
+			return err
+		}
+		if q.tr.transpose { // [..., a, b] → [..., b, a]
+			a, b := int(gs[len(gs)-2]), int(gs[len(gs)-1])
+			t := make([]float32, len(vals))
+			for m := 0; m < len(vals); m += a * b {
+				for i := 0; i < a; i++ {
+					for j := 0; j < b; j++ {
+						t[m+j*a+i] = vals[m+i*b+j]
+					}
+				}
+			}
+			vals = t
+		}
+		c := int(q.shape[len(q.shape)-1])
+		for r := 0; r < len(vals)/c; r++ {
+			for j := 0; j < c; j++ {
+				dst[(r*c+j)*n+k] = vals[r*c+j]
+			}
 		}
 	}
 	return nil
@@ -149,7 +220,7 @@ func (m *Model) Materialize(ctx context.Context, cacheDir string, progress func(
 	for i, p := range plan {
 		total = (total + cacheAlign - 1) / cacheAlign * cacheAlign
 		offs[i] = total
-		n := p.t.Elements() * 4
+		n := p.elements() * 4
 		ix.Tensors[p.hf] = weights.Info{File: out, Offset: total, Length: n, DType: tensor.F32, Shape: p.shape}
 		total += n
 		payload += n
@@ -186,9 +257,9 @@ func (f *File) writeAll(ctx context.Context, out *os.File, plan []planned, offs 
 	var units []unit
 	for i, p := range plan {
 		rows := int(p.shape[0])
-		cols := int(p.t.Elements()) / rows
+		cols := int(p.elements()) / rows
 		step := rows
-		if p.tr.permuteHeads == 0 {
+		if !p.whole() {
 			step = max(1, unitElems/cols)
 		}
 		for r := 0; r < rows; r += step {
@@ -225,7 +296,7 @@ func (f *File) writeAll(ctx context.Context, out *os.File, plan []planned, offs 
 			var buf []byte
 			for u := range work {
 				p := plan[u.i]
-				cols := int(p.t.Elements()) / int(p.shape[0])
+				cols := int(p.elements()) / int(p.shape[0])
 				dst := make([]float32, (u.r1-u.r0)*cols)
 				if err := f.convert(src, p, u.r0, u.r1, dst); err != nil {
 					fail(err)

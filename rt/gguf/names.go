@@ -11,7 +11,13 @@ import (
 type transform struct {
 	permuteHeads int  // >0: undo llama.cpp's Q/K row permutation with this many heads (rows move whole)
 	minusOne     bool // the file stores 1+w: subtract 1 (values change: the tensor is packed as f32)
+	transpose    bool // the file stores the last two dimensions swapped: swap them back (packed as f32)
+	part, parts  int  // parts > 1: this tensor fills HF[..., part::parts] of a tensor several GGUF tensors make (packed as f32)
 }
+
+// whole reports whether the tensor must be converted whole, at once: its
+// HF rows are not its GGUF rows (transpose, interleave) or move (unpermute_qk).
+func (tr transform) whole() bool { return tr.permuteHeads != 0 || tr.transpose || tr.parts > 1 }
 
 // transforms implements each transform of dsl.GGUFTransforms once, for
 // every family that names it, by setting its part of a tensor's transform.
@@ -20,6 +26,10 @@ var transforms = map[string]func(tr *transform, args []int64){
 	"unpermute_qk": func(tr *transform, args []int64) { tr.permuteHeads = int(args[0]) },
 	// minus_one(): Gemma2TensorProcessor's "norm.weight" - 1.
 	"minus_one": func(tr *transform, _ []int64) { tr.minusOne = true },
+	// transpose(): GptOssModel's experts, stored [E, out, in] for HF's [E, in, out].
+	"transpose": func(tr *transform, _ []int64) { tr.transpose = true },
+	// interleave(part, parts): GptOssModel's gate_up_proj split into [..., ::2] and [..., 1::2].
+	"interleave": func(tr *transform, args []int64) { tr.part, tr.parts = int(args[0]), int(args[1]) },
 }
 
 // resolveTransforms applies the transform calls a tensor's row gives.
@@ -53,9 +63,11 @@ func (m *Model) HFName(ggufName string) (hf string, ok bool) {
 }
 
 // makePlan resolves every tensor of the file: its HF name, shape and
-// transform (skipped tensors left out).
+// transform (skipped tensors left out). The GGUF tensors that interleave
+// into one HF tensor become one plan entry holding them all (group).
 func (m *Model) makePlan() error {
 	seen := map[string]string{}
+	groups := map[string]int{} // HF name → plan index of an interleave group
 	for _, t := range m.Tensors {
 		tm, ok := m.reading.Tensor(t.Name)
 		if !ok {
@@ -64,10 +76,6 @@ func (m *Model) makePlan() error {
 		if tm.Skip {
 			continue
 		}
-		if prev, dup := seen[tm.HF]; dup {
-			return fmt.Errorf("gguf: %s: tensors %q and %q both map to %q: the file is inconsistent", m.Path, prev, t.Name, tm.HF)
-		}
-		seen[tm.HF] = t.Name
 		if err := m.CheckType(t); err != nil {
 			return err
 		}
@@ -76,13 +84,70 @@ func (m *Model) makePlan() error {
 			return err
 		}
 		p := planned{t: t, hf: tm.HF, shape: t.Shape(), tr: tr}
-		if tr.permuteHeads != 0 {
-			rows := int(p.shape[0])
-			if tr.permuteHeads < 0 || rows%(2*tr.permuteHeads) != 0 {
-				return fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d heads of row pairs: the file does not match its config", m.Path, t.Name, rows, tr.permuteHeads)
+		if err := m.checkTransform(p); err != nil {
+			return err
+		}
+		if tr.transpose {
+			n := len(p.shape)
+			p.shape[n-2], p.shape[n-1] = p.shape[n-1], p.shape[n-2]
+		}
+		if gi, ok := groups[tm.HF]; ok && tr.parts > 1 {
+			g := &m.plan[gi]
+			if err := g.join(p); err != nil {
+				return fmt.Errorf("gguf: %s: %v: the file does not match its family's gguf section", m.Path, err)
 			}
+			continue
+		}
+		if prev, dup := seen[tm.HF]; dup {
+			return fmt.Errorf("gguf: %s: tensors %q and %q both map to %q: the file is inconsistent", m.Path, prev, t.Name, tm.HF)
+		}
+		seen[tm.HF] = t.Name
+		if tr.parts > 1 {
+			p.group = make([]planned, tr.parts)
+			p.group[tr.part] = p
+			p.shape = append([]int64(nil), p.shape...)
+			p.shape[len(p.shape)-1] *= int64(tr.parts)
+			groups[tm.HF] = len(m.plan)
 		}
 		m.plan = append(m.plan, p)
 	}
+	for _, p := range m.plan {
+		for k, q := range p.group {
+			if q.hf == "" {
+				return fmt.Errorf("gguf: %s: %q is made of %d interleaved tensors, but the file has no part %d (only %q)", m.Path, p.hf, len(p.group), k, p.t.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// checkTransform checks that a tensor's transforms fit its shape.
+func (m *Model) checkTransform(p planned) error {
+	tr := p.tr
+	switch {
+	case tr.permuteHeads != 0 && (tr.permuteHeads < 0 || int(p.shape[0])%(2*tr.permuteHeads) != 0):
+		return fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d heads of row pairs: the file does not match its config", m.Path, p.t.Name, p.shape[0], tr.permuteHeads)
+	case tr.permuteHeads != 0 && (tr.transpose || tr.parts > 1):
+		return fmt.Errorf("gguf: %s: tensor %q: unpermute_qk does not combine with transpose or interleave", m.Path, p.t.Name)
+	case tr.transpose && len(p.shape) < 2:
+		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): transpose needs two", m.Path, p.t.Name, len(p.shape))
+	case tr.parts != 0 && (tr.parts < 2 || tr.part < 0 || tr.part >= tr.parts):
+		return fmt.Errorf("gguf: %s: tensor %q: interleave(%d, %d) needs 0 <= part < parts and parts >= 2", m.Path, p.t.Name, tr.part, tr.parts)
+	}
+	return nil
+}
+
+// join adds part q to the interleave group p.
+func (p *planned) join(q planned) error {
+	part := p.group[p.tr.part] // the part that made the group
+	switch {
+	case q.tr.parts != len(p.group):
+		return fmt.Errorf("tensor %q is part of %d of %q, tensor %q part of %d", q.t.Name, q.tr.parts, p.hf, p.t.Name, len(p.group))
+	case p.group[q.tr.part].hf != "":
+		return fmt.Errorf("tensors %q and %q are both part %d of %q", p.group[q.tr.part].t.Name, q.t.Name, q.tr.part, p.hf)
+	case fmt.Sprint(q.shape) != fmt.Sprint(part.shape):
+		return fmt.Errorf("tensor %q %v and tensor %q %v interleave into %q but differ in shape", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
+	}
+	p.group[q.tr.part] = q
 	return nil
 }

@@ -30,10 +30,11 @@ func StorageFormat(t Type) (string, bool) {
 }
 
 // packedFormat is the format a planned tensor is packed in: its own,
-// except that a tensor whose values must change (Gemma's 1+w norms) is
-// stored dequantized to f32 with the change applied.
+// except that a tensor whose values must change (Gemma's 1+w norms) or
+// whose blocks do not stay rows (transpose, interleave) is stored
+// dequantized to f32 with the change applied.
 func packedFormat(p planned) string {
-	if p.tr.minusOne {
+	if p.tr.minusOne || p.tr.transpose || p.tr.parts > 1 {
 		return "f32"
 	}
 	s, _ := StorageFormat(p.t.Type)
@@ -63,8 +64,9 @@ func (m *Model) PackPath(cacheDir string) string {
 // only changes are the transforms the family's gguf section names, as
 // transformers' GGUF loader makes them: unpermute_qk moves whole rows of
 // blocks (exact for any block format), and a tensor whose values change
-// (minus_one: Gemma's norm weights, stored as 1+w) is dequantized to f32
-// with the change applied. An existing file of the expected size is reused without
+// (minus_one: Gemma's norm weights, stored as 1+w) or whose layout does
+// (transpose, interleave: GPT-OSS experts) is dequantized to f32 with the
+// change applied. An existing file of the expected size is reused without
 // reading tensor data; a new one is written under a temporary name and
 // renamed. progress, if not nil, gets bytes written so far and the total.
 // Errors name the GGUF file and the problem (unsupported type or tensor,
@@ -87,7 +89,7 @@ func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, t
 		n := p.t.Size
 		info := weights.Info{File: out, Offset: total, Shape: p.shape, Format: format}
 		if format == "f32" {
-			n = p.t.Elements() * 4
+			n = p.elements() * 4
 			info.DType = tensor.F32
 		} else if dt, err := tensor.ParseDType(format); err == nil {
 			info.DType = dt
@@ -143,7 +145,7 @@ func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, t
 func (f *File) packedBytes(src *os.File, p planned) ([]byte, error) {
 	if packedFormat(p) == "f32" {
 		rows := int(p.shape[0])
-		vals := make([]float32, p.t.Elements())
+		vals := make([]float32, p.elements())
 		if err := f.convert(src, p, 0, rows, vals); err != nil {
 			return nil, err
 		}

@@ -18,7 +18,7 @@ import (
 // Primitive is one entry of primitives.json.
 type Primitive struct {
 	Name      string   `json:"name"`       // the name .arch files call
-	Params    []string `json:"params"`     // "name: tensor|module|scalar|optional", in call order
+	Params    []string `json:"params"`     // "name: tensor|module|scalar|optional|optional module", in call order
 	Cache     bool     `json:"cache"`      // owns a KV cache (one per layer)
 	Infer     string   `json:"infer"`      // Go shape rule, func(*ir.Node) error
 	Lower     string   `json:"lower"`      // Go lowering, func(*fn, *ir.Node) codegen.Value, or a constructor of one
@@ -52,7 +52,9 @@ type Storage struct {
 
 var (
 	ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	param = regexp.MustCompile(`^([a-z_][a-z0-9_]*): (tensor|module|scalar|optional)$`)
+	param = regexp.MustCompile(`^([a-z_][a-z0-9_]*): (tensor|module|scalar|optional|optional module)$`)
+	// kinds maps a parameter kind to the registry.go constructor of its ir.Param.
+	kinds = map[string]string{"tensor": "tensor", "module": "module", "scalar": "scalar", "optional": "optional", "optional module": "optionalModule"}
 	elems = map[string]bool{"f32": true, "f16": true, "bf16": true, "i8": true}
 )
 
@@ -80,6 +82,10 @@ func Generate(primitivesJSON, storageJSON []byte) (prims, storage []byte, err er
 	}
 	return prims, storage, nil
 }
+
+// isOptional reports whether a parameter kind may be left out (a keyword
+// attribute, documented by an attrs entry).
+func isOptional(kind string) bool { return kind == "optional" || kind == "optional module" }
 
 func strictJSON(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -116,10 +122,10 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 		for _, s := range p.Params {
 			m := param.FindStringSubmatch(s)
 			if m == nil {
-				return nil, fmt.Errorf("%s: parameter %q is not \"name: tensor|module|scalar|optional\"", p.Name, s)
+				return nil, fmt.Errorf("%s: parameter %q is not \"name: tensor|module|scalar|optional|optional module\"", p.Name, s)
 			}
-			call = append(call, jen.Id(m[2]).Call(jen.Lit(m[1])))
-			if m[2] == "optional" {
+			call = append(call, jen.Id(kinds[m[2]]).Call(jen.Lit(m[1])))
+			if isOptional(m[2]) {
 				sig = append(sig, m[1]+":")
 			} else {
 				sig = append(sig, m[1])
@@ -156,7 +162,7 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 func checkAttrs(p Primitive) error {
 	var opt []string
 	for _, s := range p.Params {
-		if m := param.FindStringSubmatch(s); m != nil && m[2] == "optional" {
+		if m := param.FindStringSubmatch(s); m != nil && isOptional(m[2]) {
 			opt = append(opt, m[1])
 		}
 	}

@@ -60,9 +60,10 @@ class Case:
         self.calls = []         # [(batch, seq, {section: text})]
 
     def weight(self, suffix, values, dtype="f32"):
-        """Adds weight <name>.<suffix> stored as dtype; returns the float
+        """Adds weight <name>.<suffix> (suffix None: <name>, a tensor path
+        such as attention's sinks) stored as dtype; returns the float
         values the graph must decode it to."""
-        name = self.name + "." + suffix
+        name = self.name if suffix is None else self.name + "." + suffix
         if dtype == "f32":
             values = values.astype(f32)
             text = fmt_floats(values)
@@ -302,7 +303,7 @@ class KVCache:
     def __init__(self):
         self.k, self.v = {}, {}
 
-    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None):
+    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None, sinks=None):
         """Writes this call's k [B, S, KVH, D] and v [B, S, KVH, DV], then HF
         eager_attention_forward: per query at position p, keys at positions
         j <= p (and p - j < window), GQA head h -> kv head h // (H/KVH)."""
@@ -325,8 +326,15 @@ class KVCache:
                     sc = keys[:, h // G] @ q[b, s, h].astype(f64) * scale
                     if cap:
                         sc = cap * np.tanh(sc / cap)
-                    e = np.exp(sc - sc.max())
-                    out[b, s, h] = (e / e.sum()) @ vals[:, h // G]
+                    if sinks is None:
+                        e = np.exp(sc - sc.max())
+                        out[b, s, h] = (e / e.sum()) @ vals[:, h // G]
+                    else:
+                        # GptOss eager_attention_forward: softmax over [scores, sink]
+                        # (max-subtracted), the sink's column dropped.
+                        comb = np.append(sc, f64(sinks[h]))
+                        e = np.exp(comb - comb.max())
+                        out[b, s, h] = (e[:-1] / e.sum()) @ vals[:, h // G]
         return out.reshape(B, S, H * DV)
 
 
@@ -519,6 +527,8 @@ def cases():
         ("attention_mqa_softcap", 2, 1, 8, {"scale": 0.5, "softcap": 2.0},
          "MQA, scale 0.5, soft-cap 2 (Gemma 2)"),
         ("attention_window", 2, 2, 6, {"window": 2}, "MHA, sliding window of 2 tokens"),
+        ("attention_sinks", 4, 2, 7, {"window": 2, "sinks": True},
+         "GQA 4 on 2, sliding window of 2 tokens, per-head sinks (GptOss)"),
     ]
     for name, H, KVH, max_len, attrs, what in atts:
         r = rng(name)
@@ -528,10 +538,16 @@ def cases():
                      [("q", "f32", [B, S, H, D]), ("k", "f32", [B, S, KVH, D]), ("v", "f32", [B, S, KVH, D])],
                      [B, S, H * D], attrs=attrs, positions=True, cache={"slots": 2, "max_len": max_len},
                      tol=(2e-5, 1e-5)))
+        sinks = None
+        if attrs.pop("sinks", False):
+            # One logit per query head, large enough to take real mass, and
+            # one above every score (its max is the sink's) to test the
+            # max-subtraction.
+            sinks = c.weight(None, np.array([0.5, -1.0, 2.0, 9.0], f32)[:H])
         kv = KVCache()
         for b, s, pos, slots in [(1, 3, [[0, 1, 2]], [0]), (1, 2, [[0, 1]], [1]), (2, 1, [[3], [2]], [0, 1])]:
             q, k, v = randn(r, (b, s, H, D)), randn(r, (b, s, KVH, D)), randn(r, (b, s, KVH, D))
-            want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"))
+            want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"), sinks)
             c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
 
     # MLA (DeepSeek-V2, MiniCPM3): keys of qk_nope + qk_rope = 6 + 4 dims,
@@ -575,6 +591,10 @@ def cases():
          lambda x: x.astype(f64) * np.tanh(np.where(x > 20, x.astype(f64), np.log1p(np.exp(x.astype(f64))))),
          "HF ACT2FN[\"mish\"]: x·tanh(softplus(x))"),
         ("softcap", "softcap", {"cap": 2.0}, lambda x: softcap(x, 2.0), "out = cap·tanh(x/cap), cap 2"),
+        ("clamp", "clamp", {"min": -1.5, "max": 0.7}, lambda x: np.clip(x.astype(f64), f64(f32(-1.5)), f64(f32(0.7))),
+         "torch.clamp(x, -1.5, 0.7), bounds rounded to f32"),
+        ("clamp_max", "clamp", {"max": 0.7}, lambda x: np.minimum(x.astype(f64), f64(f32(0.7))),
+         "torch.clamp(x, max=0.7): no lower bound"),
         ("softcap_none", "softcap", {"cap": None}, lambda x: x.astype(f64), "cap none: out = x"),
         ("scale", "scale", {"factor": 1 / math.sqrt(3)}, lambda x: x.astype(f64) * f64(f32(1 / math.sqrt(3))),
          "out = x·factor, factor 1/√3 rounded to f32"),
@@ -587,6 +607,14 @@ def cases():
         for b, s in [(2, 3), (1, 1)]:
             x = randn(r, (b, s, 6), 3)
             c.call(b, s, [x], ref(x))
+
+    r = rng("mul_broadcast")
+    c = add(Case("mul_broadcast", "mul", "out = x * y with y's size-1 last dimension stretched (torch broadcasting: "
+                 "a [..., 1] gate times [..., d]).",
+                 [("x", "f32", [B, S, 4]), ("y", "f32", [B, S, 1])], [B, S, 4], tol=(1e-6, 1e-6)))
+    for b, s_ in [(2, 3), (1, 1)]:
+        x, y = randn(r, (b, s_, 4)), randn(r, (b, s_, 1))
+        c.call(b, s_, [x, y], x.astype(f64) * y.astype(f64))
 
     for name, fn, sym in [("add", np.add, "+"), ("sub", np.subtract, "-"), ("mul", np.multiply, "*")]:
         r = rng(name)
@@ -669,6 +697,34 @@ def cases():
                 y = (act(x.astype(f64) @ g[e].T.astype(f64)) * (x.astype(f64) @ u[e].T.astype(f64))) @ d[e].T.astype(f64)
                 want += w[..., e:e + 1].astype(f64) * y
             c.call(b, s_, [x, w], want)
+
+    # experts as GptOssExperts stores and applies them: stacked parameters
+    # [E, in, out] (x · W) with biases, gate and up interleaved in one
+    # tensor, the clamped SwiGLU; a small limit so that the clamps cut.
+    name = "experts_gpt_oss"
+    r = rng(name)
+    E, H, I, K, alpha, limit = 4, 8, 6, 2, 1.702, 1.5
+    attrs = {"intermediate": I, "top_k": K, "gate_up": "gate_up_proj", "layout": "transposed", "bias": True,
+             "interleaved": True, "act": "clamped_swiglu", "alpha": alpha, "limit": limit}
+    c = add(Case(name, "experts", "GptOssExperts: gate_up = x·W + b [E, H, 2I] with gate = [..., ::2], up = "
+                 "[..., 1::2]; (clamp(up, ±1.5) + 1)·g·sigmoid(1.702·g), g = min(gate, 1.5); then ·D + b; over %d "
+                 "experts, top %d; the 1-token call takes the sparse (gathered) path, the other the dense one." % (E, K),
+                 [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])], [B, S, H], attrs=attrs, tol=(1e-5, 1e-5)))
+    gu = c.weight("gate_up_proj", randn(r, (E, H, 2 * I), 0.7))
+    d = c.weight("down_proj", randn(r, (E, I, H), 0.5))
+    gub = c.weight("gate_up_proj_bias", randn(r, (E, 2 * I), 0.3))
+    db = c.weight("down_proj_bias", randn(r, (E, H), 0.3))
+    for b, s_ in [(1, 1), (2, 3)]:
+        x = randn(r, (b, s_, H))
+        logits = randn(r, (b, s_, E), 2)
+        w = route_ref(logits, {"top_k": K, "softmax": "after"}).astype(f32)
+        want = np.zeros((b, s_, H))
+        for e in range(E):
+            h = x.astype(f64) @ gu[e].astype(f64) + gub[e].astype(f64)
+            g, u = np.minimum(h[..., ::2], limit), np.clip(h[..., 1::2], -limit, limit)
+            y = ((u + 1) * g / (1 + np.exp(-alpha * g))) @ d[e].astype(f64) + db[e].astype(f64)
+            want += w[..., e:e + 1].astype(f64) * y
+        c.call(b, s_, [x, w], want)
     return out
 
 
