@@ -105,7 +105,7 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo, err := fitOptions(opts.Lower, raw, lower.KVBytesPerToken(g))
+	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, g), lower.KVBytesPerToken(g))
 	if err != nil {
 		return nil, err
 	}
@@ -140,14 +140,33 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 // default length is lowered, in steps of 256 tokens, until the cache fits.
 const KVCacheBudget = 1 << 30
 
+// positionLimit is the longest sequence the model is run at (0: no limit
+// known): max_position_embeddings as the family's config block binds it
+// (its default when config.json has none), else config.json's; and never
+// past the length beyond which a dynamic NTK RoPE rescales per length
+// (lower.LengthRule.PerLength). That rescaling (HF dynamic_rope_update)
+// depends on the longest sequence the HF module has seen in earlier calls
+// (max_seq_len_cached), which a KV cache shared by many sequences cannot
+// follow, so archc keeps every position below it instead.
+func positionLimit(raw, cfg map[string]any, g *ir.Graph) int64 {
+	mp, _ := cfg["max_position_embeddings"].(int64)
+	if mp <= 0 {
+		mp, _ = raw["max_position_embeddings"].(int64)
+	}
+	if r := lower.LengthDependence(g); r.PerLength && (mp <= 0 || r.Threshold < mp) {
+		mp = r.Threshold
+	}
+	return max(mp, 0)
+}
+
 // fitOptions fills defaults and keeps the KV cache within the model's
-// max_position_embeddings: by default min(lower.DefaultOptions().MaxLen,
-// max_position_embeddings), lowered to fit KVCacheBudget given
-// kvPerToken (bytes per token per slot); an explicit MaxLen beyond
-// max_position_embeddings, or not positive, is an error.
-func fitOptions(o lower.Options, raw map[string]any, kvPerToken int64) (lower.Options, error) {
+// position limit mp (positionLimit; 0: none): by default
+// min(lower.DefaultOptions().MaxLen, mp), lowered to fit KVCacheBudget given
+// kvPerToken (bytes per token per slot); an explicit MaxLen beyond mp, or
+// not positive, is an error.
+func fitOptions(o lower.Options, mp int64, kvPerToken int64) (lower.Options, error) {
 	def := lower.DefaultOptions()
-	mp, hasMP := raw["max_position_embeddings"].(int64)
+	hasMP := mp > 0
 	if o.Slots == 0 {
 		o.Slots = def.Slots
 	}

@@ -25,6 +25,10 @@ var precedence = map[string]int{
 // tensorOps maps binary operators on tensors to elementwise primitives.
 var tensorOps = map[string]string{"+": "add", "-": "sub", "*": "mul"}
 
+// compareOps maps comparison operators on tensors (tensor and tensor, or a
+// tensor and a number) to the primitives that give a mask.
+var compareOps = map[string]string{"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+
 // scope is what names resolve against during evaluation.
 type scope struct {
 	cfg     map[string]any // evaluated config fields
@@ -47,6 +51,9 @@ func (s *scope) eval(e *Expr, w bool) (any, error) {
 	c, err := s.binary(e.Cond, w && e.Then == nil)
 	if err != nil || e.Then == nil {
 		return c, err
+	}
+	if cn, ok := c.(*ir.Node); ok && s.b != nil && !w {
+		return s.where(e, cn)
 	}
 	b, ok := c.(bool)
 	if !ok {
@@ -114,15 +121,32 @@ func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 }
 
 func (s *scope) apply(op *BinOp, l, r any) (any, error) {
-	if n, f, ok := tensorScalar(l, r); ok && s.b != nil && (op.Op == "*" || (op.Op == "/" && n == l)) {
+	n, f, ts := tensorScalar(l, r)
+	switch {
+	case ts && s.b != nil && (op.Op == "*" || (op.Op == "/" && n == l)):
 		if op.Op == "/" { // torch's tensor / float divides (not a multiply by 1/f)
 			return s.b.node(op.Pos, "divide", []*ir.Node{n}, module{}, map[string]any{"divisor": f})
 		}
 		return s.b.node(op.Pos, "scale", []*ir.Node{n}, module{}, map[string]any{"factor": f})
+	case ts && s.b != nil && op.Op == "**" && n == l: // torch.pow(x, n): the exponent keeps its kind
+		return s.b.node(op.Pos, "pow", []*ir.Node{n}, module{}, map[string]any{"exponent": r})
+	case ts && s.b != nil && compareOps[op.Op] != "": // x > 0.0: the number as full_like(x, 0.0)
+		c, err := s.b.node(op.Pos, "full_like", []*ir.Node{n}, module{}, map[string]any{"value": f})
+		if err != nil {
+			return nil, err
+		}
+		args := []*ir.Node{n, c}
+		if n == r {
+			args = []*ir.Node{c, n}
+		}
+		return s.b.node(op.Pos, compareOps[op.Op], args, module{}, nil)
 	}
 	if ln, ok := l.(*ir.Node); ok {
 		rn, ok := r.(*ir.Node)
 		prim, known := tensorOps[op.Op]
+		if !known {
+			prim, known = compareOps[op.Op]
+		}
 		if !ok || !known || s.b == nil {
 			return nil, errorf(op.Pos, "operator %s is not defined on %s and %s", op.Op, operand(l), operand(r))
 		}
@@ -136,6 +160,32 @@ func (s *scope) apply(op *BinOp, l, r any) (any, error) {
 		return nil, errorf(op.Pos, "%v", err)
 	}
 	return v, nil
+}
+
+// where evaluates `c ? a : b` with a tensor condition c (a mask): both
+// branches, a number among them as full_like(c, number), then where.
+func (s *scope) where(e *Expr, c *ir.Node) (any, error) {
+	var branches []*ir.Node
+	for _, br := range []*Expr{e.Then, e.Else} {
+		v, err := s.expr(br)
+		if err != nil {
+			return nil, err
+		}
+		switch x := v.(type) {
+		case *ir.Node:
+			branches = append(branches, x)
+		case int64, float64:
+			f, _ := number(x)
+			n, err := s.b.node(br.Pos, "full_like", []*ir.Node{c}, module{}, map[string]any{"value": f})
+			if err != nil {
+				return nil, err
+			}
+			branches = append(branches, n)
+		default:
+			return nil, errorf(br.Pos, "a branch of ?: with a tensor condition must be a tensor or a number, got %s %s", typeName(v), show(v))
+		}
+	}
+	return s.b.node(e.Pos, "where", []*ir.Node{c, branches[0], branches[1]}, module{}, nil)
 }
 
 // operand describes a non-tensor operand for an error message.

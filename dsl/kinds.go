@@ -140,10 +140,11 @@ func (k *kinder) expr(s *kscope, e *Expr) kind {
 	if e.Then == nil {
 		return c
 	}
-	if c == tensorKind {
-		k.errf(e.Cond.Pos, "condition of ?: must be bool, got tensor")
+	t, f := k.expr(s, e.Then), k.expr(s, e.Else)
+	if c == tensorKind { // a mask: where(c, then, else), a number branch broadcast
+		return tensorKind
 	}
-	return join(k.expr(s, e.Then), k.expr(s, e.Else))
+	return join(t, f)
 }
 
 // binary applies the operators by precedence, as eval's binary does; `??`
@@ -210,7 +211,9 @@ func literal(u *Unary) string {
 }
 
 // apply is eval's apply on kinds: tensor ± tensor, tensor * tensor, a
-// tensor times or divided by a number are tensors; any other operator with
+// tensor times or divided by a number, a tensor to a number's power and a
+// comparison of a tensor with a tensor or a number (a mask) are tensors;
+// any other operator with
 // a tensor operand is an error, naming literal operands as Build does.
 func (k *kinder) apply(op *BinOp, l, r kind, ldesc, rdesc string) kind {
 	switch {
@@ -219,10 +222,10 @@ func (k *kinder) apply(op *BinOp, l, r kind, ldesc, rdesc string) kind {
 	case l == scalarKind && r == scalarKind:
 		return scalarKind
 	case l == tensorKind && r == tensorKind:
-		if _, ok := tensorOps[op.Op]; ok {
+		if _, ok := tensorOps[op.Op]; ok || compareOps[op.Op] != "" {
 			return tensorKind
 		}
-	case op.Op == "*", op.Op == "/" && l == tensorKind:
+	case op.Op == "*", op.Op == "/" && l == tensorKind, op.Op == "**" && l == tensorKind, compareOps[op.Op] != "":
 		return tensorKind
 	}
 	if ldesc == "" {

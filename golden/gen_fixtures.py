@@ -1102,9 +1102,7 @@ FIXTURES = [
     # 4-token prompts stay on the short factors for all 16 new tokens
     # (length <= 20), the 29-token prompt uses the long ones from its
     # prefill on (HF picks them by the sequence length > 20). No prompt
-    # crosses 20 while decoding: there Phi3ForCausalLM's
-    # prepare_inputs_for_generation drops the cache and recomputes the whole
-    # sequence with the long factors, which archc does not (phi3.arch).
+    # crosses 20 while decoding (phi3-longrope-cross does).
     dict(
         name="phi3-longrope",
         model_cls=Phi3ForCausalLM,
@@ -1136,6 +1134,49 @@ FIXTURES = [
         spec_check=False,
         switches=[
             WINDOW_OFF,
+            ("long_factor_matters", "long_factor = short_factor", _long_as_short),
+        ],
+    ),
+    # ---- phi3-longrope-cross: sequences that cross
+    # original_max_position_embeddings (80). The 70-token prompt crosses
+    # while decoding: on the step that feeds position 80,
+    # Phi3ForCausalLM.prepare_inputs_for_generation drops the cache and
+    # recomputes all 81 tokens with the long factors (archc: rt recomputes
+    # the slot's keys, LengthRule.Recompute). The 90-token prompt is longer
+    # than 80 and than the first prefill chunk (64): HF runs it in one call
+    # with the long factors, archc in two chunks, each told the prompt's
+    # total length. No window, so that every cached key counts; otherwise
+    # as phi3-longrope.
+    dict(
+        name="phi3-longrope-cross",
+        model_cls=Phi3ForCausalLM,
+        config_cls=Phi3Config,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=80,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            partial_rotary_factor=0.5,
+            original_max_position_embeddings=80,
+            rope_scaling={
+                "rope_type": "longrope",
+                "short_factor": [1.0, 1.25, 1.5, 2.0],
+                "long_factor": [1.0, 3.0, 9.0, 27.0],
+            },
+            sliding_window=None,  # every key counts: a stale chunk cannot hide outside a window
+        ),
+        seed=4602,
+        prompt_seed=4702,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        prompt_lengths=(1, 70, 90),
+        record_rope=True,
+        spec_check=False,
+        switches=[
             ("long_factor_matters", "long_factor = short_factor", _long_as_short),
         ],
     ),

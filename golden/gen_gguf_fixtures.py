@@ -98,14 +98,15 @@ GGUF_ARCH = {
     "qwen3_moe": "qwen3moe",
     "olmoe": "olmoe",
     "gpt_oss": "gpt-oss",
+    "granitemoe": "granitemoe",
     "minicpm3": "minicpm3",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe"}
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
-LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral"}
+LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe"}
 # MoE families whose HF configs may mix in dense layers (mlp_only_layers,
 # decoder_sparse_step), which llama.cpp's converters do not carry.
 DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe"}
@@ -227,7 +228,7 @@ def write_metadata(w, name, cfg, ftype):
             w.add_sliding_window(cfg["sliding_window"])
         types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(layers)]
         w.add_sliding_window_pattern([t == "sliding_attention" for t in types])
-    if mt == "granite":  # GraniteModel: the multipliers as scales
+    if mt in ("granite", "granitemoe"):  # GraniteModel: the multipliers as scales
         w.add_attention_scale(cfg["attention_multiplier"])
         w.add_embedding_scale(cfg["embedding_multiplier"])
         w.add_residual_scale(cfg["residual_multiplier"])
@@ -242,6 +243,8 @@ def write_metadata(w, name, cfg, ftype):
         w.add_expert_used_count(cfg["num_experts_per_tok"])
         if cfg.get("moe_intermediate_size"):
             w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        elif mt == "granitemoe":  # GraniteMoeModel
+            w.add_expert_feed_forward_length(cfg["intermediate_size"])
         if cfg.get("shared_expert_intermediate_size"):
             w.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
     if mt in DENSE_LAYERS_MOE:  # EXTENSION: which layers keep a dense MLP
@@ -384,6 +387,11 @@ def to_gguf(cfg, state):
         if mt == "gpt_oss" and ".mlp.experts." in hf:
             out.extend(gpt_oss_experts(hf, t, tmap))
             continue
+        if mt == "granitemoe" and hf.endswith(".input_linear.weight"):  # GraniteMoeModel.modify_tensors
+            i, half = hf.split(".")[2], t.shape[1] // 2
+            out.append((f"blk.{i}.ffn_gate_exps.weight", hf, t[:, :half].contiguous().numpy()))
+            out.append((f"blk.{i}.ffn_up_exps.weight", hf, t[:, half:].contiguous().numpy()))
+            continue
         if mt == "gpt_oss" and hf.endswith(".sinks"):
             out.append((tmap.get_name(hf) + ".weight", hf, t.numpy()))  # GptOssModel.filter_tensors
             continue
@@ -484,7 +492,7 @@ def read_back(path, cfg, names):
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
-        if mt == "gpt_oss" and ".mlp.experts." in hf:
+        if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt == "granitemoe" and hf.endswith(".input_linear.weight")):
             parts.setdefault(hf, {})[t.name] = data
             continue
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
@@ -498,6 +506,10 @@ def read_back(path, cfg, names):
             continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
     for hf, p in parts.items():
+        if mt == "granitemoe":  # gate rows, then up rows
+            by = {n.split(".")[2]: a for n, a in p.items()}
+            sd[hf] = torch.from_numpy(np.ascontiguousarray(np.concatenate([by["ffn_gate_exps"], by["ffn_up_exps"]], axis=1)))
+            continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(gpt_oss_experts_back(p)))
     return sd
 

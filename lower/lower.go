@@ -4,11 +4,15 @@
 //
 // The module's interface, which package rt relies on:
 //
-//	prefill_S(tokens: [1, S] i32, slot: i32, start: i32, len: i32) -> logits [1, vocab] f32
+//	prefill_S(tokens: [1, S] i32, slot: i32, start: i32, len: i32, total: i32) -> logits [1, vocab] f32
 //	    runs S tokens of one sequence, held in KV-cache slot `slot`, at
 //	    positions start..start+S-1 (tokens past len are padding; start+S
 //	    <= max_len), writes their keys and values into the cache and
 //	    returns the logits of position start+len-1. S is a static bucket.
+//	    total is the sequence's length once its whole prompt is in (the
+//	    prompt's last chunk ends there): a length-dependent RoPE (LongRoPE,
+//	    dynamic NTK) chooses its table by max(total, start+len), as HF
+//	    does for a prompt run in one forward call.
 //	decode_B(tokens: [B] i32, pos: [B] i32, slot: [B] i32) -> logits [B, vocab] f32
 //	    runs one token for each of B sequences, sequence b in cache slot
 //	    slot[b] at its own position pos[b] (continuous batching: slots and
@@ -142,16 +146,16 @@ func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
 func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
 
 func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, s int64) error {
-	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
+	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
 	f := newFn(fn, g, opts, globals, cache, 1, s)
-	tokens, slot, start, length := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3]
+	tokens, slot, start, length, total := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3], fn.Args[4]
 	f.context = f.add(start, f.constI32(s))
 	f.slots = []codegen.Value{slot}
 	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, s), "iota_dimension = 1 : i64")
 	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
 	f.starts = []codegen.Value{start}
 	f.last, f.hasLast = f.sub(length, f.constI32(1)), true
-	f.mkSeqLens = func() codegen.Value { return f.reshape(f.add(start, length), 1) }
+	f.mkSeqLens = func() codegen.Value { return f.reshape(f.binary("stablehlo.maximum", f.add(start, length), total), 1) }
 	logits := f.run(tokens)
 	if err := fn.Err(); err != nil {
 		return err

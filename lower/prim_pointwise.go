@@ -168,35 +168,6 @@ func lowerActivation(f *fn, n *ir.Node) codegen.Value {
 	return activations[name](f, f.arg(n, 0))
 }
 
-// clamp(x, min, max) → x's shape: torch.clamp, min(max(x, min), max), each
-// bound rounded to f32 and left out when none. min above max is an error
-// (torch would return max everywhere).
-func inferClamp(n *ir.Node) error {
-	lo, err := floatAttr(n, "min", math.Inf(-1))
-	if err != nil {
-		return err
-	}
-	hi, err := floatAttr(n, "max", math.Inf(1))
-	if err != nil {
-		return err
-	}
-	if lo > hi {
-		return fmt.Errorf("min %g is above max %g", lo, hi)
-	}
-	return inferSame(n)
-}
-
-func lowerClamp(f *fn, n *ir.Node) codegen.Value {
-	x := f.arg(n, 0)
-	if lo, _ := floatAttr(n, "min", math.Inf(-1)); !math.IsInf(lo, -1) {
-		x = f.binary("stablehlo.maximum", x, f.splat(lo, x.Type))
-	}
-	if hi, _ := floatAttr(n, "max", math.Inf(1)); !math.IsInf(hi, 1) {
-		x = f.binary("stablehlo.minimum", x, f.splat(hi, x.Type))
-	}
-	return x
-}
-
 func inferSoftcap(n *ir.Node) error {
 	if _, err := floatAttr(n, "cap", 0); err != nil {
 		return err
@@ -235,4 +206,118 @@ func lowerDivide(f *fn, n *ir.Node) codegen.Value {
 	x := f.arg(n, 0)
 	d, _ := floatAttr(n, "divisor", 1)
 	return f.div(x, f.splat(d, x.Type))
+}
+
+// Elementwise tensor operations that activation and family definitions
+// are written with (the .arch operators <, ==, ?: and ** on tensors reach
+// them; see dsl's apply): comparisons giving an i1 mask, where, full_like,
+// clamp and small integer powers.
+
+// inferCompare: two f32 tensors of one shape → an i1 mask of that shape.
+func inferCompare(n *ir.Node) error {
+	if err := inferElementwise(n); err != nil {
+		return err
+	}
+	if n.Type.DType != ir.F32 {
+		return fmt.Errorf("compares f32 tensors, got %s", n.Type)
+	}
+	n.Type = ir.Type{Shape: n.Type.Shape, DType: ir.Bool}
+	return nil
+}
+
+// lowerCompare is stablehlo.compare in direction dir (FLOAT: an ordered
+// comparison, false with a NaN operand except for NE, as torch's).
+func lowerCompare(dir string) func(*fn, *ir.Node) codegen.Value {
+	return func(f *fn, n *ir.Node) codegen.Value { return f.compare(dir, f.arg(n, 0), f.arg(n, 1)) }
+}
+
+// inferWhere: where(cond, x, y) with cond an i1 mask and x, y f32, all of
+// one shape.
+func inferWhere(n *ir.Node) error {
+	c, x, y := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
+	if c.DType != ir.Bool {
+		return fmt.Errorf("condition must be a mask (a comparison of tensors), got %s", c)
+	}
+	if !x.Shape.Equal(y.Shape) || x.DType != y.DType {
+		return fmt.Errorf("branches differ: %s vs %s", x, y)
+	}
+	if !c.Shape.Equal(x.Shape) {
+		return fmt.Errorf("condition %s and branches %s differ in shape", c, x)
+	}
+	n.Type = x
+	return nil
+}
+
+func lowerWhere(f *fn, n *ir.Node) codegen.Value {
+	return f.selectOp(f.arg(n, 0), f.arg(n, 1), f.arg(n, 2))
+}
+
+// inferFullLike: full_like(x, value) is an f32 tensor of x's shape (x may
+// be a mask), every element value rounded to f32, as torch promotes a
+// Python number operand of a tensor op.
+func inferFullLike(n *ir.Node) error {
+	if _, err := floatAttr(n, "value", 0); err != nil {
+		return err
+	}
+	n.Type = ir.Type{Shape: n.Args[0].Type.Shape, DType: ir.F32}
+	return nil
+}
+
+func lowerFullLike(f *fn, n *ir.Node) codegen.Value {
+	v, _ := floatAttr(n, "value", 0)
+	return f.splat(v, f.arg(n, 0).Type.WithElem("f32"))
+}
+
+// inferClamp: clamp(x, min:, max:) with number bounds or none.
+func inferClamp(n *ir.Node) error {
+	for _, k := range []string{"min", "max"} {
+		if _, err := floatAttr(n, k, 0); err != nil {
+			return err
+		}
+	}
+	if lo, hi := n.Attrs["min"], n.Attrs["max"]; lo != nil && hi != nil {
+		l, _ := floatAttr(n, "min", 0)
+		h, _ := floatAttr(n, "max", 0)
+		if l > h {
+			return fmt.Errorf("min %g is above max %g", l, h)
+		}
+	}
+	return inferSame(n)
+}
+
+// lowerClamp is torch.clamp: max with the lower bound, then min with the
+// upper one (each only when given).
+func lowerClamp(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	if n.Attrs["min"] != nil {
+		lo, _ := floatAttr(n, "min", 0)
+		x = f.binary("stablehlo.maximum", x, f.splat(lo, x.Type))
+	}
+	if n.Attrs["max"] != nil {
+		hi, _ := floatAttr(n, "max", 0)
+		x = f.binary("stablehlo.minimum", x, f.splat(hi, x.Type))
+	}
+	return x
+}
+
+// inferPow: pow(x, n) for n in {1, 2, 3}. torch's CPU pow kernel computes
+// those exponents as x·x and x·x·x (pow_tensor_scalar_optimized_kernel);
+// larger or fractional exponents go through std::pow, which products would
+// not reproduce bit for bit, so they are refused.
+func inferPow(n *ir.Node) error {
+	e, isInt := n.Attrs["exponent"].(int64)
+	if !isInt || e < 1 || e > 3 {
+		return fmt.Errorf("exponent must be the int 1, 2 or 3 (torch.pow computes those as products, which archc matches exactly), got %s", ir.FormatValue(n.Attrs["exponent"]))
+	}
+	return inferSame(n)
+}
+
+func lowerPow(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	e, _ := n.Attrs["exponent"].(int64)
+	out := x
+	for i := int64(1); i < e; i++ {
+		out = f.mul(out, x)
+	}
+	return out
 }

@@ -440,3 +440,46 @@ func showValue(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// LengthRule is how a graph's RoPE depends on the length of the sequence
+// (HF's dynamic_rope_update), for the runtime, which must keep a slot's
+// cached keys consistent with it. The zero value: no dependence.
+type LengthRule struct {
+	// Threshold > 0: a call in which the sequence is longer than this
+	// rotates with other frequencies (LongRoPE's long factors, dynamic
+	// NTK's base for that length) than a call in which it is not.
+	Threshold int64
+	// PerLength: beyond Threshold, each length has its own table (dynamic
+	// NTK), not one alternative table (LongRoPE).
+	PerLength bool
+	// Recompute: when a decode step first takes the sequence past
+	// Threshold, the keys of the earlier tokens are recomputed with the
+	// long table, as HF's Phi-3 generate does (Phi3ForCausalLM's
+	// prepare_inputs_for_generation drops the cache when the input reaches
+	// original_max_position_embeddings + 1 with at most that many cached).
+	// Set for LongRoPE, the scaling that Phi-3 (and only Phi-style models)
+	// use; dynamic NTK keeps earlier keys, as HF does.
+	Recompute bool
+}
+
+// LengthDependence returns g's LengthRule, from its rope nodes (the
+// smallest threshold among them; every length-dependent family today has
+// one).
+func LengthDependence(g *ir.Graph) LengthRule {
+	var r LengthRule
+	for _, n := range g.Nodes {
+		if n.Prim != "rope" {
+			continue
+		}
+		spec, err := ropeParams(n)
+		if err != nil || spec.threshold <= 0 {
+			continue
+		}
+		if r.Threshold == 0 || spec.threshold < r.Threshold {
+			r.Threshold = spec.threshold
+		}
+		r.PerLength = r.PerLength || spec.dynamic != nil
+		r.Recompute = r.Recompute || spec.dynamic == nil
+	}
+	return r
+}

@@ -48,6 +48,28 @@ var primitiveRows = []*primitive{
 	row("sub", inferElementwise, lowerBinary("stablehlo.subtract"), false, tensor("x"), tensor("y")),
 	// mul: out = x * y
 	row("mul", inferElementwise, lowerBinary("stablehlo.multiply"), false, tensor("x"), tensor("y")),
+	// maximum: out = max(x, y); NaN if either is
+	row("maximum", inferElementwise, lowerBinary("stablehlo.maximum"), false, tensor("x"), tensor("y")),
+	// minimum: out = min(x, y); NaN if either is
+	row("minimum", inferElementwise, lowerBinary("stablehlo.minimum"), false, tensor("x"), tensor("y")),
+	// lt: out = x < y (a mask)
+	row("lt", inferCompare, lowerCompare("LT"), false, tensor("x"), tensor("y")),
+	// le: out = x <= y (a mask)
+	row("le", inferCompare, lowerCompare("LE"), false, tensor("x"), tensor("y")),
+	// gt: out = x > y (a mask)
+	row("gt", inferCompare, lowerCompare("GT"), false, tensor("x"), tensor("y")),
+	// ge: out = x >= y (a mask)
+	row("ge", inferCompare, lowerCompare("GE"), false, tensor("x"), tensor("y")),
+	// eq: out = x == y (a mask)
+	row("eq", inferCompare, lowerCompare("EQ"), false, tensor("x"), tensor("y")),
+	// ne: out = x != y (a mask; true where either is NaN)
+	row("ne", inferCompare, lowerCompare("NE"), false, tensor("x"), tensor("y")),
+	// where: out = cond ? x : y, elementwise
+	row("where", inferWhere, lowerWhere, false, tensor("cond"), tensor("x"), tensor("y")),
+	// full_like: out = value everywhere (value rounded to f32)
+	row("full_like", inferFullLike, lowerFullLike, false, tensor("x"), scalar("value")),
+	// pow: out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)
+	row("pow", inferPow, lowerPow, false, tensor("x"), scalar("exponent")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -377,5 +399,104 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "mul",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "mul(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.maximum",
+		Math:      "out = max(x, y); NaN if either is",
+		Name:      "maximum",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
+		Signature: "maximum(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.minimum",
+		Math:      "out = min(x, y); NaN if either is",
+		Name:      "minimum",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
+		Signature: "minimum(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.lt",
+		Math:      "out = x < y (a mask)",
+		Name:      "lt",
+		Shapes:    "x, y (same shape) f32 → same shape i1",
+		Signature: "lt(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.le",
+		Math:      "out = x <= y (a mask)",
+		Name:      "le",
+		Shapes:    "x, y (same shape) f32 → same shape i1",
+		Signature: "le(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.gt",
+		Math:      "out = x > y (a mask)",
+		Name:      "gt",
+		Shapes:    "x, y (same shape) f32 → same shape i1",
+		Signature: "gt(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.ge",
+		Math:      "out = x >= y (a mask)",
+		Name:      "ge",
+		Shapes:    "x, y (same shape) f32 → same shape i1",
+		Signature: "ge(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.eq",
+		Math:      "out = x == y (a mask)",
+		Name:      "eq",
+		Shapes:    "x, y (same shape) f32 → same shape i1",
+		Signature: "eq(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.ne",
+		Math:      "out = x != y (a mask; true where either is NaN)",
+		Name:      "ne",
+		Shapes:    "x, y (same shape) f32 → same shape i1",
+		Signature: "ne(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.where",
+		Math:      "out = cond ? x : y, elementwise",
+		Name:      "where",
+		Shapes:    "cond i1, x, y f32, all one shape → that shape f32",
+		Signature: "where(cond, x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.full_like; a Python number operand of a tensor op",
+		Math:      "out = value everywhere (value rounded to f32)",
+		Name:      "full_like",
+		Shapes:    "x → x's shape f32",
+		Signature: "full_like(x, value)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.pow with a small integer exponent (its CPU kernel multiplies for 2 and 3)",
+		Math:      "out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)",
+		Name:      "pow",
+		Shapes:    "x → same",
+		Signature: "pow(x, exponent)",
 	},
 }

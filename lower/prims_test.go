@@ -48,6 +48,7 @@ type primSpec struct {
 	Args      []tensorSpec               `json:"args"`
 	Weights   []tensorSpec               `json:"weights"`
 	Out       []any                      `json:"out"`
+	OutDType  string                     `json:"out_dtype"` // the result's dtype when not f32: i1 (a mask, returned as f32 0 and 1)
 	Positions bool                       `json:"positions"` // the functions take positions [batch, seq] i32
 	Cache     *struct {
 		Slots  int64 `json:"slots"`
@@ -230,7 +231,11 @@ func (c *primCase) primNode() (*primitive, *ir.Graph, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("out: %v", err)
 	}
-	if want := (ir.Type{Shape: out, DType: ir.F32}); n.Type.String() != want.String() {
+	outDType := ir.F32
+	if c.spec.OutDType != "" {
+		outDType = ir.DType(c.spec.OutDType)
+	}
+	if want := (ir.Type{Shape: out, DType: outDType}); n.Type.String() != want.String() {
 		return nil, nil, fmt.Errorf("%s: shape rule gives %s, the case expects %s", p.Name, n.Type, want)
 	}
 	if len(n.Weights) != len(c.spec.Weights) {
@@ -305,7 +310,7 @@ func (c *primCase) lower(m *codegen.Module) error {
 		B, S := call.Batch, call.Seq
 		var args []codegen.Type
 		for _, in := range g.Nodes[:len(g.Nodes)-1] {
-			args = append(args, bind(in.Type, B, S))
+			args = append(args, maskAsI32(bind(in.Type, B, S)))
 		}
 		if c.spec.Positions {
 			args = append(args, codegen.T("i32", B, S))
@@ -317,6 +322,9 @@ func (c *primCase) lower(m *codegen.Module) error {
 		f := newFn(fn, g, opts, globals, cache, B, S)
 		for j, in := range g.Nodes[:len(g.Nodes)-1] {
 			f.vals[in] = fn.Args[j]
+			if in.Type.DType == ir.Bool { // a mask arrives as i32 0/1
+				f.vals[in] = f.compare("NE", fn.Args[j], f.broadcast(f.constI32(0), fn.Args[j].Type))
+			}
 		}
 		if c.spec.Positions {
 			f.positions = fn.Args[len(g.Nodes)-1]
@@ -337,12 +345,24 @@ func (c *primCase) lower(m *codegen.Module) error {
 			return fmt.Errorf("%s lowered to %s, its shape rule says %s", p.Name, v.Type, want)
 		}
 		f.storeCaches()
+		if v.Type.Elem == "i1" { // a mask returns as f32 0 and 1
+			v = f.convert(v, "f32")
+		}
 		fn.Return(v)
 		if err := fn.Err(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// maskAsI32 is the type a case's function takes for an argument of type
+// t: an i1 mask travels as i32 0/1 (converted to i1 in the function).
+func maskAsI32(t codegen.Type) codegen.Type {
+	if t.Elem == "i1" {
+		return t.WithElem("i32")
+	}
+	return t
 }
 
 // bind is an IR type with batch and seq bound.
@@ -516,7 +536,7 @@ func (c *primCase) check(t *testing.T, w *iree.Worker) {
 		B, S := call.Batch, call.Seq
 		var args []rtensor.Tensor
 		for _, in := range g.Nodes[:len(g.Nodes)-1] {
-			ty := bind(in.Type, B, S)
+			ty := maskAsI32(bind(in.Type, B, S))
 			x, err := c.tensor(fmt.Sprintf("call%d/%s", i, in.Name), ty)
 			if err != nil {
 				t.Fatal(err)
@@ -537,7 +557,7 @@ func (c *primCase) check(t *testing.T, w *iree.Worker) {
 			}
 			args = append(args, x)
 		}
-		out := bind(n.Type, B, S)
+		out := bind(n.Type, B, S).WithElem("f32")
 		want, err := c.numbers(fmt.Sprintf("call%d/want", i), out.NumElements(), 64)
 		if err != nil {
 			t.Fatal(err)

@@ -53,6 +53,10 @@ type Model struct {
 	vmfb    string
 	params  []ireetool.Param
 	runtime iree.RuntimeOptions
+	// The graph's length-dependent RoPE and, if it has one, what each
+	// slot's cache holds (see lengths.go).
+	rule lower.LengthRule
+	hist map[int]*slotHistory
 }
 
 // Open plans the model at path (see driver.NewPlan), compiles it (cached) and loads
@@ -98,7 +102,7 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Plan: p, CompileTime: time.Since(t0), Cached: cached}
+	m := &Model{Plan: p, CompileTime: time.Since(t0), Cached: cached, rule: lower.LengthDependence(p.Graph)}
 	m.Vocab = int64(p.Graph.Logits.Type.Shape[2])
 	if m.EOS, err = eosTokens(p.Dir, p.Raw); err != nil {
 		return nil, err
@@ -159,7 +163,7 @@ func (m *Model) Restart(ctx context.Context) error {
 		w.Close()
 		return err
 	}
-	m.worker = w
+	m.worker, m.hist = w, nil
 	return nil
 }
 
@@ -190,7 +194,10 @@ func (m *Model) Prefill(ctx context.Context, tokens []int32, start int) ([]float
 // PrefillSlot runs one sequence's tokens, kept in KV-cache slot `slot`, at
 // positions start.. through the model in chunks of the compiled prefill
 // buckets (the last chunk padded), writing the cache, and returns the logits
-// of the last token, [vocab] f32. Errors: empty input, a slot outside
+// of the last token, [vocab] f32. tokens are the rest of the sequence's
+// prompt: start+len(tokens) is its length, which a length-dependent RoPE
+// reads (and cached keys of positions before start computed for another
+// length are recomputed first; see lengths.go). Errors: empty input, a slot outside
 // [0, Slots), a token id outside [0, vocab), positions past MaxLen, or a
 // worker failure.
 func (m *Model) PrefillSlot(ctx context.Context, slot int, tokens []int32, start int) ([]float32, error) {
@@ -203,9 +210,13 @@ func (m *Model) PrefillSlot(ctx context.Context, slot int, tokens []int32, start
 	if err := m.checkSlots([]int{slot}); err != nil {
 		return nil, err
 	}
+	total := start + len(tokens)
+	if err := m.refresh(ctx, slot, start, total); err != nil {
+		return nil, err
+	}
 	var logits []float32
 	for len(tokens) > 0 {
-		l, n, err := m.prefillChunk(ctx, slot, tokens, start)
+		l, n, err := m.prefillChunk(ctx, slot, tokens, start, total)
 		if err != nil {
 			return nil, err
 		}
@@ -231,11 +242,16 @@ func (m *Model) PrefillChunk(ctx context.Context, slot int, tokens []int32, star
 	if err := m.checkSlots([]int{slot}); err != nil {
 		return nil, 0, err
 	}
-	return m.prefillChunk(ctx, slot, tokens, start)
+	total := start + len(tokens)
+	if err := m.refresh(ctx, slot, start, total); err != nil {
+		return nil, 0, err
+	}
+	return m.prefillChunk(ctx, slot, tokens, start, total)
 }
 
-// prefillChunk runs one chunk of checked input (see PrefillChunk).
-func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, start int) ([]float32, int, error) {
+// prefillChunk runs one chunk of checked input (see PrefillChunk) of a
+// sequence whose length is total once its prompt is in.
+func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, start, total int) ([]float32, int, error) {
 	bucket := m.bucket(len(tokens), start)
 	if bucket == 0 { // no bucket fits before the end of the cache: one token at a time
 		l, err := m.DecodeBatch(ctx, []int32{tokens[0]}, []int{start}, []int{slot})
@@ -252,10 +268,11 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		return nil, 0, err
 	}
 	fn := lower.PrefillName(int64(bucket))
-	out, err := m.worker.Call(ctx, fn, []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
+	out, err := m.worker.Call(ctx, fn, []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n)), tensor.ScalarI32(int32(total))})
 	if err != nil {
 		return nil, 0, err
 	}
+	m.record(slot, start, tokens[:n], max(total, start+n))
 	rows, err := m.logits(out, 1)
 	if err != nil {
 		return nil, 0, err
@@ -296,7 +313,7 @@ func (m *Model) Decode(ctx context.Context, token int32, pos int) ([]float32, er
 // [batch][vocab] f32. Errors: a batch size without an entry point, repeated
 // or out-of-range slots, bad token ids or positions, or a worker failure.
 func (m *Model) DecodeBatch(ctx context.Context, tokens []int32, pos, slots []int) ([][]float32, error) {
-	fn, args, err := m.decodeCall(tokens, pos, slots)
+	fn, args, err := m.decodeCall(ctx, tokens, pos, slots)
 	if err != nil {
 		return nil, err
 	}
@@ -304,6 +321,7 @@ func (m *Model) DecodeBatch(ctx context.Context, tokens []int32, pos, slots []in
 	if err != nil {
 		return nil, err
 	}
+	m.recordDecode(tokens, pos, slots)
 	return m.logits(out, len(tokens))
 }
 
@@ -329,12 +347,12 @@ func (m *Model) DecodeGreedy(ctx context.Context, tokens []int32, pos, slots []i
 // logits cross the pipe. Errors as DecodeBatch, plus len(rows) other than
 // the batch.
 func (m *Model) DecodeSample(ctx context.Context, tokens []int32, pos, slots []int, rows []iree.SampleRow) ([]iree.Choice, error) {
-	fn, args, err := m.decodeCall(tokens, pos, slots)
-	if err != nil {
-		return nil, err
-	}
 	if rows != nil && len(rows) != len(tokens) {
 		return nil, fmt.Errorf("decode: %d sampling rows for a batch of %d", len(rows), len(tokens))
+	}
+	fn, args, err := m.decodeCall(ctx, tokens, pos, slots)
+	if err != nil {
+		return nil, err
 	}
 	var out []tensor.Tensor
 	if rows == nil {
@@ -345,6 +363,7 @@ func (m *Model) DecodeSample(ctx context.Context, tokens []int32, pos, slots []i
 	if err != nil {
 		return nil, err
 	}
+	m.recordDecode(tokens, pos, slots)
 	return iree.Choices(out, int64(len(tokens)))
 }
 
@@ -366,9 +385,17 @@ func (m *Model) Sample(ctx context.Context, logits []float32, row iree.SampleRow
 	return cs[0], nil
 }
 
-// decodeCall checks a decode batch and returns the entry point and its
-// arguments.
-func (m *Model) decodeCall(tokens []int32, pos, slots []int) (string, []tensor.Tensor, error) {
+// recordDecode notes a decode batch's writes (see lengths.go).
+func (m *Model) recordDecode(tokens []int32, pos, slots []int) {
+	for b := range tokens {
+		m.record(slots[b], pos[b], tokens[b:b+1], pos[b]+1)
+	}
+}
+
+// decodeCall checks a decode batch, recomputes the cached keys a
+// length-dependent RoPE makes stale (refreshDecode), and returns the entry
+// point and its arguments.
+func (m *Model) decodeCall(ctx context.Context, tokens []int32, pos, slots []int) (string, []tensor.Tensor, error) {
 	B := len(tokens)
 	if len(pos) != B || len(slots) != B {
 		return "", nil, fmt.Errorf("decode: %d tokens, %d positions, %d slots", B, len(pos), len(slots))
@@ -386,6 +413,9 @@ func (m *Model) decodeCall(tokens []int32, pos, slots []int) (string, []tensor.T
 			return "", nil, err
 		}
 		p32[b], s32[b] = int32(pos[b]), int32(slots[b])
+	}
+	if err := m.refreshDecode(ctx, pos, slots); err != nil {
+		return "", nil, err
 	}
 	var args []tensor.Tensor
 	for _, xs := range [][]int32{tokens, p32, s32} {

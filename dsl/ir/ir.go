@@ -62,8 +62,9 @@ type DType string
 
 // Element types used by the IR. Activations are f32 (DESIGN §4: HF's fp32 path).
 const (
-	F32 DType = "f32"
-	I32 DType = "i32"
+	F32  DType = "f32"
+	I32  DType = "i32"
+	Bool DType = "i1" // masks: comparisons of tensors, the condition of where
 )
 
 // Type is a tensor type.

@@ -105,6 +105,9 @@ func (f *File) Read(fam *dsl.File) (*Model, error) {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%v\x00", p.t.Name, p.hf, p.tr.permuteHeads, p.tr.minusOne)
 		if p.tr.transpose || p.tr.parts > 1 { // (only then, so that other files keep their cache names)
 			fmt.Fprintf(h, "%v\x00%d\x00%d\x00", p.tr.transpose, p.tr.part, p.tr.parts)
+			if p.tr.chunk {
+				h.Write([]byte("chunk\x00"))
+			}
 			for _, q := range p.group {
 				fmt.Fprintf(h, "%s\x00", q.t.Name)
 			}

@@ -139,7 +139,8 @@ func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error 
 // convertParts converts a transposed or interleaved tensor whole into dst:
 // each GGUF tensor of the group (or p alone) dequantized as stored, its
 // last two dimensions swapped back (transpose), then written to
-// dst[..., part::parts] (interleave).
+// dst[..., part::parts] (interleave) or as rows chunk part of parts along
+// dimension -2 (chunk).
 func (f *File) convertParts(fh *os.File, p planned, dst []float32) error {
 	parts := p.group
 	if parts == nil {
@@ -165,6 +166,13 @@ func (f *File) convertParts(fh *os.File, p planned, dst []float32) error {
 				}
 			}
 			vals = t
+		}
+		if q.tr.chunk { // [..., R, C] as rows [k·R, (k+1)·R) of each [..., n·R, C]
+			rc := int(q.shape[len(q.shape)-2] * q.shape[len(q.shape)-1])
+			for m := 0; m < len(vals)/rc; m++ {
+				copy(dst[(m*n+k)*rc:(m*n+k+1)*rc], vals[m*rc:(m+1)*rc])
+			}
+			continue
 		}
 		c := int(q.shape[len(q.shape)-1])
 		for r := 0; r < len(vals)/c; r++ {

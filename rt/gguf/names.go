@@ -12,7 +12,16 @@ type transform struct {
 	permuteHeads int  // >0: undo llama.cpp's Q/K row permutation with this many heads (rows move whole)
 	minusOne     bool // the file stores 1+w: subtract 1 (values change: the tensor is packed as f32)
 	transpose    bool // the file stores the last two dimensions swapped: swap them back (packed as f32)
-	part, parts  int  // parts > 1: this tensor fills HF[..., part::parts] of a tensor several GGUF tensors make (packed as f32)
+	part, parts  int  // parts > 1: this tensor is part `part` of a tensor several GGUF tensors make (packed as f32):
+	chunk        bool // its rows, chunk part of parts along dimension -2 (torch.chunk(parts, -2)); else HF[..., part::parts] (interleave)
+}
+
+// kind names the grouping transform, for messages.
+func (tr transform) kind() string {
+	if tr.chunk {
+		return "chunk"
+	}
+	return "interleave"
 }
 
 // whole reports whether the tensor must be converted whole, at once: its
@@ -30,6 +39,8 @@ var transforms = map[string]func(tr *transform, args []int64){
 	"transpose": func(tr *transform, _ []int64) { tr.transpose = true },
 	// interleave(part, parts): GptOssModel's gate_up_proj split into [..., ::2] and [..., 1::2].
 	"interleave": func(tr *transform, args []int64) { tr.part, tr.parts = int(args[0]), int(args[1]) },
+	// chunk(part, parts): GraniteMoeModel's input_linear [E, 2I, H] split into its gate rows and up rows.
+	"chunk": func(tr *transform, args []int64) { tr.part, tr.parts, tr.chunk = int(args[0]), int(args[1]), true },
 }
 
 // resolveTransforms applies the transform calls a tensor's row gives.
@@ -106,7 +117,11 @@ func (m *Model) makePlan() error {
 			p.group = make([]planned, tr.parts)
 			p.group[tr.part] = p
 			p.shape = append([]int64(nil), p.shape...)
-			p.shape[len(p.shape)-1] *= int64(tr.parts)
+			d := len(p.shape) - 1
+			if tr.chunk {
+				d--
+			}
+			p.shape[d] *= int64(tr.parts)
 			groups[tm.HF] = len(m.plan)
 		}
 		m.plan = append(m.plan, p)
@@ -114,7 +129,7 @@ func (m *Model) makePlan() error {
 	for _, p := range m.plan {
 		for k, q := range p.group {
 			if q.hf == "" {
-				return fmt.Errorf("gguf: %s: %q is made of %d interleaved tensors, but the file has no part %d (only %q)", m.Path, p.hf, len(p.group), k, p.t.Name)
+				return fmt.Errorf("gguf: %s: %q is made of %d %s tensors, but the file has no part %d (only %q)", m.Path, p.hf, len(p.group), map[bool]string{false: "interleaved", true: "chunked"}[p.tr.chunk], k, p.t.Name)
 			}
 		}
 	}
@@ -132,7 +147,9 @@ func (m *Model) checkTransform(p planned) error {
 	case tr.transpose && len(p.shape) < 2:
 		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): transpose needs two", m.Path, p.t.Name, len(p.shape))
 	case tr.parts != 0 && (tr.parts < 2 || tr.part < 0 || tr.part >= tr.parts):
-		return fmt.Errorf("gguf: %s: tensor %q: interleave(%d, %d) needs 0 <= part < parts and parts >= 2", m.Path, p.t.Name, tr.part, tr.parts)
+		return fmt.Errorf("gguf: %s: tensor %q: %s(%d, %d) needs 0 <= part < parts and parts >= 2", m.Path, p.t.Name, tr.kind(), tr.part, tr.parts)
+	case tr.chunk && len(p.shape) < 2:
+		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): chunk stacks rows, it needs two", m.Path, p.t.Name, len(p.shape))
 	}
 	return nil
 }
@@ -141,12 +158,14 @@ func (m *Model) checkTransform(p planned) error {
 func (p *planned) join(q planned) error {
 	part := p.group[p.tr.part] // the part that made the group
 	switch {
+	case q.tr.chunk != p.tr.chunk:
+		return fmt.Errorf("tensor %q (%s) and tensor %q (%s) cannot make %q together", q.t.Name, q.tr.kind(), p.t.Name, p.tr.kind(), p.hf)
 	case q.tr.parts != len(p.group):
 		return fmt.Errorf("tensor %q is part of %d of %q, tensor %q part of %d", q.t.Name, q.tr.parts, p.hf, p.t.Name, len(p.group))
 	case p.group[q.tr.part].hf != "":
 		return fmt.Errorf("tensors %q and %q are both part %d of %q", p.group[q.tr.part].t.Name, q.t.Name, q.tr.part, p.hf)
 	case fmt.Sprint(q.shape) != fmt.Sprint(part.shape):
-		return fmt.Errorf("tensor %q %v and tensor %q %v interleave into %q but differ in shape", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
+		return fmt.Errorf("tensor %q %v and tensor %q %v make %q but differ in shape", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
 	}
 	p.group[q.tr.part] = q
 	return nil

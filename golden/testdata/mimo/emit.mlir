@@ -28,7 +28,7 @@ module @mimo {
   util.global private @"lm_head.weight" = #flow.parameter.named<"model"::"lm_head.weight"> : tensor<256x48xf32>
   util.global private mutable @kv_cache = dense<0.0> : tensor<4x1x256x2x16xf32>
 
-  func.func @prefill_16(%arg0: tensor<1x16xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>) -> (tensor<1x256xf32>) {
+  func.func @prefill_16(%arg0: tensor<1x16xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>, %arg4: tensor<i32>) -> (tensor<1x256xf32>) {
     %0 = "stablehlo.constant"() {value = dense<16> : tensor<i32>} : () -> tensor<i32>
     %1 = "stablehlo.add"(%arg2, %0) : (tensor<i32>, tensor<i32>) -> tensor<i32>
     %2 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<1x16xi32>
@@ -424,7 +424,7 @@ module @mimo {
     func.return %354 : tensor<1x256xf32>
   }
 
-  func.func @prefill_64(%arg0: tensor<1x64xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>) -> (tensor<1x256xf32>) {
+  func.func @prefill_64(%arg0: tensor<1x64xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>, %arg4: tensor<i32>) -> (tensor<1x256xf32>) {
     %0 = "stablehlo.constant"() {value = dense<64> : tensor<i32>} : () -> tensor<i32>
     %1 = "stablehlo.add"(%arg2, %0) : (tensor<i32>, tensor<i32>) -> tensor<i32>
     %2 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<1x64xi32>

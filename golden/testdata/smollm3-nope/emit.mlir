@@ -39,7 +39,7 @@ module @smollm3 {
   util.global private @"model.norm.weight" = #flow.parameter.named<"model"::"model.norm.weight"> : tensor<64xf32>
   util.global private mutable @kv_cache = dense<0.0> : tensor<8x1x256x2x16xf32>
 
-  func.func @prefill_16(%arg0: tensor<1x16xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>) -> (tensor<1x256xf32>) {
+  func.func @prefill_16(%arg0: tensor<1x16xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>, %arg4: tensor<i32>) -> (tensor<1x256xf32>) {
     %0 = "stablehlo.constant"() {value = dense<16> : tensor<i32>} : () -> tensor<i32>
     %1 = "stablehlo.add"(%arg2, %0) : (tensor<i32>, tensor<i32>) -> tensor<i32>
     %2 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<1x16xi32>
@@ -682,7 +682,7 @@ module @smollm3 {
     func.return %569 : tensor<1x256xf32>
   }
 
-  func.func @prefill_64(%arg0: tensor<1x64xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>) -> (tensor<1x256xf32>) {
+  func.func @prefill_64(%arg0: tensor<1x64xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>, %arg4: tensor<i32>) -> (tensor<1x256xf32>) {
     %0 = "stablehlo.constant"() {value = dense<64> : tensor<i32>} : () -> tensor<i32>
     %1 = "stablehlo.add"(%arg2, %0) : (tensor<i32>, tensor<i32>) -> tensor<i32>
     %2 = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<1x64xi32>

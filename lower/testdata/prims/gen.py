@@ -48,8 +48,9 @@ class Case:
     """One txtar case: a primitive, its signature and a list of calls."""
 
     def __init__(self, name, prim, doc, args, out, attrs=None,
-                 positions=False, cache=None, tol=(1e-5, 1e-5)):
+                 positions=False, cache=None, tol=(1e-5, 1e-5), out_dtype=None):
         self.name, self.prim, self.doc = name, prim, doc
+        self.out_dtype = out_dtype  # "i1": a mask, returned as f32 0/1
         self.args = args        # [(name, dtype, shape)]
         self.out = out          # shape
         self.attrs = attrs or {}
@@ -85,7 +86,7 @@ class Case:
     def call(self, batch, seq, inputs, want, positions=None, slots=None):
         sec = {}
         for (name, dtype, _), v in zip(self.args, inputs):
-            sec[name] = fmt_ints(v) if dtype == "i32" else fmt_floats(v)
+            sec[name] = fmt_ints(v) if dtype in ("i32", "i1") else fmt_floats(v)
         if self.positions:
             sec["positions"] = fmt_ints(np.asarray(positions))
         if self.cache:
@@ -102,6 +103,8 @@ class Case:
             "out": self.out,
             "positions": self.positions,
         }
+        if self.out_dtype:
+            s["out_dtype"] = self.out_dtype
         if self.cache:
             s["cache"] = self.cache
         s["calls"] = [{"batch": b, "seq": q} for b, q, _ in self.calls]
@@ -591,10 +594,6 @@ def cases():
          lambda x: x.astype(f64) * np.tanh(np.where(x > 20, x.astype(f64), np.log1p(np.exp(x.astype(f64))))),
          "HF ACT2FN[\"mish\"]: x·tanh(softplus(x))"),
         ("softcap", "softcap", {"cap": 2.0}, lambda x: softcap(x, 2.0), "out = cap·tanh(x/cap), cap 2"),
-        ("clamp", "clamp", {"min": -1.5, "max": 0.7}, lambda x: np.clip(x.astype(f64), f64(f32(-1.5)), f64(f32(0.7))),
-         "torch.clamp(x, -1.5, 0.7), bounds rounded to f32"),
-        ("clamp_max", "clamp", {"max": 0.7}, lambda x: np.minimum(x.astype(f64), f64(f32(0.7))),
-         "torch.clamp(x, max=0.7): no lower bound"),
         ("softcap_none", "softcap", {"cap": None}, lambda x: x.astype(f64), "cap none: out = x"),
         ("scale", "scale", {"factor": 1 / math.sqrt(3)}, lambda x: x.astype(f64) * f64(f32(1 / math.sqrt(3))),
          "out = x·factor, factor 1/√3 rounded to f32"),
@@ -725,6 +724,67 @@ def cases():
             y = ((u + 1) * g / (1 + np.exp(-alpha * g))) @ d[e].astype(f64) + db[e].astype(f64)
             want += w[..., e:e + 1].astype(f64) * y
         c.call(b, s_, [x, w], want)
+    # Exact results: "want" holds 9 significant digits, within 5e-9 (relative)
+    # of the float32 value; a one-ulp difference is 6e-8 or more.
+    EXACT = (0, 1e-8)
+
+    def pair(r, b, s):
+        """x and y with some equal elements (where == and <= differ from <)."""
+        x, y = randn(r, (b, s, 4)), randn(r, (b, s, 4))
+        same = r.random((b, s, 4)) < 0.3
+        return x, np.where(same, x, y).astype(f32)
+
+    for name, fn, doc in [("maximum", np.maximum, "out = max(x, y) (torch.maximum)"),
+                          ("minimum", np.minimum, "out = min(x, y) (torch.minimum)")]:
+        r = rng(name)
+        c = add(Case(name, name, doc + ", elementwise.",
+                     [("x", "f32", [B, S, 4]), ("y", "f32", [B, S, 4])], [B, S, 4], tol=EXACT))
+        for b, s in [(2, 3), (1, 1)]:
+            x, y = pair(r, b, s)
+            c.call(b, s, [x, y], fn(x.astype(f64), y.astype(f64)))
+
+    for name, fn, sym in [("lt", np.less, "<"), ("le", np.less_equal, "<="), ("gt", np.greater, ">"),
+                          ("ge", np.greater_equal, ">="), ("eq", np.equal, "=="), ("ne", np.not_equal, "!=")]:
+        r = rng(name)
+        c = add(Case(name, name, "out = x %s y, a mask (torch.%s); the case returns it as f32 0/1." % (sym, name),
+                     [("x", "f32", [B, S, 4]), ("y", "f32", [B, S, 4])], [B, S, 4], tol=EXACT, out_dtype="i1"))
+        for b, s in [(2, 3), (1, 1)]:
+            x, y = pair(r, b, s)
+            c.call(b, s, [x, y], fn(x, y).astype(f64))
+
+    r = rng("where")
+    c = add(Case("where", "where", "out = cond ? x : y (torch.where); cond is a mask, given as 0/1.",
+                 [("cond", "i1", [B, S, 4]), ("x", "f32", [B, S, 4]), ("y", "f32", [B, S, 4])], [B, S, 4], tol=EXACT))
+    for b, s in [(2, 3), (1, 1)]:
+        m = (r.random((b, s, 4)) < 0.5).astype(np.int32)
+        x, y = randn(r, (b, s, 4)), randn(r, (b, s, 4))
+        c.call(b, s, [m, x, y], np.where(m != 0, x, y).astype(f64))
+
+    r = rng("full_like")
+    c = add(Case("full_like", "full_like", "out = value at x's shape (torch.full_like), value 0.1 rounded to f32.",
+                 [("x", "f32", [B, S, 4])], [B, S, 4], attrs={"value": 0.1}, tol=EXACT))
+    for b, s in [(2, 3), (1, 1)]:
+        c.call(b, s, [randn(r, (b, s, 4))], np.full((b, s, 4), f32(0.1), f64))
+
+    for name, attrs, lo, hi in [("clamp", {"min": -0.5, "max": 0.75}, -0.5, 0.75),
+                                ("clamp_min", {"min": 0.0}, 0.0, None)]:
+        r = rng(name)
+        c = add(Case(name, "clamp", "out = torch.clamp(x, %s, %s), bounds rounded to f32." % (lo, hi),
+                     [("x", "f32", [B, S, 6])], [B, S, 6], attrs=attrs, tol=EXACT))
+        for b, s in [(2, 3), (1, 1)]:
+            x = randn(r, (b, s, 6))
+            c.call(b, s, [x], np.clip(x, None if lo is None else f32(lo), None if hi is None else f32(hi)).astype(f64))
+
+    for n in (2, 3):
+        name = "pow_%d" % n
+        r = rng(name)
+        c = add(Case(name, "pow", ("out = x ** %d as torch.pow computes it in f32: %s, each product rounded to "
+                                   "f32 (the reference too), so the match is exact.") % (n, "·".join(["x"] * n)),
+                     [("x", "f32", [B, S, 6])], [B, S, 6], attrs={"exponent": n}, tol=EXACT))
+        for b, s in [(2, 3), (1, 1)]:
+            x = randn(r, (b, s, 6), 3)
+            want = x * x if n == 2 else (x * x) * x  # float32 products, as torch's pow kernel
+            c.call(b, s, [x], want.astype(f64))
     return out
 
 

@@ -1,0 +1,54 @@
+package golden
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archc/archc/rt"
+)
+
+// TestTensorOpsActivation: Arcee's relu2 (ReLUSquaredActivation,
+// square(relu(x))) written with the element-wise tensor operations instead
+// of activation(x, "relu2") runs the arcee fixture token-exact against its
+// HF oracle, first-step logits within tolerance: once as torch writes it
+// (clamp, then ** 2) and once as a select on a comparison mask.
+func TestTensorOpsActivation(t *testing.T) {
+	needIREE(t)
+	dir := "testdata/arcee"
+	want := readOracle(t, dir)
+	for name, body := range map[string]string{
+		"clamp_pow": `clamp(x, min: 0.0) ** 2`,
+		"where":     `x > 0.0 ? x ** 2 : 0.0`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			arch := filepath.Join(t.TempDir(), "arcee_ops.arch")
+			src := "arch arcee_ops extends arcee {\n  match model_type \"arcee\"\n\n  block act(x) { return " + body + " }\n}\n"
+			if err := os.WriteFile(arch, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			o := execOptions()
+			o.Plan.Arch = arch
+			m, err := rt.Open(context.Background(), dir, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			for i, prompt := range want.Prompts {
+				g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.Tokens[i], g.Tokens); diff != "" {
+					t.Errorf("prompt %d: tokens differ from the HF oracle (-oracle +archc):\n%s", i, diff)
+				}
+				if d := maxAbsDiff(want.FirstLogits[i], g.FirstLogits); d > logitsTolerance {
+					t.Errorf("prompt %d: first-step logits differ from the oracle by %g", i, d)
+				}
+			}
+		})
+	}
+}
