@@ -1336,14 +1336,16 @@ FIXTURES = [
     # ---- minicpm3: MiniCPM's scalings around multi-head latent attention
     # (q LoRA, kv latent + shared rotary key head, v_head_dim 12 != qk_head_dim
     # 10 + 6) and LongRoPE on the 6 rotary dims. hidden 64, intermediate 96 and
-    # q_lora_rank 32 give the Q8_0 twin rows of whole 32-blocks. original_max 20: the 1-token
-    # prompt stays short, the 7-token prompt crosses it while decoding (HF
-    # switches to the long factors from that step on and keeps the cached
-    # short-factor keys, as archc), the 29-token prompt is long from its
-    # prefill. (Not lower: TestExecution's prefill-vs-decode prompt has 19
-    # tokens, and a chunk that crosses the threshold rotates all its tokens
-    # with the long factors, token-by-token decode only the later ones: in HF
-    # too, LongRoPE depends on how a sequence is chunked.)
+    # q_lora_rank 32 give the Q8_0 twin rows of whole 32-blocks. original_max
+    # 20: the 1-token prompt stays short; the 18-token prompt crosses it on its
+    # third decode step, where HF switches to the long factors and, unlike
+    # Phi-3's generate, keeps the cached short-factor keys (MiniCPM3 uses
+    # Llama's prepare_inputs_for_generation), for 13 more tokens: archc's
+    # runtime must not recompute them (minicpm3.arch's rope has no recompute:
+    # with it this prompt's tokens differ); the 29-token prompt is long from
+    # its prefill. (Not lower: TestExecution's prefill-vs-decode prompt has 19
+    # tokens, and without the recompute a sequence decoded token by token
+    # across original_max keeps short keys that a prefill of it would not.)
     dict(
         name="minicpm3",
         model_cls=transformers.MiniCPM3ForCausalLM,
@@ -1379,6 +1381,7 @@ FIXTURES = [
         norm_std=0.1,
         bias_std=0.1,
         check_rope_scaling=False,
+        prompt_lengths=(1, 18, 29),
         record_rope=True,
         spec_check=False,
         switches=[

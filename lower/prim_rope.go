@@ -105,6 +105,9 @@ func ropeParams(n *ir.Node) (ropeSpec, error) {
 	if err != nil {
 		return ropeSpec{}, err
 	}
+	if _, err := boolAttr(n, "recompute"); err != nil {
+		return ropeSpec{}, err
+	}
 	var lim ropeLimits
 	if lim.maxPos, err = optionalInt(n, "max_position", 0); err != nil {
 		return ropeSpec{}, err
@@ -457,8 +460,9 @@ type LengthRule struct {
 	// long table, as HF's Phi-3 generate does (Phi3ForCausalLM's
 	// prepare_inputs_for_generation drops the cache when the input reaches
 	// original_max_position_embeddings + 1 with at most that many cached).
-	// Set for LongRoPE, the scaling that Phi-3 (and only Phi-style models)
-	// use; dynamic NTK keeps earlier keys, as HF does.
+	// Set by a LongRoPE rope node with recompute: true (phi3.arch); other
+	// LongRoPE models (MiniCPM3, on LlamaForCausalLM's generate) and
+	// dynamic NTK keep the earlier keys, as HF does.
 	Recompute bool
 }
 
@@ -479,7 +483,8 @@ func LengthDependence(g *ir.Graph) LengthRule {
 			r.Threshold = spec.threshold
 		}
 		r.PerLength = r.PerLength || spec.dynamic != nil
-		r.Recompute = r.Recompute || spec.dynamic == nil
+		recompute, _ := boolAttr(n, "recompute")
+		r.Recompute = r.Recompute || (spec.dynamic == nil && recompute)
 	}
 	return r
 }

@@ -21,7 +21,7 @@ var primitiveRows = []*primitive{
 	// heads: out = reshape(x, [..., n, d])
 	row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
-	row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max")),
+	row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
 	row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks")),
 	// activation: out = ACT2FN[name](x)
@@ -179,13 +179,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "overrides the scaling dict's original_max_position_embeddings",
 			Name:    "original_max",
+		}, {
+			Default: "false",
+			Doc:     "longrope: true tells the runtime to recompute the earlier tokens' keys with the long factors on the decode step that first passes original_max (Phi3ForCausalLM.prepare_inputs_for_generation); false keeps them, as generate does for other models (MiniCPM3)",
+			Name:    "recompute",
 		}},
 		Cache:     false,
 		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic) and dynamic_rope_update",
 		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates",
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
-		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:)",
+		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:)",
 	},
 	{
 		Attrs: []AttrDoc{{

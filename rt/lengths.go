@@ -20,7 +20,7 @@ import (
 //   - a prefill continuing at start > 0 recomputes positions 0..start-1
 //     when any of them was computed with another table than the new
 //     prompt's length gives (for LongRoPE: short vs long);
-//   - with LengthRule.Recompute (LongRoPE), a decode step that takes the
+//   - with LengthRule.Recompute (LongRoPE, rope recompute: true), a decode step that takes the
 //     sequence past the threshold first recomputes the earlier positions
 //     with the long table, as HF's Phi-3 generate does.
 // Nothing is tracked for a graph without a length-dependent RoPE.
