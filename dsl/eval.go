@@ -68,8 +68,9 @@ func (s *scope) eval(e *Expr, w bool) (any, error) {
 // binary evaluates a flat operator run: operands left to right, then the
 // operators by precedence (shunting-yard); ** associates to the right. `??`,
 // the loosest operator, short-circuits: its operands are evaluated left to
-// right up to the first that is not none. Only a lone operand can stand in a
-// weight position.
+// right up to the first that is not none; so do `||` and `&&`, the next
+// loosest (the right side of `true ||` and `false &&` is not evaluated, as
+// in Python). Only a lone operand can stand in a weight position.
 func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 	for i, op := range e.Rest {
 		if op.Op != "??" {
@@ -80,6 +81,25 @@ func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 			return v, err
 		}
 		return s.binary(&BinExpr{Pos: op.Right.Pos, First: op.Right, Rest: e.Rest[i+1:]}, false)
+	}
+	for _, logical := range []string{"||", "&&"} { // the next loosest: short-circuit too
+		for i, op := range e.Rest {
+			if op.Op != logical {
+				continue
+			}
+			l, err := s.binary(&BinExpr{Pos: e.Pos, First: e.First, Rest: e.Rest[:i]}, false)
+			if err != nil {
+				return nil, err
+			}
+			if b, ok := l.(bool); ok && b == (logical == "||") {
+				return b, nil // true || ..., false && ...: the right side is not evaluated
+			}
+			r, err := s.binary(&BinExpr{Pos: op.Right.Pos, First: op.Right, Rest: e.Rest[i+1:]}, false)
+			if err != nil {
+				return nil, err
+			}
+			return s.apply(op, l, r)
+		}
 	}
 	first, err := s.unary(e.First, w && len(e.Rest) == 0)
 	if err != nil {

@@ -99,6 +99,14 @@ func TestConfigExpr(t *testing.T) {
 		{src: "none == 0", want: false},
 		{src: "rope == rope", want: false}, // dicts never compare equal
 		{src: "2.5 >= f", want: true},
+		// || and && short-circuit: the right side of true || and false && is not evaluated.
+		{src: "true || nothing > 1", want: true},
+		{src: "false && nothing.x > 1", want: false},
+		{src: "nothing != none && nothing.x > 1", want: false},
+		{src: "n > 3 && n < 10 || nope", want: true},
+		{src: "false || n > 3 && s == \"b\"", want: true},
+		{src: "true && nothing > 1", wantErr: "operator > needs numbers"},
+		{src: "1 && true", wantErr: "operator && needs bools, got int and bool"},
 		// in: list membership (by ==), dict keys, substrings; none holds nothing.
 		{src: "n in [1, 7, 9]", want: true},
 		{src: "7.0 in [1, 7]", want: true},
