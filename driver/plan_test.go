@@ -76,7 +76,7 @@ func TestPlanGptOssVariants(t *testing.T) {
 		want []string
 	}{
 		{"layer type", func(c map[string]any) { c["layer_types"] = []any{"sliding_attention", "chunked_attention"} },
-			[]string{"gpt_oss.arch:", "attention: ", "layer_types"}},
+			[]string{"gpt_oss.arch:", "layer_types[1] is chunked_attention: gpt_oss layers are sliding_attention or full_attention"}},
 		{"rope type", func(c map[string]any) { c["rope_parameters"].(map[string]any)["rope_type"] = "mrope" },
 			[]string{"llama.arch:", "rope_scaling (rope_parameters)", `"mrope" is not supported`}},
 	} {

@@ -282,6 +282,10 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 			for _, el := range p.List.Elems {
 				c.valueExpr(el, inner, gguf)
 			}
+		case p.Call != nil && !p.Call.Super && p.Call.Name == failFunc:
+			for _, a := range p.Call.Args {
+				c.valueExpr(a.Value, names, gguf)
+			}
 		case p.Call != nil && !p.Call.Super && configFuncs[p.Call.Name] != nil:
 			if len(p.Call.Args) != 1 || p.Call.Args[0].Name != "" {
 				c.errf(p.Call.Pos, "%s takes one positional argument", p.Call.Name)
@@ -410,6 +414,12 @@ func (c *checker) known() []string {
 }
 
 func (c *checker) call(call *Call) {
+	if call.Name == failFunc && !call.Super {
+		for _, a := range call.Args {
+			c.expr(a.Value, false)
+		}
+		return
+	}
 	blk, err := c.bs.resolve(call, c.in)
 	if err != nil {
 		c.errs = append(c.errs, err.(*Error))

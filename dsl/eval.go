@@ -603,6 +603,9 @@ func segText(s *Seg) string {
 }
 
 func (s *scope) call(c *Call) (any, error) {
+	if c.Name == failFunc && !c.Super {
+		return nil, s.fail(c)
+	}
 	if s.b == nil && s.src != nil {
 		if fn, ok := ggufFuncs[c.Name]; ok && !c.Super {
 			return s.ggufCall(c, fn)

@@ -107,6 +107,11 @@ func TestConfigExpr(t *testing.T) {
 		{src: "false || n > 3 && s == \"b\"", want: true},
 		{src: "true && nothing > 1", wantErr: "operator > needs numbers"},
 		{src: "1 && true", wantErr: "operator && needs bools, got int and bool"},
+		// fail(...) reports its parts joined, at its position; ?: evaluates only the branch taken.
+		{src: "n > 3 ? n : fail(\"never\")", want: int64(7)},
+		{src: "n < 3 ? n : fail(\"n = \", n, \", want < 3; rope \", rope.factor)", wantErr: "n = 7, want < 3; rope 8"},
+		{src: "s == \"b\" || fail(\"s is \", s)", want: true},
+		{src: "fail()", wantErr: "fail() called"},
 		// in: list membership (by ==), dict keys, substrings; none holds nothing.
 		{src: "n in [1, 7, 9]", want: true},
 		{src: "7.0 in [1, 7]", want: true},

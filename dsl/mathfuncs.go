@@ -1,6 +1,9 @@
 package dsl
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // configFuncs are the math functions of config expressions (config
 // defaults, match conditions, gguf sections): one number in (an int is
@@ -36,4 +39,35 @@ func (s *scope) configCall(c *Call, fn func(float64) (float64, bool)) (any, erro
 		return nil, errorf(c.Args[0].Pos, "%s(%s) is not defined", c.Name, show(v))
 	}
 	return out, nil
+}
+
+// failFunc is the name of the builtin that stops evaluation with an error:
+// fail(parts...) reports `file:line:col: <parts joined>` (strings as they
+// are, other values as .arch writes them). It may stand anywhere a value
+// may, in config expressions, gguf sections and blocks; since `?:`
+// evaluates only the branch taken, `ok ? x : fail("...")` refuses a config
+// it cannot run with a message that names the key and the value.
+const failFunc = "fail"
+
+// fail evaluates a fail(...) call: the error it reports.
+func (s *scope) fail(c *Call) error {
+	var sb strings.Builder
+	for _, a := range c.Args {
+		if a.Name != "" {
+			return errorf(a.Pos, "%s takes positional arguments only", failFunc)
+		}
+		v, err := s.expr(a.Value)
+		if err != nil {
+			return err
+		}
+		if str, ok := v.(string); ok {
+			sb.WriteString(str)
+		} else {
+			sb.WriteString(show(v))
+		}
+	}
+	if sb.Len() == 0 {
+		sb.WriteString("fail() called")
+	}
+	return errorf(c.Pos, "%s", sb.String())
 }
