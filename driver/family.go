@@ -162,17 +162,12 @@ func BuiltinFamilies() ([]*Family, error) {
 	return out, nil
 }
 
-// ResolveFamily picks the family whose match clauses accept the config's
+// resolveFamily picks the family whose match clauses accept the config's
 // model_type, and returns it with its evaluated config. raw is a decoded
-// config.json (dsl.DecodeConfig). Errors: no model_type, no family matches
-// (the message lists the supported model types), or the config fails the
+// config.json (dsl.DecodeConfig), or a GGUF file's metadata read as one;
+// source names it in errors. Errors: no model_type, no family matches (the
+// message lists the supported model types), or the config fails the
 // family's config block.
-func ResolveFamily(fams []*Family, raw map[string]any) (*Family, map[string]any, error) {
-	return resolveFamily(fams, raw, "config.json")
-}
-
-// resolveFamily is ResolveFamily with the config's source named in errors
-// ("config.json", or a GGUF file whose metadata was read as one).
 func resolveFamily(fams []*Family, raw map[string]any, source string) (*Family, map[string]any, error) {
 	mt, isString := raw["model_type"].(string)
 	switch {

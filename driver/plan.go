@@ -42,14 +42,53 @@ type PlanOptions struct {
 }
 
 // NewPlan reads a model folder (config.json plus model.safetensors or a
-// sharded index), a bare config.json or a GGUF file (read through the gguf
-// section of the family that claims it, ReadGGUF), resolves its family, builds the IR, checks every weight the
-// graph reads against a safetensors checkpoint (presence, shape, dtype) and
-// emits the StableHLO module. Weights are declared in their stored format:
-// a safetensors dtype, or a GGUF tensor's type (decoded in the graph or by
-// opts.Lower.Kernels); without a checkpoint, f32. Errors name the file and
-// the problem.
+// sharded index), a bare config.json or a GGUF file, resolves its family
+// and builds the IR (NewGraph), checks every weight the graph reads against
+// a safetensors checkpoint (presence, shape, dtype) and emits the StableHLO
+// module. Weights are declared in their stored format: a safetensors dtype,
+// or a GGUF tensor's type (decoded in the graph or by opts.Lower.Kernels);
+// without a checkpoint, f32. Errors name the file and the problem.
 func NewPlan(path string, opts PlanOptions) (*Plan, error) {
+	p, err := NewGraph(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	fam, raw, cfg, g, gm := p.Family, p.Raw, p.Config, p.Graph, p.GGUF
+	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, g), lower.KVBytesPerToken(g))
+	if err != nil {
+		return nil, err
+	}
+	p.Options = lo
+	if p.Dir != "" && hasCheckpoint(p.Dir) {
+		if err := p.bindWeights(); err != nil {
+			return nil, err
+		}
+	}
+	if gm != nil { // weights keep their GGUF storage (rt/gguf Pack)
+		formats := gm.Formats()
+		p.Options.WeightDTypes = map[string]string{}
+		for _, w := range g.Weights {
+			fm, ok := formats[w.Name]
+			if !ok {
+				return nil, w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, fam.Name, fam.Name)
+			}
+			p.Options.WeightDTypes[w.Name] = fm
+		}
+	}
+	if p.Module, err = lower.Lower(g, p.Options); err != nil {
+		return nil, err
+	}
+	p.MLIR = p.Module.Print()
+	return p, nil
+}
+
+// NewGraph is NewPlan up to the IR: it reads the model's config (a
+// folder's config.json, a bare config.json, or a GGUF file's metadata read
+// through the gguf section of the family that claims it, ReadGGUF; its
+// tensor types are checked first), resolves the family and builds the
+// graph, without reading weights or lowering (`archc ir`). The Plan has
+// Dir, GGUF, Family, Raw, Config and Graph set; opts.Lower is not used.
+func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	var fams []*Family
 	if opts.Arch != "" {
 		f, err := LoadFamily(opts.Arch)
@@ -105,34 +144,10 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, g), lower.KVBytesPerToken(g))
-	if err != nil {
-		return nil, err
-	}
-	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, Options: lo, GGUF: gm}
+	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, GGUF: gm}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}
-	if p.Dir != "" && hasCheckpoint(p.Dir) {
-		if err := p.bindWeights(); err != nil {
-			return nil, err
-		}
-	}
-	if gm != nil { // weights keep their GGUF storage (rt/gguf Pack)
-		formats := gm.Formats()
-		p.Options.WeightDTypes = map[string]string{}
-		for _, w := range g.Weights {
-			fm, ok := formats[w.Name]
-			if !ok {
-				return nil, w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, fam.Name, fam.Name)
-			}
-			p.Options.WeightDTypes[w.Name] = fm
-		}
-	}
-	if p.Module, err = lower.Lower(g, p.Options); err != nil {
-		return nil, err
-	}
-	p.MLIR = p.Module.Print()
 	return p, nil
 }
 

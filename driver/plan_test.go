@@ -2,12 +2,13 @@ package driver
 
 import (
 	"encoding/json"
-	"github.com/archc/archc/internal/testckpt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/internal/testmodels"
 )
 
@@ -110,5 +111,49 @@ func TestPlanGptOssVariants(t *testing.T) {
 				t.Errorf("error is not one line: %q", err)
 			}
 		})
+	}
+}
+
+// TestNewGraph: NewGraph is NewPlan up to the IR, the one path from a model
+// to its graph (archc ir uses it): the same family and graph, from a
+// folder, a config.json or a GGUF file, without reading weights (a folder
+// whose checkpoint lacks a tensor still gives its graph, which NewPlan
+// refuses) or lowering.
+func TestNewGraph(t *testing.T) {
+	const norm = "model.layers.1.input_layernorm.weight"
+	dir := testckpt.FixtureCopy(t, func(ts map[string]testckpt.STTensor) { delete(ts, norm) }, nil)
+	p, err := NewGraph(dir, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Family.Name != "llama" || p.Dir != dir || p.GGUF != nil || p.Graph == nil || p.Config["hidden_size"] != int64(64) {
+		t.Errorf("folder: family %s, dir %q, gguf %v, config hidden_size %v", p.Family.Name, p.Dir, p.GGUF, p.Config["hidden_size"])
+	}
+	if p.Module != nil || p.MLIR != nil || p.Weights != nil {
+		t.Error("NewGraph lowered the graph or read the weights")
+	}
+	if _, err := NewPlan(dir, PlanOptions{}); err == nil || !strings.Contains(err.Error(), norm) {
+		t.Errorf("NewPlan on the same folder: %v, want the missing tensor %s", err, norm)
+	}
+	want, err := p.Graph.Format(ir.FormatOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := NewGraph(filepath.Join(dir, "config.json"), PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := cfg.Graph.Format(ir.FormatOptions{}); got != want || cfg.Dir != "" {
+		t.Errorf("config.json: dir %q, same graph as the folder's: %v", cfg.Dir, got == want)
+	}
+	g, err := NewGraph(filepath.Join(fixture, "model.f32.gguf"), PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.GGUF == nil || g.Family.Name != "llama" || g.Dir != "" || len(g.Graph.Weights) != len(p.Graph.Weights) {
+		t.Errorf("gguf: family %s, dir %q, %d weights (folder: %d)", g.Family.Name, g.Dir, len(g.Graph.Weights), len(p.Graph.Weights))
+	}
+	if _, err := NewGraph(filepath.Join(t.TempDir(), "none"), PlanOptions{}); err == nil || !strings.Contains(err.Error(), "none") {
+		t.Errorf("missing model: %v", err)
 	}
 }

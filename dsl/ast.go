@@ -58,10 +58,21 @@ type Config struct {
 type Field struct {
 	Pos     lexer.Position
 	EndPos  lexer.Position
-	Name    string `parser:"@Ident ':'"`
-	Type    string `parser:"@( 'int' | 'float' | 'bool' | 'string' | 'dict' | 'list' )"`
-	Default *Expr  `parser:"( '=' @@ )?"`
+	Name    string   `parser:"@Ident ':'"`
+	Type    TypeName `parser:"@@"`
+	Default *Expr    `parser:"( '=' @@ )?"`
 }
+
+// TypeName is a config field's type as written; Parse accepts only the
+// names in configTypes.
+type TypeName struct {
+	Pos  lexer.Position
+	Name string `parser:"@Ident"`
+}
+
+// configTypes are the config field types, as coerce (value.go) converts
+// config.json values to them.
+var configTypes = []string{"int", "float", "bool", "string", "dict", "list"}
 
 // GGUF declares how the family reads llama.cpp's GGUF files (gguf.go):
 //

@@ -423,15 +423,13 @@ func (c *checker) call(call *Call) {
 	blk, err := c.bs.resolve(call, c.in)
 	if err != nil {
 		c.errs = append(c.errs, err.(*Error))
-		for _, a := range call.Args {
-			c.expr(a.Value, true) // the callee is unknown, so is each argument's kind
-		}
+		c.args(call)
 		return
 	}
 	if blk != nil {
+		c.args(call)
 		for i, a := range call.Args {
 			j := paramIndex(blk.Params, i, a)
-			c.expr(a.Value, j < 0 || c.bs.weight[blk][j]) // an argument without a parameter has no known kind
 			switch {
 			case j < 0 && a.Name == "":
 				c.errf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
@@ -448,6 +446,7 @@ func (c *checker) call(call *Call) {
 	if !ok {
 		c.errf(call.Pos, "unknown primitive %q%s", call.Name, unknownCallHint(call.Name, c.reg.Names(), keysOf(c.bs.blocks)))
 	}
+	c.args(call)
 	given := map[string]bool{}
 	misnamed := false // a misspelt keyword explains a missing argument already
 	for i, a := range call.Args {
@@ -455,7 +454,6 @@ func (c *checker) call(call *Call) {
 		if prim != nil {
 			p = primParam(prim, i, a)
 		}
-		c.expr(a.Value, p == nil || p.Kind == ir.Module) // an argument without a parameter has no known kind
 		switch {
 		case prim == nil:
 		case p == nil && a.Name != "":
@@ -473,6 +471,17 @@ func (c *checker) call(call *Call) {
 				c.errf(call.Pos, "%s: missing argument %q (%s)", call.Name, p.Name, p.Kind)
 			}
 		}
+	}
+}
+
+// args checks a call's arguments. An argument stands in a weight position
+// where its parameter takes a weight module; one without a known parameter
+// (argIsUnsure) has no known kind, so any name is accepted there: the call
+// itself is reported, once. An unknown callee's arguments are checked
+// against the primitive or block its did-you-mean names.
+func (c *checker) args(call *Call) {
+	for i, a := range call.Args {
+		c.expr(a.Value, c.bs.argIsWeight(call, c.in, i, a) || c.bs.argIsUnsure(call, c.in, i, a))
 	}
 }
 

@@ -59,7 +59,7 @@ func EvalConfig(f *File, raw map[string]any) (map[string]any, error) {
 	for _, fd := range configFields(f) {
 		var v any
 		if rv, ok := raw[fd.Name]; ok && rv != nil {
-			cv, err := coerce(rv, fd.Type)
+			cv, err := coerce(rv, fd.Type.Name)
 			if err != nil {
 				return nil, errorf(fd.Pos, "config.json field %q: %v", fd.Name, err)
 			}
@@ -69,7 +69,7 @@ func EvalConfig(f *File, raw map[string]any) (map[string]any, error) {
 			if err != nil {
 				return nil, err
 			}
-			if v, err = coerce(dv, fd.Type); err != nil {
+			if v, err = coerce(dv, fd.Type.Name); err != nil {
 				return nil, errorf(fd.Default.Pos, "default of %q: %v", fd.Name, err)
 			}
 		} else {

@@ -302,7 +302,7 @@ func (p *printer) item(it *Item, indent int) {
 			p.begin(fd.Pos, indent+2, "field", atEntry)
 			p.put(fd.Name + ":")
 			p.cell()
-			p.put(fd.Type)
+			p.put(fd.Type.Name)
 			if fd.Default != nil {
 				p.cell()
 				p.put("= ")

@@ -567,10 +567,10 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 				continue
 			}
 			if t, ok := types[fd.Name]; ok {
-				cv, err := coerce(v, t.Type)
+				cv, err := coerce(v, t.Type.Name)
 				if err != nil {
 					hint := ""
-					if _, isList := v.([]any); isList && t.Type != "list" {
+					if _, isList := v.([]any); isList && t.Type.Name != "list" {
 						hint = " (per-layer values, which archc does not support)"
 					}
 					return nil, errorf(fd.Value.Pos, "%s: %s: %v%s", src.Name(), fd.Name, err, hint)

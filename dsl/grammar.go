@@ -3,6 +3,8 @@ package dsl
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
@@ -48,8 +50,31 @@ func Parse(filename string, src []byte) (*File, error) {
 		if it.Block != nil {
 			it.Block.family = f.Name
 		}
+		if it.Config != nil {
+			for _, fd := range it.Config.Fields {
+				if !slices.Contains(configTypes, fd.Type.Name) {
+					return nil, errorf(fd.Type.Pos, "unknown type %q (types: %s%s)", fd.Type.Name, strings.Join(configTypes, ", "), typeHint(fd.Type.Name))
+				}
+			}
+		}
 	}
 	return f, nil
+}
+
+// typeHint is `; did you mean T?` for the config type closest to name
+// (within a small edit distance, or a prefix of it or it of them: integer,
+// str, boolean), else "".
+func typeHint(name string) string {
+	best := closest(name, configTypes)
+	for _, t := range configTypes {
+		if best == "" && (strings.HasPrefix(name, t) || strings.HasPrefix(t, name)) {
+			best = t
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + best + "?"
 }
 
 // maxNesting bounds bracket nesting, so that a pathological file gets an

@@ -31,16 +31,18 @@ type blockSet struct {
 	blocks map[string]*Block            // the file's blocks by name (the last of a name wins)
 	supers map[string]map[string]*Block // see File.supers
 	weight map[*Block][]bool            // per parameter: used in a weight position
+	unsure map[*Block][]bool            // per parameter: passed to a callee that does not resolve
 }
 
 func newBlockSet(f *File, reg ir.Registry) *blockSet {
-	bs := &blockSet{reg: reg, blocks: map[string]*Block{}, supers: f.supers, weight: map[*Block][]bool{}}
+	bs := &blockSet{reg: reg, blocks: map[string]*Block{}, supers: f.supers, weight: map[*Block][]bool{}, unsure: map[*Block][]bool{}}
 	for _, it := range f.Items {
 		if it.Block != nil {
 			bs.blocks[it.Block.Name] = it.Block
 		}
 	}
-	bs.inferWeightParams()
+	bs.inferParams(bs.weight, bs.argIsWeight)
+	bs.inferParams(bs.unsure, bs.argIsUnsure)
 	return bs
 }
 
@@ -123,36 +125,79 @@ func primParam(p *ir.Primitive, i int, a *Arg) *ir.Param {
 	return nil
 }
 
+// callee returns the block or primitive that call c, made inside block in,
+// reaches: the one it names or, for an unknown name, the one its
+// did-you-mean names (unknownCallHint), so that one misspelt call does not
+// change the kinds of the names around it; ok is false for fail(...), a bad
+// super call or a name close to nothing.
+func (bs *blockSet) callee(c *Call, in *Block) (blk *Block, prim *ir.Primitive, ok bool) {
+	if c.Name == failFunc && !c.Super {
+		return nil, nil, false
+	}
+	blk, err := bs.resolve(c, in)
+	switch {
+	case err != nil:
+		return nil, nil, false
+	case blk != nil:
+		return blk, nil, true
+	}
+	if prim, ok := bs.reg.Primitive(c.Name); ok {
+		return nil, prim, true
+	}
+	p, b := meant(c.Name, bs.reg.Names(), keysOf(bs.blocks))
+	if p != "" {
+		prim, _ = bs.reg.Primitive(p)
+		return nil, prim, prim != nil
+	}
+	return bs.blocks[b], nil, b != ""
+}
+
 // argIsWeight reports whether argument i (a) of call c, made inside block
 // in, stands in a weight position.
 func (bs *blockSet) argIsWeight(c *Call, in *Block, i int, a *Arg) bool {
-	blk, err := bs.resolve(c, in)
-	if err != nil {
+	blk, prim, ok := bs.callee(c, in)
+	switch {
+	case !ok:
 		return false
-	}
-	if blk != nil {
+	case blk != nil:
 		j := paramIndex(blk.Params, i, a)
 		return j >= 0 && bs.weight[blk][j]
-	}
-	if c.Super {
-		return false
-	}
-	prim, ok := bs.reg.Primitive(c.Name)
-	if !ok {
-		return false
 	}
 	p := primParam(prim, i, a)
 	return p != nil && p.Kind == ir.Module
 }
 
-// inferWeightParams marks the block parameters used in a weight position,
-// directly or as arguments of other blocks' weight parameters, until
-// nothing changes. A parameter rebound by a statement is a plain local from
-// there on.
-func (bs *blockSet) inferWeightParams() {
+// argIsUnsure reports whether argument i (a) of call c, made inside block
+// in, has no known parameter, directly or through a block parameter that
+// has none: the callee is unknown (and close to nothing), a bad super call,
+// or takes no such argument. The checker reports that call and accepts a
+// weight path for such an argument, so that one misspelt primitive in a
+// block does not also make every weight path its callers pass an
+// "unknown name".
+func (bs *blockSet) argIsUnsure(c *Call, in *Block, i int, a *Arg) bool {
+	if c.Name == failFunc && !c.Super {
+		return false
+	}
+	blk, prim, ok := bs.callee(c, in)
+	switch {
+	case !ok:
+		return true
+	case blk != nil:
+		j := paramIndex(blk.Params, i, a)
+		return j < 0 || bs.unsure[blk][j]
+	}
+	return primParam(prim, i, a) == nil
+}
+
+// inferParams marks in mark the block parameters that stand in an argument
+// position for which arg holds (argIsWeight: a weight position;
+// argIsUnsure: an unresolved callee), directly or as arguments of other
+// blocks' marked parameters, until nothing changes. A parameter rebound by
+// a statement is a plain local from there on.
+func (bs *blockSet) inferParams(mark map[*Block][]bool, arg argPred) {
 	blocks := bs.all()
 	for _, b := range blocks {
-		bs.weight[b] = make([]bool, len(b.Params))
+		mark[b] = make([]bool, len(b.Params))
 	}
 	for changed := true; changed; {
 		changed = false
@@ -164,67 +209,72 @@ func (bs *blockSet) inferWeightParams() {
 					return
 				}
 				for j, name := range b.Params {
-					if name == head && !bs.weight[b][j] {
-						bs.weight[b][j] = true
+					if name == head && !mark[b][j] {
+						mark[b][j] = true
 						changed = true
 					}
 				}
 			}
 			for _, st := range b.Body {
-				bs.walk(st.Value, false, b, visit)
+				bs.walk(st.Value, false, b, arg, visit)
 				rebound[st.Name] = true
 			}
-			bs.walk(b.Return, false, b, visit)
+			bs.walk(b.Return, false, b, arg, visit)
 		}
 	}
 }
 
-// walk calls visit for every name path in e, with whether it stands in a
-// weight position; w says whether e itself does. in is the enclosing block.
-func (bs *blockSet) walk(e *Expr, w bool, in *Block, visit func(p *Path, w bool)) {
+// argPred says whether argument i (a) of call c, made inside block in,
+// stands in the position an inference looks for.
+type argPred func(c *Call, in *Block, i int, a *Arg) bool
+
+// walk calls visit for every name path in e, with whether it stands in
+// the position arg marks (through parentheses and conditional branches); w
+// says whether e itself does. in is the enclosing block.
+func (bs *blockSet) walk(e *Expr, w bool, in *Block, arg argPred, visit func(p *Path, w bool)) {
 	if e == nil {
 		return
 	}
 	if e.Then != nil {
-		bs.walkBinary(e.Cond, false, in, visit)
-		bs.walk(e.Then, w, in, visit)
-		bs.walk(e.Else, w, in, visit)
+		bs.walkBinary(e.Cond, false, in, arg, visit)
+		bs.walk(e.Then, w, in, arg, visit)
+		bs.walk(e.Else, w, in, arg, visit)
 		return
 	}
-	bs.walkBinary(e.Cond, w, in, visit)
+	bs.walkBinary(e.Cond, w, in, arg, visit)
 }
 
-func (bs *blockSet) walkBinary(e *BinExpr, w bool, in *Block, visit func(*Path, bool)) {
+func (bs *blockSet) walkBinary(e *BinExpr, w bool, in *Block, arg argPred, visit func(*Path, bool)) {
 	w = w && len(e.Rest) == 0
-	bs.walkUnary(e.First, w, in, visit)
+	bs.walkUnary(e.First, w, in, arg, visit)
 	for _, op := range e.Rest {
-		bs.walkUnary(op.Right, false, in, visit)
+		bs.walkUnary(op.Right, false, in, arg, visit)
 	}
 }
 
-func (bs *blockSet) walkUnary(u *Unary, w bool, in *Block, visit func(*Path, bool)) {
+func (bs *blockSet) walkUnary(u *Unary, w bool, in *Block, arg argPred, visit func(*Path, bool)) {
 	w = w && u.Op == "" && len(u.Index) == 0
 	for _, ix := range u.Index {
-		bs.walk(ix, false, in, visit)
+		bs.walk(ix, false, in, arg, visit)
 	}
 	p := u.Operand
 	switch {
 	case p.Sub != nil:
-		bs.walk(p.Sub, w, in, visit)
+		bs.walk(p.Sub, w, in, arg, visit)
 	case p.List != nil:
 		for _, e := range p.List.Elems {
-			bs.walk(e, false, in, visit)
+			bs.walk(e, false, in, arg, visit)
 		}
-		bs.walk(p.List.Over, false, in, visit)
+		bs.walk(p.List.Over, false, in, arg, visit)
 	case p.Call != nil:
 		for i, a := range p.Call.Args {
-			bs.walk(a.Value, bs.argIsWeight(p.Call, in, i, a), in, visit)
+			bs.walk(a.Value, arg(p.Call, in, i, a), in, arg, visit)
 		}
 	case p.Path != nil:
 		visit(p.Path, w)
 		for _, s := range p.Path.Segs {
 			if s.Index != nil {
-				bs.walk(s.Index, false, in, visit)
+				bs.walk(s.Index, false, in, arg, visit)
 			}
 		}
 	}

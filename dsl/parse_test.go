@@ -144,3 +144,25 @@ func runCase(name string, src, config []byte) (section, out string) {
 	}
 	return "out/ir", fmt.Sprintf("match %q: %v\n", modelType, matched) + dump
 }
+
+// TestUnknownType checks the diagnostic of a config field whose type is not
+// one of int float bool string dict list: at the type, listing the types,
+// with the closest as a hint (by edit distance or prefix), or none.
+func TestUnknownType(t *testing.T) {
+	for _, tc := range []struct{ typ, want string }{
+		{"integer", `t.arch:1:43: unknown type "integer" (types: int, float, bool, string, dict, list; did you mean int?)`},
+		{"flaot", `t.arch:1:43: unknown type "flaot" (types: int, float, bool, string, dict, list; did you mean float?)`},
+		{"str", `t.arch:1:43: unknown type "str" (types: int, float, bool, string, dict, list; did you mean string?)`},
+		{"boolean", `t.arch:1:43: unknown type "boolean" (types: int, float, bool, string, dict, list; did you mean bool?)`},
+		{"tensor", `t.arch:1:43: unknown type "tensor" (types: int, float, bool, string, dict, list)`},
+	} {
+		src := "arch t { match model_type \"t\" config { x: " + tc.typ + " = 1 } }"
+		_, err := dsl.Parse("t.arch", []byte(src))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("type %s: got error %v, want %s", tc.typ, err, tc.want)
+		}
+	}
+	if _, err := dsl.Parse("t.arch", []byte(`arch t { config { x: list = [1] y: dict = none } }`)); err != nil {
+		t.Errorf("valid types: %v", err)
+	}
+}

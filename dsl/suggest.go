@@ -1,20 +1,28 @@
 package dsl
 
-import "strings"
-
 // suggest returns ` (did you mean X?)` for the closest candidate within a
 // small edit distance of name, or "".
 func suggest(name string, candidates []string) string {
+	best := closest(name, candidates)
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
+
+// closest returns the candidate within a small edit distance of name,
+// other than name itself, or "".
+func closest(name string, candidates []string) string {
 	best, bestD := "", 3
 	for _, c := range candidates {
 		if d := editDistance(name, c); d < bestD || (d == bestD && best != "" && c < best) {
 			best, bestD = c, d
 		}
 	}
-	if best == "" || best == name {
+	if best == name {
 		return ""
 	}
-	return " (did you mean " + best + "?)"
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
@@ -48,11 +56,22 @@ func DidYouMean(name string, candidates []string) string { return suggest(name, 
 // (a misspelt primitive is the common case), else the closest block of the
 // family, named as a block.
 func unknownCallHint(name string, prims, blocks []string) string {
-	if h := suggest(name, prims); h != "" {
-		return h
-	}
-	if b := suggest(name, blocks); b != "" {
-		return strings.Replace(b, "did you mean ", "did you mean block ", 1)
+	prim, blk := meant(name, prims, blocks)
+	switch {
+	case prim != "":
+		return " (did you mean " + prim + "?)"
+	case blk != "":
+		return " (did you mean block " + blk + "?)"
 	}
 	return ""
+}
+
+// meant returns the primitive, else the block, that an unknown callee name
+// most likely misspells, as unknownCallHint names it; both "" when none is
+// close.
+func meant(name string, prims, blocks []string) (prim, blk string) {
+	if p := closest(name, prims); p != "" {
+		return p, ""
+	}
+	return "", closest(name, blocks)
 }

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/archc/archc/driver"
-	"github.com/archc/archc/rt/gguf"
+	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/archc/archc/driver"
 	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/gguf"
 )
 
 type generateCmd struct {
@@ -65,7 +66,45 @@ type report struct {
 	Logprobs []tokenLogprob `json:"logprobs,omitempty"`
 }
 
+// checkFlags reports the first numeric flag out of range, naming the flag
+// and what it takes, before anything is read or compiled. The sampling
+// ranges are those rt.SamplingOptions.Validate checks again for every
+// caller (it names options, not flags).
+func (c *generateCmd) checkFlags() error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for _, f := range []struct {
+		flag  string
+		value any
+		ok    bool
+		want  string
+	}{
+		{"--max-tokens", c.MaxTokens, c.MaxTokens >= 0, "0 or more new tokens"},
+		{"--temperature", c.Temperature, finite(c.Temperature) && c.Temperature >= 0, "a number >= 0 (0: greedy decoding)"},
+		{"--top-k", c.TopK, c.TopK >= 0, "a count >= 0 (0: off)"},
+		{"--top-p", c.TopP, c.TopP >= 0 && c.TopP <= 1, "a number in [0, 1] (0 or 1: off)"},
+		{"--min-p", c.MinP, c.MinP >= 0 && c.MinP <= 1, "a number in [0, 1] (0: off)"},
+		{"--repetition-penalty", c.RepPenalty, finite(c.RepPenalty) && c.RepPenalty >= 0, "a number >= 0 (0 and 1: off)"},
+		{"--frequency-penalty", c.FreqPenalty, c.FreqPenalty >= -2 && c.FreqPenalty <= 2, "a number in [-2, 2]"},
+		{"--presence-penalty", c.PresPenalty, c.PresPenalty >= -2 && c.PresPenalty <= 2, "a number in [-2, 2]"},
+		{"--dry-multiplier", c.DRYMult, finite(c.DRYMult) && c.DRYMult >= 0, "a number >= 0 (0: off)"},
+		{"--dry-base", c.DRYBase, c.DRYBase == 0 || finite(c.DRYBase) && c.DRYBase > 1, "a number > 1"},
+		{"--dry-allowed-length", c.DRYAllowed, c.DRYAllowed >= 0, "a length >= 0"},
+		{"--dry-penalty-last-n", c.DRYLastN, c.DRYLastN >= 0, "a count >= 0 (0: all)"},
+		{"--logprobs", c.Logprobs, c.Logprobs >= -1 && c.Logprobs <= 20, "0 to 20 alternatives, or -1 for no logprobs"},
+		{"--max-len", c.MaxLen, c.MaxLen >= 0, "a length in tokens, or 0 for the default"},
+		{"--threads", c.Threads, c.Threads >= 0, "a positive count, or 0 for one per core"},
+	} {
+		if !f.ok {
+			return fmt.Errorf("%s %v: out of range; give %s", f.flag, f.value, f.want)
+		}
+	}
+	return nil
+}
+
 func (c *generateCmd) Run(ctx context.Context) error {
+	if err := c.checkFlags(); err != nil {
+		return err
+	}
 	if c.Prompt == "" && c.PromptIDs == "" {
 		return fmt.Errorf("give a prompt: --prompt TEXT or --prompt-ids 1,2,3")
 	}
@@ -110,9 +149,6 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		}
 	}
 
-	if c.Threads < 0 {
-		return fmt.Errorf("--threads %d: give a positive count, or 0 for one per core", c.Threads)
-	}
 	if c.Threads > 0 && c.Device == "local-sync" {
 		return fmt.Errorf("--threads %d: the local-sync device runs on the calling thread only; use --device local-task to set a thread count", c.Threads)
 	}
