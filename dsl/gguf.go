@@ -61,7 +61,8 @@ var GGUFTransforms = map[string][]string{
 	"minus_one":    nil,               // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
 	"transpose":    nil,               // the file stores the last two dimensions swapped (GptOssModel's experts): swap them back
 	"interleave":   {"part", "parts"}, // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
-	"chunk":        {"part", "parts"}, // the tensor is chunk `part` of `parts` along the rows (dim -2) of one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
+	"chunk":        {"part", "parts"}, // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
+	"flatten":      {},                // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
 }
 
 func (s *scope) ggufCall(c *Call, fn ggufFunc) (any, error) {

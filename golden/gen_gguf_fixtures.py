@@ -100,6 +100,7 @@ GGUF_ARCH = {
     "gpt_oss": "gpt-oss",
     "granitemoe": "granitemoe",
     "minicpm3": "minicpm3",
+    "deepseek_v2": "deepseek2",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
@@ -187,7 +188,7 @@ def write_metadata(w, name, cfg, ftype):
     w.add_embedding_length(cfg["hidden_size"])
     w.add_feed_forward_length(cfg["intermediate_size"])
     w.add_head_count(heads)
-    w.add_head_count_kv(cfg.get("num_key_value_heads") or heads)
+    w.add_head_count_kv(1 if mt == "deepseek_v2" else cfg.get("num_key_value_heads") or heads)  # DeepseekV2Model: MLA as MQA
     if mt not in ("gemma", "stablelm", "minicpm3"):  # GemmaModel, StableLMModel, MiniCPM3Model write no rope base (llama.cpp's default 10000)
         w.add_rope_freq_base(full["rope_theta"])
     if "rms_norm_eps" in cfg:
@@ -196,7 +197,7 @@ def write_metadata(w, name, cfg, ftype):
         if key in cfg:
             w.add_layer_norm_eps(cfg[key])
             break
-    if cfg.get("head_dim") is not None and mt != "minicpm3":  # MiniCPM3's head_dim is its rotary part
+    if cfg.get("head_dim") is not None and mt not in ("minicpm3", "deepseek_v2"):  # their head_dim is the rotary part
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
     w.add_file_type(ftype)
@@ -254,6 +255,32 @@ def write_metadata(w, name, cfg, ftype):
             w.add_array(f"{GGUF_ARCH[mt]}.mlp_only_layers", [int(x) for x in cfg["mlp_only_layers"]])
     if mt == "olmoe" and cfg.get("clip_qkv") is not None:
         w.add_clamp_kqv(cfg["clip_qkv"])
+    if mt == "deepseek_v2":  # DeepseekV2Model.set_gguf_parameters
+        kv, rot = cfg["kv_lora_rank"], cfg["qk_rope_head_dim"]
+        w.add_leading_dense_block_count(cfg.get("first_k_dense_replace") or 0)
+        w.add_vocab_size(cfg["vocab_size"])
+        if cfg.get("q_lora_rank") is not None:
+            w.add_q_lora_rank(cfg["q_lora_rank"])
+        w.add_kv_lora_rank(kv)
+        w.add_key_length(kv + rot)
+        w.add_value_length(kv)
+        w.add_key_length_mla(cfg["qk_nope_head_dim"] + rot)
+        w.add_value_length_mla(cfg["v_head_dim"])
+        w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        w.add_expert_count(cfg["n_routed_experts"])
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        w.add_expert_shared_count(cfg.get("n_shared_experts") or 0)
+        if cfg.get("routed_scaling_factor") is not None:
+            w.add_expert_weights_scale(cfg["routed_scaling_factor"])
+        if cfg.get("norm_topk_prob"):
+            w.add_expert_weights_norm(True)
+        w.add_rope_dimension_count(rot)
+        if full.get("rope_type") == "yarn":
+            w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+            w.add_rope_scaling_factor(full["factor"])
+            w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
+            if full.get("mscale_all_dim") is not None:
+                w.add_rope_scaling_yarn_log_mul(0.1 * full["mscale_all_dim"])
     if mt == "minicpm3":  # MiniCPM3Model (its own set_gguf_parameters, no TextModel keys beyond these)
         w.add_vocab_size(cfg["vocab_size"])
         if cfg.get("q_lora_rank") is not None:
@@ -286,6 +313,18 @@ def write_metadata(w, name, cfg, ftype):
             # rope_factors_long/short, which a config cannot read.
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.short_factor", [float(x) for x in full["short_factor"]])
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.long_factor", [float(x) for x in full["long_factor"]])
+    if mt == "deepseek_v2":
+        # llama.cpp stores mscale_all_dim only as 0.1·mscale_all_dim in f32
+        # (yarn_log_multiplier), fixes mscale at 1 and beta_fast/slow at
+        # 32/1, and reads no expert groups for deepseek2: the fixture's
+        # values, exact.
+        if full.get("rope_type") == "yarn":
+            for k in ("mscale", "mscale_all_dim", "beta_fast", "beta_slow"):
+                if full.get(k) is not None:
+                    w.add_float64(f"{arch}.rope.scaling.{k}", float(full[k]))
+        if cfg.get("topk_method") == "group_limited_greedy":
+            w.add_expert_group_count(cfg["n_group"])
+            w.add_expert_group_used_count(cfg["topk_group"])
     if mt == "minicpm3":
         # llama.cpp fixes scale_emb 12, scale_depth 1.4, dim_model_base 256
         # and v_head_dim hidden/heads, and stores LongRoPE's factors as the
@@ -386,6 +425,14 @@ def to_gguf(cfg, state):
         t = state[hf].to(torch.float32)
         if mt == "gpt_oss" and ".mlp.experts." in hf:
             out.extend(gpt_oss_experts(hf, t, tmap))
+            continue
+        if mt == "deepseek_v2" and hf.endswith(".kv_b_proj.weight"):  # DeepseekV2Model.modify_tensors
+            nope, v = cfg["qk_nope_head_dim"], cfg["v_head_dim"]
+            kv_b = t.view(heads, nope + v, t.shape[-1])
+            k_b, v_b = kv_b[:, :nope], kv_b[:, nope:]
+            i = hf.split(".")[2]
+            out.append((f"blk.{i}.attn_k_b.weight", hf, k_b.transpose(1, 2).contiguous().numpy()))
+            out.append((f"blk.{i}.attn_v_b.weight", hf, v_b.contiguous().numpy()))
             continue
         if mt == "granitemoe" and hf.endswith(".input_linear.weight"):  # GraniteMoeModel.modify_tensors
             i, half = hf.split(".")[2], t.shape[1] // 2
@@ -492,7 +539,8 @@ def read_back(path, cfg, names):
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
-        if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt == "granitemoe" and hf.endswith(".input_linear.weight")):
+        if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt == "granitemoe" and hf.endswith(".input_linear.weight")) or (
+                mt == "deepseek_v2" and hf.endswith(".kv_b_proj.weight")):
             parts.setdefault(hf, {})[t.name] = data
             continue
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
@@ -506,6 +554,11 @@ def read_back(path, cfg, names):
             continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
     for hf, p in parts.items():
+        if mt == "deepseek_v2":  # per head [k_b transposed back | v_b], heads flattened
+            by = {n.split(".")[2]: a for n, a in p.items()}
+            kv_b = np.concatenate([by["attn_k_b"].swapaxes(1, 2), by["attn_v_b"]], axis=1)
+            sd[hf] = torch.from_numpy(np.ascontiguousarray(kv_b.reshape(-1, kv_b.shape[-1])))
+            continue
         if mt == "granitemoe":  # gate rows, then up rows
             by = {n.split(".")[2]: a for n, a in p.items()}
             sd[hf] = torch.from_numpy(np.ascontiguousarray(np.concatenate([by["ffn_gate_exps"], by["ffn_up_exps"]], axis=1)))

@@ -108,6 +108,9 @@ func (f *File) Read(fam *dsl.File) (*Model, error) {
 			if p.tr.chunk {
 				h.Write([]byte("chunk\x00"))
 			}
+			if p.tr.flatten {
+				h.Write([]byte("flatten\x00"))
+			}
 			for _, q := range p.group {
 				fmt.Fprintf(h, "%s\x00", q.t.Name)
 			}

@@ -167,10 +167,19 @@ func (f *File) convertParts(fh *os.File, p planned, dst []float32) error {
 			}
 			vals = t
 		}
-		if q.tr.chunk { // [..., R, C] as rows [k·R, (k+1)·R) of each [..., n·R, C]
-			rc := int(q.shape[len(q.shape)-2] * q.shape[len(q.shape)-1])
+		if q.tr.chunk { // [..., R_k, C] as rows [Σ_{j<k} R_j, Σ_{j<=k} R_j) of each [..., Σ R, C]
+			c := int(q.shape[len(q.shape)-1])
+			before, total := 0, 0
+			for j, o := range parts {
+				r := int(o.shape[len(o.shape)-2])
+				if j < k {
+					before += r
+				}
+				total += r
+			}
+			rc := int(q.shape[len(q.shape)-2]) * c
 			for m := 0; m < len(vals)/rc; m++ {
-				copy(dst[(m*n+k)*rc:(m*n+k+1)*rc], vals[m*rc:(m+1)*rc])
+				copy(dst[(m*total+before)*c:(m*total+before)*c+rc], vals[m*rc:(m+1)*rc])
 			}
 			continue
 		}

@@ -13,7 +13,8 @@ type transform struct {
 	minusOne     bool // the file stores 1+w: subtract 1 (values change: the tensor is packed as f32)
 	transpose    bool // the file stores the last two dimensions swapped: swap them back (packed as f32)
 	part, parts  int  // parts > 1: this tensor is part `part` of a tensor several GGUF tensors make (packed as f32):
-	chunk        bool // its rows, chunk part of parts along dimension -2 (torch.chunk(parts, -2)); else HF[..., part::parts] (interleave)
+	chunk        bool // its rows, chunk part of parts along dimension -2 (torch.cat of the parts, which may differ in rows); else HF[..., part::parts] (interleave)
+	flatten      bool // the HF tensor is the result with its leading dimensions merged: [a, b, c] → [a·b, c]
 }
 
 // kind names the grouping transform, for messages.
@@ -41,6 +42,8 @@ var transforms = map[string]func(tr *transform, args []int64){
 	"interleave": func(tr *transform, args []int64) { tr.part, tr.parts = int(args[0]), int(args[1]) },
 	// chunk(part, parts): GraniteMoeModel's input_linear [E, 2I, H] split into its gate rows and up rows.
 	"chunk": func(tr *transform, args []int64) { tr.part, tr.parts, tr.chunk = int(args[0]), int(args[1]), true },
+	// flatten(): DeepseekV2Model's per-head attn_k_b / attn_v_b, which make kv_b_proj [heads·(nope+v), kv_lora].
+	"flatten": func(tr *transform, _ []int64) { tr.flatten = true },
 }
 
 // resolveTransforms applies the transform calls a tensor's row gives.
@@ -117,20 +120,26 @@ func (m *Model) makePlan() error {
 			p.group = make([]planned, tr.parts)
 			p.group[tr.part] = p
 			p.shape = append([]int64(nil), p.shape...)
-			d := len(p.shape) - 1
-			if tr.chunk {
-				d--
+			if !tr.chunk { // interleave: equal parts; chunk: each part's rows added as it joins
+				p.shape[len(p.shape)-1] *= int64(tr.parts)
 			}
-			p.shape[d] *= int64(tr.parts)
 			groups[tm.HF] = len(m.plan)
 		}
 		m.plan = append(m.plan, p)
 	}
-	for _, p := range m.plan {
+	for i := range m.plan {
+		p := &m.plan[i]
 		for k, q := range p.group {
 			if q.hf == "" {
 				return fmt.Errorf("gguf: %s: %q is made of %d %s tensors, but the file has no part %d (only %q)", m.Path, p.hf, len(p.group), map[bool]string{false: "interleaved", true: "chunked"}[p.tr.chunk], k, p.t.Name)
 			}
+		}
+		if p.tr.flatten { // [a, b, ..., c] → [a·b·..., c]
+			rows := int64(1)
+			for _, d := range p.shape[:len(p.shape)-1] {
+				rows *= d
+			}
+			p.shape = []int64{rows, p.shape[len(p.shape)-1]}
 		}
 	}
 	return nil
@@ -164,9 +173,14 @@ func (p *planned) join(q planned) error {
 		return fmt.Errorf("tensor %q is part of %d of %q, tensor %q part of %d", q.t.Name, q.tr.parts, p.hf, p.t.Name, len(p.group))
 	case p.group[q.tr.part].hf != "":
 		return fmt.Errorf("tensors %q and %q are both part %d of %q", p.group[q.tr.part].t.Name, q.t.Name, q.tr.part, p.hf)
-	case fmt.Sprint(q.shape) != fmt.Sprint(part.shape):
+	case q.tr.chunk && (len(q.shape) != len(part.shape) || fmt.Sprint(q.shape[:len(q.shape)-2]) != fmt.Sprint(part.shape[:len(part.shape)-2]) || q.shape[len(q.shape)-1] != part.shape[len(part.shape)-1]):
+		return fmt.Errorf("tensor %q %v and tensor %q %v make %q but differ in more than their rows", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
+	case !q.tr.chunk && fmt.Sprint(q.shape) != fmt.Sprint(part.shape):
 		return fmt.Errorf("tensor %q %v and tensor %q %v make %q but differ in shape", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
 	}
 	p.group[q.tr.part] = q
+	if q.tr.chunk {
+		p.shape[len(p.shape)-2] += q.shape[len(q.shape)-2]
+	}
 	return nil
 }
