@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,53 +65,6 @@ func TestPlanBadArch(t *testing.T) {
 
 // fixture is the tiny llama oracle fixture.
 var fixture = testmodels.Fixture("llama-tied")
-
-// TestPlanGptOssVariants: a gpt_oss config with an attention or RoPE
-// variant the family does not have is a one-line error naming the key, at
-// the .arch line that reads it.
-func TestPlanGptOssVariants(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		edit func(map[string]any)
-		want []string
-	}{
-		{"layer type", func(c map[string]any) { c["layer_types"] = []any{"sliding_attention", "chunked_attention"} },
-			[]string{"gpt_oss.arch:", "layer_types[1] is chunked_attention: gpt_oss layers are sliding_attention or full_attention"}},
-		{"rope type", func(c map[string]any) { c["rope_parameters"].(map[string]any)["rope_type"] = "mrope" },
-			[]string{"llama.arch:", "rope_scaling (rope_parameters)", `"mrope" is not supported`}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join(testmodels.Fixture("gpt_oss"), "config.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cfg map[string]any
-			if err := json.Unmarshal(data, &cfg); err != nil {
-				t.Fatal(err)
-			}
-			c.edit(cfg)
-			dir := t.TempDir()
-			if data, err = json.Marshal(cfg); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err = NewPlan(dir, PlanOptions{})
-			if err == nil {
-				t.Fatal("NewPlan succeeded on an unsupported variant")
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("error is not one line: %q", err)
-			}
-		})
-	}
-}
 
 // TestNewGraph: NewGraph is NewPlan up to the IR, the one path from a model
 // to its graph (archc ir uses it): the same family and graph, from a
