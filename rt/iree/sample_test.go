@@ -77,6 +77,20 @@ func TestSample(t *testing.T) {
 	if got, err := w.Sample(ctx, lt, nil); err != nil || got[0].ID != 0 || got[1].ID != 0 {
 		t.Errorf("after an error, nil rows (argmax) = %v, %v", got, err)
 	}
+	// NaN or +inf logits (a broken checkpoint or config) are an error naming
+	// them, greedy or sampled, never token 0; -inf entries are fine.
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+		nl, _ := tensor.FromF32([]int64{2, 3}, []float32{1, 2, 3, 0, bad, 1})
+		for _, rows := range [][]SampleRow{nil, {{}, {Temperature: 1, U: 0.5}}} {
+			if got, err := w.Sample(ctx, nl, rows); err == nil || !strings.Contains(err.Error(), "non-finite logits") || !strings.Contains(err.Error(), "row 1 of 2") {
+				t.Errorf("logits with %v: %v, %v; want a non-finite logits error naming row 1", bad, got, err)
+			}
+		}
+	}
+	ninf, _ := tensor.FromF32([]int64{1, 3}, []float32{float32(math.Inf(-1)), 2, 1})
+	if got, err := w.Sample(ctx, ninf, nil); err != nil || got[0].ID != 1 {
+		t.Errorf("logits with -inf: %v, %v; want token 1", got, err)
+	}
 }
 
 // TestSampleDistribution draws with u on a uniform grid: the share of each

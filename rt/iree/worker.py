@@ -255,7 +255,16 @@ def choose(logits, rows):
     the row carries penalties), then argmax (the lowest index on ties, as
     torch.argmax) where rows is None or the row's temperature is 0, else a
     draw by warp_row. Logprobs are log_softmax of the raw logits (the
-    model's distribution, before penalties and warpers)."""
+    model's distribution, before penalties and warpers). Logits that are NaN
+    or +inf in some row are an error (FloatingPointError): no token can be
+    chosen from them."""
+    top = logits.max(axis=-1)  # NaN if a row holds one, +inf if it does
+    if not np.isfinite(top).all():
+        r = int(np.flatnonzero(~np.isfinite(top))[0])
+        raise FloatingPointError(
+            f"the model computed non-finite logits ({top[r]} in row {r} of {logits.shape[0]}): its weights "
+            "or config give NaN or inf (check the checkpoint for NaN/inf values and config.json for "
+            "values such as a rope factor of 0 or a negative rms_norm_eps)")
     ids = np.argmax(logits, axis=-1).astype("<i4")
     if not rows:
         return ids, None
