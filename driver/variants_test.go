@@ -11,8 +11,8 @@ import (
 )
 
 // TestPlanVariantErrors: a config asking for an attention, RoPE, router or
-// MoE variant a family does not implement, or giving an MoE field a value
-// it cannot take, is refused at plan time with one line naming the key
+// MoE variant a family does not implement, or giving a field a value it
+// cannot take (one that would make the model compute NaN), is refused at plan time with one line naming the key
 // (or the .arch line that reads it) and the value.
 func TestPlanVariantErrors(t *testing.T) {
 	rope := func(c map[string]any) map[string]any { return c["rope_parameters"].(map[string]any) }
@@ -33,6 +33,10 @@ func TestPlanVariantErrors(t *testing.T) {
 			[]string{"gpt_oss.arch:", "layer_types[1] is chunked_attention: gpt_oss layers are sliding_attention or full_attention"}},
 		{"gpt_oss: rope type", "gpt_oss", func(c map[string]any) { rope(c)["rope_type"] = "mrope" },
 			[]string{"llama.arch:", "rope_scaling (rope_parameters)", `"mrope" is not supported`}},
+		{"rope factor 0", "gpt_oss", func(c map[string]any) { rope(c)["factor"] = 0.0 },
+			[]string{`rope_scaling (rope_parameters) of type "yarn" needs "factor" > 0, got 0`}},
+		{"negative rms_norm_eps", "mixtral", func(c map[string]any) { c["rms_norm_eps"] = -1.0 },
+			[]string{"rms_norm: eps -1 must be >= 0"}},
 		{"MoE: more experts per token than experts", "mixtral", func(c map[string]any) { c["num_experts_per_tok"] = 9 },
 			[]string{"mixtral.arch:", "top_k 9 must be in [1, 8]"}},
 		{"MoE: no experts per token", "qwen3_moe", func(c map[string]any) { c["num_experts_per_tok"] = 0 },

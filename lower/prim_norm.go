@@ -11,8 +11,10 @@ import (
 // LlamaRMSNorm.forward: x * rsqrt(mean(x², -1) + eps), then weight * that,
 // in f32.
 func inferRMSNorm(n *ir.Node) error {
-	if _, err := floatAttr(n, "eps", 0); err != nil {
+	if eps, err := floatAttr(n, "eps", 0); err != nil {
 		return err
+	} else if !(eps >= 0) {
+		return fmt.Errorf("eps %g must be >= 0 (a negative epsilon can make rsqrt's argument negative: NaN)", eps)
 	}
 	x := n.Args[0].Type
 	d := lastDim(x)
@@ -59,8 +61,10 @@ func (f *fn) rmsNormalize(x codegen.Value, eps float64) codegen.Value {
 // <module>.NAME.<h>.weight [d] for each head h (StableLmLayerNormPerHead's
 // norms).
 func inferLayerNorm(n *ir.Node) error {
-	if _, err := floatAttr(n, "eps", 0); err != nil {
+	if eps, err := floatAttr(n, "eps", 0); err != nil {
 		return err
+	} else if !(eps >= 0) {
+		return fmt.Errorf("eps %g must be >= 0 (a negative epsilon can make rsqrt's argument negative: NaN)", eps)
 	}
 	bias, err := boolAttr(n, "bias")
 	if err != nil {

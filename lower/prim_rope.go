@@ -152,13 +152,22 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 		kind, _ = scaling["type"].(string)
 	}
 	num := func(key string) (float64, error) {
-		switch v := scaling[key].(type) {
+		var v float64
+		switch x := scaling[key].(type) {
 		case float64:
-			return v, nil
+			v = x
 		case int64:
-			return float64(v), nil
+			v = float64(x)
+		default:
+			return 0, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs numeric %q, got %s", kind, key, showValue(scaling[key]))
 		}
-		return 0, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs numeric %q, got %s", kind, key, showValue(scaling[key]))
+		switch key { // divisors and scales: zero or negative gives NaN or inf frequencies
+		case "factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor":
+			if !(v > 0) {
+				return 0, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs %q > 0, got %g", kind, key, v)
+			}
+		}
+		return v, nil
 	}
 	// originalMax is original_max_position_embeddings: the override, else
 	// the dict's, else max_position (HF standardize_rope_params).
