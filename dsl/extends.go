@@ -43,7 +43,35 @@ func resolve(f *File, parent func(string) (*File, error), seen map[string]bool) 
 	if err != nil {
 		return nil, err
 	}
+	if err := ownDuplicates(f); err != nil {
+		return nil, err
+	}
 	return merge(base, f), nil
+}
+
+// ownDuplicates reports a block or config field a file declares twice
+// itself. Merging keeps one entry per name (a child's replaces its
+// parent's), so Check, which sees the merged file, could not tell.
+func ownDuplicates(f *File) error {
+	blocks := map[string]*Block{}
+	fields := map[string]*Field{}
+	for _, it := range f.Items {
+		if b := it.Block; b != nil {
+			if first, dup := blocks[b.Name]; dup {
+				return errorf(b.Pos, "block %q declared twice (first at %s)", b.Name, first.Pos)
+			}
+			blocks[b.Name] = b
+		}
+		if it.Config != nil {
+			for _, fd := range it.Config.Fields {
+				if first, dup := fields[fd.Name]; dup {
+					return errorf(fd.Pos, "config field %q declared twice (first at %s)", fd.Name, first.Pos)
+				}
+				fields[fd.Name] = fd
+			}
+		}
+	}
+	return nil
 }
 
 // merge applies child on top of a resolved base.

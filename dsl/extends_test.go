@@ -296,3 +296,22 @@ func TestInheritedErrorNamesFamily(t *testing.T) {
 		t.Fatalf("got %v; want an error at %s... naming child.arch", err, want)
 	}
 }
+
+// TestResolveOwnDuplicates: a block or config field that a child declares
+// twice is an error at the second, naming the first (merging by name would
+// otherwise keep one silently).
+func TestResolveOwnDuplicates(t *testing.T) {
+	base := parseOrFatal(t, "base.arch", parentSrc)
+	lookup := func(string) (*dsl.File, error) { return base, nil }
+	for _, c := range []struct{ src, want string }{
+		{"arch c extends base {\n  match model_type \"c\"\n  block norm(x, w) { return x }\n  block norm(x, w) { return w }\n}\n",
+			`c.arch:4:3: block "norm" declared twice (first at c.arch:3:3)`},
+		{"arch c extends base {\n  match model_type \"c\"\n  config {\n    eps: float = 1e-5\n    eps: float = 1e-4\n  }\n}\n",
+			`c.arch:5:5: config field "eps" declared twice (first at c.arch:4:5)`},
+	} {
+		_, err := dsl.Resolve(parseOrFatal(t, "c.arch", c.src), lookup)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("Resolve = %v, want %s", err, c.want)
+		}
+	}
+}
