@@ -1,6 +1,7 @@
 package dsl
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -106,13 +107,17 @@ func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 		return nil, err
 	}
 	vals := []any{first}
+	names := []string{operandName(e.First)} // a config name per operand, for errors ("" for others)
 	var ops []*BinOp
 	reduce := func() error {
 		op := ops[len(ops)-1]
 		ops = ops[:len(ops)-1]
 		l, r := vals[len(vals)-2], vals[len(vals)-1]
 		v, err := s.apply(op, l, r)
-		vals = append(vals[:len(vals)-2], v)
+		if err != nil {
+			err = nameOperands(err, names[len(names)-2:], []any{l, r})
+		}
+		vals, names = append(vals[:len(vals)-2], v), append(names[:len(names)-2], "")
 		return err
 	}
 	for _, op := range e.Rest {
@@ -130,7 +135,7 @@ func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 			return nil, err
 		}
 		ops = append(ops, op)
-		vals = append(vals, v)
+		vals, names = append(vals, v), append(names, operandName(op.Right))
 	}
 	for len(ops) > 0 {
 		if err := reduce(); err != nil {
@@ -138,6 +143,46 @@ func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 		}
 	}
 	return vals[0], nil
+}
+
+// operandName is the name path an operand is (`num_experts`,
+// `rope_scaling.factor`), or "" for any other operand.
+func operandName(u *Unary) string {
+	if u.Op != "" || len(u.Index) > 0 || u.Operand.Path == nil {
+		return ""
+	}
+	parts := make([]string, len(u.Operand.Path.Segs))
+	for i, sg := range u.Operand.Path.Segs {
+		if sg.Name == "" {
+			return ""
+		}
+		parts[i] = sg.Name
+	}
+	return strings.Join(parts, ".")
+}
+
+// nameOperands adds to an operator's error the config names among its
+// operands and their values (`division by zero (decoder_sparse_step is
+// 0)`), so that the message says which config key to fix. Tensors are
+// left out.
+func nameOperands(err error, names []string, vals []any) error {
+	var notes []string
+	for i, n := range names {
+		if _, tensor := vals[i].(*ir.Node); n == "" || tensor {
+			continue
+		}
+		notes = append(notes, n+" is "+show(vals[i]))
+	}
+	if len(notes) == 0 {
+		return err
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		out := *e
+		out.Msg += " (" + strings.Join(notes, ", ") + ")"
+		return &out
+	}
+	return fmt.Errorf("%w (%s)", err, strings.Join(notes, ", "))
 }
 
 func (s *scope) apply(op *BinOp, l, r any) (any, error) {
@@ -630,6 +675,7 @@ func (s *scope) call(c *Call) (any, error) {
 	}
 	vals := make(map[string]any, len(c.Args))
 	given := make(map[string]bool, len(c.Args))
+	var named []string // "out is num_local_experts = 0": scalar arguments given by a config name
 	for i, a := range c.Args {
 		var p *ir.Param
 		if a.Name == "" {
@@ -659,6 +705,9 @@ func (s *scope) call(c *Call) (any, error) {
 		}
 		given[p.Name] = true
 		vals[p.Name] = v
+		if n := exprName(a.Value); n != "" && p.Kind == ir.Scalar && n != p.Name {
+			named = append(named, fmt.Sprintf("%s is %s = %s", p.Name, n, show(v)))
+		}
 	}
 	var args []*ir.Node
 	var mod module
@@ -681,7 +730,24 @@ func (s *scope) call(c *Call) (any, error) {
 			attrs[p.Name] = v
 		}
 	}
-	return s.b.node(c.Pos, c.Name, args, mod, attrs)
+	n, err := s.b.node(c.Pos, c.Name, args, mod, attrs)
+	if err != nil && len(named) > 0 { // say which config names gave the refused values
+		var e *Error
+		if errors.As(err, &e) {
+			out := *e
+			out.Msg += " (" + strings.Join(named, ", ") + ")"
+			return nil, &out
+		}
+	}
+	return n, err
+}
+
+// exprName is the name path an expression is (`num_local_experts`), or "".
+func exprName(e *Expr) string {
+	if e == nil || e.Then != nil || e.Cond == nil || len(e.Cond.Rest) > 0 {
+		return ""
+	}
+	return operandName(e.Cond.First)
 }
 
 // maxBlockDepth bounds nested block calls (a block calling itself).

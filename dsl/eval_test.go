@@ -112,6 +112,10 @@ func TestConfigExpr(t *testing.T) {
 		{src: "n < 3 ? n : fail(\"n = \", n, \", want < 3; rope \", rope.factor)", wantErr: "n = 7, want < 3; rope 8"},
 		{src: "s == \"b\" || fail(\"s is \", s)", want: true},
 		{src: "fail()", wantErr: "fail() called"},
+		// An operator's error names the config names among its operands.
+		{src: "nothing > 1", wantErr: "operator > needs numbers, got none none and int 1 (nothing is none)"},
+		{src: "n % (n - 7)", wantErr: "division by zero"},
+		{src: "n + s", wantErr: "(n is 7, s is \"b\")"},
 		// in: list membership (by ==), dict keys, substrings; none holds nothing.
 		{src: "n in [1, 7, 9]", want: true},
 		{src: "7.0 in [1, 7]", want: true},
