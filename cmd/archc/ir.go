@@ -11,7 +11,7 @@ import (
 // GOSSAFUNC show the compiler's work, without writing a test.
 type irCmd struct {
 	Model string `arg:"" help:"Model folder (config.json), a config.json file or a .gguf file."`
-	Arch  string `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
+	Arch  string `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Graph string `help:"Bind the symbolic dimensions as this graph kind does: prefill (batch 1; seq 1 after the layer loop) or decode (seq 1). Default: both symbolic."`
 }
 

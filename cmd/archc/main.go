@@ -38,8 +38,8 @@ type cli struct {
 }
 
 type planFlags struct {
-	Model     string `arg:"" help:"Model folder (config.json, optional safetensors) or a config.json file."`
-	Arch      string `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
+	Model     string `arg:"" help:"Model folder (config.json, optional safetensors), a config.json file or a .gguf file."`
+	Arch      string `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	MaxLen    int64  `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	NoKernels bool   `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering)."`
 }
@@ -135,12 +135,16 @@ func modelName(p *driver.Plan) string {
 }
 
 type checkCmd struct {
-	Files []string `arg:"" help:".arch files to check." type:"existingfile"`
+	Paths []string `arg:"" name:"path" help:".arch files, or folders whose .arch files to check." type:"existingpath"`
 }
 
 func (c *checkCmd) Run() error {
+	files, err := archFiles(c.Paths)
+	if err != nil {
+		return err
+	}
 	var failed bool
-	for _, f := range c.Files {
+	for _, f := range files {
 		fam, err := driver.LoadFamily(f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

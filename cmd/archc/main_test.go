@@ -55,6 +55,14 @@ func TestCLI(t *testing.T) {
 		if r.Code == 0 || !strings.Contains(r.Stderr, "bad.arch:3:") {
 			t.Fatalf("check bad.arch: code %d, stderr %q; want a file:line:col error", r.Code, r.Stderr)
 		}
+
+		// A folder: every .arch file in it, each reported.
+		if r := clitest.Run(t, bin, "check", "../../archs"); r.Code != 0 || !strings.Contains(r.Stdout, "llama.arch: ok") || !strings.Contains(r.Stdout, "mixtral.arch: ok") {
+			t.Fatalf("check archs/: code %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
+		}
+		if r := clitest.Run(t, bin, "check", dir); r.Code == 0 || !strings.Contains(r.Stderr, "bad.arch:3:") {
+			t.Fatalf("check on a folder with bad.arch: code %d, stderr %q", r.Code, r.Stderr)
+		}
 	})
 	t.Run("unknown model_type", func(t *testing.T) {
 		cfg := filepath.Join(dir, "config.json")

@@ -152,8 +152,8 @@ func (c *newCmd) fixtureEntry() string {
 	return fmt.Sprintf(`    # ---- %[1]s: %[2]s + ... (archs/%[1]s.arch). Written by archc new: check
     # the class names against models/%[3]s/modeling_%[3]s.py, give config the
     # fields archs/%[1]s.arch reads at values that exercise them (explicit
-    # head_dim, GQA, odd sizes; prompts longer than any window), and teach
-    # spec_forward (FAMILIES.md as code) what differs.
+    # head_dim, GQA, odd sizes; prompts longer than any window; moe=True for
+    # a mixture of experts), and a switch per feature that must matter.
     dict(
         name=%[4]q,
         model_cls=transformers.%[5]sForCausalLM,
@@ -167,6 +167,8 @@ func (c *newCmd) fixtureEntry() string {
         norm_std=0.1,
         bias_std=0.1,
         check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
     ),
 `, c.Name, c.Extends, c.ModelType, c.Name, camel, seed, seed+1)
 }

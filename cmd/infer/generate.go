@@ -36,10 +36,10 @@ type generateCmd struct {
 	DRYBase     float64  `name:"dry-base" default:"1.75" help:"DRY base."`
 	DRYAllowed  int      `name:"dry-allowed-length" default:"2" help:"DRY: repeats up to this length are not penalized."`
 	DRYLastN    int      `name:"dry-penalty-last-n" help:"DRY: tokens looked back (0: all)."`
-	DRYBreakers []string `name:"dry-sequence-breaker" sep:"none" default:"\n,:,\",*" help:"DRY sequence breaker string, repeatable (default: newline, colon, quote, asterisk)."`
+	DRYBreakers []string `name:"dry-sequence-breaker" sep:"none" help:"DRY sequence breaker string, repeatable (default: newline, colon, quote, asterisk)."`
 	Logprobs    int      `name:"logprobs" default:"-1" help:"With --json: each token's logprob and this many most likely alternatives (0-20; -1: off)."`
 	MaxLen      int64    `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
-	Arch        string   `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
+	Arch        string   `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Device      string   `default:"local-task" enum:"local-task,local-sync" help:"IREE device: local-task (a thread pool) or local-sync (one thread)."`
 	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
@@ -70,6 +70,10 @@ type report struct {
 // and what it takes, before anything is read or compiled. The sampling
 // ranges are those rt.SamplingOptions.Validate checks again for every
 // caller (it names options, not flags).
+// defaultDRYBreakers are DRY's sequence breakers when none is given: the
+// defaults of text-generation-webui's DRY (newline, colon, quote, asterisk).
+var defaultDRYBreakers = []string{"\n", ":", "\"", "*"}
+
 func (c *generateCmd) checkFlags() error {
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	for _, f := range []struct {
@@ -140,7 +144,11 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		return fmt.Errorf("--stop and --dry-multiplier need the model's tokenizer (give --prompt, not --prompt-ids)")
 	}
 	if text != nil && c.DRYMult != 0 {
-		for _, b := range c.DRYBreakers {
+		breakers := c.DRYBreakers
+		if breakers == nil {
+			breakers = defaultDRYBreakers
+		}
+		for _, b := range breakers {
 			ids, err := text.Tokenizer.Encode(b, false)
 			if err != nil {
 				return fmt.Errorf("--dry-sequence-breaker %q: %v", b, err)

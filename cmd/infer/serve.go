@@ -26,7 +26,7 @@ type serveCmd struct {
 	Queue           int           `default:"64" help:"Requests waiting for a slot at most; beyond it the server answers 429."`
 	APIKey          string        `name:"api-key" env:"ARCHC_API_KEY" help:"Require Authorization: Bearer KEY on /v1/ calls."`
 	Name            string        `help:"Model id in the API (default: the model's file or folder name)."`
-	Arch            string        `help:"Use this .arch file instead of the built-in families." type:"existingfile"`
+	Arch            string        `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Device          string        `default:"local-task" enum:"local-task,local-sync" help:"IREE device."`
 	Threads         int           `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	CallTimeout     time.Duration `name:"call-timeout" default:"2m" help:"A model call running longer is killed and the worker restarted."`
