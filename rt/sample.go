@@ -53,28 +53,41 @@ func (o SamplingOptions) penalized() bool {
 
 // Validate reports options out of range.
 func (o SamplingOptions) Validate() error {
+	bad := func(option, format string, a ...any) error {
+		return &InvalidOption{Option: option, Msg: fmt.Sprintf(format, a...)}
+	}
 	switch {
 	case !(o.Temperature >= 0) || math.IsInf(o.Temperature, 1):
-		return fmt.Errorf("temperature %g must be a finite number >= 0", o.Temperature)
+		return bad("temperature", "temperature %g must be a finite number >= 0", o.Temperature)
 	case o.TopK < 0:
-		return fmt.Errorf("top-k %d must be >= 0", o.TopK)
+		return bad("top_k", "top-k %d must be >= 0", o.TopK)
 	case !(o.TopP >= 0 && o.TopP <= 1):
-		return fmt.Errorf("top-p %g must be in [0, 1]", o.TopP)
+		return bad("top_p", "top-p %g must be in [0, 1]", o.TopP)
 	case !(o.MinP >= 0 && o.MinP <= 1):
-		return fmt.Errorf("min-p %g must be in [0, 1]", o.MinP)
+		return bad("min_p", "min-p %g must be in [0, 1]", o.MinP)
 	case !(o.RepetitionPenalty >= 0) || math.IsInf(o.RepetitionPenalty, 1):
-		return fmt.Errorf("repetition penalty %g must be a finite number >= 0 (0 and 1: off)", o.RepetitionPenalty)
+		return bad("repetition_penalty", "repetition penalty %g must be a finite number >= 0 (0 and 1: off)", o.RepetitionPenalty)
 	case !(o.FrequencyPenalty >= -2 && o.FrequencyPenalty <= 2):
-		return fmt.Errorf("frequency penalty %g must be in [-2, 2]", o.FrequencyPenalty)
+		return bad("frequency_penalty", "frequency penalty %g must be in [-2, 2]", o.FrequencyPenalty)
 	case !(o.PresencePenalty >= -2 && o.PresencePenalty <= 2):
-		return fmt.Errorf("presence penalty %g must be in [-2, 2]", o.PresencePenalty)
+		return bad("presence_penalty", "presence penalty %g must be in [-2, 2]", o.PresencePenalty)
 	case !(o.DRY.Multiplier >= 0) || math.IsInf(o.DRY.Multiplier, 1) || !(o.DRY.Base == 0 || o.DRY.Base > 1) || math.IsInf(o.DRY.Base, 1) || o.DRY.AllowedLength < 0 || o.DRY.Range < 0:
-		return fmt.Errorf("DRY multiplier %g, base %g, allowed length %d, range %d: want multiplier >= 0, base > 1, length and range >= 0", o.DRY.Multiplier, o.DRY.Base, o.DRY.AllowedLength, o.DRY.Range)
+		return bad("dry_multiplier", "DRY multiplier %g, base %g, allowed length %d, range %d: want multiplier >= 0, base > 1, length and range >= 0", o.DRY.Multiplier, o.DRY.Base, o.DRY.AllowedLength, o.DRY.Range)
 	case o.TopLogprobs < 0 || o.TopLogprobs > 20:
-		return fmt.Errorf("top logprobs %d: must be in [0, 20]", o.TopLogprobs)
+		return bad("top_logprobs", "top logprobs %d: must be in [0, 20]", o.TopLogprobs)
 	}
 	return nil
 }
+
+// InvalidOption is Validate's error: the sampling option at fault, by its
+// OpenAI / transformers request name (top_p, repetition_penalty, ...), and
+// what is wrong with its value.
+type InvalidOption struct {
+	Option string
+	Msg    string
+}
+
+func (e *InvalidOption) Error() string { return e.Msg }
 
 // Greedy reports whether o picks the argmax.
 func (o SamplingOptions) Greedy() bool { return o.Temperature == 0 }

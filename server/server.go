@@ -251,7 +251,12 @@ func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defa
 		o.TopP = 0
 	}
 	if err := o.Validate(); err != nil {
-		return req, nil, badRequest("", "%v", err)
+		param := ""
+		var bad *rt.InvalidOption
+		if errors.As(err, &bad) {
+			param = bad.Option
+		}
+		return req, nil, badRequest(param, "%v", err)
 	}
 	req.Sampling = o
 	for _, id := range p.StopTokenIDs {

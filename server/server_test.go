@@ -256,6 +256,19 @@ func TestErrors(t *testing.T) {
 	if code, out := post(t, url+"/v1/completions", `{"prompt": [1, 2], "stop": 5}`, auth...); code != 400 || !strings.Contains(fmt.Sprint(out), "stop: expected a string or an array of strings, got number") {
 		t.Errorf("stop 5: %d %v", code, out)
 	}
+	// A sampling option out of range names itself as the error's param.
+	for body, param := range map[string]string{
+		`{"prompt": [1, 2], "top_p": 2}`:               "top_p",
+		`{"prompt": [1, 2], "min_p": -1}`:              "min_p",
+		`{"prompt": [1, 2], "presence_penalty": 3}`:    "presence_penalty",
+		`{"prompt": [1, 2], "repetition_penalty": -1}`: "repetition_penalty",
+	} {
+		code, out := post(t, url+"/v1/completions", body, auth...)
+		e, _ := out["error"].(map[string]any)
+		if code != 400 || e == nil || e["param"] != param {
+			t.Errorf("%s: %d %v, want 400 with param %q", body, code, out, param)
+		}
+	}
 }
 
 // TestNotReady: before a model is attached, /health and the API say 503.
