@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/archc/archc/rt"
 )
 
@@ -37,18 +35,7 @@ func TestTensorOpsActivation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			for i, prompt := range want.Prompts {
-				g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(want.Tokens[i], g.Tokens); diff != "" {
-					t.Errorf("prompt %d: tokens differ from the HF oracle (-oracle +archc):\n%s", i, diff)
-				}
-				if d := maxAbsDiff(want.FirstLogits[i], g.FirstLogits); d > logitsTolerance {
-					t.Errorf("prompt %d: first-step logits differ from the oracle by %g", i, d)
-				}
-			}
+			checkOracle(t, m, want)
 		})
 	}
 }
