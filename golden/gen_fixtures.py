@@ -1495,6 +1495,42 @@ FIXTURES = [
             ("swiglu_limit_matters", "swiglu_limit=1e4 (no clamp)", _set(swiglu_limit=1e4)),
         ],
     ),
+    # ---- granitemoeshared: granitemoe's multipliers and fused experts (top-k
+    # then softmax) plus a shared SwiGLU MLP (shared_mlp, fused input_linear)
+    # added to the experts' output inside the residual multiplier
+    dict(
+        name="granitemoeshared",
+        model_cls=transformers.GraniteMoeSharedForCausalLM,
+        config_cls=transformers.GraniteMoeSharedConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=24,
+            shared_intermediate_size=40,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            embedding_multiplier=12.0,
+            attention_multiplier=0.0625,
+            residual_multiplier=0.22,
+            logits_scaling=8.0,
+            num_local_experts=8,
+            num_experts_per_tok=3,
+        ),
+        seed=3523,
+        prompt_seed=3506,
+        weight_std=0.2,
+        embed_std=0.02,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("shared_mlp_matters", "shared_intermediate_size=0 (no shared MLP)", _set(shared_intermediate_size=0)),
+        ],
+    ),
 ]
 
 
