@@ -28,7 +28,11 @@ import (
 // (DeepseekV2TopkRouter) first splits the experts into n_group equal groups,
 // scores each group by its largest p, keeps the topk_group best groups
 // (ties: lower group first) and sets p to 0 outside them, then takes the
-// top k; "greedy" (the default) is the plain top k.
+// top k; "greedy" (the default) is the plain top k. bias (the node's
+// Module: a tensor path, stored as bias_shape, default [E]) is added to p
+// to choose the top k only, the kept values being p's
+// (Ernie4_5_MoeTopKRouter's e_score_correction_bias); norm_min clamps the
+// norm's sum from below (moe_norm_min).
 func inferRoute(n *ir.Node) error {
 	k, err := intAttr(n, "top_k")
 	if err != nil {
@@ -51,11 +55,51 @@ func inferRoute(n *ir.Node) error {
 	if k < 1 || k > e {
 		return fmt.Errorf("top_k %d must be in [1, %d] (the number of experts)", k, e)
 	}
-	if _, _, err := routeGroups(n, e); err != nil {
+	groups, _, err := routeGroups(n, e)
+	if err != nil {
 		return err
+	}
+	if _, err := floatAttr(n, "norm_min", 0); err != nil {
+		return err
+	}
+	n.Weights = nil
+	if n.Module != "" {
+		if mode, _ := routeMode(n); mode != "before" || groups > 0 {
+			return fmt.Errorf(`bias is added to the softmax probabilities: it needs softmax "before" and topk_method "greedy"`)
+		}
+		shape, err := routeBiasShape(n, e)
+		if err != nil {
+			return err
+		}
+		n.Weights = []ir.Weight{{Name: n.Module, Shape: shape}}
+	} else if n.Attrs["bias_shape"] != nil {
+		return fmt.Errorf("bias_shape needs bias")
 	}
 	n.Type = ir.Type{Shape: x.Shape, DType: ir.F32}
 	return nil
+}
+
+// routeBiasShape reads bias_shape: a list of positive ints whose product
+// is the number of experts; none is [experts].
+func routeBiasShape(n *ir.Node, experts int64) ([]int64, error) {
+	v := n.Attrs["bias_shape"]
+	if v == nil {
+		return []int64{experts}, nil
+	}
+	l, ok := v.([]any)
+	var shape []int64
+	prod := int64(1)
+	for _, d := range l {
+		if d, isInt := d.(int64); isInt && d > 0 {
+			shape, prod = append(shape, d), prod*d
+			continue
+		}
+		ok = false
+	}
+	if !ok || len(shape) == 0 || prod != experts {
+		return nil, fmt.Errorf("bias_shape must be a list of positive ints whose product is the %d experts, got %s", experts, showValue(v))
+	}
+	return shape, nil
 }
 
 // routeGroups reads topk_method and, for group_limited_greedy, n_group and
@@ -114,12 +158,23 @@ func lowerRoute(f *fn, n *ir.Node) codegen.Value {
 	if groups, top, _ := routeGroups(n, e); groups > 0 {
 		x = f.groupLimit(x, groups, top)
 	}
-	idx, vals := f.topK(x, k)
+	var idx, vals codegen.Value
+	if n.Module == "" {
+		idx, vals = f.topK(x, k)
+	} else { // choose by p + bias, keep p
+		bias := f.broadcastTrailing(f.reshape(f.weight(n.Weights[0].Name), e), x.Type)
+		idx, _ = f.topK(f.add(x, bias), k)
+		vals = f.gatherLast(x, idx)
+	}
 	if mode == "after" {
 		vals = f.softmaxLast(vals)
 	}
 	if norm {
 		s := f.reduceLast(vals, "stablehlo.add", 0)
+		if n.Attrs["norm_min"] != nil {
+			lo, _ := floatAttr(n, "norm_min", 0)
+			s = f.binary("stablehlo.maximum", s, f.splat(lo, s.Type))
+		}
 		vals = f.div(vals, f.broadcastLeading(s, vals.Type))
 	}
 	if scale != 1 {
@@ -161,6 +216,20 @@ func (f *fn) topK(x codegen.Value, k int64) (idx, vals codegen.Value) {
 		is, vs = append(is, f.reshape(i, t, 1)), append(vs, f.reshape(m, t, 1))
 	}
 	return f.concat(1, is...), f.concat(1, vs...)
+}
+
+// gatherLast returns x[t, idx[t, j]] for x [T, E] f32 and idx [T, k] i32:
+// per j, the row's one selected entry plus zeros (exact).
+func (f *fn) gatherLast(x, idx codegen.Value) codegen.Value {
+	t, k := idx.Type.Shape[0], idx.Type.Shape[1]
+	iota := f.iota(codegen.T("i32", x.Type.Shape...), 1)
+	var vs []codegen.Value
+	for j := int64(0); j < k; j++ {
+		at := f.compare("EQ", iota, f.broadcastLeading(f.reshape(f.sliceDim(idx, 1, j, j+1), t), iota.Type))
+		v := f.reduceLast(f.selectOp(at, x, f.splat(0, x.Type)), "stablehlo.add", 0)
+		vs = append(vs, f.reshape(v, t, 1))
+	}
+	return f.concat(1, vs...)
 }
 
 // scatterDense places vals [T, k] at columns idx [T, k] (distinct per row)

@@ -38,8 +38,8 @@ var primitiveRows = []*primitive{
 	row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", inferDivide, lowerDivide, false, tensor("x"), scalar("divisor")),
-	// route: before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first
-	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group")),
+	// route: before: p = softmax(logits), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
+	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
 	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
 	// add: out = x + y
@@ -316,13 +316,25 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "group_limited_greedy: how many groups a token may use",
 			Name:    "topk_group",
+		}, {
+			Default: "none",
+			Doc:     "a weight path whose tensor (the path itself, no .weight) is added to p to choose the top_k only; the kept weights are p's (Ernie4_5_MoeStatics' e_score_correction_bias; softmax \"before\" and greedy only)",
+			Name:    "bias",
+		}, {
+			Default: "[experts]",
+			Doc:     "the bias tensor's stored shape: a list of ints whose product is the number of experts (Ernie 4.5's [1, experts])",
+			Name:    "bias_shape",
+		}, {
+			Default: "none",
+			Doc:     "with norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))",
+			Name:    "norm_min",
 		}},
 		Cache:     false,
-		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups); torch.topk",
-		Math:      "before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first",
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min); torch.topk",
+		Math:      "before: p = softmax(logits), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
 		Name:      "route",
-		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts",
-		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:)",
+		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
+		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:)",
 	},
 	{
 		Attrs: []AttrDoc{{
