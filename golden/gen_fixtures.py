@@ -328,6 +328,8 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
 #                   down_proj; their ..._proj_bias take bias_std)
 #   sink_std        std of attention sinks (GptOss self_attn.sinks)
+#   score_bias_std  std of routers' selection biases (e_score_correction_bias:
+#                   Ernie 4.5 MoE, DeepSeek-V3-style routers)
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -1531,14 +1533,52 @@ FIXTURES = [
             ("shared_mlp_matters", "shared_intermediate_size=0 (no shared MLP)", _set(shared_intermediate_size=0)),
         ],
     ),
+    # ---- ernie4_5_moe: Ernie 4.5 attention (interleaved RoPE, use_bias) with
+    # MoE layers 1 and 3 of 4 (moe_layer_start_index 1, interval 2): softmax
+    # router whose top-k picks by p + e_score_correction_bias and keeps p,
+    # renormalised (clamped by moe_norm_min), plus a shared MLP
+    dict(
+        name="ernie4_5_moe",
+        model_cls=transformers.Ernie4_5_MoeForCausalLM,
+        config_cls=transformers.Ernie4_5_MoeConfig,
+        config=dict(
+            TINY,
+            num_hidden_layers=4,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-5,
+            use_bias=True,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            moe_num_experts=8,
+            moe_k=3,
+            moe_intermediate_size=24,
+            moe_num_shared_experts=2,
+            moe_layer_start_index=1,
+            moe_layer_end_index=3,
+            moe_layer_interval=2,
+        ),
+        seed=3507,
+        prompt_seed=3508,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+    ),
 ]
 
 
-def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None):
+def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None,
+               score_bias_std=None):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
     expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
     expert_std (default weight_std), their biases (..._bias) with bias_std,
-    attention sinks (GptOss self_attn.sinks) with sink_std."""
+    attention sinks (GptOss self_attn.sinks) with sink_std, routers'
+    selection biases (e_score_correction_bias) with score_bias_std."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         for name in sorted(params):
@@ -1558,6 +1598,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_((weight_std if expert_std is None else expert_std) * noise)
             elif name.endswith(".sinks") and sink_std is not None:
                 p.copy_(sink_std * noise)
+            elif name.endswith(".e_score_correction_bias") and score_bias_std is not None:
+                p.copy_(score_bias_std * noise)
             else:
                 raise ValueError(f"unexpected parameter {name}")
 
@@ -1921,6 +1963,7 @@ def build_fixture(spec, out_root):
         spec.get("embed_std"),
         spec.get("expert_std"),
         spec.get("sink_std"),
+        spec.get("score_bias_std"),
     )
     model = model.to(torch.float32).eval()
 
