@@ -192,6 +192,19 @@ def route_ref(logits, attrs, bias=None):
     out = np.zeros_like(x)
     for i, row in enumerate(x):
         p = row if attrs.get("softmax") == "after" else np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+        if attrs.get("scoring") == "sigmoid":
+            p = 1 / (1 + np.exp(-row))
+        choice = p if bias is None else p + bias.astype(f64).reshape(-1)
+        if attrs.get("topk_method") == "noaux_tc":
+            # DeepseekV3TopkRouter: groups scored by the sum of their two
+            # largest choice scores, the best topk_group kept (ties: lower
+            # group), the others' choice scores -inf; p is kept.
+            g = choice.reshape(attrs["n_group"], -1)
+            two = -np.sort(-g, axis=-1)[:, :2].sum(-1)
+            keep = np.argsort(-two, kind="stable")[:attrs["topk_group"]]
+            mask = np.zeros_like(g)
+            mask[keep] = 1
+            choice = np.where(mask.reshape(-1) > 0, choice, -np.inf)
         if attrs.get("topk_method") == "group_limited_greedy":
             # DeepseekV2TopkRouter: groups scored by their max p, the best
             # topk_group kept (ties: lower group), p = 0 outside them.
@@ -200,7 +213,7 @@ def route_ref(logits, attrs, bias=None):
             mask = np.zeros_like(g)
             mask[keep] = 1
             p = np.where(mask.reshape(-1) > 0, p, 0.0)
-        choice = p if bias is None else p + bias.astype(f64).reshape(-1)
+            choice = p
         idx = np.argsort(-choice, kind="stable")[:k]
         v = p[idx]
         if attrs.get("softmax") == "after":
@@ -685,6 +698,24 @@ def cases():
     for b, s_ in [(1, 3), (2, 2)]:
         x = randn(r, (b, s_, 6), 1)
         x.reshape(-1, 6)[0] = 0.0
+        c.call(b, s_, [x], route_ref(x, attrs, bias))
+
+    # route as DeepSeek-V3 / GLM-4.5 (DeepseekV3TopkRouter): sigmoid scores,
+    # e_score_correction_bias [E] added for the choice, noaux_tc over 4
+    # groups of 2 (a group's score: its two choice scores summed), the best
+    # 2 groups, top 3 inside them keeping the sigmoid p, renormalised, times
+    # 2.5. The bias moves experts across the group and top-k boundaries.
+    name = "route_noaux"
+    attrs = {"top_k": 3, "norm": True, "scale": 2.5, "scoring": "sigmoid", "topk_method": "noaux_tc",
+             "n_group": 4, "topk_group": 2}
+    r = rng(name)
+    c = add(Case(name, "route", "sigmoid over 8 experts, the choice p + bias, DeepseekV3TopkRouter's noaux_tc: 4 groups "
+                 "of 2 scored by the sum of their two choice scores, the best 2 kept, the others -inf, top 3 of "
+                 "the choice keeping p, renormalised, times 2.5.",
+                 [("logits", "f32", [B, S, 8])], [B, S, 8], attrs=attrs, tol=(1e-6, 1e-6)))
+    bias = c.weight(None, np.array([0.3, -0.2, 0.0, 0.45, -0.4, 0.1, 0.2, -0.1], f32))
+    for b, s_ in [(1, 3), (2, 2)]:
+        x = randn(r, (b, s_, 8), 1.5)
         c.call(b, s_, [x], route_ref(x, attrs, bias))
 
     # experts: Σ_e w[e]·down_e(act(gate_e x)·up_e x); the (1, 1) call takes
