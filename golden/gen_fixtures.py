@@ -1569,6 +1569,50 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- glm4_moe: q/k/v biases, per-head q/k norm, partial RoPE (0.5);
+    # layer 0 dense, layers 1-2 MoE with DeepSeek-V3's router: sigmoid
+    # scores, e_score_correction_bias for the choice, noaux_tc over 4 groups
+    # of 2 (best 2), top 3 renormalised, times 2.5; plus a shared MLP
+    dict(
+        name="glm4_moe",
+        model_cls=transformers.Glm4MoeForCausalLM,
+        config_cls=transformers.Glm4MoeConfig,
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-5,
+            attention_bias=True,
+            use_qk_norm=True,
+            partial_rotary_factor=0.5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            n_routed_experts=8,
+            num_experts_per_tok=3,
+            n_group=4,
+            topk_group=2,
+            n_shared_experts=1,
+            moe_intermediate_size=24,
+            first_k_dense_replace=1,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+        ),
+        seed=3601,
+        prompt_seed=3602,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("qk_norm_matters", "use_qk_norm=False", _set(use_qk_norm=False)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+        ],
+    ),
 ]
 
 
@@ -1581,6 +1625,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
     selection biases (e_score_correction_bias) with score_bias_std."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
+        # routers' selection biases kept as buffers (DeepseekV3TopkRouter)
+        params.update((n, b) for n, b in model.named_buffers() if n.endswith(".e_score_correction_bias"))
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
