@@ -1613,6 +1613,48 @@ FIXTURES = [
             ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
         ],
     ),
+    # ---- dots1: Qwen3 attention with biases (o_proj too), layer 2 of 3
+    # sliding (window 8, max_window_layers 2); layer 0 dense, layers 1-2 MoE
+    # with DeepSeek-V3's router (sigmoid, e_score_correction_bias, noaux_tc
+    # over 4 groups of 2, best 3), top 2 not renormalised, times 1.5; shared MLP
+    dict(
+        name="dots1",
+        model_cls=transformers.Dots1ForCausalLM,
+        config_cls=transformers.Dots1Config,
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-6,
+            attention_bias=True,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            sliding_window=8,
+            max_window_layers=2,
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            n_group=4,
+            topk_group=3,
+            n_shared_experts=2,
+            moe_intermediate_size=20,
+            first_k_dense_replace=1,
+            routed_scaling_factor=1.5,
+            norm_topk_prob=False,
+        ),
+        seed=3703,
+        prompt_seed=3702,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        switches=[WINDOW_OFF],
+    ),
 ]
 
 
