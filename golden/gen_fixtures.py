@@ -328,6 +328,8 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
 #                   down_proj; their ..._proj_bias take bias_std)
 #   sink_std        std of attention sinks (GptOss self_attn.sinks)
+#   score_bias_std  std of routers' selection biases (e_score_correction_bias:
+#                   Ernie 4.5 MoE, DeepSeek-V3-style routers)
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -1495,16 +1497,178 @@ FIXTURES = [
             ("swiglu_limit_matters", "swiglu_limit=1e4 (no clamp)", _set(swiglu_limit=1e4)),
         ],
     ),
+    # ---- granitemoeshared: granitemoe's multipliers and fused experts (top-k
+    # then softmax) plus a shared SwiGLU MLP (shared_mlp, fused input_linear)
+    # added to the experts' output inside the residual multiplier
+    dict(
+        name="granitemoeshared",
+        model_cls=transformers.GraniteMoeSharedForCausalLM,
+        config_cls=transformers.GraniteMoeSharedConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=24,
+            shared_intermediate_size=40,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            embedding_multiplier=12.0,
+            attention_multiplier=0.0625,
+            residual_multiplier=0.22,
+            logits_scaling=8.0,
+            num_local_experts=8,
+            num_experts_per_tok=3,
+        ),
+        seed=3523,
+        prompt_seed=3506,
+        weight_std=0.2,
+        embed_std=0.02,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("shared_mlp_matters", "shared_intermediate_size=0 (no shared MLP)", _set(shared_intermediate_size=0)),
+        ],
+    ),
+    # ---- ernie4_5_moe: Ernie 4.5 attention (interleaved RoPE, use_bias) with
+    # MoE layers 1 and 3 of 4 (moe_layer_start_index 1, interval 2): softmax
+    # router whose top-k picks by p + e_score_correction_bias and keeps p,
+    # renormalised (clamped by moe_norm_min), plus a shared MLP
+    dict(
+        name="ernie4_5_moe",
+        model_cls=transformers.Ernie4_5_MoeForCausalLM,
+        config_cls=transformers.Ernie4_5_MoeConfig,
+        config=dict(
+            TINY,
+            num_hidden_layers=4,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-5,
+            use_bias=True,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            moe_num_experts=8,
+            moe_k=3,
+            moe_intermediate_size=24,
+            moe_num_shared_experts=2,
+            moe_layer_start_index=1,
+            moe_layer_end_index=3,
+            moe_layer_interval=2,
+        ),
+        seed=3507,
+        prompt_seed=3508,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- glm4_moe: q/k/v biases, per-head q/k norm, partial RoPE (0.5);
+    # layer 0 dense, layers 1-2 MoE with DeepSeek-V3's router: sigmoid
+    # scores, e_score_correction_bias for the choice, noaux_tc over 4 groups
+    # of 2 (best 2), top 3 renormalised, times 2.5; plus a shared MLP
+    dict(
+        name="glm4_moe",
+        model_cls=transformers.Glm4MoeForCausalLM,
+        config_cls=transformers.Glm4MoeConfig,
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-5,
+            attention_bias=True,
+            use_qk_norm=True,
+            partial_rotary_factor=0.5,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            n_routed_experts=8,
+            num_experts_per_tok=3,
+            n_group=4,
+            topk_group=2,
+            n_shared_experts=1,
+            moe_intermediate_size=24,
+            first_k_dense_replace=1,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+        ),
+        seed=3601,
+        prompt_seed=3602,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("qk_norm_matters", "use_qk_norm=False", _set(use_qk_norm=False)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+        ],
+    ),
+    # ---- dots1: Qwen3 attention with biases (o_proj too), layer 2 of 3
+    # sliding (window 8, max_window_layers 2); layer 0 dense, layers 1-2 MoE
+    # with DeepSeek-V3's router (sigmoid, e_score_correction_bias, noaux_tc
+    # over 4 groups of 2, best 3), top 2 not renormalised, times 1.5; shared MLP
+    dict(
+        name="dots1",
+        model_cls=transformers.Dots1ForCausalLM,
+        config_cls=transformers.Dots1Config,
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-6,
+            attention_bias=True,
+            tie_word_embeddings=False,
+            rope_theta=10000.0,
+            sliding_window=8,
+            max_window_layers=2,
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            n_group=4,
+            topk_group=3,
+            n_shared_experts=2,
+            moe_intermediate_size=20,
+            first_k_dense_replace=1,
+            routed_scaling_factor=1.5,
+            norm_topk_prob=False,
+        ),
+        seed=3703,
+        prompt_seed=3702,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        switches=[WINDOW_OFF],
+    ),
 ]
 
 
-def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None):
+def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None,
+               score_bias_std=None):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
     expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
     expert_std (default weight_std), their biases (..._bias) with bias_std,
-    attention sinks (GptOss self_attn.sinks) with sink_std."""
+    attention sinks (GptOss self_attn.sinks) with sink_std, routers'
+    selection biases (e_score_correction_bias) with score_bias_std."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
+        # routers' selection biases kept as buffers (DeepseekV3TopkRouter)
+        params.update((n, b) for n, b in model.named_buffers() if n.endswith(".e_score_correction_bias"))
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
@@ -1522,6 +1686,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_((weight_std if expert_std is None else expert_std) * noise)
             elif name.endswith(".sinks") and sink_std is not None:
                 p.copy_(sink_std * noise)
+            elif name.endswith(".e_score_correction_bias") and score_bias_std is not None:
+                p.copy_(score_bias_std * noise)
             else:
                 raise ValueError(f"unexpected parameter {name}")
 
@@ -1885,6 +2051,7 @@ def build_fixture(spec, out_root):
         spec.get("embed_std"),
         spec.get("expert_std"),
         spec.get("sink_std"),
+        spec.get("score_bias_std"),
     )
     model = model.to(torch.float32).eval()
 

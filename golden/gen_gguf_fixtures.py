@@ -99,15 +99,16 @@ GGUF_ARCH = {
     "olmoe": "olmoe",
     "gpt_oss": "gpt-oss",
     "granitemoe": "granitemoe",
+    "granitemoeshared": "granitemoe",  # GraniteMoeModel converts GraniteMoeSharedForCausalLM too
     "minicpm3": "minicpm3",
     "deepseek_v2": "deepseek2",
 }
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared"}
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
-LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe"}
+LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared"}
 # MoE families whose HF configs may mix in dense layers (mlp_only_layers,
 # decoder_sparse_step), which llama.cpp's converters do not carry.
 DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe"}
@@ -229,7 +230,7 @@ def write_metadata(w, name, cfg, ftype):
             w.add_sliding_window(cfg["sliding_window"])
         types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(layers)]
         w.add_sliding_window_pattern([t == "sliding_attention" for t in types])
-    if mt in ("granite", "granitemoe"):  # GraniteModel: the multipliers as scales
+    if mt in ("granite", "granitemoe", "granitemoeshared"):  # GraniteModel: the multipliers as scales
         w.add_attention_scale(cfg["attention_multiplier"])
         w.add_embedding_scale(cfg["embedding_multiplier"])
         w.add_residual_scale(cfg["residual_multiplier"])
@@ -244,8 +245,10 @@ def write_metadata(w, name, cfg, ftype):
         w.add_expert_used_count(cfg["num_experts_per_tok"])
         if cfg.get("moe_intermediate_size"):
             w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
-        elif mt == "granitemoe":  # GraniteMoeModel
+        elif mt in ("granitemoe", "granitemoeshared"):  # GraniteMoeModel
             w.add_expert_feed_forward_length(cfg["intermediate_size"])
+        if mt == "granitemoeshared" and cfg.get("shared_intermediate_size"):  # GraniteMoeModel
+            w.add_expert_shared_feed_forward_length(cfg["shared_intermediate_size"])
         if cfg.get("shared_expert_intermediate_size"):
             w.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
     if mt in DENSE_LAYERS_MOE:  # EXTENSION: which layers keep a dense MLP
@@ -434,10 +437,15 @@ def to_gguf(cfg, state):
             out.append((f"blk.{i}.attn_k_b.weight", hf, k_b.transpose(1, 2).contiguous().numpy()))
             out.append((f"blk.{i}.attn_v_b.weight", hf, v_b.contiguous().numpy()))
             continue
-        if mt == "granitemoe" and hf.endswith(".input_linear.weight"):  # GraniteMoeModel.modify_tensors
+        if mt in ("granitemoe", "granitemoeshared") and hf.endswith(".block_sparse_moe.input_linear.weight"):  # GraniteMoeModel.modify_tensors
             i, half = hf.split(".")[2], t.shape[1] // 2
             out.append((f"blk.{i}.ffn_gate_exps.weight", hf, t[:, :half].contiguous().numpy()))
             out.append((f"blk.{i}.ffn_up_exps.weight", hf, t[:, half:].contiguous().numpy()))
+            continue
+        if mt == "granitemoeshared" and hf.endswith(".shared_mlp.input_linear.weight"):  # GraniteMoeModel.modify_tensors
+            i, half = hf.split(".")[2], t.shape[0] // 2
+            out.append((f"blk.{i}.ffn_gate_shexp.weight", hf, t[:half].contiguous().numpy()))
+            out.append((f"blk.{i}.ffn_up_shexp.weight", hf, t[half:].contiguous().numpy()))
             continue
         if mt == "gpt_oss" and hf.endswith(".sinks"):
             out.append((tmap.get_name(hf) + ".weight", hf, t.numpy()))  # GptOssModel.filter_tensors
@@ -539,7 +547,7 @@ def read_back(path, cfg, names):
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
-        if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt == "granitemoe" and hf.endswith(".input_linear.weight")) or (
+        if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in ("granitemoe", "granitemoeshared") and hf.endswith(".input_linear.weight")) or (
                 mt == "deepseek_v2" and hf.endswith(".kv_b_proj.weight")):
             parts.setdefault(hf, {})[t.name] = data
             continue
@@ -559,9 +567,13 @@ def read_back(path, cfg, names):
             kv_b = np.concatenate([by["attn_k_b"].swapaxes(1, 2), by["attn_v_b"]], axis=1)
             sd[hf] = torch.from_numpy(np.ascontiguousarray(kv_b.reshape(-1, kv_b.shape[-1])))
             continue
-        if mt == "granitemoe":  # gate rows, then up rows
+        if mt in ("granitemoe", "granitemoeshared") and hf.endswith(".block_sparse_moe.input_linear.weight"):  # gate rows, then up rows
             by = {n.split(".")[2]: a for n, a in p.items()}
             sd[hf] = torch.from_numpy(np.ascontiguousarray(np.concatenate([by["ffn_gate_exps"], by["ffn_up_exps"]], axis=1)))
+            continue
+        if mt == "granitemoeshared" and hf.endswith(".shared_mlp.input_linear.weight"):
+            by = {n.split(".")[2]: a for n, a in p.items()}
+            sd[hf] = torch.from_numpy(np.ascontiguousarray(np.concatenate([by["ffn_gate_shexp"], by["ffn_up_shexp"]], axis=0)))
             continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(gpt_oss_experts_back(p)))
     return sd

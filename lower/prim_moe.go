@@ -28,7 +28,16 @@ import (
 // (DeepseekV2TopkRouter) first splits the experts into n_group equal groups,
 // scores each group by its largest p, keeps the topk_group best groups
 // (ties: lower group first) and sets p to 0 outside them, then takes the
-// top k; "greedy" (the default) is the plain top k.
+// top k; "noaux_tc" (DeepseekV3TopkRouter, Glm4MoeTopkRouter) scores each
+// group by the sum of its two largest choice scores (p + bias), keeps the
+// topk_group best, sets the others' choice scores to -inf and takes the top
+// k of the choice scores, keeping p; "greedy" (the default) is the plain top
+// k. scoring "sigmoid" (those routers) takes p = sigmoid(logits) instead of
+// the softmax. bias (the node's
+// Module: a tensor path, stored as bias_shape, default [E]) is added to p
+// to choose the top k only, the kept values being p's
+// (Ernie4_5_MoeTopKRouter's e_score_correction_bias); norm_min clamps the
+// norm's sum from below (moe_norm_min).
 func inferRoute(n *ir.Node) error {
 	k, err := intAttr(n, "top_k")
 	if err != nil {
@@ -51,36 +60,102 @@ func inferRoute(n *ir.Node) error {
 	if k < 1 || k > e {
 		return fmt.Errorf("top_k %d must be in [1, %d] (the number of experts)", k, e)
 	}
-	if _, _, err := routeGroups(n, e); err != nil {
+	method, _, _, err := routeGroups(n, e)
+	if err != nil {
 		return err
+	}
+	if _, err := routeScoring(n); err != nil {
+		return err
+	}
+	if _, err := floatAttr(n, "norm_min", 0); err != nil {
+		return err
+	}
+	n.Weights = nil
+	if n.Module != "" {
+		if mode, _ := routeMode(n); mode != "before" || method == "group_limited_greedy" {
+			return fmt.Errorf(`bias is added to the scores before the top k: it needs softmax "before" and topk_method "greedy" or "noaux_tc"`)
+		}
+		shape, err := routeBiasShape(n, e)
+		if err != nil {
+			return err
+		}
+		n.Weights = []ir.Weight{{Name: n.Module, Shape: shape}}
+	} else if n.Attrs["bias_shape"] != nil {
+		return fmt.Errorf("bias_shape needs bias")
 	}
 	n.Type = ir.Type{Shape: x.Shape, DType: ir.F32}
 	return nil
 }
 
-// routeGroups reads topk_method and, for group_limited_greedy, n_group and
-// topk_group (groups 0: plain top k).
-func routeGroups(n *ir.Node, experts int64) (groups, top int64, err error) {
+// routeBiasShape reads bias_shape: a list of positive ints whose product
+// is the number of experts; none is [experts].
+func routeBiasShape(n *ir.Node, experts int64) ([]int64, error) {
+	v := n.Attrs["bias_shape"]
+	if v == nil {
+		return []int64{experts}, nil
+	}
+	l, ok := v.([]any)
+	var shape []int64
+	prod := int64(1)
+	for _, d := range l {
+		if d, isInt := d.(int64); isInt && d > 0 {
+			shape, prod = append(shape, d), prod*d
+			continue
+		}
+		ok = false
+	}
+	if !ok || len(shape) == 0 || prod != experts {
+		return nil, fmt.Errorf("bias_shape must be a list of positive ints whose product is the %d experts, got %s", experts, showValue(v))
+	}
+	return shape, nil
+}
+
+// routeGroups reads topk_method and, for group_limited_greedy and
+// noaux_tc, n_group and topk_group (groups 0: plain top k).
+func routeGroups(n *ir.Node, experts int64) (method string, groups, top int64, err error) {
 	method, ok := n.Attrs["topk_method"].(string)
 	if n.Attrs["topk_method"] == nil {
 		method, ok = "greedy", true
 	}
 	switch {
 	case ok && method == "greedy":
-		return 0, 0, nil
-	case !ok || method != "group_limited_greedy":
-		return 0, 0, fmt.Errorf(`topk_method %s is not supported (supported: "greedy", "group_limited_greedy")`, showValue(n.Attrs["topk_method"]))
+		return method, 0, 0, nil
+	case !ok || method != "group_limited_greedy" && method != "noaux_tc":
+		return "", 0, 0, fmt.Errorf(`topk_method %s is not supported (supported: "greedy", "group_limited_greedy", "noaux_tc")`, showValue(n.Attrs["topk_method"]))
 	}
 	if mode, _ := routeMode(n); mode != "before" {
-		return 0, 0, fmt.Errorf(`topk_method "group_limited_greedy" scores groups by probabilities: it needs softmax "before"`)
+		return "", 0, 0, fmt.Errorf(`topk_method %q scores groups by probabilities: it needs softmax "before"`, method)
 	}
 	groups, gerr := intAttr(n, "n_group")
 	top, terr := intAttr(n, "topk_group")
 	if gerr != nil || terr != nil || groups < 1 || experts%groups != 0 || top < 1 || top > groups {
-		return 0, 0, fmt.Errorf(`topk_method "group_limited_greedy" needs n_group dividing the %d experts and topk_group in [1, n_group], got n_group %s and topk_group %s`,
-			experts, showValue(n.Attrs["n_group"]), showValue(n.Attrs["topk_group"]))
+		return "", 0, 0, fmt.Errorf(`topk_method %q needs n_group dividing the %d experts and topk_group in [1, n_group], got n_group %s and topk_group %s`,
+			method, experts, showValue(n.Attrs["n_group"]), showValue(n.Attrs["topk_group"]))
 	}
-	return groups, top, nil
+	if method == "noaux_tc" && experts/groups < 2 {
+		return "", 0, 0, fmt.Errorf(`topk_method "noaux_tc" scores a group by its two largest scores: it needs groups of at least 2 experts, got %d experts in %d groups`, experts, groups)
+	}
+	return method, groups, top, nil
+}
+
+// routeScoring reads scoring: "softmax" (the default) or "sigmoid", the
+// latter only before the top k.
+func routeScoring(n *ir.Node) (string, error) {
+	switch v := n.Attrs["scoring"].(type) {
+	case nil:
+		return "softmax", nil
+	case string:
+		if v == "softmax" {
+			return v, nil
+		}
+		if mode, _ := routeMode(n); v == "sigmoid" && mode == "before" {
+			return v, nil
+		}
+		if v == "sigmoid" {
+			return "", fmt.Errorf(`scoring "sigmoid" scores every expert before the top k: it needs softmax "before"`)
+		}
+	}
+	return "", fmt.Errorf(`scoring must be "softmax" or "sigmoid", got %s`, showValue(n.Attrs["scoring"]))
 }
 
 func routeMode(n *ir.Node) (string, error) {
@@ -109,17 +184,39 @@ func lowerRoute(f *fn, n *ir.Node) codegen.Value {
 		// integer ops into the softmax dispatch, which it then fails to
 		// compile ("vector.store ... restricted to workgroup distributed
 		// contexts").
-		x = f.barrier(f.softmaxLast(x))
+		if scoring, _ := routeScoring(n); scoring == "sigmoid" {
+			x = f.barrier(f.unary("stablehlo.logistic", x))
+		} else {
+			x = f.barrier(f.softmaxLast(x))
+		}
 	}
-	if groups, top, _ := routeGroups(n, e); groups > 0 {
-		x = f.groupLimit(x, groups, top)
+	choice := x // the scores the top k is taken of
+	if n.Module != "" {
+		choice = f.add(x, f.broadcastTrailing(f.reshape(f.weight(n.Weights[0].Name), e), x.Type))
 	}
-	idx, vals := f.topK(x, k)
+	method, groups, top, _ := routeGroups(n, e)
+	switch method {
+	case "group_limited_greedy":
+		choice = f.groupLimit(choice, groups, top, false, 0)
+	case "noaux_tc":
+		choice = f.groupLimit(choice, groups, top, true, math.Inf(-1))
+	}
+	var idx, vals codegen.Value
+	if n.Module == "" && method != "noaux_tc" {
+		idx, vals = f.topK(choice, k)
+	} else { // choose by the choice scores, keep p
+		idx, _ = f.topK(choice, k)
+		vals = f.gatherLast(x, idx)
+	}
 	if mode == "after" {
 		vals = f.softmaxLast(vals)
 	}
 	if norm {
 		s := f.reduceLast(vals, "stablehlo.add", 0)
+		if n.Attrs["norm_min"] != nil {
+			lo, _ := floatAttr(n, "norm_min", 0)
+			s = f.binary("stablehlo.maximum", s, f.splat(lo, s.Type))
+		}
 		vals = f.div(vals, f.broadcastLeading(s, vals.Type))
 	}
 	if scale != 1 {
@@ -130,19 +227,27 @@ func lowerRoute(f *fn, n *ir.Node) codegen.Value {
 
 func lastDim2(x codegen.Value) int64 { return x.Type.Shape[x.Type.Rank()-1] }
 
-// groupLimit keeps, in each row of p [T, E] (probabilities), the experts of
-// the top best of its groups groups (E/groups consecutive experts each,
-// scored by their largest p; ties to the lower group) and sets the others
-// to 0, as DeepseekV2TopkRouter's group_limited_greedy: masked_fill(0.0).
-func (f *fn) groupLimit(p codegen.Value, groups, top int64) codegen.Value {
+// groupLimit keeps, in each row of p [T, E] (scores), the experts of the
+// top best of its groups groups (E/groups consecutive experts each, scored
+// by their largest p, or with top2 the sum of their two largest; ties to
+// the lower group) and sets the others to fill, as DeepseekV2TopkRouter's
+// group_limited_greedy (max, masked_fill(0.0)) and DeepseekV3TopkRouter's
+// noaux_tc (top-2 sum, masked_fill(-inf)).
+func (f *fn) groupLimit(p codegen.Value, groups, top int64, top2 bool, fill float64) codegen.Value {
 	t, e := p.Type.Shape[0], p.Type.Shape[1]
 	size := e / groups
-	best := f.reduceLast(f.reshape(p, t, groups, size), "stablehlo.maximum", math.Inf(-1)) // [T, groups]
+	var best codegen.Value // [T, groups]
+	if top2 {
+		_, two := f.topK(f.reshape(p, t*groups, size), 2)
+		best = f.reshape(f.reduceLast(two, "stablehlo.add", 0), t, groups)
+	} else {
+		best = f.reduceLast(f.reshape(p, t, groups, size), "stablehlo.maximum", math.Inf(-1))
+	}
 	idx, _ := f.topK(best, top)
 	kept := f.scatterDense(idx, f.splat(1, codegen.T("f32", t, top)), groups) // 1 for the kept groups
 	mask := f.compare("NE", kept, f.splat(0, kept.Type))
 	mask = f.reshape(f.broadcastDims(mask, codegen.T("i1", t, groups, size), 0, 1), t, e)
-	return f.selectOp(mask, p, f.splat(0, p.Type))
+	return f.selectOp(mask, p, f.splat(fill, p.Type))
 }
 
 // topK returns the k largest entries of each row of x [T, E] f32 and their
@@ -161,6 +266,20 @@ func (f *fn) topK(x codegen.Value, k int64) (idx, vals codegen.Value) {
 		is, vs = append(is, f.reshape(i, t, 1)), append(vs, f.reshape(m, t, 1))
 	}
 	return f.concat(1, is...), f.concat(1, vs...)
+}
+
+// gatherLast returns x[t, idx[t, j]] for x [T, E] f32 and idx [T, k] i32:
+// per j, the row's one selected entry plus zeros (exact).
+func (f *fn) gatherLast(x, idx codegen.Value) codegen.Value {
+	t, k := idx.Type.Shape[0], idx.Type.Shape[1]
+	iota := f.iota(codegen.T("i32", x.Type.Shape...), 1)
+	var vs []codegen.Value
+	for j := int64(0); j < k; j++ {
+		at := f.compare("EQ", iota, f.broadcastLeading(f.reshape(f.sliceDim(idx, 1, j, j+1), t), iota.Type))
+		v := f.reduceLast(f.selectOp(at, x, f.splat(0, x.Type)), "stablehlo.add", 0)
+		vs = append(vs, f.reshape(v, t, 1))
+	}
+	return f.concat(1, vs...)
 }
 
 // scatterDense places vals [T, k] at columns idx [T, k] (distinct per row)

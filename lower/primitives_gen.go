@@ -38,8 +38,8 @@ var primitiveRows = []*primitive{
 	row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", inferDivide, lowerDivide, false, tensor("x"), scalar("divisor")),
-	// route: before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first
-	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group")),
+	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
+	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
 	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
 	// add: out = x + y
@@ -306,23 +306,39 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "scale",
 		}, {
 			Default: "\"greedy\"",
-			Doc:     "\"greedy\": top_k of all experts; \"group_limited_greedy\" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax \"before\" only)",
+			Doc:     "\"greedy\": top_k of all experts; \"group_limited_greedy\" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax \"before\" only); \"noaux_tc\" (DeepseekV3TopkRouter): groups scored by the sum of their two largest p + bias, the others' set to -inf, top_k of p + bias, keeping p",
 			Name:    "topk_method",
 		}, {
 			Default: "none",
-			Doc:     "group_limited_greedy: the number of equal groups of consecutive experts",
+			Doc:     "group_limited_greedy, noaux_tc: the number of equal groups of consecutive experts",
 			Name:    "n_group",
 		}, {
 			Default: "none",
-			Doc:     "group_limited_greedy: how many groups a token may use",
+			Doc:     "group_limited_greedy, noaux_tc: how many groups a token may use",
 			Name:    "topk_group",
+		}, {
+			Default: "none",
+			Doc:     "a weight path whose tensor (the path itself, no .weight) is added to p to choose the top_k only; the kept weights are p's (e_score_correction_bias: Ernie4_5_MoeStatics, DeepseekV3TopkRouter; softmax \"before\", greedy or noaux_tc)",
+			Name:    "bias",
+		}, {
+			Default: "[experts]",
+			Doc:     "the bias tensor's stored shape: a list of ints whose product is the number of experts (Ernie 4.5's [1, experts])",
+			Name:    "bias_shape",
+		}, {
+			Default: "none",
+			Doc:     "with norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))",
+			Name:    "norm_min",
+		}, {
+			Default: "\"softmax\"",
+			Doc:     "\"sigmoid\": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax \"before\" only)",
+			Name:    "scoring",
 		}},
 		Cache:     false,
-		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups); torch.topk",
-		Math:      "before: p = softmax(logits), keep top_k of p; after: keep top_k of logits, softmax over them; then (norm) divide by their sum, times scale; ties: the lower expert index first",
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc); torch.topk",
+		Math:      "before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
 		Name:      "route",
-		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts",
-		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:)",
+		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
+		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:)",
 	},
 	{
 		Attrs: []AttrDoc{{

@@ -181,15 +181,30 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
-def route_ref(logits, attrs):
+def route_ref(logits, attrs, bias=None):
     """HF TopKRouter: softmax (f64 from the f32 logits) before or after
     torch.topk, whose ties keep the lower index (a stable sort of -p);
-    then norm_topk_prob and the scale. Dense [..., E], zero elsewhere."""
+    then norm_topk_prob (the sum at least norm_min) and the scale. With
+    bias (Ernie4_5_MoeTopKRouter): the top k of p + bias, keeping p. Dense
+    [..., E], zero elsewhere."""
     k = attrs["top_k"]
     x = logits.astype(f64).reshape(-1, logits.shape[-1])
     out = np.zeros_like(x)
     for i, row in enumerate(x):
         p = row if attrs.get("softmax") == "after" else np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+        if attrs.get("scoring") == "sigmoid":
+            p = 1 / (1 + np.exp(-row))
+        choice = p if bias is None else p + bias.astype(f64).reshape(-1)
+        if attrs.get("topk_method") == "noaux_tc":
+            # DeepseekV3TopkRouter: groups scored by the sum of their two
+            # largest choice scores, the best topk_group kept (ties: lower
+            # group), the others' choice scores -inf; p is kept.
+            g = choice.reshape(attrs["n_group"], -1)
+            two = -np.sort(-g, axis=-1)[:, :2].sum(-1)
+            keep = np.argsort(-two, kind="stable")[:attrs["topk_group"]]
+            mask = np.zeros_like(g)
+            mask[keep] = 1
+            choice = np.where(mask.reshape(-1) > 0, choice, -np.inf)
         if attrs.get("topk_method") == "group_limited_greedy":
             # DeepseekV2TopkRouter: groups scored by their max p, the best
             # topk_group kept (ties: lower group), p = 0 outside them.
@@ -198,12 +213,13 @@ def route_ref(logits, attrs):
             mask = np.zeros_like(g)
             mask[keep] = 1
             p = np.where(mask.reshape(-1) > 0, p, 0.0)
-        idx = np.argsort(-p, kind="stable")[:k]
+            choice = p
+        idx = np.argsort(-choice, kind="stable")[:k]
         v = p[idx]
         if attrs.get("softmax") == "after":
             v = np.exp(v - v.max()) / np.exp(v - v.max()).sum()
         if attrs.get("norm"):
-            v = v / v.sum()
+            v = v / max(v.sum(), attrs.get("norm_min", 0.0))
         out[i, idx] = v * attrs.get("scale", 1.0)
     return out.reshape(logits.shape)
 
@@ -664,6 +680,43 @@ def cases():
         x = randn(r, (b, s_, 8), 2)
         x.reshape(-1, 8)[:3] = gties[: min(3, b * s_)]
         c.call(b, s_, [x], route_ref(x, attrs))
+
+    # route with a selection bias (Ernie 4.5 MoE's e_score_correction_bias,
+    # stored [1, E]): the top 3 of p + bias keep p, renormalised with the
+    # sum clamped to norm_min. The bias outweighs p's differences, so the
+    # choice differs from p's own top 3; a row of equal logits ties the
+    # biased scores of experts 1 and 4 (the lower first); norm_min 0.6 is
+    # above some rows' kept sum, so the clamp is exercised.
+    name = "route_bias"
+    attrs = {"top_k": 3, "norm": True, "norm_min": 0.6, "bias_shape": [1, 6]}
+    r = rng(name)
+    c = add(Case(name, "route", "softmax over 6 experts, the top 3 of p + bias (Ernie4_5_MoeTopKRouter's "
+                 "e_score_correction_bias, stored [1, 6]) keeping p, divided by max(sum, norm_min 0.6); "
+                 "a row of equal logits ties the biased scores of experts 1 and 4: the lower first.",
+                 [("logits", "f32", [B, S, 6])], [B, S, 6], attrs=attrs, tol=(1e-6, 1e-6)))
+    bias = c.weight(None, np.array([[0.0, 0.25, -0.5, 0.1, 0.25, -0.25]], f32))
+    for b, s_ in [(1, 3), (2, 2)]:
+        x = randn(r, (b, s_, 6), 1)
+        x.reshape(-1, 6)[0] = 0.0
+        c.call(b, s_, [x], route_ref(x, attrs, bias))
+
+    # route as DeepSeek-V3 / GLM-4.5 (DeepseekV3TopkRouter): sigmoid scores,
+    # e_score_correction_bias [E] added for the choice, noaux_tc over 4
+    # groups of 2 (a group's score: its two choice scores summed), the best
+    # 2 groups, top 3 inside them keeping the sigmoid p, renormalised, times
+    # 2.5. The bias moves experts across the group and top-k boundaries.
+    name = "route_noaux"
+    attrs = {"top_k": 3, "norm": True, "scale": 2.5, "scoring": "sigmoid", "topk_method": "noaux_tc",
+             "n_group": 4, "topk_group": 2}
+    r = rng(name)
+    c = add(Case(name, "route", "sigmoid over 8 experts, the choice p + bias, DeepseekV3TopkRouter's noaux_tc: 4 groups "
+                 "of 2 scored by the sum of their two choice scores, the best 2 kept, the others -inf, top 3 of "
+                 "the choice keeping p, renormalised, times 2.5.",
+                 [("logits", "f32", [B, S, 8])], [B, S, 8], attrs=attrs, tol=(1e-6, 1e-6)))
+    bias = c.weight(None, np.array([0.3, -0.2, 0.0, 0.45, -0.4, 0.1, 0.2, -0.1], f32))
+    for b, s_ in [(1, 3), (2, 2)]:
+        x = randn(r, (b, s_, 8), 1.5)
+        c.call(b, s_, [x], route_ref(x, attrs, bias))
 
     # experts: Σ_e w[e]·down_e(act(gate_e x)·up_e x); the (1, 1) call takes
     # the sparse path (T·top_k < E), the others the dense one.
