@@ -293,8 +293,8 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 # The fixture table. One entry per fixture; keep names stable, Go tests
 # refer to them.
 #   name         folder name under --out
-#   model_cls    HF model class
-#   config_cls   HF config class
+#   model_cls    HF model class (or its name, resolved when the fixture is built)
+#   config_cls   HF config class (or its name, resolved when the fixture is built)
 #   config       kwargs for config_cls (as a user would pass them)
 #   seed         seed for the weights
 #   prompt_seed  seed for the prompt ids
@@ -1911,7 +1911,22 @@ def rope_tables(model):
     return out
 
 
+def resolve_classes(spec):
+    """Replaces a class given by name (model_cls="FooForCausalLM", as archc
+    new writes a guessed name) with transformers' class of that name, only
+    for the fixture being built, so that a wrong guess stops that fixture
+    with a message naming it, not every run of this script."""
+    for key in ("model_cls", "config_cls"):
+        if isinstance(spec[key], str):
+            cls = getattr(transformers, spec[key], None)
+            if cls is None:
+                raise SystemExit(f"fixture {spec['name']}: transformers {transformers.__version__} has no class "
+                                 f"{spec[key]!r} ({key}); check the name in the model's modeling_*.py")
+            spec[key] = cls
+
+
 def load_oracle_model(spec, out, config=None):
+    resolve_classes(spec)
     if config is None and spec.get("oracle_config"):
         config = spec["config_cls"].from_pretrained(out)
     kw = {} if config is None else {"config": config}
@@ -2037,6 +2052,7 @@ def build_fixture(spec, out_root):
         if os.path.exists(p):
             os.remove(p)
 
+    resolve_classes(spec)
     config = spec["config_cls"](**spec["config"])
     torch.manual_seed(spec["seed"])  # for whatever HF's own init draws
     model = spec["model_cls"](config)

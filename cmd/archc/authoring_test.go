@@ -114,7 +114,7 @@ func TestAuthoring(t *testing.T) {
 		}
 		py, _ := os.ReadFile(gen)
 		added := strings.TrimPrefix(string(py), string(orig[:strings.Index(string(orig), "\n]\n")+1]))
-		if !strings.HasPrefix(added, "    # ---- kestrel: llama + ...") || !strings.Contains(added, "        name=\"kestrel\",\n        model_cls=transformers.KestrelForCausalLM,\n") || !strings.HasSuffix(string(py), string(orig[strings.Index(string(orig), "\n]\n")+1:])) {
+		if !strings.HasPrefix(added, "    # ---- kestrel: llama + ...") || !strings.Contains(added, "        name=\"kestrel\",\n        model_cls=\"KestrelForCausalLM\",  # guessed from the model_type: check it\n") || !strings.HasSuffix(string(py), string(orig[strings.Index(string(orig), "\n]\n")+1:])) {
 			t.Errorf("the fixture entry is not appended to FIXTURES:\n%s", added[:min(len(added), 800)])
 		}
 		if python, err := exec.LookPath("python3"); err == nil {

@@ -156,8 +156,8 @@ func (c *newCmd) fixtureEntry() string {
     # a mixture of experts), and a switch per feature that must matter.
     dict(
         name=%[4]q,
-        model_cls=transformers.%[5]sForCausalLM,
-        config_cls=transformers.%[5]sConfig,
+        model_cls="%[5]sForCausalLM",  # guessed from the model_type: check it
+        config_cls="%[5]sConfig",
         config=dict(
             TINY,
         ),
