@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/abi"
 	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/rt/tensor"
 	"github.com/archc/archc/rt/weights"
@@ -29,6 +29,10 @@ type Plan struct {
 	Module  *codegen.Module
 	MLIR    []byte
 	Weights *weights.Index // nil without a checkpoint
+
+	// Lengths is how the graph's RoPE depends on the sequence length
+	// (lower.LengthDependence): what the runtime asks about cached keys.
+	Lengths abi.LengthPolicy
 }
 
 // PlanOptions chooses the family and static shapes.
@@ -54,7 +58,7 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	fam, raw, cfg, g, gm := p.Family, p.Raw, p.Config, p.Graph, p.GGUF
-	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, g), lower.KVBytesPerToken(g))
+	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, p.Lengths), lower.KVBytesPerToken(g))
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +108,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	}
 	var raw map[string]any
 	var gm *gguf.Model
-	if IsGGUF(path) {
+	if gguf.IsFile(path) {
 		gf := opts.GGUF
 		var err error
 		if gf == nil {
@@ -144,7 +148,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, GGUF: gm}
+	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g)}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}
@@ -157,21 +161,15 @@ const KVCacheBudget = 1 << 30
 
 // positionLimit is the longest sequence the model is run at (0: no limit
 // known): max_position_embeddings as the family's config block binds it
-// (its default when config.json has none), else config.json's; and never
-// past the length beyond which a dynamic NTK RoPE rescales per length
-// (lower.LengthRule.PerLength). That rescaling (HF dynamic_rope_update)
-// depends on the longest sequence the HF module has seen in earlier calls
-// (max_seq_len_cached), which a KV cache shared by many sequences cannot
-// follow, so archc keeps every position below it instead.
-func positionLimit(raw, cfg map[string]any, g *ir.Graph) int64 {
+// (its default when config.json has none), else config.json's, as the
+// graph's length policy limits it (abi.LengthPolicy.PositionLimit: never
+// past the length beyond which a dynamic NTK RoPE rescales per length).
+func positionLimit(raw, cfg map[string]any, lengths abi.LengthPolicy) int64 {
 	mp, _ := cfg["max_position_embeddings"].(int64)
 	if mp <= 0 {
 		mp, _ = raw["max_position_embeddings"].(int64)
 	}
-	if r := lower.LengthDependence(g); r.PerLength && (mp <= 0 || r.Threshold < mp) {
-		mp = r.Threshold
-	}
-	return max(mp, 0)
+	return lengths.PositionLimit(mp)
 }
 
 // fitOptions fills defaults and keeps the KV cache within the model's
@@ -279,10 +277,4 @@ func (p *Plan) useWeights(ix *weights.Index) error {
 		p.Options.WeightDTypes[w.Name] = fm
 	}
 	return nil
-}
-
-// IsGGUF reports whether path is a .gguf file (not a folder).
-func IsGGUF(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir() && strings.HasSuffix(strings.ToLower(path), ".gguf")
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/weights"
 )
@@ -192,12 +193,12 @@ func TestGGUFTwinsExecution(t *testing.T) {
 	for _, dir := range ggufFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			base := readOracle(t, dir)
-			st, err := rt.Open(ctx, dir, execOptions())
+			st, err := launch.Open(ctx, dir, execOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			f32, err := rt.Open(ctx, filepath.Join(dir, "model.f32.gguf"), execOptions())
+			f32, err := launch.Open(ctx, filepath.Join(dir, "model.f32.gguf"), execOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -227,7 +228,7 @@ func TestGGUFTwinsExecution(t *testing.T) {
 			if err := json.Unmarshal(data, &want); err != nil {
 				t.Fatal(err)
 			}
-			q8, err := rt.Open(ctx, filepath.Join(dir, "model.q8_0.gguf"), execOptions())
+			q8, err := launch.Open(ctx, filepath.Join(dir, "model.q8_0.gguf"), execOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/archc/archc/internal/golden"
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
 
@@ -92,8 +93,8 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 // execOptions is the configuration the execution tests compile: two
 // KV-cache slots and decode entry points for batches of 1 and 2 (the
 // serving shape), so one compiled module per fixture serves every check.
-func execOptions() rt.Options {
-	var o rt.Options
+func execOptions() launch.Options {
+	var o launch.Options
 	o.Plan.Lower.Slots = 2
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
 	return o
@@ -129,7 +130,7 @@ func TestExecution(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			want := readOracle(t, dir)
 			ctx := context.Background()
-			m, err := rt.Open(ctx, dir, execOptions())
+			m, err := launch.Open(ctx, dir, execOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 )
 
@@ -18,7 +19,7 @@ func TestLongRoPEStaleCache(t *testing.T) {
 	dir := "testdata/phi3-longrope-cross"
 	want := readOracle(t, dir)
 	ctx := context.Background()
-	m, err := rt.Open(ctx, dir, execOptions())
+	m, err := launch.Open(ctx, dir, execOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

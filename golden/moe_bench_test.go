@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
@@ -29,9 +30,9 @@ func BenchmarkMoEDecode(b *testing.B) {
 		b.Run(fmt.Sprintf("experts=%d/k=%d", c.experts, c.k), func(b *testing.B) {
 			dir := syntheticMixtral(b, c.experts, c.k)
 			ctx := context.Background()
-			var o rt.Options
+			var o launch.Options
 			o.Plan.Lower.MaxLen = 512
-			m, err := rt.Open(ctx, dir, o)
+			m, err := launch.Open(ctx, dir, o)
 			if err != nil {
 				b.Fatal(err)
 			}

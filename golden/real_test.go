@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
 
@@ -69,14 +70,14 @@ func TestRealCheckpoints(t *testing.T) {
 				}
 			}
 			ctx := context.Background()
-			var opts rt.Options
+			var opts launch.Options
 			if name == "smollm2" {
 				// The serving shape `infer serve --max-batch 4 --max-len 1024`
 				// compiles (cmd/infer's serve test shares the compiled module).
 				opts.Plan.Lower.Slots, opts.Plan.Lower.MaxLen = 4, 1024
 				opts.Plan.Lower.DecodeBatches = []int64{1, 2, 4}
 			}
-			m, err := rt.Open(ctx, paths[0], opts)
+			m, err := launch.Open(ctx, paths[0], opts)
 			if err != nil {
 				t.Fatal(err)
 			}

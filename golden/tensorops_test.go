@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/archc/archc/rt"
+	"github.com/archc/archc/internal/launch"
 )
 
 // TestTensorOpsActivation: Arcee's relu2 (ReLUSquaredActivation,
@@ -30,7 +30,7 @@ func TestTensorOpsActivation(t *testing.T) {
 			}
 			o := execOptions()
 			o.Plan.Arch = arch
-			m, err := rt.Open(context.Background(), dir, o)
+			m, err := launch.Open(context.Background(), dir, o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/rt/abi"
 )
 
 // Options fixes the static shapes of one compiled module.
@@ -139,11 +140,13 @@ func (o Options) validate() error {
 	return nil
 }
 
-// PrefillName is the entry point name for chunk bucket s (tokens).
-func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
+// PrefillName is the entry point name for chunk bucket s (tokens;
+// abi.PrefillName, the runtime's side of the interface).
+func PrefillName(s int64) string { return abi.PrefillName(s) }
 
-// DecodeName is the entry point name for decode batch size b.
-func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
+// DecodeName is the entry point name for decode batch size b
+// (abi.DecodeName).
+func DecodeName(b int64) string { return abi.DecodeName(b) }
 
 func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, s int64) error {
 	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))

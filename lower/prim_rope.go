@@ -6,6 +6,7 @@ import (
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/rt/abi"
 )
 
 // rope(x [batch, seq, heads, head_dim], theta, scaling, rotary_dim,
@@ -453,33 +454,12 @@ func showValue(v any) string {
 	return fmt.Sprint(v)
 }
 
-// LengthRule is how a graph's RoPE depends on the length of the sequence
-// (HF's dynamic_rope_update), for the runtime, which must keep a slot's
-// cached keys consistent with it. The zero value: no dependence.
-type LengthRule struct {
-	// Threshold > 0: a call in which the sequence is longer than this
-	// rotates with other frequencies (LongRoPE's long factors, dynamic
-	// NTK's base for that length) than a call in which it is not.
-	Threshold int64
-	// PerLength: beyond Threshold, each length has its own table (dynamic
-	// NTK), not one alternative table (LongRoPE).
-	PerLength bool
-	// Recompute: when a decode step first takes the sequence past
-	// Threshold, the keys of the earlier tokens are recomputed with the
-	// long table, as HF's Phi-3 generate does (Phi3ForCausalLM's
-	// prepare_inputs_for_generation drops the cache when the input reaches
-	// original_max_position_embeddings + 1 with at most that many cached).
-	// Set by a LongRoPE rope node with recompute: true (phi3.arch); other
-	// LongRoPE models (MiniCPM3, on LlamaForCausalLM's generate) and
-	// dynamic NTK keep the earlier keys, as HF does.
-	Recompute bool
-}
-
-// LengthDependence returns g's LengthRule, from its rope nodes (the
-// smallest threshold among them; every length-dependent family today has
-// one).
-func LengthDependence(g *ir.Graph) LengthRule {
-	var r LengthRule
+// LengthDependence returns g's length policy (abi.LengthPolicy, which
+// the runtime asks whether a slot's cached keys still serve a sequence),
+// from its rope nodes (the smallest threshold among them; every
+// length-dependent family today has one).
+func LengthDependence(g *ir.Graph) abi.LengthPolicy {
+	var r abi.LengthPolicy
 	for _, n := range g.Nodes {
 		if n.Prim != "rope" {
 			continue

@@ -1,7 +1,8 @@
-package rt
+package rt_test
 
 import (
 	"context"
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testckpt"
 	"os"
 	"strings"
@@ -21,7 +22,7 @@ func BenchmarkDecodeCall(b *testing.B) {
 	testmodels.NeedIREE(b)
 	ctx := context.Background()
 	dir := testckpt.FixtureCopy(b, nil, func(cfg map[string]any) { cfg["num_hidden_layers"] = 1 })
-	m, err := Open(ctx, dir, Options{Device: os.Getenv("ARCHC_BENCH_DEVICE"), CompileFlags: strings.Fields(os.Getenv("ARCHC_BENCH_CFLAGS"))})
+	m, err := launch.Open(ctx, dir, launch.Options{Device: os.Getenv("ARCHC_BENCH_DEVICE"), CompileFlags: strings.Fields(os.Getenv("ARCHC_BENCH_CFLAGS"))})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,14 +1,9 @@
 package rt
 
-import (
-	"github.com/archc/archc/driver"
-	"testing"
-
-	"github.com/archc/archc/lower"
-)
+import "testing"
 
 func TestBucket(t *testing.T) {
-	m := &Model{Plan: &driver.Plan{Options: lower.Options{PrefillBuckets: []int64{16, 64}, MaxLen: 100}}}
+	m := &Model{Program: &Program{PrefillBuckets: []int64{16, 64}, MaxLen: 100}}
 	for _, c := range []struct{ n, start, want int }{
 		{1, 0, 16},   // smallest bucket that holds the tokens
 		{16, 0, 16},  //

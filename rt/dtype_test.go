@@ -1,8 +1,9 @@
-package rt
+package rt_test
 
 import (
 	"context"
 	"encoding/binary"
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testckpt"
 	"math"
 	"testing"
@@ -56,7 +57,7 @@ func TestHalfPrecisionCheckpoints(t *testing.T) {
 			}
 			var logits [2][]float32
 			for i, half := range []bool{false, true} {
-				m, err := Open(ctx, testckpt.FixtureCopy(t, convert(half), nil), Options{NoKernels: true})
+				m, err := launch.Open(ctx, testckpt.FixtureCopy(t, convert(half), nil), launch.Options{NoKernels: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -2,62 +2,11 @@ package rt
 
 import (
 	"context"
-	"github.com/archc/archc/driver"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
 const fixture = "../golden/testdata/llama-tied"
-
-func TestOpenWithoutIREE(t *testing.T) {
-	t.Setenv("ARCHC_VENV", filepath.Join(t.TempDir(), "no-such-venv"))
-	_, err := Open(context.Background(), fixture, Options{CacheDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "scripts/setup.sh") {
-		t.Fatalf("got %v, want an error telling how to install IREE", err)
-	}
-}
-
-func TestOpenWithoutCheckpoint(t *testing.T) {
-	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(fixture, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := driver.NewPlan(dir, driver.PlanOptions{})
-	if err != nil {
-		t.Fatalf("a bare config must still plan (weights declared f32): %v", err)
-	}
-	if p.Weights != nil || !strings.Contains(string(p.MLIR), "tensor<256x64xf32>") {
-		t.Errorf("bare-config plan: weights %v, want none and f32 declarations", p.Weights)
-	}
-	if _, err := Open(context.Background(), dir, Options{}); err == nil || !strings.Contains(err.Error(), "no model.safetensors") {
-		t.Fatalf("got %v, want a missing-checkpoint error", err)
-	}
-}
-
-func TestEOSTokens(t *testing.T) {
-	for _, c := range []struct {
-		raw  map[string]any
-		want []int32
-	}{
-		{map[string]any{"eos_token_id": int64(2)}, []int32{2}},
-		{map[string]any{"eos_token_id": []any{int64(2), int64(7)}}, []int32{2, 7}},
-		{map[string]any{}, nil},
-	} {
-		got, err := eosTokens("", c.raw)
-		if err != nil || len(got) != len(c.want) || (len(got) > 0 && got[len(got)-1] != c.want[len(c.want)-1]) {
-			t.Errorf("eosTokens(%v) = %v, %v; want %v", c.raw, got, err, c.want)
-		}
-	}
-	if _, err := eosTokens("", map[string]any{"eos_token_id": "x"}); err == nil {
-		t.Error("a string eos_token_id must be an error")
-	}
-}
 
 func TestLoadTextWithoutTokenizer(t *testing.T) {
 	_, err := LoadText(fixture)
@@ -66,5 +15,22 @@ func TestLoadTextWithoutTokenizer(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "\n") {
 		t.Errorf("error is not one line: %q", err)
+	}
+}
+
+// TestLoadRejectsBadProgram: a Program the runtime cannot call is refused
+// by name before any worker starts.
+func TestLoadRejectsBadProgram(t *testing.T) {
+	for _, c := range []struct {
+		p    Program
+		want string
+	}{
+		{Program{}, "no compiled module"},
+		{Program{Module: "m.vmfb", Vocab: 10, Slots: 1, MaxLen: 8, DecodeBatches: []int64{1}}, "no prefill buckets"},
+		{Program{Module: "m.vmfb", Vocab: 10, Slots: 0, MaxLen: 8, PrefillBuckets: []int64{8}, DecodeBatches: []int64{1}}, "0 KV-cache slots"},
+	} {
+		if _, err := Load(context.Background(), &c.p, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Load(%+v) = %v, want an error containing %q", c.p, err, c.want)
+		}
 	}
 }

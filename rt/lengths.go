@@ -3,52 +3,42 @@ package rt
 import (
 	"context"
 	"slices"
-
-	"github.com/archc/archc/lower"
 )
 
 // Length-dependent RoPE (LongRoPE, dynamic NTK) rotates a token's key with
 // a table chosen by the length of the sequence in the forward call that
-// computed it (lower.LengthRule). HF runs a prompt in one call, so every
-// prompt token gets the table of the prompt's length; archc runs it in
-// chunks, each told the prompt's total length (prefill's `total`), and
-// may reuse a slot's cached prefix for another prompt (the engine), which
-// is only right when that prefix was computed with the table the new
-// sequence needs. So the Model records, per slot, the tokens its cache
-// holds and the table each was computed with, and recomputes a prefix
-// whose table is stale before it is used:
+// computed it. HF runs a prompt in one call, so every prompt token gets
+// the table of the prompt's length; archc runs it in chunks, each told the
+// prompt's total length (prefill's `total`), and may reuse a slot's cached
+// prefix for another prompt (the engine), which is only right when that
+// prefix was computed with the table the new sequence needs. The rule is
+// the Program's abi.LengthPolicy, computed by the compiler from the IR;
+// this file only asks it. The Model records, per slot, the tokens its
+// cache holds and the table each was computed with (LengthPolicy.Table),
+// and recomputes a prefix the policy says does not serve (Reusable) before
+// it is used:
 //   - a prefill continuing at start > 0 recomputes positions 0..start-1
 //     when any of them was computed with another table than the new
 //     prompt's length gives (for LongRoPE: short vs long);
-//   - with LengthRule.Recompute (LongRoPE, rope recompute: true), a decode step that takes the
-//     sequence past the threshold first recomputes the earlier positions
-//     with the long table, as HF's Phi-3 generate does.
+//   - with LengthPolicy.RecomputeOnDecode (LongRoPE, rope recompute: true),
+//     a decode step that takes the sequence past the threshold first
+//     recomputes the earlier positions with the long table, as HF's Phi-3
+//     generate does.
+// The engine asks ReusablePrefix, the same question, when it picks a slot.
 // Nothing is tracked for a graph without a length-dependent RoPE.
 
 // slotHistory is what one KV-cache slot holds: the token at each position
-// and the table key it was computed with (tableKey); -1 for unknown.
+// and the table it was computed with (LengthPolicy.Table); -1 for unknown.
 type slotHistory struct {
 	tokens []int32
 	keys   []int64
 }
 
-// tableKey identifies the RoPE table a call uses for a sequence of length
-// L: 0 for the base table, else 1 (LongRoPE's long factors) or L (dynamic
-// NTK, one table per length).
-func tableKey(r lower.LengthRule, L int) int64 {
-	switch {
-	case r.Threshold == 0 || int64(L) <= r.Threshold:
-		return 0
-	case r.PerLength:
-		return int64(L)
-	}
-	return 1
-}
-
 // record notes that tokens were written to slot at positions start.. with
 // the table of a sequence of length L.
 func (m *Model) record(slot, start int, tokens []int32, L int) {
-	if m.rule.Threshold == 0 {
+	lp := m.Program.Lengths
+	if !lp.Tracked() {
 		return
 	}
 	if m.hist == nil {
@@ -63,32 +53,37 @@ func (m *Model) record(slot, start int, tokens []int32, L int) {
 		h.tokens, h.keys = append(h.tokens, -1), append(h.keys, -1)
 	}
 	h.tokens, h.keys = h.tokens[:start], h.keys[:start]
-	k := tableKey(m.rule, L)
+	k := lp.Table(L)
 	for _, t := range tokens {
 		h.tokens, h.keys = append(h.tokens, t), append(h.keys, k)
 	}
 }
 
-// refresh recomputes positions 0..start-1 of slot with the table of a
-// sequence of length L when any of them was computed with another; a
-// prefix with unknown tokens is left as it is.
-func (m *Model) refresh(ctx context.Context, slot, start, L int) error {
-	if m.rule.Threshold == 0 || start == 0 {
-		return nil
+// ReusablePrefix returns how many of the first n positions of slot's
+// cache serve a sequence of length L without being recomputed: n when the
+// Program's length policy accepts the tables they were computed with (or
+// does not track tables, or they were written by calls this Model did not
+// see), else 0. The engine asks it to count the prompt tokens a slot's
+// cache really saves.
+func (m *Model) ReusablePrefix(slot, n, L int) int {
+	if n <= 0 {
+		return 0
 	}
 	h := m.hist[slot]
-	if h == nil || len(h.tokens) < start || slices.Contains(h.tokens[:start], -1) {
+	if h == nil || len(h.keys) < n || m.Program.Lengths.Reusable(h.keys[:n], L) {
+		return n
+	}
+	return 0
+}
+
+// refresh recomputes positions 0..start-1 of slot with the table of a
+// sequence of length L when the length policy says they do not serve it
+// (ReusablePrefix).
+func (m *Model) refresh(ctx context.Context, slot, start, L int) error {
+	if start == 0 || m.ReusablePrefix(slot, start, L) == start {
 		return nil
 	}
-	k := tableKey(m.rule, L)
-	stale := false
-	for _, x := range h.keys[:start] {
-		stale = stale || x != k
-	}
-	if !stale {
-		return nil
-	}
-	prefix := slices.Clone(h.tokens[:start])
+	prefix := slices.Clone(m.hist[slot].tokens[:start])
 	for at := 0; at < start; {
 		_, n, err := m.prefillChunk(ctx, slot, prefix[at:], at, L)
 		if err != nil {
@@ -99,11 +94,11 @@ func (m *Model) refresh(ctx context.Context, slot, start, L int) error {
 	return nil
 }
 
-// refreshDecode applies the decode rule (LengthRule.Recompute) to a batch:
-// each sequence whose step takes it to a table its cached keys were not
-// computed with has them recomputed first.
+// refreshDecode applies the decode rule (LengthPolicy.RecomputeOnDecode)
+// to a batch: each sequence whose step takes it to a table its cached keys
+// were not computed with has them recomputed first.
 func (m *Model) refreshDecode(ctx context.Context, pos, slots []int) error {
-	if !m.rule.Recompute {
+	if !m.Program.Lengths.RecomputeOnDecode() {
 		return nil
 	}
 	for b := range pos {

@@ -1,143 +1,156 @@
-// Package rt runs archc models: it compiles the module a driver.Plan
-// emits (cached), loads the weights as named parameters into an IREE worker
-// process and generates tokens with prefill and decode calls; it also holds
-// the sampling options, the tokenizer-facing text helpers and stop strings.
+// Package rt runs archc models: it loads a compiled module (a Program,
+// which the compiler side makes: package driver plans and compiles it)
+// with its weights as named parameters into an IREE worker process and
+// generates tokens with prefill and decode calls; it also holds the
+// sampling options, the tokenizer-facing text helpers and stop strings.
+// It links none of the compiler (dsl, lower, codegen, driver).
 package rt
 
 import (
 	"context"
 	"fmt"
-	"github.com/archc/archc/driver"
-	"github.com/archc/archc/rt/ireetool"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/abi"
+	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/rt/iree"
-	"github.com/archc/archc/rt/kernels"
+	"github.com/archc/archc/rt/ireetool"
 	"github.com/archc/archc/rt/tensor"
 )
 
-// Options configures Open.
+// Program is what the runtime needs of a compiled model: the module and
+// its weights, the shapes it was compiled for, and the model facts the
+// runtime acts on. The compiler side fills it (driver.Compile's result);
+// rt only reads it.
+type Program struct {
+	Module string           // the compiled .vmfb file
+	Params []ireetool.Param // the module's weights as IREE parameters (scope "model")
+	// CompilerVersion is `iree-compile --version` of the compiler that
+	// built Module; Load refuses a worker whose iree.runtime is another
+	// release. "" skips the check.
+	CompilerVersion string
+	Vocab           int64   // logits width
+	EOS             []int32 // end-of-generation token ids
+	// The static shapes the module was compiled for: KV-cache slots and
+	// their length (tokens), prefill chunk buckets (tokens, ascending) and
+	// decode batch sizes (abi.PrefillName, abi.DecodeName), each ascending.
+	Slots, MaxLen  int64
+	PrefillBuckets []int64
+	DecodeBatches  []int64
+	// Lengths is the module's length-dependent RoPE policy; the Model asks
+	// it whether cached keys serve a sequence (lengths.go).
+	Lengths abi.LengthPolicy
+	// Where the tokenizer comes from (Model.Text): the model folder, or
+	// the opened GGUF file (its header read once for plan and tokenizer).
+	Dir  string
+	GGUF *gguf.File
+	// Reported, not used: the family's name, the iree-compile wall time
+	// (near zero on a cache hit) and whether the module came from the cache.
+	Family      string
+	CompileTime time.Duration
+	Cached      bool
+}
+
+// check rejects a Program the runtime cannot call: no module, no
+// buckets, shapes out of range.
+func (p *Program) check() error {
+	switch {
+	case p.Module == "":
+		return fmt.Errorf("program: no compiled module")
+	case p.Vocab <= 0:
+		return fmt.Errorf("program: vocabulary size %d", p.Vocab)
+	case p.Slots <= 0 || p.MaxLen <= 0:
+		return fmt.Errorf("program: %d KV-cache slots of %d tokens", p.Slots, p.MaxLen)
+	case len(p.PrefillBuckets) == 0:
+		return fmt.Errorf("program: no prefill buckets")
+	case len(p.DecodeBatches) == 0:
+		return fmt.Errorf("program: no decode batch sizes")
+	}
+	return nil
+}
+
+// Options configures Load: how the IREE worker runs the module.
 type Options struct {
-	Plan     driver.PlanOptions
-	CacheDir string // compiled-module cache; "" is ireetool.DefaultCacheDir()
-	Device   string // IREE HAL device: "local-task" (default) or "local-sync"
-	Threads  int    // local-task worker threads; 0: one per core
+	Device  string // IREE HAL device: "local-task" (default) or "local-sync"
+	Threads int    // local-task worker threads; 0: one per core
 	// RuntimeFlags are extra iree.runtime flags (iree.RuntimeOptions.Extra).
 	RuntimeFlags []string
-	// CompileFlags are extra iree-compile flags, after ireetool.DefaultFlags.
-	CompileFlags []string
-	// NoKernels turns archc's hand-written matmul kernels off: every weight
-	// is decoded in the graph and multiplied by IREE's own code (the numeric
-	// reference; also what CPUs without AVX2 get).
-	NoKernels bool
-	// Phase, if set, is called when a slow phase starts ("compile", "load")
-	// and returns a function called when it ends. Used for progress output.
+	// Phase, if set, is called when a slow phase starts ("load") and
+	// returns a function called when it ends. Used for progress output.
 	Phase func(name string) (done func())
 }
 
 // Model is a compiled model loaded into an IREE worker, ready for prefill
 // and decode calls on slot 0. Its methods are not safe for concurrent use.
 type Model struct {
-	Plan     *driver.Plan
-	Vocab    int64   // logits width
-	EOS      []int32 // end-of-generation token ids (generation_config.json, else config.json; for a GGUF also eot, eom and llama.cpp's end-of-turn tokens)
+	Program *Program
+	Vocab   int64   // logits width (Program.Vocab)
+	EOS     []int32 // end-of-generation token ids (Program.EOS)
+	// LoadTime is the time to load the module and its weights.
 	LoadTime time.Duration
 	// CompileTime is the iree-compile wall time (near zero on a cache hit).
 	CompileTime time.Duration
 	Cached      bool // the compiled module came from the cache
 	worker      *iree.Worker
-	// What Restart needs to load the module again.
-	vmfb    string
-	params  []ireetool.Param
-	runtime iree.RuntimeOptions
-	// The graph's length-dependent RoPE and, if it has one, what each
-	// slot's cache holds (see lengths.go).
-	rule lower.LengthRule
+	runtime     iree.RuntimeOptions
+	// What each slot's cache holds, for the length policy (lengths.go).
 	hist map[int]*slotHistory
 }
 
-// Open plans the model at path (see driver.NewPlan), compiles it (cached) and loads
-// it with its weights into a new IREE worker. The model needs a checkpoint.
-// Errors name the cause: planning errors, a missing IREE install
-// (ireetool.ErrNotFound), compile failures, or the worker failing to load.
-func Open(ctx context.Context, path string, opts Options) (*Model, error) {
+// Load starts a new IREE worker and loads prog's module with its weights.
+// Errors name the cause: a malformed Program, a missing IREE install
+// (ireetool.ErrNotFound), an iree.runtime of another release than the
+// compiler's, or the worker failing to load.
+func Load(ctx context.Context, prog *Program, opts Options) (*Model, error) {
+	if err := prog.check(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
 	phase := opts.Phase
 	if phase == nil {
 		phase = func(string) func() { return func() {} }
 	}
-	start := time.Now()
-	cacheDir := opts.CacheDir
-	if cacheDir == "" {
-		var err error
-		if cacheDir, err = ireetool.DefaultCacheDir(); err != nil {
-			return nil, err
-		}
-	}
-	if opts.Plan.Lower.Kernels == nil && !opts.NoKernels {
-		k, err := kernels.Build(ctx, cacheDir)
-		if err != nil {
-			return nil, err
-		}
-		opts.Plan.Lower.Kernels = k
-	}
-	p, err := driver.NewPlan(path, opts.Plan)
-	if err != nil {
-		return nil, err
-	}
-	params, err := p.Parameters(ctx, cacheDir, opts.Phase)
-	if err != nil {
-		return nil, fmt.Errorf("model %s: %w", path, err)
-	}
-	done := phase("compile")
-	t0 := time.Now()
-	var flags []string
-	if len(opts.CompileFlags) > 0 {
-		flags = append(append(flags, ireetool.DefaultFlags...), opts.CompileFlags...)
-	}
-	vmfb, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{CacheDir: cacheDir, Flags: flags})
-	done()
-	if err != nil {
-		return nil, err
-	}
-	m := &Model{Plan: p, CompileTime: time.Since(t0), Cached: cached, rule: lower.LengthDependence(p.Graph)}
-	m.Vocab = int64(p.Graph.Logits.Type.Shape[2])
-	if m.EOS, err = eosTokens(p.Dir, p.Raw); err != nil {
-		return nil, err
-	}
-	if p.GGUF != nil {
-		m.EOS = ggufEndTokens(p.GGUF.File, m.EOS)
-	}
-	done = phase("load")
+	m := &Model{Program: prog, Vocab: prog.Vocab, EOS: slices.Clone(prog.EOS), CompileTime: prog.CompileTime, Cached: prog.Cached}
+	done := phase("load")
 	defer done()
 	w, err := iree.Start(ctx, iree.Options{})
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVersions(w); err != nil {
+	if err := checkVersions(w, prog.CompilerVersion); err != nil {
 		w.Close()
 		return nil, err
 	}
-	m.vmfb, m.params = vmfb, params
 	m.runtime = iree.RuntimeOptions{Device: opts.Device, Threads: opts.Threads, Extra: opts.RuntimeFlags}
-	if err := w.LoadWith(ctx, vmfb, params, m.runtime); err != nil {
+	if err := w.LoadWith(ctx, prog.Module, prog.Params, m.runtime); err != nil {
 		w.Close()
 		return nil, err
 	}
 	m.worker = w
-	m.LoadTime = time.Since(start) - m.CompileTime
+	m.LoadTime = time.Since(start)
 	return m, nil
+}
+
+// Text loads the model's tokenizer and chat template from where the
+// Program says they are (its GGUF file, else its folder; LoadText).
+func (m *Model) Text() (*Text, error) {
+	if m.Program.GGUF != nil {
+		return TextFromGGUF(m.Program.GGUF)
+	}
+	if m.Program.Dir == "" {
+		return nil, fmt.Errorf("the model has no folder to read tokenizer.json from")
+	}
+	return LoadText(m.Program.Dir)
 }
 
 // checkVersions refuses a worker whose iree.runtime is not the release
 // (and revision) of the iree-compile that built the module: IREE's
 // runtime only promises to load bytecode from its own compiler.
-func checkVersions(w *iree.Worker) error {
-	cv, err := ireetool.CompilerVersion()
-	if err != nil {
-		return err
+func checkVersions(w *iree.Worker, cv string) error {
+	if cv == "" {
+		return nil
 	}
 	if !strings.Contains(cv, " "+w.IREEVersion+" ") || (w.IREERevision != "" && !strings.Contains(cv, w.IREERevision)) {
 		return fmt.Errorf("iree.runtime %s (%s) is not the release of iree-compile (%s): install matching iree-base-compiler and iree-base-runtime (scripts/setup.sh)",
@@ -159,7 +172,7 @@ func (m *Model) Restart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.LoadWith(ctx, m.vmfb, m.params, m.runtime); err != nil {
+	if err := w.LoadWith(ctx, m.Program.Module, m.Program.Params, m.runtime); err != nil {
 		w.Close()
 		return err
 	}
@@ -184,7 +197,7 @@ func (m *Model) Close() error {
 }
 
 // MaxLen is the KV-cache length in tokens: positions must stay below it.
-func (m *Model) MaxLen() int { return int(m.Plan.Options.MaxLen) }
+func (m *Model) MaxLen() int { return int(m.Program.MaxLen) }
 
 // Prefill is PrefillSlot on slot 0.
 func (m *Model) Prefill(ctx context.Context, tokens []int32, start int) ([]float32, error) {
@@ -267,7 +280,7 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 	if err != nil {
 		return nil, 0, err
 	}
-	fn := lower.PrefillName(int64(bucket))
+	fn := abi.PrefillName(int64(bucket))
 	out, err := m.worker.Call(ctx, fn, []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n)), tensor.ScalarI32(int32(total))})
 	if err != nil {
 		return nil, 0, err
@@ -285,7 +298,7 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 // bucket fits below MaxLen.
 func (m *Model) bucket(n, start int) int {
 	best := 0
-	for _, b := range m.Plan.Options.PrefillBuckets {
+	for _, b := range m.Program.PrefillBuckets {
 		if start+int(b) > m.MaxLen() {
 			break
 		}
@@ -400,8 +413,8 @@ func (m *Model) decodeCall(ctx context.Context, tokens []int32, pos, slots []int
 	if len(pos) != B || len(slots) != B {
 		return "", nil, fmt.Errorf("decode: %d tokens, %d positions, %d slots", B, len(pos), len(slots))
 	}
-	if !slices.Contains(m.Plan.Options.DecodeBatches, int64(B)) {
-		return "", nil, fmt.Errorf("decode: no entry point for batch size %d (compiled: %v)", B, m.Plan.Options.DecodeBatches)
+	if !slices.Contains(m.Program.DecodeBatches, int64(B)) {
+		return "", nil, fmt.Errorf("decode: no entry point for batch size %d (compiled: %v)", B, m.Program.DecodeBatches)
 	}
 	if err := m.checkSlots(slots); err != nil {
 		return "", nil, err
@@ -425,14 +438,14 @@ func (m *Model) decodeCall(ctx context.Context, tokens []int32, pos, slots []int
 		}
 		args = append(args, t)
 	}
-	return lower.DecodeName(int64(B)), args, nil
+	return abi.DecodeName(int64(B)), args, nil
 }
 
 // checkSlots rejects slots outside [0, Slots) and repeated slots.
 func (m *Model) checkSlots(slots []int) error {
 	for i, s := range slots {
-		if s < 0 || int64(s) >= m.Plan.Options.Slots {
-			return fmt.Errorf("KV-cache slot %d is outside [0, %d)", s, m.Plan.Options.Slots)
+		if s < 0 || int64(s) >= m.Program.Slots {
+			return fmt.Errorf("KV-cache slot %d is outside [0, %d)", s, m.Program.Slots)
 		}
 		if slices.Contains(slots[:i], s) {
 			return fmt.Errorf("KV-cache slot %d used twice in one batch", s)

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"fmt"
-	"github.com/archc/archc/driver"
 
 	"github.com/archc/archc/rt/chat"
 	"github.com/archc/archc/rt/gguf"
@@ -22,7 +21,7 @@ type Text struct {
 func LoadText(path string) (*Text, error) {
 	var t Text
 	var err error
-	if driver.IsGGUF(path) {
+	if gguf.IsFile(path) {
 		gf, err := gguf.Open(path)
 		if err != nil {
 			return nil, err
@@ -37,8 +36,8 @@ func LoadText(path string) (*Text, error) {
 }
 
 // TextFromGGUF reads the tokenizer and chat template from an opened GGUF
-// file's metadata (pass the same file to driver.PlanOptions.GGUF so the
-// header is read once). Errors as LoadText.
+// file's metadata (plan with the same file so that its header is read
+// once; Program.GGUF). Errors as LoadText.
 func TextFromGGUF(gf *gguf.File) (*Text, error) {
 	var t Text
 	var err error

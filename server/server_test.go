@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
@@ -28,11 +29,11 @@ const fixture = "../golden/testdata/llama-tied"
 func served(t *testing.T, cfg Config) (*rt.Model, *engine.Engine, string) {
 	t.Helper()
 	testmodels.NeedIREE(t)
-	var o rt.Options
+	var o launch.Options
 	o.Plan.Lower.Slots = 3
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
 	o.Plan.Lower.MaxLen = 128
-	m, err := rt.Open(context.Background(), fixture, o)
+	m, err := launch.Open(context.Background(), fixture, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,11 +332,11 @@ func TestWorkerKilled(t *testing.T) {
 // TestQueueFull: beyond the queue the server answers 429 with Retry-After.
 func TestQueueFull(t *testing.T) {
 	testmodels.NeedIREE(t)
-	var o rt.Options
+	var o launch.Options
 	o.Plan.Lower.Slots = 3
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
 	o.Plan.Lower.MaxLen = 128
-	m, err := rt.Open(context.Background(), fixture, o)
+	m, err := launch.Open(context.Background(), fixture, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/archc/archc/driver"
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/gguf"
 )
@@ -131,7 +131,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if driver.IsGGUF(c.Model) {
+	if gguf.IsFile(c.Model) {
 		if c.gguf, err = gguf.Open(c.Model); err != nil {
 			return err
 		}
@@ -160,11 +160,11 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if c.Threads > 0 && c.Device == "local-sync" {
 		return fmt.Errorf("--threads %d: the local-sync device runs on the calling thread only; use --device local-task to set a thread count", c.Threads)
 	}
-	opts := rt.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet)}
+	opts := launch.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet)}
 	opts.Plan.Arch = c.Arch
 	opts.Plan.Lower.MaxLen = c.MaxLen
 	opts.Plan.GGUF = c.gguf
-	m, err := rt.Open(ctx, c.Model, opts)
+	m, err := launch.Open(ctx, c.Model, opts)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		return nil
 	}
 	r := report{
-		Family: m.Plan.Family.Name, PromptTokens: g.PromptTokens, Tokens: g.Tokens,
+		Family: m.Program.Family, PromptTokens: g.PromptTokens, Tokens: g.Tokens,
 		LoadS: m.LoadTime.Seconds(), CompileS: m.CompileTime.Seconds(), CompileCached: m.Cached,
 		TimeToFirstTokenS: g.PrefillTime.Seconds(),
 	}

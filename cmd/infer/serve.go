@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/archc/archc/rt"
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt/engine"
 	"github.com/archc/archc/server"
 )
@@ -66,25 +66,20 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	go func() { serveErr <- httpSrv.Serve(ln) }()
 	fmt.Fprintf(os.Stderr, "listening on http://%s (loading %s; /health answers 503 until it is ready)\n", ln.Addr(), c.Model)
 
-	var o rt.Options
+	var o launch.Options
 	o.Plan.Arch = c.Arch
 	o.Plan.Lower.MaxLen = c.MaxLen
 	o.Plan.Lower.Slots = int64(c.MaxBatch)
 	o.Plan.Lower.DecodeBatches = decodeBatches(c.MaxBatch)
 	o.Device, o.Threads = c.Device, c.Threads
 	o.Phase = phaseReporter(os.Stderr, c.Quiet)
-	m, err := rt.Open(ctx, c.Model, o)
+	m, err := launch.Open(ctx, c.Model, o)
 	if err != nil {
 		httpSrv.Close()
 		return err
 	}
 	defer m.Close()
-	var text *rt.Text
-	if m.Plan.GGUF != nil { // the header read by the plan serves the tokenizer too
-		text, err = rt.TextFromGGUF(m.Plan.GGUF.File)
-	} else {
-		text, err = rt.LoadText(c.Model)
-	}
+	text, err := m.Text() // a GGUF's header, read by the plan, serves the tokenizer too
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "no tokenizer (%v): prompts must be token ids and chat is off\n", err)
 		text = nil

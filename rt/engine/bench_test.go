@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testmodels"
-	"github.com/archc/archc/rt"
 )
 
 // BenchmarkPrefixReuse reports the time to first token of a second chat
@@ -17,11 +17,11 @@ import (
 // serving shape of `infer serve --max-batch 4 --max-len 1024`.
 func BenchmarkPrefixReuse(b *testing.B) {
 	testmodels.NeedIREE(b)
-	var o rt.Options
+	var o launch.Options
 	o.Plan.Lower.Slots, o.Plan.Lower.MaxLen = 4, 1024
 	o.Plan.Lower.DecodeBatches = []int64{1, 2, 4}
 	ctx := context.Background()
-	m, err := rt.Open(ctx, testmodels.GGUF(b, "smollm2"), o)
+	m, err := launch.Open(ctx, testmodels.GGUF(b, "smollm2"), o)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -121,10 +121,10 @@ type seq struct {
 }
 
 // New returns an engine for m. m must have been compiled with decode batch
-// size 1 among its DecodeBatches (rt.Options.Plan.Lower); its Slots bound
-// the requests running at once.
+// size 1 among its DecodeBatches (rt.Program); its Slots bound the
+// requests running at once.
 func New(m *rt.Model, opts Options) (*Engine, error) {
-	o := m.Plan.Options
+	o := m.Program
 	batches := make([]int, 0, len(o.DecodeBatches))
 	for _, b := range o.DecodeBatches {
 		batches = append(batches, int(b))
@@ -276,9 +276,13 @@ func (e *Engine) freeSlot() bool {
 	return false
 }
 
-// place gives s the free slot whose cached tokens share the longest prefix
-// with its prompt (at least one prompt token is always prefilled, for its
-// logits), or ends s at once if its context has already ended.
+// place gives s the free slot whose cached tokens share the longest
+// reusable prefix with its prompt (at least one prompt token is always
+// prefilled, for its logits), or ends s at once if its context has already
+// ended. A prefix is reusable when the model's length policy says its keys
+// serve a sequence of the prompt's length (rt.Model.ReusablePrefix: with a
+// length-dependent RoPE, keys computed for a sequence of another length
+// may not).
 func (e *Engine) place(s *seq) {
 	if s.ctx.Err() != nil {
 		s.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(s.req.Prompt)}
@@ -290,6 +294,7 @@ func (e *Engine) place(s *seq) {
 			continue
 		}
 		n := commonPrefix(sl.cached, s.req.Prompt[:len(s.req.Prompt)-1])
+		n = e.m.ReusablePrefix(i, n, len(s.req.Prompt))
 		if n > bestLen {
 			best, bestLen = i, n
 		}

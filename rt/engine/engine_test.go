@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
@@ -20,11 +21,11 @@ const fixture = "../../golden/testdata/llama-tied"
 func open(t *testing.T) *rt.Model {
 	t.Helper()
 	testmodels.NeedIREE(t)
-	var o rt.Options
+	var o launch.Options
 	o.Plan.Lower.Slots = 3
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
 	o.Plan.Lower.MaxLen = 128
-	m, err := rt.Open(context.Background(), fixture, o)
+	m, err := launch.Open(context.Background(), fixture, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -506,3 +506,9 @@ func widen(v any) any {
 // f16 converts IEEE-754 binary16 bits to float32 exactly (one definition,
 // in package tensor).
 func f16(h uint16) float32 { return tensor.F16ToF32(h) }
+
+// IsFile reports whether path is a .gguf file (not a folder).
+func IsFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir() && strings.HasSuffix(strings.ToLower(path), ".gguf")
+}

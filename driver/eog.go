@@ -1,6 +1,12 @@
-package rt
+package driver
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/archc/archc/rt/gguf"
@@ -43,4 +49,52 @@ func ggufEndTokens(f *gguf.File, eos []int32) []int32 {
 		}
 	}
 	return out
+}
+
+// eosTokens reads eos_token_id (an int or a list) from generation_config.json
+// in dir if present, else from the config.
+func eosTokens(dir string, raw map[string]any) ([]int32, error) {
+	src := raw
+	if dir != "" {
+		path := filepath.Join(dir, "generation_config.json")
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			var gc map[string]any
+			if err := json.Unmarshal(data, &gc); err != nil {
+				return nil, fmt.Errorf("%s: %v", path, err)
+			}
+			if gc["eos_token_id"] != nil {
+				src = gc
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
+	}
+	var out []int32
+	add := func(v any) error {
+		switch x := v.(type) {
+		case int64:
+			out = append(out, int32(x))
+		case float64:
+			out = append(out, int32(x))
+		default:
+			return fmt.Errorf("eos_token_id: want an int or a list of ints, got %v", v)
+		}
+		return nil
+	}
+	switch v := src["eos_token_id"].(type) {
+	case nil:
+	case []any:
+		for _, e := range v {
+			if err := add(e); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		if err := add(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -1,0 +1,120 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/archc/archc/rt/abi"
+	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/rt/kernels"
+)
+
+// CompileOptions configures Compile.
+type CompileOptions struct {
+	Plan     PlanOptions
+	CacheDir string // compiled-module, kernel and packed-weight cache; "" is ireetool.DefaultCacheDir()
+	// Flags are extra iree-compile flags, after ireetool.DefaultFlags.
+	Flags []string
+	// NoKernels turns archc's hand-written matmul kernels off: every weight
+	// is decoded in the graph and multiplied by IREE's own code (the numeric
+	// reference; also what CPUs without AVX2 get).
+	NoKernels bool
+	// Phase, if set, is called when a slow phase starts ("pack weights",
+	// "compile") and returns a function called when it ends.
+	Phase func(name string) (done func())
+}
+
+// Compiled is a planned model compiled to an IREE module, with everything
+// a runtime needs to load and run it (package rt's Program is made from
+// it; the two packages do not import each other).
+type Compiled struct {
+	Plan   *Plan
+	Module string           // the compiled .vmfb (in the cache)
+	Cached bool             // Module came from the cache
+	Params []ireetool.Param // the module's weights as IREE parameters (Plan.Parameters)
+	// CompileTime is the iree-compile wall time (near zero on a cache hit).
+	CompileTime time.Duration
+	// CompilerVersion is `iree-compile --version` of the compiler that
+	// built Module: the runtime loads it only with the matching iree.runtime.
+	CompilerVersion string
+	Vocab           int64   // logits width
+	EOS             []int32 // end-of-generation ids (EOS)
+	// Lengths is the module's length-dependent RoPE policy (the graph's
+	// lower.LengthDependence).
+	Lengths abi.LengthPolicy
+}
+
+// Compile plans the model at path (NewPlan; with archc's kernels for
+// this CPU unless opts.NoKernels or opts.Plan.Lower.Kernels is set),
+// prepares its weights as IREE parameters (Parameters) and compiles its
+// module with iree-compile (cached). The model needs a checkpoint. Errors
+// name the cause: planning errors, a missing IREE install
+// (ireetool.ErrNotFound), a missing kernel compiler, compile failures.
+func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, error) {
+	phase := opts.Phase
+	if phase == nil {
+		phase = func(string) func() { return func() {} }
+	}
+	cacheDir := opts.CacheDir
+	if cacheDir == "" {
+		var err error
+		if cacheDir, err = ireetool.DefaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Plan.Lower.Kernels == nil && !opts.NoKernels {
+		k, err := kernels.Build(ctx, cacheDir)
+		if err != nil {
+			return nil, err
+		}
+		opts.Plan.Lower.Kernels = k
+	}
+	p, err := NewPlan(path, opts.Plan)
+	if err != nil {
+		return nil, err
+	}
+	params, err := p.Parameters(ctx, cacheDir, opts.Phase)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	eos, err := EOS(p)
+	if err != nil {
+		return nil, err
+	}
+	cv, err := ireetool.CompilerVersion()
+	if err != nil {
+		return nil, err
+	}
+	done := phase("compile")
+	t0 := time.Now()
+	var flags []string
+	if len(opts.Flags) > 0 {
+		flags = append(append(flags, ireetool.DefaultFlags...), opts.Flags...)
+	}
+	vmfb, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{CacheDir: cacheDir, Flags: flags})
+	done()
+	if err != nil {
+		return nil, err
+	}
+	return &Compiled{
+		Plan: p, Module: vmfb, Cached: cached, Params: params, CompileTime: time.Since(t0), CompilerVersion: cv,
+		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Lengths: p.Lengths,
+	}, nil
+}
+
+// EOS returns the model's end-of-generation token ids: eos_token_id of
+// generation_config.json in the model folder, else of config.json; for a
+// GGUF file also its eos, eot and eom ids and llama.cpp's end-of-turn
+// tokens. Errors: an eos_token_id that is not an int or a list of ints, an
+// unreadable generation_config.json.
+func EOS(p *Plan) ([]int32, error) {
+	eos, err := eosTokens(p.Dir, p.Raw)
+	if err != nil {
+		return nil, err
+	}
+	if p.GGUF != nil {
+		eos = ggufEndTokens(p.GGUF.File, eos)
+	}
+	return eos, nil
+}

@@ -1,0 +1,69 @@
+// Package launch opens a model to run: package driver plans and compiles
+// it, package rt loads the result. It is the one place that joins the
+// compiler side and the runtime (which do not import each other), for
+// cmd/infer and the tests that run models.
+package launch
+
+import (
+	"context"
+	"time"
+
+	"github.com/archc/archc/driver"
+	"github.com/archc/archc/rt"
+)
+
+// Options configures Open: the plan and compile options (driver) and the
+// runtime's (rt).
+type Options struct {
+	Plan     driver.PlanOptions
+	CacheDir string // compiled-module cache; "" is ireetool.DefaultCacheDir()
+	Device   string // IREE HAL device: "local-task" (default) or "local-sync"
+	Threads  int    // local-task worker threads; 0: one per core
+	// RuntimeFlags are extra iree.runtime flags (iree.RuntimeOptions.Extra).
+	RuntimeFlags []string
+	// CompileFlags are extra iree-compile flags, after ireetool.DefaultFlags.
+	CompileFlags []string
+	// NoKernels turns archc's hand-written matmul kernels off
+	// (driver.CompileOptions.NoKernels).
+	NoKernels bool
+	// Phase, if set, is called when a slow phase starts ("pack weights",
+	// "compile", "load") and returns a function called when it ends.
+	Phase func(name string) (done func())
+}
+
+// Open plans and compiles the model at path (driver.Compile, cached) and
+// loads it with its weights into a new IREE worker (rt.Load). The model
+// needs a checkpoint. Its LoadTime is everything but the compile.
+// Errors: those of driver.Compile and rt.Load.
+func Open(ctx context.Context, path string, opts Options) (*rt.Model, error) {
+	start := time.Now()
+	c, err := driver.Compile(ctx, path, driver.CompileOptions{
+		Plan: opts.Plan, CacheDir: opts.CacheDir, Flags: opts.CompileFlags, NoKernels: opts.NoKernels, Phase: opts.Phase,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m, err := rt.Load(ctx, Program(c), rt.Options{Device: opts.Device, Threads: opts.Threads, RuntimeFlags: opts.RuntimeFlags, Phase: opts.Phase})
+	if err != nil {
+		return nil, err
+	}
+	m.LoadTime = time.Since(start) - c.CompileTime
+	return m, nil
+}
+
+// Program is what rt needs of a compiled model (rt.Program).
+func Program(c *driver.Compiled) *rt.Program {
+	p := c.Plan
+	prog := &rt.Program{
+		Module: c.Module, Params: c.Params, CompilerVersion: c.CompilerVersion,
+		Vocab: c.Vocab, EOS: c.EOS,
+		Slots: p.Options.Slots, MaxLen: p.Options.MaxLen,
+		PrefillBuckets: p.Options.PrefillBuckets, DecodeBatches: p.Options.DecodeBatches,
+		Lengths: c.Lengths, Dir: p.Dir,
+		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached,
+	}
+	if p.GGUF != nil {
+		prog.GGUF = p.GGUF.File
+	}
+	return prog
+}

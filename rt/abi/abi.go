@@ -1,0 +1,22 @@
+// Package abi is the interface of a compiled archc module as the runtime
+// calls it: the names of its entry points and the policy by which its
+// RoPE depends on the length of the sequence. The compiler side (package
+// lower) writes modules to it and computes the policy from the IR; the
+// runtime (package rt and its engine) only reads it. It imports nothing
+// of archc, so both sides can share it without linking each other.
+package abi
+
+import "fmt"
+
+// PrefillName is the entry point that runs one sequence's chunk of s
+// tokens (a prefill bucket). Arguments: tokens [1, s] i32, slot i32,
+// start i32 (position of the chunk's first token), n i32 (real tokens in
+// the chunk; the rest is padding), total i32 (the sequence's length once
+// its prompt is in, read by a length-dependent RoPE). Result: logits of
+// the chunk's last real token, [1, vocab] f32.
+func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
+
+// DecodeName is the entry point that runs one token for each of b
+// sequences. Arguments: tokens [b] i32, positions [b] i32, slots [b] i32.
+// Result: logits [b, vocab] f32.
+func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
