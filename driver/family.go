@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/archc/archc/archs"
+	"github.com/archc/archc/driver/ggufmap"
 	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt/gguf"
@@ -41,8 +42,8 @@ func (f *Family) GGUFArchs() []string { return dsl.GGUFArchs(f.File) }
 // families (so a family given with --arch that claims no GGUF architecture
 // of its own still runs the files its parent reads; its config block and
 // match clauses then decide as for a config.json). Errors: no family reads
-// the file's architecture, the section fails on the file (gguf.File.Read).
-func ReadGGUF(fams []*Family, f *gguf.File) (*gguf.Model, error) {
+// the file's architecture, the section fails on the file (ggufmap.Read).
+func ReadGGUF(fams []*Family, f *gguf.File) (*ggufmap.Model, error) {
 	files := make([]*dsl.File, len(fams))
 	for i, fam := range fams {
 		files[i] = fam.File
@@ -61,7 +62,7 @@ func ReadGGUF(fams []*Family, f *gguf.File) (*gguf.Model, error) {
 			return nil, fmt.Errorf("gguf: %w", err)
 		}
 	}
-	return f.Read(fam)
+	return ggufmap.Read(f, fam)
 }
 
 // ParseFamily parses .arch source, resolves its `extends` chain against

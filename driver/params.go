@@ -42,7 +42,7 @@ func (p *Plan) Parameters(ctx context.Context, cacheDir string, phase func(strin
 }
 
 // pack writes a GGUF model's weights in their stored formats into the
-// cache (rt/gguf Pack) and binds them to the plan. A missing or mis-shaped
+// cache (ggufmap.Model.Pack) and binds them to the plan. A missing or mis-shaped
 // tensor is reported at the .arch position that declared the weight.
 func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) func()) error {
 	done := func() {}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/driver/ggufmap"
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt/abi"
@@ -20,7 +21,7 @@ import (
 // checkpoint's tensor index.
 type Plan struct {
 	Dir     string         // model folder ("" when planned from a bare config.json or a GGUF file)
-	GGUF    *gguf.Model    // the GGUF file the model comes from, as its family reads it, or nil
+	GGUF    *ggufmap.Model // the GGUF file the model comes from, as its family reads it, or nil
 	Family  *Family        // the matched family
 	Raw     map[string]any // config.json as decoded
 	Config  map[string]any // the family's evaluated config block
@@ -68,7 +69,7 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if gm != nil { // weights keep their GGUF storage (rt/gguf Pack)
+	if gm != nil { // weights keep their GGUF storage (ggufmap.Model.Pack)
 		formats := gm.Formats()
 		p.Options.WeightDTypes = map[string]string{}
 		for _, w := range g.Weights {
@@ -107,7 +108,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 		}
 	}
 	var raw map[string]any
-	var gm *gguf.Model
+	var gm *ggufmap.Model
 	if gguf.IsFile(path) {
 		gf := opts.GGUF
 		var err error

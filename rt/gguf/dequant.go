@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/archc/archc/lower"
 )
@@ -184,4 +185,15 @@ func scaleMinK4(j int, q []byte) (sc, m byte) {
 		return q[j] & 63, q[j+4] & 63
 	}
 	return q[j+4]&0x0f | (q[j-4]>>6)<<4, q[j+4]>>4 | (q[j]>>6)<<4
+}
+
+// StorageFormat returns the storage format (package lower's name: "f32",
+// "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
+// "q6_k") in which a tensor of type t reaches the compiled module, and
+// false for a type archc cannot read.
+func StorageFormat(t Type) (string, bool) {
+	if !Supported(t) {
+		return "", false
+	}
+	return strings.ToLower(t.String()), true
 }

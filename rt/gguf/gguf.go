@@ -1,15 +1,12 @@
 // Package gguf reads GGUF checkpoints (llama.cpp's single-file format) for
-// archc: the Hugging Face config.json equivalent of their metadata (Config),
-// the GGUF → Hugging Face tensor name table (HFName), exact dequantization of
-// the supported ggml types to f32 (Dequantize), and Pack, which writes every
-// tensor in its stored format (same bytes), HF-named and HF-shaped, into one
-// cached file and returns a weights.Index pointing into it (with each
-// tensor's storage format), so a GGUF file runs through the same path as a
-// safetensors checkpoint and is decoded inside the compiled program.
-// Materialize (the same, dequantized to f32) remains for tests that compare
-// dequantization with transformers. The tokenizer reads its
-// tokenizer.ggml.* metadata from the same File (Keys, Value, Array,
-// Strings).
+// archc: the container (header, metadata, tensor infos: Open, Value,
+// Array, Strings, Lookup) and exact dequantization of the supported ggml
+// types to f32 (Dequantize), with the storage format each type reaches
+// the compiled module in (StorageFormat). It knows nothing of model
+// families and imports none of the compiler: reading a file through a
+// family's gguf section (config, Hugging Face names, transforms, the
+// packed weight file) is driver/ggufmap's. The tokenizer reads its
+// tokenizer.ggml.* metadata from the same File.
 //
 // The header is read once, by one reader (header.go): one pass over the
 // magic, version, counts, metadata and tensor infos with bounded reads (a
@@ -28,7 +25,7 @@
 // ne[0]. GGUF stores some tensors transformed relative to Hugging Face
 // (llama's Q/K rows permuted for its rope layout, Gemma norm weights stored
 // as 1+w); the transforms are undone exactly as transformers' GGUF loader
-// undoes them (see Pack).
+// undoes them (driver/ggufmap's Pack).
 package gguf
 
 import (

@@ -1,8 +1,9 @@
-package gguf
+package ggufmap
 
 import (
 	"context"
 	"errors"
+	"github.com/archc/archc/rt/gguf"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,15 +14,6 @@ import (
 	"github.com/archc/archc/dsl"
 )
 
-func openBuilt(t *testing.T, kvs []kv, ts []tdesc) *File {
-	t.Helper()
-	f, err := Open(writeFile(t, "m.gguf", buildGGUF(kvs, ts)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
 func TestOpenTiny(t *testing.T) {
 	f := openTiny(t)
 	if f.Arch != "llama" || len(f.Tensors) != 11 {
@@ -31,7 +23,7 @@ func TestOpenTiny(t *testing.T) {
 	if !ok || !slices.Equal(q.Dims, []int64{8, 4}) || !slices.Equal(q.Shape(), []int64{4, 8}) || q.Size != 128 || q.Offset%32 != 0 {
 		t.Errorf("ffn_down: %+v", q)
 	}
-	if v, _ := f.Value("tokenizer.ggml.tokens"); v.(ArrayInfo).Len != 3 || v.(ArrayInfo).Elem != "string" {
+	if v, _ := f.Value("tokenizer.ggml.tokens"); v.(gguf.ArrayInfo).Len != 3 || v.(gguf.ArrayInfo).Elem != "string" {
 		t.Errorf("tokens: %#v", v)
 	}
 }
@@ -86,7 +78,7 @@ func evalConfig(t *testing.T, m *Model) map[string]any {
 // TestConfigFamilies: each family's gguf section, through its claim,
 // its inherited and overridden fields and the family's config defaults.
 func TestConfigFamilies(t *testing.T) {
-	out := []tdesc{{"output.weight", F32, []uint64{64, 10}, make([]byte, 2560)}}
+	out := []tdesc{{"output.weight", gguf.F32, []uint64{64, 10}, make([]byte, 2560)}}
 	t.Run("gemma3", func(t *testing.T) {
 		m := mustRead(t, openBuilt(t, baseKVs("gemma3", kv{"gemma3.attention.key_length", uint32(32)}, kv{"gemma3.attention.sliding_window", uint32(16)}, kv{"gemma3.rope.freq_base", float32(1e6)}), nil))
 		c := evalConfig(t, m)
@@ -347,7 +339,7 @@ func TestMaterializeTiny(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := make([]float32, len(tt.Data)/4)
-		if err := Dequantize(F32, tt.Data, out); err != nil {
+		if err := gguf.Dequantize(gguf.F32, tt.Data, out); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -435,11 +427,11 @@ func TestMaterializeTransforms(t *testing.T) {
 		{"gemma3.attention.key_length", uint32(4)},
 	}
 	gt := []tdesc{
-		{"token_embd.weight", F32, []uint64{4, 3}, f32s(seq(0, 12)...)},
-		{"output_norm.weight", F32, []uint64{4}, f32s(1.5, 2, 0, -1)},
-		{"blk.0.attn_q_norm.weight", F32, []uint64{4}, f32s(1, 2, 3, 4)},
-		{"blk.0.post_ffw_norm.weight", F32, []uint64{4}, f32s(1, 1, 1, 1)},
-		{"blk.0.attn_q.weight", F32, []uint64{4, 4}, f32s(seq(0, 16)...)},
+		{"token_embd.weight", gguf.F32, []uint64{4, 3}, f32s(seq(0, 12)...)},
+		{"output_norm.weight", gguf.F32, []uint64{4}, f32s(1.5, 2, 0, -1)},
+		{"blk.0.attn_q_norm.weight", gguf.F32, []uint64{4}, f32s(1, 2, 3, 4)},
+		{"blk.0.post_ffw_norm.weight", gguf.F32, []uint64{4}, f32s(1, 1, 1, 1)},
+		{"blk.0.attn_q.weight", gguf.F32, []uint64{4, 4}, f32s(seq(0, 16)...)},
 	}
 	gf := mustRead(t, openBuilt(t, g, gt))
 	n, hf, _, err := gf.ReadTensor("output_norm.weight")
@@ -461,7 +453,7 @@ func TestMaterializeTransforms(t *testing.T) {
 }
 
 func TestMaterializeQuantizedChunks(t *testing.T) {
-	// A Q8_0 embedding big enough to be converted in several units.
+	// A gguf.Q8_0 embedding big enough to be converted in several units.
 	const rows, cols = 300, 1 << 15 // 300 rows of 32768: > unitElems in total
 	raw := make([]byte, rows*cols/32*34)
 	for b := 0; b < rows*cols/32; b++ {
@@ -477,7 +469,7 @@ func TestMaterializeQuantizedChunks(t *testing.T) {
 			kvs[i].Val = uint32(cols)
 		}
 	}
-	ts = []tdesc{{"token_embd.weight", Q8_0, []uint64{cols, rows}, raw}}
+	ts = []tdesc{{"token_embd.weight", gguf.Q8_0, []uint64{cols, rows}, raw}}
 	f := mustRead(t, openBuilt(t, kvs, ts))
 	ix, err := f.Materialize(context.Background(), t.TempDir(), nil)
 	if err != nil {
@@ -488,7 +480,7 @@ func TestMaterializeQuantizedChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make([]float32, rows*cols)
-	Dequantize(F32, tt.Data, got)
+	gguf.Dequantize(gguf.F32, tt.Data, got)
 	for _, i := range []int{0, 31, 32, cols, rows*cols - 1, 150*cols + 77} {
 		b, j := i/32, i%32
 		if want := float32((b + j) % 100); got[i] != want {
@@ -513,31 +505,31 @@ func TestMaterializeCancel(t *testing.T) {
 
 func TestMaterializeUnsupported(t *testing.T) {
 	kvs, ts := tinyLlama()
-	ts[1] = tdesc{"output_norm.weight", Q2_K, []uint64{256}, make([]byte, 84)}
+	ts[1] = tdesc{"output_norm.weight", gguf.Q2_K, []uint64{256}, make([]byte, 84)}
 	_, err := read(openBuilt(t, kvs, ts))
 	if err == nil || !strings.Contains(err.Error(), `"output_norm.weight"`) || !strings.Contains(err.Error(), "Q2_K") {
 		t.Errorf("got %v, want an error naming the tensor and Q2_K", err)
 	}
 	kvs, ts = tinyLlama()
-	ts = append(ts, tdesc{"blk.0.mystery.weight", F32, []uint64{4}, f32s(1, 2, 3, 4)})
+	ts = append(ts, tdesc{"blk.0.mystery.weight", gguf.F32, []uint64{4}, f32s(1, 2, 3, 4)})
 	_, err = read(openBuilt(t, kvs, ts))
 	if err == nil || !strings.Contains(err.Error(), "blk.0.mystery.weight") || !strings.Contains(err.Error(), "family llama") {
 		t.Errorf("got %v, want an error naming the unknown tensor and the family", err)
 	}
 	kvs, ts = tinyLlama()
-	ts = append(ts, tdesc{"blk.0.attn_k.bias", F32, []uint64{3}, f32s(1, 2, 3)})
+	ts = append(ts, tdesc{"blk.0.attn_k.bias", gguf.F32, []uint64{3}, f32s(1, 2, 3)})
 	_, err = read(openBuilt(t, kvs, ts))
 	if err == nil || !strings.Contains(err.Error(), `"blk.0.attn_k.bias" has 3 rows, not divisible into 1 heads`) {
 		t.Errorf("got %v, want the un-permutation refused", err)
 	}
 }
 
-// TestPack: Pack keeps each tensor's stored bytes (a Q8_0 table is copied
+// TestPack: Pack keeps each tensor's stored bytes (a gguf.Q8_0 table is copied
 // as is), un-permutes llama Q/K rows (the packed f32 rows equal ReadTensor's
 // transformed values), aligns every tensor to 64 bytes and reuses its file.
 func TestPack(t *testing.T) {
 	kvs, ts := oneHeadLlama()
-	raw := make([]byte, 3*32/32*34) // token_embd as Q8_0: 3 rows of 32
+	raw := make([]byte, 3*32/32*34) // token_embd as gguf.Q8_0: 3 rows of 32
 	for j := range raw {
 		raw[j] = byte(j * 7)
 	}
@@ -546,7 +538,7 @@ func TestPack(t *testing.T) {
 	}
 	for i := range ts {
 		if ts[i].Name == "token_embd.weight" {
-			ts[i] = tdesc{"token_embd.weight", Q8_0, []uint64{32, 3}, raw}
+			ts[i] = tdesc{"token_embd.weight", gguf.Q8_0, []uint64{32, 3}, raw}
 		}
 	}
 	for i := range kvs {
@@ -572,7 +564,7 @@ func TestPack(t *testing.T) {
 		t.Fatal(err)
 	}
 	if embd.Format != "q8_0" || !slices.Equal(got.Data, raw) {
-		t.Errorf("Q8_0 embedding: format %q, bytes changed: %v", embd.Format, !slices.Equal(got.Data, raw))
+		t.Errorf("gguf.Q8_0 embedding: format %q, bytes changed: %v", embd.Format, !slices.Equal(got.Data, raw))
 	}
 	q := ix.Tensors["model.layers.0.self_attn.q_proj.weight"]
 	qb, err := q.Read()
@@ -584,7 +576,7 @@ func TestPack(t *testing.T) {
 		t.Fatal(err)
 	}
 	vals := make([]float32, len(want))
-	if err := Dequantize(F32, qb.Data, vals); err != nil {
+	if err := gguf.Dequantize(gguf.F32, qb.Data, vals); err != nil {
 		t.Fatal(err)
 	}
 	if q.Format != "f32" || !slices.Equal(vals, want) {
@@ -622,16 +614,16 @@ func tinyGptOss(withUp bool) ([]kv, []tdesc) {
 		{"gpt-oss.rope.scaling.original_context_length", uint32(4096)},
 	}
 	ts := []tdesc{
-		{"token_embd.weight", F32, []uint64{3, 4}, f32s(seq(0, 12)...)},
-		{"blk.0.attn_sinks.weight", F32, []uint64{1}, f32s(0.5)},
-		{"blk.0.ffn_gate_exps.weight", F32, []uint64{3, 2, 2}, f32s(seq(0, 12)...)},
-		{"blk.0.ffn_gate_exps.bias", F32, []uint64{2, 2}, f32s(seq(300, 4)...)},
-		{"blk.0.ffn_up_exps.bias", F32, []uint64{2, 2}, f32s(seq(400, 4)...)},
-		{"blk.0.ffn_down_exps.weight", F32, []uint64{2, 3, 2}, f32s(seq(200, 12)...)},
-		{"blk.0.ffn_down_exps.bias", F32, []uint64{3, 2}, f32s(seq(500, 6)...)},
+		{"token_embd.weight", gguf.F32, []uint64{3, 4}, f32s(seq(0, 12)...)},
+		{"blk.0.attn_sinks.weight", gguf.F32, []uint64{1}, f32s(0.5)},
+		{"blk.0.ffn_gate_exps.weight", gguf.F32, []uint64{3, 2, 2}, f32s(seq(0, 12)...)},
+		{"blk.0.ffn_gate_exps.bias", gguf.F32, []uint64{2, 2}, f32s(seq(300, 4)...)},
+		{"blk.0.ffn_up_exps.bias", gguf.F32, []uint64{2, 2}, f32s(seq(400, 4)...)},
+		{"blk.0.ffn_down_exps.weight", gguf.F32, []uint64{2, 3, 2}, f32s(seq(200, 12)...)},
+		{"blk.0.ffn_down_exps.bias", gguf.F32, []uint64{3, 2}, f32s(seq(500, 6)...)},
 	}
 	if withUp {
-		ts = append(ts, tdesc{"blk.0.ffn_up_exps.weight", F32, []uint64{3, 2, 2}, f32s(seq(100, 12)...)})
+		ts = append(ts, tdesc{"blk.0.ffn_up_exps.weight", gguf.F32, []uint64{3, 2, 2}, f32s(seq(100, 12)...)})
 	}
 	return kvs, ts
 }

@@ -1,4 +1,4 @@
-package gguf
+package ggufmap
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/rt/tensor"
 	"github.com/archc/archc/rt/weights"
 )
@@ -41,7 +42,7 @@ func reversePermuteRows(dst, src []float32, rows, cols, nHead int) error {
 // shape and transform. A tensor made of interleaved GGUF tensors
 // (interleave) holds them all in group, by part (t and tr are one of them).
 type planned struct {
-	t     Tensor
+	t     gguf.Tensor
 	hf    string
 	shape []int64
 	tr    transform
@@ -97,7 +98,7 @@ func (p planned) has(name string) bool {
 // convert dequantizes and transforms HF rows [r0, r1) of p into dst
 // ((r1-r0)*cols elements). A tensor whose rows move (unpermute_qk,
 // transpose, interleave) must be converted whole.
-func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error {
+func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error {
 	rows := int(p.shape[0])
 	if (p.tr.transpose || p.tr.parts > 1) && (r0 != 0 || r1 != rows) {
 		return fmt.Errorf("gguf: internal error: tensor %q converted in part", p.t.Name)
@@ -117,7 +118,7 @@ func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error 
 	if p.tr.permuteHeads > 0 {
 		src = make([]float32, len(dst))
 	}
-	if err := Dequantize(p.t.Type, raw, src); err != nil {
+	if err := gguf.Dequantize(p.t.Type, raw, src); err != nil {
 		return fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
 	}
 	if p.tr.permuteHeads > 0 {
@@ -141,7 +142,7 @@ func (f *File) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error 
 // last two dimensions swapped back (transpose), then written to
 // dst[..., part::parts] (interleave) or as rows chunk part of parts along
 // dimension -2 (chunk).
-func (f *File) convertParts(fh *os.File, p planned, dst []float32) error {
+func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 	parts := p.group
 	if parts == nil {
 		parts = []planned{p}
@@ -202,7 +203,7 @@ func (m *Model) CachePath(cacheDir string) string { return m.cachePathFor(cacheD
 func (m *Model) cachePathFor(cacheDir, version string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", version, m.Size, m.ModTime)
-	h.Write(m.hdrSum)
+	h.Write(m.HeaderSum())
 	h.Write(m.planSum)
 	return filepath.Join(cacheDir, "gguf-"+hex.EncodeToString(h.Sum(nil))[:32]+".f32")
 }
@@ -262,7 +263,7 @@ func (m *Model) Materialize(ctx context.Context, cacheDir string, progress func(
 
 // writeCacheFile creates the cache file out in folder dir atomically
 // (weights.WriteCacheFile); errors name the GGUF file and the step.
-func (f *File) writeCacheFile(dir, out string, write func(tmp *os.File) error) error {
+func (f *Model) writeCacheFile(dir, out string, write func(tmp *os.File) error) error {
 	return weights.WriteCacheFile("gguf: "+f.Path, dir, out, write)
 }
 
@@ -270,7 +271,7 @@ func (f *File) writeCacheFile(dir, out string, write func(tmp *os.File) error) e
 type unit struct{ i, r0, r1 int }
 
 // writeAll converts every tensor into out with a pool of workers.
-func (f *File) writeAll(ctx context.Context, out *os.File, plan []planned, offs []int64, total int64, progress func(done, total int64)) error {
+func (f *Model) writeAll(ctx context.Context, out *os.File, plan []planned, offs []int64, total int64, progress func(done, total int64)) error {
 	var units []unit
 	for i, p := range plan {
 		rows := int(p.shape[0])

@@ -1,6 +1,7 @@
-package gguf
+package ggufmap
 
 import (
+	"github.com/archc/archc/rt/gguf"
 	"io/fs"
 	"sync"
 	"testing"
@@ -39,7 +40,7 @@ var builtins = sync.OnceValues(func() ([]*dsl.File, error) {
 })
 
 // familyOf returns the built-in family that reads f (dsl.SelectGGUF).
-func familyOf(f *File) (*dsl.File, error) {
+func familyOf(f *gguf.File) (*dsl.File, error) {
 	fams, err := builtins()
 	if err != nil {
 		return nil, err
@@ -48,16 +49,16 @@ func familyOf(f *File) (*dsl.File, error) {
 }
 
 // read reads f through the built-in family that claims it.
-func read(f *File) (*Model, error) {
+func read(f *gguf.File) (*Model, error) {
 	fam, err := familyOf(f)
 	if err != nil {
 		return nil, err
 	}
-	return f.Read(fam)
+	return Read(f, fam)
 }
 
 // mustRead is read, failing the test on an error.
-func mustRead(t testing.TB, f *File) *Model {
+func mustRead(t testing.TB, f *gguf.File) *Model {
 	t.Helper()
 	m, err := read(f)
 	if err != nil {

@@ -1,4 +1,4 @@
-package gguf
+package ggufmap
 
 import (
 	"fmt"

@@ -1,10 +1,11 @@
-package gguf
+package ggufmap
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/archc/archc/rt/gguf"
 	"io"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestRealCheckpoints(t *testing.T) {
 			if st.Size() != doc.GGUFSize {
 				t.Fatalf("%s is %d bytes, the oracle was made from %d: re-fetch the model", path, st.Size(), doc.GGUFSize)
 			}
-			g, err := Open(path)
+			g, err := gguf.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,8 @@
-package gguf
+// Package ggufbuild writes small GGUF files for tests: a v3 container with
+// given metadata and tensors, and a tiny llama (TinyLlama). Tests of the
+// container reader (rt/gguf) and of the family mapping (driver/ggufmap)
+// share it.
+package ggufbuild
 
 import (
 	"bytes"
@@ -9,24 +13,26 @@ import (
 	"testing"
 )
 
-// kv is one metadata entry for buildGGUF: Val is uint8, int16, uint32,
+// KV is one metadata entry for Build: Val is uint8, int16, uint32,
 // int32, float32, bool, string, uint64, float64, []uint32, []int32,
 // []float32, []bool, []string or [][]uint32.
-type kv struct {
+type KV struct {
 	Key string
 	Val any
 }
 
-// tdesc is one tensor for buildGGUF: dims in ggml order, raw data bytes.
-type tdesc struct {
+// Tensor is one tensor for Build: its ggml type T (rt/gguf's Type; a
+// type parameter so that this package need not import the reader it
+// tests), dims in ggml order, raw data bytes.
+type Tensor[T ~uint32] struct {
 	Name string
-	Type Type
+	Type T
 	Dims []uint64
 	Data []byte
 }
 
-// buildGGUF encodes a little-endian GGUF v3 file with 32-byte alignment.
-func buildGGUF(kvs []kv, ts []tdesc) []byte {
+// Build encodes a little-endian GGUF v3 file with 32-byte alignment.
+func Build[T ~uint32](kvs []KV, ts []Tensor[T]) []byte {
 	var b bytes.Buffer
 	le := binary.LittleEndian
 	str := func(s string) {
@@ -104,7 +110,7 @@ func buildGGUF(kvs []kv, ts []tdesc) []byte {
 				str(s)
 			}
 		default:
-			panic("buildGGUF: unsupported value")
+			panic("Build: unsupported value")
 		}
 	}
 	var off uint64
@@ -134,8 +140,8 @@ func buildGGUF(kvs []kv, ts []tdesc) []byte {
 	return b.Bytes()
 }
 
-// f32s encodes float32 values little-endian.
-func f32s(v ...float32) []byte {
+// F32s encodes float32 values little-endian.
+func F32s(v ...float32) []byte {
 	out := make([]byte, 4*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
@@ -143,8 +149,8 @@ func f32s(v ...float32) []byte {
 	return out
 }
 
-// seq returns n float32 values start, start+1, ...
-func seq(start float32, n int) []float32 {
+// Seq returns n float32 values start, start+1, ...
+func Seq(start float32, n int) []float32 {
 	out := make([]float32, n)
 	for i := range out {
 		out[i] = start + float32(i)
@@ -152,8 +158,8 @@ func seq(start float32, n int) []float32 {
 	return out
 }
 
-// writeFile writes data to a fresh file in a temp dir and returns its path.
-func writeFile(t testing.TB, name string, data []byte) string {
+// WriteFile writes data to a fresh file in a temp dir and returns its path.
+func WriteFile(t testing.TB, name string, data []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -162,10 +168,11 @@ func writeFile(t testing.TB, name string, data []byte) string {
 	return p
 }
 
-// tinyLlama is a 1-layer llama GGUF: hidden 4, 2 heads, 1 KV head,
+// TinyLlama is a 1-layer llama GGUF: hidden 4, 2 heads, 1 KV head,
 // head_dim 2, intermediate 8, vocab 3, F32 weights with distinct values.
-func tinyLlama(extra ...kv) ([]kv, []tdesc) {
-	kvs := append([]kv{
+func TinyLlama[T ~uint32](extra ...KV) ([]KV, []Tensor[T]) {
+	f32 := T(0) // GGML_TYPE_F32
+	kvs := append([]KV{
 		{"general.architecture", "llama"},
 		{"general.name", "tiny"},
 		{"llama.block_count", uint32(1)},
@@ -181,25 +188,18 @@ func tinyLlama(extra ...kv) ([]kv, []tdesc) {
 		{"tokenizer.ggml.eos_token_id", uint32(2)},
 		{"tokenizer.ggml.tokens", []string{"a", "b", "c"}},
 	}, extra...)
-	ts := []tdesc{
-		{"token_embd.weight", F32, []uint64{4, 3}, f32s(seq(0, 12)...)},
-		{"output_norm.weight", F32, []uint64{4}, f32s(seq(1, 4)...)},
-		{"blk.0.attn_norm.weight", F32, []uint64{4}, f32s(seq(1, 4)...)},
-		{"blk.0.attn_q.weight", F32, []uint64{4, 4}, f32s(seq(0, 16)...)},
-		{"blk.0.attn_k.weight", F32, []uint64{4, 2}, f32s(seq(100, 8)...)},
-		{"blk.0.attn_v.weight", F32, []uint64{4, 2}, f32s(seq(200, 8)...)},
-		{"blk.0.attn_output.weight", F32, []uint64{4, 4}, f32s(seq(300, 16)...)},
-		{"blk.0.ffn_norm.weight", F32, []uint64{4}, f32s(seq(1, 4)...)},
-		{"blk.0.ffn_gate.weight", F32, []uint64{4, 8}, f32s(seq(400, 32)...)},
-		{"blk.0.ffn_up.weight", F32, []uint64{4, 8}, f32s(seq(500, 32)...)},
-		{"blk.0.ffn_down.weight", F32, []uint64{8, 4}, f32s(seq(600, 32)...)},
+	ts := []Tensor[T]{
+		{"token_embd.weight", f32, []uint64{4, 3}, F32s(Seq(0, 12)...)},
+		{"output_norm.weight", f32, []uint64{4}, F32s(Seq(1, 4)...)},
+		{"blk.0.attn_norm.weight", f32, []uint64{4}, F32s(Seq(1, 4)...)},
+		{"blk.0.attn_q.weight", f32, []uint64{4, 4}, F32s(Seq(0, 16)...)},
+		{"blk.0.attn_k.weight", f32, []uint64{4, 2}, F32s(Seq(100, 8)...)},
+		{"blk.0.attn_v.weight", f32, []uint64{4, 2}, F32s(Seq(200, 8)...)},
+		{"blk.0.attn_output.weight", f32, []uint64{4, 4}, F32s(Seq(300, 16)...)},
+		{"blk.0.ffn_norm.weight", f32, []uint64{4}, F32s(Seq(1, 4)...)},
+		{"blk.0.ffn_gate.weight", f32, []uint64{4, 8}, F32s(Seq(400, 32)...)},
+		{"blk.0.ffn_up.weight", f32, []uint64{4, 8}, F32s(Seq(500, 32)...)},
+		{"blk.0.ffn_down.weight", f32, []uint64{8, 4}, F32s(Seq(600, 32)...)},
 	}
 	return kvs, ts
-}
-
-// openTiny opens tinyLlama written to a temp file.
-func openTiny(t *testing.T) *File {
-	t.Helper()
-	kvs, ts := tinyLlama()
-	return openBuilt(t, kvs, ts)
 }

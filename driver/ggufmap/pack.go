@@ -1,4 +1,4 @@
-package gguf
+package ggufmap
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/rt/tensor"
 	"github.com/archc/archc/rt/weights"
 )
@@ -17,17 +18,6 @@ import (
 // packVersion changes whenever Pack's output for the same GGUF file would
 // change, invalidating cached packed files.
 const packVersion = "archc-gguf-packed-v1"
-
-// StorageFormat returns the storage format (package lower's name: "f32",
-// "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k",
-// "q6_k") in which a tensor of type t reaches the compiled module, and
-// false for a type archc cannot read.
-func StorageFormat(t Type) (string, bool) {
-	if !Supported(t) {
-		return "", false
-	}
-	return strings.ToLower(t.String()), true
-}
 
 // packedFormat is the format a planned tensor is packed in: its own,
 // except that a tensor whose values must change (Gemma's 1+w norms) or
@@ -37,7 +27,7 @@ func packedFormat(p planned) string {
 	if p.tr.minusOne || p.tr.transpose || p.tr.parts > 1 {
 		return "f32"
 	}
-	s, _ := StorageFormat(p.t.Type)
+	s, _ := gguf.StorageFormat(p.t.Type)
 	return s
 }
 
@@ -142,7 +132,7 @@ func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, t
 }
 
 // packedBytes returns one tensor's packed bytes (see Pack).
-func (f *File) packedBytes(src *os.File, p planned) ([]byte, error) {
+func (f *Model) packedBytes(src *os.File, p planned) ([]byte, error) {
 	if packedFormat(p) == "f32" {
 		rows := int(p.shape[0])
 		vals := make([]float32, p.elements())

@@ -1,0 +1,67 @@
+// Package ggufmap reads a GGUF file through a family's gguf section (the
+// .arch file's table of metadata keys, tensor names and load transforms,
+// evaluated by dsl.EvalGGUF): the file's config.json equivalent, its
+// tensors under their Hugging Face names with the transforms that undo how
+// llama.cpp stored them, and the packed (Pack) or dequantized
+// (Materialize) weight files the runtime maps. It is the compiler side of
+// GGUF: the container reader and dequantization, which know nothing of
+// families, are package rt/gguf.
+package ggufmap
+
+import (
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/rt/gguf"
+)
+
+// Model is a GGUF file read through a family's gguf section: its
+// config.json equivalent and its tensors under their Hugging Face names,
+// each with the transforms that undo how llama.cpp stored it. Pack, Formats,
+// Materialize and ReadTensor work on it.
+type Model struct {
+	*gguf.File
+	Family string         // the family whose gguf section read the file
+	Config map[string]any // the config.json equivalent (dsl.GGUFReading.Config)
+
+	reading *dsl.GGUFReading
+	plan    []planned
+	planSum []byte // sha256 of the plan: part of the cache file names
+}
+
+// Read reads GGUF file f through the gguf section of family fam (a resolved .arch
+// file; dsl.SelectGGUF picks the one that claims the file): the metadata
+// becomes the config (dsl.EvalGGUF) and every tensor gets its Hugging Face
+// name and transforms. Errors: those of the section's evaluation (with its
+// .arch position), a tensor no row of the section maps or of a type archc
+// cannot read, two tensors with one Hugging Face name, a transform that
+// does not fit its tensor.
+func Read(f *gguf.File, fam *dsl.File) (*Model, error) {
+	r, err := dsl.EvalGGUF(fam, f)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{File: f, Family: r.Family, Config: r.Config, reading: r}
+	if err := m.makePlan(); err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	for _, p := range m.plan {
+		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%v\x00", p.t.Name, p.hf, p.tr.permuteHeads, p.tr.minusOne)
+		if p.tr.transpose || p.tr.parts > 1 { // (only then, so that other files keep their cache names)
+			fmt.Fprintf(h, "%v\x00%d\x00%d\x00", p.tr.transpose, p.tr.part, p.tr.parts)
+			if p.tr.chunk {
+				h.Write([]byte("chunk\x00"))
+			}
+			if p.tr.flatten {
+				h.Write([]byte("flatten\x00"))
+			}
+			for _, q := range p.group {
+				fmt.Fprintf(h, "%s\x00", q.t.Name)
+			}
+		}
+	}
+	m.planSum = h.Sum(nil)
+	return m, nil
+}
