@@ -2,71 +2,66 @@ package lower
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/rt/formats"
 )
 
-// A storage format is one row of the weight-storage table: how a checkpoint
-// tensor of logical shape [..., cols] sits in its global (the checkpoint's
-// own bytes) and how the graph decodes it to f32. Float formats are declared
-// in their dtype; block formats (GGUF's quantizations) as the stored rows of
-// blocks, [rows, cols/blockElems·blockBytes] i8, exactly the bytes of the
-// file. Decoding happens in the graph, next to the op that reads the weight
-// (plain lowering), or inside a hand-written kernel (kernel.go) where one
-// exists for the format and the host.
+// A storage format is one row of the weight-storage table (package
+// rt/formats, from formats.json): how a checkpoint tensor of logical shape
+// [..., cols] sits in its global (the checkpoint's own bytes). Float
+// formats are declared in their dtype; block formats (GGUF's
+// quantizations, MLX affine) as the stored rows of blocks, [rows,
+// cols/blockElems·blockBytes] i8, exactly the bytes of the file. This
+// package adds how the graph decodes each to f32: next to the op that
+// reads the weight (plain lowering), or inside a hand-written kernel
+// (kernel.go) where one exists for the format and the host.
 type storage struct {
 	name       string // format name as in Options.WeightDTypes
 	elem       string // MLIR element type of the global
 	blockElems int64  // weights per block (1 for float formats)
 	blockBytes int64  // bytes per block
 	// decode turns blocks [rows, nb, blockBytes] i8 into [rows, nb,
-	// blockElems] f32, operation for operation as reference does in
-	// float32. nil for float formats (a convert).
+	// blockElems] f32, operation for operation as the format's reference
+	// does in float32. nil for float formats (a convert).
 	decode func(f *fn, b codegen.Value) codegen.Value
-	// Documentation, from the data file.
-	layout, formula, reference string
 }
 
-// storages is the storage table (read-only after init), indexed by name.
-// Its rows are data: storage_formats.json, from which `go generate` writes
-// storageRows (storage_gen.go); the decoders are below. MLX affine rows
-// are built from their parameters (storage_affine.go).
-var storages = map[string]*storage{}
-
-func init() {
-	for _, s := range storageRows {
-		storages[s.name] = s
-	}
-}
-
-// GGMLFormat returns the storage format of ggml tensor type t (GGML_TYPE_*
-// numbering) and true, or false when the table has no row for it.
-func GGMLFormat(t uint32) (string, bool) {
-	f, ok := ggmlFormats[t]
-	return f, ok
+// decoders are the decoders of the table's block formats, by name (MLX
+// affine formats get theirs from their parameters, storage_affine.go).
+// TestStorageDecoders checks that every block format has one.
+var decoders = map[string]func(f *fn, b codegen.Value) codegen.Value{
+	"q8_0": decodeQ8_0,
+	"q4_0": decodeQ4_0,
+	"q4_1": decodeQ4_1,
+	"q5_0": decodeQ5_0,
+	"q5_1": decodeQ5_1,
+	"q4_k": decodeQ4_K,
+	"q5_k": decodeQ5_K,
+	"q6_k": decodeQ6_K,
 }
 
 // StorageFormats lists the weight storage formats Lower accepts in
 // Options.WeightDTypes, sorted, with the MLX affine family as its pattern
-// (AffineFormat).
-func StorageFormats() []string {
-	out := make([]string, 0, len(storages)+1)
-	for n := range storages {
-		out = append(out, n)
-	}
-	out = append(out, affinePattern)
-	sort.Strings(out)
-	return out
-}
+// (formats.Names).
+func StorageFormats() []string { return formats.Names() }
 
-// lookupStorage returns the row of the storage table named name: a fixed
-// row, or an MLX affine row built from its parameters.
+// lookupStorage returns the row of the storage table named name with its
+// decoder: a fixed row, or an MLX affine row built from its parameters.
+// ok is false for an unknown name or a block format without a decoder.
 func lookupStorage(name string) (*storage, bool) {
-	if s, ok := storages[name]; ok {
+	r, ok := formats.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	s := &storage{name: r.Name, elem: r.Elem, blockElems: r.BlockElems, blockBytes: r.BlockBytes}
+	if r.BlockElems == 1 {
 		return s, true
 	}
-	return affineStorage(name)
+	if s.decode = decoders[name]; s.decode == nil {
+		s.decode = affineDecoder(name)
+	}
+	return s, s.decode != nil
 }
 
 // storageOf returns the format of a weight ("f32" when not listed).

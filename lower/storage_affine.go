@@ -2,65 +2,24 @@ package lower
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 
 	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/rt/formats"
 )
 
-// affinePattern names the MLX affine family in StorageFormats.
-const affinePattern = "mlx_affine<bits>_g<group_size>_<f32|f16|bf16>"
-
-var affineName = regexp.MustCompile(`^mlx_affine([0-9]+)_g([0-9]+)_(f32|f16|bf16)$`)
-
-// AffineFormat is the storage format name of MLX affine quantization
-// (mlx.core.quantize, mode "affine") with bits per weight (2, 3, 4, 5, 6
-// or 8), group_size weights per group (32, 64 or 128) and scales and
-// biases of element type scaleElem (f32, f16 or bf16), e.g.
-// "mlx_affine4_g64_bf16". It returns false for parameters MLX does not
-// write.
-func AffineFormat(bits, groupSize int, scaleElem string) (string, bool) {
-	name := fmt.Sprintf("mlx_affine%d_g%d_%s", bits, groupSize, scaleElem)
-	_, ok := affineStorage(name)
-	return name, ok
-}
-
-// affineStorage is the storage row of an MLX affine format. A block is one
-// group as rt/weights' affine packing lays it out: the group's scale and
-// bias (scaleElem, little-endian) then its group_size·bits/8 bytes of
-// packed values, the little-endian bit stream mlx.core.quantize writes
-// (value j in bits [j·bits, (j+1)·bits)).
-func affineStorage(name string) (*storage, bool) {
-	m := affineName.FindStringSubmatch(name)
-	if m == nil {
-		return nil, false
+// affineDecoder returns the decoder of an MLX affine format
+// (formats.Affine; the block layout is rt/weights' affine packing of one
+// group: scale and bias, then the packed values), or nil for another name.
+func affineDecoder(name string) func(f *fn, b codegen.Value) codegen.Value {
+	bits, gs, elem, ok := formats.ParseAffine(name)
+	if !ok {
+		return nil
 	}
-	bits, _ := strconv.ParseInt(m[1], 10, 64)
-	gs, _ := strconv.ParseInt(m[2], 10, 64)
-	switch bits {
-	case 2, 3, 4, 5, 6, 8:
-	default:
-		return nil, false
-	}
-	switch gs {
-	case 32, 64, 128:
-	default:
-		return nil, false
-	}
-	elem := m[3]
 	sz := int64(2)
 	if elem == "f32" {
 		sz = 4
 	}
-	return &storage{
-		name:       name,
-		elem:       "i8",
-		blockElems: gs,
-		blockBytes: 2*sz + gs*bits/8,
-		decode: func(f *fn, b codegen.Value) codegen.Value {
-			return decodeAffine(f, b, bits, gs, elem, sz)
-		},
-	}, true
+	return func(f *fn, b codegen.Value) codegen.Value { return decodeAffine(f, b, bits, gs, elem, sz) }
 }
 
 // decodeAffine decodes MLX affine groups [r, nb, blockBytes] i8 to [r, nb,

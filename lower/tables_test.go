@@ -7,24 +7,21 @@ import (
 	"testing"
 
 	"github.com/archc/archc/lower/internal/tablegen"
+	"github.com/archc/archc/rt/formats"
 )
 
-// TestTablesGenerated fails when primitives_gen.go or storage_gen.go is not
-// what `go generate ./lower` writes from the data files.
+// TestTablesGenerated fails when primitives_gen.go is not what `go
+// generate ./lower` writes from the data file.
 func TestTablesGenerated(t *testing.T) {
 	p, err := os.ReadFile("primitives.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := os.ReadFile("storage_formats.json")
+	prims, err := tablegen.Generate(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prims, storage, err := tablegen.Generate(p, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for file, want := range map[string][]byte{"primitives_gen.go": prims, "storage_gen.go": storage} {
+	for file, want := range map[string][]byte{"primitives_gen.go": prims} {
 		got, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -37,19 +34,15 @@ func TestTablesGenerated(t *testing.T) {
 
 // TestTablesDataErrors: a malformed data file is an error naming the entry.
 func TestTablesDataErrors(t *testing.T) {
-	s, _ := os.ReadFile("storage_formats.json")
-	p, _ := os.ReadFile("primitives.json")
-	for _, c := range []struct{ prims, storage, want string }{
-		{`[{"name": "x", "params": ["a tensor"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, string(s), `x: parameter "a tensor" is not`},
-		{`[{"name": "x", "params": [], "infer": "i", "lower": "l"}]`, string(s), `x: shapes, math and hf are required`},
-		{`[{"name": "x", "bogus": 1}]`, string(s), `unknown field "bogus"`},
-		{`[{"name": "x", "params": ["a: optional"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, string(s), `x: optional parameter "a" needs an attrs entry`},
-		{`[{"name": "x", "params": ["a: scalar"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "default": "1", "doc": "d"}]}]`, string(s), `x: attrs entry "a" is not an optional parameter`},
-		{`[{"name": "x", "params": ["a: optional"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "doc": "d"}]}]`, string(s), `x: attrs entry "a" needs a default and a doc`},
-		{string(p), `[{"name": "q", "elem": "i8", "block_elems": 32, "block_bytes": 18, "layout": "l", "formula": "f", "reference": "r"}]`, `q: a block format (block_elems > 1) names its Go decoder`},
-		{string(p), `[{"name": "f32", "elem": "f64", "block_elems": 1, "block_bytes": 8}]`, `f32: elem "f64"`},
+	for _, c := range []struct{ prims, want string }{
+		{`[{"name": "x", "params": ["a tensor"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `x: parameter "a tensor" is not`},
+		{`[{"name": "x", "params": [], "infer": "i", "lower": "l"}]`, `x: shapes, math and hf are required`},
+		{`[{"name": "x", "bogus": 1}]`, `unknown field "bogus"`},
+		{`[{"name": "x", "params": ["a: optional"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `x: optional parameter "a" needs an attrs entry`},
+		{`[{"name": "x", "params": ["a: scalar"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "default": "1", "doc": "d"}]}]`, `x: attrs entry "a" is not an optional parameter`},
+		{`[{"name": "x", "params": ["a: optional"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "doc": "d"}]}]`, `x: attrs entry "a" needs a default and a doc`},
 	} {
-		_, _, err := tablegen.Generate([]byte(c.prims), []byte(c.storage))
+		_, err := tablegen.Generate([]byte(c.prims))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want an error containing %q", err, c.want)
 		}
@@ -68,10 +61,22 @@ func TestPrimitiveDocs(t *testing.T) {
 			t.Errorf("primitive %q: doc %+v", d.Name, d)
 		}
 	}
-	if f, ok := GGMLFormat(12); !ok || f != "q4_k" {
-		t.Errorf("GGMLFormat(12) = %q, %v; want q4_k (GGML_TYPE_Q4_K)", f, ok)
+}
+
+// TestStorageDecoders: every block format of the storage table
+// (rt/formats) has a decoder here, and every decoder a row.
+func TestStorageDecoders(t *testing.T) {
+	for _, r := range formats.Rows() {
+		if _, ok := lookupStorage(r.Name); !ok {
+			t.Errorf("storage format %s (rt/formats/formats.json) has no decoder in lower (storage.go decoders)", r.Name)
+		}
 	}
-	if _, ok := GGMLFormat(10); ok {
-		t.Error("GGMLFormat(10) (Q2_K) has a row; archc does not decode Q2_K")
+	for name := range decoders {
+		if r, ok := formats.Lookup(name); !ok || r.BlockElems == 1 {
+			t.Errorf("decoder %s has no block-format row in rt/formats/formats.json", name)
+		}
+	}
+	if _, ok := lookupStorage("mlx_affine3_g32_bf16"); !ok {
+		t.Error("lookupStorage(mlx_affine3_g32_bf16): no affine decoder")
 	}
 }

@@ -6,14 +6,14 @@ import (
 	"math"
 	"strings"
 
-	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/formats"
 )
 
 // Supported reports whether archc reads tensors of type t: whether the
-// weight-storage table (lower/storage_formats.json) has a row for it. Dequantize
+// weight-storage table (rt/formats) has a row for it. Dequantize
 // handles every such type (tested).
 func Supported(t Type) bool {
-	_, ok := lower.GGMLFormat(uint32(t))
+	_, ok := formats.GGML(uint32(t))
 	return ok
 }
 

@@ -166,7 +166,7 @@ func TestDequantizeMatchesGGUFPy(t *testing.T) {
 	// against gguf-py here.
 	for _, typ := range SupportedTypes() {
 		if !seen[typ.String()] {
-			t.Errorf("%s is supported (lower/storage_formats.json) but quants.json has no %s case: add it to gen_quants.py and Dequantize", typ, typ)
+			t.Errorf("%s is supported (rt/formats/formats.json) but quants.json has no %s case: add it to gen_quants.py and Dequantize", typ, typ)
 		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/formats"
 	"github.com/archc/archc/rt/tensor"
 )
 
@@ -82,7 +82,7 @@ func affineParams(path string, m map[string]any) (*AffineParams, error) {
 	if !ok1 || !ok2 {
 		return nil, fmt.Errorf("config.json %s: needs integer group_size and bits (MLX affine quantization), got %v", path, m)
 	}
-	if _, ok := lower.AffineFormat(int(bits), int(gs), "f32"); !ok {
+	if _, ok := formats.Affine(int(bits), int(gs), "f32"); !ok {
 		return nil, fmt.Errorf("config.json %s: MLX affine quantization with bits %d and group_size %d is not supported (bits 2, 3, 4, 5, 6 or 8; group_size 32, 64 or 128)", path, bits, gs)
 	}
 	return &AffineParams{GroupSize: int(gs), Bits: int(bits)}, nil
@@ -100,7 +100,7 @@ type AffineSource struct {
 // Affine returns the logical view of an MLX affine-quantized checkpoint:
 // every "<module>.weight" stored as U32 with "<module>.scales" and
 // "<module>.biases" becomes one tensor of its logical shape [..., cols]
-// whose Format is lower.AffineFormat(bits, group_size, scales dtype) and
+// whose Format is formats.Affine(bits, group_size, scales dtype) and
 // whose Source holds the three parts (File is empty until PackAffine);
 // the .scales and .biases entries leave the index; every other tensor is
 // kept. Errors name the tensor: a U32 tensor without scales and biases,
@@ -136,7 +136,7 @@ func Affine(ix *Index, q *AffineQuant) (*Index, error) {
 		if info.Shape[r-1]*32%int64(p.Bits) != 0 || cols%int64(p.GroupSize) != 0 || sc.Shape[r-1] != cols/int64(p.GroupSize) {
 			return nil, fmt.Errorf("%s: %s: weight %v and scales %v do not match bits %d and group_size %d from config.json", ix.Source, module, info.Shape, sc.Shape, p.Bits, p.GroupSize)
 		}
-		format, _ := lower.AffineFormat(p.Bits, p.GroupSize, string(sc.DType))
+		format, _ := formats.Affine(p.Bits, p.GroupSize, string(sc.DType))
 		shape := append(slices.Clone(info.Shape[:r-1]), cols)
 		out.Tensors[name] = Info{
 			Shape:  shape,

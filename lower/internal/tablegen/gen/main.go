@@ -1,5 +1,5 @@
-// Command gen writes lower/primitives_gen.go and lower/storage_gen.go from
-// lower/primitives.json and lower/storage_formats.json (package tablegen).
+// Command gen writes lower/primitives_gen.go from lower/primitives.json
+// (package tablegen).
 // Run it through `go generate ./lower`.
 package main
 
@@ -23,16 +23,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	s, err := os.ReadFile("storage_formats.json")
+	prims, err := tablegen.Generate(p)
 	if err != nil {
 		return err
 	}
-	prims, storage, err := tablegen.Generate(p, s)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile("primitives_gen.go", prims, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile("storage_gen.go", storage, 0o644)
+	return os.WriteFile("primitives_gen.go", prims, 0o644)
 }
