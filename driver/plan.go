@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/archc/archc/codegen"
-	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/driver/ggufmap"
+	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt/abi"
