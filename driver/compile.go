@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/archc/archc/rt/abi"
 	"github.com/archc/archc/rt/ireetool"
 	"github.com/archc/archc/rt/kernels"
 )
@@ -26,8 +25,9 @@ type CompileOptions struct {
 }
 
 // Compiled is a planned model compiled to an IREE module, with everything
-// a runtime needs to load and run it (package rt's Program is made from
-// it; the two packages do not import each other).
+// a runtime needs to load and run it: with the Plan's shapes (Options)
+// and length policy (Lengths), what internal/launch makes package rt's
+// Program of (the two packages do not import each other).
 type Compiled struct {
 	Plan   *Plan
 	Module string           // the compiled .vmfb (in the cache)
@@ -40,9 +40,6 @@ type Compiled struct {
 	CompilerVersion string
 	Vocab           int64   // logits width
 	EOS             []int32 // end-of-generation ids (EOS)
-	// Lengths is the module's length-dependent RoPE policy (the graph's
-	// lower.LengthDependence).
-	Lengths abi.LengthPolicy
 }
 
 // Compile plans the model at path (NewPlan; with archc's kernels for
@@ -99,7 +96,7 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 	}
 	return &Compiled{
 		Plan: p, Module: vmfb, Cached: cached, Params: params, CompileTime: time.Since(t0), CompilerVersion: cv,
-		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Lengths: p.Lengths,
+		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos,
 	}, nil
 }
 

@@ -1,0 +1,69 @@
+package golden
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archc/archc/internal/launch"
+	"github.com/archc/archc/rt/engine"
+)
+
+// TestLongRoPEEngineReuse: the engine's prefix reuse asks the model's
+// length policy (abi.LengthPolicy through rt.Model.ReusablePrefix). A
+// slot whose cached keys were computed with LongRoPE's long factors (its
+// previous request decoded past original_max_position_embeddings) does
+// not count as a cached prefix for a short prompt, and one computed with
+// the short factors does; the tokens equal the oracle's either way.
+func TestLongRoPEEngineReuse(t *testing.T) {
+	needIREE(t)
+	dir := "testdata/phi3-longrope-cross"
+	want := readOracle(t, dir)
+	m, err := launch.Open(context.Background(), dir, execOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, err := engine.New(m, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	run := func(prompt []int32, maxTokens int) ([]int32, engine.Event) {
+		ch, err := e.Submit(ctx, engine.Request{Prompt: prompt, MaxTokens: maxTokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var toks []int32
+		for ev := range ch {
+			if ev.Done {
+				if ev.Err != nil {
+					t.Fatal(ev.Err)
+				}
+				return toks, ev
+			}
+			toks = append(toks, ev.Token)
+		}
+		t.Fatal("stream closed without a Done event")
+		return nil, engine.Event{}
+	}
+	short := want.Prompts[1] // 70 tokens; original_max 80
+	// 70 + 15 tokens: the decode crosses 80, so slot 0 ends with long-factor keys.
+	if got, _ := run(short, want.MaxNewTokens); !cmp.Equal(got, want.Tokens[1]) {
+		t.Fatalf("first run: %v, oracle %v", got, want.Tokens[1])
+	}
+	// The same prompt again: its 69-token prefix is in slot 0, with long keys.
+	got, ev := run(short, 1)
+	if ev.CachedTokens != 0 || got[0] != want.Tokens[1][0] {
+		t.Errorf("over long-factor keys: %d cached tokens (want 0), first token %d (oracle %d)", ev.CachedTokens, got[0], want.Tokens[1][0])
+	}
+	// Slot 0 now holds the prompt with short keys (one new token, not fed).
+	got, ev = run(short, want.MaxNewTokens)
+	if ev.CachedTokens != len(short)-1 || !cmp.Equal(got, want.Tokens[1]) {
+		t.Errorf("over short-factor keys: %d cached tokens (want %d), tokens %v (oracle %v)", ev.CachedTokens, len(short)-1, got, want.Tokens[1])
+	}
+}
