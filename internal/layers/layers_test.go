@@ -9,8 +9,10 @@ import (
 const mod = "github.com/archc/archc/"
 
 var (
-	// formats are the leaf packages: they link no other archc package.
-	formats = []string{"rt/formats", "rt/gguf", "rt/weights", "rt/tensor", "rt/abi"}
+	// formats are the leaf packages: they link no other archc package
+	// (rt/ireetool, which runs iree-compile and finds the venv, is a leaf
+	// tool both sides use).
+	formats = []string{"rt/formats", "rt/gguf", "rt/weights", "rt/tensor", "rt/abi", "rt/ireetool"}
 	// compiler is the compiler side below the driver.
 	compiler = []string{"dsl", "dsl/ir", "lower", "codegen"}
 	// driver plans and compiles models (with the GGUF mapping and the
