@@ -6,5 +6,7 @@
 // (dsl, lower, codegen) links no driver and no runtime; the driver links
 // no runtime; the runtime (rt, its engine, the IREE worker, the tokenizer,
 // chat templates) and the server link none of the compiler or the driver.
-// Only cmd/* and internal/launch join the compiler side and the runtime.
+// Only cmd/* and internal/* (internal/launch) join the compiler side and
+// the runtime. A package's layer is its folder (layer in the test): a new
+// package under rt/ is runtime unless the test lists it as a format.
 package layers
