@@ -13,7 +13,7 @@ func ExampleModule_Print() {
 	w := codegen.Global{Name: "model.w", Type: codegen.T("f32", 4), Param: "model.w"}
 	m.AddGlobal(w)
 	f := m.NewFunc("main", codegen.T("f32", 4))
-	y := f.Op("stablehlo.multiply", codegen.T("f32", 4), "", f.Args[0], f.GlobalLoad(w))
+	y := f.Op("stablehlo.multiply", codegen.T("f32", 4), nil, f.Args[0], f.GlobalLoad(w))
 	f.Return(y)
 	fmt.Print(string(m.Print()))
 	// Output:

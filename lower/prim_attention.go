@@ -93,7 +93,7 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 		// CPU backend fails to compile on a dynamic length.
 		low := f.barrier(f.sub(rowPos, f.broadcast(f.constI32(w), rowPos.Type)))
 		inWindow := f.compare("GT", keyPos, f.broadcastDims(low, it, 0, 2))
-		visible = f.Op("stablehlo.and", visible.Type, "", visible, inWindow)
+		visible = f.Op("stablehlo.and", visible.Type, nil, visible, inWindow)
 	}
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
@@ -125,7 +125,7 @@ func (f *fn) softmaxLast(x codegen.Value) codegen.Value {
 // probability is dropped: HF GptOss eager_attention_forward's
 // softmax(cat([x, sink]) - max)[..., :-1], in f32.
 func (f *fn) softmaxSink(x, sink codegen.Value) codegen.Value {
-	m := f.Op("stablehlo.maximum", sink.Type, "", f.reduceLast(x, "stablehlo.maximum", maskValue), sink)
+	m := f.Op("stablehlo.maximum", sink.Type, nil, f.reduceLast(x, "stablehlo.maximum", maskValue), sink)
 	e := f.unary("stablehlo.exponential", f.sub(x, f.broadcastLeading(m, x.Type)))
 	s := f.add(f.reduceLast(e, "stablehlo.add", 0), f.unary("stablehlo.exponential", f.sub(sink, m)))
 	return f.div(e, f.broadcastLeading(s, x.Type))

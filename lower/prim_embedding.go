@@ -33,7 +33,7 @@ func lowerEmbedding(f *fn, n *ir.Node, _ *EmbeddingAttrs) codegen.Value {
 	ids := f.arg(n, 0)
 	r := int64(ids.Type.Rank())
 	width := raw.Type.Shape[1]
-	attrs := fmt.Sprintf("dimension_numbers = #stablehlo.gather<offset_dims = [%d], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = %d>, slice_sizes = array<i64: 1, %d>", r, r, width)
+	attrs := gatherAttrs(codegen.Ints{r}, r, codegen.I64s{1, width})
 	rowsShape := append(append([]int64{}, ids.Type.Shape...), width)
 	rows := f.Op("stablehlo.gather", raw.Type.With(rowsShape...), attrs, raw, ids)
 	out := f.decodeRows(st, f.reshape(rows, ids.Type.NumElements(), width), shape[1])

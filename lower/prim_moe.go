@@ -543,9 +543,9 @@ func (f *fn) glu(lay expertGate, g, u codegen.Value) codegen.Value {
 	if !lay.clamped {
 		return f.mul(activations[lay.act](f, g), u)
 	}
-	g = f.Op("stablehlo.minimum", g.Type, "", g, f.splat(lay.limit, g.Type))
-	u = f.Op("stablehlo.maximum", u.Type, "", u, f.splat(-lay.limit, u.Type))
-	u = f.Op("stablehlo.minimum", u.Type, "", u, f.splat(lay.limit, u.Type))
+	g = f.Op("stablehlo.minimum", g.Type, nil, g, f.splat(lay.limit, g.Type))
+	u = f.Op("stablehlo.maximum", u.Type, nil, u, f.splat(-lay.limit, u.Type))
+	u = f.Op("stablehlo.minimum", u.Type, nil, u, f.splat(lay.limit, u.Type))
 	glu := f.mul(g, f.unary("stablehlo.logistic", f.mul(g, f.splat(lay.alpha, g.Type))))
 	return f.mul(f.add(u, f.splat(1, u.Type)), glu)
 }
@@ -648,7 +648,7 @@ func (f *fn) gatherExperts3(raw codegen.Value, st *storage, shape []int64, idx c
 	width := raw.Type.Shape[raw.Type.Rank()-1]
 	r3 := f.reshape(raw, e, rows, width)
 	nn := idx.Type.Shape[0]
-	attrs := fmt.Sprintf("dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, %d, %d>", rows, width)
+	attrs := gatherAttrs(codegen.Ints{1, 2}, 1, codegen.I64s{1, rows, width})
 	g := f.Op("stablehlo.gather", raw.Type.With(nn, rows, width), attrs, r3, idx)
 	out := f.decodeRows(st, f.reshape(g, nn*rows, width), cols)
 	return f.reshape(out, nn, rows, cols)

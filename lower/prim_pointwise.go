@@ -116,14 +116,14 @@ var activations = map[string]func(*fn, codegen.Value) codegen.Value{
 // x/2·(1 + erf(x/√2)), erf by CHLO (IREE expands it to a polynomial
 // within f32 rounding of the exact value).
 func (f *fn) geluErf(x codegen.Value) codegen.Value {
-	e := f.Op("chlo.erf", x.Type, "", f.mul(x, f.splat(1/math.Sqrt2, x.Type)))
+	e := f.Op("chlo.erf", x.Type, nil, f.mul(x, f.splat(1/math.Sqrt2, x.Type)))
 	return f.mul(f.mul(f.splat(0.5, x.Type), x), f.add(f.splat(1, x.Type), e))
 }
 
 // mish is MishActivation: x·tanh(softplus(x)), softplus as torch's
 // (log1p(eˣ), and x itself above the threshold 20).
 func (f *fn) mish(x codegen.Value) codegen.Value {
-	sp := f.Op("stablehlo.log_plus_one", x.Type, "", f.unary("stablehlo.exponential", x))
+	sp := f.Op("stablehlo.log_plus_one", x.Type, nil, f.unary("stablehlo.exponential", x))
 	sp = f.selectOp(f.compare("GT", x, f.splat(20, x.Type)), x, sp)
 	return f.mul(x, f.unary("stablehlo.tanh", sp))
 }
