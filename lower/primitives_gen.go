@@ -87,6 +87,10 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "embedding",
 		Shapes:    "ids [batch, seq] i32 → [batch, seq, embedding_dim] f32; weight [num_embeddings, embedding_dim]",
 		Signature: "embedding(ids, weight, num_embeddings, embedding_dim)",
+		Types: map[string]string{
+			"embedding_dim":  "int",
+			"num_embeddings": "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -96,6 +100,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "rms_norm",
 		Shapes:    "x [..., d] → [..., d]; weight [d]",
 		Signature: "rms_norm(x, weight, eps)",
+		Types:     map[string]string{"eps": "float"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -105,6 +110,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "rms_norm_1p",
 		Shapes:    "x [..., d] → [..., d]; weight [d]",
 		Signature: "rms_norm_1p(x, weight, eps)",
+		Types:     map[string]string{"eps": "float"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -122,6 +128,11 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "layer_norm",
 		Shapes:    "x [..., d] → [..., d]; weight (and bias: true) [d], or per head of x [..., heads, d]: [heads, d] (per_head: true) or <module>.NAME.<h>.weight [d] (per_head: \"NAME\")",
 		Signature: "layer_norm(x, weight, eps, bias:, per_head:)",
+		Types: map[string]string{
+			"bias":     "bool",
+			"eps":      "float",
+			"per_head": "flag_or_name",
+		},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -135,6 +146,10 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "linear",
 		Shapes:    "x [..., in] → [..., out]; weight [out, in], bias [out] (bias: true)",
 		Signature: "linear(x, weight, out, bias:)",
+		Types: map[string]string{
+			"bias": "bool",
+			"out":  "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -144,6 +159,10 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "slice",
 		Shapes:    "x [..., n] → [..., stop - start]",
 		Signature: "slice(x, start, stop)",
+		Types: map[string]string{
+			"start": "int",
+			"stop":  "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -153,6 +172,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "concat",
 		Shapes:    "x [..., a], y [..., b] (other dimensions equal, or 1 in one of them: it stretches) → [..., a + b]",
 		Signature: "concat(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -162,6 +182,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "heads",
 		Shapes:    "x [batch, seq, n·d] → [batch, seq, n, d]",
 		Signature: "heads(x, n)",
+		Types:     map[string]string{"n": "int"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -195,6 +216,15 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
 		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:)",
+		Types: map[string]string{
+			"interleaved":  "bool",
+			"max_position": "length",
+			"original_max": "length",
+			"recompute":    "bool",
+			"rotary_dim":   "length",
+			"scaling":      "dict",
+			"theta":        "float",
+		},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -220,6 +250,11 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]",
 		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:)",
+		Types: map[string]string{
+			"scale":   "float",
+			"softcap": "float",
+			"window":  "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -229,6 +264,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "activation",
 		Shapes:    "x → same",
 		Signature: "activation(x, name)",
+		Types:     map[string]string{"name": "name"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -238,6 +274,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "silu",
 		Shapes:    "x → same",
 		Signature: "silu(x)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -247,6 +284,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "gelu_tanh",
 		Shapes:    "x → same",
 		Signature: "gelu_tanh(x)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -260,6 +298,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "softcap",
 		Shapes:    "x → same",
 		Signature: "softcap(x, cap:)",
+		Types:     map[string]string{"cap": "float"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -277,6 +316,10 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "clamp",
 		Shapes:    "x → same",
 		Signature: "clamp(x, min:, max:)",
+		Types: map[string]string{
+			"max": "float",
+			"min": "float",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -286,6 +329,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "scale",
 		Shapes:    "x → same",
 		Signature: "scale(x, factor)",
+		Types:     map[string]string{"factor": "float"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -295,6 +339,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "divide",
 		Shapes:    "x → same",
 		Signature: "divide(x, divisor)",
+		Types:     map[string]string{"divisor": "float"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -344,6 +389,18 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "route",
 		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
 		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:)",
+		Types: map[string]string{
+			"bias_shape":  "ints",
+			"n_group":     "int",
+			"norm":        "bool",
+			"norm_min":    "float",
+			"scale":       "float",
+			"scoring":     "enum(softmax|sigmoid)",
+			"softmax":     "enum(before|after)",
+			"top_k":       "int",
+			"topk_group":  "int",
+			"topk_method": "enum(greedy|group_limited_greedy|noaux_tc)",
+		},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -397,6 +454,20 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "experts",
 		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
 		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:)",
+		Types: map[string]string{
+			"act":          "name",
+			"alpha":        "float",
+			"bias":         "bool",
+			"down":         "name",
+			"gate":         "name",
+			"gate_up":      "name",
+			"interleaved":  "bool",
+			"intermediate": "int",
+			"layout":       "enum(linear|transposed)",
+			"limit":        "float",
+			"top_k":        "int",
+			"up":           "name",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -406,6 +477,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "add",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "add(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -415,6 +487,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "sub",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "sub(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -424,6 +497,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "mul",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "mul(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -433,6 +507,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "maximum",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "maximum(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -442,6 +517,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "minimum",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "minimum(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -451,6 +527,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "lt",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "lt(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -460,6 +537,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "le",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "le(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -469,6 +547,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "gt",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "gt(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -478,6 +557,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "ge",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "ge(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -487,6 +567,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "eq",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "eq(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -496,6 +577,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "ne",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "ne(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -505,6 +587,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "where",
 		Shapes:    "cond i1, x, y f32, all one shape → that shape f32",
 		Signature: "where(cond, x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -514,6 +597,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "full_like",
 		Shapes:    "x → x's shape f32",
 		Signature: "full_like(x, value)",
+		Types:     map[string]string{"value": "float"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -523,6 +607,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "pow",
 		Shapes:    "x → same",
 		Signature: "pow(x, exponent)",
+		Types:     map[string]string{"exponent": "float"},
 	},
 }
 

@@ -44,6 +44,10 @@ type PrimitiveDoc struct {
 	HF        string // the Hugging Face / torch code it follows numerically
 	Cache     bool   // owns a per-layer KV cache
 	Attrs     []AttrDoc
+	// Types gives each scalar and keyword parameter's attribute type, by
+	// name, as primitives.json spells it: int, float, bool, string, name,
+	// enum(a|b), ints, dict, length, flag_or_name.
+	Types map[string]string
 }
 
 // AttrDoc documents one optional parameter (keyword attribute) of a

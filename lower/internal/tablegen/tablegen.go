@@ -153,8 +153,12 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 		}
 		call := []jen.Code{jen.Lit(p.Name), inferFn, lowerFn, jen.Lit(p.Cache)}
 		var sig []string
+		types := jen.Dict{}
 		for _, s := range p.Params {
 			m := param.FindStringSubmatch(s)
+			if m[3] != "" {
+				types[jen.Lit(m[1])] = jen.Lit(m[3])
+			}
 			call = append(call, jen.Id(kinds[m[2]]).Call(jen.Lit(m[1])))
 			if isOptional(m[2]) {
 				sig = append(sig, m[1]+":")
@@ -175,6 +179,7 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 			jen.Id("HF"):        jen.Lit(p.HF),
 			jen.Id("Cache"):     jen.Lit(p.Cache),
 			jen.Id("Attrs"):     jen.Index().Id("AttrDoc").Values(attrs...),
+			jen.Id("Types"):     jen.Map(jen.String()).String().Values(types),
 		}))
 	}
 	f.Comment("primitiveRows is the primitive table, one row per primitive (registry.go).")
