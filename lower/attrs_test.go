@@ -169,3 +169,55 @@ func TestAttrDecodeErrors(t *testing.T) {
 		t.Errorf("router %+v, want %+v", a.Router, want)
 	}
 }
+
+// TestAttrChecks: each primitive's shape rule refuses bad attribute values
+// and combinations by name.
+func TestAttrChecks(t *testing.T) {
+	f32 := func(shape ...ir.Dim) *ir.Node {
+		return &ir.Node{Prim: "input", Type: ir.Type{Shape: shape, DType: ir.F32}}
+	}
+	x4 := f32(ir.Batch, ir.Seq, 2, 8) // [batch, seq, heads, d]
+	x3 := f32(ir.Batch, ir.Seq, 16)   // [batch, seq, hidden]
+	w8 := f32(ir.Batch, ir.Seq, 8)    // routing weights over 8 experts
+	for _, c := range []struct {
+		prim  string
+		args  []*ir.Node
+		attrs map[string]any
+		want  string
+	}{
+		{"layer_norm", []*ir.Node{x4}, map[string]any{"eps": 1e-5, "per_head": int64(2)}, "per_head must be a bool or a name, got 2"},
+		{"layer_norm", []*ir.Node{x4}, map[string]any{"eps": 1e-5, "per_head": ""}, `per_head must be a bool or a name, got ""`},
+		{"rms_norm", []*ir.Node{x3}, map[string]any{"eps": nil}, "eps must be a number, got none"},
+		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "rotary_dim": -2.0}, "rotary_dim must be a non-negative number, got -2"},
+		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "rotary_dim": int64(10)}, "rotary_dim must be even and in [2, head_dim=8], got 10"},
+		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "scaling": "yarn"}, `scaling must be a dict or none, got "yarn"`},
+		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"window": int64(0)}, "window must be a positive int (tokens) or none, got 0"},
+		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"window": 4.5}, "window must be an int, got 4.5"},
+		{"activation", []*ir.Node{x3}, map[string]any{"name": "swish2"}, `activation "swish2" is not supported`},
+		{"activation", []*ir.Node{x3}, map[string]any{"name": int64(1)}, "name must be a name (string), got 1"},
+		{"clamp", []*ir.Node{x3}, map[string]any{"min": int64(2), "max": 1.0}, "min 2 is above max 1"},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "layout": "columns"}, `layout must be "linear" or "transposed", got "columns"`},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "interleaved": true}, "interleaved needs a fused gate_up tensor (gate_up: NAME)"},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "act": "swish2"}, `activation "swish2" is not supported`},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "gate": ""}, "gate must be a name, got an empty string"},
+		{"route", []*ir.Node{w8}, map[string]any{"top_k": int64(2), "bias_shape": []any{int64(1), int64(8)}}, "bias_shape needs bias"},
+	} {
+		n := &ir.Node{Prim: c.prim, Args: c.args, Attrs: c.attrs, Module: "m"}
+		if c.prim == "route" {
+			n.Module = ""
+		}
+		err := primitives[c.prim].Infer(n)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: got %v, want an error containing %q", c.prim, c.attrs, err, c.want)
+		}
+	}
+	// A good experts call: its plan is derived once, in the shape rule.
+	n := &ir.Node{Prim: "experts", Args: []*ir.Node{x3, w8}, Module: "m", Attrs: map[string]any{"intermediate": int64(4), "gate_up": "gate_up_proj", "interleaved": true, "layout": "transposed", "act": "clamped_swiglu", "limit": 5.0}}
+	if err := primitives["experts"].Infer(n); err != nil {
+		t.Fatal(err)
+	}
+	want := expertsLayout{inter: 4, proj: expertProjections{gate: "gate_proj", up: "up_proj", down: "down_proj", gateUp: "gate_up_proj", interleaved: true}, transposed: true, gate: expertGate{clamped: true, alpha: 1.702, limit: 5}}
+	if got := n.Decoded.(*ExpertsAttrs).Plan; got != want {
+		t.Errorf("experts plan %+v, want %+v", got, want)
+	}
+}
