@@ -27,3 +27,22 @@ func ExampleModule_Print() {
 	//   }
 	// }
 }
+
+// An op's attributes are typed values; Print renders them in the order
+// given and Verify reads them as values (here: the permutation, checked
+// against the operand and result shapes).
+func ExampleAttrs() {
+	m := &codegen.Module{Name: "t"}
+	f := m.NewFunc("main", codegen.T("f32", 2, 3))
+	y := f.Op("stablehlo.transpose", codegen.T("f32", 3, 2), codegen.Attrs{codegen.A("permutation", codegen.I64s{1, 0})}, f.Args[0])
+	f.Return(y)
+	fmt.Println(codegen.Attrs{codegen.A("permutation", codegen.I64s{1, 0})})
+	fmt.Println(m.Verify())
+	bad := m.NewFunc("bad", codegen.T("f32", 2, 3))
+	bad.Return(bad.Op("stablehlo.transpose", codegen.T("f32", 2, 3), codegen.Attrs{codegen.A("permutation", codegen.I64s{1, 0})}, bad.Args[0]))
+	fmt.Println(m.Verify())
+	// Output:
+	// permutation = array<i64: 1, 0>
+	// <nil>
+	// bad: stablehlo.transpose: permutation [1 0] of tensor<2x3xf32> gives dimension 0 of size 3, the result says 2
+}
