@@ -441,11 +441,19 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 	}
 	switch _, ok := activations[a.Act]; {
 	case a.Act == "clamped_swiglu":
-		l.gate = expertGate{clamped: true, alpha: a.Alpha, limit: a.Limit}
-	case ok:
-		l.gate = expertGate{act: a.Act}
-	default:
+		l.gate = expertGate{clamped: true, alpha: 1.702, limit: 7.0} // GptOssConfig's swiglu_alpha, swiglu_limit defaults
+		if a.Alpha != nil {
+			l.gate.alpha = *a.Alpha
+		}
+		if a.Limit != nil {
+			l.gate.limit = *a.Limit
+		}
+	case !ok:
 		return l, fmt.Errorf("activation %q is not supported", a.Act)
+	case a.Alpha != nil || a.Limit != nil:
+		return l, fmt.Errorf("alpha and limit are clamped_swiglu's: act %q does not read them", a.Act)
+	default:
+		l.gate = expertGate{act: a.Act}
 	}
 	if l.proj.interleaved && !l.proj.fused() {
 		return l, fmt.Errorf("interleaved needs a fused gate_up tensor (gate_up: NAME)")

@@ -440,12 +440,12 @@ var primitiveDocs = []PrimitiveDoc{
 			Doc:     "true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])",
 			Name:    "interleaved",
 		}, {
-			Default: "1.702",
-			Doc:     "clamped_swiglu's sigmoid gain (swiglu_alpha)",
+			Default: "1.702 with clamped_swiglu",
+			Doc:     "clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act",
 			Name:    "alpha",
 		}, {
-			Default: "7.0",
-			Doc:     "clamped_swiglu's clamp (swiglu_limit)",
+			Default: "7.0 with clamped_swiglu",
+			Doc:     "clamped_swiglu's clamp (swiglu_limit); refused with another act",
 			Name:    "limit",
 		}},
 		Cache:     false,
@@ -1032,8 +1032,8 @@ type ExpertsAttrs struct {
 	Layout       ExpertsLayout // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)
 	Bias         bool          // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
 	Interleaved  bool          // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
-	Alpha        float64       // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha)
-	Limit        float64       // limit: clamped_swiglu's clamp (swiglu_limit)
+	Alpha        *float64      // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
+	Limit        *float64      // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
 	Plan         expertsLayout // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 
@@ -1050,11 +1050,9 @@ const (
 func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 	a := &ExpertsAttrs{
 		Act:    "silu",
-		Alpha:  1.702,
 		Down:   "down_proj",
 		Gate:   "gate_proj",
 		Layout: ExpertsLayoutLinear,
-		Limit:  7.0,
 		Up:     "up_proj",
 	}
 	var err error
@@ -1109,14 +1107,18 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 		}
 	}
 	if v := n.Attrs["alpha"]; v != nil {
-		if a.Alpha, err = decodeFloat("alpha", v); err != nil {
+		var x float64
+		if x, err = decodeFloat("alpha", v); err != nil {
 			return nil, err
 		}
+		a.Alpha = &x
 	}
 	if v := n.Attrs["limit"]; v != nil {
-		if a.Limit, err = decodeFloat("limit", v); err != nil {
+		var x float64
+		if x, err = decodeFloat("limit", v); err != nil {
 			return nil, err
 		}
+		a.Limit = &x
 	}
 	return a, nil
 }
