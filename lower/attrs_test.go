@@ -191,6 +191,7 @@ func TestAttrChecks(t *testing.T) {
 		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "rotary_dim": -2.0}, "rotary_dim must be a non-negative number, got -2"},
 		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "rotary_dim": int64(10)}, "rotary_dim must be even and in [2, head_dim=8], got 10"},
 		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "scaling": "yarn"}, `scaling must be a dict or none, got "yarn"`},
+		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "scaling": map[string]any{"rope_type": int64(5)}}, `rope_scaling (rope_parameters) "rope_type" must be a string, got 5`},
 		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"window": int64(0)}, "window must be a positive int (tokens) or none, got 0"},
 		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"window": 4.5}, "window must be an int, got 4.5"},
 		{"activation", []*ir.Node{x3}, map[string]any{"name": "swish2"}, `activation "swish2" is not supported`},

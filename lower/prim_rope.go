@@ -116,9 +116,17 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 		inv[i] = f32InvFreq(theta, i, dim, 1)
 	}
 	t := ropeTable{invFreq: inv, scale: 1}
-	kind, _ := scaling["rope_type"].(string)
-	if kind == "" {
-		kind, _ = scaling["type"].(string)
+	var kind string
+	for _, key := range []string{"type", "rope_type"} { // rope_type wins, as in HF's standardize_rope_params
+		switch v := scaling[key].(type) {
+		case nil:
+		case string:
+			if v != "" {
+				kind = v
+			}
+		default:
+			return t, fmt.Errorf("rope_scaling (rope_parameters) %q must be a string, got %s", key, showValue(v))
+		}
 	}
 	num := func(key string) (float64, error) {
 		var v float64
