@@ -15,29 +15,26 @@ import (
 // plain arithmetic and keeps both primitives small; experts recovers the
 // selected indices from the weights' nonzero pattern (see expertSlots).
 
-// route(logits [..., E], top_k, softmax, norm, scale) → [..., E] f32, as
-// HF's TopKRouter modules compute it, in f32:
-//   - softmax "before" (MixtralTopKRouter, Qwen2MoeTopKRouter,
-//     OlmoeTopKRouter): p = softmax(logits); keep torch.topk(p, k);
-//   - softmax "after" (GraniteMoeTopKRouter): keep torch.topk(logits, k),
-//     then softmax over those k values;
-//
-// then norm divides the kept values by their sum (norm_topk_prob) and scale
-// multiplies them (routed_scaling_factor). Ties go to the lower expert
-// index, as torch.topk orders them. topk_method "group_limited_greedy"
-// (DeepseekV2TopkRouter) first splits the experts into n_group equal groups,
-// scores each group by its largest p, keeps the topk_group best groups
-// (ties: lower group first) and sets p to 0 outside them, then takes the
-// top k; "noaux_tc" (DeepseekV3TopkRouter, Glm4MoeTopkRouter) scores each
-// group by the sum of its two largest choice scores (p + bias), keeps the
-// topk_group best, sets the others' choice scores to -inf and takes the top
-// k of the choice scores, keeping p; "greedy" (the default) is the plain top
-// k. scoring "sigmoid" (those routers) takes p = sigmoid(logits) instead of
-// the softmax. bias (the node's
-// Module: a tensor path, stored as bias_shape, default [E]) is added to p
-// to choose the top k only, the kept values being p's
-// (Ernie4_5_MoeTopKRouter's e_score_correction_bias); norm_min clamps the
-// norm's sum from below (moe_norm_min).
+// route(logits [..., E], top_k, ...) → [..., E] f32, as HF's TopKRouter
+// modules compute it, in f32, in four stages (router; routerOf maps the
+// keyword attributes onto them and refuses the combinations no router has):
+//   - scoring: p = softmax(logits) (MixtralTopKRouter, Qwen2MoeTopKRouter,
+//     OlmoeTopKRouter, DeepseekV2TopkRouter), sigmoid(logits) (scoring
+//     "sigmoid": DeepseekV3TopkRouter, Glm4MoeTopkRouter), or the logits
+//     themselves (softmax "after": GraniteMoeTopKRouter, GptOssTopKRouter);
+//   - selection: torch.topk of p, ties to the lower expert index; with bias
+//     (the node's Module: a tensor path stored as bias_shape, default [E];
+//     e_score_correction_bias) the top k of p + bias, keeping p's values;
+//     grouped (topk_method "group_limited_greedy", DeepseekV2TopkRouter),
+//     the experts split into n_group equal groups, each scored by its
+//     largest p, the topk_group best kept (ties: lower group first) and p
+//     set to 0 outside them; "noaux_tc" (DeepseekV3TopkRouter) groups
+//     scored by the sum of their two largest choice scores, the others'
+//     choice scores set to -inf, keeping p;
+//   - normalisation: none, divided by their sum (norm: norm_topk_prob),
+//     by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min), or a
+//     softmax over the k kept logits (softmax "after");
+//   - scaling: times scale (routed_scaling_factor).
 func inferRoute(n *ir.Node, a *RouteAttrs) error {
 	x := n.Args[0].Type
 	e := lastDim(x)
