@@ -10,7 +10,7 @@ import (
 // rms_norm(x [..., d], weight [d], eps) → [..., d], following HF
 // LlamaRMSNorm.forward: x * rsqrt(mean(x², -1) + eps), then weight * that,
 // in f32.
-func inferRMSNorm(n *ir.Node, a *RmsNormAttrs) error {
+func inferRMSNorm(n *ir.Node, a *RMSNormAttrs) error {
 	if eps := a.Eps; !(eps >= 0) {
 		return fmt.Errorf("eps %g must be >= 0 (a negative epsilon can make rsqrt's argument negative: NaN)", eps)
 	}
@@ -24,14 +24,14 @@ func inferRMSNorm(n *ir.Node, a *RmsNormAttrs) error {
 	return nil
 }
 
-func lowerRMSNorm(f *fn, n *ir.Node, a *RmsNormAttrs) codegen.Value {
+func lowerRMSNorm(f *fn, n *ir.Node, a *RMSNormAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	return f.mul(f.broadcastTrailing(f.weight(n.Weights[0].Name), x.Type), f.rmsNormalize(x, a.Eps))
 }
 
 // lowerRMSNorm1p follows HF GemmaRMSNorm.forward: the normalized x times
 // (1 + w), in f32.
-func lowerRMSNorm1p(f *fn, n *ir.Node, a *RmsNormAttrs) codegen.Value {
+func lowerRMSNorm1p(f *fn, n *ir.Node, a *RMSNormAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	w := f.weight(n.Weights[0].Name)
 	w = f.add(f.splat(1, w.Type), w)

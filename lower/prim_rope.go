@@ -27,7 +27,7 @@ import (
 // max_position is the config's max_position_embeddings; original_max, when
 // given, overrides the dict's original_max_position_embeddings (Phi-3's
 // top-level field).
-func inferRoPE(n *ir.Node, a *RopeAttrs) error {
+func inferRoPE(n *ir.Node, a *RoPEAttrs) error {
 	x := n.Args[0].Type
 	if len(x.Shape) != 4 || x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq {
 		return fmt.Errorf("x must be [batch, seq, heads, head_dim], got %s", x)
@@ -73,7 +73,7 @@ type ropeLimits struct{ maxPos, origMax int64 }
 
 // ropeParams computes a rope node's table and layout from its attributes
 // and head_dim dim.
-func ropeParams(a *RopeAttrs, dim int64) (ropeSpec, error) {
+func ropeParams(a *RoPEAttrs, dim int64) (ropeSpec, error) {
 	theta := a.Theta
 	if dim%2 != 0 || theta <= 0 {
 		return ropeSpec{}, fmt.Errorf("needs an even head_dim and theta > 0, got %d and %g", dim, theta)
@@ -310,7 +310,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 	return t, nil
 }
 
-func lowerRoPE(f *fn, n *ir.Node, a *RopeAttrs) codegen.Value {
+func lowerRoPE(f *fn, n *ir.Node, a *RoPEAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	spec := a.Spec
 	cos, sin := f.ropeCosSin(spec.ropeTable, spec.interleaved)
@@ -461,7 +461,7 @@ func LengthDependence(g *ir.Graph) LengthRule {
 		if n.Prim != "rope" {
 			continue
 		}
-		a, ok := n.Decoded.(*RopeAttrs)
+		a, ok := n.Decoded.(*RoPEAttrs)
 		if !ok || a.Spec.threshold <= 0 {
 			continue
 		}

@@ -630,14 +630,14 @@ func decodeEmbeddingAttrs(n *ir.Node) (*EmbeddingAttrs, error) {
 	return a, nil
 }
 
-// RmsNormAttrs are the attributes of rms_norm and rms_norm_1p, decoded and checked once by decodeRmsNormAttrs when the IR builder runs the shape rule.
-type RmsNormAttrs struct {
+// RMSNormAttrs are the attributes of rms_norm and rms_norm_1p, decoded and checked once by decodeRMSNormAttrs when the IR builder runs the shape rule.
+type RMSNormAttrs struct {
 	Eps float64 // eps
 }
 
-// decodeRmsNormAttrs reads n.Attrs (the evaluated arguments) into RmsNormAttrs; an error names the attribute and what it must be.
-func decodeRmsNormAttrs(n *ir.Node) (*RmsNormAttrs, error) {
-	a := &RmsNormAttrs{}
+// decodeRMSNormAttrs reads n.Attrs (the evaluated arguments) into RMSNormAttrs; an error names the attribute and what it must be.
+func decodeRMSNormAttrs(n *ir.Node) (*RMSNormAttrs, error) {
+	a := &RMSNormAttrs{}
 	var err error
 	if a.Eps, err = decodeFloat("eps", n.Attrs["eps"]); err != nil {
 		return nil, err
@@ -727,8 +727,8 @@ func decodeHeadsAttrs(n *ir.Node) (*HeadsAttrs, error) {
 	return a, nil
 }
 
-// RopeAttrs are the attributes of rope, decoded and checked once by decodeRopeAttrs when the IR builder runs the shape rule.
-type RopeAttrs struct {
+// RoPEAttrs are the attributes of rope, decoded and checked once by decodeRoPEAttrs when the IR builder runs the shape rule.
+type RoPEAttrs struct {
 	Theta       float64        // theta
 	Scaling     map[string]any // scaling: a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope or dynamic and its fields; none or rope_type default: plain RoPE
 	RotaryDim   *int64         // rotary_dim: only x[..., :rotary_dim] rotates (partial rotary); even, in [2, head_dim]
@@ -739,9 +739,9 @@ type RopeAttrs struct {
 	Spec        ropeSpec       // derived by the shape rule: the inverse frequencies, the rotated width and the pair layout (ropeParams)
 }
 
-// decodeRopeAttrs reads n.Attrs (the evaluated arguments) into RopeAttrs; an error names the attribute and what it must be.
-func decodeRopeAttrs(n *ir.Node) (*RopeAttrs, error) {
-	a := &RopeAttrs{}
+// decodeRoPEAttrs reads n.Attrs (the evaluated arguments) into RoPEAttrs; an error names the attribute and what it must be.
+func decodeRoPEAttrs(n *ir.Node) (*RoPEAttrs, error) {
+	a := &RoPEAttrs{}
 	var err error
 	if a.Theta, err = decodeFloat("theta", n.Attrs["theta"]); err != nil {
 		return nil, err
@@ -1172,9 +1172,9 @@ func lowerDecodedEmbedding(f *fn, n *ir.Node) codegen.Value {
 	return lowerEmbedding(f, n, a)
 }
 
-// decodedRmsNorm is rms_norm's shape rule: it decodes the attributes once (decodeRmsNormAttrs), keeps them on the node and runs inferRMSNorm.
+// decodedRmsNorm is rms_norm's shape rule: it decodes the attributes once (decodeRMSNormAttrs), keeps them on the node and runs inferRMSNorm.
 func decodedRmsNorm(n *ir.Node) error {
-	a, err := decodeRmsNormAttrs(n)
+	a, err := decodeRMSNormAttrs(n)
 	if err != nil {
 		return err
 	}
@@ -1184,16 +1184,16 @@ func decodedRmsNorm(n *ir.Node) error {
 
 // lowerDecodedRmsNorm is rms_norm's lowering: lowerRMSNorm with the attributes the shape rule decoded.
 func lowerDecodedRmsNorm(f *fn, n *ir.Node) codegen.Value {
-	a, ok := n.Decoded.(*RmsNormAttrs)
+	a, ok := n.Decoded.(*RMSNormAttrs)
 	if !ok {
 		return f.undecoded(n)
 	}
 	return lowerRMSNorm(f, n, a)
 }
 
-// decodedRmsNorm1p is rms_norm_1p's shape rule: it decodes the attributes once (decodeRmsNormAttrs), keeps them on the node and runs inferRMSNorm.
+// decodedRmsNorm1p is rms_norm_1p's shape rule: it decodes the attributes once (decodeRMSNormAttrs), keeps them on the node and runs inferRMSNorm.
 func decodedRmsNorm1p(n *ir.Node) error {
-	a, err := decodeRmsNormAttrs(n)
+	a, err := decodeRMSNormAttrs(n)
 	if err != nil {
 		return err
 	}
@@ -1203,7 +1203,7 @@ func decodedRmsNorm1p(n *ir.Node) error {
 
 // lowerDecodedRmsNorm1p is rms_norm_1p's lowering: lowerRMSNorm1p with the attributes the shape rule decoded.
 func lowerDecodedRmsNorm1p(f *fn, n *ir.Node) codegen.Value {
-	a, ok := n.Decoded.(*RmsNormAttrs)
+	a, ok := n.Decoded.(*RMSNormAttrs)
 	if !ok {
 		return f.undecoded(n)
 	}
@@ -1286,9 +1286,9 @@ func lowerDecodedHeads(f *fn, n *ir.Node) codegen.Value {
 	return lowerHeads(f, n, a)
 }
 
-// decodedRope is rope's shape rule: it decodes the attributes once (decodeRopeAttrs), keeps them on the node and runs inferRoPE.
+// decodedRope is rope's shape rule: it decodes the attributes once (decodeRoPEAttrs), keeps them on the node and runs inferRoPE.
 func decodedRope(n *ir.Node) error {
-	a, err := decodeRopeAttrs(n)
+	a, err := decodeRoPEAttrs(n)
 	if err != nil {
 		return err
 	}
@@ -1298,7 +1298,7 @@ func decodedRope(n *ir.Node) error {
 
 // lowerDecodedRope is rope's lowering: lowerRoPE with the attributes the shape rule decoded.
 func lowerDecodedRope(f *fn, n *ir.Node) codegen.Value {
-	a, ok := n.Decoded.(*RopeAttrs)
+	a, ok := n.Decoded.(*RoPEAttrs)
 	if !ok {
 		return f.undecoded(n)
 	}
