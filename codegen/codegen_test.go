@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"github.com/archc/archc/rt/ireetool"
 	"math"
 	"math/rand/v2"
@@ -104,18 +105,50 @@ func TestFloatLit(t *testing.T) {
 	}
 }
 
-func TestArrays(t *testing.T) {
-	if got := I64Array(nil); got != "array<i64>" {
-		t.Errorf("I64Array(nil) = %s", got)
+// TestAttrsPrint: every kind of attribute value prints as MLIR, in the
+// order given.
+func TestAttrsPrint(t *testing.T) {
+	for _, c := range []struct {
+		attrs Attrs
+		want  string
+	}{
+		{Attrs{A("permutation", I64s(nil))}, "permutation = array<i64>"},
+		{Attrs{A("permutation", I64s{0, -1, 2})}, "permutation = array<i64: 0, -1, 2>"},
+		{Attrs{A("dimension", Int{V: 3, Type: "i64"}), A("x", Int{V: -2})}, "dimension = 3 : i64, x = -2"},
+		{Attrs{A("value", DenseInts{Type: T("i32", 5), Values: []int64{0}})}, "value = dense<0> : tensor<5xi32>"},
+		{Attrs{A("value", DenseInts{Type: T("i8", 2), Values: []int64{0, 4}, List: true})}, "value = dense<[0, 4]> : tensor<2xi8>"},
+		{Attrs{A("value", DenseFloats{Type: T("f32"), Values: []float64{0.5}})}, "value = dense<5.0e-01> : tensor<f32>"},
+		{Attrs{A("value", DenseFloats{Type: T("f32", 1), Values: []float64{1}, List: true})}, "value = dense<[1.0e+00]> : tensor<1xf32>"},
+		{Attrs{A("comparison_direction", Enum{Dialect: "stablehlo", Kind: "comparison_direction", Value: "LT"})}, "comparison_direction = #stablehlo<comparison_direction LT>"},
+		{Attrs{A("dot_dimension_numbers", Struct{Name: "stablehlo.dot", Fields: Attrs{A("lhs_batching_dimensions", Ints(nil)), A("rhs_contracting_dimensions", Ints{3, 4})}})},
+			"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], rhs_contracting_dimensions = [3, 4]>"},
+	} {
+		if got := c.attrs.String(); got != c.want {
+			t.Errorf("got %s, want %s", got, c.want)
+		}
 	}
-	if got := I64Array([]int64{0, -1, 2}); got != "array<i64: 0, -1, 2>" {
-		t.Errorf("I64Array = %s", got)
+}
+
+// TestAttrsRead: the verifier reads values, also inside struct values.
+func TestAttrsRead(t *testing.T) {
+	as := Attrs{A("iota_dimension", Int{V: 1, Type: "i64"}), A("d", Struct{Name: "stablehlo.gather", Fields: Attrs{A("offset_dims", Ints{2}), A("index_vector_dim", Int{V: 2})}}), A("slice_sizes", I64s{1, 64})}
+	if d, err := as.int("iota_dimension"); err != nil || d != 1 {
+		t.Errorf("iota_dimension: %d, %v", d, err)
 	}
-	if got := I64List(nil); got != "[]" {
-		t.Errorf("I64List(nil) = %s", got)
+	if d, err := as.int("index_vector_dim"); err != nil || d != 2 {
+		t.Errorf("index_vector_dim: %d, %v", d, err)
 	}
-	if got := I64List([]int64{3, 4}); got != "[3, 4]" {
-		t.Errorf("I64List = %s", got)
+	if l, err := as.ints("offset_dims"); err != nil || fmt.Sprint(l) != "[2]" {
+		t.Errorf("offset_dims: %v, %v", l, err)
+	}
+	if l, err := as.ints("slice_sizes"); err != nil || fmt.Sprint(l) != "[1 64]" {
+		t.Errorf("slice_sizes: %v, %v", l, err)
+	}
+	if _, err := as.ints("iota_dimension"); err == nil || err.Error() != "attribute iota_dimension is not an integer list" {
+		t.Errorf("ints of an int: %v", err)
+	}
+	if _, err := as.int("permutation"); err == nil || err.Error() != "missing attribute permutation" {
+		t.Errorf("missing: %v", err)
 	}
 }
 
@@ -155,13 +188,13 @@ func TestFuncOps(t *testing.T) {
 		t.Fatalf("args %v", f.Args)
 	}
 	x := f.Args[0]
-	zero := f.Op("stablehlo.constant", T("f32"), "value = dense<0.0e+00> : tensor<f32>")
+	zero := f.Op("stablehlo.constant", T("f32"), Attrs{A("value", DenseFloats{Type: T("f32"), Values: []float64{0.0e+00}})})
 	s := f.Reduce(x, zero, "stablehlo.add", 0, 2)
 	if s.Type.String() != "tensor<3xf32>" {
 		t.Errorf("reduce over dims 0, 2 of %s gives %s, want tensor<3xf32>", x.Type, s.Type)
 	}
 	f.SetLoc("layers.0/attn", "llama.arch", 12, 3)
-	n := f.Op("stablehlo.negate", s.Type, "", s)
+	n := f.Op("stablehlo.negate", s.Type, nil, s)
 	i := f.Index(7)
 	f.Return(n, f.Args[1])
 	want := `func.func @f(%arg0: tensor<2x3x4xf32>, %arg1: tensor<i32>) -> (tensor<3xf32>, tensor<i32>) {
@@ -188,7 +221,7 @@ func TestFuncNoResults(t *testing.T) {
 	g := Global{Name: "state", Type: T("f32", 2), Mutable: true}
 	m.AddGlobal(g)
 	f := m.NewFunc("reset")
-	f.GlobalStore(g, f.Op("stablehlo.constant", T("f32", 2), "value = dense<1.0e+00> : tensor<2xf32>"))
+	f.GlobalStore(g, f.Op("stablehlo.constant", T("f32", 2), Attrs{A("value", DenseFloats{Type: T("f32", 2), Values: []float64{1.0e+00}})}))
 	want := `func.func @reset() -> () {
 %0 = "stablehlo.constant"() {value = dense<1.0e+00> : tensor<2xf32>} : () -> tensor<2xf32>
 util.global.store %0, @state : tensor<2xf32>
@@ -203,14 +236,14 @@ func TestBuilderErrors(t *testing.T) {
 	m := &Module{Name: "m"}
 	g := Global{Name: "model.cache", Type: T("f32", 2), Mutable: true}
 	f := m.NewFunc("decode_1")
-	f.GlobalStore(g, f.Op("stablehlo.constant", T("f32", 3), "value = dense<0.0e+00> : tensor<3xf32>"))
+	f.GlobalStore(g, f.Op("stablehlo.constant", T("f32", 3), Attrs{A("value", DenseFloats{Type: T("f32", 3), Values: []float64{0.0e+00}})}))
 	f.Errorf("second error %d", 2)
 	err := f.Err()
 	if err == nil || err.Error() != `decode_1: store of tensor<3xf32> into global model.cache of type tensor<2xf32>` {
 		t.Fatalf("got %v, want the first error, prefixed with the function name", err)
 	}
 	// Building continues after an error: ops still get fresh values.
-	v := f.Op("stablehlo.add", T("f32"), "", f.Index(1), f.Index(2))
+	v := f.Op("stablehlo.add", T("f32"), nil, f.Index(1), f.Index(2))
 	if v.String() != "%3" {
 		t.Errorf("value after error: %s", v)
 	}
@@ -236,25 +269,25 @@ func testModule(kernel bool) *Module {
 	// sum(x) = Σ x·w
 	f := m.NewFunc("sum", T("f32", 4))
 	f.SetLoc("sum", "test.arch", 1, 1)
-	y := f.Op("stablehlo.multiply", T("f32", 4), "", f.Args[0], f.GlobalLoad(w))
-	f.Return(f.Reduce(y, f.Op("stablehlo.constant", T("f32"), "value = dense<"+FloatLit(0)+"> : tensor<f32>"), "stablehlo.add", 0))
+	y := f.Op("stablehlo.multiply", T("f32", 4), nil, f.Args[0], f.GlobalLoad(w))
+	f.Return(f.Reduce(y, f.Op("stablehlo.constant", T("f32"), Attrs{A("value", DenseFloats{Type: T("f32"), Values: []float64{0}})}), "stablehlo.add", 0))
 
 	// prefix(x, n) = Σ x[:n], through a tensor<?xf32>
 	f = m.NewFunc("prefix", T("f32", 4), T("i32"))
-	start := f.Op("stablehlo.constant", T("i32", 1), "value = dense<0> : tensor<1xi32>")
-	stride := f.Op("stablehlo.constant", T("i32", 1), "value = dense<1> : tensor<1xi32>")
-	limit := f.Op("stablehlo.reshape", T("i32", 1), "", f.Args[1])
-	part := f.Op("stablehlo.real_dynamic_slice", T("f32", Dynamic), "", f.Args[0], start, limit, stride)
-	f.Return(f.Reduce(part, f.Op("stablehlo.constant", T("f32"), "value = dense<"+FloatLit(0)+"> : tensor<f32>"), "stablehlo.add", 0))
+	start := f.Op("stablehlo.constant", T("i32", 1), Attrs{A("value", DenseInts{Type: T("i32", 1), Values: []int64{0}})})
+	stride := f.Op("stablehlo.constant", T("i32", 1), Attrs{A("value", DenseInts{Type: T("i32", 1), Values: []int64{1}})})
+	limit := f.Op("stablehlo.reshape", T("i32", 1), nil, f.Args[1])
+	part := f.Op("stablehlo.real_dynamic_slice", T("f32", Dynamic), nil, f.Args[0], start, limit, stride)
+	f.Return(f.Reduce(part, f.Op("stablehlo.constant", T("f32"), Attrs{A("value", DenseFloats{Type: T("f32"), Values: []float64{0}})}), "stablehlo.add", 0))
 
 	// reset() stores specials and extremes; get() reads them back.
 	f = m.NewFunc("reset")
 	var parts []Value
 	for _, v := range specials {
-		c := f.Op("stablehlo.constant", T("f32"), "value = dense<"+FloatLit(v)+"> : tensor<f32>")
-		parts = append(parts, f.Op("stablehlo.reshape", T("f32", 1), "", c))
+		c := f.Op("stablehlo.constant", T("f32"), Attrs{A("value", DenseFloats{Type: T("f32"), Values: []float64{v}})})
+		parts = append(parts, f.Op("stablehlo.reshape", T("f32", 1), nil, c))
 	}
-	f.GlobalStore(state, f.Op("stablehlo.concatenate", state.Type, "dimension = 0 : i64", parts...))
+	f.GlobalStore(state, f.Op("stablehlo.concatenate", state.Type, Attrs{A("dimension", Int{V: 0, Type: "i64"})}, parts...))
 	f = m.NewFunc("get")
 	f.Return(f.GlobalLoad(state))
 

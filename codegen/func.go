@@ -34,7 +34,7 @@ type Func struct {
 type op struct {
 	name     string  // "stablehlo.add", "util.global.load", ...
 	result   *Value  // nil for ops without a result
-	attrs    string  // the text inside the braces (see Func.Op)
+	attrs    Attrs   // typed attributes (see Func.Op)
 	operands []Value // tensor and index operands, in order
 	dims     []int64 // stablehlo.reduce: the reduced dimensions
 	body     string  // stablehlo.reduce: the body op
@@ -92,8 +92,8 @@ func (f *Func) newValue(t Type) Value {
 
 // Op emits a generic-form op with one result:
 // %r = "name"(operands) {attrs} : (operand types) -> result type.
-// attrs is the text inside the braces ("" for none).
-func (f *Func) Op(name string, result Type, attrs string, operands ...Value) Value {
+// attrs are typed (nil for none); Verify reads them as values.
+func (f *Func) Op(name string, result Type, attrs Attrs, operands ...Value) Value {
 	r := f.newValue(result)
 	var names, types []string
 	for _, o := range operands {
@@ -101,10 +101,11 @@ func (f *Func) Op(name string, result Type, attrs string, operands ...Value) Val
 		types = append(types, o.Type.String())
 	}
 	f.record(op{name: name, result: &r, attrs: attrs, operands: operands})
-	if attrs != "" {
-		attrs = " {" + attrs + "}"
+	text := ""
+	if len(attrs) > 0 {
+		text = " {" + attrs.String() + "}"
 	}
-	f.emit(fmt.Sprintf("%s = %q(%s)%s : (%s) -> %s", r.name, name, strings.Join(names, ", "), attrs, strings.Join(types, ", "), result))
+	f.emit(fmt.Sprintf("%s = %q(%s)%s : (%s) -> %s", r.name, name, strings.Join(names, ", "), text, strings.Join(types, ", "), result))
 	return r
 }
 
@@ -126,7 +127,7 @@ func (f *Func) Reduce(x, init Value, body string, dims ...int64) Value {
 	f.record(op{name: "stablehlo.reduce", result: &r, operands: []Value{x, init}, dims: dims, body: body})
 	s := T(x.Type.Elem)
 	f.emit(fmt.Sprintf("%s = \"stablehlo.reduce\"(%s, %s) ({\n    ^bb0(%%a: %s, %%b: %s):\n      %%c = %q(%%a, %%b) : (%s, %s) -> %s\n      \"stablehlo.return\"(%%c) : (%s) -> ()\n    }) {dimensions = %s} : (%s, %s) -> %s",
-		r.name, x.name, init.name, s, s, body, s, s, s, s, I64Array(dims), x.Type, init.Type, r.Type))
+		r.name, x.name, init.name, s, s, body, s, s, s, s, valueText(I64s(dims)), x.Type, init.Type, r.Type))
 	return r
 }
 
@@ -201,27 +202,6 @@ func (f *Func) print(sb *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(sb, "    func.return %s : %s\n  }\n", strings.Join(rets, ", "), strings.Join(results, ", "))
-}
-
-// I64Array formats an MLIR dense i64 array attribute: array<i64: 0, 1>.
-func I64Array(xs []int64) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprint(x)
-	}
-	if len(xs) == 0 {
-		return "array<i64>"
-	}
-	return "array<i64: " + strings.Join(parts, ", ") + ">"
-}
-
-// I64List formats a bracketed i64 list as used inside #stablehlo attributes.
-func I64List(xs []int64) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = fmt.Sprint(x)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func containsDim(dims []int64, d int64) bool {

@@ -4,7 +4,9 @@
 // numbered in emission order and nothing depends on map iteration.
 //
 // Ops are printed in MLIR's generic form ("stablehlo.add"(...)), which is
-// unambiguous for every op; weights are IREE named parameters
+// unambiguous for every op; their attributes are typed values (Attrs:
+// integers, integer arrays, dense constants, enums, #stablehlo structs)
+// that Verify reads as values and Print renders in the order given; weights are IREE named parameters
 // (util.global + #flow.parameter.named) and KV caches mutable util.globals.
 package codegen
 

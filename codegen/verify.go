@@ -109,7 +109,7 @@ func checkOp(o op, globals map[string]Global) error {
 // the check of operand types, result type and attributes.
 type rule struct {
 	operands int
-	check    func(x []Value, r Type, attrs string) error
+	check    func(x []Value, r Type, attrs Attrs) error
 }
 
 // rules holds the shape rule of every op archc emits, by name.
@@ -217,8 +217,8 @@ func sameTypes(what string, a Value, other string, b Value) error {
 func isTensor(t Type) bool { return !t.Index && t.Elem != "" }
 
 // elementwise: operands and result of one type, with an element kind.
-func elementwise(kind func(string) bool) func([]Value, Type, string) error {
-	return func(x []Value, r Type, _ string) error {
+func elementwise(kind func(string) bool) func([]Value, Type, Attrs) error {
+	return func(x []Value, r Type, _ Attrs) error {
 		for i, v := range x {
 			if !compatible(v.Type, r) {
 				return fmt.Errorf("operand %d is %s, the result %s: an elementwise op needs one type", i, v.Type, r)
@@ -231,7 +231,7 @@ func elementwise(kind func(string) bool) func([]Value, Type, string) error {
 	}
 }
 
-func checkConvert(x []Value, r Type, _ string) error {
+func checkConvert(x []Value, r Type, _ Attrs) error {
 	if !isTensor(x[0].Type) || !isTensor(r) || !shapeEq(x[0].Type.Shape, r.Shape) {
 		return fmt.Errorf("converts %s to %s: shapes differ", x[0].Type, r)
 	}
@@ -240,7 +240,7 @@ func checkConvert(x []Value, r Type, _ string) error {
 
 // checkBitcast: equal widths keep the shape; a narrower operand has one
 // more, innermost, dimension of width ratio (and a wider one, one less).
-func checkBitcast(x []Value, r Type, _ string) error {
+func checkBitcast(x []Value, r Type, _ Attrs) error {
 	xt := x[0].Type
 	xw, rw := bitWidth(xt.Elem), bitWidth(r.Elem)
 	switch {
@@ -256,22 +256,31 @@ func checkBitcast(x []Value, r Type, _ string) error {
 	return fmt.Errorf("cannot reinterpret %s as %s", xt, r)
 }
 
-func checkCompare(x []Value, r Type, attrs string) error {
+func checkCompare(x []Value, r Type, attrs Attrs) error {
 	if !compatible(x[0].Type, x[1].Type) {
 		return fmt.Errorf("compares %s with %s", x[0].Type, x[1].Type)
 	}
 	if r.Elem != "i1" || !shapeEq(r.Shape, x[0].Type.Shape) {
 		return fmt.Errorf("result %s must be %s", r, x[0].Type.WithElem("i1"))
 	}
-	dir := attrWord(attrs, "comparison_direction = #stablehlo<comparison_direction ")
+	dir := attrs.enum("comparison_direction")
 	switch dir {
 	case "EQ", "NE", "LT", "LE", "GT", "GE":
-		return nil
+	default:
+		return fmt.Errorf("comparison direction %q", dir)
 	}
-	return fmt.Errorf("comparison direction %q", dir)
+	switch kind := attrs.enum("compare_type"); kind {
+	case "FLOAT", "SIGNED", "UNSIGNED":
+		if (kind == "FLOAT") != isFloat(x[0].Type.Elem) {
+			return fmt.Errorf("compare_type %s for %s", kind, x[0].Type)
+		}
+	default:
+		return fmt.Errorf("compare_type %q", kind)
+	}
+	return nil
 }
 
-func checkSelect(x []Value, r Type, _ string) error {
+func checkSelect(x []Value, r Type, _ Attrs) error {
 	p, a, b := x[0].Type, x[1].Type, x[2].Type
 	if p.Elem != "i1" || (p.Rank() != 0 && !shapeEq(p.Shape, a.Shape)) {
 		return fmt.Errorf("predicate %s does not fit %s", p, a)
@@ -282,22 +291,47 @@ func checkSelect(x []Value, r Type, _ string) error {
 	return nil
 }
 
-func checkConstant(_ []Value, r Type, attrs string) error {
-	if !strings.HasPrefix(attrs, "value = dense<") || !strings.HasSuffix(attrs, "> : "+r.String()) {
-		return fmt.Errorf("value %q is not a dense %s", attrs, r)
+// checkConstant: value is a dense attribute of the result's type, a
+// splat (one value) or every element, integers for an integer type.
+func checkConstant(_ []Value, r Type, attrs Attrs) error {
+	v, _ := attrs.find("value")
+	var t Type
+	var n int
+	var list bool
+	switch v := v.(type) {
+	case DenseInts:
+		t, n, list = v.Type, len(v.Values), v.List
+		if !isInteger(r.Elem) && r.Elem != "i1" {
+			return fmt.Errorf("integer value for %s", r)
+		}
+	case DenseFloats:
+		t, n, list = v.Type, len(v.Values), v.List
+		if !isFloat(r.Elem) {
+			return fmt.Errorf("float value for %s", r)
+		}
+	default:
+		return fmt.Errorf("value %s is not a dense %s", attrs, r)
+	}
+	switch {
+	case t.String() != r.String():
+		return fmt.Errorf("value of type %s for a result %s", t, r)
+	case r.IsDynamic():
+		return fmt.Errorf("a constant cannot be %s", r)
+	case list && int64(n) != r.NumElements(), !list && n != 1:
+		return fmt.Errorf("%d values for %s", n, r)
 	}
 	return nil
 }
 
-func checkIndexConstant(_ []Value, r Type, _ string) error {
+func checkIndexConstant(_ []Value, r Type, _ Attrs) error {
 	if !r.Index {
 		return fmt.Errorf("result %s is not an index", r)
 	}
 	return nil
 }
 
-func checkIota(x []Value, r Type, attrs string) error {
-	d, err := attrInt(attrs, "iota_dimension")
+func checkIota(x []Value, r Type, attrs Attrs) error {
+	d, err := attrs.int("iota_dimension")
 	if err != nil {
 		return err
 	}
@@ -322,7 +356,7 @@ func shapeOperand(t Type, what string, n int) error {
 	return nil
 }
 
-func checkReshape(x []Value, r Type, _ string) error {
+func checkReshape(x []Value, r Type, _ Attrs) error {
 	xt := x[0].Type
 	switch {
 	case xt.Elem != r.Elem:
@@ -335,8 +369,8 @@ func checkReshape(x []Value, r Type, _ string) error {
 	return nil
 }
 
-func checkTranspose(x []Value, r Type, attrs string) error {
-	perm, err := attrInts(attrs, "permutation")
+func checkTranspose(x []Value, r Type, attrs Attrs) error {
+	perm, err := attrs.ints("permutation")
 	if err != nil {
 		return err
 	}
@@ -367,8 +401,8 @@ func distinctIn(xs []int64, n int, what string) error {
 	return nil
 }
 
-func checkBroadcast(x []Value, r Type, attrs string) error {
-	dims, err := attrInts(attrs, "broadcast_dimensions")
+func checkBroadcast(x []Value, r Type, attrs Attrs) error {
+	dims, err := attrs.ints("broadcast_dimensions")
 	if err != nil {
 		return err
 	}
@@ -394,11 +428,11 @@ func checkBroadcast(x []Value, r Type, attrs string) error {
 	return nil
 }
 
-func checkSlice(x []Value, r Type, attrs string) error {
+func checkSlice(x []Value, r Type, attrs Attrs) error {
 	xt := x[0].Type
 	var idx [3][]int64
 	for i, k := range []string{"start_indices", "limit_indices", "strides"} {
-		v, err := attrInts(attrs, k)
+		v, err := attrs.ints(k)
 		if err != nil {
 			return err
 		}
@@ -435,7 +469,7 @@ func startIndices(xs []Value, rank int) error {
 	return nil
 }
 
-func checkDynamicSlice(x []Value, r Type, attrs string) error {
+func checkDynamicSlice(x []Value, r Type, attrs Attrs) error {
 	if len(x) == 0 {
 		return fmt.Errorf("has no operand")
 	}
@@ -443,7 +477,7 @@ func checkDynamicSlice(x []Value, r Type, attrs string) error {
 	if err := startIndices(x[1:], xt.Rank()); err != nil {
 		return err
 	}
-	sizes, err := attrInts(attrs, "slice_sizes")
+	sizes, err := attrs.ints("slice_sizes")
 	if err != nil {
 		return err
 	}
@@ -458,7 +492,7 @@ func checkDynamicSlice(x []Value, r Type, attrs string) error {
 	return nil
 }
 
-func checkRealDynamicSlice(x []Value, r Type, _ string) error {
+func checkRealDynamicSlice(x []Value, r Type, _ Attrs) error {
 	xt := x[0].Type
 	for i, what := range []string{"start", "limit", "strides"} {
 		if err := shapeOperand(x[i+1].Type, what, xt.Rank()); err != nil {
@@ -476,7 +510,7 @@ func checkRealDynamicSlice(x []Value, r Type, _ string) error {
 	return nil
 }
 
-func checkDynamicUpdate(x []Value, r Type, _ string) error {
+func checkDynamicUpdate(x []Value, r Type, _ Attrs) error {
 	if len(x) < 2 {
 		return fmt.Errorf("needs an operand and an update")
 	}
@@ -495,8 +529,8 @@ func checkDynamicUpdate(x []Value, r Type, _ string) error {
 	return nil
 }
 
-func checkConcat(x []Value, r Type, attrs string) error {
-	d, err := attrInt(attrs, "dimension")
+func checkConcat(x []Value, r Type, attrs Attrs) error {
+	d, err := attrs.int("dimension")
 	if err != nil {
 		return err
 	}
@@ -526,10 +560,10 @@ func checkConcat(x []Value, r Type, attrs string) error {
 	return nil
 }
 
-func checkDot(x []Value, r Type, attrs string) error {
+func checkDot(x []Value, r Type, attrs Attrs) error {
 	var dims [4][]int64
 	for i, k := range []string{"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions", "rhs_contracting_dimensions"} {
-		v, err := attrInts(attrs, k)
+		v, err := attrs.ints(k)
 		if err != nil {
 			return err
 		}
@@ -587,17 +621,17 @@ func free(shape, batch, contract []int64) []int64 {
 // dimensions): result dimensions offset_dims take the slice sizes of the
 // uncollapsed operand dimensions, in order; the others the indices'
 // dimensions other than index_vector_dim.
-func checkGather(x []Value, r Type, attrs string) error {
+func checkGather(x []Value, r Type, attrs Attrs) error {
 	var lists [4][]int64
 	for i, k := range []string{"offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes"} {
-		v, err := attrInts(attrs, k)
+		v, err := attrs.ints(k)
 		if err != nil {
 			return err
 		}
 		lists[i] = v
 	}
 	offset, collapsed, startMap, sizes := lists[0], lists[1], lists[2], lists[3]
-	ivd, err := attrInt(attrs, "index_vector_dim")
+	ivd, err := attrs.int("index_vector_dim")
 	if err != nil {
 		return err
 	}
@@ -661,7 +695,7 @@ func checkGather(x []Value, r Type, attrs string) error {
 	return nil
 }
 
-func checkDispatch(_ []Value, r Type, _ string) error {
+func checkDispatch(_ []Value, r Type, _ Attrs) error {
 	if !isTensor(r) || r.IsDynamic() {
 		return fmt.Errorf("result %s must be a static tensor", r)
 	}
@@ -691,87 +725,4 @@ func checkReduce(o op) error {
 		return fmt.Errorf("reducing %s over %v gives %s, the result says %s", x, o.dims, x.With(want...), r)
 	}
 	return nil
-}
-
-// Attribute text, as the lowering writes it.
-
-// attrAt returns the text after `key = ` in attrs, where key is a whole
-// name (not the tail of a longer one).
-func attrAt(attrs, key string) (string, bool) {
-	for from := 0; ; {
-		i := strings.Index(attrs[from:], key+" = ")
-		if i < 0 {
-			return "", false
-		}
-		i += from
-		if i == 0 || strings.ContainsRune(" ,{<", rune(attrs[i-1])) {
-			return attrs[i+len(key)+3:], true
-		}
-		from = i + 1
-	}
-}
-
-// attrInts reads an integer list attribute: `array<i64: 1, 2>`,
-// `array<i64>` or `[1, 2]`.
-func attrInts(attrs, key string) ([]int64, error) {
-	v, ok := attrAt(attrs, key)
-	if !ok {
-		return nil, fmt.Errorf("missing attribute %s", key)
-	}
-	var body string
-	switch {
-	case strings.HasPrefix(v, "array<i64>"):
-		return []int64{}, nil
-	case strings.HasPrefix(v, "array<i64: "):
-		body, _, ok = strings.Cut(v[len("array<i64: "):], ">")
-	case strings.HasPrefix(v, "["):
-		body, _, ok = strings.Cut(v[1:], "]")
-	default:
-		ok = false
-	}
-	if !ok {
-		return nil, fmt.Errorf("attribute %s is not an integer list", key)
-	}
-	out := []int64{}
-	if strings.TrimSpace(body) == "" {
-		return out, nil
-	}
-	for _, s := range strings.Split(body, ",") {
-		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("attribute %s: %v", key, err)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// attrInt reads an integer attribute: `3 : i64` or `3`.
-func attrInt(attrs, key string) (int64, error) {
-	v, ok := attrAt(attrs, key)
-	if !ok {
-		return 0, fmt.Errorf("missing attribute %s", key)
-	}
-	end := 0
-	for end < len(v) && (v[end] == '-' || (v[end] >= '0' && v[end] <= '9')) {
-		end++
-	}
-	n, err := strconv.ParseInt(v[:end], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("attribute %s is not an integer", key)
-	}
-	return n, nil
-}
-
-// attrWord returns the word that follows prefix in attrs, or "".
-func attrWord(attrs, prefix string) string {
-	_, v, ok := strings.Cut(attrs, prefix)
-	if !ok {
-		return ""
-	}
-	end := strings.IndexAny(v, ">, ")
-	if end < 0 {
-		return v
-	}
-	return v[:end]
 }

@@ -77,13 +77,17 @@ func PrimitiveReference(docs []lower.PrimitiveDoc, reg ir.Registry) string {
 					def := "none"
 					if a, ok := attrs[q.Name]; ok {
 						def = a.Default
-						opts = append(opts, fmt.Sprintf("`%s` = `%s`: %s", q.Name, a.Default, prose(a.Doc)))
+						opts = append(opts, fmt.Sprintf("`%s`%s = `%s`: %s", q.Name, typeName(d.Types[q.Name]), a.Default, prose(a.Doc)))
 					}
 					sig = append(sig, q.Name+": "+def)
 					continue
 				}
 				sig = append(sig, q.Name)
-				params = append(params, fmt.Sprintf("`%s` %s", q.Name, q.Kind))
+				kind := q.Kind.String()
+				if t := d.Types[q.Name]; t != "" {
+					kind = strings.TrimPrefix(typeName(t), " ")
+				}
+				params = append(params, fmt.Sprintf("`%s` %s", q.Name, kind))
 			}
 		}
 		fmt.Fprintf(&b, "```\n%s(%s)\n```\n\n", d.Name, strings.Join(sig, ", "))
@@ -101,6 +105,28 @@ func PrimitiveReference(docs []lower.PrimitiveDoc, reg ir.Registry) string {
 		fmt.Fprintf(&b, "- follows: %s\n", prose(d.HF))
 	}
 	return b.String()
+}
+
+// typeName spells an attribute type (primitives.json's) for the
+// reference, after a space: enum(a|b) as its quoted choices; "" for none
+// (a weight-path keyword).
+func typeName(t string) string {
+	if inner, ok := strings.CutPrefix(t, "enum("); ok {
+		choices := strings.Split(strings.TrimSuffix(inner, ")"), "|")
+		for i, c := range choices {
+			choices[i] = "`\"" + c + "\"`"
+		}
+		return " (" + strings.Join(choices, " | ") + ")"
+	}
+	switch t {
+	case "flag_or_name":
+		return " (bool or name)"
+	case "length":
+		return " (length: a non-negative number, floored)"
+	case "":
+		return ""
+	}
+	return " (" + t + ")"
 }
 
 // anchor is the GitHub heading anchor of a primitive's section.

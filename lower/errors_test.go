@@ -136,3 +136,34 @@ func TestLowerErrorsCarryPositions(t *testing.T) {
 		t.Errorf("unknown storage format: got %v", err)
 	}
 }
+
+// TestAttrErrorAtPosition: a malformed attribute is reported once, by the
+// generated decoder, at the .arch position of the call, naming the
+// attribute and what it must be.
+func TestAttrErrorAtPosition(t *testing.T) {
+	src, err := os.ReadFile("../archs/llama.arch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(src), "rms_norm(x, weight, eps: rms_norm_eps)", `rms_norm(x, weight, eps: "tiny")`, 1)
+	if bad == string(src) {
+		t.Fatal("llama.arch no longer calls rms_norm(x, weight, eps: rms_norm_eps); update the test")
+	}
+	f, err := dsl.Parse("llama.arch", []byte(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := dsl.DecodeConfig([]byte(tinyLlama))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := dsl.EvalConfig(f, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = dsl.Build(f, cfg, lower.Registry{})
+	want := `llama.arch:34:12: rms_norm: eps must be a number, got "tiny"`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want an error starting %q", err, want)
+	}
+}

@@ -118,7 +118,7 @@ func (f *fn) selectLast(v codegen.Value) codegen.Value {
 	for range v.Type.Shape[2:] {
 		idx = append(idx, f.constI32(0))
 	}
-	return f.Op("stablehlo.dynamic_slice", v.Type.With(sizes...), "slice_sizes = "+codegen.I64Array(sizes), append([]codegen.Value{v}, idx...)...)
+	return f.Op("stablehlo.dynamic_slice", v.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{v}, idx...)...)
 }
 
 // ty binds an IR type's symbolic dimensions for this instance.

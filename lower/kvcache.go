@@ -130,7 +130,7 @@ func (f *fn) writeCache(site int, k, v codegen.Value) {
 				row = f.sliceDim(x, 0, b, b+1)
 			}
 			row = f.reshape(row, append([]int64{1}, row.Type.Shape...)...) // [1, 1, S, kv_heads, width]
-			cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, "", cur, row, entry, f.slots[b], f.starts[b], zero, zero)
+			cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, row, entry, f.slots[b], f.starts[b], zero, zero)
 		}
 		f.caches[e.group] = cur
 	}
@@ -149,9 +149,9 @@ func (f *fn) readCache(site int) (keys, values codegen.Value) {
 	// function (and shape).
 	starts, ok := f.memo["cache:starts"]
 	if !ok {
-		starts = f.Op("stablehlo.constant", codegen.T("i32", 5), "value = dense<0> : tensor<5xi32>")
+		starts = f.Op("stablehlo.constant", codegen.T("i32", 5), codegen.Attrs{codegen.A("value", codegen.DenseInts{Type: codegen.T("i32", 5), Values: []int64{0}})})
 		f.memo["cache:starts"] = starts
-		f.memo["cache:strides"] = f.Op("stablehlo.constant", codegen.T("i32", 5), "value = dense<1> : tensor<5xi32>")
+		f.memo["cache:strides"] = f.Op("stablehlo.constant", codegen.T("i32", 5), codegen.Attrs{codegen.A("value", codegen.DenseInts{Type: codegen.T("i32", 5), Values: []int64{1}})})
 	}
 	strides := f.memo["cache:strides"]
 	read := func(kv int) codegen.Value {
@@ -163,8 +163,8 @@ func (f *fn) readCache(site int) (keys, values codegen.Value) {
 		entry := f.constI32(e.index)
 		rows := make([]codegen.Value, len(f.slots))
 		for b, s := range f.slots {
-			row := f.Op("stablehlo.dynamic_slice", cur.Type.With(full...), "slice_sizes = "+codegen.I64Array(full), cur, entry, s, zero, zero, zero)
-			rows[b] = f.Op("stablehlo.real_dynamic_slice", cur.Type.With(1, 1, codegen.Dynamic, t[3], t[4]), "", row, starts, limits, strides)
+			row := f.Op("stablehlo.dynamic_slice", cur.Type.With(full...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(full))}, cur, entry, s, zero, zero, zero)
+			rows[b] = f.Op("stablehlo.real_dynamic_slice", cur.Type.With(1, 1, codegen.Dynamic, t[3], t[4]), nil, row, starts, limits, strides)
 		}
 		if len(rows) == 1 {
 			return rows[0]

@@ -154,7 +154,7 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 	tokens, slot, start, length, total := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3], fn.Args[4]
 	f.context = f.add(start, f.constI32(s))
 	f.slots = []codegen.Value{slot}
-	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, s), "iota_dimension = 1 : i64")
+	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, s), codegen.Attrs{codegen.A("iota_dimension", codegen.Int{V: 1, Type: "i64"})})
 	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
 	f.starts = []codegen.Value{start}
 	f.last, f.hasLast = f.sub(length, f.constI32(1)), true

@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/archc/archc/codegen"
 )
 
@@ -13,7 +11,7 @@ func (f *fn) binary(op string, x, y codegen.Value) codegen.Value {
 	if x.Type.String() != y.Type.String() {
 		f.Errorf("%s of %s and %s", op, x.Type, y.Type)
 	}
-	return f.Op(op, x.Type, "", x, y)
+	return f.Op(op, x.Type, nil, x, y)
 }
 
 func (f *fn) add(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.add", x, y) }
@@ -21,10 +19,10 @@ func (f *fn) sub(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.
 func (f *fn) mul(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.multiply", x, y) }
 func (f *fn) div(x, y codegen.Value) codegen.Value { return f.binary("stablehlo.divide", x, y) }
 
-func (f *fn) unary(op string, x codegen.Value) codegen.Value { return f.Op(op, x.Type, "", x) }
+func (f *fn) unary(op string, x codegen.Value) codegen.Value { return f.Op(op, x.Type, nil, x) }
 
 func (f *fn) convert(x codegen.Value, elem string) codegen.Value {
-	return f.Op("stablehlo.convert", x.Type.With(x.Type.Shape...).WithElem(elem), "", x)
+	return f.Op("stablehlo.convert", x.Type.With(x.Type.Shape...).WithElem(elem), nil, x)
 }
 
 func (f *fn) reshape(x codegen.Value, shape ...int64) codegen.Value {
@@ -32,7 +30,7 @@ func (f *fn) reshape(x codegen.Value, shape ...int64) codegen.Value {
 	if t.NumElements() != x.Type.NumElements() {
 		f.Errorf("reshape %s to %v", x.Type, shape)
 	}
-	return f.Op("stablehlo.reshape", t, "", x)
+	return f.Op("stablehlo.reshape", t, nil, x)
 }
 
 func (f *fn) transpose(x codegen.Value, perm ...int64) codegen.Value {
@@ -40,7 +38,7 @@ func (f *fn) transpose(x codegen.Value, perm ...int64) codegen.Value {
 	for i, p := range perm {
 		shape[i] = x.Type.Shape[p]
 	}
-	return f.Op("stablehlo.transpose", x.Type.With(shape...), "permutation = "+codegen.I64Array(perm), x)
+	return f.Op("stablehlo.transpose", x.Type.With(shape...), codegen.Attrs{codegen.A("permutation", codegen.I64s(perm))}, x)
 }
 
 // broadcastDims broadcasts x into type t, x's dimension i landing on dims[i].
@@ -52,7 +50,7 @@ func (f *fn) broadcastDims(x codegen.Value, t codegen.Type, dims ...int64) codeg
 	}
 	rt := t.With(t.Shape...).WithElem(x.Type.Elem)
 	if t.IsDynamic() {
-		attrs := "broadcast_dimensions = " + codegen.I64Array(dims)
+		attrs := codegen.Attrs{codegen.A("broadcast_dimensions", codegen.I64s(dims))}
 		var same []int64 // operand dims of run-time size: the result's, not broadcast
 		for i, d := range x.Type.Shape {
 			if d == codegen.Dynamic {
@@ -60,11 +58,11 @@ func (f *fn) broadcastDims(x codegen.Value, t codegen.Type, dims ...int64) codeg
 			}
 		}
 		if same != nil {
-			attrs += ", known_nonexpanding_dimensions = " + codegen.I64Array(same)
+			attrs = append(attrs, codegen.A("known_nonexpanding_dimensions", codegen.I64s(same)))
 		}
 		return f.Op("stablehlo.dynamic_broadcast_in_dim", rt, attrs, x, f.shapeOf(t))
 	}
-	return f.Op("stablehlo.broadcast_in_dim", rt, "broadcast_dimensions = "+codegen.I64Array(dims), x)
+	return f.Op("stablehlo.broadcast_in_dim", rt, codegen.Attrs{codegen.A("broadcast_dimensions", codegen.I64s(dims))}, x)
 }
 
 // shapeOf returns t's run-time shape as a [rank] i32 tensor, its dynamic
@@ -80,7 +78,7 @@ func (f *fn) shapeOf(t codegen.Type) codegen.Value {
 		if d == codegen.Dynamic {
 			parts[i] = f.reshape(f.context, 1)
 		} else {
-			parts[i] = f.Op("stablehlo.constant", codegen.T("i32", 1), fmt.Sprintf("value = dense<%d> : tensor<1xi32>", d))
+			parts[i] = f.Op("stablehlo.constant", codegen.T("i32", 1), codegen.Attrs{codegen.A("value", codegen.DenseInts{Type: codegen.T("i32", 1), Values: []int64{d}})})
 		}
 	}
 	v := f.concat(0, parts...)
@@ -111,24 +109,17 @@ func (f *fn) broadcastLeading(x codegen.Value, t codegen.Type) codegen.Value {
 }
 
 func (f *fn) constF32(v float64) codegen.Value {
-	return f.Op("stablehlo.constant", codegen.T("f32"), fmt.Sprintf("value = dense<%s> : tensor<f32>", codegen.FloatLit(v)))
+	return f.Op("stablehlo.constant", codegen.T("f32"), codegen.Attrs{codegen.A("value", codegen.DenseFloats{Type: codegen.T("f32"), Values: []float64{v}})})
 }
 
 func (f *fn) constI32(v int64) codegen.Value {
-	return f.Op("stablehlo.constant", codegen.T("i32"), fmt.Sprintf("value = dense<%d> : tensor<i32>", v))
+	return f.Op("stablehlo.constant", codegen.T("i32"), codegen.Attrs{codegen.A("value", codegen.DenseInts{Type: codegen.T("i32"), Values: []int64{v}})})
 }
 
 // constF32s is a rank-1 f32 constant.
 func (f *fn) constF32s(vs []float64) codegen.Value {
-	s := "["
-	for i, v := range vs {
-		if i > 0 {
-			s += ", "
-		}
-		s += codegen.FloatLit(v)
-	}
 	t := codegen.T("f32", int64(len(vs)))
-	return f.Op("stablehlo.constant", t, fmt.Sprintf("value = dense<%s]> : %s", s, t))
+	return f.Op("stablehlo.constant", t, codegen.Attrs{codegen.A("value", codegen.DenseFloats{Type: t, Values: vs, List: true})})
 }
 
 // splat broadcasts an f32 scalar constant to t.
@@ -142,8 +133,7 @@ func (f *fn) slice(x codegen.Value, start, limit []int64) codegen.Value {
 		shape[i] = limit[i] - start[i]
 		strides[i] = 1
 	}
-	attrs := fmt.Sprintf("start_indices = %s, limit_indices = %s, strides = %s",
-		codegen.I64Array(start), codegen.I64Array(limit), codegen.I64Array(strides))
+	attrs := codegen.Attrs{codegen.A("start_indices", codegen.I64s(start)), codegen.A("limit_indices", codegen.I64s(limit)), codegen.A("strides", codegen.I64s(strides))}
 	return f.Op("stablehlo.slice", x.Type.With(shape...), attrs, x)
 }
 
@@ -160,7 +150,7 @@ func (f *fn) concat(d int64, xs ...codegen.Value) codegen.Value {
 	for _, x := range xs[1:] {
 		shape[d] += x.Type.Shape[d]
 	}
-	return f.Op("stablehlo.concatenate", xs[0].Type.With(shape...), fmt.Sprintf("dimension = %d : i64", d), xs...)
+	return f.Op("stablehlo.concatenate", xs[0].Type.With(shape...), codegen.Attrs{codegen.A("dimension", codegen.Int{V: d, Type: "i64"})}, xs...)
 }
 
 // dot is stablehlo.dot_general; the result is batch dims, then x's free
@@ -180,8 +170,10 @@ func (f *fn) dot(x, y codegen.Value, xBatch, yBatch, xContract, yContract []int6
 			shape = append(shape, d)
 		}
 	}
-	attrs := fmt.Sprintf("dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = %s, rhs_batching_dimensions = %s, lhs_contracting_dimensions = %s, rhs_contracting_dimensions = %s>",
-		codegen.I64List(xBatch), codegen.I64List(yBatch), codegen.I64List(xContract), codegen.I64List(yContract))
+	attrs := codegen.Attrs{codegen.A("dot_dimension_numbers", codegen.Struct{Name: "stablehlo.dot", Fields: codegen.Attrs{
+		codegen.A("lhs_batching_dimensions", codegen.Ints(xBatch)), codegen.A("rhs_batching_dimensions", codegen.Ints(yBatch)),
+		codegen.A("lhs_contracting_dimensions", codegen.Ints(xContract)), codegen.A("rhs_contracting_dimensions", codegen.Ints(yContract)),
+	}})}
 	return f.Op("stablehlo.dot_general", x.Type.With(shape...), attrs, x, y)
 }
 
@@ -197,25 +189,28 @@ func (f *fn) compare(dir string, x, y codegen.Value) codegen.Value {
 // barrier is stablehlo.optimization_barrier of one value: the compiler
 // may not fuse or move computation across it.
 func (f *fn) barrier(x codegen.Value) codegen.Value {
-	return f.Op("stablehlo.optimization_barrier", x.Type, "", x)
+	return f.Op("stablehlo.optimization_barrier", x.Type, nil, x)
 }
 
 // compareAs is stablehlo.compare with an explicit comparison type
 // ("SIGNED", "UNSIGNED", "FLOAT").
 func (f *fn) compareAs(dir, kind string, x, y codegen.Value) codegen.Value {
-	attrs := fmt.Sprintf("comparison_direction = #stablehlo<comparison_direction %s>, compare_type = #stablehlo<comparison_type %s>", dir, kind)
+	attrs := codegen.Attrs{
+		codegen.A("comparison_direction", codegen.Enum{Dialect: "stablehlo", Kind: "comparison_direction", Value: dir}),
+		codegen.A("compare_type", codegen.Enum{Dialect: "stablehlo", Kind: "comparison_type", Value: kind}),
+	}
 	return f.Op("stablehlo.compare", x.Type.WithElem("i1"), attrs, x, y)
 }
 
 func (f *fn) selectOp(pred, x, y codegen.Value) codegen.Value {
-	return f.Op("stablehlo.select", x.Type, "", pred, x, y)
+	return f.Op("stablehlo.select", x.Type, nil, pred, x, y)
 }
 
 func (f *fn) iota(t codegen.Type, dim int64) codegen.Value {
 	if t.IsDynamic() {
-		return f.Op("stablehlo.dynamic_iota", t, fmt.Sprintf("iota_dimension = %d : i64", dim), f.shapeOf(t))
+		return f.Op("stablehlo.dynamic_iota", t, codegen.Attrs{codegen.A("iota_dimension", codegen.Int{V: dim, Type: "i64"})}, f.shapeOf(t))
 	}
-	return f.Op("stablehlo.iota", t, fmt.Sprintf("iota_dimension = %d : i64", dim))
+	return f.Op("stablehlo.iota", t, codegen.Attrs{codegen.A("iota_dimension", codegen.Int{V: dim, Type: "i64"})})
 }
 
 // reduceLast reduces x's innermost dimension with body ("stablehlo.add" or
@@ -231,4 +226,17 @@ func in(x int64, xs []int64) bool {
 		}
 	}
 	return false
+}
+
+// gatherAttrs are the attributes of a stablehlo.gather of whole slices of
+// a stacked operand's first dimension (collapsed) at rank-1 indices:
+// offset dimensions offset, index_vector_dim ivd, slice sizes sizes.
+func gatherAttrs(offset codegen.Ints, ivd int64, sizes codegen.I64s) codegen.Attrs {
+	return codegen.Attrs{
+		codegen.A("dimension_numbers", codegen.Struct{Name: "stablehlo.gather", Fields: codegen.Attrs{
+			codegen.A("offset_dims", offset), codegen.A("collapsed_slice_dims", codegen.Ints{0}),
+			codegen.A("start_index_map", codegen.Ints{0}), codegen.A("index_vector_dim", codegen.Int{V: ivd}),
+		}}),
+		codegen.A("slice_sizes", sizes),
+	}
 }

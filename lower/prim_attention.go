@@ -29,7 +29,7 @@ const maskValue = -3.4028234663852886e38
 // and values are first written into the KV cache (see kvcache.go); attention
 // then reads the first L positions of each slot's row, L the positions
 // this call can see (a dynamic dimension; see readCache).
-func inferAttention(n *ir.Node) error {
+func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 	q, k, v := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
 	for _, t := range []ir.Type{q, k, v} {
 		if len(t.Shape) != 4 || t.Shape[0] != ir.Batch || t.Shape[1] != ir.Seq {
@@ -43,15 +43,8 @@ func inferAttention(n *ir.Node) error {
 	if q.Shape[3] != k.Shape[3] || h%kvh != 0 {
 		return fmt.Errorf("q %s does not fit k %s (heads must be a multiple of kv_heads, head_dim equal)", q, k)
 	}
-	for _, a := range []string{"scale", "softcap"} {
-		if _, err := floatAttr(n, a, 0); err != nil {
-			return err
-		}
-	}
-	if w, ok := n.Attrs["window"]; ok && w != nil {
-		if ww, ok := w.(int64); !ok || ww <= 0 {
-			return fmt.Errorf("window must be a positive int (tokens) or none, got %v", w)
-		}
+	if w := a.Window; w != nil && *w <= 0 {
+		return fmt.Errorf("window must be a positive int (tokens) or none, got %d", *w)
 	}
 	n.Weights = nil
 	if n.Module != "" {
@@ -61,12 +54,15 @@ func inferAttention(n *ir.Node) error {
 	return nil
 }
 
-func lowerAttention(f *fn, n *ir.Node) codegen.Value {
+func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 	q, k, v := f.arg(n, 0), f.arg(n, 1), f.arg(n, 2)
 	B, S, H, D := q.Type.Shape[0], q.Type.Shape[1], q.Type.Shape[2], q.Type.Shape[3]
 	KVH, DV := k.Type.Shape[2], v.Type.Shape[3]
 	G := H / KVH
-	scale, _ := floatAttr(n, "scale", 1/math.Sqrt(float64(D)))
+	scale := 1 / math.Sqrt(float64(D))
+	if a.Scale != nil {
+		scale = *a.Scale
+	}
 
 	f.writeCache(n.Site, k, v)
 	keys, values := f.readCache(n.Site) // [B,1,L,KVH,D] and [B,1,L,KVH,DV], L dynamic: the positions visible to this call
@@ -76,8 +72,9 @@ func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	qg = f.reshape(qg, B, KVH, G*S, D)
 	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 3}, []int64{3}, []int64{4}) // [B,KVH,G·S,1,L]
 	scores = f.mul(scores, f.splat(scale, scores.Type))
-	capv, _ := floatAttr(n, "softcap", 0)
-	scores = f.softcap(scores, capv)
+	if a.Softcap != nil {
+		scores = f.softcap(scores, *a.Softcap)
+	}
 
 	// Causal mask over absolute positions: key j is visible to a query at p
 	// iff j <= p, and with a sliding window W also p - j < W (HF
@@ -88,14 +85,15 @@ func lowerAttention(f *fn, n *ir.Node) codegen.Value {
 	keyPos := f.broadcastDims(f.iota(codegen.T("i32", L), 0), it, 4)
 	rowPos := f.reshape(f.broadcastDims(f.positions, codegen.T("i32", B, G, S), 0, 2), B, G*S)
 	visible := f.compare("LE", keyPos, f.broadcastDims(f.barrier(rowPos), it, 0, 2))
-	if w, ok := n.Attrs["window"].(int64); ok {
+	if a.Window != nil {
+		w := *a.Window
 		// The window's lower bound is computed on the static rows and kept
 		// apart by an optimization barrier: IREE 3.13 otherwise fuses it into
 		// the first layer's softmax dispatch as a second result, which its
 		// CPU backend fails to compile on a dynamic length.
 		low := f.barrier(f.sub(rowPos, f.broadcast(f.constI32(w), rowPos.Type)))
 		inWindow := f.compare("GT", keyPos, f.broadcastDims(low, it, 0, 2))
-		visible = f.Op("stablehlo.and", visible.Type, "", visible, inWindow)
+		visible = f.Op("stablehlo.and", visible.Type, nil, visible, inWindow)
 	}
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
@@ -127,7 +125,7 @@ func (f *fn) softmaxLast(x codegen.Value) codegen.Value {
 // probability is dropped: HF GptOss eager_attention_forward's
 // softmax(cat([x, sink]) - max)[..., :-1], in f32.
 func (f *fn) softmaxSink(x, sink codegen.Value) codegen.Value {
-	m := f.Op("stablehlo.maximum", sink.Type, "", f.reduceLast(x, "stablehlo.maximum", maskValue), sink)
+	m := f.Op("stablehlo.maximum", sink.Type, nil, f.reduceLast(x, "stablehlo.maximum", maskValue), sink)
 	e := f.unary("stablehlo.exponential", f.sub(x, f.broadcastLeading(m, x.Type)))
 	s := f.add(f.reduceLast(e, "stablehlo.add", 0), f.unary("stablehlo.exponential", f.sub(sink, m)))
 	return f.div(e, f.broadcastLeading(s, x.Type))

@@ -9,15 +9,8 @@ import (
 
 // embedding(ids [batch, seq] i32, weight [num_embeddings, embedding_dim])
 // → [batch, seq, embedding_dim]: a row gather (HF nn.Embedding).
-func inferEmbedding(n *ir.Node) error {
-	num, err := intAttr(n, "num_embeddings")
-	if err != nil {
-		return err
-	}
-	dim, err := intAttr(n, "embedding_dim")
-	if err != nil {
-		return err
-	}
+func inferEmbedding(n *ir.Node, a *EmbeddingAttrs) error {
+	num, dim := a.NumEmbeddings, a.EmbeddingDim
 	if num <= 0 || dim <= 0 {
 		return fmt.Errorf("num_embeddings and embedding_dim must be positive, got %d and %d", num, dim)
 	}
@@ -32,7 +25,7 @@ func inferEmbedding(n *ir.Node) error {
 
 // lowerEmbedding gathers the stored rows of the ids, then decodes only
 // those (a block-quantized table is never decoded whole).
-func lowerEmbedding(f *fn, n *ir.Node) codegen.Value {
+func lowerEmbedding(f *fn, n *ir.Node, _ *EmbeddingAttrs) codegen.Value {
 	raw, st, shape := f.stored(n.Weights[0].Name)
 	if raw.Type.Elem == "" {
 		return codegen.Value{Type: f.ty(n.Type)}
@@ -40,7 +33,7 @@ func lowerEmbedding(f *fn, n *ir.Node) codegen.Value {
 	ids := f.arg(n, 0)
 	r := int64(ids.Type.Rank())
 	width := raw.Type.Shape[1]
-	attrs := fmt.Sprintf("dimension_numbers = #stablehlo.gather<offset_dims = [%d], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = %d>, slice_sizes = array<i64: 1, %d>", r, r, width)
+	attrs := gatherAttrs(codegen.Ints{r}, r, codegen.I64s{1, width})
 	rowsShape := append(append([]int64{}, ids.Type.Shape...), width)
 	rows := f.Op("stablehlo.gather", raw.Type.With(rowsShape...), attrs, raw, ids)
 	out := f.decodeRows(st, f.reshape(rows, ids.Type.NumElements(), width), shape[1])

@@ -12,15 +12,8 @@ import (
 // weight stored in a format with a hand-written kernel (Options.Kernels)
 // is multiplied by that kernel, in its stored bytes; otherwise it is decoded
 // to f32 in the graph and multiplied by stablehlo.dot_general.
-func inferLinear(n *ir.Node) error {
-	out, err := intAttr(n, "out")
-	if err != nil {
-		return err
-	}
-	bias, err := boolAttr(n, "bias")
-	if err != nil {
-		return err
-	}
+func inferLinear(n *ir.Node, a *LinearAttrs) error {
+	out, bias := a.Out, a.Bias
 	x := n.Args[0].Type
 	in := lastDim(x)
 	if in <= 0 || out <= 0 {
@@ -36,7 +29,7 @@ func inferLinear(n *ir.Node) error {
 	return nil
 }
 
-func lowerLinear(f *fn, n *ir.Node) codegen.Value {
+func lowerLinear(f *fn, n *ir.Node, _ *LinearAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	y, ok := f.groupedLinear(n, x)
 	if !ok {
@@ -52,11 +45,8 @@ func lowerLinear(f *fn, n *ir.Node) codegen.Value {
 }
 
 // heads(x [..., n·d], n) → [..., n, d]: splits the last dimension into heads.
-func inferHeads(n *ir.Node) error {
-	h, err := intAttr(n, "n")
-	if err != nil {
-		return err
-	}
+func inferHeads(n *ir.Node, a *HeadsAttrs) error {
+	h := a.N
 	x := n.Args[0].Type
 	last := lastDim(x)
 	if h <= 0 || last <= 0 || last%h != 0 {
@@ -67,7 +57,7 @@ func inferHeads(n *ir.Node) error {
 	return nil
 }
 
-func lowerHeads(f *fn, n *ir.Node) codegen.Value {
+func lowerHeads(f *fn, n *ir.Node, _ *HeadsAttrs) codegen.Value {
 	t := f.ty(n.Type)
 	return f.reshape(f.arg(n, 0), t.Shape...)
 }
@@ -75,15 +65,8 @@ func lowerHeads(f *fn, n *ir.Node) codegen.Value {
 // slice(x [..., n], start, stop) → [..., stop - start]: x[..., start:stop],
 // how HF splits a fused projection's output (Phi-3's qkv_proj rows
 // [q | k | v], gate_up_proj's [gate | up] by chunk(2, dim=-1)).
-func inferSlice(n *ir.Node) error {
-	start, err := intAttr(n, "start")
-	if err != nil {
-		return err
-	}
-	stop, err := intAttr(n, "stop")
-	if err != nil {
-		return err
-	}
+func inferSlice(n *ir.Node, a *SliceAttrs) error {
+	start, stop := a.Start, a.Stop
 	x := n.Args[0].Type
 	last := lastDim(x)
 	if last <= 0 || start < 0 || stop <= start || stop > last {
@@ -95,11 +78,9 @@ func inferSlice(n *ir.Node) error {
 	return nil
 }
 
-func lowerSlice(f *fn, n *ir.Node) codegen.Value {
+func lowerSlice(f *fn, n *ir.Node, a *SliceAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	start, _ := intAttr(n, "start")
-	stop, _ := intAttr(n, "stop")
-	return f.sliceDim(x, x.Type.Rank()-1, start, stop)
+	return f.sliceDim(x, x.Type.Rank()-1, a.Start, a.Stop)
 }
 
 // concat(x [..., a], y [..., b]) → [..., a + b]: torch.cat((x, y), dim=-1).

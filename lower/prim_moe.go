@@ -15,212 +15,230 @@ import (
 // plain arithmetic and keeps both primitives small; experts recovers the
 // selected indices from the weights' nonzero pattern (see expertSlots).
 
-// route(logits [..., E], top_k, softmax, norm, scale) → [..., E] f32, as
-// HF's TopKRouter modules compute it, in f32:
-//   - softmax "before" (MixtralTopKRouter, Qwen2MoeTopKRouter,
-//     OlmoeTopKRouter): p = softmax(logits); keep torch.topk(p, k);
-//   - softmax "after" (GraniteMoeTopKRouter): keep torch.topk(logits, k),
-//     then softmax over those k values;
-//
-// then norm divides the kept values by their sum (norm_topk_prob) and scale
-// multiplies them (routed_scaling_factor). Ties go to the lower expert
-// index, as torch.topk orders them. topk_method "group_limited_greedy"
-// (DeepseekV2TopkRouter) first splits the experts into n_group equal groups,
-// scores each group by its largest p, keeps the topk_group best groups
-// (ties: lower group first) and sets p to 0 outside them, then takes the
-// top k; "noaux_tc" (DeepseekV3TopkRouter, Glm4MoeTopkRouter) scores each
-// group by the sum of its two largest choice scores (p + bias), keeps the
-// topk_group best, sets the others' choice scores to -inf and takes the top
-// k of the choice scores, keeping p; "greedy" (the default) is the plain top
-// k. scoring "sigmoid" (those routers) takes p = sigmoid(logits) instead of
-// the softmax. bias (the node's
-// Module: a tensor path, stored as bias_shape, default [E]) is added to p
-// to choose the top k only, the kept values being p's
-// (Ernie4_5_MoeTopKRouter's e_score_correction_bias); norm_min clamps the
-// norm's sum from below (moe_norm_min).
-func inferRoute(n *ir.Node) error {
-	k, err := intAttr(n, "top_k")
-	if err != nil {
-		return err
-	}
-	if _, err := routeMode(n); err != nil {
-		return err
-	}
-	if _, err := boolAttr(n, "norm"); err != nil {
-		return err
-	}
-	if _, err := floatAttr(n, "scale", 1); err != nil {
-		return err
-	}
+// route(logits [..., E], top_k, ...) → [..., E] f32, as HF's TopKRouter
+// modules compute it, in f32, in four stages (router; routerOf maps the
+// keyword attributes onto them and refuses the combinations no router has):
+//   - scoring: p = softmax(logits) (MixtralTopKRouter, Qwen2MoeTopKRouter,
+//     OlmoeTopKRouter, DeepseekV2TopkRouter), sigmoid(logits) (scoring
+//     "sigmoid": DeepseekV3TopkRouter, Glm4MoeTopkRouter), or the logits
+//     themselves (softmax "after": GraniteMoeTopKRouter, GptOssTopKRouter);
+//   - selection: torch.topk of p, ties to the lower expert index; with bias
+//     (the node's Module: a tensor path stored as bias_shape, default [E];
+//     e_score_correction_bias) the top k of p + bias, keeping p's values;
+//     grouped (topk_method "group_limited_greedy", DeepseekV2TopkRouter),
+//     the experts split into n_group equal groups, each scored by its
+//     largest p, the topk_group best kept (ties: lower group first) and p
+//     set to 0 outside them; "noaux_tc" (DeepseekV3TopkRouter) groups
+//     scored by the sum of their two largest choice scores, the others'
+//     choice scores set to -inf, keeping p;
+//   - normalisation: none, divided by their sum (norm: norm_topk_prob),
+//     by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min), or a
+//     softmax over the k kept logits (softmax "after");
+//   - scaling: times scale (routed_scaling_factor).
+func inferRoute(n *ir.Node, a *RouteAttrs) error {
 	x := n.Args[0].Type
 	e := lastDim(x)
 	if e <= 0 {
 		return fmt.Errorf("logits must end in a concrete number of experts, got %s", x)
 	}
-	if k < 1 || k > e {
-		return fmt.Errorf("top_k %d must be in [1, %d] (the number of experts)", k, e)
-	}
-	method, _, _, err := routeGroups(n, e)
+	r, err := routerOf(a, e, n.Module != "")
 	if err != nil {
 		return err
 	}
-	if _, err := routeScoring(n); err != nil {
-		return err
-	}
-	if _, err := floatAttr(n, "norm_min", 0); err != nil {
-		return err
-	}
+	a.Router = r
 	n.Weights = nil
-	if n.Module != "" {
-		if mode, _ := routeMode(n); mode != "before" || method == "group_limited_greedy" {
-			return fmt.Errorf(`bias is added to the scores before the top k: it needs softmax "before" and topk_method "greedy" or "noaux_tc"`)
-		}
-		shape, err := routeBiasShape(n, e)
+	if r.selection.biased {
+		shape, err := routeBiasShape(a.BiasShape, e)
 		if err != nil {
 			return err
 		}
 		n.Weights = []ir.Weight{{Name: n.Module, Shape: shape}}
-	} else if n.Attrs["bias_shape"] != nil {
+	} else if a.BiasShape != nil {
 		return fmt.Errorf("bias_shape needs bias")
 	}
 	n.Type = ir.Type{Shape: x.Shape, DType: ir.F32}
 	return nil
 }
 
-// routeBiasShape reads bias_shape: a list of positive ints whose product
-// is the number of experts; none is [experts].
-func routeBiasShape(n *ir.Node, experts int64) ([]int64, error) {
-	v := n.Attrs["bias_shape"]
+// router is a route node's computation as orthogonal choices, each one
+// stage of HF's TopKRouter modules: score every expert, select the top k
+// (plain, by biased choice scores, or within the best groups), normalise
+// the kept weights, scale them.
+type router struct {
+	topK      int64
+	scoring   routeScoring
+	selection routeSelection
+	norm      routeNorm
+	normMin   float64 // routeNormSumMin: the smallest sum divided by (moe_norm_min)
+	scale     float64 // routed_scaling_factor; 1: none
+}
+
+// routeScoring is how the router scores the experts before the top k.
+type routeScoring int
+
+const (
+	scoreSoftmax routeScoring = iota // p = softmax(logits) (MixtralTopKRouter, Qwen2MoeTopKRouter, OlmoeTopKRouter, DeepseekV2TopkRouter)
+	scoreSigmoid                     // p = sigmoid(logits) (DeepseekV3TopkRouter, Glm4MoeTopkRouter)
+	scoreLogits                      // p = logits; the kept k are normalised by routeNormSoftmax (GraniteMoeTopKRouter, GptOssTopKRouter)
+)
+
+// routeGrouping restricts the top k to the best groups of experts.
+type routeGrouping int
+
+const (
+	groupNone routeGrouping = iota // top k of all experts
+	groupMax                       // groups scored by their largest p, the others' p set to 0 (DeepseekV2's group_limited_greedy)
+	groupTop2                      // groups scored by the sum of their two largest choice scores, the others set to -inf (DeepseekV3's noaux_tc)
+)
+
+// routeSelection is how the k experts are chosen.
+type routeSelection struct {
+	biased      bool // the choice scores are p + bias (e_score_correction_bias); the kept values are p's
+	grouping    routeGrouping
+	groups, top int64 // grouped: n_group equal groups of consecutive experts, topk_group of them kept
+}
+
+// keepsChoice reports whether the kept values are the choice scores the
+// top k ran on (plain top k, group_limited_greedy's masked p) rather than
+// gathered from p (a bias, noaux_tc's -inf fill).
+func (s routeSelection) keepsChoice() bool { return !s.biased && s.grouping != groupTop2 }
+
+// routeNorm is how the k kept weights are normalised.
+type routeNorm int
+
+const (
+	normNone    routeNorm = iota // kept as they are
+	normSum                      // divided by their sum (norm_topk_prob)
+	normSumMin                   // divided by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min)
+	normSoftmax                  // softmax over the k kept logits (softmax "after")
+)
+
+// routerOf maps route's .arch attributes onto the router's choices and
+// checks their combination for experts experts; biased: the call names a
+// bias tensor.
+func routerOf(a *RouteAttrs, experts int64, biased bool) (router, error) {
+	r := router{topK: a.TopK, scale: a.Scale, selection: routeSelection{biased: biased}}
+	if k := a.TopK; k < 1 || k > experts {
+		return r, fmt.Errorf("top_k %d must be in [1, %d] (the number of experts)", k, experts)
+	}
+	after := a.Softmax == RouteSoftmaxAfter
+	switch {
+	case after && a.Scoring == RouteScoringSigmoid:
+		return r, fmt.Errorf(`scoring "sigmoid" scores every expert before the top k: it needs softmax "before"`)
+	case after:
+		r.scoring, r.norm = scoreLogits, normSoftmax
+	case a.Scoring == RouteScoringSigmoid:
+		r.scoring = scoreSigmoid
+	}
+	switch {
+	case a.Norm && after:
+		return r, fmt.Errorf(`norm with softmax "after" would divide by a sum that is already 1: the softmax over the k kept logits normalises them`)
+	case a.Norm && a.NormMin != nil:
+		r.norm, r.normMin = normSumMin, *a.NormMin
+	case a.Norm:
+		r.norm = normSum
+	case a.NormMin != nil:
+		return r, fmt.Errorf("norm_min clamps the sum that norm divides by: it needs norm: true")
+	}
+	if a.TopkMethod != RouteTopkMethodGreedy {
+		method := string(a.TopkMethod)
+		if after {
+			return r, fmt.Errorf(`topk_method %q scores groups by probabilities: it needs softmax "before"`, method)
+		}
+		var groups, top int64
+		if a.NGroup != nil && a.TopkGroup != nil {
+			groups, top = *a.NGroup, *a.TopkGroup
+		}
+		if groups < 1 || experts%groups != 0 || top < 1 || top > groups {
+			return r, fmt.Errorf(`topk_method %q needs n_group dividing the %d experts and topk_group in [1, n_group], got n_group %s and topk_group %s`,
+				method, experts, showInt(a.NGroup), showInt(a.TopkGroup))
+		}
+		r.selection.groups, r.selection.top = groups, top
+		r.selection.grouping = groupMax
+		if a.TopkMethod == RouteTopkMethodNoauxTc {
+			if experts/groups < 2 {
+				return r, fmt.Errorf(`topk_method "noaux_tc" scores a group by its two largest scores: it needs groups of at least 2 experts, got %d experts in %d groups`, experts, groups)
+			}
+			r.selection.grouping = groupTop2
+		}
+	}
+	if biased && (after || r.selection.grouping == groupMax) {
+		return r, fmt.Errorf(`bias is added to the scores before the top k: it needs softmax "before" and topk_method "greedy" or "noaux_tc"`)
+	}
+	return r, nil
+}
+
+// showInt formats an optional int for an error message.
+func showInt(v *int64) string {
 	if v == nil {
+		return "none"
+	}
+	return fmt.Sprint(*v)
+}
+
+// routeBiasShape checks bias_shape: positive ints whose product is the
+// number of experts; none is [experts].
+func routeBiasShape(shape []int64, experts int64) ([]int64, error) {
+	if shape == nil {
 		return []int64{experts}, nil
 	}
-	l, ok := v.([]any)
-	var shape []int64
 	prod := int64(1)
-	for _, d := range l {
-		if d, isInt := d.(int64); isInt && d > 0 {
-			shape, prod = append(shape, d), prod*d
-			continue
-		}
-		ok = false
+	ok := len(shape) > 0
+	for _, d := range shape {
+		ok = ok && d > 0
+		prod *= d
 	}
-	if !ok || len(shape) == 0 || prod != experts {
-		return nil, fmt.Errorf("bias_shape must be a list of positive ints whose product is the %d experts, got %s", experts, showValue(v))
+	if !ok || prod != experts {
+		return nil, fmt.Errorf("bias_shape must be a list of positive ints whose product is the %d experts, got %v", experts, shape)
 	}
 	return shape, nil
 }
 
-// routeGroups reads topk_method and, for group_limited_greedy and
-// noaux_tc, n_group and topk_group (groups 0: plain top k).
-func routeGroups(n *ir.Node, experts int64) (method string, groups, top int64, err error) {
-	method, ok := n.Attrs["topk_method"].(string)
-	if n.Attrs["topk_method"] == nil {
-		method, ok = "greedy", true
-	}
-	switch {
-	case ok && method == "greedy":
-		return method, 0, 0, nil
-	case !ok || method != "group_limited_greedy" && method != "noaux_tc":
-		return "", 0, 0, fmt.Errorf(`topk_method %s is not supported (supported: "greedy", "group_limited_greedy", "noaux_tc")`, showValue(n.Attrs["topk_method"]))
-	}
-	if mode, _ := routeMode(n); mode != "before" {
-		return "", 0, 0, fmt.Errorf(`topk_method %q scores groups by probabilities: it needs softmax "before"`, method)
-	}
-	groups, gerr := intAttr(n, "n_group")
-	top, terr := intAttr(n, "topk_group")
-	if gerr != nil || terr != nil || groups < 1 || experts%groups != 0 || top < 1 || top > groups {
-		return "", 0, 0, fmt.Errorf(`topk_method %q needs n_group dividing the %d experts and topk_group in [1, n_group], got n_group %s and topk_group %s`,
-			method, experts, showValue(n.Attrs["n_group"]), showValue(n.Attrs["topk_group"]))
-	}
-	if method == "noaux_tc" && experts/groups < 2 {
-		return "", 0, 0, fmt.Errorf(`topk_method "noaux_tc" scores a group by its two largest scores: it needs groups of at least 2 experts, got %d experts in %d groups`, experts, groups)
-	}
-	return method, groups, top, nil
-}
-
-// routeScoring reads scoring: "softmax" (the default) or "sigmoid", the
-// latter only before the top k.
-func routeScoring(n *ir.Node) (string, error) {
-	switch v := n.Attrs["scoring"].(type) {
-	case nil:
-		return "softmax", nil
-	case string:
-		if v == "softmax" {
-			return v, nil
-		}
-		if mode, _ := routeMode(n); v == "sigmoid" && mode == "before" {
-			return v, nil
-		}
-		if v == "sigmoid" {
-			return "", fmt.Errorf(`scoring "sigmoid" scores every expert before the top k: it needs softmax "before"`)
-		}
-	}
-	return "", fmt.Errorf(`scoring must be "softmax" or "sigmoid", got %s`, showValue(n.Attrs["scoring"]))
-}
-
-func routeMode(n *ir.Node) (string, error) {
-	switch v := n.Attrs["softmax"].(type) {
-	case nil:
-		return "before", nil
-	case string:
-		if v == "before" || v == "after" {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf(`softmax must be "before" (softmax over all experts, then top_k) or "after" (top_k, then softmax over them), got %v`, n.Attrs["softmax"])
-}
-
-func lowerRoute(f *fn, n *ir.Node) codegen.Value {
-	k, _ := intAttr(n, "top_k")
-	mode, _ := routeMode(n)
-	norm, _ := boolAttr(n, "norm")
-	scale, _ := floatAttr(n, "scale", 1)
+func lowerRoute(f *fn, n *ir.Node, a *RouteAttrs) codegen.Value {
+	r := a.Router
 	x := f.arg(n, 0)
 	out := x.Type
 	e := lastDim2(x)
 	x = f.reshape(x, x.Type.NumElements()/e, e)
-	if mode == "before" {
-		// The barrier keeps IREE 3.13 from fusing the top-k selection's
-		// integer ops into the softmax dispatch, which it then fails to
-		// compile ("vector.store ... restricted to workgroup distributed
-		// contexts").
-		if scoring, _ := routeScoring(n); scoring == "sigmoid" {
-			x = f.barrier(f.unary("stablehlo.logistic", x))
-		} else {
-			x = f.barrier(f.softmaxLast(x))
-		}
+	// The barrier keeps IREE 3.13 from fusing the top-k selection's
+	// integer ops into the softmax dispatch, which it then fails to
+	// compile ("vector.store ... restricted to workgroup distributed
+	// contexts").
+	switch r.scoring {
+	case scoreSigmoid:
+		x = f.barrier(f.unary("stablehlo.logistic", x))
+	case scoreSoftmax:
+		x = f.barrier(f.softmaxLast(x))
 	}
 	choice := x // the scores the top k is taken of
-	if n.Module != "" {
+	if r.selection.biased {
 		choice = f.add(x, f.broadcastTrailing(f.reshape(f.weight(n.Weights[0].Name), e), x.Type))
 	}
-	method, groups, top, _ := routeGroups(n, e)
-	switch method {
-	case "group_limited_greedy":
-		choice = f.groupLimit(choice, groups, top, false, 0)
-	case "noaux_tc":
-		choice = f.groupLimit(choice, groups, top, true, math.Inf(-1))
+	switch s := r.selection; s.grouping {
+	case groupMax:
+		choice = f.groupLimit(choice, s.groups, s.top, false, 0)
+	case groupTop2:
+		choice = f.groupLimit(choice, s.groups, s.top, true, math.Inf(-1))
 	}
 	var idx, vals codegen.Value
-	if n.Module == "" && method != "noaux_tc" {
-		idx, vals = f.topK(choice, k)
+	if r.selection.keepsChoice() {
+		idx, vals = f.topK(choice, r.topK)
 	} else { // choose by the choice scores, keep p
-		idx, _ = f.topK(choice, k)
+		idx, _ = f.topK(choice, r.topK)
 		vals = f.gatherLast(x, idx)
 	}
-	if mode == "after" {
+	switch r.norm {
+	case normSoftmax:
 		vals = f.softmaxLast(vals)
-	}
-	if norm {
+	case normSum, normSumMin:
 		s := f.reduceLast(vals, "stablehlo.add", 0)
-		if n.Attrs["norm_min"] != nil {
-			lo, _ := floatAttr(n, "norm_min", 0)
-			s = f.binary("stablehlo.maximum", s, f.splat(lo, s.Type))
+		if r.norm == normSumMin {
+			s = f.binary("stablehlo.maximum", s, f.splat(r.normMin, s.Type))
 		}
 		vals = f.div(vals, f.broadcastLeading(s, vals.Type))
 	}
-	if scale != 1 {
-		vals = f.mul(vals, f.splat(scale, vals.Type))
+	if r.scale != 1 {
+		vals = f.mul(vals, f.splat(r.scale, vals.Type))
 	}
 	return f.reshape(f.scatterDense(idx, vals, e), out.Shape...)
 }
@@ -318,19 +336,15 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 // experts of each token are gathered and computed (sparse dispatch: the
 // cost follows k, not E); otherwise (prefill, large batches) every expert
 // runs on every token and the weights, zero for unused experts, select.
-func inferExperts(n *ir.Node) error {
-	inter, err := intAttr(n, "intermediate")
+func inferExperts(n *ir.Node, a *ExpertsAttrs) error {
+	inter := a.Intermediate
+	lay, err := expertsLayoutOf(a)
 	if err != nil {
 		return err
 	}
-	lay, err := expertsLayoutOf(n)
-	if err != nil {
-		return err
-	}
-	if v, ok := n.Attrs["top_k"]; ok && v != nil {
-		if k, isInt := v.(int64); !isInt || k < 1 {
-			return fmt.Errorf("top_k must be a positive int, got %v", v)
-		}
+	a.Plan = lay
+	if a.TopK != nil && *a.TopK < 1 {
+		return fmt.Errorf("top_k must be a positive int, got %d", *a.TopK)
 	}
 	x, w := n.Args[0].Type, n.Args[1].Type
 	h, e := lastDim(x), lastDim(w)
@@ -349,11 +363,12 @@ func inferExperts(n *ir.Node) error {
 		name    string
 		out, in int64
 	}
-	projs := []proj{{lay.names.gate, inter, h}, {lay.names.up, inter, h}}
-	if lay.names.gateUp != "" {
-		projs = []proj{{lay.names.gateUp, 2 * inter, h}}
+	names := lay.proj
+	projs := []proj{{names.gate, inter, h}, {names.up, inter, h}}
+	if names.fused() {
+		projs = []proj{{names.gateUp, 2 * inter, h}}
 	}
-	projs = append(projs, proj{lay.names.down, h, inter})
+	projs = append(projs, proj{names.down, h, inter})
 	n.Weights = nil
 	for _, p := range projs { // [E, out, in] (transposed: [E, in, out])
 		wt := ir.Weight{Name: n.Module + "." + p.name + ".weight", Shape: []int64{e, p.out, p.in}}
@@ -382,52 +397,63 @@ func inferExperts(n *ir.Node) error {
 	return nil
 }
 
-// expertsLayout is how an experts call's weights are stored and combined
-// (its attributes, checked).
+// expertsLayout is how an experts call's weights are stored and combined,
+// as orthogonal choices: which projections (split gate and up, or one
+// fused gate_up, halves or interleaved), their stored layout, whether
+// they carry biases, and the gating activation (an ACT2FN name, or the
+// clamped SwiGLU of GptOssExperts).
 type expertsLayout struct {
-	names        expertNameSet
-	act          string  // an ACT2FN name, or "clamped_swiglu"
-	transposed   bool    // GptOssExperts' [E, in, out] parameters <experts>.NAME
-	bias         bool    // stacked biases [E, out]
-	interleaved  bool    // fused gate_up: gate = [..., ::2], up = [..., 1::2]
-	alpha, limit float64 // clamped_swiglu's sigmoid gain and clamp
+	inter      int64 // the intermediate size
+	proj       expertProjections
+	transposed bool // GptOssExperts' [E, in, out] parameters <experts>.NAME
+	bias       bool // stacked biases [E, out]
+	gate       expertGate
 }
 
-func expertsLayoutOf(n *ir.Node) (expertsLayout, error) {
-	l := expertsLayout{act: "silu"}
-	var err error
-	if l.names, err = expertNames(n); err != nil {
-		return l, err
+// expertProjections names the stacked projections under the experts
+// module: gate and up, or one fused gateUp (gate rows first, or
+// interleaved columns), and down.
+type expertProjections struct {
+	gate, up, down, gateUp string
+	interleaved            bool // fused gate_up: gate = [..., ::2], up = [..., 1::2]
+}
+
+func (p expertProjections) fused() bool { return p.gateUp != "" }
+
+// expertGate is the gating activation: act(g) · u with an ACT2FN name,
+// or clamped (GptOssExperts._apply_gate) with its sigmoid gain and clamp.
+type expertGate struct {
+	act          string // an ACT2FN name; "" when clamped
+	clamped      bool
+	alpha, limit float64 // clamped: swiglu_alpha, swiglu_limit
+}
+
+// expertsLayoutOf checks an experts call's layout attributes.
+func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
+	l := expertsLayout{
+		inter:      a.Intermediate,
+		proj:       expertProjections{gate: a.Gate, up: a.Up, down: a.Down, gateUp: a.GateUp, interleaved: a.Interleaved},
+		transposed: a.Layout == ExpertsLayoutTransposed,
+		bias:       a.Bias,
 	}
-	if v, ok := n.Attrs["act"]; ok && v != nil {
-		if l.act, ok = v.(string); !ok {
-			return l, fmt.Errorf("act must be an activation name (string), got %v", v)
+	switch _, ok := activations[a.Act]; {
+	case a.Act == "clamped_swiglu":
+		l.gate = expertGate{clamped: true, alpha: 1.702, limit: 7.0} // GptOssConfig's swiglu_alpha, swiglu_limit defaults
+		if a.Alpha != nil {
+			l.gate.alpha = *a.Alpha
 		}
-	}
-	if _, ok := activations[l.act]; !ok && l.act != "clamped_swiglu" {
-		return l, fmt.Errorf("activation %q is not supported", l.act)
-	}
-	switch v := n.Attrs["layout"]; v {
-	case nil, "linear":
-	case "transposed":
-		l.transposed = true
+		if a.Limit != nil {
+			l.gate.limit = *a.Limit
+		}
+	case !ok:
+		return l, fmt.Errorf("activation %q is not supported", a.Act)
+	case a.Alpha != nil || a.Limit != nil:
+		return l, fmt.Errorf("alpha and limit are clamped_swiglu's: act %q does not read them", a.Act)
 	default:
-		return l, fmt.Errorf(`layout must be "linear" ([experts, out, in] <experts>.NAME.weight) or "transposed" ([experts, in, out] <experts>.NAME, GptOssExperts), got %v`, v)
+		l.gate = expertGate{act: a.Act}
 	}
-	if l.bias, err = boolAttr(n, "bias"); err != nil {
-		return l, err
-	}
-	if l.interleaved, err = boolAttr(n, "interleaved"); err != nil {
-		return l, err
-	}
-	if l.interleaved && l.names.gateUp == "" {
+	if l.proj.interleaved && !l.proj.fused() {
 		return l, fmt.Errorf("interleaved needs a fused gate_up tensor (gate_up: NAME)")
-	}
-	if l.alpha, err = floatAttr(n, "alpha", 1.702); err != nil {
-		return l, err
-	}
-	if l.limit, err = floatAttr(n, "limit", 7.0); err != nil {
-		return l, err
 	}
 	return l, nil
 }
@@ -450,63 +476,38 @@ func (l expertsLayout) split(ws []codegen.Value) (proj, bias []codegen.Value) {
 	return ws[:len(ws)/2], ws[len(ws)/2:]
 }
 
-type expertNameSet struct{ gate, up, down, gateUp string }
-
-func expertNames(n *ir.Node) (expertNameSet, error) {
-	s := expertNameSet{gate: "gate_proj", up: "up_proj", down: "down_proj"}
-	for _, a := range []struct {
-		key string
-		dst *string
-	}{{"gate", &s.gate}, {"up", &s.up}, {"down", &s.down}, {"gate_up", &s.gateUp}} {
-		switch v := n.Attrs[a.key].(type) {
-		case nil:
-		case string:
-			if v == "" {
-				return s, fmt.Errorf("%s must be a tensor name, got an empty string", a.key)
-			}
-			*a.dst = v
-		default:
-			return s, fmt.Errorf("%s must be a tensor name (string), got %v", a.key, v)
-		}
-	}
-	return s, nil
-}
-
-func lowerExperts(f *fn, n *ir.Node) codegen.Value {
+func lowerExperts(f *fn, n *ir.Node, a *ExpertsAttrs) codegen.Value {
 	x, w := f.arg(n, 0), f.arg(n, 1)
 	out := x.Type
 	h, e := lastDim2(x), lastDim2(w)
 	t := x.Type.NumElements() / h
 	x, w = f.reshape(x, t, h), f.reshape(w, t, e)
 	var y codegen.Value
-	if k, ok := routedTopK(n); ok && t*k < e {
-		y = f.expertsSparse(n, x, w, k)
+	if k, ok := routedTopK(n, a); ok && t*k < e {
+		y = f.expertsSparse(n, a.Plan, x, w, k)
 	} else {
-		y = f.expertsDense(n, x, w)
+		y = f.expertsDense(n, a.Plan, x, w)
 	}
 	return f.reshape(y, out.Shape...)
 }
 
 // routedTopK returns experts node n's top_k attribute, or else the top_k of
 // the route node giving its weights.
-func routedTopK(n *ir.Node) (int64, bool) {
-	if k, ok := n.Attrs["top_k"].(int64); ok {
-		return k, true
+func routedTopK(n *ir.Node, a *ExpertsAttrs) (int64, bool) {
+	if a.TopK != nil {
+		return *a.TopK, true
 	}
-	r := n.Args[1]
-	if r.Prim != "route" {
-		return 0, false
+	if r, ok := n.Args[1].Decoded.(*RouteAttrs); ok {
+		return r.Router.topK, true
 	}
-	k, err := intAttr(r, "top_k")
-	return k, err == nil
+	return 0, false
 }
 
 // expertMLP applies the experts' gated MLP to xs [N, H], row n through
 // the n-th expert weights (in n.Weights order, all f32): gu [N, 2I, H]
 // (fused) or g, u [N, I, H], then d [N, H, I], each + its bias [N, out]
 // (transposed: [N, H, 2I], ..., [N, I, H]) → [N, H].
-func (f *fn) expertMLP(n *ir.Node, xs codegen.Value, ws []codegen.Value) codegen.Value {
-	lay, _ := expertsLayoutOf(n)
+func (f *fn) expertMLP(lay expertsLayout, xs codegen.Value, ws []codegen.Value) codegen.Value {
 	proj, bias := lay.split(ws)
 	apply := func(i int, v codegen.Value) codegen.Value { // [N, ., .] · [N, C] → [N, R]
 		y := f.dot(v, proj[i], []int64{0}, []int64{0}, []int64{1}, []int64{lay.inDim()})
@@ -515,22 +516,22 @@ func (f *fn) expertMLP(n *ir.Node, xs codegen.Value, ws []codegen.Value) codegen
 		}
 		return y
 	}
-	g, u := f.gateUp(n, lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })
-	return apply(len(proj)-1, f.glu(lay, g, u))
+	g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })
+	return apply(len(proj)-1, f.glu(lay.gate, g, u))
 }
 
 // gateUp returns the gate and up projections, project(i) applying
 // projection i; a fused gate_up is split gate first (torch chunk(2, -1))
 // or, interleaved, into its even and odd columns (gate_up[..., ::2],
 // gate_up[..., 1::2]).
-func (f *fn) gateUp(n *ir.Node, lay expertsLayout, nproj int, project func(int) codegen.Value) (g, u codegen.Value) {
+func (f *fn) gateUp(lay expertsLayout, nproj int, project func(int) codegen.Value) (g, u codegen.Value) {
 	if nproj == 3 {
 		return project(0), project(1)
 	}
-	inter, _ := intAttr(n, "intermediate")
+	inter := lay.inter
 	gu := project(0)
 	d := gu.Type.Rank() - 1
-	if lay.interleaved {
+	if lay.proj.interleaved {
 		pairs := f.reshape(gu, append(append([]int64(nil), gu.Type.Shape[:d]...), inter, 2)...)
 		col := func(j int64) codegen.Value {
 			return f.reshape(f.sliceDim(pairs, d+1, j, j+1), pairs.Type.Shape[:d+1]...)
@@ -543,13 +544,13 @@ func (f *fn) gateUp(n *ir.Node, lay expertsLayout, nproj int, project func(int) 
 // glu combines the gate and up projections: act(g) · u, or for
 // clamped_swiglu (GptOssExperts._apply_gate) g = min(g, limit),
 // u = clamp(u, -limit, limit), (u + 1) · g · sigmoid(g · alpha).
-func (f *fn) glu(lay expertsLayout, g, u codegen.Value) codegen.Value {
-	if lay.act != "clamped_swiglu" {
+func (f *fn) glu(lay expertGate, g, u codegen.Value) codegen.Value {
+	if !lay.clamped {
 		return f.mul(activations[lay.act](f, g), u)
 	}
-	g = f.Op("stablehlo.minimum", g.Type, "", g, f.splat(lay.limit, g.Type))
-	u = f.Op("stablehlo.maximum", u.Type, "", u, f.splat(-lay.limit, u.Type))
-	u = f.Op("stablehlo.minimum", u.Type, "", u, f.splat(lay.limit, u.Type))
+	g = f.Op("stablehlo.minimum", g.Type, nil, g, f.splat(lay.limit, g.Type))
+	u = f.Op("stablehlo.maximum", u.Type, nil, u, f.splat(-lay.limit, u.Type))
+	u = f.Op("stablehlo.minimum", u.Type, nil, u, f.splat(lay.limit, u.Type))
 	glu := f.mul(g, f.unary("stablehlo.logistic", f.mul(g, f.splat(lay.alpha, g.Type))))
 	return f.mul(f.add(u, f.splat(1, u.Type)), glu)
 }
@@ -559,21 +560,20 @@ func (f *fn) glu(lay expertsLayout, g, u codegen.Value) codegen.Value {
 // down is batched over experts ([E, T, H]); each expert's output is
 // weighted (an unused expert's weight is exactly zero) and the experts
 // summed.
-func (f *fn) expertsDense(n *ir.Node, x, w codegen.Value) codegen.Value {
-	lay, _ := expertsLayoutOf(n)
+func (f *fn) expertsDense(n *ir.Node, lay expertsLayout, x, w codegen.Value) codegen.Value {
 	ws := make([]codegen.Value, len(n.Weights))
 	for i, wt := range n.Weights {
 		ws[i] = f.weight(wt.Name)
 	}
 	proj, bias := lay.split(ws)
-	g, u := f.gateUp(n, lay, len(proj), func(i int) codegen.Value { // [T, H] · [E, R, H] → [T, E, R] (+ bias [E, R])
+	g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { // [T, H] · [E, R, H] → [T, E, R] (+ bias [E, R])
 		y := f.dot(x, proj[i], nil, nil, []int64{1}, []int64{lay.inDim()})
 		if bias != nil {
 			y = f.add(y, f.broadcastDims(bias[i], y.Type, 1, 2))
 		}
 		return y
 	})
-	m := f.transpose(f.glu(lay, g, u), 1, 0, 2)                                                // [E, T, I]
+	m := f.transpose(f.glu(lay.gate, g, u), 1, 0, 2)                                           // [E, T, I]
 	y := f.dot(m, proj[len(proj)-1], []int64{0}, []int64{0}, []int64{2}, []int64{lay.inDim()}) // [E, T, H]
 	if bias != nil {
 		y = f.add(y, f.broadcastDims(bias[len(bias)-1], y.Type, 0, 2))
@@ -588,7 +588,7 @@ func (f *fn) expertsDense(n *ir.Node, x, w codegen.Value) codegen.Value {
 // (k·T expert slices, never the other experts' bytes), decoded and applied,
 // and the weighted outputs added in that order into zeros, as the dense
 // lowering and HF's index_add_ do.
-func (f *fn) expertsSparse(n *ir.Node, x, w codegen.Value, k int64) codegen.Value {
+func (f *fn) expertsSparse(n *ir.Node, lay expertsLayout, x, w codegen.Value, k int64) codegen.Value {
 	t, h := x.Type.Shape[0], x.Type.Shape[1]
 	idx, vals := f.expertSlots(w, k) // [T, k] i32 ascending, [T, k] f32
 	flat := f.reshape(idx, t*k)
@@ -597,7 +597,7 @@ func (f *fn) expertsSparse(n *ir.Node, x, w codegen.Value, k int64) codegen.Valu
 		ps = append(ps, f.gatherExperts(wt.Name, flat))
 	}
 	xs := f.broadcastDims(x, codegen.T("f32", t, k, h), 0, 2)
-	y := f.reshape(f.expertMLP(n, f.reshape(xs, t*k, h), ps), t, k, h)
+	y := f.reshape(f.expertMLP(lay, f.reshape(xs, t*k, h), ps), t, k, h)
 	y = f.mul(y, f.broadcastDims(vals, y.Type, 0, 1))
 	acc := f.splat(0, x.Type)
 	for j := int64(0); j < k; j++ {
@@ -653,7 +653,7 @@ func (f *fn) gatherExperts3(raw codegen.Value, st *storage, shape []int64, idx c
 	width := raw.Type.Shape[raw.Type.Rank()-1]
 	r3 := f.reshape(raw, e, rows, width)
 	nn := idx.Type.Shape[0]
-	attrs := fmt.Sprintf("dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, %d, %d>", rows, width)
+	attrs := gatherAttrs(codegen.Ints{1, 2}, 1, codegen.I64s{1, rows, width})
 	g := f.Op("stablehlo.gather", raw.Type.With(nn, rows, width), attrs, r3, idx)
 	out := f.decodeRows(st, f.reshape(g, nn*rows, width), cols)
 	return f.reshape(out, nn, rows, cols)

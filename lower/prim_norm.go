@@ -10,10 +10,8 @@ import (
 // rms_norm(x [..., d], weight [d], eps) → [..., d], following HF
 // LlamaRMSNorm.forward: x * rsqrt(mean(x², -1) + eps), then weight * that,
 // in f32.
-func inferRMSNorm(n *ir.Node) error {
-	if eps, err := floatAttr(n, "eps", 0); err != nil {
-		return err
-	} else if !(eps >= 0) {
+func inferRMSNorm(n *ir.Node, a *RMSNormAttrs) error {
+	if eps := a.Eps; !(eps >= 0) {
 		return fmt.Errorf("eps %g must be >= 0 (a negative epsilon can make rsqrt's argument negative: NaN)", eps)
 	}
 	x := n.Args[0].Type
@@ -26,20 +24,18 @@ func inferRMSNorm(n *ir.Node) error {
 	return nil
 }
 
-func lowerRMSNorm(f *fn, n *ir.Node) codegen.Value {
-	eps, _ := floatAttr(n, "eps", 0)
+func lowerRMSNorm(f *fn, n *ir.Node, a *RMSNormAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	return f.mul(f.broadcastTrailing(f.weight(n.Weights[0].Name), x.Type), f.rmsNormalize(x, eps))
+	return f.mul(f.broadcastTrailing(f.weight(n.Weights[0].Name), x.Type), f.rmsNormalize(x, a.Eps))
 }
 
 // lowerRMSNorm1p follows HF GemmaRMSNorm.forward: the normalized x times
 // (1 + w), in f32.
-func lowerRMSNorm1p(f *fn, n *ir.Node) codegen.Value {
-	eps, _ := floatAttr(n, "eps", 0)
+func lowerRMSNorm1p(f *fn, n *ir.Node, a *RMSNormAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	w := f.weight(n.Weights[0].Name)
 	w = f.add(f.splat(1, w.Type), w)
-	return f.mul(f.rmsNormalize(x, eps), f.broadcastTrailing(w, x.Type))
+	return f.mul(f.rmsNormalize(x, a.Eps), f.broadcastTrailing(w, x.Type))
 }
 
 // rmsNormalize returns x * rsqrt(mean(x², -1) + eps) over the last dimension.
@@ -60,16 +56,11 @@ func (f *fn) rmsNormalize(x codegen.Value, eps float64) codegen.Value {
 // (heads, head_dim) shape); per_head: "NAME" reads a module list,
 // <module>.NAME.<h>.weight [d] for each head h (StableLmLayerNormPerHead's
 // norms).
-func inferLayerNorm(n *ir.Node) error {
-	if eps, err := floatAttr(n, "eps", 0); err != nil {
-		return err
-	} else if !(eps >= 0) {
+func inferLayerNorm(n *ir.Node, a *LayerNormAttrs) error {
+	if eps := a.Eps; !(eps >= 0) {
 		return fmt.Errorf("eps %g must be >= 0 (a negative epsilon can make rsqrt's argument negative: NaN)", eps)
 	}
-	bias, err := boolAttr(n, "bias")
-	if err != nil {
-		return err
-	}
+	bias := a.Bias
 	x := n.Args[0].Type
 	d := lastDim(x)
 	if d <= 0 {
@@ -80,10 +71,10 @@ func inferLayerNorm(n *ir.Node) error {
 		params = append(params, "bias")
 	}
 	n.Weights = nil
-	switch ph := n.Attrs["per_head"].(type) {
-	case nil, bool:
+	switch ph := a.PerHead; {
+	case ph.Name == "":
 		shape := []int64{d}
-		if ph == true {
+		if ph.On {
 			if len(x.Shape) < 2 || x.Shape[len(x.Shape)-2] <= 0 {
 				return fmt.Errorf("per_head needs x [..., heads, d], got %s", x)
 			}
@@ -92,25 +83,22 @@ func inferLayerNorm(n *ir.Node) error {
 		for _, p := range params {
 			n.Weights = append(n.Weights, ir.Weight{Name: n.Module + "." + p, Shape: shape})
 		}
-	case string:
-		if len(x.Shape) < 2 || x.Shape[len(x.Shape)-2] <= 0 || ph == "" {
-			return fmt.Errorf("per_head %q needs a module list name and x [..., heads, d], got %s", ph, x)
+	default:
+		if len(x.Shape) < 2 || x.Shape[len(x.Shape)-2] <= 0 {
+			return fmt.Errorf("per_head %q needs a module list name and x [..., heads, d], got %s", ph.Name, x)
 		}
 		for h := 0; h < int(x.Shape[len(x.Shape)-2]); h++ {
 			for _, p := range params {
-				n.Weights = append(n.Weights, ir.Weight{Name: fmt.Sprintf("%s.%s.%d.%s", n.Module, ph, h, p), Shape: []int64{d}})
+				n.Weights = append(n.Weights, ir.Weight{Name: fmt.Sprintf("%s.%s.%d.%s", n.Module, ph.Name, h, p), Shape: []int64{d}})
 			}
 		}
-	default:
-		return fmt.Errorf("per_head must be true, false or a module list name (string), got %v", ph)
 	}
 	n.Type = x
 	return nil
 }
 
-func lowerLayerNorm(f *fn, n *ir.Node) codegen.Value {
-	eps, _ := floatAttr(n, "eps", 0)
-	bias, _ := boolAttr(n, "bias")
+func lowerLayerNorm(f *fn, n *ir.Node, a *LayerNormAttrs) codegen.Value {
+	eps, bias := a.Eps, a.Bias
 	x := f.arg(n, 0)
 	d := x.Type.Shape[x.Type.Rank()-1]
 	sum := f.reduceLast(x, "stablehlo.add", 0)
@@ -126,7 +114,7 @@ func lowerLayerNorm(f *fn, n *ir.Node) codegen.Value {
 	// The weights of one parameter (weight, then bias), joined into one
 	// [heads, d] tensor when stored per head as a module list.
 	param := func(k int) codegen.Value {
-		if _, list := n.Attrs["per_head"].(string); !list {
+		if a.PerHead.Name == "" {
 			return f.weight(n.Weights[k].Name)
 		}
 		var rows []codegen.Value

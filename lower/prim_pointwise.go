@@ -70,10 +70,12 @@ func (f *fn) geluTanh(x codegen.Value) codegen.Value {
 	return f.mul(f.mul(f.splat(0.5, x.Type), x), f.add(f.splat(1, x.Type), f.unary("stablehlo.tanh", inner)))
 }
 
-func lowerSoftcap(f *fn, n *ir.Node) codegen.Value {
+func lowerSoftcap(f *fn, n *ir.Node, a *SoftcapAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	c, _ := floatAttr(n, "cap", 0)
-	return f.softcap(x, c)
+	if a.Cap == nil {
+		return x
+	}
+	return f.softcap(x, *a.Cap)
 }
 
 // softcap is cap·tanh(x/cap) (HF Gemma 2 soft-capping); cap <= 0 is none.
@@ -114,14 +116,14 @@ var activations = map[string]func(*fn, codegen.Value) codegen.Value{
 // x/2·(1 + erf(x/√2)), erf by CHLO (IREE expands it to a polynomial
 // within f32 rounding of the exact value).
 func (f *fn) geluErf(x codegen.Value) codegen.Value {
-	e := f.Op("chlo.erf", x.Type, "", f.mul(x, f.splat(1/math.Sqrt2, x.Type)))
+	e := f.Op("chlo.erf", x.Type, nil, f.mul(x, f.splat(1/math.Sqrt2, x.Type)))
 	return f.mul(f.mul(f.splat(0.5, x.Type), x), f.add(f.splat(1, x.Type), e))
 }
 
 // mish is MishActivation: x·tanh(softplus(x)), softplus as torch's
 // (log1p(eˣ), and x itself above the threshold 20).
 func (f *fn) mish(x codegen.Value) codegen.Value {
-	sp := f.Op("stablehlo.log_plus_one", x.Type, "", f.unary("stablehlo.exponential", x))
+	sp := f.Op("stablehlo.log_plus_one", x.Type, nil, f.unary("stablehlo.exponential", x))
 	sp = f.selectOp(f.compare("GT", x, f.splat(20, x.Type)), x, sp)
 	return f.mul(x, f.unary("stablehlo.tanh", sp))
 }
@@ -147,11 +149,8 @@ func (f *fn) quickGelu(x codegen.Value) codegen.Value {
 	return f.mul(x, f.unary("stablehlo.logistic", f.mul(f.splat(1.702, x.Type), x)))
 }
 
-func inferActivation(n *ir.Node) error {
-	name, isString := n.Attrs["name"].(string)
-	if !isString {
-		return fmt.Errorf("name must be an activation name (string), got %v", n.Attrs["name"])
-	}
+func inferActivation(n *ir.Node, a *ActivationAttrs) error {
+	name := a.Name
 	if _, ok := activations[name]; !ok {
 		known := make([]string, 0, len(activations))
 		for k := range activations {
@@ -163,49 +162,32 @@ func inferActivation(n *ir.Node) error {
 	return inferSame(n)
 }
 
-func lowerActivation(f *fn, n *ir.Node) codegen.Value {
-	name, _ := n.Attrs["name"].(string)
-	return activations[name](f, f.arg(n, 0))
+func lowerActivation(f *fn, n *ir.Node, a *ActivationAttrs) codegen.Value {
+	return activations[a.Name](f, f.arg(n, 0))
 }
 
-func inferSoftcap(n *ir.Node) error {
-	if _, err := floatAttr(n, "cap", 0); err != nil {
-		return err
-	}
-	return inferSame(n)
-}
+func inferSoftcap(n *ir.Node, _ *SoftcapAttrs) error { return inferSame(n) }
 
-func inferScale(n *ir.Node) error {
-	if _, err := floatAttr(n, "factor", 1); err != nil {
-		return err
-	}
-	return inferSame(n)
-}
+func inferScale(n *ir.Node, _ *ScaleAttrs) error { return inferSame(n) }
 
-func lowerScale(f *fn, n *ir.Node) codegen.Value {
+func lowerScale(f *fn, n *ir.Node, a *ScaleAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	s, _ := floatAttr(n, "factor", 1)
-	return f.mul(x, f.splat(s, x.Type))
+	return f.mul(x, f.splat(a.Factor, x.Type))
 }
 
 // divide(x, divisor) → x / divisor, the divisor rounded to f32 (torch's
 // tensor / Python float: Granite's logits_scaling, MiniCPM's hidden /
 // (hidden_size / dim_model_base)). The .arch operator `tensor / number`.
-func inferDivide(n *ir.Node) error {
-	d, err := floatAttr(n, "divisor", 1)
-	if err != nil {
-		return err
-	}
-	if float32(d) == 0 {
+func inferDivide(n *ir.Node, a *DivideAttrs) error {
+	if d := a.Divisor; float32(d) == 0 {
 		return fmt.Errorf("divisor must be non-zero in f32, got %g", d)
 	}
 	return inferSame(n)
 }
 
-func lowerDivide(f *fn, n *ir.Node) codegen.Value {
+func lowerDivide(f *fn, n *ir.Node, a *DivideAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	d, _ := floatAttr(n, "divisor", 1)
-	return f.div(x, f.splat(d, x.Type))
+	return f.div(x, f.splat(a.Divisor, x.Type))
 }
 
 // Elementwise tensor operations that activation and family definitions
@@ -255,47 +237,32 @@ func lowerWhere(f *fn, n *ir.Node) codegen.Value {
 // inferFullLike: full_like(x, value) is an f32 tensor of x's shape (x may
 // be a mask), every element value rounded to f32, as torch promotes a
 // Python number operand of a tensor op.
-func inferFullLike(n *ir.Node) error {
-	if _, err := floatAttr(n, "value", 0); err != nil {
-		return err
-	}
+func inferFullLike(n *ir.Node, _ *FullLikeAttrs) error {
 	n.Type = ir.Type{Shape: n.Args[0].Type.Shape, DType: ir.F32}
 	return nil
 }
 
-func lowerFullLike(f *fn, n *ir.Node) codegen.Value {
-	v, _ := floatAttr(n, "value", 0)
-	return f.splat(v, f.arg(n, 0).Type.WithElem("f32"))
+func lowerFullLike(f *fn, n *ir.Node, a *FullLikeAttrs) codegen.Value {
+	return f.splat(a.Value, f.arg(n, 0).Type.WithElem("f32"))
 }
 
 // inferClamp: clamp(x, min:, max:) with number bounds or none.
-func inferClamp(n *ir.Node) error {
-	for _, k := range []string{"min", "max"} {
-		if _, err := floatAttr(n, k, 0); err != nil {
-			return err
-		}
-	}
-	if lo, hi := n.Attrs["min"], n.Attrs["max"]; lo != nil && hi != nil {
-		l, _ := floatAttr(n, "min", 0)
-		h, _ := floatAttr(n, "max", 0)
-		if l > h {
-			return fmt.Errorf("min %g is above max %g", l, h)
-		}
+func inferClamp(n *ir.Node, a *ClampAttrs) error {
+	if a.Min != nil && a.Max != nil && *a.Min > *a.Max {
+		return fmt.Errorf("min %g is above max %g", *a.Min, *a.Max)
 	}
 	return inferSame(n)
 }
 
 // lowerClamp is torch.clamp: max with the lower bound, then min with the
 // upper one (each only when given).
-func lowerClamp(f *fn, n *ir.Node) codegen.Value {
+func lowerClamp(f *fn, n *ir.Node, a *ClampAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	if n.Attrs["min"] != nil {
-		lo, _ := floatAttr(n, "min", 0)
-		x = f.binary("stablehlo.maximum", x, f.splat(lo, x.Type))
+	if a.Min != nil {
+		x = f.binary("stablehlo.maximum", x, f.splat(*a.Min, x.Type))
 	}
-	if n.Attrs["max"] != nil {
-		hi, _ := floatAttr(n, "max", 0)
-		x = f.binary("stablehlo.minimum", x, f.splat(hi, x.Type))
+	if a.Max != nil {
+		x = f.binary("stablehlo.minimum", x, f.splat(*a.Max, x.Type))
 	}
 	return x
 }
@@ -304,19 +271,17 @@ func lowerClamp(f *fn, n *ir.Node) codegen.Value {
 // those exponents as x·x and x·x·x (pow_tensor_scalar_optimized_kernel);
 // larger or fractional exponents go through std::pow, which products would
 // not reproduce bit for bit, so they are refused.
-func inferPow(n *ir.Node) error {
-	e, isInt := n.Attrs["exponent"].(int64)
-	if !isInt || e < 1 || e > 3 {
-		return fmt.Errorf("exponent must be the int 1, 2 or 3 (torch.pow computes those as products, which archc matches exactly), got %s", ir.FormatValue(n.Attrs["exponent"]))
+func inferPow(n *ir.Node, a *PowAttrs) error {
+	if e := a.Exponent; e != 1 && e != 2 && e != 3 {
+		return fmt.Errorf("exponent must be the int 1, 2 or 3 (torch.pow computes those as products, which archc matches exactly), got %s", ir.FormatValue(e))
 	}
 	return inferSame(n)
 }
 
-func lowerPow(f *fn, n *ir.Node) codegen.Value {
+func lowerPow(f *fn, n *ir.Node, a *PowAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	e, _ := n.Attrs["exponent"].(int64)
 	out := x
-	for i := int64(1); i < e; i++ {
+	for i := 1.0; i < a.Exponent; i++ {
 		out = f.mul(out, x)
 	}
 	return out

@@ -28,14 +28,16 @@ import (
 // max_position is the config's max_position_embeddings; original_max, when
 // given, overrides the dict's original_max_position_embeddings (Phi-3's
 // top-level field).
-func inferRoPE(n *ir.Node) error {
+func inferRoPE(n *ir.Node, a *RoPEAttrs) error {
 	x := n.Args[0].Type
 	if len(x.Shape) != 4 || x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq {
 		return fmt.Errorf("x must be [batch, seq, heads, head_dim], got %s", x)
 	}
-	if _, err := ropeParams(n); err != nil {
+	spec, err := ropeParams(a, lastDim(x))
+	if err != nil {
 		return err
 	}
+	a.Spec = spec
 	n.Type = x
 	return nil
 }
@@ -70,62 +72,29 @@ type ropeSpec struct {
 // overrides the scaling dict's (0: not given).
 type ropeLimits struct{ maxPos, origMax int64 }
 
-// optionalInt reads an optional integral attribute (a float is floored, as
-// Python's int() on a positive value); absent or none gives def.
-func optionalInt(n *ir.Node, name string, def int64) (int64, error) {
-	switch v := n.Attrs[name].(type) {
-	case nil:
-		return def, nil
-	case int64:
-		return v, nil
-	case float64:
-		if v >= 0 && v < 1<<53 {
-			return int64(math.Floor(v)), nil
-		}
-	}
-	return 0, fmt.Errorf("%s must be a non-negative number, got %v", name, n.Attrs[name])
-}
-
-func ropeParams(n *ir.Node) (ropeSpec, error) {
-	theta, err := floatAttr(n, "theta", 0)
-	if err != nil {
-		return ropeSpec{}, err
-	}
-	dim := lastDim(n.Args[0].Type)
+// ropeParams computes a rope node's table and layout from its attributes
+// and head_dim dim.
+func ropeParams(a *RoPEAttrs, dim int64) (ropeSpec, error) {
+	theta := a.Theta
 	if dim%2 != 0 || theta <= 0 {
 		return ropeSpec{}, fmt.Errorf("needs an even head_dim and theta > 0, got %d and %g", dim, theta)
 	}
-	rd, err := optionalInt(n, "rotary_dim", dim)
-	if err != nil {
-		return ropeSpec{}, err
+	rd := dim
+	if a.RotaryDim != nil {
+		rd = *a.RotaryDim
 	}
 	if rd%2 != 0 || rd < 2 || rd > dim {
 		return ropeSpec{}, fmt.Errorf("rotary_dim must be even and in [2, head_dim=%d], got %d", dim, rd)
 	}
-	inter, err := boolAttr(n, "interleaved")
-	if err != nil {
-		return ropeSpec{}, err
-	}
-	if _, err := boolAttr(n, "recompute"); err != nil {
-		return ropeSpec{}, err
-	}
 	var lim ropeLimits
-	if lim.maxPos, err = optionalInt(n, "max_position", 0); err != nil {
-		return ropeSpec{}, err
+	if a.MaxPosition != nil {
+		lim.maxPos = *a.MaxPosition
 	}
-	if lim.origMax, err = optionalInt(n, "original_max", 0); err != nil {
-		return ropeSpec{}, err
+	if a.OriginalMax != nil {
+		lim.origMax = *a.OriginalMax
 	}
-	var scaling map[string]any
-	switch s := n.Attrs["scaling"].(type) {
-	case nil:
-	case map[string]any:
-		scaling = s
-	default:
-		return ropeSpec{}, fmt.Errorf("scaling must be a dict or none, got %v", s)
-	}
-	t, err := ropeFrequencies(theta, rd, scaling, lim)
-	return ropeSpec{ropeTable: t, rotaryDim: rd, interleaved: inter}, err
+	t, err := ropeFrequencies(theta, rd, a.Scaling, lim)
+	return ropeSpec{ropeTable: t, rotaryDim: rd, interleaved: a.Interleaved}, err
 }
 
 // f32InvFreq is HF's 1 / (base ** (arange(0, dim, 2) / dim)) in f32 for
@@ -148,9 +117,17 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 		inv[i] = f32InvFreq(theta, i, dim, 1)
 	}
 	t := ropeTable{invFreq: inv, scale: 1}
-	kind, _ := scaling["rope_type"].(string)
-	if kind == "" {
-		kind, _ = scaling["type"].(string)
+	var kind string
+	for _, key := range []string{"type", "rope_type"} { // rope_type wins, as in HF's standardize_rope_params
+		switch v := scaling[key].(type) {
+		case nil:
+		case string:
+			if v != "" {
+				kind = v
+			}
+		default:
+			return t, fmt.Errorf("rope_scaling (rope_parameters) %q must be a string, got %s", key, showValue(v))
+		}
 	}
 	num := func(key string) (float64, error) {
 		var v float64
@@ -334,9 +311,9 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 	return t, nil
 }
 
-func lowerRoPE(f *fn, n *ir.Node) codegen.Value {
+func lowerRoPE(f *fn, n *ir.Node, a *RoPEAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	spec, _ := ropeParams(n)
+	spec := a.Spec
 	cos, sin := f.ropeCosSin(spec.ropeTable, spec.interleaved)
 	B, S, H, D := x.Type.Shape[0], x.Type.Shape[1], x.Type.Shape[2], x.Type.Shape[3]
 	r := spec.rotaryDim
@@ -464,16 +441,16 @@ func LengthDependence(g *ir.Graph) abi.LengthPolicy {
 		if n.Prim != "rope" {
 			continue
 		}
-		spec, err := ropeParams(n)
-		if err != nil || spec.threshold <= 0 {
+		a, ok := n.Decoded.(*RoPEAttrs)
+		if !ok || a.Spec.threshold <= 0 {
 			continue
 		}
+		spec := a.Spec
 		if r.Threshold == 0 || spec.threshold < r.Threshold {
 			r.Threshold = spec.threshold
 		}
 		r.PerLength = r.PerLength || spec.dynamic != nil
-		recompute, _ := boolAttr(n, "recompute")
-		r.Recompute = r.Recompute || (spec.dynamic == nil && recompute)
+		r.Recompute = r.Recompute || (spec.dynamic == nil && a.Recompute)
 	}
 	return r
 }

@@ -2,46 +2,51 @@
 
 package lower
 
+import (
+	codegen "github.com/archc/archc/codegen"
+	ir "github.com/archc/archc/dsl/ir"
+)
+
 // primitiveRows is the primitive table, one row per primitive (registry.go).
 var primitiveRows = []*primitive{
 	// embedding: out[b, s] = weight[ids[b, s]]
-	row("embedding", inferEmbedding, lowerEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")),
+	row("embedding", decodedEmbedding, lowerDecodedEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")),
 	// rms_norm: out = x · rsqrt(mean(x²) + eps) · w
-	row("rms_norm", inferRMSNorm, lowerRMSNorm, false, tensor("x"), module("weight"), scalar("eps")),
+	row("rms_norm", decodedRmsNorm, lowerDecodedRmsNorm, false, tensor("x"), module("weight"), scalar("eps")),
 	// rms_norm_1p: out = x · rsqrt(mean(x²) + eps) · (1 + w)
-	row("rms_norm_1p", inferRMSNorm, lowerRMSNorm1p, false, tensor("x"), module("weight"), scalar("eps")),
+	row("rms_norm_1p", decodedRmsNorm1p, lowerDecodedRmsNorm1p, false, tensor("x"), module("weight"), scalar("eps")),
 	// layer_norm: out = (x - mean(x)) · rsqrt(mean((x - mean(x))²) + eps) · w (+ b)
-	row("layer_norm", inferLayerNorm, lowerLayerNorm, false, tensor("x"), module("weight"), scalar("eps"), optional("bias"), optional("per_head")),
+	row("layer_norm", decodedLayerNorm, lowerDecodedLayerNorm, false, tensor("x"), module("weight"), scalar("eps"), optional("bias"), optional("per_head")),
 	// linear: out = x · Wᵀ (+ b)
-	row("linear", inferLinear, lowerLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),
+	row("linear", decodedLinear, lowerDecodedLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),
 	// slice: out = x[..., start:stop]
-	row("slice", inferSlice, lowerSlice, false, tensor("x"), scalar("start"), scalar("stop")),
+	row("slice", decodedSlice, lowerDecodedSlice, false, tensor("x"), scalar("start"), scalar("stop")),
 	// concat: out = cat(x, y) on the last dimension
 	row("concat", inferConcat, lowerConcat, false, tensor("x"), tensor("y")),
 	// heads: out = reshape(x, [..., n, d])
-	row("heads", inferHeads, lowerHeads, false, tensor("x"), scalar("n")),
+	row("heads", decodedHeads, lowerDecodedHeads, false, tensor("x"), scalar("n")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
-	row("rope", inferRoPE, lowerRoPE, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
+	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
-	row("attention", inferAttention, lowerAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks")),
+	row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks")),
 	// activation: out = ACT2FN[name](x)
-	row("activation", inferActivation, lowerActivation, false, tensor("x"), scalar("name")),
+	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
 	row("silu", inferSame, lowerSiLU, false, tensor("x")),
 	// gelu_tanh: out = x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))
 	row("gelu_tanh", inferSame, lowerGeLUTanh, false, tensor("x")),
 	// softcap: out = cap · tanh(x / cap); cap none: x
-	row("softcap", inferSoftcap, lowerSoftcap, false, tensor("x"), optional("cap")),
+	row("softcap", decodedSoftcap, lowerDecodedSoftcap, false, tensor("x"), optional("cap")),
 	// clamp: out = min(max(x, min), max) (bounds rounded to f32; none: unbounded)
-	row("clamp", inferClamp, lowerClamp, false, tensor("x"), optional("min"), optional("max")),
+	row("clamp", decodedClamp, lowerDecodedClamp, false, tensor("x"), optional("min"), optional("max")),
 	// scale: out = x · factor (factor rounded to f32)
-	row("scale", inferScale, lowerScale, false, tensor("x"), scalar("factor")),
+	row("scale", decodedScale, lowerDecodedScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
-	row("divide", inferDivide, lowerDivide, false, tensor("x"), scalar("divisor")),
+	row("divide", decodedDivide, lowerDecodedDivide, false, tensor("x"), scalar("divisor")),
 	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
-	row("route", inferRoute, lowerRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring")),
+	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
-	row("experts", inferExperts, lowerExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
+	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -67,9 +72,9 @@ var primitiveRows = []*primitive{
 	// where: out = cond ? x : y, elementwise
 	row("where", inferWhere, lowerWhere, false, tensor("cond"), tensor("x"), tensor("y")),
 	// full_like: out = value everywhere (value rounded to f32)
-	row("full_like", inferFullLike, lowerFullLike, false, tensor("x"), scalar("value")),
+	row("full_like", decodedFullLike, lowerDecodedFullLike, false, tensor("x"), scalar("value")),
 	// pow: out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)
-	row("pow", inferPow, lowerPow, false, tensor("x"), scalar("exponent")),
+	row("pow", decodedPow, lowerDecodedPow, false, tensor("x"), scalar("exponent")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -82,6 +87,10 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "embedding",
 		Shapes:    "ids [batch, seq] i32 → [batch, seq, embedding_dim] f32; weight [num_embeddings, embedding_dim]",
 		Signature: "embedding(ids, weight, num_embeddings, embedding_dim)",
+		Types: map[string]string{
+			"embedding_dim":  "int",
+			"num_embeddings": "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -91,6 +100,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "rms_norm",
 		Shapes:    "x [..., d] → [..., d]; weight [d]",
 		Signature: "rms_norm(x, weight, eps)",
+		Types:     map[string]string{"eps": "float"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -100,6 +110,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "rms_norm_1p",
 		Shapes:    "x [..., d] → [..., d]; weight [d]",
 		Signature: "rms_norm_1p(x, weight, eps)",
+		Types:     map[string]string{"eps": "float"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -117,6 +128,11 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "layer_norm",
 		Shapes:    "x [..., d] → [..., d]; weight (and bias: true) [d], or per head of x [..., heads, d]: [heads, d] (per_head: true) or <module>.NAME.<h>.weight [d] (per_head: \"NAME\")",
 		Signature: "layer_norm(x, weight, eps, bias:, per_head:)",
+		Types: map[string]string{
+			"bias":     "bool",
+			"eps":      "float",
+			"per_head": "flag_or_name",
+		},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -130,6 +146,10 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "linear",
 		Shapes:    "x [..., in] → [..., out]; weight [out, in], bias [out] (bias: true)",
 		Signature: "linear(x, weight, out, bias:)",
+		Types: map[string]string{
+			"bias": "bool",
+			"out":  "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -139,6 +159,10 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "slice",
 		Shapes:    "x [..., n] → [..., stop - start]",
 		Signature: "slice(x, start, stop)",
+		Types: map[string]string{
+			"start": "int",
+			"stop":  "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -148,6 +172,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "concat",
 		Shapes:    "x [..., a], y [..., b] (other dimensions equal, or 1 in one of them: it stretches) → [..., a + b]",
 		Signature: "concat(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -157,6 +182,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "heads",
 		Shapes:    "x [batch, seq, n·d] → [batch, seq, n, d]",
 		Signature: "heads(x, n)",
+		Types:     map[string]string{"n": "int"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -190,6 +216,15 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
 		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:)",
+		Types: map[string]string{
+			"interleaved":  "bool",
+			"max_position": "length",
+			"original_max": "length",
+			"recompute":    "bool",
+			"rotary_dim":   "length",
+			"scaling":      "dict",
+			"theta":        "float",
+		},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -215,6 +250,11 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]",
 		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:)",
+		Types: map[string]string{
+			"scale":   "float",
+			"softcap": "float",
+			"window":  "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -224,6 +264,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "activation",
 		Shapes:    "x → same",
 		Signature: "activation(x, name)",
+		Types:     map[string]string{"name": "name"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -233,6 +274,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "silu",
 		Shapes:    "x → same",
 		Signature: "silu(x)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -242,6 +284,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "gelu_tanh",
 		Shapes:    "x → same",
 		Signature: "gelu_tanh(x)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -255,6 +298,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "softcap",
 		Shapes:    "x → same",
 		Signature: "softcap(x, cap:)",
+		Types:     map[string]string{"cap": "float"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -272,6 +316,10 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "clamp",
 		Shapes:    "x → same",
 		Signature: "clamp(x, min:, max:)",
+		Types: map[string]string{
+			"max": "float",
+			"min": "float",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -281,6 +329,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "scale",
 		Shapes:    "x → same",
 		Signature: "scale(x, factor)",
+		Types:     map[string]string{"factor": "float"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -290,6 +339,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "divide",
 		Shapes:    "x → same",
 		Signature: "divide(x, divisor)",
+		Types:     map[string]string{"divisor": "float"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -298,7 +348,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "softmax",
 		}, {
 			Default: "false",
-			Doc:     "true: divide the k kept weights by their sum (norm_topk_prob)",
+			Doc:     "true: divide the k kept weights by their sum (norm_topk_prob); refused with softmax \"after\", whose softmax over the k kept logits already sums to 1",
 			Name:    "norm",
 		}, {
 			Default: "1.0",
@@ -326,7 +376,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "bias_shape",
 		}, {
 			Default: "none",
-			Doc:     "with norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))",
+			Doc:     "needs norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))",
 			Name:    "norm_min",
 		}, {
 			Default: "\"softmax\"",
@@ -339,6 +389,18 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "route",
 		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
 		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:)",
+		Types: map[string]string{
+			"bias_shape":  "ints",
+			"n_group":     "int",
+			"norm":        "bool",
+			"norm_min":    "float",
+			"scale":       "float",
+			"scoring":     "enum(softmax|sigmoid)",
+			"softmax":     "enum(before|after)",
+			"top_k":       "int",
+			"topk_group":  "int",
+			"topk_method": "enum(greedy|group_limited_greedy|noaux_tc)",
+		},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -378,12 +440,12 @@ var primitiveDocs = []PrimitiveDoc{
 			Doc:     "true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])",
 			Name:    "interleaved",
 		}, {
-			Default: "1.702",
-			Doc:     "clamped_swiglu's sigmoid gain (swiglu_alpha)",
+			Default: "1.702 with clamped_swiglu",
+			Doc:     "clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act",
 			Name:    "alpha",
 		}, {
-			Default: "7.0",
-			Doc:     "clamped_swiglu's clamp (swiglu_limit)",
+			Default: "7.0 with clamped_swiglu",
+			Doc:     "clamped_swiglu's clamp (swiglu_limit); refused with another act",
 			Name:    "limit",
 		}},
 		Cache:     false,
@@ -392,6 +454,20 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "experts",
 		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
 		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:)",
+		Types: map[string]string{
+			"act":          "name",
+			"alpha":        "float",
+			"bias":         "bool",
+			"down":         "name",
+			"gate":         "name",
+			"gate_up":      "name",
+			"interleaved":  "bool",
+			"intermediate": "int",
+			"layout":       "enum(linear|transposed)",
+			"limit":        "float",
+			"top_k":        "int",
+			"up":           "name",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -401,6 +477,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "add",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "add(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -410,6 +487,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "sub",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "sub(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -419,6 +497,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "mul",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "mul(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -428,6 +507,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "maximum",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "maximum(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -437,6 +517,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "minimum",
 		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
 		Signature: "minimum(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -446,6 +527,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "lt",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "lt(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -455,6 +537,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "le",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "le(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -464,6 +547,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "gt",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "gt(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -473,6 +557,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "ge",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "ge(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -482,6 +567,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "eq",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "eq(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -491,6 +577,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "ne",
 		Shapes:    "x, y (same shape) f32 → same shape i1",
 		Signature: "ne(x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -500,6 +587,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "where",
 		Shapes:    "cond i1, x, y f32, all one shape → that shape f32",
 		Signature: "where(cond, x, y)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -509,6 +597,7 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "full_like",
 		Shapes:    "x → x's shape f32",
 		Signature: "full_like(x, value)",
+		Types:     map[string]string{"value": "float"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -518,5 +607,890 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "pow",
 		Shapes:    "x → same",
 		Signature: "pow(x, exponent)",
+		Types:     map[string]string{"exponent": "float"},
 	},
+}
+
+// EmbeddingAttrs are the attributes of embedding, decoded and checked once by decodeEmbeddingAttrs when the IR builder runs the shape rule.
+type EmbeddingAttrs struct {
+	NumEmbeddings int64 // num_embeddings
+	EmbeddingDim  int64 // embedding_dim
+}
+
+// decodeEmbeddingAttrs reads n.Attrs (the evaluated arguments) into EmbeddingAttrs; an error names the attribute and what it must be.
+func decodeEmbeddingAttrs(n *ir.Node) (*EmbeddingAttrs, error) {
+	a := &EmbeddingAttrs{}
+	var err error
+	if a.NumEmbeddings, err = decodeInt("num_embeddings", n.Attrs["num_embeddings"]); err != nil {
+		return nil, err
+	}
+	if a.EmbeddingDim, err = decodeInt("embedding_dim", n.Attrs["embedding_dim"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// RMSNormAttrs are the attributes of rms_norm and rms_norm_1p, decoded and checked once by decodeRMSNormAttrs when the IR builder runs the shape rule.
+type RMSNormAttrs struct {
+	Eps float64 // eps
+}
+
+// decodeRMSNormAttrs reads n.Attrs (the evaluated arguments) into RMSNormAttrs; an error names the attribute and what it must be.
+func decodeRMSNormAttrs(n *ir.Node) (*RMSNormAttrs, error) {
+	a := &RMSNormAttrs{}
+	var err error
+	if a.Eps, err = decodeFloat("eps", n.Attrs["eps"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// LayerNormAttrs are the attributes of layer_norm, decoded and checked once by decodeLayerNormAttrs when the IR builder runs the shape rule.
+type LayerNormAttrs struct {
+	Eps     float64    // eps
+	Bias    bool       // bias: true: also reads <module>.bias and adds it
+	PerHead FlagOrName // per_head: true: x [..., heads, d] with weight [heads, d]; "NAME": one LayerNorm per head, weights <module>.NAME.<h>.weight [d]
+}
+
+// decodeLayerNormAttrs reads n.Attrs (the evaluated arguments) into LayerNormAttrs; an error names the attribute and what it must be.
+func decodeLayerNormAttrs(n *ir.Node) (*LayerNormAttrs, error) {
+	a := &LayerNormAttrs{}
+	var err error
+	if a.Eps, err = decodeFloat("eps", n.Attrs["eps"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["bias"]; v != nil {
+		if a.Bias, err = decodeBool("bias", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["per_head"]; v != nil {
+		if a.PerHead, err = decodeFlagOrName("per_head", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// LinearAttrs are the attributes of linear, decoded and checked once by decodeLinearAttrs when the IR builder runs the shape rule.
+type LinearAttrs struct {
+	Out  int64 // out
+	Bias bool  // bias: true: also reads <module>.bias [out] and adds it
+}
+
+// decodeLinearAttrs reads n.Attrs (the evaluated arguments) into LinearAttrs; an error names the attribute and what it must be.
+func decodeLinearAttrs(n *ir.Node) (*LinearAttrs, error) {
+	a := &LinearAttrs{}
+	var err error
+	if a.Out, err = decodeInt("out", n.Attrs["out"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["bias"]; v != nil {
+		if a.Bias, err = decodeBool("bias", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// SliceAttrs are the attributes of slice, decoded and checked once by decodeSliceAttrs when the IR builder runs the shape rule.
+type SliceAttrs struct {
+	Start int64 // start
+	Stop  int64 // stop
+}
+
+// decodeSliceAttrs reads n.Attrs (the evaluated arguments) into SliceAttrs; an error names the attribute and what it must be.
+func decodeSliceAttrs(n *ir.Node) (*SliceAttrs, error) {
+	a := &SliceAttrs{}
+	var err error
+	if a.Start, err = decodeInt("start", n.Attrs["start"]); err != nil {
+		return nil, err
+	}
+	if a.Stop, err = decodeInt("stop", n.Attrs["stop"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// HeadsAttrs are the attributes of heads, decoded and checked once by decodeHeadsAttrs when the IR builder runs the shape rule.
+type HeadsAttrs struct {
+	N int64 // n
+}
+
+// decodeHeadsAttrs reads n.Attrs (the evaluated arguments) into HeadsAttrs; an error names the attribute and what it must be.
+func decodeHeadsAttrs(n *ir.Node) (*HeadsAttrs, error) {
+	a := &HeadsAttrs{}
+	var err error
+	if a.N, err = decodeInt("n", n.Attrs["n"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// RoPEAttrs are the attributes of rope, decoded and checked once by decodeRoPEAttrs when the IR builder runs the shape rule.
+type RoPEAttrs struct {
+	Theta       float64        // theta
+	Scaling     map[string]any // scaling: a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope or dynamic and its fields; none or rope_type default: plain RoPE
+	RotaryDim   *int64         // rotary_dim: only x[..., :rotary_dim] rotates (partial rotary); even, in [2, head_dim]
+	Interleaved bool           // interleaved: true: rotate GPT-J pairs (x[2i], x[2i+1]) instead of the halves
+	MaxPosition *int64         // max_position: the config's max_position_embeddings, for scalings that need it (longrope, dynamic; original_max fallback)
+	OriginalMax *int64         // original_max: overrides the scaling dict's original_max_position_embeddings
+	Recompute   bool           // recompute: longrope: true tells the runtime to recompute the earlier tokens' keys with the long factors on the decode step that first passes original_max (Phi3ForCausalLM.prepare_inputs_for_generation); false keeps them, as generate does for other models (MiniCPM3)
+	Spec        ropeSpec       // derived by the shape rule: the inverse frequencies, the rotated width and the pair layout (ropeParams)
+}
+
+// decodeRoPEAttrs reads n.Attrs (the evaluated arguments) into RoPEAttrs; an error names the attribute and what it must be.
+func decodeRoPEAttrs(n *ir.Node) (*RoPEAttrs, error) {
+	a := &RoPEAttrs{}
+	var err error
+	if a.Theta, err = decodeFloat("theta", n.Attrs["theta"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["scaling"]; v != nil {
+		if a.Scaling, err = decodeDict("scaling", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["rotary_dim"]; v != nil {
+		var x int64
+		if x, err = decodeLength("rotary_dim", v); err != nil {
+			return nil, err
+		}
+		a.RotaryDim = &x
+	}
+	if v := n.Attrs["interleaved"]; v != nil {
+		if a.Interleaved, err = decodeBool("interleaved", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["max_position"]; v != nil {
+		var x int64
+		if x, err = decodeLength("max_position", v); err != nil {
+			return nil, err
+		}
+		a.MaxPosition = &x
+	}
+	if v := n.Attrs["original_max"]; v != nil {
+		var x int64
+		if x, err = decodeLength("original_max", v); err != nil {
+			return nil, err
+		}
+		a.OriginalMax = &x
+	}
+	if v := n.Attrs["recompute"]; v != nil {
+		if a.Recompute, err = decodeBool("recompute", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// AttentionAttrs are the attributes of attention, decoded and checked once by decodeAttentionAttrs when the IR builder runs the shape rule.
+type AttentionAttrs struct {
+	Scale   *float64 // scale: the factor on q · kᵀ
+	Softcap *float64 // softcap: cap · tanh(scores / cap) before the mask
+	Window  *int64   // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
+}
+
+// decodeAttentionAttrs reads n.Attrs (the evaluated arguments) into AttentionAttrs; an error names the attribute and what it must be.
+func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
+	a := &AttentionAttrs{}
+	var err error
+	if v := n.Attrs["scale"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("scale", v); err != nil {
+			return nil, err
+		}
+		a.Scale = &x
+	}
+	if v := n.Attrs["softcap"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("softcap", v); err != nil {
+			return nil, err
+		}
+		a.Softcap = &x
+	}
+	if v := n.Attrs["window"]; v != nil {
+		var x int64
+		if x, err = decodeInt("window", v); err != nil {
+			return nil, err
+		}
+		a.Window = &x
+	}
+	return a, nil
+}
+
+// ActivationAttrs are the attributes of activation, decoded and checked once by decodeActivationAttrs when the IR builder runs the shape rule.
+type ActivationAttrs struct {
+	Name string // name
+}
+
+// decodeActivationAttrs reads n.Attrs (the evaluated arguments) into ActivationAttrs; an error names the attribute and what it must be.
+func decodeActivationAttrs(n *ir.Node) (*ActivationAttrs, error) {
+	a := &ActivationAttrs{}
+	var err error
+	if a.Name, err = decodeName("name", n.Attrs["name"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// SoftcapAttrs are the attributes of softcap, decoded and checked once by decodeSoftcapAttrs when the IR builder runs the shape rule.
+type SoftcapAttrs struct {
+	Cap *float64 // cap: none: out = x
+}
+
+// decodeSoftcapAttrs reads n.Attrs (the evaluated arguments) into SoftcapAttrs; an error names the attribute and what it must be.
+func decodeSoftcapAttrs(n *ir.Node) (*SoftcapAttrs, error) {
+	a := &SoftcapAttrs{}
+	var err error
+	if v := n.Attrs["cap"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("cap", v); err != nil {
+			return nil, err
+		}
+		a.Cap = &x
+	}
+	return a, nil
+}
+
+// ClampAttrs are the attributes of clamp, decoded and checked once by decodeClampAttrs when the IR builder runs the shape rule.
+type ClampAttrs struct {
+	Min *float64 // min: the lower bound; none: no lower bound
+	Max *float64 // max: the upper bound; none: no upper bound
+}
+
+// decodeClampAttrs reads n.Attrs (the evaluated arguments) into ClampAttrs; an error names the attribute and what it must be.
+func decodeClampAttrs(n *ir.Node) (*ClampAttrs, error) {
+	a := &ClampAttrs{}
+	var err error
+	if v := n.Attrs["min"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("min", v); err != nil {
+			return nil, err
+		}
+		a.Min = &x
+	}
+	if v := n.Attrs["max"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("max", v); err != nil {
+			return nil, err
+		}
+		a.Max = &x
+	}
+	return a, nil
+}
+
+// ScaleAttrs are the attributes of scale, decoded and checked once by decodeScaleAttrs when the IR builder runs the shape rule.
+type ScaleAttrs struct {
+	Factor float64 // factor
+}
+
+// decodeScaleAttrs reads n.Attrs (the evaluated arguments) into ScaleAttrs; an error names the attribute and what it must be.
+func decodeScaleAttrs(n *ir.Node) (*ScaleAttrs, error) {
+	a := &ScaleAttrs{}
+	var err error
+	if a.Factor, err = decodeFloat("factor", n.Attrs["factor"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// DivideAttrs are the attributes of divide, decoded and checked once by decodeDivideAttrs when the IR builder runs the shape rule.
+type DivideAttrs struct {
+	Divisor float64 // divisor
+}
+
+// decodeDivideAttrs reads n.Attrs (the evaluated arguments) into DivideAttrs; an error names the attribute and what it must be.
+func decodeDivideAttrs(n *ir.Node) (*DivideAttrs, error) {
+	a := &DivideAttrs{}
+	var err error
+	if a.Divisor, err = decodeFloat("divisor", n.Attrs["divisor"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// RouteAttrs are the attributes of route, decoded and checked once by decodeRouteAttrs when the IR builder runs the shape rule.
+type RouteAttrs struct {
+	TopK       int64           // top_k
+	Softmax    RouteSoftmax    // softmax: "before": softmax over all experts, then top_k; "after": top_k of the logits, then softmax over those k
+	Norm       bool            // norm: true: divide the k kept weights by their sum (norm_topk_prob); refused with softmax "after", whose softmax over the k kept logits already sums to 1
+	Scale      float64         // scale: multiplies the kept weights (routed_scaling_factor)
+	TopkMethod RouteTopkMethod // topk_method: "greedy": top_k of all experts; "group_limited_greedy" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax "before" only); "noaux_tc" (DeepseekV3TopkRouter): groups scored by the sum of their two largest p + bias, the others' set to -inf, top_k of p + bias, keeping p
+	NGroup     *int64          // n_group: group_limited_greedy, noaux_tc: the number of equal groups of consecutive experts
+	TopkGroup  *int64          // topk_group: group_limited_greedy, noaux_tc: how many groups a token may use
+	BiasShape  []int64         // bias_shape: the bias tensor's stored shape: a list of ints whose product is the number of experts (Ernie 4.5's [1, experts])
+	NormMin    *float64        // norm_min: needs norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))
+	Scoring    RouteScoring    // scoring: "sigmoid": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax "before" only)
+	Router     router          // derived by the shape rule: the routing as orthogonal choices: scoring, selection, normalisation, scaling (routerOf)
+}
+
+// RouteSoftmax is the softmax attribute's choice (before, after).
+type RouteSoftmax string
+
+// The softmax choices.
+const (
+	RouteSoftmaxBefore RouteSoftmax = "before" // softmax: "before"
+	RouteSoftmaxAfter  RouteSoftmax = "after"  // softmax: "after"
+)
+
+// RouteTopkMethod is the topk_method attribute's choice (greedy, group_limited_greedy, noaux_tc).
+type RouteTopkMethod string
+
+// The topk_method choices.
+const (
+	RouteTopkMethodGreedy             RouteTopkMethod = "greedy"               // topk_method: "greedy"
+	RouteTopkMethodGroupLimitedGreedy RouteTopkMethod = "group_limited_greedy" // topk_method: "group_limited_greedy"
+	RouteTopkMethodNoauxTc            RouteTopkMethod = "noaux_tc"             // topk_method: "noaux_tc"
+)
+
+// RouteScoring is the scoring attribute's choice (softmax, sigmoid).
+type RouteScoring string
+
+// The scoring choices.
+const (
+	RouteScoringSoftmax RouteScoring = "softmax" // scoring: "softmax"
+	RouteScoringSigmoid RouteScoring = "sigmoid" // scoring: "sigmoid"
+)
+
+// decodeRouteAttrs reads n.Attrs (the evaluated arguments) into RouteAttrs; an error names the attribute and what it must be.
+func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
+	a := &RouteAttrs{
+		Scale:      1.0,
+		Scoring:    RouteScoringSoftmax,
+		Softmax:    RouteSoftmaxBefore,
+		TopkMethod: RouteTopkMethodGreedy,
+	}
+	var err error
+	if a.TopK, err = decodeInt("top_k", n.Attrs["top_k"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["softmax"]; v != nil {
+		if a.Softmax, err = decodeEnum("softmax", v, RouteSoftmaxBefore, RouteSoftmaxAfter); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["norm"]; v != nil {
+		if a.Norm, err = decodeBool("norm", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["scale"]; v != nil {
+		if a.Scale, err = decodeFloat("scale", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["topk_method"]; v != nil {
+		if a.TopkMethod, err = decodeEnum("topk_method", v, RouteTopkMethodGreedy, RouteTopkMethodGroupLimitedGreedy, RouteTopkMethodNoauxTc); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["n_group"]; v != nil {
+		var x int64
+		if x, err = decodeInt("n_group", v); err != nil {
+			return nil, err
+		}
+		a.NGroup = &x
+	}
+	if v := n.Attrs["topk_group"]; v != nil {
+		var x int64
+		if x, err = decodeInt("topk_group", v); err != nil {
+			return nil, err
+		}
+		a.TopkGroup = &x
+	}
+	if v := n.Attrs["bias_shape"]; v != nil {
+		if a.BiasShape, err = decodeInts("bias_shape", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["norm_min"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("norm_min", v); err != nil {
+			return nil, err
+		}
+		a.NormMin = &x
+	}
+	if v := n.Attrs["scoring"]; v != nil {
+		if a.Scoring, err = decodeEnum("scoring", v, RouteScoringSoftmax, RouteScoringSigmoid); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// ExpertsAttrs are the attributes of experts, decoded and checked once by decodeExpertsAttrs when the IR builder runs the shape rule.
+type ExpertsAttrs struct {
+	Intermediate int64         // intermediate
+	Act          string        // act: the ACT2FN name applied to the gate projection; "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
+	Gate         string        // gate: the gate projection's name under the experts module
+	Up           string        // up: the up projection's name
+	Down         string        // down: the down projection's name
+	GateUp       string        // gate_up: a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up
+	TopK         *int64        // top_k: at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs
+	Layout       ExpertsLayout // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)
+	Bias         bool          // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
+	Interleaved  bool          // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
+	Alpha        *float64      // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
+	Limit        *float64      // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
+	Plan         expertsLayout // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
+}
+
+// ExpertsLayout is the layout attribute's choice (linear, transposed).
+type ExpertsLayout string
+
+// The layout choices.
+const (
+	ExpertsLayoutLinear     ExpertsLayout = "linear"     // layout: "linear"
+	ExpertsLayoutTransposed ExpertsLayout = "transposed" // layout: "transposed"
+)
+
+// decodeExpertsAttrs reads n.Attrs (the evaluated arguments) into ExpertsAttrs; an error names the attribute and what it must be.
+func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
+	a := &ExpertsAttrs{
+		Act:    "silu",
+		Down:   "down_proj",
+		Gate:   "gate_proj",
+		Layout: ExpertsLayoutLinear,
+		Up:     "up_proj",
+	}
+	var err error
+	if a.Intermediate, err = decodeInt("intermediate", n.Attrs["intermediate"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["act"]; v != nil {
+		if a.Act, err = decodeName("act", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["gate"]; v != nil {
+		if a.Gate, err = decodeName("gate", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["up"]; v != nil {
+		if a.Up, err = decodeName("up", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["down"]; v != nil {
+		if a.Down, err = decodeName("down", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["gate_up"]; v != nil {
+		if a.GateUp, err = decodeName("gate_up", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["top_k"]; v != nil {
+		var x int64
+		if x, err = decodeInt("top_k", v); err != nil {
+			return nil, err
+		}
+		a.TopK = &x
+	}
+	if v := n.Attrs["layout"]; v != nil {
+		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["bias"]; v != nil {
+		if a.Bias, err = decodeBool("bias", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["interleaved"]; v != nil {
+		if a.Interleaved, err = decodeBool("interleaved", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["alpha"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("alpha", v); err != nil {
+			return nil, err
+		}
+		a.Alpha = &x
+	}
+	if v := n.Attrs["limit"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("limit", v); err != nil {
+			return nil, err
+		}
+		a.Limit = &x
+	}
+	return a, nil
+}
+
+// FullLikeAttrs are the attributes of full_like, decoded and checked once by decodeFullLikeAttrs when the IR builder runs the shape rule.
+type FullLikeAttrs struct {
+	Value float64 // value
+}
+
+// decodeFullLikeAttrs reads n.Attrs (the evaluated arguments) into FullLikeAttrs; an error names the attribute and what it must be.
+func decodeFullLikeAttrs(n *ir.Node) (*FullLikeAttrs, error) {
+	a := &FullLikeAttrs{}
+	var err error
+	if a.Value, err = decodeFloat("value", n.Attrs["value"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// PowAttrs are the attributes of pow, decoded and checked once by decodePowAttrs when the IR builder runs the shape rule.
+type PowAttrs struct {
+	Exponent float64 // exponent
+}
+
+// decodePowAttrs reads n.Attrs (the evaluated arguments) into PowAttrs; an error names the attribute and what it must be.
+func decodePowAttrs(n *ir.Node) (*PowAttrs, error) {
+	a := &PowAttrs{}
+	var err error
+	if a.Exponent, err = decodeFloat("exponent", n.Attrs["exponent"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
+func decodedEmbedding(n *ir.Node) error {
+	a, err := decodeEmbeddingAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferEmbedding(n, a)
+}
+
+// lowerDecodedEmbedding is embedding's lowering: lowerEmbedding with the attributes the shape rule decoded.
+func lowerDecodedEmbedding(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*EmbeddingAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerEmbedding(f, n, a)
+}
+
+// decodedRmsNorm is rms_norm's shape rule: it decodes the attributes once (decodeRMSNormAttrs), keeps them on the node and runs inferRMSNorm.
+func decodedRmsNorm(n *ir.Node) error {
+	a, err := decodeRMSNormAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferRMSNorm(n, a)
+}
+
+// lowerDecodedRmsNorm is rms_norm's lowering: lowerRMSNorm with the attributes the shape rule decoded.
+func lowerDecodedRmsNorm(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*RMSNormAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerRMSNorm(f, n, a)
+}
+
+// decodedRmsNorm1p is rms_norm_1p's shape rule: it decodes the attributes once (decodeRMSNormAttrs), keeps them on the node and runs inferRMSNorm.
+func decodedRmsNorm1p(n *ir.Node) error {
+	a, err := decodeRMSNormAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferRMSNorm(n, a)
+}
+
+// lowerDecodedRmsNorm1p is rms_norm_1p's lowering: lowerRMSNorm1p with the attributes the shape rule decoded.
+func lowerDecodedRmsNorm1p(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*RMSNormAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerRMSNorm1p(f, n, a)
+}
+
+// decodedLayerNorm is layer_norm's shape rule: it decodes the attributes once (decodeLayerNormAttrs), keeps them on the node and runs inferLayerNorm.
+func decodedLayerNorm(n *ir.Node) error {
+	a, err := decodeLayerNormAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferLayerNorm(n, a)
+}
+
+// lowerDecodedLayerNorm is layer_norm's lowering: lowerLayerNorm with the attributes the shape rule decoded.
+func lowerDecodedLayerNorm(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*LayerNormAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerLayerNorm(f, n, a)
+}
+
+// decodedLinear is linear's shape rule: it decodes the attributes once (decodeLinearAttrs), keeps them on the node and runs inferLinear.
+func decodedLinear(n *ir.Node) error {
+	a, err := decodeLinearAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferLinear(n, a)
+}
+
+// lowerDecodedLinear is linear's lowering: lowerLinear with the attributes the shape rule decoded.
+func lowerDecodedLinear(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*LinearAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerLinear(f, n, a)
+}
+
+// decodedSlice is slice's shape rule: it decodes the attributes once (decodeSliceAttrs), keeps them on the node and runs inferSlice.
+func decodedSlice(n *ir.Node) error {
+	a, err := decodeSliceAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferSlice(n, a)
+}
+
+// lowerDecodedSlice is slice's lowering: lowerSlice with the attributes the shape rule decoded.
+func lowerDecodedSlice(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*SliceAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerSlice(f, n, a)
+}
+
+// decodedHeads is heads's shape rule: it decodes the attributes once (decodeHeadsAttrs), keeps them on the node and runs inferHeads.
+func decodedHeads(n *ir.Node) error {
+	a, err := decodeHeadsAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferHeads(n, a)
+}
+
+// lowerDecodedHeads is heads's lowering: lowerHeads with the attributes the shape rule decoded.
+func lowerDecodedHeads(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*HeadsAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerHeads(f, n, a)
+}
+
+// decodedRope is rope's shape rule: it decodes the attributes once (decodeRoPEAttrs), keeps them on the node and runs inferRoPE.
+func decodedRope(n *ir.Node) error {
+	a, err := decodeRoPEAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferRoPE(n, a)
+}
+
+// lowerDecodedRope is rope's lowering: lowerRoPE with the attributes the shape rule decoded.
+func lowerDecodedRope(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*RoPEAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerRoPE(f, n, a)
+}
+
+// decodedAttention is attention's shape rule: it decodes the attributes once (decodeAttentionAttrs), keeps them on the node and runs inferAttention.
+func decodedAttention(n *ir.Node) error {
+	a, err := decodeAttentionAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferAttention(n, a)
+}
+
+// lowerDecodedAttention is attention's lowering: lowerAttention with the attributes the shape rule decoded.
+func lowerDecodedAttention(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*AttentionAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerAttention(f, n, a)
+}
+
+// decodedActivation is activation's shape rule: it decodes the attributes once (decodeActivationAttrs), keeps them on the node and runs inferActivation.
+func decodedActivation(n *ir.Node) error {
+	a, err := decodeActivationAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferActivation(n, a)
+}
+
+// lowerDecodedActivation is activation's lowering: lowerActivation with the attributes the shape rule decoded.
+func lowerDecodedActivation(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*ActivationAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerActivation(f, n, a)
+}
+
+// decodedSoftcap is softcap's shape rule: it decodes the attributes once (decodeSoftcapAttrs), keeps them on the node and runs inferSoftcap.
+func decodedSoftcap(n *ir.Node) error {
+	a, err := decodeSoftcapAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferSoftcap(n, a)
+}
+
+// lowerDecodedSoftcap is softcap's lowering: lowerSoftcap with the attributes the shape rule decoded.
+func lowerDecodedSoftcap(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*SoftcapAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerSoftcap(f, n, a)
+}
+
+// decodedClamp is clamp's shape rule: it decodes the attributes once (decodeClampAttrs), keeps them on the node and runs inferClamp.
+func decodedClamp(n *ir.Node) error {
+	a, err := decodeClampAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferClamp(n, a)
+}
+
+// lowerDecodedClamp is clamp's lowering: lowerClamp with the attributes the shape rule decoded.
+func lowerDecodedClamp(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*ClampAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerClamp(f, n, a)
+}
+
+// decodedScale is scale's shape rule: it decodes the attributes once (decodeScaleAttrs), keeps them on the node and runs inferScale.
+func decodedScale(n *ir.Node) error {
+	a, err := decodeScaleAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferScale(n, a)
+}
+
+// lowerDecodedScale is scale's lowering: lowerScale with the attributes the shape rule decoded.
+func lowerDecodedScale(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*ScaleAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerScale(f, n, a)
+}
+
+// decodedDivide is divide's shape rule: it decodes the attributes once (decodeDivideAttrs), keeps them on the node and runs inferDivide.
+func decodedDivide(n *ir.Node) error {
+	a, err := decodeDivideAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferDivide(n, a)
+}
+
+// lowerDecodedDivide is divide's lowering: lowerDivide with the attributes the shape rule decoded.
+func lowerDecodedDivide(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*DivideAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerDivide(f, n, a)
+}
+
+// decodedRoute is route's shape rule: it decodes the attributes once (decodeRouteAttrs), keeps them on the node and runs inferRoute.
+func decodedRoute(n *ir.Node) error {
+	a, err := decodeRouteAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferRoute(n, a)
+}
+
+// lowerDecodedRoute is route's lowering: lowerRoute with the attributes the shape rule decoded.
+func lowerDecodedRoute(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*RouteAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerRoute(f, n, a)
+}
+
+// decodedExperts is experts's shape rule: it decodes the attributes once (decodeExpertsAttrs), keeps them on the node and runs inferExperts.
+func decodedExperts(n *ir.Node) error {
+	a, err := decodeExpertsAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferExperts(n, a)
+}
+
+// lowerDecodedExperts is experts's lowering: lowerExperts with the attributes the shape rule decoded.
+func lowerDecodedExperts(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*ExpertsAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerExperts(f, n, a)
+}
+
+// decodedFullLike is full_like's shape rule: it decodes the attributes once (decodeFullLikeAttrs), keeps them on the node and runs inferFullLike.
+func decodedFullLike(n *ir.Node) error {
+	a, err := decodeFullLikeAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferFullLike(n, a)
+}
+
+// lowerDecodedFullLike is full_like's lowering: lowerFullLike with the attributes the shape rule decoded.
+func lowerDecodedFullLike(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*FullLikeAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerFullLike(f, n, a)
+}
+
+// decodedPow is pow's shape rule: it decodes the attributes once (decodePowAttrs), keeps them on the node and runs inferPow.
+func decodedPow(n *ir.Node) error {
+	a, err := decodePowAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferPow(n, a)
+}
+
+// lowerDecodedPow is pow's lowering: lowerPow with the attributes the shape rule decoded.
+func lowerDecodedPow(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*PowAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerPow(f, n, a)
 }

@@ -2,7 +2,10 @@ package lower
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
@@ -41,6 +44,10 @@ type PrimitiveDoc struct {
 	HF        string // the Hugging Face / torch code it follows numerically
 	Cache     bool   // owns a per-layer KV cache
 	Attrs     []AttrDoc
+	// Types gives each scalar and keyword parameter's attribute type, by
+	// name, as primitives.json spells it: int, float, bool, string, name,
+	// enum(a|b), ints, dict, length, flag_or_name.
+	Types map[string]string
 }
 
 // AttrDoc documents one optional parameter (keyword attribute) of a
@@ -96,36 +103,136 @@ func (Registry) Names() []string {
 	return out
 }
 
-// Attribute readers for shape rules: each errors naming the parameter.
+// Attribute decoders, called by the generated decode<Struct> functions
+// (primitives_gen.go) once per node: each takes the parameter's name and
+// its evaluated value (never nil: an absent optional parameter keeps its
+// default) and errors naming the parameter and what it must be.
 
-func intAttr(n *ir.Node, name string) (int64, error) {
-	v, ok := n.Attrs[name].(int64)
-	if !ok {
-		return 0, fmt.Errorf("%s must be an int, got %v", name, n.Attrs[name])
+func decodeInt(name string, v any) (int64, error) {
+	if i, ok := v.(int64); ok {
+		return i, nil
 	}
-	return v, nil
+	return 0, fmt.Errorf("%s must be an int, got %s", name, showValue(v))
 }
 
-func floatAttr(n *ir.Node, name string, def float64) (float64, error) {
-	switch v := n.Attrs[name].(type) {
-	case nil:
-		return def, nil
+func decodeFloat(name string, v any) (float64, error) {
+	switch v := v.(type) {
 	case float64:
 		return v, nil
 	case int64:
 		return float64(v), nil
 	}
-	return 0, fmt.Errorf("%s must be a number, got %v", name, n.Attrs[name])
+	return 0, fmt.Errorf("%s must be a number, got %s", name, showValue(v))
 }
 
-func boolAttr(n *ir.Node, name string) (bool, error) {
-	switch v := n.Attrs[name].(type) {
-	case nil:
-		return false, nil
-	case bool:
-		return v, nil
+func decodeBool(name string, v any) (bool, error) {
+	if b, ok := v.(bool); ok {
+		return b, nil
 	}
-	return false, fmt.Errorf("%s must be a bool, got %v", name, n.Attrs[name])
+	return false, fmt.Errorf("%s must be a bool, got %s", name, showValue(v))
+}
+
+func decodeString(name string, v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	return "", fmt.Errorf("%s must be a string, got %s", name, showValue(v))
+}
+
+// decodeName reads a non-empty string: a tensor or activation name.
+func decodeName(name string, v any) (string, error) {
+	s, ok := v.(string)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("%s must be a name (string), got %s", name, showValue(v))
+	case s == "":
+		return "", fmt.Errorf("%s must be a name, got an empty string", name)
+	}
+	return s, nil
+}
+
+// decodeEnum reads one of the choices (strings) of an enum attribute.
+func decodeEnum[T ~string](name string, v any, choices ...T) (T, error) {
+	if s, ok := v.(string); ok {
+		for _, c := range choices {
+			if string(c) == s {
+				return c, nil
+			}
+		}
+	}
+	quoted := make([]string, len(choices))
+	for i, c := range choices {
+		quoted[i] = strconv.Quote(string(c))
+	}
+	return "", fmt.Errorf("%s must be %s, got %s", name, strings.Join(quoted, " or "), showValue(v))
+}
+
+// decodeInts reads a list of ints.
+func decodeInts(name string, v any) ([]int64, error) {
+	l, ok := v.([]any)
+	out := make([]int64, 0, len(l))
+	for _, e := range l {
+		i, isInt := e.(int64)
+		if !isInt {
+			ok = false
+			break
+		}
+		out = append(out, i)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s must be a list of ints, got %s", name, showValue(v))
+	}
+	return out, nil
+}
+
+// decodeDict reads a dict (a config sub-object such as rope_scaling).
+func decodeDict(name string, v any) (map[string]any, error) {
+	if d, ok := v.(map[string]any); ok {
+		return d, nil
+	}
+	return nil, fmt.Errorf("%s must be a dict or none, got %s", name, showValue(v))
+}
+
+// decodeLength reads a non-negative length; a float is floored, as
+// Python's int() does on a positive value.
+func decodeLength(name string, v any) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		if v >= 0 {
+			return v, nil
+		}
+	case float64:
+		if v >= 0 && v < 1<<53 {
+			return int64(math.Floor(v)), nil
+		}
+	}
+	return 0, fmt.Errorf("%s must be a non-negative number, got %s", name, showValue(v))
+}
+
+// FlagOrName is an attribute that is either a bool or a name (layer_norm's
+// per_head: true, or the name of a per-head weight list).
+type FlagOrName struct {
+	On   bool   // true, or a name given
+	Name string // the name, when one was given
+}
+
+func decodeFlagOrName(name string, v any) (FlagOrName, error) {
+	switch v := v.(type) {
+	case bool:
+		return FlagOrName{On: v}, nil
+	case string:
+		if v != "" {
+			return FlagOrName{On: true, Name: v}, nil
+		}
+	}
+	return FlagOrName{}, fmt.Errorf("%s must be a bool or a name, got %s", name, showValue(v))
+}
+
+// undecoded reports a node that reached its lowering without the typed
+// attributes its Infer rule decodes (a node not built by the IR builder).
+func (f *fn) undecoded(n *ir.Node) codegen.Value {
+	f.Errorf("%s: attributes not decoded (the node did not go through its shape rule)", n.Prim)
+	return codegen.Value{Type: codegen.T("f32")}
 }
 
 // lastDim returns the innermost dimension: a size, or a negative symbol

@@ -129,7 +129,7 @@ func (f *fn) floatAt(b codegen.Value, off int64, elem string) codegen.Value {
 	}
 	raw := f.field(b, off, off+n)
 	shape := raw.Type.Shape[:raw.Type.Rank()-1]
-	x := f.Op("stablehlo.bitcast_convert", codegen.T(elem, shape...), "", raw)
+	x := f.Op("stablehlo.bitcast_convert", codegen.T(elem, shape...), nil, raw)
 	if elem == "f32" {
 		return x
 	}
@@ -137,22 +137,22 @@ func (f *fn) floatAt(b codegen.Value, off int64, elem string) codegen.Value {
 }
 
 func (f *fn) constI8(v int64, t codegen.Type) codegen.Value {
-	c := f.Op("stablehlo.constant", codegen.T("i8"), fmt.Sprintf("value = dense<%d> : tensor<i8>", v))
+	c := f.Op("stablehlo.constant", codegen.T("i8"), codegen.Attrs{codegen.A("value", codegen.DenseInts{Type: codegen.T("i8"), Values: []int64{int64(v)}})})
 	return f.broadcast(c, t)
 }
 
 func (f *fn) andI8(x codegen.Value, mask int64) codegen.Value {
-	return f.Op("stablehlo.and", x.Type, "", x, f.constI8(mask, x.Type))
+	return f.Op("stablehlo.and", x.Type, nil, x, f.constI8(mask, x.Type))
 }
 
-func (f *fn) orI8(x, y codegen.Value) codegen.Value { return f.Op("stablehlo.or", x.Type, "", x, y) }
+func (f *fn) orI8(x, y codegen.Value) codegen.Value { return f.Op("stablehlo.or", x.Type, nil, x, y) }
 
 func (f *fn) shrI8(x codegen.Value, n int64) codegen.Value {
-	return f.Op("stablehlo.shift_right_logical", x.Type, "", x, f.constI8(n, x.Type))
+	return f.Op("stablehlo.shift_right_logical", x.Type, nil, x, f.constI8(n, x.Type))
 }
 
 func (f *fn) shlI8(x codegen.Value, n int64) codegen.Value {
-	return f.Op("stablehlo.shift_left", x.Type, "", x, f.constI8(n, x.Type))
+	return f.Op("stablehlo.shift_left", x.Type, nil, x, f.constI8(n, x.Type))
 }
 
 // shrEach shifts x [..., a, n] right by shifts[i] along a new axis:
@@ -167,15 +167,13 @@ func (f *fn) shrEach(x codegen.Value, shifts []int64) codegen.Value {
 	}
 	dims = append(dims, int64(r))
 	xb := f.broadcastDims(x, t, dims...)
-	lit := "["
+	vals := make([]int64, len(shifts))
 	for i, s := range shifts {
-		if i > 0 {
-			lit += ", "
-		}
-		lit += fmt.Sprint(s)
+		vals[i] = int64(s)
 	}
-	c := f.Op("stablehlo.constant", codegen.T("i8", int64(len(shifts))), fmt.Sprintf("value = dense<%s]> : tensor<%dxi8>", lit, len(shifts)))
-	return f.Op("stablehlo.shift_right_logical", t, "", xb, f.broadcastDims(c, t, int64(r-1)))
+	ct := codegen.T("i8", int64(len(shifts)))
+	c := f.Op("stablehlo.constant", ct, codegen.Attrs{codegen.A("value", codegen.DenseInts{Type: ct, Values: vals, List: true})})
+	return f.Op("stablehlo.shift_right_logical", t, nil, xb, f.broadcastDims(c, t, int64(r-1)))
 }
 
 // nibbles16 unpacks qs [..., 16] (byte j: element j low, j+16 high) into
@@ -209,7 +207,7 @@ func decodeQ8_0(f *fn, b codegen.Value) codegen.Value {
 // decodeQ4_0: blocks {f16 d; u8 qs[16]}; d * (q - 8).
 func decodeQ4_0(f *fn, b codegen.Value) codegen.Value {
 	q := f.nibbles16(f.field(b, 2, 18))
-	q = f.toF32(f.Op("stablehlo.subtract", q.Type, "", q, f.constI8(8, q.Type)))
+	q = f.toF32(f.Op("stablehlo.subtract", q.Type, nil, q, f.constI8(8, q.Type)))
 	return f.mul(f.scaleBlock(f.f16At(b, 0), q.Type), q)
 }
 
@@ -222,7 +220,7 @@ func decodeQ4_1(f *fn, b codegen.Value) codegen.Value {
 // decodeQ5_0: blocks {f16 d; u32 qh; u8 qs[16]}; d * ((ql | qh << 4) - 16).
 func decodeQ5_0(f *fn, b codegen.Value) codegen.Value {
 	q := f.orI8(f.nibbles16(f.field(b, 6, 22)), f.shlI8(f.bits32(f.field(b, 2, 6)), 4))
-	q = f.toF32(f.Op("stablehlo.subtract", q.Type, "", q, f.constI8(16, q.Type)))
+	q = f.toF32(f.Op("stablehlo.subtract", q.Type, nil, q, f.constI8(16, q.Type)))
 	return f.mul(f.scaleBlock(f.f16At(b, 0), q.Type), q)
 }
 
@@ -285,7 +283,7 @@ func decodeQ6_K(f *fn, b codegen.Value) codegen.Value {
 	ql := f.andI8(f.shrEach(f.reshape(f.field(b, 0, 128), r, nb, 2, 64), []int64{0, 4}), 0x0f)      // [r, nb, 2, 2, 64]
 	qh := f.andI8(f.shrEach(f.reshape(f.field(b, 128, 192), r, nb, 2, 32), []int64{0, 2, 4, 6}), 3) // [r, nb, 2, 4, 32]
 	q := f.orI8(f.reshape(ql, r, nb, 8, 32), f.shlI8(f.reshape(qh, r, nb, 8, 32), 4))
-	q = f.Op("stablehlo.subtract", q.Type, "", q, f.constI8(32, q.Type))
+	q = f.Op("stablehlo.subtract", q.Type, nil, q, f.constI8(32, q.Type))
 	qf := f.toF32(f.reshape(q, r, nb, 16, 16))
 	sc := f.toF32(f.field(b, 192, 208)) // [r, nb, 16]
 	d := f.mul(f.broadcastLeading(f.f16At(b, 208), sc.Type), sc)

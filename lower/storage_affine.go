@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/rt/formats"
 )
@@ -46,7 +44,7 @@ func decodeAffine(f *fn, b codegen.Value, bits, gs int64, elem string, sz int64)
 		vals[k] = v
 	}
 	q := f.reshape(f.concat(3, vals...), r, nb, gs)
-	qf := f.toF32(f.Op("stablehlo.bitcast_convert", q.Type.WithElem("ui8"), "", q))
+	qf := f.toF32(f.Op("stablehlo.bitcast_convert", q.Type.WithElem("ui8"), nil, q))
 	round := func(x codegen.Value) codegen.Value {
 		switch elem {
 		case "f32":
@@ -70,12 +68,12 @@ func decodeAffine(f *fn, b codegen.Value, bits, gs int64, elem string, sz int64)
 func (f *fn) roundBF16(x codegen.Value) codegen.Value {
 	u := x.Type.WithElem("ui32")
 	c := func(v uint32) codegen.Value {
-		k := f.Op("stablehlo.constant", codegen.T("ui32"), fmt.Sprintf("value = dense<%d> : tensor<ui32>", v))
+		k := f.Op("stablehlo.constant", codegen.T("ui32"), codegen.Attrs{codegen.A("value", codegen.DenseInts{Type: codegen.T("ui32"), Values: []int64{int64(v)}})})
 		return f.broadcast(k, u)
 	}
-	b := f.Op("stablehlo.bitcast_convert", u, "", x)
-	lsb := f.Op("stablehlo.and", u, "", f.Op("stablehlo.shift_right_logical", u, "", b, c(16)), c(1))
-	b = f.Op("stablehlo.add", u, "", f.Op("stablehlo.add", u, "", b, c(0x7fff)), lsb)
-	b = f.Op("stablehlo.and", u, "", b, c(0xffff0000))
-	return f.Op("stablehlo.bitcast_convert", x.Type, "", b)
+	b := f.Op("stablehlo.bitcast_convert", u, nil, x)
+	lsb := f.Op("stablehlo.and", u, nil, f.Op("stablehlo.shift_right_logical", u, nil, b, c(16)), c(1))
+	b = f.Op("stablehlo.add", u, nil, f.Op("stablehlo.add", u, nil, b, c(0x7fff)), lsb)
+	b = f.Op("stablehlo.and", u, nil, b, c(0xffff0000))
+	return f.Op("stablehlo.bitcast_convert", x.Type, nil, b)
 }

@@ -38,9 +38,14 @@ func TestTablesDataErrors(t *testing.T) {
 		{`[{"name": "x", "params": ["a tensor"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `x: parameter "a tensor" is not`},
 		{`[{"name": "x", "params": [], "infer": "i", "lower": "l"}]`, `x: shapes, math and hf are required`},
 		{`[{"name": "x", "bogus": 1}]`, `unknown field "bogus"`},
-		{`[{"name": "x", "params": ["a: optional"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `x: optional parameter "a" needs an attrs entry`},
-		{`[{"name": "x", "params": ["a: scalar"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "default": "1", "doc": "d"}]}]`, `x: attrs entry "a" is not an optional parameter`},
-		{`[{"name": "x", "params": ["a: optional"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "doc": "d"}]}]`, `x: attrs entry "a" needs a default and a doc`},
+		{`[{"name": "x", "params": ["a: optional int"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `x: optional parameter "a" needs an attrs entry`},
+		{`[{"name": "x", "params": ["a: scalar int"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "default": "1", "doc": "d"}]}]`, `x: attrs entry "a" is not an optional parameter`},
+		{`[{"name": "x", "params": ["a: optional int"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "doc": "d"}]}]`, `x: attrs entry "a" needs a default and a doc`},
+		{`[{"name": "x", "params": ["a: scalar"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `x: parameter "a" needs a type (a: scalar TYPE)`},
+		{`[{"name": "x", "params": ["a: tensor int"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `x: parameter "a" of kind tensor takes no type`},
+		{`[{"name": "x", "params": ["a: scalar number"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `x: parameter "a": unknown type "number"`},
+		{`[{"name": "x", "params": ["a: optional enum(p|q)"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h", "attrs": [{"name": "a", "default": "\"r\"", "doc": "d"}]}]`, `x: parameter "a": default "r" is not one of [p q]`},
+		{`[{"name": "x", "params": ["a: scalar int"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}, {"name": "y", "struct": "XAttrs", "params": ["a: scalar float"], "infer": "i", "lower": "l", "shapes": "s", "math": "m", "hf": "h"}]`, `y: struct XAttrs is shared with x but the attributes differ`},
 	} {
 		_, err := tablegen.Generate([]byte(c.prims))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

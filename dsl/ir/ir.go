@@ -110,11 +110,20 @@ type Node struct {
 	Args []*Node // tensor operands, in the primitive's parameter order
 	// Module is the weight module path for primitives that read weights
 	// (e.g. "model.layers.0.self_attn.q_proj"), else "".
-	Module  string
-	Attrs   map[string]any // scalar arguments: int64, float64, bool, string, map[string]any, nil
-	Weights []Weight       // filled by the primitive's Infer rule
-	Type    Type           // result type, filled by Infer
-	Layer   int            // decoder layer index, or -1 outside the layer loop
+	Module string
+	// Attrs are the scalar and keyword arguments as the .arch evaluated
+	// them (int64, float64, bool, string, []any, map[string]any, nil), by
+	// parameter name; `archc ir` prints them. Lowerings do not read them:
+	// they read Decoded.
+	Attrs map[string]any
+	// Decoded is the primitive's typed attributes (package lower's
+	// <Prim>Attrs struct, generated from its primitive table), decoded
+	// from Attrs and validated once by the Infer rule; nil for a
+	// primitive without attributes.
+	Decoded any
+	Weights []Weight // filled by the primitive's Infer rule
+	Type    Type     // result type, filled by Infer
+	Layer   int      // decoder layer index, or -1 outside the layer loop
 	// Site is the attention site index (0, 1, ...) for nodes that own a KV
 	// cache; -1 otherwise.
 	Site int

@@ -17,16 +17,18 @@ import (
 
 // Primitive is one entry of primitives.json.
 type Primitive struct {
-	Name      string   `json:"name"`       // the name .arch files call
-	Params    []string `json:"params"`     // "name: tensor|module|scalar|optional|optional module", in call order
-	Cache     bool     `json:"cache"`      // owns a KV cache (one per layer)
-	Infer     string   `json:"infer"`      // Go shape rule, func(*ir.Node) error
-	Lower     string   `json:"lower"`      // Go lowering, func(*fn, *ir.Node) codegen.Value, or a constructor of one
-	LowerArgs []string `json:"lower_args"` // string arguments of the constructor, if any
-	Shapes    string   `json:"shapes"`     // operand and result shapes, in words
-	Math      string   `json:"math"`       // the semantics in one line
-	HF        string   `json:"hf"`         // the Hugging Face / torch code it follows
-	Attrs     []Attr   `json:"attrs"`      // one per optional parameter, in params order
+	Name      string    `json:"name"`       // the name .arch files call
+	Params    []string  `json:"params"`     // "name: tensor|module|scalar TYPE|optional TYPE|optional module", in call order (TYPE: attrs.go)
+	Cache     bool      `json:"cache"`      // owns a KV cache (one per layer)
+	Infer     string    `json:"infer"`      // Go shape rule, func(*ir.Node) error
+	Lower     string    `json:"lower"`      // Go lowering, func(*fn, *ir.Node) codegen.Value, or a constructor of one
+	LowerArgs []string  `json:"lower_args"` // string arguments of the constructor, if any
+	Shapes    string    `json:"shapes"`     // operand and result shapes, in words
+	Math      string    `json:"math"`       // the semantics in one line
+	HF        string    `json:"hf"`         // the Hugging Face / torch code it follows
+	Attrs     []Attr    `json:"attrs"`      // one per optional parameter, in params order
+	Struct    string    `json:"struct"`     // the Go attribute struct, when shared with another primitive (default <Name>Attrs)
+	Derived   []Derived `json:"derived"`    // fields of the struct the shape rule fills (attrs.go)
 }
 
 // Attr documents one optional parameter (keyword attribute) of a
@@ -39,7 +41,7 @@ type Attr struct {
 
 var (
 	ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	param = regexp.MustCompile(`^([a-z_][a-z0-9_]*): (tensor|module|scalar|optional|optional module)$`)
+	param = regexp.MustCompile(`^([a-z_][a-z0-9_]*): (tensor|module|scalar|optional module|optional)(?: (\S+))?$`)
 	// kinds maps a parameter kind to the registry.go constructor of its ir.Param.
 	kinds = map[string]string{"tensor": "tensor", "module": "module", "scalar": "scalar", "optional": "optional", "optional module": "optionalModule"}
 )
@@ -76,6 +78,10 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 	f.HeaderComment(fmt.Sprintf(header, "primitives.json"))
 	seen := map[string]bool{}
 	var rows, docs []jen.Code
+	structs := map[string]*typedPrim{} // by struct name
+	var structOrder []string
+	users := map[string][]string{}
+	var wrappers []jen.Code // the typed rows' functions, written after the tables
 	for i, p := range ps {
 		if !ident.MatchString(p.Name) || seen[p.Name] {
 			return nil, fmt.Errorf("entry %d: name %q is not a new identifier", i, p.Name)
@@ -95,12 +101,41 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 			}
 			lowerFn = jen.Id(p.Lower).Call(args...)
 		}
-		call := []jen.Code{jen.Lit(p.Name), jen.Id(p.Infer), lowerFn, jen.Lit(p.Cache)}
+		for _, s := range p.Params {
+			if param.FindStringSubmatch(s) == nil {
+				return nil, fmt.Errorf("%s: parameter %q is not \"name: tensor|module|scalar TYPE|optional TYPE|optional module\"", p.Name, s)
+			}
+		}
+		if err := checkAttrs(p); err != nil {
+			return nil, err
+		}
+		typed, err := typedFields(p)
+		if err != nil {
+			return nil, err
+		}
+		var inferFn jen.Code = jen.Id(p.Infer)
+		if typed != nil {
+			if len(p.LowerArgs) > 0 {
+				return nil, fmt.Errorf("%s: a lowering constructor (lower_args) cannot take typed attributes", p.Name)
+			}
+			if prev, ok := structs[typed.structName]; ok {
+				if fmt.Sprintf("%#v", prev.fields) != fmt.Sprintf("%#v", typed.fields) || fmt.Sprint(prev.derived) != fmt.Sprint(typed.derived) {
+					return nil, fmt.Errorf("%s: struct %s is shared with %s but the attributes differ", p.Name, typed.structName, users[typed.structName][0])
+				}
+			} else {
+				structs[typed.structName] = typed
+				structOrder = append(structOrder, typed.structName)
+			}
+			users[typed.structName] = append(users[typed.structName], p.Name)
+			inferFn, lowerFn = typed.wrappers(&wrappers, p)
+		}
+		call := []jen.Code{jen.Lit(p.Name), inferFn, lowerFn, jen.Lit(p.Cache)}
 		var sig []string
+		types := jen.Dict{}
 		for _, s := range p.Params {
 			m := param.FindStringSubmatch(s)
-			if m == nil {
-				return nil, fmt.Errorf("%s: parameter %q is not \"name: tensor|module|scalar|optional|optional module\"", p.Name, s)
+			if m[3] != "" {
+				types[jen.Lit(m[1])] = jen.Lit(m[3])
 			}
 			call = append(call, jen.Id(kinds[m[2]]).Call(jen.Lit(m[1])))
 			if isOptional(m[2]) {
@@ -108,9 +143,6 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 			} else {
 				sig = append(sig, m[1])
 			}
-		}
-		if err := checkAttrs(p); err != nil {
-			return nil, err
 		}
 		var attrs []jen.Code
 		for _, a := range p.Attrs {
@@ -125,6 +157,7 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 			jen.Id("HF"):        jen.Lit(p.HF),
 			jen.Id("Cache"):     jen.Lit(p.Cache),
 			jen.Id("Attrs"):     jen.Index().Id("AttrDoc").Values(attrs...),
+			jen.Id("Types"):     jen.Map(jen.String()).String().Values(types),
 		}))
 	}
 	f.Comment("primitiveRows is the primitive table, one row per primitive (registry.go).")
@@ -132,6 +165,15 @@ func primitiveFile(ps []Primitive) ([]byte, error) {
 	f.Line()
 	f.Comment("primitiveDocs documents the primitive table, in its order (Primitives).")
 	f.Var().Id("primitiveDocs").Op("=").Index().Id("PrimitiveDoc").Values(append(docs, jen.Line())...)
+	f.Line()
+	for _, name := range structOrder {
+		structs[name].declare(f, users[name])
+	}
+	for i := 0; i < len(wrappers); i += 2 {
+		f.Add(wrappers[i])
+		f.Add(wrappers[i+1])
+		f.Line()
+	}
 	return render(f)
 }
 
