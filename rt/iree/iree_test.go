@@ -19,7 +19,7 @@ import (
 
 // needVenv skips when the IREE venv is absent, unless CI is set, where a
 // missing venv is a failure.
-func needVenv(t *testing.T) {
+func needVenv(t testing.TB) {
 	t.Helper()
 	if _, err := ireetool.FindVenv(); err != nil {
 		if os.Getenv("CI") == "" {

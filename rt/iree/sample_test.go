@@ -140,6 +140,7 @@ func TestPenaltiesAndLogprobs(t *testing.T) {
 	w, ctx := startWorker(t)
 	ten := make([]float32, 10)
 	ten[7] = 1
+	four3 := []float32{0, 0, 0, 1}
 	pen := func(f func(*Sampling)) Sampling {
 		s := neutral()
 		f(&s)
@@ -172,6 +173,11 @@ func TestPenaltiesAndLogprobs(t *testing.T) {
 		{"DRY breaker", ten, pen(func(s *Sampling) { s.DRYMultiplier, s.DRYBreakers = 1.5, []int32{5} }), []int32{5, 6, 7, 5, 6}, nil, 7},
 		// Looking back 3 tokens (7 5 6), 6 has no earlier occurrence.
 		{"DRY range", ten, pen(func(s *Sampling) { s.DRYMultiplier, s.DRYRange = 1.5, 3 }), []int32{5, 6, 7, 5, 6}, nil, 7},
+		// 1 2 3 1 2 3 1 2: the 2 at position 4 was followed by 3, after a
+		// repeat of length 5 (1 2 3 1 2 before both 2s): 3 loses 1.5·1.75³.
+		{"DRY long repeat", four3, pen(func(s *Sampling) { s.DRYMultiplier = 1.5 }), []int32{1, 2, 3, 1, 2, 3, 1, 2}, nil, 0},
+		// Looking back 4 tokens (2 3 1 2), the repeat is 1 long: no penalty.
+		{"DRY range cuts a repeat", four3, pen(func(s *Sampling) { s.DRYMultiplier, s.DRYRange = 1.5, 4 }), []int32{1, 2, 3, 1}, []int32{2, 3, 1, 2}, 3},
 	} {
 		got, err := sample1(ctx, w, c.logits, c.s, c.prompt, c.generated, 0)
 		if err != nil || got.ID != c.want {
