@@ -260,6 +260,8 @@ class Session:
     def call(self, req, payloads):
         if self.ctx is None:
             raise RuntimeError("no module loaded: call Load first")
+        if req["argmax"] and req["rows"] is not None:
+            raise ValueError("a call takes argmax or rows, not both")
         name = req["fn"]
         fn = self.functions.get(name)
         if fn is None:
@@ -296,8 +298,7 @@ class Session:
             if i == 0 and (req["argmax"] or req["rows"] is not None):
                 if dtype != "f32" or len(shape) != 2:
                     raise TypeError(f"argmax and sampling need a [rows, vocab] f32 first result, got {dtype} {shape}")
-                rows = None if req["argmax"] else req["rows"]
-                chosen = choose(bv.map().asarray(shape, np.dtype("<f4")), rows, self.seqs)
+                chosen = choose(bv.map().asarray(shape, np.dtype("<f4")), req["rows"], self.seqs)
                 add_choice(descs, outs, chosen)
                 continue
             n = bv.byte_length
