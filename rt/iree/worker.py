@@ -504,25 +504,27 @@ class RepetitionPenalty:
 class FrequencyPresencePenalty:
     """OpenAI's frequency and presence penalties over the generated tokens:
     a token generated c times loses c x frequency + presence. State: the
-    counts, so a step costs O(distinct ids generated)."""
+    counts and the penalty per id, kept as a dense [vocab] vector updated
+    per new token, so a step costs one add over the vocabulary whatever
+    the sequence's length (x + -(c·f + p) is x - (c·f + p) exactly)."""
 
     def __init__(self, freq, pres, vocab):
         self.freq, self.pres = freq, pres
         self.count = np.zeros(vocab, dtype=np.int64)
-        self.ids = IntList()
+        self.bias = np.zeros(vocab, dtype=np.float64)
+        self.any = False
 
     def extend(self, tokens, generated):
         if not generated:
             return
         for t in tokens:
-            if self.count[t] == 0:
-                self.ids.extend([t])
             self.count[t] += 1
+            self.bias[t] = -(self.count[t] * self.freq + self.pres)
+            self.any = True
 
     def apply(self, scores):
-        toks = self.ids.view()
-        if len(toks):
-            scores[toks] -= self.count[toks] * self.freq + self.pres
+        if self.any:
+            scores += self.bias
 
 
 class DRYPenalty:
