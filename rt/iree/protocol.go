@@ -19,8 +19,8 @@ import (
 //go:embed protocol.json
 var protocolJSON []byte
 
-// Protocol is the parsed protocol.json.
-type Protocol struct {
+// protocolDecl is the parsed protocol.json.
+type protocolDecl struct {
 	Version   int                          `json:"version"`
 	Types     map[string]map[string]string `json:"types"`
 	Requests  map[string]map[string]string `json:"requests"`
@@ -30,8 +30,8 @@ type Protocol struct {
 
 // protocol parses protocolJSON once. A malformed file is a build-time bug
 // that TestProtocolFile catches; the error is still returned, not a panic.
-var protocol = sync.OnceValues(func() (*Protocol, error) {
-	var p Protocol
+var protocol = sync.OnceValues(func() (*protocolDecl, error) {
+	var p protocolDecl
 	d := json.NewDecoder(bytes.NewReader(protocolJSON))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&p); err != nil {
@@ -54,7 +54,7 @@ func ProtocolVersion() int {
 }
 
 // check verifies that every type the file names is defined.
-func (p *Protocol) check() error {
+func (p *protocolDecl) check() error {
 	if p.Version < 1 {
 		return fmt.Errorf("version %d: want a positive integer", p.Version)
 	}
@@ -83,7 +83,7 @@ func (p *Protocol) check() error {
 	return nil
 }
 
-func (p *Protocol) checkType(t string) error {
+func (p *protocolDecl) checkType(t string) error {
 	t = strings.TrimSuffix(t, "?")
 	if inner, ok := strings.CutPrefix(t, "["); ok {
 		if !strings.HasSuffix(inner, "]") {
@@ -101,11 +101,11 @@ func (p *Protocol) checkType(t string) error {
 	return nil
 }
 
-// Validate checks a decoded JSON message (json.Unmarshal into any, with
+// validate checks a decoded JSON message (json.Unmarshal into any, with
 // UseNumber) against fields. Errors name the field by its path, e.g.
 // `rows[1].tokens: null, want [int]`, `unknown field "argmx"`, `missing
 // field "u"`.
-func (p *Protocol) Validate(v any, fields map[string]string, where string) error {
+func (p *protocolDecl) validate(v any, fields map[string]string, where string) error {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return fmt.Errorf("%s: %s, want an object", orTop(where), kind(v))
@@ -127,7 +127,7 @@ func (p *Protocol) Validate(v any, fields map[string]string, where string) error
 	return nil
 }
 
-func (p *Protocol) validateValue(v any, t, where string) error {
+func (p *protocolDecl) validateValue(v any, t, where string) error {
 	if base, ok := strings.CutSuffix(t, "?"); ok {
 		if v == nil {
 			return nil
@@ -170,21 +170,21 @@ func (p *Protocol) validateValue(v any, t, where string) error {
 			return fmt.Errorf("%s: %s, want int", where, n)
 		}
 	default:
-		return p.Validate(v, p.Types[t], where)
+		return p.validate(v, p.Types[t], where)
 	}
 	return nil
 }
 
 // decodeChecked decodes the JSON message b into dst after checking it
 // against fields.
-func (p *Protocol) decodeChecked(b []byte, fields map[string]string, what string, dst any) error {
+func (p *protocolDecl) decodeChecked(b []byte, fields map[string]string, what string, dst any) error {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
 		return fmt.Errorf("%s: %v", what, err)
 	}
-	if err := p.Validate(v, fields, ""); err != nil {
+	if err := p.validate(v, fields, ""); err != nil {
 		return fmt.Errorf("%s: %v", what, err)
 	}
 	if err := json.Unmarshal(b, dst); err != nil {

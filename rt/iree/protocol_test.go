@@ -58,7 +58,7 @@ func TestProtocolMessages(t *testing.T) {
 				if err := d.Decode(&msg); err != nil {
 					t.Fatal(err)
 				}
-				if err := p.Validate(msg, group.decl[op], ""); err != nil {
+				if err := p.validate(msg, group.decl[op], ""); err != nil {
 					t.Errorf("%s.%s: Go's %s %s: %v", group.name, op, typ, b, err)
 				}
 			}
@@ -123,7 +123,7 @@ func TestProtocolFile(t *testing.T) {
 	if p.Version != 2 {
 		t.Errorf("version %d; this test was written for 2: update it with the protocol", p.Version)
 	}
-	bad := &Protocol{Version: 1, Types: map[string]map[string]string{}, Requests: map[string]map[string]string{"x": {"op": "str", "y": "[thing]"}},
+	bad := &protocolDecl{Version: 1, Types: map[string]map[string]string{}, Requests: map[string]map[string]string{"x": {"op": "str", "y": "[thing]"}},
 		Responses: map[string]map[string]string{"hello": {}, "error": {}}}
 	if err := bad.check(); err == nil || !strings.Contains(err.Error(), `requests.x.y: unknown type "thing"`) {
 		t.Errorf("undefined type: %v", err)
@@ -140,7 +140,7 @@ func TestProtocolFile(t *testing.T) {
 		d := json.NewDecoder(strings.NewReader(c.msg))
 		d.UseNumber()
 		d.Decode(&v)
-		if err := p.Validate(v, p.Responses["load"], ""); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := p.validate(v, p.Responses["load"], ""); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.msg, err, c.want)
 		}
 	}

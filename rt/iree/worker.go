@@ -2,7 +2,10 @@
 // worker that uses the official iree.runtime module (no published IREE
 // package exports the runtime's C API), from the venv package ireetool
 // finds: load a module with its parameters, call its functions, choose
-// tokens on the logits buffer.
+// tokens on the logits buffer, with each sequence's sampling state (the
+// tokens its penalties read) kept in the worker from StartSeq to EndSeq.
+// Every message is declared once, in protocol.json (versioned; both sides
+// check what they receive against it).
 package iree
 
 import (
