@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -249,5 +250,18 @@ func TestResponsesChecked(t *testing.T) {
 	}
 	if _, err := w.Call(context.Background(), "f", nil); err == nil || !strings.Contains(err.Error(), "unknown field") {
 		t.Errorf("after a protocol error the worker must stay broken: %v", err)
+	}
+}
+
+// TestUnencodable: a request JSON cannot carry (a NaN draw) is refused
+// before anything is sent, and the worker stays usable.
+func TestUnencodable(t *testing.T) {
+	w, ctx := startWorker(t)
+	lt, _ := tensor.FromF32([]int64{1, 2}, []float32{0, 1})
+	if _, err := w.Sample(ctx, lt, []SampleRow{SeqRow(0, math.NaN(), nil)}); err == nil || !strings.Contains(err.Error(), "cannot encode") {
+		t.Errorf("NaN draw: %v", err)
+	}
+	if got, err := w.Sample(ctx, lt, nil); err != nil || got[0].ID != 1 {
+		t.Errorf("after it: %v, %v", got, err)
 	}
 }

@@ -410,7 +410,7 @@ func (w *Worker) Close() error {
 	defer w.mu.Unlock()
 	if w.broken == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		w.roundtrip(ctx, "Close", "close", closeReq{Op: "close"}, nil, &okResp{}) // best effort
+		w.roundtrip(ctx, "Close", "close", []byte(`{"op": "close"}`), nil, &okResp{}) // best effort
 		cancel()
 		w.broken = errors.New("iree worker: closed: start a new worker")
 	}
@@ -438,7 +438,11 @@ func (w *Worker) request(ctx context.Context, what string, req any, payloads [][
 	if err := context.Cause(ctx); err != nil { // nothing sent yet: no need to kill
 		return nil, fmt.Errorf("iree: %s not started: %v", what, err)
 	}
-	outs, err := w.roundtrip(ctx, what, opOf(req), req, payloads, resp)
+	msg, err := json.Marshal(req)
+	if err != nil { // e.g. a NaN: nothing was sent, the worker is fine
+		return nil, fmt.Errorf("iree: %s: cannot encode the request: %v", what, err)
+	}
+	outs, err := w.roundtrip(ctx, what, opOf(req), msg, payloads, resp)
 	var failed *workerError
 	if errors.As(err, &failed) {
 		return nil, fmt.Errorf("iree: %s: %s", what, failed.msg)
@@ -478,10 +482,10 @@ func opOf(req any) string {
 	return fmt.Sprintf("%T", req)
 }
 
-// roundtrip writes req (if not nil) and payloads, then reads the response
-// to op into resp, in a goroutine so that ctx can interrupt it by killing
-// the process.
-func (w *Worker) roundtrip(ctx context.Context, what, op string, req any, payloads [][]byte, resp any) ([][]byte, error) {
+// roundtrip writes the encoded request msg (if not nil) and payloads, then
+// reads the response to op into resp, in a goroutine so that ctx can
+// interrupt it by killing the process.
+func (w *Worker) roundtrip(ctx context.Context, what, op string, msg []byte, payloads [][]byte, resp any) ([][]byte, error) {
 	type result struct {
 		outs [][]byte
 		err  error
@@ -489,8 +493,8 @@ func (w *Worker) roundtrip(ctx context.Context, what, op string, req any, payloa
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		if req != nil {
-			r.err = w.send(req, payloads)
+		if msg != nil {
+			r.err = w.send(msg, payloads)
 		}
 		if r.err == nil {
 			r.outs, r.err = w.receive(op, resp)
@@ -524,11 +528,7 @@ type protocolError struct{ msg string }
 
 func (e *protocolError) Error() string { return "protocol error: " + e.msg }
 
-func (w *Worker) send(req any, payloads [][]byte) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
+func (w *Worker) send(b []byte, payloads [][]byte) error {
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
 	if _, err := w.stdin.Write(append(msg, b...)); err != nil {
 		return err

@@ -595,7 +595,12 @@ def penalties(sampling, vocab):
 
 # Factories of per-sequence logit processors, called as f(sampling, vocab)
 # at seq_start; each returns a list of processors (see Sequence). Their
-# order is the order they run in.
+# order is the order they run in. A new kind of per-sequence state (a
+# grammar matcher for structured output, logit_bias) is one more factory:
+# declare its fields in protocol.json's "sampling" (bumping "version" and
+# PROTOCOL), set them in iree.Sampling, and return a processor whose
+# extend advances its state by the sequence's new tokens and whose apply
+# edits the scores (a matcher sets disallowed ids to -inf).
 PROCESSORS = [penalties]
 
 
