@@ -510,7 +510,7 @@ class FrequencyPresencePenalty:
 
     def __init__(self, freq, pres, vocab):
         self.freq, self.pres = freq, pres
-        self.count = np.zeros(vocab, dtype=np.int64)
+        self.count = {}  # id -> times generated
         self.bias = np.zeros(vocab, dtype=np.float64)
         self.any = False
 
@@ -518,8 +518,10 @@ class FrequencyPresencePenalty:
         if not generated:
             return
         for t in tokens:
-            self.count[t] += 1
-            self.bias[t] = -(self.count[t] * self.freq + self.pres)
+            c = self.count.get(t, 0) + 1
+            self.count[t] = c
+            # As protocol 1's int64 counts x float: float64(c) * freq.
+            self.bias[t] = -(np.int64(c) * self.freq + self.pres)
             self.any = True
 
     def apply(self, scores):
