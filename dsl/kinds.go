@@ -141,8 +141,14 @@ func (k *kinder) expr(s *kscope, e *Expr) kind {
 		return c
 	}
 	t, f := k.expr(s, e.Then), k.expr(s, e.Else)
-	if c == tensorKind { // a mask: where(c, then, else), a number branch broadcast
+	switch c {
+	case tensorKind: // a mask: where(c, then, else), a number branch broadcast
 		return tensorKind
+	case unknownKind: // a mask or a bool: the branches' kind only if both are tensors
+		if t == tensorKind && f == tensorKind {
+			return tensorKind
+		}
+		return unknownKind
 	}
 	return join(t, f)
 }
