@@ -33,6 +33,7 @@ type Item struct {
 	Match  *Match  `parser:"@@"`
 	Config *Config `parser:"| @@"`
 	Block  *Block  `parser:"| @@"`
+	Module *Module `parser:"| @@"`
 	Loop   *Loop   `parser:"| @@"`
 	GGUF   *GGUF   `parser:"| @@"`
 	Stmt   *Stmt   `parser:"| @@"`
@@ -165,6 +166,30 @@ type Block struct {
 	Return *Expr    `parser:"'return' @@ '}'"`
 
 	family string // arch name of the file that wrote the block (set by Parse)
+}
+
+// Module declares a weight module once, by name, as a primitive call whose
+// first argument (the input) is left open: its checkpoint name, output
+// width, bias and whatever else the primitive takes.
+//
+//	module q_proj = linear(self_attn.q_proj, num_attention_heads * head_dim, bias: attention_bias)
+//
+// A use `q_proj(h)` is `linear(h, self_attn.q_proj, ...)`, evaluated where
+// it is used (the weight path under the caller's scope, the loop variable),
+// but without the caller's bindings: a declaration sees config fields and
+// the loop variable. A use may give any argument again by name, which
+// replaces the declared one for that use (`o_proj(o, bias: false)`).
+//
+// In a family that extends another, `module q_proj.bias = true` changes one
+// argument of the inherited declaration (Qwen2's biased q/k/v projections)
+// and `module q_proj = ...` replaces the declaration.
+type Module struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string `parser:"'module' @Ident"`
+	Attr   string `parser:"( '.' @Ident '='"`
+	Value  *Expr  `parser:"  @@"`
+	Call   *Call  `parser:"| '=' @@ )"`
 }
 
 // Stmt binds a name to the value of an expression: `x = expr`.

@@ -69,6 +69,8 @@ func Check(f *File, reg ir.Registry) []*Error {
 			}
 		case it.Block != nil:
 			c.block(it.Block)
+		case it.Module != nil:
+			c.module(it.Module)
 		case it.GGUF != nil:
 			c.gguf(it.GGUF)
 		case it.Stmt != nil:
@@ -107,7 +109,19 @@ func Check(f *File, reg ir.Registry) []*Error {
 		}
 		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
 	})
-	return c.errs
+	// A module declaration's errors are found again at each of its uses.
+	out := c.errs[:0]
+	seen := map[string]bool{}
+	for _, e := range c.errs {
+		if k := e.Error(); !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // recursion reports blocks that call themselves, directly or through other
@@ -215,6 +229,7 @@ type checker struct {
 	locals    map[string]bool // bindings in scope: statements, block parameters, tokens
 	loopVar   string          // the loop variable, inside a loop body
 	in        *Block          // the block being checked, nil outside blocks
+	inModule  bool            // checking a module declaration, which may read the loop variable
 	errs      []*Error
 }
 
@@ -393,7 +408,7 @@ func (c *checker) path(p *Path, w bool) {
 		}
 	}
 	head := p.Segs[0].Name
-	if head != "" && (c.locals[head] || c.allFields[head] || head == c.loopVar || (c.in != nil && c.loopVars[head])) {
+	if head != "" && (c.locals[head] || c.allFields[head] || head == c.loopVar || ((c.in != nil || c.inModule) && c.loopVars[head])) {
 		return
 	}
 	if !w {
@@ -420,58 +435,74 @@ func (c *checker) call(call *Call) {
 		}
 		return
 	}
-	blk, err := c.bs.resolve(call, c.in)
+	cl, err := c.bs.target(call, c.in)
+	c.args(call)
 	if err != nil {
 		c.errs = append(c.errs, err.(*Error))
-		c.args(call)
 		return
 	}
-	if blk != nil {
-		c.args(call)
-		for i, a := range call.Args {
-			j := paramIndex(blk.Params, i, a)
-			switch {
-			case j < 0 && a.Name == "":
-				c.errf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
-			case j < 0:
-				c.errf(a.Pos, "block %s has no parameter %q%s", blk.Name, a.Name, suggest(a.Name, blk.Params))
+	_, errs, _ := bind(call, cl)
+	c.errs = append(c.errs, errs...)
+}
+
+// module checks a module declaration or override: its callee is a
+// primitive that takes the arguments given; its expressions name config
+// fields, the loop variable or, where the primitive takes a weight module,
+// weight paths (a declaration does not see the bindings where it is used).
+func (c *checker) module(m *Module) {
+	outer := c.locals
+	c.locals, c.inModule = map[string]bool{}, true
+	defer func() { c.locals, c.inModule = outer, false }()
+	if m.Call == nil {
+		def := c.bs.modules[m.Name]
+		if def == nil {
+			c.errf(m.Pos, "module %s.%s: no module %s is declared%s; declare it: module %s = PRIMITIVE(...)", m.Name, m.Attr, m.Name, suggest(m.Name, keysOfModules(c.bs.modules)), m.Name)
+			c.expr(m.Value, true)
+			return
+		}
+		cl, err := c.bs.target(&Call{Pos: m.Pos, Name: m.Name}, nil)
+		w := false
+		if err == nil {
+			if j := cl.index(-1, &Arg{Name: m.Attr}); j >= 0 {
+				w = cl.params[j].kind == ir.Module
 			}
 		}
-		if len(call.Args) < len(blk.Params) {
-			c.errf(call.Pos, "block %s takes %d arguments, got %d", blk.Name, len(blk.Params), len(call.Args))
+		c.expr(m.Value, w)
+		return
+	}
+	if _, isPrim := c.reg.Primitive(m.Name); isPrim {
+		c.errf(m.Pos, "module %q has the name of a primitive", m.Name)
+	}
+	if _, isBlock := c.bs.blocks[m.Name]; isBlock {
+		c.errf(m.Pos, "module %q has the name of a block", m.Name)
+	}
+	use := &Call{Pos: m.Call.Pos, Name: m.Name, Args: []*Arg{{Pos: m.Call.Pos}}} // the input, given where it is used
+	cl, err := c.bs.target(use, nil)
+	if err != nil {
+		c.errs = append(c.errs, err.(*Error))
+		for _, a := range m.Call.Args {
+			c.expr(a.Value, true)
 		}
 		return
 	}
-	prim, ok := c.reg.Primitive(call.Name)
-	if !ok {
-		c.errf(call.Pos, "unknown primitive %q%s", call.Name, unknownCallHint(call.Name, c.reg.Names(), keysOf(c.bs.blocks)))
+	bound, errs, _ := bind(use, cl)
+	c.errs = append(c.errs, errs...)
+	weight := map[*Arg]bool{}
+	for _, b := range bound {
+		weight[b.arg] = cl.params[b.param].kind == ir.Module
 	}
-	c.args(call)
-	given := map[string]bool{}
-	misnamed := false // a misspelt keyword explains a missing argument already
-	for i, a := range call.Args {
-		var p *ir.Param
-		if prim != nil {
-			p = primParam(prim, i, a)
-		}
-		switch {
-		case prim == nil:
-		case p == nil && a.Name != "":
-			c.errf(a.Pos, "%s has no parameter %q%s", call.Name, a.Name, suggest(a.Name, paramNames(prim)))
-			misnamed = true
-		case p == nil:
-			c.errf(a.Pos, "%s takes at most %d arguments", call.Name, len(prim.Params))
-		default:
-			given[p.Name] = true
-		}
+	for _, a := range m.Call.Args {
+		c.expr(a.Value, weight[a])
 	}
-	if prim != nil && !misnamed {
-		for _, p := range prim.Params {
-			if !p.Optional && !given[p.Name] {
-				c.errf(call.Pos, "%s: missing argument %q (%s)", call.Name, p.Name, p.Kind)
-			}
-		}
+}
+
+func keysOfModules(m map[string]*moduleDef) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
+	sort.Strings(out)
+	return out
 }
 
 // args checks a call's arguments. An argument stands in a weight position

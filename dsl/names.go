@@ -27,18 +27,30 @@ import (
 // blockSet resolves block calls and knows which block parameters take
 // weight modules.
 type blockSet struct {
-	reg    ir.Registry
-	blocks map[string]*Block            // the file's blocks by name (the last of a name wins)
-	supers map[string]map[string]*Block // see File.supers
-	weight map[*Block][]bool            // per parameter: used in a weight position
-	unsure map[*Block][]bool            // per parameter: passed to a callee that does not resolve
+	reg     ir.Registry
+	blocks  map[string]*Block            // the file's blocks by name (the last of a name wins)
+	supers  map[string]map[string]*Block // see File.supers
+	modules map[string]*moduleDef        // the declared modules by name
+	orphans []*Module                    // overrides of modules declared nowhere
+	weight  map[*Block][]bool            // per parameter: used in a weight position
+	unsure  map[*Block][]bool            // per parameter: passed to a callee that does not resolve
 }
 
 func newBlockSet(f *File, reg ir.Registry) *blockSet {
-	bs := &blockSet{reg: reg, blocks: map[string]*Block{}, supers: f.supers, weight: map[*Block][]bool{}, unsure: map[*Block][]bool{}}
+	bs := &blockSet{reg: reg, blocks: map[string]*Block{}, modules: map[string]*moduleDef{}, supers: f.supers, weight: map[*Block][]bool{}, unsure: map[*Block][]bool{}}
 	for _, it := range f.Items {
 		if it.Block != nil {
 			bs.blocks[it.Block.Name] = it.Block
+		}
+		if m := it.Module; m != nil {
+			switch def := bs.modules[m.Name]; {
+			case m.Call != nil:
+				bs.modules[m.Name] = &moduleDef{decl: m}
+			case def == nil:
+				bs.orphans = append(bs.orphans, m)
+			default:
+				def.over = append(def.over, m)
+			}
 		}
 	}
 	bs.inferParams(bs.weight, bs.argIsWeight)
@@ -92,79 +104,80 @@ func (bs *blockSet) resolve(c *Call, in *Block) (*Block, error) {
 	return b, nil
 }
 
-// paramIndex returns the index of the parameter argument i (a) of a call
-// binds, or -1.
-func paramIndex(params []string, i int, a *Arg) int {
-	if a.Name == "" {
-		if i < len(params) {
-			return i
-		}
-		return -1
-	}
-	for j, p := range params {
-		if p == a.Name {
-			return j
-		}
-	}
-	return -1
-}
-
-// primParam returns the primitive parameter argument i (a) binds, or nil.
-func primParam(p *ir.Primitive, i int, a *Arg) *ir.Param {
-	if a.Name == "" {
-		if i < len(p.Params) {
-			return &p.Params[i]
-		}
-		return nil
-	}
-	for j := range p.Params {
-		if p.Params[j].Name == a.Name {
-			return &p.Params[j]
-		}
-	}
-	return nil
-}
-
-// callee returns the block or primitive that call c, made inside block in,
-// reaches: the one it names or, for an unknown name, the one its
-// did-you-mean names (unknownCallHint), so that one misspelt call does not
-// change the kinds of the names around it; ok is false for fail(...), a bad
-// super call or a name close to nothing.
-func (bs *blockSet) callee(c *Call, in *Block) (blk *Block, prim *ir.Primitive, ok bool) {
+// target returns what call c, made inside block in (nil at top level),
+// reaches: a block, a declared module or a primitive. A bad super call or
+// an unknown name is an error (with a did-you-mean); fail(...) is not a
+// call target (nil, nil).
+func (bs *blockSet) target(c *Call, in *Block) (*callee, error) {
 	if c.Name == failFunc && !c.Super {
-		return nil, nil, false
+		return nil, nil
 	}
 	blk, err := bs.resolve(c, in)
 	switch {
 	case err != nil:
-		return nil, nil, false
+		return nil, err
 	case blk != nil:
-		return blk, nil, true
+		return blockCallee(blk), nil
 	}
-	if prim, ok := bs.reg.Primitive(c.Name); ok {
-		return nil, prim, true
+	if m, ok := bs.modules[c.Name]; ok {
+		p, ok := bs.reg.Primitive(m.decl.Call.Name)
+		if !ok {
+			return nil, errorf(m.decl.Call.Pos, "module %s: unknown primitive %q%s (a module declares a primitive call)", c.Name, m.decl.Call.Name, unknownCallHint(m.decl.Call.Name, bs.reg.Names(), nil))
+		}
+		return moduleCallee(c.Name, m, p), nil
+	}
+	if p, ok := bs.reg.Primitive(c.Name); ok {
+		return primCallee(p), nil
+	}
+	return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, unknownCallHint(c.Name, bs.reg.Names(), bs.callables()))
+}
+
+// callables lists the names a call may name besides primitives: the
+// file's blocks and modules.
+func (bs *blockSet) callables() []string {
+	out := keysOf(bs.blocks)
+	for name := range bs.modules {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// callee returns what call c, made inside block in, reaches: as target, or
+// for an unknown name the primitive or block its did-you-mean names
+// (unknownCallHint), so that one misspelt call does not change the kinds of
+// the names around it; nil for fail(...), a bad super call or a name close
+// to nothing.
+func (bs *blockSet) callee(c *Call, in *Block) *callee {
+	cl, err := bs.target(c, in)
+	if err == nil || c.Super {
+		return cl
 	}
 	p, b := meant(c.Name, bs.reg.Names(), keysOf(bs.blocks))
-	if p != "" {
-		prim, _ = bs.reg.Primitive(p)
-		return nil, prim, prim != nil
+	if prim, ok := bs.reg.Primitive(p); p != "" && ok {
+		return primCallee(prim)
 	}
-	return bs.blocks[b], nil, b != ""
+	if blk := bs.blocks[b]; blk != nil {
+		return blockCallee(blk)
+	}
+	return nil
 }
 
 // argIsWeight reports whether argument i (a) of call c, made inside block
 // in, stands in a weight position.
 func (bs *blockSet) argIsWeight(c *Call, in *Block, i int, a *Arg) bool {
-	blk, prim, ok := bs.callee(c, in)
-	switch {
-	case !ok:
+	cl := bs.callee(c, in)
+	if cl == nil {
 		return false
-	case blk != nil:
-		j := paramIndex(blk.Params, i, a)
-		return j >= 0 && bs.weight[blk][j]
 	}
-	p := primParam(prim, i, a)
-	return p != nil && p.Kind == ir.Module
+	j := cl.index(i, a)
+	switch {
+	case j < 0:
+		return false
+	case cl.blk != nil:
+		return bs.weight[cl.blk][j]
+	}
+	return cl.params[j].kind == ir.Module
 }
 
 // argIsUnsure reports whether argument i (a) of call c, made inside block
@@ -178,15 +191,12 @@ func (bs *blockSet) argIsUnsure(c *Call, in *Block, i int, a *Arg) bool {
 	if c.Name == failFunc && !c.Super {
 		return false
 	}
-	blk, prim, ok := bs.callee(c, in)
-	switch {
-	case !ok:
+	cl := bs.callee(c, in)
+	if cl == nil {
 		return true
-	case blk != nil:
-		j := paramIndex(blk.Params, i, a)
-		return j < 0 || bs.unsure[blk][j]
 	}
-	return primParam(prim, i, a) == nil
+	j := cl.index(i, a)
+	return j < 0 || (cl.blk != nil && bs.unsure[cl.blk][j])
 }
 
 // inferParams marks in mark the block parameters that stand in an argument
