@@ -264,7 +264,7 @@ func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
 
 // valueExpr checks an expression over config-time values: names must be in
 // names (config fields, or a gguf section's earlier entries); calls are
-// allowed only of configFuncs (log) and, in a gguf section (gguf true), of
+// allowed only of configFuncs (log), range and, in a gguf section (gguf true), of
 // ggufFuncs.
 func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 	if e == nil {
@@ -301,7 +301,7 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 			for _, a := range p.Call.Args {
 				c.valueExpr(a.Value, names, gguf)
 			}
-		case p.Call != nil && !p.Call.Super && configFuncs[p.Call.Name] != nil:
+		case p.Call != nil && !p.Call.Super && (configFuncs[p.Call.Name] != nil || p.Call.Name == rangeFunc):
 			if len(p.Call.Args) != 1 || p.Call.Args[0].Name != "" {
 				c.errf(p.Call.Pos, "%s takes one positional argument", p.Call.Name)
 			}

@@ -656,6 +656,9 @@ func (s *scope) call(c *Call) (any, error) {
 			return s.ggufCall(c, fn)
 		}
 	}
+	if c.Name == rangeFunc && s.b == nil && !c.Super {
+		return s.rangeCall(c)
+	}
 	if fn, ok := configFuncs[c.Name]; ok && s.b == nil && !c.Super {
 		return s.configCall(c, fn)
 	}
