@@ -135,15 +135,14 @@ func (c *checker) recursion() {
 	calls := map[*Block][]edge{}
 	blocks := c.bs.all()
 	for _, b := range blocks {
-		visit := func(call *Call) {
-			if to, err := c.bs.resolve(call, b); err == nil && to != nil {
-				calls[b] = append(calls[b], edge{call, to})
+		Inspect(b, func(n Node) bool {
+			if call, ok := n.(*Call); ok {
+				if to, err := c.bs.resolve(call, b); err == nil && to != nil {
+					calls[b] = append(calls[b], edge{call, to})
+				}
 			}
-		}
-		for _, st := range b.Body {
-			forEachCall(st.Value, visit)
-		}
-		forEachCall(b.Return, visit)
+			return true
+		})
 	}
 	const (
 		unvisited = iota
@@ -173,43 +172,6 @@ func (c *checker) recursion() {
 			visit(b)
 		}
 	}
-}
-
-// forEachCall calls fn for every call in e, outermost first.
-func forEachCall(e *Expr, fn func(*Call)) {
-	if e == nil {
-		return
-	}
-	us := []*Unary{e.Cond.First}
-	for _, op := range e.Cond.Rest {
-		us = append(us, op.Right)
-	}
-	for _, u := range us {
-		for _, ix := range u.Index {
-			forEachCall(ix, fn)
-		}
-		p := u.Operand
-		switch {
-		case p.Sub != nil:
-			forEachCall(p.Sub, fn)
-		case p.List != nil:
-			for _, e := range p.List.Elems {
-				forEachCall(e, fn)
-			}
-			forEachCall(p.List.Over, fn)
-		case p.Call != nil:
-			fn(p.Call)
-			for _, a := range p.Call.Args {
-				forEachCall(a.Value, fn)
-			}
-		case p.Path != nil:
-			for _, s := range p.Path.Segs {
-				forEachCall(s.Index, fn)
-			}
-		}
-	}
-	forEachCall(e.Then, fn)
-	forEachCall(e.Else, fn)
 }
 
 // callName is a call's callee as written: NAME or super.NAME.
@@ -267,53 +229,40 @@ func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
 // allowed only of configFuncs (log), range and, in a gguf section (gguf true), of
 // ggufFuncs.
 func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
-	if e == nil {
-		return
-	}
-	us := []*Unary{e.Cond.First}
-	for _, op := range e.Cond.Rest {
-		us = append(us, op.Right)
-	}
-	for _, u := range us {
-		for _, ix := range u.Index {
-			c.valueExpr(ix, names, gguf)
-		}
-		p := u.Operand
-		switch {
-		case p.Sub != nil:
-			c.valueExpr(p.Sub, names, gguf)
-		case p.List != nil:
-			c.valueExpr(p.List.Over, names, gguf)
-			inner := names
-			if p.List.Var != "" {
-				if len(p.List.Elems) != 1 {
-					c.errf(p.List.Pos, "a comprehension has one element expression, got %d", len(p.List.Elems))
-				}
-				inner = map[string]bool{p.List.Var: true}
-				for k := range names {
-					inner[k] = true
-				}
+	Inspect(e, func(n Node) bool {
+		switch n := n.(type) {
+		case *List:
+			if n.Var == "" {
+				return true
 			}
-			for _, el := range p.List.Elems {
+			c.valueExpr(n.Over, names, gguf)
+			if len(n.Elems) != 1 {
+				c.errf(n.Pos, "a comprehension has one element expression, got %d", len(n.Elems))
+			}
+			inner := map[string]bool{n.Var: true}
+			for k := range names {
+				inner[k] = true
+			}
+			for _, el := range n.Elems {
 				c.valueExpr(el, inner, gguf)
 			}
-		case p.Call != nil && !p.Call.Super && p.Call.Name == failFunc:
-			for _, a := range p.Call.Args {
-				c.valueExpr(a.Value, names, gguf)
+			return false
+		case *Call:
+			switch {
+			case !n.Super && n.Name == failFunc:
+			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc):
+				if len(n.Args) != 1 || n.Args[0].Name != "" {
+					c.errf(n.Pos, "%s takes one positional argument", n.Name)
+				}
+			case gguf:
+				c.ggufCall(n, names)
+				return false
+			default:
+				c.errf(n.Pos, "primitive call %s(...) is not allowed in a config expression", callName(n))
+				return false
 			}
-		case p.Call != nil && !p.Call.Super && (configFuncs[p.Call.Name] != nil || p.Call.Name == rangeFunc):
-			if len(p.Call.Args) != 1 || p.Call.Args[0].Name != "" {
-				c.errf(p.Call.Pos, "%s takes one positional argument", p.Call.Name)
-			}
-			for _, a := range p.Call.Args {
-				c.valueExpr(a.Value, names, gguf)
-			}
-		case p.Call != nil && gguf:
-			c.ggufCall(p.Call, names)
-		case p.Call != nil:
-			c.errf(p.Call.Pos, "primitive call %s(...) is not allowed in a config expression", callName(p.Call))
-		case p.Path != nil:
-			head := p.Path.Segs[0]
+		case *Path:
+			head := n.Segs[0]
 			if head.Name != "" && !names[head.Name] {
 				what := "config field"
 				if gguf {
@@ -321,69 +270,41 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 				}
 				c.errf(head.Pos, "unknown %s %q%s", what, head.Name, suggest(head.Name, keys(names)))
 			}
-			for _, s := range p.Path.Segs {
-				if s.Index != nil {
-					c.valueExpr(s.Index, names, gguf)
-				}
-			}
 		}
-	}
-	c.valueExpr(e.Then, names, gguf)
-	c.valueExpr(e.Else, names, gguf)
+		return true
+	})
 }
 
 // expr checks the names and calls in e; w says whether e stands in a
-// weight position (names.go).
+// weight position (names.go). An argument stands in a weight position
+// where its parameter takes a weight module; one without a known parameter
+// (argIsUnsure) has no known kind, so any name is accepted there: the call
+// itself is reported, once. An unknown callee's arguments are checked
+// against the primitive or block its did-you-mean names.
 func (c *checker) expr(e *Expr, w bool) {
-	if e == nil {
-		return
+	arg := func(call *Call, i int, a *Arg) bool {
+		return c.bs.argIsWeight(call, c.in, i, a) || c.bs.argIsUnsure(call, c.in, i, a)
 	}
-	if e.Then != nil {
-		c.binary(e.Cond, false)
-		c.expr(e.Then, w)
-		c.expr(e.Else, w)
-		return
-	}
-	c.binary(e.Cond, w)
-}
-
-func (c *checker) binary(e *BinExpr, w bool) {
-	w = w && len(e.Rest) == 0
-	c.unary(e.First, w)
-	for _, op := range e.Rest {
-		c.unary(op.Right, false)
-	}
-}
-
-func (c *checker) unary(u *Unary, w bool) {
-	w = w && u.Op == "" && len(u.Index) == 0
-	for _, ix := range u.Index {
-		c.expr(ix, false)
-	}
-	p := u.Operand
-	switch {
-	case p.Sub != nil:
-		c.expr(p.Sub, w)
-	case p.List != nil:
-		c.list(p.List)
-	case p.Call != nil:
-		c.call(p.Call)
-	case p.Path != nil:
-		c.path(p.Path, w)
-	}
-}
-
-// list checks a list or comprehension in a graph expression: its
-// elements are values, and a comprehension's variable is bound in its
-// element expression only.
-func (c *checker) list(l *List) {
-	c.expr(l.Over, false)
-	if l.Var == "" {
-		for _, e := range l.Elems {
-			c.expr(e, false)
+	inspectWeights(e, w, arg, func(n Node, w bool) bool {
+		switch n := n.(type) {
+		case *List:
+			if n.Var != "" {
+				c.comprehension(n)
+				return false
+			}
+		case *Call:
+			c.call(n)
+		case *Path:
+			c.path(n, w)
 		}
-		return
-	}
+		return true
+	})
+}
+
+// comprehension checks a comprehension in a graph expression: its
+// variable is bound in its element expression only.
+func (c *checker) comprehension(l *List) {
+	c.expr(l.Over, false)
 	if len(l.Elems) != 1 {
 		c.errf(l.Pos, "a comprehension has one element expression, got %d", len(l.Elems))
 	}
@@ -400,13 +321,8 @@ func (c *checker) list(l *List) {
 }
 
 // path reports a name that is bound nowhere, unless it stands in a weight
-// position, and checks the path's computed segments.
+// position (its computed segments are checked by the walk).
 func (c *checker) path(p *Path, w bool) {
-	for _, s := range p.Segs {
-		if s.Index != nil {
-			c.expr(s.Index, false)
-		}
-	}
 	head := p.Segs[0].Name
 	if head != "" && (c.locals[head] || c.allFields[head] || head == c.loopVar || ((c.in != nil || c.inModule) && c.loopVars[head])) {
 		return
@@ -428,15 +344,13 @@ func (c *checker) known() []string {
 	return out
 }
 
+// call reports a call whose callee is unknown or whose arguments do not
+// bind (bind.go); the walk checks the arguments themselves.
 func (c *checker) call(call *Call) {
 	if call.Name == failFunc && !call.Super {
-		for _, a := range call.Args {
-			c.expr(a.Value, false)
-		}
 		return
 	}
 	cl, err := c.bs.target(call, c.in)
-	c.args(call)
 	if err != nil {
 		c.errs = append(c.errs, err.(*Error))
 		return
@@ -503,17 +417,6 @@ func keysOfModules(m map[string]*moduleDef) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// args checks a call's arguments. An argument stands in a weight position
-// where its parameter takes a weight module; one without a known parameter
-// (argIsUnsure) has no known kind, so any name is accepted there: the call
-// itself is reported, once. An unknown callee's arguments are checked
-// against the primitive or block its did-you-mean names.
-func (c *checker) args(call *Call) {
-	for i, a := range call.Args {
-		c.expr(a.Value, c.bs.argIsWeight(call, c.in, i, a) || c.bs.argIsUnsure(call, c.in, i, a))
-	}
 }
 
 func keysOf(m map[string]*Block) []string {

@@ -49,7 +49,7 @@ func (s *scope) expr(e *Expr) (any, error) { return s.eval(e, false) }
 // eval evaluates e; w says whether e stands in a weight position, where an
 // unbound name is a weight module path.
 func (s *scope) eval(e *Expr, w bool) (any, error) {
-	c, err := s.binary(e.Cond, w && e.Then == nil)
+	c, err := s.binary(e.Cond, condWeight(e, w))
 	if err != nil || e.Then == nil {
 		return c, err
 	}
@@ -102,7 +102,7 @@ func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 			return s.apply(op, l, r)
 		}
 	}
-	first, err := s.unary(e.First, w && len(e.Rest) == 0)
+	first, err := s.unary(e.First, firstWeight(e, w))
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +412,7 @@ func equal(l, r any) bool {
 }
 
 func (s *scope) unary(u *Unary, w bool) (any, error) {
-	v, err := s.primary(u.Operand, w && u.Op == "" && len(u.Index) == 0)
+	v, err := s.primary(u.Operand, operandWeight(u, w))
 	if err != nil {
 		return nil, err
 	}

@@ -204,7 +204,7 @@ func (bs *blockSet) argIsUnsure(c *Call, in *Block, i int, a *Arg) bool {
 // argIsUnsure: an unresolved callee), directly or as arguments of other
 // blocks' marked parameters, until nothing changes. A parameter rebound by
 // a statement is a plain local from there on.
-func (bs *blockSet) inferParams(mark map[*Block][]bool, arg argPred) {
+func (bs *blockSet) inferParams(mark map[*Block][]bool, arg blockArgPred) {
 	blocks := bs.all()
 	for _, b := range blocks {
 		mark[b] = make([]bool, len(b.Params))
@@ -213,10 +213,14 @@ func (bs *blockSet) inferParams(mark map[*Block][]bool, arg argPred) {
 		changed = false
 		for _, b := range blocks {
 			rebound := map[string]bool{}
-			visit := func(p *Path, w bool) {
+			visit := func(n Node, w bool) bool {
+				p, ok := n.(*Path)
+				if !ok {
+					return true
+				}
 				head := p.Segs[0].Name
 				if !w || head == "" || rebound[head] {
-					return
+					return true
 				}
 				for j, name := range b.Params {
 					if name == head && !mark[b][j] {
@@ -224,71 +228,21 @@ func (bs *blockSet) inferParams(mark map[*Block][]bool, arg argPred) {
 						changed = true
 					}
 				}
+				return true
 			}
+			in := func(c *Call, i int, a *Arg) bool { return arg(c, b, i, a) }
 			for _, st := range b.Body {
-				bs.walk(st.Value, false, b, arg, visit)
+				inspectWeights(st.Value, false, in, visit)
 				rebound[st.Name] = true
 			}
-			bs.walk(b.Return, false, b, arg, visit)
+			inspectWeights(b.Return, false, in, visit)
 		}
 	}
 }
 
-// argPred says whether argument i (a) of call c, made inside block in,
-// stands in the position an inference looks for.
-type argPred func(c *Call, in *Block, i int, a *Arg) bool
-
-// walk calls visit for every name path in e, with whether it stands in
-// the position arg marks (through parentheses and conditional branches); w
-// says whether e itself does. in is the enclosing block.
-func (bs *blockSet) walk(e *Expr, w bool, in *Block, arg argPred, visit func(p *Path, w bool)) {
-	if e == nil {
-		return
-	}
-	if e.Then != nil {
-		bs.walkBinary(e.Cond, false, in, arg, visit)
-		bs.walk(e.Then, w, in, arg, visit)
-		bs.walk(e.Else, w, in, arg, visit)
-		return
-	}
-	bs.walkBinary(e.Cond, w, in, arg, visit)
-}
-
-func (bs *blockSet) walkBinary(e *BinExpr, w bool, in *Block, arg argPred, visit func(*Path, bool)) {
-	w = w && len(e.Rest) == 0
-	bs.walkUnary(e.First, w, in, arg, visit)
-	for _, op := range e.Rest {
-		bs.walkUnary(op.Right, false, in, arg, visit)
-	}
-}
-
-func (bs *blockSet) walkUnary(u *Unary, w bool, in *Block, arg argPred, visit func(*Path, bool)) {
-	w = w && u.Op == "" && len(u.Index) == 0
-	for _, ix := range u.Index {
-		bs.walk(ix, false, in, arg, visit)
-	}
-	p := u.Operand
-	switch {
-	case p.Sub != nil:
-		bs.walk(p.Sub, w, in, arg, visit)
-	case p.List != nil:
-		for _, e := range p.List.Elems {
-			bs.walk(e, false, in, arg, visit)
-		}
-		bs.walk(p.List.Over, false, in, arg, visit)
-	case p.Call != nil:
-		for i, a := range p.Call.Args {
-			bs.walk(a.Value, arg(p.Call, in, i, a), in, arg, visit)
-		}
-	case p.Path != nil:
-		visit(p.Path, w)
-		for _, s := range p.Path.Segs {
-			if s.Index != nil {
-				bs.walk(s.Index, false, in, arg, visit)
-			}
-		}
-	}
-}
+// blockArgPred says whether argument i (a) of call c, made inside block
+// in, stands in the position an inference looks for.
+type blockArgPred func(c *Call, in *Block, i int, a *Arg) bool
 
 // unknownName is the diagnostic for an unbound name outside a weight
 // position. known lists the names in scope, for the did-you-mean.
