@@ -24,7 +24,7 @@ var precedence = map[string]int{
 }
 
 // tensorOps maps binary operators on tensors to elementwise primitives.
-var tensorOps = map[string]string{"+": "add", "-": "sub", "*": "mul"}
+var tensorOps = map[string]string{"+": "add", "-": "sub", "*": "mul", "/": "div"}
 
 // compareOps maps comparison operators on tensors (tensor and tensor, or a
 // tensor and a number) to the primitives that give a mask.

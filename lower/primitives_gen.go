@@ -70,6 +70,16 @@ var primitiveRows = []*primitive{
 	row("full_like", inferFullLike, lowerFullLike, false, tensor("x"), scalar("value")),
 	// pow: out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)
 	row("pow", inferPow, lowerPow, false, tensor("x"), scalar("exponent")),
+	// div: out = x / y
+	row("div", inferElementwise, lowerBinary("stablehlo.divide"), false, tensor("x"), tensor("y")),
+	// mean: out = Σ x / d over the last axis, kept as size 1 (axis -1 only)
+	row("mean", inferMean, lowerMean, false, tensor("x"), scalar("axis")),
+	// rsqrt: out = 1 / √x
+	row("rsqrt", inferUnaryF32, lowerUnaryOp("stablehlo.rsqrt"), false, tensor("x")),
+	// sqrt: out = √x
+	row("sqrt", inferUnaryF32, lowerUnaryOp("stablehlo.sqrt"), false, tensor("x")),
+	// affine: out = x · (w + offset) (+ b) over the last dimension
+	row("affine", inferAffine, lowerAffine, false, tensor("x"), module("weight"), optional("offset"), optional("bias")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -518,5 +528,58 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "pow",
 		Shapes:    "x → same",
 		Signature: "pow(x, exponent)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.div; the .arch operator tensor / tensor",
+		Math:      "out = x / y",
+		Name:      "div",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
+		Signature: "div(x, y)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.mean(x, -1, keepdim=True)",
+		Math:      "out = Σ x / d over the last axis, kept as size 1 (axis -1 only)",
+		Name:      "mean",
+		Shapes:    "x [..., d] f32 → [..., 1] f32",
+		Signature: "mean(x, axis)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.rsqrt",
+		Math:      "out = 1 / √x",
+		Name:      "rsqrt",
+		Shapes:    "x f32 → same",
+		Signature: "rsqrt(x)",
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.sqrt",
+		Math:      "out = √x",
+		Name:      "sqrt",
+		Shapes:    "x f32 → same",
+		Signature: "sqrt(x)",
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "0.0",
+			Doc:     "added to the weight first (1.0: NemotronLayerNorm1p's and GemmaRMSNorm's 1 + w)",
+			Name:    "offset",
+		}, {
+			Default: "false",
+			Doc:     "true: also reads <module>.bias [d] and adds it",
+			Name:    "bias",
+		}},
+		Cache:     false,
+		HF:        "a norm's elementwise affine: torch.nn.LayerNorm's weight and bias, NemotronLayerNorm1p's weight + 1",
+		Math:      "out = x · (w + offset) (+ b) over the last dimension",
+		Name:      "affine",
+		Shapes:    "x [..., d] f32 → same; weight [d], bias [d] (bias: true)",
+		Signature: "affine(x, weight, offset:, bias:)",
 	},
 }
