@@ -181,15 +181,41 @@ type Block struct {
 // replaces the declared one for that use (`o_proj(o, bias: false)`).
 //
 // In a family that extends another, `module q_proj.bias = true` changes one
-// argument of the inherited declaration (Qwen2's biased q/k/v projections)
-// and `module q_proj = ...` replaces the declaration.
+// argument of the inherited declaration and `module q_proj = ...` replaces
+// the declaration. One override may set the same value on several modules:
+// `module q_proj.bias, k_proj.bias, v_proj.bias = true` (Qwen2's biased
+// q/k/v projections).
 type Module struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	Name   string `parser:"'module' @Ident"`
-	Attr   string `parser:"( '.' @Ident '='"`
-	Value  *Expr  `parser:"  @@"`
-	Call   *Call  `parser:"| '=' @@ )"`
+	Name   string        `parser:"'module' @Ident"`
+	Attr   string        `parser:"( '.' @Ident"`
+	More   []*ModuleAttr `parser:"  ( ',' @@ )* '='"`
+	Value  *Expr         `parser:"  @@"`
+	Call   *Call         `parser:"| '=' @@ )"`
+}
+
+// ModuleAttr is a further target of an override: `k_proj.bias`.
+type ModuleAttr struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string `parser:"@Ident '.'"`
+	Attr   string `parser:"@Ident"`
+}
+
+// split returns an override as overrides of one target each (the first
+// is m itself when m has one), the value shared; a declaration as itself.
+func (m *Module) split() []*Module {
+	if len(m.More) == 0 {
+		return []*Module{m}
+	}
+	first := *m
+	first.More = nil
+	out := []*Module{&first}
+	for _, t := range m.More {
+		out = append(out, &Module{Pos: t.Pos, EndPos: m.EndPos, Name: t.Name, Attr: t.Attr, Value: m.Value})
+	}
+	return out
 }
 
 // Stmt binds a name to the value of an expression: `x = expr`.

@@ -70,7 +70,9 @@ func Check(f *File, reg ir.Registry) []*Error {
 		case it.Block != nil:
 			c.block(it.Block)
 		case it.Module != nil:
-			c.module(it.Module)
+			for _, m := range it.Module.split() {
+				c.module(m)
+			}
 		case it.GGUF != nil:
 			c.gguf(it.GGUF)
 		case it.Stmt != nil:
@@ -384,11 +386,15 @@ func (c *checker) module(m *Module) {
 		c.expr(m.Value, w)
 		return
 	}
-	if _, isPrim := c.reg.Primitive(m.Name); isPrim {
+	_, isPrim := c.reg.Primitive(m.Name)
+	_, isBlock := c.bs.blocks[m.Name]
+	switch {
+	case isPrim:
 		c.errf(m.Pos, "module %q has the name of a primitive", m.Name)
-	}
-	if _, isBlock := c.bs.blocks[m.Name]; isBlock {
+		return
+	case isBlock:
 		c.errf(m.Pos, "module %q has the name of a block", m.Name)
+		return
 	}
 	use := &Call{Pos: m.Call.Pos, Name: m.Name, Args: []*Arg{{Pos: m.Call.Pos}}} // the input, given where it is used
 	cl, err := c.bs.target(use, nil)

@@ -61,15 +61,17 @@ func ownDuplicates(f *File) error {
 	fields := map[string]*Field{}
 	modules := map[string]*Module{}
 	for _, it := range f.Items {
-		if m := it.Module; m != nil {
-			key := m.Name
-			if m.Call == nil {
-				key += "." + m.Attr
+		if it.Module != nil {
+			for _, m := range it.Module.split() {
+				key := m.Name
+				if m.Call == nil {
+					key += "." + m.Attr
+				}
+				if first, dup := modules[key]; dup {
+					return errorf(m.Pos, "module %s declared twice (first at %s)", key, first.Pos)
+				}
+				modules[key] = m
 			}
-			if first, dup := modules[key]; dup {
-				return errorf(m.Pos, "module %s declared twice (first at %s)", key, first.Pos)
-			}
-			modules[key] = m
 		}
 		if b := it.Block; b != nil {
 			if first, dup := blocks[b.Name]; dup {
@@ -209,32 +211,39 @@ func mergeModules(base, child *File) []*Item {
 		}
 		return m.Name
 	}
-	redeclared := map[string]bool{}
-	kids := map[string]*Item{}
-	for _, it := range child.Items {
-		if m := it.Module; m != nil {
-			kids[key(m)] = it
-			if m.Call != nil {
-				redeclared[m.Name] = true
+	split := func(f *File) []*Module {
+		var out []*Module
+		for _, it := range f.Items {
+			if it.Module != nil {
+				out = append(out, it.Module.split()...)
 			}
+		}
+		return out
+	}
+	redeclared := map[string]bool{}
+	kids := map[string]*Module{}
+	childMods := split(child)
+	for _, m := range childMods {
+		kids[key(m)] = m
+		if m.Call != nil {
+			redeclared[m.Name] = true
 		}
 	}
 	var out []*Item
-	for _, it := range base.Items {
-		m := it.Module
-		if m == nil || (m.Call == nil && redeclared[m.Name]) {
+	for _, m := range split(base) {
+		if m.Call == nil && redeclared[m.Name] {
 			continue
 		}
 		if c, ok := kids[key(m)]; ok {
-			out = append(out, c)
+			out = append(out, &Item{Pos: c.Pos, Module: c})
 			delete(kids, key(m))
 			continue
 		}
-		out = append(out, it)
+		out = append(out, &Item{Pos: m.Pos, Module: m})
 	}
-	for _, it := range child.Items {
-		if m := it.Module; m != nil && kids[key(m)] == it {
-			out = append(out, it)
+	for _, m := range childMods {
+		if kids[key(m)] == m {
+			out = append(out, &Item{Pos: m.Pos, Module: m})
 		}
 	}
 	return out

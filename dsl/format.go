@@ -318,6 +318,9 @@ func (p *printer) item(it *Item, indent int) {
 		p.put("module " + m.Name)
 		if m.Call == nil {
 			p.put("." + m.Attr)
+			for _, t := range m.More {
+				p.put(", " + t.Name + "." + t.Attr)
+			}
 		}
 		p.cell()
 		p.put("= ")

@@ -42,7 +42,10 @@ func newBlockSet(f *File, reg ir.Registry) *blockSet {
 		if it.Block != nil {
 			bs.blocks[it.Block.Name] = it.Block
 		}
-		if m := it.Module; m != nil {
+		if it.Module == nil {
+			continue
+		}
+		for _, m := range it.Module.split() {
 			switch def := bs.modules[m.Name]; {
 			case m.Call != nil:
 				bs.modules[m.Name] = &moduleDef{decl: m}
@@ -105,7 +108,7 @@ func (bs *blockSet) resolve(c *Call, in *Block) (*Block, error) {
 }
 
 // target returns what call c, made inside block in (nil at top level),
-// reaches: a block, a declared module or a primitive. A bad super call or
+// reaches: a block, a primitive or a declared module. A bad super call or
 // an unknown name is an error (with a did-you-mean); fail(...) is not a
 // call target (nil, nil).
 func (bs *blockSet) target(c *Call, in *Block) (*callee, error) {
@@ -119,15 +122,15 @@ func (bs *blockSet) target(c *Call, in *Block) (*callee, error) {
 	case blk != nil:
 		return blockCallee(blk), nil
 	}
+	if p, ok := bs.reg.Primitive(c.Name); ok { // a module of a primitive's name is an error (check.go)
+		return primCallee(p), nil
+	}
 	if m, ok := bs.modules[c.Name]; ok {
 		p, ok := bs.reg.Primitive(m.decl.Call.Name)
 		if !ok {
 			return nil, errorf(m.decl.Call.Pos, "module %s: unknown primitive %q%s (a module declares a primitive call)", c.Name, m.decl.Call.Name, unknownCallHint(m.decl.Call.Name, bs.reg.Names(), nil))
 		}
 		return moduleCallee(c.Name, m, p), nil
-	}
-	if p, ok := bs.reg.Primitive(c.Name); ok {
-		return primCallee(p), nil
 	}
 	return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, unknownCallHint(c.Name, bs.reg.Names(), bs.callables()))
 }

@@ -10,7 +10,7 @@ import "reflect"
 // rule from the same functions (condWeight, firstWeight, operandWeight).
 
 // Node is a node of the .arch AST: *File, *Item, *Match, *Config, *Field,
-// *Block, *Module, *Loop, *GGUF, *GGUFEntry, *GGUFTensor, *GGUFTransform,
+// *Block, *Module, *ModuleAttr, *Loop, *GGUF, *GGUFEntry, *GGUFTensor, *GGUFTransform,
 // *GGUFField, *Stmt, *Expr, *BinExpr, *BinOp, *Unary, *Primary, *List,
 // *Call, *Arg, *Path or *Seg.
 type Node interface{ astNode() }
@@ -22,6 +22,7 @@ func (*Config) astNode()        {}
 func (*Field) astNode()         {}
 func (*Block) astNode()         {}
 func (*Module) astNode()        {}
+func (*ModuleAttr) astNode()    {}
 func (*Loop) astNode()          {}
 func (*GGUF) astNode()          {}
 func (*GGUFEntry) astNode()     {}
@@ -113,6 +114,9 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 				}
 			}
 			return
+		}
+		for _, t := range n.More {
+			sub(t, false)
 		}
 		sub(n.Value, false)
 	case *Loop:
