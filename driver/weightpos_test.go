@@ -46,7 +46,7 @@ func TestPlanWeightPositions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = NewPlan(model, PlanOptions{})
-	want = `llama.arch:51:23: model.safetensors: tensor "model.layers.0.mlp.gate_proj.weight" has shape [128 64], the config implies [256 64]`
+	want = `llama.arch:45:29: model.safetensors: tensor "model.layers.0.mlp.gate_proj.weight" has shape [128 64], the config implies [256 64]`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("mis-shaped tensor:\ngot  %v\nwant %s...", err, want)
 	}

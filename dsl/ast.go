@@ -33,6 +33,7 @@ type Item struct {
 	Match  *Match  `parser:"@@"`
 	Config *Config `parser:"| @@"`
 	Block  *Block  `parser:"| @@"`
+	Module *Module `parser:"| @@"`
 	Loop   *Loop   `parser:"| @@"`
 	GGUF   *GGUF   `parser:"| @@"`
 	Stmt   *Stmt   `parser:"| @@"`
@@ -165,6 +166,56 @@ type Block struct {
 	Return *Expr    `parser:"'return' @@ '}'"`
 
 	family string // arch name of the file that wrote the block (set by Parse)
+}
+
+// Module declares a weight module once, by name, as a primitive call whose
+// first argument (the input) is left open: its checkpoint name, output
+// width, bias and whatever else the primitive takes.
+//
+//	module q_proj = linear(self_attn.q_proj, num_attention_heads * head_dim, bias: attention_bias)
+//
+// A use `q_proj(h)` is `linear(h, self_attn.q_proj, ...)`, evaluated where
+// it is used (the weight path under the caller's scope, the loop variable),
+// but without the caller's bindings: a declaration sees config fields and
+// the loop variable. A use may give any argument again by name, which
+// replaces the declared one for that use (`o_proj(o, bias: false)`).
+//
+// In a family that extends another, `module q_proj.bias = true` changes one
+// argument of the inherited declaration and `module q_proj = ...` replaces
+// the declaration. One override may set the same value on several modules:
+// `module q_proj.bias, k_proj.bias, v_proj.bias = true` (Qwen2's biased
+// q/k/v projections).
+type Module struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string        `parser:"'module' @Ident"`
+	Attr   string        `parser:"( '.' @Ident"`
+	More   []*ModuleAttr `parser:"  ( ',' @@ )* '='"`
+	Value  *Expr         `parser:"  @@"`
+	Call   *Call         `parser:"| '=' @@ )"`
+}
+
+// ModuleAttr is a further target of an override: `k_proj.bias`.
+type ModuleAttr struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Name   string `parser:"@Ident '.'"`
+	Attr   string `parser:"@Ident"`
+}
+
+// split returns an override as overrides of one target each (the first
+// is m itself when m has one), the value shared; a declaration as itself.
+func (m *Module) split() []*Module {
+	if len(m.More) == 0 {
+		return []*Module{m}
+	}
+	first := *m
+	first.More = nil
+	out := []*Module{&first}
+	for _, t := range m.More {
+		out = append(out, &Module{Pos: t.Pos, EndPos: m.EndPos, Name: t.Name, Attr: t.Attr, Value: m.Value})
+	}
+	return out
 }
 
 // Stmt binds a name to the value of an expression: `x = expr`.

@@ -69,6 +69,10 @@ func Check(f *File, reg ir.Registry) []*Error {
 			}
 		case it.Block != nil:
 			c.block(it.Block)
+		case it.Module != nil:
+			for _, m := range it.Module.split() {
+				c.module(m)
+			}
 		case it.GGUF != nil:
 			c.gguf(it.GGUF)
 		case it.Stmt != nil:
@@ -107,7 +111,19 @@ func Check(f *File, reg ir.Registry) []*Error {
 		}
 		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
 	})
-	return c.errs
+	// A module declaration's errors are found again at each of its uses.
+	out := c.errs[:0]
+	seen := map[string]bool{}
+	for _, e := range c.errs {
+		if k := e.Error(); !seen[k] {
+			seen[k] = true
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // recursion reports blocks that call themselves, directly or through other
@@ -121,15 +137,14 @@ func (c *checker) recursion() {
 	calls := map[*Block][]edge{}
 	blocks := c.bs.all()
 	for _, b := range blocks {
-		visit := func(call *Call) {
-			if to, err := c.bs.resolve(call, b); err == nil && to != nil {
-				calls[b] = append(calls[b], edge{call, to})
+		Inspect(b, func(n Node) bool {
+			if call, ok := n.(*Call); ok {
+				if to, err := c.bs.resolve(call, b); err == nil && to != nil {
+					calls[b] = append(calls[b], edge{call, to})
+				}
 			}
-		}
-		for _, st := range b.Body {
-			forEachCall(st.Value, visit)
-		}
-		forEachCall(b.Return, visit)
+			return true
+		})
 	}
 	const (
 		unvisited = iota
@@ -161,43 +176,6 @@ func (c *checker) recursion() {
 	}
 }
 
-// forEachCall calls fn for every call in e, outermost first.
-func forEachCall(e *Expr, fn func(*Call)) {
-	if e == nil {
-		return
-	}
-	us := []*Unary{e.Cond.First}
-	for _, op := range e.Cond.Rest {
-		us = append(us, op.Right)
-	}
-	for _, u := range us {
-		for _, ix := range u.Index {
-			forEachCall(ix, fn)
-		}
-		p := u.Operand
-		switch {
-		case p.Sub != nil:
-			forEachCall(p.Sub, fn)
-		case p.List != nil:
-			for _, e := range p.List.Elems {
-				forEachCall(e, fn)
-			}
-			forEachCall(p.List.Over, fn)
-		case p.Call != nil:
-			fn(p.Call)
-			for _, a := range p.Call.Args {
-				forEachCall(a.Value, fn)
-			}
-		case p.Path != nil:
-			for _, s := range p.Path.Segs {
-				forEachCall(s.Index, fn)
-			}
-		}
-	}
-	forEachCall(e.Then, fn)
-	forEachCall(e.Else, fn)
-}
-
 // callName is a call's callee as written: NAME or super.NAME.
 func callName(c *Call) string {
 	if c.Super {
@@ -215,6 +193,7 @@ type checker struct {
 	locals    map[string]bool // bindings in scope: statements, block parameters, tokens
 	loopVar   string          // the loop variable, inside a loop body
 	in        *Block          // the block being checked, nil outside blocks
+	inModule  bool            // checking a module declaration, which may read the loop variable
 	errs      []*Error
 }
 
@@ -249,56 +228,43 @@ func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
 
 // valueExpr checks an expression over config-time values: names must be in
 // names (config fields, or a gguf section's earlier entries); calls are
-// allowed only of configFuncs (log) and, in a gguf section (gguf true), of
+// allowed only of configFuncs (log), range and, in a gguf section (gguf true), of
 // ggufFuncs.
 func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
-	if e == nil {
-		return
-	}
-	us := []*Unary{e.Cond.First}
-	for _, op := range e.Cond.Rest {
-		us = append(us, op.Right)
-	}
-	for _, u := range us {
-		for _, ix := range u.Index {
-			c.valueExpr(ix, names, gguf)
-		}
-		p := u.Operand
-		switch {
-		case p.Sub != nil:
-			c.valueExpr(p.Sub, names, gguf)
-		case p.List != nil:
-			c.valueExpr(p.List.Over, names, gguf)
-			inner := names
-			if p.List.Var != "" {
-				if len(p.List.Elems) != 1 {
-					c.errf(p.List.Pos, "a comprehension has one element expression, got %d", len(p.List.Elems))
-				}
-				inner = map[string]bool{p.List.Var: true}
-				for k := range names {
-					inner[k] = true
-				}
+	Inspect(e, func(n Node) bool {
+		switch n := n.(type) {
+		case *List:
+			if n.Var == "" {
+				return true
 			}
-			for _, el := range p.List.Elems {
+			c.valueExpr(n.Over, names, gguf)
+			if len(n.Elems) != 1 {
+				c.errf(n.Pos, "a comprehension has one element expression, got %d", len(n.Elems))
+			}
+			inner := map[string]bool{n.Var: true}
+			for k := range names {
+				inner[k] = true
+			}
+			for _, el := range n.Elems {
 				c.valueExpr(el, inner, gguf)
 			}
-		case p.Call != nil && !p.Call.Super && p.Call.Name == failFunc:
-			for _, a := range p.Call.Args {
-				c.valueExpr(a.Value, names, gguf)
+			return false
+		case *Call:
+			switch {
+			case !n.Super && n.Name == failFunc:
+			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc):
+				if len(n.Args) != 1 || n.Args[0].Name != "" {
+					c.errf(n.Pos, "%s takes one positional argument", n.Name)
+				}
+			case gguf:
+				c.ggufCall(n, names)
+				return false
+			default:
+				c.errf(n.Pos, "primitive call %s(...) is not allowed in a config expression", callName(n))
+				return false
 			}
-		case p.Call != nil && !p.Call.Super && configFuncs[p.Call.Name] != nil:
-			if len(p.Call.Args) != 1 || p.Call.Args[0].Name != "" {
-				c.errf(p.Call.Pos, "%s takes one positional argument", p.Call.Name)
-			}
-			for _, a := range p.Call.Args {
-				c.valueExpr(a.Value, names, gguf)
-			}
-		case p.Call != nil && gguf:
-			c.ggufCall(p.Call, names)
-		case p.Call != nil:
-			c.errf(p.Call.Pos, "primitive call %s(...) is not allowed in a config expression", callName(p.Call))
-		case p.Path != nil:
-			head := p.Path.Segs[0]
+		case *Path:
+			head := n.Segs[0]
 			if head.Name != "" && !names[head.Name] {
 				what := "config field"
 				if gguf {
@@ -306,69 +272,41 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 				}
 				c.errf(head.Pos, "unknown %s %q%s", what, head.Name, suggest(head.Name, keys(names)))
 			}
-			for _, s := range p.Path.Segs {
-				if s.Index != nil {
-					c.valueExpr(s.Index, names, gguf)
-				}
-			}
 		}
-	}
-	c.valueExpr(e.Then, names, gguf)
-	c.valueExpr(e.Else, names, gguf)
+		return true
+	})
 }
 
 // expr checks the names and calls in e; w says whether e stands in a
-// weight position (names.go).
+// weight position (names.go). An argument stands in a weight position
+// where its parameter takes a weight module; one without a known parameter
+// (argIsUnsure) has no known kind, so any name is accepted there: the call
+// itself is reported, once. An unknown callee's arguments are checked
+// against the primitive or block its did-you-mean names.
 func (c *checker) expr(e *Expr, w bool) {
-	if e == nil {
-		return
+	arg := func(call *Call, i int, a *Arg) bool {
+		return c.bs.argIsWeight(call, c.in, i, a) || c.bs.argIsUnsure(call, c.in, i, a)
 	}
-	if e.Then != nil {
-		c.binary(e.Cond, false)
-		c.expr(e.Then, w)
-		c.expr(e.Else, w)
-		return
-	}
-	c.binary(e.Cond, w)
-}
-
-func (c *checker) binary(e *BinExpr, w bool) {
-	w = w && len(e.Rest) == 0
-	c.unary(e.First, w)
-	for _, op := range e.Rest {
-		c.unary(op.Right, false)
-	}
-}
-
-func (c *checker) unary(u *Unary, w bool) {
-	w = w && u.Op == "" && len(u.Index) == 0
-	for _, ix := range u.Index {
-		c.expr(ix, false)
-	}
-	p := u.Operand
-	switch {
-	case p.Sub != nil:
-		c.expr(p.Sub, w)
-	case p.List != nil:
-		c.list(p.List)
-	case p.Call != nil:
-		c.call(p.Call)
-	case p.Path != nil:
-		c.path(p.Path, w)
-	}
-}
-
-// list checks a list or comprehension in a graph expression: its
-// elements are values, and a comprehension's variable is bound in its
-// element expression only.
-func (c *checker) list(l *List) {
-	c.expr(l.Over, false)
-	if l.Var == "" {
-		for _, e := range l.Elems {
-			c.expr(e, false)
+	inspectWeights(e, w, arg, func(n Node, w bool) bool {
+		switch n := n.(type) {
+		case *List:
+			if n.Var != "" {
+				c.comprehension(n)
+				return false
+			}
+		case *Call:
+			c.call(n)
+		case *Path:
+			c.path(n, w)
 		}
-		return
-	}
+		return true
+	})
+}
+
+// comprehension checks a comprehension in a graph expression: its
+// variable is bound in its element expression only.
+func (c *checker) comprehension(l *List) {
+	c.expr(l.Over, false)
 	if len(l.Elems) != 1 {
 		c.errf(l.Pos, "a comprehension has one element expression, got %d", len(l.Elems))
 	}
@@ -385,15 +323,10 @@ func (c *checker) list(l *List) {
 }
 
 // path reports a name that is bound nowhere, unless it stands in a weight
-// position, and checks the path's computed segments.
+// position (its computed segments are checked by the walk).
 func (c *checker) path(p *Path, w bool) {
-	for _, s := range p.Segs {
-		if s.Index != nil {
-			c.expr(s.Index, false)
-		}
-	}
 	head := p.Segs[0].Name
-	if head != "" && (c.locals[head] || c.allFields[head] || head == c.loopVar || (c.in != nil && c.loopVars[head])) {
+	if head != "" && (c.locals[head] || c.allFields[head] || head == c.loopVar || ((c.in != nil || c.inModule) && c.loopVars[head])) {
 		return
 	}
 	if !w {
@@ -413,76 +346,83 @@ func (c *checker) known() []string {
 	return out
 }
 
+// call reports a call whose callee is unknown or whose arguments do not
+// bind (bind.go); the walk checks the arguments themselves.
 func (c *checker) call(call *Call) {
 	if call.Name == failFunc && !call.Super {
-		for _, a := range call.Args {
-			c.expr(a.Value, false)
-		}
 		return
 	}
-	blk, err := c.bs.resolve(call, c.in)
+	cl, err := c.bs.target(call, c.in)
 	if err != nil {
 		c.errs = append(c.errs, err.(*Error))
-		c.args(call)
 		return
 	}
-	if blk != nil {
-		c.args(call)
-		for i, a := range call.Args {
-			j := paramIndex(blk.Params, i, a)
-			switch {
-			case j < 0 && a.Name == "":
-				c.errf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
-			case j < 0:
-				c.errf(a.Pos, "block %s has no parameter %q%s", blk.Name, a.Name, suggest(a.Name, blk.Params))
+	_, errs, _ := bind(call, cl)
+	c.errs = append(c.errs, errs...)
+}
+
+// module checks a module declaration or override: its callee is a
+// primitive that takes the arguments given; its expressions name config
+// fields, the loop variable or, where the primitive takes a weight module,
+// weight paths (a declaration does not see the bindings where it is used).
+func (c *checker) module(m *Module) {
+	outer := c.locals
+	c.locals, c.inModule = map[string]bool{}, true
+	defer func() { c.locals, c.inModule = outer, false }()
+	if m.Call == nil {
+		def := c.bs.modules[m.Name]
+		if def == nil {
+			c.errf(m.Pos, "module %s.%s: no module %s is declared%s; declare it: module %s = PRIMITIVE(...)", m.Name, m.Attr, m.Name, suggest(m.Name, keysOfModules(c.bs.modules)), m.Name)
+			c.expr(m.Value, true)
+			return
+		}
+		cl, err := c.bs.target(&Call{Pos: m.Pos, Name: m.Name}, nil)
+		w := false
+		if err == nil {
+			if j := cl.index(-1, &Arg{Name: m.Attr}); j >= 0 {
+				w = cl.params[j].kind == ir.Module
 			}
 		}
-		if len(call.Args) < len(blk.Params) {
-			c.errf(call.Pos, "block %s takes %d arguments, got %d", blk.Name, len(blk.Params), len(call.Args))
+		c.expr(m.Value, w)
+		return
+	}
+	_, isPrim := c.reg.Primitive(m.Name)
+	_, isBlock := c.bs.blocks[m.Name]
+	switch {
+	case isPrim:
+		c.errf(m.Pos, "module %q has the name of a primitive", m.Name)
+		return
+	case isBlock:
+		c.errf(m.Pos, "module %q has the name of a block", m.Name)
+		return
+	}
+	use := &Call{Pos: m.Call.Pos, Name: m.Name, Args: []*Arg{{Pos: m.Call.Pos}}} // the input, given where it is used
+	cl, err := c.bs.target(use, nil)
+	if err != nil {
+		c.errs = append(c.errs, err.(*Error))
+		for _, a := range m.Call.Args {
+			c.expr(a.Value, true)
 		}
 		return
 	}
-	prim, ok := c.reg.Primitive(call.Name)
-	if !ok {
-		c.errf(call.Pos, "unknown primitive %q%s", call.Name, unknownCallHint(call.Name, c.reg.Names(), keysOf(c.bs.blocks)))
+	bound, errs, _ := bind(use, cl)
+	c.errs = append(c.errs, errs...)
+	weight := map[*Arg]bool{}
+	for _, b := range bound {
+		weight[b.arg] = cl.params[b.param].kind == ir.Module
 	}
-	c.args(call)
-	given := map[string]bool{}
-	misnamed := false // a misspelt keyword explains a missing argument already
-	for i, a := range call.Args {
-		var p *ir.Param
-		if prim != nil {
-			p = primParam(prim, i, a)
-		}
-		switch {
-		case prim == nil:
-		case p == nil && a.Name != "":
-			c.errf(a.Pos, "%s has no parameter %q%s", call.Name, a.Name, suggest(a.Name, paramNames(prim)))
-			misnamed = true
-		case p == nil:
-			c.errf(a.Pos, "%s takes at most %d arguments", call.Name, len(prim.Params))
-		default:
-			given[p.Name] = true
-		}
-	}
-	if prim != nil && !misnamed {
-		for _, p := range prim.Params {
-			if !p.Optional && !given[p.Name] {
-				c.errf(call.Pos, "%s: missing argument %q (%s)", call.Name, p.Name, p.Kind)
-			}
-		}
+	for _, a := range m.Call.Args {
+		c.expr(a.Value, weight[a])
 	}
 }
 
-// args checks a call's arguments. An argument stands in a weight position
-// where its parameter takes a weight module; one without a known parameter
-// (argIsUnsure) has no known kind, so any name is accepted there: the call
-// itself is reported, once. An unknown callee's arguments are checked
-// against the primitive or block its did-you-mean names.
-func (c *checker) args(call *Call) {
-	for i, a := range call.Args {
-		c.expr(a.Value, c.bs.argIsWeight(call, c.in, i, a) || c.bs.argIsUnsure(call, c.in, i, a))
+func keysOfModules(m map[string]*moduleDef) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
+	sort.Strings(out)
+	return out
 }
 
 func keysOf(m map[string]*Block) []string {

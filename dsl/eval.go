@@ -24,7 +24,7 @@ var precedence = map[string]int{
 }
 
 // tensorOps maps binary operators on tensors to elementwise primitives.
-var tensorOps = map[string]string{"+": "add", "-": "sub", "*": "mul"}
+var tensorOps = map[string]string{"+": "add", "-": "sub", "*": "mul", "/": "div"}
 
 // compareOps maps comparison operators on tensors (tensor and tensor, or a
 // tensor and a number) to the primitives that give a mask.
@@ -49,7 +49,7 @@ func (s *scope) expr(e *Expr) (any, error) { return s.eval(e, false) }
 // eval evaluates e; w says whether e stands in a weight position, where an
 // unbound name is a weight module path.
 func (s *scope) eval(e *Expr, w bool) (any, error) {
-	c, err := s.binary(e.Cond, w && e.Then == nil)
+	c, err := s.binary(e.Cond, condWeight(e, w))
 	if err != nil || e.Then == nil {
 		return c, err
 	}
@@ -102,7 +102,7 @@ func (s *scope) binary(e *BinExpr, w bool) (any, error) {
 			return s.apply(op, l, r)
 		}
 	}
-	first, err := s.unary(e.First, w && len(e.Rest) == 0)
+	first, err := s.unary(e.First, firstWeight(e, w))
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +412,7 @@ func equal(l, r any) bool {
 }
 
 func (s *scope) unary(u *Unary, w bool) (any, error) {
-	v, err := s.primary(u.Operand, w && u.Op == "" && len(u.Index) == 0)
+	v, err := s.primary(u.Operand, operandWeight(u, w))
 	if err != nil {
 		return nil, err
 	}
@@ -656,59 +656,50 @@ func (s *scope) call(c *Call) (any, error) {
 			return s.ggufCall(c, fn)
 		}
 	}
+	if c.Name == rangeFunc && s.b == nil && !c.Super {
+		return s.rangeCall(c)
+	}
 	if fn, ok := configFuncs[c.Name]; ok && s.b == nil && !c.Super {
 		return s.configCall(c, fn)
 	}
 	if s.b == nil {
 		return nil, errorf(c.Pos, "primitive call %s(...) is not allowed in a config expression", c.Name)
 	}
-	blk, err := s.b.bs.resolve(c, s.block)
+	cl, err := s.b.bs.target(c, s.block)
 	if err != nil {
 		return nil, err
 	}
-	if blk != nil {
-		return s.callBlock(c, blk)
+	bound, errs, _ := bind(c, cl)
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
-	prim, ok := s.b.reg.Primitive(c.Name)
-	if !ok {
-		return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, unknownCallHint(c.Name, s.b.reg.Names(), keysOf(s.b.bs.blocks)))
+	if cl.blk != nil {
+		return s.callBlock(c, cl, bound)
 	}
-	vals := make(map[string]any, len(c.Args))
-	given := make(map[string]bool, len(c.Args))
+	// A module's declared arguments see the config, the loop variable and
+	// the weight scope where it is used, not the caller's bindings.
+	decl := &scope{cfg: s.cfg, locals: map[string]any{}, loopVar: s.loopVar, index: s.index, prefix: s.prefix, b: s.b}
+	vals := make(map[string]any, len(bound))
 	var named []string // "out is num_local_experts = 0": scalar arguments given by a config name
-	for i, a := range c.Args {
-		var p *ir.Param
-		if a.Name == "" {
-			if i >= len(prim.Params) {
-				return nil, errorf(a.Pos, "%s takes at most %d arguments", c.Name, len(prim.Params))
-			}
-			p = &prim.Params[i]
-		} else {
-			for j := range prim.Params {
-				if prim.Params[j].Name == a.Name {
-					p = &prim.Params[j]
-				}
-			}
-			if p == nil {
-				return nil, errorf(a.Pos, "%s has no parameter %q%s", c.Name, a.Name, suggest(a.Name, paramNames(prim)))
-			}
+	for _, bd := range bound {
+		p := cl.params[bd.param]
+		in := s
+		if bd.decl {
+			in = decl
 		}
-		if given[p.Name] {
-			return nil, errorf(a.Pos, "%s: parameter %q given twice", c.Name, p.Name)
-		}
-		v, err := s.eval(a.Value, p.Kind == ir.Module)
+		v, err := in.eval(bd.arg.Value, p.kind == ir.Module)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkKind(p, v); err != nil {
-			return nil, errorf(a.Pos, "%s: %v", c.Name, err)
+		if got := wrongKind(p, v); got != "" {
+			return nil, errorf(bd.arg.Pos, "%s", kindError(cl, p, got))
 		}
-		given[p.Name] = true
-		vals[p.Name] = v
-		if n := exprName(a.Value); n != "" && p.Kind == ir.Scalar && n != p.Name {
-			named = append(named, fmt.Sprintf("%s is %s = %s", p.Name, n, show(v)))
+		vals[p.name] = v
+		if n := exprName(bd.arg.Value); n != "" && p.kind == ir.Scalar && n != p.name {
+			named = append(named, fmt.Sprintf("%s is %s = %s", p.name, n, show(v)))
 		}
 	}
+	prim := cl.prim
 	var args []*ir.Node
 	var mod module
 	attrs := map[string]any{}
@@ -730,7 +721,7 @@ func (s *scope) call(c *Call) (any, error) {
 			attrs[p.Name] = v
 		}
 	}
-	n, err := s.b.node(c.Pos, c.Name, args, mod, attrs)
+	n, err := s.b.node(c.Pos, prim.Name, args, mod, attrs)
 	if err != nil && len(named) > 0 { // say which config names gave the refused values
 		var e *Error
 		if errors.As(err, &e) {
@@ -756,33 +747,18 @@ const maxBlockDepth = 32
 // callBlock evaluates a block call: arguments are bound to the block's
 // parameters (positionally or by name) in a fresh scope that shares the
 // config, loop variable and weight prefix; the return expression is the value.
-func (s *scope) callBlock(c *Call, blk *Block) (any, error) {
+func (s *scope) callBlock(c *Call, cl *callee, bound []binding) (any, error) {
+	blk := cl.blk
 	if s.b.depth >= maxBlockDepth {
 		return nil, errorf(c.Pos, "block %s: calls nested deeper than %d (recursion?)", blk.Name, maxBlockDepth)
 	}
 	inner := &scope{cfg: s.cfg, locals: map[string]any{}, loopVar: s.loopVar, index: s.index, prefix: s.prefix, b: s.b, block: blk}
-	for i, a := range c.Args {
-		j := paramIndex(blk.Params, i, a)
-		switch {
-		case j < 0 && a.Name == "":
-			return nil, errorf(a.Pos, "block %s takes %d arguments", blk.Name, len(blk.Params))
-		case j < 0:
-			return nil, errorf(a.Pos, "block %s has no parameter %q%s", blk.Name, a.Name, suggest(a.Name, blk.Params))
-		}
-		name := blk.Params[j]
-		if _, dup := inner.locals[name]; dup {
-			return nil, errorf(a.Pos, "block %s: parameter %q given twice", blk.Name, name)
-		}
-		v, err := s.eval(a.Value, s.b.bs.weight[blk][j])
+	for _, bd := range bound {
+		v, err := s.eval(bd.arg.Value, s.b.bs.weight[blk][bd.param])
 		if err != nil {
 			return nil, err
 		}
-		inner.locals[name] = v
-	}
-	for _, p := range blk.Params {
-		if _, ok := inner.locals[p]; !ok {
-			return nil, errorf(c.Pos, "block %s: missing argument %q", blk.Name, p)
-		}
+		inner.locals[blk.Params[bd.param]] = v
 	}
 	saved := s.b.stmt
 	s.b.depth++
@@ -809,22 +785,21 @@ func paramNames(p *ir.Primitive) []string {
 	return names
 }
 
-func checkKind(p *ir.Param, v any) error {
-	switch p.Kind {
-	case ir.Tensor:
-		if _, ok := v.(*ir.Node); ok {
-			return nil
-		}
-	case ir.Module:
-		if _, ok := v.(module); ok {
-			return nil
-		}
-	default:
-		switch v.(type) {
-		case *ir.Node, module:
-		default:
-			return nil
-		}
+// wrongKind describes v where primitive parameter p takes another kind
+// (as kindError words it), or is "" when v fits.
+func wrongKind(p param, v any) string {
+	got := "a config-time value"
+	switch v.(type) {
+	case *ir.Node:
+		got = "tensor"
+	case module:
+		got = "a weight module"
 	}
-	return fmt.Errorf("argument %q must be a %s, got %s %s", p.Name, p.Kind, typeName(v), show(v))
+	switch {
+	case p.kind == ir.Tensor && got == "tensor", p.kind == ir.Module && got == "a weight module":
+		return ""
+	case p.kind != ir.Tensor && p.kind != ir.Module && got == "a config-time value":
+		return ""
+	}
+	return got
 }

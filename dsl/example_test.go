@@ -44,3 +44,38 @@ func ExampleCheck() {
 	// tiny.arch:8:7: unknown primitive "rms_nrom" (did you mean rms_norm?)
 	// tiny.arch:10:43: linear has no parameter "bais" (did you mean bias?)
 }
+
+// Inspect visits every node under a node in source order; returning false
+// skips a node's children. Here: the calls of each block, outermost first,
+// without looking inside module declarations.
+func ExampleInspect() {
+	f, err := dsl.Parse("tiny.arch", []byte(`arch tiny extends llama {
+  module up = linear(mlp.up_proj, intermediate_size)
+  block mlp(h) { return down_proj(act(up(h)) * up(h, bias: false)) }
+  block head(x) { return linear(norm(x, model.norm), lm_head, vocab_size) }
+}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dsl.Inspect(f, func(n dsl.Node) bool {
+		switch n := n.(type) {
+		case *dsl.Module:
+			return false
+		case *dsl.Block:
+			var calls []string
+			dsl.Inspect(n, func(n dsl.Node) bool {
+				if c, ok := n.(*dsl.Call); ok {
+					calls = append(calls, c.Name)
+				}
+				return true
+			})
+			fmt.Println(n.Name+":", calls)
+			return false
+		}
+		return true
+	})
+	// Output:
+	// mlp: [down_proj act up up]
+	// head: [linear norm]
+}

@@ -10,6 +10,10 @@ package dsl
 //     an overriding one is placed before the parent field it overrides);
 //   - blocks: the parent's, each replaced by a child block of the same name,
 //     then the child's new blocks;
+//   - modules: the parent's declarations and overrides, a declaration the
+//     child repeats replaced by it (with the parent's overrides of it
+//     dropped), an override the child repeats replaced by it, then the
+//     child's new overrides and declarations;
 //   - the gguf section: the child's claim (the general.architecture names
 //     and condition, never inherited) over the parent's entries, each
 //     replaced by a child entry of the same key (a field or let by name, a
@@ -55,7 +59,20 @@ func resolve(f *File, parent func(string) (*File, error), seen map[string]bool) 
 func ownDuplicates(f *File) error {
 	blocks := map[string]*Block{}
 	fields := map[string]*Field{}
+	modules := map[string]*Module{}
 	for _, it := range f.Items {
+		if it.Module != nil {
+			for _, m := range it.Module.split() {
+				key := m.Name
+				if m.Call == nil {
+					key += "." + m.Attr
+				}
+				if first, dup := modules[key]; dup {
+					return errorf(m.Pos, "module %s declared twice (first at %s)", key, first.Pos)
+				}
+				modules[key] = m
+			}
+		}
 		if b := it.Block; b != nil {
 			if first, dup := blocks[b.Name]; dup {
 				return errorf(b.Pos, "block %q declared twice (first at %s)", b.Name, first.Pos)
@@ -160,6 +177,7 @@ func merge(base, child *File) *File {
 			}
 		}
 	}
+	items = append(items, mergeModules(base, child)...)
 	if g := mergeGGUF(ggufSection(base), ggufSection(child)); g != nil {
 		items = append(items, &Item{Pos: g.Pos, GGUF: g})
 	}
@@ -177,6 +195,55 @@ func dataflow(f *File) []*Item {
 	for _, it := range f.Items {
 		if it.Stmt != nil || it.Loop != nil {
 			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// mergeModules merges the module items of child over base's: a
+// declaration in place of the parent's (dropping the parent's overrides
+// of it), an override in place of the parent's override of the same
+// argument, new items after.
+func mergeModules(base, child *File) []*Item {
+	key := func(m *Module) string {
+		if m.Call == nil {
+			return m.Name + "." + m.Attr
+		}
+		return m.Name
+	}
+	split := func(f *File) []*Module {
+		var out []*Module
+		for _, it := range f.Items {
+			if it.Module != nil {
+				out = append(out, it.Module.split()...)
+			}
+		}
+		return out
+	}
+	redeclared := map[string]bool{}
+	kids := map[string]*Module{}
+	childMods := split(child)
+	for _, m := range childMods {
+		kids[key(m)] = m
+		if m.Call != nil {
+			redeclared[m.Name] = true
+		}
+	}
+	var out []*Item
+	for _, m := range split(base) {
+		if m.Call == nil && redeclared[m.Name] {
+			continue
+		}
+		if c, ok := kids[key(m)]; ok {
+			out = append(out, &Item{Pos: c.Pos, Module: c})
+			delete(kids, key(m))
+			continue
+		}
+		out = append(out, &Item{Pos: m.Pos, Module: m})
+	}
+	for _, m := range childMods {
+		if kids[key(m)] == m {
+			out = append(out, &Item{Pos: m.Pos, Module: m})
 		}
 	}
 	return out

@@ -157,9 +157,10 @@ func TestSuper(t *testing.T) {
 	}
 }
 
-// TestSuperGemma3 rewrites gemma3's q/k projections as norms over
-// super.query and super.key (gemma2's, which are llama's) and checks that
-// the graph equals the built-in gemma3's, which restates them in full.
+// TestSuperGemma3 rewrites gemma3's q/k projections, norms over
+// super.query and super.key (gemma2's, which are llama's, over llama's
+// declared modules), as the full lines they stand for and checks that the
+// graph equals the built-in gemma3's.
 func TestSuperGemma3(t *testing.T) {
 	src, err := os.ReadFile("../archs/gemma3.arch")
 	if err != nil {
@@ -167,10 +168,10 @@ func TestSuperGemma3(t *testing.T) {
 	}
 	diff := string(src)
 	for _, kv := range [][2]string{
-		{"query(h) { return norm(heads(linear(h, self_attn.q_proj, num_attention_heads * head_dim, bias: attention_bias), num_attention_heads), self_attn.q_norm) }",
-			"query(h) { return norm(super.query(h), self_attn.q_norm) }"},
-		{"key(h)   { return norm(heads(linear(h, self_attn.k_proj, num_key_value_heads * head_dim, bias: attention_bias), num_key_value_heads), self_attn.k_norm) }",
-			"key(h)   { return norm(super.key(h), self_attn.k_norm) }"},
+		{"query(h) { return norm(super.query(h), self_attn.q_norm) }",
+			"query(h) { return norm(heads(linear(h, self_attn.q_proj, num_attention_heads * head_dim, bias: attention_bias), num_attention_heads), self_attn.q_norm) }"},
+		{"key(h)   { return norm(super.key(h), self_attn.k_norm) }",
+			"key(h)   { return norm(heads(linear(h, self_attn.k_proj, num_key_value_heads * head_dim, bias: attention_bias), num_key_value_heads), self_attn.k_norm) }"},
 	} {
 		if !strings.Contains(diff, kv[0]) {
 			t.Fatalf("archs/gemma3.arch no longer holds %q; update the test", kv[0])
@@ -202,7 +203,7 @@ func TestSuperGemma3(t *testing.T) {
 		}
 		return g
 	}
-	want, got := build("gemma3.arch", string(src)), build("gemma3_super.arch", diff)
+	want, got := build("gemma3.arch", string(src)), build("gemma3_full.arch", diff)
 	if len(got.Nodes) != len(want.Nodes) {
 		t.Fatalf("%d nodes, want %d", len(got.Nodes), len(want.Nodes))
 	}

@@ -18,7 +18,7 @@ package dsl
 //     trailing comma;
 //   - columns are aligned across runs of consecutive entries of one kind at
 //     one indentation (deeper lines do not break a run; blank lines, comment
-//     lines and other entries do): config field types and `=`, gguf `=`,
+//     lines and other entries do): config field types and `=`, module `=`, gguf `=`,
 //     `->` and transform patterns, the `{` of one-line blocks, and keyword
 //     arguments that start their lines;
 //   - comments stay where they were relative to the code: a comment that
@@ -312,6 +312,24 @@ func (p *printer) item(it *Item, indent int) {
 		})
 	case it.Block != nil:
 		p.block(it.Block, indent)
+	case it.Module != nil:
+		m := it.Module
+		p.begin(m.Pos, indent, "module", atEntry)
+		p.put("module " + m.Name)
+		if m.Call == nil {
+			p.put("." + m.Attr)
+			for _, t := range m.More {
+				p.put(", " + t.Name + "." + t.Attr)
+			}
+		}
+		p.cell()
+		p.put("= ")
+		if m.Call == nil {
+			p.expr(m.Value)
+		} else {
+			p.call(m.Call)
+		}
+		p.end(m.EndPos)
 	case it.Loop != nil:
 		l := it.Loop
 		p.begin(l.Pos, indent, "", atEntry)

@@ -108,6 +108,11 @@ func (k *kinder) walkFile(f *File, blocks []*Block) {
 	for _, b := range blocks {
 		k.block(b)
 	}
+	for _, it := range f.Items {
+		if it.Module != nil && k.report {
+			k.module(it.Module)
+		}
+	}
 }
 
 // block returns the kind of a block's result, walking its body once per
@@ -141,8 +146,14 @@ func (k *kinder) expr(s *kscope, e *Expr) kind {
 		return c
 	}
 	t, f := k.expr(s, e.Then), k.expr(s, e.Else)
-	if c == tensorKind { // a mask: where(c, then, else), a number branch broadcast
+	switch c {
+	case tensorKind: // a mask: where(c, then, else), a number branch broadcast
 		return tensorKind
+	case unknownKind: // a mask or a bool: the branches' kind only if both are tensors
+		if t == tensorKind && f == tensorKind {
+			return tensorKind
+		}
+		return unknownKind
 	}
 	return join(t, f)
 }
@@ -297,42 +308,60 @@ func (k *kinder) primary(s *kscope, p *Primary) kind {
 }
 
 func (k *kinder) call(s *kscope, c *Call) kind {
-	args := make([]kind, len(c.Args))
-	for i, a := range c.Args {
-		args[i] = k.expr(s, a.Value)
+	args := map[*Arg]kind{}
+	for _, a := range c.Args {
+		args[a] = k.expr(s, a.Value)
 	}
-	if c.Name == failFunc && !c.Super { // never returns: takes any kind
+	cl, err := k.c.bs.target(c, s.in)
+	if err != nil || cl == nil { // fail(...) never returns: takes any kind
 		return unknownKind
 	}
-	blk, err := k.c.bs.resolve(c, s.in)
-	if err != nil {
-		return unknownKind
-	}
-	if blk != nil {
-		site := make([]kind, len(blk.Params))
-		for i, a := range c.Args {
-			if j := paramIndex(blk.Params, i, a); j >= 0 {
-				site[j] = args[i]
-			}
+	bound, _, _ := bind(c, cl)
+	if cl.blk != nil {
+		site := make([]kind, len(cl.params))
+		for _, b := range bound {
+			site[b.param] = args[b.arg]
 		}
-		k.calls[blk] = append(k.calls[blk], site)
-		return k.block(blk)
+		k.calls[cl.blk] = append(k.calls[cl.blk], site)
+		return k.block(cl.blk)
 	}
-	prim, ok := k.c.reg.Primitive(c.Name)
-	if !ok || c.Super {
-		return unknownKind
-	}
-	for i, a := range c.Args {
-		p := primParam(prim, i, a)
-		switch {
-		case p == nil:
-		case p.Kind == ir.Tensor && args[i] == scalarKind:
-			k.errf(a.Pos, "%s: argument %q must be a tensor, got a config-time value", c.Name, p.Name)
-		case p.Kind == ir.Module && args[i] != unknownKind:
-			k.errf(a.Pos, "%s: argument %q must be a weight module, got %s", c.Name, p.Name, args[i])
-		case p.Kind == ir.Scalar && args[i] == tensorKind:
-			k.errf(a.Pos, "%s: argument %q must be a scalar, got tensor", c.Name, p.Name)
+	for _, b := range bound {
+		if !b.decl { // a module's declared arguments are judged once, at the declaration
+			k.argKind(cl, cl.params[b.param], b.arg, args[b.arg])
 		}
 	}
 	return tensorKind
+}
+
+// argKind reports an argument of kind got where primitive parameter p
+// takes another kind.
+func (k *kinder) argKind(cl *callee, p param, a *Arg, got kind) {
+	switch {
+	case p.kind == ir.Tensor && got == scalarKind:
+		k.errf(a.Pos, "%s", kindError(cl, p, "a config-time value"))
+	case p.kind == ir.Module && got == scalarKind:
+		k.errf(a.Pos, "%s", kindError(cl, p, "a config-time value"))
+	case p.kind != ir.Tensor && got == tensorKind:
+		k.errf(a.Pos, "%s", kindError(cl, p, "tensor"))
+	}
+}
+
+// module judges a module declaration's arguments, which see config fields
+// and the loop variable only.
+func (k *kinder) module(m *Module) {
+	if m.Call == nil {
+		return
+	}
+	use := &Call{Pos: m.Call.Pos, Name: m.Name, Args: []*Arg{{Pos: m.Call.Pos}}}
+	cl, err := k.c.bs.target(use, nil)
+	if err != nil {
+		return
+	}
+	s := &kscope{locals: map[string]kind{}}
+	bound, _, _ := bind(use, cl)
+	for _, b := range bound {
+		if b.decl {
+			k.argKind(cl, cl.params[b.param], b.arg, k.expr(s, b.arg.Value))
+		}
+	}
 }

@@ -41,6 +41,37 @@ func (s *scope) configCall(c *Call, fn func(float64) (float64, bool)) (any, erro
 	return out, nil
 }
 
+// rangeFunc is the name of the config builtin range(n): the list of ints
+// [0, 1, ..., n-1] (none for none), as Python's range, so that a family
+// declares a per-layer list once, where Hugging Face's config class
+// derives it:
+//
+//	layer_types: list = [i % 2 == 0 ? "sliding_attention" : "full_attention" for i in range(num_hidden_layers)]
+//
+// and blocks read layer_types[i], whether config.json gives the list or
+// not.
+const rangeFunc = "range"
+
+// rangeCall evaluates range(n); n is at most maxLayers.
+func (s *scope) rangeCall(c *Call) (any, error) {
+	if len(c.Args) != 1 || c.Args[0].Name != "" {
+		return nil, errorf(c.Pos, "%s takes one positional argument", c.Name)
+	}
+	v, err := s.expr(c.Args[0].Value)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	n, ok := v.(int64)
+	if !ok || n < 0 || n > maxLayers {
+		return nil, errorf(c.Args[0].Pos, "%s needs an int in [0, %d], got %s %s", c.Name, maxLayers, typeName(v), show(v))
+	}
+	out := make([]any, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out, nil
+}
+
 // failFunc is the name of the builtin that stops evaluation with an error:
 // fail(parts...) reports `file:line:col: <parts joined>` (strings as they
 // are, other values as .arch writes them). It may stand anywhere a value

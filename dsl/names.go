@@ -27,18 +27,33 @@ import (
 // blockSet resolves block calls and knows which block parameters take
 // weight modules.
 type blockSet struct {
-	reg    ir.Registry
-	blocks map[string]*Block            // the file's blocks by name (the last of a name wins)
-	supers map[string]map[string]*Block // see File.supers
-	weight map[*Block][]bool            // per parameter: used in a weight position
-	unsure map[*Block][]bool            // per parameter: passed to a callee that does not resolve
+	reg     ir.Registry
+	blocks  map[string]*Block            // the file's blocks by name (the last of a name wins)
+	supers  map[string]map[string]*Block // see File.supers
+	modules map[string]*moduleDef        // the declared modules by name
+	orphans []*Module                    // overrides of modules declared nowhere
+	weight  map[*Block][]bool            // per parameter: used in a weight position
+	unsure  map[*Block][]bool            // per parameter: passed to a callee that does not resolve
 }
 
 func newBlockSet(f *File, reg ir.Registry) *blockSet {
-	bs := &blockSet{reg: reg, blocks: map[string]*Block{}, supers: f.supers, weight: map[*Block][]bool{}, unsure: map[*Block][]bool{}}
+	bs := &blockSet{reg: reg, blocks: map[string]*Block{}, modules: map[string]*moduleDef{}, supers: f.supers, weight: map[*Block][]bool{}, unsure: map[*Block][]bool{}}
 	for _, it := range f.Items {
 		if it.Block != nil {
 			bs.blocks[it.Block.Name] = it.Block
+		}
+		if it.Module == nil {
+			continue
+		}
+		for _, m := range it.Module.split() {
+			switch def := bs.modules[m.Name]; {
+			case m.Call != nil:
+				bs.modules[m.Name] = &moduleDef{decl: m}
+			case def == nil:
+				bs.orphans = append(bs.orphans, m)
+			default:
+				def.over = append(def.over, m)
+			}
 		}
 	}
 	bs.inferParams(bs.weight, bs.argIsWeight)
@@ -92,79 +107,80 @@ func (bs *blockSet) resolve(c *Call, in *Block) (*Block, error) {
 	return b, nil
 }
 
-// paramIndex returns the index of the parameter argument i (a) of a call
-// binds, or -1.
-func paramIndex(params []string, i int, a *Arg) int {
-	if a.Name == "" {
-		if i < len(params) {
-			return i
-		}
-		return -1
-	}
-	for j, p := range params {
-		if p == a.Name {
-			return j
-		}
-	}
-	return -1
-}
-
-// primParam returns the primitive parameter argument i (a) binds, or nil.
-func primParam(p *ir.Primitive, i int, a *Arg) *ir.Param {
-	if a.Name == "" {
-		if i < len(p.Params) {
-			return &p.Params[i]
-		}
-		return nil
-	}
-	for j := range p.Params {
-		if p.Params[j].Name == a.Name {
-			return &p.Params[j]
-		}
-	}
-	return nil
-}
-
-// callee returns the block or primitive that call c, made inside block in,
-// reaches: the one it names or, for an unknown name, the one its
-// did-you-mean names (unknownCallHint), so that one misspelt call does not
-// change the kinds of the names around it; ok is false for fail(...), a bad
-// super call or a name close to nothing.
-func (bs *blockSet) callee(c *Call, in *Block) (blk *Block, prim *ir.Primitive, ok bool) {
+// target returns what call c, made inside block in (nil at top level),
+// reaches: a block, a primitive or a declared module. A bad super call or
+// an unknown name is an error (with a did-you-mean); fail(...) is not a
+// call target (nil, nil).
+func (bs *blockSet) target(c *Call, in *Block) (*callee, error) {
 	if c.Name == failFunc && !c.Super {
-		return nil, nil, false
+		return nil, nil
 	}
 	blk, err := bs.resolve(c, in)
 	switch {
 	case err != nil:
-		return nil, nil, false
+		return nil, err
 	case blk != nil:
-		return blk, nil, true
+		return blockCallee(blk), nil
 	}
-	if prim, ok := bs.reg.Primitive(c.Name); ok {
-		return nil, prim, true
+	if p, ok := bs.reg.Primitive(c.Name); ok { // a module of a primitive's name is an error (check.go)
+		return primCallee(p), nil
+	}
+	if m, ok := bs.modules[c.Name]; ok {
+		p, ok := bs.reg.Primitive(m.decl.Call.Name)
+		if !ok {
+			return nil, errorf(m.decl.Call.Pos, "module %s: unknown primitive %q%s (a module declares a primitive call)", c.Name, m.decl.Call.Name, unknownCallHint(m.decl.Call.Name, bs.reg.Names(), nil))
+		}
+		return moduleCallee(c.Name, m, p), nil
+	}
+	return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, unknownCallHint(c.Name, bs.reg.Names(), bs.callables()))
+}
+
+// callables lists the names a call may name besides primitives: the
+// file's blocks and modules.
+func (bs *blockSet) callables() []string {
+	out := keysOf(bs.blocks)
+	for name := range bs.modules {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// callee returns what call c, made inside block in, reaches: as target, or
+// for an unknown name the primitive or block its did-you-mean names
+// (unknownCallHint), so that one misspelt call does not change the kinds of
+// the names around it; nil for fail(...), a bad super call or a name close
+// to nothing.
+func (bs *blockSet) callee(c *Call, in *Block) *callee {
+	cl, err := bs.target(c, in)
+	if err == nil || c.Super {
+		return cl
 	}
 	p, b := meant(c.Name, bs.reg.Names(), keysOf(bs.blocks))
-	if p != "" {
-		prim, _ = bs.reg.Primitive(p)
-		return nil, prim, prim != nil
+	if prim, ok := bs.reg.Primitive(p); p != "" && ok {
+		return primCallee(prim)
 	}
-	return bs.blocks[b], nil, b != ""
+	if blk := bs.blocks[b]; blk != nil {
+		return blockCallee(blk)
+	}
+	return nil
 }
 
 // argIsWeight reports whether argument i (a) of call c, made inside block
 // in, stands in a weight position.
 func (bs *blockSet) argIsWeight(c *Call, in *Block, i int, a *Arg) bool {
-	blk, prim, ok := bs.callee(c, in)
-	switch {
-	case !ok:
+	cl := bs.callee(c, in)
+	if cl == nil {
 		return false
-	case blk != nil:
-		j := paramIndex(blk.Params, i, a)
-		return j >= 0 && bs.weight[blk][j]
 	}
-	p := primParam(prim, i, a)
-	return p != nil && p.Kind == ir.Module
+	j := cl.index(i, a)
+	switch {
+	case j < 0:
+		return false
+	case cl.blk != nil:
+		return bs.weight[cl.blk][j]
+	}
+	return cl.params[j].kind == ir.Module
 }
 
 // argIsUnsure reports whether argument i (a) of call c, made inside block
@@ -178,15 +194,12 @@ func (bs *blockSet) argIsUnsure(c *Call, in *Block, i int, a *Arg) bool {
 	if c.Name == failFunc && !c.Super {
 		return false
 	}
-	blk, prim, ok := bs.callee(c, in)
-	switch {
-	case !ok:
+	cl := bs.callee(c, in)
+	if cl == nil {
 		return true
-	case blk != nil:
-		j := paramIndex(blk.Params, i, a)
-		return j < 0 || bs.unsure[blk][j]
 	}
-	return primParam(prim, i, a) == nil
+	j := cl.index(i, a)
+	return j < 0 || (cl.blk != nil && bs.unsure[cl.blk][j])
 }
 
 // inferParams marks in mark the block parameters that stand in an argument
@@ -194,7 +207,7 @@ func (bs *blockSet) argIsUnsure(c *Call, in *Block, i int, a *Arg) bool {
 // argIsUnsure: an unresolved callee), directly or as arguments of other
 // blocks' marked parameters, until nothing changes. A parameter rebound by
 // a statement is a plain local from there on.
-func (bs *blockSet) inferParams(mark map[*Block][]bool, arg argPred) {
+func (bs *blockSet) inferParams(mark map[*Block][]bool, arg blockArgPred) {
 	blocks := bs.all()
 	for _, b := range blocks {
 		mark[b] = make([]bool, len(b.Params))
@@ -203,10 +216,14 @@ func (bs *blockSet) inferParams(mark map[*Block][]bool, arg argPred) {
 		changed = false
 		for _, b := range blocks {
 			rebound := map[string]bool{}
-			visit := func(p *Path, w bool) {
+			visit := func(n Node, w bool) bool {
+				p, ok := n.(*Path)
+				if !ok {
+					return true
+				}
 				head := p.Segs[0].Name
 				if !w || head == "" || rebound[head] {
-					return
+					return true
 				}
 				for j, name := range b.Params {
 					if name == head && !mark[b][j] {
@@ -214,71 +231,21 @@ func (bs *blockSet) inferParams(mark map[*Block][]bool, arg argPred) {
 						changed = true
 					}
 				}
+				return true
 			}
+			in := func(c *Call, i int, a *Arg) bool { return arg(c, b, i, a) }
 			for _, st := range b.Body {
-				bs.walk(st.Value, false, b, arg, visit)
+				inspectWeights(st.Value, false, in, visit)
 				rebound[st.Name] = true
 			}
-			bs.walk(b.Return, false, b, arg, visit)
+			inspectWeights(b.Return, false, in, visit)
 		}
 	}
 }
 
-// argPred says whether argument i (a) of call c, made inside block in,
-// stands in the position an inference looks for.
-type argPred func(c *Call, in *Block, i int, a *Arg) bool
-
-// walk calls visit for every name path in e, with whether it stands in
-// the position arg marks (through parentheses and conditional branches); w
-// says whether e itself does. in is the enclosing block.
-func (bs *blockSet) walk(e *Expr, w bool, in *Block, arg argPred, visit func(p *Path, w bool)) {
-	if e == nil {
-		return
-	}
-	if e.Then != nil {
-		bs.walkBinary(e.Cond, false, in, arg, visit)
-		bs.walk(e.Then, w, in, arg, visit)
-		bs.walk(e.Else, w, in, arg, visit)
-		return
-	}
-	bs.walkBinary(e.Cond, w, in, arg, visit)
-}
-
-func (bs *blockSet) walkBinary(e *BinExpr, w bool, in *Block, arg argPred, visit func(*Path, bool)) {
-	w = w && len(e.Rest) == 0
-	bs.walkUnary(e.First, w, in, arg, visit)
-	for _, op := range e.Rest {
-		bs.walkUnary(op.Right, false, in, arg, visit)
-	}
-}
-
-func (bs *blockSet) walkUnary(u *Unary, w bool, in *Block, arg argPred, visit func(*Path, bool)) {
-	w = w && u.Op == "" && len(u.Index) == 0
-	for _, ix := range u.Index {
-		bs.walk(ix, false, in, arg, visit)
-	}
-	p := u.Operand
-	switch {
-	case p.Sub != nil:
-		bs.walk(p.Sub, w, in, arg, visit)
-	case p.List != nil:
-		for _, e := range p.List.Elems {
-			bs.walk(e, false, in, arg, visit)
-		}
-		bs.walk(p.List.Over, false, in, arg, visit)
-	case p.Call != nil:
-		for i, a := range p.Call.Args {
-			bs.walk(a.Value, arg(p.Call, in, i, a), in, arg, visit)
-		}
-	case p.Path != nil:
-		visit(p.Path, w)
-		for _, s := range p.Path.Segs {
-			if s.Index != nil {
-				bs.walk(s.Index, false, in, arg, visit)
-			}
-		}
-	}
-}
+// blockArgPred says whether argument i (a) of call c, made inside block
+// in, stands in the position an inference looks for.
+type blockArgPred func(c *Call, in *Block, i int, a *Arg) bool
 
 // unknownName is the diagnostic for an unbound name outside a weight
 // position. known lists the names in scope, for the did-you-mean.

@@ -114,7 +114,7 @@ func TestLowerErrorsCarryPositions(t *testing.T) {
 		}
 	}
 	_, err = lower.Lower(g, options())
-	if err == nil || !strings.HasPrefix(err.Error(), "llama.arch:53:12: model.layers.0.mlp.down_proj (prefill_16): stablehlo.dot_general: contracting dimension") {
+	if err == nil || !strings.HasPrefix(err.Error(), "llama.arch:59:25: model.layers.0.mlp.down_proj (prefill_16): stablehlo.dot_general: contracting dimension") {
 		t.Errorf("ill-typed dot_general: got %v", err)
 	}
 
@@ -132,7 +132,7 @@ func TestLowerErrorsCarryPositions(t *testing.T) {
 	o := options()
 	o.WeightDTypes = map[string]string{"model.norm.weight": "q9_9"}
 	_, err = lower.Lower(g, o)
-	if err == nil || !strings.HasPrefix(err.Error(), "llama.arch:62:27: weight model.norm.weight: unknown storage format") {
+	if err == nil || !strings.HasPrefix(err.Error(), "llama.arch:67:27: weight model.norm.weight: unknown storage format") {
 		t.Errorf("unknown storage format: got %v", err)
 	}
 }

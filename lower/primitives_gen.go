@@ -75,6 +75,16 @@ var primitiveRows = []*primitive{
 	row("full_like", decodedFullLike, lowerDecodedFullLike, false, tensor("x"), scalar("value")),
 	// pow: out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)
 	row("pow", decodedPow, lowerDecodedPow, false, tensor("x"), scalar("exponent")),
+	// div: out = x / y
+	row("div", inferElementwise, lowerBinary("stablehlo.divide"), false, tensor("x"), tensor("y")),
+	// mean: out = Σ x / d over the last axis, kept as size 1 (axis -1 only)
+	row("mean", decodedMean, lowerDecodedMean, false, tensor("x"), scalar("axis")),
+	// rsqrt: out = 1 / √x
+	row("rsqrt", inferUnaryF32, lowerUnaryOp("stablehlo.rsqrt"), false, tensor("x")),
+	// sqrt: out = √x
+	row("sqrt", inferUnaryF32, lowerUnaryOp("stablehlo.sqrt"), false, tensor("x")),
+	// affine: out = x · (w + offset) (+ b) over the last dimension
+	row("affine", decodedAffine, lowerDecodedAffine, false, tensor("x"), module("weight"), optional("offset"), optional("bias")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -608,6 +618,67 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x → same",
 		Signature: "pow(x, exponent)",
 		Types:     map[string]string{"exponent": "float"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.div; the .arch operator tensor / tensor",
+		Math:      "out = x / y",
+		Name:      "div",
+		Shapes:    "x, y of the same rank; a size-1 dimension of one stretches to the other's (torch broadcasting) → the broadcast shape",
+		Signature: "div(x, y)",
+		Types:     map[string]string{},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.mean(x, -1, keepdim=True)",
+		Math:      "out = Σ x / d over the last axis, kept as size 1 (axis -1 only)",
+		Name:      "mean",
+		Shapes:    "x [..., d] f32 → [..., 1] f32",
+		Signature: "mean(x, axis)",
+		Types:     map[string]string{"axis": "int"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.rsqrt",
+		Math:      "out = 1 / √x",
+		Name:      "rsqrt",
+		Shapes:    "x f32 → same",
+		Signature: "rsqrt(x)",
+		Types:     map[string]string{},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.sqrt",
+		Math:      "out = √x",
+		Name:      "sqrt",
+		Shapes:    "x f32 → same",
+		Signature: "sqrt(x)",
+		Types:     map[string]string{},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "0.0",
+			Doc:     "added to the weight first (1.0: NemotronLayerNorm1p's and GemmaRMSNorm's 1 + w)",
+			Name:    "offset",
+		}, {
+			Default: "false",
+			Doc:     "true: also reads <module>.bias [d] and adds it",
+			Name:    "bias",
+		}},
+		Cache:     false,
+		HF:        "a norm's elementwise affine: torch.nn.LayerNorm's weight and bias, NemotronLayerNorm1p's weight + 1",
+		Math:      "out = x · (w + offset) (+ b) over the last dimension",
+		Name:      "affine",
+		Shapes:    "x [..., d] f32 → same; weight [d], bias [d] (bias: true)",
+		Signature: "affine(x, weight, offset:, bias:)",
+		Types: map[string]string{
+			"bias":   "bool",
+			"offset": "float",
+		},
 	},
 }
 
@@ -1153,6 +1224,44 @@ func decodePowAttrs(n *ir.Node) (*PowAttrs, error) {
 	return a, nil
 }
 
+// MeanAttrs are the attributes of mean, decoded and checked once by decodeMeanAttrs when the IR builder runs the shape rule.
+type MeanAttrs struct {
+	Axis int64 // axis
+}
+
+// decodeMeanAttrs reads n.Attrs (the evaluated arguments) into MeanAttrs; an error names the attribute and what it must be.
+func decodeMeanAttrs(n *ir.Node) (*MeanAttrs, error) {
+	a := &MeanAttrs{}
+	var err error
+	if a.Axis, err = decodeInt("axis", n.Attrs["axis"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// AffineAttrs are the attributes of affine, decoded and checked once by decodeAffineAttrs when the IR builder runs the shape rule.
+type AffineAttrs struct {
+	Offset float64 // offset: added to the weight first (1.0: NemotronLayerNorm1p's and GemmaRMSNorm's 1 + w)
+	Bias   bool    // bias: true: also reads <module>.bias [d] and adds it
+}
+
+// decodeAffineAttrs reads n.Attrs (the evaluated arguments) into AffineAttrs; an error names the attribute and what it must be.
+func decodeAffineAttrs(n *ir.Node) (*AffineAttrs, error) {
+	a := &AffineAttrs{Offset: 0.0}
+	var err error
+	if v := n.Attrs["offset"]; v != nil {
+		if a.Offset, err = decodeFloat("offset", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["bias"]; v != nil {
+		if a.Bias, err = decodeBool("bias", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 // decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
 func decodedEmbedding(n *ir.Node) error {
 	a, err := decodeEmbeddingAttrs(n)
@@ -1493,4 +1602,42 @@ func lowerDecodedPow(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerPow(f, n, a)
+}
+
+// decodedMean is mean's shape rule: it decodes the attributes once (decodeMeanAttrs), keeps them on the node and runs inferMean.
+func decodedMean(n *ir.Node) error {
+	a, err := decodeMeanAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferMean(n, a)
+}
+
+// lowerDecodedMean is mean's lowering: lowerMean with the attributes the shape rule decoded.
+func lowerDecodedMean(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*MeanAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerMean(f, n, a)
+}
+
+// decodedAffine is affine's shape rule: it decodes the attributes once (decodeAffineAttrs), keeps them on the node and runs inferAffine.
+func decodedAffine(n *ir.Node) error {
+	a, err := decodeAffineAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferAffine(n, a)
+}
+
+// lowerDecodedAffine is affine's lowering: lowerAffine with the attributes the shape rule decoded.
+func lowerDecodedAffine(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*AffineAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerAffine(f, n, a)
 }

@@ -3,6 +3,7 @@ package ggufmap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/archc/archc/rt/gguf"
 	"os"
 	"path/filepath"
@@ -84,7 +85,7 @@ func TestConfigFamilies(t *testing.T) {
 		c := evalConfig(t, m)
 		if m.Family != "gemma3" || m.Config["model_type"] != "gemma3_text" || c["head_dim"] != int64(32) || c["query_pre_attn_scalar"] != 32.0 ||
 			c["sliding_window"] != int64(16) || c["rope_local_base_freq"] != 10000.0 || c["rope_theta"] != 1e6 ||
-			c["tie_word_embeddings"] != true || c["layer_types"] != nil || c["sliding_window_pattern"] != int64(6) ||
+			c["tie_word_embeddings"] != true || fmt.Sprint(c["layer_types"]) != "[sliding_attention sliding_attention sliding_attention sliding_attention sliding_attention full_attention sliding_attention sliding_attention sliding_attention sliding_attention sliding_attention full_attention]" || c["sliding_window_pattern"] != int64(6) ||
 			c["hidden_activation"] != "gelu_pytorch_tanh" || c["final_logit_softcapping"] != nil {
 			t.Errorf("gemma3 config: %v (raw %v)", c, m.Config)
 		}

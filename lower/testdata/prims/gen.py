@@ -838,6 +838,52 @@ def cases():
             x = randn(r, (b, s, 6), 3)
             want = x * x if n == 2 else (x * x) * x  # float32 products, as torch's pow kernel
             c.call(b, s, [x], want.astype(f64))
+    out.extend(norm_part_cases(B, S))
+    return out
+
+
+def norm_part_cases(B, S):
+    """The pieces a norm is written from in .arch: div, mean, rsqrt, sqrt,
+    affine (lower/prim_normparts.go)."""
+    out = []
+    r = rng("div")
+    c = Case("div", "div", "out = x / y with y's size-1 last dimension stretched (torch broadcasting: "
+             "a [..., d] tensor over a [..., 1] one, as x / sqrt(var)).",
+             [("x", "f32", [B, S, 4]), ("y", "f32", [B, S, 1])], [B, S, 4])
+    for b, s in [(2, 3), (1, 1)]:
+        x, y = randn(r, (b, s, 4)), (np.abs(randn(r, (b, s, 1))) + 0.5).astype(f32)
+        c.call(b, s, [x, y], x.astype(f64) / y.astype(f64))
+    out.append(c)
+    r = rng("mean")
+    c = Case("mean", "mean", "out = mean(x) over the last axis, kept as size 1 (torch.mean(x, -1, keepdim=True)).",
+             [("x", "f32", [B, S, 6])], [B, S, 1], attrs={"axis": -1})
+    for b, s in [(2, 3), (1, 1)]:
+        x = randn(r, (b, s, 6), 3)
+        c.call(b, s, [x], x.astype(f64).mean(-1, keepdims=True))
+    out.append(c)
+    for name, ref in [("rsqrt", lambda x: 1 / np.sqrt(x)), ("sqrt", np.sqrt)]:
+        r = rng(name)
+        c = Case(name, name, "out = %s, elementwise (torch.%s), on positive x." % (
+            "1/√x" if name == "rsqrt" else "√x", name), [("x", "f32", [B, S, 6])], [B, S, 6])
+        for b, s in [(2, 3), (1, 1)]:
+            x = (np.abs(randn(r, (b, s, 6), 3)) + 0.01).astype(f32)
+            c.call(b, s, [x], ref(x.astype(f64)))
+        out.append(c)
+    for name, attrs in [("affine", {}), ("affine_1p_bias", {"offset": 1.0, "bias": True})]:
+        r = rng(name)
+        offset, bias = attrs.get("offset", 0.0), attrs.get("bias", False)
+        c = Case(name, "affine", "out = x·(w + %g)%s over the last dimension (a norm's affine; offset 1 with a "
+                 "bias: NemotronLayerNorm1p's weight + 1 and bias)." % (offset, " + b" if bias else ""),
+                 [("x", "f32", [B, S, 8])], [B, S, 8], attrs=attrs)
+        w = c.weight("weight", randn(r, (8,), 0.5))
+        bv = c.weight("bias", randn(r, (8,), 0.5)) if bias else None
+        for b, s in [(1, 3), (2, 1)]:
+            x = randn(r, (b, s, 8))
+            want = x.astype(f64) * (w.astype(f64) + f64(f32(offset)))
+            if bias:
+                want = want + bv.astype(f64)
+            c.call(b, s, [x], want)
+        out.append(c)
     return out
 
 
