@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt/ireetool"
 	"github.com/archc/archc/rt/kernels"
 )
@@ -61,7 +62,7 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 		}
 	}
 	if opts.Plan.Lower.Kernels == nil && !opts.NoKernels {
-		k, err := kernels.Build(ctx, cacheDir)
+		k, err := Kernels(ctx, cacheDir)
 		if err != nil {
 			return nil, err
 		}
@@ -114,4 +115,15 @@ func EOS(p *Plan) ([]int32, error) {
 		eos = ggufEndTokens(p.GGUF.File, eos)
 	}
 	return eos, nil
+}
+
+// Kernels builds archc's hand-written matmul kernels for this CPU
+// (rt/kernels, cached under cacheDir) as the lowering takes them; nil, nil
+// on a CPU they do not support. Errors as kernels.Build.
+func Kernels(ctx context.Context, cacheDir string) (*lower.Kernels, error) {
+	obj, err := kernels.Build(ctx, cacheDir)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	return (*lower.Kernels)(obj), nil
 }

@@ -54,7 +54,7 @@ var ggufFuncs = map[string]ggufFunc{
 }
 
 // GGUFTransforms are the load transforms a gguf section may name, with
-// their (integer) parameters. Each is implemented once, in package rt/gguf,
+// their (integer) parameters. Each is implemented once, in package driver/ggufmap,
 // and undoes one way llama.cpp's converter stores a tensor.
 var GGUFTransforms = map[string][]string{
 	"unpermute_qk": {"heads"},         // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back

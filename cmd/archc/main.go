@@ -23,8 +23,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/alecthomas/kong"
-
-	"github.com/archc/archc/rt/kernels"
 )
 
 type cli struct {
@@ -52,7 +50,7 @@ func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if opts.Lower.Kernels, err = kernels.Build(ctx, dir); err != nil {
+		if opts.Lower.Kernels, err = driver.Kernels(ctx, dir); err != nil {
 			return nil, err
 		}
 	}

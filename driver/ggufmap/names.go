@@ -53,7 +53,7 @@ func resolveTransforms(name string, calls []dsl.GGUFTransformCall) (transform, e
 	for _, c := range calls {
 		apply, ok := transforms[c.Name]
 		if !ok {
-			return tr, fmt.Errorf("%s:%d:%d: transform %s has no implementation in rt/gguf", c.Pos.Filename, c.Pos.Line, c.Pos.Column, c.Name)
+			return tr, fmt.Errorf("%s:%d:%d: transform %s has no implementation in driver/ggufmap", c.Pos.Filename, c.Pos.Line, c.Pos.Column, c.Name)
 		}
 		if seen[c.Name] {
 			return tr, fmt.Errorf("%s:%d:%d: transform %s applies to tensor %q twice (two patterns match it)", c.Pos.Filename, c.Pos.Line, c.Pos.Column, c.Name, name)

@@ -11,12 +11,9 @@ const mod = "github.com/archc/archc/"
 
 var (
 	// formats are the leaf packages: they link no other archc package
-	// (rt/ireetool, which runs iree-compile and finds the venv, is a leaf
-	// tool both sides use).
-	formats = []string{"rt/formats", "rt/gguf", "rt/weights", "rt/tensor", "rt/abi", "rt/ireetool"}
-	// driverPkgs plan and compile models; besides driver/..., the kernel
-	// build (rt/kernels) belongs here: it needs the compiler's types.
-	driverPkgs = []string{"rt/kernels"}
+	// (rt/ireetool, which runs iree-compile and finds the venv, and
+	// rt/kernels, which builds the CPU kernels with zig, are leaf tools).
+	formats = []string{"rt/formats", "rt/gguf", "rt/weights", "rt/tensor", "rt/abi", "rt/ireetool", "rt/kernels"}
 )
 
 // layer names the layer of an archc package (module-relative path):
@@ -28,7 +25,7 @@ func layer(p string) string {
 	switch {
 	case slices.Contains(formats, p):
 		return "format"
-	case slices.Contains(driverPkgs, p) || under("driver"):
+	case under("driver"):
 		return "driver"
 	case under("dsl") || under("lower") || under("codegen"):
 		return "compiler"

@@ -1,8 +1,9 @@
 // Package kernels builds archc's hand-written CPU matmul kernels
 // (csrc/matmul_avx2.c: y = x·Wᵀ with W in its stored GGUF block format or
-// f16/bf16, f32 activations and accumulation) into LLVM bitcode for
-// lower.Kernels, which embeds it in the compiled module as IREE custom
-// dispatches.
+// f16/bf16, f32 activations and accumulation) into LLVM bitcode (Object),
+// which the compiler embeds in the compiled module as IREE custom
+// dispatches (driver.Kernels makes it a lower.Kernels; this package links
+// none of the compiler).
 //
 // The C compiler is zig's clang (`zig cc`, PyPI package ziglang, installed
 // into the project venv by scripts/setup.sh): it emits bitcode that IREE's
@@ -31,8 +32,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/cpu"
-
-	"github.com/archc/archc/lower"
 )
 
 //go:embed csrc/matmul_avx2.c
@@ -69,12 +68,24 @@ func Supported() (bool, string) {
 // ErrNoCompiler means zig (the kernels' C compiler) is not installed.
 var ErrNoCompiler = errors.New("kernels: zig not found in the IREE venv: run scripts/setup.sh (it installs the PyPI package ziglang)")
 
+// Object is the built kernels and what a lowering needs to call them; its
+// fields are lower.Kernels' (a conversion between the two is exact).
+type Object struct {
+	Bitcode []byte   // LLVM bitcode defining archc_mm_<format> for each format
+	Formats []string // storage formats with a kernel (rt/formats names)
+	Rows    int64    // output columns per workgroup
+	MaxK    int64    // longest row (elements) a kernel accepts
+	// Target names the kernels' CPU requirement, for the module's readers
+	// (e.g. "x86_64 avx2+fma+f16c").
+	Target string
+}
+
 // Build returns the kernels for this CPU, compiling them on first use
 // (cached under cacheDir/kernels). It returns nil, nil on a CPU the kernels
 // do not support (see Supported). Errors: no compiler (ErrNoCompiler), a
 // compile failure (with the compiler's first lines), an unwritable cache,
 // or ctx ending.
-func Build(ctx context.Context, cacheDir string) (*lower.Kernels, error) {
+func Build(ctx context.Context, cacheDir string) (*Object, error) {
 	if ok, _ := Supported(); !ok {
 		return nil, nil
 	}
@@ -101,7 +112,7 @@ func Build(ctx context.Context, cacheDir string) (*lower.Kernels, error) {
 			return nil, err
 		}
 	}
-	return &lower.Kernels{Bitcode: bc, Formats: Formats, Rows: Rows, MaxK: MaxK, Target: targetDesc}, nil
+	return &Object{Bitcode: bc, Formats: Formats, Rows: Rows, MaxK: MaxK, Target: targetDesc}, nil
 }
 
 // compile runs zig cc on the embedded source and installs the bitcode at

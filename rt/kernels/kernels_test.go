@@ -159,10 +159,11 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 	if ok, why := Supported(); !ok {
 		t.Skip(why)
 	}
-	k, err := Build(context.Background(), t.TempDir())
+	obj, err := Build(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	k := (*lower.Kernels)(obj)
 	const N, K = 70, 512
 	Ms := []int64{1, 6}
 	r := rand.New(rand.NewPCG(1, 2))
