@@ -80,6 +80,59 @@ var fields = []struct {
 	{"/v1/chat/completions", "response_format", refused, []string{`{"type":"text"}`}, "issue 20 part 2 (h-tools)"},
 	{"/v1/chat/completions", "reasoning_effort", refused, nil, "issue 20 part 3 (h-tools)"},
 	{"/v1/chat/completions", "logit_bias", refused, []string{"{}"}, "issue 20 part 3 (h-tools)"},
+
+	{"/v1/responses", "model", noEffect, nil, "one model per server: any id is served by it"},
+	{"/v1/responses", "input", implemented, nil, "a string, or messages with text content (input_text, output_text parts)"},
+	{"/v1/responses", "instructions", implemented, nil, "a system turn; not carried over by previous_response_id"},
+	{"/v1/responses", "previous_response_id", implemented, nil, "the last 1000 stored responses, in memory"},
+	{"/v1/responses", "store", implemented, nil, "in memory, for previous_response_id and GET /v1/responses/{id}"},
+	{"/v1/responses", "max_output_tokens", implemented, nil, ""},
+	{"/v1/responses", "temperature", implemented, nil, ""},
+	{"/v1/responses", "top_p", implemented, nil, ""},
+	{"/v1/responses", "stream", implemented, nil, "the Responses API's events"},
+	{"/v1/responses", "metadata", noEffect, nil, "returned with the response"},
+	{"/v1/responses", "user", noEffect, nil, ""},
+	{"/v1/responses", "service_tier", noEffect, nil, ""},
+	{"/v1/responses", "prompt_cache_key", noEffect, nil, "prefix caching is automatic"},
+	{"/v1/responses", "safety_identifier", noEffect, nil, ""},
+	{"/v1/responses", "parallel_tool_calls", noEffect, nil, "no tools"},
+	{"/v1/responses", "stream_options", noEffect, nil, ""},
+	{"/v1/responses", "tools", refused, []string{"[]"}, "tool calls are issue 20 part 1"},
+	{"/v1/responses", "tool_choice", refused, []string{`"none"`, `"auto"`}, "tool calls are issue 20 part 1"},
+	{"/v1/responses", "max_tool_calls", refused, nil, "no tools"},
+	{"/v1/responses", "text", refused, []string{`{"format":{"type":"text"}}`}, "structured output is issue 20 part 2"},
+	{"/v1/responses", "reasoning", refused, nil, ""},
+	{"/v1/responses", "truncation", refused, []string{`"disabled"`}, "a prompt beyond the context is a 400"},
+	{"/v1/responses", "include", refused, []string{"[]"}, ""},
+	{"/v1/responses", "top_logprobs", refused, []string{"0"}, ""},
+	{"/v1/responses", "background", refused, []string{"false"}, ""},
+	{"/v1/responses", "conversation", refused, nil, "use previous_response_id"},
+	{"/v1/responses", "prompt", refused, nil, "no stored prompt templates"},
+
+	{"/v1/messages", "model", noEffect, nil, "one model per server: any id is served by it"},
+	{"/v1/messages", "max_tokens", implemented, nil, "required"},
+	{"/v1/messages", "messages", implemented, nil, "user and assistant turns, text content"},
+	{"/v1/messages", "system", implemented, nil, "a string or text blocks"},
+	{"/v1/messages", "stop_sequences", implemented, nil, "at most 4"},
+	{"/v1/messages", "temperature", implemented, nil, ""},
+	{"/v1/messages", "top_p", implemented, nil, ""},
+	{"/v1/messages", "top_k", implemented, nil, ""},
+	{"/v1/messages", "stream", implemented, nil, "the Messages API's events"},
+	{"/v1/messages", "metadata", noEffect, nil, ""},
+	{"/v1/messages", "service_tier", noEffect, nil, ""},
+	{"/v1/messages", "tools", refused, []string{"[]"}, "tool calls are issue 20 part 1"},
+	{"/v1/messages", "tool_choice", refused, nil, "tool calls are issue 20 part 1"},
+	{"/v1/messages", "thinking", refused, []string{`{"type":"disabled"}`}, ""},
+	{"/v1/messages", "mcp_servers", refused, []string{"[]"}, ""},
+	{"/v1/messages", "container", refused, nil, ""},
+	{"/v1/messages", "context_management", refused, nil, ""},
+
+	{"/v1/messages/count_tokens", "model", noEffect, nil, ""},
+	{"/v1/messages/count_tokens", "messages", implemented, nil, ""},
+	{"/v1/messages/count_tokens", "system", implemented, nil, ""},
+	{"/v1/messages/count_tokens", "tools", refused, []string{"[]"}, "tool calls are issue 20 part 1"},
+	{"/v1/messages/count_tokens", "tool_choice", refused, nil, "tool calls are issue 20 part 1"},
+	{"/v1/messages/count_tokens", "thinking", refused, []string{`{"type":"disabled"}`}, ""},
 }
 
 // archcFields are the request fields archc adds to both completion
@@ -117,7 +170,7 @@ func checkFields(endpoint string, top map[string]json.RawMessage) ([]string, err
 				return nil, badRequest(name, "%s is not supported by this server%s; leave it out", name, why)
 			}
 		}
-		if !found && !slices.Contains(archcFields, name) {
+		if !found && !(slices.Contains(archcFields, name) && (endpoint == "/v1/completions" || endpoint == "/v1/chat/completions")) {
 			unknown = append(unknown, name)
 		}
 	}

@@ -90,7 +90,11 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 			err = h(rec, r)
 		}
 		if err != nil && !rec.wrote { // else a stream already started; its end says what happened
-			writeError(rec, err)
+			if strings.HasPrefix(endpoint, "/v1/messages") {
+				anthropicError(rec, err)
+			} else {
+				writeError(rec, err)
+			}
 		}
 		s.metrics.requests.WithLabelValues(endpoint, fmt.Sprint(rec.status)).Inc()
 		ri.mu.Lock()

@@ -56,6 +56,7 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	handler http.Handler
+	stored  responseStore // /v1/responses kept for previous_response_id
 
 	mu     sync.RWMutex
 	model  *rt.Model
@@ -70,6 +71,10 @@ var routes = []struct{ method, path string }{
 	{"GET", "/v1/models/{id}"},
 	{"POST", "/v1/completions"},
 	{"POST", "/v1/chat/completions"},
+	{"POST", "/v1/responses"},
+	{"GET", "/v1/responses/{id}"},
+	{"POST", "/v1/messages"},
+	{"POST", "/v1/messages/count_tokens"},
 	{"POST", "/tokenize"},
 	{"POST", "/detokenize"},
 	{"GET", "/health"},
@@ -98,6 +103,10 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/models/{id}", s.api(s.modelByID))
 	s.mux.HandleFunc("POST /v1/completions", s.api(s.completions))
 	s.mux.HandleFunc("POST /v1/chat/completions", s.api(s.chatCompletions))
+	s.mux.HandleFunc("POST /v1/responses", s.api(s.responses))
+	s.mux.HandleFunc("GET /v1/responses/{id}", s.api(s.getResponse))
+	s.mux.HandleFunc("POST /v1/messages", s.api(s.messages))
+	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.api(s.countTokens))
 	s.mux.HandleFunc("POST /tokenize", s.api(s.tokenize))
 	s.mux.HandleFunc("POST /detokenize", s.api(s.detokenize))
 	pageRoutes(s.mux)
