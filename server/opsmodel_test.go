@@ -327,4 +327,3 @@ func TestOps(t *testing.T) {
 		t.Errorf("vllm:kv_cache_usage_perc %v after the request, want 0", v)
 	}
 }
-
