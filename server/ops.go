@@ -89,7 +89,8 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 		default:
 			err = h(rec, r)
 		}
-		if err != nil && !rec.wrote { // else a stream already started; its end says what happened
+		midStream := err != nil && rec.wrote // a stream already started; its end says what happened
+		if err != nil && !rec.wrote {
 			if strings.HasPrefix(endpoint, "/v1/messages") {
 				anthropicError(rec, err)
 			} else {
@@ -111,9 +112,12 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 		if err != nil {
 			attrs = append(attrs, "error", err.Error())
 		}
-		if rec.status >= 500 || err != nil && rec.wrote {
+		switch {
+		case rec.status >= 500 || midStream:
 			s.log.Error("request", attrs...)
-		} else {
+		case rec.status >= 400:
+			s.log.Warn("request", attrs...)
+		default:
 			s.log.Info("request", attrs...)
 		}
 	}

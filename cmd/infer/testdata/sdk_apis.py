@@ -28,13 +28,20 @@ text = r.output_text
 check(isinstance(text, str), "output_text")
 
 # The same request streamed: the deltas make the same text; events in order.
+# (The SDK's stream helper wants response.completed; a response cut by
+# max_output_tokens ends with response.incomplete, as OpenAI's does.)
 types, deltas = [], []
-with oc.responses.stream(model="m", input="Say hi.", instructions="Answer briefly.", max_output_tokens=8, temperature=0) as s:
+with oc.responses.create(model="m", input="Say hi.", instructions="Answer briefly.", max_output_tokens=8, temperature=0, stream=True) as s:
     for ev in s:
         types.append(ev.type)
         if ev.type == "response.output_text.delta":
             deltas.append(ev.delta)
-    final = s.get_final_response()
+        if ev.type in ("response.completed", "response.incomplete"):
+            final = ev.response
+with oc.responses.stream(model="m", input="Say hi.", max_output_tokens=200, temperature=0) as s:
+    streamed = "".join(ev.delta for ev in s if ev.type == "response.output_text.delta")
+    full = s.get_final_response()
+check(full.status == "completed" and full.output_text == streamed, f"stream helper: {full.status} {full.output_text!r} vs {streamed!r}")
 check("".join(deltas) == text == final.output_text, f"streamed {''.join(deltas)!r} / final {final.output_text!r} vs {text!r}")
 check(types[0] == "response.created" and types[-1] in ("response.completed", "response.incomplete"), f"event types {types}")
 check("response.output_item.added" in types and "response.output_text.done" in types, f"event types {types}")
@@ -60,14 +67,15 @@ except openai.BadRequestError as e:
 
 ac = anthropic.Anthropic(base_url=url, api_key=key, max_retries=0)
 msgs = [{"role": "user", "content": "Say hi."}]
+greedy = {"temperature": 0}  # this client no longer has the parameter; the server still takes it
 
 # Messages: text, usage equal to count_tokens, the stream equal to the answer.
-m = ac.messages.create(model="m", max_tokens=8, system="Answer briefly.", messages=msgs, temperature=0)
+m = ac.messages.create(model="m", max_tokens=8, system="Answer briefly.", messages=msgs, extra_body=greedy)
 check(m.type == "message" and m.role == "assistant" and m.content[0].type == "text", f"messages.create: {m}")
 check(m.stop_reason in ("end_turn", "max_tokens"), f"stop_reason {m.stop_reason}")
 n = ac.messages.count_tokens(model="m", system="Answer briefly.", messages=msgs).input_tokens
 check(m.usage.input_tokens == n and n > 0, f"usage {m.usage} vs count_tokens {n}")
-with ac.messages.stream(model="m", max_tokens=8, system="Answer briefly.", messages=msgs, temperature=0) as st:
+with ac.messages.stream(model="m", max_tokens=8, system="Answer briefly.", messages=msgs, extra_body=greedy) as st:
     streamed = "".join(st.text_stream)
     fm = st.get_final_message()
 mtext = m.content[0].text
@@ -77,7 +85,7 @@ check(fm.stop_reason == m.stop_reason and fm.usage.output_tokens == m.usage.outp
 # A stop sequence taken from the answer ends it there.
 stop = next((c for c in mtext[1:] if c.isalnum()), None)
 if stop:
-    ms = ac.messages.create(model="m", max_tokens=8, system="Answer briefly.", messages=msgs, temperature=0, stop_sequences=[stop])
+    ms = ac.messages.create(model="m", max_tokens=8, system="Answer briefly.", messages=msgs, extra_body=greedy, stop_sequences=[stop])
     check(ms.stop_reason == "stop_sequence" and ms.stop_sequence == stop and ms.content[0].text == mtext[:mtext.index(stop)],
           f"stop_sequences [{stop!r}]: {ms.stop_reason} {ms.stop_sequence!r} {ms.content[0].text!r} (answer {mtext!r})")
 
