@@ -527,7 +527,7 @@ func (s *Server) logprob(text *rt.Text, ev engine.Event) tokenLogprob {
 // chatPrompt renders messages with the model's chat template.
 func chatPrompt(text *rt.Text, msgs []message) ([]int32, error) {
 	if text == nil || text.ChatTemplate == "" {
-		return nil, badRequest("messages", "the model has no chat template; use /v1/completions")
+		return nil, badRequest("messages", "the model has no chat template: start the server with --chat-template FILE, or use /v1/completions")
 	}
 	if len(msgs) == 0 {
 		return nil, badRequest("messages", "messages must not be empty")
