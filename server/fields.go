@@ -37,7 +37,7 @@ var fields = []struct {
 	{"/v1/completions", "stream", implemented, nil, ""},
 	{"/v1/completions", "stream_options", implemented, nil, "include_usage"},
 	{"/v1/completions", "logprobs", implemented, nil, "0 to 20 alternatives"},
-	{"/v1/completions", "echo", implemented, nil, "the prompt as given, without the BOS the tokenizer adds"},
+	{"/v1/completions", "echo", implemented, nil, "the prompt as given, without the BOS the tokenizer adds; not with logprobs (a 400: prompt logprobs are not computed)"},
 	{"/v1/completions", "frequency_penalty", implemented, nil, ""},
 	{"/v1/completions", "presence_penalty", implemented, nil, ""},
 	{"/v1/completions", "n", implemented, nil, "1 to the server's limit (--max-n)"},
@@ -201,6 +201,9 @@ func checkFields(endpoint string, top map[string]json.RawMessage) ([]string, err
 	}
 	if !known {
 		return nil, nil // an endpoint the table does not cover
+	}
+	if endpoint == "/v1/completions" && string(top["echo"]) == "true" && !isNoop(top["logprobs"], nil) {
+		return nil, badRequest("echo", "echo with logprobs: the prompt's logprobs are not computed; leave out one of them")
 	}
 	return unknown, nil
 }
