@@ -202,7 +202,7 @@ func checkFields(endpoint string, top map[string]json.RawMessage) ([]string, err
 	if !known {
 		return nil, nil // an endpoint the table does not cover
 	}
-	if endpoint == "/v1/completions" && string(top["echo"]) == "true" && !isNoop(top["logprobs"], nil) {
+	if lp, ok := top["logprobs"]; ok && endpoint == "/v1/completions" && string(top["echo"]) == "true" && !isNoop(lp, nil) {
 		return nil, badRequest("echo", "echo with logprobs: the prompt's logprobs are not computed; leave out one of them")
 	}
 	return unknown, nil

@@ -158,6 +158,7 @@ func TestBodyChecks(t *testing.T) {
 		{"/v1/completions", `{"prompt": "x", "some_new_field": 1}`, 503, nil, "loading"},
 		{"/v1/completions", `{"prompt": "x", "echo": true, "logprobs": 2}`, 400, "echo", "echo with logprobs"},
 		{"/v1/completions", `{"prompt": "x", "echo": true, "logprobs": null}`, 503, nil, "loading"},
+		{"/v1/completions", `{"prompt": "x", "echo": true}`, 503, nil, "loading"},
 	} {
 		code, _, out := do(t, h, "POST", c.path, c.body)
 		msg, param := errMessage(out)

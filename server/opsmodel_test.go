@@ -180,8 +180,11 @@ func TestOps(t *testing.T) {
 
 	// echo: the prompt without the BOS.
 	code, out = post(t, url+"/v1/completions", `{"prompt": [1, 81, 17], "max_tokens": 1, "echo": true}`)
-	if got, _ := out["choices"].([]any)[0].(map[string]any)["text"].(string); code != 200 || !strings.HasPrefix(got, "a!") {
-		t.Errorf("echo of [BOS, a, !]: %d %q, want the text to start with \"a!\"", code, got)
+	if code != 200 {
+		t.Fatalf("echo: %d %v", code, out)
+	}
+	if got, _ := out["choices"].([]any)[0].(map[string]any)["text"].(string); !strings.HasPrefix(got, "a!") {
+		t.Errorf("echo of [BOS, a, !]: %q, want the text to start with \"a!\"", got)
 	}
 
 	// tokenize and detokenize.
