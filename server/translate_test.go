@@ -198,3 +198,29 @@ func FuzzInvalidUTF8Field(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckFields: the fields table and n's check, on any JSON object, for
+// every endpoint: nil, or a 400 naming a field.
+func FuzzCheckFields(f *testing.F) {
+	for _, s := range []string{`{"n": 2, "best_of": 1}`, `{"tools": [], "store": false, "modalities": ["text"]}`, `{"echo": true, "logprobs": 0}`,
+		`{"n": "x", "audio": {}}`, `{"n": 1e9}`, `{"thinking": {"type": "disabled"}, "truncation": "auto"}`} {
+		f.Add([]byte(s))
+	}
+	endpoints := []string{"/v1/completions", "/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens", "/tokenize"}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var top map[string]json.RawMessage
+		if json.Unmarshal(body, &top) != nil {
+			return
+		}
+		for _, ep := range endpoints {
+			_, err := checkFields(ep, top)
+			if _, nerr := nChoices(top, 8); nerr != nil {
+				err = nerr
+			}
+			var ae *apiError
+			if err != nil && (!errors.As(err, &ae) || ae.Status != 400 || ae.Param == nil) {
+				t.Fatalf("%s %s: %#v", ep, body, err)
+			}
+		}
+	})
+}
