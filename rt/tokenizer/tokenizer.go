@@ -245,11 +245,6 @@ func (t *Tokenizer) Decode(ids []int32) string {
 	return b.String()
 }
 
-// TokenBytes returns the bytes token id stands for in decoded text (a
-// part of a multi-byte character for some byte-level and byte-fallback
-// tokens), or nil if id is out of range.
-func (t *Tokenizer) TokenBytes(id int32) []byte { return t.tokenBytes(id) }
-
 // tokenBytes returns the bytes token id stands for.
 func (t *Tokenizer) tokenBytes(id int32) []byte {
 	if id < 0 || int(id) >= len(t.tokens) {
