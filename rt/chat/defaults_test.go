@@ -10,7 +10,7 @@ func TestDefaultGemma(t *testing.T) {
 	if !ok {
 		t.Fatal("no built-in template for gemma3")
 	}
-	got, err := Render(tpl, []Message{{"system", "Be brief."}, {"user", " Hi "}, {"assistant", "Hello."}, {"user", "Bye"}}, Options{AddGenerationPrompt: true, BOS: "<bos>"})
+	got, err := Render(tpl, []Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: " Hi "}, {Role: "assistant", Content: "Hello."}, {Role: "user", Content: "Bye"}}, Options{AddGenerationPrompt: true, BOS: "<bos>"})
 	if err != nil {
 		t.Fatal(err)
 	}
