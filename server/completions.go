@@ -113,7 +113,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 	id, created := newID("cmpl-"), time.Now().Unix()
 	echo := ""
 	if req.Echo && text != nil {
-		echo = text.Tokenizer.Decode(ids)
+		echo = echoText(text, req.Prompt, ids)
 	}
 	choice := func(txt string, lps []tokenLogprob, offset int, finish any) map[string]any {
 		c := map[string]any{"index": 0, "text": txt, "logprobs": nil, "finish_reason": finish}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -28,8 +29,10 @@ import (
 type Config struct {
 	// Name is the model id /v1/models lists and responses carry.
 	Name string
-	// APIKey, when set, is required as "Authorization: Bearer KEY" on
-	// every /v1/ call (401 otherwise).
+	// APIKey, when set, is required on every /v1/ call and on /tokenize
+	// and /detokenize, as "Authorization: Bearer KEY" (the scheme in any
+	// case, RFC 7235) or "x-api-key: KEY" (Anthropic's clients); 401
+	// otherwise.
 	APIKey string
 	// MaxBodyBytes bounds a request body (0: 1 MiB).
 	MaxBodyBytes int64
@@ -37,18 +40,45 @@ type Config struct {
 	// (0: 16, OpenAI's default). Chat completions default to the rest of
 	// the context.
 	DefaultMaxTokens int
+	// MaxN bounds a request's n (choices per request; 0: 8).
+	MaxN int
+	// CORSOrigins are the origins browsers may call the API from ("*":
+	// any); none turns CORS off (same-origin only).
+	CORSOrigins []string
+	// Log receives one record per API request (nil: none).
+	Log *slog.Logger
 }
 
 // Server serves the API. It answers 503 until Attach gives it a model.
 type Server struct {
 	cfg     Config
+	log     *slog.Logger
 	metrics *metrics
 	mux     *http.ServeMux
+	handler http.Handler
+	stored  responseStore // /v1/responses kept for previous_response_id
 
 	mu     sync.RWMutex
 	model  *rt.Model
 	text   *rt.Text
 	engine *engine.Engine
+}
+
+// routes are the endpoints the server answers and their methods; notFound
+// names them.
+var routes = []struct{ method, path string }{
+	{"GET", "/v1/models"},
+	{"GET", "/v1/models/{id}"},
+	{"POST", "/v1/completions"},
+	{"POST", "/v1/chat/completions"},
+	{"POST", "/v1/responses"},
+	{"GET", "/v1/responses/{id}"},
+	{"POST", "/v1/messages"},
+	{"POST", "/v1/messages/count_tokens"},
+	{"POST", "/tokenize"},
+	{"POST", "/detokenize"},
+	{"GET", "/health"},
+	{"GET", "/metrics"},
 }
 
 // New returns a server that is not ready yet (see Attach).
@@ -59,29 +89,69 @@ func New(cfg Config) *Server {
 	if cfg.DefaultMaxTokens <= 0 {
 		cfg.DefaultMaxTokens = 16
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux()}
-	s.metrics = newMetrics(s.stats)
+	if cfg.MaxN <= 0 {
+		cfg.MaxN = 8
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, mux: http.NewServeMux()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.metrics = newMetrics(cfg.Name, s.stats)
 	s.mux.HandleFunc("GET /health", s.health)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
-	s.mux.HandleFunc("GET /v1/models", s.auth(s.models))
-	s.mux.HandleFunc("POST /v1/completions", s.auth(s.completions))
-	s.mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chatCompletions))
-	s.mux.Handle("GET /", pageHandler())
-	s.mux.HandleFunc("GET /v1/", s.notFound)
-	s.mux.HandleFunc("POST /v1/", s.notFound)
+	s.mux.HandleFunc("GET /v1/models", s.api(s.models))
+	s.mux.HandleFunc("GET /v1/models/{id}", s.api(s.modelByID))
+	s.mux.HandleFunc("POST /v1/completions", s.api(s.completions))
+	s.mux.HandleFunc("POST /v1/chat/completions", s.api(s.chatCompletions))
+	s.mux.HandleFunc("POST /v1/responses", s.api(s.responses))
+	s.mux.HandleFunc("GET /v1/responses/{id}", s.api(s.getResponse))
+	s.mux.HandleFunc("POST /v1/messages", s.api(s.messages))
+	s.mux.HandleFunc("POST /v1/messages/count_tokens", s.api(s.countTokens))
+	s.mux.HandleFunc("POST /tokenize", s.api(s.tokenize))
+	s.mux.HandleFunc("POST /detokenize", s.api(s.detokenize))
+	pageRoutes(s.mux)
+	s.mux.HandleFunc("/", s.notFound)
+	s.handler = withCORS(s.mux, cfg.CORSOrigins)
 	return s
 }
 
-// notFound answers /v1/ paths no route takes, in OpenAI's error shape:
-// 405 with Allow for a known endpoint called with another method, else 404.
+// routeMatches reports whether path matches a route's pattern (a literal
+// path, or one ending in the wildcard segment "{id}").
+func routeMatches(pattern, path string) bool {
+	prefix, ok := strings.CutSuffix(pattern, "{id}")
+	if !ok {
+		return pattern == path
+	}
+	rest, ok := strings.CutPrefix(path, prefix)
+	return ok && rest != "" && !strings.Contains(rest, "/")
+}
+
+// notFound answers the paths no route takes, in OpenAI's error shape: 405
+// with Allow for a known endpoint called with another method, 404 naming
+// the right path for an endpoint called without its /v1 prefix, else 404.
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	allow := map[string]string{"/v1/models": "GET", "/v1/completions": "POST", "/v1/chat/completions": "POST"}
-	if m, ok := allow[r.URL.Path]; ok {
-		w.Header().Set("Allow", m)
-		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Message: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, m), Type: "invalid_request_error"})
+	var allow []string
+	for _, rt := range routes {
+		if routeMatches(rt.path, r.URL.Path) {
+			allow = append(allow, rt.method)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Message: fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")), Type: "invalid_request_error"})
 		return
 	}
-	writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no endpoint %s (archc serves /v1/models, /v1/completions, /v1/chat/completions)", r.URL.Path), Type: "invalid_request_error"})
+	for _, rt := range routes {
+		if strings.HasPrefix(rt.path, "/v1/") && "/v1"+r.URL.Path == rt.path {
+			writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no endpoint %s: the path is %s", r.URL.Path, rt.path), Type: "invalid_request_error", Code: "unknown_url"})
+			return
+		}
+	}
+	var paths []string
+	for _, rt := range routes {
+		paths = append(paths, rt.method+" "+rt.path)
+	}
+	writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no endpoint %s %s (archc serves %s)", r.Method, r.URL.Path, strings.Join(paths, ", ")), Type: "invalid_request_error", Code: "unknown_url"})
 }
 
 // Attach makes the server ready: m is loaded, text is its tokenizer and
@@ -93,7 +163,7 @@ func (s *Server) Attach(m *rt.Model, text *rt.Text, e *engine.Engine) {
 }
 
 // Handler returns the HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) ready() (*rt.Model, *rt.Text, *engine.Engine, error) {
 	s.mu.RLock()
@@ -112,32 +182,34 @@ func (s *Server) stats() (engine.Stats, bool) {
 	return e.Stats(), true
 }
 
+// health answers 200 {"status": "ok"} when requests can be served, else
+// 503 (healthStatus).
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	if _, _, _, err := s.ready(); err != nil {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte(`{"status":"loading"}` + "\n"))
-		return
-	}
-	w.Write([]byte(`{"status":"ok"}` + "\n"))
+	st, ok := s.stats()
+	code, body := healthStatus(st, ok)
+	writeStatus(w, code, body)
 }
 
-// auth checks the API key of /v1/ calls and counts requests by status.
-func (s *Server) auth(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		defer func() { s.metrics.requests.WithLabelValues(r.URL.Path, fmt.Sprint(rec.status)).Inc() }()
-		if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
-			writeError(rec, &apiError{Status: http.StatusUnauthorized, Message: "missing or wrong API key: send Authorization: Bearer KEY", Type: "invalid_request_error", Code: "invalid_api_key"})
-			return
-		}
-		if err := h(rec, r); err != nil {
-			if rec.wrote {
-				return // a stream already started; its end says what happened
-			}
-			writeError(rec, err)
-		}
+// healthStatus is /health's answer for the engine's state (ok: a model is
+// attached): 503 with status "loading" (no model yet), "restarting" (the
+// worker is being restarted after a failure) or "down" (its restart
+// failed; error says why), else 200 "ok".
+func healthStatus(st engine.Stats, ok bool) (int, map[string]any) {
+	switch {
+	case !ok:
+		return http.StatusServiceUnavailable, map[string]any{"status": "loading"}
+	case st.WorkerDown != nil:
+		return http.StatusServiceUnavailable, map[string]any{"status": "down", "error": st.WorkerDown.Error()}
+	case st.Restarting:
+		return http.StatusServiceUnavailable, map[string]any{"status": "restarting"}
 	}
+	return http.StatusOK, map[string]any{"status": "ok"}
+}
+
+func writeStatus(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
 }
 
 // statusRecorder remembers the status a handler wrote.
@@ -164,13 +236,31 @@ func (r *statusRecorder) Flush() {
 }
 
 func (s *Server) models(w http.ResponseWriter, r *http.Request) error {
-	if _, _, _, err := s.ready(); err != nil {
+	m, _, _, err := s.ready()
+	if err != nil {
 		return err
 	}
-	writeJSON(w, map[string]any{"object": "list", "data": []any{
-		map[string]any{"id": s.cfg.Name, "object": "model", "created": 0, "owned_by": "archc"},
-	}})
+	writeJSON(w, map[string]any{"object": "list", "data": []any{s.modelObject(m)}})
 	return nil
+}
+
+// modelByID is GET /v1/models/{id}: the model if id is its name, else 404.
+func (s *Server) modelByID(w http.ResponseWriter, r *http.Request) error {
+	m, _, _, err := s.ready()
+	if err != nil {
+		return err
+	}
+	if id := r.PathValue("id"); id != s.cfg.Name {
+		return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("the model %q does not exist: this server serves %q", id, s.cfg.Name), Type: "invalid_request_error", Param: "model", Code: "model_not_found"}
+	}
+	writeJSON(w, s.modelObject(m))
+	return nil
+}
+
+// modelObject is OpenAI's model object plus max_model_len (vLLM's name
+// for the context length).
+func (s *Server) modelObject(m *rt.Model) map[string]any {
+	return map[string]any{"id": s.cfg.Name, "object": "model", "created": 0, "owned_by": "archc", "max_model_len": m.MaxLen()}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -309,6 +399,9 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
+	if st := e.Stats(); st.WorkerDown != nil {
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf("the model's worker is down: %v", st.WorkerDown), Type: "server_error"}
+	}
 	events, err := e.Submit(ctx, req)
 	if err != nil {
 		if errors.Is(err, engine.ErrQueueFull) {
@@ -320,6 +413,13 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 		return nil, badRequest("", "%v", err)
 	}
 	res := &result{}
+	var ttft time.Duration
+	defer func() {
+		if res.Finish != "" {
+			s.metrics.finished.WithLabelValues(res.Finish).Inc()
+			info(ctx).add(res, ttft)
+		}
+	}()
 	stop := &rt.StopStrings{Stops: stops}
 	var stream interface {
 		Add(int32) string
@@ -348,7 +448,7 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 		}
 		if ev.Done {
 			res.Finish, res.PromptTokens, res.CompletionTokens, res.CachedTokens = ev.FinishReason, ev.PromptTokens, ev.CompletionTokens, ev.CachedTokens
-			s.metrics.promptTokens.Add(float64(ev.PromptTokens))
+			s.metrics.addPrompt(ev.PromptTokens)
 			if ev.Err != nil {
 				return res, fmt.Errorf("generation failed: %w", ev.Err)
 			}
@@ -356,13 +456,14 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 		}
 		now := time.Now()
 		if first {
-			s.metrics.ttft.Observe(now.Sub(start).Seconds())
+			ttft = now.Sub(start)
+			s.metrics.observeTTFT(ttft.Seconds())
 			first = false
 		} else {
 			s.metrics.itl.Observe(now.Sub(last).Seconds())
 		}
 		last = now
-		s.metrics.generatedTokens.Inc()
+		s.metrics.addGenerated()
 		res.TokenIDs = append(res.TokenIDs, ev.Token)
 		pendingIDs = append(pendingIDs, ev.Token)
 		if req.Sampling.Logprobs || req.Sampling.TopLogprobs > 0 {
@@ -410,8 +511,9 @@ func (s *Server) logprob(text *rt.Text, ev engine.Event) tokenLogprob {
 		if text == nil {
 			return fmt.Sprint(id), nil
 		}
-		t := text.Tokenizer.Decode([]int32{id})
-		return t, []byte(t)
+		// The text is the token decoded alone (U+FFFD for a part of a
+		// multi-byte character); the bytes are the token's own.
+		return text.Tokenizer.Decode([]int32{id}), text.Tokenizer.TokenBytes(id)
 	}
 	t, b := tok(ev.Token)
 	lp := tokenLogprob{Token: t, Bytes: b, Prob: ev.Logprob}
@@ -425,7 +527,7 @@ func (s *Server) logprob(text *rt.Text, ev engine.Event) tokenLogprob {
 // chatPrompt renders messages with the model's chat template.
 func chatPrompt(text *rt.Text, msgs []message) ([]int32, error) {
 	if text == nil || text.ChatTemplate == "" {
-		return nil, badRequest("messages", "the model has no chat template; use /v1/completions")
+		return nil, badRequest("messages", "the model has no chat template: start the server with --chat-template FILE, or use /v1/completions")
 	}
 	if len(msgs) == 0 {
 		return nil, badRequest("messages", "messages must not be empty")

@@ -21,6 +21,7 @@ type generateCmd struct {
 	PromptIDs   string   `xor:"prompt" name:"prompt-ids" help:"Prompt token ids, comma-separated (e.g. 1,2,3); the output is ids too."`
 	Chat        bool     `help:"Wrap the prompt as a user turn with the model's chat template."`
 	System      string   `help:"System turn for --chat."`
+	ChatTmpl    string   `name:"chat-template" help:"Chat template (Jinja, as Hugging Face writes them) for --chat, replacing the model's; a GGUF without one gets a built-in template only for families with one turn format (Gemma)." type:"existingfile"`
 	MaxTokens   int      `default:"64" help:"Generate at most this many new tokens."`
 	Temperature float64  `default:"0" help:"Sampling temperature; 0 is greedy decoding."`
 	TopK        int      `name:"top-k" default:"0" help:"Keep the k most likely tokens (0: off)."`
@@ -310,6 +311,9 @@ func (c *generateCmd) promptTokens() ([]int32, *rt.Text, error) {
 		text, err = rt.LoadText(c.Model)
 	}
 	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := setChatTemplate(text, c.ChatTmpl, c.gguf); err != nil {
 		return nil, nil, err
 	}
 	ids, err := text.EncodePrompt(c.Prompt, c.Chat, c.System)

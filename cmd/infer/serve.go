@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt/engine"
+	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/server"
 )
 
@@ -31,6 +33,10 @@ type serveCmd struct {
 	Threads         int           `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	CallTimeout     time.Duration `name:"call-timeout" default:"2m" help:"A model call running longer is killed and the worker restarted."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" default:"30s" help:"On SIGINT/SIGTERM, let running requests finish for this long, then end them."`
+	ChatTemplate    string        `name:"chat-template" help:"Chat template (Jinja, as Hugging Face writes them) replacing the model's; a GGUF without one gets a built-in template only for families with one turn format (Gemma)." type:"existingfile"`
+	CORSOrigin      []string      `name:"cors-origin" sep:"none" help:"Let browser pages from this origin call the API (e.g. http://localhost:3000; * for any), repeatable; none: same-origin only."`
+	MaxN            int           `name:"max-n" default:"8" help:"Largest n (choices per request) a request may ask for."`
+	LogFormat       string        `name:"log-format" default:"text" enum:"text,json" help:"Format of the log lines on stderr (one per request, per worker failure and restart): text (key=value) or json."`
 	Quiet           bool          `short:"q" help:"No progress output on stderr."`
 }
 
@@ -56,7 +62,15 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(c.Model), filepath.Ext(c.Model))
 	}
-	srv := server.New(server.Config{Name: name, APIKey: c.APIKey})
+	if c.MaxN < 1 {
+		return fmt.Errorf("--max-n %d: give at least 1", c.MaxN)
+	}
+	var lh slog.Handler = slog.NewTextHandler(os.Stderr, nil)
+	if c.LogFormat == "json" {
+		lh = slog.NewJSONHandler(os.Stderr, nil)
+	}
+	log := slog.New(lh)
+	srv := server.New(server.Config{Name: name, APIKey: c.APIKey, MaxN: c.MaxN, CORSOrigins: c.CORSOrigin, Log: log})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return fmt.Errorf("--addr: %v", err)
@@ -81,10 +95,29 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	defer m.Close()
 	text, err := m.Text() // a GGUF's header, read by the plan, serves the tokenizer too
 	if err != nil {
+		if c.ChatTemplate != "" {
+			httpSrv.Close()
+			return fmt.Errorf("--chat-template: the model has no tokenizer (%v)", err)
+		}
 		fmt.Fprintf(os.Stderr, "no tokenizer (%v): prompts must be token ids and chat is off\n", err)
 		text = nil
+	} else {
+		var gf *gguf.File
+		if m.Plan.GGUF != nil {
+			gf = m.Plan.GGUF.File
+		}
+		from, err := setChatTemplate(text, c.ChatTemplate, gf)
+		if err != nil {
+			httpSrv.Close()
+			return err
+		}
+		if from == "" {
+			fmt.Fprintf(os.Stderr, "the model has no chat template: /v1/chat/completions is off (give --chat-template FILE)\n")
+		} else if !c.Quiet {
+			fmt.Fprintf(os.Stderr, "chat template: %s\n", from)
+		}
 	}
-	e, err := engine.New(m, engine.Options{QueueSize: c.Queue, CallTimeout: c.CallTimeout})
+	e, err := engine.New(m, engine.Options{QueueSize: c.Queue, CallTimeout: c.CallTimeout, Log: log})
 	if err != nil {
 		httpSrv.Close()
 		return err

@@ -114,6 +114,19 @@ func TestServeOpenAIClient(t *testing.T) {
 		t.Fatalf("openai client checks failed: %v\n%s", err, out)
 	}
 	t.Logf("openai client: %s", strings.TrimSpace(string(out)))
+	t.Run("responses and messages", func(t *testing.T) {
+		if err := exec.Command(py, "-c", "import anthropic").Run(); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("the anthropic client is not installed in %s: scripts/test.sh installs scripts/requirements-test.txt", venv)
+			}
+			t.Skip("the anthropic client is not installed: pip install -r scripts/requirements-test.txt into the venv")
+		}
+		out, err := exec.Command(py, "testdata/sdk_apis.py", url, "test-key").CombinedOutput()
+		if err != nil {
+			t.Fatalf("the openai responses and anthropic messages checks failed: %v\n%s", err, out)
+		}
+		t.Logf("sdk_apis.py: %s", strings.TrimSpace(string(out)))
+	})
 
 	t.Run("chat page", func(t *testing.T) { chatPage(t, url, "test-key") })
 	t.Run("load", func(t *testing.T) { loadTest(t, url, "test-key") })

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -67,6 +68,9 @@ type Options struct {
 	// step); a call that takes longer is killed with its worker. 0 means
 	// 2 minutes.
 	CallTimeout time.Duration
+	// Log receives one record per worker failure and per restart (nil:
+	// none).
+	Log *slog.Logger
 }
 
 // Errors Submit returns.
@@ -79,6 +83,7 @@ var (
 // Run in a goroutine.
 type Engine struct {
 	m       *rt.Model
+	log     *slog.Logger
 	timeout time.Duration
 	queue   chan *seq
 	slots   []slot
@@ -96,6 +101,18 @@ type Stats struct {
 	Running int // requests holding a slot (prefilling or decoding)
 	Slots   int // slots in the model
 	Batch   int // decode batch size of the last step (0 when idle)
+	// KVTokens is the number of token positions whose keys and values
+	// running requests hold (their slots' filled length); KVCapacity is
+	// Slots × the slot length. Positions kept for prefix reuse by slots
+	// without an owner are not counted (they are free to take).
+	KVTokens, KVCapacity int
+	// Restarting is true while the model's worker is being restarted
+	// after a failure; WorkerDown is the error of the last restart when it
+	// failed (the engine then refuses every request).
+	Restarting bool
+	WorkerDown error
+	// Restarts counts worker restarts since New.
+	Restarts int
 }
 
 // slot is one KV-cache slot: its owner, and the tokens whose keys and
@@ -139,8 +156,12 @@ func New(m *rt.Model, opts Options) (*Engine, error) {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 2 * time.Minute
 	}
-	e := &Engine{m: m, timeout: opts.CallTimeout, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{m: m, log: opts.Log, timeout: opts.CallTimeout, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches}
 	e.stats.Slots = int(o.Slots)
+	e.stats.KVCapacity = int(o.Slots) * m.MaxLen()
 	return e, nil
 }
 
@@ -314,14 +335,15 @@ func commonPrefix(a, b []int32) int {
 }
 
 func (e *Engine) setRunning() {
-	n := 0
+	n, kv := 0, 0
 	for _, sl := range e.slots {
 		if sl.owner != nil {
 			n++
+			kv += len(sl.cached)
 		}
 	}
 	e.mu.Lock()
-	e.stats.Running = n
+	e.stats.Running, e.stats.KVTokens = n, kv
 	e.mu.Unlock()
 }
 
@@ -458,9 +480,17 @@ func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
 	}
 }
 
+// setBatch records the last step's batch size and the KV positions the
+// running requests hold after it.
 func (e *Engine) setBatch(b int) {
+	kv := 0
+	for _, sl := range e.slots {
+		if sl.owner != nil {
+			kv += len(sl.cached)
+		}
+	}
 	e.mu.Lock()
-	e.stats.Batch = b
+	e.stats.Batch, e.stats.KVTokens = b, kv
 	e.mu.Unlock()
 }
 
@@ -511,17 +541,33 @@ func (e *Engine) fail(ctx context.Context, err error) {
 		return // Run returns and drains
 	}
 	err = fmt.Errorf("the model failed: %w", err)
+	ended := 0
+	e.mu.Lock()
+	e.stats.Restarting = true
+	e.mu.Unlock()
 	for i := range e.slots {
 		if s := e.slots[i].owner; s != nil {
 			e.finish(s, FinishError, err)
+			ended++
 		}
 		e.slots[i].cached = e.slots[i].cached[:0]
 	}
-	if rerr := e.m.Restart(ctx); rerr != nil {
-		e.mu.Lock()
+	e.log.Error("worker failed", "err", err, "requests_ended", ended)
+	start := time.Now()
+	rerr := e.m.Restart(ctx)
+	e.mu.Lock()
+	e.stats.Restarting = false
+	e.stats.Restarts++
+	if rerr != nil {
 		e.restartErr = rerr
-		e.mu.Unlock()
+		e.stats.WorkerDown = rerr
 	}
+	e.mu.Unlock()
+	if rerr != nil {
+		e.log.Error("worker restart failed", "err", rerr, "duration_ms", time.Since(start).Milliseconds())
+		return
+	}
+	e.log.Warn("worker restarted", "duration_ms", time.Since(start).Milliseconds(), "pid", e.m.WorkerPid())
 }
 
 // drain stops Submit and ends every request still queued or running.
