@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/archc/archc/internal/launch"
 	"io"
 	"log/slog"
 	"net/http"
@@ -63,11 +64,11 @@ func servedText(t *testing.T, cfg Config) (*rt.Model, *engine.Engine, string, *r
 		t.Fatal(err)
 	}
 	text := &rt.Text{Tokenizer: smol.Tokenizer, ChatTemplate: "{% for m in messages %}{{ m['content'] }}{% endfor %}"}
-	var o rt.Options
+	var o launch.Options
 	o.Plan.Lower.Slots = 3
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
 	o.Plan.Lower.MaxLen = 128
-	m, err := rt.Open(context.Background(), fixture, o)
+	m, err := launch.Open(context.Background(), fixture, o)
 	if err != nil {
 		t.Fatal(err)
 	}

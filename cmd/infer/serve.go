@@ -16,7 +16,6 @@ import (
 
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt/engine"
-	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/server"
 )
 
@@ -102,11 +101,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 		fmt.Fprintf(os.Stderr, "no tokenizer (%v): prompts must be token ids and chat is off\n", err)
 		text = nil
 	} else {
-		var gf *gguf.File
-		if m.Plan.GGUF != nil {
-			gf = m.Plan.GGUF.File
-		}
-		from, err := setChatTemplate(text, c.ChatTemplate, gf)
+		from, err := setChatTemplate(text, c.ChatTemplate, m.Program.GGUF)
 		if err != nil {
 			httpSrv.Close()
 			return err
