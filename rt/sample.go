@@ -1,6 +1,8 @@
 package rt
 
 import (
+	crand "crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -34,6 +36,20 @@ type SamplingOptions struct {
 	// that many most likely alternatives' (0 to 20).
 	Logprobs    bool
 	TopLogprobs int
+
+	// LogitBias is added to the logits of its token ids before everything
+	// else (OpenAI's logit_bias, in [-100, 100]); Grammar then masks the
+	// tokens it does not allow (constrained decoding, iree.GrammarRow).
+	LogitBias map[int32]float64
+	Grammar   *Grammar
+}
+
+// Grammar constrains decoding: Lark is a grammar in llguidance's Lark
+// dialect, Vocab the path of the model's vocabulary file for the worker
+// (see server's vocabulary export). Each Sampler gets its own matcher.
+type Grammar struct {
+	Lark  string
+	Vocab string
 }
 
 // DRYOptions is the DRY ("don't repeat yourself") penalty, as p-e-w
@@ -76,6 +92,11 @@ func (o SamplingOptions) Validate() error {
 	case o.TopLogprobs < 0 || o.TopLogprobs > 20:
 		return bad("top_logprobs", "top logprobs %d: must be in [0, 20]", o.TopLogprobs)
 	}
+	for id, b := range o.LogitBias {
+		if !(b >= -100 && b <= 100) {
+			return bad("logit_bias", "logit_bias of token %d is %g: must be in [-100, 100]", id, b)
+		}
+	}
 	return nil
 }
 
@@ -97,6 +118,10 @@ func (o SamplingOptions) Greedy() bool { return o.Temperature == 0 }
 type Sampler struct {
 	opts SamplingOptions
 	rng  *rand.Rand
+	// key names this sequence's grammar matcher in the worker; sent says
+	// the grammar itself went with an earlier row.
+	key  string
+	sent bool
 }
 
 // NewSampler returns a sampler for opts (see SamplingOptions.Validate).
@@ -104,7 +129,11 @@ func NewSampler(opts SamplingOptions) (*Sampler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x61726368632d7331))}, nil
+	s := &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x61726368632d7331))}
+	if opts.Grammar != nil {
+		s.key = fmt.Sprintf("g%016x%016x", cryptoRand(), cryptoRand())
+	}
+	return s, nil
 }
 
 // Row returns the worker's instructions for the next token of a sequence
@@ -126,11 +155,24 @@ func (s *Sampler) Row(seq []int32, generated int) iree.SampleRow {
 		k := o.TopLogprobs
 		r.Logprobs = &k
 	}
+	r.LogitBias = o.LogitBias
+	if o.Grammar != nil {
+		r.Grammar = &iree.GrammarRow{Key: s.key, Vocab: o.Grammar.Vocab}
+		if !s.sent {
+			r.Grammar.Lark, s.sent = o.Grammar.Lark, true
+		}
+	}
 	return r
 }
 
 // Plain reports whether rows of s are plain argmax (no sampling, penalty
 // or logprobs), which the worker computes without sampling instructions.
 func (s *Sampler) Plain() bool {
-	return s.opts.Greedy() && !s.opts.penalized() && !s.opts.Logprobs && s.opts.TopLogprobs == 0
+	return s.opts.Greedy() && !s.opts.penalized() && !s.opts.Logprobs && s.opts.TopLogprobs == 0 && len(s.opts.LogitBias) == 0 && s.opts.Grammar == nil
+}
+
+func cryptoRand() uint64 {
+	var b [8]byte
+	crand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
 }

@@ -30,6 +30,12 @@ import (
 //go:embed worker.py
 var workerPy string
 
+// grammarPy is worker.py's logit_bias and grammar-mask module, passed to
+// it as its first argument (see grammar.py).
+//
+//go:embed grammar.py
+var grammarPy string
+
 // Devices lists the IREE HAL devices Load accepts; "" means the first.
 var Devices = []string{"local-task", "local-sync"}
 
@@ -140,7 +146,7 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		}
 	}
 	// -I: ignore PYTHON* env vars and the cwd, so nothing shadows iree.
-	cmd := exec.Command(py, "-I", "-c", workerPy)
+	cmd := exec.Command(py, "-I", "-c", workerPy, grammarPy)
 	// A process group of its own: a terminal's Ctrl-C reaches the Go
 	// program, which stops the worker in order, not the worker directly.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -345,6 +351,9 @@ type SampleRow struct {
 	// Logprobs, when set, asks for the chosen token's logprob (log_softmax
 	// of the raw logits) and the *Logprobs most likely tokens'.
 	Logprobs *int `json:"logprobs,omitempty"`
+	// LogitBias and Grammar come before the penalties (grammar.go).
+	LogitBias map[int32]float64 `json:"logit_bias,omitempty"`
+	Grammar   *GrammarRow       `json:"grammar,omitempty"`
 }
 
 // CallSample is Call for a function whose first result is logits [rows,

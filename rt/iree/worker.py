@@ -23,7 +23,8 @@
 #       "min_p", "u", penalties (see penalize) with "context" and
 #       "generated", "logprobs": k}, u a uniform draw in [0, 1) made by
 #       the caller (which owns the random stream, so a seed repeats);
-#       temperature 0 is argmax. When a row asks for logprobs, three more
+#       temperature 0 is argmax; "logit_bias" and "grammar" (grammar.py)
+#       come before the penalties. When a row asks for logprobs, three more
 #       results follow the ids: chosen logprobs [rows] f32, top ids
 #       [rows, k] i32, top logprobs [rows, k] f32 (k the largest asked).
 #   {"op": "sample", "args": [logits tensor], "sample": [row...]} + payload
@@ -49,6 +50,14 @@ _in = sys.stdin.buffer
 import numpy as np  # noqa: E402
 import iree.runtime as rt  # noqa: E402
 import iree.runtime.version as rt_version  # noqa: E402
+
+# logit_bias and grammar masks (grammar.py, embedded in Go and passed as the
+# first argument): GRAMMARS.process(logits, row) before the penalties,
+# GRAMMARS.accept(row, token) after the choice. See grammar.py.
+_grammar = {"__name__": "grammar"}
+if len(sys.argv) > 1:
+    exec(compile(sys.argv[1], "grammar.py", "exec"), _grammar)
+GRAMMARS = _grammar["Grammars"]() if "Grammars" in _grammar else None
 
 DTYPES = {
     "f32": rt.HalElementType.FLOAT_32,
@@ -271,12 +280,15 @@ def choose(logits, rows):
     if len(rows) != logits.shape[0]:
         raise ValueError(f"{len(rows)} sampling rows for {logits.shape[0]} rows of logits")
     for r, row in enumerate(rows):
-        x = logits[r]
+        raw = logits[r]
+        x = GRAMMARS.process(raw, row) if GRAMMARS else raw
         scores = penalize(x, row)
         if row.get("temperature", 0) > 0:
             ids[r] = draw(warp_row(scores, row), row["u"])
-        elif scores is not x:
+        elif scores is not raw:
             ids[r] = int(np.argmax(scores))
+        if GRAMMARS:
+            GRAMMARS.accept(row, ids[r])
     k = max((int(row["logprobs"]) for row in rows if row.get("logprobs") is not None), default=-1)
     if k < 0:
         return ids, None
