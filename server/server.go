@@ -45,6 +45,8 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 
+	vocab vocabCache // the grammar engine's vocabulary file (tools.go)
+
 	mu     sync.RWMutex
 	model  *rt.Model
 	text   *rt.Text

@@ -158,6 +158,9 @@ func parseXMLCalls(s string) ([]Call, string, bool) {
 	last := 0
 	for _, m := range xmlFunction.FindAllStringSubmatchIndex(s, -1) {
 		name := strings.TrimSpace(s[m[2]:m[3]])
+		if name == "" {
+			return nil, "", false
+		}
 		body := s[m[4]:m[5]]
 		args := map[string]any{}
 		var order []string
@@ -252,7 +255,12 @@ func parseMistral(s string) ([]Call, string, bool) {
 		if len(vals) != 1 {
 			return nil, "", false
 		}
-		calls = append(calls, Call{Name: strings.TrimSpace(t[:i]), Arguments: compact(vals[0])})
+		name := strings.TrimSpace(t[:i])
+		var obj map[string]json.RawMessage
+		if name == "" || json.Unmarshal(vals[0], &obj) != nil {
+			return nil, "", false
+		}
+		calls = append(calls, Call{Name: name, Arguments: compact(vals[0])})
 		s = rest
 	}
 }
@@ -312,7 +320,7 @@ func parseDeepSeek(s string) ([]Call, string, bool) {
 			name, args = m[3], m[4]
 		}
 		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(args), &obj) != nil {
+		if json.Unmarshal([]byte(args), &obj) != nil || strings.TrimSpace(name) == "" {
 			return nil, "", false
 		}
 		calls = append(calls, Call{Name: strings.TrimSpace(name), Arguments: compact([]byte(args))})

@@ -70,7 +70,7 @@ func splitHarmony(text string, final bool) Output {
 				continue
 			}
 			var obj map[string]json.RawMessage
-			if json.Unmarshal([]byte(msg), &obj) == nil {
+			if json.Unmarshal([]byte(msg), &obj) == nil && len(recipient) > len("functions.") {
 				out.Calls = append(out.Calls, Call{Name: recipient[len("functions."):], Arguments: compact([]byte(msg))})
 			} else {
 				content = append(content, msg)

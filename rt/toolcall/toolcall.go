@@ -125,11 +125,13 @@ func (f *Format) splitAt(text string, inThink, final bool) Output {
 		content, section = rest[:start], rest[start:]
 	}
 	if !final {
+		// Trailing whitespace waits for what follows: before a call
+		// section the final content drops it.
 		if section != "" {
-			out.Content = f.clean(content)
+			out.Content = f.clean(strings.TrimRight(content, " \n"))
 			return out
 		}
-		held := holdBack(content, f.starts)
+		held := strings.TrimRight(holdBack(content, f.starts), " \n")
 		if f.leadingJSON && strings.TrimSpace(held) == "" {
 			held = "" // the output may still begin with a JSON call
 		}
@@ -214,4 +216,17 @@ func (s *Stream) delta(o Output) (string, string) {
 		s.sentC = len(o.Content)
 	}
 	return r, c
+}
+
+// WithoutCalls returns f that reads no tool calls (tool_choice "none", or
+// a request without tools): only the reasoning is split off.
+func (f *Format) WithoutCalls() *Format {
+	g := *f
+	g.starts, g.leadingJSON, g.parse = nil, false, nil
+	return &g
+}
+
+// Splits reports whether f separates anything from the content.
+func (f *Format) Splits() bool {
+	return f.split != nil || f.ThinkOpen != "" || len(f.starts) > 0 || f.leadingJSON || len(f.strip) > 0
 }
