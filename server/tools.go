@@ -513,3 +513,24 @@ func (p *chatPlan) grammarError(err error) error {
 	}
 	return badRequest(field, "the %s cannot be enforced: %s", field, msg)
 }
+
+// ChatConventions describes how the server reads a model's chat output,
+// from its template: the tool-call convention and the reasoning markers
+// (for the log line at load). "" when the model has no chat template.
+func ChatConventions(text *rt.Text) string {
+	if text == nil || text.ChatTemplate == "" {
+		return ""
+	}
+	f := toolcall.Detect(text.ChatTemplate)
+	s := "tool calls: " + f.Name
+	if !f.RendersTools {
+		s += " (the template renders no tools: archc's tool prompt, Hermes-shaped calls)"
+	}
+	switch {
+	case f.Name == "harmony":
+		s += "; reasoning: the analysis channel"
+	case f.ThinkOpen != "":
+		s += "; reasoning: " + f.ThinkOpen + "…" + f.ThinkClose
+	}
+	return s
+}

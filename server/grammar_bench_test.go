@@ -1,0 +1,83 @@
+package server
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/archc/archc/internal/testmodels"
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/iree"
+	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/rt/tensor"
+)
+
+// BenchmarkGrammarMask measures what constrained decoding adds per token:
+// the worker choosing one token from random logits [1, vocab] with and
+// without a JSON Schema grammar (an endless array of objects, so the
+// matcher never finishes; the end tokens get logit_bias -100 in both
+// runs). The mask cost per token is the difference of the two ns/op (the
+// pipe transfer of the logits is in both). Vocabularies: SmolLM2 (49152
+// tokens) and Gemma-3 (262144).
+//
+//	go test ./server -run XXX -bench GrammarMask -benchtime 200x
+func BenchmarkGrammarMask(b *testing.B) {
+	py, err := ireetool.FindPython()
+	if err != nil || exec.Command(py, "-c", "import llguidance").Run() != nil {
+		b.Skip("llguidance is not installed in the venv")
+	}
+	lark := "start: %json " + withGuidance([]byte(`{"type": "array", "items": {"type": "object", "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}}}, "required": ["id", "name", "tags"]}}`))
+	for _, name := range []string{"smollm2", "gemma3"} {
+		text, err := rt.LoadText(testmodels.GGUF(b, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		eos := text.Tokenizer.EOS()
+		m := &rt.Model{Vocab: int64(text.Tokenizer.VocabSize()), EOS: eos}
+		vocab, err := writeVocab(m, text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := iree.Start(context.Background(), iree.Options{Stderr: os.Stderr})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		logits := make([]float32, m.Vocab)
+		for i := range logits {
+			logits[i] = float32(rng.NormFloat64())
+		}
+		lt, _ := tensor.FromF32([]int64{1, m.Vocab}, logits)
+		bias := map[int32]float64{}
+		for _, id := range eos {
+			bias[id] = -100
+		}
+		for _, grammar := range []bool{false, true} {
+			label := name + "/none"
+			if grammar {
+				label = name + "/json"
+			}
+			b.Run(label, func(b *testing.B) {
+				ctx := context.Background()
+				row := iree.SampleRow{Temperature: 1, U: 0.5, LogitBias: bias}
+				if grammar {
+					row.Grammar = &iree.GrammarRow{Key: label, Vocab: vocab, Lark: lark}
+					if _, err := w.Sample(ctx, lt, []iree.SampleRow{row}); err != nil { // build the matcher outside the timing
+						b.Fatal(err)
+					}
+					row.Grammar.Lark = ""
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					row.U = float64(i%97) / 97
+					if _, err := w.Sample(ctx, lt, []iree.SampleRow{row}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		w.Close()
+	}
+}
