@@ -75,6 +75,13 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 	if len(req.Messages) == 0 {
 		return nil, badRequest("messages", "messages must not be empty")
 	}
+	if len(req.Functions) > 0 || len(req.FunctionCall) > 0 {
+		field := "functions"
+		if len(req.Functions) == 0 {
+			field = "function_call"
+		}
+		return nil, badRequest(field, "%s is OpenAI's deprecated form of tools; send tools and tool_choice instead", field)
+	}
 	p := &chatPlan{format: toolcall.Detect(text.ChatTemplate)}
 	p.mistralIDs = p.format.Name == "mistral"
 	// Tools.

@@ -123,6 +123,7 @@ func TestPlanChatErrors(t *testing.T) {
 		{`{"messages": [{"role": "assistant", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "f", "arguments": "{oops"}}]}]}`, "messages[0].tool_calls[0].function.arguments"},
 		{`{` + user + `, "reasoning_effort": "extreme"}`, "reasoning_effort"},
 		{`{` + user + `, "chat_template_kwargs": {"messages": []}}`, "chat_template_kwargs"},
+		{`{` + user + `, "functions": [{"name": "f"}]}`, "functions"},
 	} {
 		_, err := planChat(smol, chatReq(t, c.body))
 		var ae *apiError

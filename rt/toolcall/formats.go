@@ -122,19 +122,22 @@ func parseHermes(s string) ([]Call, string, bool) {
 		}
 		t = t[len("<tool_call>"):]
 		vals, rest := jsonValues(t, "")
-		if len(vals) != 1 {
-			return nil, "", false
+		var c Call
+		ok := len(vals) == 1
+		if ok {
+			c, ok = callFrom(vals[0], "name", "arguments", "parameters")
 		}
-		c, ok := callFrom(vals[0], "name", "arguments", "parameters")
 		if !ok {
-			return nil, "", false
+			// An unfinished or malformed call after complete ones (an
+			// output cut by max_tokens) stays content.
+			return calls, s, len(calls) > 0
 		}
 		calls = append(calls, c)
 		rest = strings.TrimLeft(rest, " \n")
 		if strings.HasPrefix(rest, "</tool_call>") {
 			rest = rest[len("</tool_call>"):]
 		} else if strings.TrimSpace(rest) != "" {
-			return nil, "", false
+			return calls, s, len(calls) > 0
 		}
 		s = rest
 	}
