@@ -120,15 +120,16 @@ class Grammars:
         tokens = [bytes.fromhex(h) for h in v["tokens"]]
         special = set(v.get("special") or [])
         eos = list(v.get("eos") or [])
-        single = {}
-        for i, b in enumerate(tokens):
-            if len(b) == 1 and i not in special:
-                single.setdefault(b[0], i)
+        greedy = []  # a first tokenizer, whose greedy longest-match tokenizes for the second
 
         class Wrapper:
-            # The llguidance.TokenizerWrapper protocol. Tokenizing is only
-            # used for text the grammar forces, which archc does not ask
-            # for; one token per byte is a valid (non-canonical) answer.
+            # The llguidance.TokenizerWrapper protocol. llguidance tokenizes
+            # the text a grammar forces (a literal such as "<tool_call>")
+            # and allows only that tokenization's tokens, so the answer must
+            # look like the model's own: greedy longest-match over the
+            # vocabulary (what llguidance's greedy_tokenize does) is close
+            # to BPE for such text; one token per byte would force
+            # byte-by-byte output.
             is_tokenizer_wrapper = True
 
             def __init__(self):
@@ -138,9 +139,12 @@ class Grammars:
                 self.special_token_ids = sorted(special)
 
             def __call__(self, s):
-                data = s.encode("utf-8") if isinstance(s, str) else bytes(s)
-                return [single[c] for c in data if c in single]
+                if not greedy:
+                    return []
+                text = s.decode("utf-8", "replace") if isinstance(s, (bytes, bytearray)) else s
+                return greedy[0].greedy_tokenize(text)
 
+        greedy.append(llg.LLTokenizer(Wrapper(), eos_token=eos or None))
         lt = llg.LLTokenizer(Wrapper(), eos_token=eos or None)
         t = (lt, len(tokens), eos or [lt.eos_token])
         self.tokenizers[path] = t

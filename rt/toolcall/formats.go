@@ -132,13 +132,16 @@ func parseHermes(s string) ([]Call, string, bool) {
 			// output cut by max_tokens) stays content.
 			return calls, s, len(calls) > 0
 		}
-		calls = append(calls, c)
 		rest = strings.TrimLeft(rest, " \n")
-		if strings.HasPrefix(rest, "</tool_call>") {
+		switch {
+		case strings.HasPrefix(rest, "</tool_call>"):
 			rest = rest[len("</tool_call>"):]
-		} else if strings.TrimSpace(rest) != "" {
+		case strings.HasPrefix("</tool_call>", strings.TrimSpace(rest)):
+			rest = "" // the end marker cut by max_tokens, or missing
+		default:
 			return calls, s, len(calls) > 0
 		}
+		calls = append(calls, c)
 		s = rest
 	}
 }

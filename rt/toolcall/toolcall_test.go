@@ -75,6 +75,8 @@ var splitCases = []struct {
 	{"hermes", "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": [1, 2]}}", false, Output{Calls: []Call{{"f", `{"a":[1,2]}`}}}}, // cut by max_tokens after the JSON
 	{"hermes", "<tool_call>\n{\"name\": \"f\", \"argu", false, Output{Content: "<tool_call>\n{\"name\": \"f\", \"argu"}},             // unparsable: content
 	{"hermes", "Paris is sunny.", false, Output{Content: "Paris is sunny."}},
+	{"hermes", "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"name\": \"g\", \"arguments\": {}}\n</tool_c", false, // the second end marker cut
+		Output{Calls: []Call{{"f", `{}`}, {"g", `{}`}}}},
 	{"hermes", "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n{\"na", false, // cut inside the second call
 		Output{Content: "<tool_call>\n{\"na", Calls: []Call{{"f", `{}`}}}},
 	{"hermes", "<think>\nThe user wants weather.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
