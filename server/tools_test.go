@@ -12,6 +12,7 @@ import (
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/rt/toolcall"
 )
 
 const weatherTool = `{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}}`
@@ -207,5 +208,46 @@ print(json.dumps(bad))
 	}
 	if s := strings.TrimSpace(string(out)); s != "{}" {
 		t.Errorf("grammars llguidance refuses: %s\n%s", s, raw)
+	}
+}
+
+// TestChatSplitter: the plan reads reasoning and calls by the template's
+// convention, and reads no calls under tool_choice "none".
+func TestChatSplitter(t *testing.T) {
+	qwen := withTemplate(t, smolText(t), "Qwen-Qwen3-0.6B.jinja")
+	out := "<think>\nParis weather.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
+	for _, c := range []struct {
+		choice    string
+		calls     int
+		reasoning string
+	}{{`"auto"`, 1, "Paris weather."}, {`"none"`, 0, "Paris weather."}} {
+		p, err := planChat(qwen, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`], "tool_choice": `+c.choice+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := p.splitter()
+		r, content := s.Push(out)
+		r2, c2, calls := s.Finish()
+		if len(calls) != c.calls || strings.TrimSpace(r+r2) != c.reasoning {
+			t.Errorf("tool_choice %s: reasoning %q, content %q, calls %v", c.choice, r+r2, content+c2, calls)
+		}
+		if c.calls == 0 && !strings.Contains(content+c2, "<tool_call>") {
+			t.Errorf("tool_choice none: the call text should stay content, got %q", content+c2)
+		}
+		if c.calls == 1 {
+			tc := p.toolCalls(calls)[0]
+			if !strings.HasPrefix(tc["id"].(string), "call_") || tc["function"].(map[string]any)["arguments"] != `{"city":"Paris"}` {
+				t.Errorf("tool call %v", tc)
+			}
+		}
+	}
+	// Mistral's templates check 9-character call ids.
+	mistral := withTemplate(t, smolText(t), "mistralai-Mistral-Nemo-Instruct-2407.jinja")
+	p, err := planChat(mistral, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := p.toolCalls([]toolcall.Call{{Name: "f", Arguments: "{}"}})[0]["id"].(string); len(id) != 9 {
+		t.Errorf("mistral call id %q, want 9 characters", id)
 	}
 }
