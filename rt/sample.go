@@ -1,11 +1,13 @@
 package rt
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/archc/archc/rt/iree"
 )
@@ -36,6 +38,20 @@ type SamplingOptions struct {
 	// that many most likely alternatives' (0 to 20).
 	Logprobs    bool
 	TopLogprobs int
+
+	// LogitBias is added to the logits of its token ids before everything
+	// else (OpenAI's logit_bias, in [-100, 100]); Grammar then masks the
+	// tokens it does not allow (constrained decoding, iree.Grammar).
+	LogitBias map[int32]float64
+	Grammar   *Grammar
+}
+
+// Grammar constrains decoding: Lark is a grammar in llguidance's Lark
+// dialect, Vocab the path of the model's vocabulary file for the worker
+// (see server's vocabulary export). Each sequence gets its own matcher.
+type Grammar struct {
+	Lark  string
+	Vocab string
 }
 
 // DRYOptions is the DRY ("don't repeat yourself") penalty, as p-e-w
@@ -91,6 +107,11 @@ func (o SamplingOptions) Validate() error {
 	case o.TopLogprobs < 0 || o.TopLogprobs > 20:
 		return bad("top_logprobs", "top logprobs %d: must be in [0, 20]", o.TopLogprobs)
 	}
+	for id, b := range o.LogitBias {
+		if !(b >= -100 && b <= 100) {
+			return bad("logit_bias", "logit_bias of token %d is %g: must be in [-100, 100]", id, b)
+		}
+	}
 	return nil
 }
 
@@ -128,6 +149,14 @@ func (o SamplingOptions) wire() iree.Sampling {
 	if o.Logprobs || o.TopLogprobs > 0 {
 		k := o.TopLogprobs
 		w.Logprobs = &k
+	}
+	w.LogitBias = make([]iree.Bias, 0, len(o.LogitBias))
+	for id, b := range o.LogitBias {
+		w.LogitBias = append(w.LogitBias, iree.Bias{ID: id, Bias: b})
+	}
+	slices.SortFunc(w.LogitBias, func(a, b iree.Bias) int { return cmp.Compare(a.ID, b.ID) })
+	if o.Grammar != nil {
+		w.Grammar = &iree.Grammar{Vocab: o.Grammar.Vocab, Lark: o.Grammar.Lark}
 	}
 	return w
 }
@@ -177,7 +206,7 @@ func (s *Sampler) Row(seq []int32) iree.SampleRow {
 // Plain reports whether rows of s are plain argmax (no sampling, penalty
 // or logprobs), which the worker computes without a sequence.
 func (s *Sampler) Plain() bool {
-	return s.opts.Greedy() && !s.opts.penalized() && !s.opts.Logprobs && s.opts.TopLogprobs == 0
+	return s.opts.Greedy() && !s.opts.penalized() && !s.opts.Logprobs && s.opts.TopLogprobs == 0 && len(s.opts.LogitBias) == 0 && s.opts.Grammar == nil
 }
 
 // StartSequence starts s's sequence in the worker, under id slot (a

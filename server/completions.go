@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/archc/archc/rt"
 )
 
 // sse writes server-sent events: "data: JSON\n\n" per chunk, then
@@ -109,6 +111,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 		}
 		ereq.Sampling.Logprobs, ereq.Sampling.TopLogprobs = true, *req.Logprobs
 	}
+	if ereq.Sampling.LogitBias, err = logitBias(m, req.LogitBias); err != nil {
+		return err
+	}
 	ereq.Prompt = ids
 	id, created := newID("cmpl-"), time.Now().Unix()
 	echo := ""
@@ -205,10 +210,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, s.cfg.MaxBodyBytes, &req); err != nil {
 		return err
 	}
-	ids, err := chatPrompt(text, req.Messages)
+	plan, err := planChat(text, &req)
 	if err != nil {
 		return err
 	}
+	ids := plan.ids
 	ereq, stops, err := s.options(m, text, req.sampling, len(ids), m.MaxLen()+1-len(ids))
 	if err != nil {
 		return err
@@ -220,17 +226,48 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 		ereq.Sampling.TopLogprobs = *req.TopLogprobs
 	}
 	ereq.Sampling.Logprobs = req.Logprobs
+	if ereq.Sampling.LogitBias, err = logitBias(m, req.LogitBias); err != nil {
+		return err
+	}
+	if plan.lark != "" {
+		vocab, err := s.vocab.get(m, text)
+		if err != nil {
+			return err
+		}
+		ereq.Sampling.Grammar = &rt.Grammar{Lark: plan.lark, Vocab: vocab}
+	}
 	ereq.Prompt = ids
 	id, created := newID("chatcmpl-"), time.Now().Unix()
 	chunk := func(choices []any) map[string]any {
 		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.cfg.Name, "choices": choices}
 	}
+	split := plan.splitter()
 	if !req.Stream {
 		res, err := s.run(r.Context(), m, text, e, ereq, stops, func(string, []int32, []tokenLogprob) error { return nil })
 		if err != nil {
-			return err
+			return plan.grammarError(err)
 		}
-		c := map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": res.Text}, "logprobs": nil, "finish_reason": res.Finish, "token_ids": res.TokenIDs}
+		msg := map[string]any{"role": "assistant", "content": res.Text}
+		finish := res.Finish
+		if split != nil {
+			reasoning, content := split.Push(res.Text)
+			r2, c2, calls := split.Finish()
+			reasoning, content = reasoning+r2, content+c2
+			msg["content"] = content
+			if reasoning != "" {
+				msg["reasoning_content"] = reasoning
+			}
+			if len(calls) > 0 {
+				if content == "" {
+					msg["content"] = nil
+				}
+				msg["tool_calls"] = plan.toolCalls(calls)
+				if finish == "stop" {
+					finish = "tool_calls"
+				}
+			}
+		}
+		c := map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish, "token_ids": res.TokenIDs}
 		if req.Logprobs {
 			c["logprobs"] = chatLogprobs(res.Logprobs)
 		}
@@ -238,25 +275,81 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	ev := &sse{w: w}
-	if err := ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}})); err != nil {
-		return err
+	started := false
+	start := func() error {
+		if started {
+			return nil
+		}
+		started = true
+		return ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}}))
+	}
+	if plan.lark == "" { // with a grammar, a grammar error before the first token is still a 400
+		if err := start(); err != nil {
+			return err
+		}
 	}
 	res, err := s.run(r.Context(), m, text, e, ereq, stops, func(piece string, ids []int32, lps []tokenLogprob) error {
 		if piece == "" && len(ids) == 0 {
 			return nil
 		}
-		c := map[string]any{"index": 0, "delta": map[string]any{"content": piece}, "logprobs": nil, "finish_reason": nil, "token_ids": ids}
+		delta := map[string]any{"content": piece}
+		if split != nil {
+			reasoning, content := split.Push(piece)
+			delta = map[string]any{}
+			if reasoning != "" {
+				delta["reasoning_content"] = reasoning
+			}
+			if content != "" {
+				delta["content"] = content
+			}
+			if len(delta) == 0 && !req.Logprobs {
+				return nil // held back: it may be a marker or a call
+			}
+		}
+		if err := start(); err != nil {
+			return err
+		}
+		c := map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": nil, "token_ids": ids}
 		if req.Logprobs {
 			c["logprobs"] = chatLogprobs(lps)
 		}
 		return ev.send(chunk([]any{c}))
 	})
 	if err != nil {
+		if !started {
+			return plan.grammarError(err)
+		}
 		ev.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
 		ev.done()
 		return err
 	}
-	ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "logprobs": nil, "finish_reason": res.Finish}}))
+	if err := start(); err != nil {
+		return err
+	}
+	finish := res.Finish
+	if split != nil {
+		reasoning, content, calls := split.Finish()
+		delta := map[string]any{}
+		if reasoning != "" {
+			delta["reasoning_content"] = reasoning
+		}
+		if content != "" {
+			delta["content"] = content
+		}
+		if len(delta) > 0 {
+			ev.send(chunk([]any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": nil}}))
+		}
+		for i, tc := range plan.toolCalls(calls) {
+			head := map[string]any{"index": i, "id": tc["id"], "type": "function", "function": map[string]any{"name": tc["function"].(map[string]any)["name"], "arguments": ""}}
+			ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{head}}, "logprobs": nil, "finish_reason": nil}}))
+			args := map[string]any{"index": i, "function": map[string]any{"arguments": tc["function"].(map[string]any)["arguments"]}}
+			ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{args}}, "logprobs": nil, "finish_reason": nil}}))
+		}
+		if len(calls) > 0 && finish == "stop" {
+			finish = "tool_calls"
+		}
+	}
+	ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "logprobs": nil, "finish_reason": finish}}))
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		u := chunk([]any{})
 		u["usage"] = usage(res)

@@ -113,6 +113,9 @@ type sampling struct {
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	// LogitBias maps token ids (as strings) to a bias in [-100, 100]
+	// added to their logits.
+	LogitBias map[string]float64 `json:"logit_bias"`
 }
 
 // completionRequest is POST /v1/completions.
@@ -130,6 +133,22 @@ type completionRequest struct {
 type message struct {
 	Role    string `json:"role"`
 	Content any    `json:"content"` // a string, or an array of {"type": "text", "text": ...} parts
+	// An assistant turn's calls, and the call a "tool" turn answers.
+	ToolCalls        []toolCallJSON `json:"tool_calls"`
+	ToolCallID       string         `json:"tool_call_id"`
+	Name             string         `json:"name"`
+	ReasoningContent string         `json:"reasoning_content"`
+}
+
+// toolCallJSON is OpenAI's {"id", "type": "function", "function": {"name",
+// "arguments": JSON text}}.
+type toolCallJSON struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // chatRequest is POST /v1/chat/completions.
@@ -138,6 +157,17 @@ type chatRequest struct {
 	Messages    []message `json:"messages"`
 	Logprobs    bool      `json:"logprobs"`
 	TopLogprobs *int      `json:"top_logprobs"`
+	// Tools, tool_choice, parallel_tool_calls, response_format,
+	// chat_template_kwargs and reasoning_effort: see tools.go.
+	Tools              []toolJSON                 `json:"tools"`
+	ToolChoice         json.RawMessage            `json:"tool_choice"`
+	ParallelToolCalls  *bool                      `json:"parallel_tool_calls"`
+	ResponseFormat     *responseFormat            `json:"response_format"`
+	ChatTemplateKwargs map[string]json.RawMessage `json:"chat_template_kwargs"`
+	ReasoningEffort    string                     `json:"reasoning_effort"`
+	// The deprecated functions / function_call are refused (use tools).
+	Functions    json.RawMessage `json:"functions"`
+	FunctionCall json.RawMessage `json:"function_call"`
 	sampling
 }
 

@@ -58,6 +58,8 @@ type Server struct {
 	handler http.Handler
 	stored  responseStore // /v1/responses kept for previous_response_id
 
+	vocab vocabCache // the grammar engine's vocabulary file (tools.go)
+
 	mu     sync.RWMutex
 	model  *rt.Model
 	text   *rt.Text

@@ -122,6 +122,9 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	go func() { engineDone <- e.Run(runCtx) }()
 	srv.Attach(m, text, e)
 	fmt.Fprintf(os.Stderr, "ready: %s, %d slots of %d tokens, decode batches %v\n", name, c.MaxBatch, m.MaxLen(), o.Plan.Lower.DecodeBatches)
+	if conv := server.ChatConventions(text); conv != "" {
+		fmt.Fprintf(os.Stderr, "chat: %s\n", conv)
+	}
 
 	select {
 	case err := <-serveErr:

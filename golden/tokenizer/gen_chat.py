@@ -68,15 +68,22 @@ CONVERSATIONS = {
 
 
 def render(template, messages, bos, eos, add_generation_prompt):
+    return render_with(template, messages, bos, eos, add_generation_prompt)
+
+
+def render_with(template, messages, bos, eos, add_generation_prompt, tools=None, **kwargs):
+    """As apply_chat_template renders: tools, documents=None, and extra
+    template variables (chat_template_kwargs) as keyword arguments."""
     compiled = _compile_jinja_template(template)
     compiled.globals["strftime_now"] = lambda fmt: FIXED_NOW.strftime(fmt)
     return compiled.render(
         messages=messages,
-        tools=None,
+        tools=tools,
         documents=None,
         add_generation_prompt=add_generation_prompt,
         bos_token=bos,
         eos_token=eos,
+        **kwargs,
     )
 
 

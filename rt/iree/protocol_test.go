@@ -121,8 +121,8 @@ func TestProtocolFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Version != 2 {
-		t.Errorf("version %d; this test was written for 2: update it with the protocol", p.Version)
+	if p.Version != 3 {
+		t.Errorf("version %d; this test was written for 3: update it with the protocol", p.Version)
 	}
 	bad := &protocolDecl{Version: 1, Types: map[string]map[string]string{}, Requests: map[string]map[string]string{"x": {"op": "str", "y": "[thing]"}},
 		Responses: map[string]map[string]string{"hello": {}, "error": {}}}

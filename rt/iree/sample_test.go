@@ -198,7 +198,7 @@ func TestPenaltiesAndLogprobs(t *testing.T) {
 
 // neutral is Sampling with nothing on: argmax, every penalty off.
 func neutral() Sampling {
-	return Sampling{RepetitionPenalty: 1, DRYBase: 1.75, DRYAllowedLength: 2, DRYBreakers: []int32{}}
+	return Sampling{RepetitionPenalty: 1, DRYBase: 1.75, DRYAllowedLength: 2, DRYBreakers: []int32{}, LogitBias: []Bias{}}
 }
 
 // sample1 starts sequence 0 with s and prompt, then chooses one token from

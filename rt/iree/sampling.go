@@ -42,6 +42,17 @@ type Sampling struct {
 	// Logprobs, when set, asks for the chosen token's logprob (log_softmax
 	// of the raw logits) and the *Logprobs most likely tokens'.
 	Logprobs *int `json:"logprobs"`
+	// LogitBias is added to the logits of its ids before everything else
+	// (OpenAI's logit_bias); Grammar then masks the tokens it does not
+	// allow next (grammar.py). Both run before the penalties.
+	LogitBias []Bias   `json:"logit_bias"`
+	Grammar   *Grammar `json:"grammar"`
+}
+
+// Bias is one logit_bias entry: Bias is added to token ID's logit.
+type Bias struct {
+	ID   int32   `json:"id"`
+	Bias float64 `json:"bias"`
 }
 
 // SampleRow chooses one token from one row of logits. The zero value is
@@ -75,6 +86,12 @@ func (w *Worker) StartSeq(ctx context.Context, seq, vocab int, s Sampling, promp
 		}
 	}
 	s.DRYBreakers = nonNil(s.DRYBreakers)
+	s.LogitBias = nonNil(s.LogitBias)
+	for _, b := range s.LogitBias {
+		if b.ID < 0 || b.ID >= int32(vocab) {
+			return fmt.Errorf("iree: StartSeq(%d): logit_bias token id %d is outside the vocabulary [0, %d)", seq, b.ID, vocab)
+		}
+	}
 	req := seqStartReq{Op: "seq_start", Seq: seq, Vocab: vocab, Sampling: s, Prompt: nonNil(prompt)}
 	_, err := w.request(ctx, fmt.Sprintf("StartSeq(%d)", seq), req, nil, &okResp{})
 	return err

@@ -33,6 +33,13 @@ import (
 //go:embed worker.py
 var workerPy string
 
+// grammarPy is worker.py's logit_bias and grammar-mask module (its
+// processors for Sampling.LogitBias and Sampling.Grammar), passed to it as
+// its second argument.
+//
+//go:embed grammar.py
+var grammarPy string
+
 // Devices lists the IREE HAL devices Load accepts; "" means the first.
 var Devices = []string{"local-task", "local-sync"}
 
@@ -120,8 +127,9 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		script = opts.script
 	}
 	// -I: ignore PYTHON* env vars and the cwd, so nothing shadows iree.
-	// The protocol declaration is the worker's one argument.
-	cmd := exec.Command(py, "-I", "-c", script, string(protocolJSON))
+	// The protocol declaration is the worker's first argument, its
+	// logit_bias and grammar module (grammar.py) the second.
+	cmd := exec.Command(py, "-I", "-c", script, string(protocolJSON), grammarPy)
 	// A process group of its own: a terminal's Ctrl-C reaches the Go
 	// program, which stops the worker in order, not the worker directly.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -72,7 +72,7 @@ DEVICES = ("local-task", "local-sync")
 
 # The protocol version this script implements; protocol.json's "version"
 # must equal it (Go checks the hello against its own copy).
-PROTOCOL = 2
+PROTOCOL = 3
 
 
 class ProtocolError(ValueError):
@@ -604,6 +604,14 @@ def penalties(sampling, vocab):
 # extend advances its state by the sequence's new tokens and whose apply
 # edits the scores (a matcher sets disallowed ids to -inf).
 PROCESSORS = [penalties]
+
+# logit_bias and grammar masks (grammar.py, embedded in Go and passed as the
+# second argument): its factory runs first, so both come before the
+# penalties, as OpenAI's logit_bias and constrained decoding do.
+_grammar = {"__name__": "grammar", "np": np}
+if len(sys.argv) > 2:
+    exec(compile(sys.argv[2], "grammar.py", "exec"), _grammar)
+    PROCESSORS.insert(0, _grammar["processors"])
 
 
 def warp_row(logits, sampling):

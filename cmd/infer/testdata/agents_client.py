@@ -1,0 +1,40 @@
+"""A tool-calling agent loop with the OpenAI Agents SDK (openai-agents)
+against `infer serve`, to completion: the agent must call its tool (the
+first turn forces a call; the SDK then resets tool_choice to auto), get the
+result back as a role "tool" turn, and finish with a text answer.
+
+Usage: python agents_client.py URL API_KEY (prints one line; exits non-zero
+on failure). Run by cmd/infer's TestServeTools.
+"""
+
+import sys
+from typing import Literal
+
+from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+from openai import AsyncOpenAI
+
+url, key = sys.argv[1], sys.argv[2]
+set_tracing_disabled(True)
+calls = []
+
+
+@function_tool
+def get_weather(city: Literal["Paris", "London", "Tokyo"]) -> str:
+    """Get the current weather in a city."""
+    calls.append(city)
+    return f"It is 18 degrees and sunny in {city}."
+
+
+agent = Agent(
+    name="weather",
+    instructions="You answer questions about the weather using the get_weather tool.",
+    tools=[get_weather],
+    model=OpenAIChatCompletionsModel(model="m", openai_client=AsyncOpenAI(base_url=url + "/v1", api_key=key, max_retries=0)),
+    model_settings=ModelSettings(tool_choice="required", temperature=0, max_tokens=60),
+)
+result = Runner.run_sync(agent, "What is the weather in Paris?", max_turns=6)
+out = result.final_output
+if not calls or not isinstance(out, str) or not out.strip():
+    print(f"FAILED: tool calls {calls}, final output {out!r}")
+    sys.exit(1)
+print(f"ok: agent called get_weather{calls} and answered {out[:60]!r}")

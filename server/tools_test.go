@@ -1,0 +1,253 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/archc/archc/internal/testmodels"
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/rt/toolcall"
+)
+
+const weatherTool = `{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}}`
+
+func smolText(t *testing.T) *rt.Text {
+	t.Helper()
+	text, err := rt.LoadText(testmodels.GGUF(t, "smollm2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
+func withTemplate(t *testing.T, text *rt.Text, name string) *rt.Text {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "rt", "chat", "testdata", "templates", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *text
+	c.ChatTemplate = string(src)
+	return &c
+}
+
+func chatReq(t *testing.T, body string) *chatRequest {
+	t.Helper()
+	var req chatRequest
+	if err := json.Unmarshal([]byte(body), &req); err != nil {
+		t.Fatal(err)
+	}
+	return &req
+}
+
+// TestPlanChatTools checks that tools, tool calls and tool results reach
+// the prompt, in the template's own convention (Qwen3: Hermes) and in the
+// generic one (SmolLM2's template renders no tools).
+func TestPlanChatTools(t *testing.T) {
+	smol := smolText(t)
+	conv := `"messages": [{"role": "user", "content": "Weather in Paris?"},
+		{"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+		{"role": "tool", "tool_call_id": "call_1", "content": "18 C"}]`
+	for _, c := range []struct {
+		text   *rt.Text
+		format string
+		want   []string
+	}{
+		{smol, "generic", []string{"<tools>\n" + mustCompact(weatherTool) + "\n</tools>", "<|im_start|>assistant\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call><|im_end|>",
+			"<|im_start|>user\n<tool_response>\n18 C\n</tool_response><|im_end|>\n<|im_start|>assistant\n"}},
+		{withTemplate(t, smol, "Qwen-Qwen3-0.6B.jinja"), "hermes", []string{"<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"get_weather\"",
+			"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>", "<tool_response>\n18 C\n</tool_response>"}},
+	} {
+		p, err := planChat(c.text, chatReq(t, `{`+conv+`, "tools": [`+weatherTool+`]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.format.Name != c.format || !p.parseTools || p.lark != "" {
+			t.Errorf("%s: format %s parseTools %v lark %q", c.format, p.format.Name, p.parseTools, p.lark)
+		}
+		prompt := c.text.Tokenizer.Decode(p.ids)
+		for _, w := range c.want {
+			if !strings.Contains(prompt, w) {
+				t.Errorf("%s: prompt lacks %q:\n%s", c.format, w, prompt)
+			}
+		}
+	}
+	// Without tools the prompt is the plain conversation.
+	p, err := planChat(smol, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}]}`))
+	if err != nil || strings.Contains(smol.Tokenizer.Decode(p.ids), "<tools>") || p.parseTools {
+		t.Errorf("no tools: %v %q", err, smol.Tokenizer.Decode(p.ids))
+	}
+	// enable_thinking and reasoning_effort reach the template.
+	qwen := withTemplate(t, smol, "Qwen-Qwen3-0.6B.jinja")
+	p, err = planChat(qwen, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "chat_template_kwargs": {"enable_thinking": false}}`))
+	if err != nil || !strings.HasSuffix(qwen.Tokenizer.Decode(p.ids), "<think>\n\n</think>\n\n") {
+		t.Errorf("enable_thinking false: %v %q", err, qwen.Tokenizer.Decode(p.ids))
+	}
+	oss := withTemplate(t, smol, "openai-gpt-oss-120b.jinja")
+	p, err = planChat(oss, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "reasoning_effort": "high"}`))
+	if err != nil || !strings.Contains(oss.Tokenizer.Decode(p.ids), "Reasoning: high") {
+		t.Errorf("reasoning_effort high: %v", err)
+	}
+}
+
+func mustCompact(s string) string {
+	var v json.RawMessage
+	json.Unmarshal([]byte(s), &v)
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestPlanChatErrors: each bad field is a 400 naming it.
+func TestPlanChatErrors(t *testing.T) {
+	smol := smolText(t)
+	user := `"messages": [{"role": "user", "content": "Hi"}]`
+	for _, c := range []struct{ body, param string }{
+		{`{` + user + `, "tools": [{"type": "retrieval"}]}`, "tools[0].type"},
+		{`{` + user + `, "tools": [{"type": "function", "function": {"name": "bad name"}}]}`, "tools[0].function.name"},
+		{`{` + user + `, "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "objekt"}}}]}`, "tools[0].function.parameters"},
+		{`{` + user + `, "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {"minimum": "x"}}}}}]}`, "tools[0].function.parameters"},
+		{`{` + user + `, "tools": [` + weatherTool + `], "tool_choice": {"type": "function", "function": {"name": "nope"}}}`, "tool_choice"},
+		{`{` + user + `, "tool_choice": "required"}`, "tool_choice"},
+		{`{` + user + `, "tool_choice": "sometimes"}`, "tool_choice"},
+		{`{` + user + `, "response_format": {"type": "yaml"}}`, "response_format.type"},
+		{`{` + user + `, "response_format": {"type": "json_schema"}}`, "response_format.json_schema"},
+		{`{` + user + `, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": 3}}}}`, "response_format.json_schema.schema"},
+		{`{` + user + `, "tools": [` + weatherTool + `], "tool_choice": "required", "response_format": {"type": "json_object"}}`, "response_format"},
+		{`{"messages": [{"role": "tool", "content": "x"}]}`, "messages[0].tool_call_id"},
+		{`{"messages": [{"role": "robot", "content": "x"}]}`, "messages[0].role"},
+		{`{"messages": [{"role": "assistant", "tool_calls": [{"id": "1", "type": "function", "function": {"name": "f", "arguments": "{oops"}}]}]}`, "messages[0].tool_calls[0].function.arguments"},
+		{`{` + user + `, "reasoning_effort": "extreme"}`, "reasoning_effort"},
+		{`{` + user + `, "chat_template_kwargs": {"messages": []}}`, "chat_template_kwargs"},
+		{`{` + user + `, "functions": [{"name": "f"}]}`, "functions"},
+	} {
+		_, err := planChat(smol, chatReq(t, c.body))
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != 400 || ae.Param != c.param {
+			t.Errorf("%s: err %v (param %v), want a 400 naming %s", c.body, err, paramOf(ae), c.param)
+		}
+	}
+	m := &rt.Model{Vocab: 100}
+	for _, bias := range []map[string]float64{{"100": 1}, {"-1": 1}, {"x": 1}, {"5": 101}} {
+		if _, err := logitBias(m, bias); err == nil || err.(*apiError).Param != "logit_bias" {
+			t.Errorf("logit_bias %v: err %v", bias, err)
+		}
+	}
+	if b, err := logitBias(m, map[string]float64{"7": -100}); err != nil || b[7] != -100 {
+		t.Errorf("logit_bias 7: %v %v", b, err)
+	}
+}
+
+func paramOf(ae *apiError) any {
+	if ae == nil {
+		return nil
+	}
+	return ae.Param
+}
+
+// TestToolGrammarsCompile builds the grammar of a required call in every
+// enforced convention and of json_schema response formats, and has
+// llguidance (in the worker's venv) validate each against SmolLM2's
+// vocabulary.
+func TestToolGrammarsCompile(t *testing.T) {
+	smol := smolText(t)
+	py, err := ireetool.FindPython()
+	if err != nil || exec.Command(py, "-c", "import llguidance").Run() != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("llguidance is not installed in the venv")
+		}
+		t.Skip("llguidance is not installed in the venv")
+	}
+	m := &rt.Model{Vocab: int64(smol.Tokenizer.VocabSize()), EOS: smol.Tokenizer.EOS()}
+	vocab, err := writeVocab(m, smol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grammars := map[string]string{}
+	for _, tpl := range []string{"Qwen-Qwen3-0.6B.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja",
+		"ibm-granite-granite-3.3-2B-Instruct.jinja", "CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", "openai-gpt-oss-120b.jinja"} {
+		p, err := planChat(withTemplate(t, smol, tpl), chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`], "tool_choice": "required"}`))
+		if err != nil {
+			t.Fatalf("%s: %v", tpl, err)
+		}
+		grammars[p.format.Name] = p.lark
+	}
+	p, err := planChat(smol, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`], "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grammars["generic named"] = p.lark
+	p, err = planChat(smol, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "response_format": {"type": "json_object"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grammars["json_object"] = p.lark
+	raw, _ := json.Marshal(grammars)
+	script := `
+import json, sys, llguidance as llg
+import numpy as np
+exec(open(sys.argv[1]).read())
+tok = tokenizer(sys.argv[2])[0]
+bad = {}
+for name, lark in json.load(sys.stdin).items():
+    msg = llg.LLMatcher.validate_grammar(lark, tok)
+    if msg and not msg.startswith("WARNING"):
+        bad[name] = msg
+print(json.dumps(bad))
+`
+	cmd := exec.Command(py, "-c", script, filepath.Join("..", "rt", "iree", "grammar.py"), vocab)
+	cmd.Stdin = strings.NewReader(string(raw))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if s := strings.TrimSpace(string(out)); s != "{}" {
+		t.Errorf("grammars llguidance refuses: %s\n%s", s, raw)
+	}
+}
+
+// TestChatSplitter: the plan reads reasoning and calls by the template's
+// convention, and reads no calls under tool_choice "none".
+func TestChatSplitter(t *testing.T) {
+	qwen := withTemplate(t, smolText(t), "Qwen-Qwen3-0.6B.jinja")
+	out := "<think>\nParis weather.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
+	for _, c := range []struct {
+		choice    string
+		calls     int
+		reasoning string
+	}{{`"auto"`, 1, "Paris weather."}, {`"none"`, 0, "Paris weather."}} {
+		p, err := planChat(qwen, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`], "tool_choice": `+c.choice+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := p.splitter()
+		r, content := s.Push(out)
+		r2, c2, calls := s.Finish()
+		if len(calls) != c.calls || strings.TrimSpace(r+r2) != c.reasoning {
+			t.Errorf("tool_choice %s: reasoning %q, content %q, calls %v", c.choice, r+r2, content+c2, calls)
+		}
+		if c.calls == 0 && !strings.Contains(content+c2, "<tool_call>") {
+			t.Errorf("tool_choice none: the call text should stay content, got %q", content+c2)
+		}
+		if c.calls == 1 {
+			tc := p.toolCalls(calls)[0]
+			if !strings.HasPrefix(tc["id"].(string), "call_") || tc["function"].(map[string]any)["arguments"] != `{"city":"Paris"}` {
+				t.Errorf("tool call %v", tc)
+			}
+		}
+	}
+	// Mistral's templates check 9-character call ids.
+	mistral := withTemplate(t, smolText(t), "mistralai-Mistral-Nemo-Instruct-2407.jinja")
+	p, err := planChat(mistral, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := p.toolCalls([]toolcall.Call{{Name: "f", Arguments: "{}"}})[0]["id"].(string); len(id) != 9 {
+		t.Errorf("mistral call id %q, want 9 characters", id)
+	}
+}
