@@ -1,15 +1,21 @@
 // Tests of the two validation tiers on the fixtures in testdata/ (written by
-// gen_fixtures.py): the structural tier (emitted MLIR is byte-exact against
-// testdata/<fixture>/emit.mlir; refresh with go test ./golden -update) and
-// the oracle tier (greedy tokens equal the HF fp32 oracle exactly; first-step
-// logits within 1e-4 max abs).
+// gen_fixtures.py): the structural tier (emitted MLIR, with the line:column
+// of its locations removed, is byte-exact against
+// testdata/<fixture>/emit.mlir; refresh with go test ./golden -update; the
+// located goldens of located_test.go keep the positions) and the oracle tier
+// (greedy tokens equal the HF fp32 oracle exactly; first-step logits within
+// 1e-4 max abs).
+//
+// -run matches subtest names as regular expressions, so -run
+// TestExecution/glm4 also runs glm4_moe: anchor it (-run
+// 'TestExecution/^glm4$') or name the fixture exactly with -fixture glm4.
 package golden
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/archc/archc/driver"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,6 +25,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/archc/archc/driver"
 	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
@@ -34,7 +41,12 @@ type oracle struct {
 	FirstLogits  [][]float64 `json:"first_logits"`
 }
 
-func fixtures(t *testing.T) []string {
+// onlyFixture is -fixture: run the per-fixture tests on the fixture of
+// exactly this name (testdata/NAME) and no other.
+var onlyFixture = flag.String("fixture", "", "run the per-fixture tests on testdata/NAME only (an exact name, unlike -run's regular expressions: -fixture glm4 is not glm4_moe)")
+
+// allFixtures lists the fixture folders (testdata/*/config.json).
+func allFixtures(t *testing.T) []string {
 	t.Helper()
 	dirs, err := filepath.Glob("testdata/*/config.json")
 	if err != nil || len(dirs) == 0 {
@@ -46,6 +58,24 @@ func fixtures(t *testing.T) []string {
 	return dirs
 }
 
+// fixtures is allFixtures, or only testdata/<-fixture> when the flag is
+// set (a fatal error if it is no fixture).
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	dirs := allFixtures(t)
+	if *onlyFixture != "" {
+		want := filepath.Join("testdata", *onlyFixture)
+		if !slices.Contains(dirs, want) {
+			t.Fatalf("-fixture %s: no %s/config.json", *onlyFixture, want)
+		}
+		return []string{want}
+	}
+	return dirs
+}
+
+// TestEmitGolden: each fixture's module emits the same bytes twice, and
+// its text with locations stripped (golden.StripLocations) is
+// testdata/<fixture>/emit.mlir.
 func TestEmitGolden(t *testing.T) {
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -60,7 +90,7 @@ func TestEmitGolden(t *testing.T) {
 			if !bytes.Equal(p.MLIR, again.MLIR) {
 				t.Fatal("emitting the same model twice gave different bytes")
 			}
-			golden.Check(t, filepath.Join(dir, "emit.mlir"), p.MLIR)
+			golden.Check(t, filepath.Join(dir, "emit.mlir"), golden.StripLocations(p.MLIR))
 		})
 	}
 }
@@ -73,7 +103,7 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	covered := map[string][]string{}
-	for _, dir := range fixtures(t) {
+	for _, dir := range allFixtures(t) {
 		p, err := driver.NewPlan(dir, driver.PlanOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
