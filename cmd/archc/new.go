@@ -61,7 +61,7 @@ func (c *newCmd) Run() error {
   2. bin/archc check %[3]s && bin/archc fmt -w %[3]s
   3. fill in the %[1]s entry of %[4]s, then: .venv-oracle/bin/python %[4]s --only %[1]s
   4. go build -o bin/ ./cmd/... && bin/archc ir golden/testdata/%[1]s --graph decode
-  5. go test ./golden -run 'TestEmitGolden/%[1]s' -update && go test ./golden -run 'TestExecution/%[1]s'
+  5. go test ./golden -run 'TestEmitGolden/^%[1]s$' -update && go test ./golden -run 'TestExecution/^%[1]s$'
 `, c.Name, c.Extends, path, c.Fixtures)
 	return nil
 }
