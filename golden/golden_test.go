@@ -120,12 +120,33 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 }
 
 // execOptions is the configuration the execution tests compile: two
-// KV-cache slots and decode entry points for batches of 1 and 2 (the
-// serving shape), so one compiled module per fixture serves every check.
+// KV-cache slots, decode entry points for batches of 1 and 2 (the serving
+// shape) and one prefill chunk of 32 tokens, so one compiled module per
+// fixture serves every check of TestExecution (and the safetensors and F32
+// GGUF runs of TestGGUFTwinsExecution and TestLongRoPEStaleCache: the same
+// MLIR, compiled once). The oracle prompts (up to 29 tokens) fit one chunk;
+// prefill_matches_decode prefills in two chunks, the second mid-cache, and
+// the 70- and 90-token LongRoPE prompts take three. Buckets other than 32
+// are the same lowering at another static length (the structural goldens
+// hold the default 16 and 64; the real-checkpoint tier runs them).
 func execOptions() rt.Options {
 	var o rt.Options
 	o.Plan.Lower.Slots = 2
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
+	o.Plan.Lower.PrefillBuckets = []int64{32}
+	return o
+}
+
+// oracleOptions is the smallest module that runs checkOracle: one slot,
+// decode of one sequence and execOptions' prefill chunk. The tests that
+// only compare greedy generation with an oracle (the Q8_0 GGUF twins, the
+// tensor-operation variants of arcee) compile it: two entry points
+// instead of three.
+func oracleOptions() rt.Options {
+	var o rt.Options
+	o.Plan.Lower.Slots = 1
+	o.Plan.Lower.DecodeBatches = []int64{1}
+	o.Plan.Lower.PrefillBuckets = []int64{32}
 	return o
 }
 
@@ -153,10 +174,13 @@ func needIREE(t *testing.T) { testmodels.NeedIREE(t) }
 // TestExecution runs the execution tiers on every fixture, one loaded model
 // per fixture: the oracle tier, prefill/decode consistency, EOS handling
 // and the serve tier (batched decode equals single-sequence decode).
+// Fixtures run in parallel, at most -test.parallel (GOMAXPROCS) at once,
+// so one fixture's compile overlaps another's run.
 func TestExecution(t *testing.T) {
 	needIREE(t)
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
 			want := readOracle(t, dir)
 			ctx := context.Background()
 			m, err := rt.Open(ctx, dir, execOptions())
