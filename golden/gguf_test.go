@@ -192,6 +192,7 @@ func readF32(t *testing.T, ix *weights.Index, name string) []float32 {
 // TestExecution.
 func TestGGUFTwinsExecution(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
 	ctx := context.Background()
 	for _, dir := range ggufFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {

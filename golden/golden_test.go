@@ -29,6 +29,8 @@ import (
 	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
+	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/rt/kernels"
 
 	"github.com/archc/archc/internal/testmodels"
 )
@@ -171,6 +173,22 @@ const logitsTolerance = 1e-4
 // needIREE skips when the IREE venv is missing outside CI; in CI it fails.
 func needIREE(t *testing.T) { testmodels.NeedIREE(t) }
 
+// buildKernels builds archc's kernels into the compile cache before a
+// test's parallel subtests open models. rt.Open builds them on first use,
+// and two first builds at once give two bitcodes (rt/kernels compiles in a
+// fresh temporary folder whose name the bitcode records), so the same
+// module would be compiled twice, under two cache keys.
+func buildKernels(t *testing.T) {
+	t.Helper()
+	dir, err := ireetool.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kernels.Build(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestExecution runs the execution tiers on every fixture, one loaded model
 // per fixture: the oracle tier, prefill/decode consistency, EOS handling
 // and the serve tier (batched decode equals single-sequence decode).
@@ -178,6 +196,7 @@ func needIREE(t *testing.T) { testmodels.NeedIREE(t) }
 // so one fixture's compile overlaps another's run.
 func TestExecution(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()

@@ -17,6 +17,7 @@ import (
 // parallel; each compiles the small oracleOptions module).
 func TestTensorOpsActivation(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
 	dir := "testdata/arcee"
 	want := readOracle(t, dir)
 	for name, body := range map[string]string{
