@@ -58,33 +58,55 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	fam, raw, cfg, g, gm := p.Family, p.Raw, p.Config, p.Graph, p.GGUF
+	raw, cfg, g := p.Raw, p.Config, p.Graph
 	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, p.Lengths), lower.KVBytesPerToken(g))
 	if err != nil {
 		return nil, err
 	}
 	p.Options = lo
-	if p.Dir != "" && hasCheckpoint(p.Dir) {
-		if err := p.bindWeights(); err != nil {
-			return nil, err
-		}
-	}
-	if gm != nil { // weights keep their GGUF storage (ggufmap.Model.Pack)
-		formats := gm.Formats()
-		p.Options.WeightDTypes = map[string]string{}
-		for _, w := range g.Weights {
-			fm, ok := formats[w.Name]
-			if !ok {
-				return nil, w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, fam.Name, fam.Name)
-			}
-			p.Options.WeightDTypes[w.Name] = fm
-		}
+	if err := p.checkWeights(path); err != nil {
+		return nil, err
 	}
 	if p.Module, err = lower.Lower(g, p.Options); err != nil {
 		return nil, err
 	}
 	p.MLIR = p.Module.Print()
 	return p, nil
+}
+
+// CheckWeights checks every weight the graph reads against the model's
+// checkpoint as NewPlan does, and records their stored formats in
+// p.Options.WeightDTypes: a model folder's safetensors (presence, shape,
+// dtype) or a GGUF file's tensors (presence). A plan without a checkpoint
+// (a bare config.json, a folder without model.safetensors) passes. Errors
+// are at the .arch position that declared the weight, naming the tensor
+// (`archc ir` reports them as the tests would).
+func (p *Plan) CheckWeights() error {
+	path := p.Dir
+	if p.GGUF != nil {
+		path = p.GGUF.Path
+	}
+	return p.checkWeights(path)
+}
+
+func (p *Plan) checkWeights(path string) error {
+	if p.Dir != "" && hasCheckpoint(p.Dir) {
+		if err := p.bindWeights(); err != nil {
+			return err
+		}
+	}
+	if gm := p.GGUF; gm != nil { // weights keep their GGUF storage (ggufmap.Model.Pack)
+		formats := gm.Formats()
+		p.Options.WeightDTypes = map[string]string{}
+		for _, w := range p.Graph.Weights {
+			fm, ok := formats[w.Name]
+			if !ok {
+				return w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, p.Family.Name, p.Family.Name)
+			}
+			p.Options.WeightDTypes[w.Name] = fm
+		}
+	}
+	return nil
 }
 
 // NewGraph is NewPlan up to the IR: it reads the model's config (a

@@ -18,8 +18,11 @@ which must reproduce the oracle.
 Everything is seeded and single-threaded, so a rerun with the same pinned
 versions (requirements-oracle.txt) is byte-identical.
 
-Run (from the repository root):
-    /work/oracle-venv/bin/python golden/gen_fixtures.py --out golden/testdata
+Run (from the repository root) with the oracle venv of
+docs/adding-a-family.md step 0 (python3 -m venv .venv-oracle;
+.venv-oracle/bin/pip install -r golden/requirements-oracle.txt):
+    .venv-oracle/bin/python golden/gen_fixtures.py --out golden/testdata
+    .venv-oracle/bin/python golden/gen_fixtures.py --only NAME
 
 To add a family/config: append one dict to FIXTURES (model class, config
 kwargs, seeds). Nothing else needs to change.

@@ -186,12 +186,18 @@ func readF32(t *testing.T, ix *weights.Index, name string) []float32 {
 // safetensors folder's tokens with bit-identical first-step logits (also
 // for the Gemma families: their norm weights w' = (1 + w) - 1 round, but
 // the graph's 1 + w' is 1 + w again), and the Q8_0 twin generates
-// oracle.q8_0.json's tokens exactly, first-step logits within 1e-4.
+// oracle.q8_0.json's tokens exactly, first-step logits within 1e-4. The
+// safetensors folder and the F32 twin compile TestExecution's module
+// (execOptions: one compile serves all three, the cache has it), the Q8_0
+// twin the smaller oracleOptions module. Fixtures run in parallel, as in
+// TestExecution.
 func TestGGUFTwinsExecution(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
 	ctx := context.Background()
 	for _, dir := range ggufFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
 			base := readOracle(t, dir)
 			st, err := launch.Open(ctx, dir, execOptions())
 			if err != nil {
@@ -228,7 +234,7 @@ func TestGGUFTwinsExecution(t *testing.T) {
 			if err := json.Unmarshal(data, &want); err != nil {
 				t.Fatal(err)
 			}
-			q8, err := launch.Open(ctx, filepath.Join(dir, "model.q8_0.gguf"), execOptions())
+			q8, err := launch.Open(ctx, filepath.Join(dir, "model.q8_0.gguf"), oracleOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

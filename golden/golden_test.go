@@ -1,15 +1,21 @@
 // Tests of the two validation tiers on the fixtures in testdata/ (written by
-// gen_fixtures.py): the structural tier (emitted MLIR is byte-exact against
-// testdata/<fixture>/emit.mlir; refresh with go test ./golden -update) and
-// the oracle tier (greedy tokens equal the HF fp32 oracle exactly; first-step
-// logits within 1e-4 max abs).
+// gen_fixtures.py): the structural tier (emitted MLIR, with the line:column
+// of its locations removed, is byte-exact against
+// testdata/<fixture>/emit.mlir; refresh with go test ./golden -update; the
+// located goldens of located_test.go keep the positions) and the oracle tier
+// (greedy tokens equal the HF fp32 oracle exactly; first-step logits within
+// 1e-4 max abs).
+//
+// -run matches subtest names as regular expressions, so -run
+// TestExecution/glm4 also runs glm4_moe: anchor it (-run
+// 'TestExecution/^glm4$') or name the fixture exactly with -fixture glm4.
 package golden
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/archc/archc/driver"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,10 +25,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/archc/archc/driver"
 	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
+	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/rt/kernels"
 
 	"github.com/archc/archc/internal/testmodels"
 )
@@ -35,7 +44,12 @@ type oracle struct {
 	FirstLogits  [][]float64 `json:"first_logits"`
 }
 
-func fixtures(t *testing.T) []string {
+// onlyFixture is -fixture: run the per-fixture tests on the fixture of
+// exactly this name (testdata/NAME) and no other.
+var onlyFixture = flag.String("fixture", "", "run the per-fixture tests on testdata/NAME only (an exact name, unlike -run's regular expressions: -fixture glm4 is not glm4_moe)")
+
+// allFixtures lists the fixture folders (testdata/*/config.json).
+func allFixtures(t *testing.T) []string {
 	t.Helper()
 	dirs, err := filepath.Glob("testdata/*/config.json")
 	if err != nil || len(dirs) == 0 {
@@ -47,6 +61,24 @@ func fixtures(t *testing.T) []string {
 	return dirs
 }
 
+// fixtures is allFixtures, or only testdata/<-fixture> when the flag is
+// set (a fatal error if it is no fixture).
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	dirs := allFixtures(t)
+	if *onlyFixture != "" {
+		want := filepath.Join("testdata", *onlyFixture)
+		if !slices.Contains(dirs, want) {
+			t.Fatalf("-fixture %s: no %s/config.json", *onlyFixture, want)
+		}
+		return []string{want}
+	}
+	return dirs
+}
+
+// TestEmitGolden: each fixture's module emits the same bytes twice, and
+// its text with locations stripped (golden.StripLocations) is
+// testdata/<fixture>/emit.mlir.
 func TestEmitGolden(t *testing.T) {
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -61,7 +93,7 @@ func TestEmitGolden(t *testing.T) {
 			if !bytes.Equal(p.MLIR, again.MLIR) {
 				t.Fatal("emitting the same model twice gave different bytes")
 			}
-			golden.Check(t, filepath.Join(dir, "emit.mlir"), p.MLIR)
+			golden.Check(t, filepath.Join(dir, "emit.mlir"), golden.StripLocations(p.MLIR))
 		})
 	}
 }
@@ -74,7 +106,7 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	covered := map[string][]string{}
-	for _, dir := range fixtures(t) {
+	for _, dir := range allFixtures(t) {
 		p, err := driver.NewPlan(dir, driver.PlanOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
@@ -91,12 +123,33 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 }
 
 // execOptions is the configuration the execution tests compile: two
-// KV-cache slots and decode entry points for batches of 1 and 2 (the
-// serving shape), so one compiled module per fixture serves every check.
+// KV-cache slots, decode entry points for batches of 1 and 2 (the serving
+// shape) and one prefill chunk of 32 tokens, so one compiled module per
+// fixture serves every check of TestExecution (and the safetensors and F32
+// GGUF runs of TestGGUFTwinsExecution and TestLongRoPEStaleCache: the same
+// MLIR, compiled once). The oracle prompts (up to 29 tokens) fit one chunk;
+// prefill_matches_decode prefills in two chunks, the second mid-cache, and
+// the 70- and 90-token LongRoPE prompts take three. Buckets other than 32
+// are the same lowering at another static length (the structural goldens
+// hold the default 16 and 64; the real-checkpoint tier runs them).
 func execOptions() launch.Options {
 	var o launch.Options
 	o.Plan.Lower.Slots = 2
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
+	o.Plan.Lower.PrefillBuckets = []int64{32}
+	return o
+}
+
+// oracleOptions is the smallest module that runs checkOracle: one slot,
+// decode of one sequence and execOptions' prefill chunk. The tests that
+// only compare greedy generation with an oracle (the Q8_0 GGUF twins, the
+// tensor-operation variants of arcee) compile it: two entry points
+// instead of three.
+func oracleOptions() launch.Options {
+	var o launch.Options
+	o.Plan.Lower.Slots = 1
+	o.Plan.Lower.DecodeBatches = []int64{1}
+	o.Plan.Lower.PrefillBuckets = []int64{32}
 	return o
 }
 
@@ -121,13 +174,33 @@ const logitsTolerance = 1e-4
 // needIREE skips when the IREE venv is missing outside CI; in CI it fails.
 func needIREE(t *testing.T) { testmodels.NeedIREE(t) }
 
+// buildKernels builds archc's kernels into the compile cache before a
+// test's parallel subtests open models. launch.Open (driver.Compile) builds them on first use,
+// and two first builds at once give two bitcodes (rt/kernels compiles in a
+// fresh temporary folder whose name the bitcode records), so the same
+// module would be compiled twice, under two cache keys.
+func buildKernels(t *testing.T) {
+	t.Helper()
+	dir, err := ireetool.DefaultCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kernels.Build(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestExecution runs the execution tiers on every fixture, one loaded model
 // per fixture: the oracle tier, prefill/decode consistency, EOS handling
 // and the serve tier (batched decode equals single-sequence decode).
+// Fixtures run in parallel, at most -test.parallel (GOMAXPROCS) at once,
+// so one fixture's compile overlaps another's run.
 func TestExecution(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
 			want := readOracle(t, dir)
 			ctx := context.Background()
 			m, err := launch.Open(ctx, dir, execOptions())

@@ -68,7 +68,7 @@ func (f *fn) run(tokens codegen.Value) codegen.Value {
 		}
 		f.vals[n] = v
 	}
-	f.SetLoc("logits", f.g.File, f.g.Logits.Pos.Line, f.g.Logits.Pos.Column)
+	f.SetLoc("logits", f.g.Logits.Pos.Filename, f.g.Logits.Pos.Line, f.g.Logits.Pos.Column)
 	out := f.val(f.g.Logits)
 	if !f.inHead && f.seq > 1 { // no head section: select here
 		out = f.selectLast(out)

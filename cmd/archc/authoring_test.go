@@ -72,6 +72,23 @@ func TestAuthoring(t *testing.T) {
 		if b := clitest.Run(t, bin, "ir", fixture, "--graph", "train"); b.Code != 1 || !strings.Contains(b.Stderr, `unknown graph kind "train"`) {
 			t.Errorf("ir --graph train: code %d, stderr %q", b.Code, b.Stderr)
 		}
+		// A family that reads a tensor the checkpoint lacks: archc ir on the
+		// folder and on its GGUF twin says so at the .arch position, as
+		// the tests' plan would; --no-weights and a bare config.json print
+		// the IR.
+		biased := filepath.Join(dir, "biased.arch")
+		os.WriteFile(biased, []byte("arch biased extends llama {\n  match model_type \"llama\"\n\n  block attn(h) {\n    o = attention(rotary(query(h)), rotary(key(h)), value(h), window: window())\n    return linear(o, self_attn.o_proj, hidden_size, bias: true)\n  }\n}\n"), 0o644)
+		missing := regexp.MustCompile(regexp.QuoteMeta(biased) + `:6:[0-9]+: .*missing tensor "model.layers.0.self_attn.o_proj.bias"`)
+		for _, model := range []string{fixture, filepath.Join(fixture, "model.f32.gguf")} {
+			if o := clitest.Run(t, bin, "ir", model, "--arch", biased); o.Code != 1 || !missing.MatchString(o.Stderr) || !strings.Contains(o.Stderr, "--no-weights") {
+				t.Errorf("ir %s --arch biased.arch: code %d, stderr %q; want %s", model, o.Code, o.Stderr, missing)
+			}
+		}
+		for _, args := range [][]string{{"ir", fixture, "--arch", biased, "--no-weights"}, {"ir", filepath.Join(fixture, "config.json"), "--arch", biased}} {
+			if o := clitest.Run(t, bin, args...); o.Code != 0 || !strings.Contains(o.Stdout, "self_attn.o_proj.bias") {
+				t.Errorf("%v: code %d, stderr %q; want the IR", args, o.Code, o.Stderr)
+			}
+		}
 	})
 
 	t.Run("new", func(t *testing.T) {
@@ -96,7 +113,7 @@ func TestAuthoring(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"# kestrel.arch — KestrelForCausalLM (models/kestrel/modeling_kestrel.py)", "\narch kestrel extends llama {\n", "\n  match model_type \"kestrel\"\n", "\n  config {\n"} {
+		for _, want := range []string{"# kestrel.arch — ...ForCausalLM (models/kestrel/modeling_kestrel.py; name its\n# class): llama with ...", "\narch kestrel extends llama {\n", "\n  match model_type \"kestrel\"\n", "\n  config {\n"} {
 			if !strings.Contains(string(src), want) {
 				t.Errorf("kestrel.arch lacks %q:\n%s", want, src)
 			}
@@ -114,6 +131,9 @@ func TestAuthoring(t *testing.T) {
 		}
 		py, _ := os.ReadFile(gen)
 		added := strings.TrimPrefix(string(py), string(orig[:strings.Index(string(orig), "\n]\n")+1]))
+		if strings.Contains(string(src), "KestrelForCausalLM") {
+			t.Errorf("kestrel.arch carries the guessed class name KestrelForCausalLM (only the fixture entry may, marked as a guess):\n%s", src)
+		}
 		if !strings.HasPrefix(added, "    # ---- kestrel: llama + ...") || !strings.Contains(added, "        name=\"kestrel\",\n        model_cls=\"KestrelForCausalLM\",  # guessed from the model_type: check it\n") || !strings.HasSuffix(string(py), string(orig[strings.Index(string(orig), "\n]\n")+1:])) {
 			t.Errorf("the fixture entry is not appended to FIXTURES:\n%s", added[:min(len(added), 800)])
 		}

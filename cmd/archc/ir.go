@@ -13,12 +13,23 @@ type irCmd struct {
 	Model string `arg:"" help:"Model folder (config.json), a config.json file or a .gguf file."`
 	Arch  string `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Graph string `help:"Bind the symbolic dimensions as this graph kind does: prefill (batch 1; seq 1 after the layer loop) or decode (seq 1). Default: both symbolic."`
+	// NoWeights skips driver.Plan.CheckWeights.
+	NoWeights bool `name:"no-weights" help:"Do not check the checkpoint's tensors (a model folder's safetensors, a GGUF file's tensors) against the weights the graph reads; a bare config.json is never checked."`
 }
 
+// Run prints the IR. On a model folder with a checkpoint or a GGUF file
+// it first checks every weight the graph reads against the checkpoint, as
+// the tests' plan does (driver.Plan.CheckWeights): a missing or mis-shaped
+// tensor is an error at the .arch position that reads it.
 func (c *irCmd) Run() error {
 	p, err := driver.NewGraph(c.Model, driver.PlanOptions{Arch: c.Arch})
 	if err != nil {
 		return err
+	}
+	if !c.NoWeights {
+		if err := p.CheckWeights(); err != nil {
+			return fmt.Errorf("%w\n(archc ir --no-weights prints the IR without checking the checkpoint)", err)
+		}
 	}
 	s, err := p.Graph.Format(ir.FormatOptions{Kind: c.Graph})
 	if err != nil {

@@ -61,7 +61,7 @@ func (c *newCmd) Run() error {
   2. bin/archc check %[3]s && bin/archc fmt -w %[3]s
   3. fill in the %[1]s entry of %[4]s, then: .venv-oracle/bin/python %[4]s --only %[1]s
   4. go build -o bin/ ./cmd/... && bin/archc ir golden/testdata/%[1]s --graph decode
-  5. go test ./golden -run 'TestEmitGolden/%[1]s' -update && go test ./golden -run 'TestExecution/%[1]s'
+  5. go test ./golden -run 'TestEmitGolden/^%[1]s$' -update && go test ./golden -run 'TestExecution/^%[1]s$'
 `, c.Name, c.Extends, path, c.Fixtures)
 	return nil
 }
@@ -116,20 +116,24 @@ func (c *newCmd) archSource() ([]byte, error) {
 }
 
 // template is the new family file in the canonical layout: a header
-// naming the HF modeling file, extends, match and an empty config block.
+// naming the HF modeling file (its class is left for the author to name:
+// a guess from the model_type is wrong often enough, GraniteMoeShared vs
+// Granitemoeshared, that the file should not carry it), extends, match and
+// an empty config block.
 func template(name, parent, modelType string) ([]byte, error) {
-	src := fmt.Sprintf(`# %[1]s.arch — %[2]sForCausalLM (models/%[3]s/modeling_%[3]s.py): %[4]s
-# with ... (say what differs from %[4]s, as the HF modeling or modular file
-# does). Read by package dsl; config names are HF config.json's, verbatim.
-arch %[1]s extends %[4]s {
-  match model_type %[5]q
+	src := fmt.Sprintf(`# %[1]s.arch — ...ForCausalLM (models/%[2]s/modeling_%[2]s.py; name its
+# class): %[3]s with ... (say what differs from %[3]s, as the HF modeling or
+# modular file does). Read by package dsl; config names are HF config.json's,
+# verbatim.
+arch %[1]s extends %[3]s {
+  match model_type %[4]q
 
   config {
-    # config.json fields %[1]s adds, or whose defaults differ from %[4]s's:
+    # config.json fields %[1]s adds, or whose defaults differ from %[3]s's:
     # name: type = default
   }
 }
-`, name, camelCase(modelType), modelType, parent, modelType)
+`, name, modelType, parent, modelType)
 	return dsl.Format(name+".arch", []byte(src))
 }
 

@@ -61,3 +61,25 @@ func TestCheckUpdate(t *testing.T) {
 		t.Fatalf("under -update Check wrote %q, %v; want %q", got, err, "new\n")
 	}
 }
+
+func TestStripLocations(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`%1 = "stablehlo.add"(%0, %0) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc("model.norm"("llama.arch":62:12))` + "\n",
+			`%1 = "stablehlo.add"(%0, %0) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc("model.norm"("llama.arch"))` + "\n"},
+		{`func.return %3 : tensor<f32> loc("a.arch":1:2)`, `func.return %3 : tensor<f32> loc("a.arch")`},
+		{"#loc1 = loc(\"gemma.arch\":7:30)\n", "#loc1 = loc(\"gemma.arch\")\n"},
+		// A string attribute that looks like a location stays as it is.
+		{`%0 = "x.op"() {s = "f.arch":1:2} : () -> () loc("n"("f.arch":3:4))`, `%0 = "x.op"() {s = "f.arch":1:2} : () -> () loc("n"("f.arch"))`},
+		{`%0 = "x.op"() : () -> ()` + "\n\n", `%0 = "x.op"() : () -> ()` + "\n\n"},
+		{`loc("quo\"te.arch":5:6))`, `loc("quo\"te.arch":5:6))`}, // no " loc(" on the line: untouched
+		{` loc("quo\"te.arch":5:6))`, ` loc("quo\"te.arch"))`},
+	} {
+		got := string(StripLocations([]byte(c.in)))
+		if got != c.want {
+			t.Errorf("StripLocations(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if again := string(StripLocations([]byte(got))); again != got {
+			t.Errorf("StripLocations is not idempotent on %q: %q", got, again)
+		}
+	}
+}
