@@ -64,6 +64,7 @@ type cacheGroup struct {
 type cacheLayout struct {
 	groups []*cacheGroup
 	site   map[int][2]cacheEntry // [keys, values]
+	states *stateLayout          // the position-independent states (state.go)
 }
 
 // cacheEntry is one site's keys or values: entry index of global group.
@@ -73,7 +74,7 @@ type cacheEntry struct {
 }
 
 func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
-	l := &cacheLayout{site: map[int][2]cacheEntry{}}
+	l := &cacheLayout{site: map[int][2]cacheEntry{}, states: newStateLayout(g, opts)}
 	byShape := map[[2]int64]int{}
 	for _, n := range g.Nodes {
 		if n.Site < 0 {
@@ -185,8 +186,10 @@ func (f *fn) cacheValue(group int) codegen.Value {
 	return v
 }
 
-// storeCaches writes every cache group this function updated back to its global.
+// storeCaches writes every cache group and state group this function
+// updated back to its global.
 func (f *fn) storeCaches() {
+	defer f.storeStates()
 	for i, grp := range f.cache.groups {
 		if v, ok := f.caches[i]; ok {
 			f.GlobalStore(grp.global, v)

@@ -104,6 +104,9 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	for _, grp := range cache.groups {
 		m.AddGlobal(grp.global)
 	}
+	for _, grp := range cache.states.groups {
+		m.AddGlobal(grp.global)
+	}
 	for _, s := range opts.PrefillBuckets {
 		if err := lowerPrefill(m, g, opts, globals, cache, s); err != nil {
 			return nil, err
@@ -158,6 +161,7 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
 	f.starts = []codegen.Value{start}
 	f.last, f.hasLast = f.sub(length, f.constI32(1)), true
+	f.length = length
 	f.mkSeqLens = func() codegen.Value { return f.reshape(f.binary("stablehlo.maximum", f.add(start, length), total), 1) }
 	logits := f.run(tokens)
 	if err := fn.Err(); err != nil {

@@ -75,6 +75,10 @@ var primitiveRows = []*primitive{
 	row("full_like", decodedFullLike, lowerDecodedFullLike, false, tensor("x"), scalar("value")),
 	// pow: out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)
 	row("pow", decodedPow, lowerDecodedPow, false, tensor("x"), scalar("exponent")),
+	// conv1d: out[t, c] = act(Σ_j w[c, 0, j] · x[t - kernel + 1 + j, c] (+ b[c])), x before the call's first token from the carried window (zeros at position 0)
+	row("conv1d", decodedConv1d, lowerDecodedConv1d, false, tensor("x"), module("weight"), scalar("kernel"), optional("bias"), optional("act")),
+	// selective_scan: A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)
+	row("selective_scan", inferSelectiveScan, lowerSelectiveScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -608,6 +612,38 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x → same",
 		Signature: "pow(x, exponent)",
 		Types:     map[string]string{"exponent": "float"},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "true: also reads <module>.bias [channels] and adds it",
+			Name:    "bias",
+		}, {
+			Default: "none",
+			Doc:     "an ACT2FN name (see activation) applied to the result; none: no activation",
+			Name:    "act",
+		}},
+		Cache:     false,
+		HF:        "MambaMixer.slow_forward's conv1d and conv_state (models/mamba/modeling_mamba.py): torch.nn.Conv1d(groups=channels, padding=kernel - 1)[..., :seq]",
+		Math:      "out[t, c] = act(Σ_j w[c, 0, j] · x[t - kernel + 1 + j, c] (+ b[c])), x before the call's first token from the carried window (zeros at position 0)",
+		Name:      "conv1d",
+		Shapes:    "x [batch, seq, channels] → [batch, seq, channels]; weight [channels, 1, kernel], bias [channels] (bias: true); state: window [kernel - 1, channels] per sequence",
+		Signature: "conv1d(x, weight, kernel, bias:, act:)",
+		Types: map[string]string{
+			"act":    "name",
+			"bias":   "bool",
+			"kernel": "int",
+		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "MambaMixer.slow_forward's selective scan (models/mamba/modeling_mamba.py), dt already softplus(dt_proj(...))",
+		Math:      "A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)",
+		Name:      "selective_scan",
+		Shapes:    "x, dt [batch, seq, d]; b, c [batch, seq, state]; weight: <module>.A_log [d, state], <module>.D [d] → [batch, seq, d]; state: recurrent [d, state] f32 per sequence",
+		Signature: "selective_scan(x, dt, b, c, weight)",
+		Types:     map[string]string{},
 	},
 }
 
@@ -1153,6 +1189,33 @@ func decodePowAttrs(n *ir.Node) (*PowAttrs, error) {
 	return a, nil
 }
 
+// Conv1dAttrs are the attributes of conv1d, decoded and checked once by decodeConv1dAttrs when the IR builder runs the shape rule.
+type Conv1dAttrs struct {
+	Kernel int64  // kernel
+	Bias   bool   // bias: true: also reads <module>.bias [channels] and adds it
+	Act    string // act: an ACT2FN name (see activation) applied to the result; none: no activation
+}
+
+// decodeConv1dAttrs reads n.Attrs (the evaluated arguments) into Conv1dAttrs; an error names the attribute and what it must be.
+func decodeConv1dAttrs(n *ir.Node) (*Conv1dAttrs, error) {
+	a := &Conv1dAttrs{}
+	var err error
+	if a.Kernel, err = decodeInt("kernel", n.Attrs["kernel"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["bias"]; v != nil {
+		if a.Bias, err = decodeBool("bias", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["act"]; v != nil {
+		if a.Act, err = decodeName("act", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 // decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
 func decodedEmbedding(n *ir.Node) error {
 	a, err := decodeEmbeddingAttrs(n)
@@ -1493,4 +1556,23 @@ func lowerDecodedPow(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerPow(f, n, a)
+}
+
+// decodedConv1d is conv1d's shape rule: it decodes the attributes once (decodeConv1dAttrs), keeps them on the node and runs inferConv1d.
+func decodedConv1d(n *ir.Node) error {
+	a, err := decodeConv1dAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferConv1d(n, a)
+}
+
+// lowerDecodedConv1d is conv1d's lowering: lowerConv1d with the attributes the shape rule decoded.
+func lowerDecodedConv1d(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*Conv1dAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerConv1d(f, n, a)
 }
