@@ -1655,6 +1655,33 @@ FIXTURES = [
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         switches=[WINDOW_OFF],
     ),
+    # ---- mamba: no attention; a conv window and an SSM state per layer ----
+    dict(
+        name="mamba",
+        model_cls="MambaForCausalLM",
+        config_cls="MambaConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            state_size=8,
+            num_hidden_layers=2,
+            expand=2,
+            conv_kernel=4,
+            time_step_rank="auto",  # ceil(64 / 16) = 4
+            layer_norm_epsilon=1e-5,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=True,
+        ),
+        seed=7301,
+        prompt_seed=1037,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
 ]
 
 
@@ -1674,7 +1701,12 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
             if embed_std is not None and name.endswith("embed_tokens.weight"):
                 p.copy_(embed_std * noise)
-            elif name.endswith("norm.weight"):
+            elif name.endswith(".A_log"):  # Mamba: A = -exp(A_log), S4D-real init (arange(1, N+1)) jittered
+                n = torch.arange(1, p.shape[-1] + 1, dtype=torch.float32).expand_as(p)
+                p.copy_(torch.log(n) + norm_std * noise)
+            elif name.endswith(".D"):  # Mamba's skip, around its init of ones
+                p.copy_(1 + norm_std * noise)
+            elif name.endswith("norm.weight") or name.endswith("norm_f.weight"):
                 p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
                 p.copy_(bias_std * noise)

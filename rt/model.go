@@ -42,6 +42,13 @@ type Program struct {
 	// Lengths is the module's length-dependent RoPE policy; the Model asks
 	// it whether cached keys serve a sequence (lengths.go).
 	Lengths abi.LengthPolicy
+	// FixedState: the module carries per-sequence state that is not
+	// indexed by position (a conv window, a recurrent SSM state; lower's
+	// slot contract). A slot holds that state only for the position its
+	// held tokens end: a call at start > 0 must continue exactly the
+	// tokens the slot holds (the engine reuses a prefix only then), and a
+	// call at position 0 starts from zero state.
+	FixedState bool
 	// Where the tokenizer comes from (Model.Text): the model folder, or
 	// the opened GGUF file (its header read once for plan and tokenizer).
 	Dir  string

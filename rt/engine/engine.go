@@ -282,7 +282,12 @@ func (e *Engine) freeSlot() bool {
 // ended. A prefix is reusable when the model's length policy says its keys
 // serve a sequence of the prompt's length (rt.Model.ReusablePrefix: with a
 // length-dependent RoPE, keys computed for a sequence of another length
-// may not).
+// may not). With a position-independent state (rt.Program.FixedState:
+// Mamba's conv window and SSM state) the slot holds that state only after
+// all its cached tokens, so a prefix is reused only when the prompt
+// extends every cached token (a second chat turn); otherwise the prompt is
+// recomputed from position 0, never continued from another position's
+// state.
 func (e *Engine) place(s *seq) {
 	if s.ctx.Err() != nil {
 		s.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(s.req.Prompt)}
@@ -295,6 +300,9 @@ func (e *Engine) place(s *seq) {
 		}
 		n := commonPrefix(sl.cached, s.req.Prompt[:len(s.req.Prompt)-1])
 		n = e.m.ReusablePrefix(i, n, len(s.req.Prompt))
+		if e.m.Program.FixedState && n < len(sl.cached) {
+			n = 0 // a recurrent state is held only where the slot's tokens end
+		}
 		if n > bestLen {
 			best, bestLen = i, n
 		}
