@@ -1682,6 +1682,34 @@ FIXTURES = [
         check_rope_scaling=False,
         spec_check=False,
     ),
+    # ---- falcon_mamba: mamba plus weightless RMS norms on dt, B and C ----
+    dict(
+        name="falcon_mamba",
+        model_cls="FalconMambaForCausalLM",
+        config_cls="FalconMambaConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            state_size=8,
+            num_hidden_layers=2,
+            expand=2,
+            conv_kernel=4,
+            time_step_rank=6,  # an explicit rank (mamba's fixture resolves "auto")
+            layer_norm_epsilon=1e-5,
+            mixer_rms_eps=1e-6,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7302,
+        prompt_seed=2037,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
 ]
 
 

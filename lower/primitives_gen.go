@@ -79,6 +79,8 @@ var primitiveRows = []*primitive{
 	row("conv1d", decodedConv1d, lowerDecodedConv1d, false, tensor("x"), module("weight"), scalar("kernel"), optional("bias"), optional("act")),
 	// selective_scan: A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)
 	row("selective_scan", inferSelectiveScan, lowerSelectiveScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight")),
+	// rms_normalize: out = x · rsqrt(mean(x²) + eps), no weight
+	row("rms_normalize", decodedRmsNormalize, lowerDecodedRmsNormalize, false, tensor("x"), scalar("eps")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -644,6 +646,16 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x, dt [batch, seq, d]; b, c [batch, seq, state]; weight: <module>.A_log [d, state], <module>.D [d] → [batch, seq, d]; state: recurrent [d, state] f32 per sequence",
 		Signature: "selective_scan(x, dt, b, c, weight)",
 		Types:     map[string]string{},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "FalconMambaWeightlessRMSNorm.forward (models/falcon_mamba/modeling_falcon_mamba.py)",
+		Math:      "out = x · rsqrt(mean(x²) + eps), no weight",
+		Name:      "rms_normalize",
+		Shapes:    "x [..., d] → [..., d]",
+		Signature: "rms_normalize(x, eps)",
+		Types:     map[string]string{"eps": "float"},
 	},
 }
 
@@ -1216,6 +1228,21 @@ func decodeConv1dAttrs(n *ir.Node) (*Conv1dAttrs, error) {
 	return a, nil
 }
 
+// RMSNormalizeAttrs are the attributes of rms_normalize, decoded and checked once by decodeRMSNormalizeAttrs when the IR builder runs the shape rule.
+type RMSNormalizeAttrs struct {
+	Eps float64 // eps
+}
+
+// decodeRMSNormalizeAttrs reads n.Attrs (the evaluated arguments) into RMSNormalizeAttrs; an error names the attribute and what it must be.
+func decodeRMSNormalizeAttrs(n *ir.Node) (*RMSNormalizeAttrs, error) {
+	a := &RMSNormalizeAttrs{}
+	var err error
+	if a.Eps, err = decodeFloat("eps", n.Attrs["eps"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
 func decodedEmbedding(n *ir.Node) error {
 	a, err := decodeEmbeddingAttrs(n)
@@ -1575,4 +1602,23 @@ func lowerDecodedConv1d(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerConv1d(f, n, a)
+}
+
+// decodedRmsNormalize is rms_normalize's shape rule: it decodes the attributes once (decodeRMSNormalizeAttrs), keeps them on the node and runs inferRMSNormalize.
+func decodedRmsNormalize(n *ir.Node) error {
+	a, err := decodeRMSNormalizeAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferRMSNormalize(n, a)
+}
+
+// lowerDecodedRmsNormalize is rms_normalize's lowering: lowerRMSNormalize with the attributes the shape rule decoded.
+func lowerDecodedRmsNormalize(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*RMSNormalizeAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerRMSNormalize(f, n, a)
 }

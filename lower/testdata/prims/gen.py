@@ -439,6 +439,14 @@ def cases():
             x = randn(r, [b, s] + shape[2:])
             c.call(b, s, [x], rms_norm(x, w, eps, one_plus))
 
+    name = "rms_normalize"
+    r = rng(name)
+    c = add(Case(name, "rms_normalize", "out = x·rsqrt(mean(x²) + eps), no weight (HF FalconMambaWeightlessRMSNorm).",
+                 [("x", "f32", [B, S, 8])], [B, S, 8], attrs={"eps": 1e-6}))
+    for b, s in [(1, 3), (2, 1)]:
+        x = randn(r, [b, s, 8])
+        c.call(b, s, [x], rms_norm(x, np.ones(8, f32), 1e-6))
+
     # layer norms: [d] with and without bias, per head as one [heads, d]
     # tensor, per head as a module list
     for name, shape, bias, per_head in [("layer_norm", [B, S, 8], True, None),
