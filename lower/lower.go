@@ -27,10 +27,10 @@
 // point per chunk or batch size.
 //
 // Per-sequence state. A primitive declares the state it reads and writes
-// and its kind: attention's KV cache (ir.KVCache: one row per position, up
-// to max_len; Primitive.Cache, kvcache.go) or, in ir.Node.States, a window
-// (ir.Window: a causal conv's last k−1 inputs) or a fixed recurrent state
-// (ir.Recurrent: a Mamba ssm_state, f32) (state.go). Every kind is held per
+// and its kind in ir.Node.States: attention's KV cache (ir.KVCache: one row
+// per position, up to max_len; kvcache.go), a window (ir.Window: a causal
+// conv's last k−1 inputs) or a fixed recurrent state (ir.Recurrent: a Mamba
+// ssm_state, f32) (state.go). Every kind is held per
 // slot and keeps one slot contract, which the runtime relies on:
 //
 //   - a sequence starting at position 0 starts from a zero state: no call

@@ -343,7 +343,7 @@ func (c *primCase) lower(m *codegen.Module) error {
 			if p.Cache {
 				f.context = f.add(f.Reduce(f.positions, f.constI32(-1), "stablehlo.maximum", 0, 1), f.constI32(1))
 			}
-			if S > 1 && len(n.States) > 0 { // every token of a case's call is real
+			if S > 1 && HasFixedState(g) { // every token of a case's call is real
 				f.length = f.constI32(S)
 			}
 			for b := int64(0); b < B; b++ {

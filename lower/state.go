@@ -52,6 +52,9 @@ func newStateLayout(g *ir.Graph, opts Options) *stateLayout {
 	byShape := map[string]int{}
 	for _, n := range g.Nodes {
 		for _, st := range n.States {
+			if st.Kind == ir.KVCache { // kvcache.go
+				continue
+			}
 			key := fmt.Sprint(st.Shape)
 			gi, ok := byShape[key]
 			if !ok {
@@ -82,6 +85,9 @@ func StateBytesPerSlot(g *ir.Graph) int64 {
 	var n int64
 	for _, node := range g.Nodes {
 		for _, st := range node.States {
+			if st.Kind == ir.KVCache {
+				continue
+			}
 			e := int64(1)
 			for _, d := range st.Shape {
 				e *= d
@@ -97,8 +103,10 @@ func StateBytesPerSlot(g *ir.Graph) int64 {
 // its held tokens end (the runtime's prefix reuse asks this).
 func HasFixedState(g *ir.Graph) bool {
 	for _, n := range g.Nodes {
-		if len(n.States) > 0 {
-			return true
+		for _, st := range n.States {
+			if st.Kind != ir.KVCache {
+				return true
+			}
 		}
 	}
 	return false

@@ -124,7 +124,8 @@ type Node struct {
 	Weights []Weight // filled by the primitive's Infer rule
 	// States is the per-sequence state the node reads and writes, filled
 	// by the primitive's Infer rule (see State); nil for a stateless
-	// primitive. Attention's KV cache is still declared by Cache and Site.
+	// primitive. Attention declares its KV cache here too ("keys",
+	// "values"); Primitive.Cache and Site number its sites.
 	States []State
 	Type   Type // result type, filled by Infer
 	Layer  int  // decoder layer index, or -1 outside the layer loop
@@ -155,9 +156,9 @@ type StateKind int
 
 // State kinds.
 const (
-	// KVCache grows with tokens: one row per position, up to max_len
-	// (attention's keys and values; declared today through
-	// Primitive.Cache and Node.Site, not through Node.States).
+	// KVCache grows with tokens: one row per position, up to max_len;
+	// Shape is one position's row (attention's keys or values,
+	// [kv_heads, width]).
 	KVCache StateKind = iota
 	// Window is the last k−1 inputs of a causal convolution,
 	// [k−1, channels] f32, replaced by every call.
