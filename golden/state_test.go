@@ -5,13 +5,15 @@ package golden
 // lower.HasFixedState), through the runtime and the engine: a sequence at
 // position 0 in a slot another sequence used starts from zero state; a
 // padded decode row (what the engine sends) leaves its slot's state as it
-// was; a cancelled request leaves nothing for the next; prefix reuse takes
+// was; a call continuing at a position whose state the slot does not hold
+// is refused; a cancelled request leaves nothing for the next; prefix reuse takes
 // a slot's state only where it is held (a second chat turn) and
 // recomputes a prompt that diverges earlier.
 
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,6 +58,11 @@ func TestSlotContract(t *testing.T) {
 			}
 			t.Run("zero_start_in_used_slot", func(t *testing.T) { checkZeroStart(t, m, want) })
 			t.Run("padded_row_keeps_state", func(t *testing.T) { checkPaddedRow(t, m, want) })
+			t.Run("unheld_position_refused", func(t *testing.T) {
+				if _, err := m.PrefillSlot(context.Background(), 0, want.Prompts[0], 3); err == nil || !strings.Contains(err.Error(), "not 3") {
+					t.Errorf("continuing slot 0 at position 3, whose state it does not hold: %v, want an error", err)
+				}
+			})
 			t.Run("engine_reuse_and_cancel", func(t *testing.T) { checkStateEngine(t, m, want) })
 		})
 	}

@@ -282,12 +282,11 @@ func (e *Engine) freeSlot() bool {
 // ended. A prefix is reusable when the model's length policy says its keys
 // serve a sequence of the prompt's length (rt.Model.ReusablePrefix: with a
 // length-dependent RoPE, keys computed for a sequence of another length
-// may not). With a position-independent state (rt.Program.FixedState:
-// Mamba's conv window and SSM state) the slot holds that state only after
-// all its cached tokens, so a prefix is reused only when the prompt
-// extends every cached token (a second chat turn); otherwise the prompt is
-// recomputed from position 0, never continued from another position's
-// state.
+// may not; with a conv window or recurrent state, rt.Program.FixedState,
+// only a prefix whose exact state the slot holds serves: the end of its
+// tokens, as a second chat turn needs, or the position before; any other
+// prompt is recomputed from position 0, never continued from another
+// position's state).
 func (e *Engine) place(s *seq) {
 	if s.ctx.Err() != nil {
 		s.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(s.req.Prompt)}
@@ -300,9 +299,6 @@ func (e *Engine) place(s *seq) {
 		}
 		n := commonPrefix(sl.cached, s.req.Prompt[:len(s.req.Prompt)-1])
 		n = e.m.ReusablePrefix(i, n, len(s.req.Prompt))
-		if e.m.Program.FixedState && n < len(sl.cached) {
-			n = 0 // a recurrent state is held only where the slot's tokens end
-		}
 		if n > bestLen {
 			best, bestLen = i, n
 		}
