@@ -68,7 +68,15 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 	// Tokens are chosen in the worker: after prefill from its logits, after
 	// each decode on the logits buffer, so only ids cross the pipe.
 	seq := append(make([]int32, 0, len(prompt)+opts.MaxTokens), prompt...)
-	c, err := m.Sample(ctx, logits, sampler.Row(seq, 0))
+	if err := m.StartSequence(ctx, 0, sampler, prompt); err != nil {
+		return nil, err
+	}
+	defer func() { // the worker's state of the sequence; a failure here changes no result
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		m.EndSequence(ctx, sampler)
+		cancel()
+	}()
+	c, err := m.Sample(ctx, logits, sampler.Row(seq))
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +99,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		}
 		var rows []iree.SampleRow // nil: argmax
 		if !sampler.Plain() {
-			rows = []iree.SampleRow{sampler.Row(seq, len(g.Tokens))}
+			rows = []iree.SampleRow{sampler.Row(seq)}
 		}
 		cs, err := m.DecodeSample(ctx, []int32{tok}, []int{pos}, []int{0}, rows)
 		if err != nil {

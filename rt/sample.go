@@ -1,6 +1,8 @@
 package rt
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,7 +16,7 @@ import (
 // then top-p, then min-p (transformers generation/logits_process.py:
 // TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper,
 // MinPLogitsWarper), then a draw from the softmax of what remains. They run
-// in the IREE worker on the logits buffer (iree.SampleRow); the random
+// in the IREE worker on the logits buffer (iree.Sampling); the random
 // stream stays here, so a seed repeats its tokens.
 type SamplingOptions struct {
 	Temperature float64 // divides the logits; 0 = greedy (argmax)
@@ -24,7 +26,7 @@ type SamplingOptions struct {
 	Seed        uint64  // random seed: the same seed and logits give the same tokens
 
 	// Penalties, applied to the logits before the warpers (also when
-	// greedy); see iree.SampleRow for their exact definitions.
+	// greedy); see iree.Sampling for their exact definitions.
 	RepetitionPenalty float64 // HF semantics over prompt and generated tokens; 0 or 1 = off
 	FrequencyPenalty  float64 // OpenAI semantics over generated tokens, in [-2, 2]
 	PresencePenalty   float64 // OpenAI semantics over generated tokens, in [-2, 2]
@@ -40,11 +42,24 @@ type SamplingOptions struct {
 // defined it (text-generation-webui's DRYLogitsProcessor).
 type DRYOptions struct {
 	Multiplier    float64 // 0 = off
-	Base          float64 // default 1.75
-	AllowedLength int     // default 2
+	Base          float64 // > 1; 0 = DefaultDRYBase
+	AllowedLength int     // 0 = DefaultDRYAllowedLength
 	Range         int     // tokens looked back; 0 = the whole sequence
-	Breakers      []int32 // token ids that end a repeated sequence
+	Breakers      []int32 // token ids that end a repeated sequence (the caller tokenizes DefaultDRYBreakers)
 }
+
+// DRY's defaults, the reference's (text-generation-webui's DRY and
+// llama.cpp's dry_base / dry_allowed_length). This is their one place: the
+// worker requires every value, and the front ends leave these at 0.
+const (
+	DefaultDRYBase          = 1.75
+	DefaultDRYAllowedLength = 2
+)
+
+// DefaultDRYBreakers returns DRY's default sequence breakers, as text
+// (the reference's: newline, colon, double quote, asterisk); callers
+// tokenize them into DRYOptions.Breakers.
+func DefaultDRYBreakers() []string { return []string{"\n", ":", "\"", "*"} }
 
 // penalized reports whether o has any penalty, which needs the sequence.
 func (o SamplingOptions) penalized() bool {
@@ -92,11 +107,41 @@ func (e *InvalidOption) Error() string { return e.Msg }
 // Greedy reports whether o picks the argmax.
 func (o SamplingOptions) Greedy() bool { return o.Temperature == 0 }
 
-// Sampler is one sequence's sampling state: its options and its random
-// stream (PCG seeded by Seed), from which each step draws one uniform.
+// wire returns o as the worker's per-sequence parameters, with every
+// default resolved here (and nowhere else): RepetitionPenalty 0 is 1 (off),
+// DRY Base and AllowedLength 0 are DefaultDRYBase and
+// DefaultDRYAllowedLength.
+func (o SamplingOptions) wire() iree.Sampling {
+	w := iree.Sampling{Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
+		RepetitionPenalty: o.RepetitionPenalty, FrequencyPenalty: o.FrequencyPenalty, PresencePenalty: o.PresencePenalty,
+		DRYMultiplier: o.DRY.Multiplier, DRYBase: o.DRY.Base, DRYAllowedLength: o.DRY.AllowedLength, DRYRange: o.DRY.Range,
+		DRYBreakers: append([]int32{}, o.DRY.Breakers...)}
+	if w.RepetitionPenalty == 0 {
+		w.RepetitionPenalty = 1
+	}
+	if w.DRYBase == 0 {
+		w.DRYBase = DefaultDRYBase
+	}
+	if w.DRYAllowedLength == 0 {
+		w.DRYAllowedLength = DefaultDRYAllowedLength
+	}
+	if o.Logprobs || o.TopLogprobs > 0 {
+		k := o.TopLogprobs
+		w.Logprobs = &k
+	}
+	return w
+}
+
+// Sampler is one sequence's sampling state on the Go side: its options,
+// its random stream (PCG seeded by Seed), from which each step draws one
+// uniform, and how much of the sequence the worker holds. The worker keeps
+// the rest (the tokens and counts the penalties read) from StartSequence
+// to EndSequence, so each step sends only the new tokens.
 type Sampler struct {
 	opts SamplingOptions
 	rng  *rand.Rand
+	seq  int // the worker's sequence id while started, else -1
+	sent int // tokens of the sequence the worker has
 }
 
 // NewSampler returns a sampler for opts (see SamplingOptions.Validate).
@@ -104,33 +149,69 @@ func NewSampler(opts SamplingOptions) (*Sampler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x61726368632d7331))}, nil
+	return &Sampler{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x61726368632d7331)), seq: -1}, nil
 }
 
-// Row returns the worker's instructions for the next token of a sequence
-// (seq: prompt then generated tokens, of which the last generated were
-// generated): the options and, when sampling, the next uniform draw of the
-// stream. The sequence is sent only when a penalty needs it.
-func (s *Sampler) Row(seq []int32, generated int) iree.SampleRow {
-	o := s.opts
-	r := iree.SampleRow{Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
-		RepetitionPenalty: o.RepetitionPenalty, FrequencyPenalty: o.FrequencyPenalty, PresencePenalty: o.PresencePenalty,
-		DRYMultiplier: o.DRY.Multiplier, DRYBase: o.DRY.Base, DRYAllowedLength: o.DRY.AllowedLength, DRYRange: o.DRY.Range, DRYBreakers: o.DRY.Breakers}
-	if !o.Greedy() {
-		r.U = s.rng.Float64()
+// Row returns the worker's instructions for the next token of the
+// sequence seq (prompt then generated tokens so far): the tokens of seq
+// the worker does not have yet (in decoding, the last one chosen) and,
+// when sampling, the next uniform draw of the stream. A Plain sampler's
+// row is plain argmax. Other samplers need StartSequence first (else the
+// worker refuses the row, naming sequence -1).
+func (s *Sampler) Row(seq []int32) iree.SampleRow {
+	if s.Plain() {
+		return iree.SampleRow{}
 	}
-	if o.penalized() {
-		r.Context, r.Generated = seq, generated
+	var u float64
+	if !s.opts.Greedy() {
+		u = s.rng.Float64()
 	}
-	if o.Logprobs || o.TopLogprobs > 0 {
-		k := o.TopLogprobs
-		r.Logprobs = &k
+	var tokens []int32
+	if s.sent <= len(seq) {
+		tokens = seq[s.sent:]
 	}
-	return r
+	s.sent = len(seq)
+	return iree.SeqRow(s.seq, u, tokens)
 }
 
 // Plain reports whether rows of s are plain argmax (no sampling, penalty
-// or logprobs), which the worker computes without sampling instructions.
+// or logprobs), which the worker computes without a sequence.
 func (s *Sampler) Plain() bool {
 	return s.opts.Greedy() && !s.opts.penalized() && !s.opts.Logprobs && s.opts.TopLogprobs == 0
+}
+
+// StartSequence starts s's sequence in the worker, under id slot (a
+// KV-cache slot holds one sequence at a time), with prompt as the context
+// its penalties see: the options and the prompt cross the pipe once, and
+// any earlier sequence of that id is dropped. A Plain sampler needs no
+// sequence: nothing is sent. Errors: a token id outside the vocabulary, a
+// dead worker.
+func (m *Model) StartSequence(ctx context.Context, slot int, s *Sampler, prompt []int32) error {
+	if s.Plain() {
+		return nil
+	}
+	if m.worker == nil {
+		return errors.New("sample: the model has no worker (a restart failed)")
+	}
+	if err := m.worker.StartSeq(ctx, slot, int(m.Vocab), s.opts.wire(), prompt); err != nil {
+		return err
+	}
+	s.seq, s.sent = slot, len(prompt)
+	return nil
+}
+
+// EndSequence drops s's sequence in the worker (when it finishes or is
+// cancelled); after it, s's rows are refused until StartSequence. It does
+// nothing for a sampler that was not started. Errors: a dead worker (whose
+// state is gone anyway).
+func (m *Model) EndSequence(ctx context.Context, s *Sampler) error {
+	if s.seq < 0 {
+		return nil
+	}
+	id := s.seq
+	s.seq = -1
+	if m.worker == nil {
+		return nil
+	}
+	return m.worker.EndSeq(ctx, id)
 }

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -10,8 +11,8 @@ func TestSamplerRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := g.Row(nil, 0); r.Temperature != 0 || r.U != 0 || r.TopK != 5 || r.Context != nil {
-		t.Errorf("greedy row = %+v, want temperature 0 and no draw", r)
+	if r := g.Row([]int32{1, 2}); r.Seq != nil || r.U != 0 || r.Tokens != nil || !g.Plain() {
+		t.Errorf("greedy row = %+v, want plain argmax with no sequence", r)
 	}
 	o := SamplingOptions{Temperature: 0.7, TopK: 40, TopP: 0.9, MinP: 0.05, Seed: 42}
 	a, _ := NewSampler(o)
@@ -20,29 +21,47 @@ func TestSamplerRows(t *testing.T) {
 	c, _ := NewSampler(o)
 	same := true
 	for i := 0; i < 8; i++ {
-		ra, rb, rc := a.Row(nil, 0), b.Row(nil, 0), c.Row(nil, 0)
+		ra, rb, rc := a.Row(nil), b.Row(nil), c.Row(nil)
 		if ra.U != rb.U {
 			t.Fatalf("step %d: the same seed gave %+v and %+v", i, ra, rb)
 		}
-		if ra.Temperature != 0.7 || ra.TopK != 40 || ra.TopP != 0.9 || ra.MinP != 0.05 || !(ra.U >= 0 && ra.U < 1) {
-			t.Fatalf("step %d: row %+v does not carry the options and a uniform draw", i, ra)
+		if !(ra.U >= 0 && ra.U < 1) {
+			t.Fatalf("step %d: row %+v does not carry a uniform draw", i, ra)
 		}
 		same = same && ra.U == rc.U
 	}
 	if same {
 		t.Error("seeds 42 and 43 gave the same draws")
 	}
-	// The sequence travels only when a penalty needs it; logprobs ask for k.
-	seq := []int32{1, 2, 3}
+	if w := a.opts.wire(); w.Temperature != 0.7 || w.TopK != 40 || w.TopP != 0.9 || w.MinP != 0.05 {
+		t.Errorf("wire %+v does not carry the options", w)
+	}
+	// Before StartSequence a non-plain row names no real sequence (the
+	// worker refuses -1); after it, each row sends only the new tokens.
 	p, _ := NewSampler(SamplingOptions{PresencePenalty: 0.5, TopLogprobs: 3})
-	if r := p.Row(seq, 1); len(r.Context) != 3 || r.Generated != 1 || r.Logprobs == nil || *r.Logprobs != 3 || p.Plain() {
-		t.Errorf("penalized row %+v", r)
+	if r := p.Row([]int32{1}); r.Seq == nil || *r.Seq != -1 || p.Plain() {
+		t.Errorf("unstarted row %+v", r)
 	}
-	if r := a.Row(seq, 1); r.Context != nil || r.Logprobs != nil || a.Plain() {
-		t.Errorf("unpenalized sampling row carries %+v", r)
+	p.seq, p.sent = 3, 2 // as StartSequence(slot 3, prompt of 2) leaves it
+	seq := []int32{1, 2, 9}
+	if r := p.Row(seq); *r.Seq != 3 || !slices.Equal(r.Tokens, []int32{9}) {
+		t.Errorf("first decode row %+v, want sequence 3 and tokens [9]", r)
 	}
-	if !g.Plain() {
-		t.Error("greedy without penalties or logprobs is not Plain")
+	if r := p.Row(append(seq, 8)); !slices.Equal(r.Tokens, []int32{8}) {
+		t.Errorf("second decode row %+v, want tokens [8]", r)
+	}
+}
+
+// TestWireDefaults: the defaults are resolved in Go, once, and every
+// other value passes through.
+func TestWireDefaults(t *testing.T) {
+	w := SamplingOptions{DRY: DRYOptions{Multiplier: 0.8}}.wire()
+	if w.RepetitionPenalty != 1 || w.DRYBase != DefaultDRYBase || w.DRYAllowedLength != DefaultDRYAllowedLength || w.DRYBreakers == nil || w.Logprobs != nil {
+		t.Errorf("defaults: %+v", w)
+	}
+	k := SamplingOptions{RepetitionPenalty: 1.3, DRY: DRYOptions{Base: 2, AllowedLength: 3, Range: 64, Breakers: []int32{5}}, Logprobs: true}.wire()
+	if k.RepetitionPenalty != 1.3 || k.DRYBase != 2 || k.DRYAllowedLength != 3 || k.DRYRange != 64 || !slices.Equal(k.DRYBreakers, []int32{5}) || k.Logprobs == nil || *k.Logprobs != 0 {
+		t.Errorf("given values: %+v", k)
 	}
 }
 

@@ -229,7 +229,7 @@ func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defa
 	}
 	breakers := p.DRYSequenceBreakers
 	if breakers == nil {
-		breakers = []string{"\n", ":", "\"", "*"} // the reference's defaults
+		breakers = rt.DefaultDRYBreakers()
 	}
 	if o.DRY.Multiplier != 0 && text != nil {
 		for _, b := range breakers {

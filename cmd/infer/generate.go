@@ -33,8 +33,8 @@ type generateCmd struct {
 	FreqPenalty float64  `name:"frequency-penalty" help:"OpenAI frequency penalty over generated tokens, in [-2, 2]."`
 	PresPenalty float64  `name:"presence-penalty" help:"OpenAI presence penalty over generated tokens, in [-2, 2]."`
 	DRYMult     float64  `name:"dry-multiplier" help:"DRY repetition penalty multiplier (0: off)."`
-	DRYBase     float64  `name:"dry-base" default:"1.75" help:"DRY base."`
-	DRYAllowed  int      `name:"dry-allowed-length" default:"2" help:"DRY: repeats up to this length are not penalized."`
+	DRYBase     float64  `name:"dry-base" default:"${dry_base}" help:"DRY base."`
+	DRYAllowed  int      `name:"dry-allowed-length" default:"${dry_allowed_length}" help:"DRY: repeats up to this length are not penalized."`
 	DRYLastN    int      `name:"dry-penalty-last-n" help:"DRY: tokens looked back (0: all)."`
 	DRYBreakers []string `name:"dry-sequence-breaker" sep:"none" help:"DRY sequence breaker string, repeatable (default: newline, colon, quote, asterisk)."`
 	Logprobs    int      `name:"logprobs" default:"-1" help:"With --json: each token's logprob and this many most likely alternatives (0-20; -1: off)."`
@@ -70,10 +70,6 @@ type report struct {
 // and what it takes, before anything is read or compiled. The sampling
 // ranges are those rt.SamplingOptions.Validate checks again for every
 // caller (it names options, not flags).
-// defaultDRYBreakers are DRY's sequence breakers when none is given: the
-// defaults of text-generation-webui's DRY (newline, colon, quote, asterisk).
-var defaultDRYBreakers = []string{"\n", ":", "\"", "*"}
-
 func (c *generateCmd) checkFlags() error {
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	for _, f := range []struct {
@@ -146,7 +142,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if text != nil && c.DRYMult != 0 {
 		breakers := c.DRYBreakers
 		if breakers == nil {
-			breakers = defaultDRYBreakers
+			breakers = rt.DefaultDRYBreakers()
 		}
 		for _, b := range breakers {
 			ids, err := text.Tokenizer.Encode(b, false)

@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/archc/archc/rt"
 )
 
 type cli struct {
@@ -31,6 +33,8 @@ func options(ctx context.Context) []kong.Option {
 	return []kong.Option{kong.Name("infer"),
 		kong.Description("infer: run archc models."),
 		kong.BindTo(ctx, (*context.Context)(nil)),
+		// DRY's defaults have one home, rt.
+		kong.Vars{"dry_base": strconv.FormatFloat(rt.DefaultDRYBase, 'g', -1, 64), "dry_allowed_length": strconv.Itoa(rt.DefaultDRYAllowedLength)},
 		signedNumbers()}
 }
 

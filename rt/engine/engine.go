@@ -350,7 +350,12 @@ func (e *Engine) prefillStep(ctx context.Context) {
 		if s.fed < len(prompt) {
 			return
 		}
-		tok, err := e.m.Sample(cctx, logits, s.sampler.Row(s.all, 0))
+		err = e.m.StartSequence(cctx, s.slot, s.sampler, s.req.Prompt)
+		if err != nil {
+			e.fail(ctx, err)
+			return
+		}
+		tok, err := e.m.Sample(cctx, logits, s.sampler.Row(s.all))
 		if err != nil {
 			e.fail(ctx, err)
 			return
@@ -421,7 +426,7 @@ func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
 		tokens = append(tokens, s.next)
 		pos = append(pos, s.fed)
 		slotsUsed = append(slotsUsed, s.slot)
-		rows = append(rows, s.sampler.Row(s.all, s.gen))
+		rows = append(rows, s.sampler.Row(s.all))
 		sampling = sampling || !s.sampler.Plain()
 	}
 	for i := range e.slots {
@@ -438,7 +443,7 @@ func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
 		tokens = append(tokens, 0)
 		pos = append(pos, p)
 		slotsUsed = append(slotsUsed, i)
-		rows = append(rows, iree.SampleRow{})
+		rows = append(rows, iree.SampleRow{}) // argmax, no sequence
 	}
 	if !sampling {
 		rows = nil
@@ -482,6 +487,12 @@ func (e *Engine) emit(s *seq, c iree.Choice) {
 // finish sends the last event and frees the request's slot (its cache
 // stays, for prefix reuse by the next request).
 func (e *Engine) finish(s *seq, reason string, err error) {
+	// The worker's sampling state of the sequence goes with it. An error
+	// here means the worker is broken, and its state with it; the next
+	// model call reports that.
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+	e.m.EndSequence(ctx, s.sampler)
+	cancel()
 	if s.slot >= 0 {
 		sl := &e.slots[s.slot]
 		sl.owner = nil

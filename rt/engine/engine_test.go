@@ -61,7 +61,8 @@ func prompts() [][]int32 {
 
 // TestBatchedEqualsSingle: requests of different prompt lengths, running
 // concurrently (more than the slots, so some queue), each get exactly the
-// tokens they get alone, greedy and seeded sampling alike.
+// tokens they get alone, greedy and seeded sampling alike, with and
+// without penalties.
 func TestBatchedEqualsSingle(t *testing.T) {
 	m := open(t)
 	ctx := context.Background()
@@ -72,8 +73,12 @@ func TestBatchedEqualsSingle(t *testing.T) {
 	var jobs []job
 	for i, p := range prompts() {
 		r := Request{Prompt: p, MaxTokens: 12 + i}
-		if i%2 == 1 {
+		switch {
+		case i%2 == 1:
 			r.Sampling = rt.SamplingOptions{Temperature: 0.9, TopP: 0.95, Seed: uint64(i)}
+		case i == 2 || i == 4: // penalties, whose state the worker keeps per slot; sampled (2) and greedy (4)
+			r.Sampling = rt.SamplingOptions{Temperature: 0.8 * float64(4-i) / 2, Seed: uint64(i), RepetitionPenalty: 1.3,
+				FrequencyPenalty: 0.6, PresencePenalty: 0.2, DRY: rt.DRYOptions{Multiplier: 0.8, Breakers: []int32{2}}}
 		}
 		g, err := m.Generate(ctx, p, rt.GenerateOptions{MaxTokens: r.MaxTokens, Sampling: r.Sampling})
 		if err != nil {

@@ -3,6 +3,7 @@ package iree
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"github.com/archc/archc/rt/ireetool"
 	"math"
 	"os"
@@ -18,7 +19,7 @@ import (
 
 // needVenv skips when the IREE venv is absent, unless CI is set, where a
 // missing venv is a failure.
-func needVenv(t *testing.T) {
+func needVenv(t testing.TB) {
 	t.Helper()
 	if _, err := ireetool.FindVenv(); err != nil {
 		if os.Getenv("CI") == "" {
@@ -208,6 +209,18 @@ func TestWorkerKilled(t *testing.T) {
 	}
 }
 
+// helloFile writes a worker's hello message speaking protocol version v
+// to a file and returns its path.
+func helloFile(t *testing.T, v int) string {
+	t.Helper()
+	h := fmt.Sprintf(`{"ok": true, "hello": "archc-iree-worker", "protocol": %d, "iree": "0", "revision": ""}`, v)
+	p := filepath.Join(t.TempDir(), "hello")
+	if err := os.WriteFile(p, append(binary.LittleEndian.AppendUint32(nil, uint32(len(h))), h...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // fakePython writes an executable shell script standing in for python.
 func fakePython(t *testing.T, body string) string {
 	t.Helper()
@@ -247,7 +260,7 @@ func TestStartFailures(t *testing.T) {
 func TestCancelKillsWorker(t *testing.T) {
 	// A worker that greets, then never answers: Call must return when ctx
 	// ends, and the worker is then broken.
-	py := fakePython(t, `printf '\047\000\000\000{"ok":true,"hello":"archc-iree-worker"}'; exec sleep 30`)
+	py := fakePython(t, "cat "+helloFile(t, ProtocolVersion())+"; exec sleep 30")
 	w, err := Start(context.Background(), Options{Python: py})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,10 @@
 // worker that uses the official iree.runtime module (no published IREE
 // package exports the runtime's C API), from the venv package ireetool
 // finds: load a module with its parameters, call its functions, choose
-// tokens on the logits buffer.
+// tokens on the logits buffer, with each sequence's sampling state (the
+// tokens its penalties read) kept in the worker from StartSeq to EndSeq.
+// Every message is declared once, in protocol.json (versioned; both sides
+// check what they receive against it).
 package iree
 
 import (
@@ -40,6 +43,9 @@ type Options struct {
 	// Stderr, if set, also receives the worker's stderr as it is written
 	// (the last 16 KiB are kept for error messages either way).
 	Stderr io.Writer
+
+	// script replaces the embedded worker.py (tests only).
+	script string
 }
 
 // Worker is a running IREE worker process. Its methods are safe for
@@ -90,39 +96,6 @@ func (t *tailBuffer) String() string {
 	return string(t.b)
 }
 
-// header is the JSON part of a protocol message (both directions).
-type header struct {
-	Op     string       `json:"op,omitempty"`
-	OK     bool         `json:"ok,omitempty"`
-	Error  string       `json:"error,omitempty"`
-	Hello  string       `json:"hello,omitempty"`
-	IREE   string       `json:"iree,omitempty"`
-	Rev    string       `json:"revision,omitempty"`
-	Flags  []string     `json:"flags,omitempty"`
-	Argmax bool         `json:"argmax,omitempty"`
-	Sample []SampleRow  `json:"sample,omitempty"`
-	VMFB   string       `json:"vmfb,omitempty"`
-	Device string       `json:"device,omitempty"`
-	Params []paramJSON  `json:"params,omitempty"`
-	Fn     string       `json:"fn,omitempty"`
-	Args   []tensorJSON `json:"args,omitempty"`
-	Result []tensorJSON `json:"results,omitempty"`
-	Funcs  []string     `json:"functions,omitempty"`
-}
-
-type paramJSON struct {
-	Name   string `json:"name"`
-	File   string `json:"file"`
-	Offset int64  `json:"offset"`
-	Length int64  `json:"length"`
-}
-
-type tensorJSON struct {
-	DType  tensor.DType `json:"dtype"`
-	Shape  []int64      `json:"shape"`
-	NBytes int64        `json:"nbytes"`
-}
-
 // maxHeader bounds a response header; a bigger one means a corrupt stream.
 const maxHeader = 64 << 20
 
@@ -139,8 +112,16 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 			return nil, err
 		}
 	}
+	if _, err := protocol(); err != nil {
+		return nil, err
+	}
+	script := workerPy
+	if opts.script != "" {
+		script = opts.script
+	}
 	// -I: ignore PYTHON* env vars and the cwd, so nothing shadows iree.
-	cmd := exec.Command(py, "-I", "-c", workerPy)
+	// The protocol declaration is the worker's one argument.
+	cmd := exec.Command(py, "-I", "-c", script, string(protocolJSON))
 	// A process group of its own: a terminal's Ctrl-C reaches the Go
 	// program, which stops the worker in order, not the worker directly.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -173,17 +154,15 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 		close(w.exited)
 	}()
 
-	resp, _, err := w.roundtrip(ctx, "start", nil, nil)
-	if err == nil && resp.Hello != "archc-iree-worker" {
-		err = fmt.Errorf("iree worker: %s did not greet as the archc worker: check that it is a Python 3 interpreter", py)
-	}
+	var hello helloResp
+	_, err = w.roundtrip(ctx, "start", "hello", nil, nil, &hello)
 	if err != nil {
 		w.kill()
 		stdin.Close()
 		stdout.Close()
 		return nil, err
 	}
-	w.IREEVersion, w.IREERevision = resp.IREE, resp.Rev
+	w.IREEVersion, w.IREERevision = hello.IREE, hello.Revision
 	return w, nil
 }
 
@@ -256,12 +235,12 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []ireetoo
 	if err != nil {
 		return err
 	}
-	resp, _, err := w.request(ctx, "Load", header{Op: "load", VMFB: vmfb, Device: device, Params: ps, Flags: ro.Flags()}, nil)
-	if err != nil {
+	var resp loadResp
+	if _, err := w.request(ctx, "Load", loadReq{Op: "load", VMFB: vmfb, Device: device, Params: ps, Flags: nonNil(ro.Flags())}, nil, &resp); err != nil {
 		return err
 	}
 	w.mu.Lock()
-	w.functions = resp.Funcs
+	w.functions = resp.Functions
 	w.mu.Unlock()
 	return nil
 }
@@ -298,7 +277,7 @@ func (w *Worker) Functions() []string {
 // the worker is killed and Call returns ctx's error; if the worker dies the
 // error names its exit status and the tail of its stderr.
 func (w *Worker) Call(ctx context.Context, fn string, args []tensor.Tensor) ([]tensor.Tensor, error) {
-	return w.call(ctx, fn, args, header{})
+	return w.call(ctx, fn, args, false, nil)
 }
 
 // CallArgmax is Call for a function whose first result is logits [rows,
@@ -307,72 +286,44 @@ func (w *Worker) Call(ctx context.Context, fn string, args []tensor.Tensor) ([]t
 // never cross the pipe. Errors as Call, plus a first result of another
 // shape or dtype.
 func (w *Worker) CallArgmax(ctx context.Context, fn string, args []tensor.Tensor) ([]tensor.Tensor, error) {
-	return w.call(ctx, fn, args, header{Argmax: true})
-}
-
-// SampleRow chooses one token from one row of logits, in the worker. The
-// warpers follow Hugging Face generate's LogitsProcessor definitions and
-// order (transformers generation/logits_process.py): temperature, top-k
-// (keep logits >= the k-th largest), top-p (drop the least likely tokens
-// whose cumulative probability is <= 1 - top_p, always keeping the top
-// one), min-p (drop probability < min_p × the top probability); then the
-// token whose interval of the cumulative distribution (in id order) holds
-// U. Temperature 0 is argmax (the lowest id on ties).
-//
-// Penalties come first, on the raw logits, in this order (worker.py
-// penalize): RepetitionPenalty (transformers' RepetitionPenaltyLogitsProcessor,
-// over every token of Context), FrequencyPenalty and PresencePenalty
-// (OpenAI's definitions, over the last Generated tokens of Context), DRY
-// (p-e-w's definition as text-generation-webui's DRYLogitsProcessor). They
-// apply to argmax rows too.
-type SampleRow struct {
-	Temperature float64 `json:"temperature"`     // > 0 divides the logits; 0 = argmax
-	TopK        int     `json:"top_k,omitempty"` // 0 = off
-	TopP        float64 `json:"top_p,omitempty"` // 0 or 1 = off
-	MinP        float64 `json:"min_p,omitempty"` // 0 = off
-	U           float64 `json:"u"`               // uniform draw in [0, 1), from the caller's seeded stream
-
-	RepetitionPenalty float64 `json:"repetition_penalty,omitempty"` // > 0; 1 or 0 = off
-	FrequencyPenalty  float64 `json:"frequency_penalty,omitempty"`  // subtracted once per occurrence
-	PresencePenalty   float64 `json:"presence_penalty,omitempty"`   // subtracted once if present
-	DRYMultiplier     float64 `json:"dry_multiplier,omitempty"`     // 0 = DRY off
-	DRYBase           float64 `json:"dry_base,omitempty"`           // default 1.75
-	DRYAllowedLength  int     `json:"dry_allowed_length,omitempty"` // default 2
-	DRYRange          int     `json:"dry_range,omitempty"`          // tokens looked back; 0 = all
-	DRYBreakers       []int32 `json:"dry_breakers,omitempty"`       // token ids that end a repeated sequence
-	Context           []int32 `json:"context,omitempty"`            // the sequence so far, for penalties
-	Generated         int     `json:"generated,omitempty"`          // how many of Context's last tokens were generated
-	// Logprobs, when set, asks for the chosen token's logprob (log_softmax
-	// of the raw logits) and the *Logprobs most likely tokens'.
-	Logprobs *int `json:"logprobs,omitempty"`
+	return w.call(ctx, fn, args, true, nil)
 }
 
 // CallSample is Call for a function whose first result is logits [rows,
 // vocab] f32: the worker replaces that result by one token per row, [rows]
-// i32, chosen by rows[i] (SampleRow), so the logits never cross the pipe.
-// Errors as CallArgmax, plus len(rows) differing from the logits' rows.
+// i32, chosen by rows[i] (SampleRow, for a sequence StartSeq started), so
+// the logits never cross the pipe. When a sequence asks for logprobs,
+// three more results follow the ids (see Choices). Errors as CallArgmax,
+// plus len(rows) differing from the logits' rows, a row of a sequence
+// that was not started or has ended, a token id outside the vocabulary.
 func (w *Worker) CallSample(ctx context.Context, fn string, args []tensor.Tensor, rows []SampleRow) ([]tensor.Tensor, error) {
-	return w.call(ctx, fn, args, header{Sample: rows})
+	if rows == nil {
+		rows = []SampleRow{}
+	}
+	return w.call(ctx, fn, args, false, rows)
 }
 
 // Sample chooses one token per row of logits [rows, vocab] f32 held by the
-// caller (e.g. prefill's), with the worker's SampleRow code. Errors:
-// logits of another shape or dtype, len(rows) differing from the logits'
-// rows, a dead worker.
+// caller (e.g. prefill's), as CallSample does; nil rows is argmax for
+// every row. Errors: logits of another shape or dtype, len(rows) differing
+// from the logits' rows, rows CallSample refuses, a dead worker.
 func (w *Worker) Sample(ctx context.Context, logits tensor.Tensor, rows []SampleRow) ([]Choice, error) {
 	if err := logits.Validate(); err != nil {
 		return nil, fmt.Errorf("iree: Sample: %v", err)
 	}
-	h := header{Op: "sample", Sample: rows, Args: []tensorJSON{{DType: logits.DType, Shape: logits.Shape, NBytes: int64(len(logits.Data))}}}
-	resp, outs, err := w.request(ctx, "Sample", h, [][]byte{logits.Data})
+	if len(logits.Shape) != 2 {
+		return nil, fmt.Errorf("iree: Sample: logits %v, want [rows, vocab]", logits.Shape)
+	}
+	if rows == nil { // argmax for every row
+		rows = make([]SampleRow, logits.Shape[0])
+	}
+	req := sampleReq{Op: "sample", Rows: wireRows(rows), Args: []tensorJSON{{DType: logits.DType, Shape: logits.Shape, NBytes: int64(len(logits.Data))}}}
+	var resp resultsResp
+	outs, err := w.request(ctx, "Sample", req, [][]byte{logits.Data}, &resp)
 	if err != nil {
 		return nil, err
 	}
-	res := make([]tensor.Tensor, len(resp.Result))
-	for i, d := range resp.Result {
-		res[i] = tensor.Tensor{DType: d.DType, Shape: d.Shape, Data: outs[i]}
-	}
-	return Choices(res, logits.Shape[0])
+	return Choices(results(resp.Results, outs), logits.Shape[0])
 }
 
 // Choice is the token the worker chose for one row, with its logprob and
@@ -418,29 +369,33 @@ func Choices(res []tensor.Tensor, rows int64) ([]Choice, error) {
 	return out, nil
 }
 
-// call sends a call request; opts carries the argmax or sampling choice.
-func (w *Worker) call(ctx context.Context, fn string, args []tensor.Tensor, opts header) ([]tensor.Tensor, error) {
+// call sends a call request: with argmax or rows, the worker replaces the
+// first result by its token choice.
+func (w *Worker) call(ctx context.Context, fn string, args []tensor.Tensor, argmax bool, rows []SampleRow) ([]tensor.Tensor, error) {
 	descs := make([]tensorJSON, len(args))
 	payloads := make([][]byte, len(args))
 	for i, a := range args {
 		if err := a.Validate(); err != nil {
 			return nil, fmt.Errorf("iree: Call(%q) argument %d: %v", fn, i, err)
 		}
-		descs[i] = tensorJSON{DType: a.DType, Shape: append([]int64{}, a.Shape...), NBytes: int64(len(a.Data))}
+		descs[i] = tensorJSON{DType: a.DType, Shape: nonNil(a.Shape), NBytes: int64(len(a.Data))}
 		payloads[i] = a.Data
 	}
-	resp, outs, err := w.request(ctx, fmt.Sprintf("Call(%q)", fn), header{Op: "call", Fn: fn, Args: descs, Argmax: opts.Argmax, Sample: opts.Sample}, payloads)
+	var resp resultsResp
+	outs, err := w.request(ctx, fmt.Sprintf("Call(%q)", fn), callReq{Op: "call", Fn: fn, Args: descs, Argmax: argmax, Rows: wireRows(rows)}, payloads, &resp)
 	if err != nil {
 		return nil, err
 	}
-	res := make([]tensor.Tensor, len(resp.Result))
-	for i, d := range resp.Result {
-		res[i] = tensor.Tensor{DType: d.DType, Shape: d.Shape, Data: outs[i]}
-		if res[i].Shape == nil {
-			res[i].Shape = []int64{}
-		}
+	return results(resp.Results, outs), nil
+}
+
+// results pairs result descriptors with their payloads.
+func results(descs []tensorJSON, outs [][]byte) []tensor.Tensor {
+	res := make([]tensor.Tensor, len(descs))
+	for i, d := range descs {
+		res[i] = tensor.Tensor{DType: d.DType, Shape: nonNil(d.Shape), Data: outs[i]}
 	}
-	return res, nil
+	return res
 }
 
 // Close asks the worker to release the module and exit, and kills it if it
@@ -455,7 +410,7 @@ func (w *Worker) Close() error {
 	defer w.mu.Unlock()
 	if w.broken == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		w.roundtrip(ctx, "Close", &header{Op: "close"}, nil) // best effort
+		w.roundtrip(ctx, "Close", "close", []byte(`{"op": "close"}`), nil, &okResp{}) // best effort
 		cancel()
 		w.broken = errors.New("iree worker: closed: start a new worker")
 	}
@@ -469,66 +424,111 @@ func (w *Worker) Close() error {
 	return nil
 }
 
-// request sends one request under the lock, refusing if the worker is
-// broken, and marks it broken on transport failure. A response with
-// ok=false becomes an error and leaves the worker usable.
-func (w *Worker) request(ctx context.Context, what string, h header, payloads [][]byte) (*header, [][]byte, error) {
+// request sends one request (req, one of the protocol's request types)
+// under the lock, refusing if the worker is broken, decodes the response
+// into resp and returns the payloads that follow it. A transport or
+// protocol failure marks the worker broken; a response with ok=false
+// becomes an error and leaves the worker usable.
+func (w *Worker) request(ctx context.Context, what string, req any, payloads [][]byte, resp any) ([][]byte, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.broken != nil {
-		return nil, nil, w.broken
+		return nil, w.broken
 	}
 	if err := context.Cause(ctx); err != nil { // nothing sent yet: no need to kill
-		return nil, nil, fmt.Errorf("iree: %s not started: %v", what, err)
+		return nil, fmt.Errorf("iree: %s not started: %v", what, err)
 	}
-	resp, outs, err := w.roundtrip(ctx, what, &h, payloads)
+	msg, err := json.Marshal(req)
+	if err != nil { // e.g. a NaN: nothing was sent, the worker is fine
+		return nil, fmt.Errorf("iree: %s: cannot encode the request: %v", what, err)
+	}
+	outs, err := w.roundtrip(ctx, what, opOf(req), msg, payloads, resp)
+	var failed *workerError
+	if errors.As(err, &failed) {
+		return nil, fmt.Errorf("iree: %s: %s", what, failed.msg)
+	}
 	if err != nil {
 		w.broken = err
-		return nil, nil, err
+		return nil, err
 	}
-	if !resp.OK {
-		return nil, nil, fmt.Errorf("iree: %s: %s", what, resp.Error)
-	}
-	return resp, outs, nil
+	return outs, nil
 }
 
-// roundtrip writes h (if not nil) and payloads, then reads one response,
-// in a goroutine so that ctx can interrupt it by killing the process.
-func (w *Worker) roundtrip(ctx context.Context, what string, h *header, payloads [][]byte) (*header, [][]byte, error) {
+// workerError is a response with ok=false: the request failed, the worker
+// is fine.
+type workerError struct{ msg string }
+
+func (e *workerError) Error() string { return e.msg }
+
+// opOf returns the op of a request message.
+func opOf(req any) string {
+	switch r := req.(type) {
+	case loadReq:
+		return r.Op
+	case callReq:
+		return r.Op
+	case sampleReq:
+		return r.Op
+	case seqStartReq:
+		return r.Op
+	case seqEndReq:
+		return r.Op
+	case closeReq:
+		return r.Op
+	case map[string]any: // raw messages (tests)
+		op, _ := r["op"].(string)
+		return op
+	}
+	return fmt.Sprintf("%T", req)
+}
+
+// roundtrip writes the encoded request msg (if not nil) and payloads, then
+// reads the response to op into resp, in a goroutine so that ctx can
+// interrupt it by killing the process.
+func (w *Worker) roundtrip(ctx context.Context, what, op string, msg []byte, payloads [][]byte, resp any) ([][]byte, error) {
 	type result struct {
-		h    *header
 		outs [][]byte
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
 		var r result
-		if h != nil {
-			r.err = w.send(h, payloads)
+		if msg != nil {
+			r.err = w.send(msg, payloads)
 		}
 		if r.err == nil {
-			r.h, r.outs, r.err = w.receive()
+			r.outs, r.err = w.receive(op, resp)
 		}
 		done <- r
 	}()
 	select {
 	case r := <-done:
-		if r.err != nil {
-			return nil, nil, w.deathError(what, r.err)
+		var failed *workerError
+		var proto *protocolError
+		switch {
+		case errors.As(r.err, &failed):
+			return nil, r.err
+		case errors.As(r.err, &proto):
+			w.kill() // out of step: nothing it sends can be trusted
+			return nil, fmt.Errorf("iree worker: %s: %v: the worker was killed, start a new one", what, r.err)
+		case r.err != nil:
+			return nil, w.deathError(what, r.err)
 		}
-		return r.h, r.outs, nil
+		return r.outs, nil
 	case <-ctx.Done():
 		w.kill()
 		<-done // the pipes close with the process, so this returns
-		return nil, nil, fmt.Errorf("iree worker: killed during %s because the context ended (%v): start a new worker", what, context.Cause(ctx))
+		return nil, fmt.Errorf("iree worker: killed during %s because the context ended (%v): start a new worker", what, context.Cause(ctx))
 	}
 }
 
-func (w *Worker) send(h *header, payloads [][]byte) error {
-	b, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
+// protocolError is a response that breaks the protocol (protocol.json):
+// the worker is out of step with this package.
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return "protocol error: " + e.msg }
+
+func (w *Worker) send(b []byte, payloads [][]byte) error {
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
 	if _, err := w.stdin.Write(append(msg, b...)); err != nil {
 		return err
@@ -541,39 +541,86 @@ func (w *Worker) send(h *header, payloads [][]byte) error {
 	return nil
 }
 
-func (w *Worker) receive() (*header, [][]byte, error) {
+// receive reads one response: its header, checked against protocol.json's
+// entry for op (or for "error" when ok is false) and decoded into resp,
+// then the payloads of the results it lists. The hello is checked for the
+// protocol version first, so that a worker of another version gets an
+// error naming both versions rather than one about a field.
+func (w *Worker) receive(op string, resp any) ([][]byte, error) {
+	proto, err := protocol()
+	if err != nil {
+		return nil, err
+	}
 	var lenBuf [4]byte
 	if _, err := io.ReadFull(w.stdout, lenBuf[:]); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	n := binary.LittleEndian.Uint32(lenBuf[:])
 	if n > maxHeader {
-		return nil, nil, fmt.Errorf("protocol error: %d-byte response header", n)
+		return nil, &protocolError{fmt.Sprintf("%d-byte response header", n)}
 	}
 	b := make([]byte, n)
 	if _, err := io.ReadFull(w.stdout, b); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var h header
-	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, nil, fmt.Errorf("protocol error: bad response header: %v", err)
+	var head struct {
+		OK       *bool   `json:"ok"`
+		Error    string  `json:"error"`
+		Hello    *string `json:"hello"`
+		Protocol *int    `json:"protocol"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, &protocolError{fmt.Sprintf("bad response header to %s: %v", op, err)}
+	}
+	if op == "hello" {
+		if head.Hello == nil || *head.Hello != "archc-iree-worker" {
+			return nil, &protocolError{"the process did not greet as the archc IREE worker: check that the interpreter is a Python 3 with iree.runtime"}
+		}
+		theirs := 1 // protocol 1 had no version in its hello
+		if head.Protocol != nil {
+			theirs = *head.Protocol
+		}
+		if theirs != proto.Version {
+			return nil, &protocolError{fmt.Sprintf("the IREE worker speaks protocol %d, this archc speaks protocol %d: the worker script must come from the same archc build (rt/iree/worker.py and protocol.json)", theirs, proto.Version)}
+		}
+	}
+	fields := proto.Responses[op]
+	if head.OK != nil && !*head.OK {
+		fields = proto.Responses["error"]
+	}
+	if fields == nil {
+		return nil, fmt.Errorf("iree: the protocol has no response to %q", op)
+	}
+	if head.OK != nil && !*head.OK {
+		var e errorResp
+		if err := proto.decodeChecked(b, fields, "error response to "+op, &e); err != nil {
+			return nil, &protocolError{err.Error()}
+		}
+		return nil, &workerError{e.Error}
+	}
+	if err := proto.decodeChecked(b, fields, "response to "+op, resp); err != nil {
+		return nil, &protocolError{err.Error()}
+	}
+	r, ok := resp.(*resultsResp)
+	if !ok {
+		return nil, nil
 	}
 	// The header is checked before any payload is allocated: dtype, shape
 	// and byte count must agree, within maxPayload.
-	for i, d := range h.Result {
+	for i, d := range r.Results {
 		n, err := tensor.NumElements(d.Shape)
 		if err != nil || !d.DType.Valid() || d.NBytes < 0 || d.NBytes > maxPayload || n*int64(d.DType.Size()) != d.NBytes {
-			return nil, nil, fmt.Errorf("protocol error: result %d is %s%v with %d bytes", i, d.DType, d.Shape, d.NBytes)
+			return nil, &protocolError{fmt.Sprintf("result %d is %s%v with %d bytes", i, d.DType, d.Shape, d.NBytes)}
 		}
 	}
-	outs := make([][]byte, len(h.Result))
-	for i, d := range h.Result {
+	outs := make([][]byte, len(r.Results))
+	for i, d := range r.Results {
 		outs[i] = make([]byte, d.NBytes)
 		if _, err := io.ReadFull(w.stdout, outs[i]); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return &h, outs, nil
+	return outs, nil
 }
 
 // maxPayload bounds one result the worker sends (4 GiB).

@@ -6,33 +6,38 @@
 #             payloads of the tensors the header lists, back to back.
 #   tensor  = {"dtype": "f32"|"f16"|"bf16"|"i32"|"i64", "shape": [...],
 #              "nbytes": N}; payload is N bytes, little-endian, row-major.
-# Requests:
-#   {"op": "load", "vmfb": path, "device": "local-task"|"local-sync",
-#    "flags": ["--task_topology_group_count=2", ...],
-#    "params": [{"name", "file", "offset", "length"}]}
-#       -> {"ok": true, "functions": [names]}
-#   {"op": "call", "fn": name, "args": [tensor...], "argmax": bool} + payloads
-#       -> {"ok": true, "results": [tensor...]} + payloads
-#       With "argmax", the first result (logits [rows, vocab] f32) is
-#       replaced by its argmax over the last axis, [rows] i32 (the lowest
-#       index wins ties, as torch.argmax), computed on the mapped result
-#       buffer: the logits never cross the pipe.
-#   {"op": "call", ..., "sample": [row...]} + payloads
-#       As "argmax", but each row of logits is replaced by the token that
-#       choose() picks for it: row = {"temperature", "top_k", "top_p",
-#       "min_p", "u", penalties (see penalize) with "context" and
-#       "generated", "logprobs": k}, u a uniform draw in [0, 1) made by
-#       the caller (which owns the random stream, so a seed repeats);
-#       temperature 0 is argmax. When a row asks for logprobs, three more
-#       results follow the ids: chosen logprobs [rows] f32, top ids
-#       [rows, k] i32, top logprobs [rows, k] f32 (k the largest asked).
-#   {"op": "sample", "args": [logits tensor], "sample": [row...]} + payload
-#       -> {"ok": true, "results": [ids tensor]}: the same on given logits.
-#   {"op": "close"} -> {"ok": true}, then the worker exits.
+# Every header is declared in protocol.json, which Go passes as this
+# script's one argument: each request is checked against it (a missing or
+# unknown field is an error naming it; no field has a default here). Ops:
+#   load: vmfb, device "local-task"|"local-sync", runtime flags, params
+#       [{name, file, offset, length}] -> {"functions": [names]}
+#   call: fn, args [tensor...] + payloads -> {"results": [tensor...]} +
+#       payloads. With "argmax", the first result (logits [rows, vocab]
+#       f32) is replaced by its argmax over the last axis, [rows] i32 (the
+#       lowest index wins ties, as torch.argmax), computed on the mapped
+#       result buffer: the logits never cross the pipe. With "rows" (one
+#       row per logits row), it is replaced by the tokens choose() picks.
+#       When a row's sequence asks for logprobs, three more results follow
+#       the ids: chosen logprobs [rows] f32, top ids [rows, k] i32, top
+#       logprobs [rows, k] f32 (k the largest asked).
+#   sample: args [logits tensor], rows -> the same on given logits.
+#   seq_start: seq, vocab, sampling, prompt -> {}: sequence seq (the
+#       caller's id) starts, replacing any state under that id: its
+#       sampling parameters and prompt, kept in a Sequence.
+#   seq_end: seq -> {}: drops the sequence's state (absent is fine).
+#   close -> {}, then the worker exits.
+# A row is {"seq": id or null, "u", "tokens"}: seq null is plain argmax;
+# else tokens (the sequence's tokens since its last row, in decoding the
+# token the last row chose) are appended to the sequence, then its
+# processors (penalties) and warpers choose, u being a uniform draw in
+# [0, 1) made by the caller (which owns the random stream, so a seed
+# repeats).
 # Any failure -> {"ok": false, "error": "one line"}; the worker stays usable.
 # On start the worker sends {"ok": true, "hello": "archc-iree-worker",
-# "iree": version, "revision": IREE git revision}. EOF on stdin makes it exit.
+# "protocol": PROTOCOL, "iree": version, "revision": IREE git revision}.
+# EOF on stdin makes it exit.
 
+import bisect
 import json
 import mmap
 import os
@@ -64,6 +69,88 @@ RESULT_DTYPES[int(rt.HalElementType.INT_64)] = "i64"
 RESULT_DTYPES[int(rt.HalElementType.UINT_32)] = "i32"
 RESULT_DTYPES[int(rt.HalElementType.UINT_64)] = "i64"
 DEVICES = ("local-task", "local-sync")
+
+# The protocol version this script implements; protocol.json's "version"
+# must equal it (Go checks the hello against its own copy).
+PROTOCOL = 2
+
+
+class ProtocolError(ValueError):
+    pass
+
+
+class Schema:
+    """protocol.json: checks requests against their declaration."""
+
+    def __init__(self, text):
+        d = json.loads(text)
+        self.version = d["version"]
+        self.types = d["types"]
+        self.requests = d["requests"]
+        self.responses = d["responses"]
+
+    def check_request(self, req):
+        if not isinstance(req, dict):
+            raise ProtocolError(f"request: {kind(req)}, want an object")
+        op = req.get("op")
+        fields = self.requests.get(op) if isinstance(op, str) else None
+        if fields is None:
+            raise ProtocolError(f"unknown op {op!r}: the protocol has {', '.join(self.requests)}")
+        self.check_object(req, fields, "")
+
+    def check_object(self, v, fields, where):
+        if not isinstance(v, dict):
+            raise ProtocolError(f"{where or 'message'}: {kind(v)}, want an object")
+        pre = f"{where}: " if where else ""
+        for k in v:
+            if k not in fields:
+                raise ProtocolError(f"{pre}unknown field {k!r} (the protocol has {', '.join(fields)})")
+        for k, t in fields.items():
+            if k not in v:
+                raise ProtocolError(f"{pre}missing field {k!r}")
+            self.check_value(v[k], t, f"{where}.{k}" if where else k)
+
+    def check_value(self, v, t, where):
+        if t.endswith("?"):
+            if v is None:
+                return
+            t = t[:-1]
+        if t.startswith("["):
+            if not isinstance(v, list):
+                raise ProtocolError(f"{where}: {kind(v)}, want {t}")
+            inner = t[1:-1]
+            if inner == "int":  # the long lists (prompts): one pass
+                if not all(type(x) is int for x in v):
+                    i = next(i for i, x in enumerate(v) if type(x) is not int)
+                    raise ProtocolError(f"{where}[{i}]: {kind(v[i])}, want int")
+                return
+            for i, x in enumerate(v):
+                self.check_value(x, inner, f"{where}[{i}]")
+            return
+        ok = {
+            "str": lambda: isinstance(v, str),
+            "bool": lambda: isinstance(v, bool),
+            "int": lambda: type(v) is int,
+            "float": lambda: type(v) in (int, float),
+        }.get(t)
+        if ok is None:
+            self.check_object(v, self.types[t], where)
+        elif not ok():
+            raise ProtocolError(f"{where}: {kind(v)}, want {t}")
+
+
+def kind(v):
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return f"bool {v}"
+    if isinstance(v, (int, float)):
+        return f"number {v}"
+    if isinstance(v, str):
+        return f"string {v!r}"
+    if isinstance(v, list):
+        return "a list"
+    return "an object"
 
 
 class Eof(Exception):
@@ -108,21 +195,22 @@ class Session:
         self.functions = {}
         self.maps = []  # (fd, mmap) of parameter files, kept open while loaded
         self.index = None
+        self.seqs = {}  # seq id -> Sequence
 
-    def load(self, req):
+    def load(self, req, payloads):
         if self.ctx is not None:
             raise RuntimeError("a module is already loaded: start a new worker to load another")
         try:
-            return self._load(req)
+            return self._load(req), []
         except BaseException:
             self.close()  # leave no half-loaded state behind
             raise
 
     def _load(self, req):
-        dev_name = req.get("device") or "local-task"
+        dev_name = req["device"]
         if dev_name not in DEVICES:
             raise ValueError(f"unknown device {dev_name!r}: use one of {', '.join(DEVICES)}")
-        flags = req.get("flags") or []
+        flags = req["flags"]
         if flags:
             # Runtime flags (task topology, worker spin) are process-wide and
             # must be set before the first device is created.
@@ -133,7 +221,7 @@ class Session:
         # The io_parameters module is always registered, so a module whose
         # parameter is missing fails with IREE's "not found" for that key
         # rather than with a missing-module error.
-        self.index = self.parameter_index(req.get("params") or [])
+        self.index = self.parameter_index(req["params"])
         provider = self.index.create_provider(scope="model")
         modules.append(rt.create_io_parameters_module(self.instance, provider))
         modules.append(rt.create_hal_module(self.instance, self.device))
@@ -172,6 +260,8 @@ class Session:
     def call(self, req, payloads):
         if self.ctx is None:
             raise RuntimeError("no module loaded: call Load first")
+        if req["argmax"] and req["rows"] is not None:
+            raise ValueError("a call takes argmax or rows, not both")
         name = req["fn"]
         fn = self.functions.get(name)
         if fn is None:
@@ -182,8 +272,10 @@ class Session:
             self.functions[name] = fn
         args = rt.VmVariantList(len(payloads))
         alloc = self.device.allocator
-        for desc, data in zip(req.get("args") or [], payloads):
-            et = DTYPES[desc["dtype"]]
+        for i, (desc, data) in enumerate(zip(req["args"], payloads)):
+            et = DTYPES.get(desc["dtype"])
+            if et is None:
+                raise ValueError(f"args[{i}].dtype {desc['dtype']!r}: use one of {', '.join(DTYPES)}")
             if len(data) == 0:
                 buf = alloc.allocate_buffer(rt.MemoryType.DEVICE_LOCAL, rt.BufferUsage.DEFAULT, 0)
             else:
@@ -203,10 +295,10 @@ class Session:
             if dtype is None:
                 raise TypeError(f"result {i} has element type {bv.element_type}, which archc does not transfer")
             shape = list(bv.shape)
-            if i == 0 and (req.get("argmax") or req.get("sample")):
+            if i == 0 and (req["argmax"] or req["rows"] is not None):
                 if dtype != "f32" or len(shape) != 2:
                     raise TypeError(f"argmax and sampling need a [rows, vocab] f32 first result, got {dtype} {shape}")
-                chosen = choose(bv.map().asarray(shape, np.dtype("<f4")), req.get("sample"))
+                chosen = choose(bv.map().asarray(shape, np.dtype("<f4")), req["rows"], self.seqs)
                 add_choice(descs, outs, chosen)
                 continue
             n = bv.byte_length
@@ -216,13 +308,22 @@ class Session:
         return {"ok": True, "results": descs}, outs
 
     def sample(self, req, payloads):
-        args = req.get("args") or []
+        args = req["args"]
         if len(args) != 1 or args[0]["dtype"] != "f32" or len(args[0]["shape"]) != 2:
             raise TypeError(f"sample needs one [rows, vocab] f32 tensor, got {args}")
         logits = np.frombuffer(payloads[0], dtype="<f4").reshape(args[0]["shape"])
         descs, outs = [], []
-        add_choice(descs, outs, choose(logits, req.get("sample") or []))
+        add_choice(descs, outs, choose(logits, req["rows"], self.seqs))
         return {"ok": True, "results": descs}, outs
+
+    def seq_start(self, req, payloads):
+        self.seqs.pop(req["seq"], None)
+        self.seqs[req["seq"]] = Sequence(req["sampling"], req["vocab"], req["prompt"])
+        return {"ok": True}, []
+
+    def seq_end(self, req, payloads):
+        self.seqs.pop(req["seq"], None)
+        return {"ok": True}, []
 
     def close(self):
         # Drop IREE objects before unmapping the files they point into.
@@ -249,15 +350,18 @@ def add_choice(descs, outs, chosen):
         outs.append(a.tobytes())
 
 
-def choose(logits, rows):
+def choose(logits, rows, seqs):
     """Token ids [rows] i32 for logits [rows, vocab] f32, and the logprob
-    results when a row asks for them (else None). Per row: penalize (when
-    the row carries penalties), then argmax (the lowest index on ties, as
-    torch.argmax) where rows is None or the row's temperature is 0, else a
-    draw by warp_row. Logprobs are log_softmax of the raw logits (the
-    model's distribution, before penalties and warpers). Logits that are NaN
-    or +inf in some row are an error (FloatingPointError): no token can be
-    chosen from them."""
+    results when a row's sequence asks for them (else None). rows None is
+    argmax for all (the lowest index on ties, as torch.argmax); else per
+    row: a row without a sequence is argmax; a row of sequence s first
+    appends its tokens to s, then takes s's scores (its processors: the
+    penalties), then argmax where s's temperature is 0, else a draw by
+    warp_row. Logprobs are log_softmax of the raw logits (the model's
+    distribution, before penalties and warpers). Logits that are NaN or
+    +inf in some row are an error (FloatingPointError): no token can be
+    chosen from them. Every row is checked before any sequence changes, so
+    a failed request leaves the sequences as they were."""
     top = logits.max(axis=-1)  # NaN if a row holds one, +inf if it does
     if not np.isfinite(top).all():
         r = int(np.flatnonzero(~np.isfinite(top))[0])
@@ -266,18 +370,36 @@ def choose(logits, rows):
             "or config give NaN or inf (check the checkpoint for NaN/inf values and config.json for "
             "values such as a rope factor of 0 or a negative rms_norm_eps)")
     ids = np.argmax(logits, axis=-1).astype("<i4")
-    if not rows:
+    if rows is None:
         return ids, None
     if len(rows) != logits.shape[0]:
         raise ValueError(f"{len(rows)} sampling rows for {logits.shape[0]} rows of logits")
+    used = [None] * len(rows)
     for r, row in enumerate(rows):
+        if row["seq"] is None:
+            if row["tokens"]:
+                raise ValueError(f"rows[{r}]: tokens without a sequence")
+            continue
+        s = seqs.get(row["seq"])
+        if s is None:
+            raise KeyError(f"rows[{r}]: sequence {row['seq']} was not started (seq_start) or has ended")
+        if s in used:
+            raise ValueError(f"rows[{r}]: sequence {row['seq']} has two rows in one request")
+        if s.vocab != logits.shape[1]:
+            raise ValueError(f"rows[{r}]: sequence {row['seq']} was started for vocabulary {s.vocab}, the logits have {logits.shape[1]}")
+        s.check(row["tokens"], f"rows[{r}].tokens")
+        used[r] = s
+    for r, (row, s) in enumerate(zip(rows, used)):
+        if s is None:
+            continue
+        s.extend(row["tokens"])
         x = logits[r]
-        scores = penalize(x, row)
-        if row.get("temperature", 0) > 0:
-            ids[r] = draw(warp_row(scores, row), row["u"])
+        scores = s.scores(x)
+        if s.temperature > 0:
+            ids[r] = draw(warp_row(scores, s.sampling), row["u"])
         elif scores is not x:
             ids[r] = int(np.argmax(scores))
-    k = max((int(row["logprobs"]) for row in rows if row.get("logprobs") is not None), default=-1)
+    k = max((s.logprobs for s in used if s is not None and s.logprobs is not None), default=-1)
     if k < 0:
         return ids, None
     chosen = np.zeros(len(rows), dtype="<f4")
@@ -294,72 +416,197 @@ def choose(logits, rows):
     return ids, (chosen, top_ids, top_lp)
 
 
-def penalize(logits, row):
-    """Scores [vocab] f64 after the row's penalties, in this order, over
-    row["context"] (the sequence so far, prompt then generated; its last
-    row["generated"] tokens were generated):
-    repetition_penalty as transformers' RepetitionPenaltyLogitsProcessor
-    (each token present anywhere in the context: divided when positive,
-    multiplied when negative); frequency_penalty and presence_penalty as
-    OpenAI defines them (minus count x frequency, minus presence once,
-    over the generated tokens only); DRY (p-e-w's reference, as
-    text-generation-webui's DRYLogitsProcessor: for each token t that
-    followed an earlier occurrence of the context's last token, the length
-    n of the longest context suffix repeated just before that occurrence,
-    stopping at sequence breakers and looking back at most dry_range
-    tokens (0: all); if n >= dry_allowed_length, t loses dry_multiplier x
-    dry_base ^ (n - dry_allowed_length)). Returns the logits themselves
-    when the row has no penalty."""
-    rep = float(row.get("repetition_penalty") or 1)
-    freq = float(row.get("frequency_penalty") or 0)
-    pres = float(row.get("presence_penalty") or 0)
-    dry = float(row.get("dry_multiplier") or 0)
-    if rep == 1 and freq == 0 and pres == 0 and dry == 0:
-        return logits
-    ctx = np.asarray(row.get("context") or [], dtype=np.int64)
-    scores = logits.astype(np.float64)
-    if rep != 1 and len(ctx):
-        seen = np.unique(ctx)
-        s = scores[seen]
-        scores[seen] = np.where(s > 0, s / rep, s * rep)
-    gen = int(row.get("generated") or 0)
-    if (freq or pres) and gen > 0:
-        toks, counts = np.unique(ctx[len(ctx) - gen:], return_counts=True)
-        scores[toks] -= counts * freq + pres
-    if dry:
-        dry_penalty(scores, ctx, row)
-    return scores
+class Sequence:
+    """One sequence's sampling state, from seq_start to seq_end: its
+    sampling parameters, its tokens (prompt, then generated) and its logit
+    processors, each an object with extend(tokens, generated) (new tokens
+    of the sequence) and apply(scores) (scores [vocab] f64, changed in
+    place), run in list order on the raw logits before the warpers.
+    PROCESSORS builds them at seq_start; another per-sequence module (a grammar matcher
+    for structured output) adds its factory there."""
+
+    def __init__(self, sampling, vocab, prompt):
+        self.sampling = sampling
+        self.vocab = vocab
+        self.temperature = float(sampling["temperature"])
+        self.logprobs = sampling["logprobs"]
+        self.processors = [p for f in PROCESSORS for p in f(sampling, vocab)]
+        self.check(prompt, "prompt")
+        for p in self.processors:
+            p.extend(prompt, False)
+
+    def check(self, tokens, where):
+        bad = [t for t in tokens if not 0 <= t < self.vocab]
+        if bad:
+            raise ValueError(f"{where}: token id {bad[0]} is outside the vocabulary [0, {self.vocab})")
+
+    def extend(self, tokens):
+        """Appends generated tokens."""
+        if tokens:
+            for p in self.processors:
+                p.extend(tokens, True)
+
+    def scores(self, logits):
+        """Scores [vocab] f64 after the processors, or logits itself when
+        the sequence has none."""
+        if not self.processors:
+            return logits
+        scores = logits.astype(np.float64)
+        for p in self.processors:
+            p.apply(scores)
+        return scores
 
 
-def dry_penalty(scores, ctx, row):
-    base = float(row.get("dry_base") or 1.75)
-    allowed = int(row.get("dry_allowed_length") or 2)
-    last_n = int(row.get("dry_range") or 0)
-    breakers = set(int(t) for t in row.get("dry_breakers") or [])
-    if last_n > 0:
-        ctx = ctx[-last_n:]
-    n = len(ctx)
-    if n < 2 or int(ctx[-1]) in breakers:
-        return
-    best = {}
-    for i in np.flatnonzero(ctx[:-1] == ctx[-1]):
-        nxt = int(ctx[i + 1])
-        if nxt in breakers:
-            continue
-        length = 1
-        while True:
-            j = i - length
-            if j < 0 or ctx[j] != ctx[n - 1 - length] or int(ctx[j]) in breakers:
-                break
-            length += 1
-        best[nxt] = max(best.get(nxt, 0), length)
-    mult = float(row["dry_multiplier"])
-    for tok, length in best.items():
-        if length >= allowed:
-            scores[tok] -= mult * base ** (length - allowed)
+class IntList:
+    """A growable int64 array (amortised O(1) append)."""
+
+    def __init__(self, n=64):
+        self.a = np.empty(n, dtype=np.int64)
+        self.n = 0
+
+    def extend(self, xs):
+        need = self.n + len(xs)
+        if need > len(self.a):
+            b = np.empty(max(need, 2 * len(self.a)), dtype=np.int64)
+            b[: self.n] = self.a[: self.n]
+            self.a = b
+        self.a[self.n : need] = xs
+        self.n = need
+
+    def view(self):
+        return self.a[: self.n]
 
 
-def warp_row(logits, row):
+class RepetitionPenalty:
+    """transformers' RepetitionPenaltyLogitsProcessor over every token of
+    the sequence (prompt included): a token present anywhere is divided by
+    the penalty when positive, multiplied when negative. State: which ids
+    were seen, so a step costs O(distinct ids seen), not O(length)."""
+
+    def __init__(self, penalty, vocab):
+        self.penalty = penalty
+        self.seen = np.zeros(vocab, dtype=bool)
+        self.ids = IntList()
+
+    def extend(self, tokens, generated):
+        new = [t for t in dict.fromkeys(tokens) if not self.seen[t]]
+        if new:
+            self.seen[new] = True
+            self.ids.extend(new)
+
+    def apply(self, scores):
+        seen = self.ids.view()
+        if len(seen):
+            s = scores[seen]
+            scores[seen] = np.where(s > 0, s / self.penalty, s * self.penalty)
+
+
+class FrequencyPresencePenalty:
+    """OpenAI's frequency and presence penalties over the generated tokens:
+    a token generated c times loses c x frequency + presence. State: the
+    counts and the penalty per id, kept as a dense [vocab] vector updated
+    per new token, so a step costs one add over the vocabulary whatever
+    the sequence's length (x + -(c·f + p) is x - (c·f + p) exactly)."""
+
+    def __init__(self, freq, pres, vocab):
+        self.freq, self.pres = freq, pres
+        self.count = {}  # id -> times generated
+        self.bias = np.zeros(vocab, dtype=np.float64)
+        self.any = False
+
+    def extend(self, tokens, generated):
+        if not generated:
+            return
+        for t in tokens:
+            c = self.count.get(t, 0) + 1
+            self.count[t] = c
+            # As protocol 1's int64 counts x float: float64(c) * freq.
+            self.bias[t] = -(np.int64(c) * self.freq + self.pres)
+            self.any = True
+
+    def apply(self, scores):
+        if self.any:
+            scores += self.bias
+
+
+class DRYPenalty:
+    """DRY (p-e-w's reference, as text-generation-webui's
+    DRYLogitsProcessor): for each token t that followed an earlier
+    occurrence of the sequence's last token, the length n of the longest
+    suffix of the sequence repeated just before that occurrence, stopping
+    at sequence breakers and looking back at most dry_range tokens (0:
+    all); if n >= dry_allowed_length, t loses dry_multiplier x dry_base ^
+    (n - dry_allowed_length). State: the tokens and, per id, the positions
+    where it occurs, so a step visits only the occurrences of the last
+    token."""
+
+    def __init__(self, sampling):
+        self.mult = float(sampling["dry_multiplier"])
+        self.base = float(sampling["dry_base"])
+        self.allowed = int(sampling["dry_allowed_length"])
+        self.last_n = int(sampling["dry_range"])
+        self.breakers = set(sampling["dry_breakers"])
+        self.ctx = []
+        self.where = {}  # id -> ascending positions in ctx
+
+    def extend(self, tokens, generated):
+        for t in tokens:
+            self.where.setdefault(t, []).append(len(self.ctx))
+            self.ctx.append(t)
+
+    def apply(self, scores):
+        ctx, total = self.ctx, len(self.ctx)
+        start = max(0, total - self.last_n) if self.last_n > 0 else 0
+        if total - start < 2 or ctx[-1] in self.breakers:
+            return
+        last = total - 1
+        occ = self.where[ctx[-1]]
+        best = {}
+        for i in occ[bisect.bisect_left(occ, start) : -1]:
+            nxt = ctx[i + 1]
+            if nxt in self.breakers:
+                continue
+            length = 1
+            while True:
+                j = i - length
+                if j < start or ctx[j] != ctx[last - length] or ctx[j] in self.breakers:
+                    break
+                length += 1
+            best[nxt] = max(best.get(nxt, 0), length)
+        for tok, length in best.items():
+            if length >= self.allowed:
+                scores[tok] -= self.mult * self.base ** (length - self.allowed)
+
+
+def penalties(sampling, vocab):
+    """The penalty processors sampling asks for, in transformers' order:
+    repetition, then frequency/presence, then DRY."""
+    procs = []
+    rep = float(sampling["repetition_penalty"])
+    if rep <= 0:
+        raise ValueError(f"sampling.repetition_penalty {rep}: must be > 0 (1: off)")
+    if rep != 1:
+        procs.append(RepetitionPenalty(rep, vocab))
+    freq, pres = float(sampling["frequency_penalty"]), float(sampling["presence_penalty"])
+    if freq or pres:
+        procs.append(FrequencyPresencePenalty(freq, pres, vocab))
+    if float(sampling["dry_multiplier"]):
+        procs.append(DRYPenalty(sampling))
+    return procs
+
+
+# Factories of per-sequence logit processors, called as f(sampling, vocab)
+# at seq_start; each returns a list of processors (see Sequence). Their
+# order is the order they run in. A new kind of per-sequence state (a
+# grammar matcher for structured output, logit_bias) is one more factory:
+# declare its fields in protocol.json's "sampling" (bumping "version" and
+# PROTOCOL), set them in iree.Sampling, and return a processor whose
+# extend advances its state by the sequence's new tokens and whose apply
+# edits the scores (a matcher sets disallowed ids to -inf).
+PROCESSORS = [penalties]
+
+
+def warp_row(logits, sampling):
     """Probabilities [vocab] f64 after Hugging Face generate's warpers, in
     its order (transformers generation/logits_process.py):
     TemperatureLogitsWarper, TopKLogitsWarper (keep scores >= the k-th
@@ -367,20 +614,20 @@ def warp_row(logits, row):
     cumulative probability is <= 1 - top_p, always keep the top token),
     MinPLogitsWarper (drop probability < min_p x the top probability),
     then softmax."""
-    scores = logits.astype(np.float64) / row["temperature"]
+    scores = logits.astype(np.float64) / sampling["temperature"]
     n = scores.shape[0]
-    k = int(row.get("top_k") or 0)
+    k = int(sampling["top_k"])
     if 0 < k < n:
         kth = np.partition(scores, n - k)[n - k]
         scores[scores < kth] = -np.inf
-    p = float(row.get("top_p") or 0)
+    p = float(sampling["top_p"])
     if 0 < p < 1:
         order = np.argsort(scores, kind="stable")
         cum = np.cumsum(softmax(scores)[order])
         drop = cum <= 1 - p
         drop[-1] = False
         scores[order[drop]] = -np.inf
-    m = float(row.get("min_p") or 0)
+    m = float(sampling["min_p"])
     if m > 0:
         probs = softmax(scores)
         scores[probs < m * probs.max()] = -np.inf
@@ -404,33 +651,39 @@ def draw(probs, u):
 
 
 def main():
+    schema = Schema(sys.argv[1])
+    if schema.version != PROTOCOL:
+        # Greet anyway: Go reports both versions.
+        print(f"archc worker: protocol.json is version {schema.version}, this script speaks {PROTOCOL}", file=sys.stderr)
     s = Session()
+    handlers = {"load": s.load, "call": s.call, "sample": s.sample, "seq_start": s.seq_start, "seq_end": s.seq_end}
+    missing = set(schema.requests) - set(handlers) - {"close"}
+    if missing:
+        raise SystemExit(f"archc worker: protocol.json declares ops this script lacks: {sorted(missing)}")
     revision = (getattr(rt_version, "REVISIONS", None) or {}).get("IREE", "")
-    write_msg({"ok": True, "hello": "archc-iree-worker", "iree": rt_version.VERSION, "revision": revision})
+    write_msg({"ok": True, "hello": "archc-iree-worker", "protocol": PROTOCOL, "iree": rt_version.VERSION, "revision": revision})
     while True:
         try:
             req = read_msg()
         except Eof:
             break
-        op = req.get("op")
-        # Payloads are always consumed, so a failed request leaves the
-        # stream in sync.
-        payloads = [read_exact(int(a["nbytes"])) for a in req.get("args", [])]
+        # Payloads are always consumed (as far as the header can be read),
+        # so a failed request leaves the stream in sync.
         try:
-            if op == "load":
-                write_msg(s.load(req))
-            elif op == "call":
-                h, outs = s.call(req, payloads)
-                write_msg(h, outs)
-            elif op == "sample":
-                h, outs = s.sample(req, payloads)
-                write_msg(h, outs)
-            elif op == "close":
+            payloads = [read_exact(int(a["nbytes"])) for a in req.get("args", [])]
+        except Eof:
+            raise
+        except Exception:
+            payloads = []
+        try:
+            schema.check_request(req)
+            op = req["op"]
+            if op == "close":
                 s.close()
                 write_msg({"ok": True})
                 break
-            else:
-                raise ValueError(f"unknown op {op!r}")
+            h, outs = handlers[op](req, payloads)
+            write_msg(h, outs)
         except Eof:
             raise
         except Exception as e:  # reported to Go; the worker stays usable
