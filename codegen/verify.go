@@ -116,6 +116,7 @@ type rule struct {
 var rules = map[string]rule{
 	"stablehlo.add":                      {2, elementwise(numeric)},  // r = x + y
 	"stablehlo.subtract":                 {2, elementwise(numeric)},  // r = x - y
+	"stablehlo.remainder":                {2, elementwise(numeric)},  // r = x mod y (sign of x), elementwise
 	"stablehlo.multiply":                 {2, elementwise(numeric)},  // r = x · y
 	"stablehlo.divide":                   {2, elementwise(numeric)},  // r = x / y
 	"stablehlo.maximum":                  {2, elementwise(numeric)},  // r = max(x, y)

@@ -34,6 +34,11 @@ type Plan struct {
 	// Lengths is how the graph's RoPE depends on the sequence length
 	// (lower.LengthDependence): what the runtime asks about cached keys.
 	Lengths abi.LengthPolicy
+	// FixedState is set when the graph carries position-independent
+	// per-sequence state (a conv window, a recurrent SSM state;
+	// lower.HasFixedState): a slot's state then serves only the sequence
+	// its held tokens end, at exactly that position.
+	FixedState bool
 }
 
 // PlanOptions chooses the family and static shapes.
@@ -171,7 +176,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g)}
+	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), FixedState: lower.HasFixedState(g)}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}

@@ -72,8 +72,9 @@ type TypeName struct {
 }
 
 // configTypes are the config field types, as coerce (value.go) converts
-// config.json values to them.
-var configTypes = []string{"int", "float", "bool", "string", "dict", "list"}
+// config.json values to them; "any" takes the value as it is (a field HF
+// lets be a string or a number, such as Mamba's time_step_rank "auto").
+var configTypes = []string{"int", "float", "bool", "string", "dict", "list", "any"}
 
 // GGUF declares how the family reads llama.cpp's GGUF files (gguf.go):
 //

@@ -150,11 +150,11 @@ func runCase(name string, src, config []byte) (section, out string) {
 // with the closest as a hint (by edit distance or prefix), or none.
 func TestUnknownType(t *testing.T) {
 	for _, tc := range []struct{ typ, want string }{
-		{"integer", `t.arch:1:43: unknown type "integer" (types: int, float, bool, string, dict, list; did you mean int?)`},
-		{"flaot", `t.arch:1:43: unknown type "flaot" (types: int, float, bool, string, dict, list; did you mean float?)`},
-		{"str", `t.arch:1:43: unknown type "str" (types: int, float, bool, string, dict, list; did you mean string?)`},
-		{"boolean", `t.arch:1:43: unknown type "boolean" (types: int, float, bool, string, dict, list; did you mean bool?)`},
-		{"tensor", `t.arch:1:43: unknown type "tensor" (types: int, float, bool, string, dict, list)`},
+		{"integer", `t.arch:1:43: unknown type "integer" (types: int, float, bool, string, dict, list, any; did you mean int?)`},
+		{"flaot", `t.arch:1:43: unknown type "flaot" (types: int, float, bool, string, dict, list, any; did you mean float?)`},
+		{"str", `t.arch:1:43: unknown type "str" (types: int, float, bool, string, dict, list, any; did you mean string?)`},
+		{"boolean", `t.arch:1:43: unknown type "boolean" (types: int, float, bool, string, dict, list, any; did you mean bool?)`},
+		{"tensor", `t.arch:1:43: unknown type "tensor" (types: int, float, bool, string, dict, list, any)`},
 	} {
 		src := "arch t { match model_type \"t\" config { x: " + tc.typ + " = 1 } }"
 		_, err := dsl.Parse("t.arch", []byte(src))

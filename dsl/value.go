@@ -100,6 +100,8 @@ func coerce(v any, typ string) (any, error) {
 		return nil, nil
 	}
 	switch typ {
+	case "any":
+		return v, nil
 	case "int":
 		switch x := v.(type) {
 		case int64:

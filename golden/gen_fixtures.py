@@ -1658,6 +1658,61 @@ FIXTURES = [
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         switches=[WINDOW_OFF],
     ),
+    # ---- mamba: no attention; a conv window and an SSM state per layer ----
+    dict(
+        name="mamba",
+        model_cls="MambaForCausalLM",
+        config_cls="MambaConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            state_size=8,
+            num_hidden_layers=2,
+            expand=2,
+            conv_kernel=4,
+            time_step_rank="auto",  # ceil(64 / 16) = 4
+            layer_norm_epsilon=1e-5,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=True,
+        ),
+        seed=7301,
+        prompt_seed=1037,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
+    # ---- falcon_mamba: mamba plus weightless RMS norms on dt, B and C ----
+    dict(
+        name="falcon_mamba",
+        model_cls="FalconMambaForCausalLM",
+        config_cls="FalconMambaConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            state_size=8,
+            num_hidden_layers=2,
+            expand=2,
+            conv_kernel=4,
+            time_step_rank=6,  # an explicit rank (mamba's fixture resolves "auto")
+            layer_norm_epsilon=1e-5,
+            mixer_rms_eps=1e-6,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7302,
+        prompt_seed=2037,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
 ]
 
 
@@ -1677,7 +1732,22 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
             if embed_std is not None and name.endswith("embed_tokens.weight"):
                 p.copy_(embed_std * noise)
-            elif name.endswith("norm.weight"):
+            elif name.endswith(".A_log"):  # Mamba: A = -exp(A_log), S4D-real init (arange(1, N+1)) jittered
+                n = torch.arange(1, p.shape[-1] + 1, dtype=torch.float32).expand_as(p)
+                a = torch.log(n) + norm_std * noise
+                # Values that survive llama.cpp's A = -exp(A_log) (float32) and
+                # log(-A) back (float64, rounded) unchanged, so the GGUF twin is
+                # bit-identical: a round trip or two reaches such a value.
+                for _ in range(8):
+                    back = torch.log(torch.exp(a).double()).float()
+                    if torch.equal(a, back):
+                        break
+                    a = back
+                assert torch.equal(a, torch.log(torch.exp(a).double()).float()), f"{name}: no round-trip-exact A_log"
+                p.copy_(a)
+            elif name.endswith(".D"):  # Mamba's skip, around its init of ones
+                p.copy_(1 + norm_std * noise)
+            elif name.endswith("norm.weight") or name.endswith("norm_f.weight"):
                 p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
                 p.copy_(bias_std * noise)

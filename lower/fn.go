@@ -32,10 +32,13 @@ type fn struct {
 	shapes   map[string][]int64         // logical shape of each weight
 	grouped  map[*ir.Node]codegen.Value // linear nodes computed by an earlier grouped kernel dispatch
 	caches   map[int]codegen.Value      // current value of each KV-cache group
+
+	length    codegen.Value         // prefill: i32, the real tokens of the chunk (decode: unset, 1 per row)
+	stateVals map[int]codegen.Value // current value of each state group (state.go)
 }
 
 func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, batch, seq int64) *fn {
-	r := &fn{Func: f, g: g, opts: opts, globals: globals, cache: cache, batch: batch, seq: seq, caches: map[int]codegen.Value{},
+	r := &fn{Func: f, g: g, opts: opts, globals: globals, cache: cache, batch: batch, seq: seq, caches: map[int]codegen.Value{}, stateVals: map[int]codegen.Value{},
 		vals: map[*ir.Node]codegen.Value{}, selected: map[*ir.Node]codegen.Value{},
 		weights: map[string]codegen.Value{}, memo: map[string]codegen.Value{}, shapes: map[string][]int64{}, grouped: map[*ir.Node]codegen.Value{}}
 	for _, w := range g.Weights {

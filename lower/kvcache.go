@@ -40,15 +40,16 @@ import (
 
 // KVBytesPerToken is the KV-cache memory one token of one slot takes in g's
 // module, in bytes: per attention site, kv_heads × (key width + value width)
-// × 4 (f32); 2 × kv_heads × head_dim × 4 when the widths agree.
+// × 4 (f32); 2 × kv_heads × head_dim × 4 when the widths agree. It sums
+// the ir.KVCache states the nodes declare (one row per token each).
 func KVBytesPerToken(g *ir.Graph) int64 {
 	var n int64
 	for _, node := range g.Nodes {
-		if node.Site < 0 {
-			continue
+		for _, st := range node.States {
+			if st.Kind == ir.KVCache {
+				n += int64(st.Shape[0]) * int64(st.Shape[1]) * 4 // [kv_heads, width] per token
+			}
 		}
-		k, v := node.Args[1].Type.Shape, node.Args[2].Type.Shape // [batch, seq, kv_heads, width]
-		n += (int64(k[2])*int64(k[3]) + int64(v[2])*int64(v[3])) * 4
 	}
 	return n
 }
@@ -59,11 +60,13 @@ type cacheGroup struct {
 	entries int64 // keys or values of one site each, in order
 }
 
-// cacheLayout assigns the keys and values of every attention site to an
+// cacheLayout assigns the keys and values of every attention site (the
+// ir.KVCache states "keys" and "values" of a node, in node order) to an
 // entry of a cache group.
 type cacheLayout struct {
 	groups []*cacheGroup
-	site   map[int][2]cacheEntry // [keys, values]
+	site   map[int][2]cacheEntry // by node ID: [keys, values]
+	states *stateLayout          // the position-independent states (state.go)
 }
 
 // cacheEntry is one site's keys or values: entry index of global group.
@@ -73,16 +76,16 @@ type cacheEntry struct {
 }
 
 func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
-	l := &cacheLayout{site: map[int][2]cacheEntry{}}
+	l := &cacheLayout{site: map[int][2]cacheEntry{}, states: newStateLayout(g, opts)}
 	byShape := map[[2]int64]int{}
 	for _, n := range g.Nodes {
-		if n.Site < 0 {
-			continue
-		}
 		var entries [2]cacheEntry
-		for kv, arg := range n.Args[1:3] {
-			t := arg.Type.Shape // [batch, seq, kv_heads, width]
-			key := [2]int64{int64(t[2]), int64(t[3])}
+		kv := 0
+		for _, st := range n.States {
+			if st.Kind != ir.KVCache {
+				continue
+			}
+			key := [2]int64{st.Shape[0], st.Shape[1]} // [kv_heads, width]
 			gi, ok := byShape[key]
 			if !ok {
 				gi = len(l.groups)
@@ -91,10 +94,13 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 			}
 			grp := l.groups[gi]
 			entries[kv] = cacheEntry{group: gi, index: grp.entries}
+			kv++
 			grp.entries++
 			grp.global.Type = codegen.T("f32", grp.entries, opts.Slots, opts.MaxLen, key[0], key[1])
 		}
-		l.site[n.Site] = entries
+		if kv > 0 {
+			l.site[n.ID] = entries
+		}
 	}
 	for i, grp := range l.groups {
 		grp.global.Name = "kv_cache"
@@ -107,7 +113,7 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 }
 
 // writeCache writes this call's keys and values, k [B, S, kv_heads, d] and
-// v [B, S, kv_heads, dv], into the site's cache entries at (slots[b], position starts[b]) for
+// v [B, S, kv_heads, dv], into the cache entries of attention node n at (slots[b], position starts[b]) for
 // each batch element b.
 //
 // Every write of a site comes before any read of it (readCache): reading
@@ -116,8 +122,9 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 // cache to preserve it (31 copies of the cache per token on SmolLM2;
 // iree-compile --compile-to=stream --iree-scheduling-dump-statistics-format
 // counts them). Written this way the updates happen in place.
-func (f *fn) writeCache(site int, k, v codegen.Value) {
+func (f *fn) writeCache(n *ir.Node, k, v codegen.Value) {
 	B := k.Type.Shape[0]
+	site := n.ID
 	f.cacheValue(f.cache.site[site][0].group) // loaded before the constants, as one group always was
 	zero := f.constI32(0)
 	for kv, x := range []codegen.Value{k, v} {
@@ -136,13 +143,14 @@ func (f *fn) writeCache(site int, k, v codegen.Value) {
 	}
 }
 
-// readCache returns the site's keys and values for this call's slots,
+// readCache returns attention node n's keys and values for this call's slots,
 // the first L positions of each (L = f.context, the positions this call's
 // attention can see): [B, 1, L, kv_heads, d] and [B, 1, L, kv_heads, dv],
 // L a dynamic dimension.
 // Reading only the filled part makes attention cost follow the tokens held,
 // not the cache capacity, with one compiled function for every length.
-func (f *fn) readCache(site int) (keys, values codegen.Value) {
+func (f *fn) readCache(n *ir.Node) (keys, values codegen.Value) {
+	site := n.ID
 	zero := f.constI32(0)
 	// The dynamic prefix of a static [1, 1, max_len, kv_heads, width] row:
 	// its bounds depend only on the row's shape, so they are built once per
@@ -185,8 +193,10 @@ func (f *fn) cacheValue(group int) codegen.Value {
 	return v
 }
 
-// storeCaches writes every cache group this function updated back to its global.
+// storeCaches writes every cache group and state group this function
+// updated back to its global.
 func (f *fn) storeCaches() {
+	defer f.storeStates()
 	for i, grp := range f.cache.groups {
 		if v, ok := f.caches[i]; ok {
 			f.GlobalStore(grp.global, v)

@@ -26,6 +26,32 @@
 // follows the tokens the cache holds, not its capacity, with one entry
 // point per chunk or batch size.
 //
+// Per-sequence state. A primitive declares the state it reads and writes
+// and its kind in ir.Node.States: attention's KV cache (ir.KVCache: one row
+// per position, up to max_len; kvcache.go), a window (ir.Window: a causal
+// conv's last k−1 inputs) or a fixed recurrent state (ir.Recurrent: a Mamba
+// ssm_state, f32) (state.go). Every kind is held per
+// slot and keeps one slot contract, which the runtime relies on:
+//
+//   - a sequence starting at position 0 starts from a zero state: no call
+//     reads what a slot's previous user left (KV rows past a call's
+//     context are never read; a window or recurrent state read at
+//     position 0 is zeros);
+//   - a call at start > 0 continues the state its slot holds after
+//     positions 0..start−1, so chunked prefill carries state from chunk to
+//     chunk, and a prefill's padding (tokens past len) changes no state;
+//   - a call writes only at the positions it runs: a padded decode row
+//     placed at the first position its slot does not hold (what the
+//     engine does) leaves everything the slot holds unchanged (a window or
+//     recurrent state is double-buffered by position parity: state.go);
+//   - a window or recurrent state is held for exactly one position, the
+//     end of the slot's tokens: a sequence that does not extend all of
+//     them must start again at position 0 (rt.Program.FixedState; the
+//     engine reuses a prefix only where that exact state is held). A
+//     cancelled or failed request therefore leaves nothing the next user
+//     of its slot can read: it starts at 0, or continues exactly the
+//     tokens the slot holds.
+//
 // The KV cache is module state: a mutable global (see kvcache.go) updated in
 // place with dynamic_update_slice, never copied. Weights are named
 // parameters in scope "model" keyed by checkpoint tensor name, declared in
@@ -104,6 +130,9 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	for _, grp := range cache.groups {
 		m.AddGlobal(grp.global)
 	}
+	for _, grp := range cache.states.groups {
+		m.AddGlobal(grp.global)
+	}
 	for _, s := range opts.PrefillBuckets {
 		if err := lowerPrefill(m, g, opts, globals, cache, s); err != nil {
 			return nil, err
@@ -158,6 +187,7 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, s)))
 	f.starts = []codegen.Value{start}
 	f.last, f.hasLast = f.sub(length, f.constI32(1)), true
+	f.length = length
 	f.mkSeqLens = func() codegen.Value { return f.reshape(f.binary("stablehlo.maximum", f.add(start, length), total), 1) }
 	logits := f.run(tokens)
 	if err := fn.Err(); err != nil {

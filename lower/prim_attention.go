@@ -50,6 +50,11 @@ func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 	if n.Module != "" {
 		n.Weights = []ir.Weight{{Name: n.Module, Shape: []int64{int64(h)}}}
 	}
+	// The KV cache: per slot and position, the keys and values as attention sees them.
+	n.States = []ir.State{
+		{Kind: ir.KVCache, Name: "keys", Shape: []int64{int64(kvh), int64(k.Shape[3])}},
+		{Kind: ir.KVCache, Name: "values", Shape: []int64{int64(kvh), int64(v.Shape[3])}},
+	}
 	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * v.Shape[3]}, DType: ir.F32}
 	return nil
 }
@@ -64,8 +69,8 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 		scale = *a.Scale
 	}
 
-	f.writeCache(n.Site, k, v)
-	keys, values := f.readCache(n.Site) // [B,1,L,KVH,D] and [B,1,L,KVH,DV], L dynamic: the positions visible to this call
+	f.writeCache(n, k, v)
+	keys, values := f.readCache(n) // [B,1,L,KVH,D] and [B,1,L,KVH,DV], L dynamic: the positions visible to this call
 
 	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g (HF repeat_kv).
 	qg := f.transpose(f.reshape(q, B, S, KVH, G, D), 0, 2, 3, 1, 4)

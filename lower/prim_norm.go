@@ -29,6 +29,19 @@ func lowerRMSNorm(f *fn, n *ir.Node, a *RMSNormAttrs) codegen.Value {
 	return f.mul(f.broadcastTrailing(f.weight(n.Weights[0].Name), x.Type), f.rmsNormalize(x, a.Eps))
 }
 
+func inferRMSNormalize(n *ir.Node, a *RMSNormalizeAttrs) error {
+	if eps := a.Eps; !(eps >= 0) {
+		return fmt.Errorf("eps %g must be >= 0 (a negative epsilon can make rsqrt's argument negative: NaN)", eps)
+	}
+	return inferSame(n)
+}
+
+// lowerRMSNormalize is RMS normalization without a weight, in f32
+// (FalconMambaWeightlessRMSNorm: its weight is a buffer of ones, unused).
+func lowerRMSNormalize(f *fn, n *ir.Node, a *RMSNormalizeAttrs) codegen.Value {
+	return f.rmsNormalize(f.arg(n, 0), a.Eps)
+}
+
 // lowerRMSNorm1p follows HF GemmaRMSNorm.forward: the normalized x times
 // (1 + w), in f32.
 func lowerRMSNorm1p(f *fn, n *ir.Node, a *RMSNormAttrs) codegen.Value {

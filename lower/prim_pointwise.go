@@ -109,7 +109,15 @@ var activations = map[string]func(*fn, codegen.Value) codegen.Value{
 	"leaky_relu": func(f *fn, x codegen.Value) codegen.Value {
 		return f.binary("stablehlo.maximum", x, f.mul(x, f.splat(0.01, x.Type)))
 	},
-	"mish": (*fn).mish,
+	"mish":     (*fn).mish,
+	"softplus": (*fn).softplus,
+}
+
+// softplus is torch.nn.functional.softplus (beta 1, threshold 20):
+// log1p(exp(x)), and x itself where x > 20 (MambaMixer's dt).
+func (f *fn) softplus(x codegen.Value) codegen.Value {
+	soft := f.unary("stablehlo.log_plus_one", f.unary("stablehlo.exponential", x))
+	return f.selectOp(f.compare("GT", x, f.splat(20, x.Type)), x, soft)
 }
 
 // geluErf is GELUActivation (torch gelu, approximate="none"):

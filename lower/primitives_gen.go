@@ -85,6 +85,12 @@ var primitiveRows = []*primitive{
 	row("sqrt", inferUnaryF32, lowerUnaryOp("stablehlo.sqrt"), false, tensor("x")),
 	// affine: out = x · (w + offset) (+ b) over the last dimension
 	row("affine", decodedAffine, lowerDecodedAffine, false, tensor("x"), module("weight"), optional("offset"), optional("bias")),
+	// conv1d: out[t, c] = act(Σ_j w[c, 0, j] · x[t - kernel + 1 + j, c] (+ b[c])), x before the call's first token from the carried window (zeros at position 0)
+	row("conv1d", decodedConv1d, lowerDecodedConv1d, false, tensor("x"), module("weight"), scalar("kernel"), optional("bias"), optional("act")),
+	// selective_scan: A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)
+	row("selective_scan", inferSelectiveScan, lowerSelectiveScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight")),
+	// rms_normalize: out = x · rsqrt(mean(x²) + eps), no weight
+	row("rms_normalize", decodedRmsNormalize, lowerDecodedRmsNormalize, false, tensor("x"), scalar("eps")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -680,6 +686,48 @@ var primitiveDocs = []PrimitiveDoc{
 			"offset": "float",
 		},
 	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "true: also reads <module>.bias [channels] and adds it",
+			Name:    "bias",
+		}, {
+			Default: "none",
+			Doc:     "an ACT2FN name (see activation) applied to the result; none: no activation",
+			Name:    "act",
+		}},
+		Cache:     false,
+		HF:        "MambaMixer.slow_forward's conv1d and conv_state (models/mamba/modeling_mamba.py): torch.nn.Conv1d(groups=channels, padding=kernel - 1)[..., :seq]",
+		Math:      "out[t, c] = act(Σ_j w[c, 0, j] · x[t - kernel + 1 + j, c] (+ b[c])), x before the call's first token from the carried window (zeros at position 0)",
+		Name:      "conv1d",
+		Shapes:    "x [batch, seq, channels] → [batch, seq, channels]; weight [channels, 1, kernel], bias [channels] (bias: true); state: window [kernel - 1, channels] per sequence",
+		Signature: "conv1d(x, weight, kernel, bias:, act:)",
+		Types: map[string]string{
+			"act":    "name",
+			"bias":   "bool",
+			"kernel": "int",
+		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "MambaMixer.slow_forward's selective scan (models/mamba/modeling_mamba.py), dt already softplus(dt_proj(...))",
+		Math:      "A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)",
+		Name:      "selective_scan",
+		Shapes:    "x, dt [batch, seq, d]; b, c [batch, seq, state]; weight: <module>.A_log [d, state], <module>.D [d] → [batch, seq, d]; state: recurrent [d, state] f32 per sequence",
+		Signature: "selective_scan(x, dt, b, c, weight)",
+		Types:     map[string]string{},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "FalconMambaWeightlessRMSNorm.forward (models/falcon_mamba/modeling_falcon_mamba.py)",
+		Math:      "out = x · rsqrt(mean(x²) + eps), no weight",
+		Name:      "rms_normalize",
+		Shapes:    "x [..., d] → [..., d]",
+		Signature: "rms_normalize(x, eps)",
+		Types:     map[string]string{"eps": "float"},
+	},
 }
 
 // EmbeddingAttrs are the attributes of embedding, decoded and checked once by decodeEmbeddingAttrs when the IR builder runs the shape rule.
@@ -1262,6 +1310,48 @@ func decodeAffineAttrs(n *ir.Node) (*AffineAttrs, error) {
 	return a, nil
 }
 
+// Conv1dAttrs are the attributes of conv1d, decoded and checked once by decodeConv1dAttrs when the IR builder runs the shape rule.
+type Conv1dAttrs struct {
+	Kernel int64  // kernel
+	Bias   bool   // bias: true: also reads <module>.bias [channels] and adds it
+	Act    string // act: an ACT2FN name (see activation) applied to the result; none: no activation
+}
+
+// decodeConv1dAttrs reads n.Attrs (the evaluated arguments) into Conv1dAttrs; an error names the attribute and what it must be.
+func decodeConv1dAttrs(n *ir.Node) (*Conv1dAttrs, error) {
+	a := &Conv1dAttrs{}
+	var err error
+	if a.Kernel, err = decodeInt("kernel", n.Attrs["kernel"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["bias"]; v != nil {
+		if a.Bias, err = decodeBool("bias", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["act"]; v != nil {
+		if a.Act, err = decodeName("act", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// RMSNormalizeAttrs are the attributes of rms_normalize, decoded and checked once by decodeRMSNormalizeAttrs when the IR builder runs the shape rule.
+type RMSNormalizeAttrs struct {
+	Eps float64 // eps
+}
+
+// decodeRMSNormalizeAttrs reads n.Attrs (the evaluated arguments) into RMSNormalizeAttrs; an error names the attribute and what it must be.
+func decodeRMSNormalizeAttrs(n *ir.Node) (*RMSNormalizeAttrs, error) {
+	a := &RMSNormalizeAttrs{}
+	var err error
+	if a.Eps, err = decodeFloat("eps", n.Attrs["eps"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
 func decodedEmbedding(n *ir.Node) error {
 	a, err := decodeEmbeddingAttrs(n)
@@ -1640,4 +1730,42 @@ func lowerDecodedAffine(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerAffine(f, n, a)
+}
+
+// decodedConv1d is conv1d's shape rule: it decodes the attributes once (decodeConv1dAttrs), keeps them on the node and runs inferConv1d.
+func decodedConv1d(n *ir.Node) error {
+	a, err := decodeConv1dAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferConv1d(n, a)
+}
+
+// lowerDecodedConv1d is conv1d's lowering: lowerConv1d with the attributes the shape rule decoded.
+func lowerDecodedConv1d(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*Conv1dAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerConv1d(f, n, a)
+}
+
+// decodedRmsNormalize is rms_normalize's shape rule: it decodes the attributes once (decodeRMSNormalizeAttrs), keeps them on the node and runs inferRMSNormalize.
+func decodedRmsNormalize(n *ir.Node) error {
+	a, err := decodeRMSNormalizeAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferRMSNormalize(n, a)
+}
+
+// lowerDecodedRmsNormalize is rms_normalize's lowering: lowerRMSNormalize with the attributes the shape rule decoded.
+func lowerDecodedRmsNormalize(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*RMSNormalizeAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerRMSNormalize(f, n, a)
 }

@@ -21,6 +21,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"github.com/archc/archc/rt/ireetool"
 	"math"
@@ -300,10 +301,14 @@ func (c *primCase) lower(m *codegen.Module) error {
 		grp.global.Name = c.name + "." + grp.global.Name
 		m.AddGlobal(grp.global)
 	}
-	if p.Cache && c.spec.Cache == nil {
-		return fmt.Errorf("%s owns a KV cache: the case needs \"cache\"", p.Name)
+	for _, grp := range cache.states.groups {
+		grp.global.Name = c.name + "." + grp.global.Name
+		m.AddGlobal(grp.global)
 	}
-	if p.Cache && !c.spec.Positions {
+	if (p.Cache || len(n.States) > 0) && c.spec.Cache == nil {
+		return fmt.Errorf("%s owns per-sequence state: the case needs \"cache\" (slots, max_len)", p.Name)
+	}
+	if (p.Cache || len(n.States) > 0) && !c.spec.Positions {
 		return fmt.Errorf("%s reads positions: the case needs \"positions\": true", p.Name)
 	}
 	for i, call := range c.spec.Calls {
@@ -315,7 +320,8 @@ func (c *primCase) lower(m *codegen.Module) error {
 		if c.spec.Positions {
 			args = append(args, codegen.T("i32", B, S))
 		}
-		if p.Cache {
+		stateful := p.Cache || len(n.States) > 0
+		if stateful {
 			args = append(args, codegen.T("i32", B))
 		}
 		fn := m.NewFunc(c.funcName(i), args...)
@@ -332,9 +338,14 @@ func (c *primCase) lower(m *codegen.Module) error {
 				return f.add(f.Reduce(f.positions, f.constI32(-1), "stablehlo.maximum", 1), f.broadcast(f.constI32(1), codegen.T("i32", B)))
 			}
 		}
-		if p.Cache {
+		if stateful {
 			slots := fn.Args[len(g.Nodes)]
-			f.context = f.add(f.Reduce(f.positions, f.constI32(-1), "stablehlo.maximum", 0, 1), f.constI32(1))
+			if p.Cache {
+				f.context = f.add(f.Reduce(f.positions, f.constI32(-1), "stablehlo.maximum", 0, 1), f.constI32(1))
+			}
+			if S > 1 && HasFixedState(g) { // every token of a case's call is real
+				f.length = f.constI32(S)
+			}
 			for b := int64(0); b < B; b++ {
 				f.starts = append(f.starts, f.reshape(f.slice(f.positions, []int64{b, 0}, []int64{b + 1, 1})))
 				f.slots = append(f.slots, f.reshape(f.slice(slots, []int64{b}, []int64{b + 1})))
@@ -426,12 +437,32 @@ func TestPrimitiveCoverage(t *testing.T) {
 	}
 }
 
+// primsOnly restricts TestPrimitiveNumerics to some cases (a quicker
+// compile while working on one primitive).
+var primsOnly = flag.String("prims", "", "TestPrimitiveNumerics: only these comma-separated cases")
+
 // TestPrimitiveNumerics compiles the cases (as few modules as possible:
 // see primModules), runs every call in order on one loaded module and
 // holds each result against numpy's: |got - want| <= abs + rel·|want|.
 func TestPrimitiveNumerics(t *testing.T) {
 	testmodels.NeedIREE(t)
 	cases := loadPrimCases(t)
+	if *primsOnly != "" { // compile only the named cases
+		keep := map[string]bool{}
+		for _, name := range strings.Split(*primsOnly, ",") {
+			keep[name] = true
+		}
+		var some []*primCase
+		for _, c := range cases {
+			if keep[c.name] {
+				some = append(some, c)
+			}
+		}
+		if len(some) == 0 {
+			t.Fatalf("-prims %q names no case", *primsOnly)
+		}
+		cases = some
+	}
 	for gi, group := range primModules(t, cases) {
 		m := &codegen.Module{Name: fmt.Sprintf("prims_%d", gi)}
 		var params []ireetool.Param

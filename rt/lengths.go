@@ -63,9 +63,12 @@ func (m *Model) record(slot, start int, tokens []int32, L int) {
 // cache serve a sequence of length L without being recomputed: n when the
 // Program's length policy accepts the tables they were computed with (or
 // does not track tables, or they were written by calls this Model did not
-// see), else 0. The engine asks it to count the prompt tokens a slot's
+// see), else 0. With a fixed state (Program.FixedState) only a prefix
+// whose state the slot holds serves: n, else the longest such below it
+// (state.go), else 0. The engine asks it to count the prompt tokens a slot's
 // cache really saves.
 func (m *Model) ReusablePrefix(slot, n, L int) int {
+	n = m.heldPrefix(slot, n) // a fixed state serves only the positions it is held for (state.go)
 	if n <= 0 {
 		return 0
 	}
@@ -80,7 +83,13 @@ func (m *Model) ReusablePrefix(slot, n, L int) int {
 // sequence of length L when the length policy says they do not serve it
 // (ReusablePrefix).
 func (m *Model) refresh(ctx context.Context, slot, start, L int) error {
-	if start == 0 || m.ReusablePrefix(slot, start, L) == start {
+	if start == 0 {
+		return nil
+	}
+	if err := m.checkState(slot, start); err != nil { // a fixed state is not recomputed: refused (state.go)
+		return err
+	}
+	if m.ReusablePrefix(slot, start, L) == start {
 		return nil
 	}
 	prefix := slices.Clone(m.hist[slot].tokens[:start])

@@ -42,6 +42,13 @@ type Program struct {
 	// Lengths is the module's length-dependent RoPE policy; the Model asks
 	// it whether cached keys serve a sequence (lengths.go).
 	Lengths abi.LengthPolicy
+	// FixedState: the module carries per-sequence state that is not
+	// indexed by position (a conv window, a recurrent SSM state; lower's
+	// slot contract). A slot holds that state only for the position its
+	// held tokens end: a call at start > 0 must continue exactly the
+	// tokens the slot holds (the engine reuses a prefix only then), and a
+	// call at position 0 starts from zero state.
+	FixedState bool
 	// Where the tokenizer comes from (Model.Text): the model folder, or
 	// the opened GGUF file (its header read once for plan and tokenizer).
 	Dir  string
@@ -97,6 +104,8 @@ type Model struct {
 	runtime     iree.RuntimeOptions
 	// What each slot's cache holds, for the length policy (lengths.go).
 	hist map[int]*slotHistory
+	// The positions whose fixed state each slot's buffers hold (state.go).
+	states map[int]stateHeld
 }
 
 // Load starts a new IREE worker and loads prog's module with its weights.
@@ -161,7 +170,7 @@ func checkVersions(w *iree.Worker, cv string) error {
 
 // Restart replaces the IREE worker by a new one with the module loaded
 // again (after a worker died or was killed for a hung call). Every
-// KV-cache slot starts empty. Errors: the new worker failing to start or
+// KV-cache slot starts empty, and no slot holds a recurrent state. Errors: the new worker failing to start or
 // load.
 func (m *Model) Restart(ctx context.Context) error {
 	if m.worker != nil {
@@ -176,7 +185,7 @@ func (m *Model) Restart(ctx context.Context) error {
 		w.Close()
 		return err
 	}
-	m.worker, m.hist = w, nil
+	m.worker, m.hist, m.states = w, nil, nil
 	return nil
 }
 
@@ -274,6 +283,9 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		return l[0], 1, nil
 	}
 	n := min(bucket, len(tokens))
+	if err := m.checkState(slot, start); err != nil {
+		return nil, 0, err
+	}
 	chunk := make([]int32, bucket)
 	copy(chunk, tokens[:n])
 	ids, err := tensor.FromI32([]int64{1, int64(bucket)}, chunk)
@@ -286,6 +298,7 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		return nil, 0, err
 	}
 	m.record(slot, start, tokens[:n], max(total, start+n))
+	m.noteState(slot, start, n)
 	rows, err := m.logits(out, 1)
 	if err != nil {
 		return nil, 0, err
@@ -398,10 +411,11 @@ func (m *Model) Sample(ctx context.Context, logits []float32, row iree.SampleRow
 	return cs[0], nil
 }
 
-// recordDecode notes a decode batch's writes (see lengths.go).
+// recordDecode notes a decode batch's writes (see lengths.go, state.go).
 func (m *Model) recordDecode(tokens []int32, pos, slots []int) {
 	for b := range tokens {
 		m.record(slots[b], pos[b], tokens[b:b+1], pos[b]+1)
+		m.noteState(slots[b], pos[b], 1)
 	}
 }
 
@@ -423,6 +437,9 @@ func (m *Model) decodeCall(ctx context.Context, tokens []int32, pos, slots []int
 	s32 := make([]int32, B)
 	for b := range tokens {
 		if err := m.checkTokens(tokens[b:b+1], pos[b]); err != nil {
+			return "", nil, err
+		}
+		if err := m.checkState(slots[b], pos[b]); err != nil {
 			return "", nil, err
 		}
 		p32[b], s32[b] = int32(pos[b]), int32(slots[b])

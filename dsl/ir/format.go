@@ -80,6 +80,11 @@ func (g *Graph) Format(opts FormatOptions) (string, error) {
 		if n.Site >= 0 {
 			fmt.Fprintf(&b, " site=%d", n.Site)
 		}
+		for _, st := range n.States { // per-sequence state: state=NAME:KIND[shape] (a KV cache shows as site=)
+			if st.Kind != KVCache {
+				fmt.Fprintf(&b, " state=%s:%s%v", st.Name, st.Kind, st.Shape)
+			}
+		}
 		head := g.HeadStart > 0 && n.ID >= g.HeadStart
 		fmt.Fprintf(&b, " : %s @%s:%d:%d\n", bind(n.Type, head), filepath.Base(n.Pos.Filename), n.Pos.Line, n.Pos.Column)
 	}

@@ -122,8 +122,13 @@ type Node struct {
 	// primitive without attributes.
 	Decoded any
 	Weights []Weight // filled by the primitive's Infer rule
-	Type    Type     // result type, filled by Infer
-	Layer   int      // decoder layer index, or -1 outside the layer loop
+	// States is the per-sequence state the node reads and writes, filled
+	// by the primitive's Infer rule (see State); nil for a stateless
+	// primitive. Attention declares its KV cache here too ("keys",
+	// "values"); Primitive.Cache and Site number its sites.
+	States []State
+	Type   Type // result type, filled by Infer
+	Layer  int  // decoder layer index, or -1 outside the layer loop
 	// Site is the attention site index (0, 1, ...) for nodes that own a KV
 	// cache; -1 otherwise.
 	Site int
@@ -143,6 +148,40 @@ type Graph struct {
 	Logits    *Node    // the output: [Batch, Seq, vocab] f32 before position selection
 	Weights   []Weight // every weight the graph reads, in first-use order
 	Sites     int      // number of attention sites (KV caches)
+}
+
+// StateKind is how a per-sequence state relates to the sequence's
+// positions (DESIGN §4: state is one concept).
+type StateKind int
+
+// State kinds.
+const (
+	// KVCache grows with tokens: one row per position, up to max_len;
+	// Shape is one position's row (attention's keys or values,
+	// [kv_heads, width]).
+	KVCache StateKind = iota
+	// Window is the last k−1 inputs of a causal convolution,
+	// [k−1, channels] f32, replaced by every call.
+	Window
+	// Recurrent is a fixed-size recurrent state (a Mamba ssm_state
+	// [d_inner, d_state], a DeltaNet matrix) in f32, replaced by every call.
+	Recurrent
+)
+
+func (k StateKind) String() string {
+	return [...]string{"kv_cache", "window", "recurrent"}[k]
+}
+
+// State is one per-sequence state a node reads and writes: its kind, a
+// name unique within the node ("conv", "ssm") and its shape for one
+// sequence (one slot), f32. A sequence starting at position 0 reads a zero
+// state; each call reads the state its slot holds after the tokens before
+// the call's first position and writes the state after its last real token
+// (package lower's slot contract).
+type State struct {
+	Kind  StateKind
+	Name  string
+	Shape []int64
 }
 
 // Param is one parameter of a primitive's signature.

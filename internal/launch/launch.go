@@ -59,7 +59,7 @@ func Program(c *driver.Compiled) *rt.Program {
 		Vocab: c.Vocab, EOS: c.EOS,
 		Slots: p.Options.Slots, MaxLen: p.Options.MaxLen,
 		PrefillBuckets: p.Options.PrefillBuckets, DecodeBatches: p.Options.DecodeBatches,
-		Lengths: p.Lengths, Dir: p.Dir,
+		Lengths: p.Lengths, FixedState: p.FixedState, Dir: p.Dir,
 		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached,
 	}
 	if p.GGUF != nil {

@@ -359,6 +359,53 @@ class KVCache:
 
 # The cases.
 
+def softplus(x):
+    """torch.nn.functional.softplus (beta 1, threshold 20), in float64."""
+    x = x.astype(f64)
+    return np.where(x > 20, x, np.log1p(np.exp(x)))
+
+
+class SlotState:
+    """Per-slot state for the stateful cases: zeros for a row at position
+    0, else what the slot holds after its previous real call. A padded row
+    (pad=True) computes its output from the held state and keeps nothing:
+    the slot contract of lower.go."""
+
+    def __init__(self, zero):
+        self.zero, self.held = zero, {}
+
+    def get(self, slot, pos):
+        return self.zero() if pos == 0 else self.held[slot]
+
+    def put(self, slot, st, pad=False):
+        if not pad:
+            self.held[slot] = st
+
+
+def conv1d_ref(x, w, b, act, window):
+    """MambaMixer.slow_forward's depthwise causal conv of one row x [S, C]
+    after the carried window [k-1, C]; returns (out [S, C], new window)."""
+    k = w.shape[-1]
+    full = np.concatenate([window, x.astype(f64)], 0)
+    out = np.stack([(full[t:t + k] * w[:, 0, :].T.astype(f64)).sum(0) for t in range(x.shape[0])])
+    if b is not None:
+        out = out + b.astype(f64)
+    return (act(out) if act else out), full[full.shape[0] - (k - 1):]
+
+
+def scan_ref(x, dt, bm, cm, a_log, d, h):
+    """MambaMixer.slow_forward's selective scan of one row: x, dt [S, D],
+    b, c [S, N], from state h [D, N]; returns (y [S, D], new h)."""
+    A = -np.exp(a_log.astype(f64))
+    ys = []
+    for t in range(x.shape[0]):
+        dA = np.exp(A * dt[t, :, None])
+        dBu = dt[t, :, None] * bm[t][None, :] * x[t, :, None]
+        h = dA * h + dBu
+        ys.append(h @ cm[t] + d * x[t])
+    return np.stack(ys), h
+
+
 def cases():
     out = []
 
@@ -391,6 +438,14 @@ def cases():
         for b, s in [(1, 3), (2, 1)]:
             x = randn(r, [b, s] + shape[2:])
             c.call(b, s, [x], rms_norm(x, w, eps, one_plus))
+
+    name = "rms_normalize"
+    r = rng(name)
+    c = add(Case(name, "rms_normalize", "out = x·rsqrt(mean(x²) + eps), no weight (HF FalconMambaWeightlessRMSNorm).",
+                 [("x", "f32", [B, S, 8])], [B, S, 8], attrs={"eps": 1e-6}))
+    for b, s in [(1, 3), (2, 1)]:
+        x = randn(r, [b, s, 8])
+        c.call(b, s, [x], rms_norm(x, np.ones(8, f32), 1e-6))
 
     # layer norms: [d] with and without bias, per head as one [heads, d]
     # tensor, per head as a module list
@@ -586,11 +641,74 @@ def cases():
         want = kv.attend(q, k, v, pos, slots, attrs["scale"])
         c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
 
+    # State-space primitives (a window, a recurrent state; state.go): the
+    # calls check the slot contract. Slot 0 prefills 6 tokens; slot 1
+    # decodes the same 6 tokens one by one (prefill == decode: both within
+    # 5e-6 of numpy); a batch of both at position 6; a batch where slot 1
+    # is a padded row (its state must stay), then slot 1's real step 7; a
+    # new sequence at position 0 in slot 0 (zero state, not slot 0's
+    # leftovers), then its second chunk (state carried chunk to chunk).
+    def state_calls(c, r, row_inputs, step):
+        """row_inputs(b, s) -> list of input arrays [b, s, ...]; step(slot,
+        pos, inputs of one row [s, ...], pad) -> output [s, ...]."""
+        first = row_inputs(1, 6)
+        plan = [(1, 6, [[0, 1, 2, 3, 4, 5]], [0], [False], first)]
+        for t in range(6):
+            plan.append((1, 1, [[t]], [1], [False], [v[:, t:t + 1] for v in first]))
+        both = row_inputs(1, 1)
+        plan.append((2, 1, [[6], [6]], [0, 1], [False, False], [np.concatenate([v, v], 0) for v in both]))
+        plan.append((2, 1, [[7], [7]], [0, 1], [False, True], row_inputs(2, 1)))
+        plan.append((1, 1, [[7]], [1], [False], row_inputs(1, 1)))
+        plan.append((1, 3, [[0, 1, 2]], [0], [False], row_inputs(1, 3)))
+        plan.append((1, 3, [[3, 4, 5]], [0], [False], row_inputs(1, 3)))
+        for b, s, pos, slots, pads, ins in plan:
+            want = np.stack([step(slots[i], pos[i][0], [v[i] for v in ins], pads[i]) for i in range(b)])
+            c.call(b, s, ins, want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
+
+    name, K, C = "conv1d", 4, 3
+    r = rng(name)
+    c = add(Case(name, "conv1d", "causal depthwise conv, kernel 4 over 3 channels, bias, act silu, window state "
+                 "[3, 3]; calls: prefill == decode, batched, a padded row, a new sequence, chunked prefill.",
+                 [("x", "f32", [B, S, C])], [B, S, C], attrs={"kernel": K, "bias": True, "act": "silu"},
+                 positions=True, cache={"slots": 2, "max_len": 16}, tol=(5e-6, 0)))
+    cw = c.weight("weight", randn(r, (C, 1, K), 0.5))
+    cb = c.weight("bias", randn(r, (C,), 0.5))
+    win = SlotState(lambda: np.zeros((K - 1, C)))
+
+    def conv_step(slot, pos, ins, pad):
+        out, w2 = conv1d_ref(ins[0], cw, cb, silu, win.get(slot, pos))
+        win.put(slot, w2, pad)
+        return out
+    state_calls(c, r, lambda b, s: [randn(r, (b, s, C))], conv_step)
+
+    name, D, N = "selective_scan", 4, 3
+    r = rng(name)
+    c = add(Case(name, "selective_scan", "Mamba1 selective scan, d 4, state 3, A = -exp(A_log), D skip, state [4, 3] "
+                 "f32; calls: prefill == decode, batched, a padded row, a new sequence, chunked prefill.",
+                 [("x", "f32", [B, S, D]), ("dt", "f32", [B, S, D]), ("b", "f32", [B, S, N]), ("c", "f32", [B, S, N])],
+                 [B, S, D], positions=True, cache={"slots": 2, "max_len": 16}, tol=(5e-6, 0)))
+    a_log = c.weight("A_log", np.log(np.tile(np.arange(1, N + 1, dtype=f32), (D, 1)) * (1 + 0.1 * randn(r, (D, N)) ** 2)))
+    dsk = c.weight("D", randn(r, (D,), 0.5))
+    hs = SlotState(lambda: np.zeros((D, N)))
+
+    def scan_step(slot, pos, ins, pad):
+        x, dt, bm, cm = (v.astype(f64) for v in ins)
+        y, h2 = scan_ref(x, dt, bm, cm, a_log, dsk.astype(f64), hs.get(slot, pos))
+        hs.put(slot, h2, pad)
+        return y
+
+    def scan_inputs(b, s):
+        dt = softplus(randn(r, (b, s, D)) - 1).astype(f32)
+        return [randn(r, (b, s, D)), dt, randn(r, (b, s, N)), randn(r, (b, s, N))]
+    state_calls(c, r, scan_inputs, scan_step)
+
     # pointwise
     unary = [
         ("silu", "silu", {}, silu, "out = x·sigmoid(x)"),
         ("gelu_tanh", "gelu_tanh", {}, gelu_tanh, "out = x/2·(1 + tanh(√(2/π)·(x + 0.044715x³)))"),
         ("activation_silu", "activation", {"name": "silu"}, silu, "HF ACT2FN[\"silu\"]"),
+        ("activation_softplus", "activation", {"name": "softplus"}, softplus,
+         "torch softplus: log1p(exp(x)), x past 20 (MambaMixer's dt)"),
         ("activation_gelu_pytorch_tanh", "activation", {"name": "gelu_pytorch_tanh"}, gelu_tanh,
          "HF ACT2FN[\"gelu_pytorch_tanh\"]"),
         ("activation_relu2", "activation", {"name": "relu2"}, lambda x: np.maximum(x.astype(f64), 0) ** 2,

@@ -1,0 +1,226 @@
+package golden
+
+// The slot contract (package lower's doc) on the fixtures whose graphs
+// carry position-independent state (a conv window, a recurrent SSM state:
+// lower.HasFixedState), through the runtime and the engine: a sequence at
+// position 0 in a slot another sequence used starts from zero state; a
+// padded decode row (what the engine sends) leaves its slot's state as it
+// was; a call continuing at a position whose state the slot does not hold
+// is refused; a cancelled request leaves nothing for the next; prefix reuse takes
+// a slot's state only where it is held (a second chat turn) and
+// recomputes a prompt that diverges earlier.
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archc/archc/driver"
+	"github.com/archc/archc/internal/launch"
+	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/engine"
+)
+
+// stateFixtures are the fixtures whose graph has a window or recurrent state.
+func stateFixtures(t *testing.T) []string {
+	var out []string
+	for _, dir := range fixtures(t) {
+		p, err := driver.NewGraph(dir, driver.PlanOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if lower.HasFixedState(p.Graph) {
+			out = append(out, dir)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no fixture with a window or recurrent state")
+	}
+	return out
+}
+
+func TestSlotContract(t *testing.T) {
+	needIREE(t)
+	for _, dir := range stateFixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			want := readOracle(t, dir)
+			m, err := launch.Open(context.Background(), dir, execOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if !m.Program.FixedState {
+				t.Fatal("the program does not say it holds fixed state (rt.Program.FixedState)")
+			}
+			t.Run("zero_start_in_used_slot", func(t *testing.T) { checkZeroStart(t, m, want) })
+			t.Run("padded_row_keeps_state", func(t *testing.T) { checkPaddedRow(t, m, want) })
+			t.Run("unheld_position_refused", func(t *testing.T) {
+				if _, err := m.PrefillSlot(context.Background(), 0, want.Prompts[0], 3); err == nil || !strings.Contains(err.Error(), "not 3") {
+					t.Errorf("continuing slot 0 at position 3, whose state it does not hold: %v, want an error", err)
+				}
+			})
+			t.Run("engine_reuse_and_cancel", func(t *testing.T) { checkStateEngine(t, m, want) })
+		})
+	}
+}
+
+// greedyFrom decodes n greedy tokens in slot after logits l of a sequence
+// of length at; returns the tokens (the first from l).
+func greedyFrom(t *testing.T, m *rt.Model, slot int, l []float32, at, n int) []int32 {
+	t.Helper()
+	var out []int32
+	tok := rt.Argmax(l)
+	for len(out) < n {
+		out = append(out, tok)
+		if len(out) == n {
+			break
+		}
+		rows, err := m.DecodeBatch(context.Background(), []int32{tok}, []int{at}, []int{slot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, at = rt.Argmax(rows[0]), at+1
+	}
+	return out
+}
+
+// checkZeroStart: each slot is first used by one prompt to the end, then
+// another prompt at position 0 in it gives the oracle's tokens.
+func checkZeroStart(t *testing.T, m *rt.Model, want oracle) {
+	ctx := context.Background()
+	for slot := 0; slot < 2; slot++ {
+		for _, i := range []int{1, 2, 0} {
+			l, err := m.PrefillSlot(ctx, slot, want.Prompts[i], 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := greedyFrom(t, m, slot, l, len(want.Prompts[i]), want.MaxNewTokens)
+			if diff := cmp.Diff(want.Tokens[i], got); diff != "" {
+				t.Errorf("slot %d, prompt %d after another sequence used the slot (-oracle +got):\n%s", slot, i, diff)
+			}
+		}
+	}
+}
+
+// checkPaddedRow: slot 0 decodes part of prompt 1's answer; then slot 1
+// runs prompt 2 in decode batches of 2 whose other row is a padded row for
+// slot 0 (token 0 at the first position slot 0 does not hold, as the
+// engine pads); then slot 0 finishes its answer, equal to the oracle's.
+func checkPaddedRow(t *testing.T, m *rt.Model, want oracle) {
+	ctx := context.Background()
+	p0, p1 := want.Prompts[1], want.Prompts[2]
+	l, err := m.PrefillSlot(ctx, 0, p0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := want.MaxNewTokens / 2
+	got0 := greedyFrom(t, m, 0, l, len(p0), half)
+	held := len(p0) + half - 1 // slot 0 holds the prompt and all but its latest token
+	l, err = m.PrefillSlot(ctx, 1, p1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, at := rt.Argmax(l), len(p1)
+	var got1 []int32
+	for len(got1) < want.MaxNewTokens {
+		got1 = append(got1, tok)
+		rows, err := m.DecodeBatch(ctx, []int32{tok, 0}, []int{at, held}, []int{1, 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, at = rt.Argmax(rows[0]), at+1
+	}
+	if diff := cmp.Diff(want.Tokens[2], got1); diff != "" {
+		t.Errorf("prompt 2 beside padded rows (-oracle +got):\n%s", diff)
+	}
+	rows, err := m.DecodeBatch(ctx, []int32{got0[half-1]}, []int{held}, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got0 = append(got0, greedyFrom(t, m, 0, rows[0], held+1, want.MaxNewTokens-half)...)
+	if diff := cmp.Diff(want.Tokens[1], got0); diff != "" {
+		t.Errorf("prompt 1 after %d padded rows in its slot (-oracle +got):\n%s", want.MaxNewTokens, diff)
+	}
+}
+
+// checkStateEngine: through the engine, a request cancelled after its
+// first token leaves nothing for the next request; a second turn that
+// extends a finished turn's tokens reuses the slot's state (CachedTokens)
+// and continues exactly; a prompt that diverges inside a slot's tokens is
+// recomputed (no cached tokens) and gives the tokens it gives alone.
+func checkStateEngine(t *testing.T, m *rt.Model, want oracle) {
+	ctx := context.Background()
+	P, T := want.Prompts[2], want.Tokens[2]
+	k := want.MaxNewTokens / 2
+	turn2 := append(append([]int32{}, P...), T[:k]...)
+	diverge := append(append([]int32{}, P[:len(P)/2]...), T[0], T[1])
+	ref, err := m.Generate(ctx, diverge, rt.GenerateOptions{MaxTokens: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(m, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ectx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { e.Run(ectx); close(done) }()
+	defer func() { cancel(); <-done }()
+	run := func(rctx context.Context, prompt []int32, n int, stopAfter int, stop func()) ([]int32, engine.Event) {
+		ch, err := e.Submit(rctx, engine.Request{Prompt: prompt, MaxTokens: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int32
+		for ev := range ch {
+			if ev.Done {
+				return got, ev
+			}
+			got = append(got, ev.Token)
+			if len(got) == stopAfter {
+				stop()
+			}
+		}
+		t.Fatal("event stream ended without a last event")
+		return nil, engine.Event{}
+	}
+	for i := range 2 { // cancel in each slot once
+		rctx, rcancel := context.WithCancel(ctx)
+		_, ev := run(rctx, want.Prompts[i], want.MaxNewTokens, 1, rcancel)
+		rcancel()
+		if ev.FinishReason != engine.FinishCancelled && ev.FinishReason != engine.FinishLength {
+			t.Errorf("cancelled request finished with %q (%v)", ev.FinishReason, ev.Err)
+		}
+	}
+	for _, i := range []int{1, 0} {
+		got, ev := run(ctx, want.Prompts[i], want.MaxNewTokens, -1, nil)
+		if diff := cmp.Diff(want.Tokens[i], got); diff != "" {
+			t.Errorf("prompt %d after cancelled requests (-oracle +engine):\n%s", i, diff)
+		}
+		if ev.CachedTokens != 0 {
+			t.Errorf("prompt %d reused %d tokens of another sequence's state", i, ev.CachedTokens)
+		}
+	}
+	got, ev := run(ctx, P, k, -1, nil)
+	if diff := cmp.Diff(T[:k], got); diff != "" {
+		t.Errorf("first turn (-oracle +engine):\n%s", diff)
+	}
+	got, ev = run(ctx, turn2, want.MaxNewTokens-k, -1, nil)
+	if diff := cmp.Diff(T[k:], got); diff != "" {
+		t.Errorf("second turn (-oracle +engine):\n%s", diff)
+	}
+	if wantCached := len(P) + k - 1; ev.CachedTokens != wantCached {
+		t.Errorf("second turn reused %d tokens, want %d (the first turn's state)", ev.CachedTokens, wantCached)
+	}
+	got, ev = run(ctx, diverge, k, -1, nil)
+	if diff := cmp.Diff(ref.Tokens, got); diff != "" {
+		t.Errorf("a prompt diverging inside the slot's tokens (-alone +engine):\n%s", diff)
+	}
+	if ev.CachedTokens != 0 {
+		t.Errorf("a prompt diverging at position %d reused %d tokens: a state is held only where the slot's tokens end", len(P)/2, ev.CachedTokens)
+	}
+}

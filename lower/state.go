@@ -1,0 +1,213 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// Per-sequence state that is not indexed by position (ir.Window,
+// ir.Recurrent: a causal conv's last k−1 inputs, a Mamba ssm_state) lives
+// in mutable globals, one per distinct per-slot shape, of shape
+//
+//	[entries, 2, slots, shape...] f32
+//
+// Each state a node declares (ir.Node.States) takes the next entry of the
+// global of its shape, in node order. The axis of size 2 is a pair of
+// buffers chosen by position parity: the state a slot holds after its
+// first p tokens is at buffer p mod 2. A call at positions start..start+n−1
+// (n real tokens) reads buffer start mod 2 and writes buffer
+// (start+n) mod 2. So a fixed-size state obeys the KV cache's rule (a call
+// writes only where its slot's held tokens end; what a slot holds before
+// its first unheld position is never overwritten): a padded decode row at
+// the first position its slot does not hold (the engine's padding) writes
+// the other buffer and leaves the held state as it was.
+//
+// A row starting at position 0 reads zeros, whatever the buffer holds, so
+// a sequence never sees state left by the slot's previous user. One
+// global per shape, not per state, for the reason kvcache.go gives (IREE
+// 3.13 lets mutable globals of one splat initializer share a buffer).
+
+// stateGroup is one state global.
+type stateGroup struct {
+	global  codegen.Global
+	shape   []int64 // per-slot shape of its entries
+	entries int64
+}
+
+// stateLayout assigns every declared state to an entry of a group.
+type stateLayout struct {
+	groups []*stateGroup
+	entry  map[stateKey]cacheEntry
+}
+
+type stateKey struct {
+	node int
+	name string
+}
+
+func newStateLayout(g *ir.Graph, opts Options) *stateLayout {
+	l := &stateLayout{entry: map[stateKey]cacheEntry{}}
+	byShape := map[string]int{}
+	for _, n := range g.Nodes {
+		for _, st := range n.States {
+			if st.Kind == ir.KVCache { // kvcache.go
+				continue
+			}
+			key := fmt.Sprint(st.Shape)
+			gi, ok := byShape[key]
+			if !ok {
+				gi = len(l.groups)
+				byShape[key] = gi
+				l.groups = append(l.groups, &stateGroup{shape: st.Shape})
+			}
+			grp := l.groups[gi]
+			l.entry[stateKey{n.ID, st.Name}] = cacheEntry{group: gi, index: grp.entries}
+			grp.entries++
+		}
+	}
+	for i, grp := range l.groups {
+		grp.global.Name = "state"
+		if i > 0 {
+			grp.global.Name = fmt.Sprintf("state_%d", i)
+		}
+		grp.global.Mutable = true
+		grp.global.Type = codegen.T("f32", append([]int64{grp.entries, 2, opts.Slots}, grp.shape...)...)
+	}
+	return l
+}
+
+// StateBytesPerSlot is the memory the position-independent states
+// (windows, recurrent states) of g take per slot, in bytes: the sum of
+// their shapes' elements × 4 (f32) × 2 (the parity buffers).
+func StateBytesPerSlot(g *ir.Graph) int64 {
+	var n int64
+	for _, node := range g.Nodes {
+		for _, st := range node.States {
+			if st.Kind == ir.KVCache {
+				continue
+			}
+			e := int64(1)
+			for _, d := range st.Shape {
+				e *= d
+			}
+			n += e * 4 * 2
+		}
+	}
+	return n
+}
+
+// HasFixedState reports whether g declares a position-independent state:
+// then a slot's state serves only a continuation at exactly the position
+// its held tokens end (the runtime's prefix reuse asks this).
+func HasFixedState(g *ir.Graph) bool {
+	for _, n := range g.Nodes {
+		for _, st := range n.States {
+			if st.Kind != ir.KVCache {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rowLen is the number of real tokens of row b in this call, i32: the
+// prefill's len, 1 in decode.
+func (f *fn) rowLen(b int) codegen.Value {
+	if f.length.Type.Elem != "" {
+		return f.length
+	}
+	return f.constI32(1)
+}
+
+// stateGlobal returns a state group's current value in this function,
+// loading the global on first use.
+func (f *fn) stateGlobal(group int) codegen.Value {
+	if v, ok := f.stateVals[group]; ok {
+		return v
+	}
+	v := f.GlobalLoad(f.cache.states.groups[group].global)
+	f.stateVals[group] = v
+	return v
+}
+
+func (f *fn) stateEntry(n *ir.Node, name string) (cacheEntry, []int64, bool) {
+	e, ok := f.cache.states.entry[stateKey{n.ID, name}]
+	if !ok {
+		f.Errorf("%s declares no state %q", n.Prim, name)
+		return e, nil, false
+	}
+	return e, f.cache.states.groups[e.group].shape, true
+}
+
+// parity is (x mod 2) for a non-negative i32 scalar.
+func (f *fn) parity(x codegen.Value) codegen.Value {
+	return f.binary("stablehlo.remainder", x, f.constI32(2))
+}
+
+// readState returns the state `name` of node n for every row of this
+// call, [batch, shape...] f32: the buffer of the row's start position in
+// the row's slot, or zeros for a row starting at position 0.
+func (f *fn) readState(n *ir.Node, name string) codegen.Value {
+	e, shape, ok := f.stateEntry(n, name)
+	if !ok {
+		return codegen.Value{Type: codegen.T("f32", append([]int64{f.batch}, shape...)...)}
+	}
+	cur := f.stateGlobal(e.group)
+	zero := f.constI32(0)
+	entry := f.constI32(e.index)
+	sizes := append([]int64{1, 1, 1}, shape...)
+	one := codegen.T("f32", shape...)
+	rows := make([]codegen.Value, len(f.slots))
+	for b, slot := range f.slots {
+		idx := []codegen.Value{cur, entry, f.parity(f.starts[b]), slot}
+		for range shape {
+			idx = append(idx, zero)
+		}
+		row := f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, idx...)
+		row = f.reshape(row, shape...)
+		fresh := f.broadcast(f.compare("EQ", f.starts[b], zero), one.WithElem("i1"))
+		row = f.selectOp(fresh, f.splat(0, one), row)
+		rows[b] = f.reshape(row, append([]int64{1}, shape...)...)
+	}
+	if len(rows) == 1 {
+		return rows[0]
+	}
+	return f.concat(0, rows...)
+}
+
+// writeState stores v, [batch, shape...] f32, as state `name` of node n:
+// row b into its slot's buffer of position start[b] + len[b] (the state
+// after the row's last real token).
+func (f *fn) writeState(n *ir.Node, name string, v codegen.Value) {
+	e, shape, ok := f.stateEntry(n, name)
+	if !ok {
+		return
+	}
+	cur := f.stateGlobal(e.group)
+	zero := f.constI32(0)
+	entry := f.constI32(e.index)
+	for b, slot := range f.slots {
+		row := v
+		if len(f.slots) > 1 {
+			row = f.sliceDim(v, 0, int64(b), int64(b)+1)
+		}
+		row = f.reshape(row, append([]int64{1, 1, 1}, shape...)...)
+		idx := []codegen.Value{cur, row, entry, f.parity(f.add(f.starts[b], f.rowLen(b))), slot}
+		for range shape {
+			idx = append(idx, zero)
+		}
+		cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, idx...)
+	}
+	f.stateVals[e.group] = cur
+}
+
+// storeStates writes every state group this function updated back.
+func (f *fn) storeStates() {
+	for i, grp := range f.cache.states.groups {
+		if v, ok := f.stateVals[i]; ok {
+			f.GlobalStore(grp.global, v)
+		}
+	}
+}
