@@ -33,6 +33,11 @@ type Options struct {
 	// is decoded in the graph and multiplied by IREE's own code (the numeric
 	// reference; also what CPUs without AVX2 get).
 	NoKernels bool
+	// Kernels picks the kernels' variant by name (kernels.Select): "" or
+	// "auto" the best this CPU runs, "avx512", "avx2", or "none" (as
+	// NoKernels). A variant the CPU lacks is an error naming the missing
+	// features.
+	Kernels string
 	// Phase, if set, is called when a slow phase starts ("compile", "load")
 	// and returns a function called when it ends. Used for progress output.
 	Phase func(name string) (done func())
@@ -48,7 +53,10 @@ type Model struct {
 	// CompileTime is the iree-compile wall time (near zero on a cache hit).
 	CompileTime time.Duration
 	Cached      bool // the compiled module came from the cache
-	worker      *iree.Worker
+	// Kernels is the variant of archc's matmul kernels in the module
+	// ("avx512", "avx2"), or "none" (the plain lowering only).
+	Kernels string
+	worker  *iree.Worker
 	// What Restart needs to load the module again.
 	vmfb    string
 	params  []ireetool.Param
@@ -77,11 +85,15 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 		}
 	}
 	if opts.Plan.Lower.Kernels == nil && !opts.NoKernels {
-		k, err := kernels.Build(ctx, cacheDir)
+		v, err := kernels.Select(opts.Kernels)
 		if err != nil {
 			return nil, err
 		}
-		opts.Plan.Lower.Kernels = k
+		if v != nil {
+			if opts.Plan.Lower.Kernels, err = kernels.BuildVariant(ctx, cacheDir, v); err != nil {
+				return nil, err
+			}
+		}
 	}
 	p, err := driver.NewPlan(path, opts.Plan)
 	if err != nil {
@@ -102,7 +114,10 @@ func Open(ctx context.Context, path string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Plan: p, CompileTime: time.Since(t0), Cached: cached, rule: lower.LengthDependence(p.Graph)}
+	m := &Model{Plan: p, CompileTime: time.Since(t0), Cached: cached, rule: lower.LengthDependence(p.Graph), Kernels: kernels.None}
+	if k := opts.Plan.Lower.Kernels; k != nil {
+		m.Kernels = k.Variant
+	}
 	m.Vocab = int64(p.Graph.Logits.Type.Shape[2])
 	if m.EOS, err = eosTokens(p.Dir, p.Raw); err != nil {
 		return nil, err
