@@ -22,7 +22,7 @@ import (
 )
 
 // loaded compiles m and loads it with the parameter "w" = data.
-func loaded(t *testing.T, m *codegen.Module, data []byte) *iree.Worker {
+func loaded(t testing.TB, m *codegen.Module, data []byte) *iree.Worker {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -46,7 +46,7 @@ func loaded(t *testing.T, m *codegen.Module, data []byte) *iree.Worker {
 }
 
 // call calls fn and returns its f32 result.
-func call(t *testing.T, w *iree.Worker, fn string, args ...tensor.Tensor) []float32 {
+func call(t testing.TB, w *iree.Worker, fn string, args ...tensor.Tensor) []float32 {
 	t.Helper()
 	out, err := w.Call(context.Background(), fn, args)
 	if err != nil {
