@@ -154,15 +154,18 @@ fi
 scripts/setup.sh >/dev/null || die "scripts/setup.sh failed"
 mkdir -p bin
 go build -o bin/ ./cmd/infer || die "go build ./cmd/infer failed"
+# The help text is read whole first: `--help | grep -q` under pipefail
+# fails at random (grep exits early, infer gets SIGPIPE).
+help="$(bin/infer generate --help 2>/dev/null || true)"
 archc_threads=()
-if bin/infer generate --help 2>/dev/null | grep -q -- --threads; then
+if grep -q -- --threads <<<"$help"; then
   archc_threads=(--threads "$threads")
 else
   note "this bin/infer has no --threads flag: archc runs with IREE's default thread count"
 fi
 
 archc_kernels=()
-if bin/infer generate --help 2>/dev/null | grep -q -- --kernels; then
+if grep -q -- --kernels <<<"$help"; then
   archc_kernels=(--kernels "$kernels")
 elif [[ "$kernels" != auto ]]; then
   die "BENCH_KERNELS=$kernels: this bin/infer has no --kernels flag"
