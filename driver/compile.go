@@ -20,6 +20,11 @@ type CompileOptions struct {
 	// is decoded in the graph and multiplied by IREE's own code (the numeric
 	// reference; also what CPUs without AVX2 get).
 	NoKernels bool
+	// Kernels picks the kernels' variant by name (kernels.Select): "" or
+	// "auto" the best this CPU runs, "avx512", "avx2", or "none" (as
+	// NoKernels). A variant the CPU lacks is an error naming the missing
+	// features.
+	Kernels string
 	// Phase, if set, is called when a slow phase starts ("pack weights",
 	// "compile") and returns a function called when it ends.
 	Phase func(name string) (done func())
@@ -41,6 +46,9 @@ type Compiled struct {
 	CompilerVersion string
 	Vocab           int64   // logits width
 	EOS             []int32 // end-of-generation ids (EOS)
+	// Kernels is the variant of archc's matmul kernels in the module
+	// ("avx512", "avx2"), or "none" (the plain lowering only).
+	Kernels string
 }
 
 // Compile plans the model at path (NewPlan; with archc's kernels for
@@ -62,11 +70,19 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 		}
 	}
 	if opts.Plan.Lower.Kernels == nil && !opts.NoKernels {
-		k, err := Kernels(ctx, cacheDir)
+		v, err := kernels.Select(opts.Kernels)
 		if err != nil {
 			return nil, err
 		}
-		opts.Plan.Lower.Kernels = k
+		if v != nil {
+			if opts.Plan.Lower.Kernels, err = KernelsVariant(ctx, cacheDir, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	variant := kernels.None
+	if k := opts.Plan.Lower.Kernels; k != nil {
+		variant = k.Variant
 	}
 	p, err := NewPlan(path, opts.Plan)
 	if err != nil {
@@ -97,7 +113,7 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 	}
 	return &Compiled{
 		Plan: p, Module: vmfb, Cached: cached, Params: params, CompileTime: time.Since(t0), CompilerVersion: cv,
-		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos,
+		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Kernels: variant,
 	}, nil
 }
 
@@ -117,12 +133,22 @@ func EOS(p *Plan) ([]int32, error) {
 	return eos, nil
 }
 
-// Kernels builds archc's hand-written matmul kernels for this CPU
-// (rt/kernels, cached under cacheDir) as the lowering takes them; nil, nil
-// on a CPU they do not support. Errors as kernels.Build.
+// Kernels builds archc's hand-written matmul kernels of the best variant
+// this CPU runs (rt/kernels, cached under cacheDir) as the lowering takes
+// them; nil, nil on a CPU no variant supports. Errors as kernels.Build.
 func Kernels(ctx context.Context, cacheDir string) (*lower.Kernels, error) {
 	obj, err := kernels.Build(ctx, cacheDir)
 	if err != nil || obj == nil {
+		return nil, err
+	}
+	return (*lower.Kernels)(obj), nil
+}
+
+// KernelsVariant is Kernels for variant v (kernels.Select checks that the
+// CPU runs it). Errors as kernels.BuildVariant.
+func KernelsVariant(ctx context.Context, cacheDir string, v *kernels.Variant) (*lower.Kernels, error) {
+	obj, err := kernels.BuildVariant(ctx, cacheDir, v)
+	if err != nil {
 		return nil, err
 	}
 	return (*lower.Kernels)(obj), nil

@@ -34,6 +34,9 @@ type Kernels struct {
 	Formats []string // storage formats with a kernel (storage.go names)
 	Rows    int64    // output columns per workgroup
 	MaxK    int64    // longest row (elements) a kernel accepts
+	// Variant names the instruction set the kernels were built for
+	// (rt/kernels.Variants: "avx512", "avx2").
+	Variant string
 	// Target names the kernels' CPU requirement, for the module's readers
 	// (e.g. "x86_64 avx2+fma+f16c").
 	Target string
@@ -47,7 +50,7 @@ const kernelExecutable = "archc_kernels"
 // body hands the bindings' base pointers and offsets to the C function.
 func (k *Kernels) executable() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "  // Hand-written matmul kernels (rt/kernels; %s), linked into the dispatches from LLVM bitcode.\n", k.Target)
+	fmt.Fprintf(&sb, "  // Hand-written matmul kernels (rt/kernels, variant %s: %s), linked into the dispatches from LLVM bitcode.\n", k.Variant, k.Target)
 	fmt.Fprintf(&sb, "  stream.executable private @%s attributes {hal.executable.objects = #hal.executable.objects<{#hal.executable.target<\"llvm-cpu\", \"embedded-elf-x86_64\"> = [#hal.executable.object<{path = \"archc_kernels.bc\", data = dense<\"0x%s\"> : vector<%dxi8>}>]}>} {\n",
 		kernelExecutable, strings.ToUpper(hex.EncodeToString(k.Bitcode)), len(k.Bitcode))
 	for _, fm := range k.Formats {

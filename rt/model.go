@@ -58,6 +58,9 @@ type Program struct {
 	Family      string
 	CompileTime time.Duration
 	Cached      bool
+	// Kernels is the variant of archc's matmul kernels in the module
+	// ("avx512", "avx2"), or "none" (the plain lowering only).
+	Kernels string
 }
 
 // check rejects a Program the runtime cannot call: no module, no

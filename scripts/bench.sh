@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks archc against two peers on the same GGUF files, the same prompt
 # token ids, the same thread count and greedy decoding, in one run:
-#   - llama.cpp (llama-cpp-python, CPU build for the host CPU), scripts/bench_llamacpp.py
+#   - llama.cpp (llama-cpp-python, CPU build for the host CPU's instruction
+#     sets, AMX off: see below), scripts/bench_llamacpp.py
 #   - Hugging Face transformers (CPU, fp32, eager attention), scripts/bench_hf.py
 # on SmolLM2-135M-Instruct Q4_1 and Gemma-3-270M Q4_K_M, each with a short
 # (40-token) and a long (480-token) prompt, and prints one table per model:
@@ -9,7 +10,10 @@
 # each engine and the ratios archc/peer; whether the generated ids are the
 # same as archc's (reported, never a failure: llama.cpp quantizes activations
 # and may pick other tokens); and archc's decode tokens/s at context
-# capacities 256 and 4096 (--max-len) with the short prompt.
+# capacities 256 and 4096 (--max-len) with the short prompt. The report
+# starts with the CPU (model and flags, as lscpu prints them) and says which
+# kernel variant and precision archc ran and which instruction sets
+# llama.cpp was built with (llama_print_system_info).
 #
 # Usage: scripts/bench.sh [MODEL ...]
 #   MODEL: smollm2, gemma3 or a path to a .gguf file (default: BENCH_MODELS,
@@ -21,11 +25,18 @@
 #   BENCH_MAX_TOKENS   new tokens per run (64)
 #   BENCH_MAX_LEN      context capacity of the measured runs: archc --max-len,
 #                      llama.cpp n_ctx (1024)
+#   BENCH_KERNELS      archc --kernels (auto: the best variant this CPU runs;
+#                      avx512, avx2 or none to compare)
 #   BENCH_SKIP_HF=1    skip transformers (slow to load and run)
 #   BENCH_SKIP_LLAMACPP=1  skip llama.cpp
 #   BENCH_PYTHON       interpreter for the peers; else .venv-bench is built from
 #                      scripts/requirements-bench.txt (torch download and a
 #                      llama.cpp build from source: 10+ minutes, once)
+#   CMAKE_ARGS         llama.cpp's build flags for .venv-bench; by default
+#                      GGML_NATIVE=OFF and the x86 instruction sets this CPU
+#                      has (/proc/cpuinfo) turned on one by one, with AMX
+#                      off: llama-cpp-python 0.3.36's AMX path segfaults in
+#                      prefill (batch > 1) on AMX hosts (issue 19)
 #   BENCH_OUT          folder for the raw JSON reports (.cache/bench/<time>)
 #
 # The prompts are raw token ids: archc's tokenizer (`infer tokenize
@@ -51,6 +62,7 @@ max="${BENCH_MAX_TOKENS:-64}"
 maxlen="${BENCH_MAX_LEN:-1024}"
 skip_hf="${BENCH_SKIP_HF:-0}"
 skip_llama="${BENCH_SKIP_LLAMACPP:-0}"
+kernels="${BENCH_KERNELS:-auto}"
 short_len=40
 long_len=480
 capacities=(256 4096)
@@ -94,6 +106,32 @@ has_modules() { # has_modules PYTHON: it imports every module in need
   local IFS=,
   ((${#need[@]} == 0)) || "$1" -c "import ${need[*]}" >/dev/null 2>&1
 }
+# llama_cmake_args: llama.cpp's CMake flags for a CPU-only build for this
+# host. On x86-64 GGML_NATIVE=OFF with each instruction set the CPU has
+# (/proc/cpuinfo) on, and AMX off: GGML_NATIVE=ON would turn AMX on on an
+# AMX host, where llama.cpp's AMX path segfaults in prefill (issue 19). On
+# other CPUs GGML_NATIVE=ON (set explicitly: llama.cpp turns its default off
+# when SOURCE_DATE_EPOCH is set).
+llama_cmake_args() {
+  local base="-DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_HIP=OFF -DGGML_SYCL=OFF -DGGML_BLAS=OFF"
+  if [[ "$(uname -m)" != x86_64 ]]; then
+    echo "-DGGML_NATIVE=ON $base"
+    return
+  fi
+  local flags args="-DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+  local pair
+  for pair in avx:AVX avx2:AVX2 fma:FMA f16c:F16C bmi2:BMI2 avx_vnni:AVX_VNNI avx512f:AVX512 \
+    avx512vbmi:AVX512_VBMI avx512_vnni:AVX512_VNNI avx512_bf16:AVX512_BF16; do
+    if [[ "$flags" == *" ${pair%%:*} "* ]]; then
+      args+=" -DGGML_${pair#*:}=ON"
+    else
+      args+=" -DGGML_${pair#*:}=OFF"
+    fi
+  done
+  echo "$args $base"
+}
+
 py="${BENCH_PYTHON:-}"
 if [[ -n "$py" ]]; then
   command -v "$py" >/dev/null || die "BENCH_PYTHON=$py: no such interpreter"
@@ -103,9 +141,8 @@ elif ((${#need[@]} > 0)); then
   if [[ ! -x "$py" ]] || ! has_modules "$py"; then
     note "building .venv-bench from scripts/requirements-bench.txt (torch download, llama.cpp compiled from source: 10+ minutes, once)"
     [[ -x "$py" ]] || python3 -m venv "$root/.venv-bench" || die "python3 -m venv .venv-bench failed (install python3-venv)"
-    # CPU only, tuned for this CPU; GGML_NATIVE is set explicitly because
-    # llama.cpp turns its default off when SOURCE_DATE_EPOCH is set.
-    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_HIP=OFF -DGGML_SYCL=OFF -DGGML_BLAS=OFF}" \
+    # CPU only, for this CPU's instruction sets (llama_cmake_args).
+    CMAKE_ARGS="${CMAKE_ARGS:-$(llama_cmake_args)}" \
       CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
       nice -n 10 "$py" -m pip install --quiet -r scripts/requirements-bench.txt ||
       die "pip install -r scripts/requirements-bench.txt into .venv-bench failed (see above)"
@@ -117,11 +154,21 @@ fi
 scripts/setup.sh >/dev/null || die "scripts/setup.sh failed"
 mkdir -p bin
 go build -o bin/ ./cmd/infer || die "go build ./cmd/infer failed"
+# The help text is read whole first: `--help | grep -q` under pipefail
+# fails at random (grep exits early, infer gets SIGPIPE).
+help="$(bin/infer generate --help 2>/dev/null || true)"
 archc_threads=()
-if bin/infer generate --help 2>/dev/null | grep -q -- --threads; then
+if grep -q -- --threads <<<"$help"; then
   archc_threads=(--threads "$threads")
 else
   note "this bin/infer has no --threads flag: archc runs with IREE's default thread count"
+fi
+
+archc_kernels=()
+if grep -q -- --kernels <<<"$help"; then
+  archc_kernels=(--kernels "$kernels")
+elif [[ "$kernels" != auto ]]; then
+  die "BENCH_KERNELS=$kernels: this bin/infer has no --kernels flag"
 fi
 
 load_start="$(cut -d' ' -f1 /proc/loadavg)"
@@ -137,7 +184,7 @@ text="$para $para $para $para"
 
 run_archc() { # run_archc NAME IDS MAX_TOKENS MAX_LEN: archc JSON in $out/NAME.json, peak RSS in KiB in $out/NAME.rss
   /usr/bin/time -f '%M' -o "$out/$1.rss" \
-    bin/infer generate --model "$model" --prompt-ids "$2" --max-tokens "$3" --max-len "$4" "${archc_threads[@]}" --json -q \
+    bin/infer generate --model "$model" --prompt-ids "$2" --max-tokens "$3" --max-len "$4" "${archc_threads[@]}" "${archc_kernels[@]}" --json -q \
     >"$out/$1.json" 2>"$out/$1.log" || {
     tail -n 20 "$out/$1.log" >&2
     die "archc run $1 failed (log: $out/$1.log)"
@@ -206,11 +253,12 @@ print(",".join(map(str, ids[:n])), ",".join(map(str, ids[:m])))' "$out/$tag.tok.
 done
 
 loadavg="load average $load_start at the start, $(cut -d' ' -f1 /proc/loadavg) at the end, $(nproc) cores"
-"$py" - "$out" "$threads" "$max" "$maxlen" "${#archc_threads[@]}" "$loadavg" "${tables[@]}" <<'PY'
+cpu="$(lscpu 2>/dev/null | grep -E 'Model name|Flags' || grep -m2 -E '^(model name|flags)' /proc/cpuinfo)"
+"$py" - "$out" "$threads" "$max" "$maxlen" "${#archc_threads[@]}" "$loadavg" "$cpu" "${tables[@]}" <<'PY'
 import json, os, sys
 
-out, threads, max_tokens, maxlen, archc_threads, loadavg = sys.argv[1:7]
-tags = sys.argv[7:]
+out, threads, max_tokens, maxlen, archc_threads, loadavg, cpu = sys.argv[1:8]
+tags = sys.argv[8:]
 caps = (256, 4096)
 
 
@@ -255,9 +303,16 @@ print()
 print(f"archc vs llama.cpp vs transformers fp32 eager | greedy, same prompt ids, {th}, "
       f"{max_tokens} new tokens at most, context capacity {maxlen}")
 print(loadavg)
+for line in cpu.splitlines():
+    print(" ".join(line.split()))
 for tag in tags:
     print()
     print(f"== {tag}")
+    a = load(f"{tag}.short.archc")
+    print(f"archc: kernels {a.get('kernels', '? (this bin/infer does not report them)')}, precision {a.get('precision', 'f32')}")
+    l = load(f"{tag}.short.llamacpp")
+    if l:
+        print(f"llama.cpp: llama-cpp-python {l.get('llama_cpp_python')}, built with: {l.get('system_info')}")
     print(f"{'':{w0}}{'archc':>{w}}{'llama.cpp':>{w}}{'transformers':>{w}}{'archc/llama':>{w}}{'archc/hf':>{w}}")
     for p in ("short", "long"):
         a, l, h = (load(f"{tag}.{p}.{e}") for e in ("archc", "llamacpp", "hf"))

@@ -14,6 +14,9 @@
 # Environment:
 #   PROFILE_THREADS  task workers (2); PROFILE_OUT folder (.cache/profile/<time>);
 #   PROFILE_MAX_LEN  --max-len (1024); PROFILE_REPS benchmark repetitions (50)
+#   PROFILE_KERNELS  archc compile --kernels (auto; avx512, avx2 or none)
+# It prints the CPU (lscpu's model and flags) and the load average first:
+# the figures mean little without them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 model="${1:?usage: scripts/profile.sh MODEL [FUNCTION] [POS]}"
@@ -22,13 +25,16 @@ pos="${3:-40}"
 threads="${PROFILE_THREADS:-2}"
 maxlen="${PROFILE_MAX_LEN:-1024}"
 reps="${PROFILE_REPS:-50}"
+kernels="${PROFILE_KERNELS:-auto}"
 out="${PROFILE_OUT:-$root/.cache/profile/$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out"
 "$root/scripts/setup.sh" >/dev/null
 (cd "$root" && go build -o bin/ ./cmd/archc)
 venv="${ARCHC_VENV:-$root/.venv}"
 
-"$root/bin/archc" compile "$model" --max-len "$maxlen" -o "$out/model.vmfb" --irpa "$out/model.irpa"
+"$root/bin/archc" compile "$model" --max-len "$maxlen" --kernels "$kernels" -o "$out/model.vmfb" --irpa "$out/model.irpa"
+echo "== CPU ($(nproc) cores; $(uptime | sed 's/.*load/load/')); archc kernels: $kernels"
+lscpu 2>/dev/null | grep -E 'Model name|Flags' | sed 's/  */ /g' || true
 
 case "$fn" in
 decode_*)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/rt/kernels"
 	"io"
 	"os"
 	"os/signal"
@@ -39,20 +40,28 @@ type planFlags struct {
 	Model     string `arg:"" help:"Model folder (config.json, optional safetensors), a config.json file or a .gguf file."`
 	Arch      string `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	MaxLen    int64  `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
-	NoKernels bool   `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering)."`
+	NoKernels bool   `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering); as --kernels none."`
+	Kernels   string `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none; a variant the CPU lacks is refused."`
 }
 
 func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
 	opts := driver.PlanOptions{Arch: p.Arch}
 	opts.Lower.MaxLen = p.MaxLen
-	if !p.NoKernels {
+	v, err := kernels.Select(p.Kernels)
+	if err != nil {
+		return nil, fmt.Errorf("--%v", err)
+	}
+	if v != nil && !p.NoKernels {
 		dir, err := ireetool.DefaultCacheDir()
 		if err != nil {
 			return nil, err
 		}
-		if opts.Lower.Kernels, err = driver.Kernels(ctx, dir); err != nil {
+		if opts.Lower.Kernels, err = driver.KernelsVariant(ctx, dir, v); err != nil {
 			return nil, err
 		}
+		fmt.Fprintf(os.Stderr, "kernels: %s (%s)\n", v.Name, v.Desc)
+	} else {
+		fmt.Fprintf(os.Stderr, "kernels: none (every weight through the plain lowering)\n")
 	}
 	return driver.NewPlan(p.Model, opts)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/rt/kernels"
 )
 
 type generateCmd struct {
@@ -43,6 +44,7 @@ type generateCmd struct {
 	Arch        string   `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Device      string   `default:"local-task" enum:"local-task,local-sync" help:"IREE device: local-task (a thread pool) or local-sync (one thread)."`
 	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
+	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
 	JSON        bool     `name:"json" help:"Print one JSON object at the end instead of streaming."`
 	Quiet       bool     `short:"q" help:"No progress output on stderr."`
@@ -63,6 +65,11 @@ type report struct {
 	PrefillTokensPerS float64 `json:"prefill_tokens_per_s"`
 	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`
 	FinishReason      string  `json:"finish_reason"` // "stop" or "length"
+	// Kernels is the variant of archc's matmul kernels the module runs
+	// ("avx512", "avx2", or "none"); Precision the activations' arithmetic
+	// ("f32": exact products, f32 accumulation).
+	Kernels   string `json:"kernels"`
+	Precision string `json:"precision"`
 	// Logprobs (with --logprobs): per generated token.
 	Logprobs []tokenLogprob `json:"logprobs,omitempty"`
 }
@@ -157,7 +164,10 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if c.Threads > 0 && c.Device == "local-sync" {
 		return fmt.Errorf("--threads %d: the local-sync device runs on the calling thread only; use --device local-task to set a thread count", c.Threads)
 	}
-	opts := launch.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet)}
+	if _, err := kernels.Select(c.Kernels); err != nil {
+		return fmt.Errorf("--%v", err)
+	}
+	opts := launch.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet), Kernels: c.Kernels}
 	opts.Plan.Arch = c.Arch
 	opts.Plan.Lower.MaxLen = c.MaxLen
 	opts.Plan.GGUF = c.gguf
@@ -166,6 +176,9 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		return err
 	}
 	defer m.Close()
+	if !c.Quiet {
+		fmt.Fprintf(os.Stderr, "kernels: %s, precision f32\n", m.Program.Kernels)
+	}
 
 	gopts := rt.GenerateOptions{MaxTokens: c.MaxTokens, Sampling: sampling, StopTokens: stop}
 	out := &output{text: text, end: append(slices.Clone(m.EOS), stop...), stops: rt.StopStrings{Stops: c.Stop}, print: !c.JSON}
@@ -185,7 +198,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	r := report{
 		Family: m.Program.Family, PromptTokens: g.PromptTokens, Tokens: g.Tokens,
 		LoadS: m.LoadTime.Seconds(), CompileS: m.CompileTime.Seconds(), CompileCached: m.Cached,
-		TimeToFirstTokenS: g.PrefillTime.Seconds(),
+		TimeToFirstTokenS: g.PrefillTime.Seconds(), Kernels: m.Program.Kernels, Precision: "f32",
 	}
 	r.FinishReason = g.FinishReason
 	if text != nil {

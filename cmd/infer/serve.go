@@ -16,6 +16,7 @@ import (
 
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt/engine"
+	"github.com/archc/archc/rt/kernels"
 	"github.com/archc/archc/server"
 )
 
@@ -30,6 +31,7 @@ type serveCmd struct {
 	Arch            string        `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Device          string        `default:"local-task" enum:"local-task,local-sync" help:"IREE device."`
 	Threads         int           `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
+	Kernels         string        `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	CallTimeout     time.Duration `name:"call-timeout" default:"2m" help:"A model call running longer is killed and the worker restarted."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" default:"30s" help:"On SIGINT/SIGTERM, let running requests finish for this long, then end them."`
 	ChatTemplate    string        `name:"chat-template" help:"Chat template (Jinja, as Hugging Face writes them) replacing the model's; a GGUF without one gets a built-in template only for families with one turn format (Gemma)." type:"existingfile"`
@@ -54,6 +56,9 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	}
 	if _, err := os.Stat(c.Model); err != nil {
 		return fmt.Errorf("--model: %v", err)
+	}
+	if _, err := kernels.Select(c.Kernels); err != nil {
+		return fmt.Errorf("--%v", err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -84,7 +89,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	o.Plan.Lower.MaxLen = c.MaxLen
 	o.Plan.Lower.Slots = int64(c.MaxBatch)
 	o.Plan.Lower.DecodeBatches = decodeBatches(c.MaxBatch)
-	o.Device, o.Threads = c.Device, c.Threads
+	o.Device, o.Threads, o.Kernels = c.Device, c.Threads, c.Kernels
 	o.Phase = phaseReporter(os.Stderr, c.Quiet)
 	m, err := launch.Open(ctx, c.Model, o)
 	if err != nil {
@@ -92,6 +97,9 @@ func (c *serveCmd) Run(ctx context.Context) error {
 		return err
 	}
 	defer m.Close()
+	if !c.Quiet {
+		fmt.Fprintf(os.Stderr, "kernels: %s, precision f32\n", m.Program.Kernels)
+	}
 	text, err := m.Text() // a GGUF's header, read by the plan, serves the tokenizer too
 	if err != nil {
 		if c.ChatTemplate != "" {

@@ -26,6 +26,8 @@ type Options struct {
 	// NoKernels turns archc's hand-written matmul kernels off
 	// (driver.CompileOptions.NoKernels).
 	NoKernels bool
+	// Kernels picks the kernels' variant (driver.CompileOptions.Kernels).
+	Kernels string
 	// Phase, if set, is called when a slow phase starts ("pack weights",
 	// "compile", "load") and returns a function called when it ends.
 	Phase func(name string) (done func())
@@ -38,7 +40,7 @@ type Options struct {
 func Open(ctx context.Context, path string, opts Options) (*rt.Model, error) {
 	start := time.Now()
 	c, err := driver.Compile(ctx, path, driver.CompileOptions{
-		Plan: opts.Plan, CacheDir: opts.CacheDir, Flags: opts.CompileFlags, NoKernels: opts.NoKernels, Phase: opts.Phase,
+		Plan: opts.Plan, CacheDir: opts.CacheDir, Flags: opts.CompileFlags, NoKernels: opts.NoKernels, Kernels: opts.Kernels, Phase: opts.Phase,
 	})
 	if err != nil {
 		return nil, err
@@ -60,7 +62,7 @@ func Program(c *driver.Compiled) *rt.Program {
 		Slots: p.Options.Slots, MaxLen: p.Options.MaxLen,
 		PrefillBuckets: p.Options.PrefillBuckets, DecodeBatches: p.Options.DecodeBatches,
 		Lengths: p.Lengths, FixedState: p.FixedState, Dir: p.Dir,
-		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached,
+		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached, Kernels: c.Kernels,
 	}
 	if p.GGUF != nil {
 		prog.GGUF = p.GGUF.File

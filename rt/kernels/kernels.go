@@ -1,19 +1,25 @@
-// Package kernels builds archc's hand-written CPU matmul kernels
-// (csrc/matmul_avx2.c: y = x·Wᵀ with W in its stored GGUF block format or
-// f16/bf16, f32 activations and accumulation) into LLVM bitcode (Object),
-// which the compiler embeds in the compiled module as IREE custom
-// dispatches (driver.Kernels makes it a lower.Kernels; this package links
-// none of the compiler).
+// Package kernels builds archc's hand-written CPU matmul kernels (y =
+// x·Wᵀ with W in its stored GGUF block format or f16/bf16, f32 activations
+// and accumulation) into LLVM bitcode (Object), which the compiler embeds
+// in the compiled module as IREE custom dispatches (driver.Kernels makes it
+// a lower.Kernels; this package links none of the compiler).
+//
+// The kernels come in variants, one per x86 instruction set (Variants):
+// csrc/matmul_avx512.c (AVX-512 F/BW/VL/DQ) and csrc/matmul_avx2.c (AVX2,
+// FMA, F16C), with the same ABI and numerics. Select picks the best one
+// this CPU runs (golang.org/x/sys/cpu), or the one asked for by name, and
+// Build compiles only that one, so the module holds the kernels of one
+// instruction set, for this host (the variant's bitcode is in the module's
+// MLIR, so the compile cache keys on it).
 //
 // The C compiler is zig's clang (`zig cc`, PyPI package ziglang, installed
 // into the project venv by scripts/setup.sh): it emits bitcode that IREE's
 // LLVM reads. Bitcode is cached under the cache folder by a hash of the
 // source, the flags and the compiler version.
 //
-// The kernels need an x86-64 CPU with AVX2, FMA and F16C. On any other CPU
-// Build returns no kernels and every weight goes through the plain lowering
-// (decode in the graph, IREE's own matmul), which is also the numeric
-// reference the kernels are tested against.
+// On a CPU no variant supports, Select returns nil and every weight goes
+// through the plain lowering (decode in the graph, IREE's own matmul),
+// which is also the numeric reference the kernels are tested against.
 package kernels
 
 import (
@@ -34,8 +40,12 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-//go:embed csrc/matmul_avx2.c
-var source []byte
+var (
+	//go:embed csrc/matmul_avx2.c
+	sourceAVX2 []byte
+	//go:embed csrc/matmul_avx512.c
+	sourceAVX512 []byte
+)
 
 // Rows is the number of output columns one workgroup computes; MaxK the
 // longest weight row (elements) a kernel takes. Both are compiled into the
@@ -45,24 +55,124 @@ const (
 	MaxK = 32768
 )
 
-// Formats are the storage formats (lower's names) with a kernel.
+// Formats are the storage formats (lower's names) with a kernel, in every
+// variant.
 var Formats = []string{"bf16", "f16", "q4_0", "q4_1", "q4_k", "q5_0", "q5_1", "q5_k", "q6_k", "q8_0"}
 
-// target is the CPU requirement, as clang flags and as a description.
-var (
-	targetFlags = []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c"}
-	targetDesc  = "x86_64 avx2+fma+f16c"
-)
+// None is the name that asks for no kernels (Select returns nil): every
+// weight goes through the plain lowering.
+const None = "none"
 
-// Supported reports whether this CPU runs the kernels, and if not, why.
-func Supported() (bool, string) {
-	if runtime.GOARCH != "amd64" {
-		return false, fmt.Sprintf("the kernels are x86-64 only (this is %s)", runtime.GOARCH)
+// Variant is one instruction set's build of the kernels.
+type Variant struct {
+	Name  string   // "avx512", "avx2": the --kernels name
+	Desc  string   // CPU requirement, e.g. "x86_64 avx2+fma+f16c"
+	Flags []string // clang target flags
+	// Needs lists the CPU features the variant needs, each with its name
+	// (for errors) and whether this CPU has it.
+	Needs  func() []Feature
+	source []byte
+	file   string
+}
+
+// Feature is a CPU feature a variant needs.
+type Feature struct {
+	Name string
+	Has  bool
+}
+
+// Variants are the kernel builds, best first: Select's default is the first
+// this CPU runs.
+var Variants = []*Variant{
+	{Name: "avx512", Desc: "x86_64 avx512f+bw+vl+dq+fma+f16c",
+		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"},
+		Needs: func() []Feature {
+			return []Feature{{"AVX-512 F", cpu.X86.HasAVX512F}, {"AVX-512 BW", cpu.X86.HasAVX512BW}, {"AVX-512 VL", cpu.X86.HasAVX512VL},
+				{"AVX-512 DQ", cpu.X86.HasAVX512DQ}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
+		},
+		source: sourceAVX512, file: "matmul_avx512.c"},
+	{Name: "avx2", Desc: "x86_64 avx2+fma+f16c",
+		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c"},
+		Needs: func() []Feature {
+			return []Feature{{"AVX2", cpu.X86.HasAVX2}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
+		},
+		source: sourceAVX2, file: "matmul_avx2.c"},
+}
+
+// Names are the names Select takes: "auto", every variant's, and "none".
+func Names() []string {
+	out := []string{"auto"}
+	for _, v := range Variants {
+		out = append(out, v.Name)
 	}
-	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA || !cpu.X86.HasF16C {
-		return false, "this CPU lacks AVX2, FMA or F16C"
+	return append(out, None)
+}
+
+// Supported reports whether this CPU runs the variant, and if not, why
+// (naming the missing features).
+func (v *Variant) Supported() (bool, string) {
+	if runtime.GOARCH != "amd64" {
+		return false, fmt.Sprintf("the %s kernels are x86-64 only (this is %s)", v.Name, runtime.GOARCH)
+	}
+	var missing []string
+	for _, f := range v.Needs() {
+		if !f.Has {
+			missing = append(missing, f.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return false, fmt.Sprintf("this CPU lacks %s, which the %s kernels need", strings.Join(missing, ", "), v.Name)
 	}
 	return true, ""
+}
+
+// Lookup returns the variant called name, or nil.
+func Lookup(name string) *Variant {
+	for _, v := range Variants {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// Select returns the variant to build for name: "" or "auto" the best this
+// CPU runs (nil if it runs none: the plain lowering), "none" nil, a
+// variant's name that variant. Errors: an unknown name (listing Names), or
+// a variant this CPU cannot run (naming the missing features).
+func Select(name string) (*Variant, error) {
+	switch name {
+	case "", "auto":
+		for _, v := range Variants {
+			if ok, _ := v.Supported(); ok {
+				return v, nil
+			}
+		}
+		return nil, nil
+	case None:
+		return nil, nil
+	}
+	v := Lookup(name)
+	if v == nil {
+		return nil, fmt.Errorf("kernels %q: unknown; give one of %s", name, strings.Join(Names(), ", "))
+	}
+	if ok, why := v.Supported(); !ok {
+		return nil, fmt.Errorf("kernels %s: %s (give auto, or none for the plain lowering)", name, why)
+	}
+	return v, nil
+}
+
+// Supported reports whether this CPU runs some variant, and if not, why.
+func Supported() (bool, string) {
+	var whys []string
+	for _, v := range Variants {
+		ok, why := v.Supported()
+		if ok {
+			return true, ""
+		}
+		whys = append(whys, why)
+	}
+	return false, strings.Join(whys, "; ")
 }
 
 // ErrNoCompiler means zig (the kernels' C compiler) is not installed.
@@ -75,20 +185,30 @@ type Object struct {
 	Formats []string // storage formats with a kernel (rt/formats names)
 	Rows    int64    // output columns per workgroup
 	MaxK    int64    // longest row (elements) a kernel accepts
+	// Variant names the instruction set the kernels were built for
+	// (Variants: "avx512", "avx2").
+	Variant string
 	// Target names the kernels' CPU requirement, for the module's readers
 	// (e.g. "x86_64 avx2+fma+f16c").
 	Target string
 }
 
-// Build returns the kernels for this CPU, compiling them on first use
-// (cached under cacheDir/kernels). It returns nil, nil on a CPU the kernels
-// do not support (see Supported). Errors: no compiler (ErrNoCompiler), a
-// compile failure (with the compiler's first lines), an unwritable cache,
-// or ctx ending.
+// Build returns the kernels of the best variant this CPU runs (Select("")),
+// compiling them on first use (cached under cacheDir/kernels); nil, nil on a
+// CPU no variant supports. See BuildVariant.
 func Build(ctx context.Context, cacheDir string) (*Object, error) {
-	if ok, _ := Supported(); !ok {
-		return nil, nil
+	v, err := Select("")
+	if err != nil || v == nil {
+		return nil, err
 	}
+	return BuildVariant(ctx, cacheDir, v)
+}
+
+// BuildVariant returns variant v's kernels, compiling them on first use
+// (cached under cacheDir/kernels). The caller checks that the CPU runs v
+// (Select does). Errors: no compiler (ErrNoCompiler), a compile failure
+// (with the compiler's first lines), an unwritable cache, or ctx ending.
+func BuildVariant(ctx context.Context, cacheDir string, v *Variant) (*Object, error) {
 	zig, err := findZig()
 	if err != nil {
 		return nil, err
@@ -97,10 +217,10 @@ func Build(ctx context.Context, cacheDir string) (*Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernels: %s version: %v: reinstall with scripts/setup.sh", zig, err)
 	}
-	flags := append(append([]string{}, targetFlags...), "-O3", "-g0", "-ffreestanding", "-fno-stack-protector", "-fPIC",
+	flags := append(append([]string{}, v.Flags...), "-O3", "-g0", "-ffreestanding", "-fno-stack-protector", "-fPIC",
 		fmt.Sprintf("-DARCHC_ROWS=%d", Rows), fmt.Sprintf("-DARCHC_MAX_K=%d", MaxK))
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte("archc-kernels-1"), ver, []byte(strings.Join(flags, "\x00")), source} {
+	for _, part := range [][]byte{[]byte("archc-kernels-2"), []byte(v.Name), ver, []byte(strings.Join(flags, "\x00")), v.source} {
 		h.Write(part)
 		h.Write([]byte{0})
 	}
@@ -108,16 +228,16 @@ func Build(ctx context.Context, cacheDir string) (*Object, error) {
 	out := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))[:32]+".bc")
 	bc, err := os.ReadFile(out)
 	if err != nil {
-		if bc, err = compile(ctx, zig, flags, dir, out); err != nil {
+		if bc, err = compile(ctx, zig, flags, v, dir, out); err != nil {
 			return nil, err
 		}
 	}
-	return &Object{Bitcode: bc, Formats: Formats, Rows: Rows, MaxK: MaxK, Target: targetDesc}, nil
+	return &Object{Bitcode: bc, Formats: Formats, Rows: Rows, MaxK: MaxK, Variant: v.Name, Target: v.Desc}, nil
 }
 
 // compile runs zig cc on the embedded source and installs the bitcode at
 // out atomically.
-func compile(ctx context.Context, zig string, flags []string, dir, out string) ([]byte, error) {
+func compile(ctx context.Context, zig string, flags []string, v *Variant, dir, out string) ([]byte, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kernels: cannot create %s: %v", dir, err)
 	}
@@ -126,8 +246,8 @@ func compile(ctx context.Context, zig string, flags []string, dir, out string) (
 		return nil, fmt.Errorf("kernels: cannot write to %s: %v", dir, err)
 	}
 	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, "matmul_avx2.c")
-	if err := os.WriteFile(src, source, 0o644); err != nil {
+	src := filepath.Join(tmp, v.file)
+	if err := os.WriteFile(src, v.source, 0o644); err != nil {
 		return nil, fmt.Errorf("kernels: %v", err)
 	}
 	bcPath := filepath.Join(tmp, "kernels.bc")

@@ -22,7 +22,7 @@ import (
 )
 
 // loaded compiles m and loads it with the parameter "w" = data.
-func loaded(t *testing.T, m *codegen.Module, data []byte) *iree.Worker {
+func loaded(t testing.TB, m *codegen.Module, data []byte) *iree.Worker {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -46,7 +46,7 @@ func loaded(t *testing.T, m *codegen.Module, data []byte) *iree.Worker {
 }
 
 // call calls fn and returns its f32 result.
-func call(t *testing.T, w *iree.Worker, fn string, args ...tensor.Tensor) []float32 {
+func call(t testing.TB, w *iree.Worker, fn string, args ...tensor.Tensor) []float32 {
 	t.Helper()
 	out, err := w.Call(context.Background(), fn, args)
 	if err != nil {
@@ -149,60 +149,112 @@ func randomRows(r *rand.Rand, format string, n, k int) []byte {
 	return out
 }
 
-// TestKernelsMatchPlainLowering: each kernel's x·Wᵀ equals the plain
-// lowering's (decode, then dot_general) to f32 accuracy, for token counts
-// that exercise the token tiles (1, 3, 6) and a column count with a partial
-// last workgroup. The bound is relative to Σ|w·x| per output: the two
-// differ only in summation order and in factoring the block scale out.
+// TestKernelsMatchPlainLowering: each variant's kernels compute x·Wᵀ as the
+// plain lowering does (decode, then dot_general) to f32 accuracy, for token
+// counts that exercise the token tiles (1, 6) and a column count with a
+// partial last workgroup; the 32-element-block formats take K = 544 (an odd
+// number of blocks: the single-token loops' tail), the K-quants K = 512.
+// The bound is relative to Σ|w·x| per output: the two differ only in
+// summation order and in factoring the block scale out. A variant this CPU
+// cannot run is skipped, naming the missing features.
 func TestKernelsMatchPlainLowering(t *testing.T) {
 	testmodels.NeedIREE(t)
-	if ok, why := Supported(); !ok {
-		t.Skip(why)
-	}
-	obj, err := Build(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := (*lower.Kernels)(obj)
-	const N, K = 70, 512
-	Ms := []int64{1, 6}
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, format := range Formats {
-		t.Run(format, func(t *testing.T) {
-			data := randomRows(r, format, N, K)
-			m, err := lower.MatmulModule(format, N, K, k, Ms...)
+	for _, v := range Variants {
+		t.Run(v.Name, func(t *testing.T) {
+			if ok, why := v.Supported(); !ok {
+				t.Skip(why)
+			}
+			k, err := BuildVariant(context.Background(), t.TempDir(), v)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wk := loaded(t, m, data)
-			w := call(t, wk, "decode")
-			for _, M := range Ms {
-				x := make([]float32, M*K)
-				for i := range x {
-					x[i] = float32(r.NormFloat64())
-				}
-				xt, err := tensor.FromF32([]int64{M, K}, x)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := call(t, wk, fmt.Sprintf("matmul_%d", M), xt)
-				want := call(t, wk, fmt.Sprintf("plain_%d", M), xt)
-				bad := 0
-				for i := int64(0); i < M; i++ {
-					for n := int64(0); n < N; n++ {
-						mag := 0.0
-						for j := int64(0); j < K; j++ {
-							mag += math.Abs(float64(w[n*K+j]) * float64(x[i*K+j]))
+			if k.Variant != v.Name {
+				t.Fatalf("built variant %q, want %q", k.Variant, v.Name)
+			}
+			const N = 70
+			Ms := []int64{1, 6, 11}
+			r := rand.New(rand.NewPCG(1, 2))
+			for _, format := range Formats {
+				t.Run(format, func(t *testing.T) {
+					K := int64(544)
+					if blockLayout[format].elems == 256 {
+						K = 512
+					}
+					data := randomRows(r, format, N, int(K))
+					m, err := lower.MatmulModule(format, N, K, (*lower.Kernels)(k), Ms...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wk := loaded(t, m, data)
+					w := call(t, wk, "decode")
+					for _, M := range Ms {
+						x := make([]float32, M*K)
+						for i := range x {
+							x[i] = float32(r.NormFloat64())
 						}
-						d := math.Abs(float64(got[i*N+n]) - float64(want[i*N+n]))
-						if d > 4e-6*mag && bad < 5 {
-							t.Errorf("M=%d: y[%d,%d] = %g, plain lowering %g (|diff| %g > 4e-6 · Σ|w·x| = %g)", M, i, n, got[i*N+n], want[i*N+n], d, 4e-6*mag)
-							bad++
+						xt, err := tensor.FromF32([]int64{M, K}, x)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got := call(t, wk, fmt.Sprintf("matmul_%d", M), xt)
+						want := call(t, wk, fmt.Sprintf("plain_%d", M), xt)
+						bad := 0
+						for i := int64(0); i < M; i++ {
+							for n := int64(0); n < N; n++ {
+								mag := 0.0
+								for j := int64(0); j < K; j++ {
+									mag += math.Abs(float64(w[n*K+j]) * float64(x[i*K+j]))
+								}
+								d := math.Abs(float64(got[i*N+n]) - float64(want[i*N+n]))
+								if !(d <= 4e-6*mag) && bad < 5 {
+									t.Errorf("M=%d: y[%d,%d] = %g, plain lowering %g (|diff| %g > 4e-6 · Σ|w·x| = %g)", M, i, n, got[i*N+n], want[i*N+n], d, 4e-6*mag)
+									bad++
+								}
+							}
 						}
 					}
-				}
+				})
 			}
 		})
+	}
+}
+
+// TestSelect: auto picks the first variant this CPU runs, none and an
+// unknown name are handled by name, and a variant whose features the CPU
+// lacks is refused naming them.
+func TestSelect(t *testing.T) {
+	v, err := Select("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var best *Variant
+	for _, c := range Variants {
+		if ok, _ := c.Supported(); ok {
+			best = c
+			break
+		}
+	}
+	if v != best {
+		t.Errorf("Select(auto) = %v, want the first supported variant %v", v, best)
+	}
+	if v, err := Select(None); v != nil || err != nil {
+		t.Errorf("Select(none) = %v, %v; want nil, nil", v, err)
+	}
+	if _, err := Select("avx9"); err == nil || !strings.Contains(err.Error(), "avx512, avx2, none") {
+		t.Errorf("Select(avx9): error %v, want one listing the names", err)
+	}
+	fake := &Variant{Name: "fake", Needs: func() []Feature { return []Feature{{"AVX2", true}, {"AVX-1024", false}} }}
+	if ok, why := fake.Supported(); ok || !strings.Contains(why, "lacks AVX-1024, which the fake kernels need") {
+		t.Errorf("a variant needing a missing feature: supported %v (%q)", ok, why)
+	}
+	for _, c := range Variants {
+		if ok, why := c.Supported(); !ok {
+			if _, err := Select(c.Name); err == nil || !strings.Contains(err.Error(), why) {
+				t.Errorf("Select(%s) on a CPU without it: error %v, want %q", c.Name, err, why)
+			}
+		} else if got, err := Select(c.Name); got != c || err != nil {
+			t.Errorf("Select(%s) = %v, %v", c.Name, got, err)
+		}
 	}
 }
 
