@@ -59,11 +59,17 @@ func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
 		if opts.Lower.Kernels, err = driver.KernelsVariant(ctx, dir, v); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(os.Stderr, "kernels: %s (%s)\n", v.Name, v.Desc)
+	}
+	plan, err := driver.NewPlan(p.Model, opts)
+	if err != nil {
+		return nil, err // one line naming the problem; no report before it
+	}
+	if k := opts.Lower.Kernels; k != nil {
+		fmt.Fprintf(os.Stderr, "kernels: %s (%s)\n", k.Variant, k.Target)
 	} else {
 		fmt.Fprintf(os.Stderr, "kernels: none (every weight through the plain lowering)\n")
 	}
-	return driver.NewPlan(p.Model, opts)
+	return plan, nil
 }
 
 type emitCmd struct {
