@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates .venv in the repository root with the pinned IREE compiler and
+# Creates the venv ($ARCHC_VENV if set, else .venv in the repository root) with the pinned IREE compiler and
 # runtime and zig (the C compiler of rt/kernels) from requirements.txt, then prints their versions. Idempotent: when
 # the venv already satisfies requirements.txt it only prints the versions.
 #
@@ -8,7 +8,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="$root/.venv"
+venv="${ARCHC_VENV:-$root/.venv}"
 req="$root/requirements.txt"
 stamp="$venv/.archc-requirements"
 python="${PYTHON:-python3}"

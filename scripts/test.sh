@@ -8,10 +8,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 scripts/setup.sh
+venv="${ARCHC_VENV:-$root/.venv}"
 # The packages tests drive archc with (the openai client for `infer serve`).
-if ! cmp -s scripts/requirements-test.txt .venv/.archc-test-requirements; then
-  .venv/bin/pip install -q -r scripts/requirements-test.txt
-  cp scripts/requirements-test.txt .venv/.archc-test-requirements
+if ! cmp -s scripts/requirements-test.txt "$venv/.archc-test-requirements"; then
+  "$venv/bin/pip" install -q -r scripts/requirements-test.txt
+  cp scripts/requirements-test.txt "$venv/.archc-test-requirements"
 fi
 # Debian's chromium, for the chat page test (cmd/infer, headless).
 if ! command -v chromium >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
