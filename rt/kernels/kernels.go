@@ -251,8 +251,12 @@ func compile(ctx context.Context, zig string, flags []string, v *Variant, dir, o
 		return nil, fmt.Errorf("kernels: %v", err)
 	}
 	bcPath := filepath.Join(tmp, "kernels.bc")
-	args := append(append([]string{"cc"}, flags...), "-c", "-emit-llvm", src, "-o", bcPath)
+	// Relative paths from inside the build folder: the bitcode records its
+	// source's name (source_filename), and a temp folder's name would make
+	// two builds of one variant differ, and with them the modules' cache keys.
+	args := append(append([]string{"cc"}, flags...), "-c", "-emit-llvm", v.file, "-o", "kernels.bc")
 	cmd := exec.CommandContext(ctx, zig, args...)
+	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "ZIG_GLOBAL_CACHE_DIR="+filepath.Join(dir, "zig-cache"), "ZIG_LOCAL_CACHE_DIR="+filepath.Join(dir, "zig-cache"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

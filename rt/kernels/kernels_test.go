@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -269,4 +270,30 @@ func readF32(t *testing.T, path string) []float32 {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return out
+}
+
+// TestBuildReproducible builds each variant into two fresh caches: the
+// bitcode must be byte-identical, since it is embedded in every module
+// and so in the compile cache's keys (an earlier build recorded its temp
+// folder's name in the bitcode, so concurrent first builds differed).
+func TestBuildReproducible(t *testing.T) {
+	testmodels.NeedIREE(t)
+	for _, v := range Variants {
+		t.Run(v.Name, func(t *testing.T) {
+			a, err := BuildVariant(context.Background(), t.TempDir(), v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := BuildVariant(context.Background(), t.TempDir(), v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bitcode, b.Bitcode) {
+				t.Fatalf("%s: two builds of one variant differ (%d and %d bytes)", v.Name, len(a.Bitcode), len(b.Bitcode))
+			}
+			if bytes.Contains(a.Bitcode, []byte("build-")) {
+				t.Errorf("%s: the bitcode names its temp build folder", v.Name)
+			}
+		})
+	}
 }
