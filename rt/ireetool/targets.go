@@ -1,0 +1,102 @@
+package ireetool
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Target is one IREE compile target archc builds modules for, with the
+// runtime devices (IREE HAL drivers) that run its modules.
+type Target struct {
+	Name    string   // archc's name, as --target takes it: "llvm-cpu", "cuda", "hip", "vulkan"
+	Devices []string // HAL drivers that run its modules, as --device takes them; the first is the default
+	// GPU is set for a GPU target: archc's CPU matmul kernels are left out
+	// (every weight goes through the plain lowering) and the batch buckets
+	// default to GPU sizes (driver.PlanOptions.GPU).
+	GPU bool
+	// Flags are the iree-compile flags of the target (input and output
+	// flags are added by Compile).
+	Flags []string
+	// HostKeyed: the module is built for the compiling host's CPU
+	// (--iree-llvmcpu-target-cpu=host), so the compile cache key includes
+	// the host CPU's description; a GPU module is keyed by its flags (which
+	// name the GPU architecture) and can be compiled on one machine and run
+	// on another.
+	HostKeyed bool
+	// Library names what the runtime needs on the machine for Devices
+	// (what a missing-driver error says was looked for).
+	Library string
+}
+
+// Targets are the compile targets, one per line, with what was measured
+// of their flags (IREE 3.13.0; the CPU numbers are a 2-core AMD EPYC VM).
+//
+//   - llvm-cpu: O3 for this host's CPU. Data tiling is off: the
+//     DispatchCreation path (--iree-opt-data-tiling) made SmolLM2-135M's
+//     decode entry point (M=1 matmuls) return wrong logits while prefill
+//     stayed exact (the real-checkpoint oracle test catches it). The legacy
+//     --iree-global-opt-data-tiling path is correct and made f32/f16 weight
+//     matmuls ~1.4x faster in ../shared/notes/iree-cpu-perf.md, but GGUF and
+//     f16/bf16 weights go through archc's own kernels (rt/kernels), so it
+//     would touch only attention (dynamic length) and f32 checkpoints; it is
+//     off until measured on that path. Runtime, not codegen, bounds decode
+//     here: a chain of dependent dispatches costs ~60 µs each on local-task
+//     and ~2 µs on local-sync, and decode issues ~600 of them per token.
+//   - cuda: sm_80 PTX, which Hopper (H100/H200) runs through the driver's
+//     JIT: the 3.13 compiler refuses sm_90 ("missing GPU target"). Every
+//     golden fixture's decode_1 and prefill entry point compiles with these
+//     flags on a CPU-only machine (golden TestGPUCompile) except the routed
+//     MoE fixtures, whose decode fails "failed to distribute" (the test
+//     lists them). IREE's LLM test suites add data tiling, tensor ukernels,
+//     specialised dispatches, indirect command buffers and memoization for
+//     GPUs; none is on until measured on a GPU (scripts/gpu-check.sh
+//     prints the numbers to compare).
+//   - hip: gfx942 (MI300/MI325), the chip of IREE's own LLM CI; compiled,
+//     never run here.
+//   - vulkan: SPIR-V for NVIDIA Ampere and newer ("ampere"); no fixture
+//     compiles with 3.13: the embedding gather fused into the first norm
+//     leaves a memref<1xindex> in workgroup memory that SPIR-V cannot
+//     legalize (TestGPUCompile lists the failures).
+var Targets = []Target{
+	{Name: "llvm-cpu", Devices: []string{"local-task", "local-sync"}, HostKeyed: true, Library: "(none: IREE's own CPU runtime)",
+		Flags: []string{"--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3"}},
+	{Name: "cuda", Devices: []string{"cuda"}, GPU: true, Library: "libcuda.so (the NVIDIA driver) and an NVIDIA GPU",
+		Flags: []string{"--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", "--iree-opt-level=O3"}},
+	{Name: "hip", Devices: []string{"hip"}, GPU: true, Library: "libamdhip64.so (ROCm's HIP runtime) and an AMD GPU",
+		Flags: []string{"--iree-hal-target-device=hip", "--iree-hip-target=gfx942", "--iree-opt-level=O3"}},
+	{Name: "vulkan", Devices: []string{"vulkan"}, GPU: true, Library: "libvulkan.so.1 (the Vulkan loader) and a GPU's Vulkan driver",
+		Flags: []string{"--iree-hal-target-device=vulkan", "--iree-vulkan-target=ampere", "--iree-opt-level=O3"}},
+}
+
+// DefaultFlags are the iree-compile flags Compile uses unless
+// CompileOptions.Target or Flags say otherwise: the llvm-cpu target's.
+var DefaultFlags = Targets[0].Flags
+
+// Devices lists every runtime device of Targets, in table order
+// ("local-task", "local-sync", "cuda", "hip", "vulkan").
+func Devices() []string {
+	var out []string
+	for _, t := range Targets {
+		out = append(out, t.Devices...)
+	}
+	return out
+}
+
+// LookupTarget returns the target named name, or the target whose modules
+// device runs ("" is llvm-cpu). Errors name the known targets and devices.
+func LookupTarget(name string) (Target, error) {
+	if name == "" {
+		return Targets[0], nil
+	}
+	for _, t := range Targets {
+		if t.Name == name || slices.Contains(t.Devices, name) {
+			return t, nil
+		}
+	}
+	var names []string
+	for _, t := range Targets {
+		names = append(names, t.Name)
+	}
+	return Target{}, fmt.Errorf("unknown target %q: use one of %s (or a device: %s)", name, strings.Join(names, ", "), strings.Join(Devices(), ", "))
+}
