@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/archc/archc/dsl/ir"
-	"github.com/archc/archc/lower"
 	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/internal/testmodels"
+	"github.com/archc/archc/lower"
 )
 
 func TestPlanErrors(t *testing.T) {
