@@ -118,10 +118,7 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 	}
 	done := phase("compile")
 	t0 := time.Now()
-	var flags []string
-	if len(opts.Flags) > 0 {
-		flags = append(append(flags, target.Flags...), opts.Flags...)
-	}
+	flags := append(TargetFlags(p, target), opts.Flags...)
 	vmfb, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{CacheDir: cacheDir, Target: target.Name, Flags: flags})
 	done()
 	if err != nil {
@@ -131,6 +128,17 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 		Plan: p, Module: vmfb, Cached: cached, Params: params, CompileTime: time.Since(t0), CompilerVersion: cv,
 		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Kernels: variant, Target: target,
 	}, nil
+}
+
+// TargetFlags are the iree-compile flags of p's module for target: the
+// target's flags and its ByPrimitive workarounds for the primitives p's
+// graph uses (ireetool.Target.ModuleFlags).
+func TargetFlags(p *Plan, target ireetool.Target) []string {
+	used := map[string]bool{}
+	for _, n := range p.Graph.Nodes {
+		used[n.Prim] = true
+	}
+	return target.ModuleFlags(func(prim string) bool { return used[prim] })
 }
 
 // EOS returns the model's end-of-generation token ids: eos_token_id of

@@ -137,7 +137,8 @@ func (c *compileCmd) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(os.Stderr, "compiling %s (%d bytes of MLIR) with iree-compile...\n", p.Family.Name, len(p.MLIR))
 	fmt.Fprintf(os.Stderr, "target %s\n", c.Target)
-	path, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{Target: c.Target})
+	target, _ := ireetool.LookupTarget(c.Target) // plan checked it
+	path, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{Target: target.Name, Flags: driver.TargetFlags(p, target)})
 	if err != nil {
 		return err
 	}

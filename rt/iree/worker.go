@@ -254,8 +254,9 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []ireetoo
 	}
 	var resp loadResp
 	if _, err := w.request(ctx, "Load", loadReq{Op: "load", VMFB: vmfb, Device: device, Params: ps, Flags: nonNil(ro.Flags())}, nil, &resp); err != nil {
-		if target.GPU && strings.Contains(err.Error(), noDevice) {
-			return fmt.Errorf("iree: device %s is not available on this machine: looked for %s (%v)", device, target.Library, err)
+		if msg, prefix := err.Error(), noDevice+" "+device+": "; target.GPU && strings.Contains(msg, prefix) {
+			_, reason, _ := strings.Cut(msg, prefix)
+			return fmt.Errorf("iree: device %s is not available on this machine: looked for %s (IREE: %s)", device, target.Library, reason)
 		}
 		return err
 	}
