@@ -346,3 +346,21 @@ func TestLookupTarget(t *testing.T) {
 		t.Errorf("Devices() = %s", got)
 	}
 }
+
+// TestModuleFlags: a target's workaround flags join only the modules that
+// use their primitive.
+func TestModuleFlags(t *testing.T) {
+	cuda, _ := ireetool.LookupTarget("cuda")
+	plain := cuda.ModuleFlags(func(string) bool { return false })
+	moe := cuda.ModuleFlags(func(p string) bool { return p == "experts" })
+	if strings.Join(plain, " ") != strings.Join(cuda.Flags, " ") {
+		t.Errorf("no experts: %v, want the target's flags %v", plain, cuda.Flags)
+	}
+	if len(moe) != len(cuda.Flags)+1 || moe[len(moe)-1] != "--iree-codegen-llvmgpu-use-reduction-vector-distribution=false" {
+		t.Errorf("experts: %v", moe)
+	}
+	cpu, _ := ireetool.LookupTarget("llvm-cpu")
+	if got := cpu.ModuleFlags(func(string) bool { return true }); strings.Join(got, " ") != strings.Join(ireetool.DefaultFlags, " ") {
+		t.Errorf("llvm-cpu takes no workarounds: %v", got)
+	}
+}
