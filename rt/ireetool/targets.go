@@ -77,16 +77,21 @@ func (t Target) ModuleFlags(uses func(prim string) bool) []string {
 //     --iree-codegen-llvmgpu-test-tile-and-fuse-vectorize). The flag is
 //     added only to modules with experts, since that pipeline is the one
 //     IREE picks for dense matvecs, decode's hot path: its cost there is
-//     unmeasured. IREE's LLM test suites add data tiling, tensor ukernels,
+//     unmeasured. gpt_oss's prefill (attention with sinks) fails to
+//     bufferize a dynamic-length buffer; TestGPUCompile lists it. IREE's
+//     LLM test suites add data tiling, tensor ukernels,
 //     specialised dispatches, indirect command buffers and memoization for
 //     GPUs; none is on until measured on a GPU (scripts/gpu-check.sh
 //     prints the numbers to compare).
 //   - hip: gfx942 (MI300/MI325), the chip of IREE's own LLM CI; compiled,
 //     never run here.
-//   - vulkan: SPIR-V for NVIDIA Ampere and newer ("ampere"); no fixture
-//     compiles with 3.13: the embedding gather fused into the first norm
-//     leaves a memref<1xindex> in workgroup memory that SPIR-V cannot
-//     legalize (TestGPUCompile lists the failures).
+//   - vulkan: SPIR-V for NVIDIA Ampere and newer ("ampere"). A fixture
+//     with a float embedding table does not compile with 3.13: the
+//     embedding gather fused into the first norm leaves a memref<1xindex>
+//     in workgroup memory that SPIR-V cannot legalize; a GGUF twin
+//     compiles, and so does qwen3-tied's module once the gather takes its
+//     ids with an explicit index-vector dimension ([batch, seq, 1]; not
+//     the lowering yet). TestGPUCompile -gpu-targets vulkan lists them.
 var Targets = []Target{
 	{Name: "llvm-cpu", Devices: []string{"local-task", "local-sync"}, HostKeyed: true, Library: "(none: IREE's own CPU runtime)",
 		Flags: []string{"--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3"}},
