@@ -90,7 +90,7 @@ func TestGPUCompile(t *testing.T) {
 	targets := strings.Split(*gpuTargets, ",")
 	t.Cleanup(func() {
 		slices.Sort(summary)
-		t.Logf("GPU compile of %d models for %v: %s\n%s", len(models), targets, time.Since(start).Round(time.Second), strings.Join(summary, "\n"))
+		t.Logf("GPU compile of %d modules for %v: %s\n%s", len(summary), targets, time.Since(start).Round(time.Second), strings.Join(summary, "\n"))
 	})
 	for _, model := range models {
 		name := strings.TrimPrefix(model, "testdata"+string(filepath.Separator))
@@ -104,8 +104,10 @@ func TestGPUCompile(t *testing.T) {
 				t0 := time.Now()
 				err := compileRemembered(cache, version, target, p)
 				res := checkKnown(target, name, err)
+				line := name + " " + target + ": " + res + " (" + time.Since(t0).Round(time.Second).String() + ")"
+				t.Log(line)
 				mu.Lock()
-				summary = append(summary, name+" "+target+": "+res+" ("+time.Since(t0).Round(time.Second).String()+")")
+				summary = append(summary, line)
 				mu.Unlock()
 				if strings.HasPrefix(res, "FAIL") {
 					t.Errorf("%s: %s", target, res)
