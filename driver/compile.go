@@ -14,11 +14,15 @@ import (
 type CompileOptions struct {
 	Plan     PlanOptions
 	CacheDir string // compiled-module, kernel and packed-weight cache; "" is ireetool.DefaultCacheDir()
-	// Flags are extra iree-compile flags, after ireetool.DefaultFlags.
+	// Target is the compile target or the device that runs the module
+	// (ireetool.LookupTarget: "" or "local-task" is llvm-cpu, "cuda", ...).
+	// A GPU target plans with PlanOptions.GPU and without archc's kernels.
+	Target string
+	// Flags are extra iree-compile flags, after the target's.
 	Flags []string
 	// NoKernels turns archc's hand-written matmul kernels off: every weight
 	// is decoded in the graph and multiplied by IREE's own code (the numeric
-	// reference; also what CPUs without AVX2 get).
+	// reference; also what CPUs without AVX2 and every GPU get).
 	NoKernels bool
 	// Kernels picks the kernels' variant by name (kernels.Select): "" or
 	// "auto" the best this CPU runs, "avx512", "avx2", or "none" (as
@@ -49,12 +53,14 @@ type Compiled struct {
 	// Kernels is the variant of archc's matmul kernels in the module
 	// ("avx512", "avx2"), or "none" (the plain lowering only).
 	Kernels string
+	// Target is the compile target the module was built for.
+	Target ireetool.Target
 }
 
 // Compile plans the model at path (NewPlan; with archc's kernels for
-// this CPU unless opts.NoKernels or opts.Plan.Lower.Kernels is set),
-// prepares its weights as IREE parameters (Parameters) and compiles its
-// module with iree-compile (cached). The model needs a checkpoint. Errors
+// this CPU unless opts.NoKernels or opts.Plan.Lower.Kernels is set or the
+// target is a GPU), prepares its weights as IREE parameters (Parameters)
+// and compiles its module for opts.Target with iree-compile (cached). The model needs a checkpoint. Errors
 // name the cause: planning errors, a missing IREE install
 // (ireetool.ErrNotFound), a missing kernel compiler, compile failures.
 func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, error) {
@@ -68,6 +74,16 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 		if cacheDir, err = ireetool.DefaultCacheDir(); err != nil {
 			return nil, err
 		}
+	}
+	target, err := ireetool.LookupTarget(opts.Target)
+	if err != nil {
+		return nil, err
+	}
+	if target.GPU {
+		if k := opts.Kernels; k != "" && k != "auto" && k != "none" {
+			return nil, fmt.Errorf("--kernels %s: archc's matmul kernels are CPU code; on %s every weight goes through the plain lowering (leave --kernels out)", k, target.Name)
+		}
+		opts.NoKernels, opts.Plan.GPU = true, true
 	}
 	if opts.Plan.Lower.Kernels == nil && !opts.NoKernels {
 		v, err := kernels.Select(opts.Kernels)
@@ -102,19 +118,27 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 	}
 	done := phase("compile")
 	t0 := time.Now()
-	var flags []string
-	if len(opts.Flags) > 0 {
-		flags = append(append(flags, ireetool.DefaultFlags...), opts.Flags...)
-	}
-	vmfb, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{CacheDir: cacheDir, Flags: flags})
+	flags := append(TargetFlags(p, target), opts.Flags...)
+	vmfb, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{CacheDir: cacheDir, Target: target.Name, Flags: flags})
 	done()
 	if err != nil {
 		return nil, err
 	}
 	return &Compiled{
 		Plan: p, Module: vmfb, Cached: cached, Params: params, CompileTime: time.Since(t0), CompilerVersion: cv,
-		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Kernels: variant,
+		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Kernels: variant, Target: target,
 	}, nil
+}
+
+// TargetFlags are the iree-compile flags of p's module for target: the
+// target's flags and its ByPrimitive workarounds for the primitives p's
+// graph uses (ireetool.Target.ModuleFlags).
+func TargetFlags(p *Plan, target ireetool.Target) []string {
+	used := map[string]bool{}
+	for _, n := range p.Graph.Nodes {
+		used[n.Prim] = true
+	}
+	return target.ModuleFlags(func(prim string) bool { return used[prim] })
 }
 
 // EOS returns the model's end-of-generation token ids: eos_token_id of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/driver/ggufmap"
@@ -49,6 +50,11 @@ type PlanOptions struct {
 	// its header is not read again (one read serves the tokenizer, the
 	// config and the weights).
 	GGUF *gguf.File
+	// GPU plans for a GPU target (ireetool.Target.GPU): the shapes Lower
+	// leaves unset take GPU defaults (GPUDecodeBatches, GPUPrefillBuckets,
+	// as many slots as the largest decode batch, GPUKVCacheBudget).
+	// Kernels must be nil: archc's matmul kernels are CPU code.
+	GPU bool
 }
 
 // NewPlan reads a model folder (config.json plus model.safetensors or a
@@ -64,7 +70,10 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	raw, cfg, g := p.Raw, p.Config, p.Graph
-	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, p.Lengths), lower.KVBytesPerToken(g))
+	if opts.GPU && opts.Lower.Kernels != nil {
+		return nil, fmt.Errorf("archc's matmul kernels (%s) are CPU code: a plan for a GPU takes every weight through the plain lowering", opts.Lower.Kernels.Variant)
+	}
+	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, p.Lengths), lower.KVBytesPerToken(g), opts.GPU)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +196,20 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 // default length is lowered, in steps of 256 tokens, until the cache fits.
 const KVCacheBudget = 1 << 30
 
+// The shapes a plan for a GPU (PlanOptions.GPU) defaults to. A GPU is
+// wasted at batch 1: decode entry points go up to 64 sequences (each a
+// module entry point: compile time grows with the count) and prefill
+// chunks up to 512 tokens (clipped to the KV-cache length). The KV cache
+// of 64 slots gets a GPU's budget (16 GiB: 4096 tokens for each of 64
+// Llama-3.2-1B sequences, 768 for Qwen3-8B).
+var (
+	GPUDecodeBatches  = []int64{1, 4, 16, 64}
+	GPUPrefillBuckets = []int64{16, 128, 512}
+)
+
+// GPUKVCacheBudget is KVCacheBudget for a plan for a GPU.
+const GPUKVCacheBudget = 16 << 30
+
 // positionLimit is the longest sequence the model is run at (0: no limit
 // known): max_position_embeddings as the family's config block binds it
 // (its default when config.json has none), else config.json's, as the
@@ -204,9 +227,19 @@ func positionLimit(raw, cfg map[string]any, lengths abi.LengthPolicy) int64 {
 // position limit mp (positionLimit; 0: none): by default
 // min(lower.DefaultOptions().MaxLen, mp), lowered to fit KVCacheBudget given
 // kvPerToken (bytes per token per slot); an explicit MaxLen beyond mp, or
-// not positive, is an error.
-func fitOptions(o lower.Options, mp int64, kvPerToken int64) (lower.Options, error) {
+// not positive, is an error. For a GPU the batch and chunk defaults are
+// GPUDecodeBatches and GPUPrefillBuckets, the slots as many as the largest
+// decode batch, and the budget GPUKVCacheBudget.
+func fitOptions(o lower.Options, mp int64, kvPerToken int64, gpu bool) (lower.Options, error) {
 	def := lower.DefaultOptions()
+	budget := int64(KVCacheBudget)
+	if gpu {
+		def.DecodeBatches, def.PrefillBuckets, budget = GPUDecodeBatches, GPUPrefillBuckets, GPUKVCacheBudget
+		if len(o.DecodeBatches) > 0 {
+			def.DecodeBatches = o.DecodeBatches
+		}
+		def.Slots = slices.Max(def.DecodeBatches)
+	}
 	hasMP := mp > 0
 	if o.Slots == 0 {
 		o.Slots = def.Slots
@@ -219,7 +252,7 @@ func fitOptions(o lower.Options, mp int64, kvPerToken int64) (lower.Options, err
 		if hasMP && mp > 0 && mp < o.MaxLen {
 			o.MaxLen = mp
 		}
-		for o.MaxLen > 256 && o.MaxLen*o.Slots*kvPerToken > KVCacheBudget {
+		for o.MaxLen > 256 && o.MaxLen*o.Slots*kvPerToken > budget {
 			o.MaxLen = (o.MaxLen - 1) / 256 * 256
 		}
 	case hasMP && o.MaxLen > mp:

@@ -3,12 +3,14 @@ package driver
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/internal/testmodels"
+	"github.com/archc/archc/lower"
 )
 
 func TestPlanErrors(t *testing.T) {
@@ -107,5 +109,38 @@ func TestNewGraph(t *testing.T) {
 	}
 	if _, err := NewGraph(filepath.Join(t.TempDir(), "none"), PlanOptions{}); err == nil || !strings.Contains(err.Error(), "none") {
 		t.Errorf("missing model: %v", err)
+	}
+}
+
+// TestGPUPlanDefaults: a plan for a GPU takes the GPU batch and chunk
+// defaults (clipped to the KV-cache length), as many slots as its largest
+// decode batch and the GPU KV budget; explicit shapes win; CPU kernels are
+// refused.
+func TestGPUPlanDefaults(t *testing.T) {
+	gpu, err := fitOptions(lower.Options{}, 4096, 1024, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gpu.DecodeBatches, GPUDecodeBatches) || !slices.Equal(gpu.PrefillBuckets, GPUPrefillBuckets) || gpu.Slots != 64 || gpu.MaxLen != 4096 {
+		t.Errorf("GPU defaults: %+v", gpu)
+	}
+	// 64 slots of 64 KiB per token fit 16 GiB at 4096 tokens, 1 GiB at 256.
+	if o, _ := fitOptions(lower.Options{}, 0, 64<<10, true); o.MaxLen != 4096 {
+		t.Errorf("GPU budget: max_len %d, want 4096", o.MaxLen)
+	}
+	if o, _ := fitOptions(lower.Options{Slots: 64, DecodeBatches: []int64{64}}, 0, 64<<10, false); o.MaxLen != 256 {
+		t.Errorf("CPU budget: max_len %d, want 256", o.MaxLen)
+	}
+	o, _ := fitOptions(lower.Options{DecodeBatches: []int64{1, 8}}, 300, 1024, true)
+	if o.Slots != 8 || !slices.Equal(o.PrefillBuckets, []int64{16, 128}) || o.MaxLen != 300 {
+		t.Errorf("GPU with decode 1,8 and max_len 300: %+v; want 8 slots, chunks 16,128", o)
+	}
+	cpu, _ := fitOptions(lower.Options{}, 4096, 1024, false)
+	if !slices.Equal(cpu.DecodeBatches, []int64{1}) || cpu.Slots != 1 {
+		t.Errorf("CPU defaults changed: %+v", cpu)
+	}
+	_, err = NewPlan("../golden/testdata/llama-tied", PlanOptions{GPU: true, Lower: lower.Options{Kernels: &lower.Kernels{Variant: "avx2"}}})
+	if err == nil || !strings.Contains(err.Error(), "CPU code") {
+		t.Errorf("GPU plan with kernels: %v", err)
 	}
 }

@@ -34,3 +34,19 @@ func TestLoadRejectsBadProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDevice: a module runs only on a device of the target it was
+// compiled for, and the error says which.
+func TestCheckDevice(t *testing.T) {
+	for _, tc := range []struct{ target, device, err string }{
+		{"", "", ""}, {"", "local-sync", ""}, {"llvm-cpu", "local-task", ""}, {"cuda", "cuda", ""},
+		{"", "cuda", "device cuda runs cuda modules, and this module was compiled for llvm-cpu: compile it for cuda (or run it on local-task or local-sync)"},
+		{"cuda", "local-task", "device local-task runs llvm-cpu modules, and this module was compiled for cuda"},
+		{"", "tpu", `device "tpu": use one of local-task, local-sync, cuda, hip, vulkan`},
+	} {
+		err := checkDevice(tc.target, tc.device)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("target %q on device %q: %v; want %q", tc.target, tc.device, err, tc.err)
+		}
+	}
+}

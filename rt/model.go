@@ -61,6 +61,27 @@ type Program struct {
 	// Kernels is the variant of archc's matmul kernels in the module
 	// ("avx512", "avx2"), or "none" (the plain lowering only).
 	Kernels string
+	// Target is the compile target Module was built for
+	// (ireetool.Target.Name); "" is llvm-cpu. Load runs it only on one of
+	// that target's devices.
+	Target string
+}
+
+// checkDevice: device runs modules of target ("" for either is
+// llvm-cpu's local-task).
+func checkDevice(target, device string) error {
+	t, err := ireetool.LookupTarget(target)
+	if err != nil {
+		return fmt.Errorf("program: %w", err)
+	}
+	d, err := ireetool.LookupTarget(device)
+	if err != nil {
+		return fmt.Errorf("device %q: use one of %s", device, strings.Join(ireetool.Devices(), ", "))
+	}
+	if d.Name != t.Name {
+		return fmt.Errorf("device %s runs %s modules, and this module was compiled for %s: compile it for %s (or run it on %s)", device, d.Name, t.Name, d.Name, strings.Join(t.Devices, " or "))
+	}
+	return nil
 }
 
 // check rejects a Program the runtime cannot call: no module, no
@@ -83,8 +104,10 @@ func (p *Program) check() error {
 
 // Options configures Load: how the IREE worker runs the module.
 type Options struct {
-	Device  string // IREE HAL device: "local-task" (default) or "local-sync"
-	Threads int    // local-task worker threads; 0: one per core
+	// Device is the IREE HAL device: "local-task" (default), "local-sync",
+	// or a GPU's ("cuda", "hip", "vulkan"); it must run Program.Target.
+	Device  string
+	Threads int // local-task worker threads; 0: one per core
 	// RuntimeFlags are extra iree.runtime flags (iree.RuntimeOptions.Extra).
 	RuntimeFlags []string
 	// Phase, if set, is called when a slow phase starts ("load") and
@@ -117,6 +140,9 @@ type Model struct {
 // compiler's, or the worker failing to load.
 func Load(ctx context.Context, prog *Program, opts Options) (*Model, error) {
 	if err := prog.check(); err != nil {
+		return nil, err
+	}
+	if err := checkDevice(prog.Target, opts.Device); err != nil {
 		return nil, err
 	}
 	start := time.Now()

@@ -7,6 +7,8 @@
 # (~/.cache/archc).
 #
 # Usage: scripts/demo.sh ["your prompt"]
+# ARCHC_DEVICE=cuda (or hip, vulkan) runs it on a GPU: the module is compiled
+# for that target, every weight through the plain lowering (no CPU kernels).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -16,5 +18,6 @@ mkdir -p bin
 go build -o bin/ ./cmd/archc ./cmd/infer
 model="$(ls "${ARCHC_MODELS:-$root/.cache/models}"/smollm2/*.gguf | head -n 1)"
 prompt="${1:-What is the capital of France? Answer in one sentence.}"
-echo "== bin/infer generate --model $model --chat --prompt \"$prompt\"" >&2
-bin/infer generate --model "$model" --chat --prompt "$prompt" --max-tokens 64
+device="${ARCHC_DEVICE:-local-task}"
+echo "== bin/infer generate --model $model --device $device --chat --prompt \"$prompt\"" >&2
+bin/infer generate --model "$model" --device "$device" --chat --prompt "$prompt" --max-tokens 64

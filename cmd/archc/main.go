@@ -2,7 +2,7 @@
 // StableHLO MLIR and IREE modules.
 //
 //	archc emit <model dir | config.json | .gguf> [--arch FILE] [-o FILE]
-//	archc compile <model dir | config.json | .gguf> -o FILE.vmfb [--irpa FILE] [--arch FILE]
+//	archc compile <model dir | config.json | .gguf> -o FILE.vmfb [--irpa FILE] [--arch FILE] [--target llvm-cpu|cuda|hip|vulkan]
 //	archc check FILE.arch...
 //	archc fmt [-w] [-l] FILE.arch|DIR...
 //	archc ir <model dir | config.json | .gguf> [--arch FILE] [--graph prefill|decode]
@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -37,21 +38,42 @@ type cli struct {
 }
 
 type planFlags struct {
-	Model     string `arg:"" help:"Model folder (config.json, optional safetensors), a config.json file or a .gguf file."`
-	Arch      string `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
-	MaxLen    int64  `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
-	NoKernels bool   `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering); as --kernels none."`
-	Kernels   string `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none; a variant the CPU lacks is refused."`
+	Model     string  `arg:"" help:"Model folder (config.json, optional safetensors), a config.json file or a .gguf file."`
+	Arch      string  `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
+	MaxLen    int64   `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
+	NoKernels bool    `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering); as --kernels none."`
+	Kernels   string  `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none; a variant the CPU lacks is refused."`
+	Target    string  `default:"llvm-cpu" enum:"llvm-cpu,cuda,hip,vulkan" help:"Compile target: llvm-cpu (this host's CPU), or a GPU: cuda (sm_80 PTX, which Hopper runs), hip (gfx942), vulkan. A GPU target plans with GPU shapes and without archc's CPU kernels (every weight through the plain lowering)."`
+	Prefill   []int64 `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated (default: 16,64 on a CPU, 16,128,512 on a GPU; clipped to --max-len)."`
+	Decode    []int64 `name:"decode-batches" sep:"," help:"Decode batch sizes, comma-separated (default: 1 on a CPU, 1,4,16,64 on a GPU); the KV cache has as many slots as the largest."`
 }
 
 func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
-	opts := driver.PlanOptions{Arch: p.Arch}
-	opts.Lower.MaxLen = p.MaxLen
-	v, err := kernels.Select(p.Kernels)
+	target, err := ireetool.LookupTarget(p.Target)
 	if err != nil {
+		return nil, fmt.Errorf("--target: %v", err)
+	}
+	opts := driver.PlanOptions{Arch: p.Arch, GPU: target.GPU}
+	opts.Lower.MaxLen = p.MaxLen
+	for _, b := range [][]int64{p.Prefill, p.Decode} {
+		for _, s := range b {
+			if s < 1 {
+				return nil, fmt.Errorf("--prefill-buckets %v, --decode-batches %v: each size must be at least 1", p.Prefill, p.Decode)
+			}
+		}
+	}
+	opts.Lower.PrefillBuckets = sortedSizes(p.Prefill)
+	if opts.Lower.DecodeBatches = sortedSizes(p.Decode); len(opts.Lower.DecodeBatches) > 0 {
+		opts.Lower.Slots = slices.Max(opts.Lower.DecodeBatches)
+	}
+	if target.GPU && p.Kernels != "auto" && p.Kernels != "none" {
+		return nil, fmt.Errorf("--kernels %s: archc's matmul kernels are CPU code; for --target %s every weight goes through the plain lowering (leave --kernels out)", p.Kernels, target.Name)
+	}
+	v, err := kernels.Select(p.Kernels)
+	if err != nil && !target.GPU {
 		return nil, fmt.Errorf("--%v", err)
 	}
-	if v != nil && !p.NoKernels {
+	if v != nil && !p.NoKernels && !target.GPU {
 		dir, err := ireetool.DefaultCacheDir()
 		if err != nil {
 			return nil, err
@@ -114,7 +136,9 @@ func (c *compileCmd) Run(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "compiling %s (%d bytes of MLIR) with iree-compile...\n", p.Family.Name, len(p.MLIR))
-	path, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{})
+	fmt.Fprintf(os.Stderr, "target %s\n", c.Target)
+	target, _ := ireetool.LookupTarget(c.Target) // plan checked it
+	path, cached, err := ireetool.Compile(ctx, p.MLIR, ireetool.CompileOptions{Target: target.Name, Flags: driver.TargetFlags(p, target)})
 	if err != nil {
 		return err
 	}
@@ -196,6 +220,16 @@ func (listCmd) Run() error {
 		fmt.Fprintln(w, strings.Join(r, "\t"))
 	}
 	return w.Flush()
+}
+
+// sortedSizes returns sizes sorted, without repeats (nil for none).
+func sortedSizes(sizes []int64) []int64 {
+	if len(sizes) == 0 {
+		return nil
+	}
+	out := slices.Clone(sizes)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func copyFile(src, dst string) error {

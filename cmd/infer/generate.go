@@ -13,7 +13,6 @@ import (
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/gguf"
-	"github.com/archc/archc/rt/kernels"
 )
 
 type generateCmd struct {
@@ -42,7 +41,8 @@ type generateCmd struct {
 	Logprobs    int      `name:"logprobs" default:"-1" help:"With --json: each token's logprob and this many most likely alternatives (0-20; -1: off)."`
 	MaxLen      int64    `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	Arch        string   `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
-	Device      string   `default:"local-task" enum:"local-task,local-sync" help:"IREE device: local-task (a thread pool) or local-sync (one thread)."`
+	Device      string   `default:"local-task" enum:"local-task,local-sync,cuda,hip,vulkan" help:"IREE device: local-task (a thread pool), local-sync (one thread), or a GPU: cuda (NVIDIA), hip (AMD), vulkan. The module is compiled for it; on a GPU every weight goes through the plain lowering (no CPU kernels)."`
+	Prefill     []int64  `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU; clipped to --max-len)."`
 	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
@@ -161,23 +161,25 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		}
 	}
 
-	if c.Threads > 0 && c.Device == "local-sync" {
-		return fmt.Errorf("--threads %d: the local-sync device runs on the calling thread only; use --device local-task to set a thread count", c.Threads)
-	}
-	if _, err := kernels.Select(c.Kernels); err != nil {
-		return fmt.Errorf("--%v", err)
+	if err := checkDevice(c.Device, c.Threads, c.Kernels); err != nil {
+		return err
 	}
 	opts := launch.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet), Kernels: c.Kernels}
 	opts.Plan.Arch = c.Arch
 	opts.Plan.Lower.MaxLen = c.MaxLen
 	opts.Plan.GGUF = c.gguf
+	// One sequence: one slot and decode of one row, on any device.
+	opts.Plan.Lower.Slots, opts.Plan.Lower.DecodeBatches = 1, []int64{1}
+	if opts.Plan.Lower.PrefillBuckets, err = buckets("--prefill-buckets", c.Prefill); err != nil {
+		return err
+	}
 	m, err := launch.Open(ctx, c.Model, opts)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	if !c.Quiet {
-		fmt.Fprintf(os.Stderr, "kernels: %s, precision f32\n", m.Program.Kernels)
+		reportDevice(m.Program, c.Device)
 	}
 
 	gopts := rt.GenerateOptions{MaxTokens: c.MaxTokens, Sampling: sampling, StopTokens: stop}

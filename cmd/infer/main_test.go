@@ -24,6 +24,9 @@ func TestGenerateErrors(t *testing.T) {
 		{"too long", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--max-tokens", "5000"}, "exceed the KV cache length"},
 		{"negative max tokens", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--max-tokens=-1"}, "--max-tokens -1"},
 		{"threads on local-sync", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "local-sync", "--threads", "2"}, "local-sync device runs on the calling thread"},
+		{"threads on a GPU", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "cuda", "--threads", "2"}, "--threads 2: a thread count is for the local-task device, not cuda"},
+		{"CPU kernels on a GPU", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "cuda", "--kernels", "avx2"}, "--kernels avx2: archc's matmul kernels are CPU code"},
+		{"unknown device", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "tpu"}, "--device must be one of"},
 		{"runtime flag without dashes", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--iree-flag=task_worker_spin_us=1"}, "must start with --"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

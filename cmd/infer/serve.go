@@ -10,26 +10,30 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/archc/archc/driver"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt/engine"
-	"github.com/archc/archc/rt/kernels"
+	"github.com/archc/archc/rt/ireetool"
 	"github.com/archc/archc/server"
 )
 
 type serveCmd struct {
 	Model           string        `required:"" help:"Model: a Hugging Face folder or a .gguf file." type:"path"`
 	Addr            string        `default:"127.0.0.1:8080" help:"Address to listen on."`
-	MaxBatch        int           `name:"max-batch" default:"4" help:"Requests decoded together at most (KV-cache slots); decode entry points are compiled for 1, 2, 4, ... up to it."`
+	MaxBatch        int           `name:"max-batch" default:"0" help:"Requests decoded together at most (KV-cache slots), 1 to 64; 0 (the default): 4 on a CPU, 64 on a GPU. Decode entry points are compiled for 1, 2, 4, ... up to it on a CPU, for 1, 4, 16, 64 up to it on a GPU."`
+	DecodeBatches   []int64       `name:"decode-batches" sep:"," help:"Decode batch sizes to compile, comma-separated, instead of the default ladder (each an entry point; the largest is at most --max-batch, and sets it when --max-batch is 0)."`
+	Prefill         []int64       `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU; clipped to --max-len)."`
 	MaxLen          int64         `help:"KV-cache length per request in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered so all slots fit 1 GiB."`
 	Queue           int           `default:"64" help:"Requests waiting for a slot at most; beyond it the server answers 429."`
 	APIKey          string        `name:"api-key" env:"ARCHC_API_KEY" help:"Require Authorization: Bearer KEY on /v1/ calls."`
 	Name            string        `help:"Model id in the API (default: the model's file or folder name)."`
 	Arch            string        `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
-	Device          string        `default:"local-task" enum:"local-task,local-sync" help:"IREE device."`
+	Device          string        `default:"local-task" enum:"local-task,local-sync,cuda,hip,vulkan" help:"IREE device: local-task, local-sync, or a GPU: cuda, hip, vulkan (the module is compiled for it; no CPU kernels there)."`
 	Threads         int           `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	Kernels         string        `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	CallTimeout     time.Duration `name:"call-timeout" default:"2m" help:"A model call running longer is killed and the worker restarted."`
@@ -41,24 +45,70 @@ type serveCmd struct {
 	Quiet           bool          `short:"q" help:"No progress output on stderr."`
 }
 
-// decodeBatches returns 1, 2, 4, ... below max, and max.
-func decodeBatches(max int) []int64 {
+// decodeBatches returns the sizes of ladder below max, and max; a nil
+// ladder is 1, 2, 4, ... (a CPU's).
+func decodeBatches(max int, ladder []int64) []int64 {
 	var out []int64
-	for b := 1; b < max; b *= 2 {
-		out = append(out, int64(b))
+	if ladder == nil {
+		for b := 1; b < max; b *= 2 {
+			ladder = append(ladder, int64(b))
+		}
+	}
+	for _, b := range ladder {
+		if b < int64(max) {
+			out = append(out, b)
+		}
 	}
 	return append(out, int64(max))
 }
 
+// shapes returns the KV-cache slots and decode batch sizes of the
+// command's flags on a device (gpu: a GPU's defaults).
+func (c *serveCmd) shapes(gpu bool) (int, []int64, error) {
+	batches, err := buckets("--decode-batches", c.DecodeBatches)
+	if err != nil {
+		return 0, nil, err
+	}
+	slots := c.MaxBatch
+	switch {
+	case slots == 0 && len(batches) > 0:
+		slots = int(slices.Max(batches))
+	case slots == 0 && gpu:
+		slots = 64
+	case slots == 0:
+		slots = 4
+	}
+	if slots < 1 || slots > 64 {
+		return 0, nil, fmt.Errorf("--max-batch %d: give 1 to 64", slots)
+	}
+	if len(batches) == 0 {
+		var ladder []int64
+		if gpu {
+			ladder = driver.GPUDecodeBatches
+		}
+		batches = decodeBatches(slots, ladder)
+	}
+	if m := slices.Max(batches); m > int64(slots) {
+		return 0, nil, fmt.Errorf("--decode-batches %v: batch %d exceeds --max-batch %d", batches, m, slots)
+	}
+	return slots, batches, nil
+}
+
 func (c *serveCmd) Run(ctx context.Context) error {
-	if c.MaxBatch < 1 || c.MaxBatch > 64 {
-		return fmt.Errorf("--max-batch %d: give 1 to 64", c.MaxBatch)
+	if err := checkDevice(c.Device, c.Threads, c.Kernels); err != nil {
+		return err
+	}
+	target, _ := ireetool.LookupTarget(c.Device)
+	slots, batches, err := c.shapes(target.GPU)
+	if err != nil {
+		return err
+	}
+	prefill, err := buckets("--prefill-buckets", c.Prefill)
+	if err != nil {
+		return err
 	}
 	if _, err := os.Stat(c.Model); err != nil {
 		return fmt.Errorf("--model: %v", err)
-	}
-	if _, err := kernels.Select(c.Kernels); err != nil {
-		return fmt.Errorf("--%v", err)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -87,8 +137,9 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	var o launch.Options
 	o.Plan.Arch = c.Arch
 	o.Plan.Lower.MaxLen = c.MaxLen
-	o.Plan.Lower.Slots = int64(c.MaxBatch)
-	o.Plan.Lower.DecodeBatches = decodeBatches(c.MaxBatch)
+	o.Plan.Lower.Slots = int64(slots)
+	o.Plan.Lower.DecodeBatches = batches
+	o.Plan.Lower.PrefillBuckets = prefill
 	o.Device, o.Threads, o.Kernels = c.Device, c.Threads, c.Kernels
 	o.Phase = phaseReporter(os.Stderr, c.Quiet)
 	m, err := launch.Open(ctx, c.Model, o)
@@ -98,7 +149,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	}
 	defer m.Close()
 	if !c.Quiet {
-		fmt.Fprintf(os.Stderr, "kernels: %s, precision f32\n", m.Program.Kernels)
+		reportDevice(m.Program, c.Device)
 	}
 	text, err := m.Text() // a GGUF's header, read by the plan, serves the tokenizer too
 	if err != nil {
@@ -129,7 +180,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- e.Run(runCtx) }()
 	srv.Attach(m, text, e)
-	fmt.Fprintf(os.Stderr, "ready: %s, %d slots of %d tokens, decode batches %v\n", name, c.MaxBatch, m.MaxLen(), o.Plan.Lower.DecodeBatches)
+	fmt.Fprintf(os.Stderr, "ready: %s, %d slots of %d tokens, decode batches %v\n", name, slots, m.MaxLen(), batches)
 	if conv := server.ChatConventions(text); conv != "" {
 		fmt.Fprintf(os.Stderr, "chat: %s\n", conv)
 	}

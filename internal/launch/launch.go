@@ -17,11 +17,15 @@ import (
 type Options struct {
 	Plan     driver.PlanOptions
 	CacheDir string // compiled-module cache; "" is ireetool.DefaultCacheDir()
-	Device   string // IREE HAL device: "local-task" (default) or "local-sync"
-	Threads  int    // local-task worker threads; 0: one per core
+	// Device is the IREE HAL device: "local-task" (default), "local-sync",
+	// "cuda", "hip" or "vulkan". The module is compiled for its target
+	// (ireetool.LookupTarget): a GPU's plans with GPU defaults and without
+	// archc's CPU kernels (driver.CompileOptions.Target).
+	Device  string
+	Threads int // local-task worker threads; 0: one per core
 	// RuntimeFlags are extra iree.runtime flags (iree.RuntimeOptions.Extra).
 	RuntimeFlags []string
-	// CompileFlags are extra iree-compile flags, after ireetool.DefaultFlags.
+	// CompileFlags are extra iree-compile flags, after the target's.
 	CompileFlags []string
 	// NoKernels turns archc's hand-written matmul kernels off
 	// (driver.CompileOptions.NoKernels).
@@ -33,14 +37,14 @@ type Options struct {
 	Phase func(name string) (done func())
 }
 
-// Open plans and compiles the model at path (driver.Compile, cached) and
-// loads it with its weights into a new IREE worker (rt.Load). The model
+// Open plans and compiles the model at path for opts.Device's target
+// (driver.Compile, cached) and loads it with its weights into a new IREE worker (rt.Load). The model
 // needs a checkpoint. Its LoadTime is everything but the compile.
 // Errors: those of driver.Compile and rt.Load.
 func Open(ctx context.Context, path string, opts Options) (*rt.Model, error) {
 	start := time.Now()
 	c, err := driver.Compile(ctx, path, driver.CompileOptions{
-		Plan: opts.Plan, CacheDir: opts.CacheDir, Flags: opts.CompileFlags, NoKernels: opts.NoKernels, Kernels: opts.Kernels, Phase: opts.Phase,
+		Plan: opts.Plan, CacheDir: opts.CacheDir, Target: opts.Device, Flags: opts.CompileFlags, NoKernels: opts.NoKernels, Kernels: opts.Kernels, Phase: opts.Phase,
 	})
 	if err != nil {
 		return nil, err
@@ -62,7 +66,7 @@ func Program(c *driver.Compiled) *rt.Program {
 		Slots: p.Options.Slots, MaxLen: p.Options.MaxLen,
 		PrefillBuckets: p.Options.PrefillBuckets, DecodeBatches: p.Options.DecodeBatches,
 		Lengths: p.Lengths, FixedState: p.FixedState, Dir: p.Dir,
-		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached, Kernels: c.Kernels,
+		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached, Kernels: c.Kernels, Target: c.Target.Name,
 	}
 	if p.GGUF != nil {
 		prog.GGUF = p.GGUF.File

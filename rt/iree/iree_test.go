@@ -113,8 +113,9 @@ func step(t *testing.T, w *Worker, idx int32, x float32, want []float32) {
 	}
 }
 
+// TestRunToy runs the toy (an llvm-cpu module) on each CPU device.
 func TestRunToy(t *testing.T) {
-	for _, dev := range Devices {
+	for _, dev := range ireetool.Targets[0].Devices {
 		t.Run(dev, func(t *testing.T) {
 			w := startLoaded(t, dev)
 			// w = [10 20 30 40]; state persists across calls.
@@ -158,8 +159,21 @@ func TestLoadErrors(t *testing.T) {
 	if err := w.Load(ctx, vmfb, long, ""); err == nil || !strings.Contains(err.Error(), "lie outside") {
 		t.Fatalf("region past EOF: %v", err)
 	}
-	if err := w.Load(ctx, vmfb, params, "cuda"); err == nil || !strings.Contains(err.Error(), "unknown device") {
+	if err := w.Load(ctx, vmfb, params, "tpu"); err == nil || !strings.Contains(err.Error(), "unknown device") {
 		t.Fatalf("device: %v", err)
+	}
+	// A GPU whose driver library is missing is one line naming what was
+	// looked for (machines with an NVIDIA driver skip this check).
+	err = w.Load(ctx, vmfb, params, "cuda")
+	switch {
+	case err == nil:
+		t.Fatal("a CPU module loaded on cuda")
+	case strings.Contains(err.Error(), "not available on this machine"):
+		if msg := err.Error(); !strings.Contains(msg, "looked for libcuda.so (the NVIDIA driver) and an NVIDIA GPU") || strings.Contains(msg, "\n") {
+			t.Errorf("no CUDA driver: %q; want one line naming libcuda.so", msg)
+		}
+	default:
+		t.Logf("this machine has a CUDA driver: %v", err)
 	}
 	// The module needs "w"; without it IREE refuses to initialize.
 	err = w.Load(ctx, vmfb, nil, "")

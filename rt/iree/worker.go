@@ -40,8 +40,9 @@ var workerPy string
 //go:embed grammar.py
 var grammarPy string
 
-// Devices lists the IREE HAL devices Load accepts; "" means the first.
-var Devices = []string{"local-task", "local-sync"}
+// Devices lists the IREE HAL devices Load accepts (every device of
+// ireetool.Targets); "" means the first, local-task.
+var Devices = ireetool.Devices()
 
 // Options configures Start.
 type Options struct {
@@ -175,7 +176,8 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 }
 
 // Load loads the compiled module vmfbPath on device ("local-task" if "",
-// or "local-sync"), with params registered as named parameters in scope
+// "local-sync", "cuda", "hip" or "vulkan": one that runs the module's
+// target), with params registered as named parameters in scope
 // "model". Parameter files are memory-mapped by the worker, never read
 // into Python; IREE imports a region without copying when its Offset is a
 // multiple of 64 and copies it into process memory otherwise. IREE checks
@@ -184,16 +186,19 @@ func Start(ctx context.Context, opts Options) (*Worker, error) {
 // Module globals (e.g. a KV cache) then live until Close. A worker loads one
 // module. Errors: bad arguments (missing files, a region past the end of its
 // file, duplicate names, unknown device) are reported before anything is
-// sent; IREE failures (version mismatch, a parameter the module needs that
-// is missing) come back with IREE's message.
+// sent; a GPU driver that does not start (no driver library, no GPU) is one
+// line naming what was looked for (ireetool.Target.Library); IREE failures
+// (version mismatch, a parameter the module needs that is missing) come
+// back with IREE's message.
 func (w *Worker) Load(ctx context.Context, vmfbPath string, params []ireetool.Param, device string) error {
 	return w.LoadWith(ctx, vmfbPath, params, RuntimeOptions{Device: device})
 }
 
 // RuntimeOptions selects the IREE device a module runs on and how.
 type RuntimeOptions struct {
-	// Device is the HAL device: "local-task" (a thread pool; default) or
-	// "local-sync" (the calling thread only).
+	// Device is the HAL device: "local-task" (a thread pool; default),
+	// "local-sync" (the calling thread only), or a GPU's: "cuda", "hip",
+	// "vulkan".
 	Device string
 	// Threads is the number of local-task worker threads; 0 lets IREE pick
 	// (one per core it sees). Ignored by local-sync.
@@ -232,6 +237,10 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []ireetoo
 	if !slices.Contains(Devices, device) {
 		return fmt.Errorf("iree: unknown device %q: use one of %v", device, Devices)
 	}
+	target, _ := ireetool.LookupTarget(device)
+	if ro.Threads > 0 && target.GPU {
+		return fmt.Errorf("iree: %d threads: a thread count is for the local-task device, not %s", ro.Threads, device)
+	}
 	vmfb, err := filepath.Abs(vmfbPath)
 	if err == nil {
 		_, err = os.Stat(vmfb)
@@ -245,6 +254,10 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []ireetoo
 	}
 	var resp loadResp
 	if _, err := w.request(ctx, "Load", loadReq{Op: "load", VMFB: vmfb, Device: device, Params: ps, Flags: nonNil(ro.Flags())}, nil, &resp); err != nil {
+		if msg, prefix := err.Error(), noDevice+" "+device+": "; target.GPU && strings.Contains(msg, prefix) {
+			_, reason, _ := strings.Cut(msg, prefix)
+			return fmt.Errorf("iree: device %s is not available on this machine: looked for %s (IREE: %s)", device, target.Library, reason)
+		}
 		return err
 	}
 	w.mu.Lock()
@@ -252,6 +265,10 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []ireetoo
 	w.mu.Unlock()
 	return nil
 }
+
+// noDevice is what worker.py's load says when a device's driver or the
+// device itself cannot be created.
+const noDevice = "no usable device"
 
 // checkParams validates params (ireetool.CheckParams) in the worker's
 // request form.

@@ -9,7 +9,8 @@
 # Every header is declared in protocol.json, which Go passes as this
 # script's one argument: each request is checked against it (a missing or
 # unknown field is an error naming it; no field has a default here). Ops:
-#   load: vmfb, device "local-task"|"local-sync", runtime flags, params
+#   load: vmfb, device "local-task"|"local-sync"|"cuda"|"hip"|"vulkan",
+#       runtime flags, params
 #       [{name, file, offset, length}] -> {"functions": [names]}
 #   call: fn, args [tensor...] + payloads -> {"results": [tensor...]} +
 #       payloads. With "argmax", the first result (logits [rows, vocab]
@@ -68,7 +69,49 @@ RESULT_DTYPES[int(rt.HalElementType.INT_32)] = "i32"
 RESULT_DTYPES[int(rt.HalElementType.INT_64)] = "i64"
 RESULT_DTYPES[int(rt.HalElementType.UINT_32)] = "i32"
 RESULT_DTYPES[int(rt.HalElementType.UINT_64)] = "i64"
-DEVICES = ("local-task", "local-sync")
+DEVICES = ("local-task", "local-sync", "cuda", "hip", "vulkan")
+
+
+def create_device(name):
+    """The default device of IREE's HAL driver name. A driver that does
+    not start (its library missing) or finds no device raises
+    DeviceUnavailable with IREE's reason, one line, "no usable device"
+    (Go names what was looked for)."""
+    try:
+        return rt.get_driver(name).create_default_device()
+    except (RuntimeError, ValueError) as e:
+        # IREE's message is "file.c:line: UNAVAILABLE; reason" lines; keep
+        # the first reason.
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "; " in reason:
+            reason = reason.split("; ", 1)[1]
+        raise DeviceUnavailable(f"no usable device {name}: {reason}") from None
+
+
+class DeviceUnavailable(RuntimeError):
+    pass
+
+
+def to_host(device, bv):
+    """The bytes of result buffer view bv as a flat uint8 array: mapped when
+    the buffer is host-visible (CPU devices), else copied from the device
+    into host memory (a GPU's device-local results)."""
+    n = bv.byte_length
+    if n == 0:
+        return np.zeros(0, np.dtype("u1"))
+    buf = bv.get_buffer()
+    if buf.memory_type() & int(rt.MemoryType.HOST_VISIBLE) and buf.allowed_usage() & int(rt.BufferUsage.MAPPING_SCOPED):
+        return bv.map().asarray([n], np.dtype("u1"))
+    host = np.empty(n, np.dtype("u1"))
+    alloc = device.allocator
+    mem = int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE)
+    usage = int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED)
+    staging = alloc.allocate_buffer(memory_type=mem, allowed_usage=usage, allocation_size=n)
+    sem = device.create_semaphore(0)
+    device.queue_copy(buf, staging, wait_semaphores=rt.HalFence.create_at(sem, 0), signal_semaphores=rt.HalFence.create_at(sem, 1))
+    rt.HalFence.create_at(sem, 1).wait()
+    host[:] = staging.map().asarray([n], np.dtype("u1"))
+    return host
 
 # The protocol version this script implements; protocol.json's "version"
 # must equal it (Go checks the hello against its own copy).
@@ -216,7 +259,7 @@ class Session:
             # must be set before the first device is created.
             rt.flags.parse_flags(*flags)
         self.instance = rt.VmInstance()
-        self.device = rt.get_driver(dev_name).create_default_device()
+        self.device = create_device(dev_name)
         modules = []
         # The io_parameters module is always registered, so a module whose
         # parameter is missing fails with IREE's "not found" for that key
@@ -298,11 +341,11 @@ class Session:
             if i == 0 and (req["argmax"] or req["rows"] is not None):
                 if dtype != "f32" or len(shape) != 2:
                     raise TypeError(f"argmax and sampling need a [rows, vocab] f32 first result, got {dtype} {shape}")
-                chosen = choose(bv.map().asarray(shape, np.dtype("<f4")), req["rows"], self.seqs)
+                chosen = choose(to_host(self.device, bv).view("<f4").reshape(shape), req["rows"], self.seqs)
                 add_choice(descs, outs, chosen)
                 continue
             n = bv.byte_length
-            raw = bv.map().asarray([n], np.dtype("u1")).tobytes() if n else b""
+            raw = to_host(self.device, bv).tobytes()
             descs.append({"dtype": dtype, "shape": shape, "nbytes": n})
             outs.append(raw)
         return {"ok": True, "results": descs}, outs

@@ -15,36 +15,16 @@ import (
 	"sync"
 )
 
-// DefaultFlags are the iree-compile flags Compile uses unless
-// CompileOptions.Flags is set: a local llvm-cpu target tuned for this host
-// and O3.
-//
-// Data tiling is off. The DispatchCreation path (--iree-opt-data-tiling)
-// made SmolLM2-135M's decode entry point (one token, M=1 matmuls) return
-// wrong logits with IREE 3.13 while prefill stayed exact (the real-checkpoint
-// oracle test catches it). The legacy --iree-global-opt-data-tiling path is
-// correct and made f32/f16 weight matmuls ~1.4x faster in
-// ../shared/notes/iree-cpu-perf.md, but since GGUF and f16/bf16 weights go
-// through archc's own kernels (rt/kernels), it would only touch attention
-// (whose length is dynamic) and f32 checkpoints; it is not enabled until it
-// is measured on that path. Measured here instead (2-core AMD EPYC VM,
-// SmolLM2 Q4_1, 2026-12): runtime, not codegen, bounds decode: a chain of
-// dependent dispatches costs ~60 µs each on the local-task device and
-// ~2 µs on local-sync, and decode issues ~600 of them per token.
-var DefaultFlags = []string{
-	"--iree-hal-target-device=local",
-	"--iree-hal-local-target-device-backends=llvm-cpu",
-	"--iree-llvmcpu-target-cpu=host",
-	"--iree-opt-level=O3",
-}
-
 // CompileOptions configures Compile. The zero value is ready to use.
 type CompileOptions struct {
 	// CacheDir holds compiled modules; "" means $XDG_CACHE_HOME/archc, or
 	// ~/.cache/archc.
 	CacheDir string
-	// Flags replaces DefaultFlags when non-nil (input and output flags are
-	// added by Compile).
+	// Target names the compile target (LookupTarget: "llvm-cpu", "cuda",
+	// "hip", "vulkan", or a device of one); "" is llvm-cpu.
+	Target string
+	// Flags replaces the target's flags when non-nil (input and output
+	// flags are added by Compile).
 	Flags []string
 	// Compiler is the iree-compile executable; "" means the one in the
 	// venv FindVenv returns.
@@ -54,12 +34,17 @@ type CompileOptions struct {
 // Compile compiles StableHLO MLIR text to an IREE module (.vmfb) and
 // returns its path in the cache. cached is true when an identical earlier
 // compile was reused; the cache key is the SHA-256 of the MLIR, the
-// `iree-compile --version` output, the host CPU description and the flags.
+// `iree-compile --version` output, the target (for a target built for the
+// host CPU, Target.HostKeyed, the host CPU description) and the flags.
 // The file is written atomically, so concurrent compiles are safe.
 // Errors: no compiler (ErrNotFound), an unwritable cache dir, ctx ending,
 // or a compile failure whose message holds the compiler's first diagnostic
 // lines.
 func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath string, cached bool, err error) {
+	target, err := LookupTarget(opts.Target)
+	if err != nil {
+		return "", false, fmt.Errorf("iree-compile: %w", err)
+	}
 	compiler, err := compilerPath(opts.Compiler)
 	if err != nil {
 		return "", false, err
@@ -70,7 +55,7 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 	}
 	flags := opts.Flags
 	if flags == nil {
-		flags = DefaultFlags
+		flags = target.Flags
 	}
 	dir := opts.CacheDir
 	if dir == "" {
@@ -82,8 +67,14 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 		return "", false, fmt.Errorf("iree-compile: cannot create cache dir (%v): set CompileOptions.CacheDir or XDG_CACHE_HOME to a writable folder", err)
 	}
 
+	// The llvm-cpu key is the one archc has always used (existing caches
+	// stay valid); other targets key on their name instead of the host.
+	machine := "target=" + target.Name
+	if target.HostKeyed {
+		machine = hostCPU()
+	}
 	h := sha256.New()
-	for _, part := range []string{"archc-vmfb-1", version, hostCPU(), strings.Join(flags, "\x00")} {
+	for _, part := range []string{"archc-vmfb-1", version, machine, strings.Join(flags, "\x00")} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

@@ -163,8 +163,28 @@ func TestCompileCache(t *testing.T) {
 	if empty, _ := compile("module A", []string{}); empty == def {
 		t.Error("empty Flags (no flags) shares the cache entry of nil Flags (DefaultFlags)")
 	}
+	// A target's flags apply when Flags is nil; the target is in the key
+	// even when the flags are the same.
+	o := opts
+	o.Target = "cuda"
+	cuda, _, err := ireetool.Compile(ctx, []byte("module A"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cudaTarget, _ := ireetool.LookupTarget("cuda")
+	if got, _ := os.ReadFile(cuda); cuda == def || !bytes.HasPrefix(got, []byte(strings.Join(cudaTarget.Flags, " ")+" - -o ")) {
+		t.Errorf("Target cuda: compiler saw %q in %s; want the cuda flags in a new cache entry", got, cuda)
+	}
+	o.Flags = []string{"--x"}
+	if same, _, err := ireetool.Compile(ctx, []byte("module A"), o); err != nil || same == a {
+		t.Errorf("Target cuda, Flags --x: %s, %v; want another cache entry than llvm-cpu's with --x (%s)", same, err, a)
+	}
+	o.Target = "tpu"
+	if _, _, err := ireetool.Compile(ctx, []byte("module A"), o); err == nil || !strings.Contains(err.Error(), `unknown target "tpu": use one of llvm-cpu, cuda, hip, vulkan`) {
+		t.Errorf("Target tpu: %v; want the known targets named", err)
+	}
 
-	_, _, err := ireetool.Compile(ctx, []byte("FAIL"), opts)
+	_, _, err = ireetool.Compile(ctx, []byte("FAIL"), opts)
 	if err == nil || !strings.Contains(err.Error(), "iree-compile failed") || !strings.Contains(err.Error(), "  error: first\nnote: second") {
 		t.Errorf("failing compile: %v; want the compiler's diagnostics", err)
 	}
@@ -306,5 +326,41 @@ func TestLastLines(t *testing.T) {
 		if got := ireetool.LastLines(tc.in, tc.n, "fallback"); got != tc.want {
 			t.Errorf("LastLines(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestLookupTarget: devices map to their target, GPU targets are marked
+// and only the CPU target is keyed on the host.
+func TestLookupTarget(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		gpu        bool
+	}{{"", "llvm-cpu", false}, {"local-task", "llvm-cpu", false}, {"local-sync", "llvm-cpu", false}, {"llvm-cpu", "llvm-cpu", false},
+		{"cuda", "cuda", true}, {"hip", "hip", true}, {"vulkan", "vulkan", true}} {
+		got, err := ireetool.LookupTarget(c.name)
+		if err != nil || got.Name != c.want || got.GPU != c.gpu || got.HostKeyed == c.gpu {
+			t.Errorf("LookupTarget(%q) = %s (GPU %v, host-keyed %v), %v; want %s, GPU %v", c.name, got.Name, got.GPU, got.HostKeyed, err, c.want, c.gpu)
+		}
+	}
+	if got := strings.Join(ireetool.Devices(), ","); got != "local-task,local-sync,cuda,hip,vulkan" {
+		t.Errorf("Devices() = %s", got)
+	}
+}
+
+// TestModuleFlags: a target's workaround flags join only the modules that
+// use their primitive.
+func TestModuleFlags(t *testing.T) {
+	cuda, _ := ireetool.LookupTarget("cuda")
+	plain := cuda.ModuleFlags(func(string) bool { return false })
+	moe := cuda.ModuleFlags(func(p string) bool { return p == "experts" })
+	if strings.Join(plain, " ") != strings.Join(cuda.Flags, " ") {
+		t.Errorf("no experts: %v, want the target's flags %v", plain, cuda.Flags)
+	}
+	if len(moe) != len(cuda.Flags)+1 || moe[len(moe)-1] != "--iree-codegen-llvmgpu-use-reduction-vector-distribution=false" {
+		t.Errorf("experts: %v", moe)
+	}
+	cpu, _ := ireetool.LookupTarget("llvm-cpu")
+	if got := cpu.ModuleFlags(func(string) bool { return true }); strings.Join(got, " ") != strings.Join(ireetool.DefaultFlags, " ") {
+		t.Errorf("llvm-cpu takes no workarounds: %v", got)
 	}
 }

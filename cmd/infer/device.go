@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/rt/kernels"
+)
+
+// checkDevice refuses flag combinations the device cannot take, before
+// anything is read: a thread count off local-task, a CPU kernel variant
+// on a GPU (every weight goes through the plain lowering there).
+func checkDevice(device string, threads int, kernelsFlag string) error {
+	target, err := ireetool.LookupTarget(device)
+	if err != nil {
+		return fmt.Errorf("--device: %v", err)
+	}
+	switch {
+	case threads > 0 && device == "local-sync":
+		return fmt.Errorf("--threads %d: the local-sync device runs on the calling thread only; use --device local-task to set a thread count", threads)
+	case threads > 0 && target.GPU:
+		return fmt.Errorf("--threads %d: a thread count is for the local-task device, not %s", threads, device)
+	case target.GPU && kernelsFlag != "auto" && kernelsFlag != "none" && kernelsFlag != "":
+		return fmt.Errorf("--kernels %s: archc's matmul kernels are CPU code; on --device %s every weight goes through the plain lowering (leave --kernels out)", kernelsFlag, device)
+	case !target.GPU:
+		if _, err := kernels.Select(kernelsFlag); err != nil {
+			return fmt.Errorf("--%v", err)
+		}
+	}
+	return nil
+}
+
+// buckets returns the sizes given to flag sorted, without repeats; nil
+// for none (the device's defaults). A size below 1 is an error.
+func buckets(flag string, sizes []int64) ([]int64, error) {
+	for _, s := range sizes {
+		if s < 1 {
+			return nil, fmt.Errorf("%s %v: each size must be at least 1", flag, sizes)
+		}
+	}
+	if len(sizes) == 0 {
+		return nil, nil
+	}
+	out := slices.Clone(sizes)
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// reportDevice prints the kernels line and, on a GPU, the device and
+// the compiled shapes.
+func reportDevice(p *rt.Program, device string) {
+	fmt.Fprintf(os.Stderr, "kernels: %s, precision f32\n", p.Kernels)
+	if t, _ := ireetool.LookupTarget(device); t.GPU {
+		fmt.Fprintf(os.Stderr, "device: %s (target %s), prefill chunks %v, decode batches %v\n", device, p.Target, p.PrefillBuckets, p.DecodeBatches)
+	}
+}

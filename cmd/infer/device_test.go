@@ -1,0 +1,67 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestServeShapes: --max-batch 0 picks the device's default (4 on a CPU,
+// 64 on a GPU, with the GPU ladder 1, 4, 16, 64), --decode-batches
+// replaces the ladder and sets the slots when --max-batch is 0, and a
+// batch beyond --max-batch is refused.
+func TestServeShapes(t *testing.T) {
+	for _, tc := range []struct {
+		max     int
+		batches []int64
+		gpu     bool
+		slots   int
+		want    []int64
+		err     string
+	}{
+		{0, nil, false, 4, []int64{1, 2, 4}, ""},
+		{0, nil, true, 64, []int64{1, 4, 16, 64}, ""},
+		{8, nil, true, 8, []int64{1, 4, 8}, ""},
+		{6, nil, false, 6, []int64{1, 2, 4, 6}, ""},
+		{0, []int64{64, 1, 8, 8}, true, 64, []int64{1, 8, 64}, ""},
+		{4, []int64{1, 8}, false, 0, nil, "batch 8 exceeds --max-batch 4"},
+		{65, nil, true, 0, nil, "--max-batch 65: give 1 to 64"},
+		{-1, nil, false, 0, nil, "--max-batch -1: give 1 to 64"},
+		{0, []int64{0, 2}, false, 0, nil, "each size must be at least 1"},
+	} {
+		c := serveCmd{MaxBatch: tc.max, DecodeBatches: tc.batches}
+		slots, got, err := c.shapes(tc.gpu)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%+v: %v, want %q", tc, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || slots != tc.slots || !slices.Equal(got, tc.want) {
+			t.Errorf("--max-batch %d --decode-batches %v (GPU %v): %d slots, batches %v, %v; want %d, %v", tc.max, tc.batches, tc.gpu, slots, got, err, tc.slots, tc.want)
+		}
+	}
+}
+
+// TestCheckDevice: a GPU device refuses a thread count and a CPU kernel
+// variant; the CPU devices keep their rules.
+func TestCheckDevice(t *testing.T) {
+	for _, tc := range []struct {
+		device  string
+		threads int
+		kernels string
+		err     string
+	}{
+		{"cuda", 0, "auto", ""},
+		{"vulkan", 0, "none", ""},
+		{"cuda", 2, "auto", "--threads 2: a thread count is for the local-task device, not cuda"},
+		{"hip", 0, "avx2", "--kernels avx2: archc's matmul kernels are CPU code; on --device hip"},
+		{"local-sync", 2, "auto", "local-sync device runs on the calling thread only"},
+		{"local-task", 0, "sse9", "kernels"},
+	} {
+		err := checkDevice(tc.device, tc.threads, tc.kernels)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%+v: %v", tc, err)
+		}
+	}
+}
