@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,15 +12,22 @@ import (
 // messagesRequest is POST /v1/messages (Anthropic's Messages API), the
 // fields it translates; fields.go refuses the ones it does not.
 type messagesRequest struct {
-	Model         string          `json:"model"`
-	MaxTokens     *int            `json:"max_tokens"`
-	System        json.RawMessage `json:"system"`
-	Messages      []anthropicMsg  `json:"messages"`
-	StopSequences []string        `json:"stop_sequences"`
-	Temperature   *float64        `json:"temperature"`
-	TopP          *float64        `json:"top_p"`
-	TopK          *int            `json:"top_k"`
-	Stream        bool            `json:"stream"`
+	Model         string            `json:"model"`
+	MaxTokens     *int              `json:"max_tokens"`
+	System        json.RawMessage   `json:"system"`
+	Messages      []anthropicMsg    `json:"messages"`
+	StopSequences []string          `json:"stop_sequences"`
+	Temperature   *float64          `json:"temperature"`
+	TopP          *float64          `json:"top_p"`
+	TopK          *int              `json:"top_k"`
+	Stream        bool              `json:"stream"`
+	Tools         []json.RawMessage `json:"tools"`
+	ToolChoice    json.RawMessage   `json:"tool_choice"`
+	OutputConfig  *struct {
+		Format json.RawMessage `json:"format"`
+		Effort *string         `json:"effort"`
+	} `json:"output_config"`
+	OutputFormat json.RawMessage `json:"output_format"` // the older name of output_config.format
 }
 
 type anthropicMsg struct {
@@ -27,11 +35,25 @@ type anthropicMsg struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// contentBlock is one block of a Messages turn's content.
+type contentBlock struct {
+	Type      string          `json:"type"`
+	Text      *string         `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	Thinking  *string         `json:"thinking"`
+}
+
 // messagesInput parses a Messages (or count_tokens) request into its
 // fields and chat turns: system (a string or text blocks) first, then the
-// user and assistant messages, whose content is a string or text blocks.
-// needMax: max_tokens is required (Messages, not count_tokens). Errors
-// are 400s naming the field.
+// user and assistant messages, whose content is a string or blocks: text,
+// an assistant's tool_use (its calls) and thinking (its
+// reasoning_content), a user's tool_result (tool turns, before the user's
+// text). needMax: max_tokens is required (Messages, not count_tokens).
+// Errors are 400s naming the field.
 func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, error) {
 	var req messagesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -60,13 +82,160 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 		if m.Role != "user" && m.Role != "assistant" {
 			return nil, nil, badRequest(field+".role", "%s: role %q is not user or assistant (the system prompt is the system field)", field, m.Role)
 		}
-		text, err := textOf(m.Content, field+".content", "text")
-		if err != nil {
-			return nil, nil, err
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			msgs = append(msgs, chatMessage{Role: m.Role, Content: s})
+			continue
 		}
-		msgs = append(msgs, chatMessage{Role: m.Role, Content: text})
+		var blocks []contentBlock
+		if err := json.Unmarshal(m.Content, &blocks); err != nil {
+			return nil, nil, badRequest(field+".content", "%s.content: expected a string or an array of content blocks", field)
+		}
+		turn := chatMessage{Role: m.Role}
+		var results []chatMessage
+		for j, b := range blocks {
+			bf := fmt.Sprintf("%s.content[%d]", field, j)
+			switch {
+			case b.Type == "text" && b.Text != nil:
+				turn.Content += *b.Text
+			case b.Type == "tool_use" && m.Role == "assistant":
+				if b.ID == "" || b.Name == "" {
+					return nil, nil, badRequest(bf, "%s: a tool_use block needs id and name", bf)
+				}
+				args := "{}"
+				if len(b.Input) > 0 && string(b.Input) != "null" {
+					var obj map[string]json.RawMessage
+					if json.Unmarshal(b.Input, &obj) != nil {
+						return nil, nil, badRequest(bf+".input", "%s.input must be an object", bf)
+					}
+					args = compactJSON(b.Input)
+				}
+				turn.ToolCalls = append(turn.ToolCalls, call(b.ID, b.Name, args))
+			case b.Type == "thinking" && m.Role == "assistant" && b.Thinking != nil:
+				turn.ReasoningContent += *b.Thinking
+			case b.Type == "tool_result" && m.Role == "user":
+				if b.ToolUseID == "" {
+					return nil, nil, badRequest(bf+".tool_use_id", "%s: a tool_result block needs tool_use_id", bf)
+				}
+				out, err := textOf(b.Content, bf+".content", "text")
+				if err != nil {
+					return nil, nil, err
+				}
+				results = append(results, chatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: out})
+			default:
+				return nil, nil, badRequest(bf, "%s: content block type %q is not supported in a %s turn (text, tool_use and thinking in the assistant's, text and tool_result in the user's)", bf, b.Type, m.Role)
+			}
+		}
+		msgs = append(msgs, results...)
+		if len(results) == 0 || turn.Content != "" {
+			msgs = append(msgs, turn)
+		}
 	}
 	return &req, msgs, nil
+}
+
+// compactJSON is JSON text without insignificant space (keys in their
+// order).
+func compactJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// messagesChat is the chat request for a Messages request: its turns,
+// sampling fields, tools and tool_choice in chat completions' shapes.
+func messagesChat(req *messagesRequest, msgs []chatMessage) (map[string]any, error) {
+	chatReq := map[string]any{"messages": msgs, "stream": req.Stream}
+	if req.MaxTokens != nil {
+		chatReq["max_tokens"] = *req.MaxTokens
+	}
+	if req.Stream {
+		chatReq["stream_options"] = map[string]any{"include_usage": true}
+	}
+	if len(req.StopSequences) > 0 {
+		chatReq["stop"] = req.StopSequences
+	}
+	for k, v := range map[string]any{"temperature": req.Temperature, "top_p": req.TopP, "top_k": req.TopK} {
+		if !isNilPtr(v) {
+			chatReq[k] = v
+		}
+	}
+	if len(req.Tools) > 0 {
+		var tools []json.RawMessage
+		for i, raw := range req.Tools {
+			var t struct {
+				Type        string          `json:"type"`
+				Name        string          `json:"name"`
+				Description json.RawMessage `json:"description"`
+				InputSchema json.RawMessage `json:"input_schema"`
+			}
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a tool object: %v", i, unwrapJSON(err))
+			}
+			if t.Type != "" && t.Type != "custom" {
+				return nil, badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only client tools (name, description, input_schema) are supported, not Anthropic's server tools", i, t.Type)
+			}
+			tools = append(tools, chatTool(t.Name, t.Description, t.InputSchema))
+		}
+		chatReq["tools"] = tools
+	}
+	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
+		var tc struct {
+			Type                   string `json:"type"`
+			Name                   string `json:"name"`
+			DisableParallelToolUse *bool  `json:"disable_parallel_tool_use"`
+		}
+		if err := json.Unmarshal(req.ToolChoice, &tc); err != nil {
+			return nil, badRequest("tool_choice", "tool_choice must be {\"type\": \"auto\" | \"any\" | \"tool\" | \"none\"}")
+		}
+		switch tc.Type {
+		case "auto", "none":
+			chatReq["tool_choice"] = tc.Type
+		case "any":
+			chatReq["tool_choice"] = "required"
+		case "tool":
+			chatReq["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": tc.Name}}
+		default:
+			return nil, badRequest("tool_choice.type", "tool_choice.type %q: use auto, any, tool or none", tc.Type)
+		}
+		if tc.DisableParallelToolUse != nil {
+			chatReq["parallel_tool_calls"] = !*tc.DisableParallelToolUse
+		}
+	}
+	format, field := req.OutputFormat, "output_format"
+	if c := req.OutputConfig; c != nil {
+		if len(c.Format) > 0 && string(c.Format) != "null" {
+			format, field = c.Format, "output_config.format"
+		}
+		if c.Effort != nil {
+			chatReq["reasoning_effort"] = *c.Effort
+		}
+	}
+	if len(format) > 0 && string(format) != "null" {
+		var f struct {
+			Type   string          `json:"type"`
+			Schema json.RawMessage `json:"schema"`
+		}
+		if json.Unmarshal(format, &f) != nil || f.Type != "json_schema" || len(f.Schema) == 0 {
+			return nil, badRequest(field, "%s must be {\"type\": \"json_schema\", \"schema\": {...}}", field)
+		}
+		chatReq["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "output", "schema": f.Schema}}
+	}
+	return chatReq, nil
+}
+
+// messagesRenames are the chat request's field names in errors, as the
+// Messages API names them.
+var messagesRenames = [][2]string{
+	{`tools\[(\d+)\]\.function\.parameters`, "tools[$1].input_schema"},
+	{`tools\[(\d+)\]\.function\.(\w+)`, "tools[$1].$2"},
+	{`tool_choice`, "tool_choice"},
+	{`stop$`, "stop_sequences"},
+	{`response_format.*`, "output_config.format"},
+	{`reasoning_effort`, "output_config.effort"},
+	{`messages.*`, "messages"},
 }
 
 // anthropicError writes err in Anthropic's error shape,
@@ -93,45 +262,53 @@ func anthropicError(w http.ResponseWriter, err error) {
 	json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
 }
 
+// messagesPlan parses a Messages request and plans its chat request (the
+// prompt, with tools rendered as the chat handler will).
+func (s *Server) messagesPlan(r *http.Request, needMax bool) (*messagesRequest, map[string]any, *chatPlan, error) {
+	var body json.RawMessage
+	if err := decodeJSON(r, s.cfg.MaxBodyBytes, &body); err != nil {
+		return nil, nil, nil, err
+	}
+	req, msgs, err := messagesInput(body, needMax)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	chatReq, err := messagesChat(req, msgs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	plan, err := chatPlanOf(s, chatReq)
+	if err != nil {
+		return nil, nil, nil, renameFields(err, messagesRenames)
+	}
+	return req, chatReq, plan, nil
+}
+
 // countTokens is POST /v1/messages/count_tokens: {"input_tokens": N}, the
 // prompt tokens the same /v1/messages request would have.
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) error {
-	_, text, _, err := s.ready()
+	if _, _, _, err := s.ready(); err != nil {
+		return err
+	}
+	_, _, plan, err := s.messagesPlan(r, false)
 	if err != nil {
 		return err
 	}
-	var body json.RawMessage
-	if err := decodeJSON(r, s.cfg.MaxBodyBytes, &body); err != nil {
-		return err
-	}
-	_, msgs, err := messagesInput(body, false)
-	if err != nil {
-		return err
-	}
-	ids, err := chatPrompt(text, toChat(msgs))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, map[string]any{"input_tokens": len(ids)})
+	writeJSON(w, map[string]any{"input_tokens": len(plan.ids)})
 	return nil
 }
 
-func toChat(msgs []chatMessage) []message {
-	out := make([]message, len(msgs))
-	for i, m := range msgs {
-		out[i] = message{Role: m.Role, Content: m.Content}
-	}
-	return out
-}
-
 // stopReason is Anthropic's stop_reason and stop_sequence for a chat
-// answer: max_tokens for "length"; for "stop", stop_sequence when the
-// generated ids, decoded, go on with one of the stop strings after the
-// answer's text (a stop string ended it), else end_turn (an end token).
+// answer: max_tokens for "length", tool_use for "tool_calls"; for "stop",
+// stop_sequence when the generated ids, decoded, go on with one of the
+// stop strings after the answer's text (a stop string ended it), else
+// end_turn (an end token).
 func (s *Server) stopReason(finish, content string, ids []int32, stops []string) (string, any) {
 	switch finish {
 	case "length":
 		return "max_tokens", nil
+	case "tool_calls":
+		return "tool_use", nil
 	case "stop":
 		_, text, _, err := s.ready()
 		if err == nil && text != nil && len(stops) > 0 {
@@ -157,128 +334,112 @@ func (s *Server) stopReason(finish, content string, ids []int32, stops []string)
 // completions, streamed as its events with "stream": true. Errors are in
 // Anthropic's shape (api writes them so for /v1/messages paths).
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) error {
-	_, text, _, err := s.ready()
+	if _, _, _, err := s.ready(); err != nil {
+		return err
+	}
+	req, chatReq, plan, err := s.messagesPlan(r, true)
 	if err != nil {
 		return err
-	}
-	var body json.RawMessage
-	if err := decodeJSON(r, s.cfg.MaxBodyBytes, &body); err != nil {
-		return err
-	}
-	req, msgs, err := messagesInput(body, true)
-	if err != nil {
-		return err
-	}
-	prompt, err := chatPrompt(text, toChat(msgs))
-	if err != nil {
-		return err
-	}
-	chatReq := map[string]any{"messages": msgs, "max_tokens": *req.MaxTokens, "stream": req.Stream}
-	if req.Stream {
-		chatReq["stream_options"] = map[string]any{"include_usage": true}
-	}
-	if len(req.StopSequences) > 0 {
-		chatReq["stop"] = req.StopSequences
-	}
-	for k, v := range map[string]any{"temperature": req.Temperature, "top_p": req.TopP, "top_k": req.TopK} {
-		if !isNilPtr(v) {
-			chatReq[k] = v
-		}
 	}
 	id := newID("msg_")
-	usage := func(a *chatAnswer) map[string]any {
-		u := map[string]any{"input_tokens": len(prompt), "output_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
-		if a != nil && a.Usage != nil {
-			u["input_tokens"], u["output_tokens"] = a.Usage.PromptTokens, a.Usage.CompletionTokens
-			if a.Usage.PromptTokensDetails != nil {
-				u["cache_read_input_tokens"] = a.Usage.PromptTokensDetails.CachedTokens
-			}
+	usage := func(u *chatUsage) map[string]any {
+		out := map[string]any{"input_tokens": len(plan.ids), "output_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+		if u != nil {
+			out["input_tokens"], out["output_tokens"], out["cache_read_input_tokens"] = u.PromptTokens, u.CompletionTokens, u.cached()
 		}
-		return u
+		return out
 	}
-	events := s.chatCall(r.Context(), r, chatReq)
 	if !req.Stream {
-		var last subEvent
-		for ev := range events {
-			last = ev
+		o, err := s.answer(r, chatReq)
+		if err != nil {
+			return renameFields(err, messagesRenames)
 		}
-		if err := chatError(last); err != nil {
-			return err
+		content := make([]any, len(o.blocks))
+		for i := range o.blocks {
+			content[i] = contentOf(&o.blocks[i], true)
 		}
-		var a chatAnswer
-		if err := json.Unmarshal(last.rest, &a); err != nil || len(a.Choices) == 0 {
-			return fmt.Errorf("the chat answer could not be read: %v", err)
-		}
-		c := a.Choices[0]
-		finish := ""
-		if c.FinishReason != nil {
-			finish = *c.FinishReason
-		}
-		reason, seq := s.stopReason(finish, c.Message.Content, c.TokenIDs, req.StopSequences)
+		reason, seq := s.stopReason(o.finish, o.text(), o.tokenIDs, req.StopSequences)
 		writeJSON(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": s.cfg.Name,
-			"content":     []any{map[string]any{"type": "text", "text": c.Message.Content}},
-			"stop_reason": reason, "stop_sequence": seq, "usage": usage(&a)})
+			"content": content, "stop_reason": reason, "stop_sequence": seq, "usage": usage(o.usage)})
 		return nil
 	}
-	started := false
-	var content, finish string
-	var ids []int32
-	var last *chatAnswer
-	for ev := range events {
-		if ev.done {
-			if err := chatError(ev); err != nil {
-				if !started {
-					return err
-				}
-				sseEvent(w, "error", map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": err.Message}})
-				return err
-			}
-			continue
-		}
-		if ev.data == "[DONE]" {
-			continue
-		}
-		var a chatAnswer
-		if json.Unmarshal([]byte(ev.data), &a) != nil {
-			continue
-		}
-		if a.Error != nil {
-			sseEvent(w, "error", map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": a.Error.Message}})
-			return a.Error
-		}
-		if !started {
-			startSSE(w)
-			started = true
-			sseEvent(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
-				"id": id, "type": "message", "role": "assistant", "model": s.cfg.Name, "content": []any{},
-				"stop_reason": nil, "stop_sequence": nil, "usage": usage(nil)}})
-			sseEvent(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-			sseEvent(w, "ping", map[string]any{"type": "ping"})
-		}
-		if a.Usage != nil {
-			last = &a
-		}
-		for _, c := range a.Choices {
-			ids = append(ids, c.TokenIDs...)
-			if c.Delta.Content != "" {
-				content += c.Delta.Content
-				if err := sseEvent(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": c.Delta.Content}}); err != nil {
-					return err
-				}
-			}
-			if c.FinishReason != nil {
-				finish = *c.FinishReason
-			}
-		}
+	sink := &messagesSink{w: w, start: map[string]any{"id": id, "type": "message", "role": "assistant", "model": s.cfg.Name, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": usage(nil)}}
+	o, err := s.stream(r, chatReq, sink)
+	if err != nil {
+		return renameFields(err, messagesRenames)
 	}
-	if !started {
-		return fmt.Errorf("the chat stream ended without a chunk")
-	}
-	reason, seq := s.stopReason(finish, content, ids, req.StopSequences)
-	sseEvent(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
-	u := usage(last)
-	sseEvent(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": reason, "stop_sequence": seq}, "usage": map[string]any{"output_tokens": u["output_tokens"]}})
+	reason, seq := s.stopReason(o.finish, o.text(), o.tokenIDs, req.StopSequences)
+	u := usage(o.usage)
+	sseEvent(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": reason, "stop_sequence": seq},
+		"usage": map[string]any{"output_tokens": u["output_tokens"]}})
 	return sseEvent(w, "message_stop", map[string]any{"type": "message_stop"})
+}
+
+// contentOf is a block as a Messages content block: text, thinking, or
+// tool_use (whose input is the call's arguments as an object; empty while
+// streamed, which sends them as input_json_delta).
+func contentOf(b *block, done bool) map[string]any {
+	switch b.kind {
+	case "reasoning":
+		t := ""
+		if done {
+			t = b.text
+		}
+		return map[string]any{"type": "thinking", "thinking": t, "signature": ""}
+	case "call":
+		input := json.RawMessage("{}")
+		if done && json.Valid([]byte(b.text)) && strings.HasPrefix(strings.TrimSpace(b.text), "{") {
+			input = json.RawMessage(b.text)
+		}
+		return map[string]any{"type": "tool_use", "id": b.id, "name": b.name, "input": input}
+	}
+	t := ""
+	if done {
+		t = b.text
+	}
+	return map[string]any{"type": "text", "text": t}
+}
+
+// messagesSink writes a streamed answer as the Messages API's events:
+// message_start and ping, then per block content_block_start, its deltas
+// (text_delta, thinking_delta, input_json_delta) and content_block_stop.
+type messagesSink struct {
+	w     http.ResponseWriter
+	start map[string]any
+}
+
+func (k *messagesSink) begin() error {
+	startSSE(k.w)
+	if err := sseEvent(k.w, "message_start", map[string]any{"type": "message_start", "message": k.start}); err != nil {
+		return err
+	}
+	return sseEvent(k.w, "ping", map[string]any{"type": "ping"})
+}
+
+func (k *messagesSink) open(i int, b *block) error {
+	return sseEvent(k.w, "content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": contentOf(b, false)})
+}
+
+func (k *messagesSink) delta(i int, b *block, d string) error {
+	var delta map[string]any
+	switch b.kind {
+	case "reasoning":
+		delta = map[string]any{"type": "thinking_delta", "thinking": d}
+	case "call":
+		delta = map[string]any{"type": "input_json_delta", "partial_json": d}
+	default:
+		delta = map[string]any{"type": "text_delta", "text": d}
+	}
+	return sseEvent(k.w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": delta})
+}
+
+func (k *messagesSink) close(i int, b *block) error {
+	return sseEvent(k.w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+}
+
+func (k *messagesSink) fail(msg string) {
+	sseEvent(k.w, "error", map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": msg}})
 }
 
 // isNilPtr reports whether v is a nil *float64 or *int.

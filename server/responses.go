@@ -11,22 +11,36 @@ import (
 // responsesRequest is POST /v1/responses (OpenAI's Responses API), the
 // fields it translates; fields.go refuses the ones it does not.
 type responsesRequest struct {
-	Model              string          `json:"model"`
-	Input              json.RawMessage `json:"input"`
-	Instructions       *string         `json:"instructions"`
-	MaxOutputTokens    *int            `json:"max_output_tokens"`
-	Temperature        *float64        `json:"temperature"`
-	TopP               *float64        `json:"top_p"`
-	Stream             bool            `json:"stream"`
-	PreviousResponseID *string         `json:"previous_response_id"`
-	Store              *bool           `json:"store"`
-	Metadata           map[string]any  `json:"metadata"`
+	Model              string            `json:"model"`
+	Input              json.RawMessage   `json:"input"`
+	Instructions       *string           `json:"instructions"`
+	MaxOutputTokens    *int              `json:"max_output_tokens"`
+	Temperature        *float64          `json:"temperature"`
+	TopP               *float64          `json:"top_p"`
+	Stream             bool              `json:"stream"`
+	PreviousResponseID *string           `json:"previous_response_id"`
+	Store              *bool             `json:"store"`
+	Metadata           map[string]any    `json:"metadata"`
+	Tools              []json.RawMessage `json:"tools"`
+	ToolChoice         json.RawMessage   `json:"tool_choice"`
+	ParallelToolCalls  *bool             `json:"parallel_tool_calls"`
+	Text               *struct {
+		Format    json.RawMessage `json:"format"`
+		Verbosity *string         `json:"verbosity"`
+	} `json:"text"`
+	Reasoning *struct {
+		Effort  *string         `json:"effort"`
+		Summary json.RawMessage `json:"summary"`
+	} `json:"reasoning"`
 }
 
 // responsesInput parses a Responses request: its fields, and its input as
-// chat turns (a string is one user turn; an array holds messages, with
-// or without "type": "message", whose content is a string or input_text /
-// output_text parts). Errors are 400s naming the field.
+// chat turns. A string is one user turn; an array holds items: messages
+// (with or without "type": "message"; content a string or input_text /
+// output_text parts), function_call items (an assistant turn's calls),
+// function_call_output items (tool turns) and reasoning items (the
+// reasoning_content of the assistant turn that follows). Errors are 400s
+// naming the field.
 func responsesInput(body []byte) (*responsesRequest, []chatMessage, error) {
 	var req responsesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -39,35 +53,177 @@ func responsesInput(body []byte) (*responsesRequest, []chatMessage, error) {
 	if json.Unmarshal(req.Input, &s) == nil {
 		return &req, []chatMessage{{Role: "user", Content: s}}, nil
 	}
-	var items []struct {
-		Type    string          `json:"type"`
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
+	var raws []json.RawMessage
+	if err := json.Unmarshal(req.Input, &raws); err != nil {
+		return nil, nil, badRequest("input", "input must be a string or an array of items")
 	}
-	if err := json.Unmarshal(req.Input, &items); err != nil {
-		return nil, nil, badRequest("input", "input must be a string or an array of messages")
-	}
-	if len(items) == 0 {
+	if len(raws) == 0 {
 		return nil, nil, badRequest("input", "input must not be empty")
 	}
-	msgs := make([]chatMessage, 0, len(items))
-	for i, it := range items {
+	var msgs []chatMessage
+	reasoning := "" // a reasoning item's text, for the next assistant turn
+	for i, raw := range raws {
 		field := fmt.Sprintf("input[%d]", i)
-		if it.Type != "" && it.Type != "message" {
-			return nil, nil, badRequest(field+".type", "%s: item type %q is not supported (only messages; function calls need tools, which /v1/responses does not take)", field, it.Type)
+		var it struct {
+			Type      string          `json:"type"`
+			Role      string          `json:"role"`
+			Content   json.RawMessage `json:"content"`
+			Summary   json.RawMessage `json:"summary"`
+			CallID    string          `json:"call_id"`
+			Name      string          `json:"name"`
+			Arguments *string         `json:"arguments"`
+			Output    json.RawMessage `json:"output"`
 		}
-		switch it.Role {
-		case "user", "assistant", "system", "developer":
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return nil, nil, badRequest(field, "%s: expected an item object: %v", field, unwrapJSON(err))
+		}
+		switch it.Type {
+		case "", "message":
+			switch it.Role {
+			case "user", "assistant", "system", "developer":
+			default:
+				return nil, nil, badRequest(field+".role", "%s: role %q is not user, assistant, system or developer", field, it.Role)
+			}
+			text, err := textOf(it.Content, field+".content", "input_text", "output_text", "text")
+			if err != nil {
+				return nil, nil, err
+			}
+			m := chatMessage{Role: it.Role, Content: text}
+			if it.Role == "assistant" {
+				m.ReasoningContent, reasoning = reasoning, ""
+			}
+			msgs = append(msgs, m)
+		case "function_call":
+			if it.CallID == "" || it.Name == "" {
+				return nil, nil, badRequest(field, "%s: a function_call item needs call_id and name", field)
+			}
+			args := "{}"
+			if it.Arguments != nil && *it.Arguments != "" {
+				args = *it.Arguments
+			}
+			if !json.Valid([]byte(args)) {
+				return nil, nil, badRequest(field+".arguments", "%s.arguments is not JSON", field)
+			}
+			n := len(msgs)
+			msgs = addCall(msgs, call(it.CallID, it.Name, args))
+			if len(msgs) > n {
+				msgs[n].ReasoningContent, reasoning = reasoning, ""
+			}
+		case "function_call_output":
+			if it.CallID == "" {
+				return nil, nil, badRequest(field+".call_id", "%s: a function_call_output item needs call_id", field)
+			}
+			out, err := textOf(it.Output, field+".output", "input_text", "output_text", "text")
+			if err != nil {
+				return nil, nil, err
+			}
+			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: out})
+		case "reasoning":
+			text, err := textOf(it.Content, field+".content", "reasoning_text")
+			if err == nil && text == "" {
+				text, err = textOf(it.Summary, field+".summary", "summary_text")
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			reasoning += text
 		default:
-			return nil, nil, badRequest(field+".role", "%s: role %q is not user, assistant, system or developer", field, it.Role)
+			return nil, nil, badRequest(field+".type", "%s: item type %q is not supported (messages, function_call, function_call_output and reasoning are)", field, it.Type)
 		}
-		text, err := textOf(it.Content, field+".content", "input_text", "output_text", "text")
-		if err != nil {
-			return nil, nil, err
-		}
-		msgs = append(msgs, chatMessage{Role: it.Role, Content: text})
+	}
+	if len(msgs) == 0 {
+		return nil, nil, badRequest("input", "input has no message, call or call output")
 	}
 	return &req, msgs, nil
+}
+
+// responsesChat adds the request's tools, tool_choice, text.format and
+// reasoning effort to a chat request, in chat completions' shapes.
+func responsesChat(req *responsesRequest, chatReq map[string]any) error {
+	if len(req.Tools) > 0 {
+		var tools []json.RawMessage
+		for i, raw := range req.Tools {
+			var t struct {
+				Type        string          `json:"type"`
+				Name        string          `json:"name"`
+				Description json.RawMessage `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			}
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a function tool object: %v", i, unwrapJSON(err))
+			}
+			if t.Type != "function" {
+				return badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only \"function\" tools are supported (OpenAI's hosted tools are not)", i, t.Type)
+			}
+			tools = append(tools, chatTool(t.Name, t.Description, t.Parameters))
+		}
+		chatReq["tools"] = tools
+	}
+	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
+		var s string
+		var obj struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}
+		switch {
+		case json.Unmarshal(req.ToolChoice, &s) == nil:
+			chatReq["tool_choice"] = s
+		case json.Unmarshal(req.ToolChoice, &obj) == nil && obj.Type == "function":
+			chatReq["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": obj.Name}}
+		default:
+			return badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", \"name\": ...}")
+		}
+	}
+	if req.ParallelToolCalls != nil {
+		chatReq["parallel_tool_calls"] = *req.ParallelToolCalls
+	}
+	if t := req.Text; t != nil {
+		if t.Verbosity != nil && *t.Verbosity != "medium" {
+			return badRequest("text.verbosity", "text.verbosity is not supported by this server; leave it out")
+		}
+		if len(t.Format) > 0 && string(t.Format) != "null" {
+			var f struct {
+				Type   string          `json:"type"`
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+				Strict *bool           `json:"strict"`
+			}
+			if err := json.Unmarshal(t.Format, &f); err != nil {
+				return badRequest("text.format", "text.format: %v", unwrapJSON(err))
+			}
+			switch f.Type {
+			case "text":
+			case "json_object":
+				chatReq["response_format"] = map[string]any{"type": "json_object"}
+			case "json_schema":
+				if len(f.Schema) == 0 {
+					return badRequest("text.format.schema", "text.format json_schema needs schema")
+				}
+				chatReq["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": f.Name, "schema": f.Schema, "strict": f.Strict}}
+			default:
+				return badRequest("text.format.type", "text.format.type %q is not supported: use text, json_object or json_schema", f.Type)
+			}
+		}
+	}
+	if r := req.Reasoning; r != nil {
+		if !isNoop(r.Summary, []string{`"none"`}) && len(r.Summary) > 0 {
+			return badRequest("reasoning.summary", "reasoning.summary is not supported: the reasoning comes whole, as reasoning items' content; leave it out")
+		}
+		if r.Effort != nil && *r.Effort != "none" {
+			chatReq["reasoning_effort"] = *r.Effort
+		}
+	}
+	return nil
+}
+
+// responsesRenames are the chat request's field names in errors, as the
+// Responses API names them.
+var responsesRenames = [][2]string{
+	{`tools\[(\d+)\]\.function\.(\w+)`, "tools[$1].$2"},
+	{`response_format\.json_schema\.schema`, "text.format.schema"},
+	{`response_format.*`, "text.format"},
+	{`reasoning_effort`, "reasoning.effort"},
+	{`messages.*`, "input"},
 }
 
 // responseStore keeps the conversations of recent responses for
@@ -116,10 +272,11 @@ func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// responses is POST /v1/responses: text in, a message out, streamed as
-// the Responses API's events with "stream": true; previous_response_id
-// continues a conversation this server answered (and stored: store is
-// true unless false).
+// responses is POST /v1/responses: input items in, output items out
+// (reasoning, a message, function calls), streamed as the Responses API's
+// events with "stream": true; previous_response_id continues a
+// conversation this server answered (and stored: store is true unless
+// false).
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 	if _, _, _, err := s.ready(); err != nil {
 		return err
@@ -149,152 +306,213 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 	if req.Stream {
 		chatReq["stream_options"] = map[string]any{"include_usage": true}
 	}
-	if req.MaxOutputTokens != nil {
-		chatReq["max_tokens"] = *req.MaxOutputTokens
+	for k, v := range map[string]any{"max_tokens": req.MaxOutputTokens, "temperature": req.Temperature, "top_p": req.TopP} {
+		if !isNilPtr(v) {
+			chatReq[k] = v
+		}
 	}
-	if req.Temperature != nil {
-		chatReq["temperature"] = *req.Temperature
+	if err := responsesChat(req, chatReq); err != nil {
+		return err
 	}
-	if req.TopP != nil {
-		chatReq["top_p"] = *req.TopP
+	resp := s.responseObject(req)
+	id := resp["id"].(string)
+	// finish completes resp from the answer and stores it.
+	finish := func(o *chatOutput, items []any) {
+		status := "completed"
+		if o.finish == "length" {
+			status = "incomplete"
+			resp["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
+		}
+		resp["status"], resp["output"] = status, items
+		if u := o.usage; u != nil {
+			resp["usage"] = map[string]any{
+				"input_tokens": u.PromptTokens, "input_tokens_details": map[string]any{"cached_tokens": u.cached()},
+				"output_tokens": u.CompletionTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+				"total_tokens": u.PromptTokens + u.CompletionTokens,
+			}
+		}
+		if req.Store == nil || *req.Store {
+			s.stored.put(id, storedResponse{turns: append(turns, o.turn()), response: resp})
+		}
 	}
-	id, msgID := newID("resp_"), newID("msg_")
-	created := time.Now().Unix()
+	if !req.Stream {
+		o, err := s.answer(r, chatReq)
+		if err != nil {
+			return renameFields(err, responsesRenames)
+		}
+		items := make([]any, len(o.blocks))
+		for i := range o.blocks {
+			items[i] = outputItem(newItemID(o.blocks[i].kind), &o.blocks[i], "completed")
+		}
+		finish(o, items)
+		writeJSON(w, resp)
+		return nil
+	}
+	sink := &responsesSink{w: w, resp: resp}
+	o, err := s.stream(r, chatReq, sink)
+	if err != nil {
+		return renameFields(err, responsesRenames)
+	}
+	finish(o, sink.items)
+	typ := "response.completed"
+	if resp["status"] == "incomplete" {
+		typ = "response.incomplete"
+	}
+	return sink.send(typ, map[string]any{"response": resp})
+}
+
+// responseObject is a response in progress, with the request's settings.
+func (s *Server) responseObject(req *responsesRequest) map[string]any {
+	tools := []any{}
+	for _, t := range req.Tools {
+		tools = append(tools, t)
+	}
+	var choice any = "auto"
+	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
+		choice = req.ToolChoice
+	}
+	var format any = map[string]any{"type": "text"}
+	if req.Text != nil && len(req.Text.Format) > 0 && string(req.Text.Format) != "null" {
+		format = req.Text.Format
+	}
+	var effort any
+	if req.Reasoning != nil && req.Reasoning.Effort != nil {
+		effort = *req.Reasoning.Effort
+	}
 	resp := map[string]any{
-		"id": id, "object": "response", "created_at": created, "status": "in_progress", "model": s.cfg.Name,
+		"id": newID("resp_"), "object": "response", "created_at": time.Now().Unix(), "status": "in_progress", "model": s.cfg.Name,
 		"output": []any{}, "instructions": req.Instructions, "previous_response_id": req.PreviousResponseID,
 		"max_output_tokens": req.MaxOutputTokens, "temperature": req.Temperature, "top_p": req.TopP,
-		"parallel_tool_calls": false, "tool_choice": "none", "tools": []any{}, "text": map[string]any{"format": map[string]any{"type": "text"}},
+		"parallel_tool_calls": req.ParallelToolCalls == nil || *req.ParallelToolCalls, "tool_choice": choice, "tools": tools,
+		"text": map[string]any{"format": format}, "reasoning": map[string]any{"effort": effort, "summary": nil},
 		"truncation": "disabled", "error": nil, "incomplete_details": nil, "metadata": req.Metadata, "usage": nil,
 		"store": req.Store == nil || *req.Store,
 	}
 	if resp["metadata"] == nil {
 		resp["metadata"] = map[string]any{}
 	}
-	// finish completes resp from the chat answer's text, finish reason and
-	// usage, and stores it.
-	finish := func(text, reason string, a *chatAnswer) {
-		status := "completed"
-		if reason == "length" {
-			status = "incomplete"
-			resp["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
-		}
-		resp["status"] = status
-		resp["output"] = []any{outputMessage(msgID, text, "completed")}
-		if a != nil && a.Usage != nil {
-			cached := 0
-			if a.Usage.PromptTokensDetails != nil {
-				cached = a.Usage.PromptTokensDetails.CachedTokens
-			}
-			resp["usage"] = map[string]any{
-				"input_tokens": a.Usage.PromptTokens, "input_tokens_details": map[string]any{"cached_tokens": cached},
-				"output_tokens": a.Usage.CompletionTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
-				"total_tokens": a.Usage.PromptTokens + a.Usage.CompletionTokens,
-			}
-		}
-		if req.Store == nil || *req.Store {
-			s.stored.put(id, storedResponse{turns: append(turns, chatMessage{Role: "assistant", Content: text}), response: resp})
-		}
+	return resp
+}
+
+// responsesSink writes a streamed answer as the Responses API's events:
+// per block an output item added, its deltas and done events, the item
+// done; items collects the finished items for the final response.
+type responsesSink struct {
+	w     http.ResponseWriter
+	resp  map[string]any
+	seq   int
+	ids   []string
+	items []any
+}
+
+func (k *responsesSink) send(typ string, v map[string]any) error {
+	v["type"], v["sequence_number"] = typ, k.seq
+	k.seq++
+	return sseEvent(k.w, typ, v)
+}
+
+func (k *responsesSink) begin() error {
+	startSSE(k.w)
+	if err := k.send("response.created", map[string]any{"response": k.resp}); err != nil {
+		return err
 	}
-	events := s.chatCall(r.Context(), r, chatReq)
-	if !req.Stream {
-		var last subEvent
-		for ev := range events {
-			last = ev
-		}
-		if err := chatError(last); err != nil {
-			return err
-		}
-		var a chatAnswer
-		if err := json.Unmarshal(last.rest, &a); err != nil || len(a.Choices) == 0 {
-			return fmt.Errorf("the chat answer could not be read: %v", err)
-		}
-		reason := ""
-		if a.Choices[0].FinishReason != nil {
-			reason = *a.Choices[0].FinishReason
-		}
-		finish(a.Choices[0].Message.Content, reason, &a)
-		writeJSON(w, resp)
-		return nil
+	return k.send("response.in_progress", map[string]any{"response": k.resp})
+}
+
+func (k *responsesSink) open(i int, b *block) error {
+	id := newItemID(b.kind)
+	k.ids = append(k.ids, id)
+	if err := k.send("response.output_item.added", map[string]any{"output_index": i, "item": outputItem(id, b, "in_progress")}); err != nil {
+		return err
 	}
-	seq := 0
-	send := func(typ string, v map[string]any) error {
-		v["type"], v["sequence_number"] = typ, seq
-		seq++
-		return sseEvent(w, typ, v)
+	switch b.kind {
+	case "text":
+		return k.send("response.content_part.added", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "part": outputText("")})
+	case "reasoning":
+		return k.send("response.content_part.added", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "part": reasoningText("")})
 	}
-	started := false
-	var text, reason string
-	var usage *chatAnswer
-	for ev := range events {
-		if ev.done {
-			if err := chatError(ev); err != nil {
-				if !started {
-					return err
-				}
-				resp["status"], resp["error"] = "failed", map[string]any{"code": "server_error", "message": err.Message}
-				send("response.failed", map[string]any{"response": resp})
-				return err
-			}
-			continue
-		}
-		if ev.data == "[DONE]" {
-			continue
-		}
-		var a chatAnswer
-		if err := json.Unmarshal([]byte(ev.data), &a); err != nil {
-			continue
-		}
-		if a.Error != nil {
-			resp["status"], resp["error"] = "failed", map[string]any{"code": "server_error", "message": a.Error.Message}
-			send("response.failed", map[string]any{"response": resp})
-			return a.Error
-		}
-		if !started {
-			startSSE(w)
-			started = true
-			send("response.created", map[string]any{"response": resp})
-			send("response.in_progress", map[string]any{"response": resp})
-			send("response.output_item.added", map[string]any{"output_index": 0, "item": outputMessage(msgID, "", "in_progress")})
-			send("response.content_part.added", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": outputText("")})
-		}
-		if a.Usage != nil {
-			usage = &a
-		}
-		for _, c := range a.Choices {
-			if c.Delta.Content != "" {
-				text += c.Delta.Content
-				if err := send("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "delta": c.Delta.Content, "logprobs": []any{}}); err != nil {
-					return err
-				}
-			}
-			if c.FinishReason != nil {
-				reason = *c.FinishReason
-			}
-		}
+	return nil
+}
+
+func (k *responsesSink) delta(i int, b *block, d string) error {
+	id := k.ids[i]
+	switch b.kind {
+	case "text":
+		return k.send("response.output_text.delta", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "delta": d, "logprobs": []any{}})
+	case "reasoning":
+		return k.send("response.reasoning_text.delta", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "delta": d})
 	}
-	if !started {
-		return fmt.Errorf("the chat stream ended without a chunk")
+	return k.send("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": i, "delta": d})
+}
+
+func (k *responsesSink) close(i int, b *block) error {
+	id := k.ids[i]
+	var err error
+	switch b.kind {
+	case "text":
+		k.send("response.output_text.done", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "text": b.text, "logprobs": []any{}})
+		err = k.send("response.content_part.done", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "part": outputText(b.text)})
+	case "reasoning":
+		k.send("response.reasoning_text.done", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "text": b.text})
+		err = k.send("response.content_part.done", map[string]any{"item_id": id, "output_index": i, "content_index": 0, "part": reasoningText(b.text)})
+	case "call":
+		err = k.send("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": i, "name": b.name, "arguments": b.text})
 	}
-	finish(text, reason, usage)
-	send("response.output_text.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "text": text, "logprobs": []any{}})
-	send("response.content_part.done", map[string]any{"item_id": msgID, "output_index": 0, "content_index": 0, "part": outputText(text)})
-	send("response.output_item.done", map[string]any{"output_index": 0, "item": outputMessage(msgID, text, "completed")})
-	typ := "response.completed"
-	if resp["status"] == "incomplete" {
-		typ = "response.incomplete"
+	if err != nil {
+		return err
 	}
-	return send(typ, map[string]any{"response": resp})
+	item := outputItem(id, b, "completed")
+	k.items = append(k.items, item)
+	return k.send("response.output_item.done", map[string]any{"output_index": i, "item": item})
+}
+
+func (k *responsesSink) fail(msg string) {
+	k.resp["status"], k.resp["error"] = "failed", map[string]any{"code": "server_error", "message": msg}
+	k.send("response.failed", map[string]any{"response": k.resp})
+}
+
+// newItemID is a fresh output item id for a block of kind.
+func newItemID(kind string) string {
+	switch kind {
+	case "reasoning":
+		return newID("rs_")
+	case "call":
+		return newID("fc_")
+	}
+	return newID("msg_")
 }
 
 func outputText(text string) map[string]any {
 	return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
 }
 
-func outputMessage(id, text, status string) map[string]any {
+func reasoningText(text string) map[string]any {
+	return map[string]any{"type": "reasoning_text", "text": text}
+}
+
+// outputItem is a block as a Responses output item: a message with one
+// output_text part, a reasoning item with one reasoning_text part, or a
+// function_call. In progress, a message or reasoning item has no parts
+// yet and a call no arguments.
+func outputItem(id string, b *block, status string) map[string]any {
+	done := status == "completed"
+	switch b.kind {
+	case "reasoning":
+		content := []any{}
+		if done {
+			content = []any{reasoningText(b.text)}
+		}
+		return map[string]any{"type": "reasoning", "id": id, "status": status, "summary": []any{}, "content": content}
+	case "call":
+		args := ""
+		if done {
+			args = b.text
+		}
+		return map[string]any{"type": "function_call", "id": id, "call_id": b.id, "name": b.name, "arguments": args, "status": status}
+	}
 	content := []any{}
-	if status == "completed" {
-		content = []any{outputText(text)}
+	if done {
+		content = []any{outputText(b.text)}
 	}
 	return map[string]any{"type": "message", "id": id, "status": status, "role": "assistant", "content": content}
 }

@@ -343,8 +343,157 @@ func toolGrammar(f *toolcall.Format, text *rt.Text, tools []toolJSON, parallel b
 				marker(text, "<|constrain|>"), marker(text, "<|message|>"), withGuidance([]byte(params)))
 		}
 		return b.String(), nil
+	case "qwen3-coder":
+		return xmlGrammar(f, text, tools, parallel)
+	case "deepseek-v3":
+		return deepseekGrammar(text, tools, parallel), nil
 	}
 	return "", fmt.Errorf("tool_choice required or a named function is not enforced for the %s tool-call convention; use auto", f.Name)
+}
+
+// xmlValue is the grammar of one parameter value in Qwen3-Coder's XML
+// calls: a string as raw text (one of its enum values, or any text that
+// does not close the parameter), anything else as JSON valid against the
+// parameter's schema (the parser reads a value that parses as JSON as
+// that value).
+func xmlValue(rule string, schema json.RawMessage, end string) string {
+	var s struct {
+		Type any   `json:"type"`
+		Enum []any `json:"enum"`
+	}
+	json.Unmarshal(schema, &s)
+	var strs []string
+	for _, e := range s.Enum {
+		if v, ok := e.(string); ok && v != "" && !strings.Contains(v, "</parameter>") {
+			strs = append(strs, larkString(v))
+		}
+	}
+	switch {
+	case len(strs) > 0 && len(strs) == len(s.Enum):
+		return rule + ": (" + strings.Join(strs, " | ") + ") " + larkString(end) + "\n"
+	case s.Type == "string" && len(s.Enum) == 0:
+		// Any text up to the end of the parameter (a lazy lexeme that
+		// stops at it), with a character that is not a space or part of a
+		// number, so that it does not read back as one.
+		return rule + "[stop=" + larkString(end) + "]: /(?s:.*[^\\s0-9.+\\-].*)/\n"
+	}
+	return rule + ": %json " + withGuidance(schema) + " " + larkString(end) + "\n"
+}
+
+// schemaProps lists an object schema's properties in their order, and its
+// required ones.
+func schemaProps(schema json.RawMessage) (names []string, props map[string]json.RawMessage, required map[string]bool) {
+	var s struct {
+		Properties json.RawMessage `json:"properties"`
+		Required   []string        `json:"required"`
+	}
+	json.Unmarshal(schema, &s)
+	required = map[string]bool{}
+	for _, r := range s.Required {
+		required[r] = true
+	}
+	props = map[string]json.RawMessage{}
+	dec := json.NewDecoder(bytes.NewReader(s.Properties))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, props, required
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			break
+		}
+		name := tok.(string)
+		names = append(names, name)
+		props[name] = v
+	}
+	return names, props, required
+}
+
+// xmlGrammar is the grammar of Qwen3-Coder's (and Seed-OSS's) calls:
+// <tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n…</function>\n</tool_call>,
+// parameters in the schema's order, the required ones always, the others
+// optionally (Seed-OSS: <seed:tool_call>, values without the newlines).
+func xmlGrammar(f *toolcall.Format, text *rt.Text, tools []toolJSON, parallel bool) (string, error) {
+	open, nl := f.CallMarker(), "\n"
+	if open == "<seed:tool_call>" {
+		nl = ""
+	}
+	closing := strings.Replace(open, "<", "</", 1)
+	var b strings.Builder
+	b.WriteString("start: call")
+	if parallel {
+		b.WriteString(` ("\n" call)*`)
+	}
+	fmt.Fprintf(&b, "\ncall: %s \"\\n\" fn \"\\n\" %s\nfn: ", marker(text, open), marker(text, closing))
+	for i := range tools {
+		if i > 0 {
+			b.WriteString(" | ")
+		}
+		fmt.Fprintf(&b, "f%d", i)
+	}
+	b.WriteString("\n")
+	for i, t := range tools {
+		names, props, required := schemaProps(t.Function.Parameters)
+		fmt.Fprintf(&b, "f%d: %s", i, larkString("<function="+t.Function.Name+">\n"))
+		for j, name := range names {
+			if strings.ContainsAny(name, "<>\n") {
+				return "", fmt.Errorf("tool %s: parameter name %q cannot be written in the XML call convention", t.Function.Name, name)
+			}
+			fmt.Fprintf(&b, " f%dp%d", i, j)
+			if !required[name] {
+				b.WriteString("?")
+			}
+		}
+		b.WriteString(` "</function>"` + "\n")
+		for j, name := range names {
+			fmt.Fprintf(&b, "f%dp%d: %s f%dv%d %s\n", i, j, larkString("<parameter="+name+">"+nl), i, j, larkString("\n"))
+			b.WriteString(xmlValue(fmt.Sprintf("f%dv%d", i, j), props[name], nl+"</parameter>"))
+		}
+	}
+	return b.String(), nil
+}
+
+// deepseekGrammar is the grammar of DeepSeek-V3's calls,
+// <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
+// (calls separated by newlines), or V3.1's
+// <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>, whichever the
+// template writes.
+func deepseekGrammar(text *rt.Text, tools []toolJSON, parallel bool) string {
+	v3 := strings.Contains(text.ChatTemplate, "```json")
+	sep := ""
+	if v3 {
+		sep = `"\n" `
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "start: %s call", marker(text, "<｜tool▁calls▁begin｜>"))
+	if parallel {
+		fmt.Fprintf(&b, " (%scall)*", sep)
+	}
+	fmt.Fprintf(&b, " %s\ncall: ", marker(text, "<｜tool▁calls▁end｜>"))
+	for i := range tools {
+		if i > 0 {
+			b.WriteString(" | ")
+		}
+		fmt.Fprintf(&b, "c%d", i)
+	}
+	b.WriteString("\n")
+	begin, tsep, end := marker(text, "<｜tool▁call▁begin｜>"), marker(text, "<｜tool▁sep｜>"), marker(text, "<｜tool▁call▁end｜>")
+	for i, t := range tools {
+		params := strings.TrimSpace(string(t.Function.Parameters))
+		if params == "" || params == "null" {
+			params = `{"type": "object"}`
+		}
+		if v3 {
+			fmt.Fprintf(&b, "c%d: %s \"function\" %s %s %%json %s %s %s\n", i, begin, tsep, larkString(t.Function.Name+"\n```json\n"), withGuidance([]byte(params)), larkString("\n```"), end)
+		} else {
+			fmt.Fprintf(&b, "c%d: %s %s %s %%json %s %s\n", i, begin, larkString(t.Function.Name), tsep, withGuidance([]byte(params)), end)
+		}
+	}
+	return b.String()
 }
 
 // chatTurns converts the request's messages for the template. With the

@@ -68,9 +68,9 @@ func TestTranslations(t *testing.T) {
 	if msg, param := errMessage(got); code != 400 || param != "previous_response_id" || !strings.Contains(msg, "resp_nope") {
 		t.Errorf("unknown previous_response_id: %d %v", code, got)
 	}
-	code, got = post(t, url+"/v1/responses", `{"input": [{"type": "function_call_output", "call_id": "c", "output": "1"}]}`, auth...)
+	code, got = post(t, url+"/v1/responses", `{"input": [{"type": "item_reference", "id": "x"}]}`, auth...)
 	if _, param := errMessage(got); code != 400 || param != "input[0].type" {
-		t.Errorf("a function_call_output item: %d %v", code, got)
+		t.Errorf("an item_reference item: %d %v", code, got)
 	}
 	req, _ := http.NewRequest("GET", url+"/v1/responses/"+r["id"].(string), nil)
 	req.Header.Set("Authorization", "Bearer k")
@@ -120,7 +120,7 @@ func TestTranslations(t *testing.T) {
 			text.WriteString(d["delta"].(map[string]any)["text"].(string))
 		}
 	}
-	if text.String() != want || strings.Join(names[:3], " ") != "message_start content_block_start ping" ||
+	if text.String() != want || strings.Join(names[:3], " ") != "message_start ping content_block_start" ||
 		strings.Join(names[len(names)-3:], " ") != "content_block_stop message_delta message_stop" {
 		t.Errorf("messages stream: %q from %v, want %q", text.String(), names, want)
 	}
@@ -130,7 +130,7 @@ func TestTranslations(t *testing.T) {
 		typ, want string
 	}{
 		{[]string{`{"messages": [{"role": "user", "content": "!"}]}`}, key, 400, "invalid_request_error", "max_tokens is required"},
-		{[]string{`{"max_tokens": 2, "messages": [{"role": "user", "content": "!"}], "tools": [{"name": "f"}]}`}, key, 400, "invalid_request_error", "tools is not supported"},
+		{[]string{`{"max_tokens": 2, "messages": [{"role": "user", "content": "!"}], "tools": [{"type": "web_search_20250305", "name": "web_search"}]}`}, key, 400, "invalid_request_error", "tools[0].type"},
 		{[]string{`{"max_tokens": 2, "messages": [{"role": "system", "content": "!"}]}`}, key, 400, "invalid_request_error", "role \"system\""},
 		{[]string{`{"max_tokens": 2, "messages": [{"role": "user", "content": "!"}]}`}, []string{"X-Api-Key", "no"}, 401, "authentication_error", "API key"},
 	} {
@@ -157,7 +157,7 @@ func checkParse(t *testing.T, msgs []chatMessage, err error) {
 	}
 	for _, m := range msgs {
 		switch m.Role {
-		case "system", "developer", "user", "assistant":
+		case "system", "developer", "user", "assistant", "tool":
 		default:
 			t.Fatalf("role %q", m.Role)
 		}
@@ -166,11 +166,15 @@ func checkParse(t *testing.T, msgs []chatMessage, err error) {
 
 func FuzzResponsesInput(f *testing.F) {
 	for _, s := range []string{`{"input": "hi"}`, `{"input": [{"role": "user", "content": [{"type": "input_text", "text": "x"}]}], "instructions": "be"}`,
-		`{"input": [{"type": "message", "role": "assistant", "content": "y"}, {"role": "developer", "content": null}]}`, `{"input": []}`, `{"input": 3}`, `[]`} {
+		`{"input": [{"type": "message", "role": "assistant", "content": "y"}, {"role": "developer", "content": null}]}`, `{"input": []}`, `{"input": 3}`, `[]`,
+		`{"input": [{"type": "reasoning", "content": [{"type": "reasoning_text", "text": "r"}]}, {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}, {"type": "function_call_output", "call_id": "c", "output": "1"}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		_, msgs, err := responsesInput(body)
+		req, msgs, err := responsesInput(body)
+		if err == nil {
+			err = responsesChat(req, map[string]any{})
+		}
 		checkParse(t, msgs, err)
 	})
 }
@@ -178,11 +182,15 @@ func FuzzResponsesInput(f *testing.F) {
 func FuzzMessagesInput(f *testing.F) {
 	for _, s := range []string{`{"max_tokens": 3, "messages": [{"role": "user", "content": "hi"}]}`,
 		`{"max_tokens": 3, "system": [{"type": "text", "text": "s"}], "messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}, {"role": "assistant", "content": "y"}]}`,
-		`{"messages": []}`, `{"max_tokens": "x"}`, `{"max_tokens": 1, "messages": [{"role": "user", "content": [{"type": "image"}]}]}`} {
+		`{"messages": []}`, `{"max_tokens": "x"}`, `{"max_tokens": 1, "messages": [{"role": "user", "content": [{"type": "image"}]}]}`,
+		`{"max_tokens": 1, "messages": [{"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}, {"type": "tool_use", "id": "a", "name": "f", "input": {}}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]}]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		_, msgs, err := messagesInput(body, true)
+		req, msgs, err := messagesInput(body, true)
+		if err == nil {
+			_, err = messagesChat(req, msgs)
+		}
 		checkParse(t, msgs, err)
 	})
 }

@@ -61,6 +61,16 @@ type Format struct {
 	split func(text string, final bool) Output
 }
 
+// CallMarker is the marker that begins a call ("<tool_call>",
+// "<seed:tool_call>", "[TOOL_CALLS]", ...), or "" for a convention without
+// one (harmony).
+func (f *Format) CallMarker() string {
+	if len(f.starts) == 0 {
+		return ""
+	}
+	return f.starts[0]
+}
+
 // Split splits a whole output. startInThink says the prompt already opened
 // the reasoning (it ends with ThinkOpen, as DeepSeek-R1's and Qwen3
 // thinking templates' generation prompts do).

@@ -1,7 +1,9 @@
 """A tool-calling agent loop with the OpenAI Agents SDK (openai-agents)
-against `infer serve`, to completion: the agent must call its tool (the
-first turn forces a call; the SDK then resets tool_choice to auto), get the
-result back as a role "tool" turn, and finish with a text answer.
+against `infer serve`, to completion, twice: over chat completions and over
+the Responses API (the SDK's default model). The agent must call its tool
+(the first turn forces a call; the SDK then resets tool_choice to auto),
+get the result back (a role "tool" turn; a function_call_output item), and
+finish with a text answer.
 
 Usage: python agents_client.py URL API_KEY (prints one line; exits non-zero
 on failure). Run by cmd/infer's TestServeTools.
@@ -10,7 +12,7 @@ on failure). Run by cmd/infer's TestServeTools.
 import sys
 from typing import Literal
 
-from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
 from openai import AsyncOpenAI
 
 url, key = sys.argv[1], sys.argv[2]
@@ -25,16 +27,22 @@ def get_weather(city: Literal["Paris", "London", "Tokyo"]) -> str:
     return f"It is 18 degrees and sunny in {city}."
 
 
-agent = Agent(
-    name="weather",
-    instructions="You answer questions about the weather using the get_weather tool.",
-    tools=[get_weather],
-    model=OpenAIChatCompletionsModel(model="m", openai_client=AsyncOpenAI(base_url=url + "/v1", api_key=key, max_retries=0)),
-    model_settings=ModelSettings(tool_choice="required", temperature=0, max_tokens=60),
-)
-result = Runner.run_sync(agent, "What is the weather in Paris?", max_turns=6)
-out = result.final_output
-if not calls or not isinstance(out, str) or not out.strip():
-    print(f"FAILED: tool calls {calls}, final output {out!r}")
-    sys.exit(1)
-print(f"ok: agent called get_weather{calls} and answered {out[:60]!r}")
+client = AsyncOpenAI(base_url=url + "/v1", api_key=key, max_retries=0)
+done = []
+for name, model in [("chat completions", OpenAIChatCompletionsModel(model="m", openai_client=client)),
+                    ("responses", OpenAIResponsesModel(model="m", openai_client=client))]:
+    calls.clear()
+    agent = Agent(
+        name="weather",
+        instructions="You answer questions about the weather using the get_weather tool.",
+        tools=[get_weather],
+        model=model,
+        model_settings=ModelSettings(tool_choice="required", temperature=0, max_tokens=60),
+    )
+    result = Runner.run_sync(agent, "What is the weather in Paris?", max_turns=6)
+    out = result.final_output
+    if not calls or not isinstance(out, str) or not out.strip():
+        print(f"FAILED ({name}): tool calls {calls}, final output {out!r}")
+        sys.exit(1)
+    done.append(f"{name}: called get_weather{calls} and answered {out[:40]!r}")
+print("ok: agent " + "; ".join(done))

@@ -4,10 +4,13 @@ message on the first check that fails; prints a summary line on success.
 The checks compare answers with each other (greedy, same prompt), never
 with expected text."""
 
+import json
 import sys
+from typing import Literal
 
 import anthropic
 import openai
+import pydantic
 
 url, key = sys.argv[1], sys.argv[2]
 
@@ -53,12 +56,50 @@ r2 = oc.responses.create(model="m", input=[{"role": "user", "content": [{"type":
 check(r2.previous_response_id == r.id and r2.usage.input_tokens > r.usage.input_tokens - 1, f"previous_response_id: {r2.usage} after {r.usage}")
 check(oc.responses.retrieve(r.id).output_text == text, "retrieve")
 
-# Refused by name: tools, an unknown previous response.
+# Function tools: a required call is a function_call item with valid
+# arguments, streamed the same; its output goes back as a
+# function_call_output item (with the whole history, or after
+# previous_response_id); a named choice calls that function; hosted tools
+# are refused by name.
+weather = {"type": "function", "name": "get_weather", "description": "Get the weather in a city.", "strict": True,
+           "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "London", "Tokyo"]}},
+                          "required": ["city"], "additionalProperties": False}}
+clock = {"type": "function", "name": "get_time", "description": "Get the time in a city.",
+         "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12}}, "required": ["city"]}}
+ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+rt = oc.responses.create(model="m", input=ask, tools=[weather, clock], tool_choice="required", max_output_tokens=60, temperature=0)
+fcs = [o for o in rt.output if o.type == "function_call"]
+check(rt.status == "completed" and fcs and all(f.name in ("get_weather", "get_time") for f in fcs), f"required tool call: {rt.output}")
+args = json.loads(fcs[0].arguments)
+check(fcs[0].call_id and fcs[0].id.startswith("fc_") and isinstance(args.get("city"), str), f"function_call {fcs[0]}")
+with oc.responses.stream(model="m", input=ask, tools=[weather, clock], tool_choice="required", max_output_tokens=60, temperature=0) as s:
+    arg_deltas = "".join(ev.delta for ev in s if ev.type == "response.function_call_arguments.delta")
+    st = s.get_final_response()
+sfcs = [o for o in st.output if o.type == "function_call"]
+check([(f.name, f.arguments) for f in sfcs] == [(f.name, f.arguments) for f in fcs] and arg_deltas == "".join(f.arguments for f in fcs),
+      f"streamed calls {sfcs} vs {fcs}")
+results = [{"type": "function_call_output", "call_id": f.call_id, "output": "18 degrees and sunny."} for f in fcs]
+history = ask + [o.model_dump(exclude_none=True) for o in rt.output] + results
+r3 = oc.responses.create(model="m", input=history, tools=[weather, clock], max_output_tokens=30, temperature=0)
+check(r3.status in ("completed", "incomplete") and r3.usage.input_tokens > rt.usage.input_tokens, f"after the call's output: {r3.status} {r3.usage}")
+r4 = oc.responses.create(model="m", previous_response_id=rt.id, input=results, tools=[weather, clock], max_output_tokens=30, temperature=0)
+check(r4.usage.input_tokens == r3.usage.input_tokens, f"previous_response_id with function_call_output: {r4.usage} vs {r3.usage}")
+rn = oc.responses.create(model="m", input=ask, tools=[weather, clock], tool_choice={"type": "function", "name": "get_time"}, max_output_tokens=60, temperature=0)
+check([o.name for o in rn.output if o.type == "function_call"] == ["get_time"], f"named tool_choice: {rn.output}")
 try:
-    oc.responses.create(model="m", input="x", tools=[{"type": "function", "name": "f", "parameters": {"type": "object"}}])
-    check(False, "tools were accepted")
+    oc.responses.create(model="m", input="x", tools=[{"type": "web_search"}])
+    check(False, "a hosted tool was accepted")
 except openai.BadRequestError as e:
-    check("tools" in str(e), f"tools refusal: {e}")
+    check("tools[0].type" in str(e), f"hosted tool refusal: {e}")
+
+# Structured output: text.format through responses.parse with a Pydantic model.
+class City(pydantic.BaseModel):
+    name: str = pydantic.Field(max_length=20)
+    country: Literal["France", "Japan", "UK"]
+
+rp = oc.responses.parse(model="m", input="Name a city.", text_format=City, max_output_tokens=60, temperature=0)
+check(isinstance(rp.output_parsed, City), f"responses.parse: {rp.output_text!r}")
+
 try:
     oc.responses.create(model="m", input="x", previous_response_id="resp_nope")
     check(False, "an unknown previous_response_id was accepted")
@@ -95,16 +136,37 @@ try:
     check(False, "an image block was accepted")
 except anthropic.BadRequestError as e:
     check(e.body["error"]["type"] == "invalid_request_error" and "messages[0].content[0]" in e.body["error"]["message"], f"image refusal: {e.body}")
+
+# Tools: tool_choice any gives a tool_use block (stop_reason tool_use),
+# streamed as input_json_delta to the same input; the tool_result goes
+# back; count_tokens counts the tools; a named tool is called.
+atools = [{"name": w["name"], "description": w["description"], "input_schema": w["parameters"]} for w in (weather, clock)]
+mt = ac.messages.create(model="m", max_tokens=60, messages=ask, tools=atools, tool_choice={"type": "any"}, extra_body=greedy)
+tus = [b for b in mt.content if b.type == "tool_use"]
+check(mt.stop_reason == "tool_use" and tus and tus[0].name in ("get_weather", "get_time") and isinstance(tus[0].input.get("city"), str), f"tool_use: {mt}")
+with ac.messages.stream(model="m", max_tokens=60, messages=ask, tools=atools, tool_choice={"type": "any"}, extra_body=greedy) as st:
+    partial = "".join(ev.delta.partial_json for ev in st if ev.type == "content_block_delta" and ev.delta.type == "input_json_delta")
+    fmt = st.get_final_message()
+check([(b.name, b.input) for b in fmt.content if b.type == "tool_use"] == [(b.name, b.input) for b in tus] and json.loads(partial or "null") == tus[0].input if len(tus) == 1 else True,
+      f"streamed tool_use {fmt.content} vs {tus} ({partial!r})")
+turn2 = ask + [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in mt.content]},
+               {"role": "user", "content": [{"type": "tool_result", "tool_use_id": b.id, "content": "18 degrees and sunny."} for b in tus]}]
+m2 = ac.messages.create(model="m", max_tokens=30, messages=turn2, tools=atools, extra_body=greedy)
+check(m2.stop_reason in ("end_turn", "max_tokens", "tool_use") and m2.usage.input_tokens > mt.usage.input_tokens, f"after tool_result: {m2}")
+nt = ac.messages.count_tokens(model="m", messages=ask, tools=atools).input_tokens
+check(nt == mt.usage.input_tokens and nt > ac.messages.count_tokens(model="m", messages=ask).input_tokens, f"count_tokens with tools {nt} vs {mt.usage}")
+mn = ac.messages.create(model="m", max_tokens=60, messages=ask, tools=atools, tool_choice={"type": "tool", "name": "get_time"}, extra_body=greedy)
+check([b.name for b in mn.content if b.type == "tool_use"] == ["get_time"], f"named tool: {mn.content}")
 try:
-    ac.messages.create(model="m", max_tokens=8, messages=msgs, tools=[{"name": "f", "input_schema": {"type": "object"}}])
-    check(False, "tools were accepted")
+    ac.messages.create(model="m", max_tokens=8, messages=msgs, tools=[{"type": "web_search_20250305", "name": "web_search"}])
+    check(False, "a server tool was accepted")
 except anthropic.BadRequestError as e:
-    check("tools" in e.body["error"]["message"], f"tools refusal: {e.body}")
+    check("tools[0].type" in e.body["error"]["message"], f"server tool refusal: {e.body}")
 try:
     anthropic.Anthropic(base_url=url, api_key="wrong", max_retries=0).messages.create(model="m", max_tokens=8, messages=msgs)
     check(False, "a wrong key was accepted")
 except anthropic.AuthenticationError as e:
     check(e.body["type"] == "error", f"auth error body {e.body}")
 
-print(f"ok: responses ({r.usage.output_tokens} tokens, {len(types)} stream events, previous_response_id), "
-      f"messages ({m.usage.output_tokens} tokens, count_tokens {n}, stream, stop_sequence {stop!r}), errors")
+print(f"ok: responses ({r.usage.output_tokens} tokens, {len(types)} stream events, previous_response_id, calls {[f.name for f in fcs]}, parse {rp.output_parsed}), "
+      f"messages ({m.usage.output_tokens} tokens, count_tokens {n}, stream, stop_sequence {stop!r}, tool_use {[b.name for b in tus]}), errors")
