@@ -1713,6 +1713,37 @@ FIXTURES = [
         check_rope_scaling=False,
         spec_check=False,
     ),
+    # ---- lfm2: hybrid; gated short convs (kernel 3, carried window) beside
+    # attention with per-head q/k RMSNorm; a KV cache and conv windows in one model
+    dict(
+        name="lfm2",
+        model_cls="Lfm2ForCausalLM",
+        config_cls="Lfm2Config",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=128,  # Lfm2MLP: int(2 * 128 / 3) = 85, rounded up to 16: 96
+            block_multiple_of=16,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            norm_eps=1e-5,
+            conv_L_cache=3,
+            full_attn_idxs=[1],  # [conv, full_attention, conv]
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=True,
+        ),
+        seed=7401,
+        prompt_seed=4037,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
 ]
 
 
