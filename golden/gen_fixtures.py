@@ -1744,6 +1744,45 @@ FIXTURES = [
         check_rope_scaling=False,
         spec_check=False,
     ),
+    # ---- lfm2_moe: lfm2 with a sigmoid-routed MoE (expert_bias choice,
+    # sum + 1e-6 renormalisation, routed scaling) after num_dense_layers
+    dict(
+        name="lfm2_moe",
+        model_cls="Lfm2MoeForCausalLM",
+        config_cls="Lfm2MoeConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=96,
+            moe_intermediate_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            norm_eps=1e-5,
+            conv_L_cache=3,
+            layer_types=["conv", "full_attention", "conv"],
+            num_dense_layers=1,  # [dense, moe, moe]
+            num_experts=8,
+            num_experts_per_tok=2,
+            use_expert_bias=True,
+            routed_scaling_factor=1.5,
+            norm_topk_prob=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=True,
+        ),
+        seed=7402,
+        prompt_seed=4038,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+        moe=True,
+    ),
 ]
 
 
@@ -1757,7 +1796,7 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         # routers' selection biases kept as buffers (DeepseekV3TopkRouter)
-        params.update((n, b) for n, b in model.named_buffers() if n.endswith(".e_score_correction_bias"))
+        params.update((n, b) for n, b in model.named_buffers() if n.endswith((".e_score_correction_bias", ".expert_bias")))
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
@@ -1790,7 +1829,7 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_((weight_std if expert_std is None else expert_std) * noise)
             elif name.endswith(".sinks") and sink_std is not None:
                 p.copy_(sink_std * noise)
-            elif name.endswith(".e_score_correction_bias") and score_bias_std is not None:
+            elif name.endswith((".e_score_correction_bias", ".expert_bias")) and score_bias_std is not None:
                 p.copy_(score_bias_std * noise)
             else:
                 raise ValueError(f"unexpected parameter {name}")
