@@ -1783,6 +1783,45 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- jamba: hybrid; Mamba1 mixers (RMS norms on dt, B, C) beside
+    # attention without RoPE, MoE on some layers of either kind
+    dict(
+        name="jamba",
+        model_cls="JambaForCausalLM",
+        config_cls="JambaConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=32,
+            num_hidden_layers=4,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            rms_norm_eps=1e-6,
+            attn_layer_period=2,
+            attn_layer_offset=1,  # [mamba, attention, mamba, attention]
+            expert_layer_period=3,
+            expert_layer_offset=0,  # MoE on layers 0 (mamba) and 3 (attention)
+            num_experts=4,
+            num_experts_per_tok=2,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_dt_rank="auto",  # ceil(64 / 16) = 4
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7403,
+        prompt_seed=4039,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+        moe=True,
+    ),
 ]
 
 
