@@ -252,7 +252,7 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 		case *Call:
 			switch {
 			case !n.Super && n.Name == failFunc:
-			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc):
+			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc || n.Name == intFunc):
 				if len(n.Args) != 1 || n.Args[0].Name != "" {
 					c.errf(n.Pos, "%s takes one positional argument", n.Name)
 				}

@@ -659,6 +659,9 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == rangeFunc && s.b == nil && !c.Super {
 		return s.rangeCall(c)
 	}
+	if c.Name == intFunc && s.b == nil && !c.Super {
+		return s.intCall(c)
+	}
 	if fn, ok := configFuncs[c.Name]; ok && s.b == nil && !c.Super {
 		return s.configCall(c, fn)
 	}

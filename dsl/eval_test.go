@@ -148,6 +148,11 @@ func TestConfigExpr(t *testing.T) {
 		{src: "log(nothing)", want: nil},
 		{src: "log(0)", wantErr: "log(0) is not defined"},
 		{src: "log(s)", wantErr: `log needs a number, got string "b"`},
+		{src: "int(2 * 128 / 3)", want: int64(85)},
+		{src: "int(-2.5)", want: int64(-2)},
+		{src: "int(7)", want: int64(7)},
+		{src: "int(nothing)", want: nil},
+		{src: "int(s)", wantErr: `int needs a number, got string "b"`},
 		{src: "log(1, 2)", wantErr: "log takes one positional argument"},
 	} {
 		got, err := evalConfigExpr(t, tc.src, cfg)

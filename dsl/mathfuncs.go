@@ -41,6 +41,30 @@ func (s *scope) configCall(c *Call, fn func(float64) (float64, bool)) (any, erro
 	return out, nil
 }
 
+// intFunc is the name of the config builtin int(x): a number truncated
+// toward zero, an int (Python's int(); none gives none), for sizes a
+// Hugging Face module derives with it, such as Lfm2MLP's
+// int(2 * intermediate_size / 3).
+const intFunc = "int"
+
+// intCall evaluates int(x).
+func (s *scope) intCall(c *Call) (any, error) {
+	if len(c.Args) != 1 || c.Args[0].Name != "" {
+		return nil, errorf(c.Pos, "%s takes one positional argument", c.Name)
+	}
+	v, err := s.expr(c.Args[0].Value)
+	switch n := v.(type) {
+	case nil, int64:
+		return v, err
+	case float64:
+		if math.IsNaN(n) || math.IsInf(n, 0) || math.Abs(n) > 1<<62 {
+			return nil, errorf(c.Args[0].Pos, "%s(%s) is not an int", c.Name, show(v))
+		}
+		return int64(n), nil
+	}
+	return nil, errorf(c.Args[0].Pos, "%s needs a number, got %s %s", c.Name, typeName(v), show(v))
+}
+
 // rangeFunc is the name of the config builtin range(n): the list of ints
 // [0, 1, ..., n-1] (none for none), as Python's range, so that a family
 // declares a per-layer list once, where Hugging Face's config class

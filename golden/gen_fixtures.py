@@ -1713,6 +1713,115 @@ FIXTURES = [
         check_rope_scaling=False,
         spec_check=False,
     ),
+    # ---- lfm2: hybrid; gated short convs (kernel 3, carried window) beside
+    # attention with per-head q/k RMSNorm; a KV cache and conv windows in one model
+    dict(
+        name="lfm2",
+        model_cls="Lfm2ForCausalLM",
+        config_cls="Lfm2Config",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=128,  # Lfm2MLP: int(2 * 128 / 3) = 85, rounded up to 16: 96
+            block_multiple_of=16,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            norm_eps=1e-5,
+            conv_L_cache=3,
+            full_attn_idxs=[1],  # [conv, full_attention, conv]
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=True,
+        ),
+        seed=7401,
+        prompt_seed=4037,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
+    # ---- lfm2_moe: lfm2 with a sigmoid-routed MoE (expert_bias choice,
+    # sum + 1e-6 renormalisation, routed scaling) after num_dense_layers
+    dict(
+        name="lfm2_moe",
+        model_cls="Lfm2MoeForCausalLM",
+        config_cls="Lfm2MoeConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=96,
+            moe_intermediate_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            norm_eps=1e-5,
+            conv_L_cache=3,
+            layer_types=["conv", "full_attention", "conv"],
+            num_dense_layers=1,  # [dense, moe, moe]
+            num_experts=8,
+            num_experts_per_tok=2,
+            use_expert_bias=True,
+            routed_scaling_factor=1.5,
+            norm_topk_prob=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=True,
+        ),
+        seed=7402,
+        prompt_seed=4038,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- jamba: hybrid; Mamba1 mixers (RMS norms on dt, B, C) beside
+    # attention without RoPE, MoE on some layers of either kind
+    dict(
+        name="jamba",
+        model_cls="JambaForCausalLM",
+        config_cls="JambaConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=32,
+            num_hidden_layers=4,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            rms_norm_eps=1e-6,
+            attn_layer_period=2,
+            attn_layer_offset=1,  # [mamba, attention, mamba, attention]
+            expert_layer_period=3,
+            expert_layer_offset=0,  # MoE on layers 0 (mamba) and 3 (attention)
+            num_experts=4,
+            num_experts_per_tok=2,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_dt_rank="auto",  # ceil(64 / 16) = 4
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7403,
+        prompt_seed=4039,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+        moe=True,
+    ),
 ]
 
 
@@ -1726,7 +1835,7 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         # routers' selection biases kept as buffers (DeepseekV3TopkRouter)
-        params.update((n, b) for n, b in model.named_buffers() if n.endswith(".e_score_correction_bias"))
+        params.update((n, b) for n, b in model.named_buffers() if n.endswith((".e_score_correction_bias", ".expert_bias")))
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
@@ -1759,7 +1868,7 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_((weight_std if expert_std is None else expert_std) * noise)
             elif name.endswith(".sinks") and sink_std is not None:
                 p.copy_(sink_std * noise)
-            elif name.endswith(".e_score_correction_bias") and score_bias_std is not None:
+            elif name.endswith((".e_score_correction_bias", ".expert_bias")) and score_bias_std is not None:
                 p.copy_(score_bias_std * noise)
             else:
                 raise ValueError(f"unexpected parameter {name}")

@@ -148,6 +148,7 @@ func TestAttrDecodeErrors(t *testing.T) {
 		{map[string]any{"top_k": int64(2), "bias_shape": []any{int64(1), "8"}}, `bias_shape must be a list of ints, got [1 8]`},
 		{map[string]any{"top_k": int64(2), "topk_method": "noaux_tc", "n_group": int64(3), "topk_group": int64(1)}, `topk_method "noaux_tc" needs n_group dividing the 8 experts`},
 		{map[string]any{"top_k": int64(2), "norm_min": 1e-12}, "norm_min clamps the sum that norm divides by: it needs norm: true"},
+		{map[string]any{"top_k": int64(2), "norm_eps": 1e-6}, "norm_eps is added to the sum that norm divides by: it needs norm: true"},
 		{map[string]any{"top_k": int64(2), "softmax": "after", "norm": true}, `norm with softmax "after"`},
 	} {
 		n := &ir.Node{Prim: "route", Args: []*ir.Node{logits}, Attrs: c.attrs}

@@ -32,8 +32,8 @@ import (
 //     scored by the sum of their two largest choice scores, the others'
 //     choice scores set to -inf, keeping p;
 //   - normalisation: none, divided by their sum (norm: norm_topk_prob),
-//     by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min), or a
-//     softmax over the k kept logits (softmax "after");
+//     by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min), by
+//     sum + norm_eps (Lfm2MoeTopKRouter's 1e-6), or a softmax over the k kept logits (softmax "after");
 //   - scaling: times scale (routed_scaling_factor).
 func inferRoute(n *ir.Node, a *RouteAttrs) error {
 	x := n.Args[0].Type
@@ -70,6 +70,7 @@ type router struct {
 	selection routeSelection
 	norm      routeNorm
 	normMin   float64 // routeNormSumMin: the smallest sum divided by (moe_norm_min)
+	normEps   float64 // normSum, normSumMin: added to the sum before dividing (norm_eps)
 	scale     float64 // routed_scaling_factor; 1: none
 }
 
@@ -139,6 +140,12 @@ func routerOf(a *RouteAttrs, experts int64, biased bool) (router, error) {
 		r.norm = normSum
 	case a.NormMin != nil:
 		return r, fmt.Errorf("norm_min clamps the sum that norm divides by: it needs norm: true")
+	}
+	if a.NormEps != nil {
+		if !a.Norm || after {
+			return r, fmt.Errorf("norm_eps is added to the sum that norm divides by: it needs norm: true")
+		}
+		r.normEps = *a.NormEps
 	}
 	if a.TopkMethod != RouteTopkMethodGreedy {
 		method := string(a.TopkMethod)
@@ -234,6 +241,9 @@ func lowerRoute(f *fn, n *ir.Node, a *RouteAttrs) codegen.Value {
 		s := f.reduceLast(vals, "stablehlo.add", 0)
 		if r.norm == normSumMin {
 			s = f.binary("stablehlo.maximum", s, f.splat(r.normMin, s.Type))
+		}
+		if r.normEps != 0 {
+			s = f.add(s, f.splat(r.normEps, s.Type))
 		}
 		vals = f.div(vals, f.broadcastLeading(s, vals.Type))
 	}

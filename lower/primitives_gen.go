@@ -44,7 +44,7 @@ var primitiveRows = []*primitive{
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", decodedDivide, lowerDecodedDivide, false, tensor("x"), scalar("divisor")),
 	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
-	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring")),
+	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
 	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
 	// add: out = x + y
@@ -398,17 +398,22 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "\"softmax\"",
 			Doc:     "\"sigmoid\": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax \"before\" only)",
 			Name:    "scoring",
+		}, {
+			Default: "none",
+			Doc:     "needs norm: the k kept weights are divided by their sum plus norm_eps (Lfm2MoeTopKRouter's sum + 1e-6)",
+			Name:    "norm_eps",
 		}},
 		Cache:     false,
-		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc); torch.topk",
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps); torch.topk",
 		Math:      "before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
 		Name:      "route",
 		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
-		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:)",
+		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:, norm_eps:)",
 		Types: map[string]string{
 			"bias_shape":  "ints",
 			"n_group":     "int",
 			"norm":        "bool",
+			"norm_eps":    "float",
 			"norm_min":    "float",
 			"scale":       "float",
 			"scoring":     "enum(softmax|sigmoid)",
@@ -1042,6 +1047,7 @@ type RouteAttrs struct {
 	BiasShape  []int64         // bias_shape: the bias tensor's stored shape: a list of ints whose product is the number of experts (Ernie 4.5's [1, experts])
 	NormMin    *float64        // norm_min: needs norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))
 	Scoring    RouteScoring    // scoring: "sigmoid": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax "before" only)
+	NormEps    *float64        // norm_eps: needs norm: the k kept weights are divided by their sum plus norm_eps (Lfm2MoeTopKRouter's sum + 1e-6)
 	Router     router          // derived by the shape rule: the routing as orthogonal choices: scoring, selection, normalisation, scaling (routerOf)
 }
 
@@ -1135,6 +1141,13 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 		if a.Scoring, err = decodeEnum("scoring", v, RouteScoringSoftmax, RouteScoringSigmoid); err != nil {
 			return nil, err
 		}
+	}
+	if v := n.Attrs["norm_eps"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("norm_eps", v); err != nil {
+			return nil, err
+		}
+		a.NormEps = &x
 	}
 	return a, nil
 }
