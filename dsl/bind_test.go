@@ -20,7 +20,7 @@ func TestBindSameMessage(t *testing.T) {
 		call string // the call, bound to y in a layer
 		want string // the message
 	}{
-		{"prim too many", "", `linear(x, mlp.up_proj, 8, true, 1, 2)`, "linear takes at most 4 arguments"},
+		{"prim too many", "", `linear(x, mlp.up_proj, 8, true, "linear", 1)`, "linear takes at most 5 arguments"},
 		{"prim unknown keyword", "", `linear(x, mlp.up_proj, 8, bais: true)`, `linear has no parameter "bais" (did you mean bias?)`},
 		{"prim given twice", "", `linear(x, mlp.up_proj, hidden_size, out: 8)`, `linear: parameter "out" given twice`},
 		{"prim given twice by name", "", `linear(x, mlp.up_proj, out: 8, out: 8)`, `linear: parameter "out" given twice`},
@@ -38,7 +38,7 @@ func TestBindSameMessage(t *testing.T) {
 		{"module missing", "module up = linear(mlp.up_proj)", `up(x)`, `module up: missing argument "out" (scalar)`},
 		{"module tensor for scalar", "module up = linear(mlp.up_proj, 8)", `up(x, out: x)`, `module up: argument "out" must be a scalar, got tensor`},
 		{"module declared keyword unknown", "module up = linear(mlp.up_proj, 8, bais: true)", `up(x)`, `module up (linear) has no parameter "bais" (did you mean bias?)`},
-		{"module declared too many", "module up = linear(mlp.up_proj, 8, true, 1)", `up(x)`, `module up: linear takes at most 4 arguments, the first of them the module's input`},
+		{"module declared too many", "module up = linear(mlp.up_proj, 8, true, \"linear\", 1)", `up(x)`, `module up: linear takes at most 5 arguments, the first of them the module's input`},
 		{"module declared input", "module up = linear(x: 1, weight: mlp.up_proj, out: 8)", `up(x)`, `module up: "x" is the module's input, given where it is used`},
 		{"module override unknown", "module up = linear(mlp.up_proj, 8)\n  module up.bais = true", `up(x)`, `module up.bais: linear has no parameter "bais" (did you mean bias?)`},
 	}

@@ -57,12 +57,13 @@ var ggufFuncs = map[string]ggufFunc{
 // their (integer) parameters. Each is implemented once, in package driver/ggufmap,
 // and undoes one way llama.cpp's converter stores a tensor.
 var GGUFTransforms = map[string][]string{
-	"unpermute_qk": {"heads"},         // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back
-	"minus_one":    nil,               // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
-	"transpose":    nil,               // the file stores the last two dimensions swapped (GptOssModel's experts): swap them back
-	"interleave":   {"part", "parts"}, // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
-	"chunk":        {"part", "parts"}, // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
-	"flatten":      {},                // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
+	"unpermute_qk": {"heads"},          // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back
+	"regroup":      {"parts", "heads"}, // the file holds a fused per-head projection's rows [parts, heads, r] that HF holds as [heads, parts, r] (GPTNeoXModel's query_key_value): put them back
+	"minus_one":    nil,                // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
+	"transpose":    nil,                // the file stores the last two dimensions swapped (GptOssModel's experts): swap them back
+	"interleave":   {"part", "parts"},  // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
+	"chunk":        {"part", "parts"},  // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
+	"flatten":      {},                 // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
 }
 
 func (s *scope) ggufCall(c *Call, fn ggufFunc) (any, error) {

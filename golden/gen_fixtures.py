@@ -1822,16 +1822,196 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- issue 21 (dense pack 3, h-dense-b): GPT-NeoX, Phi, GPT-2,
+    # GPT-BigCode. gpt_neox: fused per-head query_key_value, rotary 0.5,
+    # the parallel residual on two norms.
+    dict(
+        name="gpt_neox",
+        model_cls="GPTNeoXForCausalLM",
+        config_cls="GPTNeoXConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=256,
+            hidden_act="gelu",
+            rotary_pct=0.5,
+            rotary_emb_base=10000.0,
+            layer_norm_eps=1e-5,
+            use_parallel_residual=True,
+            tie_word_embeddings=False,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8101,
+        prompt_seed=8102,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[("use_parallel_residual_matters", "use_parallel_residual=False", _set(use_parallel_residual=False)),
+                  ("partial_rotary_matters", "partial_rotary_factor=1", _partial_rotary(1.0))],
+    ),
+    # ---- phi: parallel attention/MLP on one LayerNorm, q/k/v/dense biases,
+    # rotary 0.5, q/k LayerNorm over head_dim (qk_layernorm), lm_head bias
+    dict(
+        name="phi-qk-layernorm",
+        model_cls="PhiForCausalLM",
+        config_cls="PhiConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="gelu_new",
+            intermediate_size=96,
+            layer_norm_eps=1e-5,
+            partial_rotary_factor=0.5,
+            qk_layernorm=True,
+            tie_word_embeddings=False,
+        ),
+        seed=8204,
+        prompt_seed=8202,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[("qk_layernorm_matters", "qk_layernorm=False", _set(qk_layernorm=False))],
+    ),
+    dict(
+        name="phi",
+        model_cls="PhiForCausalLM",
+        config_cls="PhiConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="gelu_new",
+            intermediate_size=96,
+            layer_norm_eps=1e-5,
+            partial_rotary_factor=0.5,
+            tie_word_embeddings=False,
+        ),
+        seed=8211,
+        prompt_seed=8212,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        switches=[("partial_rotary_matters", "partial_rotary_factor=1", _partial_rotary(1.0))],
+    ),
+    # ---- gpt2: learned absolute positions, Conv1D ([in, out]) c_attn /
+    # c_proj / c_fc, tied; scores also divided by layer + 1
+    dict(
+        name="gpt2",
+        model_cls="GPT2LMHeadModel",
+        config_cls="GPT2Config",
+        config=dict(
+            vocab_size=256,
+            n_embd=64,
+            n_layer=2,
+            n_head=4,
+            n_inner=128,
+            n_positions=256,
+            activation_function="gelu_new",
+            layer_norm_epsilon=1e-5,
+            scale_attn_by_inverse_layer_idx=True,
+            tie_word_embeddings=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8301,
+        prompt_seed=8302,
+        weight_std=0.2,
+        embed_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        norm_suffixes=(".ln_1.weight", ".ln_2.weight", ".ln_f.weight"),
+        check_rope_scaling=False,
+        spec_check=False,
+        switches=[("scale_attn_by_inverse_layer_idx_matters", "scale_attn_by_inverse_layer_idx=False",
+                   _set(scale_attn_by_inverse_layer_idx=False))],
+    ),
+    # ---- gpt_bigcode: GPT-2 with nn.Linear projections and multi-query
+    # attention (one k/v head), and its multi_query false variant (per-head
+    # [q | k | v] rows)
+    dict(
+        name="gpt_bigcode-mqa",
+        model_cls="GPTBigCodeForCausalLM",
+        config_cls="GPTBigCodeConfig",
+        config=dict(
+            vocab_size=256,
+            n_embd=64,
+            n_layer=2,
+            n_head=4,
+            n_inner=128,
+            n_positions=256,
+            activation_function="gelu_pytorch_tanh",
+            layer_norm_epsilon=1e-5,
+            multi_query=True,
+            tie_word_embeddings=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8401,
+        prompt_seed=8402,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        norm_suffixes=(".ln_1.weight", ".ln_2.weight", ".ln_f.weight"),
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
+    dict(
+        name="gpt_bigcode-mha",
+        model_cls="GPTBigCodeForCausalLM",
+        config_cls="GPTBigCodeConfig",
+        config=dict(
+            vocab_size=256,
+            n_embd=64,
+            n_layer=2,
+            n_head=4,
+            n_inner=128,
+            n_positions=256,
+            activation_function="gelu_pytorch_tanh",
+            layer_norm_epsilon=1e-5,
+            multi_query=False,
+            tie_word_embeddings=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8505,
+        prompt_seed=8502,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        norm_suffixes=(".ln_1.weight", ".ln_2.weight", ".ln_f.weight"),
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
 ]
 
 
 def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None,
-               score_bias_std=None):
+               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight")):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
     expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
     expert_std (default weight_std), their biases (..._bias) with bias_std,
     attention sinks (GptOss self_attn.sinks) with sink_std, routers'
-    selection biases (e_score_correction_bias) with score_bias_std."""
+    selection biases (e_score_correction_bias) with score_bias_std. A
+    weight whose name ends in one of norm_suffixes is a norm's gain, drawn
+    around norm_center (GPT-2's ln_1, ln_2, ln_f: the fixture's suffixes)."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         # routers' selection biases kept as buffers (DeepseekV3TopkRouter)
@@ -1856,7 +2036,7 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_(a)
             elif name.endswith(".D"):  # Mamba's skip, around its init of ones
                 p.copy_(1 + norm_std * noise)
-            elif name.endswith("norm.weight") or name.endswith("norm_f.weight"):
+            elif name.endswith(tuple(norm_suffixes)):
                 p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
                 p.copy_(bias_std * noise)
@@ -2074,7 +2254,7 @@ def spec_check(name, out, prompts, tokens, first_logits):
 
 def rope_tables(model):
     """HF's inv_freq (float32) and cos/sin scaling per layer type."""
-    rot = model.model.rotary_emb
+    rot = model.base_model.rotary_emb
     if hasattr(rot, "inv_freq"):
         types = {"all_layers": (rot.inv_freq, rot.attention_scaling, rot.rope_type)}
     else:
@@ -2250,6 +2430,7 @@ def build_fixture(spec, out_root):
         spec.get("expert_std"),
         spec.get("sink_std"),
         spec.get("score_bias_std"),
+        spec.get("norm_suffixes", ("norm.weight", "norm_f.weight")),
     )
     model = model.to(torch.float32).eval()
 

@@ -102,7 +102,18 @@ GGUF_ARCH = {
     "granitemoeshared": "granitemoe",  # GraniteMoeModel converts GraniteMoeSharedForCausalLM too
     "minicpm3": "minicpm3",
     "deepseek_v2": "deepseek2",
+    # issue 21 (h-dense-b)
+    "gpt2": "gpt2",
+    "gpt_bigcode": "starcoder",  # StarCoderModel
+    "phi": "phi2",  # Phi2Model
+    "gpt_neox": "gptneox",
 }
+# Families whose converters (GPT2Model, StarCoderModel, Phi2Model) write
+# 4·hidden_size as the feed-forward length, whatever the checkpoint's.
+FF_4X = {"gpt2", "gpt_bigcode", "phi"}
+# GPT-2's Conv1D weights ([in, out]), which GPT2Model.modify_tensors
+# transposes to [out, in].
+CONV1D = re.compile(r"\.(c_attn|c_proj|c_fc)\.weight$")
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
 PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared"}
@@ -166,7 +177,10 @@ def llama3_rope_factors(p, dim):
 # Config spellings of the published checkpoints (EXAONE's attribute_map)
 # and the names the code below reads.
 CONFIG_ALIASES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "layer_norm_epsilon",
-                  "activation_function": "hidden_act"}
+                  "activation_function": "hidden_act",
+                  # GPT2Config's and GPTBigCodeConfig's attribute_map
+                  "n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+                  "n_positions": "max_position_embeddings", "n_inner": "intermediate_size"}
 
 
 def write_metadata(w, name, cfg, ftype):
@@ -187,10 +201,11 @@ def write_metadata(w, name, cfg, ftype):
     w.add_block_count(layers)
     w.add_context_length(cfg["max_position_embeddings"])
     w.add_embedding_length(cfg["hidden_size"])
-    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_feed_forward_length(4 * cfg["hidden_size"] if mt in FF_4X else cfg.get("intermediate_size") or 4 * cfg["hidden_size"])
     w.add_head_count(heads)
-    w.add_head_count_kv(1 if mt == "deepseek_v2" else cfg.get("num_key_value_heads") or heads)  # DeepseekV2Model: MLA as MQA
-    if mt not in ("gemma", "stablelm", "minicpm3"):  # GemmaModel, StableLMModel, MiniCPM3Model write no rope base (llama.cpp's default 10000)
+    if mt not in ("gpt2", "gpt_neox"):  # GPT2Model and GPTNeoXModel write no head_count_kv
+        w.add_head_count_kv(1 if mt in ("deepseek_v2", "gpt_bigcode") else cfg.get("num_key_value_heads") or heads)  # DeepseekV2Model: MLA as MQA; StarCoderModel: always 1
+    if mt not in ("gemma", "stablelm", "minicpm3", "gpt2", "gpt_bigcode", "phi", "gpt_neox"):  # GemmaModel, StableLMModel, MiniCPM3Model, GPT2Model, StarCoderModel, Phi2Model, GPTNeoXModel write no rope base (llama.cpp's default 10000)
         w.add_rope_freq_base(full["rope_theta"])
     if "rms_norm_eps" in cfg:
         w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
@@ -361,6 +376,12 @@ def write_metadata(w, name, cfg, ftype):
             w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
     if mt == "exaone":  # ExaoneModel
         w.add_rope_dimension_count(cfg["hidden_size"] // heads)
+    if mt in ("phi", "gpt_neox"):  # Phi2Model, GPTNeoXModel: the rotary width
+        w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 0.5 if mt == "phi" else 0.25) * (cfg["hidden_size"] // heads)))
+    if mt == "gpt_neox":
+        w.add_parallel_residual(cfg.get("use_parallel_residual", True))
+    if mt == "gpt2" and cfg.get("scale_attn_by_inverse_layer_idx"):  # EXTENSION: GPT2Model writes none
+        w.add_bool(f"{arch}.scale_attn_by_inverse_layer_idx", True)
     if mt == "stablelm":  # StableLMModel
         w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 0.25) * (cfg["hidden_size"] // heads)))
         w.add_parallel_residual(cfg.get("use_parallel_residual", True))
@@ -410,6 +431,10 @@ def to_gguf(cfg, state):
     """The fixture's tensors as llama.cpp writes them: (GGUF name, HF name,
     float32 array), in HF name order, plus llama 3's rope_freqs."""
     mt = cfg["model_type"]
+    cfg = dict(cfg)
+    for alias, key in CONFIG_ALIASES.items():
+        if alias in cfg:
+            cfg.setdefault(key, cfg[alias])
     arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
     tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
     llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
@@ -458,7 +483,13 @@ def to_gguf(cfg, state):
             t = permute(t, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
             t = t + 1
+        if mt == "gpt2" and CONV1D.search(hf):  # GPT2Model.modify_tensors: Conv1D [in, out] → [out, in]
+            t = t.transpose(0, 1).contiguous()
+        if mt == "gpt_neox" and ".attention.query_key_value." in hf:
+            t = neox_qkv(t, heads)  # GPTNeoXModel.modify_tensors: per-head [q | k | v] → [q | k | v]
         out.append((name, hf, t.numpy()))
+        if mt == "gpt2" and name == "token_embd.weight":  # GPT2Model writes token_embd again as output (tied)
+            out.append(("output.weight", None, t.numpy()))
     full = rope_params(cfg)
     if mt in ("phi3", "minicpm3") and full.get("rope_type") == "longrope":
         out.append(("rope_factors_long.weight", None, np.array(full["long_factor"], dtype=np.float32)))
@@ -467,6 +498,17 @@ def to_gguf(cfg, state):
         dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
     return out
+
+
+def neox_qkv(t, heads):
+    """GPTNeoXModel.modify_tensors: query_key_value's rows, per head
+    [heads, 3, head_dim], regrouped as [3, heads, head_dim]."""
+    return t.reshape(heads, 3, -1, *t.shape[1:]).transpose(0, 1).reshape(t.shape).contiguous()
+
+
+def neox_qkv_back(a, heads):
+    """The inverse of neox_qkv, on a numpy array."""
+    return np.ascontiguousarray(a.reshape(3, heads, -1, *a.shape[1:]).swapaxes(0, 1).reshape(a.shape))
 
 
 def gpt_oss_experts(hf, t, tmap):
@@ -538,7 +580,7 @@ def read_back(path, cfg, names):
     """The file's tensors as gguf-py dequantizes them, transforms undone,
     under their HF names (what archc must compute with)."""
     mt = cfg["model_type"]
-    heads = cfg["num_attention_heads"]
+    heads = cfg.get("num_attention_heads") or cfg["n_head"]
     kv_heads = cfg.get("num_key_value_heads") or heads
     sd, parts = {}, {}
     for t in gguf.GGUFReader(path).tensors:
@@ -555,6 +597,10 @@ def read_back(path, cfg, names):
             data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
             data = data - np.float32(1)
+        if mt == "gpt2" and CONV1D.search(hf):
+            data = data.T
+        if mt == "gpt_neox" and ".attention.query_key_value." in hf:
+            data = neox_qkv_back(data, heads)
         m = STACKED.match(hf)
         if m and data.ndim == 3:  # ffn_*_exps: back to the checkpoint's per-expert tensors
             for e in range(data.shape[0]):

@@ -130,7 +130,7 @@ func (f *fn) groupedLinear(n *ir.Node, x codegen.Value) (codegen.Value, bool) {
 		if len(group) == 3 {
 			break
 		}
-		if m.Prim != "linear" || len(m.Args) == 0 || m.Args[0] != n.Args[0] || (m.ID >= f.g.HeadStart) != (n.ID >= f.g.HeadStart) {
+		if m.Prim != "linear" || len(m.Args) == 0 || m.Args[0] != n.Args[0] || (m.ID >= f.g.HeadStart) != (n.ID >= f.g.HeadStart) || transposedLinear(m) {
 			continue
 		}
 		if s2, ok := f.kernelFormat(m.Weights[0].Name, x); ok && s2 == st {
@@ -177,6 +177,13 @@ func (f *fn) groupedLinear(n *ir.Node, x codegen.Value) (codegen.Value, bool) {
 		}
 	}
 	return y, true
+}
+
+// transposedLinear reports whether linear node m has a Conv1D-style
+// [in, out] weight (layout "transposed"), which no kernel multiplies.
+func transposedLinear(m *ir.Node) bool {
+	a, ok := m.Decoded.(*LinearAttrs)
+	return ok && a.Layout == LinearLayoutTransposed
 }
 
 // kernelFormat returns the storage format of weight name when a kernel

@@ -26,11 +26,16 @@ func inferEmbedding(n *ir.Node, a *EmbeddingAttrs) error {
 // lowerEmbedding gathers the stored rows of the ids, then decodes only
 // those (a block-quantized table is never decoded whole).
 func lowerEmbedding(f *fn, n *ir.Node, _ *EmbeddingAttrs) codegen.Value {
+	return f.gatherRows(n, f.arg(n, 0))
+}
+
+// gatherRows gathers the rows ids [batch, seq] i32 of the node's first
+// weight and decodes only those.
+func (f *fn) gatherRows(n *ir.Node, ids codegen.Value) codegen.Value {
 	raw, st, shape := f.stored(n.Weights[0].Name)
 	if raw.Type.Elem == "" {
 		return codegen.Value{Type: f.ty(n.Type)}
 	}
-	ids := f.arg(n, 0)
 	r := int64(ids.Type.Rank())
 	width := raw.Type.Shape[1]
 	attrs := gatherAttrs(codegen.Ints{r}, r, codegen.I64s{1, width})
@@ -38,4 +43,28 @@ func lowerEmbedding(f *fn, n *ir.Node, _ *EmbeddingAttrs) codegen.Value {
 	rows := f.Op("stablehlo.gather", raw.Type.With(rowsShape...), attrs, raw, ids)
 	out := f.decodeRows(st, f.reshape(rows, ids.Type.NumElements(), width), shape[1])
 	return f.reshape(out, f.ty(n.Type).Shape...)
+}
+
+// position_embedding(x [batch, seq, ...], weight [num_positions,
+// embedding_dim]) → [batch, seq, embedding_dim]: the learned absolute
+// position embedding of each token, weight[position] (GPT2Model's
+// wpe(position_ids), position_ids = cache position + arange(seq)). x (the
+// token ids) only gives the batch and seq. A position past num_positions
+// (HF: an index error) reads the last row, as stablehlo.gather clamps.
+func inferPositionEmbedding(n *ir.Node, a *PositionEmbeddingAttrs) error {
+	num, dim := a.NumPositions, a.EmbeddingDim
+	if num <= 0 || dim <= 0 {
+		return fmt.Errorf("num_positions and embedding_dim must be positive, got %d and %d", num, dim)
+	}
+	x := n.Args[0].Type
+	if len(x.Shape) < 2 || x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq {
+		return fmt.Errorf("x must be [batch, seq, ...] (the token ids), got %s", x)
+	}
+	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: []int64{num, dim}}}
+	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, ir.Dim(dim)}, DType: ir.F32}
+	return nil
+}
+
+func lowerPositionEmbedding(f *fn, n *ir.Node, _ *PositionEmbeddingAttrs) codegen.Value {
+	return f.gatherRows(n, f.positions)
 }

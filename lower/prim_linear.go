@@ -11,7 +11,10 @@ import (
 // x·Wᵀ + b as HF nn.Linear; the bias tensor is <module>.bias [out]. A
 // weight stored in a format with a hand-written kernel (Options.Kernels)
 // is multiplied by that kernel, in its stored bytes; otherwise it is decoded
-// to f32 in the graph and multiplied by stablehlo.dot_general.
+// to f32 in the graph and multiplied by stablehlo.dot_general. With layout
+// "transposed" the weight is [in, out] and out = x·W + b, as
+// transformers.pytorch_utils.Conv1D (GPT-2) computes it (addmm); such a
+// weight always goes through dot_general.
 func inferLinear(n *ir.Node, a *LinearAttrs) error {
 	out, bias := a.Out, a.Bias
 	x := n.Args[0].Type
@@ -19,18 +22,29 @@ func inferLinear(n *ir.Node, a *LinearAttrs) error {
 	if in <= 0 || out <= 0 {
 		return fmt.Errorf("needs concrete sizes, got x %s and out %d", x, out)
 	}
-	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: []int64{out, in}}}
+	shape := []int64{out, in}
+	if a.Layout == LinearLayoutTransposed {
+		shape = []int64{in, out}
+	}
+	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: shape}}
 	if bias {
 		n.Weights = append(n.Weights, ir.Weight{Name: n.Module + ".bias", Shape: []int64{out}})
 	}
-	shape := append(ir.Shape{}, x.Shape...)
-	shape[len(shape)-1] = ir.Dim(out)
-	n.Type = ir.Type{Shape: shape, DType: ir.F32}
+	outShape := append(ir.Shape{}, x.Shape...)
+	outShape[len(outShape)-1] = ir.Dim(out)
+	n.Type = ir.Type{Shape: outShape, DType: ir.F32}
 	return nil
 }
 
-func lowerLinear(f *fn, n *ir.Node, _ *LinearAttrs) codegen.Value {
+func lowerLinear(f *fn, n *ir.Node, a *LinearAttrs) codegen.Value {
 	x := f.arg(n, 0)
+	if a.Layout == LinearLayoutTransposed { // Conv1D: x · W, W [in, out]
+		y := f.dot(x, f.weight(n.Weights[0].Name), nil, nil, []int64{int64(x.Type.Rank() - 1)}, []int64{0})
+		if len(n.Weights) > 1 {
+			y = f.add(y, f.broadcastTrailing(f.weight(n.Weights[1].Name), y.Type))
+		}
+		return y
+	}
 	y, ok := f.groupedLinear(n, x)
 	if !ok {
 		y, ok = f.kernelLinear(x, n.Weights[0].Name)

@@ -11,14 +11,16 @@ import (
 var primitiveRows = []*primitive{
 	// embedding: out[b, s] = weight[ids[b, s]]
 	row("embedding", decodedEmbedding, lowerDecodedEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")),
+	// position_embedding: out[b, s] = weight[position of token (b, s)] (learned absolute positions)
+	row("position_embedding", decodedPositionEmbedding, lowerDecodedPositionEmbedding, false, tensor("x"), module("weight"), scalar("num_positions"), scalar("embedding_dim")),
 	// rms_norm: out = x · rsqrt(mean(x²) + eps) · w
 	row("rms_norm", decodedRmsNorm, lowerDecodedRmsNorm, false, tensor("x"), module("weight"), scalar("eps")),
 	// rms_norm_1p: out = x · rsqrt(mean(x²) + eps) · (1 + w)
 	row("rms_norm_1p", decodedRmsNorm1p, lowerDecodedRmsNorm1p, false, tensor("x"), module("weight"), scalar("eps")),
 	// layer_norm: out = (x - mean(x)) · rsqrt(mean((x - mean(x))²) + eps) · w (+ b)
 	row("layer_norm", decodedLayerNorm, lowerDecodedLayerNorm, false, tensor("x"), module("weight"), scalar("eps"), optional("bias"), optional("per_head")),
-	// linear: out = x · Wᵀ (+ b)
-	row("linear", decodedLinear, lowerDecodedLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias")),
+	// linear: out = x · Wᵀ (+ b); transposed: x · W (+ b)
+	row("linear", decodedLinear, lowerDecodedLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias"), optional("layout")),
 	// slice: out = x[..., start:stop]
 	row("slice", decodedSlice, lowerDecodedSlice, false, tensor("x"), scalar("start"), scalar("stop")),
 	// concat: out = cat(x, y) on the last dimension
@@ -111,6 +113,19 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
+		HF:        "GPT2Model's wpe(position_ids) (models/gpt2/modeling_gpt2.py), GPTBigCodeModel's wpe",
+		Math:      "out[b, s] = weight[position of token (b, s)] (learned absolute positions)",
+		Name:      "position_embedding",
+		Shapes:    "x [batch, seq, ...] (the token ids: only its batch and seq are read) → [batch, seq, embedding_dim] f32; weight [num_positions, embedding_dim]",
+		Signature: "position_embedding(x, weight, num_positions, embedding_dim)",
+		Types: map[string]string{
+			"embedding_dim": "int",
+			"num_positions": "int",
+		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
 		HF:        "LlamaRMSNorm.forward (models/llama/modeling_llama.py)",
 		Math:      "out = x · rsqrt(mean(x²) + eps) · w",
 		Name:      "rms_norm",
@@ -155,16 +170,21 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "false",
 			Doc:     "true: also reads <module>.bias [out] and adds it",
 			Name:    "bias",
+		}, {
+			Default: "\"linear\"",
+			Doc:     "\"linear\": <module>.weight [out, in] (nn.Linear); \"transposed\": <module>.weight [in, out], x · W (GPT-2's Conv1D)",
+			Name:    "layout",
 		}},
 		Cache:     false,
-		HF:        "torch.nn.Linear",
-		Math:      "out = x · Wᵀ (+ b)",
+		HF:        "torch.nn.Linear; transformers.pytorch_utils.Conv1D (GPT-2's c_attn, c_proj, c_fc: weight [in, out])",
+		Math:      "out = x · Wᵀ (+ b); transposed: x · W (+ b)",
 		Name:      "linear",
-		Shapes:    "x [..., in] → [..., out]; weight [out, in], bias [out] (bias: true)",
-		Signature: "linear(x, weight, out, bias:)",
+		Shapes:    "x [..., in] → [..., out]; weight [out, in] (layout \"transposed\": [in, out]), bias [out] (bias: true)",
+		Signature: "linear(x, weight, out, bias:, layout:)",
 		Types: map[string]string{
-			"bias": "bool",
-			"out":  "int",
+			"bias":   "bool",
+			"layout": "enum(linear|transposed)",
+			"out":    "int",
 		},
 	},
 	{
@@ -754,6 +774,25 @@ func decodeEmbeddingAttrs(n *ir.Node) (*EmbeddingAttrs, error) {
 	return a, nil
 }
 
+// PositionEmbeddingAttrs are the attributes of position_embedding, decoded and checked once by decodePositionEmbeddingAttrs when the IR builder runs the shape rule.
+type PositionEmbeddingAttrs struct {
+	NumPositions int64 // num_positions
+	EmbeddingDim int64 // embedding_dim
+}
+
+// decodePositionEmbeddingAttrs reads n.Attrs (the evaluated arguments) into PositionEmbeddingAttrs; an error names the attribute and what it must be.
+func decodePositionEmbeddingAttrs(n *ir.Node) (*PositionEmbeddingAttrs, error) {
+	a := &PositionEmbeddingAttrs{}
+	var err error
+	if a.NumPositions, err = decodeInt("num_positions", n.Attrs["num_positions"]); err != nil {
+		return nil, err
+	}
+	if a.EmbeddingDim, err = decodeInt("embedding_dim", n.Attrs["embedding_dim"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // RMSNormAttrs are the attributes of rms_norm and rms_norm_1p, decoded and checked once by decodeRMSNormAttrs when the IR builder runs the shape rule.
 type RMSNormAttrs struct {
 	Eps float64 // eps
@@ -798,19 +837,34 @@ func decodeLayerNormAttrs(n *ir.Node) (*LayerNormAttrs, error) {
 
 // LinearAttrs are the attributes of linear, decoded and checked once by decodeLinearAttrs when the IR builder runs the shape rule.
 type LinearAttrs struct {
-	Out  int64 // out
-	Bias bool  // bias: true: also reads <module>.bias [out] and adds it
+	Out    int64        // out
+	Bias   bool         // bias: true: also reads <module>.bias [out] and adds it
+	Layout LinearLayout // layout: "linear": <module>.weight [out, in] (nn.Linear); "transposed": <module>.weight [in, out], x · W (GPT-2's Conv1D)
 }
+
+// LinearLayout is the layout attribute's choice (linear, transposed).
+type LinearLayout string
+
+// The layout choices.
+const (
+	LinearLayoutLinear     LinearLayout = "linear"     // layout: "linear"
+	LinearLayoutTransposed LinearLayout = "transposed" // layout: "transposed"
+)
 
 // decodeLinearAttrs reads n.Attrs (the evaluated arguments) into LinearAttrs; an error names the attribute and what it must be.
 func decodeLinearAttrs(n *ir.Node) (*LinearAttrs, error) {
-	a := &LinearAttrs{}
+	a := &LinearAttrs{Layout: LinearLayoutLinear}
 	var err error
 	if a.Out, err = decodeInt("out", n.Attrs["out"]); err != nil {
 		return nil, err
 	}
 	if v := n.Attrs["bias"]; v != nil {
 		if a.Bias, err = decodeBool("bias", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["layout"]; v != nil {
+		if a.Layout, err = decodeEnum("layout", v, LinearLayoutLinear, LinearLayoutTransposed); err != nil {
 			return nil, err
 		}
 	}
@@ -1382,6 +1436,25 @@ func lowerDecodedEmbedding(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerEmbedding(f, n, a)
+}
+
+// decodedPositionEmbedding is position_embedding's shape rule: it decodes the attributes once (decodePositionEmbeddingAttrs), keeps them on the node and runs inferPositionEmbedding.
+func decodedPositionEmbedding(n *ir.Node) error {
+	a, err := decodePositionEmbeddingAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferPositionEmbedding(n, a)
+}
+
+// lowerDecodedPositionEmbedding is position_embedding's lowering: lowerPositionEmbedding with the attributes the shape rule decoded.
+func lowerDecodedPositionEmbedding(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*PositionEmbeddingAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerPositionEmbedding(f, n, a)
 }
 
 // decodedRmsNorm is rms_norm's shape rule: it decodes the attributes once (decodeRMSNormAttrs), keeps them on the node and runs inferRMSNorm.

@@ -305,6 +305,24 @@ func TestReversePermuteRows(t *testing.T) {
 	}
 }
 
+// TestRegroupRows: GPTNeoXModel's query_key_value, 2 heads of [q | k | v]
+// with 2 rows each; the file holds [q0 q1 | k0 k1 | v0 v1].
+func TestRegroupRows(t *testing.T) {
+	// file rows: q0a q0b q1a q1b k0a k0b k1a k1b v0a v0b v1a v1b
+	// HF rows:   q0a q0b k0a k0b v0a v0b q1a q1b k1a k1b v1a v1b
+	want := []int{0, 1, 4, 5, 8, 9, 2, 3, 6, 7, 10, 11}
+	got := make([]int, 12)
+	if err := regroupRows(12, 3, 2, func(dst, src int) { got[dst] = src }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("regroupRows(12, 3, 2): HF row i from file row %v, want %v", got, want)
+	}
+	if err := regroupRows(10, 3, 2, func(int, int) {}); err == nil {
+		t.Error("10 rows in 3 parts of 2 heads: want an error")
+	}
+}
+
 func TestMaterializeTiny(t *testing.T) {
 	f := mustRead(t, openTiny(t))
 	cache := t.TempDir()

@@ -115,17 +115,17 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 		return fmt.Errorf("gguf: %s: reading tensor %q: %v: the file changed since it was opened", f.Path, p.t.Name, err)
 	}
 	src := dst
-	if p.tr.permuteHeads > 0 {
+	if p.tr.movesRows() {
 		src = make([]float32, len(dst))
 	}
 	if err := gguf.Dequantize(p.t.Type, raw, src); err != nil {
 		return fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
 	}
-	if p.tr.permuteHeads > 0 {
+	if p.tr.movesRows() {
 		if r0 != 0 || r1 != rows {
 			return fmt.Errorf("gguf: internal error: permuted tensor %q converted in part", p.t.Name)
 		}
-		if err := reversePermuteRows(dst, src, rows, cols, p.tr.permuteHeads); err != nil {
+		if err := moveRows(p.tr, rows, func(out, in int) { copy(dst[out*cols:(out+1)*cols], src[in*cols:(in+1)*cols]) }); err != nil {
 			return fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
 		}
 	}

@@ -49,6 +49,9 @@ func Read(f *gguf.File, fam *dsl.File) (*Model, error) {
 	h := sha256.New()
 	for _, p := range m.plan {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%v\x00", p.t.Name, p.hf, p.tr.permuteHeads, p.tr.minusOne)
+		if p.tr.regroupParts != 0 { // (only then, so that other files keep their cache names)
+			fmt.Fprintf(h, "regroup\x00%d\x00%d\x00", p.tr.regroupParts, p.tr.regroupHeads)
+		}
 		if p.tr.transpose || p.tr.parts > 1 { // (only then, so that other files keep their cache names)
 			fmt.Fprintf(h, "%v\x00%d\x00%d\x00", p.tr.transpose, p.tr.part, p.tr.parts)
 			if p.tr.chunk {

@@ -9,7 +9,9 @@ import (
 // transform is what loading does to one tensor: the shared load transforms
 // (dsl.GGUFTransforms) a gguf section applies to it, resolved.
 type transform struct {
-	permuteHeads int  // >0: undo llama.cpp's Q/K row permutation with this many heads (rows move whole)
+	permuteHeads int // >0: undo llama.cpp's Q/K row permutation with this many heads (rows move whole)
+	regroupParts int // >0, with regroupHeads: the file's rows [parts, heads, r] are HF's [heads, parts, r] (rows move whole)
+	regroupHeads int
 	minusOne     bool // the file stores 1+w: subtract 1 (values change: the tensor is packed as f32)
 	transpose    bool // the file stores the last two dimensions swapped: swap them back (packed as f32)
 	part, parts  int  // parts > 1: this tensor is part `part` of a tensor several GGUF tensors make (packed as f32):
@@ -27,13 +29,21 @@ func (tr transform) kind() string {
 
 // whole reports whether the tensor must be converted whole, at once: its
 // HF rows are not its GGUF rows (transpose, interleave) or move (unpermute_qk).
-func (tr transform) whole() bool { return tr.permuteHeads != 0 || tr.transpose || tr.parts > 1 }
+func (tr transform) whole() bool {
+	return tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1
+}
+
+// movesRows reports whether whole rows move (unpermute_qk, regroup): exact
+// for any block format, so such a tensor stays packed.
+func (tr transform) movesRows() bool { return tr.permuteHeads != 0 || tr.regroupParts != 0 }
 
 // transforms implements each transform of dsl.GGUFTransforms once, for
 // every family that names it, by setting its part of a tensor's transform.
 var transforms = map[string]func(tr *transform, args []int64){
 	// unpermute_qk(heads): transformers' _reverse_permute_weights (see reversePermute).
 	"unpermute_qk": func(tr *transform, args []int64) { tr.permuteHeads = int(args[0]) },
+	// regroup(parts, heads): GPTNeoXModel's query_key_value, per-head [q | k | v] rows regrouped as [q | k | v] (see regroupRows).
+	"regroup": func(tr *transform, args []int64) { tr.regroupParts, tr.regroupHeads = int(args[0]), int(args[1]) },
 	// minus_one(): Gemma2TensorProcessor's "norm.weight" - 1.
 	"minus_one": func(tr *transform, _ []int64) { tr.minusOne = true },
 	// transpose(): GptOssModel's experts, stored [E, out, in] for HF's [E, in, out].
@@ -151,8 +161,12 @@ func (m *Model) checkTransform(p planned) error {
 	switch {
 	case tr.permuteHeads != 0 && (tr.permuteHeads < 0 || int(p.shape[0])%(2*tr.permuteHeads) != 0):
 		return fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d heads of row pairs: the file does not match its config", m.Path, p.t.Name, p.shape[0], tr.permuteHeads)
-	case tr.permuteHeads != 0 && (tr.transpose || tr.parts > 1):
-		return fmt.Errorf("gguf: %s: tensor %q: unpermute_qk does not combine with transpose or interleave", m.Path, p.t.Name)
+	case tr.permuteHeads != 0 && (tr.transpose || tr.parts > 1 || tr.regroupParts != 0):
+		return fmt.Errorf("gguf: %s: tensor %q: unpermute_qk does not combine with transpose, interleave or regroup", m.Path, p.t.Name)
+	case tr.regroupParts != 0 && (tr.regroupParts < 1 || tr.regroupHeads < 1 || int(p.shape[0])%(tr.regroupParts*tr.regroupHeads) != 0):
+		return fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d parts of %d heads: the file does not match its config", m.Path, p.t.Name, p.shape[0], tr.regroupParts, tr.regroupHeads)
+	case tr.regroupParts != 0 && (tr.transpose || tr.parts > 1):
+		return fmt.Errorf("gguf: %s: tensor %q: regroup does not combine with transpose or interleave", m.Path, p.t.Name)
 	case tr.transpose && len(p.shape) < 2:
 		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): transpose needs two", m.Path, p.t.Name, len(p.shape))
 	case tr.parts != 0 && (tr.parts < 2 || tr.part < 0 || tr.part >= tr.parts):

@@ -149,18 +149,48 @@ func (f *Model) packedBytes(src *os.File, p planned) ([]byte, error) {
 	if _, err := src.ReadAt(raw, p.t.Offset); err != nil && err != io.EOF {
 		return nil, fmt.Errorf("gguf: %s: reading tensor %q: %v: the file changed since it was opened", f.Path, p.t.Name, err)
 	}
-	if p.tr.permuteHeads == 0 {
+	if !p.tr.movesRows() {
 		return raw, nil
 	}
 	rows := int(p.shape[0])
 	rowBytes := len(raw) / rows
 	out := make([]byte, len(raw))
-	if err := reversePermute(rows, p.tr.permuteHeads, func(dst, from int) {
+	if err := moveRows(p.tr, rows, func(dst, from int) {
 		copy(out[dst*rowBytes:(dst+1)*rowBytes], raw[from*rowBytes:(from+1)*rowBytes])
 	}); err != nil {
 		return nil, fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
 	}
 	return out, nil
+}
+
+// moveRows calls move(dst, src) for every HF row of a tensor whose rows
+// move (transform.movesRows): unpermute_qk (reversePermute) or regroup
+// (regroupRows).
+func moveRows(tr transform, rows int, move func(dst, src int)) error {
+	if tr.regroupParts != 0 {
+		return regroupRows(rows, tr.regroupParts, tr.regroupHeads, move)
+	}
+	return reversePermute(rows, tr.permuteHeads, move)
+}
+
+// regroupRows calls move(dst, src) for every HF row of a fused per-head
+// projection whose rows the file holds grouped by part: viewing them as
+// [parts, heads, r] (r = rows/parts/heads), HF row (h, k, j) is file row
+// (k, h, j) (GPTNeoXModel.modify_tensors turns query_key_value's per-head
+// [q | k | v] into [all q | all k | all v]).
+func regroupRows(rows, parts, heads int, move func(dst, src int)) error {
+	if parts <= 0 || heads <= 0 || rows%(parts*heads) != 0 {
+		return fmt.Errorf("%d rows cannot be split into %d parts of %d heads", rows, parts, heads)
+	}
+	r := rows / parts / heads
+	for h := 0; h < heads; h++ {
+		for k := 0; k < parts; k++ {
+			for j := 0; j < r; j++ {
+				move((h*parts+k)*r+j, (k*heads+h)*r+j)
+			}
+		}
+	}
+	return nil
 }
 
 // reversePermute calls move(dst, src) for every output row of llama.cpp's

@@ -488,6 +488,26 @@ def cases():
             x = randn(r, (b, s, 8))
             c.call(b, s, [x], x.astype(f64) @ w.astype(f64).T + bv)
 
+    # linear with layout "transposed": GPT-2's Conv1D, weight [in, out]
+    r = rng("linear_transposed")
+    c = add(Case("linear_transposed", "linear", "out = x·W + b with W [in, out] (transformers Conv1D, layout transposed).",
+                 [("x", "f32", [B, S, 8])], [B, S, 5], attrs={"out": 5, "bias": True, "layout": "transposed"}))
+    w = c.weight("weight", randn(r, (8, 5), 0.5))
+    bv = c.weight("bias", randn(r, (5,)))
+    for b, s in [(1, 4), (3, 1)]:
+        x = randn(r, (b, s, 8))
+        c.call(b, s, [x], x.astype(f64) @ w.astype(f64) + bv)
+
+    # position_embedding: the rows of each token's absolute position (GPT-2's wpe)
+    r = rng("position_embedding")
+    c = add(Case("position_embedding", "position_embedding", "out[b, s] = weight[positions[b, s]] (GPT2Model's wpe(position_ids)).",
+                 [("ids", "i32", [B, S])], [B, S, 6], attrs={"num_positions": 10, "embedding_dim": 6}, positions=True))
+    w = c.weight("weight", randn(r, (10, 6)))
+    for b, s, pos in [(1, 4, [[0, 1, 2, 3]]), (3, 1, [[5], [0], [9]])]:
+        ids = r.integers(0, 10, (b, s)).astype(np.int32)
+        pos = np.array(pos, np.int32)
+        c.call(b, s, [ids], w.astype(f64)[pos], positions=pos)
+
     # slice: a fused projection's part
     r = rng("slice")
     c = add(Case("slice", "slice", "out = x[..., start:stop] (a part of a fused projection).",
