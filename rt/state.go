@@ -51,6 +51,12 @@ func (m *Model) checkState(slot, start int) error {
 }
 
 // noteState records a call of n tokens at start in slot (after it ran).
+// A buffer holding a position past start is forgotten: it belongs to a
+// continuation this call replaces (another sequence's, when start is 0 or
+// a reused prefix), and its tokens are not the slot's any more. Kept, it
+// would serve a later prompt that shares the slot's tokens only up to that
+// position with a state computed from other tokens (found by the hybrid
+// soak, server/hybrid_test.go).
 func (m *Model) noteState(slot, start, n int) {
 	if !m.Program.FixedState {
 		return
@@ -59,6 +65,11 @@ func (m *Model) noteState(slot, start, n int) {
 		m.states = map[int]stateHeld{}
 	}
 	h := m.held(slot)
+	for i, p := range h {
+		if p > start {
+			h[i] = -1
+		}
+	}
 	h[(start+n)%2] = start + n
 	m.states[slot] = h
 }

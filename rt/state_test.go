@@ -40,3 +40,29 @@ func TestStateHeld(t *testing.T) {
 		t.Errorf("without fixed state every prefix serves: %v, %d", err, plain.heldPrefix(0, 5))
 	}
 }
+
+// TestStateHeldForgetsReplaced: a sequence that starts again at position 0
+// (or continues a shorter reused prefix) replaces the slot's tokens, so a
+// buffer still holding a later position of the old tokens must not serve a
+// prefix reuse: the new tokens may agree with the old ones up to there and
+// the state would still be the old sequence's.
+func TestStateHeldForgetsReplaced(t *testing.T) {
+	m := &Model{Program: &Program{FixedState: true}}
+	m.noteState(0, 0, 21) // sequence X: buffer 1 holds 21
+	m.noteState(0, 21, 1) // buffer 0 holds 22 (X's tokens)
+	m.noteState(0, 0, 23) // sequence Y from 0: buffer 1 holds 23; X's 22 is forgotten
+	if got := m.heldPrefix(0, 22); got != 0 {
+		t.Errorf("after a new sequence of 23 tokens, heldPrefix(0, 22) = %d, want 0 (position 22 was the old sequence's)", got)
+	}
+	if err := m.checkState(0, 22); err == nil {
+		t.Error("continuing at 22 from the old sequence's state was accepted")
+	}
+	m.noteState(0, 23, 1) // Y's decode: buffer 0 holds 24
+	m.noteState(0, 23, 2) // a reuse of Y's first 23 tokens, 2 new ones: buffer 1 holds 25, Y's 24 forgotten
+	if got := m.heldPrefix(0, 24); got != 0 {
+		t.Errorf("heldPrefix(0, 24) = %d, want 0 (24 was the replaced continuation's)", got)
+	}
+	if got := m.heldPrefix(0, 25); got != 25 {
+		t.Errorf("heldPrefix(0, 25) = %d, want 25", got)
+	}
+}

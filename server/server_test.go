@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -24,9 +25,24 @@ import (
 
 const fixture = "../golden/testdata/llama-tied"
 
+// hybridFixture holds a KV cache (its attention layer) and conv windows
+// (its short-conv layers) per slot: the serving tests that run on it check
+// that a slot's fixed-size state is reused only where it is held.
+const hybridFixture = "../golden/testdata/lfm2"
+
+// servingFixtures are the fixtures the batched == single and worker-crash
+// tests run on: attention only, and a hybrid.
+var servingFixtures = []string{fixture, hybridFixture}
+
 // served loads the fixture (3 slots, decode batches 1 and 2, 128 tokens)
 // behind a test server and returns the model and the server's URL.
 func served(t *testing.T, cfg Config) (*rt.Model, *engine.Engine, string) {
+	t.Helper()
+	return servedDir(t, fixture, cfg)
+}
+
+// servedDir is served on the fixture in dir.
+func servedDir(t *testing.T, fixture string, cfg Config) (*rt.Model, *engine.Engine, string) {
 	t.Helper()
 	testmodels.NeedIREE(t)
 	var o launch.Options
@@ -149,9 +165,15 @@ func testPrompt(n int) []int32 {
 
 // TestConcurrentExact: concurrent greedy requests of different prompt
 // lengths, streamed and not, each get exactly the tokens of the same
-// request run alone.
+// request run alone (on each of servingFixtures).
 func TestConcurrentExact(t *testing.T) {
-	m, e, url := served(t, Config{})
+	for _, dir := range servingFixtures {
+		t.Run(filepath.Base(dir), func(t *testing.T) { concurrentExact(t, dir) })
+	}
+}
+
+func concurrentExact(t *testing.T, dir string) {
+	m, e, url := servedDir(t, dir, Config{})
 	lengths := []int{1, 9, 17, 30, 44, 5}
 	want := map[int][]int32{}
 	for _, n := range lengths {
@@ -297,9 +319,16 @@ func TestNotReady(t *testing.T) {
 
 // TestWorkerKilled: killing the IREE worker mid-stream ends that request
 // with an error and the next request is served correctly by a restarted
-// worker.
+// worker (on each of servingFixtures: a hybrid's state is lost with the
+// worker and must be recomputed, never continued).
 func TestWorkerKilled(t *testing.T) {
-	m, e, url := served(t, Config{})
+	for _, dir := range servingFixtures {
+		t.Run(filepath.Base(dir), func(t *testing.T) { workerKilled(t, dir) })
+	}
+}
+
+func workerKilled(t *testing.T, dir string) {
+	m, e, url := servedDir(t, dir, Config{})
 	p := testPrompt(12)
 	g, err := m.Generate(context.Background(), p, rt.GenerateOptions{MaxTokens: 8})
 	if err != nil {
