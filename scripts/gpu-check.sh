@@ -27,7 +27,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 g=.gpu
-bench_shapes=(--max-batch 64 --decode-batches 1,8,64 --prefill-buckets 512 --max-len 1024)
+# The benchmark modules' shapes; serve adds --max-batch 64 (as many slots
+# as the largest batch, what archc compile plans).
+bench_shapes=(--decode-batches 1,8,64 --prefill-buckets 512 --max-len 1024)
 batched_fixtures=(llama-tied qwen3-tied)
 
 prepare() {
@@ -102,7 +104,7 @@ EOF
   export ARCHC_VENV=$venv XDG_CACHE_HOME=/tmp/archc-xdg
   local report="${OUT:-/tmp}/gpu-check.txt"
   python3 -u scripts/gpu_check.py --infer "$g/bin/infer" --bench-dir /tmp/archc-bench \
-    --batched "$(IFS=,; echo "${batched_fixtures[*]}")" --bench-flags "${bench_shapes[*]}" --report "$report"
+    --batched "$(IFS=,; echo "${batched_fixtures[*]}")" --bench-flags "--max-batch 64 ${bench_shapes[*]}" --report "$report"
 }
 
 case "${1:-}" in

@@ -26,6 +26,8 @@ import time
 import urllib.request
 
 ROOF = 4.8e12  # H200 HBM3e bytes/s
+READY_S = 300  # a server's load (its module carried: no compile)
+DEVICE = "cuda"  # --device (another one tries the script on a CPU)
 BUDGET_S = 7.5 * 60  # stop starting new work past this
 
 
@@ -40,12 +42,19 @@ class Server:
 
     def __init__(self, infer, model, flags, log):
         self.port = free_port()
-        self.args = [infer, "serve", "--model", model, "--device", "cuda", "--addr", f"127.0.0.1:{self.port}", "-q"] + flags
+        self.args = [infer, "serve", "--model", model, "--device", DEVICE, "--addr", f"127.0.0.1:{self.port}", "-q"] + flags
         self.log = log
 
     def __enter__(self):
         self.proc = subprocess.Popen(self.args, stdout=self.log, stderr=self.log)
-        deadline = time.time() + 300
+        try:
+            return self._wait()
+        except BaseException:
+            self.__exit__()  # with does not call __exit__ when __enter__ fails
+            raise
+
+    def _wait(self):
+        deadline = time.time() + READY_S
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"infer serve exited {self.proc.returncode} (see the log)")
@@ -56,7 +65,7 @@ class Server:
             except OSError:
                 pass
             time.sleep(0.2)
-        raise RuntimeError("infer serve did not become ready in 300 s")
+        raise RuntimeError(f"infer serve did not become ready in {READY_S} s")
 
     def __exit__(self, *exc):
         self.proc.terminate()
@@ -155,7 +164,13 @@ def main():
     ap.add_argument("--batched", default="")
     ap.add_argument("--bench-flags", default="")
     ap.add_argument("--report", required=True)
+    ap.add_argument("--device", default="cuda", help="infer's device (local-task tries the script without a GPU)")
+    ap.add_argument("--prefill", default="16", help="the fixtures' prefill bucket")
+    ap.add_argument("--only", default="", help="only the fixtures named, comma-separated")
+    ap.add_argument("--no-bench", action="store_true")
     a = ap.parse_args()
+    global DEVICE
+    DEVICE = a.device
     start = time.time()
     log = open(os.path.join(os.path.dirname(a.report) or ".", "gpu-check-serve.log"), "w")
     lines, failed = [], 0
@@ -164,15 +179,17 @@ def main():
         lines.append(s)
         print(s, flush=True)
 
-    out("== token-exact against the HF oracle, --device cuda (decode_1, prefill_16)")
+    out(f"== token-exact against the HF oracle, --device {DEVICE} (decode_1, prefill_{a.prefill})")
     for name, model, orc in oracle_cases():
+        if a.only and name not in a.only.split(","):
+            continue
         if time.time() - start > BUDGET_S / 2:
             out(f"{name:28s} SKIPPED (time)")
             continue
         t0 = time.time()
         try:
             oracle = json.load(open(orc))
-            with Server(a.infer, model, ["--max-batch", "1", "--decode-batches", "1", "--prefill-buckets", "16"], log) as srv:
+            with Server(a.infer, model, ["--max-batch", "1", "--decode-batches", "1", "--prefill-buckets", a.prefill], log) as srv:
                 bad, _ = check_tokens(srv, oracle, False)
             res = "ok" if not bad else f"MISMATCH prompts {bad}"
             failed += bool(bad)
@@ -186,7 +203,7 @@ def main():
         d = os.path.join("golden/testdata", name)
         try:
             oracle = json.load(open(os.path.join(d, "oracle.json")))
-            with Server(a.infer, d, ["--max-batch", "4", "--decode-batches", "1,4", "--prefill-buckets", "16"], log) as srv:
+            with Server(a.infer, d, ["--max-batch", "4", "--decode-batches", "1,4", "--prefill-buckets", a.prefill], log) as srv:
                 bad, _ = check_tokens(srv, oracle, True)
             res = "ok" if not bad else f"MISMATCH prompts {bad}"
             failed += bool(bad)
@@ -197,6 +214,8 @@ def main():
 
     out("== benchmark (random f16 weights; roofline 4.8 TB/s)")
     for name in ("llama-3.2-1b", "qwen3-8b"):
+        if a.no_bench:
+            break
         if time.time() - start > BUDGET_S - 150:
             out(f"{name}: SKIPPED (time)")
             continue

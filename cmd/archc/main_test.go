@@ -64,6 +64,21 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("check on a folder with bad.arch: code %d, stderr %q", r.Code, r.Stderr)
 		}
 	})
+	t.Run("gpu target", func(t *testing.T) {
+		// A GPU plan: no CPU kernels, GPU batch buckets (decode up to 64).
+		r := clitest.Run(t, bin, "emit", fixture, "--target", "cuda")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "func.func @decode_64(") || !strings.Contains(r.Stdout, "func.func @prefill_128(") || strings.Contains(r.Stdout, "hal.executable") {
+			t.Fatalf("emit --target cuda: code %d, stderr %q; want decode_64 and prefill_128 and no kernels", r.Code, r.Stderr)
+		}
+		r = clitest.Run(t, bin, "emit", fixture, "--target", "cuda", "--decode-batches", "8,1", "--prefill-buckets", "16")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "func.func @decode_8(") || strings.Contains(r.Stdout, "func.func @decode_64(") || strings.Contains(r.Stdout, "func.func @prefill_128(") {
+			t.Fatalf("emit --target cuda --decode-batches 8,1: code %d, stderr %q", r.Code, r.Stderr)
+		}
+		r = clitest.Run(t, bin, "emit", fixture, "--target", "cuda", "--kernels", "avx2")
+		if r.Code != 1 || !strings.Contains(r.Stderr, "--kernels avx2: archc's matmul kernels are CPU code") {
+			t.Fatalf("--target cuda --kernels avx2: code %d, stderr %q", r.Code, r.Stderr)
+		}
+	})
 	t.Run("unknown model_type", func(t *testing.T) {
 		cfg := filepath.Join(dir, "config.json")
 		os.WriteFile(cfg, []byte(`{"model_type": "frobnicator"}`), 0o644)

@@ -7,6 +7,7 @@ import (
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/lower"
+	"github.com/archc/archc/rt/ireetool"
 )
 
 // TestProgram: the runtime's Program carries the plan's shapes, model
@@ -16,8 +17,12 @@ func TestProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &driver.Compiled{Plan: p, Module: "m.vmfb", Vocab: 256, EOS: []int32{2}, CompilerVersion: "v"}
+	cuda, _ := ireetool.LookupTarget("cuda")
+	c := &driver.Compiled{Plan: p, Module: "m.vmfb", Vocab: 256, EOS: []int32{2}, CompilerVersion: "v", Target: cuda}
 	prog := Program(c)
+	if prog.Target != "cuda" {
+		t.Errorf("program target %q, want the compiled module's (cuda)", prog.Target)
+	}
 	if prog.Module != "m.vmfb" || prog.Vocab != 256 || !slices.Equal(prog.EOS, []int32{2}) || prog.CompilerVersion != "v" {
 		t.Errorf("program %+v: module, vocab, EOS or compiler version not carried", prog)
 	}
