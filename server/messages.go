@@ -370,9 +370,8 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) error {
 		return renameFields(err, messagesRenames)
 	}
 	reason, seq := s.stopReason(o.finish, o.text(), o.tokenIDs, req.StopSequences)
-	u := usage(o.usage)
 	sseEvent(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": reason, "stop_sequence": seq},
-		"usage": map[string]any{"output_tokens": u["output_tokens"]}})
+		"usage": usage(o.usage)}) // the final counts, cached tokens included (the SDK takes them over message_start's)
 	return sseEvent(w, "message_stop", map[string]any{"type": "message_stop"})
 }
 

@@ -57,6 +57,9 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	stored  responseStore // /v1/responses kept for previous_response_id
+	// chat answers the translations' chat completions requests:
+	// chatCompletions unless a test sets it.
+	chat func(http.ResponseWriter, *http.Request) error
 
 	vocab vocabCache // the grammar engine's vocabulary file (tools.go)
 

@@ -81,9 +81,13 @@ func (s *Server) chatCall(ctx context.Context, r *http.Request, body map[string]
 	sr.Body, sr.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
 	events := make(chan subEvent)
 	sw := &subWriter{header: http.Header{}, out: events, ctx: ctx}
+	chat := s.chat
+	if chat == nil {
+		chat = s.chatCompletions
+	}
 	go func() {
 		defer close(events)
-		if err := s.chatCompletions(sw, sr); err != nil && sw.status == 0 {
+		if err := chat(sw, sr); err != nil && sw.status == 0 {
 			writeError(sw, err)
 		}
 		select {

@@ -3,10 +3,18 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/rt/engine"
+	"github.com/archc/archc/rt/ireetool"
 )
 
 // planOf plans a translated chat request with text's template.
@@ -335,4 +343,83 @@ func TestStreamedToolBlocks(t *testing.T) {
 	if names, _ := sseOf(t, w.Body.String()); err != nil || !reflect.DeepEqual(o.blocks, []block{{kind: "text"}}) || strings.Join(names, " ") != "message_start ping content_block_start content_block_stop" {
 		t.Errorf("empty stream: %v %+v %v", err, o, names)
 	}
+}
+
+// TestTranslationSDKShapes: the official openai and anthropic clients read
+// the translations of a recorded chat answer (reasoning, text, two
+// parallel calls), whole and streamed: the Responses API's reasoning,
+// message and function_call items (the SDK's stream helper rebuilds the
+// same response), the Messages API's thinking, text and tool_use blocks
+// (its stream helper rebuilds the same message). No model: the chat layer
+// answers with the recording.
+func TestTranslationSDKShapes(t *testing.T) {
+	py, err := ireetool.FindPython()
+	if err != nil || exec.Command(py, "-c", "import openai, anthropic").Run() != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("the openai and anthropic clients are not installed in the venv: scripts/test.sh installs scripts/requirements-test.txt")
+		}
+		t.Skip("the openai and anthropic clients are not installed in the venv")
+	}
+	s := New(Config{Name: "recorded"})
+	s.chat = func(w http.ResponseWriter, r *http.Request) error {
+		var req struct {
+			Stream bool `json:"stream"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		if !req.Stream {
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, recordedAnswer)
+			return nil
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, c := range recordedStream {
+			fmt.Fprintf(w, "data: %s\n\n", c)
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+		return nil
+	}
+	s.Attach(nil, withTemplate(t, smolText(t), "Qwen-Qwen3-0.6B.jinja"), &engine.Engine{})
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	script := `
+import json, sys
+import anthropic, openai
+
+def check(cond, what):
+    if not cond:
+        raise SystemExit("FAILED: " + what)
+
+url = sys.argv[1]
+oc = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
+tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+r = oc.responses.create(model="m", input="Weather?", tools=tools)
+types = [o.type for o in r.output]
+check(types == ["reasoning", "message", "function_call", "function_call"], f"output {r.output}")
+check(r.output[0].content[0].text == "Two cities." and r.output_text == "Checking.", f"reasoning and text {r.output}")
+calls = [(o.name, json.loads(o.arguments), o.call_id) for o in r.output[2:]]
+check(calls == [("get_weather", {"city": "Paris"}, "call_a"), ("get_weather", {"city": "Rome"}, "call_b")], f"calls {calls}")
+with oc.responses.stream(model="m", input="Weather?", tools=tools) as s:
+    events = [e.type for e in s]
+    f = s.get_final_response()
+check([o.type for o in f.output] == types and f.output_text == "Checking." and f.output[0].content[0].text == "Two cities.", f"streamed output {f.output}")
+check([(o.name, json.loads(o.arguments), o.call_id) for o in f.output[2:]] == calls, f"streamed calls {f.output}")
+check(f.usage.input_tokens == 10 and f.usage.input_tokens_details.cached_tokens == 4, f"usage {f.usage}")
+
+ac = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0)
+kw = dict(model="m", max_tokens=10, messages=[{"role": "user", "content": "Weather?"}], tools=[{"name": "get_weather", "input_schema": {"type": "object"}}])
+m = ac.messages.create(**kw)
+check([b.type for b in m.content] == ["thinking", "text", "tool_use", "tool_use"] and m.stop_reason == "tool_use", f"message {m}")
+check(m.content[0].thinking == "Two cities." and m.content[2].input == {"city": "Paris"} and m.content[3].id == "call_b", f"blocks {m.content}")
+with ac.messages.stream(**kw) as st:
+    fm = st.get_final_message()
+check([b.model_dump() for b in fm.content] == [b.model_dump() for b in m.content], f"streamed {fm.content} vs {m.content}")
+check(fm.stop_reason == "tool_use" and fm.usage.output_tokens == 3 and fm.usage.cache_read_input_tokens == 4, f"streamed end {fm}")
+print("ok", len(events), "events")
+`
+	out, err := exec.Command(py, "-c", script, ts.URL).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", strings.TrimSpace(string(out)))
 }

@@ -13,6 +13,7 @@ server uses its generic (Hermes-shaped) convention.
 import json
 import sys
 
+import jsonschema
 import openai
 
 import structured_client
