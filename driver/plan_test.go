@@ -23,7 +23,7 @@ func TestPlanErrors(t *testing.T) {
 	}{
 		{"unknown model_type", nil, func(c map[string]any) { c["model_type"] = "frobnicator" }, []string{`unsupported model_type "frobnicator"`, "llama"}},
 		{"no model_type", nil, func(c map[string]any) { delete(c, "model_type") }, []string{"no model_type"}},
-		{"unsupported family", nil, func(c map[string]any) { c["model_type"] = "jamba" }, []string{`unsupported model_type "jamba"`}},
+		{"unsupported family", nil, func(c map[string]any) { c["model_type"] = "bert" }, []string{`unsupported model_type "bert"`}},
 		{"mixture of experts without experts", nil, func(c map[string]any) { c["model_type"] = "qwen2_moe" }, []string{`lacks required field "num_experts"`, "qwen2_moe.arch:"}},
 		{"missing config field", nil, func(c map[string]any) { delete(c, "hidden_size") }, []string{`lacks required field "hidden_size"`, "llama.arch:"}},
 		{"config field of wrong type", nil, func(c map[string]any) { c["num_hidden_layers"] = "two" }, []string{`"num_hidden_layers"`, "want int"}},
