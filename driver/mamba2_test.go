@@ -42,6 +42,10 @@ var (
 	bambaBase = map[string]any{"model_type": "bamba", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 3,
 		"intermediate_size": 48, "num_attention_heads": 4, "num_key_value_heads": 2, "attn_layer_indices": []any{1},
 		"mamba_n_heads": 8, "mamba_d_head": "auto", "mamba_n_groups": 2, "mamba_d_state": 4, "mamba_chunk_size": 8}
+	gmhBase = map[string]any{"model_type": "granitemoehybrid", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 2,
+		"intermediate_size": 16, "num_attention_heads": 4, "layer_types": []any{"linear_attention", "full_attention"},
+		"num_local_experts": 4, "num_experts_per_tok": 2, "shared_intermediate_size": 24,
+		"mamba_n_heads": 8, "mamba_n_groups": 2, "mamba_d_state": 4, "mamba_chunk_size": 8}
 )
 
 // TestMamba2States: each mamba2 layer declares a conv window over x, B and
@@ -100,6 +104,10 @@ func TestMamba2BadConfig(t *testing.T) {
 		{bambaBase, map[string]any{"mamba_d_conv": 0}, []string{"conv_kernel is 0"}},
 		{bambaBase, map[string]any{"layers_block_type": []any{"linear_attention", "moe", "full_attention"}},
 			[]string{"layers_block_type[1] is moe", "linear_attention or full_attention"}},
+		{gmhBase, map[string]any{"layer_types": []any{"linear_attention", "mamba"}},
+			[]string{"layer_types[1] is mamba", "linear_attention or full_attention"}},
+		{gmhBase, map[string]any{"mamba_d_head": 5}, []string{"mamba_d_head (5) * mamba_n_heads (8)", "mamba_expand * hidden_size (64)"}},
+		{gmhBase, map[string]any{"mamba_d_conv": 0}, []string{"mamba_d_conv is 0"}},
 	} {
 		_, err := NewGraph(writeConfig(t, c.base, c.edit), PlanOptions{})
 		if err == nil {
