@@ -9,8 +9,12 @@ import (
 // DecodeConfig decodes a Hugging Face config.json into config-time values
 // (integers stay int64, other numbers float64). It errors on invalid JSON or
 // a top level that is not an object.
+//
+// Python's json module writes float("inf") as the bare token Infinity
+// (transformers saves Mamba2's time_step_limit (0.0, inf) so); outside
+// strings, Infinity and -Infinity read as ±Inf.
 func DecodeConfig(data []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+	dec := json.NewDecoder(bytes.NewReader(pythonInfinity(data)))
 	dec.UseNumber()
 	var top any
 	if err := dec.Decode(&top); err != nil {
@@ -132,4 +136,36 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// pythonInfinity rewrites the bare tokens Infinity and -Infinity outside
+// JSON strings as 1e999 and -1e999, numbers that decode to ±Inf
+// (normalizeJSON keeps json.Number's out-of-range float).
+func pythonInfinity(data []byte) []byte {
+	if !bytes.Contains(data, []byte("Infinity")) {
+		return data
+	}
+	var out []byte
+	inStr, esc := false, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case bytes.HasPrefix(data[i:], []byte("Infinity")):
+			out = append(out, "1e999"...)
+			i += len("Infinity") - 1
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

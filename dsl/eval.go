@@ -465,6 +465,19 @@ func (s *scope) indexValue(v any, ix *Expr) (any, error) {
 			return nil, errorf(ix.Pos, "dict key must be a string, got %s", typeName(k))
 		}
 		return c[key], nil
+	case string: // one character, as Python's str[i] (Nemotron-H's hybrid_override_pattern "M-M*")
+		r := []rune(c)
+		i, ok := k.(int64)
+		if !ok {
+			return nil, errorf(ix.Pos, "string index must be an int, got %s %s", typeName(k), show(k))
+		}
+		if i < 0 {
+			i += int64(len(r))
+		}
+		if i < 0 || i >= int64(len(r)) {
+			return nil, errorf(ix.Pos, "string index %s out of range (length %d)", show(k), len(r))
+		}
+		return string(r[i]), nil
 	case nil:
 		return nil, nil
 	}

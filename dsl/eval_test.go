@@ -129,6 +129,11 @@ func TestConfigExpr(t *testing.T) {
 		{src: "\"il\" in \"silu\"", want: true},
 		{src: "n in 7", wantErr: "operator in needs a list, dict, string or none on its right, got int 7"},
 		{src: "1 in \"a1\"", wantErr: "operator in on a string needs a string, got int 1"},
+		// String indexing: one character (Nemotron-H's hybrid_override_pattern).
+		{src: "\"M-M*\"[1]", want: "-"},
+		{src: "\"M-M*\"[-1]", want: "*"},
+		{src: "\"M-\"[2]", wantErr: "string index 2 out of range (length 2)"},
+		{src: "s[\"a\"]", wantErr: "string index must be an int"},
 		// Unary operators.
 		{src: "-n", want: int64(-7)},
 		{src: "-f", want: -2.5},
@@ -246,6 +251,15 @@ func TestDecodeConfig(t *testing.T) {
 	want := map[string]any{"a": int64(1), "b": 1.5, "c": 2.0, "d": map[string]any{"e": []any{int64(3), nil}}, "big": 12345678901234567890.0}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Python's json writes float("inf") as Infinity (Mamba2's time_step_limit).
+	// transformers 5 writes {"__float__": "Infinity"} instead.
+	inf, err := DecodeConfig([]byte(`{"time_step_limit": [0.0, Infinity], "lo": -Infinity, "s": "Infinity \" x", "t": [0.0, {"__float__": "Infinity"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := inf["time_step_limit"].([]any); !math.IsInf(l[1].(float64), 1) || !math.IsInf(inf["lo"].(float64), -1) || inf["s"] != `Infinity " x` || !math.IsInf(inf["t"].([]any)[1].(float64), 1) {
+		t.Errorf("Infinity: got %v", inf)
 	}
 	for _, bad := range []string{`[1, 2]`, `{"a": `, `null`, ``} {
 		if m, err := DecodeConfig([]byte(bad)); err == nil {

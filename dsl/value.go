@@ -41,6 +41,9 @@ func normalizeJSON(v any) any {
 		}
 		return v
 	case map[string]any:
+		if f, ok := taggedFloat(v); ok {
+			return f
+		}
 		out := make(map[string]any, len(v))
 		for k, e := range v {
 			out[k] = normalizeJSON(e)
@@ -136,4 +139,23 @@ func coerce(v any, typ string) (any, error) {
 		}
 	}
 	return nil, fmt.Errorf("want %s, got %s %s", typ, typeName(v), show(v))
+}
+
+// taggedFloat reads transformers' encoding of a float JSON cannot hold,
+// {"__float__": "Infinity"} (or "-Infinity", "NaN"), as PreTrainedConfig
+// writes Mamba2's time_step_limit (0.0, inf).
+func taggedFloat(m map[string]any) (float64, bool) {
+	s, ok := m["__float__"].(string)
+	if !ok || len(m) != 1 {
+		return 0, false
+	}
+	switch s {
+	case "Infinity":
+		return math.Inf(1), true
+	case "-Infinity":
+		return math.Inf(-1), true
+	case "NaN":
+		return math.NaN(), true
+	}
+	return 0, false
 }

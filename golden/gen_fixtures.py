@@ -2000,6 +2000,112 @@ FIXTURES = [
         check_rope_scaling=False,
         spec_check=False,
     ),
+    # ---- mamba2: the SSD scan (chunked prefill, chunk_size 8 < the 29-token
+    # prompt), n_groups 2 of 4 heads each, gated RMSNorm per group ----
+    dict(
+        name="mamba2",
+        model_cls="Mamba2ForCausalLM",
+        config_cls="Mamba2Config",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            expand=2,
+            num_heads=8,
+            head_dim=16,
+            n_groups=2,
+            state_size=8,
+            num_hidden_layers=2,
+            conv_kernel=4,
+            chunk_size=8,
+            layer_norm_epsilon=1e-5,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7304,
+        prompt_seed=3038,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
+    # ---- bamba: Mamba2 layers and one attention layer (attn_layer_indices)
+    # in one model: a KV cache beside conv windows and SSM states;
+    # mamba_d_head "auto" (2 * 64 / 8 = 16) ----
+    dict(
+        name="bamba",
+        model_cls="BambaForCausalLM",
+        config_cls="BambaConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=96,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            attn_layer_indices=[1],
+            mamba_n_heads=8,
+            mamba_d_head="auto",
+            mamba_n_groups=2,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_chunk_size=8,
+            rms_norm_eps=1e-5,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7305,
+        prompt_seed=3039,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+    ),
+    # ---- granitemoehybrid: granitemoeshared's layer (muP multipliers, MoE
+    # plus the shared MLP) with Mamba2 or NoPE attention per layer_types ----
+    dict(
+        name="granitemoehybrid",
+        model_cls="GraniteMoeHybridForCausalLM",
+        config_cls="GraniteMoeHybridConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            num_hidden_layers=3,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            position_embedding_type="nope",
+            hidden_act="silu",
+            intermediate_size=24,
+            shared_intermediate_size=40,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            embedding_multiplier=12.0,
+            attention_multiplier=0.0625,
+            residual_multiplier=0.22,
+            logits_scaling=8.0,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            mamba_n_heads=8,
+            mamba_n_groups=2,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_chunk_size=8,
+        ),
+        seed=7306,
+        prompt_seed=3040,
+        weight_std=0.2,
+        embed_std=0.02,
+        norm_std=0.1,
+        bias_std=0.1,
+        check_rope_scaling=False,
+        spec_check=False,
+        moe=True,
+    ),
 ]
 
 
@@ -2034,6 +2140,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                     a = back
                 assert torch.equal(a, torch.log(torch.exp(a).double()).float()), f"{name}: no round-trip-exact A_log"
                 p.copy_(a)
+            elif name.endswith(".dt_bias"):  # Mamba2's dt bias (softplus(dt + dt_bias))
+                p.copy_(bias_std * noise)
             elif name.endswith(".D"):  # Mamba's skip, around its init of ones
                 p.copy_(1 + norm_std * noise)
             elif name.endswith(tuple(norm_suffixes)):

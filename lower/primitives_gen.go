@@ -93,6 +93,10 @@ var primitiveRows = []*primitive{
 	row("selective_scan", inferSelectiveScan, lowerSelectiveScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight")),
 	// rms_normalize: out = x · rsqrt(mean(x²) + eps), no weight
 	row("rms_normalize", decodedRmsNormalize, lowerDecodedRmsNormalize, false, tensor("x"), scalar("eps")),
+	// ssd_scan: A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t. Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence
+	row("ssd_scan", decodedSsdScan, lowerDecodedSsdScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight"), scalar("heads"), scalar("groups"), scalar("chunk"), optional("dt_min"), optional("dt_max")),
+	// rms_norm_gated: out = w · rmsnorm_g(x · silu(gate)) with the RMS over each of `groups` slices of d; norm_before_gate: out = w · rmsnorm_g(x) · silu(gate)
+	row("rms_norm_gated", decodedRmsNormGated, lowerDecodedRmsNormGated, false, tensor("x"), tensor("gate"), module("weight"), scalar("groups"), scalar("eps"), optional("norm_before_gate")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -752,6 +756,48 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x [..., d] → [..., d]",
 		Signature: "rms_normalize(x, eps)",
 		Types:     map[string]string{"eps": "float"},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "time_step_limit[0]: prefill clamps dt from below (none or -inf: no clamp)",
+			Name:    "dt_min",
+		}, {
+			Default: "none",
+			Doc:     "time_step_limit[1]: prefill clamps dt from above (none or inf: no clamp)",
+			Name:    "dt_max",
+		}},
+		Cache:     false,
+		HF:        "Mamba2Mixer.forward's torch path (models/mamba2/modeling_mamba2.py): mamba2_chunk_scan for prefill, mamba2_selective_state_update for decode (which does not clamp dt)",
+		Math:      "A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t. Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence",
+		Name:      "ssd_scan",
+		Shapes:    "x [batch, seq, heads · head_dim]; dt [batch, seq, heads]; b, c [batch, seq, groups · state]; weight: <module>.A_log, <module>.D, <module>.dt_bias [heads] → [batch, seq, heads · head_dim]; state: recurrent [heads, head_dim, state] f32 per sequence",
+		Signature: "ssd_scan(x, dt, b, c, weight, heads, groups, chunk, dt_min:, dt_max:)",
+		Types: map[string]string{
+			"chunk":  "int",
+			"dt_max": "float",
+			"dt_min": "float",
+			"groups": "int",
+			"heads":  "int",
+		},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "true: normalise x, then multiply by silu(gate) (FalconH1RMSNormGated's default)",
+			Name:    "norm_before_gate",
+		}},
+		Cache:     false,
+		HF:        "MambaRMSNormGated.forward (models/mamba2/modeling_mamba2.py); FalconH1RMSNormGated (norm_before_gate)",
+		Math:      "out = w · rmsnorm_g(x · silu(gate)) with the RMS over each of `groups` slices of d; norm_before_gate: out = w · rmsnorm_g(x) · silu(gate)",
+		Name:      "rms_norm_gated",
+		Shapes:    "x, gate [..., d] → [..., d]; weight [d]; d a multiple of groups",
+		Signature: "rms_norm_gated(x, gate, weight, groups, eps, norm_before_gate:)",
+		Types: map[string]string{
+			"eps":              "float",
+			"groups":           "int",
+			"norm_before_gate": "bool",
+		},
 	},
 }
 
@@ -1419,6 +1465,70 @@ func decodeRMSNormalizeAttrs(n *ir.Node) (*RMSNormalizeAttrs, error) {
 	return a, nil
 }
 
+// SSDScanAttrs are the attributes of ssd_scan, decoded and checked once by decodeSSDScanAttrs when the IR builder runs the shape rule.
+type SSDScanAttrs struct {
+	Heads  int64    // heads
+	Groups int64    // groups
+	Chunk  int64    // chunk
+	DtMin  *float64 // dt_min: time_step_limit[0]: prefill clamps dt from below (none or -inf: no clamp)
+	DtMax  *float64 // dt_max: time_step_limit[1]: prefill clamps dt from above (none or inf: no clamp)
+}
+
+// decodeSSDScanAttrs reads n.Attrs (the evaluated arguments) into SSDScanAttrs; an error names the attribute and what it must be.
+func decodeSSDScanAttrs(n *ir.Node) (*SSDScanAttrs, error) {
+	a := &SSDScanAttrs{}
+	var err error
+	if a.Heads, err = decodeInt("heads", n.Attrs["heads"]); err != nil {
+		return nil, err
+	}
+	if a.Groups, err = decodeInt("groups", n.Attrs["groups"]); err != nil {
+		return nil, err
+	}
+	if a.Chunk, err = decodeInt("chunk", n.Attrs["chunk"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["dt_min"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("dt_min", v); err != nil {
+			return nil, err
+		}
+		a.DtMin = &x
+	}
+	if v := n.Attrs["dt_max"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("dt_max", v); err != nil {
+			return nil, err
+		}
+		a.DtMax = &x
+	}
+	return a, nil
+}
+
+// RMSNormGatedAttrs are the attributes of rms_norm_gated, decoded and checked once by decodeRMSNormGatedAttrs when the IR builder runs the shape rule.
+type RMSNormGatedAttrs struct {
+	Groups         int64   // groups
+	Eps            float64 // eps
+	NormBeforeGate bool    // norm_before_gate: true: normalise x, then multiply by silu(gate) (FalconH1RMSNormGated's default)
+}
+
+// decodeRMSNormGatedAttrs reads n.Attrs (the evaluated arguments) into RMSNormGatedAttrs; an error names the attribute and what it must be.
+func decodeRMSNormGatedAttrs(n *ir.Node) (*RMSNormGatedAttrs, error) {
+	a := &RMSNormGatedAttrs{}
+	var err error
+	if a.Groups, err = decodeInt("groups", n.Attrs["groups"]); err != nil {
+		return nil, err
+	}
+	if a.Eps, err = decodeFloat("eps", n.Attrs["eps"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["norm_before_gate"]; v != nil {
+		if a.NormBeforeGate, err = decodeBool("norm_before_gate", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 // decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
 func decodedEmbedding(n *ir.Node) error {
 	a, err := decodeEmbeddingAttrs(n)
@@ -1854,4 +1964,42 @@ func lowerDecodedRmsNormalize(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerRMSNormalize(f, n, a)
+}
+
+// decodedSsdScan is ssd_scan's shape rule: it decodes the attributes once (decodeSSDScanAttrs), keeps them on the node and runs inferSSDScan.
+func decodedSsdScan(n *ir.Node) error {
+	a, err := decodeSSDScanAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferSSDScan(n, a)
+}
+
+// lowerDecodedSsdScan is ssd_scan's lowering: lowerSSDScan with the attributes the shape rule decoded.
+func lowerDecodedSsdScan(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*SSDScanAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerSSDScan(f, n, a)
+}
+
+// decodedRmsNormGated is rms_norm_gated's shape rule: it decodes the attributes once (decodeRMSNormGatedAttrs), keeps them on the node and runs inferRMSNormGated.
+func decodedRmsNormGated(n *ir.Node) error {
+	a, err := decodeRMSNormGatedAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferRMSNormGated(n, a)
+}
+
+// lowerDecodedRmsNormGated is rms_norm_gated's lowering: lowerRMSNormGated with the attributes the shape rule decoded.
+func lowerDecodedRmsNormGated(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*RMSNormGatedAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerRMSNormGated(f, n, a)
 }

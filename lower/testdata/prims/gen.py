@@ -406,6 +406,36 @@ def scan_ref(x, dt, bm, cm, a_log, d, h):
     return np.stack(ys), h
 
 
+def ssd_ref(x, dt, bm, cm, a_log, d, dt_bias, h, groups, limit=None):
+    """Mamba2's scan of one row as its recurrence (mamba2_selective_state_update,
+    token by token; the chunked prefill computes the same): x [S, H*P],
+    dt [S, H] (before softplus), b, c [S, G*N], state h [H, P, N]; limit
+    (lo, hi) clamps dt as mamba2_chunk_scan does. Returns (y [S, H*P], h)."""
+    H, P, N = h.shape
+    A = -np.exp(a_log.astype(f64))
+    sp = softplus(dt.astype(f64) + dt_bias.astype(f64))
+    if limit is not None:
+        sp = np.clip(sp, limit[0], limit[1])
+    ys = []
+    for t in range(x.shape[0]):
+        xt = x[t].astype(f64).reshape(H, P)
+        bt = np.repeat(bm[t].astype(f64).reshape(groups, N), H // groups, axis=0)  # [H, N]
+        ct = np.repeat(cm[t].astype(f64).reshape(groups, N), H // groups, axis=0)
+        h = np.exp(sp[t] * A)[:, None, None] * h + (sp[t][:, None] * bt)[:, None, :] * xt[:, :, None]
+        ys.append((np.einsum("hpn,hn->hp", h, ct) + d.astype(f64)[:, None] * xt).reshape(-1))
+    return np.stack(ys), h
+
+
+def rms_norm_gated_ref(x, g, w, groups, eps, before):
+    x, g = x.astype(f64), g.astype(f64)
+    if not before:
+        x = x * silu(g)
+    sh = x.shape
+    xg = x.reshape(sh[:-1] + (groups, sh[-1] // groups))
+    y = (xg / np.sqrt((xg * xg).mean(-1, keepdims=True) + eps)).reshape(sh) * w.astype(f64)
+    return y * silu(g) if before else y
+
+
 def cases():
     out = []
 
@@ -721,6 +751,67 @@ def cases():
         dt = softplus(randn(r, (b, s, D)) - 1).astype(f32)
         return [randn(r, (b, s, D)), dt, randn(r, (b, s, N)), randn(r, (b, s, N))]
     state_calls(c, r, scan_inputs, scan_step)
+
+    # The Mamba2 SSD scan: 4 heads of head_dim 2 in 2 groups (heads 2h, 2h+1
+    # share group h's B and C), state 3, chunk 4: the 6-token prefill is two
+    # chunks, the second padded; the 3-token chunks one padded chunk each.
+    name, H, P, G, N = "ssd_scan", 4, 2, 2, 3
+    r = rng(name)
+    c = add(Case(name, "ssd_scan", "Mamba2 SSD scan, 4 heads × head_dim 2, 2 groups, state 3, chunk 4, "
+                 "A = -exp(A_log) per head, dt = softplus(dt + dt_bias), D skip, state [4, 2, 3] f32; calls: "
+                 "prefill == decode, batched, a padded row, a new sequence, chunked prefill.",
+                 [("x", "f32", [B, S, H * P]), ("dt", "f32", [B, S, H]), ("b", "f32", [B, S, G * N]),
+                  ("c", "f32", [B, S, G * N])], [B, S, H * P],
+                 attrs={"heads": H, "groups": G, "chunk": 4, "dt_min": 0.0},
+                 positions=True, cache={"slots": 2, "max_len": 16}, tol=(5e-6, 0)))
+    a_log = c.weight("A_log", np.log(np.arange(1, H + 1, dtype=f32) * (1 + 0.1 * randn(r, (H,)) ** 2)))
+    dsk = c.weight("D", randn(r, (H,), 0.5))
+    dtb = c.weight("dt_bias", randn(r, (H,), 0.5))
+    hs2 = SlotState(lambda: np.zeros((H, P, N)))
+
+    def ssd_step(slot, pos, ins, pad):
+        y, h2 = ssd_ref(*ins, a_log, dsk, dtb, hs2.get(slot, pos), G)
+        hs2.put(slot, h2, pad)
+        return y
+
+    def ssd_inputs(b, s):
+        return [randn(r, (b, s, H * P)), randn(r, (b, s, H)), randn(r, (b, s, G * N)), randn(r, (b, s, G * N))]
+    state_calls(c, r, ssd_inputs, ssd_step)
+
+    # The prefill's dt clamp (time_step_limit), binding: one group, chunk 2
+    # (a 5-token call is three chunks), two prefills carrying the state.
+    name, H, P, G, N = "ssd_scan_clamp", 2, 2, 1, 2
+    r = rng(name)
+    c = add(Case(name, "ssd_scan", "Mamba2 SSD scan prefill with dt clamped to [0.3, 0.8] (time_step_limit), "
+                 "2 heads × head_dim 2, 1 group, state 2, chunk 2; a 5-token prefill, then 3 more tokens.",
+                 [("x", "f32", [B, S, H * P]), ("dt", "f32", [B, S, H]), ("b", "f32", [B, S, G * N]),
+                  ("c", "f32", [B, S, G * N])], [B, S, H * P],
+                 attrs={"heads": H, "groups": G, "chunk": 2, "dt_min": 0.3, "dt_max": 0.8},
+                 positions=True, cache={"slots": 1, "max_len": 16}, tol=(5e-6, 0)))
+    a_log = c.weight("A_log", np.log(np.arange(1, H + 1, dtype=f32)))
+    dsk = c.weight("D", randn(r, (H,), 0.5))
+    dtb = c.weight("dt_bias", randn(r, (H,), 0.5))
+    h = np.zeros((H, P, N))
+    for pos, s_ in [(0, 5), (5, 3)]:
+        ins = [randn(r, (1, s_, H * P)), randn(r, (1, s_, H)) * 2, randn(r, (1, s_, G * N)), randn(r, (1, s_, G * N))]
+        y, h = ssd_ref(*(v[0] for v in ins), a_log, dsk, dtb, h, G, limit=(f32(0.3), f32(0.8)))
+        c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
+
+    # Gated RMSNorm per group: MambaRMSNormGated (gate first) and
+    # FalconH1RMSNormGated's norm_before_gate.
+    for name, before in [("rms_norm_gated", False), ("rms_norm_gated_before", True)]:
+        r = rng(name)
+        attrs = {"groups": 2, "eps": 1e-5}
+        if before:
+            attrs["norm_before_gate"] = True
+        c = add(Case(name, "rms_norm_gated", ("out = w · rmsnorm(x) · silu(gate)" if before else
+                                              "out = w · rmsnorm(x · silu(gate))") +
+                     ", the RMS over each of 2 groups of 4.", [("x", "f32", [B, S, 8]), ("gate", "f32", [B, S, 8])],
+                     [B, S, 8], attrs=attrs))
+        w = c.weight("weight", 1 + randn(r, (8,), 0.2))
+        for b, s_ in [(1, 3), (2, 1)]:
+            x, g = randn(r, (b, s_, 8)), randn(r, (b, s_, 8))
+            c.call(b, s_, [x, g], rms_norm_gated_ref(x, g, w, 2, 1e-5, before))
 
     # pointwise
     unary = [
