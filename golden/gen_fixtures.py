@@ -1455,6 +1455,59 @@ FIXTURES = [
             ("mscale_all_dim_matters", "mscale_all_dim=0 (softmax scale and cos/sin factor)", _rope_param(mscale_all_dim=0)),
         ],
     ),
+    # ---- deepseek_v3 (issue 21): DeepSeek-V2's MLA, here with the q LoRA
+    # (q_a_proj 32 → q_a_layernorm → q_b_proj) and default RoPE on
+    # interleaved pairs (rope_interleave); layer 0 dense, layers 1-2 MoE
+    # with DeepseekV3TopkRouter: sigmoid scores, e_score_correction_bias for
+    # the choice, noaux_tc over 4 groups of 2 (best 2 by top-2 sum), top 3
+    # renormalised, times 2.5; one shared expert. MTP layers: none
+    # (num_mtp_layers is not read by DeepseekV3ForCausalLM).
+    dict(
+        name="deepseek_v3",
+        model_cls=transformers.DeepseekV3ForCausalLM,
+        config_cls=transformers.DeepseekV3Config,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_size=64,
+            intermediate_size=80,
+            num_hidden_layers=3,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            q_lora_rank=32,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=4,
+            v_head_dim=12,
+            n_routed_experts=8,
+            num_experts_per_tok=3,
+            n_group=4,
+            topk_group=2,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+            n_shared_experts=1,
+            moe_intermediate_size=24,
+            first_k_dense_replace=1,
+            rope_interleave=True,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        ),
+        seed=7511,
+        prompt_seed=7512,
+        weight_std=0.2,
+        norm_std=0.1,
+        bias_std=0.1,
+        score_bias_std=0.1,
+        check_rope_scaling=False,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("group_limit_matters", "topk_group=n_group", _set(topk_group=4)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+            ("rope_interleave_matters", "rope_interleave=False", _set(rope_interleave=False)),
+        ],
+    ),
     # ---- gpt_oss (issue 11): attention sinks, [s, f] window 8, YaRN
     # (truncate false), q/k/v/o biases; MoE: router linear with bias, top-k
     # then softmax, 8 experts of which 2 per token, stacked experts with
