@@ -103,12 +103,14 @@ GGUF_ARCH = {
     "minicpm3": "minicpm3",
     "deepseek_v2": "deepseek2",
     "deepseek_v3": "deepseek2",  # DeepseekV2Model converts DeepseekV3ForCausalLM too
+    "olmo": "olmo",
 }
 # The families DeepseekV2Model converts (MLA as MQA, kv_b_proj split per head).
 DEEPSEEK2 = {"deepseek_v2", "deepseek_v3"}
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared",
+              "olmo"}  # OlmoModel: LlamaModel's permutation
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
 LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared"}
@@ -259,6 +261,10 @@ def write_metadata(w, name, cfg, ftype):
             w.add_uint32(f"{GGUF_ARCH[mt]}.decoder_sparse_step", cfg["decoder_sparse_step"])
         if cfg.get("mlp_only_layers"):
             w.add_array(f"{GGUF_ARCH[mt]}.mlp_only_layers", [int(x) for x in cfg["mlp_only_layers"]])
+    if mt == "olmo":  # OlmoModel.set_gguf_parameters: OlmoLayerNorm's fixed eps, clip_qkv
+        w.add_layer_norm_eps(1e-5)
+        if cfg.get("clip_qkv") is not None:
+            w.add_clamp_kqv(cfg["clip_qkv"])
     if mt == "olmoe" and cfg.get("clip_qkv") is not None:
         w.add_clamp_kqv(cfg["clip_qkv"])
     if mt in DEEPSEEK2:  # DeepseekV2Model.set_gguf_parameters
