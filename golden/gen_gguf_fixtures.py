@@ -107,6 +107,8 @@ GGUF_ARCH = {
     "gpt_bigcode": "starcoder",  # StarCoderModel
     "phi": "phi2",  # Phi2Model
     "gpt_neox": "gptneox",
+    "deepseek_v3": "deepseek2",  # DeepseekV2Model converts DeepseekV3ForCausalLM too
+    "olmo": "olmo",
 }
 # Families whose converters (GPT2Model, StarCoderModel, Phi2Model) write
 # 4·hidden_size as the feed-forward length, whatever the checkpoint's.
@@ -114,9 +116,12 @@ FF_4X = {"gpt2", "gpt_bigcode", "phi"}
 # GPT-2's Conv1D weights ([in, out]), which GPT2Model.modify_tensors
 # transposes to [out, in].
 CONV1D = re.compile(r"\.(c_attn|c_proj|c_fc)\.weight$")
+# The families DeepseekV2Model converts (MLA as MQA, kv_b_proj split per head).
+DEEPSEEK2 = {"deepseek_v2", "deepseek_v3"}
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared"}
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared",
+              "olmo"}  # OlmoModel: LlamaModel's permutation
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
 LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared"}
@@ -204,7 +209,7 @@ def write_metadata(w, name, cfg, ftype):
     w.add_feed_forward_length(4 * cfg["hidden_size"] if mt in FF_4X else cfg.get("intermediate_size") or 4 * cfg["hidden_size"])
     w.add_head_count(heads)
     if mt not in ("gpt2", "gpt_neox"):  # GPT2Model and GPTNeoXModel write no head_count_kv
-        w.add_head_count_kv(1 if mt in ("deepseek_v2", "gpt_bigcode") else cfg.get("num_key_value_heads") or heads)  # DeepseekV2Model: MLA as MQA; StarCoderModel: always 1
+        w.add_head_count_kv(1 if mt in DEEPSEEK2 | {"gpt_bigcode"} else cfg.get("num_key_value_heads") or heads)  # DeepseekV2Model: MLA as MQA; StarCoderModel: always 1
     if mt not in ("gemma", "stablelm", "minicpm3", "gpt2", "gpt_bigcode", "phi", "gpt_neox"):  # GemmaModel, StableLMModel, MiniCPM3Model, GPT2Model, StarCoderModel, Phi2Model, GPTNeoXModel write no rope base (llama.cpp's default 10000)
         w.add_rope_freq_base(full["rope_theta"])
     if "rms_norm_eps" in cfg:
@@ -213,7 +218,7 @@ def write_metadata(w, name, cfg, ftype):
         if key in cfg:
             w.add_layer_norm_eps(cfg[key])
             break
-    if cfg.get("head_dim") is not None and mt not in ("minicpm3", "deepseek_v2"):  # their head_dim is the rotary part
+    if cfg.get("head_dim") is not None and mt not in ("minicpm3", "deepseek_v2", "deepseek_v3"):  # their head_dim is the rotary part
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
     w.add_file_type(ftype)
@@ -271,9 +276,13 @@ def write_metadata(w, name, cfg, ftype):
             w.add_uint32(f"{GGUF_ARCH[mt]}.decoder_sparse_step", cfg["decoder_sparse_step"])
         if cfg.get("mlp_only_layers"):
             w.add_array(f"{GGUF_ARCH[mt]}.mlp_only_layers", [int(x) for x in cfg["mlp_only_layers"]])
+    if mt == "olmo":  # OlmoModel.set_gguf_parameters: OlmoLayerNorm's fixed eps, clip_qkv
+        w.add_layer_norm_eps(1e-5)
+        if cfg.get("clip_qkv") is not None:
+            w.add_clamp_kqv(cfg["clip_qkv"])
     if mt == "olmoe" and cfg.get("clip_qkv") is not None:
         w.add_clamp_kqv(cfg["clip_qkv"])
-    if mt == "deepseek_v2":  # DeepseekV2Model.set_gguf_parameters
+    if mt in DEEPSEEK2:  # DeepseekV2Model.set_gguf_parameters
         kv, rot = cfg["kv_lora_rank"], cfg["qk_rope_head_dim"]
         w.add_leading_dense_block_count(cfg.get("first_k_dense_replace") or 0)
         w.add_vocab_size(cfg["vocab_size"])
@@ -299,6 +308,11 @@ def write_metadata(w, name, cfg, ftype):
             w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
             if full.get("mscale_all_dim") is not None:
                 w.add_rope_scaling_yarn_log_mul(0.1 * full["mscale_all_dim"])
+        if mt == "deepseek_v3":
+            # TextModel: the gating function from DeepSeek's scoring_func
+            # ("sigmoid" in every V3 config; HF's DeepseekV3Config has no
+            # such key and always computes sigmoid scores).
+            w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
     if mt == "minicpm3":  # MiniCPM3Model (its own set_gguf_parameters, no TextModel keys beyond these)
         w.add_vocab_size(cfg["vocab_size"])
         if cfg.get("q_lora_rank") is not None:
@@ -331,7 +345,7 @@ def write_metadata(w, name, cfg, ftype):
             # rope_factors_long/short, which a config cannot read.
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.short_factor", [float(x) for x in full["short_factor"]])
             w.add_array(f"{GGUF_ARCH[mt]}.rope.scaling.long_factor", [float(x) for x in full["long_factor"]])
-    if mt == "deepseek_v2":
+    if mt in DEEPSEEK2:
         # llama.cpp stores mscale_all_dim only as 0.1·mscale_all_dim in f32
         # (yarn_log_multiplier), fixes mscale at 1 and beta_fast/slow at
         # 32/1, and reads no expert groups for deepseek2: the fixture's
@@ -340,7 +354,7 @@ def write_metadata(w, name, cfg, ftype):
             for k in ("mscale", "mscale_all_dim", "beta_fast", "beta_slow"):
                 if full.get(k) is not None:
                     w.add_float64(f"{arch}.rope.scaling.{k}", float(full[k]))
-        if cfg.get("topk_method") == "group_limited_greedy":
+        if cfg.get("topk_method") == "group_limited_greedy" or (mt == "deepseek_v3" and (cfg.get("n_group") or 1) > 1):
             w.add_expert_group_count(cfg["n_group"])
             w.add_expert_group_used_count(cfg["topk_group"])
     if mt == "minicpm3":
@@ -454,7 +468,7 @@ def to_gguf(cfg, state):
         if mt == "gpt_oss" and ".mlp.experts." in hf:
             out.extend(gpt_oss_experts(hf, t, tmap))
             continue
-        if mt == "deepseek_v2" and hf.endswith(".kv_b_proj.weight"):  # DeepseekV2Model.modify_tensors
+        if mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight"):  # DeepseekV2Model.modify_tensors
             nope, v = cfg["qk_nope_head_dim"], cfg["v_head_dim"]
             kv_b = t.view(heads, nope + v, t.shape[-1])
             k_b, v_b = kv_b[:, :nope], kv_b[:, nope:]
@@ -474,6 +488,10 @@ def to_gguf(cfg, state):
             continue
         if mt == "gpt_oss" and hf.endswith(".sinks"):
             out.append((tmap.get_name(hf) + ".weight", hf, t.numpy()))  # GptOssModel.filter_tensors
+            continue
+        if hf.endswith(".e_score_correction_bias"):  # DeepseekV2Model.modify_tensors: e_score_correction.bias
+            hf_as = hf[: -len("_bias")] + ".bias"
+            out.append((tmap.get_name(hf_as, try_suffixes=(".bias",)), hf, t.numpy()))
             continue
         name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
         if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
@@ -590,7 +608,7 @@ def read_back(path, cfg, names):
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
         if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in ("granitemoe", "granitemoeshared") and hf.endswith(".input_linear.weight")) or (
-                mt == "deepseek_v2" and hf.endswith(".kv_b_proj.weight")):
+                mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")):
             parts.setdefault(hf, {})[t.name] = data
             continue
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
@@ -608,7 +626,7 @@ def read_back(path, cfg, names):
             continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
     for hf, p in parts.items():
-        if mt == "deepseek_v2":  # per head [k_b transposed back | v_b], heads flattened
+        if mt in DEEPSEEK2:  # per head [k_b transposed back | v_b], heads flattened
             by = {n.split(".")[2]: a for n, a in p.items()}
             kv_b = np.concatenate([by["attn_k_b"].swapaxes(1, 2), by["attn_v_b"]], axis=1)
             sd[hf] = torch.from_numpy(np.ascontiguousarray(kv_b.reshape(-1, kv_b.shape[-1])))
