@@ -149,7 +149,8 @@ func camelCase(s string) string {
 }
 
 // fixtureEntry is the FIXTURES entry for the family: the fields every
-// entry has, with a seed derived from the name and the config to fill in.
+// entry has (FIXTURE_DEFAULTS fills the usual random-weight scales), with
+// a seed derived from the name and the config to fill in.
 func (c *newCmd) fixtureEntry() string {
 	seed := 1000 + crc32.ChecksumIEEE([]byte(c.Name))%8000
 	camel := camelCase(c.ModelType)
@@ -167,10 +168,6 @@ func (c *newCmd) fixtureEntry() string {
         ),
         seed=%[6]d,
         prompt_seed=%[7]d,
-        weight_std=0.2,
-        norm_std=0.1,
-        bias_std=0.1,
-        check_rope_scaling=False,
         record_rope=True,
         spec_check=False,
     ),
