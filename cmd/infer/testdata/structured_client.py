@@ -15,7 +15,7 @@ import sys
 
 import jsonschema
 import openai
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 def run(client, check):
@@ -66,9 +66,12 @@ def run(client, check):
     except ValueError as e:
         check("json_object", False, f"{r.choices[0].message.content!r}: {e}")
 
+    # Bounded: with a bare int the grammar allows any number of digits, and
+    # Gemma-3-270M greedily writes "celsius": 1000000... until max_tokens
+    # (the bounds are enforced by the grammar too).
     class Weather(BaseModel):
         city: str
-        celsius: int
+        celsius: int = Field(ge=-90, le=60)
 
     r = client.chat.completions.parse(model="m", messages=[{"role": "user", "content": "Weather in Paris as JSON."}], response_format=Weather, temperature=0, max_tokens=100)
     check("parse pydantic", isinstance(r.choices[0].message.parsed, Weather), r.choices[0].message)
