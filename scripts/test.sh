@@ -27,4 +27,4 @@ if [[ -n "$unformatted" ]]; then
   exit 1
 fi
 go vet ./...
-go test -count=1 -timeout 45m ./... "$@"
+go test -count=1 -timeout 80m ./... "$@"
