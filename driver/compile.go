@@ -29,6 +29,10 @@ type CompileOptions struct {
 	// NoKernels). A variant the CPU lacks is an error naming the missing
 	// features.
 	Kernels string
+	// Precision is the kernels' arithmetic (kernels.Precisions): "" or
+	// "f32" exact (the default), "int8" activations quantized per block
+	// (opt-in, needs a variant with an int8 build: kernels.Select).
+	Precision string
 	// Phase, if set, is called when a slow phase starts ("pack weights",
 	// "compile") and returns a function called when it ends.
 	Phase func(name string) (done func())
@@ -51,8 +55,9 @@ type Compiled struct {
 	Vocab           int64   // logits width
 	EOS             []int32 // end-of-generation ids (EOS)
 	// Kernels is the variant of archc's matmul kernels in the module
-	// ("avx512", "avx2"), or "none" (the plain lowering only).
-	Kernels string
+	// ("avx512", "avx2"), or "none" (the plain lowering only); Precision
+	// their arithmetic ("f32", "int8"; "f32" with no kernels).
+	Kernels, Precision string
 	// Target is the compile target the module was built for.
 	Target ireetool.Target
 }
@@ -83,10 +88,13 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 		if k := opts.Kernels; k != "" && k != "auto" && k != "none" {
 			return nil, fmt.Errorf("--kernels %s: archc's matmul kernels are CPU code; on %s every weight goes through the plain lowering (leave --kernels out)", k, target.Name)
 		}
+		if pr := opts.Precision; pr != "" && pr != kernels.F32 {
+			return nil, fmt.Errorf("--precision %s: the int8 mode is archc's CPU kernels; on %s every weight goes through the plain lowering in f32 (leave --precision out)", pr, target.Name)
+		}
 		opts.NoKernels, opts.Plan.GPU = true, true
 	}
 	if opts.Plan.Lower.Kernels == nil && !opts.NoKernels {
-		v, err := kernels.Select(opts.Kernels)
+		v, err := kernels.Select(opts.Kernels, opts.Precision)
 		if err != nil {
 			return nil, err
 		}
@@ -96,9 +104,11 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 			}
 		}
 	}
-	variant := kernels.None
+	variant, precision := kernels.None, kernels.F32
 	if k := opts.Plan.Lower.Kernels; k != nil {
-		variant = k.Variant
+		variant, precision = k.Variant, k.Precision
+	} else if opts.NoKernels && opts.Precision != "" && opts.Precision != kernels.F32 {
+		return nil, fmt.Errorf("--precision %s needs archc's kernels, which are off here (the plain lowering is f32)", opts.Precision)
 	}
 	p, err := NewPlan(path, opts.Plan)
 	if err != nil {
@@ -126,7 +136,7 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 	}
 	return &Compiled{
 		Plan: p, Module: vmfb, Cached: cached, Params: params, CompileTime: time.Since(t0), CompilerVersion: cv,
-		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Kernels: variant, Target: target,
+		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Kernels: variant, Precision: precision, Target: target,
 	}, nil
 }
 

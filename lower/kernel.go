@@ -37,6 +37,10 @@ type Kernels struct {
 	// Variant names the instruction set the kernels were built for
 	// (rt/kernels.Variants: "avx512", "avx2").
 	Variant string
+	// Precision is the kernels' arithmetic (rt/kernels.Precisions): "f32"
+	// (exact products, f32 accumulation) or "int8" (activations quantized
+	// per 32-element block, integer dot products; opt-in, not exact).
+	Precision string
 	// Target names the kernels' CPU requirement, for the module's readers
 	// (e.g. "x86_64 avx2+fma+f16c").
 	Target string
@@ -50,7 +54,7 @@ const kernelExecutable = "archc_kernels"
 // body hands the bindings' base pointers and offsets to the C function.
 func (k *Kernels) executable() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "  // Hand-written matmul kernels (rt/kernels, variant %s: %s), linked into the dispatches from LLVM bitcode.\n", k.Variant, k.Target)
+	fmt.Fprintf(&sb, "  // Hand-written matmul kernels (rt/kernels, variant %s, precision %s: %s), linked into the dispatches from LLVM bitcode.\n", k.Variant, k.Precision, k.Target)
 	fmt.Fprintf(&sb, "  stream.executable private @%s attributes {hal.executable.objects = #hal.executable.objects<{#hal.executable.target<\"llvm-cpu\", \"embedded-elf-x86_64\"> = [#hal.executable.object<{path = \"archc_kernels.bc\", data = dense<\"0x%s\"> : vector<%dxi8>}>]}>} {\n",
 		kernelExecutable, strings.ToUpper(hex.EncodeToString(k.Bitcode)), len(k.Bitcode))
 	for _, fm := range k.Formats {

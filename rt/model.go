@@ -59,8 +59,10 @@ type Program struct {
 	CompileTime time.Duration
 	Cached      bool
 	// Kernels is the variant of archc's matmul kernels in the module
-	// ("avx512", "avx2"), or "none" (the plain lowering only).
-	Kernels string
+	// ("avx512", "avx2"), or "none" (the plain lowering only); Precision
+	// their arithmetic ("f32": exact products; "int8": activations
+	// quantized per block).
+	Kernels, Precision string
 	// Target is the compile target Module was built for
 	// (ireetool.Target.Name); "" is llvm-cpu. Load runs it only on one of
 	// that target's devices.

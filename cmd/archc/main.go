@@ -43,6 +43,7 @@ type planFlags struct {
 	MaxLen    int64   `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	NoKernels bool    `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering); as --kernels none."`
 	Kernels   string  `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none; a variant the CPU lacks is refused."`
+	Precision string  `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	Target    string  `default:"llvm-cpu" enum:"llvm-cpu,cuda,hip,vulkan" help:"Compile target: llvm-cpu (this host's CPU), or a GPU: cuda (sm_80 PTX, which Hopper runs), hip (gfx942), vulkan. A GPU target plans with GPU shapes and without archc's CPU kernels (every weight through the plain lowering)."`
 	Prefill   []int64 `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated (default: 16,64 on a CPU, 16,128,512 on a GPU; clipped to --max-len)."`
 	Decode    []int64 `name:"decode-batches" sep:"," help:"Decode batch sizes, comma-separated (default: 1 on a CPU, 1,4,16,64 on a GPU); the KV cache has as many slots as the largest."`
@@ -69,7 +70,13 @@ func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
 	if target.GPU && p.Kernels != "auto" && p.Kernels != "none" {
 		return nil, fmt.Errorf("--kernels %s: archc's matmul kernels are CPU code; for --target %s every weight goes through the plain lowering (leave --kernels out)", p.Kernels, target.Name)
 	}
-	v, err := kernels.Select(p.Kernels)
+	if target.GPU && p.Precision != kernels.F32 {
+		return nil, fmt.Errorf("--precision %s: the int8 mode is archc's CPU kernels; for --target %s every weight goes through the plain lowering in f32 (leave --precision out)", p.Precision, target.Name)
+	}
+	if p.NoKernels && p.Precision != kernels.F32 {
+		return nil, fmt.Errorf("--precision %s needs archc's kernels; --no-kernels is the plain lowering, which is f32 only", p.Precision)
+	}
+	v, err := kernels.Select(p.Kernels, p.Precision)
 	if err != nil && !target.GPU {
 		return nil, fmt.Errorf("--%v", err)
 	}
@@ -87,7 +94,7 @@ func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
 		return nil, err // one line naming the problem; no report before it
 	}
 	if k := opts.Lower.Kernels; k != nil {
-		fmt.Fprintf(os.Stderr, "kernels: %s (%s)\n", k.Variant, k.Target)
+		fmt.Fprintf(os.Stderr, "kernels: %s, precision %s (%s)\n", k.Variant, k.Precision, k.Target)
 	} else {
 		fmt.Fprintf(os.Stderr, "kernels: none (every weight through the plain lowering)\n")
 	}

@@ -13,7 +13,7 @@ import (
 // checkDevice refuses flag combinations the device cannot take, before
 // anything is read: a thread count off local-task, a CPU kernel variant
 // on a GPU (every weight goes through the plain lowering there).
-func checkDevice(device string, threads int, kernelsFlag string) error {
+func checkDevice(device string, threads int, kernelsFlag, precision string) error {
 	target, err := ireetool.LookupTarget(device)
 	if err != nil {
 		return fmt.Errorf("--device: %v", err)
@@ -25,8 +25,10 @@ func checkDevice(device string, threads int, kernelsFlag string) error {
 		return fmt.Errorf("--threads %d: a thread count is for the local-task device, not %s", threads, device)
 	case target.GPU && kernelsFlag != "auto" && kernelsFlag != "none" && kernelsFlag != "":
 		return fmt.Errorf("--kernels %s: archc's matmul kernels are CPU code; on --device %s every weight goes through the plain lowering (leave --kernels out)", kernelsFlag, device)
+	case target.GPU && precision != "" && precision != kernels.F32:
+		return fmt.Errorf("--precision %s: the int8 mode is archc's CPU kernels; on --device %s every weight goes through the plain lowering in f32 (leave --precision out)", precision, device)
 	case !target.GPU:
-		if _, err := kernels.Select(kernelsFlag); err != nil {
+		if _, err := kernels.Select(kernelsFlag, precision); err != nil {
 			return fmt.Errorf("--%v", err)
 		}
 	}
@@ -52,7 +54,7 @@ func buckets(flag string, sizes []int64) ([]int64, error) {
 // reportDevice prints the kernels line and, on a GPU, the device and
 // the compiled shapes.
 func reportDevice(p *rt.Program, device string) {
-	fmt.Fprintf(os.Stderr, "kernels: %s, precision f32\n", p.Kernels)
+	fmt.Fprintf(os.Stderr, "kernels: %s, precision %s\n", p.Kernels, p.Precision)
 	if t, _ := ireetool.LookupTarget(device); t.GPU {
 		fmt.Fprintf(os.Stderr, "device: %s (target %s), prefill chunks %v, decode batches %v\n", device, p.Target, p.PrefillBuckets, p.DecodeBatches)
 	}

@@ -43,23 +43,28 @@ func TestServeShapes(t *testing.T) {
 	}
 }
 
-// TestCheckDevice: a GPU device refuses a thread count and a CPU kernel
-// variant; the CPU devices keep their rules.
+// TestCheckDevice: a GPU device refuses a thread count, a CPU kernel
+// variant and the int8 precision; the CPU devices keep their rules, and
+// refuse int8 without kernels or with a variant that has no int8 build.
 func TestCheckDevice(t *testing.T) {
 	for _, tc := range []struct {
 		device  string
 		threads int
 		kernels string
+		prec    string
 		err     string
 	}{
-		{"cuda", 0, "auto", ""},
-		{"vulkan", 0, "none", ""},
-		{"cuda", 2, "auto", "--threads 2: a thread count is for the local-task device, not cuda"},
-		{"hip", 0, "avx2", "--kernels avx2: archc's matmul kernels are CPU code; on --device hip"},
-		{"local-sync", 2, "auto", "local-sync device runs on the calling thread only"},
-		{"local-task", 0, "sse9", "kernels"},
+		{"cuda", 0, "auto", "f32", ""},
+		{"vulkan", 0, "none", "f32", ""},
+		{"cuda", 2, "auto", "f32", "--threads 2: a thread count is for the local-task device, not cuda"},
+		{"hip", 0, "avx2", "f32", "--kernels avx2: archc's matmul kernels are CPU code; on --device hip"},
+		{"cuda", 0, "auto", "int8", "--precision int8: the int8 mode is archc's CPU kernels; on --device cuda"},
+		{"local-sync", 2, "auto", "f32", "local-sync device runs on the calling thread only"},
+		{"local-task", 0, "sse9", "f32", "kernels"},
+		{"local-task", 0, "none", "int8", "--precision int8 needs archc's kernels"},
+		{"local-task", 0, "avx2", "int8", "avx2"},
 	} {
-		err := checkDevice(tc.device, tc.threads, tc.kernels)
+		err := checkDevice(tc.device, tc.threads, tc.kernels, tc.prec)
 		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%+v: %v", tc, err)
 		}

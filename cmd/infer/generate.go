@@ -45,6 +45,7 @@ type generateCmd struct {
 	Prefill     []int64  `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU; clipped to --max-len)."`
 	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
+	Precision   string   `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
 	JSON        bool     `name:"json" help:"Print one JSON object at the end instead of streaming."`
 	Quiet       bool     `short:"q" help:"No progress output on stderr."`
@@ -67,7 +68,7 @@ type report struct {
 	FinishReason      string  `json:"finish_reason"` // "stop" or "length"
 	// Kernels is the variant of archc's matmul kernels the module runs
 	// ("avx512", "avx2", or "none"); Precision the activations' arithmetic
-	// ("f32": exact products, f32 accumulation).
+	// ("f32": exact products, f32 accumulation; "int8": quantized per block).
 	Kernels   string `json:"kernels"`
 	Precision string `json:"precision"`
 	// Logprobs (with --logprobs): per generated token.
@@ -161,10 +162,10 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		}
 	}
 
-	if err := checkDevice(c.Device, c.Threads, c.Kernels); err != nil {
+	if err := checkDevice(c.Device, c.Threads, c.Kernels, c.Precision); err != nil {
 		return err
 	}
-	opts := launch.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet), Kernels: c.Kernels}
+	opts := launch.Options{Device: c.Device, Threads: c.Threads, RuntimeFlags: c.IREEFlags, Phase: phaseReporter(os.Stderr, c.Quiet), Kernels: c.Kernels, Precision: c.Precision}
 	opts.Plan.Arch = c.Arch
 	opts.Plan.Lower.MaxLen = c.MaxLen
 	opts.Plan.GGUF = c.gguf
@@ -200,7 +201,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	r := report{
 		Family: m.Program.Family, PromptTokens: g.PromptTokens, Tokens: g.Tokens,
 		LoadS: m.LoadTime.Seconds(), CompileS: m.CompileTime.Seconds(), CompileCached: m.Cached,
-		TimeToFirstTokenS: g.PrefillTime.Seconds(), Kernels: m.Program.Kernels, Precision: "f32",
+		TimeToFirstTokenS: g.PrefillTime.Seconds(), Kernels: m.Program.Kernels, Precision: m.Program.Precision,
 	}
 	r.FinishReason = g.FinishReason
 	if text != nil {

@@ -36,6 +36,7 @@ type serveCmd struct {
 	Device          string        `default:"local-task" enum:"local-task,local-sync,cuda,hip,vulkan" help:"IREE device: local-task, local-sync, or a GPU: cuda, hip, vulkan (the module is compiled for it; no CPU kernels there)."`
 	Threads         int           `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	Kernels         string        `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
+	Precision       string        `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	CallTimeout     time.Duration `name:"call-timeout" default:"2m" help:"A model call running longer is killed and the worker restarted."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" default:"30s" help:"On SIGINT/SIGTERM, let running requests finish for this long, then end them."`
 	ChatTemplate    string        `name:"chat-template" help:"Chat template (Jinja, as Hugging Face writes them) replacing the model's; a GGUF without one gets a built-in template only for families with one turn format (Gemma)." type:"existingfile"`
@@ -95,7 +96,7 @@ func (c *serveCmd) shapes(gpu bool) (int, []int64, error) {
 }
 
 func (c *serveCmd) Run(ctx context.Context) error {
-	if err := checkDevice(c.Device, c.Threads, c.Kernels); err != nil {
+	if err := checkDevice(c.Device, c.Threads, c.Kernels, c.Precision); err != nil {
 		return err
 	}
 	target, _ := ireetool.LookupTarget(c.Device)
@@ -140,7 +141,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	o.Plan.Lower.Slots = int64(slots)
 	o.Plan.Lower.DecodeBatches = batches
 	o.Plan.Lower.PrefillBuckets = prefill
-	o.Device, o.Threads, o.Kernels = c.Device, c.Threads, c.Kernels
+	o.Device, o.Threads, o.Kernels, o.Precision = c.Device, c.Threads, c.Kernels, c.Precision
 	o.Phase = phaseReporter(os.Stderr, c.Quiet)
 	m, err := launch.Open(ctx, c.Model, o)
 	if err != nil {

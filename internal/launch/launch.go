@@ -30,8 +30,9 @@ type Options struct {
 	// NoKernels turns archc's hand-written matmul kernels off
 	// (driver.CompileOptions.NoKernels).
 	NoKernels bool
-	// Kernels picks the kernels' variant (driver.CompileOptions.Kernels).
-	Kernels string
+	// Kernels picks the kernels' variant (driver.CompileOptions.Kernels),
+	// Precision their arithmetic (driver.CompileOptions.Precision).
+	Kernels, Precision string
 	// Phase, if set, is called when a slow phase starts ("pack weights",
 	// "compile", "load") and returns a function called when it ends.
 	Phase func(name string) (done func())
@@ -44,7 +45,7 @@ type Options struct {
 func Open(ctx context.Context, path string, opts Options) (*rt.Model, error) {
 	start := time.Now()
 	c, err := driver.Compile(ctx, path, driver.CompileOptions{
-		Plan: opts.Plan, CacheDir: opts.CacheDir, Target: opts.Device, Flags: opts.CompileFlags, NoKernels: opts.NoKernels, Kernels: opts.Kernels, Phase: opts.Phase,
+		Plan: opts.Plan, CacheDir: opts.CacheDir, Target: opts.Device, Flags: opts.CompileFlags, NoKernels: opts.NoKernels, Kernels: opts.Kernels, Precision: opts.Precision, Phase: opts.Phase,
 	})
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func Program(c *driver.Compiled) *rt.Program {
 		Slots: p.Options.Slots, MaxLen: p.Options.MaxLen,
 		PrefillBuckets: p.Options.PrefillBuckets, DecodeBatches: p.Options.DecodeBatches,
 		Lengths: p.Lengths, FixedState: p.FixedState, Dir: p.Dir,
-		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached, Kernels: c.Kernels, Target: c.Target.Name,
+		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached, Kernels: c.Kernels, Precision: c.Precision, Target: c.Target.Name,
 	}
 	if p.GGUF != nil {
 		prog.GGUF = p.GGUF.File

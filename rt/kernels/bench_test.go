@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/archc/archc/internal/testmodels"
@@ -15,7 +16,10 @@ import (
 // variant this CPU runs and for the plain lowering (IREE's own matmul on
 // the in-graph decode), on the real models' hot shapes: SmolLM2-135M's
 // tied Q8_0 head (49152×576) and Q4_1 FFN (1536×576, decode and a 64-token
-// prefill chunk), Gemma-3-270M's Q5_0 FFN (2048×640). It reports weight
+// prefill chunk), Gemma-3-270M's (Q4_K_M) Q5_0 FFN gate/up (2048×640),
+// Q6_K FFN down (640×2048), Q4_K attention output (640×1024), each for
+// decode and a 64-token chunk, and its tied Q8_0 head (262144×640, 178 MB:
+// memory-bound). It reports weight
 // GB/s (stored bytes read per second). The call includes the worker's
 // per-call overhead (tens of µs), so small shapes understate the kernels.
 // Print the CPU with the figures: lscpu | grep -E 'Model name|Flags'.
@@ -28,10 +32,13 @@ func BenchmarkKernels(b *testing.B) {
 	}{
 		{"q8_0", 49152, 576, []int64{1}},
 		{"q4_1", 1536, 576, []int64{1, 64}},
-		{"q5_0", 2048, 640, []int64{1}},
+		{"q5_0", 2048, 640, []int64{1, 64}},
+		{"q6_k", 640, 2048, []int64{1, 64}},
+		{"q4_k", 640, 1024, []int64{1, 64}},
+		{"q8_0", 262144, 640, []int64{1}},
 	}
 	for _, v := range Variants {
-		b.Run(v.Name, func(b *testing.B) {
+		b.Run(strings.ReplaceAll(v.String(), " ", "_"), func(b *testing.B) {
 			if ok, why := v.Supported(); !ok {
 				b.Skip(why)
 			}

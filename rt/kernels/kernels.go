@@ -4,9 +4,13 @@
 // in the compiled module as IREE custom dispatches (driver.Kernels makes it
 // a lower.Kernels; this package links none of the compiler).
 //
-// The kernels come in variants, one per x86 instruction set (Variants):
-// csrc/matmul_avx512.c (AVX-512 F/BW/VL/DQ) and csrc/matmul_avx2.c (AVX2,
-// FMA, F16C), with the same ABI and numerics. Select picks the best one
+// The kernels come in variants, one per x86 instruction set and precision
+// (Variants): csrc/matmul_avx512.c (AVX-512 F/BW/VL/DQ) and
+// csrc/matmul_avx2.c (AVX2, FMA, F16C), with the same ABI and numerics
+// (precision "f32": exact products, f32 accumulation), and
+// csrc/matmul_avx512_vnni.c (precision "int8", AVX-512 VNNI: activations
+// quantized per 32-element block as llama.cpp's Q8_0, int8 dot products;
+// opt-in, not exact). Select picks the best one
 // this CPU runs (golang.org/x/sys/cpu), or the one asked for by name, and
 // Build compiles only that one, so the module holds the kernels of one
 // instruction set, for this host (the variant's bitcode is in the module's
@@ -30,12 +34,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/archc/archc/rt/ireetool"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+
+	"github.com/archc/archc/rt/ireetool"
 
 	"golang.org/x/sys/cpu"
 )
@@ -45,6 +52,8 @@ var (
 	sourceAVX2 []byte
 	//go:embed csrc/matmul_avx512.c
 	sourceAVX512 []byte
+	//go:embed csrc/matmul_avx512_vnni.c
+	sourceAVX512VNNI []byte
 )
 
 // Rows is the number of output columns one workgroup computes; MaxK the
@@ -63,16 +72,34 @@ var Formats = []string{"bf16", "f16", "q4_0", "q4_1", "q4_k", "q5_0", "q5_1", "q
 // weight goes through the plain lowering.
 const None = "none"
 
-// Variant is one instruction set's build of the kernels.
+// The precisions of the kernels' arithmetic (--precision).
+const (
+	// F32 keeps activations f32: every product exact, f32 accumulation,
+	// only the summation order differs from the plain lowering (the
+	// default, token-exact against the fp32 oracle).
+	F32 = "f32"
+	// Int8 quantizes the activations per 32-element block to int8 (as
+	// llama.cpp's CPU backend does) for the block-quantized formats and
+	// sums integer products (vpdpbusd); f16 and bf16 weights stay F32.
+	Int8 = "int8"
+)
+
+// Precisions are the names of the precisions, the default first.
+var Precisions = []string{F32, Int8}
+
+// Variant is one instruction set's build of the kernels at one precision.
 type Variant struct {
-	Name  string   // "avx512", "avx2": the --kernels name
-	Desc  string   // CPU requirement, e.g. "x86_64 avx2+fma+f16c"
-	Flags []string // clang target flags
+	Name      string   // "avx512", "avx2": the --kernels name
+	Precision string   // F32 or Int8
+	Desc      string   // CPU requirement, e.g. "x86_64 avx2+fma+f16c"
+	Flags     []string // clang target flags
 	// Needs lists the CPU features the variant needs, each with its name
 	// (for errors) and whether this CPU has it.
 	Needs  func() []Feature
 	source []byte
 	file   string
+	// includes are the other sources the file #includes, by name.
+	includes map[string][]byte
 }
 
 // Feature is a CPU feature a variant needs.
@@ -82,28 +109,37 @@ type Feature struct {
 }
 
 // Variants are the kernel builds, best first: Select's default is the first
-// this CPU runs.
+// this CPU runs at the precision asked for.
 var Variants = []*Variant{
-	{Name: "avx512", Desc: "x86_64 avx512f+bw+vl+dq+fma+f16c",
+	{Name: "avx512", Precision: F32, Desc: "x86_64 avx512f+bw+vl+dq+fma+f16c",
 		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"},
 		Needs: func() []Feature {
 			return []Feature{{"AVX-512 F", cpu.X86.HasAVX512F}, {"AVX-512 BW", cpu.X86.HasAVX512BW}, {"AVX-512 VL", cpu.X86.HasAVX512VL},
 				{"AVX-512 DQ", cpu.X86.HasAVX512DQ}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
 		},
 		source: sourceAVX512, file: "matmul_avx512.c"},
-	{Name: "avx2", Desc: "x86_64 avx2+fma+f16c",
+	{Name: "avx2", Precision: F32, Desc: "x86_64 avx2+fma+f16c",
 		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c"},
 		Needs: func() []Feature {
 			return []Feature{{"AVX2", cpu.X86.HasAVX2}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
 		},
 		source: sourceAVX2, file: "matmul_avx2.c"},
+	{Name: "avx512", Precision: Int8, Desc: "x86_64 avx512f+bw+vl+dq+vnni+fma+f16c",
+		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni"},
+		Needs: func() []Feature {
+			return []Feature{{"AVX-512 F", cpu.X86.HasAVX512F}, {"AVX-512 BW", cpu.X86.HasAVX512BW}, {"AVX-512 VL", cpu.X86.HasAVX512VL},
+				{"AVX-512 DQ", cpu.X86.HasAVX512DQ}, {"AVX-512 VNNI", cpu.X86.HasAVX512VNNI}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
+		},
+		source: sourceAVX512VNNI, file: "matmul_avx512_vnni.c", includes: map[string][]byte{"matmul_avx512.c": sourceAVX512}},
 }
 
 // Names are the names Select takes: "auto", every variant's, and "none".
 func Names() []string {
 	out := []string{"auto"}
 	for _, v := range Variants {
-		out = append(out, v.Name)
+		if !slices.Contains(out, v.Name) {
+			out = append(out, v.Name)
+		}
 	}
 	return append(out, None)
 }
@@ -121,43 +157,85 @@ func (v *Variant) Supported() (bool, string) {
 		}
 	}
 	if len(missing) > 0 {
-		return false, fmt.Sprintf("this CPU lacks %s, which the %s kernels need", strings.Join(missing, ", "), v.Name)
+		return false, fmt.Sprintf("this CPU lacks %s, which the %s kernels need", strings.Join(missing, ", "), v)
 	}
 	return true, ""
 }
 
-// Lookup returns the variant called name, or nil.
-func Lookup(name string) *Variant {
+// String names the variant: "avx512", or "avx512 int8" off the default
+// precision.
+func (v *Variant) String() string {
+	if v.Precision == F32 || v.Precision == "" {
+		return v.Name
+	}
+	return v.Name + " " + v.Precision
+}
+
+// Lookup returns the variant called name at precision ("" is F32), or nil.
+func Lookup(name, precision string) *Variant {
+	if precision == "" {
+		precision = F32
+	}
 	for _, v := range Variants {
-		if v.Name == name {
+		if v.Name == name && v.Precision == precision {
 			return v
 		}
 	}
 	return nil
 }
 
-// Select returns the variant to build for name: "" or "auto" the best this
-// CPU runs (nil if it runs none: the plain lowering), "none" nil, a
-// variant's name that variant. Errors: an unknown name (listing Names), or
-// a variant this CPU cannot run (naming the missing features).
-func Select(name string) (*Variant, error) {
+// Select returns the variant to build for name at precision ("" is F32):
+// "" or "auto" the best this CPU runs at that precision (nil at F32 if it
+// runs none: the plain lowering), "none" nil at F32, a variant's name that
+// variant. Errors: an unknown name or precision (listing Names or
+// Precisions); a variant this CPU cannot run (naming the missing
+// features); Int8 with "none", with a variant that has no int8 build, or
+// on a CPU that runs no int8 variant (the plain lowering is f32).
+func Select(name, precision string) (*Variant, error) {
+	if precision == "" {
+		precision = F32
+	}
+	if !slices.Contains(Precisions, precision) {
+		return nil, fmt.Errorf("precision %q: unknown; give one of %s", precision, strings.Join(Precisions, ", "))
+	}
 	switch name {
 	case "", "auto":
+		var whys []string
 		for _, v := range Variants {
-			if ok, _ := v.Supported(); ok {
+			if v.Precision != precision {
+				continue
+			}
+			ok, why := v.Supported()
+			if ok {
 				return v, nil
 			}
+			whys = append(whys, why)
+		}
+		if precision == F32 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("precision %s: no kernels of that precision run here: %s (leave --precision at %s)", precision, strings.Join(whys, "; "), F32)
+	case None:
+		if precision != F32 {
+			return nil, fmt.Errorf("precision %s needs archc's kernels; kernels none is the plain lowering, which is %s only", precision, F32)
 		}
 		return nil, nil
-	case None:
-		return nil, nil
 	}
-	v := Lookup(name)
-	if v == nil {
+	if !slices.Contains(Names(), name) {
 		return nil, fmt.Errorf("kernels %q: unknown; give one of %s", name, strings.Join(Names(), ", "))
 	}
+	v := Lookup(name, precision)
+	if v == nil {
+		var have []string
+		for _, c := range Variants {
+			if c.Precision == precision {
+				have = append(have, c.Name)
+			}
+		}
+		return nil, fmt.Errorf("kernels %s: no %s build; at precision %s give one of %s", name, precision, precision, strings.Join(append([]string{"auto"}, have...), ", "))
+	}
 	if ok, why := v.Supported(); !ok {
-		return nil, fmt.Errorf("kernels %s: %s (give auto, or none for the plain lowering)", name, why)
+		return nil, fmt.Errorf("kernels %s: %s (give auto, or none for the plain lowering)", v, why)
 	}
 	return v, nil
 }
@@ -188,6 +266,8 @@ type Object struct {
 	// Variant names the instruction set the kernels were built for
 	// (Variants: "avx512", "avx2").
 	Variant string
+	// Precision is the variant's arithmetic (F32, Int8).
+	Precision string
 	// Target names the kernels' CPU requirement, for the module's readers
 	// (e.g. "x86_64 avx2+fma+f16c").
 	Target string
@@ -197,7 +277,7 @@ type Object struct {
 // compiling them on first use (cached under cacheDir/kernels); nil, nil on a
 // CPU no variant supports. See BuildVariant.
 func Build(ctx context.Context, cacheDir string) (*Object, error) {
-	v, err := Select("")
+	v, err := Select("", F32)
 	if err != nil || v == nil {
 		return nil, err
 	}
@@ -220,7 +300,11 @@ func BuildVariant(ctx context.Context, cacheDir string, v *Variant) (*Object, er
 	flags := append(append([]string{}, v.Flags...), "-O3", "-g0", "-ffreestanding", "-fno-stack-protector", "-fPIC",
 		fmt.Sprintf("-DARCHC_ROWS=%d", Rows), fmt.Sprintf("-DARCHC_MAX_K=%d", MaxK))
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte("archc-kernels-2"), []byte(v.Name), ver, []byte(strings.Join(flags, "\x00")), v.source} {
+	parts := [][]byte{[]byte("archc-kernels-3"), []byte(v.Name), []byte(v.Precision), ver, []byte(strings.Join(flags, "\x00")), v.source}
+	for _, name := range slices.Sorted(maps.Keys(v.includes)) {
+		parts = append(parts, []byte(name), v.includes[name])
+	}
+	for _, part := range parts {
 		h.Write(part)
 		h.Write([]byte{0})
 	}
@@ -232,7 +316,7 @@ func BuildVariant(ctx context.Context, cacheDir string, v *Variant) (*Object, er
 			return nil, err
 		}
 	}
-	return &Object{Bitcode: bc, Formats: Formats, Rows: Rows, MaxK: MaxK, Variant: v.Name, Target: v.Desc}, nil
+	return &Object{Bitcode: bc, Formats: Formats, Rows: Rows, MaxK: MaxK, Variant: v.Name, Precision: v.Precision, Target: v.Desc}, nil
 }
 
 // compile runs zig cc on the embedded source and installs the bitcode at
@@ -246,8 +330,12 @@ func compile(ctx context.Context, zig string, flags []string, v *Variant, dir, o
 		return nil, fmt.Errorf("kernels: cannot write to %s: %v", dir, err)
 	}
 	defer os.RemoveAll(tmp)
-	src := filepath.Join(tmp, v.file)
-	if err := os.WriteFile(src, v.source, 0o644); err != nil {
+	for name, src := range v.includes {
+		if err := os.WriteFile(filepath.Join(tmp, name), src, 0o644); err != nil {
+			return nil, fmt.Errorf("kernels: %v", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, v.file), v.source, 0o644); err != nil {
 		return nil, fmt.Errorf("kernels: %v", err)
 	}
 	bcPath := filepath.Join(tmp, "kernels.bc")

@@ -152,16 +152,24 @@ func randomRows(r *rand.Rand, format string, n, k int) []byte {
 
 // TestKernelsMatchPlainLowering: each variant's kernels compute x·Wᵀ as the
 // plain lowering does (decode, then dot_general) to f32 accuracy, for token
-// counts that exercise the token tiles (1, 6) and a column count with a
+// counts that exercise the token tiles (1, 6, 11) and a column count with a
 // partial last workgroup; the 32-element-block formats take K = 544 (an odd
-// number of blocks: the single-token loops' tail), the K-quants K = 512.
-// The bound is relative to Σ|w·x| per output: the two differ only in
-// summation order and in factoring the block scale out. A variant this CPU
-// cannot run is skipped, naming the missing features.
+// number of blocks: the single-token loops' tail), the K-quants K = 512,
+// and 4160 (more than one int8 chunk of 2048, with an odd block count in
+// the last). The bound is relative to Σ|w·x| per output: the two differ
+// only in summation order and in factoring the block scale out.
+//
+// An int8 variant quantizes x per 32-element block (int8Activations, as
+// llama.cpp's quantize_row_q8_0): its result must equal the plain lowering
+// of the dequantized activations x̂ to the same f32 accuracy (so the integer
+// arithmetic is right), and be within the rounding bound Σ|w_j|·max_b|x|/254
+// of the plain lowering of x itself (so the quantization is what it
+// claims); f16 and bf16 stay exact. A variant this CPU cannot run is
+// skipped, naming the missing features.
 func TestKernelsMatchPlainLowering(t *testing.T) {
 	testmodels.NeedIREE(t)
 	for _, v := range Variants {
-		t.Run(v.Name, func(t *testing.T) {
+		t.Run(strings.ReplaceAll(v.String(), " ", "_"), func(t *testing.T) {
 			if ok, why := v.Supported(); !ok {
 				t.Skip(why)
 			}
@@ -169,80 +177,144 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if k.Variant != v.Name {
-				t.Fatalf("built variant %q, want %q", k.Variant, v.Name)
+			if k.Variant != v.Name || k.Precision != v.Precision {
+				t.Fatalf("built variant %q precision %q, want %q %q", k.Variant, k.Precision, v.Name, v.Precision)
 			}
 			const N = 70
 			Ms := []int64{1, 6, 11}
 			r := rand.New(rand.NewPCG(1, 2))
 			for _, format := range Formats {
-				t.Run(format, func(t *testing.T) {
-					K := int64(544)
+				quantized := v.Precision == Int8 && blockLayout[format].elems > 1
+				Ks := []int64{544}
+				if blockLayout[format].elems == 256 {
+					Ks = []int64{512}
+				}
+				if quantized {
+					Ks = append(Ks, 4096+64)
 					if blockLayout[format].elems == 256 {
-						K = 512
+						Ks[1] = 4096 + 256
 					}
-					data := randomRows(r, format, N, int(K))
-					m, err := lower.MatmulModule(format, N, K, (*lower.Kernels)(k), Ms...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					wk := loaded(t, m, data)
-					w := call(t, wk, "decode")
-					for _, M := range Ms {
-						x := make([]float32, M*K)
-						for i := range x {
-							x[i] = float32(r.NormFloat64())
-						}
-						xt, err := tensor.FromF32([]int64{M, K}, x)
+				}
+				for _, K := range Ks {
+					t.Run(fmt.Sprintf("%s/K=%d", format, K), func(t *testing.T) {
+						data := randomRows(r, format, N, int(K))
+						m, err := lower.MatmulModule(format, N, K, (*lower.Kernels)(k), Ms...)
 						if err != nil {
 							t.Fatal(err)
 						}
-						got := call(t, wk, fmt.Sprintf("matmul_%d", M), xt)
-						want := call(t, wk, fmt.Sprintf("plain_%d", M), xt)
-						bad := 0
-						for i := int64(0); i < M; i++ {
-							for n := int64(0); n < N; n++ {
-								mag := 0.0
-								for j := int64(0); j < K; j++ {
-									mag += math.Abs(float64(w[n*K+j]) * float64(x[i*K+j]))
+						wk := loaded(t, m, data)
+						w := call(t, wk, "decode")
+						for _, M := range Ms {
+							x := make([]float32, M*K)
+							for i := range x {
+								x[i] = float32(r.NormFloat64())
+							}
+							xt, err := tensor.FromF32([]int64{M, K}, x)
+							if err != nil {
+								t.Fatal(err)
+							}
+							got := call(t, wk, fmt.Sprintf("matmul_%d", M), xt)
+							want := call(t, wk, fmt.Sprintf("plain_%d", M), xt)
+							xq, wantq := x, want
+							if quantized {
+								xq = int8Activations(x)
+								xqt, err := tensor.FromF32([]int64{M, K}, xq)
+								if err != nil {
+									t.Fatal(err)
 								}
-								d := math.Abs(float64(got[i*N+n]) - float64(want[i*N+n]))
-								if !(d <= 4e-6*mag) && bad < 5 {
-									t.Errorf("M=%d: y[%d,%d] = %g, plain lowering %g (|diff| %g > 4e-6 · Σ|w·x| = %g)", M, i, n, got[i*N+n], want[i*N+n], d, 4e-6*mag)
-									bad++
+								wantq = call(t, wk, fmt.Sprintf("plain_%d", M), xqt)
+							}
+							bad := 0
+							for i := int64(0); i < M; i++ {
+								for n := int64(0); n < N; n++ {
+									mag, round := 0.0, 0.0
+									for j := int64(0); j < K; j++ {
+										mag += math.Abs(float64(w[n*K+j]) * float64(xq[i*K+j]))
+										if quantized && j%32 == 0 {
+											amax := 0.0
+											for _, e := range x[i*K+j : i*K+j+32] {
+												amax = math.Max(amax, math.Abs(float64(e)))
+											}
+											for _, e := range w[n*K+j : n*K+j+32] {
+												round += math.Abs(float64(e)) * amax / 254
+											}
+										}
+									}
+									g := float64(got[i*N+n])
+									if d := math.Abs(g - float64(wantq[i*N+n])); !(d <= 4e-6*mag) && bad < 5 {
+										t.Errorf("M=%d: y[%d,%d] = %g, plain lowering %g (|diff| %g > 4e-6 · Σ|w·x| = %g)", M, i, n, g, wantq[i*N+n], d, 4e-6*mag)
+										bad++
+									}
+									if d := math.Abs(g - float64(want[i*N+n])); quantized && !(d <= round+4e-6*mag) && bad < 5 {
+										t.Errorf("M=%d: y[%d,%d] = %g, plain lowering of unquantized x %g (|diff| %g > rounding bound %g)", M, i, n, g, want[i*N+n], d, round+4e-6*mag)
+										bad++
+									}
 								}
 							}
 						}
-					}
-				})
+					})
+				}
 			}
 		})
 	}
+}
+
+// int8Activations returns x (rows of K, K a multiple of 32) as the int8
+// kernels see it: each 32-element block quantized as quantize_chunk does
+// (d = max|x|/127, q = round-half-even(x · 127/max|x|), all in f32) and
+// dequantized, d·q.
+func int8Activations(x []float32) []float32 {
+	out := make([]float32, len(x))
+	for b := 0; b < len(x); b += 32 {
+		var amax float32
+		for _, e := range x[b : b+32] {
+			amax = max(amax, float32(math.Abs(float64(e))))
+		}
+		d := amax / 127
+		var id float32
+		if amax != 0 {
+			id = 127 / amax
+		}
+		for j, e := range x[b : b+32] {
+			q := float32(math.RoundToEven(float64(e * id)))
+			q = min(127, max(-128, q))
+			out[b+j] = d * q
+		}
+	}
+	return out
 }
 
 // TestSelect: auto picks the first variant this CPU runs, none and an
 // unknown name are handled by name, and a variant whose features the CPU
 // lacks is refused naming them.
 func TestSelect(t *testing.T) {
-	v, err := Select("auto")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var best *Variant
-	for _, c := range Variants {
-		if ok, _ := c.Supported(); ok {
-			best = c
-			break
+	for _, prec := range Precisions {
+		v, err := Select("auto", prec)
+		var best *Variant
+		for _, c := range Variants {
+			if ok, _ := c.Supported(); ok && c.Precision == prec {
+				best = c
+				break
+			}
+		}
+		if v != best || (err == nil) != (best != nil || prec == F32) {
+			t.Errorf("Select(auto, %s) = %v, %v; want the first supported variant %v", prec, v, err, best)
 		}
 	}
-	if v != best {
-		t.Errorf("Select(auto) = %v, want the first supported variant %v", v, best)
-	}
-	if v, err := Select(None); v != nil || err != nil {
+	if v, err := Select(None, F32); v != nil || err != nil {
 		t.Errorf("Select(none) = %v, %v; want nil, nil", v, err)
 	}
-	if _, err := Select("avx9"); err == nil || !strings.Contains(err.Error(), "avx512, avx2, none") {
+	if _, err := Select(None, Int8); err == nil || !strings.Contains(err.Error(), "needs archc's kernels") {
+		t.Errorf("Select(none, int8): error %v, want one saying int8 needs the kernels", err)
+	}
+	if _, err := Select("avx9", F32); err == nil || !strings.Contains(err.Error(), "avx512, avx2, none") {
 		t.Errorf("Select(avx9): error %v, want one listing the names", err)
+	}
+	if _, err := Select("auto", "int4"); err == nil || !strings.Contains(err.Error(), "f32, int8") {
+		t.Errorf("Select(auto, int4): error %v, want one listing the precisions", err)
+	}
+	if _, err := Select("avx2", Int8); err == nil || !strings.Contains(err.Error(), "no int8 build") {
+		t.Errorf("Select(avx2, int8): error %v, want one saying avx2 has no int8 build", err)
 	}
 	fake := &Variant{Name: "fake", Needs: func() []Feature { return []Feature{{"AVX2", true}, {"AVX-1024", false}} }}
 	if ok, why := fake.Supported(); ok || !strings.Contains(why, "lacks AVX-1024, which the fake kernels need") {
@@ -250,11 +322,11 @@ func TestSelect(t *testing.T) {
 	}
 	for _, c := range Variants {
 		if ok, why := c.Supported(); !ok {
-			if _, err := Select(c.Name); err == nil || !strings.Contains(err.Error(), why) {
-				t.Errorf("Select(%s) on a CPU without it: error %v, want %q", c.Name, err, why)
+			if _, err := Select(c.Name, c.Precision); err == nil || !strings.Contains(err.Error(), why) {
+				t.Errorf("Select(%s) on a CPU without it: error %v, want %q", c, err, why)
 			}
-		} else if got, err := Select(c.Name); got != c || err != nil {
-			t.Errorf("Select(%s) = %v, %v", c.Name, got, err)
+		} else if got, err := Select(c.Name, c.Precision); got != c || err != nil {
+			t.Errorf("Select(%s) = %v, %v", c, got, err)
 		}
 	}
 }
@@ -279,7 +351,7 @@ func readF32(t *testing.T, path string) []float32 {
 func TestBuildReproducible(t *testing.T) {
 	testmodels.NeedIREE(t)
 	for _, v := range Variants {
-		t.Run(v.Name, func(t *testing.T) {
+		t.Run(strings.ReplaceAll(v.String(), " ", "_"), func(t *testing.T) {
 			a, err := BuildVariant(context.Background(), t.TempDir(), v)
 			if err != nil {
 				t.Fatal(err)

@@ -58,6 +58,29 @@ typedef struct {
   v16f w[2];
 } group;
 
+// The exported entry points of a format's kernels, NAME(...) and
+// NAME3(...), around NAME_rows (see GROUP_KERNEL).
+#define KERNEL_ENTRIES(NAME)                                                                       \
+  void NAME(const float *xb, size_t xo, const uint8_t *wb, size_t wo, float *yb, size_t yo,      \
+            size_t M, size_t N, size_t K, size_t wg) {                                             \
+    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
+    NAME##_rows(xb + xo, wb + wo, yb + yo, N, M, n0, n1, K);                                       \
+  }                                                                                                \
+  void NAME##3(const float *xb, size_t xo, const uint8_t *w1, size_t w1o, const uint8_t *w2,     \
+               size_t w2o, const uint8_t *w3, size_t w3o, float *yb, size_t yo, size_t M,         \
+               size_t N1, size_t N2, size_t N3, size_t K, size_t wg) {                             \
+    size_t g1 = (N1 + ROWS - 1) / ROWS, g2 = (N2 + ROWS - 1) / ROWS, ld = N1 + N2 + N3;          \
+    const uint8_t *w = w1 + w1o;                                                                   \
+    size_t N = N1, col = 0;                                                                        \
+    if (wg >= g1 + g2) {                                                                           \
+      w = w3 + w3o, N = N3, col = N1 + N2, wg -= g1 + g2;                                          \
+    } else if (wg >= g1) {                                                                         \
+      w = w2 + w2o, N = N2, col = N1, wg -= g1;                                                    \
+    }                                                                                              \
+    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
+    NAME##_rows(xb + xo, w, yb + yo + col, ld, M, n0, n1, K);                                      \
+  }
+
 // The driver shared by every format. DECODE(row, g, grp) fills grp with
 // group g of a row. NAME_rows computes columns [n0, n1) of y (row stride
 // ld) from weight rows w; the exported kernels are as in matmul_avx2.c:
@@ -119,25 +142,16 @@ typedef struct {
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
-  void NAME(const float *xb, size_t xo, const uint8_t *wb, size_t wo, float *yb, size_t yo,      \
-            size_t M, size_t N, size_t K, size_t wg) {                                             \
-    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
-    NAME##_rows(xb + xo, wb + wo, yb + yo, N, M, n0, n1, K);                                       \
-  }                                                                                                \
-  void NAME##3(const float *xb, size_t xo, const uint8_t *w1, size_t w1o, const uint8_t *w2,     \
-               size_t w2o, const uint8_t *w3, size_t w3o, float *yb, size_t yo, size_t M,         \
-               size_t N1, size_t N2, size_t N3, size_t K, size_t wg) {                             \
-    size_t g1 = (N1 + ROWS - 1) / ROWS, g2 = (N2 + ROWS - 1) / ROWS, ld = N1 + N2 + N3;          \
-    const uint8_t *w = w1 + w1o;                                                                   \
-    size_t N = N1, col = 0;                                                                        \
-    if (wg >= g1 + g2) {                                                                           \
-      w = w3 + w3o, N = N3, col = N1 + N2, wg -= g1 + g2;                                          \
-    } else if (wg >= g1) {                                                                         \
-      w = w2 + w2o, N = N2, col = N1, wg -= g1;                                                    \
-    }                                                                                              \
-    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
-    NAME##_rows(xb + xo, w, yb + yo + col, ld, M, n0, n1, K);                                      \
-  }
+  KERNEL_ENTRIES(NAME)
+
+// The block-quantized formats' kernels. The int8-activation build
+// (matmul_avx512_vnni.c, which includes this file with ARCHC_INT8 defined)
+// defines its own for them and keeps this file's f16 and bf16 kernels.
+#ifdef ARCHC_INT8
+#define QUANT_KERNEL(NAME, ROW_BYTES, DECODE)
+#else
+#define QUANT_KERNEL GROUP_KERNEL
+#endif
 
 // A per-block scale (f16 at p) in every lane.
 static inline v16f f16x16(const uint8_t *p) {
@@ -152,7 +166,7 @@ static inline v16f f16x16(const uint8_t *p) {
     grp.w[0] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2)))));  \
     grp.w[1] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 18))))); \
   } while (0)
-GROUP_KERNEL(archc_mm_q8_0, K / 32 * 34, DECODE_Q8_0)
+QUANT_KERNEL(archc_mm_q8_0, K / 32 * 34, DECODE_Q8_0)
 
 // 4-bit codes: 16 bytes at qs, byte j holding element j (low nibble) and
 // j+16 (high), looked up in the 16-entry table t (vpermps reads the low 4
@@ -169,7 +183,7 @@ static inline void codes4(const uint8_t *qs, v16f t, v16f w[2]) {
     const uint8_t *b = row + 18 * (g);                                                             \
     codes4(b + 2, _mm512_mul_ps(iota16(-8), f16x16(b)), grp.w);                                    \
   } while (0)
-GROUP_KERNEL(archc_mm_q4_0, K / 32 * 18, DECODE_Q4_0)
+QUANT_KERNEL(archc_mm_q4_0, K / 32 * 18, DECODE_Q4_0)
 
 // Q4_1: 20-byte blocks {f16 d, m; u8 qs[16]}, w = d·q + m.
 #define DECODE_Q4_1(row, g, grp)                                                                   \
@@ -177,7 +191,7 @@ GROUP_KERNEL(archc_mm_q4_0, K / 32 * 18, DECODE_Q4_0)
     const uint8_t *b = row + 20 * (g);                                                             \
     codes4(b + 4, _mm512_fmadd_ps(iota16(0), f16x16(b), f16x16(b + 2)), grp.w);                    \
   } while (0)
-GROUP_KERNEL(archc_mm_q4_1, K / 32 * 20, DECODE_Q4_1)
+QUANT_KERNEL(archc_mm_q4_1, K / 32 * 20, DECODE_Q4_1)
 
 static inline uint32_t u32le(const uint8_t *p) {
   return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -203,7 +217,7 @@ static inline void codes5(const uint8_t *qs, uint32_t qh, v16f t0, v16f t1, v16f
     v16f d = f16x16(b);                                                                            \
     codes5(b + 6, u32le(b + 2), _mm512_mul_ps(iota16(-16), d), _mm512_mul_ps(iota16(0), d), grp.w); \
   } while (0)
-GROUP_KERNEL(archc_mm_q5_0, K / 32 * 22, DECODE_Q5_0)
+QUANT_KERNEL(archc_mm_q5_0, K / 32 * 22, DECODE_Q5_0)
 
 // Q5_1: 24-byte blocks {f16 d, m; u32 qh; u8 qs[16]}, w = d·(q | h<<4) + m.
 #define DECODE_Q5_1(row, g, grp)                                                                   \
@@ -212,7 +226,7 @@ GROUP_KERNEL(archc_mm_q5_0, K / 32 * 22, DECODE_Q5_0)
     v16f d = f16x16(b), m = f16x16(b + 2);                                                         \
     codes5(b + 8, u32le(b + 4), _mm512_fmadd_ps(iota16(0), d, m), _mm512_fmadd_ps(iota16(16), d, m), grp.w); \
   } while (0)
-GROUP_KERNEL(archc_mm_q5_1, K / 32 * 24, DECODE_Q5_1)
+QUANT_KERNEL(archc_mm_q5_1, K / 32 * 24, DECODE_Q5_1)
 
 // K-quant 6-bit scale and min of sub-block j (ggml's get_scale_min_k4).
 static inline void scale_min_k4(int j, const uint8_t *q, float *sc, float *m) {
@@ -240,7 +254,7 @@ static inline void scale_min_k4(int j, const uint8_t *q, float *sc, float *m) {
     grp.w[0] = _mm512_permutexvar_ps(_mm512_srli_epi32(u8x16(q), sh), t);                          \
     grp.w[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(u8x16(q + 16), sh), t);                     \
   } while (0)
-GROUP_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K)
+QUANT_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K)
 
 // Q5_K: 176-byte super-blocks {f16 d, dmin; u8 scales[12]; u8 qh[32];
 // u8 qs[128]}: as Q4_K with a 5th bit, bit i of qh[l] for sub-block i.
@@ -264,7 +278,7 @@ GROUP_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K)
     grp.w[0] = _mm512_permutex2var_ps(t0, lo, t1);                                                 \
     grp.w[1] = _mm512_permutex2var_ps(t0, hi, t1);                                                 \
   } while (0)
-GROUP_KERNEL(archc_mm_q5_k, K / 256 * 176, DECODE_Q5_K)
+QUANT_KERNEL(archc_mm_q5_k, K / 256 * 176, DECODE_Q5_K)
 
 // Q6_K: 210-byte super-blocks of 256 {u8 ql[128]; u8 qh[64]; i8 sc[16];
 // f16 d}; element groups of 16 with w = (d·sc)·(q - 32), evaluated in that
@@ -291,7 +305,7 @@ static inline void decode_q6_k(const uint8_t *row, size_t g, group *grp) {
   grp->w[1] = _mm512_mul_ps(_mm512_set1_ps(d * (float)sc[1]), f1);
 }
 #define DECODE_Q6_K(row, g, grp) decode_q6_k(row, g, &grp)
-GROUP_KERNEL(archc_mm_q6_k, K / 256 * 210, DECODE_Q6_K)
+QUANT_KERNEL(archc_mm_q6_k, K / 256 * 210, DECODE_Q6_K)
 
 // F16: rows of K halves, w = f32(h).
 #define DECODE_F16(row, g, grp)                                                                    \

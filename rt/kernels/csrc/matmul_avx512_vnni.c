@@ -1,0 +1,317 @@
+// archc's hand-written CPU kernels, AVX-512 VNNI int8-activation variant
+// (--precision int8): y = x · Wᵀ for a block-quantized GGUF weight W, with
+// the activations x quantized per 32-element block to int8 as llama.cpp's
+// quantize_row_q8_0 does (d = max|x|/127, q = round(x/d)) and the products
+// summed in int32 by vpdpbusd (unsigned weight codes × signed activation
+// codes), then scaled by the weight's and the activation's block scales in
+// f32. Not exact: the result differs from x·Wᵀ by the activations' rounding
+// (about 0.4 % of a block's largest |x|), as llama.cpp's own CPU backend
+// does; f16 and bf16 weights keep matmul_avx512.c's exact f32 kernels.
+//
+// Same ABI as matmul_avx512.c (read matmul_avx2.c's header first); this
+// file includes that one with ARCHC_INT8 defined, which leaves the
+// block-quantized formats' kernels to this file.
+//
+// Every format's weight w_j of block b is written as
+//   w_j = scale_b · (c_j − C) + min_b
+// with c_j an unsigned code (0..255), C a constant of the format (Q4_0 8,
+// Q5_0 16, Q6_K 32, Q8_0 128 after flipping the sign bit, else 0), so
+//   Σ_j w_j x_j ≈ scale_b · dx_b · (Σ_j c_j q_j − C Σ_j q_j) + min_b · dx_b · Σ_j q_j
+// where x_j ≈ dx_b · q_j. The integer sums take one vpdpbusd per 64
+// elements (two blocks), started from −C·Σ q_j (computed once per token
+// when x is quantized); min_b · dx_b · Σ q_j takes s_b = dx_b · Σ q_j, kept
+// with the quantized block as ggml's block_q8_1 keeps it.
+//
+// The loop runs over units of 256 elements (8 blocks; a K-quant's
+// super-block): a unit's weight scales and mins are decoded once into
+// vectors (sc16: the scale of each 16-element subgroup, so Q6_K's fit too),
+// multiplied by the activations' block scales per token, and each pair of
+// blocks then costs its code decode, one vpdpbusd, one conversion, one
+// lane permutation of the scales and one FMA per token.
+//
+// Requirements: matmul_avx512.c's plus AVX-512 VNNI.
+#define ARCHC_INT8 1
+#include "matmul_avx512.c"
+
+// Two 16-byte loads as one 256-bit vector (a low, b high).
+static inline __m256i two16(const uint8_t *a, const uint8_t *b) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)), _mm_loadu_si128((const __m128i *)b), 1);
+}
+
+// 4-bit codes of two 32-formats' blocks: qs0, qs1 hold 16 bytes each, byte j
+// element j (low nibble) and j+16 (high nibble).
+static inline __m512i nibbles2(const uint8_t *qs0, const uint8_t *qs1) {
+  __m256i v = two16(qs0, qs1), m4 = _mm256_set1_epi8(0x0f);
+  __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+  // [lo0 lo1 hi0 hi1] -> [lo0 hi0 lo1 hi1]
+  __m512i c = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  return _mm512_shuffle_i64x2(c, c, _MM_SHUFFLE(3, 1, 2, 0));
+}
+
+// The 5th bits of two 32-formats' blocks (bit j of qh element j) as +16.
+static inline __m512i fifth2(__m512i c, uint32_t qh0, uint32_t qh1) {
+  __mmask64 m = (__mmask64)qh0 | ((__mmask64)qh1 << 32);
+  return _mm512_mask_add_epi8(c, m, c, _mm512_set1_epi8(16));
+}
+
+// Activations are quantized KC elements at a time (whole units), for up
+// to MT tokens.
+#define KC 1024
+#define KU (KC / 256) // units per chunk
+#define KP (KC / 64)  // block pairs per chunk
+
+// One token's chunk of quantized activations: codes q (natural order; zero
+// after the last block, so a partial unit reads zeros), per block the scale
+// d and s = d·Σq (zero after the last block), and per block pair the
+// vpdpbusd start value −C·(Σ of each lane's four codes).
+typedef struct {
+  int8_t q[KC];
+  float d[KC / 32], s[KC / 32];
+  __m512i c0[KP];
+} qchunk;
+
+// quantize_chunk quantizes kc activations x (kc a multiple of 32, at most
+// KC) of one token into a (llama.cpp's quantize_row_q8_0 rounding: nearest,
+// ties to even, under the default MXCSR), with C the format's code offset.
+static inline void quantize_chunk(const float *x, size_t kc, int C, qchunk *a) {
+  size_t nb = kc / 32, full = (kc + 255) / 256 * 8;
+  for (size_t b = 0; b < nb; b++) {
+    v16f x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
+    float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
+    float db = amax / 127.0f, id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(id)));
+    __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(id)));
+    _mm_storeu_si128((__m128i *)(a->q + 32 * b), _mm512_cvtsepi32_epi8(q0));
+    _mm_storeu_si128((__m128i *)(a->q + 32 * b + 16), _mm512_cvtsepi32_epi8(q1));
+    a->d[b] = db;
+    a->s[b] = db * (float)_mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+  }
+  for (size_t b = nb; b < full; b++) {
+    _mm256_storeu_si256((__m256i *)(a->q + 32 * b), _mm256_setzero_si256());
+    a->d[b] = a->s[b] = 0.0f;
+  }
+  if (C) {
+    const __m512i cc = _mm512_set1_epi8((char)C);
+    for (size_t p = 0; p < full / 2; p++)
+      a->c0[p] = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                  _mm512_dpbusd_epi32(_mm512_setzero_si512(), cc, _mm512_loadu_si512((const void *)(a->q + 64 * p))));
+  }
+}
+
+// A unit's weight scales: sc16 lane j the scale of elements 16j..16j+15,
+// min8 lane b block b's min (zero for formats without one).
+typedef struct {
+  v16f sc16;
+  __m256 min8;
+} wunit;
+
+// Lane j of the result is lane j/2 of v (eight block values to sixteen
+// subgroup lanes).
+static inline v16f per_subgroup(__m256 v) {
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), _mm512_castps256_ps512(v));
+}
+
+// The first four bytes of each of a 32-format's nb (<= 8) blocks from b
+// (blocks of stride bytes): its f16 scale and, for Q4_1 and Q5_1, its min.
+static inline __m256i heads8(const uint8_t *b, int stride, size_t nb) {
+  __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
+  __mmask8 m = (__mmask8)((1u << nb) - 1);
+  return _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), m, idx, (const int *)b, 1);
+}
+static inline __m256 lo_f16(__m256i h) { return _mm256_cvtph_ps(_mm256_cvtepi32_epi16(h)); }
+static inline __m256 hi_f16(__m256i h) { return _mm256_cvtph_ps(_mm256_cvtepi32_epi16(_mm256_srli_epi32(h, 16))); }
+
+// The format decoders. UNIT_<F>(row, u, nb, wu) fills wu for unit u (its
+// first nb blocks exist); PAIR_<F>(row, g, g1) returns the codes of blocks
+// g and g1 (g1 == g for a partial unit's odd last block: its products meet
+// zero activations). C_<F> is the format's code offset, HAS_MIN_<F>
+// whether it has mins.
+
+#define UNIT32(row, u, nb, stride, with_min, wu)                                                   \
+  do {                                                                                             \
+    __m256i h = heads8(row + (size_t)(stride) * 8 * (u), stride, nb);                              \
+    wu.sc16 = per_subgroup(lo_f16(h));                                                             \
+    wu.min8 = with_min ? hi_f16(h) : _mm256_setzero_ps();                                          \
+  } while (0)
+
+#define C_Q4_0 8
+#define HAS_MIN_Q4_0 0
+#define UNIT_Q4_0(row, u, nb, wu) UNIT32(row, u, nb, 18, 0, wu)
+#define PAIR_Q4_0(row, g, g1) nibbles2(row + 18 * (g) + 2, row + 18 * (g1) + 2)
+
+#define C_Q4_1 0
+#define HAS_MIN_Q4_1 1
+#define UNIT_Q4_1(row, u, nb, wu) UNIT32(row, u, nb, 20, 1, wu)
+#define PAIR_Q4_1(row, g, g1) nibbles2(row + 20 * (g) + 4, row + 20 * (g1) + 4)
+
+#define C_Q5_0 16
+#define HAS_MIN_Q5_0 0
+#define UNIT_Q5_0(row, u, nb, wu) UNIT32(row, u, nb, 22, 0, wu)
+#define PAIR_Q5_0(row, g, g1)                                                                      \
+  fifth2(nibbles2(row + 22 * (g) + 6, row + 22 * (g1) + 6), u32le(row + 22 * (g) + 2), u32le(row + 22 * (g1) + 2))
+
+#define C_Q5_1 0
+#define HAS_MIN_Q5_1 1
+#define UNIT_Q5_1(row, u, nb, wu) UNIT32(row, u, nb, 24, 1, wu)
+#define PAIR_Q5_1(row, g, g1)                                                                      \
+  fifth2(nibbles2(row + 24 * (g) + 8, row + 24 * (g1) + 8), u32le(row + 24 * (g) + 4), u32le(row + 24 * (g1) + 4))
+
+// Q8_0: signed codes with the sign bit flipped (c = q + 128).
+#define C_Q8_0 128
+#define HAS_MIN_Q8_0 0
+#define UNIT_Q8_0(row, u, nb, wu) UNIT32(row, u, nb, 34, 0, wu)
+static inline __m512i pair_q8_0(const uint8_t *b0, const uint8_t *b1) {
+  __m256i q0 = _mm256_loadu_si256((const __m256i *)(b0 + 2)), q1 = _mm256_loadu_si256((const __m256i *)(b1 + 2));
+  return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1), _mm512_set1_epi8((char)0x80));
+}
+#define PAIR_Q8_0(row, g, g1) pair_q8_0(row + 34 * (g), row + 34 * (g1))
+
+// The 6-bit scales and mins of a Q4_K/Q5_K super-block (12 bytes at q),
+// as ggml's get_scale_min_k4 reads them, into eight bytes each.
+static inline void scales_k4(const uint8_t *q, uint8_t sc[8], uint8_t mn[8]) {
+  uint32_t a = u32le(q), b = u32le(q + 4), c = u32le(q + 8);
+  const uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
+  uint32_t s0 = a & m6, s1 = (c & m4) | (((a >> 6) & m2) << 4);
+  uint32_t n0 = b & m6, n1 = ((c >> 4) & m4) | (((b >> 6) & m2) << 4);
+  for (int i = 0; i < 4; i++) {
+    sc[i] = (uint8_t)(s0 >> (8 * i)), sc[i + 4] = (uint8_t)(s1 >> (8 * i));
+    mn[i] = (uint8_t)(n0 >> (8 * i)), mn[i + 4] = (uint8_t)(n1 >> (8 * i));
+  }
+}
+
+// Q4_K / Q5_K unit: w = (d·sc)·q − dmin·m per 32-element sub-block.
+static inline void unit_k4(const uint8_t *b, wunit *wu) {
+  uint8_t sc[8], mn[8];
+  scales_k4(b + 4, sc, mn);
+  __m256 s = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc)));
+  __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)mn)));
+  wu->sc16 = per_subgroup(_mm256_mul_ps(_mm256_set1_ps(f16(b)), s));
+  wu->min8 = _mm256_mul_ps(_mm256_set1_ps(-f16(b + 2)), m);
+}
+
+// Q4_K: sub-blocks 2c and 2c+1 (g even) share the 32 bytes of chunk c, low
+// and high nibbles.
+#define C_Q4_K 0
+#define HAS_MIN_Q4_K 1
+#define UNIT_Q4_K(row, u, nb, wu) unit_k4(row + 144 * (u), &wu)
+static inline __m512i pair_q4_k(const uint8_t *b, int i) {
+  __m256i q = _mm256_loadu_si256((const __m256i *)(b + 16 + 16 * i)), m4 = _mm256_set1_epi8(0x0f);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(q, m4)), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4), 1);
+}
+#define PAIR_Q4_K(row, g, g1) pair_q4_k(row + 144 * ((g) / 8), (int)((g) % 8))
+
+// Q5_K: as Q4_K, with bit i of qh[l] the 5th bit of sub-block i.
+#define C_Q5_K 0
+#define HAS_MIN_Q5_K 1
+#define UNIT_Q5_K(row, u, nb, wu) unit_k4(row + 176 * (u), &wu)
+static inline __m512i pair_q5_k(const uint8_t *b, int i) {
+  __m256i q = _mm256_loadu_si256((const __m256i *)(b + 48 + 16 * i)), m4 = _mm256_set1_epi8(0x0f);
+  __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 16)), one = _mm256_set1_epi8(1);
+  __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, i), one), 4));
+  __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
+                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, i + 1), one), 4));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+#define PAIR_Q5_K(row, g, g1) pair_q5_k(row + 176 * ((g) / 8), (int)((g) % 8))
+
+// Q6_K: w = (d·sc)·(q − 32) with one int8 scale per 16 elements; groups k
+// and k+1 (k = 0 or 2) of a 128-element half take the low 4 bits from 64
+// bytes of ql (k >= 2: the high nibbles) and 2 high bits from qh shifted by
+// 2k and 2k+2.
+#define C_Q6_K 32
+#define HAS_MIN_Q6_K 0
+static inline void unit_q6_k(const uint8_t *b, wunit *wu) {
+  v16f s = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 192))));
+  wu->sc16 = _mm512_mul_ps(_mm512_set1_ps(f16(b + 208)), s);
+  wu->min8 = _mm256_setzero_ps();
+}
+#define UNIT_Q6_K(row, u, nb, wu) unit_q6_k(row + 210 * (u), &wu)
+static inline __m512i pair_q6_k(const uint8_t *b, int i) {
+  int half = i / 4, k = i % 4;
+  __m512i l = _mm512_loadu_si512((const void *)(b + 64 * half));
+  if (k >= 2) l = _mm512_srli_epi16(l, 4);
+  l = _mm512_and_si512(l, _mm512_set1_epi8(0x0f));
+  __m256i qh = _mm256_loadu_si256((const __m256i *)(b + 128 + 32 * half)), three = _mm256_set1_epi8(3);
+  __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), three);
+  __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k + 2), three);
+  __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1);
+  return _mm512_or_si512(l, _mm512_slli_epi16(h, 4));
+}
+#define PAIR_Q6_K(row, g, g1) pair_q6_k(row + 210 * ((g) / 8), (int)((g) % 8))
+
+// The driver shared by every format. tile computes, for TT tokens (a
+// compile-time count after inlining), columns [n0, n1) over one chunk of
+// units [u0, u0 + nu) (the chunk's last unit holding nbl blocks), adding
+// into y unless first.
+#define INT8_KERNEL(NAME, F, ROW_BYTES)                                                            \
+  static inline __attribute__((always_inline)) void NAME##_tile(                                   \
+      const qchunk *a, size_t TT, const uint8_t *w, size_t rb, float *y, size_t ld, size_t n0,    \
+      size_t n1, size_t u0, size_t nu, size_t nbl, int first) {                                    \
+    size_t pf = prefetch_ahead(rb);                                                                \
+    for (size_t n = n0; n < n1; n++) {                                                             \
+      const uint8_t *row = w + n * rb;                                                             \
+      prefetch_row(row + pf, rb);                                                                  \
+      v16f acc[MT];                                                                                \
+      __m256 off[MT];                                                                              \
+      for (size_t t = 0; t < TT; t++) acc[t] = _mm512_setzero_ps(), off[t] = _mm256_setzero_ps();  \
+      for (size_t v = 0; v < nu; v++) {                                                            \
+        size_t u = u0 + v, nb = v + 1 < nu ? 8 : nbl;                                              \
+        wunit wu;                                                                                  \
+        UNIT_##F(row, u, nb, wu);                                                                  \
+        v16f sd[MT];                                                                               \
+        for (size_t t = 0; t < TT; t++) {                                                          \
+          sd[t] = _mm512_mul_ps(wu.sc16, per_subgroup(_mm256_loadu_ps(a[t].d + 8 * v)));          \
+          if (HAS_MIN_##F) off[t] = _mm256_fmadd_ps(wu.min8, _mm256_loadu_ps(a[t].s + 8 * v), off[t]); \
+        }                                                                                          \
+        for (size_t j = 0; j < nb; j += 2) {                                                       \
+          size_t g = 8 * u + j, g1 = j + 1 < nb ? g + 1 : g;                                       \
+          __m512i c = PAIR_##F(row, g, g1);                                                        \
+          __m512i lanes = _mm512_add_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), \
+                                           _mm512_set1_epi32((int)(2 * j)));                      \
+          for (size_t t = 0; t < TT; t++) {                                                        \
+            const int8_t *xq = a[t].q + 256 * v + 32 * j;                                          \
+            __m512i s0 = C_##F ? a[t].c0[4 * v + j / 2] : _mm512_setzero_si512();                 \
+            __m512i s = _mm512_dpbusd_epi32(s0, c, _mm512_loadu_si512((const void *)xq));          \
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutexvar_ps(lanes, sd[t]), acc[t]); \
+          }                                                                                        \
+        }                                                                                          \
+      }                                                                                            \
+      for (size_t t = 0; t < TT; t++) {                                                            \
+        __m256 o = off[t];                                                                         \
+        __m128 o4 = _mm_add_ps(_mm256_castps256_ps128(o), _mm256_extractf128_ps(o, 1));           \
+        o4 = _mm_add_ps(o4, _mm_movehl_ps(o4, o4));                                                \
+        o4 = _mm_add_ss(o4, _mm_shuffle_ps(o4, o4, 1));                                            \
+        float r = _mm512_reduce_add_ps(acc[t]) + _mm_cvtss_f32(o4);                                \
+        float *yo = y + t * ld + n;                                                                \
+        *yo = first ? r : *yo + r;                                                                 \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+  static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,        \
+                          size_t n0, size_t n1, size_t K) {                                        \
+    size_t rb = ROW_BYTES;                                                                         \
+    qchunk a[MT];                                                                                  \
+    for (size_t m0 = 0; m0 < M; m0 += MT) {                                                        \
+      size_t mt = M - m0 < MT ? M - m0 : MT;                                                       \
+      for (size_t k0 = 0; k0 < K; k0 += KC) {                                                      \
+        size_t kc = K - k0 < KC ? K - k0 : KC, nu = (kc + 255) / 256, nbl = kc / 32 - 8 * (nu - 1); \
+        for (size_t t = 0; t < mt; t++) quantize_chunk(x + (m0 + t) * K + k0, kc, C_##F, &a[t]);   \
+        float *yt = y + m0 * ld;                                                                   \
+        if (mt == MT)                                                                              \
+          NAME##_tile(a, MT, w, rb, yt, ld, n0, n1, k0 / 256, nu, nbl, k0 == 0);                   \
+        else                                                                                       \
+          for (size_t t = 0; t < mt; t++)                                                          \
+            NAME##_tile(a + t, 1, w, rb, yt + t * ld, ld, n0, n1, k0 / 256, nu, nbl, k0 == 0);     \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+  KERNEL_ENTRIES(NAME)
+
+INT8_KERNEL(archc_mm_q8_0, Q8_0, K / 32 * 34)
+INT8_KERNEL(archc_mm_q4_0, Q4_0, K / 32 * 18)
+INT8_KERNEL(archc_mm_q4_1, Q4_1, K / 32 * 20)
+INT8_KERNEL(archc_mm_q5_0, Q5_0, K / 32 * 22)
+INT8_KERNEL(archc_mm_q5_1, Q5_1, K / 32 * 24)
+INT8_KERNEL(archc_mm_q4_k, Q4_K, K / 256 * 144)
+INT8_KERNEL(archc_mm_q5_k, Q5_K, K / 256 * 176)
+INT8_KERNEL(archc_mm_q6_k, Q6_K, K / 256 * 210)
