@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,10 @@ import (
 // fails there (gpuKnownFailures), which would cost CI a failing compile per
 // fixture and test nothing else.
 var gpuTargets = flag.String("gpu-targets", "cuda", "TestGPUCompile: the GPU targets to compile every fixture for, comma-separated (cuda, vulkan, hip)")
+
+// gpuAll is -gpu-all: TestGPUCompile compiles every fixture instead of a
+// covering subset (gpuCover).
+var gpuAll = flag.Bool("gpu-all", false, "TestGPUCompile: compile every fixture, not only a subset covering every primitive variant")
 
 // gpuKnownFailures are the models (fixture names, or "*" for every model
 // not named) whose module IREE 3.13 does not compile for a target, with a
@@ -69,7 +74,11 @@ func gpuCompileOptions() driver.PlanOptions {
 // plain lowering, as driver.Compile builds it for --device cuda|vulkan, on
 // a machine without a GPU. Modules are cached by hash (ireetool.Compile);
 // failures are cached too (gpu-failures/ in the compile cache), so a warm
-// run compiles nothing. Fixtures run in parallel.
+// run compiles nothing. Fixtures run in parallel. By default only a subset
+// of the fixtures is compiled that uses every primitive variant some
+// fixture uses (gpuCover): a GPU compile failure is a lowering's, and a
+// cold compile of every fixture for cuda was the largest part of a cold CI
+// run; -gpu-all compiles them all.
 func TestGPUCompile(t *testing.T) {
 	needIREE(t)
 	cache, err := ireetool.DefaultCacheDir()
@@ -83,6 +92,12 @@ func TestGPUCompile(t *testing.T) {
 	models := fixtures(t)
 	if *onlyFixture == "" {
 		models = append(models, filepath.Join("testdata", "llama-tied", "model.q8_0.gguf"))
+	}
+	if !*gpuAll && len(models) > 1 {
+		var n int
+		if models, n = gpuCover(t, models); true {
+			t.Logf("compiling %d of %d models, which use all %d primitive variants (-gpu-all for every model)", len(models), len(fixtures(t))+1, n)
+		}
 	}
 	start := time.Now()
 	var mu sync.Mutex
@@ -115,6 +130,72 @@ func TestGPUCompile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gpuVariants returns the primitive variants a GPU plan of model uses:
+// each node's primitive with each of its string and boolean attributes
+// (an activation, a layout, a router stage), and the storage format of
+// each weight it reads.
+func gpuVariants(model string) (map[string]bool, error) {
+	p, err := driver.NewPlan(model, gpuCompileOptions())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, n := range p.Graph.Nodes {
+		out[n.Prim] = true
+		for k, v := range n.Attrs {
+			switch v.(type) {
+			case string, bool:
+				out[fmt.Sprintf("%s %s=%v", n.Prim, k, v)] = true
+			}
+		}
+	}
+	for _, f := range p.Options.WeightDTypes {
+		out["weight "+f] = true
+	}
+	return out, nil
+}
+
+// gpuCover picks, greedily, models whose variants (gpuVariants) together
+// are every model's: the one adding the most variants not yet covered
+// first, ties by name. It returns them with the number of variants.
+func gpuCover(t *testing.T, models []string) ([]string, int) {
+	t.Helper()
+	sets := make([]map[string]bool, len(models))
+	all := map[string]bool{}
+	for i, m := range models {
+		v, err := gpuVariants(m)
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		sets[i] = v
+		for k := range v {
+			all[k] = true
+		}
+	}
+	covered := map[string]bool{}
+	var picked []string
+	for len(covered) < len(all) {
+		best, gain := -1, 0
+		for i, set := range sets {
+			g := 0
+			for k := range set {
+				if !covered[k] {
+					g++
+				}
+			}
+			if g > gain || g == gain && g > 0 && models[i] < models[best] {
+				best, gain = i, g
+			}
+		}
+		for k := range sets[best] {
+			covered[k] = true
+		}
+		picked = append(picked, models[best])
+	}
+	slices.Sort(picked)
+	return picked, len(all)
 }
 
 // checkKnown classes a compile result against gpuKnownFailures: "ok",

@@ -25,6 +25,8 @@
 #   BENCH_MAX_TOKENS   new tokens per run (64)
 #   BENCH_MAX_LEN      context capacity of the measured runs: archc --max-len,
 #                      llama.cpp n_ctx (1024)
+#   BENCH_PRECISION    archc --precision (f32: exact, the default; int8: the
+#                      opt-in int8-activation kernels, AVX-512 VNNI)
 #   BENCH_KERNELS      archc --kernels (auto: the best variant this CPU runs;
 #                      avx512, avx2 or none to compare)
 #   BENCH_SKIP_HF=1    skip transformers (slow to load and run)
@@ -63,6 +65,7 @@ maxlen="${BENCH_MAX_LEN:-1024}"
 skip_hf="${BENCH_SKIP_HF:-0}"
 skip_llama="${BENCH_SKIP_LLAMACPP:-0}"
 kernels="${BENCH_KERNELS:-auto}"
+precision="${BENCH_PRECISION:-f32}"
 short_len=40
 long_len=480
 capacities=(256 4096)
@@ -169,6 +172,11 @@ if grep -q -- --kernels <<<"$help"; then
   archc_kernels=(--kernels "$kernels")
 elif [[ "$kernels" != auto ]]; then
   die "BENCH_KERNELS=$kernels: this bin/infer has no --kernels flag"
+fi
+if grep -q -- --precision <<<"$help"; then
+  archc_kernels+=(--precision "$precision")
+elif [[ "$precision" != f32 ]]; then
+  die "BENCH_PRECISION=$precision: this bin/infer has no --precision flag"
 fi
 
 load_start="$(cut -d' ' -f1 /proc/loadavg)"

@@ -15,6 +15,7 @@
 #   PROFILE_THREADS  task workers (2); PROFILE_OUT folder (.cache/profile/<time>);
 #   PROFILE_MAX_LEN  --max-len (1024); PROFILE_REPS benchmark repetitions (50)
 #   PROFILE_KERNELS  archc compile --kernels (auto; avx512, avx2 or none)
+#   PROFILE_PRECISION archc compile --precision (f32; int8)
 # It prints the CPU (lscpu's model and flags) and the load average first:
 # the figures mean little without them.
 set -euo pipefail
@@ -26,14 +27,15 @@ threads="${PROFILE_THREADS:-2}"
 maxlen="${PROFILE_MAX_LEN:-1024}"
 reps="${PROFILE_REPS:-50}"
 kernels="${PROFILE_KERNELS:-auto}"
+precision="${PROFILE_PRECISION:-f32}"
 out="${PROFILE_OUT:-$root/.cache/profile/$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out"
 "$root/scripts/setup.sh" >/dev/null
 (cd "$root" && go build -o bin/ ./cmd/archc)
 venv="${ARCHC_VENV:-$root/.venv}"
 
-"$root/bin/archc" compile "$model" --max-len "$maxlen" --kernels "$kernels" -o "$out/model.vmfb" --irpa "$out/model.irpa"
-echo "== CPU ($(nproc) cores; $(uptime | sed 's/.*load/load/')); archc kernels: $kernels"
+"$root/bin/archc" compile "$model" --max-len "$maxlen" --kernels "$kernels" --precision "$precision" -o "$out/model.vmfb" --irpa "$out/model.irpa"
+echo "== CPU ($(nproc) cores; $(uptime | sed 's/.*load/load/')); archc kernels: $kernels, precision $precision"
 lscpu 2>/dev/null | grep -E 'Model name|Flags' | sed 's/  */ /g' || true
 
 case "$fn" in
@@ -45,7 +47,8 @@ decode_*)
   ;;
 prefill_*)
   s="${fn#prefill_}"
-  inputs=(--input="1x${s}xi32=1" --input="i32=0" --input="i32=${pos}" --input="i32=${s}")
+  # rt/abi.PrefillName: tokens, slot, start, real tokens, total length.
+  inputs=(--input="1x${s}xi32=1" --input="i32=0" --input="i32=${pos}" --input="i32=${s}" --input="i32=$((pos + s))")
   ;;
 *)
   echo "profile.sh: unknown function $fn (decode_<B> or prefill_<S>)" >&2

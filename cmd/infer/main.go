@@ -4,6 +4,7 @@
 //	               [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--seed S] [--json]
 //	infer tokenize --model PATH [--text TEXT] [--json] [--add-special]
 //	infer serve --model PATH [--addr 127.0.0.1:8080] [--max-batch N] [--max-len L] [--api-key KEY]
+//	infer logits --model PATH --prompt-ids 1,2,3 --out FILE.npy [--prefix N] [--precision f32|int8]
 //
 // PATH is a Hugging Face folder or a .gguf file.
 package main
@@ -26,6 +27,7 @@ type cli struct {
 	Generate generateCmd `cmd:"" help:"Generate text (or token ids) from a prompt."`
 	Tokenize tokenizeCmd `cmd:"" help:"Print the token ids of a text (--text or standard input)."`
 	Serve    serveCmd    `cmd:"" help:"Serve the model over an OpenAI-compatible HTTP API with continuous batching."`
+	Logits   logitsCmd   `cmd:"" help:"Write the next-token logits at every position of a token sequence (teacher forcing) as a .npy array."`
 }
 
 // options are the command line's kong options (main's, and the tests').
