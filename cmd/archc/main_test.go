@@ -79,6 +79,24 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("--target cuda --kernels avx2: code %d, stderr %q", r.Code, r.Stderr)
 		}
 	})
+	t.Run("int8 precision refusals", func(t *testing.T) {
+		// The int8 mode is a build of archc's CPU kernels: refused on a GPU,
+		// without kernels and for a variant without an int8 build.
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--target", "cuda", "--precision", "int8"}, "--precision int8: the int8 mode is archc's CPU kernels; for --target cuda"},
+			{[]string{"--no-kernels", "--precision", "int8"}, "--precision int8 needs archc's kernels; --no-kernels"},
+			{[]string{"--kernels", "avx2", "--precision", "int8"}, "--kernels avx2: no int8 build"},
+			{[]string{"--precision", "int4"}, "--precision must be one of"},
+		} {
+			r := clitest.Run(t, bin, append([]string{"emit", fixture}, c.args...)...)
+			if r.Code == 0 || !strings.Contains(r.Stderr, c.want) {
+				t.Errorf("emit %v: code %d, stderr %q; want %q", c.args, r.Code, r.Stderr, c.want)
+			}
+		}
+	})
 	t.Run("unknown model_type", func(t *testing.T) {
 		cfg := filepath.Join(dir, "config.json")
 		os.WriteFile(cfg, []byte(`{"model_type": "frobnicator"}`), 0o644)
