@@ -54,6 +54,8 @@ var (
 	sourceAVX512 []byte
 	//go:embed csrc/matmul_avx512_vnni.c
 	sourceAVX512VNNI []byte
+	//go:embed csrc/entries.h
+	sourceEntries []byte
 )
 
 // Rows is the number of output columns one workgroup computes (a
@@ -123,20 +125,20 @@ var Variants = []*Variant{
 			return []Feature{{"AVX-512 F", cpu.X86.HasAVX512F}, {"AVX-512 BW", cpu.X86.HasAVX512BW}, {"AVX-512 VL", cpu.X86.HasAVX512VL},
 				{"AVX-512 DQ", cpu.X86.HasAVX512DQ}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
 		},
-		source: sourceAVX512, file: "matmul_avx512.c"},
+		source: sourceAVX512, file: "matmul_avx512.c", includes: map[string][]byte{"entries.h": sourceEntries}},
 	{Name: "avx2", Precision: F32, Desc: "x86_64 avx2+fma+f16c",
 		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c"},
 		Needs: func() []Feature {
 			return []Feature{{"AVX2", cpu.X86.HasAVX2}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
 		},
-		source: sourceAVX2, file: "matmul_avx2.c"},
+		source: sourceAVX2, file: "matmul_avx2.c", includes: map[string][]byte{"entries.h": sourceEntries}},
 	{Name: "avx512", Precision: Int8, Rows: 64, Desc: "x86_64 avx512f+bw+vl+dq+vnni+fma+f16c",
 		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni"},
 		Needs: func() []Feature {
 			return []Feature{{"AVX-512 F", cpu.X86.HasAVX512F}, {"AVX-512 BW", cpu.X86.HasAVX512BW}, {"AVX-512 VL", cpu.X86.HasAVX512VL},
 				{"AVX-512 DQ", cpu.X86.HasAVX512DQ}, {"AVX-512 VNNI", cpu.X86.HasAVX512VNNI}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
 		},
-		source: sourceAVX512VNNI, file: "matmul_avx512_vnni.c", includes: map[string][]byte{"matmul_avx512.c": sourceAVX512}},
+		source: sourceAVX512VNNI, file: "matmul_avx512_vnni.c", includes: map[string][]byte{"matmul_avx512.c": sourceAVX512, "entries.h": sourceEntries}},
 }
 
 // rows is the variant's output columns per workgroup.

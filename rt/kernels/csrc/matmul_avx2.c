@@ -39,6 +39,8 @@
 #define MAX_K ARCHC_MAX_K
 #define MT 4 // tokens processed together (weights decoded once per MT)
 
+#include "entries.h"
+
 typedef __m256 v8f;
 
 static inline float f16(const uint8_t *p) {
@@ -173,25 +175,7 @@ typedef struct {
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
-  void NAME(const float *xb, size_t xo, const uint8_t *wb, size_t wo, float *yb, size_t yo,      \
-            size_t M, size_t N, size_t K, size_t wg) {                                             \
-    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
-    NAME##_rows(xb + xo, wb + wo, yb + yo, N, M, n0, n1, K);                                       \
-  }                                                                                                \
-  void NAME##3(const float *xb, size_t xo, const uint8_t *w1, size_t w1o, const uint8_t *w2,     \
-               size_t w2o, const uint8_t *w3, size_t w3o, float *yb, size_t yo, size_t M,         \
-               size_t N1, size_t N2, size_t N3, size_t K, size_t wg) {                             \
-    size_t g1 = (N1 + ROWS - 1) / ROWS, g2 = (N2 + ROWS - 1) / ROWS, ld = N1 + N2 + N3;          \
-    const uint8_t *w = w1 + w1o;                                                                   \
-    size_t N = N1, col = 0;                                                                        \
-    if (wg >= g1 + g2) {                                                                           \
-      w = w3 + w3o, N = N3, col = N1 + N2, wg -= g1 + g2;                                          \
-    } else if (wg >= g1) {                                                                         \
-      w = w2 + w2o, N = N2, col = N1, wg -= g1;                                                    \
-    }                                                                                              \
-    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
-    NAME##_rows(xb + xo, w, yb + yo + col, ld, M, n0, n1, K);                                      \
-  }
+  KERNEL_ENTRIES(NAME)
 
 // Q8_0: 34-byte blocks {f16 d; int8 q[32]}, w = d·q.
 #define DECODE_Q8_0(row, g, grp)                                                   \

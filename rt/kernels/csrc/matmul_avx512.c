@@ -58,28 +58,7 @@ typedef struct {
   v16f w[2];
 } group;
 
-// The exported entry points of a format's kernels, NAME(...) and
-// NAME3(...), around NAME_rows (see GROUP_KERNEL).
-#define KERNEL_ENTRIES(NAME)                                                                       \
-  void NAME(const float *xb, size_t xo, const uint8_t *wb, size_t wo, float *yb, size_t yo,      \
-            size_t M, size_t N, size_t K, size_t wg) {                                             \
-    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
-    NAME##_rows(xb + xo, wb + wo, yb + yo, N, M, n0, n1, K);                                       \
-  }                                                                                                \
-  void NAME##3(const float *xb, size_t xo, const uint8_t *w1, size_t w1o, const uint8_t *w2,     \
-               size_t w2o, const uint8_t *w3, size_t w3o, float *yb, size_t yo, size_t M,         \
-               size_t N1, size_t N2, size_t N3, size_t K, size_t wg) {                             \
-    size_t g1 = (N1 + ROWS - 1) / ROWS, g2 = (N2 + ROWS - 1) / ROWS, ld = N1 + N2 + N3;          \
-    const uint8_t *w = w1 + w1o;                                                                   \
-    size_t N = N1, col = 0;                                                                        \
-    if (wg >= g1 + g2) {                                                                           \
-      w = w3 + w3o, N = N3, col = N1 + N2, wg -= g1 + g2;                                          \
-    } else if (wg >= g1) {                                                                         \
-      w = w2 + w2o, N = N2, col = N1, wg -= g1;                                                    \
-    }                                                                                              \
-    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
-    NAME##_rows(xb + xo, w, yb + yo + col, ld, M, n0, n1, K);                                      \
-  }
+#include "entries.h"
 
 // The driver shared by every format. DECODE(row, g, grp) fills grp with
 // group g of a row. NAME_rows computes columns [n0, n1) of y (row stride
