@@ -24,10 +24,10 @@
 //
 // The loop runs over units of 256 elements (8 blocks; a K-quant's
 // super-block): a unit's weight scales and mins are decoded once into
-// vectors (sc16: the scale of each 16-element subgroup, so Q6_K's fit too),
-// multiplied by the activations' block scales per token, and each pair of
-// blocks then costs its code decode, one vpdpbusd, one conversion, one
-// lane permutation of the scales and one FMA per token.
+// vectors (sc16: the scale of each 16-element subgroup, so Q6_K's fit too)
+// and its codes put in unit_order, so that a token's four vpdpbusd end
+// with each subgroup's integer sum in one lane; one conversion and one FMA
+// by the subgroups' scales (weight times activation) then finish the unit.
 //
 // Requirements: matmul_avx512.c's plus AVX-512 VNNI.
 #define ARCHC_INT8 1
@@ -58,43 +58,80 @@ static inline __m512i fifth2(__m512i c, uint32_t qh0, uint32_t qh1) {
 // to MT tokens.
 #define KC 1024
 #define KU (KC / 256) // units per chunk
-#define KP (KC / 64)  // block pairs per chunk
 
-// One token's chunk of quantized activations: codes q (natural order; zero
-// after the last block, so a partial unit reads zeros), per block the scale
-// d and s = d·Σq (zero after the last block), and per block pair the
-// vpdpbusd start value −C·(Σ of each lane's four codes).
+// The order of a unit's 256 codes in the dot products: vector p (0..3)
+// holds, in dword lane j, the four codes 16j+4p .. 16j+4p+3, i.e. lane j
+// of every vector belongs to 16-element subgroup j. So the four vpdpbusd of
+// a unit accumulate subgroup j's whole dot product in lane j, and one
+// conversion and one FMA by the subgroups' scales finish the unit. Weights
+// and activations are put in this order alike (unit_order), from natural
+// order in four vectors (vector q: elements 64q .. 64q+63).
+static inline void unit_order(const __m512i in[4], __m512i out[4]) {
+  // Within each vector, dword 4r+p (subgroup r of the vector, chunk p) to
+  // 4p+r; then 128-bit lane p of vector q to lane q of vector p.
+  const __m512i tr = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i t0 = _mm512_permutexvar_epi32(tr, in[0]), t1 = _mm512_permutexvar_epi32(tr, in[1]);
+  __m512i t2 = _mm512_permutexvar_epi32(tr, in[2]), t3 = _mm512_permutexvar_epi32(tr, in[3]);
+  __m512i u0 = _mm512_shuffle_i64x2(t0, t1, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm512_shuffle_i64x2(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
+  __m512i u2 = _mm512_shuffle_i64x2(t2, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm512_shuffle_i64x2(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  out[0] = _mm512_shuffle_i64x2(u0, u2, _MM_SHUFFLE(2, 0, 2, 0));
+  out[1] = _mm512_shuffle_i64x2(u0, u2, _MM_SHUFFLE(3, 1, 3, 1));
+  out[2] = _mm512_shuffle_i64x2(u1, u3, _MM_SHUFFLE(2, 0, 2, 0));
+  out[3] = _mm512_shuffle_i64x2(u1, u3, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+// Lane j of the result is lane j/2 of v (eight block values to sixteen
+// subgroup lanes).
+static inline v16f per_subgroup(__m256 v) {
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), _mm512_castps256_ps512(v));
+}
+
+// One token's chunk of quantized activations, per unit: codes q in
+// unit_order (zero past the last block), the subgroups' scales dx16 (lane
+// j: the scale of subgroup j's block), the blocks' s = d·Σq (zero past the
+// last block) and the vpdpbusd start c0 = −C·Σ q over each subgroup.
 typedef struct {
-  int8_t q[KC];
-  float d[KC / 32], s[KC / 32];
-  __m512i c0[KP];
+  __m512i q[KU][4];
+  v16f dx16[KU];
+  __m256 s8[KU];
+  __m512i c0[KU];
 } qchunk;
 
 // quantize_chunk quantizes kc activations x (kc a multiple of 32, at most
 // KC) of one token into a (llama.cpp's quantize_row_q8_0 rounding: nearest,
 // ties to even, under the default MXCSR), with C the format's code offset.
 static inline void quantize_chunk(const float *x, size_t kc, int C, qchunk *a) {
-  size_t nb = kc / 32, full = (kc + 255) / 256 * 8;
-  for (size_t b = 0; b < nb; b++) {
-    v16f x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
-    float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
-    float db = amax / 127.0f, id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(id)));
-    __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(id)));
-    _mm_storeu_si128((__m128i *)(a->q + 32 * b), _mm512_cvtsepi32_epi8(q0));
-    _mm_storeu_si128((__m128i *)(a->q + 32 * b + 16), _mm512_cvtsepi32_epi8(q1));
-    a->d[b] = db;
-    a->s[b] = db * (float)_mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
-  }
-  for (size_t b = nb; b < full; b++) {
-    _mm256_storeu_si256((__m256i *)(a->q + 32 * b), _mm256_setzero_si256());
-    a->d[b] = a->s[b] = 0.0f;
-  }
-  if (C) {
-    const __m512i cc = _mm512_set1_epi8((char)C);
-    for (size_t p = 0; p < full / 2; p++)
-      a->c0[p] = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                  _mm512_dpbusd_epi32(_mm512_setzero_si512(), cc, _mm512_loadu_si512((const void *)(a->q + 64 * p))));
+  size_t nb = kc / 32, nu = (kc + 255) / 256;
+  const __m512i cc = _mm512_set1_epi8((char)C);
+  for (size_t u = 0; u < nu; u++) {
+    int8_t q[256];
+    float d[8], s[8];
+    for (size_t i = 0; i < 8; i++) {
+      size_t b = 8 * u + i;
+      if (b >= nb) {
+        _mm256_storeu_si256((__m256i *)(q + 32 * i), _mm256_setzero_si256());
+        d[i] = s[i] = 0.0f;
+        continue;
+      }
+      v16f x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
+      float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
+      float db = amax / 127.0f, id = amax != 0.0f ? 127.0f / amax : 0.0f;
+      __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(id)));
+      __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(id)));
+      _mm_storeu_si128((__m128i *)(q + 32 * i), _mm512_cvtsepi32_epi8(q0));
+      _mm_storeu_si128((__m128i *)(q + 32 * i + 16), _mm512_cvtsepi32_epi8(q1));
+      d[i] = db;
+      s[i] = db * (float)_mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+    }
+    __m512i nat[4];
+    for (int v = 0; v < 4; v++) nat[v] = _mm512_loadu_si512((const void *)(q + 64 * v));
+    unit_order(nat, a->q[u]);
+    a->dx16[u] = per_subgroup(_mm256_loadu_ps(d));
+    a->s8[u] = _mm256_loadu_ps(s);
+    __m512i c0 = _mm512_setzero_si512();
+    if (C)
+      for (int v = 0; v < 4; v++) c0 = _mm512_sub_epi32(c0, _mm512_dpbusd_epi32(_mm512_setzero_si512(), cc, a->q[u][v]));
+    a->c0[u] = c0;
   }
 }
 
@@ -105,11 +142,6 @@ typedef struct {
   __m256 min8;
 } wunit;
 
-// Lane j of the result is lane j/2 of v (eight block values to sixteen
-// subgroup lanes).
-static inline v16f per_subgroup(__m256 v) {
-  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), _mm512_castps256_ps512(v));
-}
 
 // The first four bytes of each of a 32-format's nb (<= 8) blocks from b
 // (blocks of stride bytes): its f16 scale and, for Q4_1 and Q5_1, its min.
@@ -242,10 +274,12 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
 // The driver shared by every format. tile computes, for TT tokens (a
 // compile-time count after inlining), columns [n0, n1) over one chunk of
 // units [u0, u0 + nu) (the chunk's last unit holding nbl blocks), adding
-// into y unless first.
+// into y unless first: per unit, the weight codes are decoded once and put
+// in unit_order, then each token takes four vpdpbusd, one conversion and
+// one FMA by the subgroups' scales.
 #define INT8_KERNEL(NAME, F, ROW_BYTES)                                                            \
   static inline __attribute__((always_inline)) void NAME##_tile(                                   \
-      const qchunk *a, size_t TT, const uint8_t *w, size_t rb, float *y, size_t ld, size_t n0,    \
+      const qchunk *a, size_t TT, const uint8_t *w, size_t rb, float *y, size_t ld, size_t n0,     \
       size_t n1, size_t u0, size_t nu, size_t nbl, int first) {                                    \
     size_t pf = prefetch_ahead(rb);                                                                \
     for (size_t n = n0; n < n1; n++) {                                                             \
@@ -258,27 +292,26 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
         size_t u = u0 + v, nb = v + 1 < nu ? 8 : nbl;                                              \
         wunit wu;                                                                                  \
         UNIT_##F(row, u, nb, wu);                                                                  \
-        v16f sd[MT];                                                                               \
-        for (size_t t = 0; t < TT; t++) {                                                          \
-          sd[t] = _mm512_mul_ps(wu.sc16, per_subgroup(_mm256_loadu_ps(a[t].d + 8 * v)));          \
-          if (HAS_MIN_##F) off[t] = _mm256_fmadd_ps(wu.min8, _mm256_loadu_ps(a[t].s + 8 * v), off[t]); \
+        __m512i nat[4], c[4];                                                                      \
+        for (size_t p = 0; p < 4; p++) {                                                           \
+          size_t j = 2 * p, g = 8 * u + j;                                                         \
+          nat[p] = j < nb ? PAIR_##F(row, g, j + 1 < nb ? g + 1 : g) : _mm512_setzero_si512();     \
         }                                                                                          \
-        for (size_t j = 0; j < nb; j += 2) {                                                       \
-          size_t g = 8 * u + j, g1 = j + 1 < nb ? g + 1 : g;                                       \
-          __m512i c = PAIR_##F(row, g, g1);                                                        \
-          __m512i lanes = _mm512_add_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), \
-                                           _mm512_set1_epi32((int)(2 * j)));                      \
-          for (size_t t = 0; t < TT; t++) {                                                        \
-            const int8_t *xq = a[t].q + 256 * v + 32 * j;                                          \
-            __m512i s0 = C_##F ? a[t].c0[4 * v + j / 2] : _mm512_setzero_si512();                 \
-            __m512i s = _mm512_dpbusd_epi32(s0, c, _mm512_loadu_si512((const void *)xq));          \
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutexvar_ps(lanes, sd[t]), acc[t]); \
-          }                                                                                        \
+        unit_order(nat, c);                                                                        \
+        for (size_t t = 0; t < TT; t++) {                                                          \
+          const qchunk *at = a + t;                                                                \
+          __m512i s = C_##F ? at->c0[v] : _mm512_setzero_si512();                                  \
+          s = _mm512_dpbusd_epi32(s, c[0], at->q[v][0]);                                           \
+          s = _mm512_dpbusd_epi32(s, c[1], at->q[v][1]);                                           \
+          s = _mm512_dpbusd_epi32(s, c[2], at->q[v][2]);                                           \
+          s = _mm512_dpbusd_epi32(s, c[3], at->q[v][3]);                                           \
+          acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(wu.sc16, at->dx16[v]), acc[t]);\
+          if (HAS_MIN_##F) off[t] = _mm256_fmadd_ps(wu.min8, at->s8[v], off[t]);                   \
         }                                                                                          \
       }                                                                                            \
       for (size_t t = 0; t < TT; t++) {                                                            \
         __m256 o = off[t];                                                                         \
-        __m128 o4 = _mm_add_ps(_mm256_castps256_ps128(o), _mm256_extractf128_ps(o, 1));           \
+        __m128 o4 = _mm_add_ps(_mm256_castps256_ps128(o), _mm256_extractf128_ps(o, 1));            \
         o4 = _mm_add_ps(o4, _mm_movehl_ps(o4, o4));                                                \
         o4 = _mm_add_ss(o4, _mm_shuffle_ps(o4, o4, 1));                                            \
         float r = _mm512_reduce_add_ps(acc[t]) + _mm_cvtss_f32(o4);                                \
@@ -287,14 +320,14 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
-  static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,        \
+  static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,         \
                           size_t n0, size_t n1, size_t K) {                                        \
     size_t rb = ROW_BYTES;                                                                         \
     qchunk a[MT];                                                                                  \
     for (size_t m0 = 0; m0 < M; m0 += MT) {                                                        \
       size_t mt = M - m0 < MT ? M - m0 : MT;                                                       \
       for (size_t k0 = 0; k0 < K; k0 += KC) {                                                      \
-        size_t kc = K - k0 < KC ? K - k0 : KC, nu = (kc + 255) / 256, nbl = kc / 32 - 8 * (nu - 1); \
+        size_t kc = K - k0 < KC ? K - k0 : KC, nu = (kc + 255) / 256, nbl = kc / 32 - 8 * (nu - 1);\
         for (size_t t = 0; t < mt; t++) quantize_chunk(x + (m0 + t) * K + k0, kc, C_##F, &a[t]);   \
         float *yt = y + m0 * ld;                                                                   \
         if (mt == MT)                                                                              \
