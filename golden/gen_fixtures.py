@@ -1453,6 +1453,27 @@ FIXTURES = [
         spec_check=False,
         switches=[("partial_rotary_matters", "partial_rotary_factor=1", _partial_rotary(1.0))],
     ),
+    # ---- apertus (issue 21): llama with q/k RMSNorm before RoPE, renamed
+    # layer norms, a non-gated MLP down(xielu(up(h))) whose xIELU
+    # activation has two learned scalars per layer (mlp.act_fn.alpha_p,
+    # alpha_n), llama3 RoPE by default
+    dict(
+        name="apertus",
+        model_cls=transformers.ApertusForCausalLM,
+        config_cls=transformers.ApertusConfig,
+        config=dict(
+            TINY,
+            hidden_act="xielu",
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_parameters={"rope_type": "llama3", "rope_theta": 12000000.0, "factor": 8.0,
+                             "original_max_position_embeddings": 64, "low_freq_factor": 1.0, "high_freq_factor": 4.0},
+        ),
+        seed=7643,
+        prompt_seed=7642,
+        record_rope=True,
+        spec_check=False,
+    ),
     # ---- glm (issue 21): q/k/v biases, partial (0.5) interleaved RoPE,
     # fused gate_up MLP
     dict(
@@ -2164,6 +2185,10 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_(sink_std * noise)
             elif name.endswith((".e_score_correction_bias", ".expert_bias")) and score_bias_std is not None:
                 p.copy_(score_bias_std * noise)
+            elif name.endswith((".act_fn.alpha_p", ".act_fn.alpha_n")):  # xIELU's raw scalars (softplus'd)
+                # around XIELUActivation's init, log(expm1(0.8)) and log(expm1(0.8 - beta))
+                init = 0.2034 if name.endswith("alpha_p") else -1.0502
+                p.copy_(init + 0.5 * noise)
             else:
                 raise ValueError(f"unexpected parameter {name}")
 

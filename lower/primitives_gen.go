@@ -39,6 +39,8 @@ var primitiveRows = []*primitive{
 	row("gelu_tanh", inferSame, lowerGeLUTanh, false, tensor("x")),
 	// softcap: out = cap · tanh(x / cap); cap none: x
 	row("softcap", decodedSoftcap, lowerDecodedSoftcap, false, tensor("x"), optional("cap")),
+	// xielu: a_p = softplus(alpha_p), a_n = beta + softplus(alpha_n); out = x > 0 ? a_p · x · x + beta · x : (expm1(min(x, eps)) − x) · a_n + beta · x, in that order
+	row("xielu", decodedXielu, lowerDecodedXielu, false, tensor("x"), module("weight"), optional("beta"), optional("eps")),
 	// clamp: out = min(max(x, min), max) (bounds rounded to f32; none: unbounded)
 	row("clamp", decodedClamp, lowerDecodedClamp, false, tensor("x"), optional("min"), optional("max")),
 	// scale: out = x · factor (factor rounded to f32)
@@ -339,6 +341,27 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x → same",
 		Signature: "softcap(x, cap:)",
 		Types:     map[string]string{"cap": "float"},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "0.5",
+			Doc:     "the linear term's slope (XIELUActivation's beta buffer)",
+			Name:    "beta",
+		}, {
+			Default: "-1e-6",
+			Doc:     "the negative branch's cap on x (XIELUActivation's eps buffer), rounded to f32",
+			Name:    "eps",
+		}},
+		Cache:     false,
+		HF:        "transformers.activations.XIELUActivation._xielu_python (ApertusMLP's act_fn, models/apertus/modeling_apertus.py)",
+		Math:      "a_p = softplus(alpha_p), a_n = beta + softplus(alpha_n); out = x > 0 ? a_p · x · x + beta · x : (expm1(min(x, eps)) − x) · a_n + beta · x, in that order",
+		Name:      "xielu",
+		Shapes:    "x → same; weight: <module>.alpha_p, <module>.alpha_n [1] (the raw parameters)",
+		Signature: "xielu(x, weight, beta:, eps:)",
+		Types: map[string]string{
+			"beta": "float",
+			"eps":  "float",
+		},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -1078,6 +1101,32 @@ func decodeSoftcapAttrs(n *ir.Node) (*SoftcapAttrs, error) {
 	return a, nil
 }
 
+// XIELUAttrs are the attributes of xielu, decoded and checked once by decodeXIELUAttrs when the IR builder runs the shape rule.
+type XIELUAttrs struct {
+	Beta float64 // beta: the linear term's slope (XIELUActivation's beta buffer)
+	Eps  float64 // eps: the negative branch's cap on x (XIELUActivation's eps buffer), rounded to f32
+}
+
+// decodeXIELUAttrs reads n.Attrs (the evaluated arguments) into XIELUAttrs; an error names the attribute and what it must be.
+func decodeXIELUAttrs(n *ir.Node) (*XIELUAttrs, error) {
+	a := &XIELUAttrs{
+		Beta: 0.5,
+		Eps:  -1e-06,
+	}
+	var err error
+	if v := n.Attrs["beta"]; v != nil {
+		if a.Beta, err = decodeFloat("beta", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["eps"]; v != nil {
+		if a.Eps, err = decodeFloat("eps", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 // ClampAttrs are the attributes of clamp, decoded and checked once by decodeClampAttrs when the IR builder runs the shape rule.
 type ClampAttrs struct {
 	Min *float64 // min: the lower bound; none: no lower bound
@@ -1755,6 +1804,25 @@ func lowerDecodedSoftcap(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerSoftcap(f, n, a)
+}
+
+// decodedXielu is xielu's shape rule: it decodes the attributes once (decodeXIELUAttrs), keeps them on the node and runs inferXIELU.
+func decodedXielu(n *ir.Node) error {
+	a, err := decodeXIELUAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferXIELU(n, a)
+}
+
+// lowerDecodedXielu is xielu's lowering: lowerXIELU with the attributes the shape rule decoded.
+func lowerDecodedXielu(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*XIELUAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerXIELU(f, n, a)
 }
 
 // decodedClamp is clamp's shape rule: it decodes the attributes once (decodeClampAttrs), keeps them on the node and runs inferClamp.

@@ -852,6 +852,20 @@ def cases():
             x = randn(r, (b, s, 6), 3)
             c.call(b, s, [x], ref(x))
 
+    # xielu: Apertus's activation, with its two learned scalars
+    r = rng("xielu")
+    c = add(Case("xielu", "xielu", "xIELU (XIELUActivation._xielu_python): a_p = softplus(alpha_p), a_n = beta + "
+                 "softplus(alpha_n); x > 0: a_p·x·x + beta·x, else (expm1(min(x, eps)) - x)·a_n + beta·x; beta 0.5, "
+                 "eps -1e-6.", [("x", "f32", [B, S, 6])], [B, S, 6], attrs={"beta": 0.5, "eps": -1e-6}, tol=(1e-6, 1e-6)))
+    ap = softplus(c.weight("alpha_p", np.array([0.37], f32)))
+    an = 0.5 + softplus(c.weight("alpha_n", np.array([-0.21], f32)))
+    for b, s_ in [(2, 3), (1, 1)]:
+        x = randn(r, (b, s_, 6), 2)
+        x[0, 0, :2] = [0.0, -5e-7]  # x = 0 takes the negative branch; a tiny negative x meets the eps cap
+        xd = x.astype(f64)
+        want = np.where(xd > 0, ap * xd * xd + 0.5 * xd, (np.expm1(np.minimum(xd, f64(f32(-1e-6)))) - xd) * an + 0.5 * xd)
+        c.call(b, s_, [x], want)
+
     r = rng("mul_broadcast")
     c = add(Case("mul_broadcast", "mul", "out = x * y with y's size-1 last dimension stretched (torch broadcasting: "
                  "a [..., 1] gate times [..., d]).",
