@@ -1474,6 +1474,30 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
     ),
+    # ---- minimax_m2 (issue 21): Mixtral's experts under a sigmoid router
+    # whose top_k is chosen with a selection bias, RMSNorm over the whole q
+    # and k projections, partial rotary 0.5
+    dict(
+        name="minimax_m2",
+        model_cls=transformers.MiniMaxM2ForCausalLM,
+        config_cls=transformers.MiniMaxM2Config,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            num_local_experts=8,
+            num_experts_per_tok=3,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+        ),
+        seed=7651,
+        prompt_seed=7652,
+        score_bias_std=0.1,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+    ),
     # ---- glm (issue 21): q/k/v biases, partial (0.5) interleaved RoPE,
     # fused gate_up MLP
     dict(
