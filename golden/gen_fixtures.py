@@ -1498,6 +1498,43 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- exaone_moe (issue 21): EXAONE 4 attention (sliding layers with
+    # RoPE, the global one without), pre-norm layers, layer 0 dense, then
+    # DeepseekV3's noaux_tc MoE (2 of 4 groups, top 3 of 8, scale 2.5) with a
+    # shared MLP
+    dict(
+        name="exaone_moe-sliding",
+        model_cls=transformers.ExaoneMoeForCausalLM,
+        config_cls=transformers.ExaoneMoeConfig,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            num_hidden_layers=4,
+            intermediate_size=80,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+            sliding_window=8,
+            sliding_window_pattern=4,
+            num_experts=8,
+            num_experts_per_tok=3,
+            num_shared_experts=1,
+            moe_intermediate_size=24,
+            first_k_dense_replace=1,
+            n_group=4,
+            topk_group=2,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+        ),
+        seed=7661,
+        prompt_seed=7662,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        score_bias_std=0.1,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[WINDOW_OFF],
+    ),
     # ---- glm (issue 21): q/k/v biases, partial (0.5) interleaved RoPE,
     # fused gate_up MLP
     dict(
