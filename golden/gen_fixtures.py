@@ -1535,6 +1535,44 @@ FIXTURES = [
         moe=True,
         switches=[WINDOW_OFF],
     ),
+    # ---- cohere2_moe (issue 21): Cohere 2's parallel layer; a dense first
+    # layer (prefix pattern 1: full attention with force_rope), then
+    # sliding / full (no RoPE) / sliding MoE layers: sigmoid router, top 3 of
+    # 8 renormalised, one shared expert averaged in; LayerNorm (no
+    # rms_norm_eps)
+    dict(
+        name="cohere2_moe-sliding",
+        model_cls=transformers.Cohere2MoeForCausalLM,
+        config_cls=transformers.Cohere2MoeConfig,
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            num_hidden_layers=4,
+            intermediate_size=24,
+            layer_norm_eps=1e-5,
+            tie_word_embeddings=True,
+            logit_scale=0.5,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            sliding_window=8,
+            sliding_window_pattern=2,
+            first_k_dense_replace=1,
+            prefix_dense_sliding_window_pattern=1,
+            prefix_dense_intermediate_size=96,
+            num_experts=8,
+            num_experts_per_tok=3,
+            num_shared_experts=1,
+            shared_expert_combination_strategy="average",
+            expert_selection_fn="sigmoid",
+            norm_topk_prob=True,
+        ),
+        seed=7671,
+        prompt_seed=7672,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[WINDOW_OFF],
+    ),
     # ---- glm (issue 21): q/k/v biases, partial (0.5) interleaved RoPE,
     # fused gate_up MLP
     dict(
