@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +96,49 @@ func TestCLI(t *testing.T) {
 			if r.Code == 0 || !strings.Contains(r.Stderr, c.want) {
 				t.Errorf("emit %v: code %d, stderr %q; want %q", c.args, r.Code, r.Stderr, c.want)
 			}
+		}
+	})
+	t.Run("family config refusals", func(t *testing.T) {
+		// Config values a family cannot honour are one line at the .arch
+		// position that reads them, naming the key (issue 21's families).
+		cfg := func(fixture string, edit func(map[string]any)) string {
+			b, err := os.ReadFile(filepath.Join("../../golden/testdata", fixture, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c map[string]any
+			if err := json.Unmarshal(b, &c); err != nil {
+				t.Fatal(err)
+			}
+			edit(c)
+			d := t.TempDir()
+			out, _ := json.Marshal(c)
+			os.WriteFile(filepath.Join(d, "config.json"), out, 0o644)
+			return filepath.Join(d, "config.json")
+		}
+		for _, c := range []struct {
+			name, fixture string
+			edit          func(map[string]any)
+			want          string
+		}{
+			{"apertus without rope parameters", "apertus", func(c map[string]any) { delete(c, "rope_parameters") },
+				"config.json has neither rope_parameters nor rope_scaling"},
+			{"cohere2_moe expert_selection_fn", "cohere2_moe-sliding", func(c map[string]any) { c["expert_selection_fn"] = "relu" },
+				`expert_selection_fn "relu" is not supported by Cohere2MoeTopKRouter (softmax, sigmoid)`},
+			{"cohere2_moe shared_expert_combination_strategy", "cohere2_moe-sliding", func(c map[string]any) { c["shared_expert_combination_strategy"] = "max" },
+				`shared_expert_combination_strategy "max" is not supported (sum, average)`},
+		} {
+			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
+			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+				t.Errorf("%s: code %d, stderr %q; want one line with %q", c.name, r.Code, r.Stderr, c.want)
+			}
+		}
+		// xielu's eps caps the negative branch: a positive one is refused.
+		arch := filepath.Join(t.TempDir(), "bad.arch")
+		os.WriteFile(arch, []byte("arch bad_xielu extends apertus {\n  match model_type \"apertus\"\n  block act(x) { return xielu(x, mlp.act_fn, eps: 0.5) }\n}\n"), 0o644)
+		r := clitest.Run(t, bin, "emit", "../../golden/testdata/apertus", "--arch", arch, "--kernels", "none")
+		if r.Code != 1 || !strings.Contains(r.Stderr, "bad.arch:3:") || !strings.Contains(r.Stderr, "eps must be at most 0") {
+			t.Errorf("xielu eps 0.5: code %d, stderr %q; want the .arch position and the eps rule", r.Code, r.Stderr)
 		}
 	})
 	t.Run("unknown model_type", func(t *testing.T) {
