@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/archc/archc/internal/launch"
@@ -42,8 +43,11 @@ func (c *logitsCmd) Run(ctx context.Context) error {
 	if c.Prefix < 1 || c.Prefix > len(ids) {
 		return fmt.Errorf("--prefix %d: give 1 to %d (the number of ids)", c.Prefix, len(ids))
 	}
-	if c.MaxLen < 0 || c.Threads < 0 {
-		return fmt.Errorf("--max-len %d, --threads %d: give 0 or more", c.MaxLen, c.Threads)
+	if c.MaxLen < 0 {
+		return fmt.Errorf("--max-len %d: give a length in tokens, or 0 for the sequence's length", c.MaxLen)
+	}
+	if c.Threads < 0 {
+		return fmt.Errorf("--threads %d: give a positive count, or 0 for one per core", c.Threads)
 	}
 	if err := checkDevice("local-task", c.Threads, c.Kernels, c.Precision); err != nil {
 		return err
@@ -51,11 +55,9 @@ func (c *logitsCmd) Run(ctx context.Context) error {
 	if _, err := os.Stat(c.Model); err != nil {
 		return fmt.Errorf("--model: %v", err)
 	}
-	out, err := os.Create(c.Out)
-	if err != nil {
-		return fmt.Errorf("--out: %v", err)
+	if st, err := os.Stat(filepath.Dir(c.Out)); err != nil || !st.IsDir() {
+		return fmt.Errorf("--out %s: its folder does not exist", c.Out)
 	}
-	defer out.Close()
 	opts := launch.Options{Threads: c.Threads, Kernels: c.Kernels, Precision: c.Precision, Phase: phaseReporter(os.Stderr, c.Quiet)}
 	opts.Plan.Arch = c.Arch
 	opts.Plan.Lower.MaxLen = c.MaxLen
@@ -83,6 +85,12 @@ func (c *logitsCmd) Run(ctx context.Context) error {
 		}
 		rows = append(rows, l)
 	}
+	// Created only now, so a failed run leaves no empty file behind.
+	out, err := os.Create(c.Out)
+	if err != nil {
+		return fmt.Errorf("--out: %v", err)
+	}
+	defer out.Close()
 	if err := writeNPY(out, rows); err != nil {
 		return fmt.Errorf("--out %s: %v", c.Out, err)
 	}

@@ -65,6 +65,8 @@ func TestLogits(t *testing.T) {
 		{"no ids", []string{"--prompt-ids", " "}, "--prompt-ids: no token ids given"},
 		{"int8 without kernels", []string{"--prompt-ids", "1", "--kernels", "none", "--precision", "int8"}, "--precision int8 needs archc's kernels"},
 		{"unknown precision", []string{"--prompt-ids", "1", "--precision", "int4"}, "--precision must be one of"},
+		{"negative threads", []string{"--prompt-ids", "1", "--threads=-1"}, "--threads -1: give a positive count"},
+		{"out folder missing", []string{"--prompt-ids", "1", "--out", "/no/such/dir/l.npy"}, "--out /no/such/dir/l.npy: its folder does not exist"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := clitest.Run(t, bin, append([]string{"logits", "--model", fixture, "--out", out}, c.args...)...)
@@ -74,6 +76,15 @@ func TestLogits(t *testing.T) {
 		})
 	}
 	testmodels.NeedIREE(t)
+	// A token outside the vocabulary fails after the model loads, and leaves
+	// no --out file behind.
+	bad := filepath.Join(t.TempDir(), "bad.npy")
+	if r := clitest.Run(t, bin, "logits", "-q", "--model", fixture, "--prompt-ids", "1,999", "--out", bad); r.Code == 0 || !strings.Contains(r.Stderr, "outside the vocabulary") {
+		t.Errorf("token 999: code %d, stderr %q", r.Code, r.Stderr)
+	}
+	if _, err := os.Stat(bad); err == nil {
+		t.Errorf("a failed run left %s behind", bad)
+	}
 	// The prompt and the oracle's first four greedy tokens (TestGenerateJSON).
 	prompt, greedy := []int{1, 184, 106, 66, 98, 250, 217}, []int{6, 92, 211, 210}
 	var ids []string
