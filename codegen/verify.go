@@ -127,6 +127,7 @@ var rules = map[string]rule{
 	"stablehlo.shift_right_logical":      {2, elementwise(integer)},  // r = x >>> y
 	"stablehlo.power":                    {2, elementwise(floating)}, // r = xʸ
 	"stablehlo.negate":                   {1, elementwise(numeric)},  // r = -x
+	"stablehlo.abs":                      {1, elementwise(numeric)},  // r = |x|
 	"stablehlo.exponential":              {1, elementwise(floating)}, // r = eˣ
 	"stablehlo.exponential_minus_one":    {1, elementwise(floating)}, // r = eˣ − 1
 	"stablehlo.logistic":                 {1, elementwise(floating)}, // r = 1 / (1 + e⁻ˣ)

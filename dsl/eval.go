@@ -672,6 +672,9 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == rangeFunc && s.b == nil && !c.Super {
 		return s.rangeCall(c)
 	}
+	if c.Name == dictFunc && s.b == nil && !c.Super {
+		return s.dictCall(c)
+	}
 	if c.Name == intFunc && s.b == nil && !c.Super {
 		return s.intCall(c)
 	}

@@ -50,7 +50,6 @@ var ggufFuncs = map[string]ggufFunc{
 	"has_tensor": {1, ggufHas},   // has_tensor(NAME): whether the file has tensor NAME
 	"shape":      {1, ggufShape}, // shape(NAME): tensor NAME's row-major shape, none when absent
 	"len":        {1, ggufLen},   // len(X): the length of a list, string or dict (none: none)
-	"dict":       {-1, ggufDict}, // dict(k: v, ...): a dict, without the keys whose value is none
 }
 
 // GGUFTransforms are the load transforms a gguf section may name, with
@@ -166,19 +165,6 @@ func ggufLen(_ *scope, c *Call, args []any) (any, error) {
 		return int64(len(x)), nil
 	}
 	return nil, errorf(c.Args[0].Pos, "len needs a list, string or dict, got %s %s", typeName(args[0]), show(args[0]))
-}
-
-func ggufDict(_ *scope, c *Call, args []any) (any, error) {
-	out := map[string]any{}
-	for i, a := range c.Args {
-		if _, dup := out[a.Name]; dup {
-			return nil, errorf(a.Pos, "dict: key %q given twice", a.Name)
-		}
-		if args[i] != nil {
-			out[a.Name] = args[i]
-		}
-	}
-	return out, nil
 }
 
 // ggufSection returns the file's gguf section, or nil.

@@ -65,6 +65,33 @@ func (s *scope) intCall(c *Call) (any, error) {
 	return nil, errorf(c.Args[0].Pos, "%s needs a number, got %s %s", c.Name, typeName(v), show(v))
 }
 
+// dictFunc is the name of the config builtin dict(k: v, ...): a dict of
+// the keyword arguments, without the keys whose value is none, for a value
+// a family derives from config.json's (PhiMoE's LongRoPE with the short
+// factors at every length) or reads from a GGUF file's metadata.
+const dictFunc = "dict"
+
+// dictCall evaluates dict(k: v, ...).
+func (s *scope) dictCall(c *Call) (any, error) {
+	out := map[string]any{}
+	for _, a := range c.Args {
+		if a.Name == "" {
+			return nil, errorf(a.Pos, "%s takes keyword arguments only (name: value)", c.Name)
+		}
+		if _, dup := out[a.Name]; dup {
+			return nil, errorf(a.Pos, "%s: key %q given twice", c.Name, a.Name)
+		}
+		v, err := s.expr(a.Value)
+		if err != nil {
+			return nil, err
+		}
+		if v != nil {
+			out[a.Name] = v
+		}
+	}
+	return out, nil
+}
+
 // rangeFunc is the name of the config builtin range(n): the list of ints
 // [0, 1, ..., n-1] (none for none), as Python's range, so that a family
 // declares a per-layer list once, where Hugging Face's config class

@@ -1498,6 +1498,41 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- phimoe (issue 21): Mixtral's experts under PhimoeTopKRouter's
+    # sparsemixer (inference: the two best experts, each weighted by a
+    # softmax over the experts within 2·router_jitter_noise of it,
+    # relatively), LayerNorm with bias, q/k/v/o and lm_head biases, LongRoPE
+    # as PhimoeRotaryEmbedding applies it
+    dict(
+        name="phimoe",
+        model_cls=transformers.PhimoeForCausalLM,
+        config_cls=transformers.PhimoeConfig,
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="silu",
+            intermediate_size=48,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            attention_bias=True,
+            lm_head_bias=True,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+            router_jitter_noise=0.3,
+            # PhimoeRotaryEmbedding: the short factors at every length, cos
+            # and sin times short_mscale (= long_mscale); generation
+            # crosses original_max_position_embeddings 32
+            rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0, "original_max_position_embeddings": 32,
+                             "short_factor": [1.0, 1.1, 1.3, 1.6, 2.0, 2.5, 3.1, 4.0],
+                             "long_factor": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                             "short_mscale": 1.2, "long_mscale": 1.2},
+        ),
+        seed=7681,
+        prompt_seed=7682,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[("jitter_matters", "router_jitter_noise=0.01", _set(router_jitter_noise=0.01))],
+    ),
     # ---- exaone_moe (issue 21): EXAONE 4 attention (sliding layers with
     # RoPE, the global one without), pre-norm layers, layer 0 dense, then
     # DeepseekV3's noaux_tc MoE (2 of 4 groups, top 3 of 8, scale 2.5) with a

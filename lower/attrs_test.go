@@ -150,6 +150,9 @@ func TestAttrDecodeErrors(t *testing.T) {
 		{map[string]any{"top_k": int64(2), "norm_min": 1e-12}, "norm_min clamps the sum that norm divides by: it needs norm: true"},
 		{map[string]any{"top_k": int64(2), "norm_eps": 1e-6}, "norm_eps is added to the sum that norm divides by: it needs norm: true"},
 		{map[string]any{"top_k": int64(2), "softmax": "after", "norm": true}, `norm with softmax "after"`},
+		{map[string]any{"top_k": int64(2), "topk_method": "sparsemixer"}, `topk_method "sparsemixer" needs jitter_eps >= 0 (router_jitter_noise), got none`},
+		{map[string]any{"top_k": int64(2), "jitter_eps": 0.01}, `jitter_eps is the band of topk_method "sparsemixer"`},
+		{map[string]any{"top_k": int64(2), "topk_method": "sparsemixer", "jitter_eps": 0.01, "norm": true}, `topk_method "sparsemixer" computes its own weights`},
 	} {
 		n := &ir.Node{Prim: "route", Args: []*ir.Node{logits}, Attrs: c.attrs}
 		err := primitives["route"].Infer(n)

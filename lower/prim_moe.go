@@ -31,6 +31,10 @@ import (
 //     set to 0 outside them; "noaux_tc" (DeepseekV3TopkRouter) groups
 //     scored by the sum of their two largest choice scores, the others'
 //     choice scores set to -inf, keeping p;
+//     "sparsemixer" (PhimoeTopKRouter's sparsemixer, at inference) takes
+//     top_k rounds: the best expert not yet taken, weighted by its softmax
+//     over the untaken experts within a relative band of it (see
+//     sparsemixer), so selection and weights come together;
 //   - normalisation: none, divided by their sum (norm: norm_topk_prob),
 //     by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min), by
 //     sum + norm_eps (Lfm2MoeTopKRouter's 1e-6), or a softmax over the k kept logits (softmax "after");
@@ -72,6 +76,7 @@ type router struct {
 	normMin   float64 // routeNormSumMin: the smallest sum divided by (moe_norm_min)
 	normEps   float64 // normSum, normSumMin: added to the sum before dividing (norm_eps)
 	scale     float64 // routed_scaling_factor; 1: none
+	jitterEps float64 // selection sparsemixer: router_jitter_noise
 }
 
 // routeScoring is how the router scores the experts before the top k.
@@ -97,6 +102,7 @@ type routeSelection struct {
 	biased      bool // the choice scores are p + bias (e_score_correction_bias); the kept values are p's
 	grouping    routeGrouping
 	groups, top int64 // grouped: n_group equal groups of consecutive experts, topk_group of them kept
+	sparsemixer bool  // PhimoeTopKRouter's sparsemixer: rounds of masked softmaxes (router.jitterEps)
 }
 
 // keepsChoice reports whether the kept values are the choice scores the
@@ -147,6 +153,19 @@ func routerOf(a *RouteAttrs, experts int64, biased bool) (router, error) {
 		}
 		r.normEps = *a.NormEps
 	}
+	if a.JitterEps != nil && a.TopkMethod != RouteTopkMethodSparsemixer {
+		return r, fmt.Errorf(`jitter_eps is the band of topk_method "sparsemixer": it needs topk_method "sparsemixer"`)
+	}
+	if a.TopkMethod == RouteTopkMethodSparsemixer {
+		switch {
+		case a.JitterEps == nil || *a.JitterEps < 0:
+			return r, fmt.Errorf(`topk_method "sparsemixer" needs jitter_eps >= 0 (router_jitter_noise), got %s`, showFloat(a.JitterEps))
+		case after || a.Scoring != RouteScoringSoftmax || a.Norm || biased || a.NGroup != nil || a.TopkGroup != nil:
+			return r, fmt.Errorf(`topk_method "sparsemixer" computes its own weights (a softmax per round): it takes no softmax "after", scoring, norm, bias or groups`)
+		}
+		r.selection.sparsemixer, r.jitterEps = true, *a.JitterEps
+		return r, nil
+	}
 	if a.TopkMethod != RouteTopkMethodGreedy {
 		method := string(a.TopkMethod)
 		if after {
@@ -183,6 +202,14 @@ func showInt(v *int64) string {
 	return fmt.Sprint(*v)
 }
 
+// showFloat formats an optional float for an error message.
+func showFloat(v *float64) string {
+	if v == nil {
+		return "none"
+	}
+	return fmt.Sprint(*v)
+}
+
 // routeBiasShape checks bias_shape: positive ints whose product is the
 // number of experts; none is [experts].
 func routeBiasShape(shape []int64, experts int64) ([]int64, error) {
@@ -207,6 +234,10 @@ func lowerRoute(f *fn, n *ir.Node, a *RouteAttrs) codegen.Value {
 	out := x.Type
 	e := lastDim2(x)
 	x = f.reshape(x, x.Type.NumElements()/e, e)
+	if r.selection.sparsemixer {
+		idx, vals := f.sparsemixer(x, r.topK, r.jitterEps)
+		return f.reshape(f.scatterDense(idx, vals, e), out.Shape...)
+	}
 	// The barrier keeps IREE 3.13 from fusing the top-k selection's
 	// integer ops into the softmax dispatch, which it then fails to
 	// compile ("vector.store ... restricted to workgroup distributed
@@ -292,6 +323,37 @@ func (f *fn) topK(x codegen.Value, k int64) (idx, vals codegen.Value) {
 		i := f.Reduce(f.selectOp(at, iota, f.broadcast(f.constI32(e), iota.Type)), f.constI32(e), "stablehlo.minimum", 1)
 		x = f.selectOp(f.compare("EQ", iota, f.broadcastLeading(i, iota.Type)), f.splat(math.Inf(-1), x.Type), x)
 		is, vs = append(is, f.reshape(i, t, 1)), append(vs, f.reshape(m, t, 1))
+	}
+	return f.concat(1, is...), f.concat(1, vs...)
+}
+
+// sparsemixer is PhimoeTopKRouter's routing at inference (sparsemixer in
+// models/phimoe/modeling_phimoe.py with training false; HF always takes
+// two rounds) on the router logits s [T, E] f32: round j takes m = the
+// largest logit among the experts not yet taken and i its expert (ties to
+// the lower index); experts whose gap (m − s) / max(|s|, m), taken with the
+// logits s of every expert, exceeds 2·eps, and the experts already taken,
+// are set to −inf; expert i gets its softmax over what is left. Returns
+// idx [T, k] i32 and vals [T, k] f32, in round order.
+func (f *fn) sparsemixer(s codegen.Value, k int64, eps float64) (idx, vals codegen.Value) {
+	t, e := s.Type.Shape[0], s.Type.Shape[1]
+	iota := f.iota(codegen.T("i32", t, e), 1)
+	abs := f.unary("stablehlo.abs", s)
+	ninf, band := f.splat(math.Inf(-1), s.Type), f.splat(2*eps, s.Type)
+	untaken := s // the logits with the experts taken so far at -inf
+	var is, vs []codegen.Value
+	for j := int64(0); j < k; j++ {
+		m := f.broadcastLeading(f.reduceLast(untaken, "stablehlo.maximum", math.Inf(-1)), s.Type)
+		at := f.compare("EQ", untaken, m)
+		i := f.Reduce(f.selectOp(at, iota, f.broadcast(f.constI32(e), iota.Type)), f.constI32(e), "stablehlo.minimum", 1)
+		gap := f.div(f.sub(m, s), f.binary("stablehlo.maximum", abs, m))
+		// The barrier keeps the softmax dispatch free of the selection's
+		// integer ops (IREE 3.13's "vector.store" failure, as in lowerRoute).
+		g := f.barrier(f.softmaxLast(f.barrier(f.selectOp(f.compare("GT", gap, band), ninf, untaken))))
+		picked := f.compare("EQ", iota, f.broadcastLeading(i, iota.Type))
+		w := f.reduceLast(f.selectOp(picked, g, f.splat(0, s.Type)), "stablehlo.add", 0)
+		untaken = f.selectOp(picked, ninf, untaken)
+		is, vs = append(is, f.reshape(i, t, 1)), append(vs, f.reshape(w, t, 1))
 	}
 	return f.concat(1, is...), f.concat(1, vs...)
 }

@@ -48,7 +48,7 @@ var primitiveRows = []*primitive{
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", decodedDivide, lowerDecodedDivide, false, tensor("x"), scalar("divisor")),
 	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
-	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps")),
+	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
 	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
 	// add: out = x + y
@@ -419,7 +419,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "scale",
 		}, {
 			Default: "\"greedy\"",
-			Doc:     "\"greedy\": top_k of all experts; \"group_limited_greedy\" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax \"before\" only); \"noaux_tc\" (DeepseekV3TopkRouter): groups scored by the sum of their two largest p + bias, the others' set to -inf, top_k of p + bias, keeping p",
+			Doc:     "\"greedy\": top_k of all experts; \"group_limited_greedy\" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax \"before\" only); \"noaux_tc\" (DeepseekV3TopkRouter): groups scored by the sum of their two largest p + bias, the others' set to -inf, top_k of p + bias, keeping p; \"sparsemixer\" (PhimoeTopKRouter's sparsemixer at inference): top_k rounds, each taking the best expert not yet taken, weighted by its softmax over the untaken experts whose relative gap (max − s) / max(|s|, max) is at most 2·jitter_eps (no norm, no bias)",
 			Name:    "topk_method",
 		}, {
 			Default: "none",
@@ -449,15 +449,20 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "needs norm: the k kept weights are divided by their sum plus norm_eps (Lfm2MoeTopKRouter's sum + 1e-6)",
 			Name:    "norm_eps",
+		}, {
+			Default: "none",
+			Doc:     "topk_method \"sparsemixer\" only, and needed there: router_jitter_noise, the relative band each round's softmax keeps",
+			Name:    "jitter_eps",
 		}},
 		Cache:     false,
-		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps); torch.topk",
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps), PhimoeTopKRouter (sparsemixer, models/phimoe/modeling_phimoe.py sparsemixer, training false); torch.topk",
 		Math:      "before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
 		Name:      "route",
 		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
-		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:, norm_eps:)",
+		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:, norm_eps:, jitter_eps:)",
 		Types: map[string]string{
 			"bias_shape":  "ints",
+			"jitter_eps":  "float",
 			"n_group":     "int",
 			"norm":        "bool",
 			"norm_eps":    "float",
@@ -467,7 +472,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"softmax":     "enum(before|after)",
 			"top_k":       "int",
 			"topk_group":  "int",
-			"topk_method": "enum(greedy|group_limited_greedy|noaux_tc)",
+			"topk_method": "enum(greedy|group_limited_greedy|noaux_tc|sparsemixer)",
 		},
 	},
 	{
@@ -1190,13 +1195,14 @@ type RouteAttrs struct {
 	Softmax    RouteSoftmax    // softmax: "before": softmax over all experts, then top_k; "after": top_k of the logits, then softmax over those k
 	Norm       bool            // norm: true: divide the k kept weights by their sum (norm_topk_prob); refused with softmax "after", whose softmax over the k kept logits already sums to 1
 	Scale      float64         // scale: multiplies the kept weights (routed_scaling_factor)
-	TopkMethod RouteTopkMethod // topk_method: "greedy": top_k of all experts; "group_limited_greedy" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax "before" only); "noaux_tc" (DeepseekV3TopkRouter): groups scored by the sum of their two largest p + bias, the others' set to -inf, top_k of p + bias, keeping p
+	TopkMethod RouteTopkMethod // topk_method: "greedy": top_k of all experts; "group_limited_greedy" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax "before" only); "noaux_tc" (DeepseekV3TopkRouter): groups scored by the sum of their two largest p + bias, the others' set to -inf, top_k of p + bias, keeping p; "sparsemixer" (PhimoeTopKRouter's sparsemixer at inference): top_k rounds, each taking the best expert not yet taken, weighted by its softmax over the untaken experts whose relative gap (max − s) / max(|s|, max) is at most 2·jitter_eps (no norm, no bias)
 	NGroup     *int64          // n_group: group_limited_greedy, noaux_tc: the number of equal groups of consecutive experts
 	TopkGroup  *int64          // topk_group: group_limited_greedy, noaux_tc: how many groups a token may use
 	BiasShape  []int64         // bias_shape: the bias tensor's stored shape: a list of ints whose product is the number of experts (Ernie 4.5's [1, experts])
 	NormMin    *float64        // norm_min: needs norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))
 	Scoring    RouteScoring    // scoring: "sigmoid": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax "before" only)
 	NormEps    *float64        // norm_eps: needs norm: the k kept weights are divided by their sum plus norm_eps (Lfm2MoeTopKRouter's sum + 1e-6)
+	JitterEps  *float64        // jitter_eps: topk_method "sparsemixer" only, and needed there: router_jitter_noise, the relative band each round's softmax keeps
 	Router     router          // derived by the shape rule: the routing as orthogonal choices: scoring, selection, normalisation, scaling (routerOf)
 }
 
@@ -1209,7 +1215,7 @@ const (
 	RouteSoftmaxAfter  RouteSoftmax = "after"  // softmax: "after"
 )
 
-// RouteTopkMethod is the topk_method attribute's choice (greedy, group_limited_greedy, noaux_tc).
+// RouteTopkMethod is the topk_method attribute's choice (greedy, group_limited_greedy, noaux_tc, sparsemixer).
 type RouteTopkMethod string
 
 // The topk_method choices.
@@ -1217,6 +1223,7 @@ const (
 	RouteTopkMethodGreedy             RouteTopkMethod = "greedy"               // topk_method: "greedy"
 	RouteTopkMethodGroupLimitedGreedy RouteTopkMethod = "group_limited_greedy" // topk_method: "group_limited_greedy"
 	RouteTopkMethodNoauxTc            RouteTopkMethod = "noaux_tc"             // topk_method: "noaux_tc"
+	RouteTopkMethodSparsemixer        RouteTopkMethod = "sparsemixer"          // topk_method: "sparsemixer"
 )
 
 // RouteScoring is the scoring attribute's choice (softmax, sigmoid).
@@ -1256,7 +1263,7 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 		}
 	}
 	if v := n.Attrs["topk_method"]; v != nil {
-		if a.TopkMethod, err = decodeEnum("topk_method", v, RouteTopkMethodGreedy, RouteTopkMethodGroupLimitedGreedy, RouteTopkMethodNoauxTc); err != nil {
+		if a.TopkMethod, err = decodeEnum("topk_method", v, RouteTopkMethodGreedy, RouteTopkMethodGroupLimitedGreedy, RouteTopkMethodNoauxTc, RouteTopkMethodSparsemixer); err != nil {
 			return nil, err
 		}
 	}
@@ -1297,6 +1304,13 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 			return nil, err
 		}
 		a.NormEps = &x
+	}
+	if v := n.Attrs["jitter_eps"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("jitter_eps", v); err != nil {
+			return nil, err
+		}
+		a.JitterEps = &x
 	}
 	return a, nil
 }

@@ -224,6 +224,29 @@ def route_ref(logits, attrs, bias=None):
     return out.reshape(logits.shape)
 
 
+def sparsemixer_ref(logits, k, eps):
+    """PhimoeTopKRouter's sparsemixer at inference (models/phimoe), in f64 on
+    the f32 logits: k rounds, each taking the best untaken expert (ties: the
+    lower index) at its softmax over the untaken experts whose gap
+    (m - s) / max(|s|, m) is at most 2·eps (0/0 keeps an expert, as torch's
+    NaN comparison does). Dense [..., E], zero elsewhere."""
+    x = logits.astype(f64).reshape(-1, logits.shape[-1])
+    out = np.zeros_like(x)
+    band = f64(f32(2 * eps))
+    for r, s in enumerate(x):
+        untaken = s.copy()
+        for _ in range(k):
+            m = untaken.max()
+            i = int(np.argmax(untaken))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                gap = (m - s) / np.maximum(np.abs(s), m)
+            g = np.where(gap > band, -np.inf, untaken)
+            g = np.exp(g - g.max()) / np.exp(g - g.max()).sum()
+            out[r, i] = g[i]
+            untaken[i] = -np.inf
+    return out.reshape(logits.shape)
+
+
 def softcap(x, cap):
     return cap * np.tanh(x.astype(f64) / cap)
 
@@ -960,6 +983,22 @@ def cases():
     for b, s_ in [(1, 3), (2, 2)]:
         x = randn(r, (b, s_, 8), 1.5)
         c.call(b, s_, [x], route_ref(x, attrs, bias))
+
+    # route as PhiMoE (PhimoeTopKRouter's sparsemixer, jitter 0.3): two
+    # rounds of masked softmaxes. Rows: tied maxima (the lower index first),
+    # all zeros (0/0 gaps keep every expert), and random logits whose
+    # relative band keeps some experts and drops others.
+    name = "route_sparsemixer"
+    attrs = {"top_k": 2, "topk_method": "sparsemixer", "jitter_eps": 0.3}
+    r = rng(name)
+    c = add(Case(name, "route", "PhimoeTopKRouter's sparsemixer over 6 experts, jitter_eps 0.3: two rounds, each the "
+                 "best untaken expert at its softmax over the untaken experts within a relative gap of 0.6; rows "
+                 "with tied maxima and all-zero logits.",
+                 [("logits", "f32", [B, S, 6])], [B, S, 6], attrs=attrs, tol=(1e-6, 1e-6)))
+    for b, s_ in [(1, 3), (2, 2)]:
+        x = randn(r, (b, s_, 6), 2)
+        x.reshape(-1, 6)[:2] = ties[1:3][: min(2, b * s_)]
+        c.call(b, s_, [x], sparsemixer_ref(x, 2, 0.3))
 
     # experts: Σ_e w[e]·down_e(act(gate_e x)·up_e x); the (1, 1) call takes
     # the sparse path (T·top_k < E), the others the dense one.
