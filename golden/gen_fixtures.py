@@ -111,6 +111,7 @@ FULL_FORWARD_TOL = 1e-5
 # least this much (100x the archc tolerance of 1e-4).
 SWITCH_MIN_DIFF = 1e-2
 WINDOW_PROMPT_LENGTHS = (1, 12, 29)  # for sliding_window 8
+GDN_PROMPT_LENGTHS = (1, 9, 70)  # past torch_chunk_gated_delta_rule's chunk of 64
 # spec_forward (FAMILIES.md as code) must match the oracle this closely
 # (it is bit-identical today; same float32 ops in the same order).
 SPEC_TOL = 1e-5
@@ -333,6 +334,8 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
 #                   down_proj; their ..._proj_bias take bias_std)
 #   sink_std        std of attention sinks (GptOss self_attn.sinks)
+#   a_values        per-head A of the gated DeltaNet layers (A_log = log A):
+#                   slow and fast decays, so long prompts exercise the state
 #   score_bias_std  std of routers' selection biases (e_score_correction_bias:
 #                   Ernie 4.5 MoE, DeepSeek-V3-style routers)
 #   switches        list of (key, what, mutate): mutate(config) turns one
@@ -2264,6 +2267,34 @@ FIXTURES = [
         embed_std=0.02,
         spec_check=False,
         moe=True,
+    ),    # ---- qwen3_5: gated DeltaNet layers (causal conv over q, k, v; the gated
+    # delta rule, 2 value heads per key head; a gated RMSNorm per value head)
+    # beside gated attention with partial RoPE; (1 + w) RMSNorms; a 70-token
+    # prompt is longer than torch_chunk_gated_delta_rule's chunk of 64 ----
+    dict(
+        name="qwen3_5",
+        model_cls="Qwen3_5ForCausalLM",
+        config_cls="Qwen3_5TextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            intermediate_size=96,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            linear_conv_kernel_dim=4,
+            linear_num_key_heads=2,
+            linear_num_value_heads=4,
+            linear_key_head_dim=8,
+            linear_value_head_dim=12,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+        seed=7501,
+        prompt_seed=3501,
+        weight_std=0.15,
+        a_values=[0.05, 0.3, 1.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        spec_check=False,
     ),
 ]
 # What every entry has unless it says otherwise.
@@ -2271,12 +2302,13 @@ FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
 
 
 def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None,
-               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight")):
+               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight"), a_values=None):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
     expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
     expert_std (default weight_std), their biases (..._bias) with bias_std,
     attention sinks (GptOss self_attn.sinks) with sink_std, routers'
-    selection biases (e_score_correction_bias) with score_bias_std. A
+    selection biases (e_score_correction_bias) with score_bias_std; a
+    per-head A_log is log(a_values) when given (slow and fast decays). A
     weight whose name ends in one of norm_suffixes is a norm's gain, drawn
     around norm_center (GPT-2's ln_1, ln_2, ln_f: the fixture's suffixes)."""
     with torch.no_grad():
@@ -2291,6 +2323,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
             elif name.endswith(".A_log"):  # Mamba: A = -exp(A_log), S4D-real init (arange(1, N+1)) jittered
                 n = torch.arange(1, p.shape[-1] + 1, dtype=torch.float32).expand_as(p)
                 a = torch.log(n) + norm_std * noise
+                if a_values is not None:
+                    a = torch.log(torch.tensor(a_values, dtype=torch.float32))
                 # Values that survive llama.cpp's A = -exp(A_log) (float32) and
                 # log(-A) back (float64, rounded) unchanged, so the GGUF twin is
                 # bit-identical: a round trip or two reaches such a value.
@@ -2704,6 +2738,7 @@ def build_fixture(spec, out_root):
         spec.get("sink_std"),
         spec.get("score_bias_std"),
         spec.get("norm_suffixes", ("norm.weight", "norm_f.weight")),
+        spec.get("a_values"),
     )
     model = model.to(torch.float32).eval()
 
