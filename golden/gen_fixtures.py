@@ -334,6 +334,9 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
 #                   down_proj; their ..._proj_bias take bias_std)
 #   sink_std        std of attention sinks (GptOss self_attn.sinks)
+#   plain_norms     name suffixes of norm gains applied as w (drawn around
+#                   1.0) in a model whose other norms are (1 + w) (drawn
+#                   around norm_center)
 #   a_values        per-head A of the gated DeltaNet layers (A_log = log A):
 #                   slow and fast decays, so long prompts exercise the state
 #   score_bias_std  std of routers' selection biases (e_score_correction_bias:
@@ -2267,7 +2270,8 @@ FIXTURES = [
         embed_std=0.02,
         spec_check=False,
         moe=True,
-    ),    # ---- qwen3_5: gated DeltaNet layers (causal conv over q, k, v; the gated
+    ),
+    # ---- qwen3_5: gated DeltaNet layers (causal conv over q, k, v; the gated
     # delta rule, 2 value heads per key head; a gated RMSNorm per value head)
     # beside gated attention with partial RoPE; (1 + w) RMSNorms; a 70-token
     # prompt is longer than torch_chunk_gated_delta_rule's chunk of 64 ----
@@ -2291,10 +2295,82 @@ FIXTURES = [
         ),
         seed=7501,
         prompt_seed=3501,
-        weight_std=0.15,
+        weight_std=0.2,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
         a_values=[0.05, 0.3, 1.0, 4.0],
         prompt_lengths=GDN_PROMPT_LENGTHS,
         spec_check=False,
+    ),
+    # ---- qwen3_5_moe: qwen3_5 with Qwen3-Next's MoE on every layer (6 experts,
+    # top 2, always renormalised, a sigmoid-gated shared expert) ----
+    dict(
+        name="qwen3_5_moe",
+        model_cls="Qwen3_5MoeForCausalLM",
+        config_cls="Qwen3_5MoeTextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            linear_conv_kernel_dim=3,
+            linear_num_key_heads=2,
+            linear_num_value_heads=6,
+            linear_key_head_dim=8,
+            linear_value_head_dim=8,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25),
+            num_experts=6,
+            num_experts_per_tok=2,
+            moe_intermediate_size=24,
+            shared_expert_intermediate_size=40,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+        ),
+        seed=7522,
+        prompt_seed=3502,
+        weight_std=0.2,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
+        a_values=[0.05, 0.2, 0.5, 1.0, 2.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- qwen3_next: the same layers with in_proj_qkvz / in_proj_ba grouped
+    # per key head (fix_query_key_value_ordering), MoE except on
+    # mlp_only_layers (a dense MLP there), norm_topk_prob ----
+    dict(
+        name="qwen3_next",
+        model_cls="Qwen3NextForCausalLM",
+        config_cls="Qwen3NextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            intermediate_size=96,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            linear_conv_kernel_dim=4,
+            linear_num_key_heads=2,
+            linear_num_value_heads=4,
+            linear_key_head_dim=8,
+            linear_value_head_dim=12,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
+            num_experts=6,
+            num_experts_per_tok=2,
+            moe_intermediate_size=24,
+            shared_expert_intermediate_size=40,
+            norm_topk_prob=True,
+            mlp_only_layers=[2],
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+        seed=7503,
+        prompt_seed=3503,
+        weight_std=0.15,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
+        a_values=[0.05, 0.3, 1.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        spec_check=False,
+        moe=True,
     ),
 ]
 # What every entry has unless it says otherwise.
@@ -2302,13 +2378,15 @@ FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
 
 
 def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None,
-               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight"), a_values=None):
+               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight"), a_values=None, plain_norms=()):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
     expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
     expert_std (default weight_std), their biases (..._bias) with bias_std,
     attention sinks (GptOss self_attn.sinks) with sink_std, routers'
     selection biases (e_score_correction_bias) with score_bias_std; a
     per-head A_log is log(a_values) when given (slow and fast decays). A
+    weight whose name ends in one of plain_norms is a w-scaled norm's gain
+    beside (1 + w) ones, drawn around 1.0 whatever norm_center. A
     weight whose name ends in one of norm_suffixes is a norm's gain, drawn
     around norm_center (GPT-2's ln_1, ln_2, ln_f: the fixture's suffixes)."""
     with torch.no_grad():
@@ -2339,6 +2417,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_(bias_std * noise)
             elif name.endswith(".D"):  # Mamba's skip, around its init of ones
                 p.copy_(1 + norm_std * noise)
+            elif plain_norms and name.endswith(tuple(plain_norms)):
+                p.copy_(1.0 + norm_std * noise)
             elif name.endswith(tuple(norm_suffixes)):
                 p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
@@ -2739,6 +2819,7 @@ def build_fixture(spec, out_root):
         spec.get("score_bias_std"),
         spec.get("norm_suffixes", ("norm.weight", "norm_f.weight")),
         spec.get("a_values"),
+        spec.get("plain_norms", ()),
     )
     model = model.to(torch.float32).eval()
 
