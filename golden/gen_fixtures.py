@@ -2274,23 +2274,30 @@ FIXTURES = [
     # ---- qwen3_5: gated DeltaNet layers (causal conv over q, k, v; the gated
     # delta rule, 2 value heads per key head; a gated RMSNorm per value head)
     # beside gated attention with partial RoPE; (1 + w) RMSNorms; a 70-token
-    # prompt is longer than torch_chunk_gated_delta_rule's chunk of 64 ----
+    # prompt is longer than torch_chunk_gated_delta_rule's chunk of 64. As
+    # Qwen3.5 is published: Qwen3_5ForConditionalGeneration, its config a
+    # qwen3_5 with the decoder under text_config and its weights under
+    # model.language_model (a one-block vision tower archc does not read) ----
     dict(
         name="qwen3_5",
-        model_cls="Qwen3_5ForCausalLM",
-        config_cls="Qwen3_5TextConfig",
+        model_cls="Qwen3_5ForConditionalGeneration",
+        config_cls="Qwen3_5Config",
         config=dict(
-            TINY,
-            num_hidden_layers=3,
-            intermediate_size=96,
-            layer_types=["linear_attention", "full_attention", "linear_attention"],
-            linear_conv_kernel_dim=4,
-            linear_num_key_heads=2,
-            linear_num_value_heads=4,
-            linear_key_head_dim=8,
-            linear_value_head_dim=12,
-            rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
-            rms_norm_eps=1e-6,
+            text_config=dict(
+                TINY,
+                num_hidden_layers=3,
+                intermediate_size=96,
+                layer_types=["linear_attention", "full_attention", "linear_attention"],
+                linear_conv_kernel_dim=4,
+                linear_num_key_heads=2,
+                linear_num_value_heads=4,
+                linear_key_head_dim=8,
+                linear_value_head_dim=12,
+                rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
+                rms_norm_eps=1e-6,
+            ),
+            vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=64,
+                               num_position_embeddings=16, patch_size=4, temporal_patch_size=1),
             tie_word_embeddings=False,
         ),
         seed=7501,
@@ -2835,7 +2842,7 @@ def build_fixture(spec, out_root):
 
     # Reload from disk so the oracle is computed from exactly what we ship.
     model = load_oracle_model(spec, out)
-    cfg = model.config
+    cfg = model.config.get_text_config()  # a composite (multimodal) config: its text decoder's
     eos = cfg.eos_token_id
     prompts = make_prompts(
         spec["prompt_seed"], cfg.vocab_size, cfg.bos_token_id, spec.get("prompt_lengths", PROMPT_LENGTHS)
