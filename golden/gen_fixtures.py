@@ -273,6 +273,11 @@ def _partial_rotary(factor):
     return mutate
 
 
+def _in_text_config(mutate):
+    """mutate applied to a composite config's text decoder (Qwen3_5Config)."""
+    return lambda cfg: mutate(cfg.get_text_config())
+
+
 def _long_as_short(cfg):
     cfg.rope_parameters["long_factor"] = list(cfg.rope_parameters["short_factor"])
 
@@ -2307,6 +2312,7 @@ FIXTURES = [
         plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
         a_values=[0.05, 0.3, 1.0, 4.0],
         prompt_lengths=GDN_PROMPT_LENGTHS,
+        switches=[("partial_rotary_matters", "partial_rotary_factor=1", _in_text_config(_partial_rotary(1.0)))],
         spec_check=False,
     ),
     # ---- qwen3_5_moe: qwen3_5 with Qwen3-Next's MoE on every layer (6 experts,
@@ -2376,6 +2382,10 @@ FIXTURES = [
         plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
         a_values=[0.05, 0.3, 1.0, 4.0],
         prompt_lengths=GDN_PROMPT_LENGTHS,
+        switches=[
+            ("partial_rotary_matters", "partial_rotary_factor=1", _partial_rotary(1.0)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+        ],
         spec_check=False,
         moe=True,
     ),
