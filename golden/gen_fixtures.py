@@ -111,6 +111,7 @@ FULL_FORWARD_TOL = 1e-5
 # least this much (100x the archc tolerance of 1e-4).
 SWITCH_MIN_DIFF = 1e-2
 WINDOW_PROMPT_LENGTHS = (1, 12, 29)  # for sliding_window 8
+GDN_PROMPT_LENGTHS = (1, 9, 70)  # past torch_chunk_gated_delta_rule's chunk of 64
 # spec_forward (FAMILIES.md as code) must match the oracle this closely
 # (it is bit-identical today; same float32 ops in the same order).
 SPEC_TOL = 1e-5
@@ -272,6 +273,11 @@ def _partial_rotary(factor):
     return mutate
 
 
+def _in_text_config(mutate):
+    """mutate applied to a composite config's text decoder (Qwen3_5Config)."""
+    return lambda cfg: mutate(cfg.get_text_config())
+
+
 def _long_as_short(cfg):
     cfg.rope_parameters["long_factor"] = list(cfg.rope_parameters["short_factor"])
 
@@ -333,6 +339,11 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
 #                   down_proj; their ..._proj_bias take bias_std)
 #   sink_std        std of attention sinks (GptOss self_attn.sinks)
+#   plain_norms     name suffixes of norm gains applied as w (drawn around
+#                   1.0) in a model whose other norms are (1 + w) (drawn
+#                   around norm_center)
+#   a_values        per-head A of the gated DeltaNet layers (A_log = log A):
+#                   slow and fast decays, so long prompts exercise the state
 #   score_bias_std  std of routers' selection biases (e_score_correction_bias:
 #                   Ernie 4.5 MoE, DeepSeek-V3-style routers)
 #   switches        list of (key, what, mutate): mutate(config) turns one
@@ -2265,18 +2276,134 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- qwen3_5: gated DeltaNet layers (causal conv over q, k, v; the gated
+    # delta rule, 2 value heads per key head; a gated RMSNorm per value head)
+    # beside gated attention with partial RoPE; (1 + w) RMSNorms; a 70-token
+    # prompt is longer than torch_chunk_gated_delta_rule's chunk of 64. As
+    # Qwen3.5 is published: Qwen3_5ForConditionalGeneration, its config a
+    # qwen3_5 with the decoder under text_config and its weights under
+    # model.language_model (a one-block vision tower archc does not read) ----
+    dict(
+        name="qwen3_5",
+        model_cls="Qwen3_5ForConditionalGeneration",
+        config_cls="Qwen3_5Config",
+        config=dict(
+            text_config=dict(
+                TINY,
+                num_hidden_layers=3,
+                intermediate_size=96,
+                layer_types=["linear_attention", "full_attention", "linear_attention"],
+                linear_conv_kernel_dim=4,
+                linear_num_key_heads=2,
+                linear_num_value_heads=4,
+                linear_key_head_dim=8,
+                linear_value_head_dim=12,
+                rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
+                rms_norm_eps=1e-6,
+            ),
+            vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=64,
+                               num_position_embeddings=16, patch_size=4, temporal_patch_size=1),
+            tie_word_embeddings=False,
+        ),
+        seed=7501,
+        prompt_seed=3501,
+        weight_std=0.2,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
+        a_values=[0.05, 0.3, 1.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        switches=[("partial_rotary_matters", "partial_rotary_factor=1", _in_text_config(_partial_rotary(1.0)))],
+        spec_check=False,
+    ),
+    # ---- qwen3_5_moe: qwen3_5 with Qwen3-Next's MoE on every layer (6 experts,
+    # top 2, always renormalised, a sigmoid-gated shared expert) ----
+    dict(
+        name="qwen3_5_moe",
+        model_cls="Qwen3_5MoeForCausalLM",
+        config_cls="Qwen3_5MoeTextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            linear_conv_kernel_dim=3,
+            linear_num_key_heads=2,
+            linear_num_value_heads=6,
+            linear_key_head_dim=8,
+            linear_value_head_dim=8,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25),
+            num_experts=6,
+            num_experts_per_tok=2,
+            moe_intermediate_size=24,
+            shared_expert_intermediate_size=40,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+        ),
+        seed=7522,
+        prompt_seed=3502,
+        weight_std=0.2,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
+        a_values=[0.05, 0.2, 0.5, 1.0, 2.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- qwen3_next: the same layers with in_proj_qkvz / in_proj_ba grouped
+    # per key head (fix_query_key_value_ordering), MoE except on
+    # mlp_only_layers (a dense MLP there), norm_topk_prob ----
+    dict(
+        name="qwen3_next",
+        model_cls="Qwen3NextForCausalLM",
+        config_cls="Qwen3NextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            intermediate_size=96,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            linear_conv_kernel_dim=4,
+            linear_num_key_heads=2,
+            linear_num_value_heads=4,
+            linear_key_head_dim=8,
+            linear_value_head_dim=12,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
+            num_experts=6,
+            num_experts_per_tok=2,
+            moe_intermediate_size=24,
+            shared_expert_intermediate_size=40,
+            norm_topk_prob=True,
+            mlp_only_layers=[2],
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+        seed=7503,
+        prompt_seed=3503,
+        weight_std=0.15,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
+        a_values=[0.05, 0.3, 1.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        switches=[
+            ("partial_rotary_matters", "partial_rotary_factor=1", _partial_rotary(1.0)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+        ],
+        spec_check=False,
+        moe=True,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
 
 
 def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None,
-               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight")):
+               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight"), a_values=None, plain_norms=()):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
     expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
     expert_std (default weight_std), their biases (..._bias) with bias_std,
     attention sinks (GptOss self_attn.sinks) with sink_std, routers'
-    selection biases (e_score_correction_bias) with score_bias_std. A
+    selection biases (e_score_correction_bias) with score_bias_std; a
+    per-head A_log is log(a_values) when given (slow and fast decays). A
+    weight whose name ends in one of plain_norms is a w-scaled norm's gain
+    beside (1 + w) ones, drawn around 1.0 whatever norm_center. A
     weight whose name ends in one of norm_suffixes is a norm's gain, drawn
     around norm_center (GPT-2's ln_1, ln_2, ln_f: the fixture's suffixes)."""
     with torch.no_grad():
@@ -2291,6 +2418,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
             elif name.endswith(".A_log"):  # Mamba: A = -exp(A_log), S4D-real init (arange(1, N+1)) jittered
                 n = torch.arange(1, p.shape[-1] + 1, dtype=torch.float32).expand_as(p)
                 a = torch.log(n) + norm_std * noise
+                if a_values is not None:
+                    a = torch.log(torch.tensor(a_values, dtype=torch.float32))
                 # Values that survive llama.cpp's A = -exp(A_log) (float32) and
                 # log(-A) back (float64, rounded) unchanged, so the GGUF twin is
                 # bit-identical: a round trip or two reaches such a value.
@@ -2305,6 +2434,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_(bias_std * noise)
             elif name.endswith(".D"):  # Mamba's skip, around its init of ones
                 p.copy_(1 + norm_std * noise)
+            elif plain_norms and name.endswith(tuple(plain_norms)):
+                p.copy_(1.0 + norm_std * noise)
             elif name.endswith(tuple(norm_suffixes)):
                 p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
@@ -2704,6 +2835,8 @@ def build_fixture(spec, out_root):
         spec.get("sink_std"),
         spec.get("score_bias_std"),
         spec.get("norm_suffixes", ("norm.weight", "norm_f.weight")),
+        spec.get("a_values"),
+        spec.get("plain_norms", ()),
     )
     model = model.to(torch.float32).eval()
 
@@ -2719,7 +2852,7 @@ def build_fixture(spec, out_root):
 
     # Reload from disk so the oracle is computed from exactly what we ship.
     model = load_oracle_model(spec, out)
-    cfg = model.config
+    cfg = model.config.get_text_config()  # a composite (multimodal) config: its text decoder's
     eos = cfg.eos_token_id
     prompts = make_prompts(
         spec["prompt_seed"], cfg.vocab_size, cfg.bos_token_id, spec.get("prompt_lengths", PROMPT_LENGTHS)

@@ -27,6 +27,8 @@ var primitiveRows = []*primitive{
 	row("concat", inferConcat, lowerConcat, false, tensor("x"), tensor("y")),
 	// heads: out = reshape(x, [..., n, d])
 	row("heads", decodedHeads, lowerDecodedHeads, false, tensor("x"), scalar("n")),
+	// merge_heads: out = reshape(x, [..., n·d]), heads's inverse
+	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
@@ -99,6 +101,8 @@ var primitiveRows = []*primitive{
 	row("ssd_scan", decodedSsdScan, lowerDecodedSsdScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight"), scalar("heads"), scalar("groups"), scalar("chunk"), optional("dt_min"), optional("dt_max")),
 	// rms_norm_gated: out = w · rmsnorm_g(x · silu(gate)) with the RMS over each of `groups` slices of d; norm_before_gate: out = w · rmsnorm_g(x) · silu(gate)
 	row("rms_norm_gated", decodedRmsNormGated, lowerDecodedRmsNormGated, false, tensor("x"), tensor("gate"), module("weight"), scalar("groups"), scalar("eps"), optional("norm_before_gate")),
+	// gated_delta_rule: q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b); S_t = exp(g_t) · S_{t-1}, S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
+	row("gated_delta_rule", decodedGatedDeltaRule, lowerDecodedGatedDeltaRule, false, tensor("q"), tensor("k"), tensor("v"), tensor("a"), tensor("b"), module("weight"), optional("chunk")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -225,6 +229,16 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x [batch, seq, n·d] → [batch, seq, n, d]",
 		Signature: "heads(x, n)",
 		Types:     map[string]string{"n": "int"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "reshape(*input_shape, -1) (Qwen3NextAttention's gate; Qwen3NextGatedDeltaNet.fix_query_key_value_ordering)",
+		Math:      "out = reshape(x, [..., n·d]), heads's inverse",
+		Name:      "merge_heads",
+		Shapes:    "x [batch, seq, n, d] → [batch, seq, n·d]",
+		Signature: "merge_heads(x)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -826,6 +840,20 @@ var primitiveDocs = []PrimitiveDoc{
 			"groups":           "int",
 			"norm_before_gate": "bool",
 		},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "64",
+			Doc:     "the prefill's chunk length (torch_chunk_gated_delta_rule's chunk_size); the result does not depend on it beyond rounding",
+			Name:    "chunk",
+		}},
+		Cache:     false,
+		HF:        "Qwen3NextGatedDeltaNet.forward (models/qwen3_next/modeling_qwen3_next.py): torch_chunk_gated_delta_rule for prefill, torch_recurrent_gated_delta_rule for decode, use_qk_l2norm_in_kernel",
+		Math:      "q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b); S_t = exp(g_t) · S_{t-1}, S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence",
+		Name:      "gated_delta_rule",
+		Shapes:    "q, k [batch, seq, k_heads, d_k]; v [batch, seq, v_heads, d_v], v_heads a multiple of k_heads; a, b [batch, seq, v_heads]; weight: <module>.A_log, <module>.dt_bias [v_heads] → [batch, seq, v_heads · d_v]; state: recurrent [v_heads, d_k, d_v] f32 per sequence",
+		Signature: "gated_delta_rule(q, k, v, a, b, weight, chunk:)",
+		Types:     map[string]string{"chunk": "int"},
 	},
 }
 
@@ -1592,6 +1620,23 @@ func decodeRMSNormGatedAttrs(n *ir.Node) (*RMSNormGatedAttrs, error) {
 	return a, nil
 }
 
+// GatedDeltaRuleAttrs are the attributes of gated_delta_rule, decoded and checked once by decodeGatedDeltaRuleAttrs when the IR builder runs the shape rule.
+type GatedDeltaRuleAttrs struct {
+	Chunk int64 // chunk: the prefill's chunk length (torch_chunk_gated_delta_rule's chunk_size); the result does not depend on it beyond rounding
+}
+
+// decodeGatedDeltaRuleAttrs reads n.Attrs (the evaluated arguments) into GatedDeltaRuleAttrs; an error names the attribute and what it must be.
+func decodeGatedDeltaRuleAttrs(n *ir.Node) (*GatedDeltaRuleAttrs, error) {
+	a := &GatedDeltaRuleAttrs{Chunk: int64(64)}
+	var err error
+	if v := n.Attrs["chunk"]; v != nil {
+		if a.Chunk, err = decodeInt("chunk", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 // decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
 func decodedEmbedding(n *ir.Node) error {
 	a, err := decodeEmbeddingAttrs(n)
@@ -2084,4 +2129,23 @@ func lowerDecodedRmsNormGated(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerRMSNormGated(f, n, a)
+}
+
+// decodedGatedDeltaRule is gated_delta_rule's shape rule: it decodes the attributes once (decodeGatedDeltaRuleAttrs), keeps them on the node and runs inferGatedDeltaRule.
+func decodedGatedDeltaRule(n *ir.Node) error {
+	a, err := decodeGatedDeltaRuleAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferGatedDeltaRule(n, a)
+}
+
+// lowerDecodedGatedDeltaRule is gated_delta_rule's lowering: lowerGatedDeltaRule with the attributes the shape rule decoded.
+func lowerDecodedGatedDeltaRule(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*GatedDeltaRuleAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerGatedDeltaRule(f, n, a)
 }

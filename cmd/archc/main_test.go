@@ -127,6 +127,15 @@ func TestCLI(t *testing.T) {
 				`expert_selection_fn "relu" is not supported by Cohere2MoeTopKRouter (softmax, sigmoid)`},
 			{"cohere2_moe shared_expert_combination_strategy", "cohere2_moe-sliding", func(c map[string]any) { c["shared_expert_combination_strategy"] = "max" },
 				`shared_expert_combination_strategy "max" is not supported (sum, average)`},
+			// issue 18's gated DeltaNet families
+			{"qwen3_next layer kind", "qwen3_next", func(c map[string]any) { c["layer_types"].([]any)[2] = "mamba" },
+				"layer_types[2] is mamba: qwen3_next layers are linear_attention or full_attention"},
+			{"qwen3_next conv kernel", "qwen3_next", func(c map[string]any) { c["linear_conv_kernel_dim"] = 0 },
+				"linear_conv_kernel_dim is 0: it must be at least 1"},
+			{"qwen3_5_moe value heads", "qwen3_5_moe", func(c map[string]any) { c["linear_num_value_heads"] = 5 },
+				"linear_num_value_heads (5) must be a multiple of linear_num_key_heads (2)"},
+			{"qwen3_5 text_config value heads", "qwen3_5", func(c map[string]any) { c["text_config"].(map[string]any)["linear_num_value_heads"] = 3 },
+				"linear_num_value_heads (3) must be a multiple of linear_num_key_heads (2)"},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {

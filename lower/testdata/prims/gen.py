@@ -449,6 +449,31 @@ def ssd_ref(x, dt, bm, cm, a_log, d, dt_bias, h, groups, limit=None):
     return np.stack(ys), h
 
 
+def gdn_ref(q, k, v, a, b, a_log, dt_bias, h):
+    """torch_recurrent_gated_delta_rule (use_qk_l2norm_in_kernel) of one row,
+    token by token (torch_chunk_gated_delta_rule computes the same), with
+    Qwen3NextGatedDeltaNet's g and beta: q, k [S, Hk, Dk], v [S, Hv, Dv],
+    a, b [S, Hv], state h [Hv, Dk, Dv]. Returns (out [S, Hv*Dv], h)."""
+    Hv, Dk, _ = h.shape
+    R = Hv // q.shape[1]
+
+    def l2(x):
+        x = x.astype(f64)
+        return x / np.sqrt((x * x).sum(-1, keepdims=True) + 1e-6)
+    q = np.repeat(l2(q), R, axis=1) / np.sqrt(Dk)  # repeat_interleave over the heads
+    k = np.repeat(l2(k), R, axis=1)
+    g = -np.exp(a_log.astype(f64)) * softplus(a.astype(f64) + dt_bias.astype(f64))
+    beta = 1 / (1 + np.exp(-b.astype(f64)))
+    ys = []
+    for t in range(q.shape[0]):
+        h = h * np.exp(g[t])[:, None, None]
+        mem = np.einsum("hkv,hk->hv", h, k[t])
+        delta = (v[t].astype(f64) - mem) * beta[t][:, None]
+        h = h + k[t][:, :, None] * delta[:, None, :]
+        ys.append(np.einsum("hkv,hk->hv", h, q[t]).reshape(-1))
+    return np.stack(ys), h
+
+
 def rms_norm_gated_ref(x, g, w, groups, eps, before):
     x, g = x.astype(f64), g.astype(f64)
     if not before:
@@ -819,6 +844,60 @@ def cases():
         ins = [randn(r, (1, s_, H * P)), randn(r, (1, s_, H)) * 2, randn(r, (1, s_, G * N)), randn(r, (1, s_, G * N))]
         y, h = ssd_ref(*(v[0] for v in ins), a_log, dsk, dtb, h, G, limit=(f32(0.3), f32(0.8)))
         c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
+
+    # The gated delta rule: 2 key heads of d_k 3 serving 4 value heads of d_v 2
+    # (value heads 0, 1 read key head 0), chunk 4: the 6-token prefill is two
+    # chunks, the second padded; the 3-token chunks one padded chunk each.
+    name, HK, HV, DK, DV = "gated_delta_rule", 2, 4, 3, 2
+    r = rng(name)
+    c = add(Case(name, "gated_delta_rule", "gated delta rule, 2 key heads × d_k 3, 4 value heads × d_v 2, chunk 4, "
+                 "q and k L2-normalised, g = -exp(A_log)·softplus(a + dt_bias), beta = sigmoid(b), state [4, 3, 2] "
+                 "f32; calls: prefill == decode, batched, a padded row, a new sequence, chunked prefill.",
+                 [("q", "f32", [B, S, HK, DK]), ("k", "f32", [B, S, HK, DK]), ("v", "f32", [B, S, HV, DV]),
+                  ("a", "f32", [B, S, HV]), ("b", "f32", [B, S, HV])], [B, S, HV * DV],
+                 attrs={"chunk": 4}, positions=True, cache={"slots": 2, "max_len": 16}, tol=(1e-5, 0)))
+    a_log = c.weight("A_log", np.log(np.arange(1, HV + 1, dtype=f32) * (1 + 0.1 * randn(r, (HV,)) ** 2)))
+    dtb = c.weight("dt_bias", randn(r, (HV,), 0.5))
+    hs3 = SlotState(lambda: np.zeros((HV, DK, DV)))
+
+    def gdn_step(slot, pos, ins, pad):
+        y, h2 = gdn_ref(*ins, a_log, dtb, hs3.get(slot, pos))
+        hs3.put(slot, h2, pad)
+        return y
+
+    def gdn_inputs(b, s):
+        return [randn(r, (b, s, HK, DK)), randn(r, (b, s, HK, DK)), randn(r, (b, s, HV, DV)),
+                randn(r, (b, s, HV)), randn(r, (b, s, HV))]
+    state_calls(c, r, gdn_inputs, gdn_step)
+
+    # Long chunks: one key head for 2 value heads, chunk 8 (the triangular
+    # solve takes 3 squarings): a 19-token prefill (three chunks, the last
+    # padded), a 13-token prefill carrying its state, then two decode steps.
+    name, HK, HV, DK, DV = "gated_delta_rule_long", 1, 2, 4, 3
+    r = rng(name)
+    c = add(Case(name, "gated_delta_rule", "gated delta rule, 1 key head × d_k 4, 2 value heads × d_v 3, chunk 8; "
+                 "a 19-token prefill (3 chunks), a 13-token prefill carrying the state, two decode steps.",
+                 [("q", "f32", [B, S, HK, DK]), ("k", "f32", [B, S, HK, DK]), ("v", "f32", [B, S, HV, DV]),
+                  ("a", "f32", [B, S, HV]), ("b", "f32", [B, S, HV])], [B, S, HV * DV],
+                 attrs={"chunk": 8}, positions=True, cache={"slots": 1, "max_len": 40}, tol=(1e-5, 0)))
+    a_log = c.weight("A_log", np.log(np.array([0.05, 0.6], f32)))
+    dtb = c.weight("dt_bias", randn(r, (HV,), 0.5))
+    h = np.zeros((HV, DK, DV))
+    pos = 0
+    for s_ in (19, 13, 1, 1):
+        ins = [randn(r, (1, s_, HK, DK)), randn(r, (1, s_, HK, DK)), randn(r, (1, s_, HV, DV)),
+               randn(r, (1, s_, HV)), randn(r, (1, s_, HV)) + 1]
+        y, h = gdn_ref(*(v[0] for v in ins), a_log, dtb, h)
+        c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
+        pos += s_
+
+    # merge_heads
+    r = rng("merge_heads")
+    c = add(Case("merge_heads", "merge_heads", "[..., n, d] → [..., n·d]: heads undone.",
+                 [("x", "f32", [B, S, 3, 4])], [B, S, 12]))
+    for b, s_ in [(1, 2), (2, 1)]:
+        x = randn(r, (b, s_, 3, 4))
+        c.call(b, s_, [x], x.reshape(b, s_, 12))
 
     # Gated RMSNorm per group: MambaRMSNormGated (gate first) and
     # FalconH1RMSNormGated's norm_before_gate.
