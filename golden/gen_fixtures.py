@@ -2265,6 +2265,52 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- llama4_text (issue 21): the RoPE layers (0, 1, 3) attend within
+    # chunks of 8 positions (< the 29-token prompt), with interleaved
+    # (complex) RoPE under Scout's llama3 scaling shape (low = high freq
+    # factor) and q/k L2 norm; the NoPE layer 2 attends to everything with
+    # the attention temperature (floor_scale 4, so it grows within the
+    # prompt); layers 1 and 3 are Llama4TextMoe (top 2 of 4 experts, the
+    # sigmoid scores scaling the experts' inputs, a shared expert), 0 and 2
+    # a dense MLP of intermediate_size_mlp; head_dim 24 (not hidden/heads)
+    dict(
+        name="llama4_text",
+        model_cls="Llama4ForCausalLM",
+        config_cls="Llama4TextConfig",
+        config=dict(
+            TINY,
+            head_dim=24,
+            hidden_act="silu",
+            num_hidden_layers=4,
+            intermediate_size=32,
+            intermediate_size_mlp=96,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            interleave_moe_layer_step=2,
+            no_rope_layers=[1, 1, 0, 1],
+            attention_chunk_size=8,
+            attn_temperature_tuning=True,
+            floor_scale=4,
+            attn_scale=0.5,
+            use_qk_norm=True,
+            rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 16.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 1.0, "original_max_position_embeddings": 64},
+        ),
+        seed=8601,
+        prompt_seed=8602,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("chunk_matters", "layer_types all full_attention", _set(layer_types=["full_attention"] * 4)),
+            ("nope_matters", "no_rope_layers all 1 (RoPE and qk norm everywhere)", _all_rope),
+            ("temperature_matters", "attn_temperature_tuning=False", _set(attn_temperature_tuning=False)),
+            ("qk_norm_matters", "use_qk_norm=False", _set(use_qk_norm=False)),
+            ("llama3_matters", "rope_type default", _rope_default),
+        ],
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]

@@ -20,7 +20,9 @@ const maskValue = -3.4028234663852886e38
 // h reads kv head h / (heads/kv_heads)) and a causal mask over absolute
 // positions: scores = q·kᵀ·scale (scale defaults to d^-0.5), masked where
 // key position > query position (or, with window W tokens, key position <=
-// query position - W), attention-logit soft-capping cap·tanh(s/cap) before
+// query position - W; with chunk C, key position < query position −
+// (query position mod C): HF's chunked_causal_mask_function, Llama4's
+// chunked_attention layers), attention-logit soft-capping cap·tanh(s/cap) before
 // the mask (HF Gemma 2), softmax in f32, then ·v. With sinks (the node's
 // Module names the tensor itself, GptOssAttention.sinks), head h's logit
 // sinks[h] is a last column of the softmax whose probability is dropped
@@ -45,6 +47,9 @@ func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 	}
 	if w := a.Window; w != nil && *w <= 0 {
 		return fmt.Errorf("window must be a positive int (tokens) or none, got %d", *w)
+	}
+	if c := a.Chunk; c != nil && *c <= 0 {
+		return fmt.Errorf("chunk must be a positive int (tokens) or none, got %d", *c)
 	}
 	n.Weights = nil
 	if n.Module != "" {
@@ -99,6 +104,16 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 		low := f.barrier(f.sub(rowPos, f.broadcast(f.constI32(w), rowPos.Type)))
 		inWindow := f.compare("GT", keyPos, f.broadcastDims(low, it, 0, 2))
 		visible = f.Op("stablehlo.and", visible.Type, nil, visible, inWindow)
+	}
+	if a.Chunk != nil {
+		// Chunked attention: key j is visible to a query at p iff also
+		// j >= p - p mod C, the first position of p's chunk (positions are
+		// non-negative, so stablehlo.remainder is Python's %). Kept apart
+		// by a barrier as the window's bound is.
+		c := f.broadcast(f.constI32(*a.Chunk), rowPos.Type)
+		first := f.barrier(f.sub(rowPos, f.binary("stablehlo.remainder", rowPos, c)))
+		inChunk := f.compare("GE", keyPos, f.broadcastDims(first, it, 0, 2))
+		visible = f.Op("stablehlo.and", visible.Type, nil, visible, inChunk)
 	}
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 

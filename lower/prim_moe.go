@@ -21,7 +21,8 @@ import (
 //   - scoring: p = softmax(logits) (MixtralTopKRouter, Qwen2MoeTopKRouter,
 //     OlmoeTopKRouter, DeepseekV2TopkRouter), sigmoid(logits) (scoring
 //     "sigmoid": DeepseekV3TopkRouter, Glm4MoeTopkRouter), or the logits
-//     themselves (softmax "after": GraniteMoeTopKRouter, GptOssTopKRouter);
+//     themselves (softmax "after": GraniteMoeTopKRouter, GptOssTopKRouter,
+//     Llama4Router);
 //   - selection: torch.topk of p, ties to the lower expert index; with bias
 //     (the node's Module: a tensor path stored as bias_shape, default [E];
 //     e_score_correction_bias) the top k of p + bias, keeping p's values;
@@ -37,7 +38,10 @@ import (
 //     sparsemixer), so selection and weights come together;
 //   - normalisation: none, divided by their sum (norm: norm_topk_prob),
 //     by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min), by
-//     sum + norm_eps (Lfm2MoeTopKRouter's 1e-6), or a softmax over the k kept logits (softmax "after");
+//     sum + norm_eps (Lfm2MoeTopKRouter's 1e-6), a softmax over the k kept
+//     logits (softmax "after"), or the sigmoid of each kept logit (softmax
+//     "after" with scoring "sigmoid": Llama4Router's sigmoid of the
+//     -inf-filled top-k scores, 0 for the others);
 //   - scaling: times scale (routed_scaling_factor).
 func inferRoute(n *ir.Node, a *RouteAttrs) error {
 	x := n.Args[0].Type
@@ -118,6 +122,7 @@ const (
 	normSum                      // divided by their sum (norm_topk_prob)
 	normSumMin                   // divided by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min)
 	normSoftmax                  // softmax over the k kept logits (softmax "after")
+	normSigmoid                  // sigmoid of each kept logit (softmax "after", scoring "sigmoid": Llama4Router)
 )
 
 // routerOf maps route's .arch attributes onto the router's choices and
@@ -131,13 +136,15 @@ func routerOf(a *RouteAttrs, experts int64, biased bool) (router, error) {
 	after := a.Softmax == RouteSoftmaxAfter
 	switch {
 	case after && a.Scoring == RouteScoringSigmoid:
-		return r, fmt.Errorf(`scoring "sigmoid" scores every expert before the top k: it needs softmax "before"`)
+		r.scoring, r.norm = scoreLogits, normSigmoid
 	case after:
 		r.scoring, r.norm = scoreLogits, normSoftmax
 	case a.Scoring == RouteScoringSigmoid:
 		r.scoring = scoreSigmoid
 	}
 	switch {
+	case a.Norm && after && r.norm == normSigmoid:
+		return r, fmt.Errorf(`norm with softmax "after" and scoring "sigmoid" is no router's (Llama4Router keeps the sigmoids as they are)`)
 	case a.Norm && after:
 		return r, fmt.Errorf(`norm with softmax "after" would divide by a sum that is already 1: the softmax over the k kept logits normalises them`)
 	case a.Norm && a.NormMin != nil:
@@ -268,6 +275,8 @@ func lowerRoute(f *fn, n *ir.Node, a *RouteAttrs) codegen.Value {
 	switch r.norm {
 	case normSoftmax:
 		vals = f.softmaxLast(vals)
+	case normSigmoid:
+		vals = f.unary("stablehlo.logistic", vals)
 	case normSum, normSumMin:
 		s := f.reduceLast(vals, "stablehlo.add", 0)
 		if r.norm == normSumMin {
@@ -401,7 +410,10 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 // <experts>.NAME_bias) before the weighting; interleaved splits a fused
 // gate_up into its even (gate) and odd (up) columns; act "clamped_swiglu"
 // is GptOssExperts._apply_gate: g = min(g, limit), u = clamp(u, ±limit),
-// (u + 1) · g · sigmoid(alpha · g).
+// (u + 1) · g · sigmoid(alpha · g). weighting "input" multiplies each
+// expert's input by its weight instead of its output, Σ_e mlp_e(w_e · x)
+// (Llama4TextMoe: routed_in = x · router_scores; an unused expert sees
+// zeros, and without biases gives zeros).
 //
 // Two lowerings, equal in value: when the weights come from route with
 // top_k k and the call's tokens T satisfy T·k < E (decode), only the k
@@ -480,6 +492,7 @@ type expertsLayout struct {
 	transposed bool // GptOssExperts' [E, in, out] parameters <experts>.NAME
 	bias       bool // stacked biases [E, out]
 	gate       expertGate
+	input      bool // weighting "input": the weight scales the expert's input (Llama4TextMoe)
 }
 
 // expertProjections names the stacked projections under the experts
@@ -507,6 +520,7 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 		proj:       expertProjections{gate: a.Gate, up: a.Up, down: a.Down, gateUp: a.GateUp, interleaved: a.Interleaved},
 		transposed: a.Layout == ExpertsLayoutTransposed,
 		bias:       a.Bias,
+		input:      a.Weighting == ExpertsWeightingInput,
 	}
 	switch _, ok := activations[a.Act]; {
 	case a.Act == "clamped_swiglu":
@@ -523,6 +537,9 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 		return l, fmt.Errorf("alpha and limit are clamped_swiglu's: act %q does not read them", a.Act)
 	default:
 		l.gate = expertGate{act: a.Act}
+	}
+	if l.input && l.bias {
+		return l, fmt.Errorf(`weighting "input" with bias: an unused expert would add its biases (Llama4TextMoe has none)`)
 	}
 	if l.proj.interleaved && !l.proj.fused() {
 		return l, fmt.Errorf("interleaved needs a fused gate_up tensor (gate_up: NAME)")
@@ -638,6 +655,17 @@ func (f *fn) expertsDense(n *ir.Node, lay expertsLayout, x, w codegen.Value) cod
 		ws[i] = f.weight(wt.Name)
 	}
 	proj, bias := lay.split(ws)
+	if lay.input { // Σ_e mlp_e(w_e · x): the scaled inputs [E, T, H], batched over experts
+		e := w.Type.Shape[1]
+		xs := f.mul(f.broadcastDims(x, codegen.T("f32", e, x.Type.Shape[0], x.Type.Shape[1]), 1, 2),
+			f.broadcastDims(f.transpose(w, 1, 0), codegen.T("f32", e, x.Type.Shape[0], x.Type.Shape[1]), 0, 1))
+		apply := func(i int, v codegen.Value) codegen.Value { // [E, T, C] · [E, R, C] → [E, T, R]
+			return f.dot(v, proj[i], []int64{0}, []int64{0}, []int64{2}, []int64{lay.inDim()})
+		}
+		g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })
+		y := apply(len(proj)-1, f.glu(lay.gate, g, u)) // [E, T, H]
+		return f.Reduce(y, f.constF32(0), "stablehlo.add", 0)
+	}
 	g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { // [T, H] · [E, R, H] → [T, E, R] (+ bias [E, R])
 		y := f.dot(x, proj[i], nil, nil, []int64{1}, []int64{lay.inDim()})
 		if bias != nil {
@@ -669,8 +697,13 @@ func (f *fn) expertsSparse(n *ir.Node, lay expertsLayout, x, w codegen.Value, k 
 		ps = append(ps, f.gatherExperts(wt.Name, flat))
 	}
 	xs := f.broadcastDims(x, codegen.T("f32", t, k, h), 0, 2)
+	if lay.input {
+		xs = f.mul(xs, f.broadcastDims(vals, xs.Type, 0, 1))
+	}
 	y := f.reshape(f.expertMLP(lay, f.reshape(xs, t*k, h), ps), t, k, h)
-	y = f.mul(y, f.broadcastDims(vals, y.Type, 0, 1))
+	if !lay.input {
+		y = f.mul(y, f.broadcastDims(vals, y.Type, 0, 1))
+	}
 	acc := f.splat(0, x.Type)
 	for j := int64(0); j < k; j++ {
 		acc = f.add(acc, f.reshape(f.sliceDim(y, 1, j, j+1), t, h))

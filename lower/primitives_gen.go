@@ -29,8 +29,8 @@ var primitiveRows = []*primitive{
 	row("heads", decodedHeads, lowerDecodedHeads, false, tensor("x"), scalar("n")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
-	row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks")),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
+	row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk")),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -47,10 +47,10 @@ var primitiveRows = []*primitive{
 	row("scale", decodedScale, lowerDecodedScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", decodedDivide, lowerDecodedDivide, false, tensor("x"), scalar("divisor")),
-	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
+	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them (or sigmoid of each); then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
 	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
-	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
+	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit"), optional("weighting")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -93,6 +93,8 @@ var primitiveRows = []*primitive{
 	row("conv1d", decodedConv1d, lowerDecodedConv1d, false, tensor("x"), module("weight"), scalar("kernel"), optional("bias"), optional("act")),
 	// selective_scan: A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)
 	row("selective_scan", inferSelectiveScan, lowerSelectiveScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight")),
+	// attn_temperature: out = x · (log1p(floor((p + 1) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32
+	row("attn_temperature", decodedAttnTemperature, lowerDecodedAttnTemperature, false, tensor("x"), scalar("floor_scale"), scalar("attn_scale")),
 	// rms_normalize: out = x · rsqrt(mean(x²) + eps), no weight
 	row("rms_normalize", decodedRmsNormalize, lowerDecodedRmsNormalize, false, tensor("x"), scalar("eps")),
 	// ssd_scan: A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t. Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence
@@ -285,14 +287,19 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "a weight path whose tensor (the path itself, no .weight) holds one learned logit per query head: softmax over [scores, sink], the sink's column dropped (attention sinks)",
 			Name:    "sinks",
+		}, {
+			Default: "none",
+			Doc:     "an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply",
+			Name:    "chunk",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks)",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers)",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator",
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]",
-		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:)",
+		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:, chunk:)",
 		Types: map[string]string{
+			"chunk":   "int",
 			"scale":   "float",
 			"softcap": "float",
 			"window":  "int",
@@ -407,7 +414,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "\"before\"",
-			Doc:     "\"before\": softmax over all experts, then top_k; \"after\": top_k of the logits, then softmax over those k",
+			Doc:     "\"before\": softmax over all experts, then top_k; \"after\": top_k of the logits, then softmax over those k (with scoring \"sigmoid\": the sigmoid of each of the k)",
 			Name:    "softmax",
 		}, {
 			Default: "false",
@@ -443,7 +450,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "norm_min",
 		}, {
 			Default: "\"softmax\"",
-			Doc:     "\"sigmoid\": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax \"before\" only)",
+			Doc:     "\"sigmoid\": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter); with softmax \"after\", the top_k logits are kept and each replaced by its sigmoid, the others 0 (Llama4Router)",
 			Name:    "scoring",
 		}, {
 			Default: "none",
@@ -455,8 +462,8 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "jitter_eps",
 		}},
 		Cache:     false,
-		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps), PhimoeTopKRouter (sparsemixer, models/phimoe/modeling_phimoe.py sparsemixer, training false); torch.topk",
-		Math:      "before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps), Llama4Router (sigmoid after), PhimoeTopKRouter (sparsemixer, models/phimoe/modeling_phimoe.py sparsemixer, training false); torch.topk",
+		Math:      "before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them (or sigmoid of each); then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
 		Name:      "route",
 		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
 		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:, norm_eps:, jitter_eps:)",
@@ -520,13 +527,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "7.0 with clamped_swiglu",
 			Doc:     "clamped_swiglu's clamp (swiglu_limit); refused with another act",
 			Name:    "limit",
+		}, {
+			Default: "\"output\"",
+			Doc:     "\"output\": each expert's output times its weight; \"input\": the expert runs on its input times its weight, Σ_e mlp_e(weights[e] · x) (Llama4TextMoe's routed_in; no bias)",
+			Name:    "weighting",
 		}},
 		Cache:     false,
-		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager",
+		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager; Llama4TextMoe.forward (weighting input)",
 		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order",
 		Name:      "experts",
 		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
-		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:)",
+		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:, weighting:)",
 		Types: map[string]string{
 			"act":          "name",
 			"alpha":        "float",
@@ -540,6 +551,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"limit":        "float",
 			"top_k":        "int",
 			"up":           "name",
+			"weighting":    "enum(output|input)",
 		},
 	},
 	{
@@ -774,6 +786,19 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x, dt [batch, seq, d]; b, c [batch, seq, state]; weight: <module>.A_log [d, state], <module>.D [d] → [batch, seq, d]; state: recurrent [d, state] f32 per sequence",
 		Signature: "selective_scan(x, dt, b, c, weight)",
 		Types:     map[string]string{},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "Llama4TextAttention.forward's attention temperature tuning (models/llama4/modeling_llama4.py; NoPE layers, attn_temperature_tuning)",
+		Math:      "out = x · (log1p(floor((p + 1) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32",
+		Name:      "attn_temperature",
+		Shapes:    "x [batch, seq, ...] → same",
+		Signature: "attn_temperature(x, floor_scale, attn_scale)",
+		Types: map[string]string{
+			"attn_scale":  "float",
+			"floor_scale": "float",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -1042,6 +1067,7 @@ type AttentionAttrs struct {
 	Scale   *float64 // scale: the factor on q · kᵀ
 	Softcap *float64 // softcap: cap · tanh(scores / cap) before the mask
 	Window  *int64   // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
+	Chunk   *int64   // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
 }
 
 // decodeAttentionAttrs reads n.Attrs (the evaluated arguments) into AttentionAttrs; an error names the attribute and what it must be.
@@ -1068,6 +1094,13 @@ func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
 			return nil, err
 		}
 		a.Window = &x
+	}
+	if v := n.Attrs["chunk"]; v != nil {
+		var x int64
+		if x, err = decodeInt("chunk", v); err != nil {
+			return nil, err
+		}
+		a.Chunk = &x
 	}
 	return a, nil
 }
@@ -1192,7 +1225,7 @@ func decodeDivideAttrs(n *ir.Node) (*DivideAttrs, error) {
 // RouteAttrs are the attributes of route, decoded and checked once by decodeRouteAttrs when the IR builder runs the shape rule.
 type RouteAttrs struct {
 	TopK       int64           // top_k
-	Softmax    RouteSoftmax    // softmax: "before": softmax over all experts, then top_k; "after": top_k of the logits, then softmax over those k
+	Softmax    RouteSoftmax    // softmax: "before": softmax over all experts, then top_k; "after": top_k of the logits, then softmax over those k (with scoring "sigmoid": the sigmoid of each of the k)
 	Norm       bool            // norm: true: divide the k kept weights by their sum (norm_topk_prob); refused with softmax "after", whose softmax over the k kept logits already sums to 1
 	Scale      float64         // scale: multiplies the kept weights (routed_scaling_factor)
 	TopkMethod RouteTopkMethod // topk_method: "greedy": top_k of all experts; "group_limited_greedy" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax "before" only); "noaux_tc" (DeepseekV3TopkRouter): groups scored by the sum of their two largest p + bias, the others' set to -inf, top_k of p + bias, keeping p; "sparsemixer" (PhimoeTopKRouter's sparsemixer at inference): top_k rounds, each taking the best expert not yet taken, weighted by its softmax over the untaken experts whose relative gap (max − s) / max(|s|, max) is at most 2·jitter_eps (no norm, no bias)
@@ -1200,7 +1233,7 @@ type RouteAttrs struct {
 	TopkGroup  *int64          // topk_group: group_limited_greedy, noaux_tc: how many groups a token may use
 	BiasShape  []int64         // bias_shape: the bias tensor's stored shape: a list of ints whose product is the number of experts (Ernie 4.5's [1, experts])
 	NormMin    *float64        // norm_min: needs norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))
-	Scoring    RouteScoring    // scoring: "sigmoid": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax "before" only)
+	Scoring    RouteScoring    // scoring: "sigmoid": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter); with softmax "after", the top_k logits are kept and each replaced by its sigmoid, the others 0 (Llama4Router)
 	NormEps    *float64        // norm_eps: needs norm: the k kept weights are divided by their sum plus norm_eps (Lfm2MoeTopKRouter's sum + 1e-6)
 	JitterEps  *float64        // jitter_eps: topk_method "sparsemixer" only, and needed there: router_jitter_noise, the relative band each round's softmax keeps
 	Router     router          // derived by the shape rule: the routing as orthogonal choices: scoring, selection, normalisation, scaling (routerOf)
@@ -1317,19 +1350,20 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 
 // ExpertsAttrs are the attributes of experts, decoded and checked once by decodeExpertsAttrs when the IR builder runs the shape rule.
 type ExpertsAttrs struct {
-	Intermediate int64         // intermediate
-	Act          string        // act: the ACT2FN name applied to the gate projection; "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
-	Gate         string        // gate: the gate projection's name under the experts module
-	Up           string        // up: the up projection's name
-	Down         string        // down: the down projection's name
-	GateUp       string        // gate_up: a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up
-	TopK         *int64        // top_k: at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs
-	Layout       ExpertsLayout // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)
-	Bias         bool          // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
-	Interleaved  bool          // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
-	Alpha        *float64      // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
-	Limit        *float64      // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
-	Plan         expertsLayout // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
+	Intermediate int64            // intermediate
+	Act          string           // act: the ACT2FN name applied to the gate projection; "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
+	Gate         string           // gate: the gate projection's name under the experts module
+	Up           string           // up: the up projection's name
+	Down         string           // down: the down projection's name
+	GateUp       string           // gate_up: a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up
+	TopK         *int64           // top_k: at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs
+	Layout       ExpertsLayout    // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)
+	Bias         bool             // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
+	Interleaved  bool             // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
+	Alpha        *float64         // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
+	Limit        *float64         // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
+	Weighting    ExpertsWeighting // weighting: "output": each expert's output times its weight; "input": the expert runs on its input times its weight, Σ_e mlp_e(weights[e] · x) (Llama4TextMoe's routed_in; no bias)
+	Plan         expertsLayout    // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 
 // ExpertsLayout is the layout attribute's choice (linear, transposed).
@@ -1341,14 +1375,24 @@ const (
 	ExpertsLayoutTransposed ExpertsLayout = "transposed" // layout: "transposed"
 )
 
+// ExpertsWeighting is the weighting attribute's choice (output, input).
+type ExpertsWeighting string
+
+// The weighting choices.
+const (
+	ExpertsWeightingOutput ExpertsWeighting = "output" // weighting: "output"
+	ExpertsWeightingInput  ExpertsWeighting = "input"  // weighting: "input"
+)
+
 // decodeExpertsAttrs reads n.Attrs (the evaluated arguments) into ExpertsAttrs; an error names the attribute and what it must be.
 func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 	a := &ExpertsAttrs{
-		Act:    "silu",
-		Down:   "down_proj",
-		Gate:   "gate_proj",
-		Layout: ExpertsLayoutLinear,
-		Up:     "up_proj",
+		Act:       "silu",
+		Down:      "down_proj",
+		Gate:      "gate_proj",
+		Layout:    ExpertsLayoutLinear,
+		Up:        "up_proj",
+		Weighting: ExpertsWeightingOutput,
 	}
 	var err error
 	if a.Intermediate, err = decodeInt("intermediate", n.Attrs["intermediate"]); err != nil {
@@ -1414,6 +1458,11 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 			return nil, err
 		}
 		a.Limit = &x
+	}
+	if v := n.Attrs["weighting"]; v != nil {
+		if a.Weighting, err = decodeEnum("weighting", v, ExpertsWeightingOutput, ExpertsWeightingInput); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
@@ -1509,6 +1558,25 @@ func decodeConv1dAttrs(n *ir.Node) (*Conv1dAttrs, error) {
 		if a.Act, err = decodeName("act", v); err != nil {
 			return nil, err
 		}
+	}
+	return a, nil
+}
+
+// AttnTemperatureAttrs are the attributes of attn_temperature, decoded and checked once by decodeAttnTemperatureAttrs when the IR builder runs the shape rule.
+type AttnTemperatureAttrs struct {
+	FloorScale float64 // floor_scale
+	AttnScale  float64 // attn_scale
+}
+
+// decodeAttnTemperatureAttrs reads n.Attrs (the evaluated arguments) into AttnTemperatureAttrs; an error names the attribute and what it must be.
+func decodeAttnTemperatureAttrs(n *ir.Node) (*AttnTemperatureAttrs, error) {
+	a := &AttnTemperatureAttrs{}
+	var err error
+	if a.FloorScale, err = decodeFloat("floor_scale", n.Attrs["floor_scale"]); err != nil {
+		return nil, err
+	}
+	if a.AttnScale, err = decodeFloat("attn_scale", n.Attrs["attn_scale"]); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -2027,6 +2095,25 @@ func lowerDecodedConv1d(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerConv1d(f, n, a)
+}
+
+// decodedAttnTemperature is attn_temperature's shape rule: it decodes the attributes once (decodeAttnTemperatureAttrs), keeps them on the node and runs inferAttnTemperature.
+func decodedAttnTemperature(n *ir.Node) error {
+	a, err := decodeAttnTemperatureAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferAttnTemperature(n, a)
+}
+
+// lowerDecodedAttnTemperature is attn_temperature's lowering: lowerAttnTemperature with the attributes the shape rule decoded.
+func lowerDecodedAttnTemperature(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*AttnTemperatureAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerAttnTemperature(f, n, a)
 }
 
 // decodedRmsNormalize is rms_normalize's shape rule: it decodes the attributes once (decodeRMSNormalizeAttrs), keeps them on the node and runs inferRMSNormalize.

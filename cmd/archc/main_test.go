@@ -127,6 +127,10 @@ func TestCLI(t *testing.T) {
 				`expert_selection_fn "relu" is not supported by Cohere2MoeTopKRouter (softmax, sigmoid)`},
 			{"cohere2_moe shared_expert_combination_strategy", "cohere2_moe-sliding", func(c map[string]any) { c["shared_expert_combination_strategy"] = "max" },
 				`shared_expert_combination_strategy "max" is not supported (sum, average)`},
+			{"llama4_text attention_chunk_size 0", "llama4_text", func(c map[string]any) { c["attention_chunk_size"] = 0 },
+				"llama4_text.arch:42:112: attention_chunk_size is 0: the chunked_attention layers need a positive number of positions per chunk"},
+			{"llama4_text hidden_act outside ACT2FN", "llama4_text", func(c map[string]any) { c["hidden_act"] = "swiglu2" },
+				`(name is hidden_act = "swiglu2")`},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
