@@ -128,7 +128,7 @@ func TestCLI(t *testing.T) {
 			{"cohere2_moe shared_expert_combination_strategy", "cohere2_moe-sliding", func(c map[string]any) { c["shared_expert_combination_strategy"] = "max" },
 				`shared_expert_combination_strategy "max" is not supported (sum, average)`},
 			{"llama4_text attention_chunk_size 0", "llama4_text", func(c map[string]any) { c["attention_chunk_size"] = 0 },
-				"llama4_text.arch:42:112: attention_chunk_size is 0: the chunked_attention layers need a positive number of positions per chunk"},
+				"llama4_text.arch:44:112: attention_chunk_size is 0: the chunked_attention layers need a positive number of positions per chunk"},
 			{"llama4_text hidden_act outside ACT2FN", "llama4_text", func(c map[string]any) { c["hidden_act"] = "swiglu2" },
 				`(name is hidden_act = "swiglu2")`},
 		} {
