@@ -174,6 +174,15 @@ def _local_theta_as_global(cfg):
     cfg.rope_parameters["sliding_attention"] = {"rope_type": "default", "rope_theta": theta}
 
 
+def _sub_set(sub, **kw):
+    """Sets fields of a nested config (DbrxConfig's attn_config, ffn_config)."""
+    def mutate(cfg):
+        for k, v in kw.items():
+            setattr(getattr(cfg, sub), k, v)
+
+    return mutate
+
+
 def _all_rope(cfg):
     cfg.no_rope_layers = [1] * cfg.num_hidden_layers
 
@@ -2309,6 +2318,41 @@ FIXTURES = [
             ("temperature_matters", "attn_temperature_tuning=False", _set(attn_temperature_tuning=False)),
             ("qk_norm_matters", "use_qk_norm=False", _set(use_qk_norm=False)),
             ("llama3_matters", "rope_type default", _rope_default),
+        ],
+    ),
+    # ---- dbrx (issue 21): fused Wqkv clamped to ±clip_qkv 0.6, GQA 4 on 2,
+    # LayerNorm without bias; every layer a MoE of 4 DbrxExpertGLU experts
+    # (w1, v1, w2 each [4·32, 64]) under softmax, top 2, divided by their
+    # 2-norm (moe_normalize_expert_weights 2: the p-norm, not the sum)
+    dict(
+        name="dbrx",
+        model_cls="DbrxForCausalLM",
+        config_cls="DbrxConfig",
+        config=dict(
+            vocab_size=256,
+            d_model=64,
+            n_heads=4,
+            n_layers=2,
+            max_seq_len=256,
+            attn_config=dict(clip_qkv=0.6, kv_n_heads=2, rope_theta=10000.0),
+            ffn_config=dict(ffn_hidden_size=32, moe_num_experts=4, moe_top_k=2, moe_normalize_expert_weights=2.0,
+                            ffn_act_fn={"name": "silu"}),
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            tie_word_embeddings=False,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8611,
+        prompt_seed=8612,
+        norm_suffixes=("norm_1.weight", "norm_2.weight", "norm_f.weight"),
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("clip_qkv_matters", "attn_config.clip_qkv=1e4 (never cuts; HF's clamp refuses None)", _sub_set("attn_config", clip_qkv=1e4)),
+            ("pnorm_matters", "ffn_config.moe_normalize_expert_weights=1 (the sum)",
+             _sub_set("ffn_config", moe_normalize_expert_weights=1.0)),
         ],
     ),
 ]

@@ -48,7 +48,7 @@ var primitiveRows = []*primitive{
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", decodedDivide, lowerDecodedDivide, false, tensor("x"), scalar("divisor")),
 	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them (or sigmoid of each); then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
-	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps")),
+	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps"), optional("norm_p")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
 	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit"), optional("weighting")),
 	// add: out = x + y
@@ -460,13 +460,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "topk_method \"sparsemixer\" only, and needed there: router_jitter_noise, the relative band each round's softmax keeps",
 			Name:    "jitter_eps",
+		}, {
+			Default: "none",
+			Doc:     "needs norm: the k kept weights are divided by their p-norm (Σ |v|^p)^(1/p) instead of their sum (torch.norm(p=moe_normalize_expert_weights): DbrxFFN); 1 is the sum; no norm_min or norm_eps with it",
+			Name:    "norm_p",
 		}},
 		Cache:     false,
-		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps), Llama4Router (sigmoid after), PhimoeTopKRouter (sparsemixer, models/phimoe/modeling_phimoe.py sparsemixer, training false); torch.topk",
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps), Llama4Router (sigmoid after), DbrxFFN.route_tokens_to_experts (norm_p), PhimoeTopKRouter (sparsemixer, models/phimoe/modeling_phimoe.py sparsemixer, training false); torch.topk",
 		Math:      "before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them (or sigmoid of each); then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
 		Name:      "route",
 		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
-		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:, norm_eps:, jitter_eps:)",
+		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:, norm_eps:, jitter_eps:, norm_p:)",
 		Types: map[string]string{
 			"bias_shape":  "ints",
 			"jitter_eps":  "float",
@@ -474,6 +478,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"norm":        "bool",
 			"norm_eps":    "float",
 			"norm_min":    "float",
+			"norm_p":      "float",
 			"scale":       "float",
 			"scoring":     "enum(softmax|sigmoid)",
 			"softmax":     "enum(before|after)",
@@ -509,7 +514,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "top_k",
 		}, {
 			Default: "\"linear\"",
-			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)",
+			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); \"flat\": DbrxExpertGLU's parameters <experts>.NAME [experts · intermediate, hidden], all three, viewed [experts, intermediate, hidden]: gate and up applied as x · Wᵀ, down as x · W (split gate and up only)",
 			Name:    "layout",
 		}, {
 			Default: "false",
@@ -533,7 +538,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "weighting",
 		}},
 		Cache:     false,
-		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager; Llama4TextMoe.forward (weighting input)",
+		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager; Llama4TextMoe.forward (weighting input), DbrxExperts.forward (layout flat)",
 		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order",
 		Name:      "experts",
 		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
@@ -547,7 +552,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"gate_up":      "name",
 			"interleaved":  "bool",
 			"intermediate": "int",
-			"layout":       "enum(linear|transposed)",
+			"layout":       "enum(linear|transposed|flat)",
 			"limit":        "float",
 			"top_k":        "int",
 			"up":           "name",
@@ -1236,6 +1241,7 @@ type RouteAttrs struct {
 	Scoring    RouteScoring    // scoring: "sigmoid": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter); with softmax "after", the top_k logits are kept and each replaced by its sigmoid, the others 0 (Llama4Router)
 	NormEps    *float64        // norm_eps: needs norm: the k kept weights are divided by their sum plus norm_eps (Lfm2MoeTopKRouter's sum + 1e-6)
 	JitterEps  *float64        // jitter_eps: topk_method "sparsemixer" only, and needed there: router_jitter_noise, the relative band each round's softmax keeps
+	NormP      *float64        // norm_p: needs norm: the k kept weights are divided by their p-norm (Σ |v|^p)^(1/p) instead of their sum (torch.norm(p=moe_normalize_expert_weights): DbrxFFN); 1 is the sum; no norm_min or norm_eps with it
 	Router     router          // derived by the shape rule: the routing as orthogonal choices: scoring, selection, normalisation, scaling (routerOf)
 }
 
@@ -1345,6 +1351,13 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 		}
 		a.JitterEps = &x
 	}
+	if v := n.Attrs["norm_p"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("norm_p", v); err != nil {
+			return nil, err
+		}
+		a.NormP = &x
+	}
 	return a, nil
 }
 
@@ -1357,7 +1370,7 @@ type ExpertsAttrs struct {
 	Down         string           // down: the down projection's name
 	GateUp       string           // gate_up: a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up
 	TopK         *int64           // top_k: at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs
-	Layout       ExpertsLayout    // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)
+	Layout       ExpertsLayout    // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); "flat": DbrxExpertGLU's parameters <experts>.NAME [experts · intermediate, hidden], all three, viewed [experts, intermediate, hidden]: gate and up applied as x · Wᵀ, down as x · W (split gate and up only)
 	Bias         bool             // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
 	Interleaved  bool             // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
 	Alpha        *float64         // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
@@ -1366,13 +1379,14 @@ type ExpertsAttrs struct {
 	Plan         expertsLayout    // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 
-// ExpertsLayout is the layout attribute's choice (linear, transposed).
+// ExpertsLayout is the layout attribute's choice (linear, transposed, flat).
 type ExpertsLayout string
 
 // The layout choices.
 const (
 	ExpertsLayoutLinear     ExpertsLayout = "linear"     // layout: "linear"
 	ExpertsLayoutTransposed ExpertsLayout = "transposed" // layout: "transposed"
+	ExpertsLayoutFlat       ExpertsLayout = "flat"       // layout: "flat"
 )
 
 // ExpertsWeighting is the weighting attribute's choice (output, input).
@@ -1431,7 +1445,7 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 		a.TopK = &x
 	}
 	if v := n.Attrs["layout"]; v != nil {
-		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed); err != nil {
+		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed, ExpertsLayoutFlat); err != nil {
 			return nil, err
 		}
 	}

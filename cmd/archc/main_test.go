@@ -131,6 +131,11 @@ func TestCLI(t *testing.T) {
 				"llama4_text.arch:44:112: attention_chunk_size is 0: the chunked_attention layers need a positive number of positions per chunk"},
 			{"llama4_text hidden_act outside ACT2FN", "llama4_text", func(c map[string]any) { c["hidden_act"] = "swiglu2" },
 				`(name is hidden_act = "swiglu2")`},
+			{"dbrx ffn_act_fn outside ACT2FN", "dbrx", func(c map[string]any) {
+				c["ffn_config"].(map[string]any)["ffn_act_fn"] = map[string]any{"name": "swiglu"}
+			}, `dbrx.arch:49:12: experts: activation "swiglu" is not supported (intermediate is intermediate_size = 32, act is ffn_config.ffn_act_fn.name = "swiglu")`},
+			{"dbrx moe_normalize_expert_weights 0", "dbrx", func(c map[string]any) { c["ffn_config"].(map[string]any)["moe_normalize_expert_weights"] = 0 },
+				"dbrx.arch:48:9: route: norm_p must be a positive finite p, got 0 (top_k is moe_top_k = 2, norm_p is moe_normalize_expert_weights = 0.0)"},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {

@@ -220,7 +220,9 @@ def route_ref(logits, attrs, bias=None):
             v = 1 / (1 + np.exp(-v))  # Llama4Router: sigmoid of the top-k logits
         elif attrs.get("softmax") == "after":
             v = np.exp(v - v.max()) / np.exp(v - v.max()).sum()
-        if attrs.get("norm"):
+        if attrs.get("norm") and attrs.get("norm_p"):
+            v = v / (np.abs(v) ** attrs["norm_p"]).sum() ** (1 / attrs["norm_p"])  # torch.norm(v, p) (DbrxFFN)
+        elif attrs.get("norm"):
             v = v / max(v.sum(), attrs.get("norm_min", 0.0))
         out[i, idx] = v * attrs.get("scale", 1.0)
     return out.reshape(logits.shape)
@@ -943,6 +945,9 @@ def cases():
          "softmax over the experts, top 2, not renormalised (OlmoeTopKRouter, norm_topk_prob false)"),
         ("route_sigmoid_after", {"top_k": 2, "softmax": "after", "scoring": "sigmoid"},
          "top 2 of the logits, each replaced by its sigmoid, the others 0 (Llama4Router); ties as torch.topk"),
+        ("route_pnorm", {"top_k": 3, "norm": True, "norm_p": 3.0},
+         "softmax over the experts, top 3, divided by their 3-norm (Σ v³)^(1/3) (DbrxFFN's "
+         "moe_normalize_expert_weights 3); ties as torch.topk"),
     ]:
         r = rng(name)
         c = add(Case(name, "route", doc + ".", [("logits", "f32", [B, S, 6])], [B, S, 6], attrs=attrs,
@@ -1081,6 +1086,31 @@ def cases():
             h = x.astype(f64) @ gu[e].astype(f64) + gub[e].astype(f64)
             g, u = np.minimum(h[..., ::2], limit), np.clip(h[..., 1::2], -limit, limit)
             y = ((u + 1) * g / (1 + np.exp(-alpha * g))) @ d[e].astype(f64) + db[e].astype(f64)
+            want += w[..., e:e + 1].astype(f64) * y
+        c.call(b, s_, [x, w], want)
+
+    # experts as DbrxExperts stores and applies them: w1, v1, w2 each one
+    # parameter [E·I, H] (viewed [E, I, H]), gate = x·w1ᵀ, up = x·v1ᵀ,
+    # down = (silu(gate)·up)·w2 (w2 not transposed).
+    name = "experts_dbrx"
+    r = rng(name)
+    E, H, I, K = 4, 8, 6, 2
+    attrs = {"intermediate": I, "top_k": K, "gate": "w1", "up": "v1", "down": "w2", "layout": "flat"}
+    c = add(Case(name, "experts", "DbrxExperts: out = Σ_e w[e]·(silu(x·w1_eᵀ)·(x·v1_eᵀ))·w2_e with w1, v1, w2 stored as "
+                 "[E·I, H] = [%d, %d] each (DbrxExpertGLU); over %d experts, top %d; the 1-token call takes the "
+                 "sparse (gathered) path, the other the dense one." % (E * I, H, E, K),
+                 [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])], [B, S, H], attrs=attrs, tol=(1e-5, 1e-5)))
+    w1 = c.weight("w1", randn(r, (E * I, H), 0.5)).reshape(E, I, H)
+    v1 = c.weight("v1", randn(r, (E * I, H), 0.5)).reshape(E, I, H)
+    w2 = c.weight("w2", randn(r, (E * I, H), 0.5)).reshape(E, I, H)
+    for b, s_ in [(1, 1), (2, 3)]:
+        x = randn(r, (b, s_, H))
+        logits = randn(r, (b, s_, E), 2)
+        w = route_ref(logits, {"top_k": K, "norm": True, "norm_p": 2.0}).astype(f32)
+        want = np.zeros((b, s_, H))
+        for e in range(E):
+            xd = x.astype(f64)
+            y = (silu(xd @ w1[e].T.astype(f64)) * (xd @ v1[e].T.astype(f64))) @ w2[e].astype(f64)
             want += w[..., e:e + 1].astype(f64) * y
         c.call(b, s_, [x, w], want)
 
