@@ -2355,6 +2355,40 @@ FIXTURES = [
              _sub_set("ffn_config", moe_normalize_expert_weights=1.0)),
         ],
     ),
+    # ---- jetmoe (issue 21): the mixture of attention heads: per token the
+    # top 2 of 4 query-projection experts (kv_channels 12, 2 heads each: 4
+    # query heads) over one kv_proj's 2 tiled kv heads, their output
+    # projections weighted and summed plus a bias; a MoE MLP (fused
+    # input_linear, top 2 of 4) plus a bias; tied embeddings (the default)
+    dict(
+        name="jetmoe",
+        model_cls="JetMoeForCausalLM",
+        config_cls="JetMoeConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_key_value_heads=2,
+            kv_channels=12,
+            intermediate_size=32,
+            max_position_embeddings=256,
+            activation_function="silu",
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            rms_norm_eps=1e-5,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8631,
+        prompt_seed=8622,
+        spec_check=False,
+        moe=True,
+        switches=[("top_k_matters", "num_experts_per_tok=1 (one attention expert: 2 query heads)",
+                   _set(num_experts_per_tok=1))],
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]

@@ -214,6 +214,9 @@ func TestAttrChecks(t *testing.T) {
 		{"route", []*ir.Node{w8}, map[string]any{"top_k": int64(2), "softmax": "after", "scoring": "sigmoid", "norm": true}, `norm with softmax "after" and scoring "sigmoid"`},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "layout": "flat", "gate_up": "gu"}, `layout "flat" is DbrxExpertGLU's`},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "weighting": "input", "bias": true}, `weighting "input" with bias`},
+		{"expert_linear", []*ir.Node{x3, w8}, map[string]any{"out": int64(4)}, "weights do not come from route: give top_k"},
+		{"expert_linear", []*ir.Node{x3, w8}, map[string]any{"out": int64(4), "top_k": int64(3), "reduce": true}, "reduce: x's last dimension 16 must hold top_k 3 equal slot inputs"},
+		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"kv_repeat": "repeat"}, `kv_repeat must be "interleave" or "tile", got "repeat"`},
 	} {
 		n := &ir.Node{Prim: c.prim, Args: c.args, Attrs: c.attrs, Module: "m"}
 		if c.prim == "route" {

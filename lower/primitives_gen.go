@@ -30,7 +30,7 @@ var primitiveRows = []*primitive{
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
-	row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk")),
+	row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat")),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -51,6 +51,10 @@ var primitiveRows = []*primitive{
 	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps"), optional("norm_p")),
 	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
 	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit"), optional("weighting")),
+	// expert_linear: slot j of a token is its j-th used expert e_j (the nonzero weights, in expert-index order): out[j] = W_{e_j} · x; reduce: out = Σ_j weights[e_j] · W_{e_j} · x[j]
+	row("expert_linear", decodedExpertLinear, lowerDecodedExpertLinear, false, tensor("x"), tensor("weights"), module("weight"), scalar("out"), optional("reduce"), optional("top_k")),
+	// add_bias: out = x + b
+	row("add_bias", inferAddBias, lowerAddBias, false, tensor("x"), module("bias")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -291,18 +295,23 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply",
 			Name:    "chunk",
+		}, {
+			Default: "\"interleave\"",
+			Doc:     "how kv heads serve the query heads: \"interleave\": query head h reads kv head h / (heads / kv_heads) (repeat_kv); \"tile\": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)",
+			Name:    "kv_repeat",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers)",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile)",
 		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator",
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]",
-		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:, chunk:)",
+		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:)",
 		Types: map[string]string{
-			"chunk":   "int",
-			"scale":   "float",
-			"softcap": "float",
-			"window":  "int",
+			"chunk":     "int",
+			"kv_repeat": "enum(interleave|tile)",
+			"scale":     "float",
+			"softcap":   "float",
+			"window":    "int",
 		},
 	},
 	{
@@ -558,6 +567,38 @@ var primitiveDocs = []PrimitiveDoc{
 			"up":           "name",
 			"weighting":    "enum(output|input)",
 		},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "false: JetMoeMoA.map, each slot's projection of x, side by side; true: JetMoeMoA.reduce, x holds one input per slot and the slots' projections are weighted and summed (in expert-index order)",
+			Name:    "reduce",
+		}, {
+			Default: "the top_k of the route call giving weights",
+			Doc:     "the slots per token (the nonzero weights of a token): needed when weights do not come from route",
+			Name:    "top_k",
+		}},
+		Cache:     false,
+		HF:        "JetMoeMoA.map and JetMoeMoA.reduce (models/jetmoe/modeling_jetmoe.py: JetMoeParallelExperts, a mixture of attention heads), without its bias",
+		Math:      "slot j of a token is its j-th used expert e_j (the nonzero weights, in expert-index order): out[j] = W_{e_j} · x; reduce: out = Σ_j weights[e_j] · W_{e_j} · x[j]",
+		Name:      "expert_linear",
+		Shapes:    "x [..., in] (reduce: [..., top_k · in]), weights [..., experts] → [..., top_k · out] (reduce: [..., out]); weight <module>.weight [experts, out, in]",
+		Signature: "expert_linear(x, weights, weight, out, reduce:, top_k:)",
+		Types: map[string]string{
+			"out":    "int",
+			"reduce": "bool",
+			"top_k":  "int",
+		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "a bare bias parameter added to a module's output (JetMoeMoE and JetMoeMoA: layer_output + self.bias)",
+		Math:      "out = x + b",
+		Name:      "add_bias",
+		Shapes:    "x [..., d] → [..., d]; bias (a tensor path, the path itself) [d]",
+		Signature: "add_bias(x, bias)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -1069,15 +1110,25 @@ func decodeRoPEAttrs(n *ir.Node) (*RoPEAttrs, error) {
 
 // AttentionAttrs are the attributes of attention, decoded and checked once by decodeAttentionAttrs when the IR builder runs the shape rule.
 type AttentionAttrs struct {
-	Scale   *float64 // scale: the factor on q · kᵀ
-	Softcap *float64 // softcap: cap · tanh(scores / cap) before the mask
-	Window  *int64   // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
-	Chunk   *int64   // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
+	Scale    *float64          // scale: the factor on q · kᵀ
+	Softcap  *float64          // softcap: cap · tanh(scores / cap) before the mask
+	Window   *int64            // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
+	Chunk    *int64            // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
+	KvRepeat AttentionKvRepeat // kv_repeat: how kv heads serve the query heads: "interleave": query head h reads kv head h / (heads / kv_heads) (repeat_kv); "tile": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)
 }
+
+// AttentionKvRepeat is the kv_repeat attribute's choice (interleave, tile).
+type AttentionKvRepeat string
+
+// The kv_repeat choices.
+const (
+	AttentionKvRepeatInterleave AttentionKvRepeat = "interleave" // kv_repeat: "interleave"
+	AttentionKvRepeatTile       AttentionKvRepeat = "tile"       // kv_repeat: "tile"
+)
 
 // decodeAttentionAttrs reads n.Attrs (the evaluated arguments) into AttentionAttrs; an error names the attribute and what it must be.
 func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
-	a := &AttentionAttrs{}
+	a := &AttentionAttrs{KvRepeat: AttentionKvRepeatInterleave}
 	var err error
 	if v := n.Attrs["scale"]; v != nil {
 		var x float64
@@ -1106,6 +1157,11 @@ func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
 			return nil, err
 		}
 		a.Chunk = &x
+	}
+	if v := n.Attrs["kv_repeat"]; v != nil {
+		if a.KvRepeat, err = decodeEnum("kv_repeat", v, AttentionKvRepeatInterleave, AttentionKvRepeatTile); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
@@ -1477,6 +1533,36 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 		if a.Weighting, err = decodeEnum("weighting", v, ExpertsWeightingOutput, ExpertsWeightingInput); err != nil {
 			return nil, err
 		}
+	}
+	return a, nil
+}
+
+// ExpertLinearAttrs are the attributes of expert_linear, decoded and checked once by decodeExpertLinearAttrs when the IR builder runs the shape rule.
+type ExpertLinearAttrs struct {
+	Out    int64  // out
+	Reduce bool   // reduce: false: JetMoeMoA.map, each slot's projection of x, side by side; true: JetMoeMoA.reduce, x holds one input per slot and the slots' projections are weighted and summed (in expert-index order)
+	TopK   *int64 // top_k: the slots per token (the nonzero weights of a token): needed when weights do not come from route
+	Slots  int64  // derived by the shape rule: the slots per token: top_k, or the top_k of the route call giving weights
+}
+
+// decodeExpertLinearAttrs reads n.Attrs (the evaluated arguments) into ExpertLinearAttrs; an error names the attribute and what it must be.
+func decodeExpertLinearAttrs(n *ir.Node) (*ExpertLinearAttrs, error) {
+	a := &ExpertLinearAttrs{}
+	var err error
+	if a.Out, err = decodeInt("out", n.Attrs["out"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["reduce"]; v != nil {
+		if a.Reduce, err = decodeBool("reduce", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["top_k"]; v != nil {
+		var x int64
+		if x, err = decodeInt("top_k", v); err != nil {
+			return nil, err
+		}
+		a.TopK = &x
 	}
 	return a, nil
 }
@@ -2014,6 +2100,25 @@ func lowerDecodedExperts(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerExperts(f, n, a)
+}
+
+// decodedExpertLinear is expert_linear's shape rule: it decodes the attributes once (decodeExpertLinearAttrs), keeps them on the node and runs inferExpertLinear.
+func decodedExpertLinear(n *ir.Node) error {
+	a, err := decodeExpertLinearAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferExpertLinear(n, a)
+}
+
+// lowerDecodedExpertLinear is expert_linear's lowering: lowerExpertLinear with the attributes the shape rule decoded.
+func lowerDecodedExpertLinear(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*ExpertLinearAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerExpertLinear(f, n, a)
 }
 
 // decodedFullLike is full_like's shape rule: it decodes the attributes once (decodeFullLikeAttrs), keeps them on the node and runs inferFullLike.

@@ -136,6 +136,10 @@ func TestCLI(t *testing.T) {
 			}, `dbrx.arch:49:12: experts: activation "swiglu" is not supported (intermediate is intermediate_size = 32, act is ffn_config.ffn_act_fn.name = "swiglu")`},
 			{"dbrx moe_normalize_expert_weights 0", "dbrx", func(c map[string]any) { c["ffn_config"].(map[string]any)["moe_normalize_expert_weights"] = 0 },
 				"dbrx.arch:48:9: route: norm_p must be a positive finite p, got 0 (top_k is moe_top_k = 2, norm_p is moe_normalize_expert_weights = 0.0)"},
+			{"jetmoe activation_function outside ACT2FN", "jetmoe", func(c map[string]any) { c["activation_function"] = "swiglu" },
+				`jetmoe.arch:48:14: experts: activation "swiglu" is not supported (intermediate is intermediate_size = 32, act is activation_function = "swiglu")`},
+			{"jetmoe more experts per token than experts", "jetmoe", func(c map[string]any) { c["num_experts_per_tok"] = 5 },
+				"jetmoe.arch:32:34: route: top_k 5 must be in [1, 4] (the number of experts) (top_k is num_experts_per_tok = 5)"},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {

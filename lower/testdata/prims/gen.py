@@ -349,11 +349,12 @@ class KVCache:
     def __init__(self):
         self.k, self.v = {}, {}
 
-    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None, sinks=None, chunk=None):
+    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None, sinks=None, chunk=None, tile=False):
         """Writes this call's k [B, S, KVH, D] and v [B, S, KVH, DV], then HF
         eager_attention_forward: per query at position p, keys at positions
         j <= p (and p - j < window; with chunk, j >= p - p % chunk: HF's
-        chunked_causal_mask_function), GQA head h -> kv head h // (H/KVH)."""
+        chunked_causal_mask_function), GQA head h -> kv head h // (H/KVH), or
+        with tile h % KVH (JetMoeAttention's k.repeat)."""
         B, S, H, D = q.shape
         G = H // k.shape[2]
         scale = D ** -0.5 if scale is None else scale
@@ -371,18 +372,19 @@ class KVCache:
                 keys = np.stack([self.k[(int(slots[b]), j)] for j in js])   # [J, KVH, D]
                 vals = np.stack([self.v[(int(slots[b]), j)] for j in js])
                 for h in range(H):
-                    sc = keys[:, h // G] @ q[b, s, h].astype(f64) * scale
+                    kvh = h % k.shape[2] if tile else h // G
+                    sc = keys[:, kvh] @ q[b, s, h].astype(f64) * scale
                     if cap:
                         sc = cap * np.tanh(sc / cap)
                     if sinks is None:
                         e = np.exp(sc - sc.max())
-                        out[b, s, h] = (e / e.sum()) @ vals[:, h // G]
+                        out[b, s, h] = (e / e.sum()) @ vals[:, kvh]
                     else:
                         # GptOss eager_attention_forward: softmax over [scores, sink]
                         # (max-subtracted), the sink's column dropped.
                         comb = np.append(sc, f64(sinks[h]))
                         e = np.exp(comb - comb.max())
-                        out[b, s, h] = (e[:-1] / e.sum()) @ vals[:, h // G]
+                        out[b, s, h] = (e[:-1] / e.sum()) @ vals[:, kvh]
         return out.reshape(B, S, H * DV)
 
 
@@ -699,6 +701,8 @@ def cases():
         ("attention_chunk", 4, 2, 9, {"chunk": 2},
          "GQA 4 on 2, chunks of 2 positions (Llama 4's chunked attention: position 3 sees 2 and 3, position 2 "
          "only itself)"),
+        ("attention_tile", 6, 2, 10, {"kv_repeat": "tile"},
+         "6 query heads on 2 kv heads tiled: query head h reads kv head h mod 2 (JetMoeAttention's k.repeat)"),
     ]
     for name, H, KVH, max_len, attrs, what in atts:
         r = rng(name)
@@ -718,7 +722,7 @@ def cases():
         for b, s, pos, slots in [(1, 3, [[0, 1, 2]], [0]), (1, 2, [[0, 1]], [1]), (2, 1, [[3], [2]], [0, 1])]:
             q, k, v = randn(r, (b, s, H, D)), randn(r, (b, s, KVH, D)), randn(r, (b, s, KVH, D))
             want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"), sinks,
-                             attrs.get("chunk"))
+                             attrs.get("chunk"), attrs.get("kv_repeat") == "tile")
             c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
 
     # MLA (DeepSeek-V2, MiniCPM3): keys of qk_nope + qk_rope = 6 + 4 dims,
@@ -1113,6 +1117,50 @@ def cases():
             y = (silu(xd @ w1[e].T.astype(f64)) * (xd @ v1[e].T.astype(f64))) @ w2[e].astype(f64)
             want += w[..., e:e + 1].astype(f64) * y
         c.call(b, s_, [x, w], want)
+
+    # expert_linear: JetMoE's mixture of attention heads. map: each slot
+    # (a token's used experts in index order) projects x with its expert's
+    # [out, in] matrix; reduce: each slot's own input projected, weighted
+    # and summed. The 1-token calls take the gathered path (T·k < E), the
+    # others the dense one.
+    for name, red in [("expert_linear_map", False), ("expert_linear_reduce", True)]:
+        r = rng(name)
+        E, IN, OUT, K = 5, 6, 4, 2
+        attrs = {"out": OUT, "top_k": K, "reduce": red}
+        xin = K * IN if red else IN
+        outw = OUT if red else K * OUT
+        doc = ("JetMoeMoA.%s: %s over %d experts, top %d; the 1-token call takes the gathered path, the other the "
+               "dense one." % ("reduce" if red else "map",
+                               "out = Σ_j w[e_j]·W_{e_j}·x_j, x holding one input per slot" if red else
+                               "slot j = W_{e_j}·x, the slots side by side (e_j the j-th used expert by index)",
+                               E, K))
+        c = add(Case(name, "expert_linear", doc, [("x", "f32", [B, S, xin]), ("weights", "f32", [B, S, E])],
+                     [B, S, outw], attrs=attrs, tol=(1e-5, 1e-5)))
+        W = c.weight("weight", randn(r, (E, OUT, IN), 0.5))
+        for b, s_ in [(1, 1), (2, 3)]:
+            x = randn(r, (b, s_, xin))
+            w = route_ref(randn(r, (b, s_, E), 2), {"top_k": K, "softmax": "after"}).astype(f32)
+            want = np.zeros((b, s_, outw))
+            for bi in range(b):
+                for si in range(s_):
+                    used = [e for e in range(E) if w[bi, si, e] != 0]
+                    for j, e in enumerate(used):
+                        if red:
+                            xj = x[bi, si, j * IN:(j + 1) * IN].astype(f64)
+                            want[bi, si] += w[bi, si, e].astype(f64) * (W[e].astype(f64) @ xj)
+                        else:
+                            want[bi, si, j * OUT:(j + 1) * OUT] = W[e].astype(f64) @ x[bi, si].astype(f64)
+            c.call(b, s_, [x, w], want)
+
+    # add_bias: a bare bias parameter (JetMoE's layer_output + self.bias).
+    name = "add_bias"
+    r = rng(name)
+    c = add(Case(name, "add_bias", "out = x + b, b the tensor at the path itself (JetMoeMoE's bias).",
+                 [("x", "f32", [B, S, 6])], [B, S, 6], tol=(1e-6, 1e-6)))
+    bb = c.weight(None, randn(r, (6,), 0.5))
+    for b, s_ in [(1, 3), (2, 1)]:
+        x = randn(r, (b, s_, 6))
+        c.call(b, s_, [x], x.astype(f64) + bb.astype(f64))
 
     # experts as Llama4TextMoe applies them: the routing weight scales each
     # expert's input (routed_in = x · score), Llama4TextExperts' stacked
