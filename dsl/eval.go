@@ -758,10 +758,17 @@ func (s *scope) call(c *Call) (any, error) {
 	return n, err
 }
 
-// exprName is the name path an expression is (`num_local_experts`), or "".
+// exprName is the name path an expression is (`num_local_experts`), or
+// the first operand of a `??` chain (`ffn_config.ffn_act_fn.name ??
+// "silu"`: the config key the value comes from unless it is absent), or "".
 func exprName(e *Expr) string {
-	if e == nil || e.Then != nil || e.Cond == nil || len(e.Cond.Rest) > 0 {
+	if e == nil || e.Then != nil || e.Cond == nil {
 		return ""
+	}
+	for _, op := range e.Cond.Rest {
+		if op.Op != "??" {
+			return ""
+		}
 	}
 	return operandName(e.Cond.First)
 }

@@ -175,6 +175,15 @@ def _local_theta_as_global(cfg):
     cfg.rope_parameters["sliding_attention"] = {"rope_type": "default", "rope_theta": theta}
 
 
+def _sub_set(sub, **kw):
+    """Sets fields of a nested config (DbrxConfig's attn_config, ffn_config)."""
+    def mutate(cfg):
+        for k, v in kw.items():
+            setattr(getattr(cfg, sub), k, v)
+
+    return mutate
+
+
 def _all_rope(cfg):
     cfg.no_rope_layers = [1] * cfg.num_hidden_layers
 
@@ -2388,6 +2397,121 @@ FIXTURES = [
         ],
         spec_check=False,
         moe=True,
+    ),
+    # ---- llama4_text (issue 21): the RoPE layers (0, 1, 3) attend within
+    # chunks of 8 positions (< the 29-token prompt), with interleaved
+    # (complex) RoPE under Scout's llama3 scaling shape (low = high freq
+    # factor) and q/k L2 norm; the NoPE layer 2 attends to everything with
+    # the attention temperature (floor_scale 4, so it grows within the
+    # prompt); layers 1 and 3 are Llama4TextMoe (top 2 of 4 experts, the
+    # sigmoid scores scaling the experts' inputs, a shared expert), 0 and 2
+    # a dense MLP of intermediate_size_mlp; head_dim 24 (not hidden/heads)
+    dict(
+        name="llama4_text",
+        model_cls="Llama4ForCausalLM",
+        config_cls="Llama4TextConfig",
+        config=dict(
+            TINY,
+            head_dim=24,
+            hidden_act="silu",
+            num_hidden_layers=4,
+            intermediate_size=32,
+            intermediate_size_mlp=96,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            interleave_moe_layer_step=2,
+            no_rope_layers=[1, 1, 0, 1],
+            attention_chunk_size=8,
+            attn_temperature_tuning=True,
+            floor_scale=4,
+            attn_scale=0.5,
+            use_qk_norm=True,
+            rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 16.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 1.0, "original_max_position_embeddings": 64},
+        ),
+        seed=8601,
+        prompt_seed=8602,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("chunk_matters", "layer_types all full_attention", _set(layer_types=["full_attention"] * 4)),
+            ("nope_matters", "no_rope_layers all 1 (RoPE and qk norm everywhere)", _all_rope),
+            ("temperature_matters", "attn_temperature_tuning=False", _set(attn_temperature_tuning=False)),
+            ("qk_norm_matters", "use_qk_norm=False", _set(use_qk_norm=False)),
+            ("llama3_matters", "rope_type default", _rope_default),
+        ],
+    ),
+    # ---- dbrx (issue 21): fused Wqkv clamped to ±clip_qkv 0.6, GQA 4 on 2,
+    # LayerNorm without bias; every layer a MoE of 4 DbrxExpertGLU experts
+    # (w1, v1, w2 each [4·32, 64]) under softmax, top 2, divided by their
+    # 2-norm (moe_normalize_expert_weights 2: the p-norm, not the sum)
+    dict(
+        name="dbrx",
+        model_cls="DbrxForCausalLM",
+        config_cls="DbrxConfig",
+        config=dict(
+            vocab_size=256,
+            d_model=64,
+            n_heads=4,
+            n_layers=2,
+            max_seq_len=256,
+            attn_config=dict(clip_qkv=0.6, kv_n_heads=2, rope_theta=10000.0),
+            ffn_config=dict(ffn_hidden_size=32, moe_num_experts=4, moe_top_k=2, moe_normalize_expert_weights=2.0,
+                            ffn_act_fn={"name": "silu"}),
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            tie_word_embeddings=False,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8611,
+        prompt_seed=8612,
+        norm_suffixes=("norm_1.weight", "norm_2.weight", "norm_f.weight"),
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("clip_qkv_matters", "attn_config.clip_qkv=1e4 (never cuts; HF's clamp refuses None)", _sub_set("attn_config", clip_qkv=1e4)),
+            ("pnorm_matters", "ffn_config.moe_normalize_expert_weights=1 (the sum)",
+             _sub_set("ffn_config", moe_normalize_expert_weights=1.0)),
+        ],
+    ),
+    # ---- jetmoe (issue 21): the mixture of attention heads: per token the
+    # top 2 of 4 query-projection experts (kv_channels 12, 2 heads each: 4
+    # query heads) over one kv_proj's 2 tiled kv heads, their output
+    # projections weighted and summed plus a bias; a MoE MLP (fused
+    # input_linear, top 2 of 4) plus a bias; tied embeddings (the default)
+    dict(
+        name="jetmoe",
+        model_cls="JetMoeForCausalLM",
+        config_cls="JetMoeConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_key_value_heads=2,
+            kv_channels=12,
+            intermediate_size=32,
+            max_position_embeddings=256,
+            activation_function="silu",
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            rms_norm_eps=1e-5,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8631,
+        prompt_seed=8622,
+        spec_check=False,
+        moe=True,
+        switches=[("top_k_matters", "num_experts_per_tok=1 (one attention expert: 2 query heads)",
+                   _set(num_experts_per_tok=1))],
     ),
 ]
 # What every entry has unless it says otherwise.

@@ -201,12 +201,22 @@ func TestAttrChecks(t *testing.T) {
 		{"activation", []*ir.Node{x3}, map[string]any{"name": "swish2"}, `activation "swish2" is not supported`},
 		{"activation", []*ir.Node{x3}, map[string]any{"name": int64(1)}, "name must be a name (string), got 1"},
 		{"clamp", []*ir.Node{x3}, map[string]any{"min": int64(2), "max": 1.0}, "min 2 is above max 1"},
-		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "layout": "columns"}, `layout must be "linear" or "transposed", got "columns"`},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "layout": "columns"}, `layout must be "linear" or "transposed" or "flat", got "columns"`},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "interleaved": true}, "interleaved needs a fused gate_up tensor (gate_up: NAME)"},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "act": "swish2"}, `activation "swish2" is not supported`},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "gate": ""}, "gate must be a name, got an empty string"},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "limit": 7.0}, `alpha and limit are clamped_swiglu's: act "silu" does not read them`},
 		{"route", []*ir.Node{w8}, map[string]any{"top_k": int64(2), "bias_shape": []any{int64(1), int64(8)}}, "bias_shape needs bias"},
+		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"chunk": int64(0)}, "chunk must be a positive int (tokens) or none, got 0"},
+		{"attn_temperature", []*ir.Node{x4}, map[string]any{"floor_scale": 0.0, "attn_scale": 0.1}, "floor_scale must be positive"},
+		{"route", []*ir.Node{w8}, map[string]any{"top_k": int64(2), "norm_p": 2.0}, "norm_p is the p-norm that norm divides by: it needs norm: true"},
+		{"route", []*ir.Node{w8}, map[string]any{"top_k": int64(2), "norm": true, "norm_p": 0.0}, "norm_p must be a positive finite p, got 0"},
+		{"route", []*ir.Node{w8}, map[string]any{"top_k": int64(2), "softmax": "after", "scoring": "sigmoid", "norm": true}, `norm with softmax "after" and scoring "sigmoid"`},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "layout": "flat", "gate_up": "gu"}, `layout "flat" is DbrxExpertGLU's`},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "weighting": "input", "bias": true}, `weighting "input" with bias`},
+		{"expert_linear", []*ir.Node{x3, w8}, map[string]any{"out": int64(4)}, "weights do not come from route: give top_k"},
+		{"expert_linear", []*ir.Node{x3, w8}, map[string]any{"out": int64(4), "top_k": int64(3), "reduce": true}, "reduce: x's last dimension 16 must hold top_k 3 equal slot inputs"},
+		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"kv_repeat": "repeat"}, `kv_repeat must be "interleave" or "tile", got "repeat"`},
 	} {
 		n := &ir.Node{Prim: c.prim, Args: c.args, Attrs: c.attrs, Module: "m"}
 		if c.prim == "route" {

@@ -155,3 +155,20 @@ func lowerConcat(f *fn, n *ir.Node) codegen.Value {
 	}
 	return f.concat(r-1, parts...)
 }
+
+// add_bias(x [..., d], bias) → [..., d]: x + b, b the tensor at the bias
+// path itself [d], a bare bias parameter added to a module's output
+// (JetMoeMoE and JetMoeMoA: layer_output + self.bias).
+func inferAddBias(n *ir.Node) error {
+	d := lastDim(n.Args[0].Type)
+	if d <= 0 {
+		return fmt.Errorf("x must end in a concrete size, got %s", n.Args[0].Type)
+	}
+	n.Weights = []ir.Weight{{Name: n.Module, Shape: []int64{d}}}
+	return inferSame(n)
+}
+
+func lowerAddBias(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	return f.add(x, f.broadcastTrailing(f.weight(n.Weights[0].Name), x.Type))
+}

@@ -136,6 +136,19 @@ func TestCLI(t *testing.T) {
 				"linear_num_value_heads (5) must be a multiple of linear_num_key_heads (2)"},
 			{"qwen3_5 text_config value heads", "qwen3_5", func(c map[string]any) { c["text_config"].(map[string]any)["linear_num_value_heads"] = 3 },
 				"linear_num_value_heads (3) must be a multiple of linear_num_key_heads (2)"},
+			{"llama4_text attention_chunk_size 0", "llama4_text", func(c map[string]any) { c["attention_chunk_size"] = 0 },
+				"llama4_text.arch:44:112: attention_chunk_size is 0: the chunked_attention layers need a positive number of positions per chunk"},
+			{"llama4_text hidden_act outside ACT2FN", "llama4_text", func(c map[string]any) { c["hidden_act"] = "swiglu2" },
+				`(name is hidden_act = "swiglu2")`},
+			{"dbrx ffn_act_fn outside ACT2FN", "dbrx", func(c map[string]any) {
+				c["ffn_config"].(map[string]any)["ffn_act_fn"] = map[string]any{"name": "swiglu"}
+			}, `dbrx.arch:49:12: experts: activation "swiglu" is not supported (intermediate is intermediate_size = 32, act is ffn_config.ffn_act_fn.name = "swiglu")`},
+			{"dbrx moe_normalize_expert_weights 0", "dbrx", func(c map[string]any) { c["ffn_config"].(map[string]any)["moe_normalize_expert_weights"] = 0 },
+				"dbrx.arch:48:9: route: norm_p must be a positive finite p, got 0 (top_k is moe_top_k = 2, norm_p is moe_normalize_expert_weights = 0.0)"},
+			{"jetmoe activation_function outside ACT2FN", "jetmoe", func(c map[string]any) { c["activation_function"] = "swiglu" },
+				`jetmoe.arch:48:14: experts: activation "swiglu" is not supported (intermediate is intermediate_size = 32, act is activation_function = "swiglu")`},
+			{"jetmoe more experts per token than experts", "jetmoe", func(c map[string]any) { c["num_experts_per_tok"] = 5 },
+				"jetmoe.arch:32:34: route: top_k 5 must be in [1, 4] (the number of experts) (top_k is num_experts_per_tok = 5)"},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
