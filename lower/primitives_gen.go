@@ -49,8 +49,8 @@ var primitiveRows = []*primitive{
 	row("divide", decodedDivide, lowerDecodedDivide, false, tensor("x"), scalar("divisor")),
 	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
 	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps")),
-	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
-	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
+	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x) (gated false: down_e(act(up_e x))), over the experts with a nonzero weight, added in expert-index order
+	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit"), optional("gated")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -478,7 +478,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "\"silu\"",
-			Doc:     "the ACT2FN name applied to the gate projection; \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
+			Doc:     "the ACT2FN name applied to the gate projection (gated false: to the up projection); \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
 			Name:    "act",
 		}, {
 			Default: "\"gate_proj\"",
@@ -520,13 +520,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "7.0 with clamped_swiglu",
 			Doc:     "clamped_swiglu's clamp (swiglu_limit); refused with another act",
 			Name:    "limit",
+		}, {
+			Default: "true",
+			Doc:     "false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up or clamped_swiglu",
+			Name:    "gated",
 		}},
 		Cache:     false,
 		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager",
-		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order",
+		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x) (gated false: down_e(act(up_e x))), over the experts with a nonzero weight, added in expert-index order",
 		Name:      "experts",
-		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
-		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:)",
+		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]; gated false: up only), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
+		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:, gated:)",
 		Types: map[string]string{
 			"act":          "name",
 			"alpha":        "float",
@@ -534,6 +538,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"down":         "name",
 			"gate":         "name",
 			"gate_up":      "name",
+			"gated":        "bool",
 			"interleaved":  "bool",
 			"intermediate": "int",
 			"layout":       "enum(linear|transposed)",
@@ -1318,7 +1323,7 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 // ExpertsAttrs are the attributes of experts, decoded and checked once by decodeExpertsAttrs when the IR builder runs the shape rule.
 type ExpertsAttrs struct {
 	Intermediate int64         // intermediate
-	Act          string        // act: the ACT2FN name applied to the gate projection; "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
+	Act          string        // act: the ACT2FN name applied to the gate projection (gated false: to the up projection); "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
 	Gate         string        // gate: the gate projection's name under the experts module
 	Up           string        // up: the up projection's name
 	Down         string        // down: the down projection's name
@@ -1329,6 +1334,7 @@ type ExpertsAttrs struct {
 	Interleaved  bool          // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
 	Alpha        *float64      // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
 	Limit        *float64      // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
+	Gated        bool          // gated: false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up or clamped_swiglu
 	Plan         expertsLayout // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 
@@ -1347,6 +1353,7 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 		Act:    "silu",
 		Down:   "down_proj",
 		Gate:   "gate_proj",
+		Gated:  true,
 		Layout: ExpertsLayoutLinear,
 		Up:     "up_proj",
 	}
@@ -1414,6 +1421,11 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 			return nil, err
 		}
 		a.Limit = &x
+	}
+	if v := n.Attrs["gated"]; v != nil {
+		if a.Gated, err = decodeBool("gated", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
