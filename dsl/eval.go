@@ -675,6 +675,9 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == dictFunc && s.b == nil && !c.Super {
 		return s.dictCall(c)
 	}
+	if c.Name == lenFunc && s.b == nil && !c.Super {
+		return s.lenCall(c)
+	}
 	if c.Name == intFunc && s.b == nil && !c.Super {
 		return s.intCall(c)
 	}

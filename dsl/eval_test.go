@@ -159,6 +159,13 @@ func TestConfigExpr(t *testing.T) {
 		{src: "int(nothing)", want: nil},
 		{src: "int(s)", wantErr: `int needs a number, got string "b"`},
 		{src: "log(1, 2)", wantErr: "log takes one positional argument"},
+		// len: a list's, a string's (characters) or a dict's length; none propagates.
+		{src: "len([1, 2, 3])", want: int64(3)},
+		{src: "len(\"M-M*E\")", want: int64(5)},
+		{src: "len(rope)", want: int64(3)},
+		{src: "len(nothing)", want: nil},
+		{src: "len(n)", wantErr: "len needs a list, string or dict, got int 7"},
+		{src: "[i for i in range(len(\"M*\"))]", want: []any{int64(0), int64(1)}},
 	} {
 		got, err := evalConfigExpr(t, tc.src, cfg)
 		if tc.wantErr != "" {
