@@ -133,6 +133,10 @@ func TestConfigExpr(t *testing.T) {
 		{src: "\"M-M*\"[1]", want: "-"},
 		{src: "\"M-M*\"[-1]", want: "*"},
 		{src: "\"M-\"[2]", wantErr: "string index 2 out of range (length 2)"},
+		// A string "-" or "!" is a string, not the prefix operator (Nemotron-H's MLP layer "-").
+		{src: "\"M-\"[1] == \"-\"", want: true},
+		{src: "\"-\" == s", want: false},
+		{src: "[\"!\", \"-\"]", want: []any{"!", "-"}},
 		{src: "s[\"a\"]", wantErr: "string index must be an int"},
 		// Unary operators.
 		{src: "-n", want: int64(-7)},
