@@ -133,6 +133,7 @@ func TestConfigExpr(t *testing.T) {
 		{src: "\"M-M*\"[1]", want: "-"},
 		{src: "\"M-M*\"[-1]", want: "*"},
 		{src: "\"M-\"[2]", wantErr: "string index 2 out of range (length 2)"},
+		{src: "s[1]", wantErr: `string index 1 out of range (length 1) (s is "b")`},
 		// A string "-" or "!" is a string, not the prefix operator (Nemotron-H's MLP layer "-").
 		{src: "\"M-\"[1] == \"-\"", want: true},
 		{src: "\"-\" == s", want: false},
