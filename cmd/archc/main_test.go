@@ -145,8 +145,8 @@ func TestCLI(t *testing.T) {
 				"mamba_d_head (5) * mamba_n_heads (8) must equal mamba_d_ssm (96)"},
 			{"falcon_h1 mamba_d_head auto", "falcon_h1-nonorm", func(c map[string]any) { c["mamba_n_heads"] = 6 },
 				"mamba_d_head (21) * mamba_n_heads (6) must equal mamba_expand * hidden_size (128)"},
-			{"falcon_h1 ssm_multipliers", "falcon_h1", func(c map[string]any) { c["ssm_multipliers"] = []any{1.0, 2.0} },
-				"list index 2 out of range (length 2) (ssm_multipliers is [1.0, 2.0])"},
+			{"falcon_h1 ssm_multipliers", "falcon_h1", func(c map[string]any) { c["ssm_multipliers"] = []any{1.5, 2.5} },
+				"list index 2 out of range (length 2) (ssm_multipliers is [1.5, 2.5])"},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
