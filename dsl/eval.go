@@ -416,8 +416,12 @@ func (s *scope) unary(u *Unary, w bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ix := range u.Index {
+	for k, ix := range u.Index {
+		list := v
 		if v, err = s.indexValue(v, ix); err != nil {
+			if k == 0 { // name the indexed config list: (ssm_multipliers is [1.0, 2.0])
+				return nil, nameOperands(err, []string{operandName(&Unary{Operand: u.Operand})}, []any{list})
+			}
 			return nil, err
 		}
 	}
@@ -680,6 +684,9 @@ func (s *scope) call(c *Call) (any, error) {
 	}
 	if c.Name == dictFunc && s.b == nil && !c.Super {
 		return s.dictCall(c)
+	}
+	if c.Name == lenFunc && s.b == nil && !c.Super {
+		return s.lenCall(c)
 	}
 	if c.Name == intFunc && s.b == nil && !c.Super {
 		return s.intCall(c)

@@ -306,6 +306,31 @@ def _exaone_checkpoint(out, gen):
         f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
+def _nemotron_h_pattern_config(out, gen):
+    """config.json as NVIDIA publishes Nemotron-H: the layers as
+    hybrid_override_pattern (a character a layer: M Mamba2, * attention,
+    - MLP, E MoE) and num_hidden_layers, where transformers 5 writes the
+    layers_block_type list (NemotronHConfig reads both)."""
+    path = os.path.join(out, "config.json")
+    cfg = json.load(open(path))
+    kinds = cfg.pop("layers_block_type")
+    cfg["hybrid_override_pattern"] = "".join({"linear_attention": "M", "full_attention": "*", "mlp": "-", "moe": "E"}[k]
+                                             for k in kinds)
+    cfg["num_hidden_layers"] = len(kinds)
+    with open(path, "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def _falcon_h1_auto_head(out, gen):
+    """config.json with mamba_d_head "auto", as FalconH1Config takes it
+    (transformers writes the resolved number)."""
+    path = os.path.join(out, "config.json")
+    cfg = json.load(open(path))
+    cfg["mamba_d_head"] = "auto"
+    with open(path, "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
 WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
 
 # The fixture table. One entry per fixture; keep names stable, Go tests
@@ -2512,6 +2537,208 @@ FIXTURES = [
         moe=True,
         switches=[("top_k_matters", "num_experts_per_tok=1 (one attention expert: 2 query heads)",
                    _set(num_experts_per_tok=1))],
+    ),
+    # ---- nemotron_h (issue 18): every layer kind, M * - E, as NVIDIA's
+    # configs write them (hybrid_override_pattern "ME*M-", post_save): the
+    # Mamba2 mixer 8 heads of 12 (not expand · hidden), 2 groups, chunk 8
+    # < the 29-token prompt; NoPE attention with head_dim 24; the relu2
+    # MLP; the MoE's sigmoid router with its selection bias, noaux_tc over
+    # 4 groups of 2 (the best one), top 2 renormalised, times 2.5, non-gated
+    # experts and the shared MLP. Biases on (use_bias, mlp_bias). ----
+    dict(
+        name="nemotron_h",
+        model_cls="NemotronHForCausalLM",
+        config_cls="NemotronHConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            hybrid_override_pattern="ME*M-",
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=24,
+            intermediate_size=48,
+            mlp_hidden_act="relu2",
+            mlp_bias=True,
+            mamba_num_heads=8,
+            mamba_head_dim=12,
+            n_groups=2,
+            ssm_state_size=8,
+            conv_kernel=4,
+            chunk_size=8,
+            use_bias=True,
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            moe_intermediate_size=20,
+            moe_shared_expert_intermediate_size=28,
+            n_group=4,
+            topk_group=1,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+            layer_norm_epsilon=1e-5,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7312,
+        prompt_seed=3041,
+        score_bias_std=0.1,
+        post_save=_nemotron_h_pattern_config,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("group_limit_matters", "topk_group=n_group", _set(topk_group=4)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+        ],
+    ),
+    # ---- nemotron_h-latent: the layers_block_type list transformers 5
+    # writes, MoE in a latent space (moe_latent_size 24: fc1/fc2_latent_proj
+    # around the experts; the router and the shared MLP see the hidden
+    # state), one group, routed_scaling_factor 1.7 ----
+    dict(
+        name="nemotron_h-latent",
+        model_cls="NemotronHForCausalLM",
+        config_cls="NemotronHConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            layers_block_type=["moe", "linear_attention", "full_attention", "moe"],
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            head_dim=16,
+            intermediate_size=48,
+            mamba_num_heads=4,
+            mamba_head_dim=16,
+            n_groups=1,
+            ssm_state_size=8,
+            conv_kernel=3,
+            chunk_size=8,
+            n_routed_experts=6,
+            num_experts_per_tok=2,
+            moe_intermediate_size=20,
+            moe_shared_expert_intermediate_size=24,
+            moe_latent_size=24,
+            routed_scaling_factor=1.7,
+            layer_norm_epsilon=1e-5,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7323,
+        prompt_seed=3042,
+        score_bias_std=0.1,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("routed_scaling_factor_matters", "routed_scaling_factor=1.0", _set(routed_scaling_factor=1.0)),
+        ],
+    ),
+    # ---- falcon_h1 (issue 18): attention and the Mamba2 mixer in parallel
+    # in every layer, every muP multiplier away from 1 (embedding,
+    # lm_head, attention in/out, key, ssm in/out, the five ssm_multipliers
+    # segments [z | x | B | C | dt], mlp gate/down); the gated RMSNorm on
+    # (mamba_rms_norm), before the gate; mamba_d_ssm 96 (not expand ·
+    # hidden 128), mamba_d_head "auto" (96 / 8); head_dim 24; chunk 8 < the
+    # 29-token prompt; every bias on ----
+    dict(
+        name="falcon_h1",
+        model_cls="FalconH1ForCausalLM",
+        config_cls="FalconH1Config",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=96,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=24,
+            hidden_act="silu",
+            attention_bias=True,
+            mlp_bias=True,
+            projectors_bias=True,
+            mamba_proj_bias=True,
+            mamba_conv_bias=True,
+            mamba_d_ssm=96,
+            mamba_n_heads=8,
+            mamba_d_head="auto",
+            mamba_n_groups=2,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_chunk_size=8,
+            mamba_rms_norm=True,
+            mamba_norm_before_gate=True,
+            embedding_multiplier=2.5,
+            lm_head_multiplier=0.6,
+            key_multiplier=0.7,
+            attention_in_multiplier=1.3,
+            attention_out_multiplier=0.8,
+            ssm_in_multiplier=1.25,
+            ssm_out_multiplier=0.75,
+            ssm_multipliers=[0.9, 1.2, 1.4, 0.6, 1.5],
+            mlp_multipliers=[1.6, 0.55],
+            rms_norm_eps=1e-5,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7309,
+        prompt_seed=3043,
+        spec_check=False,
+        switches=[
+            ("key_multiplier_matters", "key_multiplier=1.0", _set(key_multiplier=1.0)),
+            ("ssm_multipliers_matter", "ssm_multipliers=[1.0] * 5", _set(ssm_multipliers=[1.0] * 5)),
+            ("mlp_multipliers_matter", "mlp_multipliers=[1.0, 1.0]", _set(mlp_multipliers=[1.0, 1.0])),
+            ("attention_in_multiplier_matters", "attention_in_multiplier=1.0", _set(attention_in_multiplier=1.0)),
+            ("ssm_in_multiplier_matters", "ssm_in_multiplier=1.0", _set(ssm_in_multiplier=1.0)),
+            ("norm_before_gate_matters", "mamba_norm_before_gate=False", _set(mamba_norm_before_gate=False)),
+        ],
+    ),
+    # ---- falcon_h1-nonorm: no gated RMSNorm (mamba_rms_norm false, the
+    # default: y · silu(z)), mamba_d_ssm null and mamba_d_head "auto" in
+    # config.json (post_save: mamba_expand · hidden_size = 128 over 8
+    # heads), tied embeddings, no biases ----
+    dict(
+        name="falcon_h1-nonorm",
+        model_cls="FalconH1ForCausalLM",
+        config_cls="FalconH1Config",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=80,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            mamba_d_ssm=None,
+            mamba_n_heads=8,
+            mamba_d_head="auto",
+            mamba_n_groups=1,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_chunk_size=8,
+            mamba_rms_norm=False,
+            embedding_multiplier=1.8,
+            lm_head_multiplier=0.7,
+            ssm_out_multiplier=1.4,
+            ssm_multipliers=[1.3, 0.8, 1.1, 0.9, 0.7],
+            rms_norm_eps=1e-6,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=True,
+        ),
+        seed=7310,
+        prompt_seed=3044,
+        post_save=_falcon_h1_auto_head,
+        spec_check=False,
+        switches=[
+            ("ssm_multipliers_matter", "ssm_multipliers=[1.0] * 5", _set(ssm_multipliers=[1.0] * 5)),
+        ],
     ),
 ]
 # What every entry has unless it says otherwise.

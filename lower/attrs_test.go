@@ -206,6 +206,7 @@ func TestAttrChecks(t *testing.T) {
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "act": "swish2"}, `activation "swish2" is not supported`},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "gate": ""}, "gate must be a name, got an empty string"},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "limit": 7.0}, `alpha and limit are clamped_swiglu's: act "silu" does not read them`},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "gated": false, "gate_up": "gate_up_proj"}, `gated false has no gate projection: it takes neither gate_up nor act "clamped_swiglu"`},
 		{"route", []*ir.Node{w8}, map[string]any{"top_k": int64(2), "bias_shape": []any{int64(1), int64(8)}}, "bias_shape needs bias"},
 		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"chunk": int64(0)}, "chunk must be a positive int (tokens) or none, got 0"},
 		{"attn_temperature", []*ir.Node{x4}, map[string]any{"floor_scale": 0.0, "attn_scale": 0.1}, "floor_scale must be positive"},

@@ -421,11 +421,12 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 }
 
 // experts(x [..., H], weights [..., E], experts module, intermediate, act,
-// gate, up, down, gate_up, layout, bias, interleaved, alpha, limit) →
-// [..., H]: Σ_e weights[e] · down_e(act(gate_e x) · up_e x) over the
-// experts with a nonzero weight, as HF's Experts modules
-// (MixtralExperts.forward, GptOssExperts.forward, experts_implementation
-// "eager"): each used expert's output times its weight, added into zeros
+// gate, up, down, gate_up, layout, bias, interleaved, alpha, limit, gated)
+// → [..., H]: Σ_e weights[e] · down_e(act(gate_e x) · up_e x) (gated
+// false: down_e(act(up_e x)), NemotronHExperts) over the experts with a
+// nonzero weight, as HF's Experts modules (MixtralExperts.forward,
+// GptOssExperts.forward, experts_implementation "eager"): each used
+// expert's output times its weight, added into zeros
 // in expert-index order. The weights are stacked tensors
 // <experts>.NAME.weight [E, rows, cols]; a checkpoint that stores one
 // tensor per expert (<experts>.<e>.NAME.weight) has them stacked at load
@@ -474,8 +475,11 @@ func inferExperts(n *ir.Node, a *ExpertsAttrs) error {
 	}
 	names := lay.proj
 	projs := []proj{{names.gate, inter, h}, {names.up, inter, h}}
-	if names.fused() {
+	switch {
+	case names.fused():
 		projs = []proj{{names.gateUp, 2 * inter, h}}
+	case names.ungated:
+		projs = []proj{{names.up, inter, h}}
 	}
 	projs = append(projs, proj{names.down, h, inter})
 	n.Weights = nil
@@ -526,10 +530,11 @@ type expertsLayout struct {
 
 // expertProjections names the stacked projections under the experts
 // module: gate and up, or one fused gateUp (gate rows first, or
-// interleaved columns), and down.
+// interleaved columns), or up alone (ungated), and down.
 type expertProjections struct {
 	gate, up, down, gateUp string
 	interleaved            bool // fused gate_up: gate = [..., ::2], up = [..., 1::2]
+	ungated                bool // no gate projection: down(act(up x)) (NemotronHExperts)
 }
 
 func (p expertProjections) fused() bool { return p.gateUp != "" }
@@ -546,7 +551,7 @@ type expertGate struct {
 func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 	l := expertsLayout{
 		inter:      a.Intermediate,
-		proj:       expertProjections{gate: a.Gate, up: a.Up, down: a.Down, gateUp: a.GateUp, interleaved: a.Interleaved},
+		proj:       expertProjections{gate: a.Gate, up: a.Up, down: a.Down, gateUp: a.GateUp, interleaved: a.Interleaved, ungated: !a.Gated},
 		transposed: a.Layout == ExpertsLayoutTransposed,
 		flat:       a.Layout == ExpertsLayoutFlat,
 		bias:       a.Bias,
@@ -576,6 +581,9 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 	}
 	if l.proj.interleaved && !l.proj.fused() {
 		return l, fmt.Errorf("interleaved needs a fused gate_up tensor (gate_up: NAME)")
+	}
+	if l.proj.ungated && (l.proj.fused() || l.gate.clamped) {
+		return l, fmt.Errorf("gated false has no gate projection: it takes neither gate_up nor act \"clamped_swiglu\"")
 	}
 	return l, nil
 }
@@ -636,9 +644,9 @@ func routedTopK(n *ir.Node, a *ExpertsAttrs) (int64, bool) {
 	return 0, false
 }
 
-// expertMLP applies the experts' gated MLP to xs [N, H], row n through
-// the n-th expert weights (in n.Weights order, all f32): gu [N, 2I, H]
-// (fused) or g, u [N, I, H], then d [N, H, I], each + its bias [N, out]
+// expertMLP applies the experts' MLP to xs [N, H], row n through the
+// n-th expert weights (in n.Weights order, all f32): gu [N, 2I, H]
+// (fused), g, u [N, I, H] or u alone (ungated), then d [N, H, I], each + its bias [N, out]
 // (transposed: [N, H, 2I], ..., [N, I, H]) → [N, H].
 func (f *fn) expertMLP(lay expertsLayout, xs codegen.Value, ws []codegen.Value) codegen.Value {
 	proj, bias := lay.split(ws)
@@ -649,8 +657,17 @@ func (f *fn) expertMLP(lay expertsLayout, xs codegen.Value, ws []codegen.Value) 
 		}
 		return y
 	}
-	g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })
-	return apply(len(proj)-1, f.glu(lay.gate, g, u))
+	return apply(len(proj)-1, f.expertHidden(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) }))
+}
+
+// expertHidden is the experts' activated intermediate, project(i)
+// applying projection i: act(gate) · up (glu), or act(up) ungated.
+func (f *fn) expertHidden(lay expertsLayout, nproj int, project func(int) codegen.Value) codegen.Value {
+	if lay.proj.ungated {
+		return activations[lay.gate.act](f, project(0))
+	}
+	g, u := f.gateUp(lay, nproj, project)
+	return f.glu(lay.gate, g, u)
 }
 
 // gateUp returns the gate and up projections, project(i) applying
@@ -706,18 +723,17 @@ func (f *fn) expertsDense(n *ir.Node, lay expertsLayout, x, w codegen.Value) cod
 		apply := func(i int, v codegen.Value) codegen.Value { // [E, T, C] · [E, R, C] → [E, T, R]
 			return f.dot(v, proj[i], []int64{0}, []int64{0}, []int64{2}, []int64{lay.inDim(i == len(proj)-1)})
 		}
-		g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })
-		y := apply(len(proj)-1, f.glu(lay.gate, g, u)) // [E, T, H]
+		y := apply(len(proj)-1, f.expertHidden(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })) // [E, T, H]
 		return f.Reduce(y, f.constF32(0), "stablehlo.add", 0)
 	}
-	g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { // [T, H] · [E, R, H] → [T, E, R] (+ bias [E, R])
+	h := f.expertHidden(lay, len(proj), func(i int) codegen.Value { // [T, H] · [E, R, H] → [T, E, R] (+ bias [E, R])
 		y := f.dot(x, proj[i], nil, nil, []int64{1}, []int64{lay.inDim(false)})
 		if bias != nil {
 			y = f.add(y, f.broadcastDims(bias[i], y.Type, 1, 2))
 		}
 		return y
 	})
-	m := f.transpose(f.glu(lay.gate, g, u), 1, 0, 2)                                               // [E, T, I]
+	m := f.transpose(h, 1, 0, 2)                                                                   // [E, T, I]
 	y := f.dot(m, proj[len(proj)-1], []int64{0}, []int64{0}, []int64{2}, []int64{lay.inDim(true)}) // [E, T, H]
 	if bias != nil {
 		y = f.add(y, f.broadcastDims(bias[len(bias)-1], y.Type, 0, 2))

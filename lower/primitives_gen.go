@@ -51,8 +51,8 @@ var primitiveRows = []*primitive{
 	row("divide", decodedDivide, lowerDecodedDivide, false, tensor("x"), scalar("divisor")),
 	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them (or sigmoid of each); then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
 	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps"), optional("norm_p")),
-	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
-	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit"), optional("weighting")),
+	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x) (gated false: down_e(act(up_e x))), over the experts with a nonzero weight, added in expert-index order
+	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit"), optional("weighting"), optional("gated")),
 	// expert_linear: slot j of a token is its j-th used expert e_j (the nonzero weights, in expert-index order): out[j] = W_{e_j} · x; reduce: out = Σ_j weights[e_j] · W_{e_j} · x[j]
 	row("expert_linear", decodedExpertLinear, lowerDecodedExpertLinear, false, tensor("x"), tensor("weights"), module("weight"), scalar("out"), optional("reduce"), optional("top_k")),
 	// add_bias: out = x + b
@@ -513,7 +513,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "\"silu\"",
-			Doc:     "the ACT2FN name applied to the gate projection; \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
+			Doc:     "the ACT2FN name applied to the gate projection (gated false: to the up projection); \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
 			Name:    "act",
 		}, {
 			Default: "\"gate_proj\"",
@@ -559,13 +559,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "\"output\"",
 			Doc:     "\"output\": each expert's output times its weight; \"input\": the expert runs on its input times its weight, Σ_e mlp_e(weights[e] · x) (Llama4TextMoe's routed_in; no bias)",
 			Name:    "weighting",
+		}, {
+			Default: "true",
+			Doc:     "false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up or clamped_swiglu",
+			Name:    "gated",
 		}},
 		Cache:     false,
-		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager; Llama4TextMoe.forward (weighting input), DbrxExperts.forward (layout flat)",
-		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order",
+		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager; Llama4TextMoe.forward (weighting input), DbrxExperts.forward (layout flat), NemotronHExperts (gated false)",
+		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x) (gated false: down_e(act(up_e x))), over the experts with a nonzero weight, added in expert-index order",
 		Name:      "experts",
-		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
-		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:, weighting:)",
+		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]; gated false: up only), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
+		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:, weighting:, gated:)",
 		Types: map[string]string{
 			"act":          "name",
 			"alpha":        "float",
@@ -573,6 +577,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"down":         "name",
 			"gate":         "name",
 			"gate_up":      "name",
+			"gated":        "bool",
 			"interleaved":  "bool",
 			"intermediate": "int",
 			"layout":       "enum(linear|transposed|flat)",
@@ -1448,7 +1453,7 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 // ExpertsAttrs are the attributes of experts, decoded and checked once by decodeExpertsAttrs when the IR builder runs the shape rule.
 type ExpertsAttrs struct {
 	Intermediate int64            // intermediate
-	Act          string           // act: the ACT2FN name applied to the gate projection; "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
+	Act          string           // act: the ACT2FN name applied to the gate projection (gated false: to the up projection); "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
 	Gate         string           // gate: the gate projection's name under the experts module
 	Up           string           // up: the up projection's name
 	Down         string           // down: the down projection's name
@@ -1460,6 +1465,7 @@ type ExpertsAttrs struct {
 	Alpha        *float64         // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
 	Limit        *float64         // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
 	Weighting    ExpertsWeighting // weighting: "output": each expert's output times its weight; "input": the expert runs on its input times its weight, Σ_e mlp_e(weights[e] · x) (Llama4TextMoe's routed_in; no bias)
+	Gated        bool             // gated: false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up or clamped_swiglu
 	Plan         expertsLayout    // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 
@@ -1488,6 +1494,7 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 		Act:       "silu",
 		Down:      "down_proj",
 		Gate:      "gate_proj",
+		Gated:     true,
 		Layout:    ExpertsLayoutLinear,
 		Up:        "up_proj",
 		Weighting: ExpertsWeightingOutput,
@@ -1559,6 +1566,11 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 	}
 	if v := n.Attrs["weighting"]; v != nil {
 		if a.Weighting, err = decodeEnum("weighting", v, ExpertsWeightingOutput, ExpertsWeightingInput); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["gated"]; v != nil {
+		if a.Gated, err = decodeBool("gated", v); err != nil {
 			return nil, err
 		}
 	}

@@ -149,6 +149,26 @@ func TestCLI(t *testing.T) {
 				`jetmoe.arch:48:14: experts: activation "swiglu" is not supported (intermediate is intermediate_size = 32, act is activation_function = "swiglu")`},
 			{"jetmoe more experts per token than experts", "jetmoe", func(c map[string]any) { c["num_experts_per_tok"] = 5 },
 				"jetmoe.arch:32:34: route: top_k 5 must be in [1, 4] (the number of experts) (top_k is num_experts_per_tok = 5)"},
+			// issue 18's Mamba2 hybrids: a layer kind, a head count, a conv kernel.
+			{"nemotron_h pattern character", "nemotron_h", func(c map[string]any) { c["hybrid_override_pattern"] = "ME*X-" },
+				"hybrid_override_pattern[3] is X: nemotron_h layers are M (Mamba2), * (attention), - (MLP) or E (MoE)"},
+			{"nemotron_h layer kind", "nemotron_h-latent", func(c map[string]any) {
+				c["layers_block_type"] = []any{"moe", "hybrid", "full_attention", "moe"}
+			}, "layers_block_type[1] is hybrid: nemotron_h layers are linear_attention, full_attention, mlp or moe"},
+			{"nemotron_h n_groups", "nemotron_h", func(c map[string]any) { c["n_groups"] = 3 },
+				"mamba_num_heads (8) must be a multiple of n_groups (3)"},
+			{"nemotron_h conv_kernel", "nemotron_h", func(c map[string]any) { c["conv_kernel"] = 0 },
+				"conv_kernel is 0: it must be at least 1"},
+			{"falcon_h1 mamba_n_groups", "falcon_h1", func(c map[string]any) { c["mamba_n_groups"] = 3 },
+				"heads 8 (num_heads / mamba_n_heads) must be a positive multiple of groups 3 (n_groups / mamba_n_groups)"},
+			{"falcon_h1 mamba_d_conv", "falcon_h1", func(c map[string]any) { c["mamba_d_conv"] = 0 },
+				"mamba_d_conv is 0: it must be at least 1"},
+			{"falcon_h1 mamba_d_head", "falcon_h1", func(c map[string]any) { c["mamba_d_head"] = 5 },
+				"mamba_d_head (5) * mamba_n_heads (8) must equal mamba_d_ssm (96)"},
+			{"falcon_h1 mamba_d_head auto", "falcon_h1-nonorm", func(c map[string]any) { c["mamba_n_heads"] = 6 },
+				"mamba_d_head (21) * mamba_n_heads (6) must equal mamba_expand * hidden_size (128)"},
+			{"falcon_h1 ssm_multipliers", "falcon_h1", func(c map[string]any) { c["ssm_multipliers"] = []any{1.5, 2.5} },
+				"list index 2 out of range (length 2) (ssm_multipliers is [1.5, 2.5])"},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {

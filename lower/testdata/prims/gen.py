@@ -1144,6 +1144,28 @@ def cases():
                 want += w[..., e:e + 1].astype(f64) * y
             c.call(b, s_, [x, w], want)
 
+    # experts without a gate projection (NemotronHExperts, has_gate=False):
+    # Σ_e w[e]·down_e(relu2(up_e x)), sigmoid routing weights renormalised
+    # over the top 2; the (1, 1) call takes the sparse path.
+    name = "experts_ungated"
+    r = rng(name)
+    E, H, I, K = 4, 8, 6, 2
+    c = add(Case(name, "experts", "NemotronHExperts (has_gate=False): out = Σ_e w[e]·down_e(relu2(up_e x)) over %d "
+                 "experts, top %d; the 1-token call takes the sparse (gathered) path, the other the dense one." % (E, K),
+                 [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])], [B, S, H],
+                 attrs={"intermediate": I, "top_k": K, "gated": False, "act": "relu2"}, tol=(1e-5, 1e-5)))
+    u = c.weight("up_proj.weight", randn(r, (E, I, H), 0.5))
+    d = c.weight("down_proj.weight", randn(r, (E, H, I), 0.5))
+    for b, s_ in [(1, 1), (2, 3)]:
+        x = randn(r, (b, s_, H))
+        logits = randn(r, (b, s_, E), 2)
+        w = route_ref(logits, {"top_k": K, "norm": True, "scoring": "sigmoid"}).astype(f32)
+        want = np.zeros((b, s_, H))
+        for e in range(E):
+            y = np.maximum(x.astype(f64) @ u[e].T.astype(f64), 0) ** 2 @ d[e].T.astype(f64)
+            want += w[..., e:e + 1].astype(f64) * y
+        c.call(b, s_, [x, w], want)
+
     # experts as GptOssExperts stores and applies them: stacked parameters
     # [E, in, out] (x · W) with biases, gate and up interleaved in one
     # tensor, the clamped SwiGLU; a small limit so that the clamps cut.
