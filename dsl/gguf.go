@@ -50,6 +50,10 @@ var ggufFuncs = map[string]ggufFunc{
 	"has_tensor": {1, ggufHas},   // has_tensor(NAME): whether the file has tensor NAME
 	"shape":      {1, ggufShape}, // shape(NAME): tensor NAME's row-major shape, none when absent
 	"len":        {1, ggufLen},   // len(X): the length of a list, string or dict (none: none)
+	// layers_with(NAME): the layer indices i, ascending, for which the file
+	// has tensor NAME with its "{i}" replaced by i ("blk.{i}.ffn_gate_inp.weight":
+	// the layers llama.cpp's Jamba reads as MoE, which no metadata key lists)
+	"layers_with": {1, ggufLayersWith},
 }
 
 // GGUFTransforms are the load transforms a gguf section may name, with
@@ -63,6 +67,14 @@ var GGUFTransforms = map[string][]string{
 	"interleave":   {"part", "parts"},  // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
 	"chunk":        {"part", "parts"},  // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
 	"flatten":      {},                 // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
+	"reshape":      {"dims..."},        // the Hugging Face tensor is the GGUF one, same values in the same order, in shape dims (one may be -1: the rest of the elements) (MambaModel squeezed conv1d's [C, 1, K] to [C, K]; Mamba2Model stored A and D [H] as [H, 1], the gated norm [d] as [groups, d/groups])
+	"log_neg":      nil,                // the file stores A = -exp(A_log) (MambaModel's ssm_a): A_log = log(-A), computed in float64 and rounded to float32
+}
+
+// variadic reports whether a transform's parameter list is one parameter
+// taken one or more times ("dims...").
+func variadic(params []string) bool {
+	return len(params) == 1 && strings.HasSuffix(params[0], "...")
 }
 
 func (s *scope) ggufCall(c *Call, fn ggufFunc) (any, error) {
@@ -149,6 +161,23 @@ func ggufShape(s *scope, c *Call, args []any) (any, error) {
 	out := make([]any, len(shape))
 	for i, d := range shape {
 		out[i] = d
+	}
+	return out, nil
+}
+
+func ggufLayersWith(s *scope, c *Call, args []any) (any, error) {
+	name, err := stringArg(c, args)
+	if err != nil {
+		return nil, err
+	}
+	if strings.Count(name, "{i}") != 1 {
+		return nil, errorf(c.Args[0].Pos, "layers_with needs a tensor name with one {i} (the layer index), got %q", name)
+	}
+	out := []any{}
+	for i := 0; i < maxLayers; i++ {
+		if _, ok := s.src.TensorShape(strings.Replace(name, "{i}", strconv.Itoa(i), 1)); ok {
+			out = append(out, int64(i))
+		}
 	}
 	return out, nil
 }
@@ -339,7 +368,10 @@ func (c *checker) transformCall(call *Call, names map[string]bool) {
 		}
 		c.valueExpr(a.Value, names, true)
 	}
-	if ok && len(call.Args) != len(params) {
+	switch {
+	case ok && variadic(params) && len(call.Args) == 0:
+		c.errf(call.Pos, "transform %s takes one or more arguments (%s)", call.Name, params[0])
+	case ok && !variadic(params) && len(call.Args) != len(params):
 		c.errf(call.Pos, "transform %s takes %d argument(s) (%s), got %d", call.Name, len(params), strings.Join(params, ", "), len(call.Args))
 	}
 }
@@ -607,7 +639,9 @@ func ruleSegs(p *Path) []string {
 // row whose GGUF side matches its base name (the name without ".weight"
 // or ".bias"; a `{i}` segment matches a layer index written without
 // leading zeros) gives the Hugging Face name, with the same suffix and
-// index ("model.layers.3.self_attn.q_proj.weight"). A row whose GGUF side
+// index ("model.layers.3.self_attn.q_proj.weight"). A name without either
+// suffix is its own base name (llama.cpp's Mamba "blk.3.ssm_a" →
+// "backbone.layers.3.mixer.A_log"). A row whose GGUF side
 // ends in .weight or .bias maps that one tensor, to its Hugging Face side
 // as written (`tensor blk.{i}.attn_sinks.weight ->
 // model.layers.{i}.self_attn.sinks`, a parameter with no suffix); such a
@@ -620,9 +654,6 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 		if strings.HasSuffix(name, sfx) {
 			base, suffix = strings.TrimSuffix(name, sfx), sfx
 		}
-	}
-	if suffix == "" {
-		return m, false
 	}
 	full, segs := strings.Split(name, "."), strings.Split(base, ".")
 	rule, idx, matched := tensorRule{}, "", false

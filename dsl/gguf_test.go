@@ -161,7 +161,7 @@ func TestEvalGGUF(t *testing.T) {
 		{r, "token_embd.weight", "model.embed_tokens.weight", "", false, true},
 		{r, "rope_freqs.weight", "", "", true, true},
 		{r, "blk.03.attn_q.weight", "", "", false, false},
-		{r, "blk.3.attn_q", "", "", false, false},
+		{r, "blk.3.attn_q", "model.layers.3.q_proj", "", false, true}, // no suffix: its own base name (llama.cpp's Mamba "ssm_a")
 		{r, "blk.3.attn_q.scale", "", "", false, false},
 		{r, "blk.99999999999.attn_q.weight", "", "", false, false},
 		{r, "output_norm.weight", "", "", false, false},
@@ -303,5 +303,49 @@ func TestListExpr(t *testing.T) {
 	want := map[string]any{"n": int64(4), "types": []any{"s", "f", "s"}, "empty": []any{}, "lazy": int64(4), "none_": nil}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
+	}
+}
+
+// TestGGUFLayersWithMax: layers_with lists the layers that have a tensor
+// (Jamba's MoE layers), max reads a per-layer list (llama.cpp's hybrids'
+// head_count_kv, 0 for the recurrent layers); both refuse what they cannot
+// read, at the call.
+func TestGGUFLayersWithMax(t *testing.T) {
+	f := mustParse(t, `arch t {
+  match model_type "t"
+  config { n: int }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  gguf "t" {
+    moe   = layers_with("blk.{i}.ffn_gate_inp.weight")
+    none_ = layers_with("blk.{i}.ffn_up_exps.weight")
+    kv    = max(meta("{arch}.head_count_kv"))
+    most  = max(1, 2.5, 2)
+    n     = meta("{arch}.bad") == none ? 1 : max(meta("{arch}.bad"))
+  }
+}`)
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	src := fakeGGUF{arch: "t",
+		meta:    map[string]any{"t.head_count_kv": []any{int64(0), int64(4), int64(0), int64(4)}},
+		tensors: map[string][]int64{"blk.0.ffn_gate_inp.weight": {4, 8}, "blk.3.ffn_gate_inp.weight": {4, 8}, "blk.10.ffn_gate_inp.weight": {4, 8}},
+	}
+	r, err := dsl.EvalGGUF(f, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"model_type": "t", "moe": []any{int64(0), int64(3), int64(10)}, "none_": []any{}, "kv": int64(4), "most": 2.5, "n": int64(1)}
+	if diff := cmp.Diff(want, r.Config); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	src.meta["t.bad"] = []any{"a"}
+	if _, err := dsl.EvalGGUF(f, src); err == nil || !strings.Contains(err.Error(), `in.arch:12:46: max needs numbers, got string "a"`) {
+		t.Errorf("max of strings: %v", err)
+	}
+	src.meta["t.bad"] = []any{}
+	if _, err := dsl.EvalGGUF(f, src); err == nil || !strings.Contains(err.Error(), `max needs a non-empty list or some numbers`) {
+		t.Errorf("max of nothing: %v", err)
 	}
 }

@@ -109,7 +109,22 @@ GGUF_ARCH = {
     "gpt_neox": "gptneox",
     "deepseek_v3": "deepseek2",  # DeepseekV2Model converts DeepseekV3ForCausalLM too
     "olmo": "olmo",
+    # issue 18 (h-gguf): the recurrent and hybrid families
+    "mamba": "mamba",
+    "falcon_mamba": "mamba",  # MambaModel converts FalconMambaForCausalLM too (ssm.dt_b_c_rms true)
+    "mamba2": "mamba2",
+    "jamba": "jamba",
 }
+# Families converted by MambaModel / Mamba2Model: their own metadata (no
+# TextModel keys), A stored as -exp(A_log) (ssm_a), conv1d squeezed.
+MAMBA_MODEL = {"mamba", "falcon_mamba"}
+MAMBA2_MODEL = {"mamba2"}
+# Families whose Mamba mixers the converters store as MambaModel does
+# (MAMBA1: JambaModel too) or as Mamba2Model does (A and D [H, 1], the
+# gated norm per group); SSM_PARAM: the tensors that changes.
+MAMBA1 = MAMBA_MODEL | {"jamba"}
+MAMBA2 = MAMBA2_MODEL
+SSM_PARAM = re.compile(r"\.(A_log|D|dt_bias|conv1d\.weight)$|\.(mixer|mamba)\.norm\.weight$")
 # Families whose converters (GPT2Model, StarCoderModel, Phi2Model) write
 # 4·hidden_size as the feed-forward length, whatever the checkpoint's.
 FF_4X = {"gpt2", "gpt_bigcode", "phi"}
@@ -196,12 +211,18 @@ def write_metadata(w, name, cfg, ftype):
         if alias in cfg:
             cfg.setdefault(key, cfg[alias])
     mt = cfg["model_type"]
-    heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
-    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
-    full = rope_params(cfg)
     w.add_type("model")
     w.add_name("mistral" if mt == "mistral" else name)  # transformers and archc read a llama file named "mistral" as Mistral
     w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    if mt in MAMBA_MODEL | MAMBA2_MODEL:
+        write_mamba_metadata(w, cfg, ftype)
+        return
+    if mt == "jamba":
+        write_jamba_metadata(w, cfg, ftype)
+        return
+    heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
+    full = rope_params(cfg)
     # TextModel.set_gguf_parameters (Gemma's own lists are the same keys).
     w.add_block_count(layers)
     w.add_context_length(cfg["max_position_embeddings"])
@@ -320,9 +341,7 @@ def write_metadata(w, name, cfg, ftype):
         w.add_kv_lora_rank(cfg["kv_lora_rank"])
         w.add_key_length(cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"])
         w.add_rope_dimension_count(cfg["qk_rope_head_dim"])
-    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id), ("pad_token_id", w.add_pad_token_id)):
-        if cfg.get(key) is not None:
-            add(cfg[key])
+    write_special_tokens(w, cfg)
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.
     arch = GGUF_ARCH[mt]
@@ -441,6 +460,110 @@ def write_metadata(w, name, cfg, ftype):
             w.add_array(f"{arch}.no_rope_layers", [int(x) for x in cfg["no_rope_layers"]])
 
 
+def write_special_tokens(w, cfg):
+    for key, add in (("bos_token_id", w.add_bos_token_id), ("eos_token_id", w.add_eos_token_id), ("pad_token_id", w.add_pad_token_id)):
+        if cfg.get(key) is not None:
+            add(cfg[key])
+
+
+def write_mamba_metadata(w, cfg, ftype):
+    """MambaModel.set_gguf_parameters (mamba, falcon_mamba) and
+    Mamba2Model.set_gguf_parameters (mamba2): the SSM sizes under ssm.*,
+    the RMS norms' eps, and the context length (2**20), feed-forward length
+    and head count (0) llama.cpp fixes; then the EXTENSION keys."""
+    mt, arch = cfg["model_type"], GGUF_ARCH[cfg["model_type"]]
+    d_model = cfg["hidden_size"]
+    w.add_context_length(2**20)
+    w.add_embedding_length(d_model)
+    w.add_feed_forward_length(0)
+    w.add_head_count(0)
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_ssm_conv_kernel(cfg.get("conv_kernel") or 4)
+    if mt in MAMBA_MODEL:
+        d_inner = cfg.get("intermediate_size") or 2 * d_model
+        assert d_inner == 2 * d_model  # MambaModel refuses other expansions
+        w.add_ssm_inner_size(d_inner)
+        w.add_ssm_state_size(cfg.get("state_size") or 16)
+        w.add_ssm_time_step_rank(cfg.get("time_step_rank") or -(d_model // -16))
+        w.add_layer_norm_rms_eps(cfg.get("layer_norm_epsilon") or 1e-5)
+        w.add_ssm_dt_b_c_rms(mt == "falcon_mamba")
+    else:  # Mamba2Model
+        d_inner = cfg.get("intermediate_size") or 2 * d_model
+        head_dim = cfg.get("head_dim") or 64
+        assert d_inner == 2 * d_model and d_inner % head_dim == 0
+        w.add_ssm_inner_size(d_inner)
+        w.add_ssm_state_size(cfg.get("state_size") or 128)
+        w.add_ssm_time_step_rank(d_inner // head_dim)
+        w.add_ssm_group_count(cfg.get("n_groups") or 1)
+        w.add_layer_norm_rms_eps(cfg.get("layer_norm_epsilon") or 1e-5)
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+
+    # EXTENSION: what llama.cpp's format does not carry for this fixture.
+    if mt == "falcon_mamba" and cfg.get("mixer_rms_eps", 1e-6) != 1e-6:
+        # llama.cpp normalizes dt, B and C with layer_norm_rms_epsilon.
+        w.add_float32(f"{arch}.mixer_rms_eps", cfg["mixer_rms_eps"])
+    if mt in MAMBA2_MODEL:
+        # llama.cpp's scan is not chunked; HF's chunk size changes only the
+        # order of its prefill sums (and archc's module).
+        w.add_uint32(f"{arch}.chunk_size", cfg.get("chunk_size", 256))
+        # llama.cpp does not clamp dt; HF clamps it to time_step_limit (the
+        # default (0, inf) changes no value after softplus, but is a clamp in
+        # archc's module).
+        limit = [float(x["__float__"]) if isinstance(x, dict) else float(x) for x in cfg.get("time_step_limit") or []]
+        if limit:
+            w.add_array(f"{arch}.time_step_limit", limit)
+
+
+def write_jamba_metadata(w, cfg, ftype):
+    """JambaModel.set_gguf_parameters (its own keys only): the attention
+    layers as the nonzero entries of head_count_kv, the Mamba sizes under
+    ssm.*; no expert layer period (llama.cpp finds the routers)."""
+    layers, d_model = cfg["num_hidden_layers"], cfg["hidden_size"]
+    off, per = cfg["attn_layer_offset"], cfg["attn_layer_period"]
+    w.add_block_count(layers)
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(d_model)
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(cfg["num_attention_heads"])
+    w.add_head_count_kv([cfg["num_key_value_heads"] if i >= off and (i - off) % per == 0 else 0 for i in range(layers)])
+    w.add_ssm_conv_kernel(cfg.get("mamba_d_conv") or 4)
+    w.add_ssm_inner_size(cfg["mamba_expand"] * d_model)
+    w.add_ssm_state_size(cfg.get("mamba_d_state") or 16)
+    w.add_ssm_time_step_rank(cfg.get("mamba_dt_rank") or -(d_model // -16))
+    w.add_layer_norm_rms_eps(cfg.get("layer_norm_epsilon") or cfg.get("rms_norm_eps") or 1e-6)
+    w.add_expert_count(cfg["num_experts"])
+    w.add_expert_used_count(cfg["num_experts_per_tok"])
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+
+
+def mamba_tensor(mt, cfg, hf, t):
+    """MambaModel.modify_tensors / Mamba2Model.modify_tensors on one
+    tensor: A_log stored as A = -exp(A_log), Mamba2's A and D as [H, 1],
+    its gated norm per group [G, d/G], conv1d squeezed to [C, K]. (Mamba2's
+    dt_bias is renamed dt_proj.bias before the name map: ssm_dt.bias.)"""
+    if hf.endswith(".conv1d.weight"):
+        return t.squeeze()
+    if mt in MAMBA2 and (hf.endswith(".A_log") or hf.endswith(".D")):
+        t = t.reshape(*t.shape, 1)
+    if mt in MAMBA2 and hf.endswith(".norm.weight"):
+        groups = cfg.get("n_groups") or cfg.get("mamba_n_groups") or 1
+        t = t.reshape(groups, -1)
+    if hf.endswith(".A_log"):
+        t = -torch.exp(t)
+    return t
+
+
+def mamba_tensor_back(hf, data, shape):
+    """The inverse of mamba_tensor on a numpy array, as archc's load
+    transforms undo it: A_log = log(-A) in float64, rounded to float32
+    (log_neg), then the HF shape (reshape)."""
+    if hf.endswith(".A_log"):
+        data = np.log(-data.astype(np.float64)).astype(np.float32)
+    return data.reshape(shape)
+
+
 def to_gguf(cfg, state):
     """The fixture's tensors as llama.cpp writes them: (GGUF name, HF name,
     float32 array), in HF name order, plus llama 3's rope_freqs."""
@@ -452,7 +575,7 @@ def to_gguf(cfg, state):
     arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
     tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
     llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
-    heads = cfg["num_attention_heads"]
+    heads = cfg.get("num_attention_heads")
     kv_heads = cfg.get("num_key_value_heads") or heads
     out = []
     state = dict(state)
@@ -465,6 +588,13 @@ def to_gguf(cfg, state):
         state[hf] = torch.stack([parts[e] for e in range(len(parts))])
     for hf in sorted(state):
         t = state[hf].to(torch.float32)
+        if mt in MAMBA1 | MAMBA2 and SSM_PARAM.search(hf):
+            t = mamba_tensor(mt, cfg, hf, t)
+            gname = hf[: -len(".dt_bias")] + ".dt_proj.bias" if hf.endswith(".dt_bias") else hf
+            name = tmap.get_name(gname, try_suffixes=(".weight", ".bias"))
+            assert name is not None, f"{mt}: TensorNameMap has no GGUF name for {hf}"
+            out.append((name, hf, t.contiguous().numpy()))
+            continue
         if mt == "gpt_oss" and ".mlp.experts." in hf:
             out.extend(gpt_oss_experts(hf, t, tmap))
             continue
@@ -568,10 +698,16 @@ def gpt_oss_experts_back(parts):
     return out.swapaxes(-1, -2)
 
 
+# Tensors ModelBase.prepare_tensors keeps in F32 whatever the output type:
+# the router, the SSM and short convolutions' kernels.
+KEEP_F32 = re.compile(r"\.(ffn_gate_inp|ssm_conv1d|shortconv\.conv)\.")
+
+
 def storage(name, data, ftype):
     """The type convert_hf_to_gguf.py stores a tensor in, and its data
-    (the router, ffn_gate_inp, stays F32 as in ModelBase.prepare_tensors)."""
-    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight") or ".ffn_gate_inp." in name:
+    (ModelBase.prepare_tensors: F32 for 1-D tensors, norms, KEEP_F32 and
+    names without .weight such as Mamba's ssm_a)."""
+    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight") or KEEP_F32.search(name) or not name.endswith(".weight"):
         return gguf.GGMLQuantizationType.F32, data
     try:
         return gguf.GGMLQuantizationType.Q8_0, gguf.quants.quantize(data, gguf.GGMLQuantizationType.Q8_0)
@@ -594,11 +730,12 @@ def write_gguf(path, name, cfg, tensors, ftype):
     return types
 
 
-def read_back(path, cfg, names):
+def read_back(path, cfg, names, shapes):
     """The file's tensors as gguf-py dequantizes them, transforms undone,
-    under their HF names (what archc must compute with)."""
+    under their HF names (what archc must compute with); shapes: the HF
+    shapes, by HF name."""
     mt = cfg["model_type"]
-    heads = cfg.get("num_attention_heads") or cfg["n_head"]
+    heads = cfg.get("num_attention_heads") or cfg.get("n_head")
     kv_heads = cfg.get("num_key_value_heads") or heads
     sd, parts = {}, {}
     for t in gguf.GGUFReader(path).tensors:
@@ -610,6 +747,9 @@ def read_back(path, cfg, names):
         if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in ("granitemoe", "granitemoeshared") and hf.endswith(".input_linear.weight")) or (
                 mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")):
             parts.setdefault(hf, {})[t.name] = data
+            continue
+        if mt in MAMBA1 | MAMBA2 and SSM_PARAM.search(hf):
+            sd[hf] = torch.from_numpy(np.ascontiguousarray(mamba_tensor_back(hf, data, shapes[hf])))
             continue
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
             data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
@@ -661,15 +801,16 @@ def build(folder):
 
     f32 = os.path.join(folder, "model.f32.gguf")
     write_gguf(f32, name, cfg, tensors, gguf.LlamaFileType.ALL_F32)
-    back = read_back(f32, cfg, names)
+    shapes = {hf: tuple(t.shape) for hf, t in state.items()}
+    back = read_back(f32, cfg, names, shapes)
     assert sorted(back) == sorted(state), f"{name}: F32 twin tensors {sorted(back)} != {sorted(state)}"
     worst = 0.0
     for hf, t in back.items():
         d = float((t - state[hf].to(torch.float32)).abs().max())
-        exact = cfg["model_type"] in NORM_PLUS_ONE and hf.endswith("norm.weight")
-        assert d == 0.0 or exact, f"{name}: F32 twin changes {hf} by {d}"
+        inexact = (cfg["model_type"] in NORM_PLUS_ONE and hf.endswith("norm.weight")) or hf.endswith(".A_log")
+        assert d == 0.0 or inexact, f"{name}: F32 twin changes {hf} by {d}"
         worst = max(worst, d)
-    print(f"  model.f32.gguf  {os.path.getsize(f32):8d}  {sha256(f32)}  (max |w - safetensors| {worst:g}: (1 + w) - 1 in f32)")
+    print(f"  model.f32.gguf  {os.path.getsize(f32):8d}  {sha256(f32)}  (max |w - safetensors| {worst:g}: (1 + w) - 1, log(-(-exp(A_log))) in f32)")
 
     q8 = os.path.join(folder, "model.q8_0.gguf")
     types = write_gguf(q8, name, cfg, tensors, gguf.LlamaFileType.MOSTLY_Q8_0)
@@ -680,7 +821,7 @@ def build(folder):
     # family transformers lacks, its stand-in class and hooks).
     spec = next(s for s in gen_fixtures.FIXTURES if s["name"] == name)
     model = gen_fixtures.load_oracle_model(spec, folder)
-    back = read_back(q8, cfg, names)
+    back = read_back(q8, cfg, names, shapes)
     if set(back) - set(model.state_dict()):
         # Checkpoint names transformers renames on load (EXAONE's GPT-2-style
         # names): load the dequantized tensors through from_pretrained.

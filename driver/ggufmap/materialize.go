@@ -106,6 +106,14 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 	if p.tr.transpose || p.tr.parts > 1 {
 		return f.convertParts(fh, p, dst)
 	}
+	if p.tr.reshape != nil { // the file's values in the file's shape, then viewed in p.shape (same order)
+		if r0 != 0 || r1 != rows {
+			return fmt.Errorf("gguf: internal error: reshaped tensor %q converted in part", p.t.Name)
+		}
+		raw := p
+		raw.shape, raw.tr.reshape = p.t.Shape(), nil
+		return f.convert(fh, raw, 0, int(raw.shape[0]), dst)
+	}
 	cols := int(p.t.Elements()) / rows
 	_, bb, _ := p.t.Type.BlockSize()
 	be, _, _ := p.t.Type.BlockSize()
@@ -134,6 +142,14 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 			dst[i] -= 1
 		}
 	}
+	if p.tr.logNeg {
+		for i, v := range dst {
+			if !(v <= 0) {
+				return fmt.Errorf("gguf: %s: tensor %q holds %v at %d: log_neg reads -exp(A_log), which is never positive", f.Path, p.t.Name, v, r0*cols+i)
+			}
+			dst[i] = float32(math.Log(-float64(v)))
+		}
+	}
 	return nil
 }
 
@@ -151,7 +167,7 @@ func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 	for k, q := range parts {
 		gs := q.t.Shape()
 		raw := q
-		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne}, nil
+		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne, logNeg: q.tr.logNeg}, nil
 		vals := make([]float32, q.t.Elements())
 		if err := f.convert(fh, raw, 0, int(gs[0]), vals); err != nil {
 			return err

@@ -27,7 +27,8 @@ type Model struct {
 
 	reading *dsl.GGUFReading
 	plan    []planned
-	planSum []byte // sha256 of the plan: part of the cache file names
+	calls   map[string][]string // GGUF tensor name → the transforms its row gives (Transforms)
+	planSum []byte              // sha256 of the plan: part of the cache file names
 }
 
 // Read reads GGUF file f through the gguf section of family fam (a resolved .arch
@@ -63,6 +64,9 @@ func Read(f *gguf.File, fam *dsl.File) (*Model, error) {
 			for _, q := range p.group {
 				fmt.Fprintf(h, "%s\x00", q.t.Name)
 			}
+		}
+		if p.tr.reshape != nil || p.tr.logNeg { // (only then, so that other files keep their cache names)
+			fmt.Fprintf(h, "reshape\x00%v\x00log_neg\x00%v\x00", p.tr.reshape, p.tr.logNeg)
 		}
 	}
 	m.planSum = h.Sum(nil)
