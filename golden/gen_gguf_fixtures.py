@@ -114,7 +114,19 @@ GGUF_ARCH = {
     "falcon_mamba": "mamba",  # MambaModel converts FalconMambaForCausalLM too (ssm.dt_b_c_rms true)
     "mamba2": "mamba2",
     "jamba": "jamba",
+    # GraniteHybridModel converts both (use_rope, written as
+    # rope.scaling.finetuned, true for Bamba only)
+    "granitemoehybrid": "granitehybrid",
+    "bamba": "granitehybrid",
+    "lfm2": "lfm2",
+    "lfm2_moe": "lfm2moe",
 }
+# LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
+# layers), the short convolutions' kernel squeezed to [C, K].
+LFM2 = {"lfm2", "lfm2_moe"}
+# GraniteMoeModel's splits of input_linear (experts, shared MLP).
+GRANITE_MOE = {"granitemoe", "granitemoeshared", "granitemoehybrid"}
+GRANITE_HYBRID = {"granitemoehybrid", "bamba"}
 # Families converted by MambaModel / Mamba2Model: their own metadata (no
 # TextModel keys), A stored as -exp(A_log) (ssm_a), conv1d squeezed.
 MAMBA_MODEL = {"mamba", "falcon_mamba"}
@@ -123,7 +135,7 @@ MAMBA2_MODEL = {"mamba2"}
 # (MAMBA1: JambaModel too) or as Mamba2Model does (A and D [H, 1], the
 # gated norm per group); SSM_PARAM: the tensors that changes.
 MAMBA1 = MAMBA_MODEL | {"jamba"}
-MAMBA2 = MAMBA2_MODEL
+MAMBA2 = MAMBA2_MODEL | GRANITE_HYBRID
 SSM_PARAM = re.compile(r"\.(A_log|D|dt_bias|conv1d\.weight)$|\.(mixer|mamba)\.norm\.weight$")
 # Families whose converters (GPT2Model, StarCoderModel, Phi2Model) write
 # 4·hidden_size as the feed-forward length, whatever the checkpoint's.
@@ -135,11 +147,11 @@ CONV1D = re.compile(r"\.(c_attn|c_proj|c_fc)\.weight$")
 DEEPSEEK2 = {"deepseek_v2", "deepseek_v3"}
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
-PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared",
+PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba",
               "olmo"}  # OlmoModel: LlamaModel's permutation
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
-LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared"}
+LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba"}
 # MoE families whose HF configs may mix in dense layers (mlp_only_layers,
 # decoder_sparse_step), which llama.cpp's converters do not carry.
 DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe"}
@@ -271,7 +283,7 @@ def write_metadata(w, name, cfg, ftype):
             w.add_sliding_window(cfg["sliding_window"])
         types = cfg.get("layer_types") or ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(layers)]
         w.add_sliding_window_pattern([t == "sliding_attention" for t in types])
-    if mt in ("granite", "granitemoe", "granitemoeshared"):  # GraniteModel: the multipliers as scales
+    if mt in {"granite"} | GRANITE_MOE:  # GraniteModel: the multipliers as scales
         w.add_attention_scale(cfg["attention_multiplier"])
         w.add_embedding_scale(cfg["embedding_multiplier"])
         w.add_residual_scale(cfg["residual_multiplier"])
@@ -286,12 +298,16 @@ def write_metadata(w, name, cfg, ftype):
         w.add_expert_used_count(cfg["num_experts_per_tok"])
         if cfg.get("moe_intermediate_size"):
             w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
-        elif mt in ("granitemoe", "granitemoeshared"):  # GraniteMoeModel
+        elif mt in GRANITE_MOE:  # GraniteMoeModel
             w.add_expert_feed_forward_length(cfg["intermediate_size"])
-        if mt == "granitemoeshared" and cfg.get("shared_intermediate_size"):  # GraniteMoeModel
+        if mt in GRANITE_MOE and cfg.get("shared_intermediate_size"):  # GraniteMoeModel
             w.add_expert_shared_feed_forward_length(cfg["shared_intermediate_size"])
         if cfg.get("shared_expert_intermediate_size"):
             w.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
+    if mt in GRANITE_HYBRID:
+        write_granite_hybrid_metadata(w, cfg)
+    if mt in LFM2:
+        write_lfm2_metadata(w, cfg)
     if mt in DENSE_LAYERS_MOE:  # EXTENSION: which layers keep a dense MLP
         if cfg.get("decoder_sparse_step", 1) != 1:
             w.add_uint32(f"{GGUF_ARCH[mt]}.decoder_sparse_step", cfg["decoder_sparse_step"])
@@ -515,6 +531,76 @@ def write_mamba_metadata(w, cfg, ftype):
             w.add_array(f"{arch}.time_step_limit", limit)
 
 
+def granite_hybrid_attention(cfg):
+    """GraniteHybridModel.get_attn_layers: the attention layers, from
+    layer_types (transformers 5 spells them "full_attention"; the converter
+    looks for "attention", the older spelling) or attn_layer_indices."""
+    if cfg.get("layer_types"):
+        return [i for i, t in enumerate(cfg["layer_types"]) if t in ("attention", "full_attention")]
+    return list(cfg.get("attn_layer_indices") or [])
+
+
+def write_granite_hybrid_metadata(w, cfg):
+    """GraniteHybridModel.set_gguf_parameters after GraniteMoeModel's keys:
+    the Mamba2 sizes under ssm.* (time_step_rank: the head count), the
+    attention layers as the nonzero entries of head_count_kv (replacing the
+    scalar), rope.scaling.finetuned as "uses RoPE" (Bamba) and, without
+    RoPE, a context length of 2**20 (replacing the config's); then the
+    EXTENSION keys."""
+    mt, arch = cfg["model_type"], GGUF_ARCH[cfg["model_type"]]
+    layers, attn = cfg["num_hidden_layers"], granite_hybrid_attention(cfg)
+    w.add_ssm_conv_kernel(cfg["mamba_d_conv"])
+    w.add_ssm_state_size(cfg["mamba_d_state"])
+    w.add_ssm_group_count(cfg["mamba_n_groups"])
+    w.add_ssm_inner_size(cfg["mamba_expand"] * cfg["hidden_size"])
+    w.add_ssm_time_step_rank(cfg["mamba_n_heads"])
+    w.add_head_count_kv([cfg["num_key_value_heads"] if i in attn else 0 for i in range(layers)])
+    use_rope = mt == "bamba"
+    w.add_rope_scaling_finetuned(use_rope)
+    if not use_rope:
+        w.add_context_length(2**20)
+        # EXTENSION: the config's max_position_embeddings (archc's default
+        # KV-cache length), which llama.cpp replaces.
+        w.add_uint32(f"{arch}.max_position_embeddings", cfg["max_position_embeddings"])
+    # EXTENSION: HF's chunk size and dt clamp (as for mamba2).
+    w.add_uint32(f"{arch}.mamba_chunk_size", cfg.get("mamba_chunk_size", 256))
+    limit = [float(x["__float__"]) if isinstance(x, dict) else float(x) for x in cfg.get("time_step_limit") or []]
+    if limit:
+        w.add_array(f"{arch}.time_step_limit", limit)
+
+
+def write_lfm2_metadata(w, cfg):
+    """LFM2Model.set_gguf_parameters / LFM2MoeModel.set_gguf_parameters
+    after TextModel's keys: head_count_kv per layer (0 for the conv layers),
+    the conv cache length, the RMS eps (norm_eps), vocab_size; LFM2's
+    feed-forward length as Lfm2MLP derives it; LFM2-MoE's expert keys and
+    sigmoid gating; then the EXTENSION keys."""
+    mt = cfg["model_type"]
+    w.add_head_count_kv([cfg["num_key_value_heads"] if t == "full_attention" else 0 for t in cfg["layer_types"]])
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_shortconv_l_cache(cfg["conv_L_cache"])
+    w.add_layer_norm_rms_eps(cfg["norm_eps"])
+    if mt == "lfm2":  # LFM2Model._add_feed_forward_length
+        ff = cfg.get("block_ff_dim") or cfg["intermediate_size"]
+        if cfg["block_auto_adjust_ff_dim"]:
+            ff = int(2 * ff / 3)
+            if cfg.get("block_ffn_dim_multiplier") is not None:
+                ff = int(cfg["block_ffn_dim_multiplier"] * ff)
+            m = cfg["block_multiple_of"]
+            ff = m * ((ff + m - 1) // m)
+        w.add_feed_forward_length(ff)
+        return
+    w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    w.add_leading_dense_block_count(cfg["num_dense_layers"])
+    w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
+    # EXTENSION: llama.cpp's lfm2moe fixes the scale at 1 and always
+    # renormalises; gguf-py has keys for both.
+    if cfg.get("routed_scaling_factor", 1.0) != 1.0:
+        w.add_expert_weights_scale(cfg["routed_scaling_factor"])
+    if not cfg.get("norm_topk_prob", True):
+        w.add_expert_weights_norm(False)
+
+
 def write_jamba_metadata(w, cfg, ftype):
     """JambaModel.set_gguf_parameters (its own keys only): the attention
     layers as the nonzero entries of head_count_kv, the Mamba sizes under
@@ -606,18 +692,30 @@ def to_gguf(cfg, state):
             out.append((f"blk.{i}.attn_k_b.weight", hf, k_b.transpose(1, 2).contiguous().numpy()))
             out.append((f"blk.{i}.attn_v_b.weight", hf, v_b.contiguous().numpy()))
             continue
-        if mt in ("granitemoe", "granitemoeshared") and hf.endswith(".block_sparse_moe.input_linear.weight"):  # GraniteMoeModel.modify_tensors
+        if mt in GRANITE_MOE and hf.endswith(".block_sparse_moe.input_linear.weight"):  # GraniteMoeModel.modify_tensors
             i, half = hf.split(".")[2], t.shape[1] // 2
             out.append((f"blk.{i}.ffn_gate_exps.weight", hf, t[:, :half].contiguous().numpy()))
             out.append((f"blk.{i}.ffn_up_exps.weight", hf, t[:, half:].contiguous().numpy()))
             continue
-        if mt == "granitemoeshared" and hf.endswith(".shared_mlp.input_linear.weight"):  # GraniteMoeModel.modify_tensors
+        if mt in GRANITE_MOE and hf.endswith(".shared_mlp.input_linear.weight"):  # GraniteMoeModel.modify_tensors
             i, half = hf.split(".")[2], t.shape[0] // 2
-            out.append((f"blk.{i}.ffn_gate_shexp.weight", hf, t[:half].contiguous().numpy()))
-            out.append((f"blk.{i}.ffn_up_shexp.weight", hf, t[half:].contiguous().numpy()))
+            sh = "_shexp" if cfg.get("num_local_experts") else ""  # without experts: the dense MLP's names
+            out.append((f"blk.{i}.ffn_gate{sh}.weight", hf, t[:half].contiguous().numpy()))
+            out.append((f"blk.{i}.ffn_up{sh}.weight", hf, t[half:].contiguous().numpy()))
+            continue
+        if mt in GRANITE_MOE and not cfg.get("num_local_experts") and hf.endswith(".shared_mlp.output_linear.weight"):
+            out.append((f"blk.{hf.split('.')[2]}.ffn_down.weight", hf, t.numpy()))
             continue
         if mt == "gpt_oss" and hf.endswith(".sinks"):
             out.append((tmap.get_name(hf) + ".weight", hf, t.numpy()))  # GptOssModel.filter_tensors
+            continue
+        if mt in LFM2 and hf.endswith(".conv.conv.weight"):  # LFM2Model.modify_tensors: [C, 1, K] → [C, K]
+            t = t.squeeze(1)
+        if mt == "lfm2_moe" and hf.endswith(".expert_bias"):  # LFM2MoeModel.filter_tensors: expert_bias.bias
+            out.append((tmap.get_name(hf + ".bias", try_suffixes=(".bias",)), hf, t.numpy()))
+            continue
+        if mt == "lfm2_moe" and STACKED.match(hf):  # LFM2MoeModel.moe_experts: layers.{bid}.feed_forward.experts.{w}
+            out.append((tmap.get_name(hf.removeprefix("model."), try_suffixes=(".weight",)), hf, t.numpy()))
             continue
         if hf.endswith(".e_score_correction_bias"):  # DeepseekV2Model.modify_tensors: e_score_correction.bias
             hf_as = hf[: -len("_bias")] + ".bias"
@@ -744,10 +842,12 @@ def read_back(path, cfg, names, shapes):
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
-        if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in ("granitemoe", "granitemoeshared") and hf.endswith(".input_linear.weight")) or (
+        if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in GRANITE_MOE and hf.endswith(".input_linear.weight")) or (
                 mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")):
             parts.setdefault(hf, {})[t.name] = data
             continue
+        if mt in LFM2 and hf.endswith(".conv.conv.weight"):
+            data = data.reshape(shapes[hf])
         if mt in MAMBA1 | MAMBA2 and SSM_PARAM.search(hf):
             sd[hf] = torch.from_numpy(np.ascontiguousarray(mamba_tensor_back(hf, data, shapes[hf])))
             continue
@@ -771,13 +871,13 @@ def read_back(path, cfg, names, shapes):
             kv_b = np.concatenate([by["attn_k_b"].swapaxes(1, 2), by["attn_v_b"]], axis=1)
             sd[hf] = torch.from_numpy(np.ascontiguousarray(kv_b.reshape(-1, kv_b.shape[-1])))
             continue
-        if mt in ("granitemoe", "granitemoeshared") and hf.endswith(".block_sparse_moe.input_linear.weight"):  # gate rows, then up rows
+        if mt in GRANITE_MOE and hf.endswith(".block_sparse_moe.input_linear.weight"):  # gate rows, then up rows
             by = {n.split(".")[2]: a for n, a in p.items()}
             sd[hf] = torch.from_numpy(np.ascontiguousarray(np.concatenate([by["ffn_gate_exps"], by["ffn_up_exps"]], axis=1)))
             continue
-        if mt == "granitemoeshared" and hf.endswith(".shared_mlp.input_linear.weight"):
-            by = {n.split(".")[2]: a for n, a in p.items()}
-            sd[hf] = torch.from_numpy(np.ascontiguousarray(np.concatenate([by["ffn_gate_shexp"], by["ffn_up_shexp"]], axis=0)))
+        if mt in GRANITE_MOE and hf.endswith(".shared_mlp.input_linear.weight"):
+            by = {n.split(".")[2].removesuffix("_shexp"): a for n, a in p.items()}
+            sd[hf] = torch.from_numpy(np.ascontiguousarray(np.concatenate([by["ffn_gate"], by["ffn_up"]], axis=0)))
             continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(gpt_oss_experts_back(p)))
     return sd
