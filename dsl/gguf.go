@@ -3,6 +3,7 @@ package dsl
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -211,6 +212,8 @@ func entryKey(e *GGUFEntry) string {
 	switch {
 	case e.Field != nil:
 		return "field " + e.Field.Name
+	case e.Tensor != nil && e.Tensor.Value != nil:
+		return "value " + tensorKey(e.Tensor.GGUF)
 	case e.Tensor != nil:
 		return "tensor " + tensorKey(e.Tensor.GGUF)
 	}
@@ -282,6 +285,7 @@ func (c *checker) gguf(g *GGUF) {
 	c.valueExpr(g.Cond, map[string]bool{}, true)
 	names := map[string]bool{}
 	tensors := map[string]bool{}
+	values := map[string]bool{}
 	patterns := map[string]bool{}
 	for _, e := range g.Entries {
 		switch {
@@ -292,6 +296,15 @@ func (c *checker) gguf(g *GGUF) {
 				c.errf(fd.Pos, "gguf field %q declared twice", fd.Name)
 			}
 			names[fd.Name] = true
+		case e.Tensor != nil && e.Tensor.Value != nil:
+			t := e.Tensor
+			k := tensorKey(t.GGUF)
+			if values[k] {
+				c.errf(t.Pos, "tensor %s made twice", pathText(t.GGUF))
+			}
+			values[k] = true
+			c.tensorPath(t.GGUF)
+			c.valueExpr(t.Value, names, true)
 		case e.Tensor != nil:
 			t := e.Tensor
 			k := tensorKey(t.GGUF)
@@ -509,9 +522,26 @@ func compact(sorted []string) []string {
 type GGUFReading struct {
 	Family string         // the family whose section read the file
 	Config map[string]any // the config.json equivalent (values typed as DecodeConfig types them)
+	// Values are the Hugging Face tensors the section makes from metadata
+	// (`tensor HF = EXPR` rows), in section order.
+	Values []GGUFValue
 
 	tensors    []tensorRule
 	transforms []transformRule
+}
+
+// GGUFValue is a Hugging Face tensor a gguf section makes from metadata
+// values (`tensor model.layers.{i}.mlp.act_fn.alpha_p =
+// meta("xielu.alpha_p")`: llama.cpp stores Apertus's per-layer xIELU
+// scalars as metadata arrays). With a `{i}` segment the value is a list
+// with one element per layer, element i making layer i's tensor; a number
+// makes a tensor of shape [1], a list of numbers one of shape [n]; none
+// makes none.
+type GGUFValue struct {
+	HF    string    // the Hugging Face tensor name
+	Data  []float32 // its values, row-major
+	Shape []int64
+	Pos   lexer.Position // the row
 }
 
 // GGUFTransformCall is a transform applied to one tensor, with its
@@ -604,6 +634,12 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 			} else {
 				r.Config[fd.Name] = v
 			}
+		case e.Tensor != nil && e.Tensor.Value != nil:
+			vals, err := s.ggufValues(e.Tensor, src)
+			if err != nil {
+				return nil, err
+			}
+			r.Values = append(r.Values, vals...)
 		case e.Tensor != nil:
 			r.tensors = append(r.tensors, tensorRule{gguf: ruleSegs(e.Tensor.GGUF), hf: ruleSegs(e.Tensor.HF), skip: e.Tensor.None, pos: e.Tensor.Pos})
 		case e.Transform != nil && e.Transform.Call != nil:
@@ -624,6 +660,59 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 		}
 	}
 	return r, nil
+}
+
+// ggufValues evaluates a `tensor HF = EXPR` row (see GGUFValue).
+func (s *scope) ggufValues(t *GGUFTensor, src GGUFSource) ([]GGUFValue, error) {
+	v, err := s.expr(t.Value)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	segs := ruleSegs(t.GGUF)
+	layered := slices.Contains(segs, "{}")
+	one := func(hf string, v any, what string) (GGUFValue, error) {
+		out := GGUFValue{HF: hf, Pos: t.Pos}
+		items, isList := v.([]any)
+		if !isList {
+			items = []any{v}
+		}
+		if len(items) == 0 {
+			return out, errorf(t.Value.Pos, "%s: tensor %s: %s is an empty list", src.Name(), hf, what)
+		}
+		for _, it := range items {
+			x, ok := number(it)
+			if !ok {
+				return out, errorf(t.Value.Pos, "%s: tensor %s: %s must be a number or a list of numbers, got %s %s", src.Name(), hf, what, typeName(v), show(v))
+			}
+			out.Data = append(out.Data, float32(x))
+		}
+		out.Shape = []int64{int64(len(out.Data))}
+		return out, nil
+	}
+	if !layered {
+		val, err := one(strings.Join(segs, "."), v, "the value")
+		return []GGUFValue{val}, err
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, errorf(t.Value.Pos, "%s: tensor %s: a row with {i} needs a list with one element per layer, got %s %s", src.Name(), strings.ReplaceAll(tensorKey(t.GGUF), "{}", "{i}"), typeName(v), show(v))
+	}
+	var out []GGUFValue
+	for i, el := range l {
+		name := make([]string, len(segs))
+		for k, sg := range segs {
+			if sg == "{}" {
+				sg = strconv.Itoa(i)
+			}
+			name[k] = sg
+		}
+		val, err := one(strings.Join(name, "."), el, fmt.Sprintf("element %d", i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, val)
+	}
+	return out, nil
 }
 
 // ruleSegs returns a tensor row side's segments, "{}" for the placeholder

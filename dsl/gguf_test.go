@@ -349,3 +349,52 @@ func TestGGUFLayersWithMax(t *testing.T) {
 		t.Errorf("max of nothing: %v", err)
 	}
 }
+
+// TestGGUFValues: `tensor HF = EXPR` rows make Hugging Face tensors from
+// metadata (Apertus's per-layer xIELU scalars): a list element per layer
+// with {i}, a number as [1], a list as [n], none as nothing; other values
+// are refused at the row's expression.
+func TestGGUFValues(t *testing.T) {
+	f := mustParse(t, `arch t {
+  match model_type "t"
+  config { n: int }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  gguf "t" {
+    n = 4
+    tensor model.layers.{i}.act.alpha = meta("x.alpha")
+    tensor model.scale                = meta("x.scale")
+    tensor model.absent               = meta("x.absent")
+  }
+}`)
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	src := fakeGGUF{arch: "t", meta: map[string]any{"x.alpha": []any{0.5, []any{int64(1), 2.0}}, "x.scale": 3.0}}
+	r, err := dsl.EvalGGUF(f, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range r.Values {
+		got = append(got, fmt.Sprintf("%s %v %v", v.HF, v.Shape, v.Data))
+	}
+	want := []string{"model.layers.0.act.alpha [1] [0.5]", "model.layers.1.act.alpha [2] [1 2]", "model.scale [1] [3]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		alpha any
+		want  string
+	}{
+		{0.5, "in.arch:9:41: fake.gguf: tensor model.layers.{i}.act.alpha: a row with {i} needs a list with one element per layer, got float 0.5"},
+		{[]any{"a"}, `in.arch:9:41: fake.gguf: tensor model.layers.0.act.alpha: element 0 must be a number or a list of numbers, got string "a"`},
+		{[]any{[]any{}}, "tensor model.layers.0.act.alpha: element 0 is an empty list"},
+	} {
+		src.meta["x.alpha"] = c.alpha
+		if _, err := dsl.EvalGGUF(f, src); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("alpha %v: got %v, want %q", c.alpha, err, c.want)
+		}
+	}
+}

@@ -47,6 +47,7 @@ type planned struct {
 	shape []int64
 	tr    transform
 	group []planned
+	vals  []float32 // a tensor the gguf section makes from metadata (dsl.GGUFValue): its values; t is zero
 }
 
 // elements is the number of values of the HF tensor.
@@ -68,7 +69,7 @@ func (p planned) whole() bool { return p.tr.whole() }
 // or skipped), a read failure.
 func (m *Model) ReadTensor(name string) (data []float32, hfName string, shape []int64, err error) {
 	for _, p := range m.plan {
-		if p.t.Name != name && !p.has(name) {
+		if (p.vals == nil && p.t.Name != name && !p.has(name)) || (p.vals != nil && p.hf != name) {
 			continue
 		}
 		fh, err := os.Open(m.Path)
@@ -100,6 +101,11 @@ func (p planned) has(name string) bool {
 // transpose, interleave) must be converted whole.
 func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error {
 	rows := int(p.shape[0])
+	if p.vals != nil {
+		cols := len(p.vals) / rows
+		copy(dst, p.vals[r0*cols:r1*cols])
+		return nil
+	}
 	if (p.tr.transpose || p.tr.parts > 1) && (r0 != 0 || r1 != rows) {
 		return fmt.Errorf("gguf: internal error: tensor %q converted in part", p.t.Name)
 	}

@@ -179,6 +179,13 @@ func (m *Model) makePlan() error {
 		}
 		m.plan = append(m.plan, p)
 	}
+	for _, v := range m.reading.Values { // tensors made from metadata
+		if prev, dup := seen[v.HF]; dup {
+			return fmt.Errorf("gguf: %s: %s:%d:%d makes %q from metadata, but tensor %q maps to it too: the file is inconsistent", m.Path, v.Pos.Filename, v.Pos.Line, v.Pos.Column, v.HF, prev)
+		}
+		seen[v.HF] = "(metadata)"
+		m.plan = append(m.plan, planned{hf: v.HF, shape: v.Shape, vals: v.Data})
+	}
 	for i := range m.plan {
 		p := &m.plan[i]
 		for k, q := range p.group {
