@@ -122,6 +122,8 @@ GGUF_ARCH = {
     "lfm2_moe": "lfm2moe",
     # issue 21 (h-gguf): dense pack families
     "apertus": "apertus",
+    "minimax_m2": "minimax-m2",
+    "exaone_moe": "exaone-moe",
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
@@ -314,6 +316,11 @@ def write_metadata(w, name, cfg, ftype, state):
         write_granite_hybrid_metadata(w, cfg)
     if mt in LFM2:
         write_lfm2_metadata(w, cfg)
+    if mt == "minimax_m2":  # MiniMaxM2Model: the experts' width, the rotary width (rotary_dim; a transformers 5
+        # config has rope_parameters' partial_rotary_factor instead, which the converter does not read)
+        w.add_expert_feed_forward_length(cfg["intermediate_size"])
+        w.add_rope_dimension_count(cfg.get("rotary_dim") or int(head_dim * full.get("partial_rotary_factor", 1.0)))
+        w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)  # TextModel, from the published config's scoring_func
     if mt == "apertus":  # ApertusModel.modify_tensors: each layer's xIELU scalars, in layer order
         for key, add in (("alpha_p", w.add_xielu_alpha_p), ("alpha_n", w.add_xielu_alpha_n), ("beta", w.add_xielu_beta), ("eps", w.add_xielu_eps)):
             add([float(state[f"model.layers.{i}.mlp.act_fn.{key}"].float().item()) for i in range(layers)])
@@ -427,11 +434,24 @@ def write_metadata(w, name, cfg, ftype, state):
         default = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
         if cfg["layer_types"] != default:  # EXTENSION: llama.cpp fixes every 4th layer global
             w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
-    if mt == "exaone4":  # Exaone4Model
+    if mt in ("exaone4", "exaone_moe"):  # Exaone4Model
         w.add_vocab_size(cfg["vocab_size"])
         if cfg.get("sliding_window") is not None:
             w.add_sliding_window(cfg["sliding_window"])
             w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
+    if mt == "exaone_moe":  # ExaoneMoEModel (TextModel's expert groups, then its own keys)
+        if cfg.get("n_group") is not None:
+            w.add_expert_group_count(cfg["n_group"])
+        if cfg.get("topk_group") is not None:
+            w.add_expert_group_used_count(cfg["topk_group"])
+        w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        w.add_expert_shared_count(cfg["num_shared_experts"])
+        w.add_expert_shared_feed_forward_length(cfg["moe_intermediate_size"] * cfg["num_shared_experts"])
+        w.add_expert_weights_scale(cfg["routed_scaling_factor"])
+        w.add_expert_weights_norm(cfg["norm_topk_prob"])
+        w.add_leading_dense_block_count(cfg.get("first_k_dense_replace", cfg.get("first_last_k_dense_replace", 0)))
+        w.add_nextn_predict_layers(cfg.get("num_nextn_predict_layers", 0))
+        w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
     if mt == "exaone":  # ExaoneModel
         w.add_rope_dimension_count(cfg["hidden_size"] // heads)
     if mt in ("phi", "gpt_neox"):  # Phi2Model, GPTNeoXModel: the rotary width
