@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,6 +86,7 @@ func TestGGUFTwinsPlan(t *testing.T) {
 			if !bytes.Equal(f32.MLIR, want.MLIR) {
 				t.Errorf("F32 twin: the emitted module differs from the safetensors folder's")
 			}
+			checkUnread(t, f32)
 			q8, err := driver.NewPlan(filepath.Join(dir, "model.q8_0.gguf"), driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -110,9 +112,33 @@ func TestGGUFTwinsPlan(t *testing.T) {
 	}
 }
 
+// checkUnread: the only tensors a twin holds that its family does not read
+// (driver.Plan.Unread) are those of blocks past the model's layers, the
+// multi-token-prediction layers llama.cpp writes as extra blocks (the
+// glm4_moe twin has one).
+func checkUnread(t *testing.T, p *driver.Plan) {
+	t.Helper()
+	layers, _ := p.Config["num_hidden_layers"].(int64)
+	for _, name := range p.Unread {
+		var blk int64 = -1
+		if rest, ok := strings.CutPrefix(name, "blk."); ok {
+			if n, err := strconv.ParseInt(strings.Split(rest, ".")[0], 10, 64); err == nil {
+				blk = n
+			}
+		}
+		if blk < layers {
+			t.Errorf("%s: tensor %q is not read, but it is not an extra block's (past layer %d)", p.GGUF.Path, name, layers-1)
+		}
+	}
+	if len(p.Unread) > 0 {
+		t.Logf("%s: %d tensors of extra blocks not read (multi-token prediction)", p.GGUF.Path, len(p.Unread))
+	}
+}
+
 // TestGGUFTwinsWeights: the F32 twin, read through its family (names,
 // Q/K un-permutation, minus_one, reshape, log_neg), holds the safetensors
-// tensors bit for bit; a minus_one tensor holds float32(float32(1 + w) - 1),
+// tensors bit for bit; a minus_one tensor (Gemma's and Nemotron's norms)
+// holds float32(float32(1 + w) - 1),
 // what llama.cpp's stored 1 + w gives back; a log_neg tensor (Mamba's
 // A_log, stored as A = -exp(A_log)) is within logNegTolerance of A_log:
 // exp is not injective on float32 (for |A_log| < ln 2 neighbouring
@@ -157,14 +183,13 @@ func TestGGUFTwinsWeights(t *testing.T) {
 			if diff := cmp.Diff(want.Names(), got.Names()); diff != "" {
 				t.Fatalf("tensor names the family reads (-safetensors +gguf):\n%s", diff)
 			}
-			gemma := p.Family.Name == "gemma" || p.Family.Name == "gemma2" || p.Family.Name == "gemma3"
 			for _, name := range want.Names() {
 				w := readF32(t, want, name)
 				g := readF32(t, got, name)
 				if len(w) != len(g) {
 					t.Fatalf("%s: %d values, safetensors %d", name, len(g), len(w))
 				}
-				onePlus := gemma && strings.HasSuffix(name, "norm.weight")
+				onePlus := slices.Contains(p.GGUF.Transforms(name), "minus_one") // Gemma's and Nemotron's norms
 				logNeg := slices.Contains(p.GGUF.Transforms(name), "log_neg")
 				for i := range w {
 					x := w[i]
