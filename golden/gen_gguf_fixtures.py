@@ -124,6 +124,12 @@ GGUF_ARCH = {
     "apertus": "apertus",
     "minimax_m2": "minimax-m2",
     "exaone_moe": "exaone-moe",
+    "glm4": "glm4",
+    "glm4_moe": "glm4moe",
+    "hunyuan_v1_dense": "hunyuan-dense",
+    "hunyuan_v1_moe": "hunyuan-moe",
+    "nemotron": "nemotron",
+    "dots1": "dots1",
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
@@ -168,7 +174,7 @@ EXPERT = re.compile(r"^(.*\.experts)\.(\d+)\.(\w+)\.weight$")
 # The stacked name archc's experts primitive reads (<prefix>.experts.<proj>.weight).
 STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 # Families whose RMSNorm weights llama.cpp stores as 1 + w.
-NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text"}
+NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text", "nemotron"}  # NemotronModel: LayerNorm1P's weights
 
 
 def rope_params(cfg, layer_type="full_attention"):
@@ -301,7 +307,7 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_residual_scale(cfg["scale_depth"] / cfg["num_hidden_layers"] ** 0.5)
         w.add_logit_scale(cfg["hidden_size"] / cfg["dim_model_base"])
     experts = cfg.get("num_local_experts") or cfg.get("num_experts")
-    if experts:  # the MoE converters (LlamaModel for Mixtral, Qwen2MoeModel, Qwen3MoeModel, OlmoeModel)
+    if experts and mt != "hunyuan_v1_moe":  # the MoE converters (LlamaModel for Mixtral, Qwen2MoeModel, Qwen3MoeModel, OlmoeModel)
         w.add_expert_count(experts)
         w.add_expert_used_count(cfg["num_experts_per_tok"])
         if cfg.get("moe_intermediate_size"):
@@ -316,6 +322,69 @@ def write_metadata(w, name, cfg, ftype, state):
         write_granite_hybrid_metadata(w, cfg)
     if mt in LFM2:
         write_lfm2_metadata(w, cfg)
+    if mt == "hunyuan_v1_moe":  # HunYuanMoEModel (moe_topk, moe_intermediate_size and num_shared_expert are per-layer
+        # lists in the published configs, a number or absent in transformers': one shared MLP, experts intermediate_size wide)
+        w.add_expert_count(cfg["num_experts"])
+        w.add_expert_shared_feed_forward_length(cfg["intermediate_size"])
+        w.add_expert_feed_forward_length(cfg["intermediate_size"])
+        w.add_expert_used_count(cfg["moe_topk"])
+        w.add_expert_shared_count(1)
+    if mt in ("hunyuan_v1_dense", "hunyuan_v1_moe") and full.get("rope_type") == "dynamic":  # HunYuanModel's NTK alpha
+        alpha, base = full.get("alpha", 50), full.get("rope_theta", 10000.0)
+        w.add_rope_freq_base(base * (alpha ** (head_dim / (head_dim - 2))))
+        w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+        w.add_rope_scaling_factor(1)
+        w.add_rope_scaling_orig_ctx_len(256 * 1024)
+        w.add_context_length(256 * 1024)
+        # EXTENSION: the base and alpha (llama.cpp keeps only their product,
+        # rounded to f32) and the config's max_position_embeddings (archc's
+        # default KV length), which llama.cpp replaces.
+        w.add_float64(f"{GGUF_ARCH[mt]}.rope.scaling.alpha", float(alpha))
+        w.add_float64(f"{GGUF_ARCH[mt]}.rope.scaling.freq_base", float(base))
+        w.add_uint32(f"{GGUF_ARCH[mt]}.max_position_embeddings", cfg["max_position_embeddings"])
+    if mt == "dots1":  # Dots1Model (Qwen2MoeModel's keys with num_experts = n_routed_experts; TextModel's expert groups)
+        w.add_expert_count(cfg["n_routed_experts"])
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        if cfg.get("n_group") is not None:
+            w.add_expert_group_count(cfg["n_group"])
+        if cfg.get("topk_group") is not None:
+            w.add_expert_group_used_count(cfg["topk_group"])
+        w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        w.add_leading_dense_block_count(cfg["first_k_dense_replace"])
+        w.add_expert_shared_count(cfg["n_shared_experts"])
+        w.add_expert_weights_scale(cfg["routed_scaling_factor"])
+        w.add_expert_weights_norm(cfg["norm_topk_prob"])
+        if "sliding_attention" in cfg.get("layer_types", []):  # EXTENSION: llama.cpp's dots1 has no sliding window
+            w.add_sliding_window(cfg["sliding_window"])
+            w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
+    if mt == "nemotron":  # NemotronModel (TextModel finds norm_eps as the RMS eps too)
+        w.add_layer_norm_rms_eps(cfg["norm_eps"])
+        w.add_vocab_size(cfg["vocab_size"])
+        w.add_layer_norm_eps(cfg["norm_eps"])
+        w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 0.5) * cfg["hidden_size"]) // heads)
+        if full.get("factor") is None:
+            w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+        else:
+            w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+            w.add_rope_scaling_factor(full["factor"])
+    if mt in ("glm4", "glm4_moe"):  # Glm4Model, Glm4MoeModel: the rotary width
+        w.add_rope_dimension_count(int(head_dim * full.get("partial_rotary_factor", 0.5)))
+    if mt == "glm4_moe":  # Glm4MoeModel (its expert keys; TextModel's expert groups)
+        w.add_expert_count(cfg["n_routed_experts"])
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        if cfg.get("n_group") is not None:
+            w.add_expert_group_count(cfg["n_group"])
+        if cfg.get("topk_group") is not None:
+            w.add_expert_group_used_count(cfg["topk_group"])
+        w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        w.add_expert_shared_count(cfg["n_shared_experts"])
+        w.add_leading_dense_block_count(cfg["first_k_dense_replace"])
+        w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
+        w.add_expert_weights_scale(cfg["routed_scaling_factor"])
+        w.add_expert_weights_norm(cfg["norm_topk_prob"])
+        if cfg.get("num_nextn_predict_layers") is not None:
+            w.add_nextn_predict_layers(cfg["num_nextn_predict_layers"])
+            w.add_block_count(layers + cfg["num_nextn_predict_layers"])  # the MTP layers are extra blocks
     if mt == "minimax_m2":  # MiniMaxM2Model: the experts' width, the rotary width (rotary_dim; a transformers 5
         # config has rope_parameters' partial_rotary_factor instead, which the converter does not read)
         w.add_expert_feed_forward_length(cfg["intermediate_size"])
@@ -774,7 +843,31 @@ def to_gguf(cfg, state):
     if mt in ROPE_FREQS and full.get("rope_type") == "llama3":
         dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
+    if mt == "glm4_moe":
+        out.extend(mtp_layers(cfg, out))
     return out
+
+
+def mtp_layers(cfg, out):
+    """The multi-token-prediction layers a real GLM-4.5 checkpoint has
+    after its num_hidden_layers decoder layers (transformers does not load
+    them, so the fixture has none), as Glm4MoeModel writes them: extra
+    blocks blk.L, ... with a decoder layer's tensors and the nextn.*
+    tensors. Here the last layer's tensors again and deterministic random
+    nextn tensors, with no HF name: archc must read the file without them
+    (driver.Plan.Unread)."""
+    layers, hidden = cfg["num_hidden_layers"], cfg["hidden_size"]
+    gen = torch.Generator().manual_seed(4242)
+    extra = []
+    last = f"blk.{layers - 1}."
+    for k in range(cfg.get("num_nextn_predict_layers") or 0):
+        blk = f"blk.{layers + k}."
+        extra += [(blk + name[len(last):], None, data) for name, _, data in out if name.startswith(last)]
+        extra += [(blk + "nextn.eh_proj.weight", None, (0.1 * torch.randn(hidden, 2 * hidden, generator=gen)).numpy()),
+                  (blk + "nextn.enorm.weight", None, torch.ones(hidden).numpy()),
+                  (blk + "nextn.hnorm.weight", None, torch.ones(hidden).numpy()),
+                  (blk + "nextn.shared_head_norm.weight", None, torch.ones(hidden).numpy())]
+    return extra
 
 
 def neox_qkv(t, heads):
