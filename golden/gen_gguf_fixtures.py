@@ -130,6 +130,8 @@ GGUF_ARCH = {
     "hunyuan_v1_moe": "hunyuan-moe",
     "nemotron": "nemotron",
     "dots1": "dots1",
+    "ernie4_5_moe": "ernie4_5-moe",
+    "phimoe": "phimoe",  # PhiMoeModel (a Phi3MiniModel)
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
@@ -249,6 +251,7 @@ def write_metadata(w, name, cfg, ftype, state):
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
     full = rope_params(cfg)
+    arch_name = GGUF_ARCH[mt]
     # TextModel.set_gguf_parameters (Gemma's own lists are the same keys).
     w.add_block_count(layers)
     w.add_context_length(cfg["max_position_embeddings"])
@@ -342,6 +345,32 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_float64(f"{GGUF_ARCH[mt]}.rope.scaling.alpha", float(alpha))
         w.add_float64(f"{GGUF_ARCH[mt]}.rope.scaling.freq_base", float(base))
         w.add_uint32(f"{GGUF_ARCH[mt]}.max_position_embeddings", cfg["max_position_embeddings"])
+    if mt == "phimoe":
+        # EXTENSION: HF's PhimoeRotaryEmbedding scales by short_mscale /
+        # long_mscale, llama.cpp by its attn_factor formula; its router is
+        # not the sparsemixer's jitter band.
+        for key in ("short_mscale", "long_mscale"):
+            if full.get(key) is not None:
+                w.add_float64(f"{arch_name}.rope.scaling.{key}", float(full[key]))
+        w.add_float64(f"{arch_name}.router_jitter_noise", float(cfg.get("router_jitter_noise", 0.01)))
+    if mt == "ernie4_5_moe":  # Ernie4_5MoeModel
+        w.add_expert_count(cfg["moe_num_experts"])
+        w.add_expert_used_count(cfg["moe_k"])
+        w.add_interleave_moe_layer_step(cfg["moe_layer_interval"])
+        w.add_leading_dense_block_count(cfg["moe_layer_start_index"])
+        if cfg.get("moe_intermediate_size") is not None:
+            w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        if cfg.get("moe_num_shared_experts") is not None:
+            w.add_expert_shared_count(cfg["moe_num_shared_experts"])
+            if cfg["moe_num_shared_experts"] > 0:
+                w.add_expert_shared_feed_forward_length(cfg["intermediate_size"] // cfg["num_key_value_heads"])
+        # EXTENSION: llama.cpp's MoE layers run to the last one and its
+        # renormalisation has no floor; HF's end index and floor, where not
+        # those.
+        if cfg.get("moe_layer_end_index", -1) not in (-1, layers - 1):
+            w.add_int32(f"{arch_name}.moe_layer_end_index", cfg["moe_layer_end_index"])
+        if cfg.get("moe_norm_min", 1e-12) != 1e-12:
+            w.add_float64(f"{arch_name}.moe_norm_min", cfg["moe_norm_min"])
     if mt == "dots1":  # Dots1Model (Qwen2MoeModel's keys with num_experts = n_routed_experts; TextModel's expert groups)
         w.add_expert_count(cfg["n_routed_experts"])
         w.add_expert_used_count(cfg["num_experts_per_tok"])
@@ -453,7 +482,7 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
         w.add_float32(f"{arch}.rope.scaling.low_freq_factor", full["low_freq_factor"])
         w.add_float32(f"{arch}.rope.scaling.high_freq_factor", full["high_freq_factor"])
-    if mt == "phi3":  # Phi3MiniModel
+    if mt in ("phi3", "phimoe"):  # Phi3MiniModel
         omax = cfg["original_max_position_embeddings"]
         w.add_rope_scaling_orig_ctx_len(omax)
         w.add_rope_dimension_count(int(full.get("partial_rotary_factor", 1.0) * cfg["hidden_size"]) // heads)
@@ -837,7 +866,7 @@ def to_gguf(cfg, state):
         if mt == "gpt2" and name == "token_embd.weight":  # GPT2Model writes token_embd again as output (tied)
             out.append(("output.weight", None, t.numpy()))
     full = rope_params(cfg)
-    if mt in ("phi3", "minicpm3") and full.get("rope_type") == "longrope":
+    if mt in ("phi3", "minicpm3", "phimoe") and full.get("rope_type") == "longrope":
         out.append(("rope_factors_long.weight", None, np.array(full["long_factor"], dtype=np.float32)))
         out.append(("rope_factors_short.weight", None, np.array(full["short_factor"], dtype=np.float32)))
     if mt in ROPE_FREQS and full.get("rope_type") == "llama3":
