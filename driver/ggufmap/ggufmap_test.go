@@ -817,3 +817,39 @@ func TestMaterializeMamba(t *testing.T) {
 		t.Errorf("conv1d of the wrong kernel: %v", err)
 	}
 }
+
+// TestGGUFRefusals: what a family's gguf section cannot represent is one
+// error naming the key or the layers, at the section's line: Jamba's
+// attention layers not every attn_layer_period-th, an LFM2-MoE router
+// that is not a sigmoid.
+func TestGGUFRefusals(t *testing.T) {
+	jamba := func(attn ...int) ([]kv, []tdesc) {
+		kvs := baseKVs("jamba",
+			kv{"jamba.ssm.conv_kernel", uint32(4)}, kv{"jamba.ssm.inner_size", uint32(128)},
+			kv{"jamba.ssm.state_size", uint32(8)}, kv{"jamba.ssm.time_step_rank", uint32(4)},
+			kv{"jamba.expert_count", uint32(4)}, kv{"jamba.expert_used_count", uint32(2)})
+		kvs[1].Val, kvs[6].Val = uint32(4), []uint32{2, 2, 0, 2} // block_count, head_count_kv per layer
+		ts := []tdesc{{"token_embd.weight", gguf.F32, []uint64{64, 10}, f32s(make([]float32, 640)...)}}
+		for _, i := range attn {
+			ts = append(ts, tdesc{fmt.Sprintf("blk.%d.attn_q.weight", i), gguf.F32, []uint64{64, 64}, f32s(make([]float32, 4096)...)})
+		}
+		return kvs, ts
+	}
+	kvs, ts := jamba(1, 3)
+	if m, err := read(openBuilt(t, kvs, ts)); err != nil || m.Config["attn_layer_offset"] != int64(1) || m.Config["attn_layer_period"] != int64(2) {
+		t.Errorf("jamba attention at 1, 3: %v (%v)", err, m)
+	}
+	kvs, ts = jamba(0, 1, 3)
+	if _, err := read(openBuilt(t, kvs, ts)); err == nil || !strings.Contains(err.Error(), "jamba.arch:") || !strings.Contains(err.Error(), "the attention layers [0, 1, 3] are not every attn_layer_period-th layer from attn_layer_offset") {
+		t.Errorf("jamba attention at 0, 1, 3: %v", err)
+	}
+
+	lfm := baseKVs("lfm2moe",
+		kv{"lfm2moe.shortconv.l_cache", uint32(3)}, kv{"lfm2moe.leading_dense_block_count", uint32(1)},
+		kv{"lfm2moe.expert_count", uint32(4)}, kv{"lfm2moe.expert_used_count", uint32(2)},
+		kv{"lfm2moe.expert_feed_forward_length", uint32(32)}, kv{"lfm2moe.expert_gating_func", uint32(1)})
+	lfm[6].Val = []uint32{0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0} // head_count_kv per layer
+	if _, err := read(openBuilt(t, lfm, nil)); err == nil || !strings.Contains(err.Error(), "lfm2_moe.arch:") || !strings.Contains(err.Error(), "expert_gating_func is 1: lfm2_moe's router is a sigmoid (2)") {
+		t.Errorf("lfm2moe softmax gating: %v", err)
+	}
+}
