@@ -49,6 +49,11 @@ type Plan struct {
 	// lower.HasFixedState): a slot's state then serves only the sequence
 	// its held tokens end, at exactly that position.
 	FixedState bool
+	// Unread names the GGUF file's tensors that map to Hugging Face
+	// tensors the graph does not read (a model's multi-token-prediction
+	// layers), left out of its packed weights (ggufmap.Model.Keep; set by
+	// CheckWeights).
+	Unread []string
 }
 
 // PlanOptions chooses the family and static shapes.
@@ -122,6 +127,11 @@ func (p *Plan) checkWeights(path string) error {
 		}
 	}
 	if gm := p.GGUF; gm != nil { // weights keep their GGUF storage (ggufmap.Model.Pack)
+		read := map[string]bool{}
+		for _, w := range p.Graph.Weights {
+			read[w.Name] = true
+		}
+		p.Unread = gm.Keep(read)
 		formats := gm.Formats()
 		p.Options.WeightDTypes = map[string]string{}
 		for _, w := range p.Graph.Weights {

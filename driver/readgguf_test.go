@@ -1,8 +1,10 @@
 package driver
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -38,5 +40,47 @@ func TestReadGGUFArch(t *testing.T) {
 	p, err = NewPlan(ggufTwin, PlanOptions{Arch: other})
 	if err == nil || !strings.Contains(err.Error(), `unsupported model_type "llama"`) {
 		t.Errorf("a family that claims another architecture: got %v (family %v)", err, p)
+	}
+}
+
+// TestGGUFUnread: a GGUF file's tensors that map to Hugging Face tensors the
+// graph does not read (here: the last layer of the llama-tied twin, read
+// as a model with one layer fewer, as llama.cpp writes a model's
+// multi-token-prediction layers as extra blocks) are named in Plan.Unread
+// and left out of the packed weights; the plan still runs.
+func TestGGUFUnread(t *testing.T) {
+	arch := filepath.Join(t.TempDir(), "fewer.arch")
+	src := "arch fewer extends llama {\n  match model_type \"llama\"\n  gguf \"llama\" {\n    num_hidden_layers = need(\"{arch}.block_count\") - 1\n  }\n}\n"
+	if err := os.WriteFile(arch, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := NewPlan(ggufTwin, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Unread) != 0 {
+		t.Errorf("the twin read whole: unread %v", full.Unread)
+	}
+	p, err := NewPlan(ggufTwin, PlanOptions{Arch: arch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := p.Config["num_hidden_layers"].(int64)
+	want := 0
+	for _, tn := range p.GGUF.Tensors {
+		if strings.HasPrefix(tn.Name, "blk."+strconv.FormatInt(last, 10)+".") {
+			want++
+		}
+	}
+	if want == 0 || len(p.Unread) != want || !strings.HasPrefix(p.Unread[0], "blk."+strconv.FormatInt(last, 10)+".") {
+		t.Errorf("unread %v, want the %d tensors of layer %d", p.Unread, want, last)
+	}
+	for name := range p.GGUF.Formats() {
+		if strings.HasPrefix(name, "model.layers."+strconv.FormatInt(last, 10)+".") {
+			t.Errorf("%s is still packed", name)
+		}
+	}
+	if _, err := p.Parameters(context.Background(), t.TempDir(), nil); err != nil {
+		t.Errorf("Parameters: %v", err)
 	}
 }

@@ -133,12 +133,17 @@ type GGUFField struct {
 // GGUFTensor maps a GGUF tensor base name to its Hugging Face name (both
 // with .weight and .bias); a `{i}` segment stands for the layer index on
 // both sides. `-> none` marks a tensor with no HF counterpart (skipped).
+// With `=` instead of `->` it makes the Hugging Face tensor named on its
+// left (GGUF holds that name) from metadata values, where llama.cpp stores
+// a parameter as a key: `tensor model.layers.{i}.mlp.act_fn.alpha_p =
+// meta("xielu.alpha_p")` (see GGUFValue).
 type GGUFTensor struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	GGUF   *Path `parser:"'tensor' @@ '->'"`
-	None   bool  `parser:"( @'none'"`
-	HF     *Path `parser:"| @@ )"`
+	GGUF   *Path `parser:"'tensor' @@ ( '->'"`
+	None   bool  `parser:"  ( @'none'"`
+	HF     *Path `parser:"  | @@ )"`
+	Value  *Expr `parser:"| '=' @@ )"`
 }
 
 // GGUFTransform applies a shared load transform (GGUFTransforms) to every

@@ -235,7 +235,7 @@ func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
 
 // valueExpr checks an expression over config-time values: names must be in
 // names (config fields, or a gguf section's earlier entries); calls are
-// allowed only of configFuncs (log), range, int, len, dict and, in a gguf section (gguf true), of
+// allowed only of configFuncs (log), range, int, len, max, dict and, in a gguf section (gguf true), of
 // ggufFuncs.
 func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 	Inspect(e, func(n Node) bool {
@@ -262,6 +262,15 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc || n.Name == intFunc || n.Name == lenFunc):
 				if len(n.Args) != 1 || n.Args[0].Name != "" {
 					c.errf(n.Pos, "%s takes one positional argument", n.Name)
+				}
+			case !n.Super && n.Name == maxFunc:
+				for _, a := range n.Args {
+					if a.Name != "" {
+						c.errf(a.Pos, "%s takes positional arguments only", n.Name)
+					}
+				}
+				if len(n.Args) == 0 {
+					c.errf(n.Pos, "%s needs a list or some numbers", n.Name)
 				}
 			case !n.Super && n.Name == dictFunc:
 				for _, a := range n.Args {

@@ -691,6 +691,9 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == intFunc && s.b == nil && !c.Super {
 		return s.intCall(c)
 	}
+	if c.Name == maxFunc && s.b == nil && !c.Super {
+		return s.maxCall(c)
+	}
 	if fn, ok := configFuncs[c.Name]; ok && s.b == nil && !c.Super {
 		return s.configCall(c, fn)
 	}

@@ -409,6 +409,11 @@ func (p *printer) ggufEntry(e *GGUFEntry, indent int) {
 		p.put("tensor ")
 		p.path(t.GGUF)
 		p.cell()
+		if t.Value != nil {
+			p.put("= ")
+			p.expr(t.Value)
+			break
+		}
 		p.put("-> ")
 		if t.None {
 			p.put("none")

@@ -3,6 +3,7 @@ package dsl
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,10 @@ var ggufFuncs = map[string]ggufFunc{
 	"need":       {1, ggufNeed},  // need(KEY): the value under KEY; absent is an error
 	"has_tensor": {1, ggufHas},   // has_tensor(NAME): whether the file has tensor NAME
 	"shape":      {1, ggufShape}, // shape(NAME): tensor NAME's row-major shape, none when absent
+	// layers_with(NAME): the layer indices i, ascending, for which the file
+	// has tensor NAME with its "{i}" replaced by i ("blk.{i}.ffn_gate_inp.weight":
+	// the layers llama.cpp's Jamba reads as MoE, which no metadata key lists)
+	"layers_with": {1, ggufLayersWith},
 }
 
 // GGUFTransforms are the load transforms a gguf section may name, with
@@ -62,6 +67,14 @@ var GGUFTransforms = map[string][]string{
 	"interleave":   {"part", "parts"},  // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
 	"chunk":        {"part", "parts"},  // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
 	"flatten":      {},                 // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
+	"reshape":      {"dims..."},        // the Hugging Face tensor is the GGUF one, same values in the same order, in shape dims (one may be -1: the rest of the elements) (MambaModel squeezed conv1d's [C, 1, K] to [C, K]; Mamba2Model stored A and D [H] as [H, 1], the gated norm [d] as [groups, d/groups])
+	"log_neg":      nil,                // the file stores A = -exp(A_log) (MambaModel's ssm_a): A_log = log(-A), computed in float64 and rounded to float32
+}
+
+// variadic reports whether a transform's parameter list is one parameter
+// taken one or more times ("dims...").
+func variadic(params []string) bool {
+	return len(params) == 1 && strings.HasSuffix(params[0], "...")
 }
 
 func (s *scope) ggufCall(c *Call, fn ggufFunc) (any, error) {
@@ -152,6 +165,23 @@ func ggufShape(s *scope, c *Call, args []any) (any, error) {
 	return out, nil
 }
 
+func ggufLayersWith(s *scope, c *Call, args []any) (any, error) {
+	name, err := stringArg(c, args)
+	if err != nil {
+		return nil, err
+	}
+	if strings.Count(name, "{i}") != 1 {
+		return nil, errorf(c.Args[0].Pos, "layers_with needs a tensor name with one {i} (the layer index), got %q", name)
+	}
+	out := []any{}
+	for i := 0; i < maxLayers; i++ {
+		if _, ok := s.src.TensorShape(strings.Replace(name, "{i}", strconv.Itoa(i), 1)); ok {
+			out = append(out, int64(i))
+		}
+	}
+	return out, nil
+}
+
 // ggufSection returns the file's gguf section, or nil.
 func ggufSection(f *File) *GGUF {
 	for _, it := range f.Items {
@@ -167,6 +197,8 @@ func entryKey(e *GGUFEntry) string {
 	switch {
 	case e.Field != nil:
 		return "field " + e.Field.Name
+	case e.Tensor != nil && e.Tensor.Value != nil:
+		return "value " + tensorKey(e.Tensor.GGUF)
 	case e.Tensor != nil:
 		return "tensor " + tensorKey(e.Tensor.GGUF)
 	}
@@ -238,6 +270,7 @@ func (c *checker) gguf(g *GGUF) {
 	c.valueExpr(g.Cond, map[string]bool{}, true)
 	names := map[string]bool{}
 	tensors := map[string]bool{}
+	values := map[string]bool{}
 	patterns := map[string]bool{}
 	for _, e := range g.Entries {
 		switch {
@@ -248,6 +281,15 @@ func (c *checker) gguf(g *GGUF) {
 				c.errf(fd.Pos, "gguf field %q declared twice", fd.Name)
 			}
 			names[fd.Name] = true
+		case e.Tensor != nil && e.Tensor.Value != nil:
+			t := e.Tensor
+			k := tensorKey(t.GGUF)
+			if values[k] {
+				c.errf(t.Pos, "tensor %s made twice", pathText(t.GGUF))
+			}
+			values[k] = true
+			c.tensorPath(t.GGUF)
+			c.valueExpr(t.Value, names, true)
 		case e.Tensor != nil:
 			t := e.Tensor
 			k := tensorKey(t.GGUF)
@@ -324,7 +366,10 @@ func (c *checker) transformCall(call *Call, names map[string]bool) {
 		}
 		c.valueExpr(a.Value, names, true)
 	}
-	if ok && len(call.Args) != len(params) {
+	switch {
+	case ok && variadic(params) && len(call.Args) == 0:
+		c.errf(call.Pos, "transform %s takes one or more arguments (%s)", call.Name, params[0])
+	case ok && !variadic(params) && len(call.Args) != len(params):
 		c.errf(call.Pos, "transform %s takes %d argument(s) (%s), got %d", call.Name, len(params), strings.Join(params, ", "), len(call.Args))
 	}
 }
@@ -462,9 +507,26 @@ func compact(sorted []string) []string {
 type GGUFReading struct {
 	Family string         // the family whose section read the file
 	Config map[string]any // the config.json equivalent (values typed as DecodeConfig types them)
+	// Values are the Hugging Face tensors the section makes from metadata
+	// (`tensor HF = EXPR` rows), in section order.
+	Values []GGUFValue
 
 	tensors    []tensorRule
 	transforms []transformRule
+}
+
+// GGUFValue is a Hugging Face tensor a gguf section makes from metadata
+// values (`tensor model.layers.{i}.mlp.act_fn.alpha_p =
+// meta("xielu.alpha_p")`: llama.cpp stores Apertus's per-layer xIELU
+// scalars as metadata arrays). With a `{i}` segment the value is a list
+// with one element per layer, element i making layer i's tensor; a number
+// makes a tensor of shape [1], a list of numbers one of shape [n]; none
+// makes none.
+type GGUFValue struct {
+	HF    string    // the Hugging Face tensor name
+	Data  []float32 // its values, row-major
+	Shape []int64
+	Pos   lexer.Position // the row
 }
 
 // GGUFTransformCall is a transform applied to one tensor, with its
@@ -557,6 +619,12 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 			} else {
 				r.Config[fd.Name] = v
 			}
+		case e.Tensor != nil && e.Tensor.Value != nil:
+			vals, err := s.ggufValues(e.Tensor, src)
+			if err != nil {
+				return nil, err
+			}
+			r.Values = append(r.Values, vals...)
 		case e.Tensor != nil:
 			r.tensors = append(r.tensors, tensorRule{gguf: ruleSegs(e.Tensor.GGUF), hf: ruleSegs(e.Tensor.HF), skip: e.Tensor.None, pos: e.Tensor.Pos})
 		case e.Transform != nil && e.Transform.Call != nil:
@@ -579,6 +647,59 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 	return r, nil
 }
 
+// ggufValues evaluates a `tensor HF = EXPR` row (see GGUFValue).
+func (s *scope) ggufValues(t *GGUFTensor, src GGUFSource) ([]GGUFValue, error) {
+	v, err := s.expr(t.Value)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	segs := ruleSegs(t.GGUF)
+	layered := slices.Contains(segs, "{}")
+	one := func(hf string, v any, what string) (GGUFValue, error) {
+		out := GGUFValue{HF: hf, Pos: t.Pos}
+		items, isList := v.([]any)
+		if !isList {
+			items = []any{v}
+		}
+		if len(items) == 0 {
+			return out, errorf(t.Value.Pos, "%s: tensor %s: %s is an empty list", src.Name(), hf, what)
+		}
+		for _, it := range items {
+			x, ok := number(it)
+			if !ok {
+				return out, errorf(t.Value.Pos, "%s: tensor %s: %s must be a number or a list of numbers, got %s %s", src.Name(), hf, what, typeName(v), show(v))
+			}
+			out.Data = append(out.Data, float32(x))
+		}
+		out.Shape = []int64{int64(len(out.Data))}
+		return out, nil
+	}
+	if !layered {
+		val, err := one(strings.Join(segs, "."), v, "the value")
+		return []GGUFValue{val}, err
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, errorf(t.Value.Pos, "%s: tensor %s: a row with {i} needs a list with one element per layer, got %s %s", src.Name(), strings.ReplaceAll(tensorKey(t.GGUF), "{}", "{i}"), typeName(v), show(v))
+	}
+	var out []GGUFValue
+	for i, el := range l {
+		name := make([]string, len(segs))
+		for k, sg := range segs {
+			if sg == "{}" {
+				sg = strconv.Itoa(i)
+			}
+			name[k] = sg
+		}
+		val, err := one(strings.Join(name, "."), el, fmt.Sprintf("element %d", i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, val)
+	}
+	return out, nil
+}
+
 // ruleSegs returns a tensor row side's segments, "{}" for the placeholder
 // (nil for a none side).
 func ruleSegs(p *Path) []string {
@@ -592,7 +713,9 @@ func ruleSegs(p *Path) []string {
 // row whose GGUF side matches its base name (the name without ".weight"
 // or ".bias"; a `{i}` segment matches a layer index written without
 // leading zeros) gives the Hugging Face name, with the same suffix and
-// index ("model.layers.3.self_attn.q_proj.weight"). A row whose GGUF side
+// index ("model.layers.3.self_attn.q_proj.weight"). A name without either
+// suffix is its own base name (llama.cpp's Mamba "blk.3.ssm_a" →
+// "backbone.layers.3.mixer.A_log"). A row whose GGUF side
 // ends in .weight or .bias maps that one tensor, to its Hugging Face side
 // as written (`tensor blk.{i}.attn_sinks.weight ->
 // model.layers.{i}.self_attn.sinks`, a parameter with no suffix); such a
@@ -605,9 +728,6 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 		if strings.HasSuffix(name, sfx) {
 			base, suffix = strings.TrimSuffix(name, sfx), sfx
 		}
-	}
-	if suffix == "" {
-		return m, false
 	}
 	full, segs := strings.Split(name, "."), strings.Split(base, ".")
 	rule, idx, matched := tensorRule{}, "", false

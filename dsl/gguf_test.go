@@ -161,7 +161,7 @@ func TestEvalGGUF(t *testing.T) {
 		{r, "token_embd.weight", "model.embed_tokens.weight", "", false, true},
 		{r, "rope_freqs.weight", "", "", true, true},
 		{r, "blk.03.attn_q.weight", "", "", false, false},
-		{r, "blk.3.attn_q", "", "", false, false},
+		{r, "blk.3.attn_q", "model.layers.3.q_proj", "", false, true}, // no suffix: its own base name (llama.cpp's Mamba "ssm_a")
 		{r, "blk.3.attn_q.scale", "", "", false, false},
 		{r, "blk.99999999999.attn_q.weight", "", "", false, false},
 		{r, "output_norm.weight", "", "", false, false},
@@ -303,5 +303,98 @@ func TestListExpr(t *testing.T) {
 	want := map[string]any{"n": int64(4), "types": []any{"s", "f", "s"}, "empty": []any{}, "lazy": int64(4), "none_": nil}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
+	}
+}
+
+// TestGGUFLayersWithMax: layers_with lists the layers that have a tensor
+// (Jamba's MoE layers), max reads a per-layer list (llama.cpp's hybrids'
+// head_count_kv, 0 for the recurrent layers); both refuse what they cannot
+// read, at the call.
+func TestGGUFLayersWithMax(t *testing.T) {
+	f := mustParse(t, `arch t {
+  match model_type "t"
+  config { n: int }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  gguf "t" {
+    moe   = layers_with("blk.{i}.ffn_gate_inp.weight")
+    none_ = layers_with("blk.{i}.ffn_up_exps.weight")
+    kv    = max(meta("{arch}.head_count_kv"))
+    most  = max(1, 2.5, 2)
+    n     = meta("{arch}.bad") == none ? 1 : max(meta("{arch}.bad"))
+  }
+}`)
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	src := fakeGGUF{arch: "t",
+		meta:    map[string]any{"t.head_count_kv": []any{int64(0), int64(4), int64(0), int64(4)}},
+		tensors: map[string][]int64{"blk.0.ffn_gate_inp.weight": {4, 8}, "blk.3.ffn_gate_inp.weight": {4, 8}, "blk.10.ffn_gate_inp.weight": {4, 8}},
+	}
+	r, err := dsl.EvalGGUF(f, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"model_type": "t", "moe": []any{int64(0), int64(3), int64(10)}, "none_": []any{}, "kv": int64(4), "most": 2.5, "n": int64(1)}
+	if diff := cmp.Diff(want, r.Config); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	src.meta["t.bad"] = []any{"a"}
+	if _, err := dsl.EvalGGUF(f, src); err == nil || !strings.Contains(err.Error(), `in.arch:12:46: max needs numbers, got string "a"`) {
+		t.Errorf("max of strings: %v", err)
+	}
+	src.meta["t.bad"] = []any{}
+	if _, err := dsl.EvalGGUF(f, src); err == nil || !strings.Contains(err.Error(), `max needs a non-empty list or some numbers`) {
+		t.Errorf("max of nothing: %v", err)
+	}
+}
+
+// TestGGUFValues: `tensor HF = EXPR` rows make Hugging Face tensors from
+// metadata (Apertus's per-layer xIELU scalars): a list element per layer
+// with {i}, a number as [1], a list as [n], none as nothing; other values
+// are refused at the row's expression.
+func TestGGUFValues(t *testing.T) {
+	f := mustParse(t, `arch t {
+  match model_type "t"
+  config { n: int }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  gguf "t" {
+    n = 4
+    tensor model.layers.{i}.act.alpha = meta("x.alpha")
+    tensor model.scale                = meta("x.scale")
+    tensor model.absent               = meta("x.absent")
+  }
+}`)
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	src := fakeGGUF{arch: "t", meta: map[string]any{"x.alpha": []any{0.5, []any{int64(1), 2.0}}, "x.scale": 3.0}}
+	r, err := dsl.EvalGGUF(f, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range r.Values {
+		got = append(got, fmt.Sprintf("%s %v %v", v.HF, v.Shape, v.Data))
+	}
+	want := []string{"model.layers.0.act.alpha [1] [0.5]", "model.layers.1.act.alpha [2] [1 2]", "model.scale [1] [3]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		alpha any
+		want  string
+	}{
+		{0.5, "in.arch:9:41: fake.gguf: tensor model.layers.{i}.act.alpha: a row with {i} needs a list with one element per layer, got float 0.5"},
+		{[]any{"a"}, `in.arch:9:41: fake.gguf: tensor model.layers.0.act.alpha: element 0 must be a number or a list of numbers, got string "a"`},
+		{[]any{[]any{}}, "tensor model.layers.0.act.alpha: element 0 is an empty list"},
+	} {
+		src.meta["x.alpha"] = c.alpha
+		if _, err := dsl.EvalGGUF(f, src); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("alpha %v: got %v, want %q", c.alpha, err, c.want)
+		}
 	}
 }

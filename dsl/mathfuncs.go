@@ -181,3 +181,46 @@ func (s *scope) fail(c *Call) error {
 	}
 	return errorf(c.Pos, "%s", sb.String())
 }
+
+// maxFunc is the name of the config builtin max(l) or max(a, b, ...): the
+// largest of a non-empty list of numbers, or of its arguments (Python's
+// max; none gives none), for a value a GGUF file stores per layer where a
+// Hugging Face config has one (llama.cpp's hybrids write head_count_kv as
+// a list with 0 for the recurrent layers: max gives the attention layers').
+const maxFunc = "max"
+
+// maxCall evaluates max(...).
+func (s *scope) maxCall(c *Call) (any, error) {
+	var vals []any
+	for _, a := range c.Args {
+		if a.Name != "" {
+			return nil, errorf(a.Pos, "%s takes positional arguments only", c.Name)
+		}
+		v, err := s.expr(a.Value)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return nil, nil
+		}
+		if l, ok := v.([]any); ok && len(c.Args) == 1 {
+			vals = l
+			break
+		}
+		vals = append(vals, v)
+	}
+	if len(vals) == 0 {
+		return nil, errorf(c.Pos, "%s needs a non-empty list or some numbers", c.Name)
+	}
+	var best any
+	for i, v := range vals {
+		x, ok := number(v)
+		if !ok {
+			return nil, errorf(c.Pos, "%s needs numbers, got %s %s", c.Name, typeName(v), show(v))
+		}
+		if b, _ := number(best); i == 0 || x > b {
+			best = v
+		}
+	}
+	return best, nil
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/dsl/ir"
@@ -36,6 +37,10 @@ func (c *irCmd) Run() error {
 		return fmt.Errorf("--graph: %w", err)
 	}
 	mt, _ := p.Raw["model_type"].(string)
-	fmt.Printf("# model_type %q: family %s (%s)\n%s", mt, p.Family.Name, p.Family.Path, s)
+	fmt.Printf("# model_type %q: family %s (%s)\n", mt, p.Family.Name, p.Family.Path)
+	if len(p.Unread) > 0 { // a GGUF's tensors the graph does not read (multi-token prediction), left out
+		fmt.Printf("# not read, left out of the weights: %s\n", strings.Join(p.Unread, ", "))
+	}
+	fmt.Print(s)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/archc/archc/rt/gguf"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -157,10 +158,10 @@ func TestConfigFamilies(t *testing.T) {
 		}
 	})
 	t.Run("unknown arch", func(t *testing.T) {
-		_, err := read(openBuilt(t, baseKVs("mamba"), nil))
-		if err == nil || !strings.Contains(err.Error(), `"mamba"`) || !strings.Contains(err.Error(), "m.gguf") ||
+		_, err := read(openBuilt(t, baseKVs("rwkv6"), nil))
+		if err == nil || !strings.Contains(err.Error(), `"rwkv6"`) || !strings.Contains(err.Error(), "m.gguf") ||
 			!strings.Contains(err.Error(), "supported: ") || !strings.Contains(err.Error(), "gemma3") || !strings.Contains(err.Error(), "llama") || !strings.Contains(err.Error(), "olmo2") {
-			t.Errorf("got %v, want an error naming the file, mamba and the supported architectures", err)
+			t.Errorf("got %v, want an error naming the file, rwkv6 and the supported architectures", err)
 		}
 	})
 	t.Run("missing key", func(t *testing.T) {
@@ -229,7 +230,7 @@ func TestHFName(t *testing.T) {
 		{"llama", "blk.x.ffn_up.weight", ""},
 		{"llama", "blk.1.token_embd.weight", ""},
 		{"llama", "attn_q.weight", ""},
-		{"llama", "token_embd", ""},
+		{"llama", "token_embd", "model.embed_tokens"}, // no suffix: its own base name (as Mamba's ssm_a)
 	}
 	for _, c := range cases {
 		got, ok := models[c.arch].HFName(c.in)
@@ -712,5 +713,143 @@ func TestMaterializeGptOssExperts(t *testing.T) {
 	kvs, ts = tinyGptOss(false)
 	if _, err := read(openBuilt(t, kvs, ts)); err == nil || !strings.Contains(err.Error(), `"model.layers.0.mlp.experts.gate_up_proj" is made of 2 interleaved tensors, but the file has no part 1`) {
 		t.Errorf("missing up part: %v", err)
+	}
+}
+
+// tinyMamba2 is a one-layer mamba2 file as llama.cpp's Mamba2Model writes
+// it: 2 heads of 2, 1 group, state 2, conv kernel 3 (conv channels 4 + 2·2),
+// ssm_a = -exp(aLog) and ssm_d as [H, 1], the gated norm as [1, 4], conv1d
+// squeezed to [8, 3], dt_bias as ssm_dt.bias.
+func tinyMamba2(aLog []float32) ([]kv, []tdesc) {
+	a := make([]float32, len(aLog))
+	for i, x := range aLog {
+		a[i] = -float32(math.Exp(float64(x)))
+	}
+	kvs := []kv{
+		{"general.architecture", "mamba2"},
+		{"mamba2.block_count", uint32(1)},
+		{"mamba2.context_length", uint32(1 << 20)},
+		{"mamba2.embedding_length", uint32(2)},
+		{"mamba2.ssm.inner_size", uint32(4)},
+		{"mamba2.ssm.time_step_rank", uint32(2)},
+		{"mamba2.ssm.state_size", uint32(2)},
+		{"mamba2.ssm.group_count", uint32(1)},
+		{"mamba2.ssm.conv_kernel", uint32(3)},
+		{"mamba2.attention.layer_norm_rms_epsilon", float32(1e-5)},
+	}
+	ts := []tdesc{
+		{"token_embd.weight", gguf.F32, []uint64{2, 5}, f32s(seq(0, 10)...)},
+		{"blk.0.ssm_a", gguf.F32, []uint64{1, 2}, f32s(a...)},
+		{"blk.0.ssm_d", gguf.F32, []uint64{1, 2}, f32s(7, 8)},
+		{"blk.0.ssm_dt.bias", gguf.F32, []uint64{2}, f32s(5, 6)},
+		{"blk.0.ssm_norm.weight", gguf.F32, []uint64{4, 1}, f32s(seq(20, 4)...)},
+		{"blk.0.ssm_conv1d.weight", gguf.F32, []uint64{3, 8}, f32s(seq(100, 24)...)},
+	}
+	return kvs, ts
+}
+
+// TestMaterializeMamba: the mamba2 gguf section's suffixless rows (ssm_a,
+// ssm_d), its reshape transforms (back to HF's [H], [d] and [C, 1, K]) and
+// log_neg (A_log = log(-A) in float64, rounded: within an ulp of the
+// A_log llama.cpp's converter started from); Materialize and Pack agree
+// and pack the values log_neg changes as f32; a positive A is refused by
+// name, and so is a reshape the tensor's size does not fit.
+func TestMaterializeMamba(t *testing.T) {
+	aLog := []float32{0.3, -1.7}
+	kvs, ts := tinyMamba2(aLog)
+	f := mustRead(t, openBuilt(t, kvs, ts))
+	for _, c := range []struct {
+		gguf, hf string
+		shape    []int64
+		want     []float32
+	}{
+		{"blk.0.ssm_d", "backbone.layers.0.mixer.D", []int64{2}, []float32{7, 8}},
+		{"blk.0.ssm_dt.bias", "backbone.layers.0.mixer.dt_bias", []int64{2}, []float32{5, 6}},
+		{"blk.0.ssm_norm.weight", "backbone.layers.0.mixer.norm.weight", []int64{4}, seq(20, 4)},
+		{"blk.0.ssm_conv1d.weight", "backbone.layers.0.mixer.conv1d.weight", []int64{8, 1, 3}, seq(100, 24)},
+	} {
+		got, hf, shape, err := f.ReadTensor(c.gguf)
+		if err != nil || hf != c.hf || !slices.Equal(shape, c.shape) || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %s %v %v (%v), want %s %v %v", c.gguf, hf, shape, got, err, c.hf, c.shape, c.want)
+		}
+	}
+	a, hf, shape, err := f.ReadTensor("blk.0.ssm_a")
+	if err != nil || hf != "backbone.layers.0.mixer.A_log" || !slices.Equal(shape, []int64{2}) {
+		t.Fatalf("ssm_a: %s %v (%v)", hf, shape, err)
+	}
+	for i, x := range aLog {
+		back := float32(math.Log(float64(float32(math.Exp(float64(x))))))
+		if a[i] != back || math.Abs(float64(a[i]-x)) > 1e-6 {
+			t.Errorf("A_log[%d] = %v, want log(exp(%v)) = %v", i, a[i], x, back)
+		}
+	}
+	if got := f.Transforms("backbone.layers.0.mixer.A_log"); !slices.Equal(got, []string{"log_neg", "reshape"}) {
+		t.Errorf("Transforms(A_log) = %v", got)
+	}
+	cache := t.TempDir()
+	mat, err := f.Materialize(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := f.Pack(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, info := range mat.Tensors {
+		x, errA := info.Read()
+		y, errB := packed.Tensors[name].Read()
+		if errA != nil || errB != nil || !slices.Equal(x.Data, y.Data) || !slices.Equal(info.Shape, packed.Tensors[name].Shape) {
+			t.Errorf("%s: Materialize and Pack differ (%v, %v)", name, errA, errB)
+		}
+	}
+	if fm := packed.Tensors["backbone.layers.0.mixer.A_log"].Format; fm != "f32" {
+		t.Errorf("A_log packed as %q", fm)
+	}
+
+	kvs, ts = tinyMamba2(aLog)
+	ts[1].Data = f32s(-1, 0.5)
+	if _, _, _, err := mustRead(t, openBuilt(t, kvs, ts)).ReadTensor("blk.0.ssm_a"); err == nil || !strings.Contains(err.Error(), `tensor "blk.0.ssm_a" holds 0.5 at 1: log_neg reads -exp(A_log), which is never positive`) {
+		t.Errorf("positive A: %v", err)
+	}
+	kvs, ts = tinyMamba2(aLog)
+	ts[5].Dims, ts[5].Data = []uint64{2, 8}, f32s(seq(100, 16)...)
+	if _, err := read(openBuilt(t, kvs, ts)); err == nil || !strings.Contains(err.Error(), `tensor "blk.0.ssm_conv1d.weight": [8 2] holds 16 values, not reshape[-1 1 3]`) {
+		t.Errorf("conv1d of the wrong kernel: %v", err)
+	}
+}
+
+// TestGGUFRefusals: what a family's gguf section cannot represent is one
+// error naming the key or the layers, at the section's line: Jamba's
+// attention layers not every attn_layer_period-th, an LFM2-MoE router
+// that is not a sigmoid.
+func TestGGUFRefusals(t *testing.T) {
+	jamba := func(attn ...int) ([]kv, []tdesc) {
+		kvs := baseKVs("jamba",
+			kv{"jamba.ssm.conv_kernel", uint32(4)}, kv{"jamba.ssm.inner_size", uint32(128)},
+			kv{"jamba.ssm.state_size", uint32(8)}, kv{"jamba.ssm.time_step_rank", uint32(4)},
+			kv{"jamba.expert_count", uint32(4)}, kv{"jamba.expert_used_count", uint32(2)})
+		kvs[1].Val, kvs[6].Val = uint32(4), []uint32{2, 2, 0, 2} // block_count, head_count_kv per layer
+		ts := []tdesc{{"token_embd.weight", gguf.F32, []uint64{64, 10}, f32s(make([]float32, 640)...)}}
+		for _, i := range attn {
+			ts = append(ts, tdesc{fmt.Sprintf("blk.%d.attn_q.weight", i), gguf.F32, []uint64{64, 64}, f32s(make([]float32, 4096)...)})
+		}
+		return kvs, ts
+	}
+	kvs, ts := jamba(1, 3)
+	if m, err := read(openBuilt(t, kvs, ts)); err != nil || m.Config["attn_layer_offset"] != int64(1) || m.Config["attn_layer_period"] != int64(2) {
+		t.Errorf("jamba attention at 1, 3: %v (%v)", err, m)
+	}
+	kvs, ts = jamba(0, 1, 3)
+	if _, err := read(openBuilt(t, kvs, ts)); err == nil || !strings.Contains(err.Error(), "jamba.arch:") || !strings.Contains(err.Error(), "the attention layers [0, 1, 3] are not every attn_layer_period-th layer from attn_layer_offset") {
+		t.Errorf("jamba attention at 0, 1, 3: %v", err)
+	}
+
+	lfm := baseKVs("lfm2moe",
+		kv{"lfm2moe.shortconv.l_cache", uint32(3)}, kv{"lfm2moe.leading_dense_block_count", uint32(1)},
+		kv{"lfm2moe.expert_count", uint32(4)}, kv{"lfm2moe.expert_used_count", uint32(2)},
+		kv{"lfm2moe.expert_feed_forward_length", uint32(32)}, kv{"lfm2moe.expert_gating_func", uint32(1)})
+	lfm[6].Val = []uint32{0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0} // head_count_kv per layer
+	if _, err := read(openBuilt(t, lfm, nil)); err == nil || !strings.Contains(err.Error(), "lfm2_moe.arch:") || !strings.Contains(err.Error(), "expert_gating_func is 1: lfm2_moe's router is a sigmoid (2)") {
+		t.Errorf("lfm2moe softmax gating: %v", err)
 	}
 }

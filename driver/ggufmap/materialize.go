@@ -47,6 +47,7 @@ type planned struct {
 	shape []int64
 	tr    transform
 	group []planned
+	vals  []float32 // a tensor the gguf section makes from metadata (dsl.GGUFValue): its values; t is zero
 }
 
 // elements is the number of values of the HF tensor.
@@ -68,7 +69,7 @@ func (p planned) whole() bool { return p.tr.whole() }
 // or skipped), a read failure.
 func (m *Model) ReadTensor(name string) (data []float32, hfName string, shape []int64, err error) {
 	for _, p := range m.plan {
-		if p.t.Name != name && !p.has(name) {
+		if (p.vals == nil && p.t.Name != name && !p.has(name)) || (p.vals != nil && p.hf != name) {
 			continue
 		}
 		fh, err := os.Open(m.Path)
@@ -100,11 +101,24 @@ func (p planned) has(name string) bool {
 // transpose, interleave) must be converted whole.
 func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error {
 	rows := int(p.shape[0])
+	if p.vals != nil {
+		cols := len(p.vals) / rows
+		copy(dst, p.vals[r0*cols:r1*cols])
+		return nil
+	}
 	if (p.tr.transpose || p.tr.parts > 1) && (r0 != 0 || r1 != rows) {
 		return fmt.Errorf("gguf: internal error: tensor %q converted in part", p.t.Name)
 	}
 	if p.tr.transpose || p.tr.parts > 1 {
 		return f.convertParts(fh, p, dst)
+	}
+	if p.tr.reshape != nil { // the file's values in the file's shape, then viewed in p.shape (same order)
+		if r0 != 0 || r1 != rows {
+			return fmt.Errorf("gguf: internal error: reshaped tensor %q converted in part", p.t.Name)
+		}
+		raw := p
+		raw.shape, raw.tr.reshape = p.t.Shape(), nil
+		return f.convert(fh, raw, 0, int(raw.shape[0]), dst)
 	}
 	cols := int(p.t.Elements()) / rows
 	_, bb, _ := p.t.Type.BlockSize()
@@ -134,6 +148,14 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 			dst[i] -= 1
 		}
 	}
+	if p.tr.logNeg {
+		for i, v := range dst {
+			if !(v <= 0) {
+				return fmt.Errorf("gguf: %s: tensor %q holds %v at %d: log_neg reads -exp(A_log), which is never positive", f.Path, p.t.Name, v, r0*cols+i)
+			}
+			dst[i] = float32(math.Log(-float64(v)))
+		}
+	}
 	return nil
 }
 
@@ -151,7 +173,7 @@ func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 	for k, q := range parts {
 		gs := q.t.Shape()
 		raw := q
-		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne}, nil
+		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne, logNeg: q.tr.logNeg}, nil
 		vals := make([]float32, q.t.Elements())
 		if err := f.convert(fh, raw, 0, int(gs[0]), vals); err != nil {
 			return err

@@ -11,6 +11,7 @@ package ggufmap
 import (
 	"crypto/sha256"
 	"fmt"
+	"sort"
 
 	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/rt/gguf"
@@ -27,7 +28,8 @@ type Model struct {
 
 	reading *dsl.GGUFReading
 	plan    []planned
-	planSum []byte // sha256 of the plan: part of the cache file names
+	calls   map[string][]string // GGUF tensor name → the transforms its row gives (Transforms)
+	planSum []byte              // sha256 of the plan: part of the cache file names
 }
 
 // Read reads GGUF file f through the gguf section of family fam (a resolved .arch
@@ -46,6 +48,44 @@ func Read(f *gguf.File, fam *dsl.File) (*Model, error) {
 	if err := m.makePlan(); err != nil {
 		return nil, err
 	}
+	m.sum()
+	return m, nil
+}
+
+// Keep leaves out of the model's tensors (Pack, Materialize, Formats) those
+// whose Hugging Face names are not in read, the tensors the graph reads: a
+// GGUF file may hold more (llama.cpp writes a model's multi-token-prediction
+// layers as extra blocks, which transformers does not load either). It
+// returns the GGUF names of the tensors left out, sorted.
+func (m *Model) Keep(read map[string]bool) []string {
+	var kept []planned
+	var out []string
+	for _, p := range m.plan {
+		if read[p.hf] {
+			kept = append(kept, p)
+			continue
+		}
+		switch {
+		case p.vals != nil:
+			out = append(out, p.hf+" (from metadata)")
+		case p.group != nil:
+			for _, q := range p.group {
+				out = append(out, q.t.Name)
+			}
+		default:
+			out = append(out, p.t.Name)
+		}
+	}
+	if len(out) > 0 {
+		m.plan = kept
+		m.sum()
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sum sets planSum, the hash of the plan in the cache file names.
+func (m *Model) sum() {
 	h := sha256.New()
 	for _, p := range m.plan {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%v\x00", p.t.Name, p.hf, p.tr.permuteHeads, p.tr.minusOne)
@@ -64,7 +104,12 @@ func Read(f *gguf.File, fam *dsl.File) (*Model, error) {
 				fmt.Fprintf(h, "%s\x00", q.t.Name)
 			}
 		}
+		if p.tr.reshape != nil || p.tr.logNeg { // (only then, so that other files keep their cache names)
+			fmt.Fprintf(h, "reshape\x00%v\x00log_neg\x00%v\x00", p.tr.reshape, p.tr.logNeg)
+		}
+		if p.vals != nil {
+			fmt.Fprintf(h, "values\x00%v\x00", p.vals)
+		}
 	}
 	m.planSum = h.Sum(nil)
-	return m, nil
 }

@@ -2,6 +2,7 @@ package ggufmap
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/archc/archc/dsl"
 )
@@ -12,11 +13,13 @@ type transform struct {
 	permuteHeads int // >0: undo llama.cpp's Q/K row permutation with this many heads (rows move whole)
 	regroupParts int // >0, with regroupHeads: the file's rows [parts, heads, r] are HF's [heads, parts, r] (rows move whole)
 	regroupHeads int
-	minusOne     bool // the file stores 1+w: subtract 1 (values change: the tensor is packed as f32)
-	transpose    bool // the file stores the last two dimensions swapped: swap them back (packed as f32)
-	part, parts  int  // parts > 1: this tensor is part `part` of a tensor several GGUF tensors make (packed as f32):
-	chunk        bool // its rows, chunk part of parts along dimension -2 (torch.cat of the parts, which may differ in rows); else HF[..., part::parts] (interleave)
-	flatten      bool // the HF tensor is the result with its leading dimensions merged: [a, b, c] → [a·b, c]
+	minusOne     bool    // the file stores 1+w: subtract 1 (values change: the tensor is packed as f32)
+	transpose    bool    // the file stores the last two dimensions swapped: swap them back (packed as f32)
+	part, parts  int     // parts > 1: this tensor is part `part` of a tensor several GGUF tensors make (packed as f32):
+	chunk        bool    // its rows, chunk part of parts along dimension -2 (torch.cat of the parts, which may differ in rows); else HF[..., part::parts] (interleave)
+	flatten      bool    // the HF tensor is the result with its leading dimensions merged: [a, b, c] → [a·b, c]
+	reshape      []int64 // non-nil: the HF tensor is the file's values, in the same order, in this shape (one dimension may be -1)
+	logNeg       bool    // the file stores A = -exp(A_log): A_log = log(-A) (values change: packed as f32)
 }
 
 // kind names the grouping transform, for messages.
@@ -30,7 +33,7 @@ func (tr transform) kind() string {
 // whole reports whether the tensor must be converted whole, at once: its
 // HF rows are not its GGUF rows (transpose, interleave) or move (unpermute_qk).
 func (tr transform) whole() bool {
-	return tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1
+	return tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.reshape != nil
 }
 
 // movesRows reports whether whole rows move (unpermute_qk, regroup): exact
@@ -54,6 +57,10 @@ var transforms = map[string]func(tr *transform, args []int64){
 	"chunk": func(tr *transform, args []int64) { tr.part, tr.parts, tr.chunk = int(args[0]), int(args[1]), true },
 	// flatten(): DeepseekV2Model's per-head attn_k_b / attn_v_b, which make kv_b_proj [heads·(nope+v), kv_lora].
 	"flatten": func(tr *transform, _ []int64) { tr.flatten = true },
+	// reshape(dims...): MambaModel's squeezed conv1d [C, K] (HF [C, 1, K]), Mamba2Model's [H, 1] A and D, its per-group norm.
+	"reshape": func(tr *transform, args []int64) { tr.reshape = append([]int64{}, args...) },
+	// log_neg(): MambaModel's ssm_a, -exp(A_log).
+	"log_neg": func(tr *transform, _ []int64) { tr.logNeg = true },
 }
 
 // resolveTransforms applies the transform calls a tensor's row gives.
@@ -86,10 +93,37 @@ func (m *Model) HFName(ggufName string) (hf string, ok bool) {
 	return t.HF, true
 }
 
+// Transforms returns the names of the load transforms (dsl.GGUFTransforms)
+// applied to the GGUF tensor(s) that make the Hugging Face tensor hf,
+// sorted, each once; nil for a tensor loaded as stored or not loaded.
+// Two do not invert exactly in float32: minus_one ((1 + w) - 1 rounds)
+// and log_neg (log(-(-exp(x))) rounds, and exp is not injective on
+// float32).
+func (m *Model) Transforms(hf string) []string {
+	seen := map[string]bool{}
+	for _, p := range m.plan {
+		if p.hf != hf {
+			continue
+		}
+		for _, q := range append([]planned{p}, p.group...) {
+			for _, c := range m.calls[q.t.Name] {
+				seen[c] = true
+			}
+		}
+	}
+	var out []string
+	for c := range seen {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // makePlan resolves every tensor of the file: its HF name, shape and
 // transform (skipped tensors left out). The GGUF tensors that interleave
 // into one HF tensor become one plan entry holding them all (group).
 func (m *Model) makePlan() error {
+	m.calls = map[string][]string{}
 	seen := map[string]string{}
 	groups := map[string]int{} // HF name → plan index of an interleave group
 	for _, t := range m.Tensors {
@@ -107,6 +141,9 @@ func (m *Model) makePlan() error {
 		if err != nil {
 			return err
 		}
+		for _, c := range tm.Transforms {
+			m.calls[t.Name] = append(m.calls[t.Name], c.Name)
+		}
 		p := planned{t: t, hf: tm.HF, shape: t.Shape(), tr: tr}
 		if err := m.checkTransform(p); err != nil {
 			return err
@@ -114,6 +151,11 @@ func (m *Model) makePlan() error {
 		if tr.transpose {
 			n := len(p.shape)
 			p.shape[n-2], p.shape[n-1] = p.shape[n-1], p.shape[n-2]
+		}
+		if tr.reshape != nil {
+			if p.shape, err = reshaped(p.shape, tr.reshape); err != nil {
+				return fmt.Errorf("gguf: %s: tensor %q: %v: the file does not match its family's gguf section", m.Path, t.Name, err)
+			}
 		}
 		if gi, ok := groups[tm.HF]; ok && tr.parts > 1 {
 			g := &m.plan[gi]
@@ -136,6 +178,13 @@ func (m *Model) makePlan() error {
 			groups[tm.HF] = len(m.plan)
 		}
 		m.plan = append(m.plan, p)
+	}
+	for _, v := range m.reading.Values { // tensors made from metadata
+		if prev, dup := seen[v.HF]; dup {
+			return fmt.Errorf("gguf: %s: %s:%d:%d makes %q from metadata, but tensor %q maps to it too: the file is inconsistent", m.Path, v.Pos.Filename, v.Pos.Line, v.Pos.Column, v.HF, prev)
+		}
+		seen[v.HF] = "(metadata)"
+		m.plan = append(m.plan, planned{hf: v.HF, shape: v.Shape, vals: v.Data})
 	}
 	for i := range m.plan {
 		p := &m.plan[i]
@@ -173,8 +222,39 @@ func (m *Model) checkTransform(p planned) error {
 		return fmt.Errorf("gguf: %s: tensor %q: %s(%d, %d) needs 0 <= part < parts and parts >= 2", m.Path, p.t.Name, tr.kind(), tr.part, tr.parts)
 	case tr.chunk && len(p.shape) < 2:
 		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): chunk stacks rows, it needs two", m.Path, p.t.Name, len(p.shape))
+	case tr.reshape != nil && (tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.flatten):
+		return fmt.Errorf("gguf: %s: tensor %q: reshape does not combine with unpermute_qk, regroup, transpose, interleave, chunk or flatten", m.Path, p.t.Name)
 	}
 	return nil
+}
+
+// reshaped returns the shape dims (one may be -1, the rest of the
+// elements) of a tensor of shape from; an error when the element counts
+// differ.
+func reshaped(from, dims []int64) ([]int64, error) {
+	n := int64(1)
+	for _, d := range from {
+		n *= d
+	}
+	out, known, free := append([]int64{}, dims...), int64(1), -1
+	for i, d := range dims {
+		switch {
+		case d == -1 && free < 0:
+			free = i
+		case d < 1:
+			return nil, fmt.Errorf("reshape%v: a dimension is at least 1 (or one -1)", dims)
+		default:
+			known *= d
+		}
+	}
+	if free >= 0 && known > 0 && n%known == 0 {
+		out[free] = n / known
+		known = n
+	}
+	if known != n {
+		return nil, fmt.Errorf("%v holds %d values, not reshape%v", from, n, dims)
+	}
+	return out, nil
 }
 
 // join adds part q to the interleave group p.

@@ -20,12 +20,18 @@ import (
 const packVersion = "archc-gguf-packed-v1"
 
 // packedFormat is the format a planned tensor is packed in: its own,
-// except that a tensor whose values must change (Gemma's 1+w norms) or
-// whose blocks do not stay rows (transpose, interleave) is stored
+// except that a tensor whose values must change (Gemma's 1+w norms,
+// Mamba's -exp(A_log)) or whose blocks do not stay rows (transpose,
+// interleave, a reshape that changes a block format's rows) is stored
 // dequantized to f32 with the change applied.
 func packedFormat(p planned) string {
-	if p.tr.minusOne || p.tr.transpose || p.tr.parts > 1 {
+	if p.vals != nil || p.tr.minusOne || p.tr.logNeg || p.tr.transpose || p.tr.parts > 1 {
 		return "f32"
+	}
+	if be, _, _ := p.t.Type.BlockSize(); p.tr.reshape != nil && be > 1 {
+		if gs := p.t.Shape(); gs[len(gs)-1] != p.shape[len(p.shape)-1] { // blocks would straddle the new rows
+			return "f32"
+		}
 	}
 	s, _ := gguf.StorageFormat(p.t.Type)
 	return s
