@@ -15,7 +15,8 @@ import (
 // slot whose cached keys were computed with LongRoPE's long factors (its
 // previous request decoded past original_max_position_embeddings) does
 // not count as a cached prefix for a short prompt, and one computed with
-// the short factors does; the tokens equal the oracle's either way.
+// the short factors does; the tokens equal the oracle's either way, and
+// for both choices of a request for two (one copied from the other's slot).
 func TestLongRoPEEngineReuse(t *testing.T) {
 	needIREE(t)
 	dir := "testdata/phi3-longrope-cross"
@@ -65,5 +66,32 @@ func TestLongRoPEEngineReuse(t *testing.T) {
 	got, ev = run(short, want.MaxNewTokens)
 	if ev.CachedTokens != len(short)-1 || !cmp.Equal(got, want.Tokens[1]) {
 		t.Errorf("over short-factor keys: %d cached tokens (want %d), tokens %v (oracle %v)", ev.CachedTokens, len(short)-1, got, want.Tokens[1])
+	}
+	// Two choices of one request: the prompt prefilled in one slot and
+	// copied into the other with its keys' tables, so the copy's decode
+	// past 80 recomputes its keys with the long factors too.
+	g := engine.NewGroup(2)
+	var chs []<-chan engine.Event
+	for range 2 {
+		ch, err := e.Submit(ctx, engine.Request{Prompt: short, MaxTokens: want.MaxNewTokens, Group: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chs = append(chs, ch)
+	}
+	for i, ch := range chs {
+		var toks []int32
+		for ev := range ch {
+			if ev.Done {
+				break
+			}
+			toks = append(toks, ev.Token)
+		}
+		if !cmp.Equal(toks, want.Tokens[1]) {
+			t.Errorf("choice %d of a group: %v, oracle %v", i, toks, want.Tokens[1])
+		}
+	}
+	if n := e.Stats().SharedPrefills; n != 1 {
+		t.Errorf("%d slots got the group's prompt by a copy, want 1", n)
 	}
 }

@@ -6,7 +6,8 @@ package golden
 // position 0 in a slot another sequence used starts from zero state; a
 // padded decode row (what the engine sends) leaves its slot's state as it
 // was; a call continuing at a position whose state the slot does not hold
-// is refused; a cancelled request leaves nothing for the next; prefix reuse takes
+// is refused; a cancelled request leaves nothing for the next; a slot's
+// state copied into another continues there exactly; prefix reuse takes
 // a slot's state only where it is held (a second chat turn) and
 // recomputes a prompt that diverges earlier.
 
@@ -64,6 +65,7 @@ func TestSlotContract(t *testing.T) {
 				}
 			})
 			t.Run("engine_reuse_and_cancel", func(t *testing.T) { checkStateEngine(t, m, want) })
+			t.Run("copied_state", func(t *testing.T) { checkCopy(t, m, want) })
 		})
 	}
 }
@@ -101,6 +103,32 @@ func checkZeroStart(t *testing.T, m *rt.Model, want oracle) {
 			got := greedyFrom(t, m, slot, l, len(want.Prompts[i]), want.MaxNewTokens)
 			if diff := cmp.Diff(want.Tokens[i], got); diff != "" {
 				t.Errorf("slot %d, prompt %d after another sequence used the slot (-oracle +got):\n%s", slot, i, diff)
+			}
+		}
+	}
+}
+
+// checkCopy: a prompt prefilled in slot 0 and copied into slot 1, which
+// held another sequence (rt.Model.CopySlot: the KV cache, windows and
+// recurrent states, as a request's n > 1 choices share a prefill), gives
+// the oracle's tokens decoded in slot 1, and then in slot 0.
+func checkCopy(t *testing.T, m *rt.Model, want oracle) {
+	ctx := context.Background()
+	for i, p := range want.Prompts {
+		if _, err := m.PrefillSlot(ctx, 1, want.Prompts[(i+1)%len(want.Prompts)], 0); err != nil {
+			t.Fatal(err)
+		}
+		l, err := m.PrefillSlot(ctx, 0, p, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CopySlot(ctx, 0, []int{1}, len(p)); err != nil {
+			t.Fatal(err)
+		}
+		for _, slot := range []int{1, 0} {
+			got := greedyFrom(t, m, slot, l, len(p), want.MaxNewTokens)
+			if diff := cmp.Diff(want.Tokens[i], got); diff != "" {
+				t.Errorf("prompt %d copied from slot 0 into slot 1, decoded in slot %d (-oracle +got):\n%s", i, slot, diff)
 			}
 		}
 	}

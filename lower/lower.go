@@ -17,6 +17,10 @@
 //	    runs one token for each of B sequences, sequence b in cache slot
 //	    slot[b] at its own position pos[b] (continuous batching: slots and
 //	    positions are ragged).
+//	copy_cache_C(src: i32, dst: i32, start: i32), copy_state(src: i32, dst: i32)
+//	    with more than one slot: copy a block of slot src's KV cache, or
+//	    all its windows and recurrent states, into slot dst (copy.go), so
+//	    that sequences sharing a prompt prefill it once.
 //
 // Slot indices must be distinct within a call and in [0, slots).
 //
@@ -92,7 +96,8 @@ func DefaultOptions() Options {
 
 // Lower builds the module for g: kernels (if any), weight and KV-cache
 // globals, then one prefill function per chunk bucket and one decode
-// function per batch size; then it type-checks the module (codegen's
+// function per batch size, and with more than one slot the copy of a
+// slot's state (copy.go); then it type-checks the module (codegen's
 // Module.Verify), so that an ill-typed module is an error, never output.
 // It returns the first error met, naming the .arch position of the node
 // (or weight) at fault when there is one. A graph without a decoder-layer
@@ -142,6 +147,9 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 		if err := lowerDecode(m, g, opts, globals, cache, b); err != nil {
 			return nil, err
 		}
+	}
+	if err := lowerCopies(m, g, opts, globals, cache); err != nil {
+		return nil, err
 	}
 	if err := m.Verify(); err != nil {
 		return nil, err

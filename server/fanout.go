@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/archc/archc/rt/engine"
 )
 
 // A request for n > 1 choices is served as n requests for one, run at
-// once (each its own sequence in its own KV-cache slot: the engine has no
-// copy of one slot's cache into another, so the prompt is prefilled once
-// per choice, in parallel) and merged: choice i gets index i, the usage
+// once as one engine.Group (each its own sequence in its own KV-cache
+// slot; the prompt is prefilled once and copied into the other slots,
+// where the model can and the slots suffice) and merged: choice i gets index i, the usage
 // counts the prompt once and every choice's tokens, a stream interleaves
 // the choices' chunks under one id and ends with one usage chunk (with
 // stream_options.include_usage) and one [DONE]. With a seed, choice i
@@ -37,6 +39,15 @@ func nChoices(top map[string]json.RawMessage, limit int) (int, error) {
 		return 0, badRequest("n", "n must be in [1, %d] (the server's --max-n), got %d", limit, n)
 	}
 	return n, nil
+}
+
+type groupKey struct{}
+
+// choiceGroup is the engine group of the choices whose handler runs with
+// ctx (nil for a request for one choice).
+func choiceGroup(ctx context.Context) *engine.Group {
+	g, _ := ctx.Value(groupKey{}).(*engine.Group)
+	return g
 }
 
 // subEvent is one server-sent event of choice i's stream, or (done) the
@@ -116,6 +127,7 @@ func (s *Server) fanOut(w http.ResponseWriter, r *http.Request, top map[string]j
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	ctx = context.WithValue(ctx, groupKey{}, engine.NewGroup(n))
 	events := make(chan subEvent)
 	var wg sync.WaitGroup
 	for i := range n {

@@ -206,10 +206,14 @@ func TestOps(t *testing.T) {
 	}
 
 	// n > 1: choice i is the request with seed+i; the usage counts the
-	// prompt once.
+	// prompt once, which is prefilled once (copied into two more slots).
+	shared := e.Stats().SharedPrefills
 	code, out = post(t, url+"/v1/completions", fmt.Sprintf(`{"prompt": %s, "max_tokens": 6, "temperature": 1, "seed": 5, "n": 3}`, idList(testPrompt(7))))
 	if code != 200 {
 		t.Fatalf("n=3: %d %v", code, out)
+	}
+	if got := e.Stats().SharedPrefills - shared; got != 2 {
+		t.Errorf("n=3: %d slots got the prompt by a copy, want 2", got)
 	}
 	choices := out["choices"].([]any)
 	total := 0

@@ -369,6 +369,18 @@ func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defa
 	return req, p.Stop, nil
 }
 
+// queueError is the API error for the engine refusing to queue a request
+// (full: 429; stopped: 503), or nil for any other error.
+func queueError(err error) error {
+	switch {
+	case errors.Is(err, engine.ErrQueueFull):
+		return &apiError{Status: http.StatusTooManyRequests, Message: err.Error(), Type: "server_error", Code: "rate_limit_exceeded"}
+	case errors.Is(err, engine.ErrClosed):
+		return &apiError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down", Type: "server_error"}
+	}
+	return nil
+}
+
 // tokenLogprob is one generated token with its logprob and alternatives.
 type tokenLogprob struct {
 	Token string
@@ -407,13 +419,11 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 	if st := e.Stats(); st.WorkerDown != nil {
 		return nil, &apiError{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf("the model's worker is down: %v", st.WorkerDown), Type: "server_error"}
 	}
+	req.Group = choiceGroup(ctx)
 	events, err := e.Submit(ctx, req)
 	if err != nil {
-		if errors.Is(err, engine.ErrQueueFull) {
-			return nil, &apiError{Status: http.StatusTooManyRequests, Message: err.Error(), Type: "server_error", Code: "rate_limit_exceeded"}
-		}
-		if errors.Is(err, engine.ErrClosed) {
-			return nil, &apiError{Status: http.StatusServiceUnavailable, Message: "the server is shutting down", Type: "server_error"}
+		if err := queueError(err); err != nil {
+			return nil, err
 		}
 		return nil, badRequest("", "%v", err)
 	}
@@ -454,6 +464,9 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 		if ev.Done {
 			res.Finish, res.PromptTokens, res.CompletionTokens, res.CachedTokens = ev.FinishReason, ev.PromptTokens, ev.CompletionTokens, ev.CachedTokens
 			s.metrics.addPrompt(ev.PromptTokens)
+			if err := queueError(ev.Err); err != nil { // the group of n choices could not be queued
+				return nil, err
+			}
 			if ev.Err != nil {
 				return res, fmt.Errorf("generation failed: %w", ev.Err)
 			}

@@ -20,3 +20,28 @@ func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
 // sequences. Arguments: tokens [b] i32, positions [b] i32, slots [b] i32.
 // Result: logits [b, vocab] f32.
 func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
+
+// CopyCacheName is the entry point of a module with more than one slot
+// and a KV cache that copies a block of c positions of one slot's KV
+// cache into another slot, c being the module's largest prefill bucket
+// (CopyChunk). Arguments: src i32, dst i32, start i32 (the block's first
+// position; a block that would pass the cache's end is moved back to end
+// there). No results. With CopyStateName it gives a slot another slot's
+// state: n > 1 choices of one prompt are prefilled once.
+func CopyCacheName(c int64) string { return fmt.Sprintf("copy_cache_%d", c) }
+
+// CopyStateName is the entry point of a module with more than one slot
+// and position-independent state (conv windows, recurrent states) that
+// copies all of one slot's such state, both parity buffers, into another
+// slot. Arguments: src i32, dst i32. No results.
+const CopyStateName = "copy_state"
+
+// CopyChunk is the block length of CopyCacheName for a module compiled
+// with these prefill buckets: the largest (0 for none).
+func CopyChunk(prefillBuckets []int64) int64 {
+	var c int64
+	for _, b := range prefillBuckets {
+		c = max(c, b)
+	}
+	return c
+}

@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testmodels"
+	"github.com/archc/archc/rt"
 )
 
 // BenchmarkPrefixReuse reports the time to first token of a second chat
@@ -68,4 +70,82 @@ func BenchmarkPrefixReuse(b *testing.B) {
 	}
 	b.ReportMetric(float64(reuse.Milliseconds())/float64(b.N), "reuse_ttft_ms")
 	b.ReportMetric(float64(fresh.Milliseconds())/float64(b.N), "fresh_ttft_ms")
+}
+
+// BenchmarkGroupTTFT reports the time to first token of a request for
+// n = 4 choices of a 400-token prompt on SmolLM2 (serving shape as
+// BenchmarkPrefixReuse), the choices sampled with seeds 1..4: with the
+// prompt prefilled once and copied into the other three slots (a Group:
+// shared_*), and with each choice prefilling it in its own slot
+// (separate requests, the path before groups: separate_*). *_first_ms is
+// the first choice's first token (a stream's first chunk), *_all_ms the
+// last choice's (every choice has started). Each run starts a new engine,
+// so no slot's cache is reused.
+func BenchmarkGroupTTFT(b *testing.B) {
+	testmodels.NeedIREE(b)
+	var o launch.Options
+	o.Plan.Lower.Slots, o.Plan.Lower.MaxLen = 4, 1024
+	o.Plan.Lower.DecodeBatches = []int64{1, 2, 4}
+	ctx := context.Background()
+	m, err := launch.Open(ctx, testmodels.GGUF(b, "smollm2"), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	prompt := []int32{1}
+	for i := 1; i < 400; i++ {
+		prompt = append(prompt, int32(100+(i*7919)%20000))
+	}
+	ttft := func(group bool) (first, all time.Duration) {
+		e, _ := New(m, Options{})
+		rctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go e.Run(rctx)
+		var g *Group
+		if group {
+			g = NewGroup(4)
+		}
+		t0 := time.Now()
+		var chs []<-chan Event
+		for i := range 4 {
+			ch, err := e.Submit(ctx, Request{Prompt: prompt, MaxTokens: 4, Sampling: rt.SamplingOptions{Temperature: 1, Seed: uint64(1 + i)}, Group: g})
+			if err != nil {
+				b.Fatal(err)
+			}
+			chs = append(chs, ch)
+		}
+		firsts := make([]time.Duration, len(chs))
+		var wg sync.WaitGroup
+		for i, ch := range chs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ev := range ch {
+					if ev.Done {
+						return
+					}
+					if firsts[i] == 0 {
+						firsts[i] = time.Since(t0)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if st := e.Stats(); group && st.SharedPrefills != 3 {
+			b.Fatalf("%d slots got the prompt by a copy, want 3", st.SharedPrefills)
+		}
+		return slices.Min(firsts), slices.Max(firsts)
+	}
+	var sf, sa, gf, ga time.Duration
+	for i := 0; i < b.N; i++ {
+		f, a := ttft(false)
+		sf, sa = sf+f, sa+a
+		f, a = ttft(true)
+		gf, ga = gf+f, ga+a
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(sf.Milliseconds())/n, "separate_first_ms")
+	b.ReportMetric(float64(sa.Milliseconds())/n, "separate_all_ms")
+	b.ReportMetric(float64(gf.Milliseconds())/n, "shared_first_ms")
+	b.ReportMetric(float64(ga.Milliseconds())/n, "shared_all_ms")
 }

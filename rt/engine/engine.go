@@ -8,6 +8,17 @@
 // exactly the tokens it would produce alone: batching never mixes rows
 // (the compiled decode_B reads each row's own slot).
 //
+// Requests of one Group (a request's n > 1 choices: one prompt, each its
+// own sampling) share the prompt's prefill: the group waits for as many
+// free slots as it has members, one member prefills the prompt, the
+// model copies that slot's state into the others' (rt.Model.CopySlot:
+// the KV cache, conv windows and recurrent states), and every member then
+// chooses its first token from the same logits with its own sampler and
+// decodes in the batch like any other request. Each member's tokens are
+// exactly those it would get prefilling alone. A module that cannot copy
+// (rt.Model.CanCopy), or a group larger than the slots, runs its members
+// as separate requests.
+//
 // The engine is the only caller of its rt.Model (whose methods are not
 // safe for concurrent use); Submit may be called from any goroutine.
 package engine
@@ -31,7 +42,26 @@ type Request struct {
 	MaxTokens  int     // new tokens at most (>= 1)
 	Sampling   rt.SamplingOptions
 	StopTokens []int32 // ids that end generation besides the model's EOS ids (kept in the output, like EOS)
+	// Group, if set, makes the request one of a group sharing its prompt's
+	// prefill (NewGroup): every member must have the same Prompt.
+	Group *Group
 }
+
+// Group gathers the requests that share one prompt's prefill: the choices
+// of a request for n > 1. Submit each member with Request.Group set; the
+// group is queued when its last member is submitted (until then its
+// members wait, each ending with FinishCancelled if its context ends
+// first), and runs as one admission: the prompt is prefilled once, into
+// one member's slot, and copied into the others'.
+type Group struct {
+	n       int
+	mu      sync.Mutex
+	members []*seq
+	queued  bool // the last member arrived: the members went to the queue
+}
+
+// NewGroup returns a group for n requests (n >= 1).
+func NewGroup(n int) *Group { return &Group{n: max(n, 1)} }
 
 // Finish reasons, as OpenAI's API names them (plus the engine's own).
 const (
@@ -56,7 +86,7 @@ type Event struct {
 	Err              error
 	PromptTokens     int
 	CompletionTokens int
-	CachedTokens     int // prompt tokens whose KV cache was reused from the slot's previous request
+	CachedTokens     int // prompt tokens whose KV cache was reused from the slot's previous request (a group member: the group's)
 }
 
 // Options configures an Engine.
@@ -86,8 +116,10 @@ type Engine struct {
 	log     *slog.Logger
 	timeout time.Duration
 	queue   chan *seq
+	pending *seq // taken from the queue, waiting for enough free slots (a group)
 	slots   []slot
 	batches []int // compiled decode batch sizes, ascending
+	canCopy bool  // the model can copy a slot's state (groups share a prefill)
 
 	mu         sync.Mutex
 	stats      Stats
@@ -113,6 +145,9 @@ type Stats struct {
 	WorkerDown error
 	// Restarts counts worker restarts since New.
 	Restarts int
+	// SharedPrefills counts the slots that got a group's prompt by a copy
+	// instead of a prefill of their own.
+	SharedPrefills int
 }
 
 // slot is one KV-cache slot: its owner, and the tokens whose keys and
@@ -135,7 +170,18 @@ type seq struct {
 	reused  int     // prompt tokens reused from the slot's cache
 	next    int32   // the latest generated token, not yet fed (decoding)
 	decode  bool    // prefill done
+
+	// A group's members: the one that prefills lists the others, which
+	// wait in their slots (leader set) until its prefill is copied to
+	// them. A member whose leader ends before that prefills on its own.
+	followers []*seq
+	leader    *seq
+	stopPark  func() bool // ends the wait for the rest of the group (context.AfterFunc)
+	ended     bool        // ended (its context) while waiting for the rest of the group
 }
+
+// members is s and the followers that come with it in the queue.
+func (s *seq) members() int { return 1 + len(s.followers) }
 
 // New returns an engine for m. m must have been compiled with decode batch
 // size 1 among its DecodeBatches (rt.Program); its Slots bound the
@@ -159,7 +205,7 @@ func New(m *rt.Model, opts Options) (*Engine, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{m: m, log: opts.Log, timeout: opts.CallTimeout, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches}
+	e := &Engine{m: m, log: opts.Log, timeout: opts.CallTimeout, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches, canCopy: m.CanCopy()}
 	e.stats.Slots = int(o.Slots)
 	e.stats.KVCapacity = int(o.Slots) * m.MaxLen()
 	return e, nil
@@ -170,7 +216,10 @@ func New(m *rt.Model, opts Options) (*Engine, error) {
 // when ctx ends (FinishCancelled). Errors, before anything is queued: a
 // malformed request (empty prompt, MaxTokens < 1, a token id outside the
 // vocabulary, prompt plus MaxTokens beyond the slot, bad sampling
-// options), ErrQueueFull, ErrClosed.
+// options, a group member whose prompt is not the group's or that comes
+// after the group is complete), ErrQueueFull, ErrClosed. A group's last
+// member gets the group's queueing error; the members before it then end
+// with FinishError and that error.
 func (e *Engine) Submit(ctx context.Context, r Request) (<-chan Event, error) {
 	if err := e.check(r); err != nil {
 		return nil, err
@@ -181,21 +230,90 @@ func (e *Engine) Submit(ctx context.Context, r Request) (<-chan Event, error) {
 	}
 	s := &seq{ctx: ctx, req: r, events: make(chan Event, r.MaxTokens+1), sampler: sampler, slot: -1,
 		all: append(make([]int32, 0, len(r.Prompt)+r.MaxTokens), r.Prompt...)}
+	if g := r.Group; g != nil && g.n > 1 {
+		if err := e.join(g, s); err != nil {
+			return nil, err
+		}
+		return s.events, nil
+	}
+	if err := e.enqueue([]*seq{s}); err != nil {
+		return nil, err
+	}
+	return s.events, nil
+}
+
+// join adds s to group g; the last member queues the group.
+func (e *Engine) join(g *Group, s *seq) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.queued || len(g.members) == g.n:
+		return fmt.Errorf("the group of %d requests is complete", g.n)
+	case len(g.members) > 0 && !slices.Equal(g.members[0].req.Prompt, s.req.Prompt):
+		return errors.New("a group's requests must share one prompt")
+	}
+	g.members = append(g.members, s)
+	if len(g.members) < g.n {
+		s.stopPark = context.AfterFunc(s.ctx, func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if !g.queued {
+				s.ended = true
+				s.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(s.req.Prompt)}
+			}
+		})
+		return nil
+	}
+	g.queued = true
+	var live []*seq
+	for _, m := range g.members {
+		if m.stopPark != nil {
+			m.stopPark()
+		}
+		if !m.ended {
+			live = append(live, m)
+		}
+	}
+	var entries []*seq
+	if e.canCopy && len(live) <= len(e.slots) {
+		live[0].followers = live[1:]
+		entries = live[:1]
+	} else {
+		entries = live // separate requests: each prefills its own slot
+	}
+	err := e.enqueue(entries)
+	if err != nil {
+		for _, m := range live {
+			if m != s {
+				m.events <- Event{Done: true, FinishReason: FinishError, Err: err, PromptTokens: len(m.req.Prompt)}
+			}
+		}
+		for _, x := range entries {
+			x.followers = nil
+		}
+	}
+	return err
+}
+
+// enqueue queues entries (each with its followers) all or none: errors
+// ErrQueueFull, ErrClosed, a failed worker restart.
+func (e *Engine) enqueue(entries []*seq) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	if e.restartErr != nil {
-		return nil, fmt.Errorf("the model's worker could not be restarted: %w", e.restartErr)
+		return fmt.Errorf("the model's worker could not be restarted: %w", e.restartErr)
 	}
-	select {
-	case e.queue <- s:
-		e.stats.Queued++
-		return s.events, nil
-	default:
-		return nil, ErrQueueFull
+	if cap(e.queue)-len(e.queue) < len(entries) {
+		return ErrQueueFull
 	}
+	for _, s := range entries {
+		e.queue <- s // room checked above, and only Submit sends (under e.mu)
+		e.stats.Queued += s.members()
+	}
+	return nil
 }
 
 // check validates a request against the model.
@@ -234,14 +352,14 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		e.reap()
 		e.admit()
-		if e.idle() {
+		if e.idle() && e.pending == nil { // (admit places a pending group when every slot is free: join keeps groups within the slots)
 			e.setBatch(0)
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case s := <-e.queue:
-				e.dequeued()
-				e.place(s)
+				e.dequeued(s)
+				e.pending = s
 			}
 			continue
 		}
@@ -250,9 +368,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 }
 
-func (e *Engine) dequeued() {
+func (e *Engine) dequeued(s *seq) {
 	e.mu.Lock()
-	e.stats.Queued--
+	e.stats.Queued -= s.members()
 	e.mu.Unlock()
 }
 
@@ -275,26 +393,37 @@ func (e *Engine) reap() {
 	}
 }
 
-// admit moves queued requests into free slots while there are both.
+// admit moves queued requests into free slots, in queue order, while
+// there are both; a group waits (pending, and the queue behind it) until
+// it has a slot for each member.
 func (e *Engine) admit() {
-	for e.freeSlot() {
-		select {
-		case s := <-e.queue:
-			e.dequeued()
-			e.place(s)
-		default:
+	for {
+		if e.pending == nil {
+			select {
+			case s := <-e.queue:
+				e.dequeued(s)
+				e.pending = s
+			default:
+				return
+			}
+		}
+		if e.freeSlots() < e.pending.members() {
 			return
 		}
+		s := e.pending
+		e.pending = nil
+		e.place(s)
 	}
 }
 
-func (e *Engine) freeSlot() bool {
+func (e *Engine) freeSlots() int {
+	n := 0
 	for _, sl := range e.slots {
 		if sl.owner == nil {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // place gives s the free slot whose cached tokens share the longest
@@ -308,26 +437,62 @@ func (e *Engine) freeSlot() bool {
 // tokens, as a second chat turn needs, or the position before; any other
 // prompt is recomputed from position 0, never continued from another
 // position's state).
+//
+// A group's members (s and its followers) take a slot each: the first
+// whose context has not ended takes the best slot and prefills; the
+// others take the free slots holding the fewest tokens and wait for its
+// prefill to be copied to them.
 func (e *Engine) place(s *seq) {
-	if s.ctx.Err() != nil {
-		s.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(s.req.Prompt)}
+	var live []*seq
+	for _, m := range append([]*seq{s}, s.followers...) {
+		if m.ctx.Err() != nil {
+			m.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(m.req.Prompt)}
+			continue
+		}
+		live = append(live, m)
+	}
+	s.followers = nil
+	if len(live) == 0 {
 		return
 	}
+	lead := live[0]
+	lead.followers = live[1:]
 	best, bestLen := -1, -1
 	for i, sl := range e.slots {
 		if sl.owner != nil {
 			continue
 		}
-		n := commonPrefix(sl.cached, s.req.Prompt[:len(s.req.Prompt)-1])
-		n = e.m.ReusablePrefix(i, n, len(s.req.Prompt))
-		if n > bestLen {
+		if n := e.reusable(i, lead.req.Prompt); n > bestLen {
 			best, bestLen = i, n
 		}
 	}
-	sl := &e.slots[best]
-	sl.owner, sl.cached = s, sl.cached[:bestLen]
-	s.slot, s.fed, s.reused = best, bestLen, bestLen
+	e.take(lead, best)
+	for _, f := range lead.followers {
+		best = -1
+		for i, sl := range e.slots {
+			if sl.owner == nil && (best < 0 || len(sl.cached) < len(e.slots[best].cached)) {
+				best = i
+			}
+		}
+		f.leader = lead
+		e.take(f, best)
+	}
 	e.setRunning()
+}
+
+// reusable is the prefix of prompt whose state slot i holds and serves
+// it (at least one prompt token is always prefilled, for its logits).
+func (e *Engine) reusable(i int, prompt []int32) int {
+	n := commonPrefix(e.slots[i].cached, prompt[:len(prompt)-1])
+	return e.m.ReusablePrefix(i, n, len(prompt))
+}
+
+// take gives s slot i, keeping the prefix of the slot's tokens it reuses.
+func (e *Engine) take(s *seq, i int) {
+	n := e.reusable(i, s.req.Prompt)
+	sl := &e.slots[i]
+	sl.owner, sl.cached = s, sl.cached[:n]
+	s.slot, s.fed, s.reused = i, n, n
 }
 
 func commonPrefix(a, b []int32) int {
@@ -352,11 +517,14 @@ func (e *Engine) setRunning() {
 }
 
 // prefillStep runs one prefill chunk of the first prefilling request (in
-// slot order); after its last chunk the request's first token is chosen.
+// slot order); after its last chunk the request's first token is chosen,
+// and a group leader's slot is first copied into its waiting followers'
+// slots, each of which then chooses its own first token from the same
+// logits.
 func (e *Engine) prefillStep(ctx context.Context) {
 	for i := range e.slots {
 		s := e.slots[i].owner
-		if s == nil || s.decode {
+		if s == nil || s.decode || s.leader != nil { // a group member waiting for its leader's prefill
 			continue
 		}
 		prompt := s.req.Prompt
@@ -372,20 +540,57 @@ func (e *Engine) prefillStep(ctx context.Context) {
 		if s.fed < len(prompt) {
 			return
 		}
-		err = e.m.StartSequence(cctx, s.slot, s.sampler, s.req.Prompt)
-		if err != nil {
-			e.fail(ctx, err)
-			return
+		started := []*seq{s}
+		if fs := e.share(s); len(fs) > 0 {
+			dsts := make([]int, len(fs))
+			for j, f := range fs {
+				dsts[j] = f.slot
+			}
+			if err := e.m.CopySlot(cctx, s.slot, dsts, len(prompt)); err != nil {
+				e.fail(ctx, err)
+				return
+			}
+			for _, f := range fs {
+				e.slots[f.slot].cached = append(e.slots[f.slot].cached[:0], prompt...)
+				f.fed, f.reused, f.leader = len(prompt), s.reused, nil
+			}
+			e.mu.Lock()
+			e.stats.SharedPrefills += len(fs)
+			e.mu.Unlock()
+			started = append(started, fs...)
 		}
-		tok, err := e.m.Sample(cctx, logits, s.sampler.Row(s.all))
-		if err != nil {
-			e.fail(ctx, err)
-			return
+		// Every member starts, then chooses, before any is emitted (an
+		// emitted token may end its request).
+		toks := make([]iree.Choice, len(started))
+		for j, m := range started {
+			if err := e.m.StartSequence(cctx, m.slot, m.sampler, m.req.Prompt); err != nil {
+				e.fail(ctx, err)
+				return
+			}
+			if toks[j], err = e.m.Sample(cctx, logits, m.sampler.Row(m.all)); err != nil {
+				e.fail(ctx, err)
+				return
+			}
+			m.decode = true
 		}
-		s.decode = true
-		e.emit(s, tok)
+		for j, m := range started {
+			e.emit(m, toks[j])
+		}
 		return
 	}
+}
+
+// share returns the followers of s still waiting for its prefill (their
+// slot held, their context not ended), and lets go of the others.
+func (e *Engine) share(s *seq) []*seq {
+	var out []*seq
+	for _, f := range s.followers {
+		if f.slot >= 0 && f.leader == s {
+			out = append(out, f)
+		}
+	}
+	s.followers = nil
+	return out
 }
 
 // decodeStep runs one decode step for every decoding request, in batches
@@ -523,6 +728,15 @@ func (e *Engine) finish(s *seq, reason string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
 	e.m.EndSequence(ctx, s.sampler)
 	cancel()
+	if !s.decode { // a leader ending before its prefill: its followers prefill on their own
+		for _, f := range s.followers {
+			if f.leader == s {
+				f.leader = nil
+			}
+		}
+		s.followers = nil
+	}
+	s.leader = nil
 	if s.slot >= 0 {
 		sl := &e.slots[s.slot]
 		sl.owner = nil
@@ -584,11 +798,20 @@ func (e *Engine) drain() {
 			e.finish(s, FinishCancelled, nil)
 		}
 	}
+	cancelAll := func(s *seq) {
+		for _, m := range append([]*seq{s}, s.followers...) {
+			m.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(m.req.Prompt)}
+		}
+	}
+	if s := e.pending; s != nil {
+		e.pending = nil
+		cancelAll(s)
+	}
 	for {
 		select {
 		case s := <-e.queue:
-			e.dequeued()
-			s.events <- Event{Done: true, FinishReason: FinishCancelled, PromptTokens: len(s.req.Prompt)}
+			e.dequeued(s)
+			cancelAll(s)
 		default:
 			return
 		}

@@ -1,0 +1,80 @@
+package lower
+
+import (
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/rt/abi"
+)
+
+// A module with more than one slot also exports the copy of one slot's
+// state into another, so that sequences sharing a prompt (a request's
+// n > 1 choices) prefill it once:
+//
+//	copy_cache_C(src: i32, dst: i32, start: i32) -> ()
+//	    copies positions start..start+C-1 of every KV-cache entry of slot
+//	    src into slot dst, C the largest prefill bucket (abi.CopyChunk). A
+//	    block that would pass max_len is moved back to end there
+//	    (dynamic_slice and dynamic_update_slice clamp their start alike),
+//	    so it copies src's positions before start again: the same values.
+//	copy_state: (src: i32, dst: i32) -> ()
+//	    copies both parity buffers of every window and recurrent state
+//	    (state.go) of slot src into slot dst.
+//
+// Each exists only where the graph has that kind of state. A copy writes
+// positions of dst past the copied prefix too (the rest of a block); the
+// runtime counts dst as holding the copied prefix only, so by the slot
+// contract nothing past it is read before it is written again. One block
+// per call keeps the copy's cost to the positions the prompt fills, with
+// static shapes; the runtime calls it once per block and destination.
+
+// lowerCopies adds the copy entry points to m when opts has more than one
+// slot.
+func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout) error {
+	if opts.Slots < 2 {
+		return nil
+	}
+	zero := func(f *fn) codegen.Value { return f.constI32(0) }
+	if len(cache.groups) > 0 {
+		c := abi.CopyChunk(opts.PrefillBuckets)
+		fn := m.NewFunc(abi.CopyCacheName(c), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
+		f := newFn(fn, g, opts, globals, cache, 1, 1)
+		src, dst, start := fn.Args[0], fn.Args[1], fn.Args[2]
+		for i, grp := range cache.groups {
+			cur := f.cacheValue(i)
+			t := grp.global.Type.Shape // [entries, slots, max_len, kv_heads, width]
+			sizes := []int64{t[0], 1, c, t[3], t[4]}
+			z := zero(f)
+			block := f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, z, src, start, z, z)
+			f.caches[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, block, z, dst, start, z, z)
+		}
+		f.storeCaches()
+		fn.Return()
+		if err := fn.Err(); err != nil {
+			return err
+		}
+	}
+	if len(cache.states.groups) > 0 {
+		fn := m.NewFunc(abi.CopyStateName, codegen.T("i32"), codegen.T("i32"))
+		f := newFn(fn, g, opts, globals, cache, 1, 1)
+		src, dst := fn.Args[0], fn.Args[1]
+		for i, grp := range cache.states.groups {
+			cur := f.stateGlobal(i)
+			t := grp.global.Type.Shape // [entries, 2, slots, shape...]
+			sizes := append([]int64{t[0], 2, 1}, t[3:]...)
+			z := zero(f)
+			idx := []codegen.Value{z, z, src}
+			for range t[3:] {
+				idx = append(idx, z)
+			}
+			block := f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...)
+			idx[2] = dst
+			f.stateVals[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
+		}
+		f.storeStates()
+		fn.Return()
+		if err := fn.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
