@@ -678,6 +678,12 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == intFunc && s.b == nil && !c.Super {
 		return s.intCall(c)
 	}
+	if c.Name == strFunc && s.b == nil && !c.Super {
+		return s.strCall(c)
+	}
+	if c.Name == maxFunc && s.b == nil && !c.Super {
+		return s.maxCall(c)
+	}
 	if fn, ok := configFuncs[c.Name]; ok && s.b == nil && !c.Super {
 		return s.configCall(c, fn)
 	}

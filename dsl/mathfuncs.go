@@ -1,6 +1,7 @@
 package dsl
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -63,6 +64,63 @@ func (s *scope) intCall(c *Call) (any, error) {
 		return int64(n), nil
 	}
 	return nil, errorf(c.Args[0].Pos, "%s needs a number, got %s %s", c.Name, typeName(v), show(v))
+}
+
+// strFunc is the name of the config builtin str(x): an int's decimal
+// spelling (Python's str() of an int; a string stays itself, none gives
+// none), for config.json objects keyed by layer index (JSON object keys
+// are strings: Gemma 4's per_layer_config["3"] is per_layer_config[str(3)]).
+const strFunc = "str"
+
+// strCall evaluates str(x).
+func (s *scope) strCall(c *Call) (any, error) {
+	if len(c.Args) != 1 || c.Args[0].Name != "" {
+		return nil, errorf(c.Pos, "%s takes one positional argument", c.Name)
+	}
+	v, err := s.expr(c.Args[0].Value)
+	switch n := v.(type) {
+	case nil, string:
+		return v, err
+	case int64:
+		return fmt.Sprint(n), nil
+	}
+	return nil, errorf(c.Args[0].Pos, "%s needs an int, got %s %s", c.Name, typeName(v), show(v))
+}
+
+// maxFunc is the name of the config builtin max(l): the largest number of
+// a list (Python's max() of a list; none gives none, an empty list is an
+// error), for a per-layer choice Hugging Face derives by a search, such as
+// the last earlier layer of a kind: max([layer_types[k] == t ? k : -1 for
+// k in range(n)]).
+const maxFunc = "max"
+
+// maxCall evaluates max(l).
+func (s *scope) maxCall(c *Call) (any, error) {
+	if len(c.Args) != 1 || c.Args[0].Name != "" {
+		return nil, errorf(c.Pos, "%s takes one positional argument", c.Name)
+	}
+	v, err := s.expr(c.Args[0].Value)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, errorf(c.Args[0].Pos, "%s needs a list of numbers, got %s %s", c.Name, typeName(v), show(v))
+	}
+	if len(l) == 0 {
+		return nil, errorf(c.Args[0].Pos, "%s of an empty list", c.Name)
+	}
+	var best any
+	for _, x := range l {
+		xf, ok := number(x)
+		if !ok {
+			return nil, errorf(c.Args[0].Pos, "%s needs a list of numbers, got an element %s %s", c.Name, typeName(x), show(x))
+		}
+		if bf, _ := number(best); best == nil || xf > bf {
+			best = x
+		}
+	}
+	return best, nil
 }
 
 // dictFunc is the name of the config builtin dict(k: v, ...): a dict of

@@ -76,6 +76,23 @@ func lowerHeads(f *fn, n *ir.Node, _ *HeadsAttrs) codegen.Value {
 	return f.reshape(f.arg(n, 0), t.Shape...)
 }
 
+// merge_heads(x [..., n, d]) → [..., n·d]: joins the last two dimensions
+// (heads' inverse; torch's reshape(*shape[:-2], -1)).
+func inferMergeHeads(n *ir.Node) error {
+	x := n.Args[0].Type
+	r := len(x.Shape)
+	if r < 3 || x.Shape[r-1] <= 0 || x.Shape[r-2] <= 0 {
+		return fmt.Errorf("x must be [..., n, d] with static n and d, got %s", x)
+	}
+	shape := append(ir.Shape{}, x.Shape[:r-2]...)
+	n.Type = ir.Type{Shape: append(shape, x.Shape[r-2]*x.Shape[r-1]), DType: x.DType}
+	return nil
+}
+
+func lowerMergeHeads(f *fn, n *ir.Node) codegen.Value {
+	return f.reshape(f.arg(n, 0), f.ty(n.Type).Shape...)
+}
+
 // slice(x [..., n], start, stop) → [..., stop - start]: x[..., start:stop],
 // how HF splits a fused projection's output (Phi-3's qkv_proj rows
 // [q | k | v], gate_up_proj's [gate | up] by chunk(2, dim=-1)).

@@ -27,10 +27,12 @@ var primitiveRows = []*primitive{
 	row("concat", inferConcat, lowerConcat, false, tensor("x"), tensor("y")),
 	// heads: out = reshape(x, [..., n, d])
 	row("heads", decodedHeads, lowerDecodedHeads, false, tensor("x"), scalar("n")),
+	// merge_heads: out = reshape(x, [..., n·d]) (the inverse of heads)
+	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
-	row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks")),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
+	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("kv_layer"))),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -77,6 +79,8 @@ var primitiveRows = []*primitive{
 	row("where", inferWhere, lowerWhere, false, tensor("cond"), tensor("x"), tensor("y")),
 	// full_like: out = value everywhere (value rounded to f32)
 	row("full_like", decodedFullLike, lowerDecodedFullLike, false, tensor("x"), scalar("value")),
+	// parameter: out = the stored tensor, an operand of tensor arithmetic
+	row("parameter", decodedParameter, lowerDecodedParameter, false, module("weight"), scalar("shape")),
 	// pow: out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)
 	row("pow", decodedPow, lowerDecodedPow, false, tensor("x"), scalar("exponent")),
 	// div: out = x / y
@@ -227,9 +231,19 @@ var primitiveDocs = []PrimitiveDoc{
 		Types:     map[string]string{"n": "int"},
 	},
 	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "reshape(*input_shape, -1) (Gemma4TextModel's per-layer inputs, [batch, seq, layers, d] packed back)",
+		Math:      "out = reshape(x, [..., n·d]) (the inverse of heads)",
+		Name:      "merge_heads",
+		Shapes:    "x [..., n, d] → [..., n·d]",
+		Signature: "merge_heads(x)",
+		Types:     map[string]string{},
+	},
+	{
 		Attrs: []AttrDoc{{
 			Default: "none",
-			Doc:     "a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope or dynamic and its fields; none or rope_type default: plain RoPE",
+			Doc:     "a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope, dynamic or proportional (Gemma 4: the whole head rotates with only the first int(partial_rotary_factor · head_dim // 2) default frequencies, the rest 0, all / factor) and its fields; none or rope_type default: plain RoPE",
 			Name:    "scaling",
 		}, {
 			Default: "head_dim",
@@ -253,7 +267,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "recompute",
 		}},
 		Cache:     false,
-		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic) and dynamic_rope_update",
+		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic, proportional) and dynamic_rope_update",
 		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates",
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
@@ -270,6 +284,14 @@ var primitiveDocs = []PrimitiveDoc{
 	},
 	{
 		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "the keys, written to this call's own KV cache; required unless kv_layer is given (then left out)",
+			Name:    "k",
+		}, {
+			Default: "none",
+			Doc:     "the values, written with the keys; required unless kv_layer is given (then left out)",
+			Name:    "v",
+		}, {
 			Default: "head_dim ** -0.5",
 			Doc:     "the factor on q · kᵀ",
 			Name:    "scale",
@@ -285,17 +307,22 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "a weight path whose tensor (the path itself, no .weight) holds one learned logit per query head: softmax over [scores, sink], the sink's column dropped (attention sinks)",
 			Name:    "sinks",
+		}, {
+			Default: "none",
+			Doc:     "an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window and sinks; its cache takes no memory (KV sharing)",
+			Name:    "kv_layer",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks)",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states)",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
 		Name:      "attention",
-		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]",
-		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:)",
+		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]; with kv_layer: q only, kv_heads, d and dv those of the shared cache",
+		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, kv_layer:)",
 		Types: map[string]string{
-			"scale":   "float",
-			"softcap": "float",
-			"window":  "int",
+			"kv_layer": "int",
+			"scale":    "float",
+			"softcap":  "float",
+			"window":   "int",
 		},
 	},
 	{
@@ -675,6 +702,16 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
+		HF:        "a module's nn.Parameter or persistent buffer used in arithmetic: torch's x * param broadcasting over the leading dimensions (Gemma4TextDecoderLayer.layer_scalar)",
+		Math:      "out = the stored tensor, an operand of tensor arithmetic",
+		Name:      "parameter",
+		Shapes:    "→ [1, 1, shape...] f32: the tensor at the weight path itself (no .weight), stored as shape; the two leading 1s stretch over batch and seq in + - * /",
+		Signature: "parameter(weight, shape)",
+		Types:     map[string]string{"shape": "ints"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
 		HF:        "torch.pow with a small integer exponent (its CPU kernel multiplies for 2 and 3)",
 		Math:      "out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)",
 		Name:      "pow",
@@ -982,7 +1019,7 @@ func decodeHeadsAttrs(n *ir.Node) (*HeadsAttrs, error) {
 // RoPEAttrs are the attributes of rope, decoded and checked once by decodeRoPEAttrs when the IR builder runs the shape rule.
 type RoPEAttrs struct {
 	Theta       float64        // theta
-	Scaling     map[string]any // scaling: a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope or dynamic and its fields; none or rope_type default: plain RoPE
+	Scaling     map[string]any // scaling: a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope, dynamic or proportional (Gemma 4: the whole head rotates with only the first int(partial_rotary_factor · head_dim // 2) default frequencies, the rest 0, all / factor) and its fields; none or rope_type default: plain RoPE
 	RotaryDim   *int64         // rotary_dim: only x[..., :rotary_dim] rotates (partial rotary); even, in [2, head_dim]
 	Interleaved bool           // interleaved: true: rotate GPT-J pairs (x[2i], x[2i+1]) instead of the halves
 	MaxPosition *int64         // max_position: the config's max_position_embeddings, for scalings that need it (longrope, dynamic; original_max fallback)
@@ -1042,6 +1079,7 @@ type AttentionAttrs struct {
 	Scale   *float64 // scale: the factor on q · kᵀ
 	Softcap *float64 // softcap: cap · tanh(scores / cap) before the mask
 	Window  *int64   // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
+	KvLayer *int64   // kv_layer: an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window and sinks; its cache takes no memory (KV sharing)
 }
 
 // decodeAttentionAttrs reads n.Attrs (the evaluated arguments) into AttentionAttrs; an error names the attribute and what it must be.
@@ -1068,6 +1106,13 @@ func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
 			return nil, err
 		}
 		a.Window = &x
+	}
+	if v := n.Attrs["kv_layer"]; v != nil {
+		var x int64
+		if x, err = decodeInt("kv_layer", v); err != nil {
+			return nil, err
+		}
+		a.KvLayer = &x
 	}
 	return a, nil
 }
@@ -1428,6 +1473,21 @@ func decodeFullLikeAttrs(n *ir.Node) (*FullLikeAttrs, error) {
 	a := &FullLikeAttrs{}
 	var err error
 	if a.Value, err = decodeFloat("value", n.Attrs["value"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// ParameterAttrs are the attributes of parameter, decoded and checked once by decodeParameterAttrs when the IR builder runs the shape rule.
+type ParameterAttrs struct {
+	Shape []int64 // shape
+}
+
+// decodeParameterAttrs reads n.Attrs (the evaluated arguments) into ParameterAttrs; an error names the attribute and what it must be.
+func decodeParameterAttrs(n *ir.Node) (*ParameterAttrs, error) {
+	a := &ParameterAttrs{}
+	var err error
+	if a.Shape, err = decodeInts("shape", n.Attrs["shape"]); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -1951,6 +2011,25 @@ func lowerDecodedFullLike(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerFullLike(f, n, a)
+}
+
+// decodedParameter is parameter's shape rule: it decodes the attributes once (decodeParameterAttrs), keeps them on the node and runs inferParameter.
+func decodedParameter(n *ir.Node) error {
+	a, err := decodeParameterAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferParameter(n, a)
+}
+
+// lowerDecodedParameter is parameter's lowering: lowerParameter with the attributes the shape rule decoded.
+func lowerDecodedParameter(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*ParameterAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerParameter(f, n, a)
 }
 
 // decodedPow is pow's shape rule: it decodes the attributes once (decodePowAttrs), keeps them on the node and runs inferPow.

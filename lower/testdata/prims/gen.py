@@ -587,6 +587,13 @@ def cases():
         x = randn(r, (b, s, 12))
         c.call(b, s, [x], x.reshape(b, s, 3, 4))
 
+    r = rng("merge_heads")
+    c = add(Case("merge_heads", "merge_heads", "out = reshape(x, [..., n·d]): heads' inverse (torch reshape(*shape, -1)).",
+                 [("x", "f32", [B, S, 3, 4])], [B, S, 12], tol=(0, 1e-8)))
+    for b, s in [(1, 2), (2, 1)]:
+        x = randn(r, (b, s, 3, 4))
+        c.call(b, s, [x], x.reshape(b, s, 12).astype(f64))
+
     # rope
     ropes = [
         ("rope", {"theta": 10000.0}, inv_freq_default(10000.0, 8), 1.0, "default"),
@@ -600,6 +607,15 @@ def cases():
     ropes.append(("rope_yarn", {"theta": 10000.0, "scaling": {"rope_type": "yarn", "factor": 4.0,
                                                                "original_max_position_embeddings": 32}},
                   yinv, yscale, "yarn, factor 4, attention_factor 0.1·ln(4) + 1"))
+    # proportional (Gemma 4's full-attention layers): the whole head
+    # rotates, only its first int(0.25·16 // 2) = 2 frequencies turn (the
+    # default table's over head_dim), the others are 0; all / factor 2.
+    pinv = inv_freq_default(1000000.0, 16).copy()
+    pinv[2:] = 0
+    pinv = (pinv / f32(2)).astype(f32)
+    ropes.append(("rope_proportional", {"theta": 1000000.0, "scaling": {"rope_type": "proportional",
+                                                                         "partial_rotary_factor": 0.25, "factor": 2.0}},
+                  pinv, 1.0, "proportional, partial_rotary_factor 0.25, factor 2"))
     for name, attrs, inv, scale, what in ropes:
         r = rng(name)
         d = 2 * len(inv)
@@ -1100,6 +1116,13 @@ def cases():
                  [("x", "f32", [B, S, 4])], [B, S, 4], attrs={"value": 0.1}, tol=EXACT))
     for b, s in [(2, 3), (1, 1)]:
         c.call(b, s, [randn(r, (b, s, 4))], np.full((b, s, 4), f32(0.1), f64))
+
+    r = rng("parameter")
+    c = add(Case("parameter", "parameter", "out = the tensor at the weight path itself, [3] stored, as [1, 1, 3] "
+                 "(a module's nn.Parameter or buffer in arithmetic: Gemma4TextDecoderLayer.layer_scalar).",
+                 [], [1, 1, 3], attrs={"shape": [3]}, tol=EXACT))
+    w = c.weight(None, randn(r, (3,)))
+    c.call(1, 1, [], w.reshape(1, 1, 3).astype(f64))
 
     for name, attrs, lo, hi in [("clamp", {"min": -0.5, "max": 0.75}, -0.5, 0.75),
                                 ("clamp_min", {"min": 0.0}, 0.0, None)]:
