@@ -157,7 +157,11 @@ func TargetFlags(p *Plan, target ireetool.Target) []string {
 // tokens. Errors: an eos_token_id that is not an int or a list of ints, an
 // unreadable generation_config.json.
 func EOS(p *Plan) ([]int32, error) {
-	eos, err := eosTokens(p.Dir, p.Raw)
+	src := p.Raw
+	if p.Nested != nil && p.Nested["eos_token_id"] != nil { // a wrapper's text model: its own eos
+		src = p.Nested
+	}
+	eos, err := eosTokens(p.Dir, src)
 	if err != nil {
 		return nil, err
 	}

@@ -163,19 +163,32 @@ func BuiltinFamilies() ([]*Family, error) {
 	return out, nil
 }
 
+// resolution is what resolveFamily found: the family, its evaluated
+// config, and where a wrapper config keeps the family's model (dsl.Nesting):
+// the nested config.json object the config block bound (nil: the top level)
+// and the prefix of the family's weights in the checkpoint ("" for none).
+type resolution struct {
+	family *Family
+	config map[string]any
+	nested map[string]any
+	scope  string
+}
+
 // resolveFamily picks the family whose match clauses accept the config's
 // model_type, and returns it with its evaluated config. raw is a decoded
 // config.json (dsl.DecodeConfig), or a GGUF file's metadata read as one;
-// source names it in errors. Errors: no model_type, no family matches (the
-// message lists the supported model types), or the config fails the
+// source names it in errors. A match clause `in KEY scope PATH` binds the
+// config block to raw's KEY object (a multimodal wrapper's text_config).
+// Errors: no model_type, no family matches (the message lists the
+// supported model types), KEY is not an object, or the config fails the
 // family's config block.
-func resolveFamily(fams []*Family, raw map[string]any, source string) (*Family, map[string]any, error) {
+func resolveFamily(fams []*Family, raw map[string]any, source string) (resolution, error) {
 	mt, isString := raw["model_type"].(string)
 	switch {
 	case raw["model_type"] == nil:
-		return nil, nil, fmt.Errorf("%s has no model_type; archc needs it to pick a family", source)
+		return resolution{}, fmt.Errorf("%s has no model_type; archc needs it to pick a family", source)
 	case !isString || mt == "":
-		return nil, nil, fmt.Errorf("%s: model_type must be a non-empty string, got %v", source, raw["model_type"])
+		return resolution{}, fmt.Errorf("%s: model_type must be a non-empty string, got %v", source, raw["model_type"])
 	}
 	var known []string
 	var firstErr error
@@ -184,7 +197,16 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (*Family, 
 		if !contains(f.ModelTypes(), mt) && !contains(f.ModelTypes(), mt+" (conditional)") {
 			continue
 		}
-		cfg, err := dsl.EvalConfig(f.File, raw)
+		bound, key, scope := raw, "", ""
+		var nested map[string]any
+		if key, scope = dsl.Nesting(f.File, mt); key != "" {
+			var ok bool
+			if nested, ok = raw[key].(map[string]any); !ok {
+				return resolution{}, fmt.Errorf("%s: %s must be an object (family %s reads model_type %q's text model from it), got %v", source, key, f.Name, mt, raw[key])
+			}
+			bound = nested
+		}
+		cfg, err := dsl.EvalConfig(f.File, bound)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -193,18 +215,18 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (*Family, 
 		}
 		ok, err := dsl.Matches(f.File, mt, cfg)
 		if err != nil {
-			return nil, nil, err
+			return resolution{}, err
 		}
 		if ok {
-			return f, cfg, nil
+			return resolution{family: f, config: cfg, nested: nested, scope: scope}, nil
 		}
 	}
 	if firstErr != nil {
-		return nil, nil, fmt.Errorf("%s (model_type %q): %w", source, mt, firstErr)
+		return resolution{}, fmt.Errorf("%s (model_type %q): %w", source, mt, firstErr)
 	}
 	sort.Strings(known)
 	known = slices.Compact(known)
-	return nil, nil, fmt.Errorf("%s: unsupported model_type %q (or an unsupported variant of it); supported: %s. Add a family with an .arch file (--arch FILE)", source, mt, strings.Join(known, ", "))
+	return resolution{}, fmt.Errorf("%s: unsupported model_type %q (or an unsupported variant of it); supported: %s. Add a family with an .arch file (--arch FILE)", source, mt, strings.Join(known, ", "))
 }
 
 func contains(xs []string, s string) bool {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/driver/ggufmap"
@@ -21,16 +22,24 @@ import (
 // config, IR graph, the emitted module and (when the folder has one) the
 // checkpoint's tensor index.
 type Plan struct {
-	Dir     string         // model folder ("" when planned from a bare config.json or a GGUF file)
-	GGUF    *ggufmap.Model // the GGUF file the model comes from, as its family reads it, or nil
-	Family  *Family        // the matched family
-	Raw     map[string]any // config.json as decoded
-	Config  map[string]any // the family's evaluated config block
-	Graph   *ir.Graph
-	Options lower.Options
-	Module  *codegen.Module
-	MLIR    []byte
-	Weights *weights.Index // nil without a checkpoint
+	Dir    string         // model folder ("" when planned from a bare config.json or a GGUF file)
+	GGUF   *ggufmap.Model // the GGUF file the model comes from, as its family reads it, or nil
+	Family *Family        // the matched family
+	Raw    map[string]any // config.json as decoded
+	// Nested is the config.json object the family's config block bound
+	// when the model is a wrapper's text model (a match clause `in
+	// text_config`: Llama4ForConditionalGeneration); nil: Raw's top level.
+	Nested map[string]any
+	// WeightScope prefixes the family's weights in the checkpoint when its
+	// match clause names a scope ("language_model."): the plan reads
+	// language_model.model.layers.0... as model.layers.0...
+	WeightScope string
+	Config      map[string]any // the family's evaluated config block
+	Graph       *ir.Graph
+	Options     lower.Options
+	Module      *codegen.Module
+	MLIR        []byte
+	Weights     *weights.Index // nil without a checkpoint
 
 	// Lengths is how the graph's RoPE depends on the sequence length
 	// (lower.LengthDependence): what the runtime asks about cached keys.
@@ -70,6 +79,9 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	raw, cfg, g := p.Raw, p.Config, p.Graph
+	if p.Nested != nil {
+		raw = p.Nested
+	}
 	if opts.GPU && opts.Lower.Kernels != nil {
 		return nil, fmt.Errorf("archc's matmul kernels (%s) are CPU code: a plan for a GPU takes every weight through the plain lowering", opts.Lower.Kernels.Variant)
 	}
@@ -177,15 +189,16 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if gm != nil {
 		source = path + " (its GGUF metadata)"
 	}
-	fam, cfg, err := resolveFamily(fams, raw, source)
+	res, err := resolveFamily(fams, raw, source)
 	if err != nil {
 		return nil, err
 	}
+	fam, cfg := res.family, res.config
 	g, err := dsl.Build(fam.File, cfg, lower.Registry{})
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), FixedState: lower.HasFixedState(g)}
+	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, WeightScope: res.scope, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), FixedState: lower.HasFixedState(g)}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}
@@ -291,6 +304,9 @@ func (p *Plan) bindWeights() error {
 	if err != nil {
 		return err
 	}
+	if p.WeightScope != "" {
+		unscope(ix, p.WeightScope)
+	}
 	q, err := weights.ParseAffineQuant(p.Raw)
 	if err != nil {
 		return err
@@ -307,6 +323,23 @@ func (p *Plan) bindWeights() error {
 		}
 	}
 	return p.useWeights(ix)
+}
+
+// unscope makes every tensor of ix under scope ("language_model.") also
+// known by its name without it, as the family's graph names it (a name the
+// checkpoint already has is kept).
+func unscope(ix *weights.Index, scope string) {
+	short := map[string]weights.Info{}
+	for name, info := range ix.Tensors {
+		if rest, ok := strings.CutPrefix(name, scope); ok {
+			short[rest] = info
+		}
+	}
+	for name, info := range short {
+		if _, ok := ix.Tensors[name]; !ok {
+			ix.Tensors[name] = info
+		}
+	}
 }
 
 // useWeights checks every graph weight against an index and records its

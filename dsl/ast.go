@@ -44,7 +44,21 @@ type Match struct {
 	Pos        lexer.Position
 	EndPos     lexer.Position
 	ModelTypes []string `parser:"'match' 'model_type' @String ( ',' @String )*"`
+	Nest       *Nest    `parser:"@@?"`
 	Cond       *Expr    `parser:"( 'if' @@ )?"`
+}
+
+// Nest is a match clause's `in KEY [scope PATH]`: the model_type is a
+// wrapper (a multimodal model) whose text model the family is. The config
+// block binds config.json's KEY object (Llama4Config's text_config) instead
+// of the top level, and the checkpoint holds the family's weights under
+// PATH (Llama4ForConditionalGeneration's language_model: the family's
+// model.layers.0... are language_model.model.layers.0...).
+type Nest struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Key    string `parser:"'in' @Ident"`
+	Scope  *Path  `parser:"( 'scope' @@ )?"`
 }
 
 // Config binds Hugging Face config.json fields by name: `name: type [= default]`.

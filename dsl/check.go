@@ -59,6 +59,13 @@ func Check(f *File, reg ir.Registry) []*Error {
 		case it.Match != nil:
 			matched = true
 			c.cfgExpr(it.Match.Cond, c.allFields)
+			if n := it.Match.Nest; n != nil && n.Scope != nil {
+				for _, sg := range n.Scope.Segs {
+					if sg.Name == "" {
+						c.errf(sg.Pos, "a match clause's weight scope is a path of names (the wrapper's module, e.g. language_model)")
+					}
+				}
+			}
 		case it.Config != nil:
 			for _, fd := range it.Config.Fields {
 				c.cfgExpr(fd.Default, c.fields)

@@ -112,6 +112,31 @@ func Matches(f *File, modelType string, cfg map[string]any) (bool, error) {
 	return false, nil
 }
 
+// Nesting says where a config of model_type modelType keeps the family's
+// model, from the first match clause that lists it: key, the config.json
+// object the config block binds (a wrapper's text_config; "" for the top
+// level), and scope, the prefix of the family's weights in the checkpoint
+// (its match clause's scope path and a dot, "language_model."; "" for
+// none).
+func Nesting(f *File, modelType string) (key, scope string) {
+	for _, it := range f.Items {
+		m := it.Match
+		if m == nil || !contains(m.ModelTypes, modelType) {
+			continue
+		}
+		if m.Nest == nil {
+			return "", ""
+		}
+		if m.Nest.Scope != nil {
+			for _, sg := range m.Nest.Scope.Segs {
+				scope += sg.Name + "."
+			}
+		}
+		return m.Nest.Key, scope
+	}
+	return "", ""
+}
+
 // ModelTypes lists the model_type values the family's match clauses name,
 // each with its condition's source text position if conditional.
 func ModelTypes(f *File) []string {

@@ -288,6 +288,13 @@ func (p *printer) item(it *Item, indent int) {
 		m := it.Match
 		p.begin(m.Pos, indent, "", atEntry)
 		p.put("match model_type " + quoteAll(m.ModelTypes))
+		if n := m.Nest; n != nil {
+			p.put(" in " + n.Key)
+			if n.Scope != nil {
+				p.put(" scope ")
+				p.path(n.Scope)
+			}
+		}
 		if m.Cond != nil {
 			p.put(" if ")
 			p.expr(m.Cond)

@@ -18,6 +18,7 @@ type Node interface{ astNode() }
 func (*File) astNode()          {}
 func (*Item) astNode()          {}
 func (*Match) astNode()         {}
+func (*Nest) astNode()          {}
 func (*Config) astNode()        {}
 func (*Field) astNode()         {}
 func (*Block) astNode()         {}
@@ -94,7 +95,10 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 		sub(n.GGUF, false)
 		sub(n.Stmt, false)
 	case *Match:
+		sub(n.Nest, false)
 		sub(n.Cond, false)
+	case *Nest:
+		sub(n.Scope, true)
 	case *Config:
 		for _, fd := range n.Fields {
 			sub(fd, false)
