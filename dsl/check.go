@@ -60,7 +60,11 @@ func Check(f *File, reg ir.Registry) []*Error {
 			matched = true
 			c.cfgExpr(it.Match.Cond, c.allFields)
 			if n := it.Match.Nest; n != nil && n.Scope != nil {
-				for _, sg := range n.Scope.Segs {
+				segs := n.Scope.Segs
+				if n.As != nil {
+					segs = append(append([]*Seg{}, segs...), n.As.Segs...)
+				}
+				for _, sg := range segs {
 					if sg.Name == "" {
 						c.errf(sg.Pos, "a match clause's weight scope is a path of names (the wrapper's module, e.g. language_model)")
 					}
