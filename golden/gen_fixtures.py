@@ -749,6 +749,46 @@ FIXTURES = [
              _set(attention_k_eq_v=False)),
         ],
     ),
+    # ---- gemma4_text-moe (issue 21): the 26B-A4B layout: each layer's MLP
+    # beside an MoE (Gemma4TextRouter: RMS-normalised input times a learned
+    # scale, softmax, top 2 of 4 renormalised, times per_expert_scale;
+    # Gemma4TextExperts' stacked gate_up_proj / down_proj parameters), its
+    # own pre/post norms; no PLE, no KV sharing; attention_k_eq_v with one
+    # global kv head, window 8. ----
+    dict(
+        name="gemma4_text-moe",
+        model_cls="Gemma4ForCausalLM",
+        config_cls="Gemma4TextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=4,
+            intermediate_size=32,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+            sliding_window=8,
+            global_head_dim=32,
+            num_global_key_value_heads=1,
+            attention_k_eq_v=True,
+            hidden_size_per_layer_input=0,
+            enable_moe_block=True,
+            num_experts=4,
+            top_k_experts=2,
+            moe_intermediate_size=16,
+            final_logit_softcapping=30.0,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+        ),
+        seed=2612,
+        prompt_seed=1712,
+        embed_std=0.07,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        post_save=_gemma4_hub_config(32, 1),
+        spec_check=False,
+        moe=True,
+        switches=[
+            WINDOW_OFF,
+            ("moe_matters", "enable_moe_block=False (the dense MLP alone)", _set(enable_moe_block=False)),
+        ],
+    ),
     # ---- smollm3: NoPE layers (no_rope_layers[i] == 0) ------------------
     dict(
         name="smollm3-nope",
@@ -2392,6 +2432,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
             elif name.endswith((".e_score_correction_bias", ".expert_bias")) and score_bias_std is not None:
                 p.copy_(score_bias_std * noise)
             elif name.endswith(".layer_scalar"):  # Gemma4TextDecoderLayer's output scale [1]
+                p.copy_(1 + 0.25 * noise)
+            elif name.endswith((".router.scale", ".router.per_expert_scale")):  # Gemma4TextRouter's gains (ones at init)
                 p.copy_(1 + 0.25 * noise)
             elif name.endswith((".act_fn.alpha_p", ".act_fn.alpha_n")):  # xIELU's raw scalars (softplus'd)
                 # around XIELUActivation's init, log(expm1(0.8)) and log(expm1(0.8 - beta))

@@ -396,7 +396,9 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 // <experts>.NAME.weight [E, rows, cols]; a checkpoint that stores one
 // tensor per expert (<experts>.<e>.NAME.weight) has them stacked at load
 // (ir.Weight.Parts). layout "transposed" reads GptOssExperts' parameters
-// instead: <experts>.NAME [E, in, out], applied as x · W; bias adds each
+// instead: <experts>.NAME [E, in, out], applied as x · W; layout
+// "parameter" Gemma4TextExperts': <experts>.NAME [E, out, in], the
+// stacked nn.Parameter itself (no .weight), applied as x · Wᵀ; bias adds each
 // projection's stacked bias (<experts>.NAME.bias [E, out], transposed:
 // <experts>.NAME_bias) before the weighting; interleaved splits a fused
 // gate_up into its even (gate) and odd (up) columns; act "clamped_swiglu"
@@ -444,10 +446,13 @@ func inferExperts(n *ir.Node, a *ExpertsAttrs) error {
 	n.Weights = nil
 	for _, p := range projs { // [E, out, in] (transposed: [E, in, out])
 		wt := ir.Weight{Name: n.Module + "." + p.name + ".weight", Shape: []int64{e, p.out, p.in}}
-		if lay.transposed {
+		switch {
+		case lay.transposed:
 			wt = ir.Weight{Name: n.Module + "." + p.name, Shape: []int64{e, p.in, p.out}}
+		case lay.parameter:
+			wt.Name = n.Module + "." + p.name
 		}
-		for i := int64(0); i < e && !lay.transposed; i++ {
+		for i := int64(0); i < e && !lay.transposed && !lay.parameter; i++ {
 			wt.Parts = append(wt.Parts, fmt.Sprintf("%s.%d.%s.weight", n.Module, i, p.name))
 		}
 		n.Weights = append(n.Weights, wt)
@@ -478,6 +483,7 @@ type expertsLayout struct {
 	inter      int64 // the intermediate size
 	proj       expertProjections
 	transposed bool // GptOssExperts' [E, in, out] parameters <experts>.NAME
+	parameter  bool // Gemma4TextExperts' [E, out, in] parameters <experts>.NAME (no .weight)
 	bias       bool // stacked biases [E, out]
 	gate       expertGate
 }
@@ -506,6 +512,7 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 		inter:      a.Intermediate,
 		proj:       expertProjections{gate: a.Gate, up: a.Up, down: a.Down, gateUp: a.GateUp, interleaved: a.Interleaved},
 		transposed: a.Layout == ExpertsLayoutTransposed,
+		parameter:  a.Layout == ExpertsLayoutParameter,
 		bias:       a.Bias,
 	}
 	switch _, ok := activations[a.Act]; {
@@ -523,6 +530,9 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 		return l, fmt.Errorf("alpha and limit are clamped_swiglu's: act %q does not read them", a.Act)
 	default:
 		l.gate = expertGate{act: a.Act}
+	}
+	if l.parameter && l.bias {
+		return l, fmt.Errorf("layout \"parameter\" (Gemma4TextExperts' stacked parameters) has no biases")
 	}
 	if l.proj.interleaved && !l.proj.fused() {
 		return l, fmt.Errorf("interleaved needs a fused gate_up tensor (gate_up: NAME)")

@@ -529,7 +529,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "top_k",
 		}, {
 			Default: "\"linear\"",
-			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)",
+			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); \"parameter\": Gemma4TextExperts' parameters <experts>.NAME [experts, out, in] (x · Wᵀ; no biases)",
 			Name:    "layout",
 		}, {
 			Default: "false",
@@ -563,7 +563,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"gate_up":      "name",
 			"interleaved":  "bool",
 			"intermediate": "int",
-			"layout":       "enum(linear|transposed)",
+			"layout":       "enum(linear|transposed|parameter)",
 			"limit":        "float",
 			"top_k":        "int",
 			"up":           "name",
@@ -1369,7 +1369,7 @@ type ExpertsAttrs struct {
 	Down         string        // down: the down projection's name
 	GateUp       string        // gate_up: a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up
 	TopK         *int64        // top_k: at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs
-	Layout       ExpertsLayout // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W)
+	Layout       ExpertsLayout // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); "parameter": Gemma4TextExperts' parameters <experts>.NAME [experts, out, in] (x · Wᵀ; no biases)
 	Bias         bool          // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
 	Interleaved  bool          // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
 	Alpha        *float64      // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
@@ -1377,13 +1377,14 @@ type ExpertsAttrs struct {
 	Plan         expertsLayout // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 
-// ExpertsLayout is the layout attribute's choice (linear, transposed).
+// ExpertsLayout is the layout attribute's choice (linear, transposed, parameter).
 type ExpertsLayout string
 
 // The layout choices.
 const (
 	ExpertsLayoutLinear     ExpertsLayout = "linear"     // layout: "linear"
 	ExpertsLayoutTransposed ExpertsLayout = "transposed" // layout: "transposed"
+	ExpertsLayoutParameter  ExpertsLayout = "parameter"  // layout: "parameter"
 )
 
 // decodeExpertsAttrs reads n.Attrs (the evaluated arguments) into ExpertsAttrs; an error names the attribute and what it must be.
@@ -1432,7 +1433,7 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 		a.TopK = &x
 	}
 	if v := n.Attrs["layout"]; v != nil {
-		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed); err != nil {
+		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed, ExpertsLayoutParameter); err != nil {
 			return nil, err
 		}
 	}

@@ -136,8 +136,8 @@ func TestCLI(t *testing.T) {
 				"layer_types[0] is chunked_attention: Gemma 4 layers are sliding_attention or full_attention"},
 			{"gemma4_text bidirectional", "gemma4_text", func(c map[string]any) { c["use_bidirectional_attention"] = "all" },
 				`use_bidirectional_attention is "all"`},
-			{"gemma4_text MoE block", "gemma4_text", func(c map[string]any) { c["enable_moe_block"] = true },
-				"enable_moe_block: Gemma 4's MoE block"},
+			{"gemma4_text MoE block without experts", "gemma4_text", func(c map[string]any) { c["enable_moe_block"] = true },
+				"enable_moe_block needs num_experts, top_k_experts and moe_intermediate_size"},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {

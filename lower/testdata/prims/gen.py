@@ -1018,25 +1018,30 @@ def cases():
 
     # experts: Σ_e w[e]·down_e(act(gate_e x)·up_e x); the (1, 1) call takes
     # the sparse path (T·top_k < E), the others the dense one.
-    for name, fused in [("experts", False), ("experts_gate_up", True)]:
+    for name, fused, param in [("experts", False, False), ("experts_gate_up", True, False),
+                               ("experts_parameter", True, True)]:
         r = rng(name)
         E, H, I, K = 4, 8, 6, 1 if not fused else 2
         attrs = {"intermediate": I, "top_k": K}
         if fused:
             attrs.update({"gate_up": "gate_up_proj", "act": "gelu_pytorch_tanh"})
+        if param:
+            attrs["layout"] = "parameter"
+        sfx = "" if param else ".weight"
         doc = ("out = Σ_e w[e]·down_e(%s(gate_e x)·up_e x) over %d experts, top %d; the 1-token call takes the "
-               "sparse (gathered) path, the others the dense one%s" %
+               "sparse (gathered) path, the others the dense one%s%s" %
                ("gelu_tanh" if fused else "silu", E, K, "; gate and up fused in one tensor, gate rows first"
-                if fused else ""))
+                if fused else "", "; the stacked parameters themselves, [E, out, in] without .weight "
+                "(Gemma4TextExperts)" if param else ""))
         c = add(Case(name, "experts", doc + ".", [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])],
                      [B, S, H], attrs=attrs, tol=(1e-5, 1e-5)))
         if fused:
-            gu = c.weight("gate_up_proj.weight", randn(r, (E, 2 * I, H), 0.5))
+            gu = c.weight("gate_up_proj" + sfx, randn(r, (E, 2 * I, H), 0.5))
             g, u = gu[:, :I], gu[:, I:]
         else:
-            g = c.weight("gate_proj.weight", randn(r, (E, I, H), 0.5))
-            u = c.weight("up_proj.weight", randn(r, (E, I, H), 0.5))
-        d = c.weight("down_proj.weight", randn(r, (E, H, I), 0.5))
+            g = c.weight("gate_proj" + sfx, randn(r, (E, I, H), 0.5))
+            u = c.weight("up_proj" + sfx, randn(r, (E, I, H), 0.5))
+        d = c.weight("down_proj" + sfx, randn(r, (E, H, I), 0.5))
         act = gelu_tanh if fused else silu
         for b, s_ in [(1, 1), (2, 3)]:
             x = randn(r, (b, s_, H))
