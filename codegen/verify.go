@@ -135,6 +135,7 @@ var rules = map[string]rule{
 	"stablehlo.sqrt":                     {1, elementwise(floating)}, // r = √x
 	"stablehlo.tanh":                     {1, elementwise(floating)}, // r = tanh x
 	"stablehlo.log_plus_one":             {1, elementwise(floating)}, // r = log(1 + x)
+	"stablehlo.floor":                    {1, elementwise(floating)}, // r = ⌊x⌋
 	"chlo.erf":                           {1, elementwise(floating)}, // r = erf x
 	"stablehlo.sine":                     {1, elementwise(floating)}, // r = sin x
 	"stablehlo.cosine":                   {1, elementwise(floating)}, // r = cos x

@@ -124,3 +124,84 @@ func TestMamba2BadConfig(t *testing.T) {
 		}
 	}
 }
+
+var (
+	nemotronHBase = map[string]any{"model_type": "nemotron_h", "vocab_size": 64, "hidden_size": 32,
+		"num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 48,
+		"mamba_num_heads": 4, "mamba_head_dim": 8, "n_groups": 2, "ssm_state_size": 4, "chunk_size": 8,
+		"n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16, "moe_shared_expert_intermediate_size": 16}
+	falconH1Base = map[string]any{"model_type": "falcon_h1", "vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 2,
+		"intermediate_size": 48, "num_attention_heads": 4, "num_key_value_heads": 2, "mamba_d_ssm": 48,
+		"mamba_n_heads": 4, "mamba_d_head": "auto", "mamba_n_groups": 2, "mamba_d_state": 4, "mamba_chunk_size": 8}
+)
+
+// TestNemotronHLayerKinds: NVIDIA's hybrid_override_pattern, the
+// layers_block_type list transformers writes and the list with the older
+// kind names (mamba, attention: remap_legacy_layer_types) build the same
+// graph, whose length is the pattern's (num_hidden_layers is not read).
+func TestNemotronHLayerKinds(t *testing.T) {
+	var want string
+	for _, edit := range []map[string]any{
+		{"hybrid_override_pattern": "M*-E", "num_hidden_layers": 9},
+		{"layers_block_type": []any{"linear_attention", "full_attention", "mlp", "moe"}},
+		{"layers_block_type": []any{"mamba", "attention", "mlp", "moe"}, "hybrid_override_pattern": "EEEE"},
+	} {
+		p, err := NewGraph(writeConfig(t, nemotronHBase, edit), PlanOptions{})
+		if err != nil {
+			t.Fatalf("%v: %v", edit, err)
+		}
+		var got []string
+		for _, w := range p.Graph.Weights {
+			got = append(got, w.Name+fmtShape(w.Shape))
+		}
+		if want == "" {
+			want = strings.Join(got, " ")
+			for _, name := range []string{"backbone.layers.0.mixer.A_log", "backbone.layers.1.mixer.q_proj.weight",
+				"backbone.layers.2.mixer.up_proj.weight", "backbone.layers.3.mixer.experts.up_proj.weight", "lm_head.weight"} {
+				if !strings.Contains(want, name) {
+					t.Errorf("%v: no weight %s in %s", edit, name, want)
+				}
+			}
+			if strings.Contains(want, "backbone.layers.4.") {
+				t.Errorf("%v: more than the pattern's 4 layers: %s", edit, want)
+			}
+		} else if g := strings.Join(got, " "); g != want {
+			t.Errorf("%v: weights %s, want %s", edit, g, want)
+		}
+	}
+}
+
+// TestFalconH1MambaWidth: the mixer is mamba_d_ssm wide, or mamba_expand ·
+// hidden_size when mamba_d_ssm is null; mamba_d_head "auto" is that width
+// over mamba_n_heads (FalconH1Config.__post_init__).
+func TestFalconH1MambaWidth(t *testing.T) {
+	for _, c := range []struct {
+		edit map[string]any
+		ssm  []int64
+	}{
+		{nil, []int64{4, 12, 4}},                                // 48 / 4
+		{map[string]any{"mamba_d_ssm": nil}, []int64{4, 16, 4}}, // 2 · 32 / 4
+		{map[string]any{"mamba_d_head": 12}, []int64{4, 12, 4}}, // given
+	} {
+		p, err := NewGraph(writeConfig(t, falconH1Base, c.edit), PlanOptions{})
+		if err != nil {
+			t.Fatalf("%v: %v", c.edit, err)
+		}
+		var ssm, cache int
+		for _, n := range p.Graph.Nodes {
+			for _, st := range n.States {
+				switch {
+				case st.Kind == ir.KVCache:
+					cache++
+				case st.Kind == ir.Recurrent && fmtShape(st.Shape) == fmtShape(c.ssm):
+					ssm++
+				case st.Kind == ir.Recurrent:
+					t.Errorf("%v: SSM state %v, want %v", c.edit, st.Shape, c.ssm)
+				}
+			}
+		}
+		if ssm != 2 || cache != 4 {
+			t.Errorf("%v: %d SSM states and %d KV caches, want 2 and 4 (every layer has both)", c.edit, ssm, cache)
+		}
+	}
+}

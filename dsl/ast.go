@@ -278,7 +278,7 @@ type BinOp struct {
 type Unary struct {
 	Pos     lexer.Position
 	EndPos  lexer.Position
-	Op      string   `parser:"@( '-' | '!' )?"`
+	Op      string   `parser:"@( '-':Op | '!':Op )?"`
 	Operand *Primary `parser:"@@"`
 	Index   []*Expr  `parser:"( '[' @@ ']' )*"`
 }

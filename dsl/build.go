@@ -92,8 +92,11 @@ func (s *scope) stmt(st *Stmt) error {
 // enough that a corrupt config fails fast instead of building a huge graph.
 const maxLayers = 4096
 
+// forLoop builds the decoder-layer loop. Its count is a config expression
+// (archc check reads it so): it is evaluated over the config alone, with
+// the config builtins (range, len, int, ...).
 func (s *scope) forLoop(l *Loop) error {
-	cv, err := s.expr(l.Count)
+	cv, err := (&scope{cfg: s.cfg}).expr(l.Count)
 	if err != nil {
 		return err
 	}

@@ -239,7 +239,7 @@ func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
 
 // valueExpr checks an expression over config-time values: names must be in
 // names (config fields, or a gguf section's earlier entries); calls are
-// allowed only of configFuncs (log), range, int, str, max, dict and, in a gguf section (gguf true), of
+// allowed only of configFuncs (log), range, int, len, str, max, dict and, in a gguf section (gguf true), of
 // ggufFuncs.
 func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 	Inspect(e, func(n Node) bool {
@@ -263,7 +263,7 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 		case *Call:
 			switch {
 			case !n.Super && n.Name == failFunc:
-			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc || n.Name == intFunc || n.Name == strFunc || n.Name == maxFunc):
+			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc || n.Name == intFunc || n.Name == lenFunc || n.Name == strFunc || n.Name == maxFunc):
 				if len(n.Args) != 1 || n.Args[0].Name != "" {
 					c.errf(n.Pos, "%s takes one positional argument", n.Name)
 				}

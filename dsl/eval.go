@@ -416,8 +416,12 @@ func (s *scope) unary(u *Unary, w bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, ix := range u.Index {
+	for k, ix := range u.Index {
+		list := v
 		if v, err = s.indexValue(v, ix); err != nil {
+			if k == 0 { // name the indexed config list: (ssm_multipliers is [1.0, 2.0])
+				return nil, nameOperands(err, []string{operandName(&Unary{Operand: u.Operand})}, []any{list})
+			}
 			return nil, err
 		}
 	}
@@ -643,11 +647,17 @@ func (s *scope) modulePath(prefix string, segs []*Seg, pos lexer.Position) (any,
 			if err != nil {
 				return nil, err
 			}
-			i, ok := v.(int64)
-			if !ok {
-				return nil, errorf(seg.Pos, "weight path index must be int, got %s", typeName(v))
+			switch x := v.(type) {
+			case int64:
+				name += fmt.Sprint(x)
+			case string: // a config-chosen prefix, e.g. "model.language_model"
+				if x == "" || strings.HasPrefix(x, ".") || strings.HasSuffix(x, ".") || strings.Contains(x, "..") {
+					return nil, errorf(seg.Pos, "weight path segment must be a non-empty dotted name, got %q", x)
+				}
+				name += x
+			default:
+				return nil, errorf(seg.Pos, "weight path segment {...} must be an int or a string, got %s", typeName(v))
 			}
-			name += fmt.Sprint(i)
 		}
 	}
 	return module{path: name, pos: pos}, nil
@@ -674,6 +684,9 @@ func (s *scope) call(c *Call) (any, error) {
 	}
 	if c.Name == dictFunc && s.b == nil && !c.Super {
 		return s.dictCall(c)
+	}
+	if c.Name == lenFunc && s.b == nil && !c.Super {
+		return s.lenCall(c)
 	}
 	if c.Name == intFunc && s.b == nil && !c.Super {
 		return s.intCall(c)
@@ -758,10 +771,17 @@ func (s *scope) call(c *Call) (any, error) {
 	return n, err
 }
 
-// exprName is the name path an expression is (`num_local_experts`), or "".
+// exprName is the name path an expression is (`num_local_experts`), or
+// the first operand of a `??` chain (`ffn_config.ffn_act_fn.name ??
+// "silu"`: the config key the value comes from unless it is absent), or "".
 func exprName(e *Expr) string {
-	if e == nil || e.Then != nil || e.Cond == nil || len(e.Cond.Rest) > 0 {
+	if e == nil || e.Then != nil || e.Cond == nil {
 		return ""
+	}
+	for _, op := range e.Cond.Rest {
+		if op.Op != "??" {
+			return ""
+		}
 	}
 	return operandName(e.Cond.First)
 }

@@ -133,6 +133,11 @@ func TestConfigExpr(t *testing.T) {
 		{src: "\"M-M*\"[1]", want: "-"},
 		{src: "\"M-M*\"[-1]", want: "*"},
 		{src: "\"M-\"[2]", wantErr: "string index 2 out of range (length 2)"},
+		{src: "s[1]", wantErr: `string index 1 out of range (length 1) (s is "b")`},
+		// A string "-" or "!" is a string, not the prefix operator (Nemotron-H's MLP layer "-").
+		{src: "\"M-\"[1] == \"-\"", want: true},
+		{src: "\"-\" == s", want: false},
+		{src: "[\"!\", \"-\"]", want: []any{"!", "-"}},
 		{src: "s[\"a\"]", wantErr: "string index must be an int"},
 		// Unary operators.
 		{src: "-n", want: int64(-7)},
@@ -170,6 +175,13 @@ func TestConfigExpr(t *testing.T) {
 		{src: "max([])", wantErr: "max of an empty list"},
 		{src: "max([1, s])", wantErr: `max needs a list of numbers, got an element string "b"`},
 		{src: "log(1, 2)", wantErr: "log takes one positional argument"},
+		// len: a list's, a string's (characters) or a dict's length; none propagates.
+		{src: "len([1, 2, 3])", want: int64(3)},
+		{src: "len(\"M-M*E\")", want: int64(5)},
+		{src: "len(rope)", want: int64(3)},
+		{src: "len(nothing)", want: nil},
+		{src: "len(n)", wantErr: "len needs a list, string or dict, got int 7"},
+		{src: "[i for i in range(len(\"M*\"))]", want: []any{int64(0), int64(1)}},
 	} {
 		got, err := evalConfigExpr(t, tc.src, cfg)
 		if tc.wantErr != "" {

@@ -316,3 +316,69 @@ func TestResolveOwnDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// TestTextConfig: a family that declares text_config reads a composite
+// config's decoder fields from it (the top level first: Qwen3_5Config's
+// tie_word_embeddings), and a {expr} path segment that is a string puts
+// its weights under the prefix it names (model.language_model); a family
+// without the field reads the top level only.
+func TestTextConfig(t *testing.T) {
+	src := `arch vl {
+  match model_type "vl"
+  config {
+    text_config: dict   = none
+    prefix:      string = text_config == none ? "model" : "model.language_model"
+    vocab_size:  int
+    hidden_size: int
+    tied:        bool   = false
+  }
+  x = embedding(tokens, {prefix}.embed_tokens, vocab_size, hidden_size)
+  for i in range(1) scope {prefix}.layers.{i} {
+    x = rms_norm(x, input_layernorm, eps: 1e-6)
+  }
+  logits = linear(x, tied ? {prefix}.embed_tokens : lm_head, vocab_size)
+}
+`
+	f := parseOrFatal(t, "vl.arch", src)
+	weights := func(raw map[string]any) (map[string]any, []string) {
+		t.Helper()
+		cfg, err := dsl.EvalConfig(f, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := dsl.Build(f, cfg, lower.Registry{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, w := range g.Weights {
+			names = append(names, w.Name)
+		}
+		return cfg, names
+	}
+	text := map[string]any{"vocab_size": int64(16), "hidden_size": int64(8), "tied": false}
+	cfg, names := weights(map[string]any{"model_type": "vl", "text_config": text, "tied": true, "hidden_size": int64(4)})
+	if cfg["vocab_size"] != int64(16) || cfg["hidden_size"] != int64(4) || cfg["tied"] != true {
+		t.Errorf("composite config: got %v, want vocab_size from text_config, hidden_size and tied from the top level", cfg)
+	}
+	if got := strings.Join(names, " "); got != "model.language_model.embed_tokens.weight model.language_model.layers.0.input_layernorm.weight" {
+		t.Errorf("composite weights: %s", got)
+	}
+	_, names = weights(text)
+	if got := strings.Join(names, " "); got != "model.embed_tokens.weight model.layers.0.input_layernorm.weight lm_head.weight" {
+		t.Errorf("text-only weights: %s", got)
+	}
+	plain := parseOrFatal(t, "plain.arch", strings.ReplaceAll(src, "text_config", "text_cfg"))
+	_, err := dsl.EvalConfig(plain, map[string]any{"text_config": text})
+	if err == nil || !strings.Contains(err.Error(), `config.json lacks required field "vocab_size"`) {
+		t.Errorf("a family without text_config read it: %v", err)
+	}
+	bad := parseOrFatal(t, "bad.arch", strings.Replace(src, `"model.language_model"`, `"model..x"`, 1))
+	cfg, err = dsl.EvalConfig(bad, map[string]any{"text_config": text})
+	if err == nil {
+		_, err = dsl.Build(bad, cfg, lower.Registry{})
+	}
+	if err == nil || !strings.Contains(err.Error(), `weight path segment must be a non-empty dotted name, got "model..x"`) {
+		t.Errorf("bad prefix: %v", err)
+	}
+}

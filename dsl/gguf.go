@@ -49,7 +49,6 @@ var ggufFuncs = map[string]ggufFunc{
 	"need":       {1, ggufNeed},  // need(KEY): the value under KEY; absent is an error
 	"has_tensor": {1, ggufHas},   // has_tensor(NAME): whether the file has tensor NAME
 	"shape":      {1, ggufShape}, // shape(NAME): tensor NAME's row-major shape, none when absent
-	"len":        {1, ggufLen},   // len(X): the length of a list, string or dict (none: none)
 }
 
 // GGUFTransforms are the load transforms a gguf section may name, with
@@ -151,20 +150,6 @@ func ggufShape(s *scope, c *Call, args []any) (any, error) {
 		out[i] = d
 	}
 	return out, nil
-}
-
-func ggufLen(_ *scope, c *Call, args []any) (any, error) {
-	switch x := args[0].(type) {
-	case nil:
-		return nil, nil
-	case []any:
-		return int64(len(x)), nil
-	case string:
-		return int64(len(x)), nil
-	case map[string]any:
-		return int64(len(x)), nil
-	}
-	return nil, errorf(c.Args[0].Pos, "len needs a list, string or dict, got %s %s", typeName(args[0]), show(args[0]))
 }
 
 // ggufSection returns the file's gguf section, or nil.

@@ -150,6 +150,34 @@ func (s *scope) dictCall(c *Call) (any, error) {
 	return out, nil
 }
 
+// lenFunc is the name of the config builtin len(x): the length of a list,
+// a string (in characters) or a dict (none gives none), as Python's len,
+// for a count a Hugging Face config derives from a list (NemotronHConfig's
+// num_hidden_layers is len(layers_block_type)) or a GGUF file's metadata.
+const lenFunc = "len"
+
+// lenCall evaluates len(x).
+func (s *scope) lenCall(c *Call) (any, error) {
+	if len(c.Args) != 1 || c.Args[0].Name != "" {
+		return nil, errorf(c.Pos, "%s takes one positional argument", c.Name)
+	}
+	v, err := s.expr(c.Args[0].Value)
+	if err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		return int64(len(x)), nil
+	case string:
+		return int64(len([]rune(x))), nil
+	case map[string]any:
+		return int64(len(x)), nil
+	}
+	return nil, errorf(c.Args[0].Pos, "%s needs a list, string or dict, got %s %s", c.Name, typeName(v), show(v))
+}
+
 // rangeFunc is the name of the config builtin range(n): the list of ints
 // [0, 1, ..., n-1] (none for none), as Python's range, so that a family
 // declares a per-layer list once, where Hugging Face's config class

@@ -111,6 +111,7 @@ FULL_FORWARD_TOL = 1e-5
 # least this much (100x the archc tolerance of 1e-4).
 SWITCH_MIN_DIFF = 1e-2
 WINDOW_PROMPT_LENGTHS = (1, 12, 29)  # for sliding_window 8
+GDN_PROMPT_LENGTHS = (1, 9, 70)  # past torch_chunk_gated_delta_rule's chunk of 64
 # spec_forward (FAMILIES.md as code) must match the oracle this closely
 # (it is bit-identical today; same float32 ops in the same order).
 SPEC_TOL = 1e-5
@@ -172,6 +173,15 @@ def _rope_type_default(layer_type):
 def _local_theta_as_global(cfg):
     theta = cfg.rope_parameters["full_attention"]["rope_theta"]
     cfg.rope_parameters["sliding_attention"] = {"rope_type": "default", "rope_theta": theta}
+
+
+def _sub_set(sub, **kw):
+    """Sets fields of a nested config (DbrxConfig's attn_config, ffn_config)."""
+    def mutate(cfg):
+        for k, v in kw.items():
+            setattr(getattr(cfg, sub), k, v)
+
+    return mutate
 
 
 def _all_rope(cfg):
@@ -272,6 +282,11 @@ def _partial_rotary(factor):
     return mutate
 
 
+def _in_text_config(mutate):
+    """mutate applied to a composite config's text decoder (Qwen3_5Config)."""
+    return lambda cfg: mutate(cfg.get_text_config())
+
+
 def _long_as_short(cfg):
     cfg.rope_parameters["long_factor"] = list(cfg.rope_parameters["short_factor"])
 
@@ -311,6 +326,31 @@ def _gemma4_hub_config(global_head_dim, num_global_key_value_heads):
             f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
     return post_save
+
+
+def _nemotron_h_pattern_config(out, gen):
+    """config.json as NVIDIA publishes Nemotron-H: the layers as
+    hybrid_override_pattern (a character a layer: M Mamba2, * attention,
+    - MLP, E MoE) and num_hidden_layers, where transformers 5 writes the
+    layers_block_type list (NemotronHConfig reads both)."""
+    path = os.path.join(out, "config.json")
+    cfg = json.load(open(path))
+    kinds = cfg.pop("layers_block_type")
+    cfg["hybrid_override_pattern"] = "".join({"linear_attention": "M", "full_attention": "*", "mlp": "-", "moe": "E"}[k]
+                                             for k in kinds)
+    cfg["num_hidden_layers"] = len(kinds)
+    with open(path, "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def _falcon_h1_auto_head(out, gen):
+    """config.json with mamba_d_head "auto", as FalconH1Config takes it
+    (transformers writes the resolved number)."""
+    path = os.path.join(out, "config.json")
+    cfg = json.load(open(path))
+    cfg["mamba_d_head"] = "auto"
+    with open(path, "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
 WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096))
@@ -355,6 +395,11 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   expert_std      std of stacked expert tensors (GptOss gate_up_proj,
 #                   down_proj; their ..._proj_bias take bias_std)
 #   sink_std        std of attention sinks (GptOss self_attn.sinks)
+#   plain_norms     name suffixes of norm gains applied as w (drawn around
+#                   1.0) in a model whose other norms are (1 + w) (drawn
+#                   around norm_center)
+#   a_values        per-head A of the gated DeltaNet layers (A_log = log A):
+#                   slow and fast decays, so long prompts exercise the state
 #   score_bias_std  std of routers' selection biases (e_score_correction_bias:
 #                   Ernie 4.5 MoE, DeepSeek-V3-style routers)
 #   switches        list of (key, what, mutate): mutate(config) turns one
@@ -2375,18 +2420,451 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- qwen3_5: gated DeltaNet layers (causal conv over q, k, v; the gated
+    # delta rule, 2 value heads per key head; a gated RMSNorm per value head)
+    # beside gated attention with partial RoPE; (1 + w) RMSNorms; a 70-token
+    # prompt is longer than torch_chunk_gated_delta_rule's chunk of 64. As
+    # Qwen3.5 is published: Qwen3_5ForConditionalGeneration, its config a
+    # qwen3_5 with the decoder under text_config and its weights under
+    # model.language_model (a one-block vision tower archc does not read) ----
+    dict(
+        name="qwen3_5",
+        model_cls="Qwen3_5ForConditionalGeneration",
+        config_cls="Qwen3_5Config",
+        config=dict(
+            text_config=dict(
+                TINY,
+                num_hidden_layers=3,
+                intermediate_size=96,
+                layer_types=["linear_attention", "full_attention", "linear_attention"],
+                linear_conv_kernel_dim=4,
+                linear_num_key_heads=2,
+                linear_num_value_heads=4,
+                linear_key_head_dim=8,
+                linear_value_head_dim=12,
+                rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
+                rms_norm_eps=1e-6,
+            ),
+            vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=64,
+                               num_position_embeddings=16, patch_size=4, temporal_patch_size=1),
+            tie_word_embeddings=False,
+        ),
+        seed=7501,
+        prompt_seed=3501,
+        weight_std=0.2,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
+        a_values=[0.05, 0.3, 1.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        switches=[("partial_rotary_matters", "partial_rotary_factor=1", _in_text_config(_partial_rotary(1.0)))],
+        spec_check=False,
+    ),
+    # ---- qwen3_5_moe: qwen3_5 with Qwen3-Next's MoE on every layer (6 experts,
+    # top 2, always renormalised, a sigmoid-gated shared expert) ----
+    dict(
+        name="qwen3_5_moe",
+        model_cls="Qwen3_5MoeForCausalLM",
+        config_cls="Qwen3_5MoeTextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            linear_conv_kernel_dim=3,
+            linear_num_key_heads=2,
+            linear_num_value_heads=6,
+            linear_key_head_dim=8,
+            linear_value_head_dim=8,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.25),
+            num_experts=6,
+            num_experts_per_tok=2,
+            moe_intermediate_size=24,
+            shared_expert_intermediate_size=40,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+        ),
+        seed=7522,
+        prompt_seed=3502,
+        weight_std=0.2,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
+        a_values=[0.05, 0.2, 0.5, 1.0, 2.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- qwen3_next: the same layers with in_proj_qkvz / in_proj_ba grouped
+    # per key head (fix_query_key_value_ordering), MoE except on
+    # mlp_only_layers (a dense MLP there), norm_topk_prob ----
+    dict(
+        name="qwen3_next",
+        model_cls="Qwen3NextForCausalLM",
+        config_cls="Qwen3NextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            intermediate_size=96,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            linear_conv_kernel_dim=4,
+            linear_num_key_heads=2,
+            linear_num_value_heads=4,
+            linear_key_head_dim=8,
+            linear_value_head_dim=12,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
+            num_experts=6,
+            num_experts_per_tok=2,
+            moe_intermediate_size=24,
+            shared_expert_intermediate_size=40,
+            norm_topk_prob=True,
+            mlp_only_layers=[2],
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+        seed=7503,
+        prompt_seed=3503,
+        weight_std=0.15,
+        norm_center=0.0,  # stored w, applied as 1 + w ~ 1 (Qwen3NextRMSNorm)
+        plain_norms=("linear_attn.norm.weight",),  # Qwen3NextRMSNormGated: w
+        a_values=[0.05, 0.3, 1.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        switches=[
+            ("partial_rotary_matters", "partial_rotary_factor=1", _partial_rotary(1.0)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+        ],
+        spec_check=False,
+        moe=True,
+    ),
+    # ---- llama4_text (issue 21): the RoPE layers (0, 1, 3) attend within
+    # chunks of 8 positions (< the 29-token prompt), with interleaved
+    # (complex) RoPE under Scout's llama3 scaling shape (low = high freq
+    # factor) and q/k L2 norm; the NoPE layer 2 attends to everything with
+    # the attention temperature (floor_scale 4, so it grows within the
+    # prompt); layers 1 and 3 are Llama4TextMoe (top 2 of 4 experts, the
+    # sigmoid scores scaling the experts' inputs, a shared expert), 0 and 2
+    # a dense MLP of intermediate_size_mlp; head_dim 24 (not hidden/heads)
+    dict(
+        name="llama4_text",
+        model_cls="Llama4ForCausalLM",
+        config_cls="Llama4TextConfig",
+        config=dict(
+            TINY,
+            head_dim=24,
+            hidden_act="silu",
+            num_hidden_layers=4,
+            intermediate_size=32,
+            intermediate_size_mlp=96,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            interleave_moe_layer_step=2,
+            no_rope_layers=[1, 1, 0, 1],
+            attention_chunk_size=8,
+            attn_temperature_tuning=True,
+            floor_scale=4,
+            attn_scale=0.5,
+            use_qk_norm=True,
+            rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 16.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 1.0, "original_max_position_embeddings": 64},
+        ),
+        seed=8601,
+        prompt_seed=8602,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("chunk_matters", "layer_types all full_attention", _set(layer_types=["full_attention"] * 4)),
+            ("nope_matters", "no_rope_layers all 1 (RoPE and qk norm everywhere)", _all_rope),
+            ("temperature_matters", "attn_temperature_tuning=False", _set(attn_temperature_tuning=False)),
+            ("qk_norm_matters", "use_qk_norm=False", _set(use_qk_norm=False)),
+            ("llama3_matters", "rope_type default", _rope_default),
+        ],
+    ),
+    # ---- dbrx (issue 21): fused Wqkv clamped to ±clip_qkv 0.6, GQA 4 on 2,
+    # LayerNorm without bias; every layer a MoE of 4 DbrxExpertGLU experts
+    # (w1, v1, w2 each [4·32, 64]) under softmax, top 2, divided by their
+    # 2-norm (moe_normalize_expert_weights 2: the p-norm, not the sum)
+    dict(
+        name="dbrx",
+        model_cls="DbrxForCausalLM",
+        config_cls="DbrxConfig",
+        config=dict(
+            vocab_size=256,
+            d_model=64,
+            n_heads=4,
+            n_layers=2,
+            max_seq_len=256,
+            attn_config=dict(clip_qkv=0.6, kv_n_heads=2, rope_theta=10000.0),
+            ffn_config=dict(ffn_hidden_size=32, moe_num_experts=4, moe_top_k=2, moe_normalize_expert_weights=2.0,
+                            ffn_act_fn={"name": "silu"}),
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            tie_word_embeddings=False,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8611,
+        prompt_seed=8612,
+        norm_suffixes=("norm_1.weight", "norm_2.weight", "norm_f.weight"),
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("clip_qkv_matters", "attn_config.clip_qkv=1e4 (never cuts; HF's clamp refuses None)", _sub_set("attn_config", clip_qkv=1e4)),
+            ("pnorm_matters", "ffn_config.moe_normalize_expert_weights=1 (the sum)",
+             _sub_set("ffn_config", moe_normalize_expert_weights=1.0)),
+        ],
+    ),
+    # ---- jetmoe (issue 21): the mixture of attention heads: per token the
+    # top 2 of 4 query-projection experts (kv_channels 12, 2 heads each: 4
+    # query heads) over one kv_proj's 2 tiled kv heads, their output
+    # projections weighted and summed plus a bias; a MoE MLP (fused
+    # input_linear, top 2 of 4) plus a bias; tied embeddings (the default)
+    dict(
+        name="jetmoe",
+        model_cls="JetMoeForCausalLM",
+        config_cls="JetMoeConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_key_value_heads=2,
+            kv_channels=12,
+            intermediate_size=32,
+            max_position_embeddings=256,
+            activation_function="silu",
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            rms_norm_eps=1e-5,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=8631,
+        prompt_seed=8622,
+        spec_check=False,
+        moe=True,
+        switches=[("top_k_matters", "num_experts_per_tok=1 (one attention expert: 2 query heads)",
+                   _set(num_experts_per_tok=1))],
+    ),
+    # ---- nemotron_h (issue 18): every layer kind, M * - E, as NVIDIA's
+    # configs write them (hybrid_override_pattern "ME*M-", post_save): the
+    # Mamba2 mixer 8 heads of 12 (not expand · hidden), 2 groups, chunk 8
+    # < the 29-token prompt; NoPE attention with head_dim 24; the relu2
+    # MLP; the MoE's sigmoid router with its selection bias, noaux_tc over
+    # 4 groups of 2 (the best one), top 2 renormalised, times 2.5, non-gated
+    # experts and the shared MLP. Biases on (use_bias, mlp_bias). ----
+    dict(
+        name="nemotron_h",
+        model_cls="NemotronHForCausalLM",
+        config_cls="NemotronHConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            hybrid_override_pattern="ME*M-",
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=24,
+            intermediate_size=48,
+            mlp_hidden_act="relu2",
+            mlp_bias=True,
+            mamba_num_heads=8,
+            mamba_head_dim=12,
+            n_groups=2,
+            ssm_state_size=8,
+            conv_kernel=4,
+            chunk_size=8,
+            use_bias=True,
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            moe_intermediate_size=20,
+            moe_shared_expert_intermediate_size=28,
+            n_group=4,
+            topk_group=1,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+            layer_norm_epsilon=1e-5,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7312,
+        prompt_seed=3041,
+        score_bias_std=0.1,
+        post_save=_nemotron_h_pattern_config,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("group_limit_matters", "topk_group=n_group", _set(topk_group=4)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+        ],
+    ),
+    # ---- nemotron_h-latent: the layers_block_type list transformers 5
+    # writes, MoE in a latent space (moe_latent_size 24: fc1/fc2_latent_proj
+    # around the experts; the router and the shared MLP see the hidden
+    # state), one group, routed_scaling_factor 1.7 ----
+    dict(
+        name="nemotron_h-latent",
+        model_cls="NemotronHForCausalLM",
+        config_cls="NemotronHConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            layers_block_type=["moe", "linear_attention", "full_attention", "moe"],
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            head_dim=16,
+            intermediate_size=48,
+            mamba_num_heads=4,
+            mamba_head_dim=16,
+            n_groups=1,
+            ssm_state_size=8,
+            conv_kernel=3,
+            chunk_size=8,
+            n_routed_experts=6,
+            num_experts_per_tok=2,
+            moe_intermediate_size=20,
+            moe_shared_expert_intermediate_size=24,
+            moe_latent_size=24,
+            routed_scaling_factor=1.7,
+            layer_norm_epsilon=1e-5,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7323,
+        prompt_seed=3042,
+        score_bias_std=0.1,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("routed_scaling_factor_matters", "routed_scaling_factor=1.0", _set(routed_scaling_factor=1.0)),
+        ],
+    ),
+    # ---- falcon_h1 (issue 18): attention and the Mamba2 mixer in parallel
+    # in every layer, every muP multiplier away from 1 (embedding,
+    # lm_head, attention in/out, key, ssm in/out, the five ssm_multipliers
+    # segments [z | x | B | C | dt], mlp gate/down); the gated RMSNorm on
+    # (mamba_rms_norm), before the gate; mamba_d_ssm 96 (not expand ·
+    # hidden 128), mamba_d_head "auto" (96 / 8); head_dim 24; chunk 8 < the
+    # 29-token prompt; every bias on ----
+    dict(
+        name="falcon_h1",
+        model_cls="FalconH1ForCausalLM",
+        config_cls="FalconH1Config",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=96,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=24,
+            hidden_act="silu",
+            attention_bias=True,
+            mlp_bias=True,
+            projectors_bias=True,
+            mamba_proj_bias=True,
+            mamba_conv_bias=True,
+            mamba_d_ssm=96,
+            mamba_n_heads=8,
+            mamba_d_head="auto",
+            mamba_n_groups=2,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_chunk_size=8,
+            mamba_rms_norm=True,
+            mamba_norm_before_gate=True,
+            embedding_multiplier=2.5,
+            lm_head_multiplier=0.6,
+            key_multiplier=0.7,
+            attention_in_multiplier=1.3,
+            attention_out_multiplier=0.8,
+            ssm_in_multiplier=1.25,
+            ssm_out_multiplier=0.75,
+            ssm_multipliers=[0.9, 1.2, 1.4, 0.6, 1.5],
+            mlp_multipliers=[1.6, 0.55],
+            rms_norm_eps=1e-5,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7309,
+        prompt_seed=3043,
+        spec_check=False,
+        switches=[
+            ("key_multiplier_matters", "key_multiplier=1.0", _set(key_multiplier=1.0)),
+            ("ssm_multipliers_matter", "ssm_multipliers=[1.0] * 5", _set(ssm_multipliers=[1.0] * 5)),
+            ("mlp_multipliers_matter", "mlp_multipliers=[1.0, 1.0]", _set(mlp_multipliers=[1.0, 1.0])),
+            ("attention_in_multiplier_matters", "attention_in_multiplier=1.0", _set(attention_in_multiplier=1.0)),
+            ("ssm_in_multiplier_matters", "ssm_in_multiplier=1.0", _set(ssm_in_multiplier=1.0)),
+            ("norm_before_gate_matters", "mamba_norm_before_gate=False", _set(mamba_norm_before_gate=False)),
+        ],
+    ),
+    # ---- falcon_h1-nonorm: no gated RMSNorm (mamba_rms_norm false, the
+    # default: y · silu(z)), mamba_d_ssm null and mamba_d_head "auto" in
+    # config.json (post_save: mamba_expand · hidden_size = 128 over 8
+    # heads), tied embeddings, no biases ----
+    dict(
+        name="falcon_h1-nonorm",
+        model_cls="FalconH1ForCausalLM",
+        config_cls="FalconH1Config",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=80,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            mamba_d_ssm=None,
+            mamba_n_heads=8,
+            mamba_d_head="auto",
+            mamba_n_groups=1,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_chunk_size=8,
+            mamba_rms_norm=False,
+            embedding_multiplier=1.8,
+            lm_head_multiplier=0.7,
+            ssm_out_multiplier=1.4,
+            ssm_multipliers=[1.3, 0.8, 1.1, 0.9, 0.7],
+            rms_norm_eps=1e-6,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=True,
+        ),
+        seed=7310,
+        prompt_seed=3044,
+        post_save=_falcon_h1_auto_head,
+        spec_check=False,
+        switches=[
+            ("ssm_multipliers_matter", "ssm_multipliers=[1.0] * 5", _set(ssm_multipliers=[1.0] * 5)),
+        ],
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
 
 
 def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None,
-               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight")):
+               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight"), a_values=None, plain_norms=()):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
     expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
     expert_std (default weight_std), their biases (..._bias) with bias_std,
     attention sinks (GptOss self_attn.sinks) with sink_std, routers'
-    selection biases (e_score_correction_bias) with score_bias_std. A
+    selection biases (e_score_correction_bias) with score_bias_std; a
+    per-head A_log is log(a_values) when given (slow and fast decays). A
+    weight whose name ends in one of plain_norms is a w-scaled norm's gain
+    beside (1 + w) ones, drawn around 1.0 whatever norm_center. A
     weight whose name ends in one of norm_suffixes is a norm's gain, drawn
     around norm_center (GPT-2's ln_1, ln_2, ln_f: the fixture's suffixes)."""
     with torch.no_grad():
@@ -2403,6 +2881,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
             elif name.endswith(".A_log"):  # Mamba: A = -exp(A_log), S4D-real init (arange(1, N+1)) jittered
                 n = torch.arange(1, p.shape[-1] + 1, dtype=torch.float32).expand_as(p)
                 a = torch.log(n) + norm_std * noise
+                if a_values is not None:
+                    a = torch.log(torch.tensor(a_values, dtype=torch.float32))
                 # Values that survive llama.cpp's A = -exp(A_log) (float32) and
                 # log(-A) back (float64, rounded) unchanged, so the GGUF twin is
                 # bit-identical: a round trip or two reaches such a value.
@@ -2417,6 +2897,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_(bias_std * noise)
             elif name.endswith(".D"):  # Mamba's skip, around its init of ones
                 p.copy_(1 + norm_std * noise)
+            elif plain_norms and name.endswith(tuple(plain_norms)):
+                p.copy_(1.0 + norm_std * noise)
             elif name.endswith(tuple(norm_suffixes)):
                 p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
@@ -2820,6 +3302,8 @@ def build_fixture(spec, out_root):
         spec.get("sink_std"),
         spec.get("score_bias_std"),
         spec.get("norm_suffixes", ("norm.weight", "norm_f.weight")),
+        spec.get("a_values"),
+        spec.get("plain_norms", ()),
     )
     model = model.to(torch.float32).eval()
 
@@ -2835,7 +3319,7 @@ def build_fixture(spec, out_root):
 
     # Reload from disk so the oracle is computed from exactly what we ship.
     model = load_oracle_model(spec, out)
-    cfg = model.config
+    cfg = model.config.get_text_config()  # a composite (multimodal) config: its text decoder's
     eos = cfg.eos_token_id
     prompts = make_prompts(
         spec["prompt_seed"], cfg.vocab_size, cfg.bos_token_id, spec.get("prompt_lengths", PROMPT_LENGTHS)

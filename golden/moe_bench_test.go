@@ -2,17 +2,10 @@ package golden
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/archc/archc/internal/launch"
-	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
@@ -57,62 +50,14 @@ func BenchmarkMoEDecode(b *testing.B) {
 	}
 }
 
-// syntheticMixtral writes a random-weight Mixtral checkpoint (config.json
-// and model.safetensors, per-expert tensors as published checkpoints hold
-// them) with the given experts and top k into a temp dir.
+// syntheticMixtral writes a random-weight Mixtral checkpoint (2 layers,
+// hidden 256, experts of intermediate 512) with the given experts and top
+// k into a temp dir.
 func syntheticMixtral(b *testing.B, experts, k int) string {
-	const hidden, inter, vocab, layers, heads, kvHeads = 256, 512, 512, 2, 8, 4
-	dir := b.TempDir()
-	cfg := map[string]any{
-		"model_type": "mixtral", "vocab_size": vocab, "hidden_size": hidden, "intermediate_size": inter,
-		"num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": kvHeads,
+	return syntheticCheckpoint(b, map[string]any{
+		"model_type": "mixtral", "vocab_size": 512, "hidden_size": 256, "intermediate_size": 512,
+		"num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 4,
 		"num_local_experts": experts, "num_experts_per_tok": k, "max_position_embeddings": 4096,
 		"rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu", "tie_word_embeddings": false,
-	}
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), raw, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(uint64(experts), uint64(k)))
-	ts := map[string]testckpt.STTensor{}
-	add := func(name string, std float64, shape ...int64) {
-		n := int64(1)
-		for _, d := range shape {
-			n *= d
-		}
-		data := make([]byte, 4*n)
-		for i := int64(0); i < n; i++ {
-			v := float32(std * r.NormFloat64())
-			if std == 0 {
-				v = 1
-			}
-			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
-		}
-		ts[name] = testckpt.STTensor{DType: "F32", Shape: shape, Data: data}
-	}
-	hd := int64(hidden / heads)
-	add("model.embed_tokens.weight", 1, vocab, hidden)
-	add("model.norm.weight", 0, hidden)
-	add("lm_head.weight", 0.05, vocab, hidden)
-	for l := 0; l < layers; l++ {
-		p := fmt.Sprintf("model.layers.%d.", l)
-		add(p+"input_layernorm.weight", 0, hidden)
-		add(p+"post_attention_layernorm.weight", 0, hidden)
-		add(p+"self_attn.q_proj.weight", 0.05, heads*hd, hidden)
-		add(p+"self_attn.k_proj.weight", 0.05, kvHeads*hd, hidden)
-		add(p+"self_attn.v_proj.weight", 0.05, kvHeads*hd, hidden)
-		add(p+"self_attn.o_proj.weight", 0.05, hidden, heads*hd)
-		add(p+"block_sparse_moe.gate.weight", 0.05, int64(experts), hidden)
-		for e := 0; e < experts; e++ {
-			q := fmt.Sprintf("%sblock_sparse_moe.experts.%d.", p, e)
-			add(q+"w1.weight", 0.05, inter, hidden)
-			add(q+"w3.weight", 0.05, inter, hidden)
-			add(q+"w2.weight", 0.05, hidden, inter)
-		}
-	}
-	testckpt.WriteSafetensors(b, filepath.Join(dir, "model.safetensors"), ts)
-	return dir
+	}, uint64(experts*100+k))
 }

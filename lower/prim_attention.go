@@ -14,13 +14,16 @@ const maskValue = -3.4028234663852886e38
 
 // attention(q [batch, seq, heads, d], k [batch, seq, kv_heads, d], v [batch,
 // seq, kv_heads, dv], scale, softcap, window, sinks [heads], kv_layer) →
-// [batch, seq, heads·dv]. dv may differ from d (multi-head latent attention:
-// DeepSeek-V2's and MiniCPM3's qk_nope_head_dim + qk_rope_head_dim keys,
-// v_head_dim values). HF eager_attention_forward with GQA (query head
-// h reads kv head h / (heads/kv_heads)) and a causal mask over absolute
+// [batch, seq, heads·dv]. dv may differ from d (multi-head latent attention: DeepSeek-V2's
+// and MiniCPM3's qk_nope_head_dim + qk_rope_head_dim keys, v_head_dim
+// values). HF eager_attention_forward with GQA (query head
+// h reads kv head h / (heads/kv_heads); with kv_repeat tile, kv head h mod
+// kv_heads, JetMoeAttention's k.repeat(1, heads/kv_heads, 1, 1)) and a causal mask over absolute
 // positions: scores = q·kᵀ·scale (scale defaults to d^-0.5), masked where
 // key position > query position (or, with window W tokens, key position <=
-// query position - W), attention-logit soft-capping cap·tanh(s/cap) before
+// query position - W; with chunk C, key position < query position −
+// (query position mod C): HF's chunked_causal_mask_function, Llama4's
+// chunked_attention layers), attention-logit soft-capping cap·tanh(s/cap) before
 // the mask (HF Gemma 2), softmax in f32, then ·v. With sinks (the node's
 // Module names the tensor itself, GptOssAttention.sinks), head h's logit
 // sinks[h] is a last column of the softmax whose probability is dropped
@@ -51,9 +54,10 @@ const maskValue = -3.4028234663852886e38
 //     entries from the function's current cache value, which layer j's
 //     call has already updated with this call's positions (prefill: the
 //     chunk's keys as j computed them, after the cached past; decode: the
-//     new token's). Scale, softcap, window and sinks are this call's own:
-//     HF's shared layer keeps its own sliding_window and mask, which equal
-//     its source's because the source is chosen of the same layer type.
+//     new token's). Scale, softcap, window, chunk, sinks and kv_repeat are
+//     this call's own: HF's shared layer keeps its own sliding_window and
+//     mask, which equal its source's because the source is chosen of the
+//     same layer type.
 //
 // This reads what HF's Gemma4TextAttention reads: a kv-shared layer takes
 // shared_kv_states[layer_type], the (key, value) states that its source
@@ -118,10 +122,14 @@ func inferSharedAttention(n *ir.Node, a *AttentionAttrs, q ir.Type) error {
 	return nil
 }
 
-// attentionCommon checks the window and reads the sinks, for h query heads.
+// attentionCommon checks the window and the chunk and reads the sinks,
+// for h query heads.
 func attentionCommon(n *ir.Node, a *AttentionAttrs, h ir.Dim) error {
 	if w := a.Window; w != nil && *w <= 0 {
 		return fmt.Errorf("window must be a positive int (tokens) or none, got %d", *w)
+	}
+	if c := a.Chunk; c != nil && *c <= 0 {
+		return fmt.Errorf("chunk must be a positive int (tokens) or none, got %d", *c)
 	}
 	n.Weights = nil
 	if n.Module != "" {
@@ -148,8 +156,15 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 	KVH, DV := keys.Type.Shape[3], values.Type.Shape[4]
 	G := H / KVH
 
-	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g (HF repeat_kv).
-	qg := f.transpose(f.reshape(q, B, S, KVH, G, D), 0, 2, 3, 1, 4)
+	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g (HF repeat_kv),
+	// or with kv_repeat tile h = g·KVH + kv (JetMoE's k.repeat).
+	tile := a.KvRepeat == AttentionKvRepeatTile
+	var qg codegen.Value
+	if tile {
+		qg = f.transpose(f.reshape(q, B, S, G, KVH, D), 0, 3, 2, 1, 4)
+	} else {
+		qg = f.transpose(f.reshape(q, B, S, KVH, G, D), 0, 2, 3, 1, 4)
+	}
 	qg = f.reshape(qg, B, KVH, G*S, D)
 	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 3}, []int64{3}, []int64{4}) // [B,KVH,G·S,1,L]
 	scores = f.mul(scores, f.splat(scale, scores.Type))
@@ -176,19 +191,37 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 		inWindow := f.compare("GT", keyPos, f.broadcastDims(low, it, 0, 2))
 		visible = f.Op("stablehlo.and", visible.Type, nil, visible, inWindow)
 	}
+	if a.Chunk != nil {
+		// Chunked attention: key j is visible to a query at p iff also
+		// j >= p - p mod C, the first position of p's chunk (positions are
+		// non-negative, so stablehlo.remainder is Python's %). Kept apart
+		// by a barrier as the window's bound is.
+		c := f.broadcast(f.constI32(*a.Chunk), rowPos.Type)
+		first := f.barrier(f.sub(rowPos, f.binary("stablehlo.remainder", rowPos, c)))
+		inChunk := f.compare("GE", keyPos, f.broadcastDims(first, it, 0, 2))
+		visible = f.Op("stablehlo.and", visible.Type, nil, visible, inChunk)
+	}
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
 	var probs codegen.Value
 	if n.Module == "" {
 		probs = f.softmaxLast(scores)
 	} else {
-		// The sink of query head h = kv·G + g, as a [B,KVH,G·S,1] column.
+		// The sink of query head h = kv·G + g (tile: g·KVH + kv), as a
+		// [B,KVH,G·S,1] column.
 		sink := f.reshape(f.weight(n.Weights[0].Name), KVH, G)
+		if tile {
+			sink = f.transpose(f.reshape(f.weight(n.Weights[0].Name), G, KVH), 1, 0)
+		}
 		sink = f.reshape(f.broadcastDims(sink, codegen.T("f32", B, KVH, G, S), 1, 2), B, KVH, G*S, 1)
 		probs = f.softmaxSink(scores, sink)
 	}
 	out := f.dot(probs, values, []int64{0, 1}, []int64{0, 3}, []int64{3, 4}, []int64{1, 2}) // [B,KVH,G·S,DV]
-	out = f.transpose(f.reshape(out, B, KVH, G, S, DV), 0, 3, 1, 2, 4)                      // [B,S,KVH,G,DV]
+	if tile {
+		out = f.transpose(f.reshape(out, B, KVH, G, S, DV), 0, 3, 2, 1, 4) // [B,S,G,KVH,DV]
+		return f.reshape(out, B, S, H*DV)
+	}
+	out = f.transpose(f.reshape(out, B, KVH, G, S, DV), 0, 3, 1, 2, 4) // [B,S,KVH,G,DV]
 	return f.reshape(out, B, S, H*DV)
 }
 

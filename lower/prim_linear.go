@@ -76,13 +76,14 @@ func lowerHeads(f *fn, n *ir.Node, _ *HeadsAttrs) codegen.Value {
 	return f.reshape(f.arg(n, 0), t.Shape...)
 }
 
-// merge_heads(x [..., n, d]) → [..., n·d]: joins the last two dimensions
-// (heads' inverse; torch's reshape(*shape[:-2], -1)).
+// merge_heads(x [..., n, d]) → [..., n·d]: heads undone, as HF's
+// reshape(*input_shape, -1) after a per-head split (Qwen3NextAttention's
+// gate, the per-key-head groups of Qwen3-Next's in_proj_qkvz).
 func inferMergeHeads(n *ir.Node) error {
 	x := n.Args[0].Type
 	r := len(x.Shape)
 	if r < 3 || x.Shape[r-1] <= 0 || x.Shape[r-2] <= 0 {
-		return fmt.Errorf("x must be [..., n, d] with static n and d, got %s", x)
+		return fmt.Errorf("x must be [..., n, d] with concrete n and d, got %s", x)
 	}
 	shape := append(ir.Shape{}, x.Shape[:r-2]...)
 	n.Type = ir.Type{Shape: append(shape, x.Shape[r-2]*x.Shape[r-1]), DType: x.DType}
@@ -153,4 +154,21 @@ func lowerConcat(f *fn, n *ir.Node) codegen.Value {
 		}
 	}
 	return f.concat(r-1, parts...)
+}
+
+// add_bias(x [..., d], bias) → [..., d]: x + b, b the tensor at the bias
+// path itself [d], a bare bias parameter added to a module's output
+// (JetMoeMoE and JetMoeMoA: layer_output + self.bias).
+func inferAddBias(n *ir.Node) error {
+	d := lastDim(n.Args[0].Type)
+	if d <= 0 {
+		return fmt.Errorf("x must end in a concrete size, got %s", n.Args[0].Type)
+	}
+	n.Weights = []ir.Weight{{Name: n.Module, Shape: []int64{d}}}
+	return inferSame(n)
+}
+
+func lowerAddBias(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	return f.add(x, f.broadcastTrailing(f.weight(n.Weights[0].Name), x.Type))
 }

@@ -21,7 +21,8 @@ import (
 //   - scoring: p = softmax(logits) (MixtralTopKRouter, Qwen2MoeTopKRouter,
 //     OlmoeTopKRouter, DeepseekV2TopkRouter), sigmoid(logits) (scoring
 //     "sigmoid": DeepseekV3TopkRouter, Glm4MoeTopkRouter), or the logits
-//     themselves (softmax "after": GraniteMoeTopKRouter, GptOssTopKRouter);
+//     themselves (softmax "after": GraniteMoeTopKRouter, GptOssTopKRouter,
+//     Llama4Router);
 //   - selection: torch.topk of p, ties to the lower expert index; with bias
 //     (the node's Module: a tensor path stored as bias_shape, default [E];
 //     e_score_correction_bias) the top k of p + bias, keeping p's values;
@@ -37,7 +38,11 @@ import (
 //     sparsemixer), so selection and weights come together;
 //   - normalisation: none, divided by their sum (norm: norm_topk_prob),
 //     by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min), by
-//     sum + norm_eps (Lfm2MoeTopKRouter's 1e-6), or a softmax over the k kept logits (softmax "after");
+//     sum + norm_eps (Lfm2MoeTopKRouter's 1e-6), by their p-norm (norm_p:
+//     DbrxFFN's moe_normalize_expert_weights), a softmax over the k kept
+//     logits (softmax "after"), or the sigmoid of each kept logit (softmax
+//     "after" with scoring "sigmoid": Llama4Router's sigmoid of the
+//     -inf-filled top-k scores, 0 for the others);
 //   - scaling: times scale (routed_scaling_factor).
 func inferRoute(n *ir.Node, a *RouteAttrs) error {
 	x := n.Args[0].Type
@@ -75,6 +80,7 @@ type router struct {
 	norm      routeNorm
 	normMin   float64 // routeNormSumMin: the smallest sum divided by (moe_norm_min)
 	normEps   float64 // normSum, normSumMin: added to the sum before dividing (norm_eps)
+	normP     float64 // normPNorm: the p of the p-norm divided by (moe_normalize_expert_weights)
 	scale     float64 // routed_scaling_factor; 1: none
 	jitterEps float64 // selection sparsemixer: router_jitter_noise
 }
@@ -118,6 +124,8 @@ const (
 	normSum                      // divided by their sum (norm_topk_prob)
 	normSumMin                   // divided by max(sum, norm_min) (Ernie4_5_MoeTopKRouter's moe_norm_min)
 	normSoftmax                  // softmax over the k kept logits (softmax "after")
+	normSigmoid                  // sigmoid of each kept logit (softmax "after", scoring "sigmoid": Llama4Router)
+	normPNorm                    // divided by their p-norm (Σ |v|^p)^(1/p) (DbrxFFN's moe_normalize_expert_weights)
 )
 
 // routerOf maps route's .arch attributes onto the router's choices and
@@ -131,13 +139,15 @@ func routerOf(a *RouteAttrs, experts int64, biased bool) (router, error) {
 	after := a.Softmax == RouteSoftmaxAfter
 	switch {
 	case after && a.Scoring == RouteScoringSigmoid:
-		return r, fmt.Errorf(`scoring "sigmoid" scores every expert before the top k: it needs softmax "before"`)
+		r.scoring, r.norm = scoreLogits, normSigmoid
 	case after:
 		r.scoring, r.norm = scoreLogits, normSoftmax
 	case a.Scoring == RouteScoringSigmoid:
 		r.scoring = scoreSigmoid
 	}
 	switch {
+	case a.Norm && after && r.norm == normSigmoid:
+		return r, fmt.Errorf(`norm with softmax "after" and scoring "sigmoid" is no router's (Llama4Router keeps the sigmoids as they are)`)
 	case a.Norm && after:
 		return r, fmt.Errorf(`norm with softmax "after" would divide by a sum that is already 1: the softmax over the k kept logits normalises them`)
 	case a.Norm && a.NormMin != nil:
@@ -146,6 +156,18 @@ func routerOf(a *RouteAttrs, experts int64, biased bool) (router, error) {
 		r.norm = normSum
 	case a.NormMin != nil:
 		return r, fmt.Errorf("norm_min clamps the sum that norm divides by: it needs norm: true")
+	}
+	if a.NormP != nil {
+		switch p := *a.NormP; {
+		case !a.Norm || after:
+			return r, fmt.Errorf("norm_p is the p-norm that norm divides by: it needs norm: true")
+		case a.NormMin != nil || a.NormEps != nil:
+			return r, fmt.Errorf("norm_p divides by the p-norm: it takes no norm_min or norm_eps (no router has both)")
+		case !(p > 0) || math.IsInf(p, 1):
+			return r, fmt.Errorf("norm_p must be a positive finite p, got %g", p)
+		case p != 1: // the 1-norm of the kept (non-negative) weights is their sum
+			r.norm, r.normP = normPNorm, p
+		}
 	}
 	if a.NormEps != nil {
 		if !a.Norm || after {
@@ -268,6 +290,18 @@ func lowerRoute(f *fn, n *ir.Node, a *RouteAttrs) codegen.Value {
 	switch r.norm {
 	case normSoftmax:
 		vals = f.softmaxLast(vals)
+	case normSigmoid:
+		vals = f.unary("stablehlo.logistic", vals)
+	case normPNorm: // torch.norm(v, p): sqrt(Σ v²) for 2, else (Σ |v|^p)^(1/p)
+		var s codegen.Value
+		if r.normP == 2 {
+			s = f.unary("stablehlo.sqrt", f.reduceLast(f.mul(vals, vals), "stablehlo.add", 0))
+		} else {
+			pw := f.binary("stablehlo.power", f.unary("stablehlo.abs", vals), f.splat(r.normP, vals.Type))
+			s = f.reduceLast(pw, "stablehlo.add", 0)
+			s = f.binary("stablehlo.power", s, f.splat(1/r.normP, s.Type))
+		}
+		vals = f.div(vals, f.broadcastLeading(s, vals.Type))
 	case normSum, normSumMin:
 		s := f.reduceLast(vals, "stablehlo.add", 0)
 		if r.norm == normSumMin {
@@ -387,11 +421,12 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 }
 
 // experts(x [..., H], weights [..., E], experts module, intermediate, act,
-// gate, up, down, gate_up, layout, bias, interleaved, alpha, limit) →
-// [..., H]: Σ_e weights[e] · down_e(act(gate_e x) · up_e x) over the
-// experts with a nonzero weight, as HF's Experts modules
-// (MixtralExperts.forward, GptOssExperts.forward, experts_implementation
-// "eager"): each used expert's output times its weight, added into zeros
+// gate, up, down, gate_up, layout, bias, interleaved, alpha, limit, gated)
+// → [..., H]: Σ_e weights[e] · down_e(act(gate_e x) · up_e x) (gated
+// false: down_e(act(up_e x)), NemotronHExperts) over the experts with a
+// nonzero weight, as HF's Experts modules (MixtralExperts.forward,
+// GptOssExperts.forward, experts_implementation "eager"): each used
+// expert's output times its weight, added into zeros
 // in expert-index order. The weights are stacked tensors
 // <experts>.NAME.weight [E, rows, cols]; a checkpoint that stores one
 // tensor per expert (<experts>.<e>.NAME.weight) has them stacked at load
@@ -403,7 +438,10 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 // <experts>.NAME_bias) before the weighting; interleaved splits a fused
 // gate_up into its even (gate) and odd (up) columns; act "clamped_swiglu"
 // is GptOssExperts._apply_gate: g = min(g, limit), u = clamp(u, ±limit),
-// (u + 1) · g · sigmoid(alpha · g).
+// (u + 1) · g · sigmoid(alpha · g). weighting "input" multiplies each
+// expert's input by its weight instead of its output, Σ_e mlp_e(w_e · x)
+// (Llama4TextMoe: routed_in = x · router_scores; an unused expert sees
+// zeros, and without biases gives zeros).
 //
 // Two lowerings, equal in value: when the weights come from route with
 // top_k k and the call's tokens T satisfy T·k < E (decode), only the k
@@ -439,20 +477,25 @@ func inferExperts(n *ir.Node, a *ExpertsAttrs) error {
 	}
 	names := lay.proj
 	projs := []proj{{names.gate, inter, h}, {names.up, inter, h}}
-	if names.fused() {
+	switch {
+	case names.fused():
 		projs = []proj{{names.gateUp, 2 * inter, h}}
+	case names.ungated:
+		projs = []proj{{names.up, inter, h}}
 	}
 	projs = append(projs, proj{names.down, h, inter})
 	n.Weights = nil
-	for _, p := range projs { // [E, out, in] (transposed: [E, in, out])
+	for _, p := range projs { // [E, out, in] (transposed: [E, in, out]; flat: [E·I, H])
 		wt := ir.Weight{Name: n.Module + "." + p.name + ".weight", Shape: []int64{e, p.out, p.in}}
 		switch {
 		case lay.transposed:
 			wt = ir.Weight{Name: n.Module + "." + p.name, Shape: []int64{e, p.in, p.out}}
+		case lay.flat:
+			wt = ir.Weight{Name: n.Module + "." + p.name, Shape: []int64{e * inter, h}}
 		case lay.parameter:
 			wt.Name = n.Module + "." + p.name
 		}
-		for i := int64(0); i < e && !lay.transposed && !lay.parameter; i++ {
+		for i := int64(0); i < e && !lay.transposed && !lay.flat && !lay.parameter; i++ {
 			wt.Parts = append(wt.Parts, fmt.Sprintf("%s.%d.%s.weight", n.Module, i, p.name))
 		}
 		n.Weights = append(n.Weights, wt)
@@ -483,17 +526,20 @@ type expertsLayout struct {
 	inter      int64 // the intermediate size
 	proj       expertProjections
 	transposed bool // GptOssExperts' [E, in, out] parameters <experts>.NAME
+	flat       bool // DbrxExpertGLU's [E·I, H] parameters <experts>.NAME: gate, up [E, out, in], down [E, in, out]
 	parameter  bool // Gemma4TextExperts' [E, out, in] parameters <experts>.NAME (no .weight)
 	bias       bool // stacked biases [E, out]
 	gate       expertGate
+	input      bool // weighting "input": the weight scales the expert's input (Llama4TextMoe)
 }
 
 // expertProjections names the stacked projections under the experts
 // module: gate and up, or one fused gateUp (gate rows first, or
-// interleaved columns), and down.
+// interleaved columns), or up alone (ungated), and down.
 type expertProjections struct {
 	gate, up, down, gateUp string
 	interleaved            bool // fused gate_up: gate = [..., ::2], up = [..., 1::2]
+	ungated                bool // no gate projection: down(act(up x)) (NemotronHExperts)
 }
 
 func (p expertProjections) fused() bool { return p.gateUp != "" }
@@ -510,10 +556,12 @@ type expertGate struct {
 func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 	l := expertsLayout{
 		inter:      a.Intermediate,
-		proj:       expertProjections{gate: a.Gate, up: a.Up, down: a.Down, gateUp: a.GateUp, interleaved: a.Interleaved},
+		proj:       expertProjections{gate: a.Gate, up: a.Up, down: a.Down, gateUp: a.GateUp, interleaved: a.Interleaved, ungated: !a.Gated},
 		transposed: a.Layout == ExpertsLayoutTransposed,
+		flat:       a.Layout == ExpertsLayoutFlat,
 		parameter:  a.Layout == ExpertsLayoutParameter,
 		bias:       a.Bias,
+		input:      a.Weighting == ExpertsWeightingInput,
 	}
 	switch _, ok := activations[a.Act]; {
 	case a.Act == "clamped_swiglu":
@@ -531,22 +579,42 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 	default:
 		l.gate = expertGate{act: a.Act}
 	}
+	if l.flat && (l.proj.fused() || l.bias) {
+		return l, fmt.Errorf(`layout "flat" is DbrxExpertGLU's three [experts · intermediate, hidden] parameters: no gate_up, no biases`)
+	}
 	if l.parameter && l.bias {
 		return l, fmt.Errorf("layout \"parameter\" (Gemma4TextExperts' stacked parameters) has no biases")
 	}
+	if l.input && l.bias {
+		return l, fmt.Errorf(`weighting "input" with bias: an unused expert would add its biases (Llama4TextMoe has none)`)
+	}
 	if l.proj.interleaved && !l.proj.fused() {
 		return l, fmt.Errorf("interleaved needs a fused gate_up tensor (gate_up: NAME)")
+	}
+	if l.proj.ungated && (l.proj.fused() || l.gate.clamped) {
+		return l, fmt.Errorf("gated false has no gate projection: it takes neither gate_up nor act \"clamped_swiglu\"")
 	}
 	return l, nil
 }
 
 // inDim is the dimension of a stacked projection [E, ., .] that meets the
-// activations: in of [E, out, in], or of [E, in, out] when transposed.
-func (l expertsLayout) inDim() int64 {
-	if l.transposed {
+// activations: in of [E, out, in], or of [E, in, out] when transposed (and
+// for flat's down projection, [E, I, H] applied as x · W).
+func (l expertsLayout) inDim(down bool) int64 {
+	if l.transposed || l.flat && down {
 		return 1
 	}
 	return 2
+}
+
+// stacked returns stacked weight name [E, rows, cols] decoded to f32 (a
+// flat layout's [E·I, H] viewed as [E, I, H]).
+func (f *fn) stacked(lay expertsLayout, name string) codegen.Value {
+	v := f.weight(name)
+	if lay.flat && v.Type.Rank() == 2 {
+		v = f.reshape(v, v.Type.Shape[0]/lay.inter, lay.inter, v.Type.Shape[1])
+	}
+	return v
 }
 
 // split separates an experts node's weights (in n.Weights order) into the
@@ -585,21 +653,30 @@ func routedTopK(n *ir.Node, a *ExpertsAttrs) (int64, bool) {
 	return 0, false
 }
 
-// expertMLP applies the experts' gated MLP to xs [N, H], row n through
-// the n-th expert weights (in n.Weights order, all f32): gu [N, 2I, H]
-// (fused) or g, u [N, I, H], then d [N, H, I], each + its bias [N, out]
+// expertMLP applies the experts' MLP to xs [N, H], row n through the
+// n-th expert weights (in n.Weights order, all f32): gu [N, 2I, H]
+// (fused), g, u [N, I, H] or u alone (ungated), then d [N, H, I], each + its bias [N, out]
 // (transposed: [N, H, 2I], ..., [N, I, H]) → [N, H].
 func (f *fn) expertMLP(lay expertsLayout, xs codegen.Value, ws []codegen.Value) codegen.Value {
 	proj, bias := lay.split(ws)
 	apply := func(i int, v codegen.Value) codegen.Value { // [N, ., .] · [N, C] → [N, R]
-		y := f.dot(v, proj[i], []int64{0}, []int64{0}, []int64{1}, []int64{lay.inDim()})
+		y := f.dot(v, proj[i], []int64{0}, []int64{0}, []int64{1}, []int64{lay.inDim(i == len(proj)-1)})
 		if bias != nil {
 			y = f.add(y, bias[i])
 		}
 		return y
 	}
-	g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })
-	return apply(len(proj)-1, f.glu(lay.gate, g, u))
+	return apply(len(proj)-1, f.expertHidden(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) }))
+}
+
+// expertHidden is the experts' activated intermediate, project(i)
+// applying projection i: act(gate) · up (glu), or act(up) ungated.
+func (f *fn) expertHidden(lay expertsLayout, nproj int, project func(int) codegen.Value) codegen.Value {
+	if lay.proj.ungated {
+		return activations[lay.gate.act](f, project(0))
+	}
+	g, u := f.gateUp(lay, nproj, project)
+	return f.glu(lay.gate, g, u)
 }
 
 // gateUp returns the gate and up projections, project(i) applying
@@ -645,18 +722,28 @@ func (f *fn) glu(lay expertGate, g, u codegen.Value) codegen.Value {
 func (f *fn) expertsDense(n *ir.Node, lay expertsLayout, x, w codegen.Value) codegen.Value {
 	ws := make([]codegen.Value, len(n.Weights))
 	for i, wt := range n.Weights {
-		ws[i] = f.weight(wt.Name)
+		ws[i] = f.stacked(lay, wt.Name)
 	}
 	proj, bias := lay.split(ws)
-	g, u := f.gateUp(lay, len(proj), func(i int) codegen.Value { // [T, H] · [E, R, H] → [T, E, R] (+ bias [E, R])
-		y := f.dot(x, proj[i], nil, nil, []int64{1}, []int64{lay.inDim()})
+	if lay.input { // Σ_e mlp_e(w_e · x): the scaled inputs [E, T, H], batched over experts
+		e := w.Type.Shape[1]
+		xs := f.mul(f.broadcastDims(x, codegen.T("f32", e, x.Type.Shape[0], x.Type.Shape[1]), 1, 2),
+			f.broadcastDims(f.transpose(w, 1, 0), codegen.T("f32", e, x.Type.Shape[0], x.Type.Shape[1]), 0, 1))
+		apply := func(i int, v codegen.Value) codegen.Value { // [E, T, C] · [E, R, C] → [E, T, R]
+			return f.dot(v, proj[i], []int64{0}, []int64{0}, []int64{2}, []int64{lay.inDim(i == len(proj)-1)})
+		}
+		y := apply(len(proj)-1, f.expertHidden(lay, len(proj), func(i int) codegen.Value { return apply(i, xs) })) // [E, T, H]
+		return f.Reduce(y, f.constF32(0), "stablehlo.add", 0)
+	}
+	h := f.expertHidden(lay, len(proj), func(i int) codegen.Value { // [T, H] · [E, R, H] → [T, E, R] (+ bias [E, R])
+		y := f.dot(x, proj[i], nil, nil, []int64{1}, []int64{lay.inDim(false)})
 		if bias != nil {
 			y = f.add(y, f.broadcastDims(bias[i], y.Type, 1, 2))
 		}
 		return y
 	})
-	m := f.transpose(f.glu(lay.gate, g, u), 1, 0, 2)                                           // [E, T, I]
-	y := f.dot(m, proj[len(proj)-1], []int64{0}, []int64{0}, []int64{2}, []int64{lay.inDim()}) // [E, T, H]
+	m := f.transpose(h, 1, 0, 2)                                                                   // [E, T, I]
+	y := f.dot(m, proj[len(proj)-1], []int64{0}, []int64{0}, []int64{2}, []int64{lay.inDim(true)}) // [E, T, H]
 	if bias != nil {
 		y = f.add(y, f.broadcastDims(bias[len(bias)-1], y.Type, 0, 2))
 	}
@@ -676,11 +763,20 @@ func (f *fn) expertsSparse(n *ir.Node, lay expertsLayout, x, w codegen.Value, k 
 	flat := f.reshape(idx, t*k)
 	var ps []codegen.Value
 	for _, wt := range n.Weights {
+		if lay.flat { // [E·I, H] gathered as [E, I, H]
+			ps = append(ps, f.gatherExpertsAs(wt.Name, flat, []int64{wt.Shape[0] / lay.inter, lay.inter, wt.Shape[1]}))
+			continue
+		}
 		ps = append(ps, f.gatherExperts(wt.Name, flat))
 	}
 	xs := f.broadcastDims(x, codegen.T("f32", t, k, h), 0, 2)
+	if lay.input {
+		xs = f.mul(xs, f.broadcastDims(vals, xs.Type, 0, 1))
+	}
 	y := f.reshape(f.expertMLP(lay, f.reshape(xs, t*k, h), ps), t, k, h)
-	y = f.mul(y, f.broadcastDims(vals, y.Type, 0, 1))
+	if !lay.input {
+		y = f.mul(y, f.broadcastDims(vals, y.Type, 0, 1))
+	}
 	acc := f.splat(0, x.Type)
 	for j := int64(0); j < k; j++ {
 		acc = f.add(acc, f.reshape(f.sliceDim(y, 1, j, j+1), t, h))
@@ -726,6 +822,16 @@ func (f *fn) gatherExperts(name string, idx codegen.Value) codegen.Value {
 	if len(shape) == 2 {
 		b := f.gatherExperts3(raw, st, []int64{shape[0], 1, shape[1]}, idx)
 		return f.reshape(b, idx.Type.Shape[0], shape[1])
+	}
+	return f.gatherExperts3(raw, st, shape, idx)
+}
+
+// gatherExpertsAs is gatherExperts for a weight stored as shape [E, rows,
+// cols] but declared otherwise (a flat [E·rows, cols]).
+func (f *fn) gatherExpertsAs(name string, idx codegen.Value, shape []int64) codegen.Value {
+	raw, st, _ := f.stored(name)
+	if raw.Type.Elem == "" {
+		return codegen.Value{Type: codegen.T("f32")}
 	}
 	return f.gatherExperts3(raw, st, shape, idx)
 }

@@ -27,12 +27,12 @@ var primitiveRows = []*primitive{
 	row("concat", inferConcat, lowerConcat, false, tensor("x"), tensor("y")),
 	// heads: out = reshape(x, [..., n, d])
 	row("heads", decodedHeads, lowerDecodedHeads, false, tensor("x"), scalar("n")),
-	// merge_heads: out = reshape(x, [..., n·d]) (the inverse of heads)
+	// merge_heads: out = reshape(x, [..., n·d]), heads's inverse
 	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
-	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("kv_layer"))),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
+	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"))),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -49,10 +49,14 @@ var primitiveRows = []*primitive{
 	row("scale", decodedScale, lowerDecodedScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
 	row("divide", decodedDivide, lowerDecodedDivide, false, tensor("x"), scalar("divisor")),
-	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
-	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps")),
-	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order
-	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit")),
+	// route: before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them (or sigmoid of each); then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first
+	row("route", decodedRoute, lowerDecodedRoute, false, tensor("logits"), scalar("top_k"), optional("softmax"), optional("norm"), optional("scale"), optional("topk_method"), optional("n_group"), optional("topk_group"), optionalModule("bias"), optional("bias_shape"), optional("norm_min"), optional("scoring"), optional("norm_eps"), optional("jitter_eps"), optional("norm_p")),
+	// experts: out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x) (gated false: down_e(act(up_e x))), over the experts with a nonzero weight, added in expert-index order
+	row("experts", decodedExperts, lowerDecodedExperts, false, tensor("x"), tensor("weights"), module("experts"), scalar("intermediate"), optional("act"), optional("gate"), optional("up"), optional("down"), optional("gate_up"), optional("top_k"), optional("layout"), optional("bias"), optional("interleaved"), optional("alpha"), optional("limit"), optional("weighting"), optional("gated")),
+	// expert_linear: slot j of a token is its j-th used expert e_j (the nonzero weights, in expert-index order): out[j] = W_{e_j} · x; reduce: out = Σ_j weights[e_j] · W_{e_j} · x[j]
+	row("expert_linear", decodedExpertLinear, lowerDecodedExpertLinear, false, tensor("x"), tensor("weights"), module("weight"), scalar("out"), optional("reduce"), optional("top_k")),
+	// add_bias: out = x + b
+	row("add_bias", inferAddBias, lowerAddBias, false, tensor("x"), module("bias")),
 	// add: out = x + y
 	row("add", inferElementwise, lowerBinary("stablehlo.add"), false, tensor("x"), tensor("y")),
 	// sub: out = x - y
@@ -97,12 +101,16 @@ var primitiveRows = []*primitive{
 	row("conv1d", decodedConv1d, lowerDecodedConv1d, false, tensor("x"), module("weight"), scalar("kernel"), optional("bias"), optional("act")),
 	// selective_scan: A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)
 	row("selective_scan", inferSelectiveScan, lowerSelectiveScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight")),
+	// attn_temperature: out = x · (log1p(floor((p + 1) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32
+	row("attn_temperature", decodedAttnTemperature, lowerDecodedAttnTemperature, false, tensor("x"), scalar("floor_scale"), scalar("attn_scale")),
 	// rms_normalize: out = x · rsqrt(mean(x²) + eps), no weight
 	row("rms_normalize", decodedRmsNormalize, lowerDecodedRmsNormalize, false, tensor("x"), scalar("eps")),
 	// ssd_scan: A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t. Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence
 	row("ssd_scan", decodedSsdScan, lowerDecodedSsdScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight"), scalar("heads"), scalar("groups"), scalar("chunk"), optional("dt_min"), optional("dt_max")),
 	// rms_norm_gated: out = w · rmsnorm_g(x · silu(gate)) with the RMS over each of `groups` slices of d; norm_before_gate: out = w · rmsnorm_g(x) · silu(gate)
 	row("rms_norm_gated", decodedRmsNormGated, lowerDecodedRmsNormGated, false, tensor("x"), tensor("gate"), module("weight"), scalar("groups"), scalar("eps"), optional("norm_before_gate")),
+	// gated_delta_rule: q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b); S_t = exp(g_t) · S_{t-1}, S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
+	row("gated_delta_rule", decodedGatedDeltaRule, lowerDecodedGatedDeltaRule, false, tensor("q"), tensor("k"), tensor("v"), tensor("a"), tensor("b"), module("weight"), optional("chunk")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -233,10 +241,10 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
-		HF:        "reshape(*input_shape, -1) (Gemma4TextModel's per-layer inputs, [batch, seq, layers, d] packed back)",
-		Math:      "out = reshape(x, [..., n·d]) (the inverse of heads)",
+		HF:        "reshape(*input_shape, -1) (Qwen3NextAttention's gate; Qwen3NextGatedDeltaNet.fix_query_key_value_ordering)",
+		Math:      "out = reshape(x, [..., n·d]), heads's inverse",
 		Name:      "merge_heads",
-		Shapes:    "x [..., n, d] → [..., n·d]",
+		Shapes:    "x [batch, seq, n, d] → [batch, seq, n·d]",
 		Signature: "merge_heads(x)",
 		Types:     map[string]string{},
 	},
@@ -309,20 +317,30 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "sinks",
 		}, {
 			Default: "none",
-			Doc:     "an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window and sinks; its cache takes no memory (KV sharing)",
+			Doc:     "an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply",
+			Name:    "chunk",
+		}, {
+			Default: "\"interleave\"",
+			Doc:     "how kv heads serve the query heads: \"interleave\": query head h reads kv head h / (heads / kv_heads) (repeat_kv); \"tile\": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)",
+			Name:    "kv_repeat",
+		}, {
+			Default: "none",
+			Doc:     "an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)",
 			Name:    "kv_layer",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states)",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states)",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]; with kv_layer: q only, kv_heads, d and dv those of the shared cache",
-		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, kv_layer:)",
+		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:)",
 		Types: map[string]string{
-			"kv_layer": "int",
-			"scale":    "float",
-			"softcap":  "float",
-			"window":   "int",
+			"chunk":     "int",
+			"kv_layer":  "int",
+			"kv_repeat": "enum(interleave|tile)",
+			"scale":     "float",
+			"softcap":   "float",
+			"window":    "int",
 		},
 	},
 	{
@@ -434,7 +452,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "\"before\"",
-			Doc:     "\"before\": softmax over all experts, then top_k; \"after\": top_k of the logits, then softmax over those k",
+			Doc:     "\"before\": softmax over all experts, then top_k; \"after\": top_k of the logits, then softmax over those k (with scoring \"sigmoid\": the sigmoid of each of the k)",
 			Name:    "softmax",
 		}, {
 			Default: "false",
@@ -470,7 +488,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "norm_min",
 		}, {
 			Default: "\"softmax\"",
-			Doc:     "\"sigmoid\": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax \"before\" only)",
+			Doc:     "\"sigmoid\": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter); with softmax \"after\", the top_k logits are kept and each replaced by its sigmoid, the others 0 (Llama4Router)",
 			Name:    "scoring",
 		}, {
 			Default: "none",
@@ -480,13 +498,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "topk_method \"sparsemixer\" only, and needed there: router_jitter_noise, the relative band each round's softmax keeps",
 			Name:    "jitter_eps",
+		}, {
+			Default: "none",
+			Doc:     "needs norm: the k kept weights are divided by their p-norm (Σ |v|^p)^(1/p) instead of their sum (torch.norm(p=moe_normalize_expert_weights): DbrxFFN); 1 is the sum; no norm_min or norm_eps with it",
+			Name:    "norm_p",
 		}},
 		Cache:     false,
-		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps), PhimoeTopKRouter (sparsemixer, models/phimoe/modeling_phimoe.py sparsemixer, training false); torch.topk",
-		Math:      "before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them; then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
+		HF:        "MixtralTopKRouter / Qwen2MoeTopKRouter / OlmoeTopKRouter (softmax before), GraniteMoeTopKRouter (after), DeepseekV2TopkRouter (groups), Ernie4_5_MoeTopKRouter (bias, norm_min), DeepseekV3TopkRouter / Glm4MoeTopkRouter (sigmoid, bias, noaux_tc), Lfm2MoeTopKRouter (sigmoid, bias, norm_eps), Llama4Router (sigmoid after), DbrxFFN.route_tokens_to_experts (norm_p), PhimoeTopKRouter (sparsemixer, models/phimoe/modeling_phimoe.py sparsemixer, training false); torch.topk",
+		Math:      "before: p = softmax(logits) (or sigmoid), keep top_k of p (chosen by p + bias, with bias; the kept values are p's); after: keep top_k of logits, softmax over them (or sigmoid of each); then (norm) divide by their sum (at least norm_min), times scale; ties: the lower expert index first",
 		Name:      "route",
 		Shapes:    "logits [..., experts] → routing weights [..., experts] f32, zero except at the top_k selected experts; bias (a tensor path) [experts], or as bias_shape says",
-		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:, norm_eps:, jitter_eps:)",
+		Signature: "route(logits, top_k, softmax:, norm:, scale:, topk_method:, n_group:, topk_group:, bias:, bias_shape:, norm_min:, scoring:, norm_eps:, jitter_eps:, norm_p:)",
 		Types: map[string]string{
 			"bias_shape":  "ints",
 			"jitter_eps":  "float",
@@ -494,6 +516,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"norm":        "bool",
 			"norm_eps":    "float",
 			"norm_min":    "float",
+			"norm_p":      "float",
 			"scale":       "float",
 			"scoring":     "enum(softmax|sigmoid)",
 			"softmax":     "enum(before|after)",
@@ -505,7 +528,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "\"silu\"",
-			Doc:     "the ACT2FN name applied to the gate projection; \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
+			Doc:     "the ACT2FN name applied to the gate projection (gated false: to the up projection); \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
 			Name:    "act",
 		}, {
 			Default: "\"gate_proj\"",
@@ -529,7 +552,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "top_k",
 		}, {
 			Default: "\"linear\"",
-			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); \"parameter\": Gemma4TextExperts' parameters <experts>.NAME [experts, out, in] (x · Wᵀ; no biases)",
+			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); \"flat\": DbrxExpertGLU's parameters <experts>.NAME [experts · intermediate, hidden], all three, viewed [experts, intermediate, hidden]: gate and up applied as x · Wᵀ, down as x · W (split gate and up only); \"parameter\": Gemma4TextExperts' parameters <experts>.NAME [experts, out, in] (x · Wᵀ; no biases)",
 			Name:    "layout",
 		}, {
 			Default: "false",
@@ -547,13 +570,21 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "7.0 with clamped_swiglu",
 			Doc:     "clamped_swiglu's clamp (swiglu_limit); refused with another act",
 			Name:    "limit",
+		}, {
+			Default: "\"output\"",
+			Doc:     "\"output\": each expert's output times its weight; \"input\": the expert runs on its input times its weight, Σ_e mlp_e(weights[e] · x) (Llama4TextMoe's routed_in; no bias)",
+			Name:    "weighting",
+		}, {
+			Default: "true",
+			Doc:     "false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up or clamped_swiglu",
+			Name:    "gated",
 		}},
 		Cache:     false,
-		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager",
-		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x), over the experts with a nonzero weight, added in expert-index order",
+		HF:        "MixtralExperts.forward (models/mixtral/modeling_mixtral.py), GptOssExperts.forward and the other families' Experts, experts_implementation eager; Llama4TextMoe.forward (weighting input), DbrxExperts.forward (layout flat), NemotronHExperts (gated false)",
+		Math:      "out = Σ_e weights[e] · down_e(act(gate_e x) · up_e x) (gated false: down_e(act(up_e x))), over the experts with a nonzero weight, added in expert-index order",
 		Name:      "experts",
-		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
-		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:)",
+		Shapes:    "x [..., hidden], weights [..., experts] → [..., hidden]; stacked weights <experts>.NAME.weight: gate and up [experts, intermediate, hidden] (or gate_up [experts, 2·intermediate, hidden]; gated false: up only), down [experts, hidden, intermediate], each read as stacked or stacked at load from <experts>.<e>.NAME.weight",
+		Signature: "experts(x, weights, experts, intermediate, act:, gate:, up:, down:, gate_up:, top_k:, layout:, bias:, interleaved:, alpha:, limit:, weighting:, gated:)",
 		Types: map[string]string{
 			"act":          "name",
 			"alpha":        "float",
@@ -561,13 +592,47 @@ var primitiveDocs = []PrimitiveDoc{
 			"down":         "name",
 			"gate":         "name",
 			"gate_up":      "name",
+			"gated":        "bool",
 			"interleaved":  "bool",
 			"intermediate": "int",
-			"layout":       "enum(linear|transposed|parameter)",
+			"layout":       "enum(linear|transposed|flat|parameter)",
 			"limit":        "float",
 			"top_k":        "int",
 			"up":           "name",
+			"weighting":    "enum(output|input)",
 		},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "false: JetMoeMoA.map, each slot's projection of x, side by side; true: JetMoeMoA.reduce, x holds one input per slot and the slots' projections are weighted and summed (in expert-index order)",
+			Name:    "reduce",
+		}, {
+			Default: "the top_k of the route call giving weights",
+			Doc:     "the slots per token (the nonzero weights of a token): needed when weights do not come from route",
+			Name:    "top_k",
+		}},
+		Cache:     false,
+		HF:        "JetMoeMoA.map and JetMoeMoA.reduce (models/jetmoe/modeling_jetmoe.py: JetMoeParallelExperts, a mixture of attention heads), without its bias",
+		Math:      "slot j of a token is its j-th used expert e_j (the nonzero weights, in expert-index order): out[j] = W_{e_j} · x; reduce: out = Σ_j weights[e_j] · W_{e_j} · x[j]",
+		Name:      "expert_linear",
+		Shapes:    "x [..., in] (reduce: [..., top_k · in]), weights [..., experts] → [..., top_k · out] (reduce: [..., out]); weight <module>.weight [experts, out, in]",
+		Signature: "expert_linear(x, weights, weight, out, reduce:, top_k:)",
+		Types: map[string]string{
+			"out":    "int",
+			"reduce": "bool",
+			"top_k":  "int",
+		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "a bare bias parameter added to a module's output (JetMoeMoE and JetMoeMoA: layer_output + self.bias)",
+		Math:      "out = x + b",
+		Name:      "add_bias",
+		Shapes:    "x [..., d] → [..., d]; bias (a tensor path, the path itself) [d]",
+		Signature: "add_bias(x, bias)",
+		Types:     map[string]string{},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -815,6 +880,19 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
+		HF:        "Llama4TextAttention.forward's attention temperature tuning (models/llama4/modeling_llama4.py; NoPE layers, attn_temperature_tuning)",
+		Math:      "out = x · (log1p(floor((p + 1) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32",
+		Name:      "attn_temperature",
+		Shapes:    "x [batch, seq, ...] → same",
+		Signature: "attn_temperature(x, floor_scale, attn_scale)",
+		Types: map[string]string{
+			"attn_scale":  "float",
+			"floor_scale": "float",
+		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
 		HF:        "FalconMambaWeightlessRMSNorm.forward (models/falcon_mamba/modeling_falcon_mamba.py)",
 		Math:      "out = x · rsqrt(mean(x²) + eps), no weight",
 		Name:      "rms_normalize",
@@ -863,6 +941,20 @@ var primitiveDocs = []PrimitiveDoc{
 			"groups":           "int",
 			"norm_before_gate": "bool",
 		},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "64",
+			Doc:     "the prefill's chunk length (torch_chunk_gated_delta_rule's chunk_size); the result does not depend on it beyond rounding",
+			Name:    "chunk",
+		}},
+		Cache:     false,
+		HF:        "Qwen3NextGatedDeltaNet.forward (models/qwen3_next/modeling_qwen3_next.py): torch_chunk_gated_delta_rule for prefill, torch_recurrent_gated_delta_rule for decode, use_qk_l2norm_in_kernel",
+		Math:      "q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b); S_t = exp(g_t) · S_{t-1}, S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence",
+		Name:      "gated_delta_rule",
+		Shapes:    "q, k [batch, seq, k_heads, d_k]; v [batch, seq, v_heads, d_v], v_heads a multiple of k_heads; a, b [batch, seq, v_heads]; weight: <module>.A_log, <module>.dt_bias [v_heads] → [batch, seq, v_heads · d_v]; state: recurrent [v_heads, d_k, d_v] f32 per sequence",
+		Signature: "gated_delta_rule(q, k, v, a, b, weight, chunk:)",
+		Types:     map[string]string{"chunk": "int"},
 	},
 }
 
@@ -1076,15 +1168,26 @@ func decodeRoPEAttrs(n *ir.Node) (*RoPEAttrs, error) {
 
 // AttentionAttrs are the attributes of attention, decoded and checked once by decodeAttentionAttrs when the IR builder runs the shape rule.
 type AttentionAttrs struct {
-	Scale   *float64 // scale: the factor on q · kᵀ
-	Softcap *float64 // softcap: cap · tanh(scores / cap) before the mask
-	Window  *int64   // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
-	KvLayer *int64   // kv_layer: an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window and sinks; its cache takes no memory (KV sharing)
+	Scale    *float64          // scale: the factor on q · kᵀ
+	Softcap  *float64          // softcap: cap · tanh(scores / cap) before the mask
+	Window   *int64            // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
+	Chunk    *int64            // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
+	KvRepeat AttentionKvRepeat // kv_repeat: how kv heads serve the query heads: "interleave": query head h reads kv head h / (heads / kv_heads) (repeat_kv); "tile": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)
+	KvLayer  *int64            // kv_layer: an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)
 }
+
+// AttentionKvRepeat is the kv_repeat attribute's choice (interleave, tile).
+type AttentionKvRepeat string
+
+// The kv_repeat choices.
+const (
+	AttentionKvRepeatInterleave AttentionKvRepeat = "interleave" // kv_repeat: "interleave"
+	AttentionKvRepeatTile       AttentionKvRepeat = "tile"       // kv_repeat: "tile"
+)
 
 // decodeAttentionAttrs reads n.Attrs (the evaluated arguments) into AttentionAttrs; an error names the attribute and what it must be.
 func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
-	a := &AttentionAttrs{}
+	a := &AttentionAttrs{KvRepeat: AttentionKvRepeatInterleave}
 	var err error
 	if v := n.Attrs["scale"]; v != nil {
 		var x float64
@@ -1106,6 +1209,18 @@ func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
 			return nil, err
 		}
 		a.Window = &x
+	}
+	if v := n.Attrs["chunk"]; v != nil {
+		var x int64
+		if x, err = decodeInt("chunk", v); err != nil {
+			return nil, err
+		}
+		a.Chunk = &x
+	}
+	if v := n.Attrs["kv_repeat"]; v != nil {
+		if a.KvRepeat, err = decodeEnum("kv_repeat", v, AttentionKvRepeatInterleave, AttentionKvRepeatTile); err != nil {
+			return nil, err
+		}
 	}
 	if v := n.Attrs["kv_layer"]; v != nil {
 		var x int64
@@ -1237,7 +1352,7 @@ func decodeDivideAttrs(n *ir.Node) (*DivideAttrs, error) {
 // RouteAttrs are the attributes of route, decoded and checked once by decodeRouteAttrs when the IR builder runs the shape rule.
 type RouteAttrs struct {
 	TopK       int64           // top_k
-	Softmax    RouteSoftmax    // softmax: "before": softmax over all experts, then top_k; "after": top_k of the logits, then softmax over those k
+	Softmax    RouteSoftmax    // softmax: "before": softmax over all experts, then top_k; "after": top_k of the logits, then softmax over those k (with scoring "sigmoid": the sigmoid of each of the k)
 	Norm       bool            // norm: true: divide the k kept weights by their sum (norm_topk_prob); refused with softmax "after", whose softmax over the k kept logits already sums to 1
 	Scale      float64         // scale: multiplies the kept weights (routed_scaling_factor)
 	TopkMethod RouteTopkMethod // topk_method: "greedy": top_k of all experts; "group_limited_greedy" (DeepseekV2TopkRouter): top_k among the experts of the topk_group groups (of n_group) with the largest maximum p, the others' p set to 0 (softmax "before" only); "noaux_tc" (DeepseekV3TopkRouter): groups scored by the sum of their two largest p + bias, the others' set to -inf, top_k of p + bias, keeping p; "sparsemixer" (PhimoeTopKRouter's sparsemixer at inference): top_k rounds, each taking the best expert not yet taken, weighted by its softmax over the untaken experts whose relative gap (max − s) / max(|s|, max) is at most 2·jitter_eps (no norm, no bias)
@@ -1245,9 +1360,10 @@ type RouteAttrs struct {
 	TopkGroup  *int64          // topk_group: group_limited_greedy, noaux_tc: how many groups a token may use
 	BiasShape  []int64         // bias_shape: the bias tensor's stored shape: a list of ints whose product is the number of experts (Ernie 4.5's [1, experts])
 	NormMin    *float64        // norm_min: needs norm: the sum is clamped to at least norm_min before dividing (torch.clamp(sum, min=moe_norm_min))
-	Scoring    RouteScoring    // scoring: "sigmoid": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter; softmax "before" only)
+	Scoring    RouteScoring    // scoring: "sigmoid": p = sigmoid(logits) instead of the softmax (DeepseekV3TopkRouter); with softmax "after", the top_k logits are kept and each replaced by its sigmoid, the others 0 (Llama4Router)
 	NormEps    *float64        // norm_eps: needs norm: the k kept weights are divided by their sum plus norm_eps (Lfm2MoeTopKRouter's sum + 1e-6)
 	JitterEps  *float64        // jitter_eps: topk_method "sparsemixer" only, and needed there: router_jitter_noise, the relative band each round's softmax keeps
+	NormP      *float64        // norm_p: needs norm: the k kept weights are divided by their p-norm (Σ |v|^p)^(1/p) instead of their sum (torch.norm(p=moe_normalize_expert_weights): DbrxFFN); 1 is the sum; no norm_min or norm_eps with it
 	Router     router          // derived by the shape rule: the routing as orthogonal choices: scoring, selection, normalisation, scaling (routerOf)
 }
 
@@ -1357,44 +1473,65 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 		}
 		a.JitterEps = &x
 	}
+	if v := n.Attrs["norm_p"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("norm_p", v); err != nil {
+			return nil, err
+		}
+		a.NormP = &x
+	}
 	return a, nil
 }
 
 // ExpertsAttrs are the attributes of experts, decoded and checked once by decodeExpertsAttrs when the IR builder runs the shape rule.
 type ExpertsAttrs struct {
-	Intermediate int64         // intermediate
-	Act          string        // act: the ACT2FN name applied to the gate projection; "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
-	Gate         string        // gate: the gate projection's name under the experts module
-	Up           string        // up: the up projection's name
-	Down         string        // down: the down projection's name
-	GateUp       string        // gate_up: a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up
-	TopK         *int64        // top_k: at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs
-	Layout       ExpertsLayout // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); "parameter": Gemma4TextExperts' parameters <experts>.NAME [experts, out, in] (x · Wᵀ; no biases)
-	Bias         bool          // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
-	Interleaved  bool          // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
-	Alpha        *float64      // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
-	Limit        *float64      // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
-	Plan         expertsLayout // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
+	Intermediate int64            // intermediate
+	Act          string           // act: the ACT2FN name applied to the gate projection (gated false: to the up projection); "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
+	Gate         string           // gate: the gate projection's name under the experts module
+	Up           string           // up: the up projection's name
+	Down         string           // down: the down projection's name
+	GateUp       string           // gate_up: a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up
+	TopK         *int64           // top_k: at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs
+	Layout       ExpertsLayout    // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); "flat": DbrxExpertGLU's parameters <experts>.NAME [experts · intermediate, hidden], all three, viewed [experts, intermediate, hidden]: gate and up applied as x · Wᵀ, down as x · W (split gate and up only); "parameter": Gemma4TextExperts' parameters <experts>.NAME [experts, out, in] (x · Wᵀ; no biases)
+	Bias         bool             // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
+	Interleaved  bool             // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
+	Alpha        *float64         // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
+	Limit        *float64         // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
+	Weighting    ExpertsWeighting // weighting: "output": each expert's output times its weight; "input": the expert runs on its input times its weight, Σ_e mlp_e(weights[e] · x) (Llama4TextMoe's routed_in; no bias)
+	Gated        bool             // gated: false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up or clamped_swiglu
+	Plan         expertsLayout    // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 
-// ExpertsLayout is the layout attribute's choice (linear, transposed, parameter).
+// ExpertsLayout is the layout attribute's choice (linear, transposed, flat, parameter).
 type ExpertsLayout string
 
 // The layout choices.
 const (
 	ExpertsLayoutLinear     ExpertsLayout = "linear"     // layout: "linear"
 	ExpertsLayoutTransposed ExpertsLayout = "transposed" // layout: "transposed"
+	ExpertsLayoutFlat       ExpertsLayout = "flat"       // layout: "flat"
 	ExpertsLayoutParameter  ExpertsLayout = "parameter"  // layout: "parameter"
+)
+
+// ExpertsWeighting is the weighting attribute's choice (output, input).
+type ExpertsWeighting string
+
+// The weighting choices.
+const (
+	ExpertsWeightingOutput ExpertsWeighting = "output" // weighting: "output"
+	ExpertsWeightingInput  ExpertsWeighting = "input"  // weighting: "input"
 )
 
 // decodeExpertsAttrs reads n.Attrs (the evaluated arguments) into ExpertsAttrs; an error names the attribute and what it must be.
 func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 	a := &ExpertsAttrs{
-		Act:    "silu",
-		Down:   "down_proj",
-		Gate:   "gate_proj",
-		Layout: ExpertsLayoutLinear,
-		Up:     "up_proj",
+		Act:       "silu",
+		Down:      "down_proj",
+		Gate:      "gate_proj",
+		Gated:     true,
+		Layout:    ExpertsLayoutLinear,
+		Up:        "up_proj",
+		Weighting: ExpertsWeightingOutput,
 	}
 	var err error
 	if a.Intermediate, err = decodeInt("intermediate", n.Attrs["intermediate"]); err != nil {
@@ -1433,7 +1570,7 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 		a.TopK = &x
 	}
 	if v := n.Attrs["layout"]; v != nil {
-		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed, ExpertsLayoutParameter); err != nil {
+		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed, ExpertsLayoutFlat, ExpertsLayoutParameter); err != nil {
 			return nil, err
 		}
 	}
@@ -1460,6 +1597,46 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 			return nil, err
 		}
 		a.Limit = &x
+	}
+	if v := n.Attrs["weighting"]; v != nil {
+		if a.Weighting, err = decodeEnum("weighting", v, ExpertsWeightingOutput, ExpertsWeightingInput); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["gated"]; v != nil {
+		if a.Gated, err = decodeBool("gated", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// ExpertLinearAttrs are the attributes of expert_linear, decoded and checked once by decodeExpertLinearAttrs when the IR builder runs the shape rule.
+type ExpertLinearAttrs struct {
+	Out    int64  // out
+	Reduce bool   // reduce: false: JetMoeMoA.map, each slot's projection of x, side by side; true: JetMoeMoA.reduce, x holds one input per slot and the slots' projections are weighted and summed (in expert-index order)
+	TopK   *int64 // top_k: the slots per token (the nonzero weights of a token): needed when weights do not come from route
+	Slots  int64  // derived by the shape rule: the slots per token: top_k, or the top_k of the route call giving weights
+}
+
+// decodeExpertLinearAttrs reads n.Attrs (the evaluated arguments) into ExpertLinearAttrs; an error names the attribute and what it must be.
+func decodeExpertLinearAttrs(n *ir.Node) (*ExpertLinearAttrs, error) {
+	a := &ExpertLinearAttrs{}
+	var err error
+	if a.Out, err = decodeInt("out", n.Attrs["out"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["reduce"]; v != nil {
+		if a.Reduce, err = decodeBool("reduce", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["top_k"]; v != nil {
+		var x int64
+		if x, err = decodeInt("top_k", v); err != nil {
+			return nil, err
+		}
+		a.TopK = &x
 	}
 	return a, nil
 }
@@ -1574,6 +1751,25 @@ func decodeConv1dAttrs(n *ir.Node) (*Conv1dAttrs, error) {
 	return a, nil
 }
 
+// AttnTemperatureAttrs are the attributes of attn_temperature, decoded and checked once by decodeAttnTemperatureAttrs when the IR builder runs the shape rule.
+type AttnTemperatureAttrs struct {
+	FloorScale float64 // floor_scale
+	AttnScale  float64 // attn_scale
+}
+
+// decodeAttnTemperatureAttrs reads n.Attrs (the evaluated arguments) into AttnTemperatureAttrs; an error names the attribute and what it must be.
+func decodeAttnTemperatureAttrs(n *ir.Node) (*AttnTemperatureAttrs, error) {
+	a := &AttnTemperatureAttrs{}
+	var err error
+	if a.FloorScale, err = decodeFloat("floor_scale", n.Attrs["floor_scale"]); err != nil {
+		return nil, err
+	}
+	if a.AttnScale, err = decodeFloat("attn_scale", n.Attrs["attn_scale"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // RMSNormalizeAttrs are the attributes of rms_normalize, decoded and checked once by decodeRMSNormalizeAttrs when the IR builder runs the shape rule.
 type RMSNormalizeAttrs struct {
 	Eps float64 // eps
@@ -1647,6 +1843,23 @@ func decodeRMSNormGatedAttrs(n *ir.Node) (*RMSNormGatedAttrs, error) {
 	}
 	if v := n.Attrs["norm_before_gate"]; v != nil {
 		if a.NormBeforeGate, err = decodeBool("norm_before_gate", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// GatedDeltaRuleAttrs are the attributes of gated_delta_rule, decoded and checked once by decodeGatedDeltaRuleAttrs when the IR builder runs the shape rule.
+type GatedDeltaRuleAttrs struct {
+	Chunk int64 // chunk: the prefill's chunk length (torch_chunk_gated_delta_rule's chunk_size); the result does not depend on it beyond rounding
+}
+
+// decodeGatedDeltaRuleAttrs reads n.Attrs (the evaluated arguments) into GatedDeltaRuleAttrs; an error names the attribute and what it must be.
+func decodeGatedDeltaRuleAttrs(n *ir.Node) (*GatedDeltaRuleAttrs, error) {
+	a := &GatedDeltaRuleAttrs{Chunk: int64(64)}
+	var err error
+	if v := n.Attrs["chunk"]; v != nil {
+		if a.Chunk, err = decodeInt("chunk", v); err != nil {
 			return nil, err
 		}
 	}
@@ -1995,6 +2208,25 @@ func lowerDecodedExperts(f *fn, n *ir.Node) codegen.Value {
 	return lowerExperts(f, n, a)
 }
 
+// decodedExpertLinear is expert_linear's shape rule: it decodes the attributes once (decodeExpertLinearAttrs), keeps them on the node and runs inferExpertLinear.
+func decodedExpertLinear(n *ir.Node) error {
+	a, err := decodeExpertLinearAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferExpertLinear(n, a)
+}
+
+// lowerDecodedExpertLinear is expert_linear's lowering: lowerExpertLinear with the attributes the shape rule decoded.
+func lowerDecodedExpertLinear(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*ExpertLinearAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerExpertLinear(f, n, a)
+}
+
 // decodedFullLike is full_like's shape rule: it decodes the attributes once (decodeFullLikeAttrs), keeps them on the node and runs inferFullLike.
 func decodedFullLike(n *ir.Node) error {
 	a, err := decodeFullLikeAttrs(n)
@@ -2109,6 +2341,25 @@ func lowerDecodedConv1d(f *fn, n *ir.Node) codegen.Value {
 	return lowerConv1d(f, n, a)
 }
 
+// decodedAttnTemperature is attn_temperature's shape rule: it decodes the attributes once (decodeAttnTemperatureAttrs), keeps them on the node and runs inferAttnTemperature.
+func decodedAttnTemperature(n *ir.Node) error {
+	a, err := decodeAttnTemperatureAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferAttnTemperature(n, a)
+}
+
+// lowerDecodedAttnTemperature is attn_temperature's lowering: lowerAttnTemperature with the attributes the shape rule decoded.
+func lowerDecodedAttnTemperature(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*AttnTemperatureAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerAttnTemperature(f, n, a)
+}
+
 // decodedRmsNormalize is rms_normalize's shape rule: it decodes the attributes once (decodeRMSNormalizeAttrs), keeps them on the node and runs inferRMSNormalize.
 func decodedRmsNormalize(n *ir.Node) error {
 	a, err := decodeRMSNormalizeAttrs(n)
@@ -2164,4 +2415,23 @@ func lowerDecodedRmsNormGated(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerRMSNormGated(f, n, a)
+}
+
+// decodedGatedDeltaRule is gated_delta_rule's shape rule: it decodes the attributes once (decodeGatedDeltaRuleAttrs), keeps them on the node and runs inferGatedDeltaRule.
+func decodedGatedDeltaRule(n *ir.Node) error {
+	a, err := decodeGatedDeltaRuleAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferGatedDeltaRule(n, a)
+}
+
+// lowerDecodedGatedDeltaRule is gated_delta_rule's lowering: lowerGatedDeltaRule with the attributes the shape rule decoded.
+func lowerDecodedGatedDeltaRule(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*GatedDeltaRuleAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerGatedDeltaRule(f, n, a)
 }

@@ -138,6 +138,48 @@ func TestCLI(t *testing.T) {
 				`use_bidirectional_attention is "all"`},
 			{"gemma4_text MoE block without experts", "gemma4_text", func(c map[string]any) { c["enable_moe_block"] = true },
 				"enable_moe_block needs num_experts, top_k_experts and moe_intermediate_size"},
+			// issue 18's gated DeltaNet families
+			{"qwen3_next layer kind", "qwen3_next", func(c map[string]any) { c["layer_types"].([]any)[2] = "mamba" },
+				"layer_types[2] is mamba: qwen3_next layers are linear_attention or full_attention"},
+			{"qwen3_next conv kernel", "qwen3_next", func(c map[string]any) { c["linear_conv_kernel_dim"] = 0 },
+				"linear_conv_kernel_dim is 0: it must be at least 1"},
+			{"qwen3_5_moe value heads", "qwen3_5_moe", func(c map[string]any) { c["linear_num_value_heads"] = 5 },
+				"linear_num_value_heads (5) must be a multiple of linear_num_key_heads (2)"},
+			{"qwen3_5 text_config value heads", "qwen3_5", func(c map[string]any) { c["text_config"].(map[string]any)["linear_num_value_heads"] = 3 },
+				"linear_num_value_heads (3) must be a multiple of linear_num_key_heads (2)"},
+			{"llama4_text attention_chunk_size 0", "llama4_text", func(c map[string]any) { c["attention_chunk_size"] = 0 },
+				"llama4_text.arch:44:112: attention_chunk_size is 0: the chunked_attention layers need a positive number of positions per chunk"},
+			{"llama4_text hidden_act outside ACT2FN", "llama4_text", func(c map[string]any) { c["hidden_act"] = "swiglu2" },
+				`(name is hidden_act = "swiglu2")`},
+			{"dbrx ffn_act_fn outside ACT2FN", "dbrx", func(c map[string]any) {
+				c["ffn_config"].(map[string]any)["ffn_act_fn"] = map[string]any{"name": "swiglu"}
+			}, `dbrx.arch:49:12: experts: activation "swiglu" is not supported (intermediate is intermediate_size = 32, act is ffn_config.ffn_act_fn.name = "swiglu")`},
+			{"dbrx moe_normalize_expert_weights 0", "dbrx", func(c map[string]any) { c["ffn_config"].(map[string]any)["moe_normalize_expert_weights"] = 0 },
+				"dbrx.arch:48:9: route: norm_p must be a positive finite p, got 0 (top_k is moe_top_k = 2, norm_p is moe_normalize_expert_weights = 0.0)"},
+			{"jetmoe activation_function outside ACT2FN", "jetmoe", func(c map[string]any) { c["activation_function"] = "swiglu" },
+				`jetmoe.arch:48:14: experts: activation "swiglu" is not supported (intermediate is intermediate_size = 32, act is activation_function = "swiglu")`},
+			{"jetmoe more experts per token than experts", "jetmoe", func(c map[string]any) { c["num_experts_per_tok"] = 5 },
+				"jetmoe.arch:32:34: route: top_k 5 must be in [1, 4] (the number of experts) (top_k is num_experts_per_tok = 5)"},
+			// issue 18's Mamba2 hybrids: a layer kind, a head count, a conv kernel.
+			{"nemotron_h pattern character", "nemotron_h", func(c map[string]any) { c["hybrid_override_pattern"] = "ME*X-" },
+				"hybrid_override_pattern[3] is X: nemotron_h layers are M (Mamba2), * (attention), - (MLP) or E (MoE)"},
+			{"nemotron_h layer kind", "nemotron_h-latent", func(c map[string]any) {
+				c["layers_block_type"] = []any{"moe", "hybrid", "full_attention", "moe"}
+			}, "layers_block_type[1] is hybrid: nemotron_h layers are linear_attention, full_attention, mlp or moe"},
+			{"nemotron_h n_groups", "nemotron_h", func(c map[string]any) { c["n_groups"] = 3 },
+				"mamba_num_heads (8) must be a multiple of n_groups (3)"},
+			{"nemotron_h conv_kernel", "nemotron_h", func(c map[string]any) { c["conv_kernel"] = 0 },
+				"conv_kernel is 0: it must be at least 1"},
+			{"falcon_h1 mamba_n_groups", "falcon_h1", func(c map[string]any) { c["mamba_n_groups"] = 3 },
+				"heads 8 (num_heads / mamba_n_heads) must be a positive multiple of groups 3 (n_groups / mamba_n_groups)"},
+			{"falcon_h1 mamba_d_conv", "falcon_h1", func(c map[string]any) { c["mamba_d_conv"] = 0 },
+				"mamba_d_conv is 0: it must be at least 1"},
+			{"falcon_h1 mamba_d_head", "falcon_h1", func(c map[string]any) { c["mamba_d_head"] = 5 },
+				"mamba_d_head (5) * mamba_n_heads (8) must equal mamba_d_ssm (96)"},
+			{"falcon_h1 mamba_d_head auto", "falcon_h1-nonorm", func(c map[string]any) { c["mamba_n_heads"] = 6 },
+				"mamba_d_head (21) * mamba_n_heads (6) must equal mamba_expand * hidden_size (128)"},
+			{"falcon_h1 ssm_multipliers", "falcon_h1", func(c map[string]any) { c["ssm_multipliers"] = []any{1.5, 2.5} },
+				"list index 2 out of range (length 2) (ssm_multipliers is [1.5, 2.5])"},
 		} {
 			r := clitest.Run(t, bin, "emit", cfg(c.fixture, c.edit), "--kernels", "none")
 			if r.Code != 1 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {

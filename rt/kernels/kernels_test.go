@@ -152,8 +152,9 @@ func randomRows(r *rand.Rand, format string, n, k int) []byte {
 
 // TestKernelsMatchPlainLowering: each variant's kernels compute x·Wᵀ as the
 // plain lowering does (decode, then dot_general) to f32 accuracy, for token
-// counts that exercise the token tiles (1, 6, 11) and a column count with a
-// partial last workgroup; the 32-element-block formats take K = 544 (an odd
+// counts that exercise the token tiles (1, 6, 11) and the AVX-512 prefill
+// GEMM with a partial micro-tile (19), and a column count with a partial
+// last workgroup; the 32-element-block formats take K = 544 (an odd
 // number of blocks: the single-token loops' tail), the K-quants K = 512,
 // and 4160 (more than one int8 chunk of 2048, with an odd block count in
 // the last). The bound is relative to Σ|w·x| per output: the two differ
@@ -181,7 +182,7 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 				t.Fatalf("built variant %q precision %q, want %q %q", k.Variant, k.Precision, v.Name, v.Precision)
 			}
 			const N = 70
-			Ms := []int64{1, 6, 11}
+			Ms := []int64{1, 6, 11, 19}
 			r := rand.New(rand.NewPCG(1, 2))
 			for _, format := range Formats {
 				quantized := v.Precision == Int8 && blockLayout[format].elems > 1

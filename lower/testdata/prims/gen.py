@@ -192,7 +192,7 @@ def route_ref(logits, attrs, bias=None):
     out = np.zeros_like(x)
     for i, row in enumerate(x):
         p = row if attrs.get("softmax") == "after" else np.exp(row - row.max()) / np.exp(row - row.max()).sum()
-        if attrs.get("scoring") == "sigmoid":
+        if attrs.get("scoring") == "sigmoid" and attrs.get("softmax") != "after":
             p = 1 / (1 + np.exp(-row))
         choice = p if bias is None else p + bias.astype(f64).reshape(-1)
         if attrs.get("topk_method") == "noaux_tc":
@@ -216,9 +216,13 @@ def route_ref(logits, attrs, bias=None):
             choice = p
         idx = np.argsort(-choice, kind="stable")[:k]
         v = p[idx]
-        if attrs.get("softmax") == "after":
+        if attrs.get("softmax") == "after" and attrs.get("scoring") == "sigmoid":
+            v = 1 / (1 + np.exp(-v))  # Llama4Router: sigmoid of the top-k logits
+        elif attrs.get("softmax") == "after":
             v = np.exp(v - v.max()) / np.exp(v - v.max()).sum()
-        if attrs.get("norm"):
+        if attrs.get("norm") and attrs.get("norm_p"):
+            v = v / (np.abs(v) ** attrs["norm_p"]).sum() ** (1 / attrs["norm_p"])  # torch.norm(v, p) (DbrxFFN)
+        elif attrs.get("norm"):
             v = v / max(v.sum(), attrs.get("norm_min", 0.0))
         out[i, idx] = v * attrs.get("scale", 1.0)
     return out.reshape(logits.shape)
@@ -345,10 +349,12 @@ class KVCache:
     def __init__(self):
         self.k, self.v = {}, {}
 
-    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None, sinks=None):
+    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None, sinks=None, chunk=None, tile=False):
         """Writes this call's k [B, S, KVH, D] and v [B, S, KVH, DV], then HF
         eager_attention_forward: per query at position p, keys at positions
-        j <= p (and p - j < window), GQA head h -> kv head h // (H/KVH)."""
+        j <= p (and p - j < window; with chunk, j >= p - p % chunk: HF's
+        chunked_causal_mask_function), GQA head h -> kv head h // (H/KVH), or
+        with tile h % KVH (JetMoeAttention's k.repeat)."""
         B, S, H, D = q.shape
         G = H // k.shape[2]
         scale = D ** -0.5 if scale is None else scale
@@ -361,22 +367,24 @@ class KVCache:
         for b in range(B):
             for s in range(S):
                 p = int(positions[b][s])
-                js = [j for j in range(p + 1) if window is None or p - j < window]
+                js = [j for j in range(p + 1) if (window is None or p - j < window)
+                      and (chunk is None or j >= p - p % chunk)]
                 keys = np.stack([self.k[(int(slots[b]), j)] for j in js])   # [J, KVH, D]
                 vals = np.stack([self.v[(int(slots[b]), j)] for j in js])
                 for h in range(H):
-                    sc = keys[:, h // G] @ q[b, s, h].astype(f64) * scale
+                    kvh = h % k.shape[2] if tile else h // G
+                    sc = keys[:, kvh] @ q[b, s, h].astype(f64) * scale
                     if cap:
                         sc = cap * np.tanh(sc / cap)
                     if sinks is None:
                         e = np.exp(sc - sc.max())
-                        out[b, s, h] = (e / e.sum()) @ vals[:, h // G]
+                        out[b, s, h] = (e / e.sum()) @ vals[:, kvh]
                     else:
                         # GptOss eager_attention_forward: softmax over [scores, sink]
                         # (max-subtracted), the sink's column dropped.
                         comb = np.append(sc, f64(sinks[h]))
                         e = np.exp(comb - comb.max())
-                        out[b, s, h] = (e[:-1] / e.sum()) @ vals[:, h // G]
+                        out[b, s, h] = (e[:-1] / e.sum()) @ vals[:, kvh]
         return out.reshape(B, S, H * DV)
 
 
@@ -449,6 +457,31 @@ def ssd_ref(x, dt, bm, cm, a_log, d, dt_bias, h, groups, limit=None):
     return np.stack(ys), h
 
 
+def gdn_ref(q, k, v, a, b, a_log, dt_bias, h):
+    """torch_recurrent_gated_delta_rule (use_qk_l2norm_in_kernel) of one row,
+    token by token (torch_chunk_gated_delta_rule computes the same), with
+    Qwen3NextGatedDeltaNet's g and beta: q, k [S, Hk, Dk], v [S, Hv, Dv],
+    a, b [S, Hv], state h [Hv, Dk, Dv]. Returns (out [S, Hv*Dv], h)."""
+    Hv, Dk, _ = h.shape
+    R = Hv // q.shape[1]
+
+    def l2(x):
+        x = x.astype(f64)
+        return x / np.sqrt((x * x).sum(-1, keepdims=True) + 1e-6)
+    q = np.repeat(l2(q), R, axis=1) / np.sqrt(Dk)  # repeat_interleave over the heads
+    k = np.repeat(l2(k), R, axis=1)
+    g = -np.exp(a_log.astype(f64)) * softplus(a.astype(f64) + dt_bias.astype(f64))
+    beta = 1 / (1 + np.exp(-b.astype(f64)))
+    ys = []
+    for t in range(q.shape[0]):
+        h = h * np.exp(g[t])[:, None, None]
+        mem = np.einsum("hkv,hk->hv", h, k[t])
+        delta = (v[t].astype(f64) - mem) * beta[t][:, None]
+        h = h + k[t][:, :, None] * delta[:, None, :]
+        ys.append(np.einsum("hkv,hk->hv", h, q[t]).reshape(-1))
+    return np.stack(ys), h
+
+
 def rms_norm_gated_ref(x, g, w, groups, eps, before):
     x, g = x.astype(f64), g.astype(f64)
     if not before:
@@ -499,6 +532,20 @@ def cases():
     for b, s in [(1, 3), (2, 1)]:
         x = randn(r, [b, s, 8])
         c.call(b, s, [x], rms_norm(x, np.ones(8, f32), 1e-6))
+
+    # attn_temperature: Llama 4's query temperature on NoPE layers, per
+    # position; floor_scale 2 so that it steps every other position.
+    name = "attn_temperature"
+    r = rng(name)
+    attrs = {"floor_scale": 2.0, "attn_scale": 0.5}
+    c = add(Case(name, "attn_temperature", "out = x·(log1p(floor((p + 1)/2))·0.5 + 1), p the token's position "
+                 "(Llama4TextAttention's attention temperature tuning, floor_scale 2, attn_scale 0.5).",
+                 [("x", "f32", [B, S, 2, 4])], [B, S, 2, 4], attrs=attrs, positions=True, tol=(1e-6, 1e-6)))
+    for b, s, pos in [(1, 3, [[0, 1, 2]]), (2, 1, [[3], [9]]), (1, 3, [[4, 5, 6]])]:
+        x = randn(r, (b, s, 2, 4))
+        p = np.array(pos, np.int32)
+        t = np.log1p(np.floor((p.astype(f64) + 1) / 2.0)) * 0.5 + 1
+        c.call(b, s, [x], x.astype(f64) * t[:, :, None, None], positions=p)
 
     # layer norms: [d] with and without bias, per head as one [heads, d]
     # tensor, per head as a module list
@@ -586,13 +633,6 @@ def cases():
     for b, s in [(1, 2), (2, 1)]:
         x = randn(r, (b, s, 12))
         c.call(b, s, [x], x.reshape(b, s, 3, 4))
-
-    r = rng("merge_heads")
-    c = add(Case("merge_heads", "merge_heads", "out = reshape(x, [..., n·d]): heads' inverse (torch reshape(*shape, -1)).",
-                 [("x", "f32", [B, S, 3, 4])], [B, S, 12], tol=(0, 1e-8)))
-    for b, s in [(1, 2), (2, 1)]:
-        x = randn(r, (b, s, 3, 4))
-        c.call(b, s, [x], x.reshape(b, s, 12).astype(f64))
 
     # rope
     ropes = [
@@ -692,6 +732,11 @@ def cases():
         ("attention_window", 2, 2, 6, {"window": 2}, "MHA, sliding window of 2 tokens"),
         ("attention_sinks", 4, 2, 7, {"window": 2, "sinks": True},
          "GQA 4 on 2, sliding window of 2 tokens, per-head sinks (GptOss)"),
+        ("attention_chunk", 4, 2, 9, {"chunk": 2},
+         "GQA 4 on 2, chunks of 2 positions (Llama 4's chunked attention: position 3 sees 2 and 3, position 2 "
+         "only itself)"),
+        ("attention_tile", 6, 2, 10, {"kv_repeat": "tile"},
+         "6 query heads on 2 kv heads tiled: query head h reads kv head h mod 2 (JetMoeAttention's k.repeat)"),
     ]
     for name, H, KVH, max_len, attrs, what in atts:
         r = rng(name)
@@ -710,7 +755,8 @@ def cases():
         kv = KVCache()
         for b, s, pos, slots in [(1, 3, [[0, 1, 2]], [0]), (1, 2, [[0, 1]], [1]), (2, 1, [[3], [2]], [0, 1])]:
             q, k, v = randn(r, (b, s, H, D)), randn(r, (b, s, KVH, D)), randn(r, (b, s, KVH, D))
-            want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"), sinks)
+            want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"), sinks,
+                             attrs.get("chunk"), attrs.get("kv_repeat") == "tile")
             c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
 
     # MLA (DeepSeek-V2, MiniCPM3): keys of qk_nope + qk_rope = 6 + 4 dims,
@@ -836,6 +882,60 @@ def cases():
         y, h = ssd_ref(*(v[0] for v in ins), a_log, dsk, dtb, h, G, limit=(f32(0.3), f32(0.8)))
         c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
 
+    # The gated delta rule: 2 key heads of d_k 3 serving 4 value heads of d_v 2
+    # (value heads 0, 1 read key head 0), chunk 4: the 6-token prefill is two
+    # chunks, the second padded; the 3-token chunks one padded chunk each.
+    name, HK, HV, DK, DV = "gated_delta_rule", 2, 4, 3, 2
+    r = rng(name)
+    c = add(Case(name, "gated_delta_rule", "gated delta rule, 2 key heads × d_k 3, 4 value heads × d_v 2, chunk 4, "
+                 "q and k L2-normalised, g = -exp(A_log)·softplus(a + dt_bias), beta = sigmoid(b), state [4, 3, 2] "
+                 "f32; calls: prefill == decode, batched, a padded row, a new sequence, chunked prefill.",
+                 [("q", "f32", [B, S, HK, DK]), ("k", "f32", [B, S, HK, DK]), ("v", "f32", [B, S, HV, DV]),
+                  ("a", "f32", [B, S, HV]), ("b", "f32", [B, S, HV])], [B, S, HV * DV],
+                 attrs={"chunk": 4}, positions=True, cache={"slots": 2, "max_len": 16}, tol=(1e-5, 0)))
+    a_log = c.weight("A_log", np.log(np.arange(1, HV + 1, dtype=f32) * (1 + 0.1 * randn(r, (HV,)) ** 2)))
+    dtb = c.weight("dt_bias", randn(r, (HV,), 0.5))
+    hs3 = SlotState(lambda: np.zeros((HV, DK, DV)))
+
+    def gdn_step(slot, pos, ins, pad):
+        y, h2 = gdn_ref(*ins, a_log, dtb, hs3.get(slot, pos))
+        hs3.put(slot, h2, pad)
+        return y
+
+    def gdn_inputs(b, s):
+        return [randn(r, (b, s, HK, DK)), randn(r, (b, s, HK, DK)), randn(r, (b, s, HV, DV)),
+                randn(r, (b, s, HV)), randn(r, (b, s, HV))]
+    state_calls(c, r, gdn_inputs, gdn_step)
+
+    # Long chunks: one key head for 2 value heads, chunk 8 (the triangular
+    # solve takes 3 squarings): a 19-token prefill (three chunks, the last
+    # padded), a 13-token prefill carrying its state, then two decode steps.
+    name, HK, HV, DK, DV = "gated_delta_rule_long", 1, 2, 4, 3
+    r = rng(name)
+    c = add(Case(name, "gated_delta_rule", "gated delta rule, 1 key head × d_k 4, 2 value heads × d_v 3, chunk 8; "
+                 "a 19-token prefill (3 chunks), a 13-token prefill carrying the state, two decode steps.",
+                 [("q", "f32", [B, S, HK, DK]), ("k", "f32", [B, S, HK, DK]), ("v", "f32", [B, S, HV, DV]),
+                  ("a", "f32", [B, S, HV]), ("b", "f32", [B, S, HV])], [B, S, HV * DV],
+                 attrs={"chunk": 8}, positions=True, cache={"slots": 1, "max_len": 40}, tol=(1e-5, 0)))
+    a_log = c.weight("A_log", np.log(np.array([0.05, 0.6], f32)))
+    dtb = c.weight("dt_bias", randn(r, (HV,), 0.5))
+    h = np.zeros((HV, DK, DV))
+    pos = 0
+    for s_ in (19, 13, 1, 1):
+        ins = [randn(r, (1, s_, HK, DK)), randn(r, (1, s_, HK, DK)), randn(r, (1, s_, HV, DV)),
+               randn(r, (1, s_, HV)), randn(r, (1, s_, HV)) + 1]
+        y, h = gdn_ref(*(v[0] for v in ins), a_log, dtb, h)
+        c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
+        pos += s_
+
+    # merge_heads
+    r = rng("merge_heads")
+    c = add(Case("merge_heads", "merge_heads", "[..., n, d] → [..., n·d]: heads undone.",
+                 [("x", "f32", [B, S, 3, 4])], [B, S, 12]))
+    for b, s_ in [(1, 2), (2, 1)]:
+        x = randn(r, (b, s_, 3, 4))
+        c.call(b, s_, [x], x.reshape(b, s_, 12))
+
     # Gated RMSNorm per group: MambaRMSNormGated (gate first) and
     # FalconH1RMSNormGated's norm_before_gate.
     for name, before in [("rms_norm_gated", False), ("rms_norm_gated_before", True)]:
@@ -935,6 +1035,11 @@ def cases():
          "top 3 of the logits, softmax over them (GraniteMoeTopKRouter), times scale 2.5; ties as torch.topk"),
         ("route_no_norm", {"top_k": 2},
          "softmax over the experts, top 2, not renormalised (OlmoeTopKRouter, norm_topk_prob false)"),
+        ("route_sigmoid_after", {"top_k": 2, "softmax": "after", "scoring": "sigmoid"},
+         "top 2 of the logits, each replaced by its sigmoid, the others 0 (Llama4Router); ties as torch.topk"),
+        ("route_pnorm", {"top_k": 3, "norm": True, "norm_p": 3.0},
+         "softmax over the experts, top 3, divided by their 3-norm (Σ v³)^(1/3) (DbrxFFN's "
+         "moe_normalize_expert_weights 3); ties as torch.topk"),
     ]:
         r = rng(name)
         c = add(Case(name, "route", doc + ".", [("logits", "f32", [B, S, 6])], [B, S, 6], attrs=attrs,
@@ -1053,6 +1158,28 @@ def cases():
                 want += w[..., e:e + 1].astype(f64) * y
             c.call(b, s_, [x, w], want)
 
+    # experts without a gate projection (NemotronHExperts, has_gate=False):
+    # Σ_e w[e]·down_e(relu2(up_e x)), sigmoid routing weights renormalised
+    # over the top 2; the (1, 1) call takes the sparse path.
+    name = "experts_ungated"
+    r = rng(name)
+    E, H, I, K = 4, 8, 6, 2
+    c = add(Case(name, "experts", "NemotronHExperts (has_gate=False): out = Σ_e w[e]·down_e(relu2(up_e x)) over %d "
+                 "experts, top %d; the 1-token call takes the sparse (gathered) path, the other the dense one." % (E, K),
+                 [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])], [B, S, H],
+                 attrs={"intermediate": I, "top_k": K, "gated": False, "act": "relu2"}, tol=(1e-5, 1e-5)))
+    u = c.weight("up_proj.weight", randn(r, (E, I, H), 0.5))
+    d = c.weight("down_proj.weight", randn(r, (E, H, I), 0.5))
+    for b, s_ in [(1, 1), (2, 3)]:
+        x = randn(r, (b, s_, H))
+        logits = randn(r, (b, s_, E), 2)
+        w = route_ref(logits, {"top_k": K, "norm": True, "scoring": "sigmoid"}).astype(f32)
+        want = np.zeros((b, s_, H))
+        for e in range(E):
+            y = np.maximum(x.astype(f64) @ u[e].T.astype(f64), 0) ** 2 @ d[e].T.astype(f64)
+            want += w[..., e:e + 1].astype(f64) * y
+        c.call(b, s_, [x, w], want)
+
     # experts as GptOssExperts stores and applies them: stacked parameters
     # [E, in, out] (x · W) with biases, gate and up interleaved in one
     # tensor, the clamped SwiGLU; a small limit so that the clamps cut.
@@ -1079,6 +1206,100 @@ def cases():
             g, u = np.minimum(h[..., ::2], limit), np.clip(h[..., 1::2], -limit, limit)
             y = ((u + 1) * g / (1 + np.exp(-alpha * g))) @ d[e].astype(f64) + db[e].astype(f64)
             want += w[..., e:e + 1].astype(f64) * y
+        c.call(b, s_, [x, w], want)
+
+    # experts as DbrxExperts stores and applies them: w1, v1, w2 each one
+    # parameter [E·I, H] (viewed [E, I, H]), gate = x·w1ᵀ, up = x·v1ᵀ,
+    # down = (silu(gate)·up)·w2 (w2 not transposed).
+    name = "experts_dbrx"
+    r = rng(name)
+    E, H, I, K = 4, 8, 6, 2
+    attrs = {"intermediate": I, "top_k": K, "gate": "w1", "up": "v1", "down": "w2", "layout": "flat"}
+    c = add(Case(name, "experts", "DbrxExperts: out = Σ_e w[e]·(silu(x·w1_eᵀ)·(x·v1_eᵀ))·w2_e with w1, v1, w2 stored as "
+                 "[E·I, H] = [%d, %d] each (DbrxExpertGLU); over %d experts, top %d; the 1-token call takes the "
+                 "sparse (gathered) path, the other the dense one." % (E * I, H, E, K),
+                 [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])], [B, S, H], attrs=attrs, tol=(1e-5, 1e-5)))
+    w1 = c.weight("w1", randn(r, (E * I, H), 0.5)).reshape(E, I, H)
+    v1 = c.weight("v1", randn(r, (E * I, H), 0.5)).reshape(E, I, H)
+    w2 = c.weight("w2", randn(r, (E * I, H), 0.5)).reshape(E, I, H)
+    for b, s_ in [(1, 1), (2, 3)]:
+        x = randn(r, (b, s_, H))
+        logits = randn(r, (b, s_, E), 2)
+        w = route_ref(logits, {"top_k": K, "norm": True, "norm_p": 2.0}).astype(f32)
+        want = np.zeros((b, s_, H))
+        for e in range(E):
+            xd = x.astype(f64)
+            y = (silu(xd @ w1[e].T.astype(f64)) * (xd @ v1[e].T.astype(f64))) @ w2[e].astype(f64)
+            want += w[..., e:e + 1].astype(f64) * y
+        c.call(b, s_, [x, w], want)
+
+    # expert_linear: JetMoE's mixture of attention heads. map: each slot
+    # (a token's used experts in index order) projects x with its expert's
+    # [out, in] matrix; reduce: each slot's own input projected, weighted
+    # and summed. The 1-token calls take the gathered path (T·k < E), the
+    # others the dense one.
+    for name, red in [("expert_linear_map", False), ("expert_linear_reduce", True)]:
+        r = rng(name)
+        E, IN, OUT, K = 5, 6, 4, 2
+        attrs = {"out": OUT, "top_k": K, "reduce": red}
+        xin = K * IN if red else IN
+        outw = OUT if red else K * OUT
+        doc = ("JetMoeMoA.%s: %s over %d experts, top %d; the 1-token call takes the gathered path, the other the "
+               "dense one." % ("reduce" if red else "map",
+                               "out = Σ_j w[e_j]·W_{e_j}·x_j, x holding one input per slot" if red else
+                               "slot j = W_{e_j}·x, the slots side by side (e_j the j-th used expert by index)",
+                               E, K))
+        c = add(Case(name, "expert_linear", doc, [("x", "f32", [B, S, xin]), ("weights", "f32", [B, S, E])],
+                     [B, S, outw], attrs=attrs, tol=(1e-5, 1e-5)))
+        W = c.weight("weight", randn(r, (E, OUT, IN), 0.5))
+        for b, s_ in [(1, 1), (2, 3)]:
+            x = randn(r, (b, s_, xin))
+            w = route_ref(randn(r, (b, s_, E), 2), {"top_k": K, "softmax": "after"}).astype(f32)
+            want = np.zeros((b, s_, outw))
+            for bi in range(b):
+                for si in range(s_):
+                    used = [e for e in range(E) if w[bi, si, e] != 0]
+                    for j, e in enumerate(used):
+                        if red:
+                            xj = x[bi, si, j * IN:(j + 1) * IN].astype(f64)
+                            want[bi, si] += w[bi, si, e].astype(f64) * (W[e].astype(f64) @ xj)
+                        else:
+                            want[bi, si, j * OUT:(j + 1) * OUT] = W[e].astype(f64) @ x[bi, si].astype(f64)
+            c.call(b, s_, [x, w], want)
+
+    # add_bias: a bare bias parameter (JetMoE's layer_output + self.bias).
+    name = "add_bias"
+    r = rng(name)
+    c = add(Case(name, "add_bias", "out = x + b, b the tensor at the path itself (JetMoeMoE's bias).",
+                 [("x", "f32", [B, S, 6])], [B, S, 6], tol=(1e-6, 1e-6)))
+    bb = c.weight(None, randn(r, (6,), 0.5))
+    for b, s_ in [(1, 3), (2, 1)]:
+        x = randn(r, (b, s_, 6))
+        c.call(b, s_, [x], x.astype(f64) + bb.astype(f64))
+
+    # experts as Llama4TextMoe applies them: the routing weight scales each
+    # expert's input (routed_in = x · score), Llama4TextExperts' stacked
+    # parameters gate_up_proj [E, H, 2I] (gate columns first) and down_proj
+    # [E, I, H], applied as x · W; the router's sigmoid weights.
+    name = "experts_llama4"
+    r = rng(name)
+    E, H, I, K = 4, 8, 6, 2
+    attrs = {"intermediate": I, "top_k": K, "gate_up": "gate_up_proj", "layout": "transposed", "weighting": "input"}
+    c = add(Case(name, "experts", "Llama4TextMoe: out = Σ_e down_e(silu(gate_e(w_e·x))·up_e(w_e·x)), gate_up [E, H, 2I] "
+                 "(gate columns first) and down [E, I, H] applied as x·W; over %d experts, top %d (sigmoid weights); "
+                 "the 1-token call takes the sparse (gathered) path, the other the dense one." % (E, K),
+                 [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])], [B, S, H], attrs=attrs, tol=(1e-5, 1e-5)))
+    gu = c.weight("gate_up_proj", randn(r, (E, H, 2 * I), 0.7))
+    d = c.weight("down_proj", randn(r, (E, I, H), 0.5))
+    for b, s_ in [(1, 1), (2, 3)]:
+        x = randn(r, (b, s_, H))
+        logits = randn(r, (b, s_, E), 2)
+        w = route_ref(logits, {"top_k": K, "softmax": "after", "scoring": "sigmoid"}).astype(f32)
+        want = np.zeros((b, s_, H))
+        for e in range(E):
+            xe = x.astype(f64) * w[..., e:e + 1].astype(f64)
+            h = xe @ gu[e].astype(f64)
+            want += (silu(h[..., :I]) * h[..., I:]) @ d[e].astype(f64)
         c.call(b, s_, [x, w], want)
     # Exact results: "want" holds 9 significant digits, within 5e-9 (relative)
     # of the float32 value; a one-ulp difference is 6e-8 or more.
