@@ -71,13 +71,19 @@ func PrimitiveReference(docs []lower.PrimitiveDoc, reg ir.Registry) string {
 		}
 		var sig, params []string
 		var opts []string
+		share := ""
 		if p, ok := reg.Primitive(d.Name); ok {
+			share = p.ShareState
 			for _, q := range p.Params {
 				if q.Optional {
 					def := "none"
 					if a, ok := attrs[q.Name]; ok {
 						def = a.Default
-						opts = append(opts, fmt.Sprintf("`%s`%s = `%s`: %s", q.Name, typeName(d.Types[q.Name]), a.Default, prose(a.Doc)))
+						typ := typeName(d.Types[q.Name])
+						if q.Kind == ir.Tensor {
+							typ = " (tensor)"
+						}
+						opts = append(opts, fmt.Sprintf("`%s`%s = `%s`: %s", q.Name, typ, a.Default, prose(a.Doc)))
 					}
 					sig = append(sig, q.Name+": "+def)
 					continue
@@ -100,7 +106,11 @@ func PrimitiveReference(docs []lower.PrimitiveDoc, reg ir.Registry) string {
 			fmt.Fprintf(&b, "- keyword `%s\n", strings.TrimPrefix(o, "`"))
 		}
 		if d.Cache {
-			b.WriteString("- owns a KV cache: one attention site per call, per layer\n")
+			b.WriteString("- owns a KV cache: one attention site per call, per layer")
+			if share != "" {
+				fmt.Fprintf(&b, ", unless `%s` names an earlier layer whose cache the call reads instead", share)
+			}
+			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "- follows: %s\n", prose(d.HF))
 	}

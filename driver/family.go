@@ -172,6 +172,7 @@ type resolution struct {
 	config map[string]any
 	nested map[string]any
 	scope  string
+	as     string // the family's prefix for the weights under scope (dsl.NestingAs)
 }
 
 // resolveFamily picks the family whose match clauses accept the config's
@@ -218,7 +219,7 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (resolutio
 			return resolution{}, err
 		}
 		if ok {
-			return resolution{family: f, config: cfg, nested: nested, scope: scope}, nil
+			return resolution{family: f, config: cfg, nested: nested, scope: scope, as: dsl.NestingAs(f.File, mt)}, nil
 		}
 	}
 	if firstErr != nil {

@@ -41,6 +41,11 @@ type Plan struct {
 	MLIR        []byte
 	Weights     *weights.Index // nil without a checkpoint
 
+	// WeightAs is the family's prefix for the weights under WeightScope
+	// when the match clause renames them (`scope model.language_model as
+	// model`: "model."); "" when WeightScope is a plain prefix.
+	WeightAs string
+
 	// Lengths is how the graph's RoPE depends on the sequence length
 	// (lower.LengthDependence): what the runtime asks about cached keys.
 	Lengths abi.LengthPolicy
@@ -208,7 +213,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, WeightScope: res.scope, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), FixedState: lower.HasFixedState(g)}
+	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), FixedState: lower.HasFixedState(g)}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}
@@ -315,7 +320,7 @@ func (p *Plan) bindWeights() error {
 		return err
 	}
 	if p.WeightScope != "" {
-		unscope(ix, p.WeightScope)
+		unscope(ix, p.WeightScope, p.WeightAs)
 	}
 	q, err := weights.ParseAffineQuant(p.Raw)
 	if err != nil {
@@ -336,13 +341,14 @@ func (p *Plan) bindWeights() error {
 }
 
 // unscope makes every tensor of ix under scope ("language_model.") also
-// known by its name without it, as the family's graph names it (a name the
-// checkpoint already has is kept).
-func unscope(ix *weights.Index, scope string) {
+// known by its name without it, after the prefix as ("" or, for a rename,
+// "model."), as the family's graph names it (a name the checkpoint already
+// has is kept).
+func unscope(ix *weights.Index, scope, as string) {
 	short := map[string]weights.Info{}
 	for name, info := range ix.Tensors {
 		if rest, ok := strings.CutPrefix(name, scope); ok {
-			short[rest] = info
+			short[as+rest] = info
 		}
 	}
 	for name, info := range short {

@@ -58,7 +58,13 @@ type Nest struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 	Key    string `parser:"'in' @Ident"`
-	Scope  *Path  `parser:"( 'scope' @@ )?"`
+	Scope  *Path  `parser:"( 'scope' @@ "`
+	// As, with scope, names the family's prefix for what the checkpoint
+	// holds under PATH: `scope model.language_model as model` reads
+	// Gemma4ForConditionalGeneration's model.language_model.layers.0... as
+	// the family's model.layers.0... (a rename; without as, PATH is a
+	// prefix of the family's names).
+	As *Path `parser:"( 'as' @@ )? )?"`
 }
 
 // Config binds Hugging Face config.json fields by name: `name: type [= default]`.

@@ -145,10 +145,13 @@ func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod mod
 	} else if b.layer >= 0 {
 		n.Name = fmt.Sprintf("model.layers.%d/%s", b.layer, n.Name)
 	}
+	if err := b.shareState(p, n); err != nil {
+		return nil, errorf(pos, "%s: %v", prim, err)
+	}
 	if err := p.Infer(n); err != nil {
 		return nil, errorf(pos, "%s: %v", prim, err)
 	}
-	if p.Cache {
+	if p.Cache && n.StateFrom == nil {
 		n.Site = b.g.Sites
 		b.g.Sites++
 	}
@@ -167,4 +170,42 @@ func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod mod
 	}
 	b.g.Nodes = append(b.g.Nodes, n)
 	return n, nil
+}
+
+// shareState links a call that gives its primitive's ShareState attribute
+// (attention's kv_layer: j) to the node of the same primitive in decoder
+// layer j that owns its state (following j's own link, if it shares too):
+// n.StateFrom. The layer must be an earlier one of the loop, with exactly
+// one such node.
+func (b *builder) shareState(p *ir.Primitive, n *ir.Node) error {
+	if p.ShareState == "" || n.Attrs[p.ShareState] == nil {
+		return nil
+	}
+	j, ok := n.Attrs[p.ShareState].(int64)
+	switch {
+	case !ok:
+		return fmt.Errorf("%s must be a decoder-layer index (an int), got %s", p.ShareState, ir.FormatValue(n.Attrs[p.ShareState]))
+	case b.layer < 0:
+		return fmt.Errorf("%s %d: only a call inside the layer loop shares an earlier layer's state", p.ShareState, j)
+	case j < 0 || j >= int64(b.layer):
+		return fmt.Errorf("%s %d: the layer shared must be an earlier one (this is layer %d)", p.ShareState, j, b.layer)
+	}
+	var src *ir.Node
+	for _, m := range b.g.Nodes {
+		if m.Prim != n.Prim || int64(m.Layer) != j {
+			continue
+		}
+		if src != nil {
+			return fmt.Errorf("%s %d: layer %d has more than one %s call (at %s and %s); which state is shared is ambiguous", p.ShareState, j, j, n.Prim, src.Pos, m.Pos)
+		}
+		src = m
+	}
+	if src == nil {
+		return fmt.Errorf("%s %d: layer %d has no %s call whose state this one could share", p.ShareState, j, j, n.Prim)
+	}
+	for src.StateFrom != nil {
+		src = src.StateFrom
+	}
+	n.StateFrom = src
+	return nil
 }

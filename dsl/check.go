@@ -60,7 +60,11 @@ func Check(f *File, reg ir.Registry) []*Error {
 			matched = true
 			c.cfgExpr(it.Match.Cond, c.allFields)
 			if n := it.Match.Nest; n != nil && n.Scope != nil {
-				for _, sg := range n.Scope.Segs {
+				segs := n.Scope.Segs
+				if n.As != nil {
+					segs = append(append([]*Seg{}, segs...), n.As.Segs...)
+				}
+				for _, sg := range segs {
 					if sg.Name == "" {
 						c.errf(sg.Pos, "a match clause's weight scope is a path of names (the wrapper's module, e.g. language_model)")
 					}
@@ -235,7 +239,7 @@ func (c *checker) cfgExpr(e *Expr, fields map[string]bool) {
 
 // valueExpr checks an expression over config-time values: names must be in
 // names (config fields, or a gguf section's earlier entries); calls are
-// allowed only of configFuncs (log), range, int, len, max, dict and, in a gguf section (gguf true), of
+// allowed only of configFuncs (log), range, int, len, str, max, dict and, in a gguf section (gguf true), of
 // ggufFuncs.
 func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 	Inspect(e, func(n Node) bool {
@@ -259,7 +263,7 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 		case *Call:
 			switch {
 			case !n.Super && n.Name == failFunc:
-			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc || n.Name == intFunc || n.Name == lenFunc):
+			case !n.Super && (configFuncs[n.Name] != nil || n.Name == rangeFunc || n.Name == intFunc || n.Name == lenFunc || n.Name == strFunc):
 				if len(n.Args) != 1 || n.Args[0].Name != "" {
 					c.errf(n.Pos, "%s takes one positional argument", n.Name)
 				}

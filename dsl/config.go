@@ -157,6 +157,27 @@ func Nesting(f *File, modelType string) (key, scope string) {
 	return "", ""
 }
 
+// NestingAs is the family's name prefix for the weights a config of
+// model_type modelType keeps under its match clause's scope (`scope
+// model.language_model as model`: "model."), "" when the scope is a plain
+// prefix of the family's names or there is none.
+func NestingAs(f *File, modelType string) string {
+	for _, it := range f.Items {
+		m := it.Match
+		if m == nil || !contains(m.ModelTypes, modelType) {
+			continue
+		}
+		as := ""
+		if m.Nest != nil && m.Nest.As != nil {
+			for _, sg := range m.Nest.As.Segs {
+				as += sg.Name + "."
+			}
+		}
+		return as
+	}
+	return ""
+}
+
 // ModelTypes lists the model_type values the family's match clauses name,
 // each with its condition's source text position if conditional.
 func ModelTypes(f *File) []string {

@@ -691,6 +691,9 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == intFunc && s.b == nil && !c.Super {
 		return s.intCall(c)
 	}
+	if c.Name == strFunc && s.b == nil && !c.Super {
+		return s.strCall(c)
+	}
 	if c.Name == maxFunc && s.b == nil && !c.Super {
 		return s.maxCall(c)
 	}

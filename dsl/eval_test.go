@@ -163,6 +163,17 @@ func TestConfigExpr(t *testing.T) {
 		{src: "int(7)", want: int64(7)},
 		{src: "int(nothing)", want: nil},
 		{src: "int(s)", wantErr: `int needs a number, got string "b"`},
+		// str: an int's decimal key (JSON object keys); max: a list's largest number.
+		{src: "str(12)", want: "12"},
+		{src: "str(s)", want: "b"},
+		{src: "str(nothing)", want: nil},
+		{src: "str(f)", wantErr: "str needs an int, got float 2.5"},
+		{src: "max([3, -1, 7, 2])", want: int64(7)},
+		{src: "max([1, 2.5])", want: 2.5},
+		{src: "max([k == 2 ? k : -1 for k in range(4)])", want: int64(2)},
+		{src: "max(nothing)", want: nil},
+		{src: "max([])", wantErr: "max needs a non-empty list or some numbers"},
+		{src: "max([1, s])", wantErr: `max needs numbers, got string "b"`},
 		{src: "log(1, 2)", wantErr: "log takes one positional argument"},
 		// len: a list's, a string's (characters) or a dict's length; none propagates.
 		{src: "len([1, 2, 3])", want: int64(3)},

@@ -293,6 +293,10 @@ func (p *printer) item(it *Item, indent int) {
 			if n.Scope != nil {
 				p.put(" scope ")
 				p.path(n.Scope)
+				if n.As != nil {
+					p.put(" as ")
+					p.path(n.As)
+				}
 			}
 		}
 		if m.Cond != nil {

@@ -1,6 +1,7 @@
 package dsl
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -63,6 +64,27 @@ func (s *scope) intCall(c *Call) (any, error) {
 		return int64(n), nil
 	}
 	return nil, errorf(c.Args[0].Pos, "%s needs a number, got %s %s", c.Name, typeName(v), show(v))
+}
+
+// strFunc is the name of the config builtin str(x): an int's decimal
+// spelling (Python's str() of an int; a string stays itself, none gives
+// none), for config.json objects keyed by layer index (JSON object keys
+// are strings: Gemma 4's per_layer_config["3"] is per_layer_config[str(3)]).
+const strFunc = "str"
+
+// strCall evaluates str(x).
+func (s *scope) strCall(c *Call) (any, error) {
+	if len(c.Args) != 1 || c.Args[0].Name != "" {
+		return nil, errorf(c.Pos, "%s takes one positional argument", c.Name)
+	}
+	v, err := s.expr(c.Args[0].Value)
+	switch n := v.(type) {
+	case nil, string:
+		return v, err
+	case int64:
+		return fmt.Sprint(n), nil
+	}
+	return nil, errorf(c.Args[0].Pos, "%s needs an int, got %s %s", c.Name, typeName(v), show(v))
 }
 
 // dictFunc is the name of the config builtin dict(k: v, ...): a dict of

@@ -99,6 +99,7 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 		sub(n.Cond, false)
 	case *Nest:
 		sub(n.Scope, true)
+		sub(n.As, true)
 	case *Config:
 		for _, fd := range n.Fields {
 			sub(fd, false)

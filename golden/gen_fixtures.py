@@ -306,6 +306,28 @@ def _exaone_checkpoint(out, gen):
         f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
+def _gemma4_hub_config(global_head_dim, num_global_key_value_heads):
+    """config.json as the published Gemma 4 checkpoints spell it:
+    global_head_dim and num_global_key_value_heads (which
+    Gemma4TextConfig.__post_init__ turns into per_layer_config for the full
+    layers) instead of the per_layer_config transformers 5.24 saves."""
+    def post_save(out, gen):
+        path = os.path.join(out, "config.json")
+        cfg = json.load(open(path))
+        plc = cfg.pop("per_layer_config")
+        want = {str(i): {"head_dim": global_head_dim, "num_key_value_heads": num_global_key_value_heads}
+                for i, t in enumerate(cfg["layer_types"]) if t == "full_attention"}
+        assert plc == want, plc
+        _rewrite_config(out, global_head_dim=global_head_dim, num_global_key_value_heads=num_global_key_value_heads)
+        with open(path) as f:
+            cfg = json.load(f)
+        cfg.pop("per_layer_config", None)
+        with open(path, "w") as f:
+            f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+    return post_save
+
+
 def _nemotron_h_pattern_config(out, gen):
     """config.json as NVIDIA publishes Nemotron-H: the layers as
     hybrid_override_pattern (a character a layer: M Mamba2, * attention,
@@ -722,6 +744,94 @@ FIXTURES = [
             WINDOW_OFF,
             ("global_rope_scaling_matters", "full_attention rope_type default", _rope_type_default("full_attention")),
             ("local_rope_base_matters", "sliding_attention rope_theta = global", _local_theta_as_global),
+        ],
+    ),
+    # ---- gemma4_text (issue 21): per-layer inputs (PLE), KV sharing (the
+    # last 3 of 6 layers read the caches of layers 2 (sliding) and 1 (full)),
+    # attention_k_eq_v with num_global_key_value_heads 1 and global_head_dim
+    # 24 on full layers, proportional RoPE there, sliding window 8 (prompts
+    # up to 29 tokens), double-wide MLPs in the shared layers, layer_scalar,
+    # final soft-cap 10. config.json in the published form (global_head_dim).
+    # No switch turns KV sharing off: the shared layers' MLPs are
+    # double-wide, so their checkpoint no longer fits a model without
+    # sharing (and they have no k/v projections at all). Nor does one turn
+    # PLE off: Gemma4TextModel._maybe_slice_kv_shared_inputs (transformers
+    # 5.24) indexes the per-layer inputs it then lacks. ----
+    dict(
+        name="gemma4_text",
+        model_cls="Gemma4ForCausalLM",
+        config_cls="Gemma4TextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=6,
+            intermediate_size=48,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention",
+                         "sliding_attention", "full_attention", "full_attention"],
+            sliding_window=8,
+            global_head_dim=24,
+            num_global_key_value_heads=1,
+            attention_k_eq_v=True,
+            num_kv_shared_layers=3,
+            use_double_wide_mlp=True,
+            vocab_size_per_layer_input=256,
+            hidden_size_per_layer_input=8,
+            final_logit_softcapping=10.0,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+        ),
+        seed=2611,
+        prompt_seed=1711,
+        embed_std=0.07,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        record_rope=True,
+        post_save=_gemma4_hub_config(24, 1),
+        spec_check=False,
+        switches=[
+            WINDOW_OFF,
+            ("proportional_rope_matters", "full_attention rope_type default (the whole head rotates)",
+             _rope_type_default("full_attention")),
+            ("k_eq_v_matters", "attention_k_eq_v=False (full layers read a v_proj: fresh weights)",
+             _set(attention_k_eq_v=False)),
+        ],
+    ),
+    # ---- gemma4_text-moe (issue 21): the 26B-A4B layout: each layer's MLP
+    # beside an MoE (Gemma4TextRouter: RMS-normalised input times a learned
+    # scale, softmax, top 2 of 4 renormalised, times per_expert_scale;
+    # Gemma4TextExperts' stacked gate_up_proj / down_proj parameters), its
+    # own pre/post norms; no PLE, no KV sharing; attention_k_eq_v with one
+    # global kv head, window 8. ----
+    dict(
+        name="gemma4_text-moe",
+        model_cls="Gemma4ForCausalLM",
+        config_cls="Gemma4TextConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=4,
+            intermediate_size=32,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+            sliding_window=8,
+            global_head_dim=32,
+            num_global_key_value_heads=1,
+            attention_k_eq_v=True,
+            hidden_size_per_layer_input=0,
+            enable_moe_block=True,
+            num_experts=4,
+            top_k_experts=2,
+            moe_intermediate_size=16,
+            final_logit_softcapping=30.0,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+        ),
+        seed=2612,
+        prompt_seed=1712,
+        embed_std=0.07,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        post_save=_gemma4_hub_config(32, 1),
+        spec_check=False,
+        moe=True,
+        switches=[
+            WINDOW_OFF,
+            ("moe_matters", "enable_moe_block=False (the dense MLP alone)", _set(enable_moe_block=False)),
         ],
     ),
     # ---- smollm3: NoPE layers (no_rope_layers[i] == 0) ------------------
@@ -2761,6 +2871,8 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
         params = dict(model.named_parameters())  # tied params appear once
         # routers' selection biases kept as buffers (DeepseekV3TopkRouter)
         params.update((n, b) for n, b in model.named_buffers() if n.endswith((".e_score_correction_bias", ".expert_bias")))
+        # Gemma 4's per-layer output scale, a persistent buffer (ones at init)
+        params.update((n, b) for n, b in model.named_buffers() if n.endswith(".layer_scalar"))
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
@@ -2801,6 +2913,10 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 p.copy_(sink_std * noise)
             elif name.endswith((".e_score_correction_bias", ".expert_bias")) and score_bias_std is not None:
                 p.copy_(score_bias_std * noise)
+            elif name.endswith(".layer_scalar"):  # Gemma4TextDecoderLayer's output scale [1]
+                p.copy_(1 + 0.25 * noise)
+            elif name.endswith((".router.scale", ".router.per_expert_scale")):  # Gemma4TextRouter's gains (ones at init)
+                p.copy_(1 + 0.25 * noise)
             elif name.endswith((".act_fn.alpha_p", ".act_fn.alpha_n")):  # xIELU's raw scalars (softplus'd)
                 # around XIELUActivation's init, log(expm1(0.8)) and log(expm1(0.8 - beta))
                 init = 0.2034 if name.endswith("alpha_p") else -1.0502

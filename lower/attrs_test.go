@@ -201,7 +201,7 @@ func TestAttrChecks(t *testing.T) {
 		{"activation", []*ir.Node{x3}, map[string]any{"name": "swish2"}, `activation "swish2" is not supported`},
 		{"activation", []*ir.Node{x3}, map[string]any{"name": int64(1)}, "name must be a name (string), got 1"},
 		{"clamp", []*ir.Node{x3}, map[string]any{"min": int64(2), "max": 1.0}, "min 2 is above max 1"},
-		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "layout": "columns"}, `layout must be "linear" or "transposed" or "flat", got "columns"`},
+		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "layout": "columns"}, `layout must be "linear" or "transposed" or "flat" or "parameter", got "columns"`},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "interleaved": true}, "interleaved needs a fused gate_up tensor (gate_up: NAME)"},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "act": "swish2"}, `activation "swish2" is not supported`},
 		{"experts", []*ir.Node{x3, w8}, map[string]any{"intermediate": int64(4), "gate": ""}, "gate must be a name, got an empty string"},

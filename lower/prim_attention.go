@@ -13,8 +13,8 @@ import (
 const maskValue = -3.4028234663852886e38
 
 // attention(q [batch, seq, heads, d], k [batch, seq, kv_heads, d], v [batch,
-// seq, kv_heads, dv], scale, softcap, window, sinks [heads]) → [batch, seq,
-// heads·dv]. dv may differ from d (multi-head latent attention: DeepSeek-V2's
+// seq, kv_heads, dv], scale, softcap, window, sinks [heads], kv_layer) →
+// [batch, seq, heads·dv]. dv may differ from d (multi-head latent attention: DeepSeek-V2's
 // and MiniCPM3's qk_nope_head_dim + qk_rope_head_dim keys, v_head_dim
 // values). HF eager_attention_forward with GQA (query head
 // h reads kv head h / (heads/kv_heads); with kv_repeat tile, kv head h mod
@@ -32,8 +32,46 @@ const maskValue = -3.4028234663852886e38
 // and values are first written into the KV cache (see kvcache.go); attention
 // then reads the first L positions of each slot's row, L the positions
 // this call can see (a dynamic dimension; see readCache).
+//
+// KV sharing (kv_layer: j; Gemma 4's num_kv_shared_layers). A call that
+// names an earlier decoder layer j gives no k and v and owns no cache: it
+// attends over the cache of layer j's attention call. The design, in the
+// shared state mechanism rather than in any family:
+//
+//   - the IR: the primitive's row marks kv_layer as its ShareState
+//     attribute; dsl's builder links the call to the attention node of
+//     layer j that owns a cache (ir.Node.StateFrom, following j's own
+//     link if j shares too) before this shape rule runs, which then takes
+//     kv_heads, d and dv from that node's declared KVCache states and
+//     declares none of its own. The graph's order (layer j's node comes
+//     first) is the dataflow's, so the link needs no tensor operand.
+//   - the module: the cache layout (kvcache.go) gives entries to the nodes
+//     that declare KVCache states only, so a shared call's layer takes no
+//     cache memory (KVBytesPerToken shrinks with it) and the runtime sees
+//     nothing new: the slot contract, prefix reuse and the engine hold
+//     unchanged, since the source's cache is what they already manage.
+//   - the lowering: no writeCache; readCache(StateFrom) reads the source's
+//     entries from the function's current cache value, which layer j's
+//     call has already updated with this call's positions (prefill: the
+//     chunk's keys as j computed them, after the cached past; decode: the
+//     new token's). Scale, softcap, window, chunk, sinks and kv_repeat are
+//     this call's own: HF's shared layer keeps its own sliding_window and
+//     mask, which equal its source's because the source is chosen of the
+//     same layer type.
+//
+// This reads what HF's Gemma4TextAttention reads: a kv-shared layer takes
+// shared_kv_states[layer_type], the (key, value) states that its source
+// layer's cache.update returned, past and present, never its own
+// projections.
 func inferAttention(n *ir.Node, a *AttentionAttrs) error {
-	q, k, v := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
+	q := n.Args[0].Type
+	if a.KvLayer != nil {
+		return inferSharedAttention(n, a, q)
+	}
+	if len(n.Args) != 3 {
+		return fmt.Errorf("needs k and v (or kv_layer, to read an earlier layer's KV cache instead)")
+	}
+	k, v := n.Args[1].Type, n.Args[2].Type
 	for _, t := range []ir.Type{q, k, v} {
 		if len(t.Shape) != 4 || t.Shape[0] != ir.Batch || t.Shape[1] != ir.Seq {
 			return fmt.Errorf("q, k, v must be [batch, seq, heads, head_dim], got %s", t)
@@ -46,15 +84,8 @@ func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 	if q.Shape[3] != k.Shape[3] || h%kvh != 0 {
 		return fmt.Errorf("q %s does not fit k %s (heads must be a multiple of kv_heads, head_dim equal)", q, k)
 	}
-	if w := a.Window; w != nil && *w <= 0 {
-		return fmt.Errorf("window must be a positive int (tokens) or none, got %d", *w)
-	}
-	if c := a.Chunk; c != nil && *c <= 0 {
-		return fmt.Errorf("chunk must be a positive int (tokens) or none, got %d", *c)
-	}
-	n.Weights = nil
-	if n.Module != "" {
-		n.Weights = []ir.Weight{{Name: n.Module, Shape: []int64{int64(h)}}}
+	if err := attentionCommon(n, a, h); err != nil {
+		return err
 	}
 	// The KV cache: per slot and position, the keys and values as attention sees them.
 	n.States = []ir.State{
@@ -65,18 +96,65 @@ func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 	return nil
 }
 
+// inferSharedAttention is the shape rule of a call with kv_layer: q
+// against the KV cache its source node (n.StateFrom) declares.
+func inferSharedAttention(n *ir.Node, a *AttentionAttrs, q ir.Type) error {
+	if len(n.Args) != 1 {
+		return fmt.Errorf("kv_layer %d reads that layer's keys and values: give no k and v", *a.KvLayer)
+	}
+	src := n.StateFrom
+	if src == nil || len(src.States) != 2 || src.States[0].Kind != ir.KVCache {
+		return fmt.Errorf("kv_layer %d: no attention node with a KV cache is linked (the IR builder links it)", *a.KvLayer)
+	}
+	if len(q.Shape) != 4 || q.Shape[0] != ir.Batch || q.Shape[1] != ir.Seq {
+		return fmt.Errorf("q must be [batch, seq, heads, head_dim], got %s", q)
+	}
+	kvh, d, dv := ir.Dim(src.States[0].Shape[0]), ir.Dim(src.States[0].Shape[1]), ir.Dim(src.States[1].Shape[1])
+	h := q.Shape[2]
+	if q.Shape[3] != d || h%kvh != 0 {
+		return fmt.Errorf("q %s does not fit layer %d's cached keys [%d kv_heads, %d] (heads must be a multiple of kv_heads, head_dim equal)", q, *a.KvLayer, kvh, d)
+	}
+	if err := attentionCommon(n, a, h); err != nil {
+		return err
+	}
+	n.States = nil
+	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * dv}, DType: ir.F32}
+	return nil
+}
+
+// attentionCommon checks the window and the chunk and reads the sinks,
+// for h query heads.
+func attentionCommon(n *ir.Node, a *AttentionAttrs, h ir.Dim) error {
+	if w := a.Window; w != nil && *w <= 0 {
+		return fmt.Errorf("window must be a positive int (tokens) or none, got %d", *w)
+	}
+	if c := a.Chunk; c != nil && *c <= 0 {
+		return fmt.Errorf("chunk must be a positive int (tokens) or none, got %d", *c)
+	}
+	n.Weights = nil
+	if n.Module != "" {
+		n.Weights = []ir.Weight{{Name: n.Module, Shape: []int64{int64(h)}}}
+	}
+	return nil
+}
+
 func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
-	q, k, v := f.arg(n, 0), f.arg(n, 1), f.arg(n, 2)
+	q := f.arg(n, 0)
 	B, S, H, D := q.Type.Shape[0], q.Type.Shape[1], q.Type.Shape[2], q.Type.Shape[3]
-	KVH, DV := k.Type.Shape[2], v.Type.Shape[3]
-	G := H / KVH
 	scale := 1 / math.Sqrt(float64(D))
 	if a.Scale != nil {
 		scale = *a.Scale
 	}
 
-	f.writeCache(n, k, v)
-	keys, values := f.readCache(n) // [B,1,L,KVH,D] and [B,1,L,KVH,DV], L dynamic: the positions visible to this call
+	var keys, values codegen.Value
+	if n.StateFrom != nil { // kv_layer: the source layer's cache, this call's positions already written
+		keys, values = f.readCache(n.StateFrom)
+	} else {
+		f.writeCache(n, f.arg(n, 1), f.arg(n, 2))
+		keys, values = f.readCache(n) // [B,1,L,KVH,D] and [B,1,L,KVH,DV], L dynamic: the positions visible to this call
+	}
+	KVH, DV := keys.Type.Shape[3], values.Type.Shape[4]
+	G := H / KVH
 
 	// q [B,S,H,D] → [B,KVH,G·S,D]: query head h = kv·G + g (HF repeat_kv),
 	// or with kv_repeat tile h = g·KVH + kv (JetMoE's k.repeat).

@@ -431,7 +431,9 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 // <experts>.NAME.weight [E, rows, cols]; a checkpoint that stores one
 // tensor per expert (<experts>.<e>.NAME.weight) has them stacked at load
 // (ir.Weight.Parts). layout "transposed" reads GptOssExperts' parameters
-// instead: <experts>.NAME [E, in, out], applied as x · W; bias adds each
+// instead: <experts>.NAME [E, in, out], applied as x · W; layout
+// "parameter" Gemma4TextExperts': <experts>.NAME [E, out, in], the
+// stacked nn.Parameter itself (no .weight), applied as x · Wᵀ; bias adds each
 // projection's stacked bias (<experts>.NAME.bias [E, out], transposed:
 // <experts>.NAME_bias) before the weighting; interleaved splits a fused
 // gate_up into its even (gate) and odd (up) columns; act "clamped_swiglu"
@@ -490,8 +492,10 @@ func inferExperts(n *ir.Node, a *ExpertsAttrs) error {
 			wt = ir.Weight{Name: n.Module + "." + p.name, Shape: []int64{e, p.in, p.out}}
 		case lay.flat:
 			wt = ir.Weight{Name: n.Module + "." + p.name, Shape: []int64{e * inter, h}}
+		case lay.parameter:
+			wt.Name = n.Module + "." + p.name
 		}
-		for i := int64(0); i < e && !lay.transposed && !lay.flat; i++ {
+		for i := int64(0); i < e && !lay.transposed && !lay.flat && !lay.parameter; i++ {
 			wt.Parts = append(wt.Parts, fmt.Sprintf("%s.%d.%s.weight", n.Module, i, p.name))
 		}
 		n.Weights = append(n.Weights, wt)
@@ -523,6 +527,7 @@ type expertsLayout struct {
 	proj       expertProjections
 	transposed bool // GptOssExperts' [E, in, out] parameters <experts>.NAME
 	flat       bool // DbrxExpertGLU's [E·I, H] parameters <experts>.NAME: gate, up [E, out, in], down [E, in, out]
+	parameter  bool // Gemma4TextExperts' [E, out, in] parameters <experts>.NAME (no .weight)
 	bias       bool // stacked biases [E, out]
 	gate       expertGate
 	input      bool // weighting "input": the weight scales the expert's input (Llama4TextMoe)
@@ -554,6 +559,7 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 		proj:       expertProjections{gate: a.Gate, up: a.Up, down: a.Down, gateUp: a.GateUp, interleaved: a.Interleaved, ungated: !a.Gated},
 		transposed: a.Layout == ExpertsLayoutTransposed,
 		flat:       a.Layout == ExpertsLayoutFlat,
+		parameter:  a.Layout == ExpertsLayoutParameter,
 		bias:       a.Bias,
 		input:      a.Weighting == ExpertsWeightingInput,
 	}
@@ -575,6 +581,9 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 	}
 	if l.flat && (l.proj.fused() || l.bias) {
 		return l, fmt.Errorf(`layout "flat" is DbrxExpertGLU's three [experts · intermediate, hidden] parameters: no gate_up, no biases`)
+	}
+	if l.parameter && l.bias {
+		return l, fmt.Errorf("layout \"parameter\" (Gemma4TextExperts' stacked parameters) has no biases")
 	}
 	if l.input && l.bias {
 		return l, fmt.Errorf(`weighting "input" with bias: an unused expert would add its biases (Llama4TextMoe has none)`)

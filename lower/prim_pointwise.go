@@ -254,6 +254,33 @@ func lowerFullLike(f *fn, n *ir.Node, a *FullLikeAttrs) codegen.Value {
 	return f.splat(a.Value, f.arg(n, 0).Type.WithElem("f32"))
 }
 
+// inferParameter: parameter(weight, shape) is the checkpoint tensor the
+// weight path names itself (no .weight: a learned scalar or vector that a
+// module holds as an nn.Parameter or buffer), stored with shape shape,
+// as a graph value [1, 1, shape...] f32: the leading 1s stand for batch
+// and seq, so that x * parameter(...) on an activation [batch, seq, ...]
+// stretches it as torch's broadcasting does (Gemma4TextDecoderLayer's
+// hidden_states *= layer_scalar, layer_scalar [1]).
+func inferParameter(n *ir.Node, a *ParameterAttrs) error {
+	if len(a.Shape) == 0 {
+		return fmt.Errorf("shape must list the stored tensor's dimensions, got []")
+	}
+	shape := ir.Shape{1, 1}
+	for _, d := range a.Shape {
+		if d <= 0 {
+			return fmt.Errorf("shape must be positive sizes, got %v", a.Shape)
+		}
+		shape = append(shape, ir.Dim(d))
+	}
+	n.Weights = []ir.Weight{{Name: n.Module, Shape: a.Shape}}
+	n.Type = ir.Type{Shape: shape, DType: ir.F32}
+	return nil
+}
+
+func lowerParameter(f *fn, n *ir.Node, a *ParameterAttrs) codegen.Value {
+	return f.reshape(f.weight(n.Weights[0].Name), f.ty(n.Type).Shape...)
+}
+
 // inferClamp: clamp(x, min:, max:) with number bounds or none.
 func inferClamp(n *ir.Node, a *ClampAttrs) error {
 	if a.Min != nil && a.Max != nil && *a.Min > *a.Max {

@@ -20,7 +20,9 @@ import (
 // partial_rotary_factor), a float is floored) only x[..., :r] rotates and
 // x[..., r:] passes through (Phi-3, StableLM). inv_freq follows HF
 // modeling_rope_utils for the scaling dict's rope_type (or legacy "type"):
-// default, linear, llama3, yarn, and the two that depend on the sequence
+// default, linear, llama3, yarn, proportional (Gemma 4: the whole head
+// rotates with the first int(partial_rotary_factor·d/2) default
+// frequencies, the rest 0), and the two that depend on the sequence
 // length L a call sees (its last real position + 1, per sequence):
 // longrope (short_factor while L <= original_max_position_embeddings, else
 // long_factor; attention_factor on cos and sin) and dynamic (NTK: the base
@@ -85,6 +87,9 @@ func ropeParams(a *RoPEAttrs, dim int64) (ropeSpec, error) {
 	}
 	if rd%2 != 0 || rd < 2 || rd > dim {
 		return ropeSpec{}, fmt.Errorf("rotary_dim must be even and in [2, head_dim=%d], got %d", dim, rd)
+	}
+	if kind, _ := a.Scaling["rope_type"].(string); kind == "proportional" && rd != dim {
+		return ropeSpec{}, fmt.Errorf("rope_type \"proportional\" rotates the whole head (its partial_rotary_factor picks the frequencies that turn): rotary_dim must be head_dim=%d, got %d", dim, rd)
 	}
 	var lim ropeLimits
 	if a.MaxPosition != nil {
@@ -290,6 +295,38 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 			t.long[i] = f32InvFreq(theta, i, dim, long[i])
 		}
 		t.threshold = int64(orig)
+	case "proportional": // HF _compute_proportional_rope_parameters (Gemma 4's full-attention layers)
+		// The table spans the whole head (rotate_half pairs x[i] with
+		// x[i + dim/2]); only its first int(partial_rotary_factor·dim // 2)
+		// frequencies rotate, theta^(-2i/dim) as the default table's, and
+		// the rest are 0 (cos 1, sin 0: those pairs pass through); then
+		// every frequency is divided by factor (default 1).
+		p := 1.0
+		if _, ok := scaling["partial_rotary_factor"]; ok {
+			v, err := num("partial_rotary_factor")
+			if err != nil {
+				return t, err
+			}
+			p = v
+		}
+		if !(p >= 0 && p <= 1) {
+			return t, fmt.Errorf("rope_scaling (rope_parameters) of type \"proportional\" needs partial_rotary_factor in [0, 1], got %g", p)
+		}
+		factor := 1.0
+		if _, ok := scaling["factor"]; ok {
+			v, err := num("factor")
+			if err != nil {
+				return t, err
+			}
+			factor = v
+		}
+		angles := int(math.Floor(p * float64(dim) / 2)) // Python's int(p * dim // 2)
+		for i := range inv {
+			if i >= angles {
+				inv[i] = 0
+			}
+			inv[i] = float64(float32(inv[i] / factor))
+		}
 	case "dynamic": // HF _compute_dynamic_ntk_parameters and dynamic_frequency_update
 		factor, err := num("factor")
 		if err != nil {
@@ -306,7 +343,7 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 		t.threshold = lim.maxPos
 		t.dynamic = &ntkParams{theta: theta, factor: factor, maxPos: lim.maxPos, dim: dim}
 	default:
-		return t, fmt.Errorf("rope_scaling (rope_parameters) type %q is not supported (supported: default, linear, llama3, yarn, longrope, dynamic)", kind)
+		return t, fmt.Errorf("rope_scaling (rope_parameters) type %q is not supported (supported: default, linear, llama3, yarn, longrope, dynamic, proportional)", kind)
 	}
 	return t, nil
 }

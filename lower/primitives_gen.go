@@ -31,8 +31,8 @@ var primitiveRows = []*primitive{
 	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator
-	row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat")),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
+	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"))),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -83,6 +83,8 @@ var primitiveRows = []*primitive{
 	row("where", inferWhere, lowerWhere, false, tensor("cond"), tensor("x"), tensor("y")),
 	// full_like: out = value everywhere (value rounded to f32)
 	row("full_like", decodedFullLike, lowerDecodedFullLike, false, tensor("x"), scalar("value")),
+	// parameter: out = the stored tensor, an operand of tensor arithmetic
+	row("parameter", decodedParameter, lowerDecodedParameter, false, module("weight"), scalar("shape")),
 	// pow: out = x ** n, n in {1, 2, 3}, as products (x·x, x·x·x)
 	row("pow", decodedPow, lowerDecodedPow, false, tensor("x"), scalar("exponent")),
 	// div: out = x / y
@@ -249,7 +251,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "none",
-			Doc:     "a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope or dynamic and its fields; none or rope_type default: plain RoPE",
+			Doc:     "a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope, dynamic or proportional (Gemma 4: the whole head rotates with only the first int(partial_rotary_factor · head_dim // 2) default frequencies, the rest 0, all / factor) and its fields; none or rope_type default: plain RoPE",
 			Name:    "scaling",
 		}, {
 			Default: "head_dim",
@@ -273,7 +275,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "recompute",
 		}},
 		Cache:     false,
-		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic) and dynamic_rope_update",
+		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic, proportional) and dynamic_rope_update",
 		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates",
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
@@ -290,6 +292,14 @@ var primitiveDocs = []PrimitiveDoc{
 	},
 	{
 		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "the keys, written to this call's own KV cache; required unless kv_layer is given (then left out)",
+			Name:    "k",
+		}, {
+			Default: "none",
+			Doc:     "the values, written with the keys; required unless kv_layer is given (then left out)",
+			Name:    "v",
+		}, {
 			Default: "head_dim ** -0.5",
 			Doc:     "the factor on q · kᵀ",
 			Name:    "scale",
@@ -313,15 +323,20 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "\"interleave\"",
 			Doc:     "how kv heads serve the query heads: \"interleave\": query head h reads kv head h / (heads / kv_heads) (repeat_kv); \"tile\": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)",
 			Name:    "kv_repeat",
+		}, {
+			Default: "none",
+			Doc:     "an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)",
+			Name:    "kv_layer",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile)",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states)",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
 		Name:      "attention",
-		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]",
-		Signature: "attention(q, k, v, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:)",
+		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]; with kv_layer: q only, kv_heads, d and dv those of the shared cache",
+		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:)",
 		Types: map[string]string{
 			"chunk":     "int",
+			"kv_layer":  "int",
 			"kv_repeat": "enum(interleave|tile)",
 			"scale":     "float",
 			"softcap":   "float",
@@ -537,7 +552,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "top_k",
 		}, {
 			Default: "\"linear\"",
-			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); \"flat\": DbrxExpertGLU's parameters <experts>.NAME [experts · intermediate, hidden], all three, viewed [experts, intermediate, hidden]: gate and up applied as x · Wᵀ, down as x · W (split gate and up only)",
+			Doc:     "\"linear\": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); \"transposed\": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); \"flat\": DbrxExpertGLU's parameters <experts>.NAME [experts · intermediate, hidden], all three, viewed [experts, intermediate, hidden]: gate and up applied as x · Wᵀ, down as x · W (split gate and up only); \"parameter\": Gemma4TextExperts' parameters <experts>.NAME [experts, out, in] (x · Wᵀ; no biases)",
 			Name:    "layout",
 		}, {
 			Default: "false",
@@ -580,7 +595,7 @@ var primitiveDocs = []PrimitiveDoc{
 			"gated":        "bool",
 			"interleaved":  "bool",
 			"intermediate": "int",
-			"layout":       "enum(linear|transposed|flat)",
+			"layout":       "enum(linear|transposed|flat|parameter)",
 			"limit":        "float",
 			"top_k":        "int",
 			"up":           "name",
@@ -748,6 +763,16 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x → x's shape f32",
 		Signature: "full_like(x, value)",
 		Types:     map[string]string{"value": "float"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "a module's nn.Parameter or persistent buffer used in arithmetic: torch's x * param broadcasting over the leading dimensions (Gemma4TextDecoderLayer.layer_scalar)",
+		Math:      "out = the stored tensor, an operand of tensor arithmetic",
+		Name:      "parameter",
+		Shapes:    "→ [1, 1, shape...] f32: the tensor at the weight path itself (no .weight), stored as shape; the two leading 1s stretch over batch and seq in + - * /",
+		Signature: "parameter(weight, shape)",
+		Types:     map[string]string{"shape": "ints"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -1086,7 +1111,7 @@ func decodeHeadsAttrs(n *ir.Node) (*HeadsAttrs, error) {
 // RoPEAttrs are the attributes of rope, decoded and checked once by decodeRoPEAttrs when the IR builder runs the shape rule.
 type RoPEAttrs struct {
 	Theta       float64        // theta
-	Scaling     map[string]any // scaling: a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope or dynamic and its fields; none or rope_type default: plain RoPE
+	Scaling     map[string]any // scaling: a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope, dynamic or proportional (Gemma 4: the whole head rotates with only the first int(partial_rotary_factor · head_dim // 2) default frequencies, the rest 0, all / factor) and its fields; none or rope_type default: plain RoPE
 	RotaryDim   *int64         // rotary_dim: only x[..., :rotary_dim] rotates (partial rotary); even, in [2, head_dim]
 	Interleaved bool           // interleaved: true: rotate GPT-J pairs (x[2i], x[2i+1]) instead of the halves
 	MaxPosition *int64         // max_position: the config's max_position_embeddings, for scalings that need it (longrope, dynamic; original_max fallback)
@@ -1148,6 +1173,7 @@ type AttentionAttrs struct {
 	Window   *int64            // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
 	Chunk    *int64            // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
 	KvRepeat AttentionKvRepeat // kv_repeat: how kv heads serve the query heads: "interleave": query head h reads kv head h / (heads / kv_heads) (repeat_kv); "tile": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)
+	KvLayer  *int64            // kv_layer: an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)
 }
 
 // AttentionKvRepeat is the kv_repeat attribute's choice (interleave, tile).
@@ -1195,6 +1221,13 @@ func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
 		if a.KvRepeat, err = decodeEnum("kv_repeat", v, AttentionKvRepeatInterleave, AttentionKvRepeatTile); err != nil {
 			return nil, err
 		}
+	}
+	if v := n.Attrs["kv_layer"]; v != nil {
+		var x int64
+		if x, err = decodeInt("kv_layer", v); err != nil {
+			return nil, err
+		}
+		a.KvLayer = &x
 	}
 	return a, nil
 }
@@ -1459,7 +1492,7 @@ type ExpertsAttrs struct {
 	Down         string           // down: the down projection's name
 	GateUp       string           // gate_up: a NAME: gate and up fused in one tensor, gate rows first (chunk(2)); replaces gate and up
 	TopK         *int64           // top_k: at most this many nonzero weights per token: a call of T tokens with T·top_k < experts gathers only those experts (sparse dispatch); none (weights not from route): every expert runs
-	Layout       ExpertsLayout    // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); "flat": DbrxExpertGLU's parameters <experts>.NAME [experts · intermediate, hidden], all three, viewed [experts, intermediate, hidden]: gate and up applied as x · Wᵀ, down as x · W (split gate and up only)
+	Layout       ExpertsLayout    // layout: "linear": <experts>.NAME.weight [experts, out, in] (x · Wᵀ); "transposed": GptOssExperts' parameters <experts>.NAME [experts, in, out] (x · W); "flat": DbrxExpertGLU's parameters <experts>.NAME [experts · intermediate, hidden], all three, viewed [experts, intermediate, hidden]: gate and up applied as x · Wᵀ, down as x · W (split gate and up only); "parameter": Gemma4TextExperts' parameters <experts>.NAME [experts, out, in] (x · Wᵀ; no biases)
 	Bias         bool             // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
 	Interleaved  bool             // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
 	Alpha        *float64         // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
@@ -1469,7 +1502,7 @@ type ExpertsAttrs struct {
 	Plan         expertsLayout    // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 
-// ExpertsLayout is the layout attribute's choice (linear, transposed, flat).
+// ExpertsLayout is the layout attribute's choice (linear, transposed, flat, parameter).
 type ExpertsLayout string
 
 // The layout choices.
@@ -1477,6 +1510,7 @@ const (
 	ExpertsLayoutLinear     ExpertsLayout = "linear"     // layout: "linear"
 	ExpertsLayoutTransposed ExpertsLayout = "transposed" // layout: "transposed"
 	ExpertsLayoutFlat       ExpertsLayout = "flat"       // layout: "flat"
+	ExpertsLayoutParameter  ExpertsLayout = "parameter"  // layout: "parameter"
 )
 
 // ExpertsWeighting is the weighting attribute's choice (output, input).
@@ -1536,7 +1570,7 @@ func decodeExpertsAttrs(n *ir.Node) (*ExpertsAttrs, error) {
 		a.TopK = &x
 	}
 	if v := n.Attrs["layout"]; v != nil {
-		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed, ExpertsLayoutFlat); err != nil {
+		if a.Layout, err = decodeEnum("layout", v, ExpertsLayoutLinear, ExpertsLayoutTransposed, ExpertsLayoutFlat, ExpertsLayoutParameter); err != nil {
 			return nil, err
 		}
 	}
@@ -1617,6 +1651,21 @@ func decodeFullLikeAttrs(n *ir.Node) (*FullLikeAttrs, error) {
 	a := &FullLikeAttrs{}
 	var err error
 	if a.Value, err = decodeFloat("value", n.Attrs["value"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// ParameterAttrs are the attributes of parameter, decoded and checked once by decodeParameterAttrs when the IR builder runs the shape rule.
+type ParameterAttrs struct {
+	Shape []int64 // shape
+}
+
+// decodeParameterAttrs reads n.Attrs (the evaluated arguments) into ParameterAttrs; an error names the attribute and what it must be.
+func decodeParameterAttrs(n *ir.Node) (*ParameterAttrs, error) {
+	a := &ParameterAttrs{}
+	var err error
+	if a.Shape, err = decodeInts("shape", n.Attrs["shape"]); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -2195,6 +2244,25 @@ func lowerDecodedFullLike(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerFullLike(f, n, a)
+}
+
+// decodedParameter is parameter's shape rule: it decodes the attributes once (decodeParameterAttrs), keeps them on the node and runs inferParameter.
+func decodedParameter(n *ir.Node) error {
+	a, err := decodeParameterAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferParameter(n, a)
+}
+
+// lowerDecodedParameter is parameter's lowering: lowerParameter with the attributes the shape rule decoded.
+func lowerDecodedParameter(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*ParameterAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerParameter(f, n, a)
 }
 
 // decodedPow is pow's shape rule: it decodes the attributes once (decodePowAttrs), keeps them on the node and runs inferPow.

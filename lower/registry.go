@@ -70,6 +70,21 @@ func module(name string) ir.Param   { return ir.Param{Name: name, Kind: ir.Modul
 func scalar(name string) ir.Param   { return ir.Param{Name: name, Kind: ir.Scalar} }
 func optional(name string) ir.Param { return ir.Param{Name: name, Kind: ir.Scalar, Optional: true} }
 
+// optionalTensor is a tensor parameter a call may leave out (attention's
+// k and v, which a call sharing an earlier layer's KV cache does not
+// give); the node's Args then hold only the tensors given, in order.
+func optionalTensor(name string) ir.Param {
+	return ir.Param{Name: name, Kind: ir.Tensor, Optional: true}
+}
+
+// shared marks p's calls that give attribute attr (an earlier decoder
+// layer's index) as reading that layer's state instead of owning one
+// (ir.Primitive.ShareState; attention's kv_layer).
+func shared(attr string, p *primitive) *primitive {
+	p.ShareState = attr
+	return p
+}
+
 // optionalModule is a keyword parameter that takes a weight path (the
 // node's Module when given), e.g. attention's sinks.
 func optionalModule(name string) ir.Param {

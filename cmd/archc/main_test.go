@@ -127,6 +127,17 @@ func TestCLI(t *testing.T) {
 				`expert_selection_fn "relu" is not supported by Cohere2MoeTopKRouter (softmax, sigmoid)`},
 			{"cohere2_moe shared_expert_combination_strategy", "cohere2_moe-sliding", func(c map[string]any) { c["shared_expert_combination_strategy"] = "max" },
 				`shared_expert_combination_strategy "max" is not supported (sum, average)`},
+			{"gemma4_text every layer kv-shared", "gemma4_text", func(c map[string]any) { c["num_kv_shared_layers"] = 6 },
+				"num_kv_shared_layers is 6: it must be in [0, num_hidden_layers - 1 = 5]"},
+			{"gemma4_text a shared type without a source", "gemma4_text", func(c map[string]any) {
+				c["layer_types"] = []any{"sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"}
+			}, "num_kv_shared_layers is 3: layer 5 (full_attention) shares an earlier layer's KV cache, but none of layers 0..2 is full_attention"},
+			{"gemma4_text unknown layer type", "gemma4_text", func(c map[string]any) { c["layer_types"].([]any)[0] = "chunked_attention" },
+				"layer_types[0] is chunked_attention: Gemma 4 layers are sliding_attention or full_attention"},
+			{"gemma4_text bidirectional", "gemma4_text", func(c map[string]any) { c["use_bidirectional_attention"] = "all" },
+				`use_bidirectional_attention is "all"`},
+			{"gemma4_text MoE block without experts", "gemma4_text", func(c map[string]any) { c["enable_moe_block"] = true },
+				"enable_moe_block needs num_experts, top_k_experts and moe_intermediate_size"},
 			// issue 18's gated DeltaNet families
 			{"qwen3_next layer kind", "qwen3_next", func(c map[string]any) { c["layer_types"].([]any)[2] = "mamba" },
 				"layer_types[2] is mamba: qwen3_next layers are linear_attention or full_attention"},
@@ -181,6 +192,31 @@ func TestCLI(t *testing.T) {
 		r := clitest.Run(t, bin, "emit", "../../golden/testdata/apertus", "--arch", arch, "--kernels", "none")
 		if r.Code != 1 || !strings.Contains(r.Stderr, "bad.arch:3:") || !strings.Contains(r.Stderr, "eps must be at most 0") {
 			t.Errorf("xielu eps 0.5: code %d, stderr %q; want the .arch position and the eps rule", r.Code, r.Stderr)
+		}
+	})
+	t.Run("gemma4_text per_layer_config", func(t *testing.T) {
+		// transformers >= 5.2x saves the full layers' head_dim and kv heads
+		// as per_layer_config; the published configs (the fixture's) as
+		// global_head_dim and num_global_key_value_heads: one module.
+		b, err := os.ReadFile("../../golden/testdata/gemma4_text/config.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c map[string]any
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		full := map[string]any{"head_dim": c["global_head_dim"], "num_key_value_heads": c["num_global_key_value_heads"]}
+		c["per_layer_config"] = map[string]any{"1": full, "4": full, "5": full}
+		delete(c, "global_head_dim")
+		delete(c, "num_global_key_value_heads")
+		d := t.TempDir()
+		out, _ := json.Marshal(c)
+		os.WriteFile(filepath.Join(d, "config.json"), out, 0o644)
+		want := clitest.Run(t, bin, "emit", "../../golden/testdata/gemma4_text/config.json", "--kernels", "none")
+		got := clitest.Run(t, bin, "emit", filepath.Join(d, "config.json"), "--kernels", "none")
+		if want.Code != 0 || got.Code != 0 || got.Stdout != want.Stdout {
+			t.Errorf("per_layer_config form: code %d (stderr %q), module equal %v; want the published form's module", got.Code, got.Stderr, got.Stdout == want.Stdout)
 		}
 	})
 	t.Run("unknown model_type", func(t *testing.T) {

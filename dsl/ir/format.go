@@ -27,7 +27,8 @@ type FormatOptions struct {
 //
 // A node that reads weights shows its module, any other its hierarchical
 // name (name=model.layers.0/layer/attn/query/heads: layer, enclosing block
-// calls, binding, primitive); a node owning a KV cache shows site=N.
+// calls, binding, primitive); a node owning a KV cache shows site=N, one
+// reading an earlier node's state state_from=%ID.
 // Attribute values show their kind: floats always carry a '.' or an
 // exponent, strings are quoted, dict keys are sorted. Positions name the
 // .arch file by its base name. Format returns an error for an unknown Kind.
@@ -79,6 +80,9 @@ func (g *Graph) Format(opts FormatOptions) (string, error) {
 		}
 		if n.Site >= 0 {
 			fmt.Fprintf(&b, " site=%d", n.Site)
+		}
+		if n.StateFrom != nil { // a state shared with an earlier layer's node
+			fmt.Fprintf(&b, " state_from=%%%d", n.StateFrom.ID)
 		}
 		for _, st := range n.States { // per-sequence state: state=NAME:KIND[shape] (a KV cache shows as site=)
 			if st.Kind != KVCache {

@@ -127,8 +127,16 @@ type Node struct {
 	// primitive. Attention declares its KV cache here too ("keys",
 	// "values"); Primitive.Cache and Site number its sites.
 	States []State
-	Type   Type // result type, filled by Infer
-	Layer  int  // decoder layer index, or -1 outside the layer loop
+	// StateFrom, when set, is the earlier node (same primitive, an
+	// earlier decoder layer) whose per-sequence state this node reads
+	// instead of owning one: it declares no States, writes nothing, and
+	// reads what StateFrom's node wrote, this call's positions included
+	// (KV sharing across layers: Gemma 4's num_kv_shared_layers). The
+	// builder sets it, before Infer, from the primitive's ShareState
+	// attribute (a decoder-layer index); nil: the node's own state.
+	StateFrom *Node
+	Type      Type // result type, filled by Infer
+	Layer     int  // decoder layer index, or -1 outside the layer loop
 	// Site is the attention site index (0, 1, ...) for nodes that own a KV
 	// cache; -1 otherwise.
 	Site int
@@ -215,6 +223,11 @@ type Primitive struct {
 	Infer func(n *Node) error
 	// Cache reports whether the primitive owns a KV cache site.
 	Cache bool
+	// ShareState names the primitive's int attribute that makes a call
+	// share an earlier layer's state (attention's kv_layer): the builder
+	// links a call that gives it to the node of the same primitive in
+	// that decoder layer (Node.StateFrom); "" for none.
+	ShareState string
 }
 
 // Registry looks primitives up by name.

@@ -647,6 +647,15 @@ def cases():
     ropes.append(("rope_yarn", {"theta": 10000.0, "scaling": {"rope_type": "yarn", "factor": 4.0,
                                                                "original_max_position_embeddings": 32}},
                   yinv, yscale, "yarn, factor 4, attention_factor 0.1·ln(4) + 1"))
+    # proportional (Gemma 4's full-attention layers): the whole head
+    # rotates, only its first int(0.25·16 // 2) = 2 frequencies turn (the
+    # default table's over head_dim), the others are 0; all / factor 2.
+    pinv = inv_freq_default(1000000.0, 16).copy()
+    pinv[2:] = 0
+    pinv = (pinv / f32(2)).astype(f32)
+    ropes.append(("rope_proportional", {"theta": 1000000.0, "scaling": {"rope_type": "proportional",
+                                                                         "partial_rotary_factor": 0.25, "factor": 2.0}},
+                  pinv, 1.0, "proportional, partial_rotary_factor 0.25, factor 2"))
     for name, attrs, inv, scale, what in ropes:
         r = rng(name)
         d = 2 * len(inv)
@@ -1114,25 +1123,30 @@ def cases():
 
     # experts: Σ_e w[e]·down_e(act(gate_e x)·up_e x); the (1, 1) call takes
     # the sparse path (T·top_k < E), the others the dense one.
-    for name, fused in [("experts", False), ("experts_gate_up", True)]:
+    for name, fused, param in [("experts", False, False), ("experts_gate_up", True, False),
+                               ("experts_parameter", True, True)]:
         r = rng(name)
         E, H, I, K = 4, 8, 6, 1 if not fused else 2
         attrs = {"intermediate": I, "top_k": K}
         if fused:
             attrs.update({"gate_up": "gate_up_proj", "act": "gelu_pytorch_tanh"})
+        if param:
+            attrs["layout"] = "parameter"
+        sfx = "" if param else ".weight"
         doc = ("out = Σ_e w[e]·down_e(%s(gate_e x)·up_e x) over %d experts, top %d; the 1-token call takes the "
-               "sparse (gathered) path, the others the dense one%s" %
+               "sparse (gathered) path, the others the dense one%s%s" %
                ("gelu_tanh" if fused else "silu", E, K, "; gate and up fused in one tensor, gate rows first"
-                if fused else ""))
+                if fused else "", "; the stacked parameters themselves, [E, out, in] without .weight "
+                "(Gemma4TextExperts)" if param else ""))
         c = add(Case(name, "experts", doc + ".", [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])],
                      [B, S, H], attrs=attrs, tol=(1e-5, 1e-5)))
         if fused:
-            gu = c.weight("gate_up_proj.weight", randn(r, (E, 2 * I, H), 0.5))
+            gu = c.weight("gate_up_proj" + sfx, randn(r, (E, 2 * I, H), 0.5))
             g, u = gu[:, :I], gu[:, I:]
         else:
-            g = c.weight("gate_proj.weight", randn(r, (E, I, H), 0.5))
-            u = c.weight("up_proj.weight", randn(r, (E, I, H), 0.5))
-        d = c.weight("down_proj.weight", randn(r, (E, H, I), 0.5))
+            g = c.weight("gate_proj" + sfx, randn(r, (E, I, H), 0.5))
+            u = c.weight("up_proj" + sfx, randn(r, (E, I, H), 0.5))
+        d = c.weight("down_proj" + sfx, randn(r, (E, H, I), 0.5))
         act = gelu_tanh if fused else silu
         for b, s_ in [(1, 1), (2, 3)]:
             x = randn(r, (b, s_, H))
@@ -1328,6 +1342,13 @@ def cases():
                  [("x", "f32", [B, S, 4])], [B, S, 4], attrs={"value": 0.1}, tol=EXACT))
     for b, s in [(2, 3), (1, 1)]:
         c.call(b, s, [randn(r, (b, s, 4))], np.full((b, s, 4), f32(0.1), f64))
+
+    r = rng("parameter")
+    c = add(Case("parameter", "parameter", "out = the tensor at the weight path itself, [3] stored, as [1, 1, 3] "
+                 "(a module's nn.Parameter or buffer in arithmetic: Gemma4TextDecoderLayer.layer_scalar).",
+                 [], [1, 1, 3], attrs={"shape": [3]}, tol=EXACT))
+    w = c.weight(None, randn(r, (3,)))
+    c.call(1, 1, [], w.reshape(1, 1, 3).astype(f64))
 
     for name, attrs, lo, hi in [("clamp", {"min": -0.5, "max": 0.75}, -0.5, 0.75),
                                 ("clamp_min", {"min": 0.0}, 0.0, None)]:
