@@ -42,7 +42,13 @@ func (f *fn) gatherRows(n *ir.Node, ids codegen.Value) codegen.Value {
 	rowsShape := append(append([]int64{}, ids.Type.Shape...), width)
 	rows := f.Op("stablehlo.gather", raw.Type.With(rowsShape...), attrs, raw, ids)
 	out := f.decodeRows(st, f.reshape(rows, ids.Type.NumElements(), width), shape[1])
-	return f.reshape(out, f.ty(n.Type).Shape...)
+	// The barrier keeps the gather out of its consumer's dispatch: IREE
+	// 3.13 fuses it into a following norm's reduction and then holds an
+	// 8-row tile of the gathered rows on the stack, 8·width·4 bytes, past
+	// the CPU backend's 32 KiB limit from width 1024 at a 512-token prefill
+	// and from width 2048 at any ("exceeded stack allocation limit"): every
+	// model of hidden size 2048 or more failed to compile.
+	return f.barrier(f.reshape(out, f.ty(n.Type).Shape...))
 }
 
 // position_embedding(x [batch, seq, ...], weight [num_positions,

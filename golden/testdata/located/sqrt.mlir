@@ -1,10 +1,10 @@
   func.func @prefill_16(%arg0: tensor<1x16xi32>, %arg1: tensor<i32>, %arg2: tensor<i32>, %arg3: tensor<i32>, %arg4: tensor<i32>) -> (tensor<1x256xf32>) {
-    %156 = "stablehlo.multiply"(%155, %155) : (tensor<1x16x128xf32>, tensor<1x16x128xf32>) -> tensor<1x16x128xf32> loc("model.layers.0/layer/mlp/act/mul"("testdata/located/sqrt.arch":7:32))
-    %157 = "stablehlo.sqrt"(%156) : (tensor<1x16x128xf32>) -> tensor<1x16x128xf32> loc("model.layers.0/layer/mlp/act/sqrt"("testdata/located/sqrt.arch":7:25))
-    %288 = "stablehlo.multiply"(%287, %287) : (tensor<1x16x128xf32>, tensor<1x16x128xf32>) -> tensor<1x16x128xf32> loc("model.layers.1/layer/mlp/act/mul"("testdata/located/sqrt.arch":7:32))
-    %289 = "stablehlo.sqrt"(%288) : (tensor<1x16x128xf32>) -> tensor<1x16x128xf32> loc("model.layers.1/layer/mlp/act/sqrt"("testdata/located/sqrt.arch":7:25))
+    %157 = "stablehlo.multiply"(%156, %156) : (tensor<1x16x128xf32>, tensor<1x16x128xf32>) -> tensor<1x16x128xf32> loc("model.layers.0/layer/mlp/act/mul"("testdata/located/sqrt.arch":7:32))
+    %158 = "stablehlo.sqrt"(%157) : (tensor<1x16x128xf32>) -> tensor<1x16x128xf32> loc("model.layers.0/layer/mlp/act/sqrt"("testdata/located/sqrt.arch":7:25))
+    %289 = "stablehlo.multiply"(%288, %288) : (tensor<1x16x128xf32>, tensor<1x16x128xf32>) -> tensor<1x16x128xf32> loc("model.layers.1/layer/mlp/act/mul"("testdata/located/sqrt.arch":7:32))
+    %290 = "stablehlo.sqrt"(%289) : (tensor<1x16x128xf32>) -> tensor<1x16x128xf32> loc("model.layers.1/layer/mlp/act/sqrt"("testdata/located/sqrt.arch":7:25))
   func.func @decode_1(%arg0: tensor<1xi32>, %arg1: tensor<1xi32>, %arg2: tensor<1xi32>) -> (tensor<1x256xf32>) {
-    %159 = "stablehlo.multiply"(%158, %158) : (tensor<1x1x128xf32>, tensor<1x1x128xf32>) -> tensor<1x1x128xf32> loc("model.layers.0/layer/mlp/act/mul"("testdata/located/sqrt.arch":7:32))
-    %160 = "stablehlo.sqrt"(%159) : (tensor<1x1x128xf32>) -> tensor<1x1x128xf32> loc("model.layers.0/layer/mlp/act/sqrt"("testdata/located/sqrt.arch":7:25))
-    %291 = "stablehlo.multiply"(%290, %290) : (tensor<1x1x128xf32>, tensor<1x1x128xf32>) -> tensor<1x1x128xf32> loc("model.layers.1/layer/mlp/act/mul"("testdata/located/sqrt.arch":7:32))
-    %292 = "stablehlo.sqrt"(%291) : (tensor<1x1x128xf32>) -> tensor<1x1x128xf32> loc("model.layers.1/layer/mlp/act/sqrt"("testdata/located/sqrt.arch":7:25))
+    %160 = "stablehlo.multiply"(%159, %159) : (tensor<1x1x128xf32>, tensor<1x1x128xf32>) -> tensor<1x1x128xf32> loc("model.layers.0/layer/mlp/act/mul"("testdata/located/sqrt.arch":7:32))
+    %161 = "stablehlo.sqrt"(%160) : (tensor<1x1x128xf32>) -> tensor<1x1x128xf32> loc("model.layers.0/layer/mlp/act/sqrt"("testdata/located/sqrt.arch":7:25))
+    %292 = "stablehlo.multiply"(%291, %291) : (tensor<1x1x128xf32>, tensor<1x1x128xf32>) -> tensor<1x1x128xf32> loc("model.layers.1/layer/mlp/act/mul"("testdata/located/sqrt.arch":7:32))
+    %293 = "stablehlo.sqrt"(%292) : (tensor<1x1x128xf32>) -> tensor<1x1x128xf32> loc("model.layers.1/layer/mlp/act/sqrt"("testdata/located/sqrt.arch":7:25))
