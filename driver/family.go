@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,7 +206,7 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (resolutio
 			if nested, ok = raw[key].(map[string]any); !ok {
 				return resolution{}, fmt.Errorf("%s: %s must be an object (family %s reads model_type %q's text model from it), got %v", source, key, f.Name, mt, raw[key])
 			}
-			bound = nested
+			bound = wrapped(raw, key, nested)
 		}
 		cfg, err := dsl.EvalConfig(f.File, bound)
 		if err != nil {
@@ -228,6 +229,22 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (resolutio
 	sort.Strings(known)
 	known = slices.Compact(known)
 	return resolution{}, fmt.Errorf("%s: unsupported model_type %q (or an unsupported variant of it); supported: %s. Add a family with an .arch file (--arch FILE)", source, mt, strings.Join(known, ", "))
+}
+
+// wrapped is the config a family reads for a wrapper's text model: the
+// nested object key of raw, with the fields the wrapper sets at its top
+// level first, as Hugging Face's wrapper classes read them
+// (Qwen3_5ForConditionalGeneration ties its embeddings by the top level's
+// tie_word_embeddings, whatever its text_config says); model_type, which
+// chose the family, and key itself are the wrapper's own.
+func wrapped(raw map[string]any, key string, nested map[string]any) map[string]any {
+	out := maps.Clone(nested)
+	for k, v := range raw {
+		if k != key && k != "model_type" && v != nil {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func contains(xs []string, s string) bool {

@@ -41,10 +41,6 @@ func jsonKind(v any) string {
 	return "a number"
 }
 
-// textConfig is the config field whose declaration makes a family read a
-// composite config's text_config (EvalConfig).
-const textConfig = "text_config"
-
 // configFields returns the file's config fields in source order.
 func configFields(f *File) []*Field {
 	var out []*Field
@@ -61,28 +57,12 @@ func configFields(f *File) []*Field {
 // field's type; otherwise the default expression is evaluated over the
 // fields before it. It errors, with the field's .arch position, on a missing
 // required field, a wrong type or a failing default.
-//
-// A family that declares the field text_config reads a composite
-// (multimodal) config as its text decoder: a field that config.json lacks
-// (or holds as null) at its top level is read from its text_config object
-// (Hugging Face's Qwen3_5Config: the decoder's fields under text_config,
-// tie_word_embeddings at the top).
 func EvalConfig(f *File, raw map[string]any) (map[string]any, error) {
 	cfg := map[string]any{}
 	s := &scope{cfg: cfg}
-	var text map[string]any
-	for _, fd := range configFields(f) {
-		if fd.Name == textConfig {
-			text, _ = raw[textConfig].(map[string]any)
-		}
-	}
 	for _, fd := range configFields(f) {
 		var v any
-		rv, ok := raw[fd.Name]
-		if (!ok || rv == nil) && fd.Name != textConfig {
-			rv, ok = text[fd.Name]
-		}
-		if ok && rv != nil {
+		if rv, ok := raw[fd.Name]; ok && rv != nil {
 			cv, err := coerce(rv, fd.Type.Name)
 			if err != nil {
 				return nil, errorf(fd.Pos, "config.json field %q: %v", fd.Name, err)

@@ -647,17 +647,11 @@ func (s *scope) modulePath(prefix string, segs []*Seg, pos lexer.Position) (any,
 			if err != nil {
 				return nil, err
 			}
-			switch x := v.(type) {
-			case int64:
-				name += fmt.Sprint(x)
-			case string: // a config-chosen prefix, e.g. "model.language_model"
-				if x == "" || strings.HasPrefix(x, ".") || strings.HasSuffix(x, ".") || strings.Contains(x, "..") {
-					return nil, errorf(seg.Pos, "weight path segment must be a non-empty dotted name, got %q", x)
-				}
-				name += x
-			default:
-				return nil, errorf(seg.Pos, "weight path segment {...} must be an int or a string, got %s", typeName(v))
+			i, ok := v.(int64)
+			if !ok {
+				return nil, errorf(seg.Pos, "weight path index must be int, got %s", typeName(v))
 			}
+			name += fmt.Sprint(i)
 		}
 	}
 	return module{path: name, pos: pos}, nil
