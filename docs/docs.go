@@ -1,9 +1,9 @@
 // Package docs holds archc's documentation (arch-language.md,
-// adding-a-family.md). Its Go code writes the parts of the language
-// reference that come from the code, so that they cannot drift: the
+// adding-a-family.md, families.md, coverage.md, ...). Its Go code writes
+// the parts that come from the code, so that they cannot drift: the
 // primitive reference, from the primitive table (lower.Primitives, which
-// reads lower/primitives.json), and the grammar, from the parser
-// (dsl.Grammar). `go generate ./docs` rewrites them; TestGenerated fails
+// reads lower/primitives.json), the grammar, from the parser
+// (dsl.Grammar), and the family table, from archs/*.arch (FamilyTable). `go generate ./docs` rewrites them; TestGenerated fails
 // when the checked-in file is stale.
 package docs
 
@@ -20,13 +20,26 @@ import (
 	"github.com/archc/archc/lower"
 )
 
-// Sections returns the generated sections by name: "primitives" and
-// "grammar".
-func Sections() map[string]string {
+// Files are the documents with generated sections, each with the names of
+// the sections it holds.
+var Files = map[string][]string{
+	"arch-language.md": {"primitives", "grammar"},
+	"families.md":      {"families"},
+}
+
+// Sections returns the generated sections by name: "primitives",
+// "grammar" and "families" (FamilyTable). Errors: a built-in family that
+// does not parse.
+func Sections() (map[string]string, error) {
+	fams, err := FamilyTable()
+	if err != nil {
+		return nil, err
+	}
 	return map[string]string{
 		"primitives": PrimitiveReference(lower.Primitives(), lower.Registry{}),
 		"grammar":    "```ebnf\n" + dsl.Grammar() + "\n```\n",
-	}
+		"families":   fams,
+	}, nil
 }
 
 // markers matches a generated section: the begin marker naming it, the
@@ -43,7 +56,7 @@ func Update(doc []byte, sections map[string]string) ([]byte, error) {
 		name := string(sm[2])
 		text, ok := sections[name]
 		if !ok && err == nil {
-			err = fmt.Errorf("generated section %q has no generator (known: primitives, grammar)", name)
+			err = fmt.Errorf("generated section %q has no generator (known: primitives, grammar, families)", name)
 		}
 		if !bytes.Equal(sm[4], []byte("<!-- END GENERATED "+name+" -->")) && err == nil {
 			err = fmt.Errorf("generated section %q ends with %s", name, sm[4])

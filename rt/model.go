@@ -58,6 +58,9 @@ type Program struct {
 	Family      string
 	CompileTime time.Duration
 	Cached      bool
+	// Unread names the GGUF tensors the family's graph does not read
+	// (llama.cpp's multi-token-prediction layers), left out of Params.
+	Unread []string
 	// Kernels is the variant of archc's matmul kernels in the module
 	// ("avx512", "avx2"), or "none" (the plain lowering only); Precision
 	// their arithmetic ("f32": exact products; "int8": activations

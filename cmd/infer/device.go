@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/ireetool"
@@ -51,10 +52,13 @@ func buckets(flag string, sizes []int64) ([]int64, error) {
 	return slices.Compact(out), nil
 }
 
-// reportDevice prints the kernels line and, on a GPU, the device and
-// the compiled shapes.
+// reportDevice prints the kernels line, the GGUF tensors left unread (if
+// any) and, on a GPU, the device and the compiled shapes.
 func reportDevice(p *rt.Program, device string) {
 	fmt.Fprintf(os.Stderr, "kernels: %s, precision %s\n", p.Kernels, p.Precision)
+	if len(p.Unread) > 0 {
+		fmt.Fprintf(os.Stderr, "not read (the graph does not use them, e.g. multi-token prediction): %s\n", strings.Join(p.Unread, ", "))
+	}
 	if t, _ := ireetool.LookupTarget(device); t.GPU {
 		fmt.Fprintf(os.Stderr, "device: %s (target %s), prefill chunks %v, decode batches %v\n", device, p.Target, p.PrefillBuckets, p.DecodeBatches)
 	}

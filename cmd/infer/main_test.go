@@ -123,3 +123,18 @@ func TestGenerateControls(t *testing.T) {
 		t.Errorf("--repetition-penalty 3 left the greedy text unchanged: %q", text)
 	}
 }
+
+// TestGenerateNamesUnreadTensors: a GGUF file with tensors the family's
+// graph does not read (the glm4_moe twin's multi-token-prediction layer, as
+// llama.cpp writes it) generates, and infer says which tensors it left out.
+func TestGenerateNamesUnreadTensors(t *testing.T) {
+	testmodels.NeedIREE(t)
+	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
+	r := clitest.Run(t, bin, "generate", "--model", "../../golden/testdata/glm4_moe/model.f32.gguf", "--prompt-ids", "1,2,3", "--max-tokens", "1")
+	if r.Code != 0 {
+		t.Fatalf("generate: %q", r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "not read (the graph does not use them") || !strings.Contains(r.Stderr, "blk.") {
+		t.Errorf("stderr does not name the unread tensors: %q", r.Stderr)
+	}
+}

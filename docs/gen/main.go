@@ -1,4 +1,4 @@
-// Command gen rewrites the generated sections of docs/arch-language.md
+// Command gen rewrites the generated sections of docs.Files
 // (`go generate ./docs` runs it in docs/): see package docs.
 package main
 
@@ -10,13 +10,18 @@ import (
 )
 
 func main() {
-	const file = "arch-language.md"
-	doc, err := os.ReadFile(file)
-	if err == nil {
-		doc, err = docs.Update(doc, docs.Sections())
-	}
-	if err == nil {
-		err = os.WriteFile(file, doc, 0o644)
+	sections, err := docs.Sections()
+	for file := range docs.Files {
+		var doc []byte
+		if err == nil {
+			doc, err = os.ReadFile(file)
+		}
+		if err == nil {
+			doc, err = docs.Update(doc, sections)
+		}
+		if err == nil {
+			err = os.WriteFile(file, doc, 0o644)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "docs/gen:", err)

@@ -68,6 +68,7 @@ func Program(c *driver.Compiled) *rt.Program {
 		PrefillBuckets: p.Options.PrefillBuckets, DecodeBatches: p.Options.DecodeBatches,
 		Lengths: p.Lengths, FixedState: p.FixedState, Dir: p.Dir,
 		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached, Kernels: c.Kernels, Precision: c.Precision, Target: c.Target.Name,
+		Unread: p.Unread,
 	}
 	if p.GGUF != nil {
 		prog.GGUF = p.GGUF.File
