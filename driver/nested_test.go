@@ -12,53 +12,74 @@ import (
 	"github.com/archc/archc/internal/testmodels"
 )
 
-// TestPlanNestedConfig: a llama4 config (Llama4ForConditionalGeneration)
-// is read for its text model, as llama4_text's match clause `in
-// text_config scope language_model` says: the config block binds
-// text_config, the checkpoint's language_model.model.layers.0... are the
-// family's model.layers.0..., and the module is the llama4_text fixture's,
-// byte for byte. Without a text_config object it is refused by name.
-func TestPlanNestedConfig(t *testing.T) {
-	src := testmodels.Fixture("llama4_text")
-	text, err := NewPlan(src, PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tc map[string]any
-	data, err := os.ReadFile(filepath.Join(src, "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &tc); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	writeJSON(t, filepath.Join(dir, "config.json"), map[string]any{
-		"model_type":    "llama4",
-		"architectures": []string{"Llama4ForConditionalGeneration"},
-		"text_config":   tc,
-		"vision_config": map[string]any{"model_type": "llama4_vision_model", "hidden_size": 16},
-	})
-	prefixSafetensors(t, filepath.Join(src, "model.safetensors"), filepath.Join(dir, "model.safetensors"), "language_model.")
-	p, err := NewPlan(dir, PlanOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Family.Name != "llama4_text" || p.WeightScope != "language_model." || p.Nested == nil {
-		t.Fatalf("family %s, weight scope %q, nested %v; want llama4_text, language_model., text_config", p.Family.Name, p.WeightScope, p.Nested != nil)
-	}
-	if !bytes.Equal(p.MLIR, text.MLIR) {
-		t.Error("the llama4 wrapper's module differs from the llama4_text fixture's")
-	}
-	if _, err := p.Weights.Lookup("model.layers.1.feed_forward.experts.gate_up_proj", nil); err != nil {
-		t.Error(err)
-	}
-
-	bad := t.TempDir()
-	writeJSON(t, filepath.Join(bad, "config.json"), map[string]any{"model_type": "llama4", "text_config": "none"})
-	_, err = NewPlan(bad, PlanOptions{})
-	if err == nil || !strings.Contains(err.Error(), "text_config must be an object (family llama4_text reads model_type \"llama4\"'s text model from it)") {
-		t.Errorf("llama4 without a text_config object: %v", err)
+// TestPlanWrappers: a multimodal wrapper's config is read for its text
+// model, as the text family's nested match clause says: the config block
+// binds text_config (the wrapper's own top-level fields first), the
+// checkpoint's tensors under the clause's scope are the family's names,
+// and the module is the text fixture's, byte for byte.
+//   - llama4 (Llama4ForConditionalGeneration), `in text_config scope
+//     language_model`: language_model.model.layers.0... are model.layers.0...;
+//   - gemma4 (Gemma4ForConditionalGeneration, as transformers 5.24 saves
+//     it), `in text_config scope model.language_model as model`:
+//     model.language_model.layers.0... are model.layers.0....
+//
+// A wrapper without a text_config object is refused by name.
+func TestPlanWrappers(t *testing.T) {
+	for _, c := range []struct {
+		fixture, wrapper, class string
+		from, to                string // the checkpoint renames the fixture's tensors starting with from to start with to
+		extra                   map[string]any
+		scope, as               string // the plan's WeightScope and WeightAs
+		probe                   string // a family tensor the wrapped checkpoint must serve
+	}{
+		{"llama4_text", "llama4", "Llama4ForConditionalGeneration", "", "language_model.",
+			map[string]any{"vision_config": map[string]any{"model_type": "llama4_vision_model", "hidden_size": 16}},
+			"language_model.", "", "model.layers.1.feed_forward.experts.gate_up_proj"},
+		{"gemma4_text", "gemma4", "Gemma4ForConditionalGeneration", "model.", "model.language_model.",
+			map[string]any{"vision_config": nil, "audio_config": nil, "tie_word_embeddings": true},
+			"model.language_model.", "model.", "model.layers.3.mlp.gate_proj.weight"},
+	} {
+		t.Run(c.wrapper, func(t *testing.T) {
+			src := testmodels.Fixture(c.fixture)
+			text, err := NewPlan(src, PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tc map[string]any
+			data, err := os.ReadFile(filepath.Join(src, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &tc); err != nil {
+				t.Fatal(err)
+			}
+			cfg := map[string]any{"model_type": c.wrapper, "architectures": []string{c.class}, "text_config": tc}
+			for k, v := range c.extra {
+				cfg[k] = v
+			}
+			dir := t.TempDir()
+			writeJSON(t, filepath.Join(dir, "config.json"), cfg)
+			renameSafetensors(t, filepath.Join(src, "model.safetensors"), filepath.Join(dir, "model.safetensors"), c.from, c.to)
+			p, err := NewPlan(dir, PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Family.Name != c.fixture || p.WeightScope != c.scope || p.WeightAs != c.as || p.Nested == nil {
+				t.Fatalf("family %s, weight scope %q as %q, nested %v; want %s, %q as %q, text_config", p.Family.Name, p.WeightScope, p.WeightAs, p.Nested != nil, c.fixture, c.scope, c.as)
+			}
+			if !bytes.Equal(p.MLIR, text.MLIR) {
+				t.Errorf("the %s wrapper's module differs from the %s fixture's", c.wrapper, c.fixture)
+			}
+			if _, err := p.Weights.Lookup(c.probe, nil); err != nil {
+				t.Errorf("the wrapped checkpoint does not serve %s: %v", c.probe, err)
+			}
+			bad := t.TempDir()
+			writeJSON(t, filepath.Join(bad, "config.json"), map[string]any{"model_type": c.wrapper, "text_config": "none"})
+			_, err = NewPlan(bad, PlanOptions{})
+			if want := "text_config must be an object (family " + c.fixture + " reads model_type \"" + c.wrapper + "\"'s text model from it)"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s without a text_config object: %v", c.wrapper, err)
+			}
+		})
 	}
 }
 
@@ -73,12 +94,13 @@ func writeJSON(t *testing.T, path string, v any) {
 	}
 }
 
-// prefixSafetensors copies a safetensors file with prefix before every
-// tensor name (the header rewritten; the data, whose offsets are relative
-// to its start, as it is).
-func prefixSafetensors(t *testing.T, from, to, prefix string) {
+// renameSafetensors copies a safetensors file with every tensor name that
+// starts with from renamed to start with to ("" → "language_model." puts
+// every name under language_model.; the header rewritten, the data, whose
+// offsets are relative to its start, as it is).
+func renameSafetensors(t *testing.T, src, dst, from, to string) {
 	t.Helper()
-	raw, err := os.ReadFile(from)
+	raw, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +111,8 @@ func prefixSafetensors(t *testing.T, from, to, prefix string) {
 	}
 	renamed := map[string]json.RawMessage{}
 	for name, v := range header {
-		if name != "__metadata__" {
-			name = prefix + name
+		if rest, ok := strings.CutPrefix(name, from); ok && name != "__metadata__" {
+			name = to + rest
 		}
 		renamed[name] = v
 	}
@@ -100,7 +122,7 @@ func prefixSafetensors(t *testing.T, from, to, prefix string) {
 	}
 	out := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
 	out = append(append(out, h...), raw[8+n:]...)
-	if err := os.WriteFile(to, out, 0o644); err != nil {
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
