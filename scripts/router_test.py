@@ -62,10 +62,12 @@ def wait_http(url, timeout, proc=None, ok=(200,)):
 
 
 def requests_served(url):
-    """The replica's API requests so far (archc_requests_total, all endpoints)."""
+    """The replica's chat completions so far (archc_requests_total of
+    /v1/chat/completions): vllm-router's cache_aware policy also asks a
+    replica to /tokenize each request, which serves nothing."""
     with urllib.request.urlopen(url + "/metrics", timeout=5) as r:
         text = r.read().decode()
-    return sum(float(m) for m in re.findall(r'^archc_requests_total\{[^}]*\} (\S+)$', text, re.M))
+    return sum(float(m) for m in re.findall(r'^archc_requests_total\{[^}]*endpoint="/v1/chat/completions"[^}]*\} (\S+)$', text, re.M))
 
 
 # The router's module (run as `python -m MODULE`) and its spelling of the

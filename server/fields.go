@@ -91,6 +91,7 @@ var fields = []struct {
 	{"/v1/chat/completions", "skip_special_tokens", noEffect, nil, "sglang's and vLLM's extension: end tokens are never text"},
 	{"/v1/chat/completions", "return_hidden_states", refused, []string{"false"}, "sglang's extension"},
 	{"/v1/chat/completions", "continue_final_message", refused, []string{"false"}, "sglang's and vLLM's extension"},
+	{"/v1/chat/completions", "include_reasoning", implemented, nil, "vLLM's extension (vllm-router sends it): false leaves reasoning_content out"},
 	{"/v1/chat/completions", "separate_reasoning", noEffect, nil, "sglang's extension: reasoning is always apart, in reasoning_content"},
 	{"/v1/chat/completions", "stream_reasoning", noEffect, nil, "sglang's extension: reasoning is always streamed, as delta.reasoning_content"},
 

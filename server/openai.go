@@ -165,6 +165,9 @@ type chatRequest struct {
 	ResponseFormat     *responseFormat            `json:"response_format"`
 	ChatTemplateKwargs map[string]json.RawMessage `json:"chat_template_kwargs"`
 	ReasoningEffort    string                     `json:"reasoning_effort"`
+	// IncludeReasoning is vLLM's extension (vllm-router sends it): false
+	// leaves reasoning_content out of the answer; nil or true keeps it.
+	IncludeReasoning *bool `json:"include_reasoning"`
 	// The deprecated functions / function_call are refused (use tools).
 	Functions    json.RawMessage `json:"functions"`
 	FunctionCall json.RawMessage `json:"function_call"`

@@ -62,6 +62,9 @@ type chatPlan struct {
 	parseTools bool
 	mistralIDs bool   // call ids of 9 letters and digits (Mistral's templates check)
 	lark       string // "" when decoding is free
+	// omitReasoning: include_reasoning false, the reasoning is split off
+	// and not returned.
+	omitReasoning bool
 }
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -84,6 +87,7 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 	}
 	p := &chatPlan{format: toolcall.Detect(text.ChatTemplate)}
 	p.mistralIDs = p.format.Name == "mistral"
+	p.omitReasoning = req.IncludeReasoning != nil && !*req.IncludeReasoning
 	// Tools.
 	names := map[string]*toolJSON{}
 	for i := range req.Tools {
@@ -637,7 +641,11 @@ func (p *chatPlan) splitter() *toolcall.Stream {
 	if !f.Splits() {
 		return nil
 	}
-	return f.NewStream(p.inThink)
+	s := f.NewStream(p.inThink)
+	if p.omitReasoning {
+		s.OmitReasoning()
+	}
+	return s
 }
 
 // toolCalls writes calls in OpenAI's shape with fresh ids.

@@ -294,9 +294,21 @@ func TestChatSplitter(t *testing.T) {
 			}
 		}
 	}
+	// include_reasoning false: the reasoning is split off and dropped, the
+	// content and calls stay.
+	p, err := planChat(qwen, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`], "include_reasoning": false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.splitter()
+	r, content := s.Push(out)
+	r2, c2, calls := s.Finish()
+	if r+r2 != "" || len(calls) != 1 || strings.Contains(content+c2, "Paris weather") {
+		t.Errorf("include_reasoning false: reasoning %q, content %q, calls %v", r+r2, content+c2, calls)
+	}
 	// Mistral's templates check 9-character call ids.
 	mistral := withTemplate(t, smolText(t), "mistralai-Mistral-Nemo-Instruct-2407.jinja")
-	p, err := planChat(mistral, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`]}`))
+	p, err = planChat(mistral, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

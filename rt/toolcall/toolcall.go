@@ -196,10 +196,19 @@ type Stream struct {
 	text    strings.Builder
 	sentR   int
 	sentC   int
+	omitR   bool // OmitReasoning: the reasoning is split off and dropped
 }
 
 // NewStream returns a Stream; inThink as Split's startInThink.
 func (f *Format) NewStream(inThink bool) *Stream { return &Stream{f: f, inThink: inThink} }
+
+// OmitReasoning makes s drop the reasoning it splits off (Push and Finish
+// return it as ""; the content and calls are unchanged), as vLLM's
+// include_reasoning false does. It returns s.
+func (s *Stream) OmitReasoning() *Stream {
+	s.omitR = true
+	return s
+}
 
 // Push adds generated text and returns the reasoning and content that are
 // now certain (never a part of a marker or a call).
@@ -217,9 +226,12 @@ func (s *Stream) Finish() (reasoning, content string, calls []Call) {
 
 func (s *Stream) delta(o Output) (string, string) {
 	var r, c string
-	if len(o.Reasoning) > s.sentR && strings.HasPrefix(o.Reasoning, "") {
+	if len(o.Reasoning) > s.sentR {
 		r = o.Reasoning[s.sentR:]
 		s.sentR = len(o.Reasoning)
+	}
+	if s.omitR {
+		r = ""
 	}
 	if len(o.Content) > s.sentC {
 		c = o.Content[s.sentC:]
