@@ -21,23 +21,28 @@ import (
 //     language_model`: language_model.model.layers.0... are model.layers.0...;
 //   - gemma4 (Gemma4ForConditionalGeneration, as transformers 5.24 saves
 //     it), `in text_config scope model.language_model as model`:
-//     model.language_model.layers.0... are model.layers.0....
+//     model.language_model.layers.0... are model.layers.0....;
+//   - gemma3 (Gemma3ForConditionalGeneration) likewise, on the
+//     gemma3-text-sliding fixture.
 //
 // A wrapper without a text_config object is refused by name.
 func TestPlanWrappers(t *testing.T) {
 	for _, c := range []struct {
-		fixture, wrapper, class string
+		fixture, family, wrapper, class string
 		from, to                string // the checkpoint renames the fixture's tensors starting with from to start with to
 		extra                   map[string]any
 		scope, as               string // the plan's WeightScope and WeightAs
 		probe                   string // a family tensor the wrapped checkpoint must serve
 	}{
-		{"llama4_text", "llama4", "Llama4ForConditionalGeneration", "", "language_model.",
+		{"llama4_text", "llama4_text", "llama4", "Llama4ForConditionalGeneration", "", "language_model.",
 			map[string]any{"vision_config": map[string]any{"model_type": "llama4_vision_model", "hidden_size": 16}},
 			"language_model.", "", "model.layers.1.feed_forward.experts.gate_up_proj"},
-		{"gemma4_text", "gemma4", "Gemma4ForConditionalGeneration", "model.", "model.language_model.",
+		{"gemma4_text", "gemma4_text", "gemma4", "Gemma4ForConditionalGeneration", "model.", "model.language_model.",
 			map[string]any{"vision_config": nil, "audio_config": nil, "tie_word_embeddings": true},
 			"model.language_model.", "model.", "model.layers.3.mlp.gate_proj.weight"},
+		{"gemma3-text-sliding", "gemma3", "gemma3", "Gemma3ForConditionalGeneration", "model.", "model.language_model.",
+			map[string]any{"vision_config": map[string]any{"model_type": "siglip_vision_model"}, "image_token_index": 262144},
+			"model.language_model.", "model.", "model.layers.1.mlp.gate_proj.weight"},
 	} {
 		t.Run(c.wrapper, func(t *testing.T) {
 			src := testmodels.Fixture(c.fixture)
@@ -64,8 +69,8 @@ func TestPlanWrappers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Family.Name != c.fixture || p.WeightScope != c.scope || p.WeightAs != c.as || p.Nested == nil {
-				t.Fatalf("family %s, weight scope %q as %q, nested %v; want %s, %q as %q, text_config", p.Family.Name, p.WeightScope, p.WeightAs, p.Nested != nil, c.fixture, c.scope, c.as)
+			if p.Family.Name != c.family || p.WeightScope != c.scope || p.WeightAs != c.as || p.Nested == nil {
+				t.Fatalf("family %s, weight scope %q as %q, nested %v; want %s, %q as %q, text_config", p.Family.Name, p.WeightScope, p.WeightAs, p.Nested != nil, c.family, c.scope, c.as)
 			}
 			if !bytes.Equal(p.MLIR, text.MLIR) {
 				t.Errorf("the %s wrapper's module differs from the %s fixture's", c.wrapper, c.fixture)
@@ -76,7 +81,7 @@ func TestPlanWrappers(t *testing.T) {
 			bad := t.TempDir()
 			writeJSON(t, filepath.Join(bad, "config.json"), map[string]any{"model_type": c.wrapper, "text_config": "none"})
 			_, err = NewPlan(bad, PlanOptions{})
-			if want := "text_config must be an object (family " + c.fixture + " reads model_type \"" + c.wrapper + "\"'s text model from it)"; err == nil || !strings.Contains(err.Error(), want) {
+			if want := "text_config must be an object (family " + c.family + " reads model_type \"" + c.wrapper + "\"'s text model from it)"; err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s without a text_config object: %v", c.wrapper, err)
 			}
 		})
