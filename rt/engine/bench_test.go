@@ -18,20 +18,9 @@ import (
 // and when it starts from an empty cache (fresh_ttft_ms). It uses the
 // serving shape of `infer serve --max-batch 4 --max-len 1024`.
 func BenchmarkPrefixReuse(b *testing.B) {
-	testmodels.NeedIREE(b)
-	var o launch.Options
-	o.Plan.Lower.Slots, o.Plan.Lower.MaxLen = 4, 1024
-	o.Plan.Lower.DecodeBatches = []int64{1, 2, 4}
 	ctx := context.Background()
-	m, err := launch.Open(ctx, testmodels.GGUF(b, "smollm2"), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	first := []int32{1}
-	for i := 1; i < 400; i++ {
-		first = append(first, int32(100+(i*7919)%20000))
-	}
+	m := openServing(b)
+	first := benchPrompt()
 	ttft := func(e *Engine, p []int32) (time.Duration, []int32) {
 		t0 := time.Now()
 		ch, err := e.Submit(ctx, Request{Prompt: p, MaxTokens: 16})
@@ -82,20 +71,9 @@ func BenchmarkPrefixReuse(b *testing.B) {
 // last choice's (every choice has started). Each run starts a new engine,
 // so no slot's cache is reused.
 func BenchmarkGroupTTFT(b *testing.B) {
-	testmodels.NeedIREE(b)
-	var o launch.Options
-	o.Plan.Lower.Slots, o.Plan.Lower.MaxLen = 4, 1024
-	o.Plan.Lower.DecodeBatches = []int64{1, 2, 4}
 	ctx := context.Background()
-	m, err := launch.Open(ctx, testmodels.GGUF(b, "smollm2"), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	prompt := []int32{1}
-	for i := 1; i < 400; i++ {
-		prompt = append(prompt, int32(100+(i*7919)%20000))
-	}
+	m := openServing(b)
+	prompt := benchPrompt()
 	ttft := func(group bool) (first, all time.Duration) {
 		e, _ := New(m, Options{})
 		rctx, stop := context.WithCancel(ctx)
@@ -148,4 +126,31 @@ func BenchmarkGroupTTFT(b *testing.B) {
 	b.ReportMetric(float64(sa.Milliseconds())/n, "separate_all_ms")
 	b.ReportMetric(float64(gf.Milliseconds())/n, "shared_first_ms")
 	b.ReportMetric(float64(ga.Milliseconds())/n, "shared_all_ms")
+}
+
+// openServing loads SmolLM2 in the serving shape of `infer serve
+// --max-batch 4 --max-len 1024`; the model is closed when the benchmark
+// ends.
+func openServing(b *testing.B) *rt.Model {
+	b.Helper()
+	testmodels.NeedIREE(b)
+	var o launch.Options
+	o.Plan.Lower.Slots, o.Plan.Lower.MaxLen = 4, 1024
+	o.Plan.Lower.DecodeBatches = []int64{1, 2, 4}
+	m, err := launch.Open(context.Background(), testmodels.GGUF(b, "smollm2"), o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
+// benchPrompt is a 400-token prompt: BOS, then ids spread over the
+// vocabulary.
+func benchPrompt() []int32 {
+	p := []int32{1}
+	for i := 1; i < 400; i++ {
+		p = append(p, int32(100+(i*7919)%20000))
+	}
+	return p
 }

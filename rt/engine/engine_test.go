@@ -16,16 +16,20 @@ import (
 
 const fixture = "../../golden/testdata/llama-tied"
 
-// open loads the fixture with 3 slots and decode batches 1 and 2, so a
-// step of 3 running requests is split and padding is exercised.
-func open(t *testing.T) *rt.Model {
+// open loads the fixture with 3 slots of 128 positions.
+func open(t *testing.T) *rt.Model { return openFixture(t, fixture, 128) }
+
+// openFixture loads the fixture in dir with 3 slots of maxLen positions
+// and decode batches 1 and 2, so a step of 3 running requests is split and
+// padding is exercised; the model is closed when the test ends.
+func openFixture(t *testing.T, dir string, maxLen int64) *rt.Model {
 	t.Helper()
 	testmodels.NeedIREE(t)
 	var o launch.Options
 	o.Plan.Lower.Slots = 3
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
-	o.Plan.Lower.MaxLen = 128
-	m, err := launch.Open(context.Background(), fixture, o)
+	o.Plan.Lower.MaxLen = maxLen
+	m, err := launch.Open(context.Background(), dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/archc/archc/internal/launch"
-	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
 
@@ -18,20 +16,7 @@ const hybridFixture = "../../golden/testdata/lfm2"
 // openHybrid loads the hybrid fixture with 3 slots of 100 positions: not
 // a multiple of the 64-token copy block, so a copy's last block is moved
 // back (lower's copy.go).
-func openHybrid(t *testing.T) *rt.Model {
-	t.Helper()
-	testmodels.NeedIREE(t)
-	var o launch.Options
-	o.Plan.Lower.Slots = 3
-	o.Plan.Lower.DecodeBatches = []int64{1, 2}
-	o.Plan.Lower.MaxLen = 100
-	m, err := launch.Open(context.Background(), hybridFixture, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
-}
+func openHybrid(t *testing.T) *rt.Model { return openFixture(t, hybridFixture, 100) }
 
 // choices are the requests of one n = len(samplings) group on prompt p.
 func choices(p []int32, maxTokens int) []Request {
