@@ -8,19 +8,45 @@ import (
 	"time"
 
 	"github.com/archc/archc/internal/launch"
+	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
 
 // BenchmarkPrefixReuse reports the time to first token of a second chat
-// turn on SmolLM2 (the first turn's ~400-token prompt, its answer and 8
-// more tokens) when its slot still holds the first turn (reuse_ttft_ms)
-// and when it starts from an empty cache (fresh_ttft_ms). It uses the
-// serving shape of `infer serve --max-batch 4 --max-len 1024`.
+// turn (the first turn's 400-token prompt, its 16-token answer and 8 more
+// tokens) when its slot still holds the first turn (reuse_ttft_ms) and
+// when it starts from an empty slot (fresh_ttft_ms), in the serving shape
+// of `infer serve --max-batch 4 --max-len 1024`, on
+//   - smollm2: SmolLM2-135M Q4_1 (attention: the KV cache's prefix is
+//     reused);
+//   - mamba2: a synthetic Mamba2 (2 layers, hidden 1024, state 128, f32,
+//     as golden's BenchmarkRecurrentState): the slot's conv windows and
+//     SSM state after the first turn are reused, as a hybrid model's are.
 func BenchmarkPrefixReuse(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		model func(b *testing.B) string
+		vocab int
+	}{
+		{"smollm2", func(b *testing.B) string { return testmodels.GGUF(b, "smollm2") }, 20000},
+		{"mamba2", func(b *testing.B) string {
+			return testckpt.Synthetic(b, map[string]any{
+				"model_type": "mamba2", "vocab_size": 512, "hidden_size": 1024, "num_hidden_layers": 2,
+				"num_heads": 32, "head_dim": 64, "state_size": 128, "n_groups": 1, "expand": 2,
+				"conv_kernel": 4, "chunk_size": 256, "layer_norm_epsilon": 1e-5, "tie_word_embeddings": false,
+			}, 1)
+		}, 400},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			testmodels.NeedIREE(b)
+			prefixReuse(b, openServing(b, c.model(b)), benchPrompt(c.vocab))
+		})
+	}
+}
+
+func prefixReuse(b *testing.B, m *rt.Model, first []int32) {
 	ctx := context.Background()
-	m := openServing(b)
-	first := benchPrompt()
 	ttft := func(e *Engine, p []int32) (time.Duration, []int32) {
 		t0 := time.Now()
 		ch, err := e.Submit(ctx, Request{Prompt: p, MaxTokens: 16})
@@ -57,8 +83,8 @@ func BenchmarkPrefixReuse(b *testing.B) {
 		fresh += d
 		stop2()
 	}
-	b.ReportMetric(float64(reuse.Milliseconds())/float64(b.N), "reuse_ttft_ms")
-	b.ReportMetric(float64(fresh.Milliseconds())/float64(b.N), "fresh_ttft_ms")
+	b.ReportMetric(float64(reuse.Microseconds())/1000/float64(b.N), "reuse_ttft_ms")
+	b.ReportMetric(float64(fresh.Microseconds())/1000/float64(b.N), "fresh_ttft_ms")
 }
 
 // BenchmarkGroupTTFT reports the time to first token of a request for
@@ -72,8 +98,9 @@ func BenchmarkPrefixReuse(b *testing.B) {
 // so no slot's cache is reused.
 func BenchmarkGroupTTFT(b *testing.B) {
 	ctx := context.Background()
-	m := openServing(b)
-	prompt := benchPrompt()
+	testmodels.NeedIREE(b)
+	m := openServing(b, testmodels.GGUF(b, "smollm2"))
+	prompt := benchPrompt(20000)
 	ttft := func(group bool) (first, all time.Duration) {
 		e, _ := New(m, Options{})
 		rctx, stop := context.WithCancel(ctx)
@@ -128,16 +155,15 @@ func BenchmarkGroupTTFT(b *testing.B) {
 	b.ReportMetric(float64(ga.Milliseconds())/n, "shared_all_ms")
 }
 
-// openServing loads SmolLM2 in the serving shape of `infer serve
-// --max-batch 4 --max-len 1024`; the model is closed when the benchmark
-// ends.
-func openServing(b *testing.B) *rt.Model {
+// openServing loads the model at path in the serving shape of `infer
+// serve --max-batch 4 --max-len 1024`; the model is closed when the
+// benchmark ends.
+func openServing(b *testing.B, path string) *rt.Model {
 	b.Helper()
-	testmodels.NeedIREE(b)
 	var o launch.Options
 	o.Plan.Lower.Slots, o.Plan.Lower.MaxLen = 4, 1024
 	o.Plan.Lower.DecodeBatches = []int64{1, 2, 4}
-	m, err := launch.Open(context.Background(), testmodels.GGUF(b, "smollm2"), o)
+	m, err := launch.Open(context.Background(), path, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,12 +171,12 @@ func openServing(b *testing.B) *rt.Model {
 	return m
 }
 
-// benchPrompt is a 400-token prompt: BOS, then ids spread over the
-// vocabulary.
-func benchPrompt() []int32 {
+// benchPrompt is a 400-token prompt: BOS, then ids spread over 100 ..
+// 100+vocab-1.
+func benchPrompt(vocab int) []int32 {
 	p := []int32{1}
 	for i := 1; i < 400; i++ {
-		p = append(p, int32(100+(i*7919)%20000))
+		p = append(p, int32(100+(i*7919)%vocab))
 	}
 	return p
 }

@@ -1,4 +1,4 @@
-package golden
+package testckpt
 
 import (
 	"encoding/binary"
@@ -11,16 +11,15 @@ import (
 	"testing"
 
 	"github.com/archc/archc/driver"
-	"github.com/archc/archc/internal/testckpt"
 )
 
-// syntheticCheckpoint writes a random-weight checkpoint of the model cfg
+// Synthetic writes a random-weight checkpoint of the model cfg
 // describes (config.json and model.safetensors, f32) into a temp dir and
 // returns the dir. The tensors are the ones the family's graph reads
 // (driver.NewGraph on the bare config), each drawn from normal(mean, std)
 // by syntheticInit, so a benchmark states only its config. seed picks the
 // draw.
-func syntheticCheckpoint(tb testing.TB, cfg map[string]any, seed uint64) string {
+func Synthetic(tb testing.TB, cfg map[string]any, seed uint64) string {
 	tb.Helper()
 	dir := tb.TempDir()
 	raw, err := json.Marshal(cfg)
@@ -35,7 +34,7 @@ func syntheticCheckpoint(tb testing.TB, cfg map[string]any, seed uint64) string 
 		tb.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	ts := map[string]testckpt.STTensor{}
+	ts := map[string]STTensor{}
 	for _, w := range p.Graph.Weights {
 		n := int64(1)
 		for _, d := range w.Shape {
@@ -46,9 +45,9 @@ func syntheticCheckpoint(tb testing.TB, cfg map[string]any, seed uint64) string 
 		for i := int64(0); i < n; i++ {
 			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(mean+std*r.NormFloat64())))
 		}
-		ts[w.Name] = testckpt.STTensor{DType: "F32", Shape: w.Shape, Data: data}
+		ts[w.Name] = STTensor{DType: "F32", Shape: w.Shape, Data: data}
 	}
-	testckpt.WriteSafetensors(tb, filepath.Join(dir, "model.safetensors"), ts)
+	WriteSafetensors(tb, filepath.Join(dir, "model.safetensors"), ts)
 	return dir
 }
 
