@@ -172,6 +172,7 @@ type resolution struct {
 	family *Family
 	config map[string]any
 	nested map[string]any
+	bound  map[string]any // what the config block evaluated: raw, or wrapped(raw, key, nested)
 	scope  string
 	as     string // the family's prefix for the weights under scope (dsl.NestingAs)
 }
@@ -220,7 +221,7 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (resolutio
 			return resolution{}, err
 		}
 		if ok {
-			return resolution{family: f, config: cfg, nested: nested, scope: scope, as: dsl.NestingAs(f.File, mt)}, nil
+			return resolution{family: f, config: cfg, nested: nested, bound: bound, scope: scope, as: dsl.NestingAs(f.File, mt)}, nil
 		}
 	}
 	if firstErr != nil {

@@ -26,10 +26,14 @@ type Plan struct {
 	GGUF   *ggufmap.Model // the GGUF file the model comes from, as its family reads it, or nil
 	Family *Family        // the matched family
 	Raw    map[string]any // config.json as decoded
-	// Nested is the config.json object the family's config block bound
-	// when the model is a wrapper's text model (a match clause `in
-	// text_config`: Llama4ForConditionalGeneration); nil: Raw's top level.
+	// Nested is the config.json object that holds the text model when the
+	// model is a wrapper's (a match clause `in text_config`:
+	// Llama4ForConditionalGeneration); nil: Raw's top level.
 	Nested map[string]any
+	// Bound is the object the family's config block evaluated to give
+	// Config: Raw, or for a wrapper Nested with the wrapper's top-level
+	// fields over it (as Hugging Face's wrapper classes read them).
+	Bound map[string]any
 	// WeightScope prefixes the family's weights in the checkpoint when its
 	// match clause names a scope ("language_model."): the plan reads
 	// language_model.model.layers.0... as model.layers.0...
@@ -213,7 +217,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), FixedState: lower.HasFixedState(g)}
+	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), FixedState: lower.HasFixedState(g)}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}

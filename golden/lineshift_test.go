@@ -98,7 +98,7 @@ func families(t *testing.T, src map[string][]byte) map[string]*driver.Family {
 }
 
 // emitWith emits the module of plan p with the family of the same name
-// from fams: its config block on p's config.json, the graph, and
+// from fams: its config block on the object NewPlan bound (p.Bound), the graph, and
 // lower.Lower with p's options.
 func emitWith(t *testing.T, fams map[string]*driver.Family, p *driver.Plan) []byte {
 	t.Helper()
@@ -106,7 +106,7 @@ func emitWith(t *testing.T, fams map[string]*driver.Family, p *driver.Plan) []by
 	if !ok {
 		t.Fatalf("no family %s among the copies", p.Family.Name)
 	}
-	cfg, err := dsl.EvalConfig(fam.File, p.Raw)
+	cfg, err := dsl.EvalConfig(fam.File, p.Bound)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,13 @@
-"""Two `infer serve` replicas behind sglang-router (PyPI) on loopback.
+"""Two `infer serve` replicas behind sglang-router or vllm-router (PyPI) on loopback.
 
 Run by scripts/router-test.sh, which builds bin/infer and the venv:
 
-  python scripts/router_test.py --infer bin/infer --model MODEL.gguf [--seconds 40] [--clients 16]
+  python scripts/router_test.py --infer bin/infer --model MODEL.gguf [--router sglang|vllm] [--seconds 40] [--clients 16]
 
-1. starts two replicas and `sglang_router.launch_router --policy cache_aware`
-   in front of them, and waits until all three answer;
+1. starts two replicas and the router with `--policy cache_aware` in front
+   of them (`python -m sglang_router.launch_router` or
+   `python -m vllm_router.launch_router`: the same options, vllm-router is a
+   fork of sglang-router), and waits until all three answer;
 2. multi-turn: 4 conversations of 3 turns each through the router, one
    request at a time; for each turn it reports the replica that served it
    (from the replicas' archc_requests_total) and usage.prompt_tokens_details
@@ -14,6 +16,8 @@ Run by scripts/router-test.sh, which builds bin/infer and the venv:
    replica is killed (SIGKILL). Each request ends as: completed (a finish
    reason, then [DONE]), cut (the stream had started on the killed replica
    and broke) or lost (no chunk at all: an error before the stream started).
+   Completed streams ask for usage (stream_options.include_usage): their
+   completion tokens over the load phase's wall time are the tokens/s.
 
 It prints one JSON summary and exits non-zero when a request was lost, a
 request failed before the kill, or no later turn of a conversation found
@@ -64,12 +68,26 @@ def requests_served(url):
     return sum(float(m) for m in re.findall(r'^archc_requests_total\{[^}]*\} (\S+)$', text, re.M))
 
 
+# The router's module (run as `python -m MODULE`) and its spelling of the
+# warning log level; the other options are the same in both.
+ROUTERS = {
+    "sglang": ("sglang_router.launch_router", "warn"),
+    "vllm": ("vllm_router.launch_router", "warning"),
+}
+
+
+def router_version(name):
+    from importlib.metadata import version
+    return version(f"{name}-router")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--infer", required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--seconds", type=float, default=40)
     ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--router", choices=sorted(ROUTERS), default="sglang")
     ap.add_argument("--logs", default=tempfile.mkdtemp(prefix="archc-router-"))
     a = ap.parse_args()
 
@@ -91,8 +109,13 @@ def main():
         for url, p in reps:
             wait_http(url + "/health", 1800, p)
         rport = free_port()
-        router = start("router", [sys.executable, "-m", "sglang_router.launch_router", "--worker-urls", *[u for u, _ in reps],
-                                  "--policy", "cache_aware", "--host", "127.0.0.1", "--port", str(rport), "--log-level", "warn"])
+        module, warn = ROUTERS[a.router]
+        # Both routers export their own metrics on 0.0.0.0:29000 by default:
+        # keep that on loopback, on a free port.
+        router = start("router", [sys.executable, "-m", module, "--worker-urls", *[u for u, _ in reps],
+                                  "--policy", "cache_aware", "--host", "127.0.0.1", "--port", str(rport),
+                                  "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
+                                  "--log-level", warn])
         rurl = f"http://127.0.0.1:{rport}"
         wait_http(rurl + "/v1/models", 120, router)
         client = openai.OpenAI(base_url=rurl + "/v1", api_key="none", max_retries=0, timeout=120)
@@ -116,6 +139,7 @@ def main():
         kill_at = time.time() + a.seconds / 2
         lock = threading.Lock()
         counts = {"completed": 0, "cut": 0, "lost": 0, "failed_before_kill": 0}
+        tokens = [0]
         errors = []
         killed = threading.Event()
 
@@ -127,13 +151,19 @@ def main():
                 t0 = time.time()
                 try:
                     s = client.chat.completions.create(model="smollm2", stream=True, max_tokens=8 + (k + i) % 24, temperature=0.7,
+                                                       stream_options={"include_usage": True},
                                                        messages=[{"role": "user", "content": f"Count to {3 + (k * 7 + i) % 20}, client {k}."}])
-                    finish = None
+                    finish, generated = None, 0
                     for chunk in s:
                         started = True
                         for ch in chunk.choices:
                             finish = ch.finish_reason or finish
+                        if chunk.usage:
+                            generated = chunk.usage.completion_tokens
                     outcome = "completed" if finish else "cut"
+                    if finish:
+                        with lock:
+                            tokens[0] += generated
                 except Exception as e:  # noqa: BLE001: every failure is counted and reported
                     outcome = "cut" if started else "lost"
                     with lock:
@@ -144,6 +174,7 @@ def main():
                         counts["failed_before_kill"] += 1
 
         threads = [threading.Thread(target=worker, args=(k,)) for k in range(a.clients)]
+        load_start = time.time()
         for th in threads:
             th.start()
         time.sleep(max(0, kill_at - time.time()))
@@ -151,14 +182,18 @@ def main():
         killed.set()
         for th in threads:
             th.join()
+        load_seconds = time.time() - load_start
 
         later = [t for t in turns if t["turn"] > 0]
         summary = {
-            "router": "sglang-router cache_aware", "replicas": 2, "clients": a.clients, "seconds": a.seconds,
+            "router": f"{a.router}-router {router_version(a.router)} cache_aware", "replicas": 2, "clients": a.clients, "seconds": a.seconds,
             "multi_turn": turns,
             "later_turns_with_cached_prefix": sum(1 for t in later if t["cached_tokens"] > 0),
             "later_turns": len(later),
-            "load": counts, "errors": errors[:10], "logs": a.logs,
+            "load": counts,
+            "completed_tokens": tokens[0], "load_seconds": round(load_seconds, 1),
+            "tokens_per_s": round(tokens[0] / load_seconds, 1),
+            "errors": errors[:10], "logs": a.logs,
         }
         print(json.dumps(summary, indent=1))
         bad = counts["lost"] > 0 or counts["failed_before_kill"] > 0 or summary["later_turns_with_cached_prefix"] == 0 or counts["completed"] == 0
