@@ -132,6 +132,8 @@ GGUF_ARCH = {
     "dots1": "dots1",
     "ernie4_5_moe": "ernie4_5-moe",
     "phimoe": "phimoe",  # PhiMoeModel (a Phi3MiniModel)
+    # issue 21 (h-gguf3): the newest dense and MoE families
+    "llama4_text": "llama4",  # Llama4Model (a LlamaModel)
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
@@ -163,10 +165,11 @@ PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mix
               "olmo"}  # OlmoModel: LlamaModel's permutation
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
-LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba", "apertus"}
+LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba", "apertus",
+               "llama4_text"}
 # Families whose llama3 RoPE llama.cpp stores as the rope_freqs tensor only
 # (LlamaModel.generate_extra_tensors and its kin).
-ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus"}
+ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus", "llama4_text"}
 # MoE families whose HF configs may mix in dense layers (mlp_only_layers,
 # decoder_sparse_step), which llama.cpp's converters do not carry.
 DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe"}
@@ -177,6 +180,9 @@ EXPERT = re.compile(r"^(.*\.experts)\.(\d+)\.(\w+)\.weight$")
 STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 # Families whose RMSNorm weights llama.cpp stores as 1 + w.
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text", "nemotron"}  # NemotronModel: LayerNorm1P's weights
+# Families whose keys and tensors the DENSE3 functions below write and read
+# back (issue 21's third pack, h-gguf3).
+DENSE3 = {"llama4_text"}
 
 
 def rope_params(cfg, layer_type="full_attention"):
@@ -239,6 +245,8 @@ def write_metadata(w, name, cfg, ftype, state):
         if alias in cfg:
             cfg.setdefault(key, cfg[alias])
     mt = cfg["model_type"]
+    if mt in DENSE3:
+        cfg = dense3_hparams(cfg)
     w.add_type("model")
     w.add_name("mistral" if mt == "mistral" else name)  # transformers and archc read a llama file named "mistral" as Mistral
     w.add_quantization_version(gguf.GGML_QUANT_VERSION)
@@ -471,6 +479,8 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_kv_lora_rank(cfg["kv_lora_rank"])
         w.add_key_length(cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"])
         w.add_rope_dimension_count(cfg["qk_rope_head_dim"])
+    if mt in DENSE3:
+        write_dense3_metadata(w, cfg, arch_name)
     write_special_tokens(w, cfg)
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.
@@ -811,6 +821,9 @@ def to_gguf(cfg, state):
         if mt == "gpt_oss" and ".mlp.experts." in hf:
             out.extend(gpt_oss_experts(hf, t, tmap))
             continue
+        if mt in DENSE3 and (got := dense3_tensor(mt, cfg, hf, t, tmap)) is not None:
+            out.extend(got)
+            continue
         if mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight"):  # DeepseekV2Model.modify_tensors
             nope, v = cfg["qk_nope_head_dim"], cfg["v_head_dim"]
             kv_b = t.view(heads, nope + v, t.shape[-1])
@@ -949,6 +962,79 @@ def gpt_oss_experts_back(parts):
     return out.swapaxes(-1, -2)
 
 
+def dense3_hparams(cfg):
+    """The hparams the DENSE3 families' converters rewrite before
+    TextModel reads them (Llama4Model.__init__: intermediate_size is the
+    dense MLP's intermediate_size_mlp, the experts' width moves to
+    intermediate_size_moe)."""
+    cfg = dict(cfg)
+    if cfg["model_type"] == "llama4_text":
+        cfg["intermediate_size_moe"], cfg["intermediate_size"] = cfg["intermediate_size"], cfg["intermediate_size_mlp"]
+    return cfg
+
+
+def write_dense3_metadata(w, cfg, arch):
+    """The keys the converters of the DENSE3 families write beyond
+    TextModel's, then their EXTENSION keys."""
+    mt, layers = cfg["model_type"], cfg["num_hidden_layers"]
+    if mt == "llama4_text":  # Llama4Model
+        w.add_interleave_moe_layer_step(cfg["interleave_moe_layer_step"])
+        w.add_expert_feed_forward_length(cfg["intermediate_size_moe"])
+        chunked = "chunked_attention" in cfg["layer_types"]
+        if not chunked:
+            w.add_sliding_window(0)  # llama.cpp: no chunks (and RoPE on every layer but the last)
+        assert cfg.get("attn_temperature_tuning", True), "llama.cpp always tunes the NoPE layers' temperature"
+        # EXTENSION: llama.cpp fixes the chunk size (8192), every 4th layer
+        # NoPE and full, the temperature's floor (8192) and scale (0.1) and
+        # q/k norm unless 128 experts; the fixture's values where not those.
+        if chunked and cfg["attention_chunk_size"] != 8192:
+            w.add_sliding_window(cfg["attention_chunk_size"])
+        step = 4 if chunked else layers
+        if cfg["no_rope_layers"] != [int((i + 1) % step != 0) for i in range(layers)]:
+            w.add_array(f"{arch}.no_rope_layers", [int(x) for x in cfg["no_rope_layers"]])
+        derived = ["chunked_attention" if chunked and cfg["no_rope_layers"][i] else "full_attention" for i in range(layers)]
+        if cfg["layer_types"] != derived:  # Llama4TextConfig's default: the RoPE layers are the chunked ones
+            w.add_sliding_window_pattern([t == "chunked_attention" for t in cfg["layer_types"]])
+        if cfg.get("floor_scale", 8192) != 8192:
+            w.add_attn_temperature_length(int(cfg["floor_scale"]))
+        if cfg.get("attn_scale", 0.1) != 0.1:
+            w.add_attn_temperature_scale(cfg["attn_scale"])
+        if cfg.get("use_qk_norm", True) != (cfg["num_local_experts"] != 128):
+            w.add_bool(f"{arch}.use_qk_norm", cfg.get("use_qk_norm", True))
+
+
+def dense3_tensor(mt, cfg, hf, t, tmap):
+    """The converter's modify_tensors for the DENSE3 families: the GGUF
+    tensors (name, HF name, array) one checkpoint tensor becomes, or None
+    where the common mapping applies."""
+    if mt == "llama4_text" and hf.endswith(".feed_forward.experts.gate_up_proj"):
+        # Llama4Model.modify_tensors: [E, H, 2I] transposed, split into gate and up [E, I, H]
+        i = hf.split(".")[2]
+        gate, up = t.transpose(-1, -2).chunk(2, dim=-2)
+        return [(f"blk.{i}.ffn_gate_exps.weight", hf, gate.contiguous().numpy()),
+                (f"blk.{i}.ffn_up_exps.weight", hf, up.contiguous().numpy())]
+    if mt == "llama4_text" and hf.endswith(".feed_forward.experts.down_proj"):  # [E, I, H] transposed
+        return [(f"blk.{hf.split('.')[2]}.ffn_down_exps.weight", hf, t.transpose(-1, -2).contiguous().numpy())]
+    return None
+
+
+def dense3_parted(mt, hf):
+    """Whether the DENSE3 family's HF tensor hf is made of GGUF tensors
+    that read_back must join (dense3_back)."""
+    return mt == "llama4_text" and ".feed_forward.experts." in hf
+
+
+def dense3_back(mt, cfg, hf, parts):
+    """The inverse of dense3_tensor: {GGUF name: array} of one HF tensor's
+    parts → the HF array."""
+    by = {n.split(".")[2]: a for n, a in parts.items()}
+    if mt == "llama4_text" and hf.endswith(".gate_up_proj"):
+        return np.concatenate([by["ffn_gate_exps"], by["ffn_up_exps"]], axis=1).swapaxes(1, 2)
+    if mt == "llama4_text" and hf.endswith(".down_proj"):
+        return by["ffn_down_exps"].swapaxes(1, 2)
+    raise AssertionError(f"{mt}: no inverse for {hf}")
+
+
 # Tensors ModelBase.prepare_tensors keeps in F32 whatever the output type:
 # the router, the SSM and short convolutions' kernels.
 KEEP_F32 = re.compile(r"\.(ffn_gate_inp|ssm_conv1d|shortconv\.conv)\.")
@@ -1002,7 +1088,7 @@ def read_back(path, cfg, names, shapes):
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
         if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in GRANITE_MOE and hf.endswith(".input_linear.weight")) or (
-                mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")):
+                mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")) or (mt in DENSE3 and dense3_parted(mt, hf)):
             parts.setdefault(hf, {})[t.name] = data
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):
@@ -1025,6 +1111,9 @@ def read_back(path, cfg, names, shapes):
             continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
     for hf, p in parts.items():
+        if mt in DENSE3:
+            sd[hf] = torch.from_numpy(np.ascontiguousarray(dense3_back(mt, cfg, hf, p)))
+            continue
         if mt in DEEPSEEK2:  # per head [k_b transposed back | v_b], heads flattened
             by = {n.split(".")[2]: a for n, a in p.items()}
             kv_b = np.concatenate([by["attn_k_b"].swapaxes(1, 2), by["attn_v_b"]], axis=1)
