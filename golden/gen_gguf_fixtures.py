@@ -134,6 +134,7 @@ GGUF_ARCH = {
     "phimoe": "phimoe",  # PhiMoeModel (a Phi3MiniModel)
     # issue 21 (h-gguf3): the newest dense and MoE families
     "llama4_text": "llama4",  # Llama4Model (a LlamaModel)
+    "dbrx": "dbrx",  # DbrxModel
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
@@ -182,7 +183,10 @@ STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text", "nemotron"}  # NemotronModel: LayerNorm1P's weights
 # Families whose keys and tensors the DENSE3 functions below write and read
 # back (issue 21's third pack, h-gguf3).
-DENSE3 = {"llama4_text"}
+DENSE3 = {"llama4_text", "dbrx"}
+# Families whose converter forces every tensor of 2 or more dimensions to
+# the output type (tensor_force_quant), the router included (DbrxModel).
+FORCE_QUANT = {"dbrx"}
 
 
 def rope_params(cfg, layer_type="full_attention"):
@@ -233,7 +237,8 @@ CONFIG_ALIASES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "laye
                   "activation_function": "hidden_act",
                   # GPT2Config's and GPTBigCodeConfig's attribute_map
                   "n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
-                  "n_positions": "max_position_embeddings", "n_inner": "intermediate_size"}
+                  "n_positions": "max_position_embeddings", "n_inner": "intermediate_size",
+                  "n_layers": "num_hidden_layers"}  # DbrxConfig's attribute_map
 
 
 def write_metadata(w, name, cfg, ftype, state):
@@ -255,6 +260,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "jamba":
         write_jamba_metadata(w, cfg, ftype)
+        return
+    if mt == "dbrx":
+        write_dbrx_metadata(w, cfg, ftype)
         return
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -1003,6 +1011,34 @@ def write_dense3_metadata(w, cfg, arch):
             w.add_bool(f"{arch}.use_qk_norm", cfg.get("use_qk_norm", True))
 
 
+def write_dbrx_metadata(w, cfg, ftype):
+    """DbrxModel.set_gguf_parameters (not TextModel's): DbrxConfig's sizes,
+    attn_config's kv heads, RoPE base and clip_qkv as clamp_kqv, ffn_config's
+    experts, the LayerNorm eps llama.cpp fixes (1e-5); then the EXTENSION
+    keys."""
+    attn, ffn = cfg["attn_config"], cfg["ffn_config"]
+    w.add_block_count(cfg["n_layers"])
+    w.add_context_length(cfg["max_seq_len"])
+    w.add_embedding_length(cfg["d_model"])
+    w.add_feed_forward_length(ffn["ffn_hidden_size"])
+    w.add_head_count(cfg["n_heads"])
+    w.add_head_count_kv(attn["kv_n_heads"])
+    w.add_rope_freq_base(attn["rope_theta"])
+    w.add_clamp_kqv(attn["clip_qkv"])
+    w.add_expert_count(ffn["moe_num_experts"])
+    w.add_expert_used_count(ffn["moe_top_k"])
+    w.add_layer_norm_eps(1e-5)
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+    assert (ffn.get("ffn_act_fn") or {}).get("name", "silu") == "silu", "llama.cpp's dbrx experts are SiLU"
+    # EXTENSION: llama.cpp divides the top-k weights by their sum (HF's
+    # moe_normalize_expert_weights 1, the default); the fixture's p-norm.
+    p = ffn.get("moe_normalize_expert_weights", 1.0)
+    assert p is not None, "llama.cpp always normalizes dbrx's expert weights"
+    if p != 1.0:
+        w.add_float32("dbrx.moe_normalize_expert_weights", p)
+
+
 def dense3_tensor(mt, cfg, hf, t, tmap):
     """The converter's modify_tensors for the DENSE3 families: the GGUF
     tensors (name, HF name, array) one checkpoint tensor becomes, or None
@@ -1015,13 +1051,21 @@ def dense3_tensor(mt, cfg, hf, t, tmap):
                 (f"blk.{i}.ffn_up_exps.weight", hf, up.contiguous().numpy())]
     if mt == "llama4_text" and hf.endswith(".feed_forward.experts.down_proj"):  # [E, I, H] transposed
         return [(f"blk.{hf.split('.')[2]}.ffn_down_exps.weight", hf, t.transpose(-1, -2).contiguous().numpy())]
+    if mt == "dbrx" and ".ffn.experts.mlp." in hf:
+        # DbrxModel.modify_tensors: w1, v1, w2 [E·I, H] viewed as [E, I, H],
+        # w2 then as [E, H, I]; named with .weight
+        ffn = cfg["ffn_config"]
+        t = t.view(ffn["moe_num_experts"], ffn["ffn_hidden_size"], cfg["d_model"])
+        if hf.endswith(".w2"):
+            t = t.permute(0, 2, 1)
+        return [(tmap.get_name(hf + ".weight", try_suffixes=(".weight",)), hf, t.contiguous().numpy())]
     return None
 
 
 def dense3_parted(mt, hf):
     """Whether the DENSE3 family's HF tensor hf is made of GGUF tensors
     that read_back must join (dense3_back)."""
-    return mt == "llama4_text" and ".feed_forward.experts." in hf
+    return (mt == "llama4_text" and ".feed_forward.experts." in hf) or (mt == "dbrx" and ".ffn.experts.mlp." in hf)
 
 
 def dense3_back(mt, cfg, hf, parts):
@@ -1032,6 +1076,10 @@ def dense3_back(mt, cfg, hf, parts):
         return np.concatenate([by["ffn_gate_exps"], by["ffn_up_exps"]], axis=1).swapaxes(1, 2)
     if mt == "llama4_text" and hf.endswith(".down_proj"):
         return by["ffn_down_exps"].swapaxes(1, 2)
+    if mt == "dbrx":  # [E, I, H] (w2: [E, H, I]) back to [E·I, H]
+        (name, a), = parts.items()
+        a = a.swapaxes(1, 2) if name.endswith("ffn_down_exps.weight") else a
+        return a.reshape(-1, a.shape[-1])
     raise AssertionError(f"{mt}: no inverse for {hf}")
 
 
@@ -1040,11 +1088,13 @@ def dense3_back(mt, cfg, hf, parts):
 KEEP_F32 = re.compile(r"\.(ffn_gate_inp|ssm_conv1d|shortconv\.conv)\.")
 
 
-def storage(name, data, ftype):
+def storage(name, data, ftype, mt=None):
     """The type convert_hf_to_gguf.py stores a tensor in, and its data
-    (ModelBase.prepare_tensors: F32 for 1-D tensors, norms, KEEP_F32 and
-    names without .weight such as Mamba's ssm_a)."""
-    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight") or KEEP_F32.search(name) or not name.endswith(".weight"):
+    (ModelBase.prepare_tensors: F32 for 1-D tensors, norms, KEEP_F32 unless
+    the family is in FORCE_QUANT, and names without .weight such as Mamba's
+    ssm_a)."""
+    keep = KEEP_F32.search(name) and mt not in FORCE_QUANT
+    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight") or keep or not name.endswith(".weight"):
         return gguf.GGMLQuantizationType.F32, data
     try:
         return gguf.GGMLQuantizationType.Q8_0, gguf.quants.quantize(data, gguf.GGMLQuantizationType.Q8_0)
@@ -1057,7 +1107,7 @@ def write_gguf(path, name, cfg, tensors, ftype, state):
     write_metadata(w, name, cfg, ftype, state)
     types = {}
     for gname, _, data in tensors:
-        qtype, stored = storage(gname, data, ftype)
+        qtype, stored = storage(gname, data, ftype, cfg["model_type"])
         types[gname] = qtype.name
         w.add_tensor(gname, stored, raw_dtype=qtype)
     w.write_header_to_file()

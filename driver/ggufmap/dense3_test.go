@@ -2,12 +2,14 @@ package ggufmap
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
-// TestConfigDense3: the gguf sections of issue 21's newest families
-// (llama4_text, ...) on files as llama.cpp's converters write them, without
-// archc's extension keys: the values llama.cpp fixes become the config.
+// TestConfigDense3: the gguf sections of issue 21's third pack
+// (llama4_text, dbrx) on files as llama.cpp's converters write them,
+// without archc's extension keys: the values llama.cpp fixes become the
+// config; a key llama.cpp needs is one error naming it.
 func TestConfigDense3(t *testing.T) {
 	llama4 := func(experts uint32, extra ...kv) []kv {
 		return baseKVs("llama4", append([]kv{
@@ -32,6 +34,19 @@ func TestConfigDense3(t *testing.T) {
 		if c["use_qk_norm"] != false || fmt.Sprint(c["no_rope_layers"]) != "[1 1 1 1 1 1 1 1 1 1 1 0]" ||
 			fmt.Sprint(c["layer_types"]) != "[full_attention full_attention full_attention full_attention full_attention full_attention full_attention full_attention full_attention full_attention full_attention full_attention]" {
 			t.Errorf("llama4 config: %v", c)
+		}
+	})
+	t.Run("dbrx", func(t *testing.T) {
+		dbrx := baseKVs("dbrx", kv{"dbrx.expert_count", uint32(4)}, kv{"dbrx.expert_used_count", uint32(2)},
+			kv{"dbrx.attention.layer_norm_epsilon", float32(1e-5)}, kv{"dbrx.rope.freq_base", float32(10000)})
+		c := evalConfig(t, mustRead(t, openBuilt(t, append(dbrx, kv{"dbrx.attention.clamp_kqv", float32(8)}), nil)))
+		if c["hidden_size"] != int64(64) || c["num_hidden_layers"] != int64(12) || c["kv_n_heads"] != int64(2) ||
+			c["clip_qkv"] != 8.0 || c["intermediate_size"] != int64(96) || c["moe_num_experts"] != int64(4) || c["moe_top_k"] != int64(2) ||
+			c["moe_normalize_expert_weights"] != 1.0 || c["rope_theta"] != 10000.0 {
+			t.Errorf("dbrx config: %v", c)
+		}
+		if _, err := read(openBuilt(t, dbrx, nil)); err == nil || !strings.Contains(err.Error(), "dbrx.arch:") || !strings.Contains(err.Error(), "dbrx.attention.clamp_kqv") {
+			t.Errorf("dbrx without clamp_kqv: %v", err)
 		}
 	})
 }
