@@ -135,6 +135,7 @@ GGUF_ARCH = {
     # issue 21 (h-gguf3): the newest dense and MoE families
     "llama4_text": "llama4",  # Llama4Model (a LlamaModel)
     "dbrx": "dbrx",  # DbrxModel
+    "gemma4_text": "gemma4",  # Gemma4Model (a Gemma3Model; registered for Gemma4ForConditionalGeneration, whose text model this is)
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
@@ -183,7 +184,7 @@ STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text", "nemotron"}  # NemotronModel: LayerNorm1P's weights
 # Families whose keys and tensors the DENSE3 functions below write and read
 # back (issue 21's third pack, h-gguf3).
-DENSE3 = {"llama4_text", "dbrx"}
+DENSE3 = {"llama4_text", "dbrx", "gemma4_text"}
 # Families whose converter forces every tensor of 2 or more dimensions to
 # the output type (tensor_force_quant), the router included (DbrxModel).
 FORCE_QUANT = {"dbrx"}
@@ -263,6 +264,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "dbrx":
         write_dbrx_metadata(w, cfg, ftype)
+        return
+    if mt == "gemma4_text":
+        write_gemma4_metadata(w, cfg, ftype)
         return
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -893,6 +897,8 @@ def to_gguf(cfg, state):
     if mt in ROPE_FREQS and full.get("rope_type") == "llama3":
         dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
+    if mt == "gemma4_text":
+        out.append(("rope_freqs.weight", None, gemma4_rope_freqs(cfg)))
     if mt == "glm4_moe":
         out.extend(mtp_layers(cfg, out))
     return out
@@ -1039,6 +1045,68 @@ def write_dbrx_metadata(w, cfg, ftype):
         w.add_float32("dbrx.moe_normalize_expert_weights", p)
 
 
+def write_gemma4_metadata(w, cfg, ftype):
+    """Gemma4Model.set_gguf_parameters over Gemma3Model's and TextModel's:
+    the full layers' head_dim (key_length) and RoPE base, the sliding
+    layers' (key_length_swa, freq_base_swa), per-layer kv heads and
+    sliding pattern, KV sharing, per-layer inputs, the double-wide MLP as
+    per-layer feed_forward_length, the experts; then the EXTENSION keys."""
+    layers, swa_types = cfg["num_hidden_layers"], [t == "sliding_attention" for t in cfg["layer_types"]]
+    full_rope, swa_rope = rope_params(cfg, "full_attention"), rope_params(cfg, "sliding_attention")
+    shared = cfg.get("num_kv_shared_layers") or 0
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_block_count(layers)
+    if cfg.get("use_double_wide_mlp"):
+        n_ff = cfg["intermediate_size"]
+        w.add_feed_forward_length([n_ff if il < layers - shared else 2 * n_ff for il in range(layers)])
+    else:
+        w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(cfg["num_attention_heads"])
+    if cfg.get("num_global_key_value_heads") is not None:
+        w.add_head_count_kv([cfg["num_key_value_heads"] if s else cfg["num_global_key_value_heads"] for s in swa_types])
+    else:
+        w.add_head_count_kv(cfg["num_key_value_heads"])
+    w.add_rope_freq_base(full_rope["rope_theta"])
+    w.add_rope_freq_base_swa(swa_rope["rope_theta"])
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    if cfg.get("num_experts") is not None:
+        w.add_expert_count(cfg["num_experts"])
+        w.add_expert_used_count(cfg["top_k_experts"])
+    w.add_file_type(ftype)
+    if cfg.get("final_logit_softcapping"):
+        w.add_final_logit_softcapping(cfg["final_logit_softcapping"])
+    w.add_sliding_window(cfg["sliding_window"])
+    w.add_shared_kv_layers(shared)
+    w.add_embedding_length_per_layer_input(cfg.get("hidden_size_per_layer_input") or 0)
+    w.add_sliding_window_pattern(swa_types)
+    w.add_key_length(cfg["global_head_dim"])
+    w.add_value_length(cfg["global_head_dim"])
+    w.add_key_length_swa(cfg["head_dim"])
+    w.add_value_length_swa(cfg["head_dim"])
+    if cfg.get("moe_intermediate_size") is not None:
+        w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    w.add_rope_dimension_count(cfg["global_head_dim"])
+    w.add_rope_dimension_count_swa(int(cfg["head_dim"] * swa_rope.get("partial_rotary_factor", 1.0)))
+    write_special_tokens(w, cfg)
+    assert full_rope["rope_type"] == "proportional" and swa_rope.get("rope_type", "default") == "default"
+    assert cfg.get("use_bidirectional_attention") != "all"
+    # EXTENSION: llama.cpp keeps the full layers' partial_rotary_factor only
+    # in the rope_freqs tensor (1e30 past the rotated frequencies); the
+    # fixture's factor where it is not Gemma4TextConfig's 0.25.
+    if full_rope["partial_rotary_factor"] != 0.25:
+        w.add_float32("gemma4.rope.partial_rotary_factor", full_rope["partial_rotary_factor"])
+
+
+def gemma4_rope_freqs(cfg):
+    """Gemma4Model.generate_extra_tensors: the full layers' proportional
+    RoPE as freq factors, 1 for the rotated frequencies, 1e30 (no
+    rotation) for the rest."""
+    dim, part = cfg["global_head_dim"], rope_params(cfg, "full_attention")["partial_rotary_factor"]
+    rot = int(dim * part / 2)
+    return np.array([1.0] * rot + [1e30] * (dim // 2 - rot), dtype=np.float32)
+
+
 def dense3_tensor(mt, cfg, hf, t, tmap):
     """The converter's modify_tensors for the DENSE3 families: the GGUF
     tensors (name, HF name, array) one checkpoint tensor becomes, or None
@@ -1059,6 +1127,17 @@ def dense3_tensor(mt, cfg, hf, t, tmap):
         if hf.endswith(".w2"):
             t = t.permute(0, 2, 1)
         return [(tmap.get_name(hf + ".weight", try_suffixes=(".weight",)), hf, t.contiguous().numpy())]
+    if mt == "gemma4_text":
+        # Gemma4Model.filter_tensors / modify_tensors: .weight added to
+        # layer_scalar and the experts' parameters; the router's scale and
+        # per_expert_scale as .scale tensors of ffn_gate_inp / ffn_down_exps
+        i = hf.split(".")[2] if hf.startswith("model.layers.") else None
+        if hf.endswith(".router.scale"):
+            return [(f"blk.{i}.ffn_gate_inp.scale", hf, t.numpy())]
+        if hf.endswith(".router.per_expert_scale"):
+            return [(f"blk.{i}.ffn_down_exps.scale", hf, t.numpy())]
+        if hf.endswith(".layer_scalar") or (".experts." in hf and not hf.endswith(".weight")):
+            return [(tmap.get_name(hf + ".weight", try_suffixes=(".weight",)), hf, t.numpy())]
     return None
 
 

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/rt/gguf"
 )
 
 // TestConfigDense3: the gguf sections of issue 21's third pack
-// (llama4_text, dbrx) on files as llama.cpp's converters write them,
+// (llama4_text, dbrx, gemma4_text) on files as llama.cpp's converters write them,
 // without archc's extension keys: the values llama.cpp fixes become the
 // config; a key llama.cpp needs is one error naming it.
 func TestConfigDense3(t *testing.T) {
@@ -47,6 +49,34 @@ func TestConfigDense3(t *testing.T) {
 		}
 		if _, err := read(openBuilt(t, dbrx, nil)); err == nil || !strings.Contains(err.Error(), "dbrx.arch:") || !strings.Contains(err.Error(), "dbrx.attention.clamp_kqv") {
 			t.Errorf("dbrx without clamp_kqv: %v", err)
+		}
+	})
+	t.Run("gemma4", func(t *testing.T) {
+		gemma4 := func(extra ...kv) []kv {
+			return baseKVs("gemma4", append([]kv{
+				{"gemma4.attention.key_length", uint32(32)}, {"gemma4.attention.key_length_swa", uint32(16)},
+				{"gemma4.attention.sliding_window", uint32(8)}, {"gemma4.rope.freq_base", float32(1e6)}, {"gemma4.rope.freq_base_swa", float32(1e4)},
+				{"gemma4.attention.sliding_window_pattern", []bool{true, true, true, true, true, false, true, true, true, true, true, false}},
+			}, extra...)...)
+		}
+		ts := []tdesc{{"blk.0.ffn_gate.weight", gguf.F32, []uint64{64, 96}, make([]byte, 4*64*96)}}
+		c := evalConfig(t, mustRead(t, openBuilt(t, gemma4(), ts)))
+		rp := fmt.Sprint(c["rope_parameters"])
+		if c["head_dim"] != int64(16) || c["global_head_dim"] != int64(32) || c["num_key_value_heads"] != int64(2) || c["num_global_key_value_heads"] != nil ||
+			c["intermediate_size"] != int64(96) || c["use_double_wide_mlp"] != false || c["num_kv_shared_layers"] != int64(0) || c["hidden_size_per_layer_input"] != int64(0) ||
+			c["attention_k_eq_v"] != false || c["enable_moe_block"] != false ||
+			rp != "map[full_attention:map[partial_rotary_factor:0.25 rope_theta:1e+06 rope_type:proportional] sliding_attention:map[rope_theta:10000 rope_type:default]]" {
+			t.Errorf("gemma4 config: %v", c)
+		}
+		// Per-layer kv heads (sliding 2, full 1) and feed-forward widths (the
+		// last two layers share KV and are double-wide).
+		kvs := gemma4(kv{"gemma4.attention.shared_kv_layers", uint32(2)})
+		kvs[6].Val = []uint32{2, 2, 2, 2, 2, 1, 2, 2, 2, 2, 2, 1}               // head_count_kv
+		kvs[4].Val = []uint32{96, 96, 96, 96, 96, 96, 96, 96, 96, 96, 192, 192} // feed_forward_length
+		c = evalConfig(t, mustRead(t, openBuilt(t, kvs, ts)))
+		if c["num_key_value_heads"] != int64(2) || c["num_global_key_value_heads"] != int64(1) || c["intermediate_size"] != int64(96) ||
+			c["use_double_wide_mlp"] != true || c["num_kv_shared_layers"] != int64(2) {
+			t.Errorf("gemma4 per-layer config: %v", c)
 		}
 	})
 }
