@@ -135,6 +135,7 @@ GGUF_ARCH = {
     # issue 21 (h-gguf3): the newest dense and MoE families
     "llama4_text": "llama4",  # Llama4Model (a LlamaModel)
     "dbrx": "dbrx",  # DbrxModel
+    "glm": "chatglm",  # ChatGLMModel converts GlmForCausalLM too
     "gemma4_text": "gemma4",  # Gemma4Model (a Gemma3Model; registered for Gemma4ForConditionalGeneration, whose text model this is)
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
@@ -184,7 +185,7 @@ STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text", "nemotron"}  # NemotronModel: LayerNorm1P's weights
 # Families whose keys and tensors the DENSE3 functions below write and read
 # back (issue 21's third pack, h-gguf3).
-DENSE3 = {"llama4_text", "dbrx", "gemma4_text"}
+DENSE3 = {"llama4_text", "dbrx", "gemma4_text", "glm"}
 # Families whose converter forces every tensor of 2 or more dimensions to
 # the output type (tensor_force_quant), the router included (DbrxModel).
 FORCE_QUANT = {"dbrx"}
@@ -267,6 +268,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "gemma4_text":
         write_gemma4_metadata(w, cfg, ftype)
+        return
+    if mt == "glm":
+        write_chatglm_metadata(w, cfg, ftype)
         return
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -1096,6 +1100,37 @@ def write_gemma4_metadata(w, cfg, ftype):
     # fixture's factor where it is not Gemma4TextConfig's 0.25.
     if full_rope["partial_rotary_factor"] != 0.25:
         w.add_float32("gemma4.rope.partial_rotary_factor", full_rope["partial_rotary_factor"])
+
+
+def write_chatglm_metadata(w, cfg, ftype):
+    """ChatGLMModel.set_gguf_parameters (not TextModel's) on a
+    GlmForCausalLM config: context_length is seq_length, else hidden_size
+    (a GlmConfig has no seq_length), the RMS eps layernorm_epsilon, else
+    1e-5, the RoPE base 10000 · rope_ratio, the rotary dimensions
+    partial_rotary_factor (top-level, else 0.5) of hidden/heads; then the
+    EXTENSION keys."""
+    heads, rope = cfg["num_attention_heads"], rope_params(cfg)
+    assert cfg.get("head_dim", cfg["hidden_size"] // heads) == cfg["hidden_size"] // heads, "llama.cpp's chatglm has head_dim hidden/heads"
+    assert cfg["rms_norm_eps"] == 1e-5 and rope.get("rope_theta", 10000.0) == 10000.0 and rope.get("rope_type", "default") == "default", \
+        "ChatGLMModel writes eps 1e-5 and RoPE base 10000 for a GlmForCausalLM"
+    w.add_context_length(cfg["hidden_size"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(cfg["num_key_value_heads"])
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_file_type(ftype)
+    w.add_rope_dimension_count(int(cfg["hidden_size"] // heads * cfg.get("partial_rotary_factor", 0.5)))
+    w.add_add_bos_token(False)
+    w.add_rope_freq_base(10000)
+    write_special_tokens(w, cfg)
+    # EXTENSION: the context length llama.cpp's file replaces with the
+    # hidden size; the partial_rotary_factor transformers 5 keeps in
+    # rope_parameters, which the converter does not read.
+    w.add_uint32("chatglm.max_position_embeddings", cfg["max_position_embeddings"])
+    if rope.get("partial_rotary_factor", 0.5) != cfg.get("partial_rotary_factor", 0.5):
+        w.add_float32("chatglm.partial_rotary_factor", rope["partial_rotary_factor"])
 
 
 def gemma4_rope_freqs(cfg):

@@ -9,7 +9,7 @@ import (
 )
 
 // TestConfigDense3: the gguf sections of issue 21's third pack
-// (llama4_text, dbrx, gemma4_text) on files as llama.cpp's converters write them,
+// (llama4_text, dbrx, gemma4_text, glm) on files as llama.cpp's converters write them,
 // without archc's extension keys: the values llama.cpp fixes become the
 // config; a key llama.cpp needs is one error naming it.
 func TestConfigDense3(t *testing.T) {
@@ -77,6 +77,15 @@ func TestConfigDense3(t *testing.T) {
 		if c["num_key_value_heads"] != int64(2) || c["num_global_key_value_heads"] != int64(1) || c["intermediate_size"] != int64(96) ||
 			c["use_double_wide_mlp"] != true || c["num_kv_shared_layers"] != int64(2) {
 			t.Errorf("gemma4 per-layer config: %v", c)
+		}
+	})
+	t.Run("chatglm", func(t *testing.T) { // GlmForCausalLM as ChatGLMModel writes it: hidden_size as the context length
+		m := mustRead(t, openBuilt(t, baseKVs("chatglm", kv{"chatglm.rope.dimension_count", uint32(8)}, kv{"chatglm.rope.freq_base", float32(10000)}),
+			[]tdesc{{"blk.0.attn_q.bias", gguf.F32, []uint64{64}, make([]byte, 4*64)}}))
+		c := evalConfig(t, m)
+		if m.Family != "glm" || c["max_position_embeddings"] != int64(128) || c["head_dim"] != int64(16) || c["partial_rotary_factor"] != 0.5 ||
+			c["rope_theta"] != 10000.0 || c["attention_bias"] != true {
+			t.Errorf("chatglm config: %v", c)
 		}
 	})
 }
