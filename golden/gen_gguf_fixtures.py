@@ -136,7 +136,7 @@ GGUF_ARCH = {
     "llama4_text": "llama4",  # Llama4Model (a LlamaModel)
     "dbrx": "dbrx",  # DbrxModel
     "glm": "chatglm",  # ChatGLMModel converts GlmForCausalLM too
-    "gemma4_text": "gemma4",  # Gemma4Model (a Gemma3Model; registered for Gemma4ForConditionalGeneration, whose text model this is)
+    "gemma4_text": "gemma4",  # Gemma4Model (a Gemma3Model), for Gemma4ForCausalLM and Gemma4ForConditionalGeneration
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
