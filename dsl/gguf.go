@@ -66,6 +66,7 @@ var GGUFTransforms = map[string][]string{
 	"transpose":    nil,                // the file stores the last two dimensions swapped (GptOssModel's experts): swap them back
 	"interleave":   {"part", "parts"},  // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
 	"chunk":        {"part", "parts"},  // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
+	"chunk_cols":   {"part", "parts"},  // as chunk, joined along the last dimension (torch.cat(dim=-1); parts may differ in columns), after transpose (Llama4Model split gate_up_proj [E, H, 2I] into gate and up and transposed each to [E, I, H])
 	"flatten":      {},                 // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
 	"reshape":      {"dims..."},        // the Hugging Face tensor is the GGUF one, same values in the same order, in shape dims (one may be -1: the rest of the elements) (MambaModel squeezed conv1d's [C, 1, K] to [C, K]; Mamba2Model stored A and D [H] as [H, 1], the gated norm [d] as [groups, d/groups])
 	"log_neg":      nil,                // the file stores A = -exp(A_log) (MambaModel's ssm_a): A_log = log(-A), computed in float64 and rounded to float32

@@ -132,6 +132,11 @@ GGUF_ARCH = {
     "dots1": "dots1",
     "ernie4_5_moe": "ernie4_5-moe",
     "phimoe": "phimoe",  # PhiMoeModel (a Phi3MiniModel)
+    # issue 21 (h-gguf3): the newest dense and MoE families
+    "llama4_text": "llama4",  # Llama4Model (a LlamaModel)
+    "dbrx": "dbrx",  # DbrxModel
+    "glm": "chatglm",  # ChatGLMModel converts GlmForCausalLM too
+    "gemma4_text": "gemma4",  # Gemma4Model (a Gemma3Model), for Gemma4ForCausalLM and Gemma4ForConditionalGeneration
 }
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
@@ -163,10 +168,11 @@ PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mix
               "olmo"}  # OlmoModel: LlamaModel's permutation
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
-LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba", "apertus"}
+LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba", "apertus",
+               "llama4_text"}
 # Families whose llama3 RoPE llama.cpp stores as the rope_freqs tensor only
 # (LlamaModel.generate_extra_tensors and its kin).
-ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus"}
+ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus", "llama4_text"}
 # MoE families whose HF configs may mix in dense layers (mlp_only_layers,
 # decoder_sparse_step), which llama.cpp's converters do not carry.
 DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe"}
@@ -177,6 +183,12 @@ EXPERT = re.compile(r"^(.*\.experts)\.(\d+)\.(\w+)\.weight$")
 STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 # Families whose RMSNorm weights llama.cpp stores as 1 + w.
 NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text", "nemotron"}  # NemotronModel: LayerNorm1P's weights
+# Families whose keys and tensors the DENSE3 functions below write and read
+# back (issue 21's third pack, h-gguf3).
+DENSE3 = {"llama4_text", "dbrx", "gemma4_text", "glm"}
+# Families whose converter forces every tensor of 2 or more dimensions to
+# the output type (tensor_force_quant), the router included (DbrxModel).
+FORCE_QUANT = {"dbrx"}
 
 
 def rope_params(cfg, layer_type="full_attention"):
@@ -227,7 +239,8 @@ CONFIG_ALIASES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "laye
                   "activation_function": "hidden_act",
                   # GPT2Config's and GPTBigCodeConfig's attribute_map
                   "n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
-                  "n_positions": "max_position_embeddings", "n_inner": "intermediate_size"}
+                  "n_positions": "max_position_embeddings", "n_inner": "intermediate_size",
+                  "n_layers": "num_hidden_layers"}  # DbrxConfig's attribute_map
 
 
 def write_metadata(w, name, cfg, ftype, state):
@@ -239,6 +252,8 @@ def write_metadata(w, name, cfg, ftype, state):
         if alias in cfg:
             cfg.setdefault(key, cfg[alias])
     mt = cfg["model_type"]
+    if mt in DENSE3:
+        cfg = dense3_hparams(cfg)
     w.add_type("model")
     w.add_name("mistral" if mt == "mistral" else name)  # transformers and archc read a llama file named "mistral" as Mistral
     w.add_quantization_version(gguf.GGML_QUANT_VERSION)
@@ -247,6 +262,15 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "jamba":
         write_jamba_metadata(w, cfg, ftype)
+        return
+    if mt == "dbrx":
+        write_dbrx_metadata(w, cfg, ftype)
+        return
+    if mt == "gemma4_text":
+        write_gemma4_metadata(w, cfg, ftype)
+        return
+    if mt == "glm":
+        write_chatglm_metadata(w, cfg, ftype)
         return
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -471,6 +495,8 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_kv_lora_rank(cfg["kv_lora_rank"])
         w.add_key_length(cfg["qk_nope_head_dim"] + cfg["qk_rope_head_dim"])
         w.add_rope_dimension_count(cfg["qk_rope_head_dim"])
+    if mt in DENSE3:
+        write_dense3_metadata(w, cfg, arch_name)
     write_special_tokens(w, cfg)
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.
@@ -811,6 +837,9 @@ def to_gguf(cfg, state):
         if mt == "gpt_oss" and ".mlp.experts." in hf:
             out.extend(gpt_oss_experts(hf, t, tmap))
             continue
+        if mt in DENSE3 and (got := dense3_tensor(mt, cfg, hf, t, tmap)) is not None:
+            out.extend(got)
+            continue
         if mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight"):  # DeepseekV2Model.modify_tensors
             nope, v = cfg["qk_nope_head_dim"], cfg["v_head_dim"]
             kv_b = t.view(heads, nope + v, t.shape[-1])
@@ -872,6 +901,8 @@ def to_gguf(cfg, state):
     if mt in ROPE_FREQS and full.get("rope_type") == "llama3":
         dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
+    if mt == "gemma4_text":
+        out.append(("rope_freqs.weight", None, gemma4_rope_freqs(cfg)))
     if mt == "glm4_moe":
         out.extend(mtp_layers(cfg, out))
     return out
@@ -949,16 +980,235 @@ def gpt_oss_experts_back(parts):
     return out.swapaxes(-1, -2)
 
 
+def dense3_hparams(cfg):
+    """The hparams the DENSE3 families' converters rewrite before
+    TextModel reads them (Llama4Model.__init__: intermediate_size is the
+    dense MLP's intermediate_size_mlp, the experts' width moves to
+    intermediate_size_moe)."""
+    cfg = dict(cfg)
+    if cfg["model_type"] == "llama4_text":
+        cfg["intermediate_size_moe"], cfg["intermediate_size"] = cfg["intermediate_size"], cfg["intermediate_size_mlp"]
+    return cfg
+
+
+def write_dense3_metadata(w, cfg, arch):
+    """The keys the converters of the DENSE3 families write beyond
+    TextModel's, then their EXTENSION keys."""
+    mt, layers = cfg["model_type"], cfg["num_hidden_layers"]
+    if mt == "llama4_text":  # Llama4Model
+        w.add_interleave_moe_layer_step(cfg["interleave_moe_layer_step"])
+        w.add_expert_feed_forward_length(cfg["intermediate_size_moe"])
+        chunked = "chunked_attention" in cfg["layer_types"]
+        if not chunked:
+            w.add_sliding_window(0)  # llama.cpp: no chunks (and RoPE on every layer but the last)
+        assert cfg.get("attn_temperature_tuning", True), "llama.cpp always tunes the NoPE layers' temperature"
+        # EXTENSION: llama.cpp fixes the chunk size (8192), every 4th layer
+        # NoPE and full, the temperature's floor (8192) and scale (0.1) and
+        # q/k norm unless 128 experts; the fixture's values where not those.
+        if chunked and cfg["attention_chunk_size"] != 8192:
+            w.add_sliding_window(cfg["attention_chunk_size"])
+        step = 4 if chunked else layers
+        if cfg["no_rope_layers"] != [int((i + 1) % step != 0) for i in range(layers)]:
+            w.add_array(f"{arch}.no_rope_layers", [int(x) for x in cfg["no_rope_layers"]])
+        derived = ["chunked_attention" if chunked and cfg["no_rope_layers"][i] else "full_attention" for i in range(layers)]
+        if cfg["layer_types"] != derived:  # Llama4TextConfig's default: the RoPE layers are the chunked ones
+            w.add_sliding_window_pattern([t == "chunked_attention" for t in cfg["layer_types"]])
+        if cfg.get("floor_scale", 8192) != 8192:
+            w.add_attn_temperature_length(int(cfg["floor_scale"]))
+        if cfg.get("attn_scale", 0.1) != 0.1:
+            w.add_attn_temperature_scale(cfg["attn_scale"])
+        if cfg.get("use_qk_norm", True) != (cfg["num_local_experts"] != 128):
+            w.add_bool(f"{arch}.use_qk_norm", cfg.get("use_qk_norm", True))
+
+
+def write_dbrx_metadata(w, cfg, ftype):
+    """DbrxModel.set_gguf_parameters (not TextModel's): DbrxConfig's sizes,
+    attn_config's kv heads, RoPE base and clip_qkv as clamp_kqv, ffn_config's
+    experts, the LayerNorm eps llama.cpp fixes (1e-5); then the EXTENSION
+    keys."""
+    attn, ffn = cfg["attn_config"], cfg["ffn_config"]
+    w.add_block_count(cfg["n_layers"])
+    w.add_context_length(cfg["max_seq_len"])
+    w.add_embedding_length(cfg["d_model"])
+    w.add_feed_forward_length(ffn["ffn_hidden_size"])
+    w.add_head_count(cfg["n_heads"])
+    w.add_head_count_kv(attn["kv_n_heads"])
+    w.add_rope_freq_base(attn["rope_theta"])
+    w.add_clamp_kqv(attn["clip_qkv"])
+    w.add_expert_count(ffn["moe_num_experts"])
+    w.add_expert_used_count(ffn["moe_top_k"])
+    w.add_layer_norm_eps(1e-5)
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+    assert (ffn.get("ffn_act_fn") or {}).get("name", "silu") == "silu", "llama.cpp's dbrx experts are SiLU"
+    # EXTENSION: llama.cpp divides the top-k weights by their sum (HF's
+    # moe_normalize_expert_weights 1, the default); the fixture's p-norm.
+    p = ffn.get("moe_normalize_expert_weights", 1.0)
+    assert p is not None, "llama.cpp always normalizes dbrx's expert weights"
+    if p != 1.0:
+        w.add_float32("dbrx.moe_normalize_expert_weights", p)
+
+
+def write_gemma4_metadata(w, cfg, ftype):
+    """Gemma4Model.set_gguf_parameters over Gemma3Model's and TextModel's:
+    the full layers' head_dim (key_length) and RoPE base, the sliding
+    layers' (key_length_swa, freq_base_swa), per-layer kv heads and
+    sliding pattern, KV sharing, per-layer inputs, the double-wide MLP as
+    per-layer feed_forward_length, the experts; then the EXTENSION keys."""
+    layers, swa_types = cfg["num_hidden_layers"], [t == "sliding_attention" for t in cfg["layer_types"]]
+    full_rope, swa_rope = rope_params(cfg, "full_attention"), rope_params(cfg, "sliding_attention")
+    shared = cfg.get("num_kv_shared_layers") or 0
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_block_count(layers)
+    if cfg.get("use_double_wide_mlp"):
+        n_ff = cfg["intermediate_size"]
+        w.add_feed_forward_length([n_ff if il < layers - shared else 2 * n_ff for il in range(layers)])
+    else:
+        w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(cfg["num_attention_heads"])
+    if cfg.get("num_global_key_value_heads") is not None:
+        w.add_head_count_kv([cfg["num_key_value_heads"] if s else cfg["num_global_key_value_heads"] for s in swa_types])
+    else:
+        w.add_head_count_kv(cfg["num_key_value_heads"])
+    w.add_rope_freq_base(full_rope["rope_theta"])
+    w.add_rope_freq_base_swa(swa_rope["rope_theta"])
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    if cfg.get("num_experts") is not None:
+        w.add_expert_count(cfg["num_experts"])
+        w.add_expert_used_count(cfg["top_k_experts"])
+    w.add_file_type(ftype)
+    if cfg.get("final_logit_softcapping"):
+        w.add_final_logit_softcapping(cfg["final_logit_softcapping"])
+    w.add_sliding_window(cfg["sliding_window"])
+    w.add_shared_kv_layers(shared)
+    w.add_embedding_length_per_layer_input(cfg.get("hidden_size_per_layer_input") or 0)
+    w.add_sliding_window_pattern(swa_types)
+    w.add_key_length(cfg["global_head_dim"])
+    w.add_value_length(cfg["global_head_dim"])
+    w.add_key_length_swa(cfg["head_dim"])
+    w.add_value_length_swa(cfg["head_dim"])
+    if cfg.get("moe_intermediate_size") is not None:
+        w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    w.add_rope_dimension_count(cfg["global_head_dim"])
+    w.add_rope_dimension_count_swa(int(cfg["head_dim"] * swa_rope.get("partial_rotary_factor", 1.0)))
+    write_special_tokens(w, cfg)
+    assert full_rope["rope_type"] == "proportional" and swa_rope.get("rope_type", "default") == "default"
+    assert cfg.get("use_bidirectional_attention") != "all"
+    # EXTENSION: llama.cpp keeps the full layers' partial_rotary_factor only
+    # in the rope_freqs tensor (1e30 past the rotated frequencies); the
+    # fixture's factor where it is not Gemma4TextConfig's 0.25.
+    if full_rope["partial_rotary_factor"] != 0.25:
+        w.add_float32("gemma4.rope.partial_rotary_factor", full_rope["partial_rotary_factor"])
+
+
+def write_chatglm_metadata(w, cfg, ftype):
+    """ChatGLMModel.set_gguf_parameters (not TextModel's) on a
+    GlmForCausalLM config: context_length is seq_length, else hidden_size
+    (a GlmConfig has no seq_length), the RMS eps layernorm_epsilon, else
+    1e-5, the RoPE base 10000 · rope_ratio, the rotary dimensions
+    partial_rotary_factor (top-level, else 0.5) of hidden/heads; then the
+    EXTENSION keys."""
+    heads, rope = cfg["num_attention_heads"], rope_params(cfg)
+    assert cfg.get("head_dim", cfg["hidden_size"] // heads) == cfg["hidden_size"] // heads, "llama.cpp's chatglm has head_dim hidden/heads"
+    assert cfg["rms_norm_eps"] == 1e-5 and rope.get("rope_theta", 10000.0) == 10000.0 and rope.get("rope_type", "default") == "default", \
+        "ChatGLMModel writes eps 1e-5 and RoPE base 10000 for a GlmForCausalLM"
+    w.add_context_length(cfg["hidden_size"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(cfg["num_key_value_heads"])
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_file_type(ftype)
+    w.add_rope_dimension_count(int(cfg["hidden_size"] // heads * cfg.get("partial_rotary_factor", 0.5)))
+    w.add_add_bos_token(False)
+    w.add_rope_freq_base(10000)
+    write_special_tokens(w, cfg)
+    # EXTENSION: the context length llama.cpp's file replaces with the
+    # hidden size; the partial_rotary_factor transformers 5 keeps in
+    # rope_parameters, which the converter does not read.
+    w.add_uint32("chatglm.max_position_embeddings", cfg["max_position_embeddings"])
+    if rope.get("partial_rotary_factor", 0.5) != cfg.get("partial_rotary_factor", 0.5):
+        w.add_float32("chatglm.partial_rotary_factor", rope["partial_rotary_factor"])
+
+
+def gemma4_rope_freqs(cfg):
+    """Gemma4Model.generate_extra_tensors: the full layers' proportional
+    RoPE as freq factors, 1 for the rotated frequencies, 1e30 (no
+    rotation) for the rest."""
+    dim, part = cfg["global_head_dim"], rope_params(cfg, "full_attention")["partial_rotary_factor"]
+    rot = int(dim * part / 2)
+    return np.array([1.0] * rot + [1e30] * (dim // 2 - rot), dtype=np.float32)
+
+
+def dense3_tensor(mt, cfg, hf, t, tmap):
+    """The converter's modify_tensors for the DENSE3 families: the GGUF
+    tensors (name, HF name, array) one checkpoint tensor becomes, or None
+    where the common mapping applies."""
+    if mt == "llama4_text" and hf.endswith(".feed_forward.experts.gate_up_proj"):
+        # Llama4Model.modify_tensors: [E, H, 2I] transposed, split into gate and up [E, I, H]
+        i = hf.split(".")[2]
+        gate, up = t.transpose(-1, -2).chunk(2, dim=-2)
+        return [(f"blk.{i}.ffn_gate_exps.weight", hf, gate.contiguous().numpy()),
+                (f"blk.{i}.ffn_up_exps.weight", hf, up.contiguous().numpy())]
+    if mt == "llama4_text" and hf.endswith(".feed_forward.experts.down_proj"):  # [E, I, H] transposed
+        return [(f"blk.{hf.split('.')[2]}.ffn_down_exps.weight", hf, t.transpose(-1, -2).contiguous().numpy())]
+    if mt == "dbrx" and ".ffn.experts.mlp." in hf:
+        # DbrxModel.modify_tensors: w1, v1, w2 [E·I, H] viewed as [E, I, H],
+        # w2 then as [E, H, I]; named with .weight
+        ffn = cfg["ffn_config"]
+        t = t.view(ffn["moe_num_experts"], ffn["ffn_hidden_size"], cfg["d_model"])
+        if hf.endswith(".w2"):
+            t = t.permute(0, 2, 1)
+        return [(tmap.get_name(hf + ".weight", try_suffixes=(".weight",)), hf, t.contiguous().numpy())]
+    if mt == "gemma4_text":
+        # Gemma4Model.filter_tensors / modify_tensors: .weight added to
+        # layer_scalar and the experts' parameters; the router's scale and
+        # per_expert_scale as .scale tensors of ffn_gate_inp / ffn_down_exps
+        i = hf.split(".")[2] if hf.startswith("model.layers.") else None
+        if hf.endswith(".router.scale"):
+            return [(f"blk.{i}.ffn_gate_inp.scale", hf, t.numpy())]
+        if hf.endswith(".router.per_expert_scale"):
+            return [(f"blk.{i}.ffn_down_exps.scale", hf, t.numpy())]
+        if hf.endswith(".layer_scalar") or (".experts." in hf and not hf.endswith(".weight")):
+            return [(tmap.get_name(hf + ".weight", try_suffixes=(".weight",)), hf, t.numpy())]
+    return None
+
+
+def dense3_parted(mt, hf):
+    """Whether the DENSE3 family's HF tensor hf is made of GGUF tensors
+    that read_back must join (dense3_back)."""
+    return (mt == "llama4_text" and ".feed_forward.experts." in hf) or (mt == "dbrx" and ".ffn.experts.mlp." in hf)
+
+
+def dense3_back(mt, cfg, hf, parts):
+    """The inverse of dense3_tensor: {GGUF name: array} of one HF tensor's
+    parts → the HF array."""
+    by = {n.split(".")[2]: a for n, a in parts.items()}
+    if mt == "llama4_text" and hf.endswith(".gate_up_proj"):
+        return np.concatenate([by["ffn_gate_exps"], by["ffn_up_exps"]], axis=1).swapaxes(1, 2)
+    if mt == "llama4_text" and hf.endswith(".down_proj"):
+        return by["ffn_down_exps"].swapaxes(1, 2)
+    if mt == "dbrx":  # [E, I, H] (w2: [E, H, I]) back to [E·I, H]
+        (name, a), = parts.items()
+        a = a.swapaxes(1, 2) if name.endswith("ffn_down_exps.weight") else a
+        return a.reshape(-1, a.shape[-1])
+    raise AssertionError(f"{mt}: no inverse for {hf}")
+
+
 # Tensors ModelBase.prepare_tensors keeps in F32 whatever the output type:
 # the router, the SSM and short convolutions' kernels.
 KEEP_F32 = re.compile(r"\.(ffn_gate_inp|ssm_conv1d|shortconv\.conv)\.")
 
 
-def storage(name, data, ftype):
+def storage(name, data, ftype, mt=None):
     """The type convert_hf_to_gguf.py stores a tensor in, and its data
-    (ModelBase.prepare_tensors: F32 for 1-D tensors, norms, KEEP_F32 and
-    names without .weight such as Mamba's ssm_a)."""
-    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight") or KEEP_F32.search(name) or not name.endswith(".weight"):
+    (ModelBase.prepare_tensors: F32 for 1-D tensors, norms, KEEP_F32 unless
+    the family is in FORCE_QUANT, and names without .weight such as Mamba's
+    ssm_a)."""
+    keep = KEEP_F32.search(name) and mt not in FORCE_QUANT
+    if ftype == gguf.LlamaFileType.ALL_F32 or data.ndim <= 1 or name.endswith("_norm.weight") or keep or not name.endswith(".weight"):
         return gguf.GGMLQuantizationType.F32, data
     try:
         return gguf.GGMLQuantizationType.Q8_0, gguf.quants.quantize(data, gguf.GGMLQuantizationType.Q8_0)
@@ -971,7 +1221,7 @@ def write_gguf(path, name, cfg, tensors, ftype, state):
     write_metadata(w, name, cfg, ftype, state)
     types = {}
     for gname, _, data in tensors:
-        qtype, stored = storage(gname, data, ftype)
+        qtype, stored = storage(gname, data, ftype, cfg["model_type"])
         types[gname] = qtype.name
         w.add_tensor(gname, stored, raw_dtype=qtype)
     w.write_header_to_file()
@@ -1002,7 +1252,7 @@ def read_back(path, cfg, names, shapes):
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
         if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in GRANITE_MOE and hf.endswith(".input_linear.weight")) or (
-                mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")):
+                mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")) or (mt in DENSE3 and dense3_parted(mt, hf)):
             parts.setdefault(hf, {})[t.name] = data
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):
@@ -1025,6 +1275,9 @@ def read_back(path, cfg, names, shapes):
             continue
         sd[hf] = torch.from_numpy(np.ascontiguousarray(data))
     for hf, p in parts.items():
+        if mt in DENSE3:
+            sd[hf] = torch.from_numpy(np.ascontiguousarray(dense3_back(mt, cfg, hf, p)))
+            continue
         if mt in DEEPSEEK2:  # per head [k_b transposed back | v_b], heads flattened
             by = {n.split(".")[2]: a for n, a in p.items()}
             kv_b = np.concatenate([by["attn_k_b"].swapaxes(1, 2), by["attn_v_b"]], axis=1)

@@ -853,3 +853,91 @@ func TestGGUFRefusals(t *testing.T) {
 		t.Errorf("lfm2moe softmax gating: %v", err)
 	}
 }
+
+// TestMaterializeChunkCols: chunk_cols joins its parts along the last
+// dimension after transpose, as Llama 4's gate_up_proj [E, H, 2I] is made
+// of llama.cpp's ffn_gate_exps and ffn_up_exps [E, I, H] (here parts of
+// different widths: gate 2 columns, up 1), HF[e, h, j] = gate[e, j, h] for
+// j < 2 and HF[e, h, 2] = up[e, 0, h]; Materialize and Pack agree; parts
+// that differ in more than their columns are refused by name.
+func TestMaterializeChunkCols(t *testing.T) {
+	src := []byte(`arch colstest extends llama {
+  match model_type "colstest"
+  gguf "colstest" {
+    tensor blk.{i}.ffn_gate_exps.weight -> model.layers.{i}.mlp.experts.gate_up_proj
+    tensor blk.{i}.ffn_up_exps.weight   -> model.layers.{i}.mlp.experts.gate_up_proj
+    transform "blk.*.ffn_*_exps.weight": transpose()
+    transform "blk.*.ffn_gate_exps.*":   chunk_cols(0, 2)
+    transform "blk.*.ffn_up_exps.*":     chunk_cols(1, 2)
+  }
+}
+`)
+	fams, err := builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dsl.File{}
+	for _, f := range fams {
+		byName[f.Name] = f
+	}
+	fam, err := dsl.Parse("colstest.arch", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
+		t.Fatal(err)
+	}
+	file := func(upDims []uint64) *gguf.File {
+		kvs := []kv{
+			{"general.architecture", "colstest"},
+			{"colstest.block_count", uint32(1)},
+			{"colstest.context_length", uint32(64)},
+			{"colstest.embedding_length", uint32(3)},
+			{"colstest.feed_forward_length", uint32(2)},
+			{"colstest.attention.head_count", uint32(1)},
+			{"colstest.attention.layer_norm_rms_epsilon", float32(1e-5)},
+		}
+		ts := []tdesc{
+			{"token_embd.weight", gguf.F32, []uint64{3, 4}, f32s(seq(0, 12)...)},
+			{"blk.0.ffn_gate_exps.weight", gguf.F32, []uint64{3, 2, 2}, f32s(seq(0, 12)...)},
+			{"blk.0.ffn_up_exps.weight", gguf.F32, upDims, f32s(seq(100, int(upDims[0]*upDims[1]*upDims[2]))...)},
+		}
+		return openBuilt(t, kvs, ts)
+	}
+	f, err := Read(file([]uint64{3, 1, 2}), fam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []float32
+	for e := 0; e < 2; e++ {
+		for h := 0; h < 3; h++ {
+			want = append(want, float32(e*6+h), float32(e*6+3+h), float32(100+e*3+h))
+		}
+	}
+	got, hf, shape, err := f.ReadTensor("blk.0.ffn_up_exps.weight")
+	if err != nil || hf != "model.layers.0.mlp.experts.gate_up_proj" || !slices.Equal(shape, []int64{2, 3, 3}) || !slices.Equal(got, want) {
+		t.Errorf("gate_up_proj: %s %v %v (%v), want %v %v", hf, shape, got, err, []int64{2, 3, 3}, want)
+	}
+	if tr := f.Transforms("model.layers.0.mlp.experts.gate_up_proj"); !slices.Equal(tr, []string{"chunk_cols", "transpose"}) {
+		t.Errorf("Transforms: %v", tr)
+	}
+	cache := t.TempDir()
+	mat, err := f.Materialize(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := f.Pack(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "model.layers.0.mlp.experts.gate_up_proj"
+	a, errA := mat.Tensors[name].Read()
+	b, errB := packed.Tensors[name].Read()
+	if errA != nil || errB != nil || packed.Tensors[name].Format != "f32" || !slices.Equal(a.Data, b.Data) || !slices.Equal(a.Data, f32s(want...)) {
+		t.Errorf("%s: Materialize and Pack differ or are wrong (%v, %v, format %q)", name, errA, errB, packed.Tensors[name].Format)
+	}
+
+	if _, err := Read(file([]uint64{2, 1, 2}), fam); err == nil || !strings.Contains(err.Error(), "differ in more than their columns") {
+		t.Errorf("mismatched parts: %v", err)
+	}
+}

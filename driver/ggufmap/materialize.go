@@ -162,8 +162,9 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 // convertParts converts a transposed or interleaved tensor whole into dst:
 // each GGUF tensor of the group (or p alone) dequantized as stored, its
 // last two dimensions swapped back (transpose), then written to
-// dst[..., part::parts] (interleave) or as rows chunk part of parts along
-// dimension -2 (chunk).
+// dst[..., part::parts] (interleave), as rows chunk part of parts along
+// dimension -2 (chunk) or as columns chunk part of parts along the last
+// dimension (chunk_cols).
 func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 	parts := p.group
 	if parts == nil {
@@ -189,6 +190,21 @@ func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 				}
 			}
 			vals = t
+		}
+		if q.tr.cols { // [..., R, C_k] as columns [Σ_{j<k} C_j, Σ_{j<=k} C_j) of each [..., R, Σ C]
+			c := int(q.shape[len(q.shape)-1])
+			before, total := 0, 0
+			for j, o := range parts {
+				w := int(o.shape[len(o.shape)-1])
+				if j < k {
+					before += w
+				}
+				total += w
+			}
+			for r := 0; r < len(vals)/c; r++ {
+				copy(dst[r*total+before:r*total+before+c], vals[r*c:(r+1)*c])
+			}
+			continue
 		}
 		if q.tr.chunk { // [..., R_k, C] as rows [Σ_{j<k} R_j, Σ_{j<=k} R_j) of each [..., Σ R, C]
 			c := int(q.shape[len(q.shape)-1])

@@ -97,6 +97,9 @@ func (m *Model) sum() {
 			if p.tr.chunk {
 				h.Write([]byte("chunk\x00"))
 			}
+			if p.tr.cols {
+				h.Write([]byte("cols\x00"))
+			}
 			if p.tr.flatten {
 				h.Write([]byte("flatten\x00"))
 			}

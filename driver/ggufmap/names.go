@@ -17,6 +17,7 @@ type transform struct {
 	transpose    bool    // the file stores the last two dimensions swapped: swap them back (packed as f32)
 	part, parts  int     // parts > 1: this tensor is part `part` of a tensor several GGUF tensors make (packed as f32):
 	chunk        bool    // its rows, chunk part of parts along dimension -2 (torch.cat of the parts, which may differ in rows); else HF[..., part::parts] (interleave)
+	cols         bool    // with chunk: joined along the last dimension instead (chunk_cols: torch.cat(dim=-1), the parts may differ in columns)
 	flatten      bool    // the HF tensor is the result with its leading dimensions merged: [a, b, c] → [a·b, c]
 	reshape      []int64 // non-nil: the HF tensor is the file's values, in the same order, in this shape (one dimension may be -1)
 	logNeg       bool    // the file stores A = -exp(A_log): A_log = log(-A) (values change: packed as f32)
@@ -24,6 +25,9 @@ type transform struct {
 
 // kind names the grouping transform, for messages.
 func (tr transform) kind() string {
+	if tr.cols {
+		return "chunk_cols"
+	}
 	if tr.chunk {
 		return "chunk"
 	}
@@ -55,6 +59,10 @@ var transforms = map[string]func(tr *transform, args []int64){
 	"interleave": func(tr *transform, args []int64) { tr.part, tr.parts = int(args[0]), int(args[1]) },
 	// chunk(part, parts): GraniteMoeModel's input_linear [E, 2I, H] split into its gate rows and up rows.
 	"chunk": func(tr *transform, args []int64) { tr.part, tr.parts, tr.chunk = int(args[0]), int(args[1]), true },
+	// chunk_cols(part, parts): Llama4Model's gate_up_proj [E, H, 2I] split into gate and up, each transposed to [E, I, H].
+	"chunk_cols": func(tr *transform, args []int64) {
+		tr.part, tr.parts, tr.chunk, tr.cols = int(args[0]), int(args[1]), true, true
+	},
 	// flatten(): DeepseekV2Model's per-head attn_k_b / attn_v_b, which make kv_b_proj [heads·(nope+v), kv_lora].
 	"flatten": func(tr *transform, _ []int64) { tr.flatten = true },
 	// reshape(dims...): MambaModel's squeezed conv1d [C, K] (HF [C, 1, K]), Mamba2Model's [H, 1] A and D, its per-group norm.
@@ -261,19 +269,24 @@ func reshaped(from, dims []int64) ([]int64, error) {
 func (p *planned) join(q planned) error {
 	part := p.group[p.tr.part] // the part that made the group
 	switch {
-	case q.tr.chunk != p.tr.chunk:
+	case q.tr.kind() != p.tr.kind():
 		return fmt.Errorf("tensor %q (%s) and tensor %q (%s) cannot make %q together", q.t.Name, q.tr.kind(), p.t.Name, p.tr.kind(), p.hf)
 	case q.tr.parts != len(p.group):
 		return fmt.Errorf("tensor %q is part of %d of %q, tensor %q part of %d", q.t.Name, q.tr.parts, p.hf, p.t.Name, len(p.group))
 	case p.group[q.tr.part].hf != "":
 		return fmt.Errorf("tensors %q and %q are both part %d of %q", p.group[q.tr.part].t.Name, q.t.Name, q.tr.part, p.hf)
-	case q.tr.chunk && (len(q.shape) != len(part.shape) || fmt.Sprint(q.shape[:len(q.shape)-2]) != fmt.Sprint(part.shape[:len(part.shape)-2]) || q.shape[len(q.shape)-1] != part.shape[len(part.shape)-1]):
+	case q.tr.chunk && !q.tr.cols && (len(q.shape) != len(part.shape) || fmt.Sprint(q.shape[:len(q.shape)-2]) != fmt.Sprint(part.shape[:len(part.shape)-2]) || q.shape[len(q.shape)-1] != part.shape[len(part.shape)-1]):
 		return fmt.Errorf("tensor %q %v and tensor %q %v make %q but differ in more than their rows", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
+	case q.tr.cols && (len(q.shape) != len(part.shape) || fmt.Sprint(q.shape[:len(q.shape)-1]) != fmt.Sprint(part.shape[:len(part.shape)-1])):
+		return fmt.Errorf("tensor %q %v and tensor %q %v make %q but differ in more than their columns", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
 	case !q.tr.chunk && fmt.Sprint(q.shape) != fmt.Sprint(part.shape):
 		return fmt.Errorf("tensor %q %v and tensor %q %v make %q but differ in shape", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
 	}
 	p.group[q.tr.part] = q
-	if q.tr.chunk {
+	switch {
+	case q.tr.cols:
+		p.shape[len(p.shape)-1] += q.shape[len(q.shape)-1]
+	case q.tr.chunk:
 		p.shape[len(p.shape)-2] += q.shape[len(q.shape)-2]
 	}
 	return nil
