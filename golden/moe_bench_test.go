@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/archc/archc/internal/launch"
-	"github.com/archc/archc/internal/testckpt"
+	"github.com/archc/archc/internal/synthetic"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
@@ -55,7 +55,7 @@ func BenchmarkMoEDecode(b *testing.B) {
 // hidden 256, experts of intermediate 512) with the given experts and top
 // k into a temp dir.
 func syntheticMixtral(b *testing.B, experts, k int) string {
-	return testckpt.Synthetic(b, map[string]any{
+	return synthetic.Checkpoint(b, map[string]any{
 		"model_type": "mixtral", "vocab_size": 512, "hidden_size": 256, "intermediate_size": 512,
 		"num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 4,
 		"num_local_experts": experts, "num_experts_per_tok": k, "max_position_embeddings": 4096,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/internal/launch"
-	"github.com/archc/archc/internal/testckpt"
+	"github.com/archc/archc/internal/synthetic"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt"
@@ -65,7 +65,7 @@ func BenchmarkRecurrentState(b *testing.B) {
 	testmodels.NeedIREE(b)
 	for i, rm := range recurrentModels {
 		b.Run(rm.name, func(b *testing.B) {
-			dir := testckpt.Synthetic(b, rm.cfg, uint64(i+1))
+			dir := synthetic.Checkpoint(b, rm.cfg, uint64(i+1))
 			g, err := driver.NewGraph(dir, driver.PlanOptions{})
 			if err != nil {
 				b.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/archc/archc/internal/launch"
-	"github.com/archc/archc/internal/testckpt"
+	"github.com/archc/archc/internal/synthetic"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
@@ -31,7 +31,7 @@ func BenchmarkPrefixReuse(b *testing.B) {
 	}{
 		{"smollm2", func(b *testing.B) string { return testmodels.GGUF(b, "smollm2") }, 20000},
 		{"mamba2", func(b *testing.B) string {
-			return testckpt.Synthetic(b, map[string]any{
+			return synthetic.Checkpoint(b, map[string]any{
 				"model_type": "mamba2", "vocab_size": 512, "hidden_size": 1024, "num_hidden_layers": 2,
 				"num_heads": 32, "head_dim": 64, "state_size": 128, "n_groups": 1, "expand": 2,
 				"conv_kernel": 4, "chunk_size": 256, "layer_norm_epsilon": 1e-5, "tie_word_embeddings": false,
