@@ -29,10 +29,10 @@ import (
 func TestPlanWrappers(t *testing.T) {
 	for _, c := range []struct {
 		fixture, family, wrapper, class string
-		from, to                string // the checkpoint renames the fixture's tensors starting with from to start with to
-		extra                   map[string]any
-		scope, as               string // the plan's WeightScope and WeightAs
-		probe                   string // a family tensor the wrapped checkpoint must serve
+		from, to                        string // the checkpoint renames the fixture's tensors starting with from to start with to
+		extra                           map[string]any
+		scope, as                       string // the plan's WeightScope and WeightAs
+		probe                           string // a family tensor the wrapped checkpoint must serve
 	}{
 		{"llama4_text", "llama4_text", "llama4", "Llama4ForConditionalGeneration", "", "language_model.",
 			map[string]any{"vision_config": map[string]any{"model_type": "llama4_vision_model", "hidden_size": 16}},
