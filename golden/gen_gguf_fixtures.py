@@ -851,7 +851,8 @@ def to_gguf(cfg, state):
         if mt == "apertus" and ".act_fn." in hf:  # ApertusModel.modify_tensors: per-layer metadata arrays (xielu.*)
             continue
         if mt in QWEN_GDN:
-            out.extend(qwen_gdn_tensors(cfg, hf, t, tmap, llama_map))
+            if hf not in unconverted(cfg, state):
+                out.extend(qwen_gdn_tensors(cfg, hf, t, tmap, llama_map))
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):  # LFM2Model.modify_tensors: [C, 1, K] → [C, K]
             t = t.squeeze(1)
@@ -1299,7 +1300,7 @@ def build(folder):
         assert not unexpected and set(missing) <= ({"lm_head.weight"} if cfg.get("tie_word_embeddings") else set()), (missing, unexpected)
     # The fixture's prompts, unless the Q8_0 model nearly ties somewhere on
     # their greedy path: then the next prompt seeds, same lengths.
-    eos = model.config.eos_token_id
+    eos = model.config.get_text_config().eos_token_id
     prompts, seed = fixture_oracle["prompts"], None
     lengths = [len(p) for p in prompts]
     for attempt in range(MAX_PROMPT_SEEDS):
@@ -1318,7 +1319,7 @@ def build(folder):
             # path never goes away; from here on it gets a second token.
             lengths = [max(2, n) for n in lengths]
             print(f"  one-token prompt: now {lengths}")
-        prompts = gen_fixtures.make_prompts(seed, cfg["vocab_size"], cfg["bos_token_id"], lengths)
+        prompts = gen_fixtures.make_prompts(seed, text_config(cfg)["vocab_size"], text_config(cfg)["bos_token_id"], lengths)
         print(f"  near-tie: prompts from seed {seed}")
     else:
         raise AssertionError(f"{name}: Q8_0 near-tie in the greedy path for {MAX_PROMPT_SEEDS} prompt seeds")

@@ -154,10 +154,14 @@ func TestGGUFTwinsWeights(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := weights.Open(dir)
+			// The safetensors folder's tensors as its plan binds them (a
+			// wrapper's scoped names, model.language_model.*, also as
+			// the graph names them).
+			sp, err := driver.NewPlan(dir, driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			want := sp.Weights
 			for _, w := range p.Graph.Weights { // MoE experts: per-expert tensors, stacked as the GGUF holds them
 				if _, ok := want.Tensors[w.Name]; !ok && w.Parts != nil {
 					if err := want.Stack(w.Name, w.Parts); err != nil {
