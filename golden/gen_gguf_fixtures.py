@@ -126,6 +126,9 @@ GGUF_ARCH = {
     "qwen3_5_text": "qwen35",
     "qwen3_5_moe": "qwen35moe",
     "qwen3_5_moe_text": "qwen35moe",
+    # NemotronHModel: nemotron_h_moe when the config has num_experts_per_tok
+    # (every config transformers writes: NemotronHConfig defaults it)
+    "nemotron_h": "nemotron_h_moe",
     # issue 21 (h-gguf): dense pack families
     "apertus": "apertus",
     "minimax_m2": "minimax-m2",
@@ -143,6 +146,9 @@ GGUF_ARCH = {
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
 QWEN_GDN = {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
 QWEN35 = QWEN_GDN - {"qwen3_next"}
+# NemotronHModel (a GraniteHybridModel): its own Mamba2 tensors as
+# Mamba2Model stores them, q/k permuted (LlamaModel), stacked experts.
+NEMOTRON_H = {"nemotron_h"}
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
 LFM2 = {"lfm2", "lfm2_moe"}
@@ -257,6 +263,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "jamba":
         write_jamba_metadata(w, cfg, ftype)
+        return
+    if mt in NEMOTRON_H:
+        write_nemotron_h_metadata(w, cfg, ftype)
         return
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -797,6 +806,8 @@ def to_gguf(cfg, state):
     for alias, key in CONFIG_ALIASES.items():
         if alias in cfg:
             cfg.setdefault(key, cfg[alias])
+    if mt in NEMOTRON_H:  # NemotronHModel: len(layers_block_type) layers
+        cfg.setdefault("num_hidden_layers", len(nemotron_h_kinds(cfg)))
     arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
     tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
     llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
@@ -849,6 +860,9 @@ def to_gguf(cfg, state):
             out.append((tmap.get_name(hf) + ".weight", hf, t.numpy()))  # GptOssModel.filter_tensors
             continue
         if mt == "apertus" and ".act_fn." in hf:  # ApertusModel.modify_tensors: per-layer metadata arrays (xielu.*)
+            continue
+        if mt in NEMOTRON_H:
+            out.append(nemotron_h_tensor(cfg, hf, t, tmap))
             continue
         if mt in QWEN_GDN:
             if hf not in unconverted(cfg, state):
@@ -1095,6 +1109,109 @@ def qwen_mtp_layers(cfg, out):
     return extra
 
 
+# issue 18 (h-gguf2): Nemotron-H (NemotronHModel).
+
+def nemotron_h_kinds(cfg):
+    """Each layer's kind (M Mamba2, * attention, - MLP, E MoE) from
+    hybrid_override_pattern or layers_block_type, as NemotronHModel reads
+    them."""
+    pattern = cfg.get("hybrid_override_pattern") or cfg.get("layers_block_type")
+    if isinstance(pattern, str):
+        return list(pattern)
+    names = {"mamba": "M", "linear_attention": "M", "attention": "*", "full_attention": "*", "mlp": "-", "moe": "E"}
+    return [names[k] for k in pattern]
+
+
+def write_nemotron_h_metadata(w, cfg, ftype):
+    """NemotronHModel.set_gguf_parameters (for nemotron_h_moe) over
+    GraniteHybridModel's and its parents' keys, as they stand after the
+    overrides: TextModel's (layer_norm_epsilon as the LayerNorm eps, the
+    expert groups), LlamaModel's vocab size and rotary width, the Mamba2
+    sizes under ssm.* (inner size mamba_num_heads · mamba_head_dim,
+    time_step_rank the head count), the attention layers as the nonzero
+    entries of head_count_kv, no RoPE (rope.scaling.finetuned false, context
+    2**20), feed_forward_length per layer (moe_intermediate_size on the MoE
+    layers, 0 elsewhere), the expert keys, the latent size; then the
+    EXTENSION keys."""
+    arch = GGUF_ARCH[cfg["model_type"]]
+    kinds = nemotron_h_kinds(cfg)
+    layers = len(kinds)
+    w.add_block_count(layers)
+    w.add_context_length(2**20)
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length([cfg["moe_intermediate_size"] if k == "E" else 0 for k in kinds])
+    w.add_head_count(cfg["num_attention_heads"])
+    w.add_head_count_kv([cfg["num_key_value_heads"] if k == "*" else 0 for k in kinds])
+    w.add_layer_norm_eps(cfg["layer_norm_epsilon"])
+    w.add_expert_count(cfg["n_routed_experts"])
+    w.add_expert_used_count(cfg["num_experts_per_tok"])
+    w.add_expert_group_count(cfg["n_group"])
+    w.add_expert_group_used_count(cfg["topk_group"])
+    w.add_key_length(cfg["head_dim"])
+    w.add_value_length(cfg["head_dim"])
+    w.add_file_type(ftype)
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_rope_dimension_count(cfg["head_dim"])
+    w.add_ssm_conv_kernel(cfg["conv_kernel"])
+    w.add_ssm_state_size(cfg["ssm_state_size"])
+    w.add_ssm_group_count(cfg["n_groups"])
+    w.add_ssm_inner_size(cfg["mamba_num_heads"] * cfg["mamba_head_dim"])
+    w.add_ssm_time_step_rank(cfg["mamba_num_heads"])
+    w.add_rope_scaling_finetuned(False)
+    w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    w.add_expert_shared_feed_forward_length(cfg["moe_shared_expert_intermediate_size"])
+    w.add_expert_shared_count(cfg["n_shared_experts"])
+    w.add_expert_weights_norm(cfg["norm_topk_prob"])
+    w.add_expert_weights_scale(cfg["routed_scaling_factor"])
+    if cfg.get("moe_latent_size") is not None:
+        w.add_moe_latent_size(cfg["moe_latent_size"])
+    write_special_tokens(w, cfg)
+
+    # EXTENSION: what llama.cpp's format does not carry for this fixture.
+    # HF's chunk size (as for mamba2) and the config's
+    # max_position_embeddings (llama.cpp replaces it).
+    w.add_uint32(f"{arch}.chunk_size", cfg.get("chunk_size", 128))
+    w.add_uint32(f"{arch}.max_position_embeddings", cfg["max_position_embeddings"])
+    if cfg.get("time_step_min", 0.001) != 0.001:  # HF clamps dt below in prefill; llama.cpp does not
+        w.add_float32(f"{arch}.time_step_min", cfg["time_step_min"])
+    if "-" in kinds:
+        # llama.cpp's nemotron_h_moe has no dense MLP layers (an MLP layer
+        # there is a MoE layer; with feed_forward_length 0 it reads as
+        # Mamba2): which layers are, and their width.
+        w.add_array(f"{arch}.mlp_layers", [i for i, k in enumerate(kinds) if k == "-"])
+        w.add_uint32(f"{arch}.intermediate_size", cfg["intermediate_size"])
+
+
+def nemotron_h_tensor(cfg, hf, t, tmap):
+    """NemotronHModel.modify_tensors on one checkpoint tensor (experts
+    stacked): (GGUF name, HF name, array). Mamba2's A as -exp(A_log) and A,
+    D [H, 1], the gated norm [groups, d/groups], conv1d squeezed, dt_bias
+    as ssm_dt.bias, e_score_correction_bias as exp_probs_b.bias, q/k rows
+    permuted (LlamaModel.modify_tensors, through GraniteMoeModel)."""
+    i = hf.split(".")[2] if hf.startswith("backbone.layers.") else None
+    if SSM_PARAM.search(hf):
+        if hf.endswith(".conv1d.weight"):
+            t = t.squeeze()
+        if hf.endswith((".A_log", ".D")):
+            t = t.reshape(-1, 1)
+        if hf.endswith(".norm.weight"):
+            t = t.reshape(cfg["n_groups"], -1)
+        if hf.endswith(".A_log"):
+            t = -torch.exp(t)
+    if hf.endswith(".dt_bias"):
+        return (f"blk.{i}.ssm_dt.bias", hf, t.numpy())
+    if hf.endswith(".gate.e_score_correction_bias"):
+        return (f"blk.{i}.exp_probs_b.bias", hf, t.numpy())
+    m = STACKED.match(hf)
+    if m and t.ndim == 3:
+        return (f"blk.{i}.ffn_{m.group(2).removesuffix('_proj')}_exps.weight", hf, t.numpy())
+    if ".q_proj." in hf or ".k_proj." in hf:
+        t = permute(t, cfg["num_attention_heads"] if ".q_proj." in hf else cfg["num_key_value_heads"])
+    name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
+    assert name is not None, f"nemotron_h: TensorNameMap has no GGUF name for {hf}"
+    return (name, hf, t.contiguous().numpy())
+
+
 def neox_qkv(t, heads):
     """GPTNeoXModel.modify_tensors: query_key_value's rows, per head
     [heads, 3, head_dim], regrouped as [3, heads, head_dim]."""
@@ -1205,10 +1322,10 @@ def read_back(path, cfg, names, shapes):
             data = data.reshape(shapes[hf])
         if mt in QWEN_GDN:
             data = qwen_gdn_back(text_config(cfg), hf, data, shapes.get(hf, data.shape))  # (stacked experts: as stored)
-        if mt in MAMBA1 | MAMBA2 and SSM_PARAM.search(hf):
+        if mt in MAMBA1 | MAMBA2 | NEMOTRON_H and SSM_PARAM.search(hf):
             sd[hf] = torch.from_numpy(np.ascontiguousarray(mamba_tensor_back(hf, data, shapes[hf])))
             continue
-        if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
+        if mt in PERMUTE_QK | NEMOTRON_H and (".q_proj." in hf or ".k_proj." in hf):
             data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
             data = data - np.float32(1)
