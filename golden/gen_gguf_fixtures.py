@@ -129,6 +129,7 @@ GGUF_ARCH = {
     # NemotronHModel: nemotron_h_moe when the config has num_experts_per_tok
     # (every config transformers writes: NemotronHConfig defaults it)
     "nemotron_h": "nemotron_h_moe",
+    "falcon_h1": "falcon-h1",
     # issue 21 (h-gguf): dense pack families
     "apertus": "apertus",
     "minimax_m2": "minimax-m2",
@@ -149,6 +150,8 @@ QWEN35 = QWEN_GDN - {"qwen3_next"}
 # NemotronHModel (a GraniteHybridModel): its own Mamba2 tensors as
 # Mamba2Model stores them, q/k permuted (LlamaModel), stacked experts.
 NEMOTRON_H = {"nemotron_h"}
+# FalconH1Model (a Mamba2Model): every muP multiplier folded into weights.
+FALCON_H1 = {"falcon_h1"}
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
 LFM2 = {"lfm2", "lfm2_moe"}
@@ -266,6 +269,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt in NEMOTRON_H:
         write_nemotron_h_metadata(w, cfg, ftype)
+        return
+    if mt in FALCON_H1:
+        write_falcon_h1_metadata(w, cfg, ftype)
         return
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -864,6 +870,9 @@ def to_gguf(cfg, state):
         if mt in NEMOTRON_H:
             out.append(nemotron_h_tensor(cfg, hf, t, tmap))
             continue
+        if mt in FALCON_H1:
+            out.append(falcon_h1_tensor(cfg, hf, t, tmap))
+            continue
         if mt in QWEN_GDN:
             if hf not in unconverted(cfg, state):
                 out.extend(qwen_gdn_tensors(cfg, hf, t, tmap, llama_map))
@@ -1212,6 +1221,119 @@ def nemotron_h_tensor(cfg, hf, t, tmap):
     return (name, hf, t.contiguous().numpy())
 
 
+# issue 18 (h-gguf2): Falcon-H1 (FalconH1Model).
+
+def write_falcon_h1_metadata(w, cfg, ftype):
+    """FalconH1Model.set_gguf_parameters over Mamba2Model's, as they stand
+    after the overrides: the Mamba2 sizes under ssm.* (inner size
+    mamba_d_ssm, time_step_rank mamba_d_ssm / mamba_d_head), the RMS eps,
+    vocab size, context length, feed-forward length, head counts, head_dim
+    as key/value length, rope base; no multiplier (folded into the
+    weights, falcon_h1_tensor); then the EXTENSION keys."""
+    arch = GGUF_ARCH[cfg["model_type"]]
+    d_ssm = cfg["mamba_d_ssm"]
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(cfg["num_attention_heads"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_ssm_conv_kernel(cfg["mamba_d_conv"])
+    w.add_ssm_inner_size(d_ssm)
+    w.add_ssm_state_size(cfg["mamba_d_state"])
+    w.add_ssm_time_step_rank(d_ssm // cfg["mamba_d_head"])
+    w.add_ssm_group_count(cfg["mamba_n_groups"])
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    w.add_file_type(ftype)
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_head_count_kv(cfg["num_key_value_heads"])
+    w.add_key_length(cfg["head_dim"])
+    w.add_value_length(cfg["head_dim"])
+    w.add_rope_freq_base(rope_params(cfg)["rope_theta"])
+    write_special_tokens(w, cfg)
+
+    # EXTENSION: HF's chunk size and dt clamp (as for mamba2, under the
+    # keys granitehybrid's use); the gated norm before the gate (llama.cpp
+    # always normalizes after it).
+    w.add_uint32(f"{arch}.mamba_chunk_size", cfg.get("mamba_chunk_size", 256))
+    limit = [float(x["__float__"]) if isinstance(x, dict) else float(x) for x in cfg.get("time_step_limit") or []]
+    if limit:
+        w.add_array(f"{arch}.time_step_limit", limit)
+    if cfg.get("mamba_rms_norm") and cfg.get("mamba_norm_before_gate", True):
+        w.add_bool(f"{arch}.mamba_norm_before_gate", True)
+
+
+def falcon_h1_scale(cfg, hf):
+    """The multiplier FalconH1Model.modify_tensors folds into checkpoint
+    tensor hf (tested on its name in this order, weights and biases alike):
+    a number, in_proj's per-row vector, or None."""
+    m = cfg
+    if "down_proj" in hf:
+        return m["mlp_multipliers"][1]
+    if "gate_proj" in hf:
+        return m["mlp_multipliers"][0]
+    if "k_proj" in hf:
+        return m["key_multiplier"] * m["attention_in_multiplier"]
+    if "q_proj" in hf or "v_proj" in hf:
+        return m["attention_in_multiplier"]
+    if "o_proj" in hf:
+        return m["attention_out_multiplier"]
+    if "out_proj" in hf:
+        return m["ssm_out_multiplier"]
+    if "in_proj" in hf:  # ssm_in, then each segment of [z | x | B | C | dt]
+        d, gs = m["mamba_d_ssm"], m["mamba_n_groups"] * m["mamba_d_state"]
+        z, x, b, c, dt = m["ssm_multipliers"]
+        return ("in_proj", d, gs, [z, x, b, c, dt])
+    if "lm_head" in hf:
+        return m["lm_head_multiplier"]
+    if "embed_tokens" in hf:
+        return m["embedding_multiplier"]
+    return None
+
+
+def falcon_h1_tensor(cfg, hf, t, tmap):
+    """FalconH1Model.modify_tensors on one checkpoint tensor: Mamba2Model's
+    changes (conv1d squeezed, A and D [H, 1], A as -exp(A_log), dt_bias as
+    ssm_dt.bias), the gated norm [groups, d/groups], and every multiplier
+    folded in (in float32, as torch multiplies them there)."""
+    if SSM_PARAM.search(hf):
+        if hf.endswith(".conv1d.weight"):
+            t = t.squeeze()
+        if hf.endswith((".A_log", ".D")):
+            t = t.reshape(*t.shape, 1)
+        if hf.endswith(".norm.weight"):
+            t = t.reshape(cfg["mamba_n_groups"], -1)
+        if hf.endswith(".A_log"):
+            t = -torch.exp(t)
+    scale = falcon_h1_scale(cfg, hf)
+    if isinstance(scale, tuple):
+        _, d, gs, (z, x, b, c, dt) = scale
+        assert t.ndim == 2, "FalconH1Model scales in_proj's rows as tensor[:d, :]: a 1-D in_proj bias does not convert"
+        t = t * cfg["ssm_in_multiplier"]
+        t[:d, :] *= z
+        t[d:2 * d, :] *= x
+        t[2 * d:2 * d + gs, :] *= b
+        t[2 * d + gs:2 * d + 2 * gs, :] *= c
+        t[2 * d + 2 * gs:, :] *= dt
+    elif scale is not None:
+        t = t * scale
+    name = tmap.get_name(hf[: -len(".dt_bias")] + ".dt_proj.bias" if hf.endswith(".dt_bias") else hf, try_suffixes=(".weight", ".bias"))
+    assert name is not None, f"falcon_h1: TensorNameMap has no GGUF name for {hf}"
+    return (name, hf, t.contiguous().numpy())
+
+
+def falcon_h1_back(cfg, hf, data, shape):
+    """The HF values a folded tensor stands for: its multiplier divided out
+    (float32; what the Q8_0 oracle computes with)."""
+    scale = falcon_h1_scale(cfg, hf)
+    if isinstance(scale, tuple):
+        _, d, gs, (z, x, b, c, dt) = scale
+        rows = np.concatenate([np.full(d, z), np.full(d, x), np.full(gs, b), np.full(gs, c), np.full(data.shape[0] - 2 * d - 2 * gs, dt)])
+        return (data / np.float32(cfg["ssm_in_multiplier"]) / rows.astype(np.float32)[:, None]).astype(np.float32)
+    if scale is not None:
+        return (data / np.float32(scale)).astype(np.float32)
+    return data
+
+
 def neox_qkv(t, heads):
     """GPTNeoXModel.modify_tensors: query_key_value's rows, per head
     [heads, 3, head_dim], regrouped as [3, heads, head_dim]."""
@@ -1322,7 +1444,9 @@ def read_back(path, cfg, names, shapes):
             data = data.reshape(shapes[hf])
         if mt in QWEN_GDN:
             data = qwen_gdn_back(text_config(cfg), hf, data, shapes.get(hf, data.shape))  # (stacked experts: as stored)
-        if mt in MAMBA1 | MAMBA2 | NEMOTRON_H and SSM_PARAM.search(hf):
+        if mt in FALCON_H1:
+            data = falcon_h1_back(cfg, hf, data, shapes[hf])
+        if mt in MAMBA1 | MAMBA2 | NEMOTRON_H | FALCON_H1 and SSM_PARAM.search(hf):
             sd[hf] = torch.from_numpy(np.ascontiguousarray(mamba_tensor_back(hf, data, shapes[hf])))
             continue
         if mt in PERMUTE_QK | NEMOTRON_H and (".q_proj." in hf or ".k_proj." in hf):
@@ -1385,7 +1509,8 @@ def build(folder):
     worst = 0.0
     for hf, t in back.items():
         d = float((t - state[hf].to(torch.float32)).abs().max())
-        inexact = (cfg["model_type"] in NORM_PLUS_ONE | QWEN_GDN and hf.endswith("norm.weight")) or hf.endswith(".A_log")
+        inexact = (cfg["model_type"] in NORM_PLUS_ONE | QWEN_GDN and hf.endswith("norm.weight")) or hf.endswith(".A_log") or (
+            cfg["model_type"] in FALCON_H1 and falcon_h1_scale(cfg, hf) is not None)
         assert d == 0.0 or inexact, f"{name}: F32 twin changes {hf} by {d}"
         worst = max(worst, d)
     print(f"  model.f32.gguf  {os.path.getsize(f32):8d}  {sha256(f32)}  (max |w - safetensors| {worst:g}: (1 + w) - 1, log(-(-exp(A_log))) in f32)")
