@@ -70,12 +70,19 @@ var GGUFTransforms = map[string][]string{
 	"flatten":      {},                 // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
 	"reshape":      {"dims..."},        // the Hugging Face tensor is the GGUF one, same values in the same order, in shape dims (one may be -1: the rest of the elements) (MambaModel squeezed conv1d's [C, 1, K] to [C, K]; Mamba2Model stored A and D [H] as [H, 1], the gated norm [d] as [groups, d/groups])
 	"log_neg":      nil,                // the file stores A = -exp(A_log) (MambaModel's ssm_a): A_log = log(-A), computed in float64 and rounded to float32
+	// the Hugging Face tensor's entries [offset, offset + heads·Σsizes) along
+	// dimension axis are held by the file as [parts, heads, size_p] where HF
+	// holds [heads, parts, size_p] (sizes: one size for every part, or one per
+	// part); applied last, to the tensor every other transform made
+	// (Qwen3NextModel regroups in_proj_qkvz's per-key-head [q | k | v | z];
+	// Qwen3.5's converter puts the value heads in tiled order)
+	"regroup_span": {"axis", "offset", "parts", "heads", "sizes..."},
 }
 
-// variadic reports whether a transform's parameter list is one parameter
-// taken one or more times ("dims...").
+// variadic reports whether a transform's last parameter is taken one or
+// more times ("dims...").
 func variadic(params []string) bool {
-	return len(params) == 1 && strings.HasSuffix(params[0], "...")
+	return len(params) > 0 && strings.HasSuffix(params[len(params)-1], "...")
 }
 
 func (s *scope) ggufCall(c *Call, fn ggufFunc) (any, error) {
@@ -368,8 +375,10 @@ func (c *checker) transformCall(call *Call, names map[string]bool) {
 		c.valueExpr(a.Value, names, true)
 	}
 	switch {
-	case ok && variadic(params) && len(call.Args) == 0:
+	case ok && variadic(params) && len(params) == 1 && len(call.Args) == 0:
 		c.errf(call.Pos, "transform %s takes one or more arguments (%s)", call.Name, params[0])
+	case ok && variadic(params) && len(call.Args) < len(params):
+		c.errf(call.Pos, "transform %s takes %d or more arguments (%s), got %d", call.Name, len(params), strings.Join(params, ", "), len(call.Args))
 	case ok && !variadic(params) && len(call.Args) != len(params):
 		c.errf(call.Pos, "transform %s takes %d argument(s) (%s), got %d", call.Name, len(params), strings.Join(params, ", "), len(call.Args))
 	}

@@ -2850,6 +2850,61 @@ FIXTURES = [
             ("ssm_multipliers_matter", "ssm_multipliers=[1.0] * 5", _set(ssm_multipliers=[1.0] * 5)),
         ],
     ),
+    # ---- falcon_h1-gguf: a Falcon-H1 llama.cpp's FalconH1Model converts to
+    # the same model (its GGUF twins fold every multiplier into the
+    # weights): no attention or in_proj biases (it would scale them too, or
+    # fail), mamba_d_ssm and mamba_d_head written out, the gated RMSNorm
+    # after the gate (llama.cpp's Mamba2 order), untied; every multiplier
+    # != 1, MLP and out_proj biases (their scaling commutes) ----
+    dict(
+        name="falcon_h1-gguf",
+        model_cls="FalconH1ForCausalLM",
+        config_cls="FalconH1Config",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=96,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=24,
+            hidden_act="silu",
+            attention_bias=False,
+            mlp_bias=True,
+            projectors_bias=True,
+            mamba_proj_bias=False,
+            mamba_conv_bias=True,
+            mamba_d_ssm=96,
+            mamba_n_heads=8,
+            mamba_d_head=12,
+            mamba_n_groups=2,
+            mamba_d_state=8,
+            mamba_d_conv=4,
+            mamba_expand=2,
+            mamba_chunk_size=8,
+            mamba_rms_norm=True,
+            mamba_norm_before_gate=False,
+            embedding_multiplier=2.5,
+            lm_head_multiplier=0.6,
+            key_multiplier=0.7,
+            attention_in_multiplier=1.3,
+            attention_out_multiplier=0.8,
+            ssm_in_multiplier=1.25,
+            ssm_out_multiplier=0.75,
+            ssm_multipliers=[0.9, 1.2, 1.4, 0.6, 1.5],
+            mlp_multipliers=[1.6, 0.55],
+            rms_norm_eps=1e-5,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            tie_word_embeddings=False,
+        ),
+        seed=7311,
+        prompt_seed=3045,
+        spec_check=False,
+        switches=[],
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]

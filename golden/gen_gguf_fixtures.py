@@ -120,6 +120,16 @@ GGUF_ARCH = {
     "bamba": "granitehybrid",
     "lfm2": "lfm2",
     "lfm2_moe": "lfm2moe",
+    # issue 18 (h-gguf2): the gated DeltaNet families
+    "qwen3_next": "qwen3next",
+    "qwen3_5": "qwen35",  # Qwen3_5TextModel converts Qwen3_5ForConditionalGeneration's text model
+    "qwen3_5_text": "qwen35",
+    "qwen3_5_moe": "qwen35moe",
+    "qwen3_5_moe_text": "qwen35moe",
+    # NemotronHModel: nemotron_h_moe when the config has num_experts_per_tok
+    # (every config transformers writes: NemotronHConfig defaults it)
+    "nemotron_h": "nemotron_h_moe",
+    "falcon_h1": "falcon-h1",
     # issue 21 (h-gguf): dense pack families
     "apertus": "apertus",
     "minimax_m2": "minimax-m2",
@@ -138,6 +148,15 @@ GGUF_ARCH = {
     "glm": "chatglm",  # ChatGLMModel converts GlmForCausalLM too
     "gemma4_text": "gemma4",  # Gemma4Model (a Gemma3Model), for Gemma4ForCausalLM and Gemma4ForConditionalGeneration
 }
+# Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
+# QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
+QWEN_GDN = {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
+QWEN35 = QWEN_GDN - {"qwen3_next"}
+# NemotronHModel (a GraniteHybridModel): its own Mamba2 tensors as
+# Mamba2Model stores them, q/k permuted (LlamaModel), stacked experts.
+NEMOTRON_H = {"nemotron_h"}
+# FalconH1Model (a Mamba2Model): every muP multiplier folded into weights.
+FALCON_H1 = {"falcon_h1"}
 # LFM2Model and LFM2MoeModel: head_count_kv per layer (0 for the conv
 # layers), the short convolutions' kernel squeezed to [C, K].
 LFM2 = {"lfm2", "lfm2_moe"}
@@ -175,7 +194,7 @@ LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe"
 ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus", "llama4_text"}
 # MoE families whose HF configs may mix in dense layers (mlp_only_layers,
 # decoder_sparse_step), which llama.cpp's converters do not carry.
-DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe"}
+DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe", "qwen3_next"}
 # A per-expert checkpoint tensor (<prefix>.experts.<e>.<proj>.weight); the
 # converter stacks each projection's experts into one tensor (ffn_*_exps).
 EXPERT = re.compile(r"^(.*\.experts)\.(\d+)\.(\w+)\.weight$")
@@ -247,7 +266,7 @@ def write_metadata(w, name, cfg, ftype, state):
     """The keys convert_hf_to_gguf.py writes for the fixture's class, then
     the EXTENSION keys the fixture needs (see the module docstring); state:
     the checkpoint (for parameters llama.cpp stores as metadata)."""
-    cfg = dict(cfg)
+    cfg = text_config(cfg)
     for alias, key in CONFIG_ALIASES.items():
         if alias in cfg:
             cfg.setdefault(key, cfg[alias])
@@ -271,6 +290,12 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "glm":
         write_chatglm_metadata(w, cfg, ftype)
+        return
+    if mt in NEMOTRON_H:
+        write_nemotron_h_metadata(w, cfg, ftype)
+        return
+    if mt in FALCON_H1:
+        write_falcon_h1_metadata(w, cfg, ftype)
         return
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -349,6 +374,8 @@ def write_metadata(w, name, cfg, ftype, state):
         write_granite_hybrid_metadata(w, cfg)
     if mt in LFM2:
         write_lfm2_metadata(w, cfg)
+    if mt in QWEN_GDN:
+        write_qwen_gdn_metadata(w, cfg)
     if mt == "hunyuan_v1_moe":  # HunYuanMoEModel (moe_topk, moe_intermediate_size and num_shared_expert are per-layer
         # lists in the published configs, a number or absent in transformers': one shared MLP, experts intermediate_size wide)
         w.add_expert_count(cfg["num_experts"])
@@ -806,11 +833,13 @@ def mamba_tensor_back(hf, data, shape):
 def to_gguf(cfg, state):
     """The fixture's tensors as llama.cpp writes them: (GGUF name, HF name,
     float32 array), in HF name order, plus llama 3's rope_freqs."""
+    cfg = text_config(cfg)
     mt = cfg["model_type"]
-    cfg = dict(cfg)
     for alias, key in CONFIG_ALIASES.items():
         if alias in cfg:
             cfg.setdefault(key, cfg[alias])
+    if mt in NEMOTRON_H:  # NemotronHModel: len(layers_block_type) layers
+        cfg.setdefault("num_hidden_layers", len(nemotron_h_kinds(cfg)))
     arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
     tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
     llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
@@ -867,6 +896,16 @@ def to_gguf(cfg, state):
             continue
         if mt == "apertus" and ".act_fn." in hf:  # ApertusModel.modify_tensors: per-layer metadata arrays (xielu.*)
             continue
+        if mt in NEMOTRON_H:
+            out.append(nemotron_h_tensor(cfg, hf, t, tmap))
+            continue
+        if mt in FALCON_H1:
+            out.append(falcon_h1_tensor(cfg, hf, t, tmap))
+            continue
+        if mt in QWEN_GDN:
+            if hf not in unconverted(cfg, state):
+                out.extend(qwen_gdn_tensors(cfg, hf, t, tmap, llama_map))
+            continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):  # LFM2Model.modify_tensors: [C, 1, K] → [C, K]
             t = t.squeeze(1)
         if mt == "lfm2_moe" and hf.endswith(".expert_bias"):  # LFM2MoeModel.filter_tensors: expert_bias.bias
@@ -905,6 +944,8 @@ def to_gguf(cfg, state):
         out.append(("rope_freqs.weight", None, gemma4_rope_freqs(cfg)))
     if mt == "glm4_moe":
         out.extend(mtp_layers(cfg, out))
+    if mt in QWEN_GDN:
+        out.extend(qwen_mtp_layers(cfg, out))
     return out
 
 
@@ -928,6 +969,400 @@ def mtp_layers(cfg, out):
                   (blk + "nextn.hnorm.weight", None, torch.ones(hidden).numpy()),
                   (blk + "nextn.shared_head_norm.weight", None, torch.ones(hidden).numpy())]
     return extra
+
+
+# issue 18 (h-gguf2): the gated DeltaNet families (Qwen3NextModel,
+# Qwen3_5TextModel, Qwen3_5MoeTextModel).
+
+def text_config(cfg):
+    """A copy of cfg; for a multimodal wrapper whose converter reads its
+    text_config (Qwen3_5TextModel: ModelBase.load_hparams merges it in),
+    the text config's fields over the wrapper's."""
+    cfg = dict(cfg)
+    if cfg.get("model_type") in QWEN_GDN and isinstance(cfg.get("text_config"), dict):
+        cfg.update(cfg["text_config"])
+    return cfg
+
+
+def unconverted(cfg, state):
+    """The checkpoint tensors the converter writes to no text-model file:
+    a Qwen3.5 wrapper's vision tower (its mmproj file)."""
+    if cfg.get("model_type") in QWEN_GDN:
+        return {hf for hf in state if hf.startswith("model.visual.")}
+    return set()
+
+
+def qwen_gdn_sizes(cfg):
+    """(key heads, value heads per key head, d_k, d_v)."""
+    k, v = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
+    return k, v // k, cfg["linear_key_head_dim"], cfg["linear_value_head_dim"]
+
+
+def tile_v_heads(t, dim, k, r, hd):
+    """_LinearAttentionVReorderBase._reorder_v_heads: value heads grouped by
+    key head [k, r, hd] along dim put in tiled order [r, k, hd]."""
+    shape = list(t.shape)
+    t = t.reshape(*shape[:dim], k, r, hd, *shape[dim + 1:])
+    return t.transpose(dim, dim + 1).contiguous().reshape(shape)
+
+
+def untile_v_heads(a, dim, k, r, hd):
+    """The inverse of tile_v_heads, on a numpy array."""
+    shape = list(a.shape)
+    a = a.reshape(*shape[:dim], r, k, hd, *shape[dim + 1:])
+    return np.ascontiguousarray(np.swapaxes(a, dim, dim + 1).reshape(shape))
+
+
+def write_qwen_gdn_metadata(w, cfg):
+    """Qwen3NextModel.set_gguf_parameters after Qwen2MoeModel's keys (and
+    _QwenMtpMixin's): the gated DeltaNet's sizes under ssm.* (state_size
+    d_k, group_count the key heads, time_step_rank the value heads,
+    inner_size d_v · value heads), the recurrent layers (the MTP blocks
+    not), the full-attention interval, the rotary width, the MTP block
+    count; Qwen3.5's M-RoPE sections (_Qwen35MRopeMixin)."""
+    mt, arch = cfg["model_type"], GGUF_ARCH[cfg["model_type"]]
+    layers, mtp = cfg["num_hidden_layers"], qwen_mtp_count(cfg)
+    w.add_ssm_conv_kernel(cfg["linear_conv_kernel_dim"])
+    w.add_ssm_state_size(cfg["linear_key_head_dim"])
+    w.add_ssm_group_count(cfg["linear_num_key_heads"])
+    w.add_ssm_time_step_rank(cfg["linear_num_value_heads"])
+    w.add_ssm_inner_size(cfg["linear_value_head_dim"] * cfg["linear_num_value_heads"])
+    if cfg.get("layer_types") is not None:
+        w.add_array(f"{arch}.attention.recurrent_layers", [t == "linear_attention" for t in cfg["layer_types"]] + [False] * mtp)
+    w.add_full_attention_interval(cfg.get("full_attention_interval", 4))
+    rp = rope_params(cfg)
+    w.add_rope_dimension_count(int((cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]) * rp.get("partial_rotary_factor", 0.25)))
+    w.add_block_count(layers + mtp)  # the MTP layers are extra blocks
+    w.add_nextn_predict_layers(mtp)
+    if mt in QWEN35 and "mrope_section" not in rp:
+        w.add_rope_dimension_sections([11, 11, 10, 0])
+
+
+def qwen_mtp_count(cfg):
+    """The multi-token-prediction layers a published checkpoint has
+    (mtp_num_hidden_layers; Qwen3-Next's config has no such key, its
+    checkpoint one layer); transformers loads none, so the fixture has none."""
+    return cfg.get("mtp_num_hidden_layers") or 1
+
+
+def qwen_gdn_tensors(cfg, hf, t, tmap, llama_map):
+    """Qwen3NextModel.modify_tensors (after Qwen3.5's value-head reorder,
+    _LinearAttentionVReorderBase.modify_tensors) on one checkpoint tensor:
+    [(GGUF name, HF name, array)]. A_log as -exp(A_log), dt_bias as
+    dt_proj.bias, conv1d squeezed, RMSNorm weights as 1 + w (not the gated
+    norm's), in_proj_qkvz split into attn_qkv (all q, all k, all v) and
+    attn_gate (all z); Qwen3.5: value heads in tiled order in in_proj_qkv's
+    v rows, in_proj_z, in_proj_b/a, A_log, dt_bias, conv1d's v channels and
+    out_proj's columns. A wrapper's model.language_model is model."""
+    mt = cfg["model_type"]
+    name = hf.replace("model.language_model.", "model.", 1)
+    k, r, dk, dv = qwen_gdn_sizes(cfg)
+    if mt in QWEN35 and r > 1 and ".linear_attn." in name:
+        if ".in_proj_qkv." in name:
+            t = torch.cat([t[:2 * k * dk], tile_v_heads(t[2 * k * dk:], 0, k, r, dv)])
+        elif ".in_proj_z." in name:
+            t = tile_v_heads(t, 0, k, r, dv)
+        elif ".in_proj_b." in name or ".in_proj_a." in name or name.endswith((".A_log", ".dt_bias")):
+            t = tile_v_heads(t, 0, k, r, 1)
+        elif ".conv1d." in name:
+            t = t.squeeze()
+            t = torch.cat([t[:2 * k * dk], tile_v_heads(t[2 * k * dk:], 0, k, r, dv)])
+        elif ".out_proj." in name:
+            t = tile_v_heads(t, 1, k, r, dv)
+    if name.endswith(".A_log"):
+        t = -torch.exp(t)
+    elif name.endswith(".dt_bias"):
+        name = name[: -len(".dt_bias")] + ".dt_proj.bias"
+    elif ".conv1d." in name:
+        t = t.squeeze()
+    elif name.endswith("norm.weight") and not name.endswith("linear_attn.norm.weight"):
+        t = t + 1
+    i = name.split(".")[2] if name.startswith("model.layers.") else None
+    if name.endswith(".in_proj_qkvz.weight"):
+        rv = r * dv
+        x = t.transpose(0, 1).reshape(-1, k, 2 * dk + 2 * rv)
+        q, kk, v, z = torch.split(x, [dk, dk, rv, rv], dim=-1)
+        h = x.shape[0]
+        qkv = torch.cat([q.reshape(h, -1), kk.reshape(h, -1), v.reshape(h, -1)], dim=-1).transpose(0, 1)
+        return [(f"blk.{i}.attn_qkv.weight", hf, qkv.contiguous().numpy()),
+                (f"blk.{i}.attn_gate.weight", hf, z.reshape(h, -1).transpose(0, 1).contiguous().numpy())]
+    gname = tmap.get_name(name, try_suffixes=(".weight", ".bias"))
+    if gname is None:  # EXTENSION: a dense layer's MLP (mlp_only_layers), under llama's names
+        gname = llama_map.get_name(name, try_suffixes=(".weight", ".bias"))
+    assert gname is not None, f"{mt}: TensorNameMap has no GGUF name for {hf}"
+    return [(gname, hf, t.contiguous().numpy())]
+
+
+def qwen_gdn_back(cfg, hf, data, shape):
+    """The inverse of qwen_gdn_tensors for one GGUF tensor (not
+    in_proj_qkvz: qwen_qkvz_back), on a numpy array in HF shape."""
+    mt = cfg["model_type"]
+    k, r, dk, dv = qwen_gdn_sizes(cfg)
+    if hf.endswith(".A_log"):
+        data = np.log(-data.astype(np.float64)).astype(np.float32)
+    elif hf.endswith("norm.weight") and not hf.endswith("linear_attn.norm.weight"):
+        data = data - np.float32(1)
+    data = data.reshape(shape)
+    if mt in QWEN35 and r > 1 and ".linear_attn." in hf:
+        if ".in_proj_qkv." in hf or ".conv1d." in hf:
+            data = np.concatenate([data[:2 * k * dk], untile_v_heads(data[2 * k * dk:], 0, k, r, dv)])
+        elif ".in_proj_z." in hf:
+            data = untile_v_heads(data, 0, k, r, dv)
+        elif ".in_proj_b." in hf or ".in_proj_a." in hf or hf.endswith((".A_log", ".dt_bias")):
+            data = untile_v_heads(data, 0, k, r, 1)
+        elif ".out_proj." in hf:
+            data = untile_v_heads(data, 1, k, r, dv)
+    return np.ascontiguousarray(data)
+
+
+def qwen_qkvz_back(cfg, parts):
+    """in_proj_qkvz from attn_qkv and attn_gate: per key head [q | k | v | z]."""
+    k, r, dk, dv = qwen_gdn_sizes(cfg)
+    by = {n.split(".")[2]: a for n, a in parts.items()}
+    qkv, z = by["attn_qkv"], by["attn_gate"]
+    h = qkv.shape[-1]
+    q, kk, v = qkv[:k * dk], qkv[k * dk:2 * k * dk], qkv[2 * k * dk:]
+    heads = [np.concatenate([q[j * dk:(j + 1) * dk], kk[j * dk:(j + 1) * dk], v[j * r * dv:(j + 1) * r * dv], z[j * r * dv:(j + 1) * r * dv]]) for j in range(k)]
+    return np.ascontiguousarray(np.concatenate(heads).reshape(-1, h))
+
+
+def qwen_mtp_layers(cfg, out):
+    """The multi-token-prediction layers a published Qwen3-Next / Qwen3.5
+    checkpoint has (mtp.*; transformers does not load them, so the fixture
+    has none), as _QwenMtpMixin writes them: extra blocks blk.L, ... with a
+    full-attention decoder layer's tensors and the nextn.* tensors
+    (mtp.fc as eh_proj, its norms). Here the last full-attention layer's
+    tensors again and deterministic random nextn tensors, with no HF name:
+    archc must read the file without them (driver.Plan.Unread)."""
+    layers, hidden = cfg["num_hidden_layers"], cfg["hidden_size"]
+    types = cfg.get("layer_types") or ["full_attention" if (i + 1) % cfg.get("full_attention_interval", 4) == 0 else "linear_attention" for i in range(layers)]
+    full = f"blk.{max(i for i, t in enumerate(types) if t == 'full_attention')}."
+    gen = torch.Generator().manual_seed(4243)
+    extra = []
+    for j in range(qwen_mtp_count(cfg)):
+        blk = f"blk.{layers + j}."
+        extra += [(blk + name[len(full):], None, data) for name, _, data in out if name.startswith(full)]
+        extra += [(blk + "nextn.eh_proj.weight", None, (0.1 * torch.randn(hidden, 2 * hidden, generator=gen)).numpy()),
+                  (blk + "nextn.enorm.weight", None, torch.ones(hidden).numpy()),
+                  (blk + "nextn.hnorm.weight", None, torch.ones(hidden).numpy()),
+                  (blk + "nextn.shared_head_norm.weight", None, torch.ones(hidden).numpy())]
+    return extra
+
+
+# issue 18 (h-gguf2): Nemotron-H (NemotronHModel).
+
+def nemotron_h_kinds(cfg):
+    """Each layer's kind (M Mamba2, * attention, - MLP, E MoE) from
+    hybrid_override_pattern or layers_block_type, as NemotronHModel reads
+    them."""
+    pattern = cfg.get("hybrid_override_pattern") or cfg.get("layers_block_type")
+    if isinstance(pattern, str):
+        return list(pattern)
+    names = {"mamba": "M", "linear_attention": "M", "attention": "*", "full_attention": "*", "mlp": "-", "moe": "E"}
+    return [names[k] for k in pattern]
+
+
+def write_nemotron_h_metadata(w, cfg, ftype):
+    """NemotronHModel.set_gguf_parameters (for nemotron_h_moe) over
+    GraniteHybridModel's and its parents' keys, as they stand after the
+    overrides: TextModel's (layer_norm_epsilon as the LayerNorm eps, the
+    expert groups), LlamaModel's vocab size and rotary width, the Mamba2
+    sizes under ssm.* (inner size mamba_num_heads · mamba_head_dim,
+    time_step_rank the head count), the attention layers as the nonzero
+    entries of head_count_kv, no RoPE (rope.scaling.finetuned false, context
+    2**20), feed_forward_length per layer (moe_intermediate_size on the MoE
+    layers, 0 elsewhere), the expert keys, the latent size; then the
+    EXTENSION keys."""
+    arch = GGUF_ARCH[cfg["model_type"]]
+    kinds = nemotron_h_kinds(cfg)
+    layers = len(kinds)
+    w.add_block_count(layers)
+    w.add_context_length(2**20)
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length([cfg["moe_intermediate_size"] if k == "E" else 0 for k in kinds])
+    w.add_head_count(cfg["num_attention_heads"])
+    w.add_head_count_kv([cfg["num_key_value_heads"] if k == "*" else 0 for k in kinds])
+    w.add_layer_norm_eps(cfg["layer_norm_epsilon"])
+    w.add_expert_count(cfg["n_routed_experts"])
+    w.add_expert_used_count(cfg["num_experts_per_tok"])
+    w.add_expert_group_count(cfg["n_group"])
+    w.add_expert_group_used_count(cfg["topk_group"])
+    w.add_key_length(cfg["head_dim"])
+    w.add_value_length(cfg["head_dim"])
+    w.add_file_type(ftype)
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_rope_dimension_count(cfg["head_dim"])
+    w.add_ssm_conv_kernel(cfg["conv_kernel"])
+    w.add_ssm_state_size(cfg["ssm_state_size"])
+    w.add_ssm_group_count(cfg["n_groups"])
+    w.add_ssm_inner_size(cfg["mamba_num_heads"] * cfg["mamba_head_dim"])
+    w.add_ssm_time_step_rank(cfg["mamba_num_heads"])
+    w.add_rope_scaling_finetuned(False)
+    w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    w.add_expert_shared_feed_forward_length(cfg["moe_shared_expert_intermediate_size"])
+    w.add_expert_shared_count(cfg["n_shared_experts"])
+    w.add_expert_weights_norm(cfg["norm_topk_prob"])
+    w.add_expert_weights_scale(cfg["routed_scaling_factor"])
+    if cfg.get("moe_latent_size") is not None:
+        w.add_moe_latent_size(cfg["moe_latent_size"])
+    write_special_tokens(w, cfg)
+
+    # EXTENSION: what llama.cpp's format does not carry for this fixture.
+    # HF's chunk size (as for mamba2) and the config's
+    # max_position_embeddings (llama.cpp replaces it).
+    w.add_uint32(f"{arch}.chunk_size", cfg.get("chunk_size", 128))
+    w.add_uint32(f"{arch}.max_position_embeddings", cfg["max_position_embeddings"])
+    if cfg.get("time_step_min", 0.001) != 0.001:  # HF clamps dt below in prefill; llama.cpp does not
+        w.add_float32(f"{arch}.time_step_min", cfg["time_step_min"])
+    if "-" in kinds:
+        # llama.cpp's nemotron_h_moe has no dense MLP layers (an MLP layer
+        # there is a MoE layer; with feed_forward_length 0 it reads as
+        # Mamba2): which layers are, and their width.
+        w.add_array(f"{arch}.mlp_layers", [i for i, k in enumerate(kinds) if k == "-"])
+        w.add_uint32(f"{arch}.intermediate_size", cfg["intermediate_size"])
+
+
+def nemotron_h_tensor(cfg, hf, t, tmap):
+    """NemotronHModel.modify_tensors on one checkpoint tensor (experts
+    stacked): (GGUF name, HF name, array). Mamba2's A as -exp(A_log) and A,
+    D [H, 1], the gated norm [groups, d/groups], conv1d squeezed, dt_bias
+    as ssm_dt.bias, e_score_correction_bias as exp_probs_b.bias, q/k rows
+    permuted (LlamaModel.modify_tensors, through GraniteMoeModel)."""
+    i = hf.split(".")[2] if hf.startswith("backbone.layers.") else None
+    if SSM_PARAM.search(hf):
+        if hf.endswith(".conv1d.weight"):
+            t = t.squeeze()
+        if hf.endswith((".A_log", ".D")):
+            t = t.reshape(-1, 1)
+        if hf.endswith(".norm.weight"):
+            t = t.reshape(cfg["n_groups"], -1)
+        if hf.endswith(".A_log"):
+            t = -torch.exp(t)
+    if hf.endswith(".dt_bias"):
+        return (f"blk.{i}.ssm_dt.bias", hf, t.numpy())
+    if hf.endswith(".gate.e_score_correction_bias"):
+        return (f"blk.{i}.exp_probs_b.bias", hf, t.numpy())
+    m = STACKED.match(hf)
+    if m and t.ndim == 3:
+        return (f"blk.{i}.ffn_{m.group(2).removesuffix('_proj')}_exps.weight", hf, t.numpy())
+    if ".q_proj." in hf or ".k_proj." in hf:
+        t = permute(t, cfg["num_attention_heads"] if ".q_proj." in hf else cfg["num_key_value_heads"])
+    name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
+    assert name is not None, f"nemotron_h: TensorNameMap has no GGUF name for {hf}"
+    return (name, hf, t.contiguous().numpy())
+
+
+# issue 18 (h-gguf2): Falcon-H1 (FalconH1Model).
+
+def write_falcon_h1_metadata(w, cfg, ftype):
+    """FalconH1Model.set_gguf_parameters over Mamba2Model's, as they stand
+    after the overrides: the Mamba2 sizes under ssm.* (inner size
+    mamba_d_ssm, time_step_rank mamba_d_ssm / mamba_d_head), the RMS eps,
+    vocab size, context length, feed-forward length, head counts, head_dim
+    as key/value length, rope base; no multiplier (folded into the
+    weights, falcon_h1_tensor); then the EXTENSION keys."""
+    arch = GGUF_ARCH[cfg["model_type"]]
+    d_ssm = cfg["mamba_d_ssm"]
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(cfg["num_attention_heads"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_ssm_conv_kernel(cfg["mamba_d_conv"])
+    w.add_ssm_inner_size(d_ssm)
+    w.add_ssm_state_size(cfg["mamba_d_state"])
+    w.add_ssm_time_step_rank(d_ssm // cfg["mamba_d_head"])
+    w.add_ssm_group_count(cfg["mamba_n_groups"])
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    w.add_file_type(ftype)
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_head_count_kv(cfg["num_key_value_heads"])
+    w.add_key_length(cfg["head_dim"])
+    w.add_value_length(cfg["head_dim"])
+    w.add_rope_freq_base(rope_params(cfg)["rope_theta"])
+    write_special_tokens(w, cfg)
+
+    # EXTENSION: HF's chunk size and dt clamp (as for mamba2, under the
+    # keys granitehybrid's use); the gated norm before the gate (llama.cpp
+    # always normalizes after it).
+    w.add_uint32(f"{arch}.mamba_chunk_size", cfg.get("mamba_chunk_size", 256))
+    limit = [float(x["__float__"]) if isinstance(x, dict) else float(x) for x in cfg.get("time_step_limit") or []]
+    if limit:
+        w.add_array(f"{arch}.time_step_limit", limit)
+    if cfg.get("mamba_rms_norm") and cfg.get("mamba_norm_before_gate", True):
+        w.add_bool(f"{arch}.mamba_norm_before_gate", True)
+
+
+def falcon_h1_scale(cfg, hf):
+    """The multiplier FalconH1Model.modify_tensors folds into checkpoint
+    tensor hf (tested on its name in this order, weights and biases alike):
+    a number, in_proj's per-row vector, or None."""
+    m = cfg
+    if "down_proj" in hf:
+        return m["mlp_multipliers"][1]
+    if "gate_proj" in hf:
+        return m["mlp_multipliers"][0]
+    if "k_proj" in hf:
+        return m["key_multiplier"] * m["attention_in_multiplier"]
+    if "q_proj" in hf or "v_proj" in hf:
+        return m["attention_in_multiplier"]
+    if "o_proj" in hf:
+        return m["attention_out_multiplier"]
+    if "out_proj" in hf:
+        return m["ssm_out_multiplier"]
+    if "in_proj" in hf:  # ssm_in, then each segment of [z | x | B | C | dt]
+        d, gs = m["mamba_d_ssm"], m["mamba_n_groups"] * m["mamba_d_state"]
+        z, x, b, c, dt = m["ssm_multipliers"]
+        return ("in_proj", d, gs, [z, x, b, c, dt])
+    if "lm_head" in hf:
+        return m["lm_head_multiplier"]
+    if "embed_tokens" in hf:
+        return m["embedding_multiplier"]
+    return None
+
+
+def falcon_h1_tensor(cfg, hf, t, tmap):
+    """FalconH1Model.modify_tensors on one checkpoint tensor: Mamba2Model's
+    changes (conv1d squeezed, A and D [H, 1], A as -exp(A_log), dt_bias as
+    ssm_dt.bias), the gated norm [groups, d/groups], and every multiplier
+    folded in (in float32, as torch multiplies them there)."""
+    if SSM_PARAM.search(hf):
+        if hf.endswith(".conv1d.weight"):
+            t = t.squeeze()
+        if hf.endswith((".A_log", ".D")):
+            t = t.reshape(*t.shape, 1)
+        if hf.endswith(".norm.weight"):
+            t = t.reshape(cfg["mamba_n_groups"], -1)
+        if hf.endswith(".A_log"):
+            t = -torch.exp(t)
+    scale = falcon_h1_scale(cfg, hf)
+    if isinstance(scale, tuple):
+        _, d, gs, (z, x, b, c, dt) = scale
+        assert t.ndim == 2, "FalconH1Model scales in_proj's rows as tensor[:d, :]: a 1-D in_proj bias does not convert"
+        t = t * cfg["ssm_in_multiplier"]
+        t[:d, :] *= z
+        t[d:2 * d, :] *= x
+        t[2 * d:2 * d + gs, :] *= b
+        t[2 * d + gs:2 * d + 2 * gs, :] *= c
+        t[2 * d + 2 * gs:, :] *= dt
+    elif scale is not None:
+        t = t * scale
+    name = tmap.get_name(hf[: -len(".dt_bias")] + ".dt_proj.bias" if hf.endswith(".dt_bias") else hf, try_suffixes=(".weight", ".bias"))
+    assert name is not None, f"falcon_h1: TensorNameMap has no GGUF name for {hf}"
+    return (name, hf, t.contiguous().numpy())
+
+
+def falcon_h1_back(cfg, hf, data, shape):
+    """The HF values a folded tensor stands for: its multiplier divided out
+    (float32; what the Q8_0 oracle computes with)."""
+    scale = falcon_h1_scale(cfg, hf)
+    if isinstance(scale, tuple):
+        _, d, gs, (z, x, b, c, dt) = scale
+        rows = np.concatenate([np.full(d, z), np.full(d, x), np.full(gs, b), np.full(gs, c), np.full(data.shape[0] - 2 * d - 2 * gs, dt)])
+        return (data / np.float32(cfg["ssm_in_multiplier"]) / rows.astype(np.float32)[:, None]).astype(np.float32)
+    if scale is not None:
+        return (data / np.float32(scale)).astype(np.float32)
+    return data
 
 
 def neox_qkv(t, heads):
@@ -1252,15 +1687,20 @@ def read_back(path, cfg, names, shapes):
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
         if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in GRANITE_MOE and hf.endswith(".input_linear.weight")) or (
-                mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")) or (mt in DENSE3 and dense3_parted(mt, hf)):
+                mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")) or (mt in DENSE3 and dense3_parted(mt, hf)) or (
+                mt in QWEN_GDN and hf.endswith(".in_proj_qkvz.weight")):
             parts.setdefault(hf, {})[t.name] = data
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):
             data = data.reshape(shapes[hf])
-        if mt in MAMBA1 | MAMBA2 and SSM_PARAM.search(hf):
+        if mt in QWEN_GDN:
+            data = qwen_gdn_back(text_config(cfg), hf, data, shapes.get(hf, data.shape))  # (stacked experts: as stored)
+        if mt in FALCON_H1:
+            data = falcon_h1_back(cfg, hf, data, shapes[hf])
+        if mt in MAMBA1 | MAMBA2 | NEMOTRON_H | FALCON_H1 and SSM_PARAM.search(hf):
             sd[hf] = torch.from_numpy(np.ascontiguousarray(mamba_tensor_back(hf, data, shapes[hf])))
             continue
-        if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
+        if mt in PERMUTE_QK | NEMOTRON_H and (".q_proj." in hf or ".k_proj." in hf):
             data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
             data = data - np.float32(1)
@@ -1277,6 +1717,9 @@ def read_back(path, cfg, names, shapes):
     for hf, p in parts.items():
         if mt in DENSE3:
             sd[hf] = torch.from_numpy(np.ascontiguousarray(dense3_back(mt, cfg, hf, p)))
+            continue
+        if mt in QWEN_GDN:  # attn_qkv and attn_gate back to per-key-head [q | k | v | z]
+            sd[hf] = torch.from_numpy(qwen_qkvz_back(text_config(cfg), p))
             continue
         if mt in DEEPSEEK2:  # per head [k_b transposed back | v_b], heads flattened
             by = {n.split(".")[2]: a for n, a in p.items()}
@@ -1315,11 +1758,13 @@ def build(folder):
     write_gguf(f32, name, cfg, tensors, gguf.LlamaFileType.ALL_F32, state)
     shapes = {hf: tuple(t.shape) for hf, t in state.items()}
     back = read_back(f32, cfg, names, shapes)
+    back.update({hf: t for hf, t in state.items() if hf in unconverted(cfg, state)})
     assert sorted(back) == sorted(state), f"{name}: F32 twin tensors {sorted(back)} != {sorted(state)}"
     worst = 0.0
     for hf, t in back.items():
         d = float((t - state[hf].to(torch.float32)).abs().max())
-        inexact = (cfg["model_type"] in NORM_PLUS_ONE and hf.endswith("norm.weight")) or hf.endswith(".A_log")
+        inexact = (cfg["model_type"] in NORM_PLUS_ONE | QWEN_GDN and hf.endswith("norm.weight")) or hf.endswith(".A_log") or (
+            cfg["model_type"] in FALCON_H1 and falcon_h1_scale(cfg, hf) is not None)
         assert d == 0.0 or inexact, f"{name}: F32 twin changes {hf} by {d}"
         worst = max(worst, d)
     print(f"  model.f32.gguf  {os.path.getsize(f32):8d}  {sha256(f32)}  (max |w - safetensors| {worst:g}: (1 + w) - 1, log(-(-exp(A_log))) in f32)")
@@ -1334,6 +1779,7 @@ def build(folder):
     spec = next(s for s in gen_fixtures.FIXTURES if s["name"] == name)
     model = gen_fixtures.load_oracle_model(spec, folder)
     back = read_back(q8, cfg, names, shapes)
+    back.update({hf: t for hf, t in state.items() if hf in unconverted(cfg, state)})
     if set(back) - set(model.state_dict()):
         # Checkpoint names transformers renames on load (EXAONE's GPT-2-style
         # names): load the dequantized tensors through from_pretrained.
@@ -1350,7 +1796,7 @@ def build(folder):
         assert not unexpected and set(missing) <= ({"lm_head.weight"} if cfg.get("tie_word_embeddings") else set()), (missing, unexpected)
     # The fixture's prompts, unless the Q8_0 model nearly ties somewhere on
     # their greedy path: then the next prompt seeds, same lengths.
-    eos = model.config.eos_token_id
+    eos = model.config.get_text_config().eos_token_id
     prompts, seed = fixture_oracle["prompts"], None
     lengths = [len(p) for p in prompts]
     for attempt in range(MAX_PROMPT_SEEDS):
@@ -1369,7 +1815,7 @@ def build(folder):
             # path never goes away; from here on it gets a second token.
             lengths = [max(2, n) for n in lengths]
             print(f"  one-token prompt: now {lengths}")
-        prompts = gen_fixtures.make_prompts(seed, cfg["vocab_size"], cfg["bos_token_id"], lengths)
+        prompts = gen_fixtures.make_prompts(seed, text_config(cfg)["vocab_size"], text_config(cfg)["bos_token_id"], lengths)
         print(f"  near-tie: prompts from seed {seed}")
     else:
         raise AssertionError(f"{name}: Q8_0 near-tie in the greedy path for {MAX_PROMPT_SEEDS} prompt seeds")

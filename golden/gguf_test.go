@@ -83,7 +83,9 @@ func TestGGUFTwinsPlan(t *testing.T) {
 			if f32.Family.Name != want.Family.Name {
 				t.Errorf("F32 twin: family %s, the safetensors folder's is %s", f32.Family.Name, want.Family.Name)
 			}
-			if !bytes.Equal(f32.MLIR, want.MLIR) {
+			if folded := foldedTwin(dir); folded != "" {
+				t.Logf("F32 twin: modules not compared: %s", folded)
+			} else if !bytes.Equal(f32.MLIR, want.MLIR) {
 				t.Errorf("F32 twin: the emitted module differs from the safetensors folder's")
 			}
 			checkUnread(t, f32)
@@ -110,6 +112,20 @@ func TestGGUFTwinsPlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// foldedTwin returns the reason a fixture's twins fold parameters into
+// their weights (its gguf.folded file: llama.cpp's Falcon-H1 multipliers),
+// or "" for a twin that is the safetensors folder's model exactly. A
+// folded twin is the same model with other weights and other constants in
+// its module: the modules and weights are not compared, and the F32 twin's
+// logits are held within the oracle tier's 1e-4.
+func foldedTwin(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "gguf.folded"))
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(b))
 }
 
 // checkUnread: the only tensors a twin holds that its family does not read
@@ -146,6 +162,9 @@ func checkUnread(t *testing.T, p *driver.Plan) {
 func TestGGUFTwinsWeights(t *testing.T) {
 	for _, dir := range ggufFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			if folded := foldedTwin(dir); folded != "" {
+				t.Skipf("weights not compared: %s", folded)
+			}
 			p, err := driver.NewPlan(filepath.Join(dir, "model.f32.gguf"), driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -154,10 +173,14 @@ func TestGGUFTwinsWeights(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := weights.Open(dir)
+			// The safetensors folder's tensors as its plan binds them (a
+			// wrapper's scoped names, model.language_model.*, also as
+			// the graph names them).
+			sp, err := driver.NewPlan(dir, driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			want := sp.Weights
 			for _, w := range p.Graph.Weights { // MoE experts: per-expert tensors, stacked as the GGUF holds them
 				if _, ok := want.Tensors[w.Name]; !ok && w.Parts != nil {
 					if err := want.Stack(w.Name, w.Parts); err != nil {
@@ -270,6 +293,9 @@ func TestGGUFTwinsExecution(t *testing.T) {
 			}
 			defer f32.Close()
 			tol := 0.0
+			if foldedTwin(dir) != "" {
+				tol = 1e-4
+			}
 			if p, err := driver.NewGraph(filepath.Join(dir, "model.f32.gguf"), driver.PlanOptions{}); err != nil {
 				t.Fatal(err)
 			} else {
@@ -294,7 +320,7 @@ func TestGGUFTwinsExecution(t *testing.T) {
 				if d := maxAbsDiff32(a.FirstLogits, b.FirstLogits); d > tol {
 					t.Errorf("F32 twin, prompt %d: first-step logits differ from the safetensors folder's by %g (max abs, allowed %g)", i, d, tol)
 				} else if d != 0 {
-					t.Logf("F32 twin, prompt %d: first-step logits differ from the safetensors folder's by %g (max abs; log_neg rounds A_log)", i, d)
+					t.Logf("F32 twin, prompt %d: first-step logits differ from the safetensors folder's by %g (max abs; log_neg rounds A_log, or the twin folds parameters)", i, d)
 				}
 			}
 

@@ -306,6 +306,49 @@ func TestReversePermuteRows(t *testing.T) {
 	}
 }
 
+// applySpan applies regroup_span's moves to src (the file's order).
+func applySpan(t *testing.T, args, shape []int64, src []float32) []float32 {
+	t.Helper()
+	moves, err := spanMoves(args, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := slices.Clone(src)
+	for _, mv := range moves {
+		copy(dst[mv.dst:mv.dst+mv.n], src[mv.src:mv.src+mv.n])
+	}
+	return dst
+}
+
+// TestSpanMoves: regroup_span as Qwen3NextModel's in_proj_qkvz (unequal
+// parts, two key heads) and as Qwen3.5's tiled value heads (a span after
+// q and k rows; columns, as out_proj).
+func TestSpanMoves(t *testing.T) {
+	// Qwen3-Next: 2 key heads of [q(1) | k(1) | v(2) | z(2)]; the file holds
+	// [q0 q1 | k0 k1 | v0 v0' v1 v1' | z0 z0' z1 z1'] (one column).
+	got := applySpan(t, []int64{0, 0, 4, 2, 1, 1, 2, 2}, []int64{12, 1}, seq(0, 12))
+	// HF: q0 k0 v0 v0' z0 z0' q1 k1 v1 v1' z1 z1'
+	if want := []float32{0, 2, 4, 5, 8, 9, 1, 3, 6, 7, 10, 11}; !slices.Equal(got, want) {
+		t.Errorf("qkvz: %v, want %v", got, want)
+	}
+	// Qwen3.5: rows [q q | v: 2 per key head × 2 key heads, size 1] with the
+	// value heads tiled (file [r, K] = v00 v10 v01 v11, HF [K, r]).
+	got = applySpan(t, []int64{0, 2, 2, 2, 1}, []int64{6}, []float32{-1, -2, 0, 10, 1, 11})
+	if want := []float32{-1, -2, 0, 1, 10, 11}; !slices.Equal(got, want) {
+		t.Errorf("tiled value heads: %v, want %v", got, want)
+	}
+	// The same on columns of a [2, 4] tensor (out_proj).
+	got = applySpan(t, []int64{1, 0, 2, 2, 1}, []int64{2, 4}, []float32{0, 10, 1, 11, 20, 30, 21, 31})
+	if want := []float32{0, 1, 10, 11, 20, 21, 30, 31}; !slices.Equal(got, want) {
+		t.Errorf("columns: %v, want %v", got, want)
+	}
+	for _, bad := range [][]int64{{2, 0, 2, 2, 1}, {0, 5, 2, 2, 1}, {0, 0, 3, 2, 1, 1}, {0, 0, 2, 2, 0}} {
+		if _, err := spanMoves(bad, []int64{6, 1}); err == nil {
+			t.Errorf("regroup_span%v on [6, 1]: want an error", bad)
+		}
+	}
+}
+
 // TestRegroupRows: GPTNeoXModel's query_key_value, 2 heads of [q | k | v]
 // with 2 rows each; the file holds [q0 q1 | k0 k1 | v0 v1].
 func TestRegroupRows(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/archc/archc/rt/gguf"
@@ -104,6 +105,30 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 	if p.vals != nil {
 		cols := len(p.vals) / rows
 		copy(dst, p.vals[r0*cols:r1*cols])
+		return nil
+	}
+	if p.tr.span != nil { // every other transform, then the span's entries regrouped
+		if r0 != 0 || r1 != rows {
+			return fmt.Errorf("gguf: internal error: regrouped tensor %q converted in part", p.t.Name)
+		}
+		moves, err := spanMoves(p.tr.span, p.shape)
+		if err != nil {
+			return fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
+		}
+		raw := p
+		raw.tr.span = nil
+		raw.group = append([]planned(nil), p.group...)
+		for k := range raw.group {
+			raw.group[k].tr.span = nil
+		}
+		src := make([]float32, len(dst))
+		if err := f.convert(fh, raw, 0, rows, src); err != nil {
+			return err
+		}
+		copy(dst, src)
+		for _, mv := range moves {
+			copy(dst[mv.dst:mv.dst+mv.n], src[mv.src:mv.src+mv.n])
+		}
 		return nil
 	}
 	if (p.tr.transpose || p.tr.parts > 1) && (r0 != 0 || r1 != rows) {
@@ -395,4 +420,63 @@ feed:
 		return fmt.Errorf("gguf: %s: materializing weights: %w", f.Path, err)
 	}
 	return nil
+}
+
+// spanMove copies n values from src to dst (flat offsets into a tensor).
+type spanMove struct{ dst, src, n int }
+
+// spanMoves returns the copies regroup_span(axis, offset, parts, heads,
+// sizes...) makes on a tensor of the given (Hugging Face) shape: along
+// dimension axis, the entries [offset, offset + heads·Σsizes) are held by
+// the file as [parts, heads, size_p] and by HF as [heads, parts, size_p];
+// HF entry (h, p, j) is file entry (p, h, j). sizes has one entry (every
+// part that size) or parts entries. Entries outside the span stay.
+func spanMoves(args, shape []int64) ([]spanMove, error) {
+	if len(args) < 5 {
+		return nil, fmt.Errorf("regroup_span%v: it takes axis, offset, parts, heads and one or more sizes", args)
+	}
+	axis, offset, parts, heads := int(args[0]), int(args[1]), int(args[2]), int(args[3])
+	sizes := args[4:]
+	if len(sizes) == 1 && parts > 1 {
+		sizes = slices.Repeat(sizes, parts)
+	}
+	if axis < 0 || axis >= len(shape) || offset < 0 || parts < 1 || heads < 1 || len(sizes) != parts {
+		return nil, fmt.Errorf("regroup_span%v does not fit a tensor of shape %v (axis within its dimensions, offset >= 0, parts and heads >= 1, one size or one per part)", args, shape)
+	}
+	per := 0 // one head's entries, all parts
+	for _, s := range sizes {
+		if s < 1 {
+			return nil, fmt.Errorf("regroup_span%v: a size is at least 1", args)
+		}
+		per += int(s)
+	}
+	if offset+heads*per > int(shape[axis]) {
+		return nil, fmt.Errorf("regroup_span%v: entries [%d, %d) along dimension %d of shape %v", args, offset, offset+heads*per, axis, shape)
+	}
+	outer, inner := 1, 1
+	for _, d := range shape[:axis] {
+		outer *= int(d)
+	}
+	for _, d := range shape[axis+1:] {
+		inner *= int(d)
+	}
+	n := int(shape[axis])
+	var out []spanMove
+	for o := 0; o < outer; o++ {
+		base := o * n * inner
+		before := 0 // the file's entries of the parts before p, all heads
+		for p, s := range sizes {
+			hfPart := 0 // part p's place within one head's entries in HF
+			for _, t := range sizes[:p] {
+				hfPart += int(t)
+			}
+			for h := 0; h < heads; h++ {
+				dst := offset + h*per + hfPart
+				src := offset + before + h*int(s)
+				out = append(out, spanMove{base + dst*inner, base + src*inner, int(s) * inner})
+			}
+			before += heads * int(s)
+		}
+	}
+	return out, nil
 }

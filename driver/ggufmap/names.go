@@ -21,6 +21,7 @@ type transform struct {
 	flatten      bool    // the HF tensor is the result with its leading dimensions merged: [a, b, c] → [a·b, c]
 	reshape      []int64 // non-nil: the HF tensor is the file's values, in the same order, in this shape (one dimension may be -1)
 	logNeg       bool    // the file stores A = -exp(A_log): A_log = log(-A) (values change: packed as f32)
+	span         []int64 // non-nil: regroup_span's axis, offset, parts, heads, sizes... (applied last; packed as f32)
 }
 
 // kind names the grouping transform, for messages.
@@ -37,7 +38,7 @@ func (tr transform) kind() string {
 // whole reports whether the tensor must be converted whole, at once: its
 // HF rows are not its GGUF rows (transpose, interleave) or move (unpermute_qk).
 func (tr transform) whole() bool {
-	return tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.reshape != nil
+	return tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.reshape != nil || tr.span != nil
 }
 
 // movesRows reports whether whole rows move (unpermute_qk, regroup): exact
@@ -69,6 +70,8 @@ var transforms = map[string]func(tr *transform, args []int64){
 	"reshape": func(tr *transform, args []int64) { tr.reshape = append([]int64{}, args...) },
 	// log_neg(): MambaModel's ssm_a, -exp(A_log).
 	"log_neg": func(tr *transform, _ []int64) { tr.logNeg = true },
+	// regroup_span(axis, offset, parts, heads, sizes...): Qwen3NextModel's in_proj_qkvz, Qwen3.5's tiled value heads (see spanMoves).
+	"regroup_span": func(tr *transform, args []int64) { tr.span = append([]int64{}, args...) },
 }
 
 // resolveTransforms applies the transform calls a tensor's row gives.
@@ -207,6 +210,11 @@ func (m *Model) makePlan() error {
 				rows *= d
 			}
 			p.shape = []int64{rows, p.shape[len(p.shape)-1]}
+		}
+		if p.tr.span != nil {
+			if _, err := spanMoves(p.tr.span, p.shape); err != nil {
+				return fmt.Errorf("gguf: %s: %q: %v: the file does not match its family's gguf section", m.Path, p.hf, err)
+			}
 		}
 	}
 	return nil

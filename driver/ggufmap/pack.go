@@ -25,7 +25,7 @@ const packVersion = "archc-gguf-packed-v1"
 // interleave, a reshape that changes a block format's rows) is stored
 // dequantized to f32 with the change applied.
 func packedFormat(p planned) string {
-	if p.vals != nil || p.tr.minusOne || p.tr.logNeg || p.tr.transpose || p.tr.parts > 1 {
+	if p.vals != nil || p.tr.minusOne || p.tr.logNeg || p.tr.transpose || p.tr.parts > 1 || p.tr.span != nil {
 		return "f32"
 	}
 	if be, _, _ := p.t.Type.BlockSize(); p.tr.reshape != nil && be > 1 {
