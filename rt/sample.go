@@ -214,7 +214,9 @@ func (s *Sampler) Plain() bool {
 // its penalties see: the options and the prompt cross the pipe once, and
 // any earlier sequence of that id is dropped. A Plain sampler needs no
 // sequence: nothing is sent. Errors: a token id outside the vocabulary, a
-// dead worker.
+// *iree.RequestError when the worker refuses the options (a grammar it
+// cannot build: the worker is fine, only this sequence fails), a dead
+// worker.
 func (m *Model) StartSequence(ctx context.Context, slot int, s *Sampler, prompt []int32) error {
 	if s.Plain() {
 		return nil

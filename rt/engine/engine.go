@@ -564,6 +564,11 @@ func (e *Engine) prefillStep(ctx context.Context) {
 		toks := make([]iree.Choice, len(started))
 		for j, m := range started {
 			if err := e.m.StartSequence(cctx, m.slot, m.sampler, m.req.Prompt); err != nil {
+				var refused *iree.RequestError
+				if errors.As(err, &refused) { // this request's sampling (a grammar llguidance cannot build): it alone ends
+					e.finish(m, FinishError, err)
+					continue
+				}
 				e.fail(ctx, err)
 				return
 			}
@@ -574,7 +579,9 @@ func (e *Engine) prefillStep(ctx context.Context) {
 			m.decode = true
 		}
 		for j, m := range started {
-			e.emit(m, toks[j])
+			if m.decode {
+				e.emit(m, toks[j])
+			}
 		}
 		return
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -213,6 +214,49 @@ func TestCancelAndErrors(t *testing.T) {
 	}
 	if err := submitErr(e); !errors.Is(err, ErrClosed) {
 		t.Errorf("after Run returned: %v, want ErrClosed", err)
+	}
+}
+
+// TestRefusedSequenceEndsAlone: a request whose sampling the worker
+// refuses at seq_start (here a grammar whose vocabulary file is missing;
+// in serving, a schema llguidance cannot build) ends with that error, and
+// the request running beside it goes on, unrestarted and unchanged.
+func TestRefusedSequenceEndsAlone(t *testing.T) {
+	m := open(t)
+	ctx := context.Background()
+	e, _ := New(m, Options{})
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go e.Run(runCtx)
+	p := prompts()[2]
+	good, err := e.Submit(ctx, Request{Prompt: p, MaxTokens: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-good // running
+	bad, err := e.Submit(ctx, Request{Prompt: prompts()[1], MaxTokens: 8,
+		Sampling: rt.SamplingOptions{Grammar: &rt.Grammar{Lark: "start: \"a\"", Vocab: filepath.Join(t.TempDir(), "missing.json")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if toks, last := collect(t, bad); len(toks) != 0 || last.Err == nil || !strings.Contains(last.Err.Error(), "StartSeq") {
+		t.Errorf("refused request: %d tokens, %+v; want no token and the worker's StartSeq error", len(toks), last)
+	}
+	toks, last := collect(t, good)
+	if last.Err != nil || len(toks) != 23 {
+		t.Fatalf("the request beside it: %d more tokens, %+v; want 23 and no error", len(toks), last)
+	}
+	if st := e.Stats(); st.Restarts != 0 {
+		t.Errorf("%d worker restarts, want 0", st.Restarts)
+	}
+	stop()
+	time.Sleep(10 * time.Millisecond)
+	alone, err := m.Generate(ctx, p, rt.GenerateOptions{MaxTokens: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(toks, alone.Tokens[1:]) {
+		t.Errorf("beside the refused request %v, alone %v", toks, alone.Tokens[1:])
 	}
 }
 

@@ -470,7 +470,7 @@ func (w *Worker) request(ctx context.Context, what string, req any, payloads [][
 	outs, err := w.roundtrip(ctx, what, opOf(req), msg, payloads, resp)
 	var failed *workerError
 	if errors.As(err, &failed) {
-		return nil, fmt.Errorf("iree: %s: %s", what, failed.msg)
+		return nil, &RequestError{What: what, Msg: failed.msg}
 	}
 	if err != nil {
 		w.broken = err
@@ -482,6 +482,15 @@ func (w *Worker) request(ctx context.Context, what string, req any, payloads [][
 // workerError is a response with ok=false: the request failed, the worker
 // is fine.
 type workerError struct{ msg string }
+
+// RequestError is the worker's refusal of one request (a response with
+// ok=false): that request failed, and the worker is fine and keeps its
+// state — for example a grammar llguidance cannot build, refused at
+// seq_start. Other errors of a Worker's methods mean it is dead or out of
+// step. What names the call ("StartSeq(3)"), Msg is the worker's message.
+type RequestError struct{ What, Msg string }
+
+func (e *RequestError) Error() string { return "iree: " + e.What + ": " + e.Msg }
 
 func (e *workerError) Error() string { return e.msg }
 
