@@ -186,11 +186,14 @@ func decodeJSON(r *http.Request, limit int64, v any) error {
 		}
 		return badRequest("", "reading the request body: %v", err)
 	}
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError
 		switch {
-		case errors.As(err, &te) && te.Field != "":
+		case errors.As(err, &te) && te.Field == "":
+			return badRequest("", "the request body must be a JSON object, got %s", te.Value)
+		case errors.As(err, &te):
 			want := "another type"
 			if te.Type != nil {
 				want = jsonKind(te.Type.Kind().String())
@@ -212,8 +215,14 @@ func decodeJSON(r *http.Request, limit int64, v any) error {
 		}
 		return badRequest("", "invalid request: %v", unwrapJSON(err))
 	}
+	if end := dec.InputOffset(); !errors.Is(ignoreToken(dec.Token()), io.EOF) {
+		return badRequest("", "the request body is not valid JSON: more data after its object (at byte %d)", end)
+	}
 	return nil
 }
+
+// ignoreToken returns the error of a json.Decoder.Token call.
+func ignoreToken(_ json.Token, err error) error { return err }
 
 // jsonValueKind names the JSON kind of a raw value, as encoding/json's
 // type errors do ("number", "string", "object", ...).

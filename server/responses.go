@@ -223,6 +223,7 @@ var responsesRenames = [][2]string{
 	{`response_format\.json_schema\.schema`, "text.format.schema"},
 	{`response_format.*`, "text.format"},
 	{`reasoning_effort`, "reasoning.effort"},
+	{`max_tokens`, "max_output_tokens"},
 	{`messages.*`, "input"},
 }
 

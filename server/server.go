@@ -281,22 +281,24 @@ func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defa
 	if p.N != nil && *p.N != 1 {
 		return req, nil, badRequest("n", "n must be 1 (one completion per request)")
 	}
-	max := defaultMax
-	if p.MaxCompletionTokens != nil {
-		max = *p.MaxCompletionTokens
-	}
+	// max_completion_tokens, OpenAI's newer name, wins over max_tokens
+	// when both are given (as in OpenAI's and vLLM's servers).
+	max, field := defaultMax, "max_tokens"
 	if p.MaxTokens != nil {
 		max = *p.MaxTokens
+	}
+	if p.MaxCompletionTokens != nil {
+		max, field = *p.MaxCompletionTokens, "max_completion_tokens"
 	}
 	room := m.MaxLen() + 1 - promptLen
 	if promptLen > m.MaxLen() {
 		return req, nil, badRequest("prompt", "the prompt has %d tokens; the context holds %d", promptLen, m.MaxLen())
 	}
 	if max < 1 {
-		return req, nil, badRequest("max_tokens", "max_tokens must be at least 1, got %d", max)
+		return req, nil, badRequest(field, "%s must be at least 1, got %d", field, max)
 	}
 	if max > room {
-		return req, nil, badRequest("max_tokens", "the prompt (%d tokens) plus max_tokens (%d) exceed the context length of %d tokens", promptLen, max, m.MaxLen())
+		return req, nil, badRequest(field, "the prompt (%d tokens) plus %s (%d) exceed the context length of %d tokens", promptLen, field, max, m.MaxLen())
 	}
 	req.MaxTokens = max
 	o := rt.SamplingOptions{Temperature: 1}

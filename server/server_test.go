@@ -242,6 +242,10 @@ func TestErrors(t *testing.T) {
 		{`{"prompt": [1, 2], "max_tokens": 2, "logprobs": 50}`, auth, 400, "logprobs must be in [0, 20]"},
 		{`{"prompt": "text", "max_tokens": 2}`, auth, 400, "no tokenizer"},
 		{`{"prompt": [1, 2`, auth, 400, "not valid JSON"},
+		{`{"prompt": [1, 2], "max_tokens": 2} trailing`, auth, 400, "more data after its object (at byte 35)"},
+		{`{"prompt": [1, 2], "max_tokens": 2}{}`, auth, 400, "more data after its object"},
+		{`[{"prompt": [1, 2]}]`, auth, 400, "the request body must be a JSON object, got array"},
+		{`{"prompt": [1, 2], "max_tokens": 2}` + "\n", auth, 200, ""},
 		{`{"prompt": [1, 2], "max_tokens": 2, "some_new_field": {"x": 1}}`, auth, 200, ""},
 	} {
 		code, out := post(t, url+"/v1/completions", c.body, c.hdr...)

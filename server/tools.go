@@ -78,9 +78,11 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 	if len(req.Messages) == 0 {
 		return nil, badRequest("messages", "messages must not be empty")
 	}
-	if len(req.Functions) > 0 || len(req.FunctionCall) > 0 {
+	// null, [] and "none" are the fields table's no-op values: accepted.
+	functions := len(req.Functions) > 0 && !isNoop(req.Functions, []string{"[]"})
+	if functions || len(req.FunctionCall) > 0 && !isNoop(req.FunctionCall, []string{`"none"`}) {
 		field := "functions"
-		if len(req.Functions) == 0 {
+		if !functions {
 			field = "function_call"
 		}
 		return nil, badRequest(field, "%s is OpenAI's deprecated form of tools; send tools and tool_choice instead", field)

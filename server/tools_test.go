@@ -125,11 +125,18 @@ func TestPlanChatErrors(t *testing.T) {
 		{`{` + user + `, "reasoning_effort": "extreme"}`, "reasoning_effort"},
 		{`{` + user + `, "chat_template_kwargs": {"messages": []}}`, "chat_template_kwargs"},
 		{`{` + user + `, "functions": [{"name": "f"}]}`, "functions"},
+		{`{` + user + `, "function_call": "auto"}`, "function_call"},
 	} {
 		_, err := planChat(smol, chatReq(t, c.body))
 		var ae *apiError
 		if !errors.As(err, &ae) || ae.Status != 400 || ae.Param != c.param {
 			t.Errorf("%s: err %v (param %v), want a 400 naming %s", c.body, err, paramOf(ae), c.param)
+		}
+	}
+	// The fields table's no-op values of the deprecated fields are accepted.
+	for _, noop := range []string{`"functions": null`, `"functions": []`, `"function_call": null`, `"function_call": "none"`} {
+		if _, err := planChat(smol, chatReq(t, `{`+user+`, `+noop+`}`)); err != nil {
+			t.Errorf("%s: %v, want it accepted (a no-op value)", noop, err)
 		}
 	}
 	m := &rt.Model{Vocab: 100}
@@ -314,5 +321,34 @@ func TestChatSplitter(t *testing.T) {
 	}
 	if id := p.toolCalls([]toolcall.Call{{Name: "f", Arguments: "{}"}})[0]["id"].(string); len(id) != 9 {
 		t.Errorf("mistral call id %q, want 9 characters", id)
+	}
+}
+
+// TestMaxTokensFields: max_completion_tokens wins over max_tokens, and an
+// error names the field that was given.
+func TestMaxTokensFields(t *testing.T) {
+	s := &Server{}
+	m := &rt.Model{Program: &rt.Program{MaxLen: 64}, Vocab: 100}
+	ints := func(v int) *int { return &v }
+	for _, c := range []struct {
+		p     sampling
+		max   int
+		param string
+	}{
+		{sampling{MaxTokens: ints(7)}, 7, ""},
+		{sampling{MaxCompletionTokens: ints(5), MaxTokens: ints(7)}, 5, ""},
+		{sampling{MaxCompletionTokens: ints(-1), MaxTokens: ints(3)}, 0, "max_completion_tokens"},
+		{sampling{MaxCompletionTokens: ints(-1)}, 0, "max_completion_tokens"},
+		{sampling{MaxTokens: ints(0)}, 0, "max_tokens"},
+		{sampling{MaxCompletionTokens: ints(100)}, 0, "max_completion_tokens"},
+	} {
+		req, _, err := s.options(m, nil, c.p, 4, 16)
+		var ae *apiError
+		switch {
+		case c.param == "" && (err != nil || req.MaxTokens != c.max):
+			t.Errorf("%+v: max %d, %v; want %d", c.p, req.MaxTokens, err, c.max)
+		case c.param != "" && (!errors.As(err, &ae) || ae.Param != c.param || !strings.Contains(ae.Message, c.param)):
+			t.Errorf("%+v: %v, want a 400 naming %s", c.p, err, c.param)
+		}
 	}
 }
