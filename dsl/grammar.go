@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/participle/v2"
@@ -25,9 +26,20 @@ var archLexer = lexer.MustSimple([]lexer.SimpleRule{
 var parser = participle.MustBuild[File](
 	participle.Lexer(archLexer),
 	participle.Elide("Comment", "Whitespace"),
-	participle.Unquote("String"),
+	participle.Map(unquote, "String"), // not participle.Unquote: it concatenates per character, quadratic in the string's length
 	participle.UseLookahead(4),
 )
+
+// unquote replaces a String token's quoted text with its value, with Go's
+// escapes (strconv.Unquote); an invalid escape is an error at the token.
+func unquote(t lexer.Token) (lexer.Token, error) {
+	v, err := strconv.Unquote(t.Value)
+	if err != nil {
+		return t, participle.Errorf(t.Pos, "invalid string %s: %v", t.Value, err)
+	}
+	t.Value = v
+	return t, nil
+}
 
 // Grammar returns the EBNF of the .arch grammar (golden in testdata).
 func Grammar() string { return parser.String() }

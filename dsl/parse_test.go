@@ -166,3 +166,30 @@ func TestUnknownType(t *testing.T) {
 		t.Errorf("valid types: %v", err)
 	}
 }
+
+// TestStringLiterals: strings take Go's escapes; an invalid escape is an
+// error at the string's position.
+func TestStringLiterals(t *testing.T) {
+	f, err := dsl.Parse("s.arch", []byte("arch s {\n  match model_type \"a\\\"b\\\\c\\u00e9\"\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dsl.ModelTypes(f); len(got) != 1 || got[0] != `a"b\cé` {
+		t.Errorf("model types %q, want [a\"b\\cé]", got)
+	}
+	_, err = dsl.Parse("s.arch", []byte("arch s {\n  match model_type \"a\\qb\"\n}\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "s.arch:2:20: invalid string") {
+		t.Errorf("an invalid escape: %v, want s.arch:2:20: invalid string ...", err)
+	}
+}
+
+// BenchmarkParseLongString parses a file with one 1 MB string (linear:
+// participle's own Unquote was quadratic, 47 s for 320 KB).
+func BenchmarkParseLongString(b *testing.B) {
+	src := []byte("arch s {\n  match model_type \"" + strings.Repeat("a", 1<<20) + "\"\n}\n")
+	for i := 0; i < b.N; i++ {
+		if _, err := dsl.Parse("s.arch", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
