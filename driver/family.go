@@ -266,5 +266,8 @@ func configPath(path string) (string, error) {
 	if st.IsDir() {
 		return filepath.Join(path, "config.json"), nil
 	}
+	if !strings.EqualFold(filepath.Ext(path), ".json") {
+		return "", fmt.Errorf("model %s: not a model folder, a config.json or a GGUF file; for a checkpoint's weights file give its folder (%s)", path, filepath.Dir(path))
+	}
 	return path, nil
 }

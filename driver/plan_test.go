@@ -53,6 +53,16 @@ func TestPlanErrors(t *testing.T) {
 	}
 }
 
+// TestPlanWeightsFile: a checkpoint's weights file given as the model is
+// refused naming its folder (it was read as config.json: "invalid JSON").
+func TestPlanWeightsFile(t *testing.T) {
+	dir := testckpt.FixtureCopy(t, nil, nil)
+	_, err := NewPlan(filepath.Join(dir, "model.safetensors"), PlanOptions{})
+	if err == nil || !strings.Contains(err.Error(), "not a model folder, a config.json or a GGUF file") || !strings.Contains(err.Error(), "give its folder ("+dir+")") {
+		t.Errorf("NewPlan on model.safetensors: %v", err)
+	}
+}
+
 func TestPlanBadArch(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.arch")
 	src := "arch bad {\n  match model_type \"llama\"\n  x = rms_nrom(tokens)\n  logits = x\n}\n"

@@ -272,24 +272,30 @@ func unwrapJSON(err error) string {
 	return s
 }
 
-// text of a message's content: a string or the text parts of an array.
-func (m message) text() (string, error) {
+// text of message i's content: a string or the text parts of an array;
+// null only for an assistant turn (its tool calls). Errors name
+// messages[i].content.
+func (m message) text(i int) (string, error) {
+	field := fmt.Sprintf("messages[%d].content", i)
 	switch c := m.Content.(type) {
 	case string:
 		return c, nil
 	case nil:
+		if m.Role != "assistant" { // an assistant turn of only tool calls has none
+			return "", badRequest(field, "%s is required for a %s message", field, m.Role)
+		}
 		return "", nil
 	case []any:
 		var b strings.Builder
-		for _, p := range c {
+		for j, p := range c {
 			part, ok := p.(map[string]any)
 			if !ok || part["type"] != "text" {
-				return "", badRequest("messages", "message content parts must be {\"type\": \"text\", \"text\": ...}; other part types are not supported")
+				return "", badRequest(fmt.Sprintf("%s[%d]", field, j), "%s[%d]: content parts must be {\"type\": \"text\", \"text\": ...}; other part types are not supported", field, j)
 			}
 			s, _ := part["text"].(string)
 			b.WriteString(s)
 		}
 		return b.String(), nil
 	}
-	return "", badRequest("messages", "message content must be a string or an array of text parts")
+	return "", badRequest(field, "%s must be a string or an array of text parts", field)
 }

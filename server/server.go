@@ -559,7 +559,7 @@ func chatPrompt(text *rt.Text, msgs []message) ([]int32, error) {
 		default:
 			return nil, badRequest("messages", "message %d: role %q is not system, user or assistant", i, m.Role)
 		}
-		c, err := m.text()
+		c, err := m.text(i)
 		if err != nil {
 			return nil, err
 		}

@@ -514,7 +514,7 @@ func chatTurns(msgs []message, f *toolcall.Format) ([]chat.Message, error) {
 		default:
 			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, developer, user, assistant or tool", i, m.Role)
 		}
-		c, err := m.text()
+		c, err := m.text(i)
 		if err != nil {
 			return nil, err
 		}

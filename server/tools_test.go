@@ -126,6 +126,10 @@ func TestPlanChatErrors(t *testing.T) {
 		{`{` + user + `, "chat_template_kwargs": {"messages": []}}`, "chat_template_kwargs"},
 		{`{` + user + `, "functions": [{"name": "f"}]}`, "functions"},
 		{`{` + user + `, "function_call": "auto"}`, "function_call"},
+		{`{"messages": [{"role": "user"}]}`, "messages[0].content"},
+		{`{"messages": [{"role": "user", "content": null}]}`, "messages[0].content"},
+		{`{"messages": [{"role": "user", "content": 5}]}`, "messages[0].content"},
+		{`{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, "messages[0].content[0]"},
 	} {
 		_, err := planChat(smol, chatReq(t, c.body))
 		var ae *apiError

@@ -45,7 +45,7 @@ type planFlags struct {
 	Kernels   string  `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none; a variant the CPU lacks is refused."`
 	Precision string  `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	Target    string  `default:"llvm-cpu" enum:"llvm-cpu,cuda,hip,vulkan" help:"Compile target: llvm-cpu (this host's CPU), or a GPU: cuda (sm_80 PTX, which Hopper runs), hip (gfx942), vulkan. A GPU target plans with GPU shapes and without archc's CPU kernels (every weight through the plain lowering)."`
-	Prefill   []int64 `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated (default: 16,64 on a CPU, 16,128,512 on a GPU; clipped to --max-len)."`
+	Prefill   []int64 `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len; given ones must be at most --max-len)."`
 	Decode    []int64 `name:"decode-batches" sep:"," help:"Decode batch sizes, comma-separated (default: 1 on a CPU, 1,4,16,64 on a GPU); the KV cache has as many slots as the largest."`
 }
 

@@ -62,9 +62,32 @@ func TestFlagRanges(t *testing.T) {
 		{[]string{"--max-tokens", "-1"}, "--max-tokens -1: out of range; give 0 or more new tokens"},
 		{[]string{"--threads", "-2"}, "--threads -2: out of range; give a positive count, or 0 for one per core"},
 		{[]string{"--dry-base", "1"}, "--dry-base 1: out of range; give a number > 1"},
+		{[]string{"--logprobs", "2"}, "--logprobs 2: logprobs are printed only with --json; add --json"},
 	} {
 		// The model does not exist: a flag error must come first.
 		r := clitest.Run(t, bin, append([]string{"generate", "--model", "/no/such/model", "--prompt-ids", "1"}, tc.args...)...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, tc.want) {
+			t.Errorf("%v: code %d, stderr %q; want code 1 and %q", tc.args, r.Code, r.Stderr, tc.want)
+		}
+	}
+}
+
+// TestServeFlagRanges: serve's counts and durations out of range are
+// refused by name before the model is read (they were silently replaced
+// by the defaults: --queue 0 served with 64).
+func TestServeFlagRanges(t *testing.T) {
+	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--queue", "0"}, "--queue 0: give at least 1"},
+		{[]string{"--call-timeout=-1s"}, "--call-timeout -1s: give a positive duration"},
+		{[]string{"--call-timeout=0s"}, "--call-timeout 0s: give a positive duration"},
+		{[]string{"--shutdown-timeout=-1s"}, "--shutdown-timeout -1s: give a duration of 0 or more"},
+		{[]string{"--max-n", "0"}, "--max-n 0: give at least 1"},
+	} {
+		r := clitest.Run(t, bin, append([]string{"serve", "--model", fixture, "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if r.Code != 1 || !strings.Contains(r.Stderr, tc.want) {
 			t.Errorf("%v: code %d, stderr %q; want code 1 and %q", tc.args, r.Code, r.Stderr, tc.want)
 		}

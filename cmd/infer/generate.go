@@ -42,7 +42,7 @@ type generateCmd struct {
 	MaxLen      int64    `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	Arch        string   `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Device      string   `default:"local-task" enum:"local-task,local-sync,cuda,hip,vulkan" help:"IREE device: local-task (a thread pool), local-sync (one thread), or a GPU: cuda (NVIDIA), hip (AMD), vulkan. The module is compiled for it; on a GPU every weight goes through the plain lowering (no CPU kernels)."`
-	Prefill     []int64  `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU; clipped to --max-len)."`
+	Prefill     []int64  `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len; given ones must be at most --max-len)."`
 	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	Precision   string   `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
@@ -106,6 +106,9 @@ func (c *generateCmd) checkFlags() error {
 		if !f.ok {
 			return fmt.Errorf("%s %v: out of range; give %s", f.flag, f.value, f.want)
 		}
+	}
+	if c.Logprobs >= 0 && !c.JSON {
+		return fmt.Errorf("--logprobs %d: logprobs are printed only with --json; add --json", c.Logprobs)
 	}
 	return nil
 }

@@ -43,8 +43,8 @@ func (c *logitsCmd) Run(ctx context.Context) error {
 	if c.Prefix < 1 || c.Prefix > len(ids) {
 		return fmt.Errorf("--prefix %d: give 1 to %d (the number of ids)", c.Prefix, len(ids))
 	}
-	if c.MaxLen < 0 {
-		return fmt.Errorf("--max-len %d: give a length in tokens, or 0 for the sequence's length", c.MaxLen)
+	if c.MaxLen < 0 || c.MaxLen > 0 && c.MaxLen < int64(len(ids)) {
+		return fmt.Errorf("--max-len %d: give a length in tokens of at least the %d ids, or 0 for the sequence's length", c.MaxLen, len(ids))
 	}
 	if c.Threads < 0 {
 		return fmt.Errorf("--threads %d: give a positive count, or 0 for one per core", c.Threads)

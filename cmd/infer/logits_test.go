@@ -66,6 +66,7 @@ func TestLogits(t *testing.T) {
 		{"int8 without kernels", []string{"--prompt-ids", "1", "--kernels", "none", "--precision", "int8"}, "--precision int8 needs archc's kernels"},
 		{"unknown precision", []string{"--prompt-ids", "1", "--precision", "int4"}, "--precision must be one of"},
 		{"negative threads", []string{"--prompt-ids", "1", "--threads=-1"}, "--threads -1: give a positive count"},
+		{"max-len below the ids", []string{"--prompt-ids", "1,2,3", "--max-len", "1"}, "--max-len 1: give a length in tokens of at least the 3 ids"},
 		{"out folder missing", []string{"--prompt-ids", "1", "--out", "/no/such/dir/l.npy"}, "--out /no/such/dir/l.npy: its folder does not exist"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ type serveCmd struct {
 	Addr            string        `default:"127.0.0.1:8080" help:"Address to listen on."`
 	MaxBatch        int           `name:"max-batch" default:"0" help:"Requests decoded together at most (KV-cache slots), 1 to 64; 0 (the default): 4 on a CPU, 64 on a GPU. Decode entry points are compiled for 1, 2, 4, ... up to it on a CPU, for 1, 4, 16, 64 up to it on a GPU."`
 	DecodeBatches   []int64       `name:"decode-batches" sep:"," help:"Decode batch sizes to compile, comma-separated, instead of the default ladder (each an entry point; the largest is at most --max-batch, and sets it when --max-batch is 0)."`
-	Prefill         []int64       `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU; clipped to --max-len)."`
+	Prefill         []int64       `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len; given ones must be at most --max-len)."`
 	MaxLen          int64         `help:"KV-cache length per request in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered so all slots fit 1 GiB."`
 	Queue           int           `default:"64" help:"Requests waiting for a slot at most; beyond it the server answers 429."`
 	APIKey          string        `name:"api-key" env:"ARCHC_API_KEY" help:"Require Authorization: Bearer KEY on /v1/ calls."`
@@ -119,6 +119,15 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	}
 	if c.MaxN < 1 {
 		return fmt.Errorf("--max-n %d: give at least 1", c.MaxN)
+	}
+	if c.Queue < 1 {
+		return fmt.Errorf("--queue %d: give at least 1 (requests waiting for a slot)", c.Queue)
+	}
+	if c.CallTimeout <= 0 {
+		return fmt.Errorf("--call-timeout %v: give a positive duration (e.g. 2m)", c.CallTimeout)
+	}
+	if c.ShutdownTimeout < 0 {
+		return fmt.Errorf("--shutdown-timeout %v: give a duration of 0 or more", c.ShutdownTimeout)
 	}
 	var lh slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if c.LogFormat == "json" {
