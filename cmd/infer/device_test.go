@@ -28,6 +28,7 @@ func TestServeShapes(t *testing.T) {
 		{65, nil, true, 0, nil, "--max-batch 65: give 1 to 64"},
 		{-1, nil, false, 0, nil, "--max-batch -1: give 1 to 64"},
 		{0, []int64{0, 2}, false, 0, nil, "each size must be at least 1"},
+		{0, []int64{1, 2, 128}, false, 0, nil, "--decode-batches [1 2 128]: batch 128 is past the 64 slots"},
 	} {
 		c := serveCmd{MaxBatch: tc.max, DecodeBatches: tc.batches}
 		slots, got, err := c.shapes(tc.gpu)

@@ -80,6 +80,9 @@ func (c *serveCmd) shapes(gpu bool) (int, []int64, error) {
 		slots = 4
 	}
 	if slots < 1 || slots > 64 {
+		if c.MaxBatch == 0 { // set by the largest --decode-batches
+			return 0, nil, fmt.Errorf("--decode-batches %v: batch %d is past the 64 slots a server holds at most", batches, slots)
+		}
 		return 0, nil, fmt.Errorf("--max-batch %d: give 1 to 64", slots)
 	}
 	if len(batches) == 0 {
