@@ -241,12 +241,15 @@ func checkSchema(raw json.RawMessage) error {
 		return fmt.Errorf("a schema must be a JSON object")
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("request.json", doc); err != nil {
+	if err := c.AddResource("urn:schema", doc); err != nil {
 		return err
 	}
-	_, err = c.Compile("request.json")
+	_, err = c.Compile("urn:schema")
 	if err != nil {
-		return fmt.Errorf("%s", strings.Join(strings.Fields(err.Error()), " "))
+		// A URN, not a file name: the library resolves a relative one
+		// against the server's working directory and names it in errors.
+		msg := strings.Replace(strings.Join(strings.Fields(err.Error()), " "), `"urn:schema#"`, "the schema", 1)
+		return fmt.Errorf("%s", msg)
 	}
 	return nil
 }
