@@ -92,6 +92,15 @@ func Check(f *File, reg ir.Registry) []*Error {
 			c.cfgExpr(it.Loop.Count, c.allFields)
 			c.loopVar = it.Loop.Var
 			c.path(it.Loop.Scope, true)
+			inLoop := map[string]bool{it.Loop.Var: true}
+			for k := range c.allFields {
+				inLoop[k] = true
+			}
+			for _, sg := range it.Loop.Scope.Segs {
+				if sg.Index != nil { // model.layers.{i}: the loop variable and config fields
+					c.valueExpr(sg.Index, inLoop, false)
+				}
+			}
 			for _, st := range it.Loop.Body {
 				c.stmt(st)
 			}
