@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/archc/archc/archs"
 	"github.com/archc/archc/driver/ggufmap"
@@ -116,53 +117,64 @@ func LoadFamily(path string) (*Family, error) {
 	return ParseFamily(path, src, parents)
 }
 
-// builtinFiles parses the embedded .arch files (unresolved), by arch name.
+// builtinFiles parses the embedded .arch files (unresolved), by arch name:
+// a new map each call (its files are shared and only read).
 func builtinFiles() (map[string]*dsl.File, error) {
-	names, err := fs.Glob(archs.FS, "*.arch")
+	b, err := builtins()
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]*dsl.File{}
-	for _, n := range names {
-		src, err := archs.FS.ReadFile(n)
-		if err != nil {
-			return nil, err
-		}
-		f, err := dsl.Parse(n, src)
-		if err != nil {
-			return nil, fmt.Errorf("built-in family %s: %w", n, err)
-		}
-		out[f.Name] = f
-	}
-	return out, nil
+	return maps.Clone(b.files), nil
 }
 
 // BuiltinFamilies returns the families embedded in the binary (archs/*.arch),
-// sorted by name.
+// sorted by name: a new slice each call, of families shared by every caller
+// in the process (a Family is only read once parsed).
 func BuiltinFamilies() ([]*Family, error) {
+	b, err := builtins()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(b.families), nil
+}
+
+// builtinSet is the embedded families, parsed and checked.
+type builtinSet struct {
+	files    map[string]*dsl.File // unresolved, by arch name
+	families []*Family            // resolved and checked, sorted by name
+}
+
+// builtins parses and checks the embedded .arch files once per process.
+// They are constants of the binary, so this is a memo of a pure function,
+// not mutable state: parsing all of them took about 0.45 s of CPU, paid by
+// every NewPlan before (hundreds of times in one golden test run).
+var builtins = sync.OnceValues(func() (builtinSet, error) {
 	names, err := fs.Glob(archs.FS, "*.arch")
 	if err != nil {
-		return nil, err
+		return builtinSet{}, err
 	}
 	sort.Strings(names)
-	parents, err := builtinFiles()
-	if err != nil {
-		return nil, err
-	}
-	var out []*Family
-	for _, n := range names {
-		src, err := archs.FS.ReadFile(n)
-		if err != nil {
-			return nil, err
+	b := builtinSet{files: map[string]*dsl.File{}}
+	srcs := make([][]byte, len(names))
+	for i, n := range names {
+		if srcs[i], err = archs.FS.ReadFile(n); err != nil {
+			return builtinSet{}, err
 		}
-		f, err := ParseFamily(n, src, parents)
+		f, err := dsl.Parse(n, srcs[i])
 		if err != nil {
-			return nil, fmt.Errorf("built-in family %s: %w", n, err)
+			return builtinSet{}, fmt.Errorf("built-in family %s: %w", n, err)
 		}
-		out = append(out, f)
+		b.files[f.Name] = f
 	}
-	return out, nil
-}
+	for i, n := range names {
+		f, err := ParseFamily(n, srcs[i], b.files)
+		if err != nil {
+			return builtinSet{}, fmt.Errorf("built-in family %s: %w", n, err)
+		}
+		b.families = append(b.families, f)
+	}
+	return b, nil
+})
 
 // resolution is what resolveFamily found: the family, its evaluated
 // config, and where a wrapper config keeps the family's model (dsl.Nesting):
