@@ -11,7 +11,7 @@ For every entry of FIXTURES this writes golden/testdata/<name>/:
       prompts and the logits that produced the first generated token
       (plus, for the newer fixtures, RoPE tables and feature-switch checks).
 
-Other files in the folder (emit.mlir, the structural golden) are kept.
+Other files in the folder (emit.summary, the structural golden) are kept.
 Every fixture is also recomputed by spec_forward, FAMILIES.md as code,
 which must reproduce the oracle.
 
@@ -98,10 +98,10 @@ PROMPT_LENGTHS = (1, 7, 29)  # including the leading BOS
 MIN_TOKEN_ID = 3  # prompt ids lie in [3, vocab-1]; 0..2 are pad/bos/eos-ish
 MAX_FOLDER_BYTES = 1 << 20
 # The files this script writes into a fixture folder (and removes before
-# writing); anything else there (emit.mlir, the GGUF twins that
+# writing); anything else there (emit.summary, the GGUF twins that
 # gen_gguf_fixtures.py writes from the new checkpoint: rerun it) is left alone.
 GENERATED_FILES = ("config.json", "generation_config.json", "model.safetensors", "oracle.json")
-KEPT_FILES = ("emit.mlir", "model.f32.gguf", "model.q8_0.gguf", "oracle.q8_0.json", "gguf.skip")
+KEPT_FILES = ("emit.summary", "model.f32.gguf", "model.q8_0.gguf", "oracle.q8_0.json", "gguf.skip")
 # Every greedy step must win by at least this much over the runner-up, so a
 # 1e-4-accurate reimplementation cannot flip a token (DESIGN.md section 7).
 MIN_TOP2_MARGIN = 1e-3
@@ -3332,7 +3332,7 @@ def build_fixture(spec, out_root):
     name = spec["name"]
     print(f"== {name}")
     out = os.path.join(out_root, name)
-    # Remove only what this script writes: emit.mlir (the structural golden,
+    # Remove only what this script writes: emit.summary (the structural golden,
     # written by `go test ./golden -update`) lives in the same folder.
     os.makedirs(out, exist_ok=True)
     for fn in GENERATED_FILES:

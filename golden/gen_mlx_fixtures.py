@@ -55,7 +55,7 @@ FIXTURES = [
 ]
 
 WRITTEN = ("config.json", "model.safetensors", "model.safetensors.index.json", "generation_config.json", "oracle.json")
-KEPT = ("emit.mlir",)
+KEPT = ("emit.summary",)
 
 
 def quant_params(quant, module):

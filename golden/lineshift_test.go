@@ -15,7 +15,7 @@ import (
 
 // TestLlamaLineShiftKeepsGoldens is the promise of the structural goldens:
 // an edit to llama.arch that only moves lines (here a comment line added
-// near the top and one in the middle) changes no fixture's emit.mlir. It
+// near the top and one in the middle) changes no fixture's emit.summary. It
 // copies archs/*.arch, edits the copy of llama.arch, and emits every
 // fixture through the copied families as driver.NewPlan does (the
 // family's config block, dsl.Build, lower.Lower with the plan's options):
