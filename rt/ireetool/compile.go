@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 )
 
 // CompileOptions configures Compile. The zero value is ready to use.
@@ -96,7 +97,10 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 	cmd.Stdin = bytes.NewReader(mlir)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	began := time.Now()
+	err = cmd.Run()
+	logCompile(began, mlir, target.Name, err)
+	if err != nil {
 		if ctx.Err() != nil {
 			return "", false, fmt.Errorf("iree-compile: stopped because the context ended (%v)", context.Cause(ctx))
 		}
@@ -106,6 +110,43 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 		return "", false, fmt.Errorf("iree-compile: cannot move the module into the cache (%v): check %s", err, dir)
 	}
 	return out, false, nil
+}
+
+// CompileLogEnv names the environment variable that, when set to a file
+// path, makes Compile append one line per iree-compile it runs (cache hits
+// are not logged): start time (RFC 3339), seconds, target, MLIR bytes, the
+// module's name and its entry points, and "failed" for a failed compile.
+// .ci/run sets it and prints the totals, so a CI run says what its cold
+// compiles cost. Errors writing the log are ignored: it is a diagnostic.
+const CompileLogEnv = "ARCHC_COMPILE_LOG"
+
+// logCompile appends Compile's log line (CompileLogEnv) for one compile.
+func logCompile(began time.Time, mlir []byte, target string, err error) {
+	path := os.Getenv(CompileLogEnv)
+	if path == "" {
+		return
+	}
+	name, funcs := "?", []string{}
+	for line := range strings.Lines(string(mlir)) {
+		t := strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(t, "module @"); ok && name == "?" {
+			name, _, _ = strings.Cut(rest, " ")
+		} else if rest, ok := strings.CutPrefix(t, "func.func @"); ok {
+			fn, _, _ := strings.Cut(rest, "(")
+			funcs = append(funcs, fn)
+		}
+	}
+	status := "ok"
+	if err != nil {
+		status = "failed"
+	}
+	f, ferr := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if ferr != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %.1f %s %d %s %s %s\n", began.UTC().Format(time.RFC3339), time.Since(began).Seconds(),
+		target, len(mlir), name, strings.Join(funcs, ","), status)
 }
 
 // DefaultCacheDir returns $XDG_CACHE_HOME/archc, or ~/.cache/archc; it
