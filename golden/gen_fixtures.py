@@ -12,8 +12,10 @@ For every entry of FIXTURES this writes golden/testdata/<name>/:
       (plus, for the newer fixtures, RoPE tables and feature-switch checks).
 
 Other files in the folder (emit.summary, the structural golden) are kept.
-Every fixture is also recomputed by spec_forward, FAMILIES.md as code,
-which must reproduce the oracle.
+The 13 fixtures of the first families (llama, qwen2, mistral, qwen3,
+gemma, gemma2, gemma3, smollm3, olmo2, olmo3) are also recomputed by spec_forward, FAMILIES.md as
+code, which must reproduce the oracle; every later fixture says
+spec_check=False and rests on the HF oracle alone.
 
 Everything is seeded and single-threaded, so a rerun with the same pinned
 versions (requirements-oracle.txt) is byte-identical.
