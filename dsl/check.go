@@ -384,7 +384,10 @@ func (c *checker) known() []string {
 // call reports a call whose callee is unknown or whose arguments do not
 // bind (bind.go); the walk checks the arguments themselves.
 func (c *checker) call(call *Call) {
-	if call.Name == failFunc && !call.Super {
+	if c.bs.builtin(call) {
+		if call.Name != failFunc && (len(call.Args) != 1 || call.Args[0].Name != "") {
+			c.errf(call.Pos, "%s takes one positional argument", call.Name)
+		}
 		return
 	}
 	cl, err := c.bs.target(call, c.in)

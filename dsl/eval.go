@@ -679,14 +679,15 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == dictFunc && s.b == nil && !c.Super {
 		return s.dictCall(c)
 	}
-	if c.Name == lenFunc && s.b == nil && !c.Super {
-		return s.lenCall(c)
-	}
-	if c.Name == intFunc && s.b == nil && !c.Super {
-		return s.intCall(c)
-	}
-	if c.Name == strFunc && s.b == nil && !c.Super {
-		return s.strCall(c)
+	if blockBuiltins[c.Name] && !c.Super && (s.b == nil || s.b.bs.builtin(c)) {
+		switch c.Name {
+		case lenFunc:
+			return s.lenCall(c)
+		case intFunc:
+			return s.intCall(c)
+		case strFunc:
+			return s.strCall(c)
+		}
 	}
 	if c.Name == maxFunc && s.b == nil && !c.Super {
 		return s.maxCall(c)

@@ -312,6 +312,14 @@ func (k *kinder) call(s *kscope, c *Call) kind {
 	for _, a := range c.Args {
 		args[a] = k.expr(s, a.Value)
 	}
+	if k.c.bs.builtin(c) && c.Name != failFunc { // len, int, str: of a config-time value
+		for _, a := range c.Args {
+			if args[a] == tensorKind {
+				k.errf(a.Pos, "%s takes a config-time value (a list, a string, a number), not a tensor", c.Name)
+			}
+		}
+		return scalarKind
+	}
 	cl, err := k.c.bs.target(c, s.in)
 	if err != nil || cl == nil { // fail(...) never returns: takes any kind
 		return unknownKind

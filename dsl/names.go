@@ -107,12 +107,34 @@ func (bs *blockSet) resolve(c *Call, in *Block) (*Block, error) {
 	return b, nil
 }
 
+// blockBuiltins are the config builtins a block may call too, on
+// config-time values (a list, a string, a number; never a tensor): len,
+// int and str. A block, module or primitive of the same name wins (max,
+// for one, is a primitive in a block).
+var blockBuiltins = map[string]bool{lenFunc: true, intFunc: true, strFunc: true}
+
+// builtin reports whether call c in a block calls a builtin, not a block,
+// module or primitive: fail(...), or one of blockBuiltins that nothing
+// of the file or the registry shadows.
+func (bs *blockSet) builtin(c *Call) bool {
+	switch {
+	case c.Super:
+		return false
+	case c.Name == failFunc:
+		return true
+	case !blockBuiltins[c.Name] || bs.blocks[c.Name] != nil || bs.modules[c.Name] != nil:
+		return false
+	}
+	_, prim := bs.reg.Primitive(c.Name)
+	return !prim
+}
+
 // target returns what call c, made inside block in (nil at top level),
 // reaches: a block, a primitive or a declared module. A bad super call or
-// an unknown name is an error (with a did-you-mean); fail(...) is not a
-// call target (nil, nil).
+// an unknown name is an error (with a did-you-mean); a builtin (fail(...),
+// len(...), bs.builtin) is not a call target (nil, nil).
 func (bs *blockSet) target(c *Call, in *Block) (*callee, error) {
-	if c.Name == failFunc && !c.Super {
+	if bs.builtin(c) {
 		return nil, nil
 	}
 	blk, err := bs.resolve(c, in)
@@ -191,7 +213,7 @@ func (bs *blockSet) argIsWeight(c *Call, in *Block, i int, a *Arg) bool {
 // block does not also make every weight path its callers pass an
 // "unknown name".
 func (bs *blockSet) argIsUnsure(c *Call, in *Block, i int, a *Arg) bool {
-	if c.Name == failFunc && !c.Super {
+	if bs.builtin(c) {
 		return false
 	}
 	cl := bs.callee(c, in)

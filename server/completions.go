@@ -214,6 +214,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if plan.parseTools && plan.format.Name == "unrecognized" {
+		ri := info(r.Context())
+		ri.mu.Lock()
+		ri.unparsedCalls = true
+		ri.mu.Unlock()
+	}
 	ids := plan.ids
 	ereq, stops, err := s.options(m, text, req.sampling, len(ids), m.MaxLen()+1-len(ids))
 	if err != nil {

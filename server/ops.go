@@ -25,6 +25,10 @@ type reqInfo struct {
 	ttft                        time.Duration // to the first token of the first choice
 	finish                      []string      // one per choice
 	refusedField, ignoredFields string
+	// unparsedCalls: tools were given to a template whose tool-call
+	// convention archc does not parse (toolcall.Unrecognized), so calls
+	// are returned as content.
+	unparsedCalls bool
 }
 
 type reqInfoKey struct{}
@@ -108,6 +112,9 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 		}
 		if ri.ignoredFields != "" {
 			attrs = append(attrs, "ignored_fields", ri.ignoredFields)
+		}
+		if ri.unparsedCalls {
+			attrs = append(attrs, "tool_calls", "unrecognized convention: the template rendered the tools; calls are returned as content")
 		}
 		if err != nil {
 			attrs = append(attrs, "error", err.Error())

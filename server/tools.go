@@ -87,7 +87,7 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 		}
 		return nil, badRequest(field, "%s is OpenAI's deprecated form of tools; send tools and tool_choice instead", field)
 	}
-	p := &chatPlan{format: toolcall.Detect(text.ChatTemplate)}
+	p := &chatPlan{format: toolFormat(text.ChatTemplate)}
 	p.mistralIDs = p.format.Name == "mistral"
 	p.omitReasoning = req.IncludeReasoning != nil && !*req.IncludeReasoning
 	// Tools.
@@ -683,6 +683,20 @@ func (p *chatPlan) grammarError(err error) error {
 	return badRequest(field, "the %s cannot be enforced: %s", field, msg)
 }
 
+// toolFormat is the tool-call convention of a chat template: the one
+// toolcall.Detect knows by its markers; for a template Detect does not
+// know that renders `tools` all the same (chat.RendersTools),
+// toolcall.Unrecognized, so that the template's own tool prompt is
+// rendered exactly as transformers renders it and archc's generic prompt
+// never replaces it.
+func toolFormat(template string) *toolcall.Format {
+	f := toolcall.Detect(template)
+	if f.Name == "generic" && chat.RendersTools(template) {
+		return toolcall.Unrecognized(f)
+	}
+	return f
+}
+
 // ChatConventions describes how the server reads a model's chat output,
 // from its template: the tool-call convention and the reasoning markers
 // (for the log line at load). "" when the model has no chat template.
@@ -690,10 +704,13 @@ func ChatConventions(text *rt.Text) string {
 	if text == nil || text.ChatTemplate == "" {
 		return ""
 	}
-	f := toolcall.Detect(text.ChatTemplate)
+	f := toolFormat(text.ChatTemplate)
 	s := "tool calls: " + f.Name
-	if !f.RendersTools {
+	switch {
+	case !f.RendersTools:
 		s += " (the template renders no tools: archc's tool prompt, Hermes-shaped calls)"
+	case f.Name == "unrecognized":
+		s += " (the template renders tools in a convention archc does not parse: its prompt is used, and the calls the model writes are returned as content)"
 	}
 	switch {
 	case f.Name == "harmony":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/chat"
 	"github.com/archc/archc/rt/ireetool"
 	"github.com/archc/archc/rt/toolcall"
 )
@@ -44,6 +45,43 @@ func chatReq(t *testing.T, body string) *chatRequest {
 		t.Fatal(err)
 	}
 	return &req
+}
+
+// TestPlanChatUnrecognizedTools: a template that renders tools in a
+// convention archc does not parse (here a Kimi-K2-like tool_declare
+// section) gets the tools through its own prompt, byte for byte what
+// chat.Render (transformers' rendering) makes of them, never archc's
+// generic Hermes prompt; its output is not split into calls, and
+// tool_choice "required" is refused by name.
+func TestPlanChatUnrecognizedTools(t *testing.T) {
+	smol := smolText(t)
+	kimi := *smol
+	kimi.ChatTemplate = `{%- if tools -%}<|im_system|>tool_declare<|im_middle|>{{ tools | tojson }}<|im_end|>{%- endif -%}` +
+		`{%- for m in messages -%}<|im_user|>{{ m.content }}<|im_end|>{%- endfor -%}{%- if add_generation_prompt -%}<|im_assistant|>{%- endif -%}`
+	p, err := planChat(&kimi, chatReq(t, `{"messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": [`+weatherTool+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.format.Name != "unrecognized" || !p.format.RendersTools {
+		t.Fatalf("format %s (RendersTools %v), want unrecognized rendering the template's tools", p.format.Name, p.format.RendersTools)
+	}
+	want, err := chat.Render(kimi.ChatTemplate, []chat.Message{{Role: "user", Content: "Weather in Paris?"}},
+		chat.Options{AddGenerationPrompt: true, BOS: kimi.Tokenizer.TokenText(kimi.Tokenizer.BOS()), EOS: kimi.Tokenizer.TokenText(kimi.Tokenizer.EOS()[0]), Tools: []json.RawMessage{json.RawMessage(weatherTool)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := kimi.Tokenizer.Decode(p.ids); got != want {
+		t.Errorf("prompt:\n%s\nwant the template's own rendering:\n%s", got, want)
+	}
+	if out := p.format.Split(`<|tool_calls_section_begin|>functions.get_weather:0{"city": "Paris"}`, false); len(out.Calls) != 0 || out.Content == "" {
+		t.Errorf("split %+v: want the call text as content", out)
+	}
+	if _, err := planChat(&kimi, chatReq(t, `{"messages": [{"role": "user", "content": "Hi"}], "tools": [`+weatherTool+`], "tool_choice": "required"}`)); err == nil || !strings.Contains(err.Error(), "unrecognized") {
+		t.Errorf("tool_choice required: %v, want a refusal naming the unrecognized convention", err)
+	}
+	if got := ChatConventions(&kimi); !strings.Contains(got, "unrecognized") {
+		t.Errorf("ChatConventions = %q", got)
+	}
 }
 
 // TestPlanChatTools checks that tools, tool calls and tool results reach

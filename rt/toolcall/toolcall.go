@@ -37,10 +37,13 @@ type Output struct {
 type Format struct {
 	// Name identifies the convention ("hermes", "qwen3-coder", "llama3",
 	// "mistral", "harmony", "granite", "command-r", "deepseek-v3",
-	// "generic").
+	// "generic", "unrecognized").
 	Name string
-	// RendersTools is false for Generic: the template ignores `tools`, so
-	// the server writes them into the system turn itself (ToolPrompt).
+	// RendersTools is false for "generic": the template ignores `tools`,
+	// so the server writes them into the system turn itself (ToolPrompt).
+	// Every other convention, "unrecognized" included, gets the tools
+	// through the template, as transformers' apply_chat_template passes
+	// them.
 	RendersTools bool
 	// ThinkOpen and ThinkClose mark reasoning ("" when the template has
 	// none).
@@ -238,6 +241,16 @@ func (s *Stream) delta(o Output) (string, string) {
 		s.sentC = len(o.Content)
 	}
 	return r, c
+}
+
+// Unrecognized is the convention of a template that renders `tools` in a
+// way Detect does not know (f is what Detect returned, for its reasoning
+// markers): the template's own prompt is used as transformers renders it
+// (RendersTools), and the output is never split into calls, so a call the
+// model writes reaches the client as content. The server logs its name,
+// "unrecognized".
+func Unrecognized(f *Format) *Format {
+	return &Format{Name: "unrecognized", RendersTools: true, ThinkOpen: f.ThinkOpen, ThinkClose: f.ThinkClose}
 }
 
 // WithoutCalls returns f that reads no tool calls (tool_choice "none", or

@@ -45,6 +45,13 @@ func TestDetect(t *testing.T) {
 	if Detect("{{ messages }}").Name != "generic" {
 		t.Error("a plain template: want generic")
 	}
+	u := Unrecognized(Detect("<think> {{ messages }}"))
+	if u.Name != "unrecognized" || !u.RendersTools || u.ThinkOpen != "<think>" || u.CallMarker() != "" {
+		t.Errorf("Unrecognized = %+v: want RendersTools, the reasoning markers kept, no call marker", u)
+	}
+	if out := u.Split("<think>r</think><|tool_call_begin|>f{}", false); out.Content != "<|tool_call_begin|>f{}" || len(out.Calls) != 0 || out.Reasoning != "r" {
+		t.Errorf("Unrecognized split %+v: want the call text as content", out)
+	}
 }
 
 func format(t *testing.T, name string) *Format {
