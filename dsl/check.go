@@ -54,6 +54,7 @@ func Check(f *File, reg ir.Registry) []*Error {
 		}
 	}
 	matched := false
+	var firstLoop *Loop
 	for _, it := range f.Items {
 		switch {
 		case it.Match != nil:
@@ -89,6 +90,10 @@ func Check(f *File, reg ir.Registry) []*Error {
 		case it.Stmt != nil:
 			c.stmt(it.Stmt)
 		case it.Loop != nil:
+			if firstLoop != nil {
+				c.errf(it.Loop.Pos, "a second decoder-layer loop (the first is at %s): a family has one loop, and what follows it is the head, which prefill runs on the last position only; put every layer kind in one loop and choose per layer (layer_types[i])", firstLoop.Pos)
+			}
+			firstLoop = it.Loop
 			c.cfgExpr(it.Loop.Count, c.allFields)
 			c.loopVar = it.Loop.Var
 			c.path(it.Loop.Scope, true)
