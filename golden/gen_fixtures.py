@@ -98,6 +98,9 @@ from transformers import (
 MAX_NEW_TOKENS = 16
 PROMPT_LENGTHS = (1, 7, 29)  # including the leading BOS
 MIN_TOKEN_ID = 3  # prompt ids lie in [3, vocab-1]; 0..2 are pad/bos/eos-ish
+# A fixture's generated files stay under 1 MiB: every fixture is committed
+# (the tracked tree must fit a GPU machine's 64 MiB of carried files, with
+# room for more families) and compiled and run by every CI run.
 MAX_FOLDER_BYTES = 1 << 20
 # The files this script writes into a fixture folder (and removes before
 # writing); anything else there (emit.summary, the GGUF twins that
@@ -384,6 +387,8 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   one token (usually BOS) forever.
 #   record_rope     write the HF inv_freq / attention_scaling per layer type
 #                   into oracle.json ("rope")
+#   extra_params    {name suffix: (center, std)}: parameters randomize_'s
+#                   rules do not know (a family's own scalars or gains)
 #   spec_check      False: the fixture's family is not in spec_forward
 #                   (FAMILIES.md as code covers the first 13 fixtures; the
 #                   later families are checked against HF alone)
@@ -2913,7 +2918,8 @@ FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
 
 
 def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embed_std=None, expert_std=None, sink_std=None,
-               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight"), a_values=None, plain_norms=()):
+               score_bias_std=None, norm_suffixes=("norm.weight", "norm_f.weight"), a_values=None, plain_norms=(),
+               extra_params=None):
     """Overwrite every parameter in a fixed (sorted-name) order. Stacked
     expert tensors (mlp.experts.gate_up_proj, down_proj) draw with
     expert_std (default weight_std), their biases (..._bias) with bias_std,
@@ -2923,7 +2929,10 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
     weight whose name ends in one of plain_norms is a w-scaled norm's gain
     beside (1 + w) ones, drawn around 1.0 whatever norm_center. A
     weight whose name ends in one of norm_suffixes is a norm's gain, drawn
-    around norm_center (GPT-2's ln_1, ln_2, ln_f: the fixture's suffixes)."""
+    around norm_center (GPT-2's ln_1, ln_2, ln_f: the fixture's suffixes).
+    extra_params maps a name suffix to (center, std) for parameters none of
+    these rules knows (a family's own scalars or gains, which need not end
+    in .weight): they draw center + std * N(0, 1), checked first."""
     with torch.no_grad():
         params = dict(model.named_parameters())  # tied params appear once
         # routers' selection biases kept as buffers (DeepseekV3TopkRouter)
@@ -2933,7 +2942,10 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
-            if embed_std is not None and name.endswith("embed_tokens.weight"):
+            extra = next((v for k, v in sorted((extra_params or {}).items()) if name.endswith(k)), None)
+            if extra is not None:
+                p.copy_(extra[0] + extra[1] * noise)
+            elif embed_std is not None and name.endswith("embed_tokens.weight"):
                 p.copy_(embed_std * noise)
             elif name.endswith(".A_log"):  # Mamba: A = -exp(A_log), S4D-real init (arange(1, N+1)) jittered
                 n = torch.arange(1, p.shape[-1] + 1, dtype=torch.float32).expand_as(p)
@@ -2979,7 +2991,9 @@ def randomize_(model, gen, weight_std, norm_std, bias_std, norm_center=1.0, embe
                 init = 0.2034 if name.endswith("alpha_p") else -1.0502
                 p.copy_(init + 0.5 * noise)
             else:
-                raise ValueError(f"unexpected parameter {name}")
+                raise ValueError(f"unexpected parameter {name} {tuple(p.shape)}: give it a rule in the fixture's "
+                                 f"extra_params, {{suffix: (center, std)}} (a gain around 1.0: (1.0, 0.1); "
+                                 f"a projection: (0.0, 0.2))")
 
 
 def make_prompts(seed, vocab, bos, lengths=PROMPT_LENGTHS):
@@ -3181,8 +3195,13 @@ def spec_check(name, out, prompts, tokens, first_logits):
 
 
 def rope_tables(model):
-    """HF's inv_freq (float32) and cos/sin scaling per layer type."""
-    rot = model.base_model.rotary_emb
+    """HF's inv_freq (float32) and cos/sin scaling per layer type; None for
+    a model without a rotary embedding (record_rope on a family without
+    RoPE, as archc new's stub sets it, records nothing)."""
+    rot = getattr(model.base_model, "rotary_emb", None)
+    if rot is None:
+        print(f"  rope: {type(model.base_model).__name__} has no rotary_emb: no RoPE table recorded")
+        return None
     if hasattr(rot, "inv_freq"):
         types = {"all_layers": (rot.inv_freq, rot.attention_scaling, rot.rope_type)}
     else:
@@ -3361,6 +3380,7 @@ def build_fixture(spec, out_root):
         spec.get("norm_suffixes", ("norm.weight", "norm_f.weight")),
         spec.get("a_values"),
         spec.get("plain_norms", ()),
+        spec.get("extra_params"),
     )
     model = model.to(torch.float32).eval()
 
@@ -3434,7 +3454,9 @@ def build_fixture(spec, out_root):
         with open(p, "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
         print(f"  {fn:24s} {size:8d}  {digest}")
-    assert total <= MAX_FOLDER_BYTES, f"{name}: folder is {total} bytes"
+    assert total <= MAX_FOLDER_BYTES, (
+        f"{name}: the generated files are {total} bytes, over MAX_FOLDER_BYTES ({MAX_FOLDER_BYTES}): every fixture "
+        f"is committed and compiled by CI, so keep to the tiny shapes (2 layers, hidden 64, vocabulary 256)")
     for fn in sorted(set(os.listdir(out)) - set(GENERATED_FILES)):
         size = os.path.getsize(os.path.join(out, fn))
         print(f"  {fn:24s} {size:8d}  (kept, not generated here)")
