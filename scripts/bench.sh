@@ -16,8 +16,20 @@
 # llama.cpp was built with (llama_print_system_info).
 #
 # Usage: scripts/bench.sh [MODEL ...]
-#   MODEL: smollm2, gemma3 or a path to a .gguf file (default: BENCH_MODELS,
-#   else "smollm2 gemma3"; the two named models are fetched if missing).
+#   MODEL: smollm2, gemma3, SHAPE:FORMAT or a path to a .gguf file (default:
+#   BENCH_MODELS, else "smollm2 gemma3"; the two named models are fetched if
+#   missing). SHAPE:FORMAT is a random-weight GGUF of a real model's body
+#   (scripts/gen_bench_gguf.py: SHAPE llama-3.2-1b, llama-3.2-3b, qwen3-4b,
+#   llama-3.1-8b or qwen3-8b; FORMAT f16, q8_0, q4_0, q4_1, q5_0, q4_k or
+#   q6_k) with SmolLM2's tokenizer, written once into .cache/bench-models:
+#   the sizes people run, e.g. `scripts/bench.sh llama-3.2-1b:q4_0
+#   qwen3-8b:q4_k`.
+#
+# Each model's table also gives decode as memory traffic: the bytes of
+# weights one decode step reads (every tensor but the token embedding, which
+# counts only as a tied head) times tokens/s, and that as a fraction of this
+# machine's streaming read bandwidth with the same threads, measured in the
+# same run (scripts/membw/membw.c, built with cc).
 #
 # Environment:
 #   BENCH_MODELS       models when none are given as arguments ("smollm2 gemma3")
@@ -84,6 +96,7 @@ fi
 ((${#models[@]} > 0)) || die "no models: give smollm2, gemma3 or .gguf paths"
 modeldir="${ARCHC_MODELS:-$root/.cache/models}"
 paths=()
+synth=() # SHAPE FORMAT PATH triples to write with scripts/gen_bench_gguf.py
 for m in "${models[@]}"; do
   case "$m" in
     smollm2)
@@ -95,14 +108,26 @@ for m in "${models[@]}"; do
       scripts/fetch-gemma3.sh >/dev/null || die "scripts/fetch-gemma3.sh failed"
       p="$modeldir/gemma3/gemma-3-270m-q4_k_m.gguf"
       ;;
+    *:*)
+      if [[ -f "$m" ]]; then
+        paths+=("$m")
+        continue
+      fi
+      shape="${m%%:*}" format="${m#*:}"
+      p="$root/.cache/bench-models/$shape-$format.gguf"
+      [[ -f "$p" ]] || synth+=("$shape" "$format" "$p")
+      paths+=("$p")
+      continue
+      ;;
     *) p="$m" ;;
   esac
-  [[ -f "$p" && "$p" == *.gguf ]] || die "model '$m': not smollm2, gemma3 or an existing .gguf file"
+  [[ -f "$p" && "$p" == *.gguf ]] || die "model '$m': not smollm2, gemma3, SHAPE:FORMAT or an existing .gguf file"
   paths+=("$p")
 done
 
 # The peers' interpreter: BENCH_PYTHON as given, else .venv-bench (built here).
 need=()
+((${#synth[@]} == 0)) || need+=(gguf numpy)
 [[ "$skip_llama" == 1 ]] || need+=(llama_cpp numpy)
 [[ "$skip_hf" == 1 ]] || need+=(torch transformers gguf)
 has_modules() { # has_modules PYTHON: it imports every module in need
@@ -153,6 +178,26 @@ elif ((${#need[@]} > 0)); then
   fi
 fi
 [[ -n "$py" ]] || py=python3 # no peer: only the report needs Python
+
+for ((i = 0; i < ${#synth[@]}; i += 3)); do
+  scripts/fetch-models.sh >/dev/null || die "scripts/fetch-models.sh failed (SmolLM2's tokenizer for the random-weight files)"
+  tok="$(ls "$modeldir"/smollm2/*.gguf 2>/dev/null | head -n 1)"
+  mkdir -p "$root/.cache/bench-models"
+  note "writing ${synth[i + 2]} (random weights; a minute or two)"
+  "$py" scripts/gen_bench_gguf.py "${synth[i]}" "${synth[i + 1]}" "${synth[i + 2]}.tmp" --tokenizer "$tok" >&2 ||
+    die "scripts/gen_bench_gguf.py ${synth[i]} ${synth[i + 1]} failed"
+  mv "${synth[i + 2]}.tmp" "${synth[i + 2]}"
+done
+
+# This machine's streaming read bandwidth with the bench's threads.
+membw="$root/.cache/bench/membw"
+mkdir -p "$root/.cache/bench"
+if cc -O3 -march=native -pthread scripts/membw/membw.c -o "$membw" 2>/dev/null; then
+  bandwidth="$("$membw" "$threads" 2>/dev/null || echo 0)"
+else
+  note "no C compiler (cc): decode is not reported as a fraction of the memory bandwidth"
+  bandwidth=0
+fi
 
 scripts/setup.sh >/dev/null || die "scripts/setup.sh failed"
 mkdir -p bin
@@ -262,11 +307,28 @@ done
 
 loadavg="load average $load_start at the start, $(cut -d' ' -f1 /proc/loadavg) at the end, $(nproc) cores"
 cpu="$(lscpu 2>/dev/null | grep -E 'Model name|Flags' || grep -m2 -E '^(model name|flags)' /proc/cpuinfo)"
-"$py" - "$out" "$threads" "$max" "$maxlen" "${#archc_threads[@]}" "$loadavg" "$cpu" "${tables[@]}" <<'PY'
+"$py" - "$out" "$threads" "$max" "$maxlen" "${#archc_threads[@]}" "$loadavg" "$cpu" "$bandwidth" "${paths[@]}" <<'PY'
 import json, os, sys
 
-out, threads, max_tokens, maxlen, archc_threads, loadavg, cpu = sys.argv[1:8]
-tags = sys.argv[8:]
+out, threads, max_tokens, maxlen, archc_threads, loadavg, cpu, bandwidth = sys.argv[1:9]
+models = sys.argv[9:]
+tags = [os.path.basename(m)[:-len(".gguf")] for m in models]
+bandwidth = float(bandwidth)
+
+
+def decode_bytes(path):
+    """Bytes of weights one decode step reads: every tensor but the token
+    embedding, which is read whole only as a tied head (one row otherwise)."""
+    try:
+        import gguf
+    except ImportError:
+        return None
+    r = gguf.GGUFReader(path)
+    sizes = {t.name: int(t.n_bytes) for t in r.tensors}
+    n = sum(v for k, v in sizes.items() if k != "token_embd.weight")
+    if "output.weight" not in sizes:
+        n += sizes.get("token_embd.weight", 0)
+    return n
 caps = (256, 4096)
 
 
@@ -311,6 +373,8 @@ print()
 print(f"archc vs llama.cpp vs transformers fp32 eager | greedy, same prompt ids, {th}, "
       f"{max_tokens} new tokens at most, context capacity {maxlen}")
 print(loadavg)
+if bandwidth > 0:
+    print(f"streaming read bandwidth, {threads} threads (scripts/membw): {bandwidth:.2f} GB/s")
 for line in cpu.splitlines():
     print(" ".join(line.split()))
 for tag in tags:
@@ -332,6 +396,17 @@ for tag in tags:
             print(f"  {label:{w0 - 2}}{fmt(av, nd):>{w}}{fmt(lv, nd):>{w}}{fmt(hv, nd):>{w}}"
                   f"{fmt(ratio(av, lv), 2):>{w}}{fmt(ratio(av, hv), 2):>{w}}")
         print(f"  {'same generated ids as archc':{w0 - 2}}{'':>{w}}{same(a, l):>{w}}{same(a, h):>{w}}")
+    nbytes = decode_bytes(models[tags.index(tag)])
+    if nbytes:
+        line = f"decode reads {nbytes / 1e9:.3f} GB of weights per token"
+        for p in ("short", "long"):
+            for e, label in (("archc", "archc"), ("llamacpp", "llama.cpp")):
+                r = load(f"{tag}.{p}.{e}")
+                if r and r.get("decode_tokens_per_s"):
+                    gbs = nbytes * r["decode_tokens_per_s"] / 1e9
+                    frac = f" = {100 * gbs / bandwidth:.0f}% of {bandwidth:.1f} GB/s" if bandwidth > 0 else ""
+                    line += f"; {p} {label} {gbs:.1f} GB/s{frac}"
+        print(line)
     c = [load(f"{tag}.cap{n}") for n in caps]
     d = [r["decode_tokens_per_s"] for r in c]
     print(f"archc decode tok/s by context capacity ({len(c[0]['prompt_tokens'])}-token prompt, {len(c[0]['tokens'])} generated): "
