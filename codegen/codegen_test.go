@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/formats/ireetool"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archc/archc/formats/tensor"
 	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt/iree"
-	"github.com/archc/archc/rt/tensor"
 )
 
 func TestTypeString(t *testing.T) {

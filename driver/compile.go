@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/archc/archc/driver/kernels"
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/lower"
-	"github.com/archc/archc/rt/ireetool"
-	"github.com/archc/archc/rt/kernels"
 )
 
 // CompileOptions configures Compile.
@@ -172,7 +172,7 @@ func EOS(p *Plan) ([]int32, error) {
 }
 
 // Kernels builds archc's hand-written matmul kernels of the best variant
-// this CPU runs (rt/kernels, cached under cacheDir) as the lowering takes
+// this CPU runs (driver/kernels, cached under cacheDir) as the lowering takes
 // them; nil, nil on a CPU no variant supports. Errors as kernels.Build.
 func Kernels(ctx context.Context, cacheDir string) (*lower.Kernels, error) {
 	obj, err := kernels.Build(ctx, cacheDir)

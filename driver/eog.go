@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/gguf"
 )
 
 // eogTexts are the token texts llama.cpp treats as ending generation when

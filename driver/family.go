@@ -21,8 +21,8 @@ import (
 	"github.com/archc/archc/archs"
 	"github.com/archc/archc/driver/ggufmap"
 	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/lower"
-	"github.com/archc/archc/rt/gguf"
 )
 
 // Family is a parsed and checked .arch file.

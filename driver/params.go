@@ -3,7 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
-	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/formats/ireetool"
 	"path/filepath"
 )
 

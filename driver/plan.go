@@ -9,13 +9,13 @@ import (
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/driver/ggufmap"
+	"github.com/archc/archc/driver/weights"
 	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/formats/abi"
+	"github.com/archc/archc/formats/gguf"
+	"github.com/archc/archc/formats/tensor"
 	"github.com/archc/archc/lower"
-	"github.com/archc/archc/rt/abi"
-	"github.com/archc/archc/rt/gguf"
-	"github.com/archc/archc/rt/tensor"
-	"github.com/archc/archc/rt/weights"
 )
 
 // Plan is everything known about a model before it runs: its family,

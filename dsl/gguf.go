@@ -16,7 +16,7 @@ import (
 // how the file's metadata becomes config.json fields, which GGUF tensor is
 // which Hugging Face tensor, and which shared load transforms undo the way
 // llama.cpp stored a tensor. EvalGGUF evaluates it against one file (any
-// GGUFSource; package rt/gguf provides the real one); the result is a
+// GGUFSource; package formats/gguf provides the real one); the result is a
 // config.json equivalent, fed to the family's config block like a real
 // config.json, and a tensor map (GGUFReading.Tensor).
 

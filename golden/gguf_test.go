@@ -23,9 +23,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/archc/archc/driver/weights"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
-	"github.com/archc/archc/rt/weights"
 )
 
 // ggufFixtures returns the fixture folders that have GGUF twins; every

@@ -28,12 +28,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/driver/kernels"
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
-	"github.com/archc/archc/rt/ireetool"
-	"github.com/archc/archc/rt/kernels"
 
 	"github.com/archc/archc/internal/testmodels"
 )
@@ -180,7 +180,7 @@ func needIREE(t *testing.T) { testmodels.NeedIREE(t) }
 
 // buildKernels builds archc's kernels into the compile cache before a
 // test's parallel subtests open models. launch.Open (driver.Compile) builds them on first use,
-// and two first builds at once give two bitcodes (rt/kernels compiles in a
+// and two first builds at once give two bitcodes (driver/kernels compiles in a
 // fresh temporary folder whose name the bitcode records), so the same
 // module would be compiled twice, under two cache keys.
 func buildKernels(t *testing.T) {

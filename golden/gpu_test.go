@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/archc/archc/driver"
-	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/formats/ireetool"
 )
 
 // gpuTargets is -gpu-targets: the GPU targets every fixture's module must

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/lower"
-	"github.com/archc/archc/rt/ireetool"
 )
 
 // TestWideHiddenCompiles compiles a one-layer Llama of hidden size 4096

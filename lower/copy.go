@@ -3,7 +3,7 @@ package lower
 import (
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
-	"github.com/archc/archc/rt/abi"
+	"github.com/archc/archc/formats/abi"
 )
 
 // A module with more than one slot also exports the copy of one slot's

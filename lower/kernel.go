@@ -11,7 +11,7 @@ import (
 )
 
 // Kernels are hand-written matmul kernels, y[M, N] = x[M, K] · Wᵀ with W in
-// a storage format (rt/kernels builds them), compiled to LLVM bitcode for
+// a storage format (driver/kernels builds them), compiled to LLVM bitcode for
 // the host CPU. Lower embeds the bitcode in the module as one executable
 // (kernelExecutable) and a linear layer over a weight whose format has a
 // kernel becomes one flow.dispatch of it; every other weight, and every
@@ -35,9 +35,9 @@ type Kernels struct {
 	Rows    int64    // output columns per workgroup
 	MaxK    int64    // longest row (elements) a kernel accepts
 	// Variant names the instruction set the kernels were built for
-	// (rt/kernels.Variants: "avx512", "avx2").
+	// (driver/kernels.Variants: "avx512", "avx2").
 	Variant string
-	// Precision is the kernels' arithmetic (rt/kernels.Precisions): "f32"
+	// Precision is the kernels' arithmetic (driver/kernels.Precisions): "f32"
 	// (exact products, f32 accumulation) or "int8" (activations quantized
 	// per 32-element block, integer dot products; opt-in, not exact).
 	Precision string
@@ -54,6 +54,9 @@ const kernelExecutable = "archc_kernels"
 // body hands the bindings' base pointers and offsets to the C function.
 func (k *Kernels) executable() string {
 	var sb strings.Builder
+	// The comment names the kernels' old folder (now driver/kernels): the
+	// module's bytes are the compile cache's key, so renaming it would
+	// recompile every cached module that links the kernels.
 	fmt.Fprintf(&sb, "  // Hand-written matmul kernels (rt/kernels, variant %s, precision %s: %s), linked into the dispatches from LLVM bitcode.\n", k.Variant, k.Precision, k.Target)
 	fmt.Fprintf(&sb, "  stream.executable private @%s attributes {hal.executable.objects = #hal.executable.objects<{#hal.executable.target<\"llvm-cpu\", \"embedded-elf-x86_64\"> = [#hal.executable.object<{path = \"archc_kernels.bc\", data = dense<\"0x%s\"> : vector<%dxi8>}>]}>} {\n",
 		kernelExecutable, strings.ToUpper(hex.EncodeToString(k.Bitcode)), len(k.Bitcode))

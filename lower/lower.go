@@ -68,7 +68,7 @@ import (
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
-	"github.com/archc/archc/rt/abi"
+	"github.com/archc/archc/formats/abi"
 )
 
 // Options fixes the static shapes of one compiled module.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
-	"github.com/archc/archc/rt/abi"
+	"github.com/archc/archc/formats/abi"
 )
 
 // rope(x [batch, seq, heads, head_dim], theta, scaling, rotary_dim,

@@ -23,7 +23,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/formats/ireetool"
 	"math"
 	"os"
 	"path/filepath"
@@ -36,10 +36,10 @@ import (
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
+	rtensor "github.com/archc/archc/formats/tensor"
 	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt/iree"
-	rtensor "github.com/archc/archc/rt/tensor"
 )
 
 // primSpec is a case's case.json section (see gen.py).

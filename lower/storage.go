@@ -4,11 +4,11 @@ import (
 	"fmt"
 
 	"github.com/archc/archc/codegen"
-	"github.com/archc/archc/rt/formats"
+	"github.com/archc/archc/formats"
 )
 
 // A storage format is one row of the weight-storage table (package
-// rt/formats, from formats.json): how a checkpoint tensor of logical shape
+// formats, from formats.json): how a checkpoint tensor of logical shape
 // [..., cols] sits in its global (the checkpoint's own bytes). Float
 // formats are declared in their dtype; block formats (GGUF's
 // quantizations, MLX affine) as the stored rows of blocks, [rows,

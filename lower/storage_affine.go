@@ -2,11 +2,11 @@ package lower
 
 import (
 	"github.com/archc/archc/codegen"
-	"github.com/archc/archc/rt/formats"
+	"github.com/archc/archc/formats"
 )
 
 // affineDecoder returns the decoder of an MLX affine format
-// (formats.Affine; the block layout is rt/weights' affine packing of one
+// (formats.Affine; the block layout is driver/weights' affine packing of one
 // group: scale and bias, then the packed values), or nil for another name.
 func affineDecoder(name string) func(f *fn, b codegen.Value) codegen.Value {
 	bits, gs, elem, ok := formats.ParseAffine(name)

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/formats"
 	"github.com/archc/archc/lower/internal/tablegen"
-	"github.com/archc/archc/rt/formats"
 )
 
 // TestTablesGenerated fails when primitives_gen.go is not what `go
@@ -69,16 +69,16 @@ func TestPrimitiveDocs(t *testing.T) {
 }
 
 // TestStorageDecoders: every block format of the storage table
-// (rt/formats) has a decoder here, and every decoder a row.
+// (formats) has a decoder here, and every decoder a row.
 func TestStorageDecoders(t *testing.T) {
 	for _, r := range formats.Rows() {
 		if _, ok := lookupStorage(r.Name); !ok {
-			t.Errorf("storage format %s (rt/formats/formats.json) has no decoder in lower (storage.go decoders)", r.Name)
+			t.Errorf("storage format %s (formats/formats.json) has no decoder in lower (storage.go decoders)", r.Name)
 		}
 	}
 	for name := range decoders {
 		if r, ok := formats.Lookup(name); !ok || r.BlockElems == 1 {
-			t.Errorf("decoder %s has no block-format row in rt/formats/formats.json", name)
+			t.Errorf("decoder %s has no block-format row in formats/formats.json", name)
 		}
 	}
 	if _, ok := lookupStorage("mlx_affine3_g32_bf16"); !ok {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/archc/archc/rt/abi"
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/abi"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // Sequences that share a prompt (a request's n > 1 choices) prefill it

@@ -8,15 +8,15 @@ import (
 	"math"
 	"testing"
 
+	"github.com/archc/archc/formats/tensor"
 	"github.com/archc/archc/internal/testmodels"
-	"github.com/archc/archc/rt/tensor"
 )
 
 // TestHalfPrecisionCheckpoints checks the in-graph conversion of f16 and
 // bf16 weights: a checkpoint stored in f16 (or bf16) must give exactly the
 // logits of the f32 checkpoint holding the same, already rounded, values,
 // through the plain lowering (the f16/bf16 kernels sum in another order;
-// rt/kernels tests them against the plain lowering).
+// driver/kernels tests them against the plain lowering).
 func TestHalfPrecisionCheckpoints(t *testing.T) {
 	testmodels.NeedIREE(t)
 	ctx := context.Background()

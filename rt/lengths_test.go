@@ -3,7 +3,7 @@ package rt
 import (
 	"testing"
 
-	"github.com/archc/archc/rt/abi"
+	"github.com/archc/archc/formats/abi"
 )
 
 // TestReusablePrefix: the Model answers the engine's question from what

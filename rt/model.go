@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/archc/archc/rt/abi"
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/abi"
+	"github.com/archc/archc/formats/gguf"
+	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/formats/tensor"
 	"github.com/archc/archc/rt/iree"
-	"github.com/archc/archc/rt/ireetool"
-	"github.com/archc/archc/rt/tensor"
 )
 
 // Program is what the runtime needs of a compiled model: the module and

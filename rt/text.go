@@ -3,8 +3,8 @@ package rt
 import (
 	"fmt"
 
+	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/rt/chat"
-	"github.com/archc/archc/rt/gguf"
 	"github.com/archc/archc/rt/tokenizer"
 )
 

@@ -47,7 +47,7 @@ decode_*)
   ;;
 prefill_*)
   s="${fn#prefill_}"
-  # rt/abi.PrefillName: tokens, slot, start, real tokens, total length.
+  # formats/abi.PrefillName: tokens, slot, start, real tokens, total length.
   inputs=(--input="1x${s}xi32=1" --input="i32=0" --input="i32=${pos}" --input="i32=${s}" --input="i32=$((pos + s))")
   ;;
 *)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates the venv ($ARCHC_VENV if set, else .venv in the repository root) with the pinned IREE compiler and
-# runtime and zig (the C compiler of rt/kernels) from requirements.txt, then prints their versions. Idempotent: when
+# runtime and zig (the C compiler of driver/kernels) from requirements.txt, then prints their versions. Idempotent: when
 # the venv already satisfies requirements.txt it only prints the versions.
 #
 # Usage: scripts/setup.sh            (PYTHON=python3.12 scripts/setup.sh to pick

@@ -7,11 +7,11 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/formats/tensor"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/iree"
-	"github.com/archc/archc/rt/ireetool"
-	"github.com/archc/archc/rt/tensor"
 )
 
 // BenchmarkGrammarMask measures what constrained decoding adds per token:

@@ -12,7 +12,7 @@ import (
 
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
-	"github.com/archc/archc/rt/toolcall"
+	"github.com/archc/archc/server/toolcall"
 )
 
 // toolJSON is one entry of a request's tools: {"type": "function",

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
-	"github.com/archc/archc/rt/ireetool"
-	"github.com/archc/archc/rt/toolcall"
+	"github.com/archc/archc/server/toolcall"
 )
 
 const weatherTool = `{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city", "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}}`

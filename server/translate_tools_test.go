@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/rt/engine"
-	"github.com/archc/archc/rt/ireetool"
 )
 
 // planOf plans a translated chat request with text's template.

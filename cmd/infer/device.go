@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/archc/archc/driver/kernels"
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/rt"
-	"github.com/archc/archc/rt/ireetool"
-	"github.com/archc/archc/rt/kernels"
 )
 
 // checkDevice refuses flag combinations the device cannot take, before

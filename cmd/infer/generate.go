@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
-	"github.com/archc/archc/rt/gguf"
 )
 
 type generateCmd struct {

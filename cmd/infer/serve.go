@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt/engine"
-	"github.com/archc/archc/rt/ireetool"
 	"github.com/archc/archc/server"
 )
 

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/formats/ireetool"
 	"io"
 	"net/http"
 	"os"

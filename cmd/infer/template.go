@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
-	"github.com/archc/archc/rt/gguf"
 )
 
 // setChatTemplate gives text its chat template: the contents of file when

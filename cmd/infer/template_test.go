@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
-	"github.com/archc/archc/rt/gguf"
 )
 
 // TestChatTemplate: the Gemma-3 GGUF, which has no chat template, gets the

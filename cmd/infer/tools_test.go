@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/internal/testmodels"
-	"github.com/archc/archc/rt/ireetool"
 )
 
 // TestServeTools drives tool calls, structured output and logit_bias with

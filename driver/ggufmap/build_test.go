@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/internal/ggufbuild"
-	"github.com/archc/archc/rt/gguf"
 )
 
 // The tests build their GGUF files with internal/ggufbuild (shared with
-// rt/gguf.s tests), through these local names.
+// formats/gguf.s tests), through these local names.
 
 // kv is one metadata entry (ggufbuild.KV).
 type kv struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/gguf"
 )
 
 // TestConfigDense3: the gguf sections of issue 21's third pack

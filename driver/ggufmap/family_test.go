@@ -1,7 +1,7 @@
 package ggufmap
 
 import (
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/gguf"
 	"io/fs"
 	"sync"
 	"testing"

@@ -1,15 +1,15 @@
 package ggufmap
 
 import (
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/gguf"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// FuzzRead feeds corrupt files that rt/gguf's Open accepts to Read and
+// FuzzRead feeds corrupt files that formats/gguf's Open accepts to Read and
 // ReadTensor: they must return errors, never panic or allocate without
-// bound (rt/gguf's FuzzOpen covers Open itself).
+// bound (formats/gguf's FuzzOpen covers Open itself).
 func FuzzRead(f *testing.F) {
 	kvs, ts := tinyLlama()
 	f.Add(buildGGUF(kvs, ts))

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/gguf"
 	"math"
 	"os"
 	"path/filepath"
@@ -240,7 +240,7 @@ func TestHFName(t *testing.T) {
 	}
 }
 
-// TestTransformsImplemented: rt/gguf implements exactly the transforms
+// TestTransformsImplemented: formats/gguf implements exactly the transforms
 // that gguf sections may name.
 func TestTransformsImplemented(t *testing.T) {
 	var got, want []string
@@ -253,7 +253,7 @@ func TestTransformsImplemented(t *testing.T) {
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Errorf("rt/gguf implements %v, dsl.GGUFTransforms names %v", got, want)
+		t.Errorf("formats/gguf implements %v, dsl.GGUFTransforms names %v", got, want)
 	}
 }
 

@@ -13,9 +13,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/archc/archc/rt/gguf"
-	"github.com/archc/archc/rt/tensor"
-	"github.com/archc/archc/rt/weights"
+	"github.com/archc/archc/driver/weights"
+	"github.com/archc/archc/formats/gguf"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // cacheVersion changes whenever Materialize's output for the same GGUF file

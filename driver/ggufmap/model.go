@@ -5,7 +5,7 @@
 // llama.cpp stored them, and the packed (Pack) or dequantized
 // (Materialize) weight files the runtime maps. It is the compiler side of
 // GGUF: the container reader and dequantization, which know nothing of
-// families, are package rt/gguf.
+// families, are package formats/gguf.
 package ggufmap
 
 import (
@@ -14,7 +14,7 @@ import (
 	"sort"
 
 	"github.com/archc/archc/dsl"
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/gguf"
 )
 
 // Model is a GGUF file read through a family's gguf section: its

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/archc/archc/rt/gguf"
-	"github.com/archc/archc/rt/tensor"
-	"github.com/archc/archc/rt/weights"
+	"github.com/archc/archc/driver/weights"
+	"github.com/archc/archc/formats/gguf"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // packVersion changes whenever Pack's output for the same GGUF file would

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/gguf"
 	"io"
 	"os"
 	"path/filepath"

@@ -1,6 +1,6 @@
 // Package ggufbuild writes small GGUF files for tests: a v3 container with
 // given metadata and tensors, and a tiny llama (TinyLlama). Tests of the
-// container reader (rt/gguf) and of the family mapping (driver/ggufmap)
+// container reader (formats/gguf) and of the family mapping (driver/ggufmap)
 // share it.
 package ggufbuild
 
@@ -21,7 +21,7 @@ type KV struct {
 	Val any
 }
 
-// Tensor is one tensor for Build: its ggml type T (rt/gguf's Type; a
+// Tensor is one tensor for Build: its ggml type T (formats/gguf's Type; a
 // type parameter so that this package need not import the reader it
 // tests), dims in ggml order, raw data bytes.
 type Tensor[T ~uint32] struct {

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/lower"
-	"github.com/archc/archc/rt/ireetool"
 )
 
 // TestProgram: the runtime's Program carries the plan's shapes, model

@@ -10,20 +10,24 @@ import (
 const mod = "github.com/archc/archc/"
 
 var (
-	// formats are the leaf packages: they link no other archc package
-	// (rt/ireetool, which runs iree-compile and finds the venv, and
-	// rt/kernels, which builds the CPU kernels with zig, are leaf tools).
-	formats = []string{"rt/formats", "rt/gguf", "rt/weights", "rt/tensor", "rt/abi", "rt/ireetool", "rt/kernels"}
+	// leafTools are the packages under driver/ that link no other archc
+	// package, so a leaf may use them too: driver/kernels builds the CPU
+	// kernels with zig, driver/weights reads safetensors and MLX affine
+	// checkpoints (the compile side's readers).
+	leafTools = []string{"driver/weights", "driver/kernels"}
 )
 
-// layer names the layer of an archc package (module-relative path):
-// "format", "compiler" (dsl, lower, codegen and below them), "driver",
-// "runtime" (every other package under rt/, and server/), or "" for the
-// rest (cmd/*, internal/*, golden, docs, archs), which may join layers.
+// layer names the layer of an archc package (module-relative path) by
+// its folder: "format" (formats/ and below: the storage table, GGUF,
+// tensors, the module ABI, the IREE tools), "compiler" (dsl, lower,
+// codegen and below them), "driver", "runtime" (rt/ and server/ and below),
+// or "" for the rest (cmd/*, internal/*, golden, docs, archs), which may
+// join layers. leafTools are driver packages that must also link no other
+// archc package.
 func layer(p string) string {
 	under := func(root string) bool { return p == root || strings.HasPrefix(p, root+"/") }
 	switch {
-	case slices.Contains(formats, p):
+	case under("formats"):
 		return "format"
 	case under("driver"):
 		return "driver"
@@ -63,12 +67,19 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
+	for _, p := range leafTools {
+		for _, d := range deps[p] {
+			if layer(d) != "format" {
+				t.Errorf("%s (a leaf tool) links %s (%s); a leaf tool may link only formats/", p, d, layer(d))
+			}
+		}
+	}
 	for _, l := range []string{"format", "compiler", "driver", "runtime"} {
 		if !seen[l] {
 			t.Errorf("no %s package found: update this test's layer rules", l)
 		}
 	}
-	for _, p := range append(append([]string{}, formats...), "rt/tokenizer", "rt", "rt/engine", "lower", "driver") {
+	for _, p := range append(append([]string{}, leafTools...), "formats", "formats/gguf", "formats/abi", "rt/tokenizer", "rt", "rt/engine", "server/toolcall", "lower", "driver") {
 		if _, ok := deps[p]; !ok {
 			t.Errorf("no package %s in the module (update this test's lists)", p)
 		}

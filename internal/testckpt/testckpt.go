@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/driver/weights"
 	"github.com/archc/archc/internal/testmodels"
-	"github.com/archc/archc/rt/weights"
 )
 
 // STTensor is one tensor to write into a test safetensors file.

@@ -5,7 +5,7 @@ package testmodels
 
 import (
 	"fmt"
-	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/formats/ireetool"
 	"os"
 	"path/filepath"
 	"testing"

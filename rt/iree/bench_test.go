@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // BenchmarkSamplePenalty is one decode step's token choice with a penalty

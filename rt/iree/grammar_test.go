@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/archc/archc/rt/ireetool"
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // needLLGuidance skips (fails in CI) when the venv lacks llguidance.

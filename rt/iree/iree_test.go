@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/formats/ireetool"
 	"math"
 	"os"
 	"os/exec"
@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // needVenv skips when the IREE venv is absent, unless CI is set, where a

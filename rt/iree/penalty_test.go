@@ -7,8 +7,8 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/archc/archc/rt/ireetool"
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // TestPenaltiesMatchFullContext: sequences decoded with their penalty

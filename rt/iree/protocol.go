@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // protocolJSON declares every message of the worker protocol (see its

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // requestTypes and responseTypes are the Go message type of each op.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // TestSample checks the worker's token choice against values computed by

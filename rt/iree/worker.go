@@ -16,7 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/archc/archc/rt/ireetool"
+	"github.com/archc/archc/formats/ireetool"
 	"io"
 	"os"
 	"os/exec"
@@ -27,7 +27,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/archc/archc/rt/tensor"
+	"github.com/archc/archc/formats/tensor"
 )
 
 //go:embed worker.py

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/archc/archc/rt/gguf"
+	"github.com/archc/archc/formats/gguf"
 )
 
 // GGUF token types (tokenizer.ggml.token_type).

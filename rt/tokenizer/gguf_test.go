@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/internal/testmodels"
-	"github.com/archc/archc/rt/gguf"
 )
 
 // TestFromGGUFFile: the tokenizer built from an opened gguf.File is the

@@ -1,0 +1,29 @@
+// The exported entry points of every kernel variant (matmul_avx2.c,
+// matmul_avx512.c, matmul_avx512_vnni.c), around a format's NAME_rows:
+//   NAME(x, xo, w, wo, y, yo, M, N, K, wg): workgroup wg computes columns
+//   [wg·ROWS, min(N, (wg+1)·ROWS)) of y = x·Wᵀ;
+//   NAME3(x, xo, w1, w1o, w2, w2o, w3, w3o, y, yo, M, N1, N2, N3, K, wg): up
+//   to three weights reading the same x, outputs side by side in y.
+// NAME_rows(x, w, y, ld, M, n0, n1, K) computes columns [n0, n1) of y (row
+// stride ld) for every token. Included by the variant's source (driver/kernels
+// writes it beside the source it builds).
+#define KERNEL_ENTRIES(NAME)                                                                       \
+  void NAME(const float *xb, size_t xo, const uint8_t *wb, size_t wo, float *yb, size_t yo,      \
+            size_t M, size_t N, size_t K, size_t wg) {                                             \
+    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
+    NAME##_rows(xb + xo, wb + wo, yb + yo, N, M, n0, n1, K);                                       \
+  }                                                                                                \
+  void NAME##3(const float *xb, size_t xo, const uint8_t *w1, size_t w1o, const uint8_t *w2,     \
+               size_t w2o, const uint8_t *w3, size_t w3o, float *yb, size_t yo, size_t M,         \
+               size_t N1, size_t N2, size_t N3, size_t K, size_t wg) {                             \
+    size_t g1 = (N1 + ROWS - 1) / ROWS, g2 = (N2 + ROWS - 1) / ROWS, ld = N1 + N2 + N3;          \
+    const uint8_t *w = w1 + w1o;                                                                   \
+    size_t N = N1, col = 0;                                                                        \
+    if (wg >= g1 + g2) {                                                                           \
+      w = w3 + w3o, N = N3, col = N1 + N2, wg -= g1 + g2;                                          \
+    } else if (wg >= g1) {                                                                         \
+      w = w2 + w2o, N = N2, col = N1, wg -= g1;                                                    \
+    }                                                                                              \
+    size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
+    NAME##_rows(xb + xo, w, yb + yo + col, ld, M, n0, n1, K);                                      \
+  }

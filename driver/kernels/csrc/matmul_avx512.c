@@ -1,0 +1,421 @@
+// archc's hand-written CPU kernels, AVX-512 variant: y = x · Wᵀ for a
+// weight W stored as its checkpoint stores it (GGUF block-quantized, f16 or
+// bf16), with f32 activations and f32 accumulation. Same ABI and rules as
+// matmul_avx2.c (read its header first). Differences: 16 lanes per
+// instruction instead of 8; each block is decoded to its f32 weights
+// exactly as ggml's dequantize_row_* computes them (for 4- and 5-bit codes
+// a 16- or 32-entry table d·code + m per block, looked up with
+// vpermps/vpermt2ps; 5th bits through mask registers), so no scale or
+// offset is factored out and the only difference from the plain lowering
+// (dequantize, then dot_general) is the summation order.
+//
+// Requirements: x86-64 with AVX-512 F, BW, VL and DQ, plus F16C and FMA
+// (every AVX-512 CPU has them). Built freestanding (no libc, no globals
+// with state); every function is reentrant.
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if !defined(ARCHC_ROWS) || !defined(ARCHC_MAX_K)
+#error "build with -DARCHC_ROWS=... -DARCHC_MAX_K=... (driver/kernels does)"
+#endif
+#define ROWS ARCHC_ROWS
+#define MAX_K ARCHC_MAX_K
+// Tokens processed together (weights decoded once per MT): 8 tokens' two
+// accumulators each fill half the 32 vector registers; 8 measured 1.1-1.5x
+// faster than 4 in prefill (K-quants most) on a Sapphire Rapids host.
+#define MT 8
+
+typedef __m512 v16f;
+
+static inline float f16(const uint8_t *p) {
+  uint16_t h = (uint16_t)(p[0] | (p[1] << 8));
+  return _cvtsh_ss(h);
+}
+
+// Tables of exact code values for the vpermps lookups.
+static inline v16f iota16(float base) {
+  return _mm512_add_ps(_mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_ps(base));
+}
+
+// 16 bytes as 16 dword lanes (zero-extended).
+static inline __m512i u8x16(const uint8_t *p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)); }
+
+// The prefetch distance for rows of rb bytes: rows are read in order, and
+// the hardware prefetcher alone leaves the kernels waiting on memory (2x
+// slower measured on a Sapphire Rapids host with the weights in L3).
+static inline size_t prefetch_ahead(size_t rb) {
+  size_t d = 4096 / rb;
+  return rb * (d < 2 ? 2 : d);
+}
+
+static inline void prefetch_row(const uint8_t *p, size_t rb) {
+  for (size_t o = 0; o < rb; o += 64) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
+}
+
+// A decoded 32-element group: its f32 weights, elements 0..15 and 16..31.
+typedef struct {
+  v16f w[2];
+} group;
+
+// Prefill (M >= GEMM_MIN_M tokens) runs as an outer-product GEMM: a tile of
+// GEMM_NR weight rows is decoded once per GEMM_KC-element chunk of K into
+// wt[k][row] (k-major, transposed in registers), and GEMM_MR tokens at a
+// time accumulate y[m][rows] += x[m][k] · wt[k][rows], each x element
+// broadcast once for the tile's rows. So a group is decoded once for all M
+// tokens (not once per 8), no x vector is loaded per FMA, and no horizontal
+// sum is needed. Each output is one sequential FMA chain over k (carried
+// through y between chunks, exact in f32), so the result differs from the
+// plain lowering only in summation order, like the tiles below.
+#define GEMM_NR 32  // weight rows per tile: two vectors
+#define GEMM_MR 8   // tokens per micro-tile: 16 accumulators
+#define GEMM_KC 128 // K elements per decoded chunk: wt is 16 KiB
+// From 16 tokens on, the GEMM beats the MT tiles below (decoding and
+// transposing a group costs about as much as 8 tokens' FMAs): measured on a
+// 2-core Zen 4 (EPYC, AVX-512), one thread, 64 rows, for q5_0 K=2048 / q4_k
+// K=1024: M=8 28.1 / 26.0 GMAC/s against the tiles' 26.4 / 37.3; M=16 33.2 /
+// 36.0 against 26.3 / 36.9; M=64 51 against 26-43 for every format.
+#define GEMM_MIN_M 16
+
+// transpose16 transposes the 16x16 f32 matrix whose rows are r[0..15].
+static inline void transpose16(v16f r[16]) {
+  v16f t[16], u[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4i + c], 128-bit lane j: column 4j + c of rows 4i .. 4i+3.
+  for (int i = 0; i < 4; i++) {
+    __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  // Column 4j + c gathers lane j of u[c], u[4 + c], u[8 + c], u[12 + c].
+  for (int c = 0; c < 4; c++) {
+    v16f s0 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(1, 0, 1, 0));
+    v16f s1 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(3, 2, 3, 2));
+    v16f s2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(1, 0, 1, 0));
+    v16f s3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(3, 2, 3, 2));
+    r[c] = _mm512_shuffle_f32x4(s0, s2, _MM_SHUFFLE(2, 0, 2, 0));
+    r[4 + c] = _mm512_shuffle_f32x4(s0, s2, _MM_SHUFFLE(3, 1, 3, 1));
+    r[8 + c] = _mm512_shuffle_f32x4(s1, s3, _MM_SHUFFLE(2, 0, 2, 0));
+    r[12 + c] = _mm512_shuffle_f32x4(s1, s3, _MM_SHUFFLE(3, 1, 3, 1));
+  }
+}
+
+// gemm_chunk adds Σ_{k<kc} x[m][k0+k]·wt[k][0..nr) to y[m][n0..n0+nr) (row
+// stride ld) for every token m < M, starting from zero when first; wt is
+// [kc][GEMM_NR], x is [M][K]. A last micro-tile of fewer than GEMM_MR
+// tokens repeats token M-1 in its spare rows and stores only the real ones.
+static void gemm_chunk(const float *x, size_t K, size_t k0, size_t kc, const float *wt, float *y, size_t ld,
+                       size_t M, size_t n0, size_t nr, int first) {
+  __mmask16 lo = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+  __mmask16 hi = nr >= 32 ? 0xffff : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
+  for (size_t m0 = 0; m0 < M; m0 += GEMM_MR) {
+    size_t mr = M - m0 < GEMM_MR ? M - m0 : GEMM_MR;
+    const float *xr[GEMM_MR];
+    v16f a[GEMM_MR][2];
+    for (size_t t = 0; t < GEMM_MR; t++) {
+      size_t m = t < mr ? m0 + t : M - 1;
+      xr[t] = x + m * K + k0;
+      float *yr = y + m * ld + n0;
+      a[t][0] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lo, yr);
+      a[t][1] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(hi, yr + 16);
+    }
+    for (size_t k = 0; k < kc; k++) {
+      v16f w0 = _mm512_load_ps(wt + GEMM_NR * k), w1 = _mm512_load_ps(wt + GEMM_NR * k + 16);
+      for (size_t t = 0; t < GEMM_MR; t++) {
+        v16f b = _mm512_set1_ps(xr[t][k]);
+        a[t][0] = _mm512_fmadd_ps(w0, b, a[t][0]);
+        a[t][1] = _mm512_fmadd_ps(w1, b, a[t][1]);
+      }
+    }
+    for (size_t t = 0; t < mr; t++) {
+      float *yr = y + (m0 + t) * ld + n0;
+      _mm512_mask_storeu_ps(yr, lo, a[t][0]);
+      _mm512_mask_storeu_ps(yr + 16, hi, a[t][1]);
+    }
+  }
+}
+
+#include "entries.h"
+
+// The driver shared by every format. DECODE(row, g, grp) fills grp with
+// group g of a row. NAME_rows computes columns [n0, n1) of y (row stride
+// ld) from weight rows w; the exported kernels are as in matmul_avx2.c:
+//   NAME(x, w, y, M, N, K, wg) and NAME3(x, w1, w2, w3, y, M, N1, N2, N3,
+//   K, wg).
+// A single token (decode) takes two groups per step into four
+// accumulators, so the loop is not bound by the latency of one FMA chain;
+// a tile of MT tokens decodes each group once and keeps two accumulators
+// per token.
+#define GROUP_KERNEL(NAME, ROW_BYTES, DECODE)                                                        \
+  static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,        \
+                          size_t n0, size_t n1, size_t K) {                                        \
+    size_t rb = ROW_BYTES, G = K / 32, pf = prefetch_ahead(rb);                                    \
+    if (M >= GEMM_MIN_M) {                                                                         \
+      float wt[GEMM_KC * GEMM_NR] __attribute__((aligned(64)));                                    \
+      for (size_t r0 = n0; r0 < n1; r0 += GEMM_NR) {                                               \
+        size_t nr = n1 - r0 < GEMM_NR ? n1 - r0 : GEMM_NR;                                         \
+        for (size_t k0 = 0; k0 < K; k0 += GEMM_KC) {                                               \
+          size_t kc = K - k0 < GEMM_KC ? K - k0 : GEMM_KC;                                         \
+          for (size_t h = 0; h < GEMM_NR / 16; h++) {                                              \
+            for (size_t g = k0 / 32; g < (k0 + kc) / 32; g++) {                                    \
+              v16f lo[16], hi[16];                                                                 \
+              for (size_t r = 0; r < 16; r++) {                                                    \
+                size_t n = r0 + 16 * h + r;                                                        \
+                group grp;                                                                         \
+                if (n < r0 + nr) {                                                                 \
+                  DECODE(w + n * rb, g, grp);                                                      \
+                } else {                                                                           \
+                  grp.w[0] = grp.w[1] = _mm512_setzero_ps();                                       \
+                }                                                                                  \
+                lo[r] = grp.w[0], hi[r] = grp.w[1];                                                \
+              }                                                                                    \
+              transpose16(lo);                                                                     \
+              transpose16(hi);                                                                     \
+              float *d = wt + GEMM_NR * (32 * g - k0) + 16 * h;                                    \
+              for (size_t j = 0; j < 16; j++) {                                                    \
+                _mm512_store_ps(d + GEMM_NR * j, lo[j]);                                           \
+                _mm512_store_ps(d + GEMM_NR * (16 + j), hi[j]);                                    \
+              }                                                                                    \
+            }                                                                                      \
+          }                                                                                        \
+          gemm_chunk(x, K, k0, kc, wt, y, ld, M, r0, nr, k0 == 0);                                 \
+        }                                                                                          \
+      }                                                                                            \
+      return;                                                                                      \
+    }                                                                                              \
+    for (size_t m0 = 0; m0 < M; m0 += MT) {                                                        \
+      size_t mt = M - m0 < MT ? M - m0 : MT;                                                       \
+      const float *xt = x + m0 * K;                                                                \
+      if (mt == 1) {                                                                               \
+        for (size_t n = n0; n < n1; n++) {                                                         \
+          const uint8_t *row = w + n * rb;                                                         \
+          prefetch_row(row + pf, rb);                                                              \
+          v16f a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                \
+          size_t g = 0;                                                                            \
+          for (; g + 1 < G; g += 2) {                                                              \
+            group g0, g1;                                                                          \
+            DECODE(row, g, g0);                                                                    \
+            DECODE(row, g + 1, g1);                                                                \
+            const float *xg = xt + 32 * g;                                                         \
+            a0 = _mm512_fmadd_ps(g0.w[0], _mm512_loadu_ps(xg), a0);                                \
+            a1 = _mm512_fmadd_ps(g0.w[1], _mm512_loadu_ps(xg + 16), a1);                           \
+            a2 = _mm512_fmadd_ps(g1.w[0], _mm512_loadu_ps(xg + 32), a2);                           \
+            a3 = _mm512_fmadd_ps(g1.w[1], _mm512_loadu_ps(xg + 48), a3);                           \
+          }                                                                                        \
+          if (g < G) {                                                                             \
+            group g0;                                                                              \
+            DECODE(row, g, g0);                                                                    \
+            a0 = _mm512_fmadd_ps(g0.w[0], _mm512_loadu_ps(xt + 32 * g), a0);                       \
+            a1 = _mm512_fmadd_ps(g0.w[1], _mm512_loadu_ps(xt + 32 * g + 16), a1);                  \
+          }                                                                                        \
+          y[m0 * ld + n] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3))); \
+        }                                                                                          \
+        continue;                                                                                  \
+      }                                                                                            \
+      for (size_t n = n0; n < n1; n++) {                                                           \
+        const uint8_t *row = w + n * rb;                                                           \
+        prefetch_row(row + pf, rb);                                                                \
+        v16f acc[MT][2];                                                                           \
+        for (size_t t = 0; t < MT; t++) acc[t][0] = acc[t][1] = _mm512_setzero_ps();              \
+        for (size_t g = 0; g < G; g++) {                                                           \
+          group grp;                                                                               \
+          DECODE(row, g, grp);                                                                     \
+          for (size_t t = 0; t < mt; t++) {                                                        \
+            const float *xg = xt + t * K + 32 * g;                                                 \
+            acc[t][0] = _mm512_fmadd_ps(grp.w[0], _mm512_loadu_ps(xg), acc[t][0]);                 \
+            acc[t][1] = _mm512_fmadd_ps(grp.w[1], _mm512_loadu_ps(xg + 16), acc[t][1]);            \
+          }                                                                                        \
+        }                                                                                          \
+        for (size_t t = 0; t < mt; t++)                                                            \
+          y[(m0 + t) * ld + n] = _mm512_reduce_add_ps(_mm512_add_ps(acc[t][0], acc[t][1]));        \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
+  KERNEL_ENTRIES(NAME)
+
+// The block-quantized formats' kernels. The int8-activation build
+// (matmul_avx512_vnni.c, which includes this file with ARCHC_INT8 defined)
+// defines its own for them and keeps this file's f16 and bf16 kernels.
+#ifdef ARCHC_INT8
+#define QUANT_KERNEL(NAME, ROW_BYTES, DECODE)
+#else
+#define QUANT_KERNEL GROUP_KERNEL
+#endif
+
+// A per-block scale (f16 at p) in every lane.
+static inline v16f f16x16(const uint8_t *p) {
+  return _mm512_cvtph_ps(_mm256_set1_epi16((short)(p[0] | (p[1] << 8))));
+}
+
+// Q8_0: 34-byte blocks {f16 d; int8 q[32]}, w = d·q.
+#define DECODE_Q8_0(row, g, grp)                                                                   \
+  do {                                                                                             \
+    const uint8_t *b = row + 34 * (g);                                                             \
+    v16f d = f16x16(b);                                                                            \
+    grp.w[0] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2)))));  \
+    grp.w[1] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 18))))); \
+  } while (0)
+QUANT_KERNEL(archc_mm_q8_0, K / 32 * 34, DECODE_Q8_0)
+
+// 4-bit codes: 16 bytes at qs, byte j holding element j (low nibble) and
+// j+16 (high), looked up in the 16-entry table t (vpermps reads the low 4
+// bits of each lane, so the low nibble needs no mask).
+static inline void codes4(const uint8_t *qs, v16f t, v16f w[2]) {
+  __m512i v = u8x16(qs);
+  w[0] = _mm512_permutexvar_ps(v, t);
+  w[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4), t);
+}
+
+// Q4_0: 18-byte blocks {f16 d; u8 qs[16]}, w = d·(q - 8).
+#define DECODE_Q4_0(row, g, grp)                                                                   \
+  do {                                                                                             \
+    const uint8_t *b = row + 18 * (g);                                                             \
+    codes4(b + 2, _mm512_mul_ps(iota16(-8), f16x16(b)), grp.w);                                    \
+  } while (0)
+QUANT_KERNEL(archc_mm_q4_0, K / 32 * 18, DECODE_Q4_0)
+
+// Q4_1: 20-byte blocks {f16 d, m; u8 qs[16]}, w = d·q + m.
+#define DECODE_Q4_1(row, g, grp)                                                                   \
+  do {                                                                                             \
+    const uint8_t *b = row + 20 * (g);                                                             \
+    codes4(b + 4, _mm512_fmadd_ps(iota16(0), f16x16(b), f16x16(b + 2)), grp.w);                    \
+  } while (0)
+QUANT_KERNEL(archc_mm_q4_1, K / 32 * 20, DECODE_Q4_1)
+
+static inline uint32_t u32le(const uint8_t *p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+// 5-bit codes: the nibbles of 16 bytes at qs (elements 0..15 low, 16..31
+// high), bit j of qh the 5th bit of element j; looked up in the 32-entry
+// table t0 (codes 0..15), t1 (16..31) (vpermt2ps: bit 4 of the index picks
+// t1).
+static inline void codes5(const uint8_t *qs, uint32_t qh, v16f t0, v16f t1, v16f w[2]) {
+  __m512i v = u8x16(qs), x10 = _mm512_set1_epi32(16);
+  __m512i lo = _mm512_and_si512(v, _mm512_set1_epi32(15)), hi = _mm512_srli_epi32(v, 4);
+  lo = _mm512_mask_or_epi32(lo, (__mmask16)qh, lo, x10);
+  hi = _mm512_mask_or_epi32(hi, (__mmask16)(qh >> 16), hi, x10);
+  w[0] = _mm512_permutex2var_ps(t0, lo, t1);
+  w[1] = _mm512_permutex2var_ps(t0, hi, t1);
+}
+
+// Q5_0: 22-byte blocks {f16 d; u32 qh; u8 qs[16]}, w = d·((q | h<<4) - 16).
+#define DECODE_Q5_0(row, g, grp)                                                                   \
+  do {                                                                                             \
+    const uint8_t *b = row + 22 * (g);                                                             \
+    v16f d = f16x16(b);                                                                            \
+    codes5(b + 6, u32le(b + 2), _mm512_mul_ps(iota16(-16), d), _mm512_mul_ps(iota16(0), d), grp.w); \
+  } while (0)
+QUANT_KERNEL(archc_mm_q5_0, K / 32 * 22, DECODE_Q5_0)
+
+// Q5_1: 24-byte blocks {f16 d, m; u32 qh; u8 qs[16]}, w = d·(q | h<<4) + m.
+#define DECODE_Q5_1(row, g, grp)                                                                   \
+  do {                                                                                             \
+    const uint8_t *b = row + 24 * (g);                                                             \
+    v16f d = f16x16(b), m = f16x16(b + 2);                                                         \
+    codes5(b + 8, u32le(b + 4), _mm512_fmadd_ps(iota16(0), d, m), _mm512_fmadd_ps(iota16(16), d, m), grp.w); \
+  } while (0)
+QUANT_KERNEL(archc_mm_q5_1, K / 32 * 24, DECODE_Q5_1)
+
+// K-quant 6-bit scale and min of sub-block j (ggml's get_scale_min_k4).
+static inline void scale_min_k4(int j, const uint8_t *q, float *sc, float *m) {
+  if (j < 4) {
+    *sc = (float)(q[j] & 63), *m = (float)(q[j + 4] & 63);
+  } else {
+    *sc = (float)((q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4));
+    *m = (float)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+// Q4_K: 144-byte super-blocks of 256 {f16 d, dmin; u8 scales[12]; u8 qs[128]};
+// sub-block i (32 elements) has w = (d·sc_i)·q - dmin·m_i (both products
+// exact in f32, as in ggml); qs byte l of 32-byte chunk c holds sub-block
+// 2c (low nibble) and 2c+1 (high nibble).
+#define DECODE_Q4_K(row, g, grp)                                                                   \
+  do {                                                                                             \
+    const uint8_t *b = row + 144 * ((g) / 8);                                                      \
+    int i = (int)((g) % 8);                                                                        \
+    float sc, mn;                                                                                  \
+    scale_min_k4(i, b + 4, &sc, &mn);                                                              \
+    const uint8_t *q = b + 16 + 32 * (i / 2);                                                      \
+    int sh = 4 * (i & 1);                                                                          \
+    v16f t = _mm512_fmadd_ps(iota16(0), _mm512_set1_ps(f16(b) * sc), _mm512_set1_ps(-(f16(b + 2) * mn))); \
+    grp.w[0] = _mm512_permutexvar_ps(_mm512_srli_epi32(u8x16(q), sh), t);                          \
+    grp.w[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(u8x16(q + 16), sh), t);                     \
+  } while (0)
+QUANT_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K)
+
+// Q5_K: 176-byte super-blocks {f16 d, dmin; u8 scales[12]; u8 qh[32];
+// u8 qs[128]}: as Q4_K with a 5th bit, bit i of qh[l] for sub-block i.
+#define DECODE_Q5_K(row, g, grp)                                                                   \
+  do {                                                                                             \
+    const uint8_t *b = row + 176 * ((g) / 8);                                                      \
+    int i = (int)((g) % 8);                                                                        \
+    float sc, mn;                                                                                  \
+    scale_min_k4(i, b + 4, &sc, &mn);                                                              \
+    const uint8_t *q = b + 48 + 32 * (i / 2);                                                      \
+    int sh = 4 * (i & 1);                                                                          \
+    __mmask32 hb = _mm256_test_epi8_mask(_mm256_loadu_si256((const __m256i *)(b + 16)),            \
+                                         _mm256_set1_epi8((char)(1 << i)));                        \
+    __m512i m4 = _mm512_set1_epi32(15), x10 = _mm512_set1_epi32(16);                               \
+    __m512i lo = _mm512_and_si512(_mm512_srli_epi32(u8x16(q), sh), m4);                            \
+    __m512i hi = _mm512_and_si512(_mm512_srli_epi32(u8x16(q + 16), sh), m4);                       \
+    lo = _mm512_mask_or_epi32(lo, (__mmask16)hb, lo, x10);                                         \
+    hi = _mm512_mask_or_epi32(hi, (__mmask16)(hb >> 16), hi, x10);                                 \
+    v16f d = _mm512_set1_ps(f16(b) * sc), m = _mm512_set1_ps(-(f16(b + 2) * mn));                  \
+    v16f t0 = _mm512_fmadd_ps(iota16(0), d, m), t1 = _mm512_fmadd_ps(iota16(16), d, m);            \
+    grp.w[0] = _mm512_permutex2var_ps(t0, lo, t1);                                                 \
+    grp.w[1] = _mm512_permutex2var_ps(t0, hi, t1);                                                 \
+  } while (0)
+QUANT_KERNEL(archc_mm_q5_k, K / 256 * 176, DECODE_Q5_K)
+
+// Q6_K: 210-byte super-blocks of 256 {u8 ql[128]; u8 qh[64]; i8 sc[16];
+// f16 d}; element groups of 16 with w = (d·sc)·(q - 32), evaluated in that
+// order as ggml does. Each 16-lane half of a 32-element group has its own
+// scale.
+static inline void decode_q6_k(const uint8_t *row, size_t g, group *grp) {
+  const uint8_t *b = row + 210 * (g / 8);
+  int i = (int)(g % 8);        // 32-element group within the super-block
+  int half = i / 4, k = i % 4; // 128-element half; quarter within it
+  const uint8_t *ql = b + 64 * half + 32 * (k & 1);
+  const uint8_t *qh = b + 128 + 32 * half;
+  __m256i l = _mm256_loadu_si256((const __m256i *)ql);
+  if (k >= 2) l = _mm256_srli_epi16(l, 4);
+  l = _mm256_and_si256(l, _mm256_set1_epi8(0x0f));
+  __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+  h = _mm256_srli_epi16(h, 2 * k);
+  h = _mm256_and_si256(h, _mm256_set1_epi8(3));
+  __m256i q = _mm256_sub_epi8(_mm256_or_si256(l, _mm256_slli_epi16(h, 4)), _mm256_set1_epi8(32));
+  float d = f16(b + 208);
+  const int8_t *sc = (const int8_t *)(b + 192) + 8 * half + k * 2;
+  v16f f0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(q)));
+  v16f f1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1)));
+  grp->w[0] = _mm512_mul_ps(_mm512_set1_ps(d * (float)sc[0]), f0);
+  grp->w[1] = _mm512_mul_ps(_mm512_set1_ps(d * (float)sc[1]), f1);
+}
+#define DECODE_Q6_K(row, g, grp) decode_q6_k(row, g, &grp)
+QUANT_KERNEL(archc_mm_q6_k, K / 256 * 210, DECODE_Q6_K)
+
+// F16: rows of K halves, w = f32(h).
+#define DECODE_F16(row, g, grp)                                                                    \
+  do {                                                                                             \
+    const __m256i *p = (const __m256i *)(row + 64 * (g));                                          \
+    grp.w[0] = _mm512_cvtph_ps(_mm256_loadu_si256(p));                                             \
+    grp.w[1] = _mm512_cvtph_ps(_mm256_loadu_si256(p + 1));                                         \
+  } while (0)
+GROUP_KERNEL(archc_mm_f16, K * 2, DECODE_F16)
+
+// BF16: rows of K bfloat16, w = f32(bits << 16).
+#define DECODE_BF16(row, g, grp)                                                                   \
+  do {                                                                                             \
+    const __m256i *p = (const __m256i *)(row + 64 * (g));                                          \
+    grp.w[0] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(p)), 16));     \
+    grp.w[1] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(p + 1)), 16)); \
+  } while (0)
+GROUP_KERNEL(archc_mm_bf16, K * 2, DECODE_BF16)
