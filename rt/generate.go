@@ -3,6 +3,7 @@ package rt
 import (
 	"context"
 	"fmt"
+	"github.com/archc/archc/formats/option"
 	"time"
 
 	"github.com/archc/archc/rt/iree"
@@ -42,10 +43,10 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		return nil, fmt.Errorf("generate: empty prompt")
 	}
 	if opts.MaxTokens < 0 {
-		return nil, fmt.Errorf("--max-tokens %d: give the number of new tokens to generate, 0 or more", opts.MaxTokens)
+		return nil, option.Errorf("MaxTokens", opts.MaxTokens, "give the number of new tokens to generate, 0 or more")
 	}
 	if len(prompt)+opts.MaxTokens > m.MaxLen()+1 {
-		return nil, fmt.Errorf("prompt (%d tokens) + max tokens (%d) exceed the KV cache length %d; shorten the prompt, lower --max-tokens or raise --max-len", len(prompt), opts.MaxTokens, m.MaxLen())
+		return nil, option.Errorf("MaxLen", m.MaxLen(), "the prompt (%d tokens) + %d new tokens ({MaxTokens}) exceed the KV-cache length; shorten the prompt, lower {MaxTokens} or raise {MaxLen}", len(prompt), opts.MaxTokens)
 	}
 	sampler, err := NewSampler(opts.Sampling)
 	if err != nil {

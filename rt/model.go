@@ -9,6 +9,7 @@ package rt
 import (
 	"context"
 	"fmt"
+	"github.com/archc/archc/formats/option"
 	"slices"
 	"strings"
 	"time"
@@ -512,7 +513,7 @@ func (m *Model) checkTokens(tokens []int32, start int) error {
 		}
 	}
 	if start < 0 || start+len(tokens) > m.MaxLen() {
-		return fmt.Errorf("positions %d..%d exceed the KV cache length %d; use a shorter prompt or fewer tokens (or a larger --max-len)", start, start+len(tokens)-1, m.MaxLen())
+		return option.Errorf("MaxLen", m.MaxLen(), "positions %d..%d exceed the KV-cache length; use a shorter prompt or fewer tokens (or a larger {MaxLen})", start, start+len(tokens)-1)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"github.com/archc/archc/formats/option"
 
 	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/rt/chat"
@@ -58,12 +59,12 @@ func TextFromGGUF(gf *gguf.File) (*Text, error) {
 func (t *Text) EncodePrompt(prompt string, useChat bool, system string) ([]int32, error) {
 	if !useChat {
 		if system != "" {
-			return nil, fmt.Errorf("--system needs --chat")
+			return nil, option.Errorf("System", nil, "a system prompt needs {Chat} (the chat template renders it)")
 		}
 		return t.Tokenizer.Encode(prompt, true)
 	}
 	if t.ChatTemplate == "" {
-		return nil, fmt.Errorf("the model has no chat template (tokenizer_config.json chat_template or GGUF tokenizer.chat_template); drop --chat")
+		return nil, option.Errorf("Chat", nil, "the model has no chat template (tokenizer_config.json chat_template or GGUF tokenizer.chat_template); leave {Chat} off")
 	}
 	var msgs []chat.Message
 	if system != "" {

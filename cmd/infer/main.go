@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/archc/archc/formats/option"
 	"os"
 	"os/signal"
 	"reflect"
@@ -73,6 +74,16 @@ func signedNumbers() kong.Option {
 	})
 }
 
+// flagNames are infer's flags for the library parameters an
+// option.Error names (rt's GenerateOptions, Text.EncodePrompt, the
+// model's KV-cache length).
+var flagNames = map[string]string{
+	"MaxTokens": "--max-tokens",
+	"MaxLen":    "--max-len",
+	"System":    "--system",
+	"Chat":      "--chat",
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -83,7 +94,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "infer: interrupted")
 			os.Exit(130)
 		}
-		fmt.Fprintln(os.Stderr, "infer:", err)
+		fmt.Fprintln(os.Stderr, "infer:", option.Rename(err, flagNames))
 		os.Exit(1)
 	}
 }
