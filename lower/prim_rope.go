@@ -2,7 +2,10 @@ package lower
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
@@ -115,14 +118,15 @@ func f32InvFreq(base float64, i int, dim int64, factor float64) float64 {
 }
 
 // ropeFrequencies computes inv_freq like HF: the default table
-// 1 / theta^(2i/dim) in f32, then the scaling variant's adjustment.
+// 1 / theta^(2i/dim) in f32, then the adjustment of the scaling dict's
+// rope_type (ropeScalings).
 func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeLimits) (ropeTable, error) {
 	inv := make([]float64, dim/2)
 	for i := range inv {
 		inv[i] = f32InvFreq(theta, i, dim, 1)
 	}
 	t := ropeTable{invFreq: inv, scale: 1}
-	var kind string
+	kind := "default"
 	for _, key := range []string{"type", "rope_type"} { // rope_type wins, as in HF's standardize_rope_params
 		switch v := scaling[key].(type) {
 		case nil:
@@ -134,218 +138,281 @@ func ropeFrequencies(theta float64, dim int64, scaling map[string]any, lim ropeL
 			return t, fmt.Errorf("rope_scaling (rope_parameters) %q must be a string, got %s", key, showValue(v))
 		}
 	}
-	num := func(key string) (float64, error) {
-		var v float64
-		switch x := scaling[key].(type) {
-		case float64:
-			v = x
-		case int64:
-			v = float64(x)
-		default:
-			return 0, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs numeric %q, got %s", kind, key, showValue(scaling[key]))
-		}
-		switch key { // divisors and scales: zero or negative gives NaN or inf frequencies
-		case "factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor":
-			if !(v > 0) {
-				return 0, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs %q > 0, got %g", kind, key, v)
-			}
-		}
-		return v, nil
+	adjust, ok := ropeScalings[kind]
+	if !ok {
+		return t, fmt.Errorf("rope_scaling (rope_parameters) type %q is not supported (supported: %s)", kind, strings.Join(slices.Sorted(maps.Keys(ropeScalings)), ", "))
 	}
-	// originalMax is original_max_position_embeddings: the override, else
-	// the dict's, else max_position (HF standardize_rope_params).
-	originalMax := func() (float64, error) {
-		if lim.origMax > 0 {
-			return float64(lim.origMax), nil
-		}
-		if v, err := num("original_max_position_embeddings"); err == nil {
-			return v, nil
-		} else if lim.maxPos > 0 {
-			return float64(lim.maxPos), nil
-		} else {
-			return 0, err
-		}
-	}
-	switch kind {
-	case "", "default":
-	case "linear":
-		factor, err := num("factor")
-		if err != nil {
-			return t, err
-		}
-		for i := range inv {
-			inv[i] = float64(float32(inv[i] / factor))
-		}
-	case "llama3": // HF _compute_llama3_parameters
-		var p [3]float64
-		for i, k := range []string{"factor", "low_freq_factor", "high_freq_factor"} {
-			v, err := num(k)
-			if err != nil {
-				return t, err
-			}
-			p[i] = v
-		}
-		old, err := originalMax()
-		if err != nil {
-			return t, err
-		}
-		factor, low, high := p[0], p[1], p[2]
-		lowWavelen, highWavelen := old/low, old/high
-		for i, f := range inv {
-			wavelen := 2 * math.Pi / f
-			switch {
-			case wavelen < highWavelen:
-			case wavelen > lowWavelen:
-				inv[i] = float64(float32(f / factor))
-			default:
-				smooth := (old/wavelen - low) / (high - low)
-				inv[i] = float64(float32((1-smooth)*f/factor + smooth*f))
-			}
-		}
-	case "yarn": // HF _compute_yarn_parameters
-		factor, err := num("factor")
-		if err != nil {
-			return t, err
-		}
-		orig, err := originalMax()
-		if err != nil {
-			return t, err
-		}
-		opt := func(key string, def float64) float64 {
-			if v, err := num(key); err == nil && v != 0 {
-				return v
-			}
-			return def
-		}
-		mscale := func(scale, m float64) float64 {
-			if scale <= 1 {
-				return 1
-			}
-			return 0.1*m*math.Log(scale) + 1
-		}
-		if af, err := num("attention_factor"); err == nil {
-			t.scale = af
-		} else if m, mAll := opt("mscale", 0), opt("mscale_all_dim", 0); m != 0 && mAll != 0 {
-			t.scale = mscale(factor, m) / mscale(factor, mAll)
-		} else {
-			t.scale = mscale(factor, 1)
-		}
-		betaFast, betaSlow := opt("beta_fast", 32), opt("beta_slow", 1)
-		d := float64(dim)
-		corr := func(rot float64) float64 { return d * math.Log(orig/(rot*2*math.Pi)) / (2 * math.Log(theta)) }
-		low, high := corr(betaFast), corr(betaSlow)
-		if truncate, ok := scaling["truncate"].(bool); !ok || truncate {
-			low, high = math.Floor(low), math.Ceil(high)
-		}
-		low, high = math.Max(low, 0), math.Min(high, d-1)
-		if low == high {
-			high += 0.001
-		}
-		for i, f := range inv {
-			ramp := math.Min(math.Max((float64(i)-low)/(high-low), 0), 1)
-			extrapolation := 1 - ramp
-			inv[i] = float64(float32(f/factor*(1-extrapolation) + f*extrapolation))
-		}
-	case "longrope": // HF _compute_longrope_parameters and longrope_frequency_update
-		orig, err := originalMax()
-		if err != nil {
-			return t, err
-		}
-		factors := func(key string) ([]float64, error) {
-			l, ok := scaling[key].([]any)
-			if !ok || len(l) != len(inv) {
-				return nil, fmt.Errorf("rope_scaling (rope_parameters) of type \"longrope\" needs %q, a list of rotary_dim/2 = %d numbers, got %s", key, len(inv), showValue(scaling[key]))
-			}
-			out := make([]float64, len(l))
-			for i, v := range l {
-				switch x := v.(type) {
-				case float64:
-					out[i] = x
-				case int64:
-					out[i] = float64(x)
-				default:
-					return nil, fmt.Errorf("rope_scaling (rope_parameters) of type \"longrope\": %s[%d] must be a number, got %s", key, i, showValue(v))
-				}
-			}
-			return out, nil
-		}
-		short, err := factors("short_factor")
-		if err != nil {
-			return t, err
-		}
-		long, err := factors("long_factor")
-		if err != nil {
-			return t, err
-		}
-		factor, err := num("factor")
-		if err != nil {
-			if lim.maxPos <= 0 {
-				return t, fmt.Errorf("rope_scaling (rope_parameters) of type \"longrope\" without \"factor\" needs rope's max_position (the factor is max_position_embeddings / original_max_position_embeddings)")
-			}
-			factor = float64(lim.maxPos) / orig
-		}
-		if af, err := num("attention_factor"); err == nil {
-			t.scale = af
-		} else if factor > 1 {
-			t.scale = math.Sqrt(1 + math.Log(factor)/math.Log(orig))
-		}
-		t.long = make([]float64, len(inv))
-		for i := range inv {
-			inv[i] = f32InvFreq(theta, i, dim, short[i])
-			t.long[i] = f32InvFreq(theta, i, dim, long[i])
-		}
-		t.threshold = int64(orig)
-	case "proportional": // HF _compute_proportional_rope_parameters (Gemma 4's full-attention layers)
-		// The table spans the whole head (rotate_half pairs x[i] with
-		// x[i + dim/2]); only its first int(partial_rotary_factor·dim // 2)
-		// frequencies rotate, theta^(-2i/dim) as the default table's, and
-		// the rest are 0 (cos 1, sin 0: those pairs pass through); then
-		// every frequency is divided by factor (default 1).
-		p := 1.0
-		if _, ok := scaling["partial_rotary_factor"]; ok {
-			v, err := num("partial_rotary_factor")
-			if err != nil {
-				return t, err
-			}
-			p = v
-		}
-		if !(p >= 0 && p <= 1) {
-			return t, fmt.Errorf("rope_scaling (rope_parameters) of type \"proportional\" needs partial_rotary_factor in [0, 1], got %g", p)
-		}
-		factor := 1.0
-		if _, ok := scaling["factor"]; ok {
-			v, err := num("factor")
-			if err != nil {
-				return t, err
-			}
-			factor = v
-		}
-		angles := int(math.Floor(p * float64(dim) / 2)) // Python's int(p * dim // 2)
-		for i := range inv {
-			if i >= angles {
-				inv[i] = 0
-			}
-			inv[i] = float64(float32(inv[i] / factor))
-		}
-	case "dynamic": // HF _compute_dynamic_ntk_parameters and dynamic_frequency_update
-		factor, err := num("factor")
-		if err != nil {
-			return t, err
-		}
-		if lim.maxPos <= 0 || dim <= 2 {
-			return t, fmt.Errorf("rope_scaling (rope_parameters) of type \"dynamic\" needs rope's max_position (the config's max_position_embeddings) and rotary_dim > 2")
-		}
-		mp := float64(lim.maxPos)
-		base := float64(float32(theta * math.Pow(factor*mp/mp-(factor-1), float64(dim)/float64(dim-2))))
-		for i := range inv {
-			inv[i] = f32InvFreq(base, i, dim, 1)
-		}
-		t.threshold = lim.maxPos
-		t.dynamic = &ntkParams{theta: theta, factor: factor, maxPos: lim.maxPos, dim: dim}
+	return t, adjust(&ropeScaling{kind: kind, dict: scaling, theta: theta, dim: dim, lim: lim}, &t)
+}
+
+// ropeScalings are HF modeling_rope_utils' ROPE_INIT_FUNCTIONS, one row
+// per rope_type: each adjusts the default table t.invFreq (and sets
+// t.scale, the length-dependent tables) from the scaling dict r.
+var ropeScalings = map[string]func(r *ropeScaling, t *ropeTable) error{
+	"default":      func(*ropeScaling, *ropeTable) error { return nil },
+	"linear":       ropeLinear,       // inv / factor
+	"llama3":       ropeLlama3,       // _compute_llama3_parameters
+	"yarn":         ropeYarn,         // _compute_yarn_parameters
+	"longrope":     ropeLongRoPE,     // _compute_longrope_parameters, longrope_frequency_update
+	"proportional": ropeProportional, // _compute_proportional_rope_parameters (Gemma 4)
+	"dynamic":      ropeDynamic,      // _compute_dynamic_ntk_parameters, dynamic_frequency_update
+}
+
+// ropeScaling is one rope_scaling (rope_parameters) dict read as a table
+// row reads it: typed numbers by key, with the errors naming the key.
+type ropeScaling struct {
+	kind  string
+	dict  map[string]any
+	theta float64
+	dim   int64 // rotary_dim
+	lim   ropeLimits
+}
+
+// num is the number under key; factor, original_max_position_embeddings,
+// low_freq_factor and high_freq_factor must be > 0 (divisors and scales:
+// zero or negative gives NaN or inf frequencies).
+func (r *ropeScaling) num(key string) (float64, error) {
+	var v float64
+	switch x := r.dict[key].(type) {
+	case float64:
+		v = x
+	case int64:
+		v = float64(x)
 	default:
-		return t, fmt.Errorf("rope_scaling (rope_parameters) type %q is not supported (supported: default, linear, llama3, yarn, longrope, dynamic, proportional)", kind)
+		return 0, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs numeric %q, got %s", r.kind, key, showValue(r.dict[key]))
 	}
-	return t, nil
+	switch key {
+	case "factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor":
+		if !(v > 0) {
+			return 0, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs %q > 0, got %g", r.kind, key, v)
+		}
+	}
+	return v, nil
+}
+
+// opt is the number under key, or def when it is absent, not a number or 0.
+func (r *ropeScaling) opt(key string, def float64) float64 {
+	if v, err := r.num(key); err == nil && v != 0 {
+		return v
+	}
+	return def
+}
+
+// optional is the number under key, or def when the key is absent (a
+// present non-number is an error).
+func (r *ropeScaling) optional(key string, def float64) (float64, error) {
+	if _, ok := r.dict[key]; !ok {
+		return def, nil
+	}
+	return r.num(key)
+}
+
+// originalMax is original_max_position_embeddings: rope's override, else
+// the dict's, else max_position (HF standardize_rope_params).
+func (r *ropeScaling) originalMax() (float64, error) {
+	if r.lim.origMax > 0 {
+		return float64(r.lim.origMax), nil
+	}
+	v, err := r.num("original_max_position_embeddings")
+	switch {
+	case err == nil:
+		return v, nil
+	case r.lim.maxPos > 0:
+		return float64(r.lim.maxPos), nil
+	}
+	return 0, err
+}
+
+// factors is the list of rotary_dim/2 numbers under key (longrope's).
+func (r *ropeScaling) factors(key string, n int) ([]float64, error) {
+	l, ok := r.dict[key].([]any)
+	if !ok || len(l) != n {
+		return nil, fmt.Errorf("rope_scaling (rope_parameters) of type %q needs %q, a list of rotary_dim/2 = %d numbers, got %s", r.kind, key, n, showValue(r.dict[key]))
+	}
+	out := make([]float64, len(l))
+	for i, v := range l {
+		switch x := v.(type) {
+		case float64:
+			out[i] = x
+		case int64:
+			out[i] = float64(x)
+		default:
+			return nil, fmt.Errorf("rope_scaling (rope_parameters) of type %q: %s[%d] must be a number, got %s", r.kind, key, i, showValue(v))
+		}
+	}
+	return out, nil
+}
+
+// ropeLinear: every frequency divided by factor.
+func ropeLinear(r *ropeScaling, t *ropeTable) error {
+	factor, err := r.num("factor")
+	if err != nil {
+		return err
+	}
+	for i, f := range t.invFreq {
+		t.invFreq[i] = float64(float32(f / factor))
+	}
+	return nil
+}
+
+// ropeLlama3: wavelengths below original/high_freq_factor kept, above
+// original/low_freq_factor divided by factor, smoothed between.
+func ropeLlama3(r *ropeScaling, t *ropeTable) error {
+	var p [3]float64
+	for i, k := range []string{"factor", "low_freq_factor", "high_freq_factor"} {
+		v, err := r.num(k)
+		if err != nil {
+			return err
+		}
+		p[i] = v
+	}
+	old, err := r.originalMax()
+	if err != nil {
+		return err
+	}
+	factor, low, high := p[0], p[1], p[2]
+	lowWavelen, highWavelen := old/low, old/high
+	for i, f := range t.invFreq {
+		wavelen := 2 * math.Pi / f
+		switch {
+		case wavelen < highWavelen:
+		case wavelen > lowWavelen:
+			t.invFreq[i] = float64(float32(f / factor))
+		default:
+			smooth := (old/wavelen - low) / (high - low)
+			t.invFreq[i] = float64(float32((1-smooth)*f/factor + smooth*f))
+		}
+	}
+	return nil
+}
+
+// ropeYarn: frequencies interpolated by a linear ramp between the
+// beta_fast and beta_slow correction dims; cos and sin scaled by
+// attention_factor, else mscale's ratio, else 0.1·ln(factor) + 1.
+func ropeYarn(r *ropeScaling, t *ropeTable) error {
+	factor, err := r.num("factor")
+	if err != nil {
+		return err
+	}
+	orig, err := r.originalMax()
+	if err != nil {
+		return err
+	}
+	mscale := func(scale, m float64) float64 {
+		if scale <= 1 {
+			return 1
+		}
+		return 0.1*m*math.Log(scale) + 1
+	}
+	if af, err := r.num("attention_factor"); err == nil {
+		t.scale = af
+	} else if m, mAll := r.opt("mscale", 0), r.opt("mscale_all_dim", 0); m != 0 && mAll != 0 {
+		t.scale = mscale(factor, m) / mscale(factor, mAll)
+	} else {
+		t.scale = mscale(factor, 1)
+	}
+	betaFast, betaSlow := r.opt("beta_fast", 32), r.opt("beta_slow", 1)
+	d := float64(r.dim)
+	corr := func(rot float64) float64 { return d * math.Log(orig/(rot*2*math.Pi)) / (2 * math.Log(r.theta)) }
+	low, high := corr(betaFast), corr(betaSlow)
+	if truncate, ok := r.dict["truncate"].(bool); !ok || truncate {
+		low, high = math.Floor(low), math.Ceil(high)
+	}
+	low, high = math.Max(low, 0), math.Min(high, d-1)
+	if low == high {
+		high += 0.001
+	}
+	for i, f := range t.invFreq {
+		ramp := math.Min(math.Max((float64(i)-low)/(high-low), 0), 1)
+		extrapolation := 1 - ramp
+		t.invFreq[i] = float64(float32(f/factor*(1-extrapolation) + f*extrapolation))
+	}
+	return nil
+}
+
+// ropeLongRoPE: short_factor while the sequence fits
+// original_max_position_embeddings, long_factor past it; cos and sin
+// scaled by attention_factor, else sqrt(1 + ln(factor)/ln(original)).
+func ropeLongRoPE(r *ropeScaling, t *ropeTable) error {
+	orig, err := r.originalMax()
+	if err != nil {
+		return err
+	}
+	short, err := r.factors("short_factor", len(t.invFreq))
+	if err != nil {
+		return err
+	}
+	long, err := r.factors("long_factor", len(t.invFreq))
+	if err != nil {
+		return err
+	}
+	factor, err := r.num("factor")
+	if err != nil {
+		if r.lim.maxPos <= 0 {
+			return fmt.Errorf("rope_scaling (rope_parameters) of type \"longrope\" without \"factor\" needs rope's max_position (the factor is max_position_embeddings / original_max_position_embeddings)")
+		}
+		factor = float64(r.lim.maxPos) / orig
+	}
+	if af, err := r.num("attention_factor"); err == nil {
+		t.scale = af
+	} else if factor > 1 {
+		t.scale = math.Sqrt(1 + math.Log(factor)/math.Log(orig))
+	}
+	t.long = make([]float64, len(t.invFreq))
+	for i := range t.invFreq {
+		t.invFreq[i] = f32InvFreq(r.theta, i, r.dim, short[i])
+		t.long[i] = f32InvFreq(r.theta, i, r.dim, long[i])
+	}
+	t.threshold = int64(orig)
+	return nil
+}
+
+// ropeProportional (Gemma 4's full-attention layers): the table spans the
+// whole head (rotate_half pairs x[i] with x[i + dim/2]); only its first
+// int(partial_rotary_factor·dim // 2) frequencies rotate, theta^(-2i/dim)
+// as the default table's, and the rest are 0 (cos 1, sin 0: those pairs
+// pass through); then every frequency is divided by factor (default 1).
+func ropeProportional(r *ropeScaling, t *ropeTable) error {
+	p, err := r.optional("partial_rotary_factor", 1)
+	if err != nil {
+		return err
+	}
+	if !(p >= 0 && p <= 1) {
+		return fmt.Errorf("rope_scaling (rope_parameters) of type \"proportional\" needs partial_rotary_factor in [0, 1], got %g", p)
+	}
+	factor, err := r.optional("factor", 1)
+	if err != nil {
+		return err
+	}
+	angles := int(math.Floor(p * float64(r.dim) / 2)) // Python's int(p * dim // 2)
+	for i, f := range t.invFreq {
+		if i >= angles {
+			f = 0
+		}
+		t.invFreq[i] = float64(float32(f / factor))
+	}
+	return nil
+}
+
+// ropeDynamic (NTK): the base grows with the sequence length L past
+// max_position, theta·(factor·L/max_position − (factor − 1))^(dim/(dim−2)),
+// computed in the graph (ntkParams); the static table is L = max_position's.
+func ropeDynamic(r *ropeScaling, t *ropeTable) error {
+	factor, err := r.num("factor")
+	if err != nil {
+		return err
+	}
+	if r.lim.maxPos <= 0 || r.dim <= 2 {
+		return fmt.Errorf("rope_scaling (rope_parameters) of type \"dynamic\" needs rope's max_position (the config's max_position_embeddings) and rotary_dim > 2")
+	}
+	mp := float64(r.lim.maxPos)
+	base := float64(float32(r.theta * math.Pow(factor*mp/mp-(factor-1), float64(r.dim)/float64(r.dim-2))))
+	for i := range t.invFreq {
+		t.invFreq[i] = f32InvFreq(base, i, r.dim, 1)
+	}
+	t.threshold = r.lim.maxPos
+	t.dynamic = &ntkParams{theta: r.theta, factor: factor, maxPos: r.lim.maxPos, dim: r.dim}
+	return nil
 }
 
 func lowerRoPE(f *fn, n *ir.Node, a *RoPEAttrs) codegen.Value {
