@@ -99,7 +99,7 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if opts.GPU && opts.Lower.Kernels != nil {
 		return nil, fmt.Errorf("archc's matmul kernels (%s) are CPU code: a plan for a GPU takes every weight through the plain lowering", opts.Lower.Kernels.Variant)
 	}
-	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, p.Lengths), lower.KVBytesPerToken(g), opts.GPU)
+	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, p.Lengths), lower.KVBytesPerToken(g), lower.StateBytesPerSlot(g), opts.GPU)
 	if err != nil {
 		return nil, err
 	}
@@ -258,11 +258,15 @@ func positionLimit(raw, cfg map[string]any, lengths abi.LengthPolicy) int64 {
 // fitOptions fills defaults and keeps the KV cache within the model's
 // position limit mp (positionLimit; 0: none): by default
 // min(lower.DefaultOptions().MaxLen, mp), lowered to fit KVCacheBudget given
-// kvPerToken (bytes per token per slot); an explicit MaxLen beyond mp, or
-// not positive, is an error. For a GPU the batch and chunk defaults are
-// GPUDecodeBatches and GPUPrefillBuckets, the slots as many as the largest
-// decode batch, and the budget GPUKVCacheBudget.
-func fitOptions(o lower.Options, mp int64, kvPerToken int64, gpu bool) (lower.Options, error) {
+// kvPerToken (bytes per token per slot) and statePerSlot (the windows' and
+// recurrent states' bytes per slot, lower.StateBytesPerSlot: every kind of
+// state is counted); an explicit MaxLen beyond mp, or not positive, is an
+// error. For a GPU the batch and chunk defaults are GPUDecodeBatches and
+// GPUPrefillBuckets, the slots as many as the largest decode batch, and the
+// budget GPUKVCacheBudget; when the default slots' states alone would take
+// more than half the budget (a large state-space model), the default slots
+// halve until they fit, with the decode batches past them dropped.
+func fitOptions(o lower.Options, mp, kvPerToken, statePerSlot int64, gpu bool) (lower.Options, error) {
 	def := lower.DefaultOptions()
 	budget := int64(KVCacheBudget)
 	if gpu {
@@ -271,6 +275,21 @@ func fitOptions(o lower.Options, mp int64, kvPerToken int64, gpu bool) (lower.Op
 			def.DecodeBatches = o.DecodeBatches
 		}
 		def.Slots = slices.Max(def.DecodeBatches)
+		if len(o.DecodeBatches) == 0 && o.Slots == 0 {
+			for def.Slots > 1 && def.Slots*statePerSlot > budget/2 {
+				def.Slots /= 2
+			}
+			var fit []int64
+			for _, b := range def.DecodeBatches {
+				if b <= def.Slots {
+					fit = append(fit, b)
+				}
+			}
+			if len(fit) == 0 || fit[len(fit)-1] != def.Slots {
+				fit = append(fit, def.Slots)
+			}
+			def.DecodeBatches = fit
+		}
 	}
 	hasMP := mp > 0
 	if o.Slots == 0 {
@@ -284,7 +303,7 @@ func fitOptions(o lower.Options, mp int64, kvPerToken int64, gpu bool) (lower.Op
 		if hasMP && mp > 0 && mp < o.MaxLen {
 			o.MaxLen = mp
 		}
-		for o.MaxLen > 256 && o.MaxLen*o.Slots*kvPerToken > budget {
+		for o.MaxLen > 256 && o.MaxLen*o.Slots*kvPerToken+o.Slots*statePerSlot > budget {
 			o.MaxLen = (o.MaxLen - 1) / 256 * 256
 		}
 	case hasMP && o.MaxLen > mp:

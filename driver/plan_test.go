@@ -127,7 +127,7 @@ func TestNewGraph(t *testing.T) {
 // decode batch and the GPU KV budget; explicit shapes win; CPU kernels are
 // refused.
 func TestGPUPlanDefaults(t *testing.T) {
-	gpu, err := fitOptions(lower.Options{}, 4096, 1024, true)
+	gpu, err := fitOptions(lower.Options{}, 4096, 1024, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,17 +135,30 @@ func TestGPUPlanDefaults(t *testing.T) {
 		t.Errorf("GPU defaults: %+v", gpu)
 	}
 	// 64 slots of 64 KiB per token fit 16 GiB at 4096 tokens, 1 GiB at 256.
-	if o, _ := fitOptions(lower.Options{}, 0, 64<<10, true); o.MaxLen != 4096 {
+	if o, _ := fitOptions(lower.Options{}, 0, 64<<10, 0, true); o.MaxLen != 4096 {
 		t.Errorf("GPU budget: max_len %d, want 4096", o.MaxLen)
 	}
-	if o, _ := fitOptions(lower.Options{Slots: 64, DecodeBatches: []int64{64}}, 0, 64<<10, false); o.MaxLen != 256 {
+	if o, _ := fitOptions(lower.Options{Slots: 64, DecodeBatches: []int64{64}}, 0, 64<<10, 0, false); o.MaxLen != 256 {
 		t.Errorf("CPU budget: max_len %d, want 256", o.MaxLen)
 	}
-	o, _ := fitOptions(lower.Options{DecodeBatches: []int64{1, 8}}, 300, 1024, true)
+	o, _ := fitOptions(lower.Options{DecodeBatches: []int64{1, 8}}, 300, 1024, 0, true)
 	if o.Slots != 8 || !slices.Equal(o.PrefillBuckets, []int64{16, 128}) || o.MaxLen != 300 {
 		t.Errorf("GPU with decode 1,8 and max_len 300: %+v; want 8 slots, chunks 16,128", o)
 	}
-	cpu, _ := fitOptions(lower.Options{}, 4096, 1024, false)
+	// A state-space model's states count: 340 MB per slot (a
+	// Mamba2-2.7B shape) halves the GPU's 64 default slots to 16 (5.4 GB,
+	// under half the 16 GiB), with the decode batches past them dropped.
+	ssm, _ := fitOptions(lower.Options{}, 0, 0, 340<<20, true)
+	if ssm.Slots != 16 || !slices.Equal(ssm.DecodeBatches, []int64{1, 4, 16}) {
+		t.Errorf("GPU defaults for 340 MB of state per slot: %d slots, batches %v; want 16, [1 4 16]", ssm.Slots, ssm.DecodeBatches)
+	}
+	// With KV too, the default length shrinks to fit both in the budget:
+	// 1 GiB less 4 × 200 MiB of state leaves 224 MiB, 896 tokens of
+	// 4 × 64 KiB, stepped down to 768.
+	if o, _ := fitOptions(lower.Options{Slots: 4, DecodeBatches: []int64{1}}, 0, 64<<10, 200<<20, false); o.MaxLen != 768 {
+		t.Errorf("CPU budget with 200 MiB of state per slot: max_len %d, want 768", o.MaxLen)
+	}
+	cpu, _ := fitOptions(lower.Options{}, 4096, 1024, 0, false)
 	if !slices.Equal(cpu.DecodeBatches, []int64{1}) || cpu.Slots != 1 {
 		t.Errorf("CPU defaults changed: %+v", cpu)
 	}
