@@ -25,7 +25,7 @@ func TestDetect(t *testing.T) {
 	}
 	think := map[string]string{"Qwen-Qwen3-0.6B.jinja": "<think>", "ibm-granite-granite-3.3-2B-Instruct.jinja": "<think>", "HuggingFaceTB-SmolLM3-3B.jinja": "<think>", "ByteDance-Seed-OSS.jinja": "<seed:think>",
 		"CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja": "<|START_THINKING|>"}
-	dir := filepath.Join("..", "chat", "testdata", "templates")
+	dir := filepath.Join("..", "..", "rt", "chat", "testdata", "templates")
 	for name, w := range want {
 		src, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
