@@ -3,6 +3,7 @@ package golden
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -64,13 +65,7 @@ func q8Variants(q8 string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, n := range p.Graph.Nodes {
 		attrs := ""
-		for _, k := range slices.Sorted(func(yield func(string) bool) {
-			for k := range n.Attrs {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
+		for _, k := range slices.Sorted(maps.Keys(n.Attrs)) {
 			switch v := n.Attrs[k].(type) {
 			case string, bool:
 				attrs += fmt.Sprintf(" %s=%v", k, v)

@@ -3,6 +3,7 @@ package golden
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -97,21 +98,11 @@ func (f *funcSummary) add(op, at string) {
 // binding, each sorted by name.
 func (f *funcSummary) write(sb *strings.Builder) {
 	fmt.Fprintf(sb, "func %s\n  ops %d\n", f.signature, f.count)
-	for _, k := range slices.Sorted(mapKeys(f.ops)) {
+	for _, k := range slices.Sorted(maps.Keys(f.ops)) {
 		fmt.Fprintf(sb, "  op %s %d\n", k, f.ops[k])
 	}
-	for _, k := range slices.Sorted(mapKeys(f.at)) {
+	for _, k := range slices.Sorted(maps.Keys(f.at)) {
 		fmt.Fprintf(sb, "  at %s %d\n", k, f.at[k])
-	}
-}
-
-func mapKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 
