@@ -103,6 +103,7 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	lo.GPU = opts.GPU
 	p.Options = lo
 	if err := p.checkWeights(path); err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/internal/testmodels"
 )
 
 // gpuTargets is -gpu-targets: the GPU targets every fixture's module must
@@ -27,8 +28,9 @@ import (
 var gpuTargets = flag.String("gpu-targets", "cuda", "TestGPUCompile: the GPU targets to compile every fixture for, comma-separated (cuda, vulkan, hip)")
 
 // gpuAll is -gpu-all: TestGPUCompile compiles every fixture instead of a
-// covering subset (gpuCover).
-var gpuAll = flag.Bool("gpu-all", false, "TestGPUCompile: compile every fixture, not only a subset covering every primitive variant")
+// covering subset (gpuCover), and SmolLM2's default GPU plan instead of
+// its smallest (gpuSmallOptions).
+var gpuAll = flag.Bool("gpu-all", false, "TestGPUCompile: compile every fixture, not only a subset covering every primitive variant, and SmolLM2's default GPU plan")
 
 // gpuKnownFailures are the models (fixture names, or "*" for every model
 // not named) whose module IREE 3.13 does not compile for a target, with a
@@ -59,9 +61,22 @@ var gpuKnownFailures = map[string]map[string]string{
 	},
 }
 
-// gpuCompileOptions is the smallest GPU plan that still compiles both
-// graph kinds: decode of one sequence and one prefill chunk.
+// gpuCompileOptions is the plan `--device cuda` (and `archc compile
+// --target cuda`) builds: driver's GPU defaults, decode batches 1, 4, 16
+// and 64 over as many slots, prefill chunks of 16, 128 and 512 tokens
+// (those within the cache), and with more than one slot the copy entry
+// points. A smaller plan missed what only this one has (the slot copies
+// failed for cuda while one slot compiled).
 func gpuCompileOptions() driver.PlanOptions {
+	return driver.PlanOptions{GPU: true}
+}
+
+// gpuSmallOptions is the smallest GPU plan that still compiles both graph
+// kinds, one slot with decode of one sequence and one 16-token prefill
+// chunk: SmolLM2's plan in TestGPUCompile unless -gpu-all. Its default
+// plan compiles too, but took 18 min on a loaded 2-core machine (30
+// layers, seven entry points: its 18 MB of MLIR), past CI's budget.
+func gpuSmallOptions() driver.PlanOptions {
 	o := driver.PlanOptions{GPU: true}
 	o.Lower.Slots = 1
 	o.Lower.DecodeBatches = []int64{1}
@@ -70,9 +85,11 @@ func gpuCompileOptions() driver.PlanOptions {
 }
 
 // TestGPUCompile: every fixture's module (and a Q8_0 GGUF twin, decoded in
-// the graph) compiles with iree-compile for each of gpuTargets through the
-// plain lowering, as driver.Compile builds it for --device cuda|vulkan, on
-// a machine without a GPU. Modules are cached by hash (ireetool.Compile);
+// the graph), the default GPU plan (gpuCompileOptions), compiles with
+// iree-compile for each of gpuTargets through the plain lowering, as
+// driver.Compile builds it for --device cuda|hip|vulkan, on a machine
+// without a GPU; so does the real SmolLM2-135M Q4_1 GGUF's module
+// (gpuSmallOptions; its default plan with -gpu-all). Modules are cached by hash (ireetool.Compile);
 // failures are cached too (gpu-failures/ in the compile cache), so a warm
 // run compiles nothing. Fixtures run in parallel. By default only a subset
 // of the fixtures is compiled that uses every primitive variant some
@@ -99,6 +116,12 @@ func TestGPUCompile(t *testing.T) {
 			t.Logf("compiling %d of %d models, which use all %d primitive variants (-gpu-all for every model)", len(models), len(fixtures(t))+1, n)
 		}
 	}
+	if *onlyFixture == "" {
+		// A real checkpoint's module: SmolLM2-135M's Q4_1 GGUF, its blocks
+		// decoded in the graph, at its own sizes (a 49152-token
+		// vocabulary, 30 layers); the model scripts/demo.sh runs.
+		models = append(models, testmodels.GGUF(t, "smollm2"))
+	}
 	start := time.Now()
 	var mu sync.Mutex
 	var summary []string
@@ -109,9 +132,16 @@ func TestGPUCompile(t *testing.T) {
 	})
 	for _, model := range models {
 		name := strings.TrimPrefix(model, "testdata"+string(filepath.Separator))
+		if !strings.HasPrefix(model, "testdata") {
+			name = filepath.Base(model)
+		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			p, err := driver.NewPlan(model, gpuCompileOptions())
+			opts := gpuCompileOptions()
+			if !strings.HasPrefix(model, "testdata") && !*gpuAll {
+				opts = gpuSmallOptions()
+			}
+			p, err := driver.NewPlan(model, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,39 +193,14 @@ func gpuVariants(model string) (map[string]bool, error) {
 func gpuCover(t *testing.T, models []string) ([]string, int) {
 	t.Helper()
 	sets := make([]map[string]bool, len(models))
-	all := map[string]bool{}
 	for i, m := range models {
 		v, err := gpuVariants(m)
 		if err != nil {
 			t.Fatalf("%s: %v", m, err)
 		}
 		sets[i] = v
-		for k := range v {
-			all[k] = true
-		}
 	}
-	covered := map[string]bool{}
-	var picked []string
-	for len(covered) < len(all) {
-		best, gain := -1, 0
-		for i, set := range sets {
-			g := 0
-			for k := range set {
-				if !covered[k] {
-					g++
-				}
-			}
-			if g > gain || g == gain && g > 0 && models[i] < models[best] {
-				best, gain = i, g
-			}
-		}
-		for k := range sets[best] {
-			covered[k] = true
-		}
-		picked = append(picked, models[best])
-	}
-	slices.Sort(picked)
-	return picked, len(all)
+	return cover(models, sets)
 }
 
 // checkKnown classes a compile result against gpuKnownFailures: "ok",

@@ -27,6 +27,17 @@ import (
 // per call keeps the copy's cost to the positions the prompt fills, with
 // static shapes; the runtime calls it once per block and destination.
 
+// On a GPU (Options.GPU) each copied block passes through an
+// optimization barrier (gpuCopy): IREE 3.13 makes a slice of a cache
+// written back into the same cache one "slow_memcpy" dispatch reading and
+// writing one binding, and its CUDA and ROCm pipelines fail to translate
+// that dispatch ("LLVM Translation failed for operation:
+// builtin.unrealized_conversion_cast" on the block's strided memref;
+// Vulkan: "failed to legalize operation 'hal.interface.binding.subspan'").
+// With the barrier the block is copied out to a buffer of its own and
+// then in, two plain copies every GPU target compiles; the extra buffer is
+// one block (entries × C positions of one slot).
+
 // lowerCopies adds the copy entry points to m when opts has more than one
 // slot.
 func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout) error {
@@ -44,7 +55,7 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 			t := grp.global.Type.Shape // [entries, slots, max_len, kv_heads, width]
 			sizes := []int64{t[0], 1, c, t[3], t[4]}
 			z := zero(f)
-			block := f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, z, src, start, z, z)
+			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, z, src, start, z, z))
 			f.caches[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, block, z, dst, start, z, z)
 		}
 		f.storeCaches()
@@ -66,7 +77,7 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 			for range t[3:] {
 				idx = append(idx, z)
 			}
-			block := f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...)
+			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...))
 			idx[2] = dst
 			f.stateVals[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
 		}
@@ -77,4 +88,14 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 		}
 	}
 	return nil
+}
+
+// gpuCopy returns a block sliced from a state global for writing back into
+// the same global: on a GPU through an optimization barrier (see above),
+// elsewhere as it is.
+func (f *fn) gpuCopy(block codegen.Value) codegen.Value {
+	if !f.opts.GPU {
+		return block
+	}
+	return f.barrier(block)
 }

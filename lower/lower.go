@@ -87,6 +87,11 @@ type Options struct {
 	// formats (see kernel.go); linear layers over such weights call them
 	// instead of the plain lowering.
 	Kernels *Kernels
+	// GPU lowers for one of IREE's GPU targets (cuda, hip, vulkan): where
+	// the GPU pipelines of IREE 3.13 fail on a form the CPU pipeline
+	// compiles, the lowering takes another of equal value (see gpuForms).
+	// The CPU module (GPU false) is unchanged by it.
+	GPU bool
 }
 
 // DefaultOptions are the shapes archc uses unless told otherwise.

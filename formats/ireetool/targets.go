@@ -66,11 +66,13 @@ func (t Target) ModuleFlags(uses func(prim string) bool) []string {
 //     and ~2 µs on local-sync, and decode issues ~600 of them per token.
 //   - cuda: sm_80 PTX, which Hopper (H100/H200) runs through the driver's
 //     JIT: the 3.13 compiler refuses sm_90 ("missing GPU target"). Golden
-//     TestGPUCompile compiles every fixture's decode_1 and prefill_16 on a
-//     CPU-only machine (2026-12-02, on a loaded machine: 35 of the 48
-//     modules run, all compiled but gpt_oss's; the rest not reached. MoE,
-//     MLA, Mamba, MLX affine, GGUF Q8_0 and soft-capped fixtures among
-//     those that compiled). Routed experts need a
+//     TestGPUCompile compiles the default GPU plan (64 slots, decode
+//     1/4/16/64, prefill 16/128/512, the slot copies) of a covering subset
+//     of the fixtures on a CPU-only machine, and SmolLM2-135M's Q4_1 GGUF
+//     (2026-12-06: all compiled but gpt_oss; SmolLM2's default plan
+//     compiled in 18 min on a loaded 2-core machine). The slot copies
+//     compile only through lower.Options.GPU's barrier (lower/copy.go).
+//     Routed experts need a
 //     workaround: their decode_1 fuses the gather of the chosen experts'
 //     weights into the matvec (a reduction reading W[idx[k], j, d] through
 //     tensor.extract), which the reduction vector-distribution pipeline
