@@ -2905,6 +2905,59 @@ FIXTURES = [
         spec_check=False,
         switches=[],
     ),
+    # ---- ministral3 (issue 30): Mistral whose queries are scaled after RoPE
+    # by 1 + beta·log(1 + floor(p / original_max_position_embeddings))
+    # (get_llama_4_attn_scale); YaRN with original 8, so the temperature steps
+    # every 8 positions within the prompts, and a sliding window of 8 ----
+    dict(
+        name="ministral3",
+        model_cls="Ministral3ForCausalLM",
+        config_cls="Ministral3Config",
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            intermediate_size=96,
+            rms_norm_eps=1e-5,
+            sliding_window=8,
+            tie_word_embeddings=False,
+            rope_parameters=dict(rope_type="yarn", rope_theta=10000.0, factor=4.0, original_max_position_embeddings=8,
+                                 beta_fast=32.0, beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0,
+                                 llama_4_scaling_beta=0.5),
+        ),
+        seed=3541,
+        prompt_seed=3540,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        switches=[("temperature_matters", "llama_4_scaling_beta=0 (no temperature)", _rope_param(llama_4_scaling_beta=0.0))],
+        spec_check=False,
+    ),
+    # ---- mistral3 (issue 30): Mistral3ForConditionalGeneration as Mistral
+    # Small 3.x is published: the decoder under text_config (a mistral one:
+    # no llama_4_scaling_beta, so no temperature), weights under
+    # model.language_model, lm_head at the top; a one-layer Pixtral vision
+    # tower and projector (not read) ----
+    dict(
+        name="mistral3",
+        model_cls="Mistral3ForConditionalGeneration",
+        config_cls="Mistral3Config",
+        config=dict(
+            text_config=dict(
+                TINY,
+                model_type="mistral",
+                hidden_act="silu",
+                intermediate_size=96,
+                rms_norm_eps=1e-5,
+                sliding_window=None,
+                tie_word_embeddings=False,
+                rope_parameters=dict(rope_type="default", rope_theta=100000.0),
+            ),
+            vision_config=dict(model_type="pixtral", hidden_size=16, intermediate_size=16, num_hidden_layers=1,
+                               num_attention_heads=2, head_dim=8, image_size=16, patch_size=4),
+            tie_word_embeddings=False,
+        ),
+        seed=3621,
+        prompt_seed=3622,
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]

@@ -101,8 +101,8 @@ var primitiveRows = []*primitive{
 	row("conv1d", decodedConv1d, lowerDecodedConv1d, false, tensor("x"), module("weight"), scalar("kernel"), optional("bias"), optional("act")),
 	// selective_scan: A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)
 	row("selective_scan", inferSelectiveScan, lowerSelectiveScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight")),
-	// attn_temperature: out = x · (log1p(floor((p + 1) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32
-	row("attn_temperature", decodedAttnTemperature, lowerDecodedAttnTemperature, false, tensor("x"), scalar("floor_scale"), scalar("attn_scale")),
+	// attn_temperature: out = x · (log1p(floor((p + offset) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32
+	row("attn_temperature", decodedAttnTemperature, lowerDecodedAttnTemperature, false, tensor("x"), scalar("floor_scale"), scalar("attn_scale"), optional("offset")),
 	// rms_normalize: out = x · rsqrt(mean(x²) + eps), no weight
 	row("rms_normalize", decodedRmsNormalize, lowerDecodedRmsNormalize, false, tensor("x"), scalar("eps")),
 	// ssd_scan: A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t. Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence
@@ -878,16 +878,21 @@ var primitiveDocs = []PrimitiveDoc{
 		Types:     map[string]string{},
 	},
 	{
-		Attrs:     []AttrDoc{},
+		Attrs: []AttrDoc{{
+			Default: "1.0",
+			Doc:     "added to the position before the division: 1.0 is Llama 4's floor((p + 1) / floor_scale), 0.0 Ministral 3's floor(p / floor_scale)",
+			Name:    "offset",
+		}},
 		Cache:     false,
-		HF:        "Llama4TextAttention.forward's attention temperature tuning (models/llama4/modeling_llama4.py; NoPE layers, attn_temperature_tuning)",
-		Math:      "out = x · (log1p(floor((p + 1) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32",
+		HF:        "Llama4TextAttention.forward's attention temperature tuning (models/llama4/modeling_llama4.py; NoPE layers, attn_temperature_tuning); get_llama_4_attn_scale (models/ministral3/modeling_ministral3.py, offset 0)",
+		Math:      "out = x · (log1p(floor((p + offset) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32",
 		Name:      "attn_temperature",
 		Shapes:    "x [batch, seq, ...] → same",
-		Signature: "attn_temperature(x, floor_scale, attn_scale)",
+		Signature: "attn_temperature(x, floor_scale, attn_scale, offset:)",
 		Types: map[string]string{
 			"attn_scale":  "float",
 			"floor_scale": "float",
+			"offset":      "float",
 		},
 	},
 	{
@@ -1755,17 +1760,23 @@ func decodeConv1dAttrs(n *ir.Node) (*Conv1dAttrs, error) {
 type AttnTemperatureAttrs struct {
 	FloorScale float64 // floor_scale
 	AttnScale  float64 // attn_scale
+	Offset     float64 // offset: added to the position before the division: 1.0 is Llama 4's floor((p + 1) / floor_scale), 0.0 Ministral 3's floor(p / floor_scale)
 }
 
 // decodeAttnTemperatureAttrs reads n.Attrs (the evaluated arguments) into AttnTemperatureAttrs; an error names the attribute and what it must be.
 func decodeAttnTemperatureAttrs(n *ir.Node) (*AttnTemperatureAttrs, error) {
-	a := &AttnTemperatureAttrs{}
+	a := &AttnTemperatureAttrs{Offset: 1.0}
 	var err error
 	if a.FloorScale, err = decodeFloat("floor_scale", n.Attrs["floor_scale"]); err != nil {
 		return nil, err
 	}
 	if a.AttnScale, err = decodeFloat("attn_scale", n.Attrs["attn_scale"]); err != nil {
 		return nil, err
+	}
+	if v := n.Attrs["offset"]; v != nil {
+		if a.Offset, err = decodeFloat("offset", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -547,6 +547,20 @@ def cases():
         t = np.log1p(np.floor((p.astype(f64) + 1) / 2.0)) * 0.5 + 1
         c.call(b, s, [x], x.astype(f64) * t[:, :, None, None], positions=p)
 
+    # attn_temperature with offset 0: Ministral 3's get_llama_4_attn_scale,
+    # 1 + beta·log(1 + floor(p / original_max_position_embeddings)).
+    name = "attn_temperature_offset0"
+    r = rng(name)
+    attrs = {"floor_scale": 2.0, "attn_scale": 0.5, "offset": 0.0}
+    c = add(Case(name, "attn_temperature", "out = x·(log1p(floor(p/2))·0.5 + 1), p the token's position "
+                 "(Ministral3Attention's get_llama_4_attn_scale, original_max_position_embeddings 2, beta 0.5).",
+                 [("x", "f32", [B, S, 2, 4])], [B, S, 2, 4], attrs=attrs, positions=True, tol=(1e-6, 1e-6)))
+    for b, s, pos in [(1, 3, [[0, 1, 2]]), (2, 1, [[3], [9]]), (1, 3, [[4, 5, 6]])]:
+        x = randn(r, (b, s, 2, 4))
+        p = np.array(pos, np.int32)
+        t = np.log1p(np.floor(p.astype(f64) / 2.0)) * 0.5 + 1
+        c.call(b, s, [x], x.astype(f64) * t[:, :, None, None], positions=p)
+
     # layer norms: [d] with and without bias, per head as one [heads, d]
     # tensor, per head as a module list
     for name, shape, bias, per_head in [("layer_norm", [B, S, 8], True, None),
