@@ -2930,6 +2930,25 @@ FIXTURES = [
         switches=[("temperature_matters", "llama_4_scaling_beta=0 (no temperature)", _rope_param(llama_4_scaling_beta=0.0))],
         spec_check=False,
     ),
+    # ---- bitnet (issue 30): Llama with RMSNorm sub-norms on the merged
+    # attention output (attn_sub_norm) and on act(gate) · up (ffn_sub_norm),
+    # relu2; unquantized (no quantization_config) ----
+    dict(
+        name="bitnet",
+        model_cls="BitNetForCausalLM",
+        config_cls="BitNetConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            intermediate_size=96,
+            hidden_act="relu2",
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+        ),
+        seed=3601,
+        prompt_seed=3602,
+        spec_check=False,
+    ),
     # ---- mistral3 (issue 30): Mistral3ForConditionalGeneration as Mistral
     # Small 3.x is published: the decoder under text_config (a mistral one:
     # no llama_4_scaling_beta, so no temperature), weights under
