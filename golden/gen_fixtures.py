@@ -2977,6 +2977,34 @@ FIXTURES = [
         prompt_seed=3622,
         spec_check=False,
     ),
+    # ---- gptj (issue 30): parallel attention and MLP on one LayerNorm, GPT-J's
+    # interleaved RoPE on the first rotary_dim 8 of head_dim 16, q/k/v/out
+    # without bias, fc_in/fc_out and lm_head with biases ----
+    dict(
+        name="gptj",
+        model_cls="GPTJForCausalLM",
+        config_cls="GPTJConfig",
+        config=dict(
+            vocab_size=256,
+            n_positions=256,
+            n_embd=64,
+            n_layer=2,
+            n_head=4,
+            n_inner=96,
+            rotary_dim=8,
+            activation_function="gelu_new",
+            layer_norm_epsilon=1e-5,
+            tie_word_embeddings=False,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=3641,
+        prompt_seed=3642,
+        norm_suffixes=("ln_1.weight", "ln_f.weight"),
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
