@@ -3005,6 +3005,43 @@ FIXTURES = [
         norm_suffixes=("ln_1.weight", "ln_f.weight"),
         spec_check=False,
     ),
+    # ---- falcon (issue 30): new_decoder_architecture (Falcon-40B/180B's
+    # layout): query_key_value per kv group [q, q | k | v] (GQA 4 on 2),
+    # ln_attn and ln_mlp feeding attention and MLP in parallel, rope theta
+    # 10000, untied; no biases (as the published checkpoints: llama.cpp's
+    # FalconModel cannot regroup a query_key_value bias). The multi_query,
+    # per-head and sequential layouts and the biases were run against the
+    # oracle by hand (temporary fixtures, not kept) ----
+    dict(
+        name="falcon",
+        model_cls="FalconForCausalLM",
+        config_cls="FalconConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_kv_heads=2,
+            new_decoder_architecture=True,
+            multi_query=False,
+            parallel_attn=True,
+            bias=False,
+            ffn_hidden_size=96,
+            activation="gelu",
+            layer_norm_epsilon=1e-5,
+            max_position_embeddings=256,
+            tie_word_embeddings=False,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+        ),
+        seed=3661,
+        prompt_seed=3662,
+        norm_suffixes=("ln_attn.weight", "ln_mlp.weight", "ln_f.weight"),
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]

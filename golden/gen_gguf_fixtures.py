@@ -150,6 +150,7 @@ GGUF_ARCH = {
     # issue 30 (h-fam)
     "ministral3": "mistral3",  # Mistral3Model's Ministral3Model (a LlamaModel), for Ministral3ForCausalLM and Mistral3ForConditionalGeneration
     "mistral3": "mistral3",  # the same for a Mistral3ForConditionalGeneration whose text_config is a mistral one
+    "falcon": "falcon",  # FalconModel
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -288,6 +289,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "dbrx":
         write_dbrx_metadata(w, cfg, ftype)
+        return
+    if mt == "falcon":
+        write_falcon_metadata(w, cfg, ftype)
         return
     if mt == "gemma4_text":
         write_gemma4_metadata(w, cfg, ftype)
@@ -938,6 +942,8 @@ def to_gguf(cfg, state):
             continue
         if hf in unconverted(cfg, state):
             continue
+        if mt == "falcon" and ".query_key_value." in hf:
+            t = falcon_qkv(t, cfg)
         # Ministral3Model.modify_tensors: a Mistral3 checkpoint's language_model.* as the text model's
         name = tmap.get_name(hf.removeprefix("language_model.") if mt in ("ministral3", "mistral3") else hf, try_suffixes=(".weight", ".bias"))
         if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
@@ -1486,6 +1492,57 @@ def write_dense3_metadata(w, cfg, arch):
             w.add_bool(f"{arch}.use_qk_norm", cfg.get("use_qk_norm", True))
 
 
+def falcon_kv(cfg):
+    """The kv groups FalconModel reads (num_kv_heads, else n_head_kv, else 1)."""
+    return cfg.get("num_kv_heads") or cfg.get("n_head_kv") or 1
+
+
+def write_falcon_metadata(w, cfg, ftype):
+    """FalconModel.set_gguf_parameters (not TextModel's): context length
+    fixed at 2048, 4·hidden_size as the feed-forward length, the kv groups,
+    the LayerNorm eps and the "jploski" qkv layout; then the EXTENSION keys."""
+    assert not cfg.get("alibi"), "archc's falcon reads RoPE configs"
+    assert cfg.get("parallel_attn", True), "llama.cpp's falcon graph is parallel"
+    w.add_context_length(2048)
+    w.add_tensor_data_layout("jploski")
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(4 * cfg["hidden_size"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_head_count(cfg["num_attention_heads"])
+    w.add_head_count_kv(falcon_kv(cfg))
+    w.add_layer_norm_eps(cfg["layer_norm_epsilon"])
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+    # EXTENSION: the config's max_position_embeddings (archc's default KV
+    # length), which llama.cpp replaces by 2048, and a RoPE base other than
+    # its default 10000.
+    if cfg.get("max_position_embeddings", 2048) != 2048:
+        w.add_uint32("falcon.max_position_embeddings", cfg["max_position_embeddings"])
+    theta = rope_params(cfg).get("rope_theta", 10000.0)
+    if theta != 10000.0:
+        w.add_rope_freq_base(theta)
+
+
+def falcon_qkv(t, cfg):
+    """FalconModel.modify_tensors: query_key_value's rows per kv group
+    [q_1 .. q_r | k | v] as all q, all k, all v (a bias fails its view)."""
+    heads, kv = cfg["num_attention_heads"], falcon_kv(cfg)
+    d = cfg["hidden_size"] // heads
+    assert t.dim() == 2, "FalconModel's qkv view fails on the query_key_value bias"
+    qkv = t.view(kv, heads // kv + 2, d, t.shape[-1])
+    return torch.cat((qkv[:, :-2].reshape(heads * d, -1), qkv[:, [-2]].reshape(kv * d, -1), qkv[:, [-1]].reshape(kv * d, -1)))
+
+
+def falcon_qkv_back(a, cfg):
+    """The inverse of falcon_qkv."""
+    heads, kv = cfg["num_attention_heads"], falcon_kv(cfg)
+    d = cfg["hidden_size"] // heads
+    r = heads // kv
+    q, k, v = a[: heads * d], a[heads * d: (heads + kv) * d], a[(heads + kv) * d:]
+    g = np.concatenate([q.reshape(kv, r, d, -1), k.reshape(kv, 1, d, -1), v.reshape(kv, 1, d, -1)], axis=1)
+    return g.reshape(a.shape)
+
+
 def write_dbrx_metadata(w, cfg, ftype):
     """DbrxModel.set_gguf_parameters (not TextModel's): DbrxConfig's sizes,
     attn_config's kv heads, RoPE base and clip_qkv as clamp_kqv, ffn_config's
@@ -1724,6 +1781,8 @@ def read_back(path, cfg, names, shapes):
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):
             data = data.reshape(shapes[hf])
+        if mt == "falcon" and ".query_key_value." in hf:
+            data = falcon_qkv_back(data, cfg)
         if mt in QWEN_GDN:
             data = qwen_gdn_back(text_config(cfg), hf, data, shapes.get(hf, data.shape))  # (stacked experts: as stored)
         if mt in FALCON_H1:
