@@ -3042,6 +3042,37 @@ FIXTURES = [
         norm_suffixes=("ln_attn.weight", "ln_mlp.weight", "ln_f.weight"),
         spec_check=False,
     ),
+    # ---- solar_open (issue 30): Glm4MoeMoE on every layer (sigmoid router
+    # with e_score_correction_bias, noaux_tc over 4 groups of 2, best 2, top
+    # 3 of 8 renormalised, times 2.5; a shared MLP) under Llama attention
+    # with q/k/v biases, full-width RoPE ----
+    dict(
+        name="solar_open",
+        model_cls="SolarOpenForCausalLM",
+        config_cls="SolarOpenConfig",
+        config=dict(
+            {k: v for k, v in TINY.items() if k != "intermediate_size"},
+            hidden_act="silu",
+            rms_norm_eps=1e-5,
+            attention_bias=True,
+            tie_word_embeddings=False,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+            n_routed_experts=8,
+            num_experts_per_tok=3,
+            n_group=4,
+            topk_group=2,
+            n_shared_experts=1,
+            moe_intermediate_size=24,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+        ),
+        seed=3701,
+        prompt_seed=3702,
+        score_bias_std=0.1,
+        spec_check=False,
+        moe=True,
+        switches=[("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False))],
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
