@@ -3073,6 +3073,35 @@ FIXTURES = [
         moe=True,
         switches=[("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False))],
     ),
+    # ---- mellum (issue 30): layer 0 sliding (window 8, rope theta 500) with a
+    # dense MLP, layer 1 full (theta 10000) with Qwen3-MoE's block (8 experts,
+    # top 2 renormalised); per-head q/k norms ----
+    dict(
+        name="mellum",
+        model_cls="MellumForCausalLM",
+        config_cls="MellumConfig",
+        config=dict(
+            TINY,
+            hidden_act="silu",
+            intermediate_size=96,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"],
+            mlp_layer_types=["dense", "sparse"],
+            rope_parameters={"full_attention": dict(rope_type="default", rope_theta=10000.0),
+                             "sliding_attention": dict(rope_type="default", rope_theta=500.0)},
+            num_experts=8,
+            num_experts_per_tok=2,
+            moe_intermediate_size=24,
+            norm_topk_prob=True,
+        ),
+        seed=3721,
+        prompt_seed=3722,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        spec_check=False,
+        moe=True,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
