@@ -3102,6 +3102,26 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- iquestcoder (issue 30): IQuestCoderConfig run by LlamaForCausalLM
+    # (transformers' mapping for the model type): GQA 4 on 2 with an explicit
+    # head_dim 24 (not hidden / heads), untied ----
+    dict(
+        name="iquestcoder",
+        model_cls="LlamaForCausalLM",
+        config_cls="IQuestCoderConfig",
+        config=dict(
+            TINY,
+            head_dim=24,
+            hidden_act="silu",
+            intermediate_size=96,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+        ),
+        seed=3741,
+        prompt_seed=3742,
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
