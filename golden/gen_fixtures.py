@@ -3122,6 +3122,28 @@ FIXTURES = [
         prompt_seed=3742,
         spec_check=False,
     ),
+    # ---- nanochat (issue 30): weightless RMSNorms (embeddings, layers, q/k
+    # after RoPE, final), RoPE with rotate_half's flipped sign, relu2 MLP
+    # fc1/fc2, q/k/v/o biases, logits soft-capped at 8 ----
+    dict(
+        name="nanochat",
+        model_cls="NanoChatForCausalLM",
+        config_cls="NanoChatConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_act="relu2",
+            intermediate_size=96,
+            rms_norm_eps=1e-6,
+            attention_bias=True,
+            final_logit_softcapping=8.0,
+            tie_word_embeddings=False,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+        ),
+        seed=3761,
+        prompt_seed=3762,
+        spec_check=False,
+        switches=[("softcap_matters", "final_logit_softcapping=None", _set(final_logit_softcapping=None))],
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
