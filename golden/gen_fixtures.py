@@ -3144,6 +3144,26 @@ FIXTURES = [
         spec_check=False,
         switches=[("softcap_matters", "final_logit_softcapping=None", _set(final_logit_softcapping=None))],
     ),
+    # ---- jais2 (issue 30): LayerNorm with bias for every norm, non-gated
+    # relu2 MLP up/down with biases, q/k/v/o biases, GQA 4 on 2 ----
+    dict(
+        name="jais2",
+        model_cls="Jais2ForCausalLM",
+        config_cls="Jais2Config",
+        config=dict(
+            TINY,
+            hidden_act="relu2",
+            intermediate_size=96,
+            layer_norm_eps=1e-5,
+            attention_bias=True,
+            mlp_bias=True,
+            tie_word_embeddings=False,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+        ),
+        seed=3781,
+        prompt_seed=3782,
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]

@@ -151,6 +151,7 @@ GGUF_ARCH = {
     "ministral3": "mistral3",  # Mistral3Model's Ministral3Model (a LlamaModel), for Ministral3ForCausalLM and Mistral3ForConditionalGeneration
     "mistral3": "mistral3",  # the same for a Mistral3ForConditionalGeneration whose text_config is a mistral one
     "falcon": "falcon",  # FalconModel
+    "jais2": "jais2",  # Jais2Model (a TextModel: q/k rows as HF has them)
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -643,6 +644,8 @@ def write_metadata(w, name, cfg, ftype, state):
                 w.add_float32(f"{arch}.{key}", cfg[key])
     if mt == "starcoder2" and cfg.get("sliding_window") is not None:
         w.add_sliding_window(cfg["sliding_window"])  # StarCoder2Model writes none
+    if mt == "jais2":  # Jais2Model.set_gguf_parameters: TextModel's keys and the rotary width
+        w.add_rope_dimension_count(head_dim)
     if mt == "ministral3":  # Ministral3Model.set_gguf_parameters: TextModel's yarn keys, mscale_all_dim, the beta
         if full.get("rope_type") == "yarn":
             assert full.get("mscale", 1.0) == full.get("mscale_all_dim", 1.0), "llama.cpp keeps mscale_all_dim only"
