@@ -3164,6 +3164,46 @@ FIXTURES = [
         prompt_seed=3782,
         spec_check=False,
     ),
+    # ---- glm4_moe_lite (issue 30): DeepSeek-V3's MLA (q_lora 32, kv_lora 16,
+    # nope 8 + rope 4, v 12, interleaved RoPE) with mlp_layer_types
+    # [sparse, dense] (a pattern first_k_dense_replace cannot say): layer 0
+    # Glm4MoeMoE (sigmoid noaux_tc, 4 groups of 2, best 2, top 3 of 8, x 2.5,
+    # shared MLP), layer 1 dense ----
+    dict(
+        name="glm4_moe_lite",
+        model_cls="Glm4MoeLiteForCausalLM",
+        config_cls="Glm4MoeLiteConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            intermediate_size=80,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            q_lora_rank=32,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=4,
+            v_head_dim=12,
+            n_routed_experts=8,
+            num_experts_per_tok=3,
+            n_group=4,
+            topk_group=2,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+            n_shared_experts=1,
+            moe_intermediate_size=24,
+            mlp_layer_types=["sparse", "dense"],
+            rope_interleave=True,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        ),
+        seed=3801,
+        prompt_seed=3802,
+        score_bias_std=0.1,
+        spec_check=False,
+        moe=True,
+        switches=[("rope_interleave_matters", "rope_interleave=False", _set(rope_interleave=False))],
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
