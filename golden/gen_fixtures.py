@@ -3204,6 +3204,32 @@ FIXTURES = [
         moe=True,
         switches=[("rope_interleave_matters", "rope_interleave=False", _set(rope_interleave=False))],
     ),
+    # ---- bloom (issue 30): ALiBi on 6 heads (slopes 1/4, 1/16, 1/64, 1/256 for
+    # the closest power of 2, then 1/2, 1/8), per-head fused query_key_value,
+    # the embeddings' LayerNorm, sequential layers, biases, tied ----
+    dict(
+        name="bloom",
+        model_cls="BloomForCausalLM",
+        config_cls="BloomConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=48,
+            n_layer=2,
+            n_head=6,
+            layer_norm_epsilon=1e-5,
+            apply_residual_connection_post_layernorm=False,
+            tie_word_embeddings=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=3681,
+        prompt_seed=3682,
+        weight_std=0.35,
+        norm_suffixes=("layernorm.weight", "ln_f.weight"),
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]

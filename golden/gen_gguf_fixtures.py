@@ -152,6 +152,7 @@ GGUF_ARCH = {
     "mistral3": "mistral3",  # the same for a Mistral3ForConditionalGeneration whose text_config is a mistral one
     "falcon": "falcon",  # FalconModel
     "jais2": "jais2",  # Jais2Model (a TextModel: q/k rows as HF has them)
+    "bloom": "bloom",  # BloomModel
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -293,6 +294,18 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "falcon":
         write_falcon_metadata(w, cfg, ftype)
+        return
+    if mt == "bloom":  # BloomModel.set_gguf_parameters (not TextModel's)
+        n_embed = cfg["hidden_size"]
+        w.add_context_length(cfg.get("seq_length", n_embed))
+        w.add_embedding_length(n_embed)
+        w.add_feed_forward_length(4 * n_embed)
+        w.add_block_count(cfg["n_layer"])
+        w.add_head_count(cfg["n_head"])
+        w.add_head_count_kv(cfg["n_head"])
+        w.add_layer_norm_eps(cfg["layer_norm_epsilon"])
+        w.add_file_type(ftype)
+        write_special_tokens(w, cfg)
         return
     if mt == "gemma4_text":
         write_gemma4_metadata(w, cfg, ftype)
@@ -947,6 +960,13 @@ def to_gguf(cfg, state):
             continue
         if mt == "falcon" and ".query_key_value." in hf:
             t = falcon_qkv(t, cfg)
+        if mt == "bloom":  # BloomModel.modify_tensors: transformer. dropped, query_key_value (and its bias) as all q, k, v
+            if ".query_key_value." in hf:
+                t = neox_qkv(t, heads)
+            name = tmap.get_name(hf.removeprefix("transformer."), try_suffixes=(".weight", ".bias"))
+            assert name is not None, f"bloom: TensorNameMap has no GGUF name for {hf}"
+            out.append((name, hf, t.numpy()))
+            continue
         # Ministral3Model.modify_tensors: a Mistral3 checkpoint's language_model.* as the text model's
         name = tmap.get_name(hf.removeprefix("language_model.") if mt in ("ministral3", "mistral3") else hf, try_suffixes=(".weight", ".bias"))
         if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
@@ -1786,6 +1806,8 @@ def read_back(path, cfg, names, shapes):
             data = data.reshape(shapes[hf])
         if mt == "falcon" and ".query_key_value." in hf:
             data = falcon_qkv_back(data, cfg)
+        if mt == "bloom" and ".query_key_value." in hf:
+            data = neox_qkv_back(data, heads)
         if mt in QWEN_GDN:
             data = qwen_gdn_back(text_config(cfg), hf, data, shapes.get(hf, data.shape))  # (stacked experts: as stored)
         if mt in FALCON_H1:

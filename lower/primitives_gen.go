@@ -31,8 +31,8 @@ var primitiveRows = []*primitive{
 	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
-	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"))),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
+	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"))),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -327,14 +327,19 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)",
 			Name:    "kv_layer",
+		}, {
+			Default: "none",
+			Doc:     "ALiBi: one slope per query head; head h's scaled scores gain slope_h · j, j the key's absolute position (BLOOM's build_alibi_tensor; a bias relative to the query, as MPT's, differs by a constant per row, which softmax ignores), computed inside the score product as one more q column slope_h / scale (rounded to f32) against one more k column j; none: no position bias",
+			Name:    "alibi",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states)",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states); BloomAttention's alibi.baddbmm (alibi: build_alibi_tensor)",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]; with kv_layer: q only, kv_heads, d and dv those of the shared cache",
-		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:)",
+		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:, alibi:)",
 		Types: map[string]string{
+			"alibi":     "floats",
 			"chunk":     "int",
 			"kv_layer":  "int",
 			"kv_repeat": "enum(interleave|tile)",
@@ -1179,6 +1184,7 @@ type AttentionAttrs struct {
 	Chunk    *int64            // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
 	KvRepeat AttentionKvRepeat // kv_repeat: how kv heads serve the query heads: "interleave": query head h reads kv head h / (heads / kv_heads) (repeat_kv); "tile": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)
 	KvLayer  *int64            // kv_layer: an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)
+	Alibi    []float64         // alibi: ALiBi: one slope per query head; head h's scaled scores gain slope_h · j, j the key's absolute position (BLOOM's build_alibi_tensor; a bias relative to the query, as MPT's, differs by a constant per row, which softmax ignores), computed inside the score product as one more q column slope_h / scale (rounded to f32) against one more k column j; none: no position bias
 }
 
 // AttentionKvRepeat is the kv_repeat attribute's choice (interleave, tile).
@@ -1233,6 +1239,11 @@ func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
 			return nil, err
 		}
 		a.KvLayer = &x
+	}
+	if v := n.Attrs["alibi"]; v != nil {
+		if a.Alibi, err = decodeFloats("alibi", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
