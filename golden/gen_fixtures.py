@@ -3230,6 +3230,33 @@ FIXTURES = [
         norm_suffixes=("layernorm.weight", "ln_f.weight"),
         spec_check=False,
     ),
+    # ---- mpt (issue 30): ALiBi (4 heads: slopes 1/4, 1/16, 1/64, 1/256),
+    # Wqkv clamped to ±1.5 (clip_qkv), softmax_scale 0.3 (not 1/√16),
+    # LayerNorms without bias, no projection biases, tied ----
+    dict(
+        name="mpt",
+        model_cls="MptForCausalLM",
+        config_cls="MptConfig",
+        config=dict(
+            vocab_size=256,
+            d_model=64,
+            n_heads=4,
+            n_layers=2,
+            max_seq_len=256,
+            layer_norm_epsilon=1e-5,
+            attn_config=dict(clip_qkv=1.5, softmax_scale=0.3),
+            tie_word_embeddings=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=3821,
+        prompt_seed=3822,
+        norm_suffixes=("norm_1.weight", "norm_2.weight", "norm_f.weight"),
+        spec_check=False,
+        switches=[("clip_qkv_matters", "clip_qkv=None", lambda cfg: setattr(cfg.attn_config, "clip_qkv", None))],
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
