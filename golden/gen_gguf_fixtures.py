@@ -147,6 +147,12 @@ GGUF_ARCH = {
     "dbrx": "dbrx",  # DbrxModel
     "glm": "chatglm",  # ChatGLMModel converts GlmForCausalLM too
     "gemma4_text": "gemma4",  # Gemma4Model (a Gemma3Model), for Gemma4ForCausalLM and Gemma4ForConditionalGeneration
+    # issue 30 (h-fam)
+    "ministral3": "mistral3",  # Mistral3Model's Ministral3Model (a LlamaModel), for Ministral3ForCausalLM and Mistral3ForConditionalGeneration
+    "mistral3": "mistral3",  # the same for a Mistral3ForConditionalGeneration whose text_config is a mistral one
+    "falcon": "falcon",  # FalconModel
+    "jais2": "jais2",  # Jais2Model (a TextModel: q/k rows as HF has them)
+    "bloom": "bloom",  # BloomModel
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -184,11 +190,12 @@ DEEPSEEK2 = {"deepseek_v2", "deepseek_v3"}
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
 PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba",
-              "olmo"}  # OlmoModel: LlamaModel's permutation
+              "olmo",  # OlmoModel: LlamaModel's permutation
+              "ministral3", "mistral3"}  # Ministral3Model (a LlamaModel)
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
 LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba", "apertus",
-               "llama4_text"}
+               "llama4_text", "ministral3", "mistral3"}
 # Families whose llama3 RoPE llama.cpp stores as the rope_freqs tensor only
 # (LlamaModel.generate_extra_tensors and its kin).
 ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus", "llama4_text"}
@@ -284,6 +291,21 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "dbrx":
         write_dbrx_metadata(w, cfg, ftype)
+        return
+    if mt == "falcon":
+        write_falcon_metadata(w, cfg, ftype)
+        return
+    if mt == "bloom":  # BloomModel.set_gguf_parameters (not TextModel's)
+        n_embed = cfg["hidden_size"]
+        w.add_context_length(cfg.get("seq_length", n_embed))
+        w.add_embedding_length(n_embed)
+        w.add_feed_forward_length(4 * n_embed)
+        w.add_block_count(cfg["n_layer"])
+        w.add_head_count(cfg["n_head"])
+        w.add_head_count_kv(cfg["n_head"])
+        w.add_layer_norm_eps(cfg["layer_norm_epsilon"])
+        w.add_file_type(ftype)
+        write_special_tokens(w, cfg)
         return
     if mt == "gemma4_text":
         write_gemma4_metadata(w, cfg, ftype)
@@ -635,8 +657,24 @@ def write_metadata(w, name, cfg, ftype, state):
                 w.add_float32(f"{arch}.{key}", cfg[key])
     if mt == "starcoder2" and cfg.get("sliding_window") is not None:
         w.add_sliding_window(cfg["sliding_window"])  # StarCoder2Model writes none
-    if mt in ("mistral", "qwen2") and cfg.get("sliding_window") is not None and (mt == "mistral" or cfg.get("use_sliding_window")):
-        # llama.cpp's llama and qwen2 have no sliding window.
+    if mt == "jais2":  # Jais2Model.set_gguf_parameters: TextModel's keys and the rotary width
+        w.add_rope_dimension_count(head_dim)
+    if mt == "ministral3":  # Ministral3Model.set_gguf_parameters: TextModel's yarn keys, mscale_all_dim, the beta
+        if full.get("rope_type") == "yarn":
+            assert full.get("mscale", 1.0) == full.get("mscale_all_dim", 1.0), "llama.cpp keeps mscale_all_dim only"
+            w.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+            w.add_rope_scaling_factor(full["factor"])
+            w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
+            if "attention_factor" in full:
+                w.add_rope_scaling_yarn_attn_factor(full["attention_factor"])
+            for key, add in (("beta_fast", w.add_rope_scaling_yarn_beta_fast), ("beta_slow", w.add_rope_scaling_yarn_beta_slow)):
+                if key in full:
+                    add(full[key])
+            w.add_rope_scaling_yarn_log_mul(full["mscale_all_dim"])
+        if full.get("llama_4_scaling_beta") is not None:
+            w.add_attn_temperature_scale(full["llama_4_scaling_beta"])
+    if mt in ("mistral", "qwen2", "ministral3", "mistral3") and cfg.get("sliding_window") is not None and (mt != "qwen2" or cfg.get("use_sliding_window")):
+        # llama.cpp's llama, mistral3 and qwen2 have no sliding window.
         w.add_sliding_window(cfg["sliding_window"])
         if mt == "qwen2":
             w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
@@ -918,7 +956,19 @@ def to_gguf(cfg, state):
             hf_as = hf[: -len("_bias")] + ".bias"
             out.append((tmap.get_name(hf_as, try_suffixes=(".bias",)), hf, t.numpy()))
             continue
-        name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
+        if hf in unconverted(cfg, state):
+            continue
+        if mt == "falcon" and ".query_key_value." in hf:
+            t = falcon_qkv(t, cfg)
+        if mt == "bloom":  # BloomModel.modify_tensors: transformer. dropped, query_key_value (and its bias) as all q, k, v
+            if ".query_key_value." in hf:
+                t = neox_qkv(t, heads)
+            name = tmap.get_name(hf.removeprefix("transformer."), try_suffixes=(".weight", ".bias"))
+            assert name is not None, f"bloom: TensorNameMap has no GGUF name for {hf}"
+            out.append((name, hf, t.numpy()))
+            continue
+        # Ministral3Model.modify_tensors: a Mistral3 checkpoint's language_model.* as the text model's
+        name = tmap.get_name(hf.removeprefix("language_model.") if mt in ("ministral3", "mistral3") else hf, try_suffixes=(".weight", ".bias"))
         if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
             name = llama_map.get_name(hf, try_suffixes=(".weight", ".bias"))
         assert name is not None, f"{mt}: TensorNameMap has no GGUF name for {hf}"
@@ -981,6 +1031,13 @@ def text_config(cfg):
     cfg = dict(cfg)
     if cfg.get("model_type") in QWEN_GDN and isinstance(cfg.get("text_config"), dict):
         cfg.update(cfg["text_config"])
+    if cfg.get("model_type") == "mistral3" and isinstance(cfg.get("text_config"), dict):
+        # Mistral3Model's Ministral3Model: hparams merged with text_config;
+        # its ministral3 keys only for a ministral3 text model ("mistral3" here
+        # stands for a mistral one: LlamaModel's keys under mistral3)
+        text = cfg["text_config"]
+        cfg.update(text)
+        cfg["model_type"] = "ministral3" if text.get("model_type") == "ministral3" else "mistral3"
     return cfg
 
 
@@ -989,6 +1046,8 @@ def unconverted(cfg, state):
     a Qwen3.5 wrapper's vision tower (its mmproj file)."""
     if cfg.get("model_type") in QWEN_GDN:
         return {hf for hf in state if hf.startswith("model.visual.")}
+    if isinstance(cfg.get("vision_config"), dict) and text_config(cfg)["model_type"] in ("ministral3", "mistral3"):
+        return {hf for hf in state if hf.startswith(("vision_tower.", "multi_modal_projector."))}  # Ministral3Model skips them
     return set()
 
 
@@ -1456,6 +1515,57 @@ def write_dense3_metadata(w, cfg, arch):
             w.add_bool(f"{arch}.use_qk_norm", cfg.get("use_qk_norm", True))
 
 
+def falcon_kv(cfg):
+    """The kv groups FalconModel reads (num_kv_heads, else n_head_kv, else 1)."""
+    return cfg.get("num_kv_heads") or cfg.get("n_head_kv") or 1
+
+
+def write_falcon_metadata(w, cfg, ftype):
+    """FalconModel.set_gguf_parameters (not TextModel's): context length
+    fixed at 2048, 4·hidden_size as the feed-forward length, the kv groups,
+    the LayerNorm eps and the "jploski" qkv layout; then the EXTENSION keys."""
+    assert not cfg.get("alibi"), "archc's falcon reads RoPE configs"
+    assert cfg.get("parallel_attn", True), "llama.cpp's falcon graph is parallel"
+    w.add_context_length(2048)
+    w.add_tensor_data_layout("jploski")
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(4 * cfg["hidden_size"])
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_head_count(cfg["num_attention_heads"])
+    w.add_head_count_kv(falcon_kv(cfg))
+    w.add_layer_norm_eps(cfg["layer_norm_epsilon"])
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+    # EXTENSION: the config's max_position_embeddings (archc's default KV
+    # length), which llama.cpp replaces by 2048, and a RoPE base other than
+    # its default 10000.
+    if cfg.get("max_position_embeddings", 2048) != 2048:
+        w.add_uint32("falcon.max_position_embeddings", cfg["max_position_embeddings"])
+    theta = rope_params(cfg).get("rope_theta", 10000.0)
+    if theta != 10000.0:
+        w.add_rope_freq_base(theta)
+
+
+def falcon_qkv(t, cfg):
+    """FalconModel.modify_tensors: query_key_value's rows per kv group
+    [q_1 .. q_r | k | v] as all q, all k, all v (a bias fails its view)."""
+    heads, kv = cfg["num_attention_heads"], falcon_kv(cfg)
+    d = cfg["hidden_size"] // heads
+    assert t.dim() == 2, "FalconModel's qkv view fails on the query_key_value bias"
+    qkv = t.view(kv, heads // kv + 2, d, t.shape[-1])
+    return torch.cat((qkv[:, :-2].reshape(heads * d, -1), qkv[:, [-2]].reshape(kv * d, -1), qkv[:, [-1]].reshape(kv * d, -1)))
+
+
+def falcon_qkv_back(a, cfg):
+    """The inverse of falcon_qkv."""
+    heads, kv = cfg["num_attention_heads"], falcon_kv(cfg)
+    d = cfg["hidden_size"] // heads
+    r = heads // kv
+    q, k, v = a[: heads * d], a[heads * d: (heads + kv) * d], a[(heads + kv) * d:]
+    g = np.concatenate([q.reshape(kv, r, d, -1), k.reshape(kv, 1, d, -1), v.reshape(kv, 1, d, -1)], axis=1)
+    return g.reshape(a.shape)
+
+
 def write_dbrx_metadata(w, cfg, ftype):
     """DbrxModel.set_gguf_parameters (not TextModel's): DbrxConfig's sizes,
     attn_config's kv heads, RoPE base and clip_qkv as clamp_kqv, ffn_config's
@@ -1671,8 +1781,9 @@ def read_back(path, cfg, names, shapes):
     under their HF names (what archc must compute with); shapes: the HF
     shapes, by HF name."""
     mt = cfg["model_type"]
-    heads = cfg.get("num_attention_heads") or cfg.get("n_head")
-    kv_heads = cfg.get("num_key_value_heads") or heads
+    tc = text_config(cfg)  # a wrapper's text model (Mistral3's)
+    heads = tc.get("num_attention_heads") or tc.get("n_head")
+    kv_heads = tc.get("num_key_value_heads") or heads
     sd, parts = {}, {}
     reader = gguf.GGUFReader(path)
     if mt == "apertus":  # the xIELU scalars, from their metadata arrays
@@ -1693,6 +1804,10 @@ def read_back(path, cfg, names, shapes):
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):
             data = data.reshape(shapes[hf])
+        if mt == "falcon" and ".query_key_value." in hf:
+            data = falcon_qkv_back(data, cfg)
+        if mt == "bloom" and ".query_key_value." in hf:
+            data = neox_qkv_back(data, heads)
         if mt in QWEN_GDN:
             data = qwen_gdn_back(text_config(cfg), hf, data, shapes.get(hf, data.shape))  # (stacked experts: as stored)
         if mt in FALCON_H1:

@@ -131,6 +131,9 @@ func attentionCommon(n *ir.Node, a *AttentionAttrs, h ir.Dim) error {
 	if c := a.Chunk; c != nil && *c <= 0 {
 		return fmt.Errorf("chunk must be a positive int (tokens) or none, got %d", *c)
 	}
+	if a.Alibi != nil && int64(len(a.Alibi)) != int64(h) {
+		return fmt.Errorf("alibi must hold one slope per query head (%d), got %d", h, len(a.Alibi))
+	}
 	n.Weights = nil
 	if n.Module != "" {
 		n.Weights = []ir.Weight{{Name: n.Module, Shape: []int64{int64(h)}}}
@@ -166,6 +169,28 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 		qg = f.transpose(f.reshape(q, B, S, KVH, G, D), 0, 2, 3, 1, 4)
 	}
 	qg = f.reshape(qg, B, KVH, G*S, D)
+	if a.Alibi != nil {
+		// ALiBi, folded into the score product: each query row gains the
+		// column slope_h / scale (query head h = kv·G + g, tile g·KVH + kv)
+		// and each cached key the column j, its position, so that the
+		// product times scale is q·k·scale + slope_h·j. (Added to the scores
+		// as a [.., L] term instead, IREE 3.13 fuses it into the KV-cache
+		// write's dispatch, which its CPU backend fails to compile.)
+		sl := make([]float64, len(a.Alibi))
+		for i, v := range a.Alibi {
+			sl[i] = v / scale
+		}
+		slopes := f.reshape(f.constF32s(sl), KVH, G)
+		if tile {
+			slopes = f.transpose(f.reshape(f.constF32s(sl), G, KVH), 1, 0)
+		}
+		col := f.reshape(f.broadcastDims(slopes, codegen.T("f32", B, KVH, G, S), 1, 2), B, KVH, G*S, 1)
+		qg = f.concat(3, qg, col)
+		kt := keys.Type.WithElem("i32")
+		kt.Shape = append(append([]int64{}, kt.Shape[:4]...), 1)
+		kpos := f.convert(f.broadcastDims(f.iota(codegen.T("i32", kt.Shape[2]), 0), kt, 2), "f32") // [B,1,L,KVH,1]
+		keys = f.concat(4, keys, kpos)
+	}
 	scores := f.dot(qg, keys, []int64{0, 1}, []int64{0, 3}, []int64{3}, []int64{4}) // [B,KVH,G·S,1,L]
 	scores = f.mul(scores, f.splat(scale, scores.Type))
 	if a.Softcap != nil {

@@ -31,8 +31,8 @@ var primitiveRows = []*primitive{
 	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
-	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"))),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
+	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"))),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -101,8 +101,8 @@ var primitiveRows = []*primitive{
 	row("conv1d", decodedConv1d, lowerDecodedConv1d, false, tensor("x"), module("weight"), scalar("kernel"), optional("bias"), optional("act")),
 	// selective_scan: A = -exp(A_log); h_t = exp(dt_t · A) · h_{t-1} + dt_t · b_t · x_t; out_t = h_t · c_t + D · x_t (h before the call's first token carried, zeros at position 0)
 	row("selective_scan", inferSelectiveScan, lowerSelectiveScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight")),
-	// attn_temperature: out = x · (log1p(floor((p + 1) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32
-	row("attn_temperature", decodedAttnTemperature, lowerDecodedAttnTemperature, false, tensor("x"), scalar("floor_scale"), scalar("attn_scale")),
+	// attn_temperature: out = x · (log1p(floor((p + offset) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32
+	row("attn_temperature", decodedAttnTemperature, lowerDecodedAttnTemperature, false, tensor("x"), scalar("floor_scale"), scalar("attn_scale"), optional("offset")),
 	// rms_normalize: out = x · rsqrt(mean(x²) + eps), no weight
 	row("rms_normalize", decodedRmsNormalize, lowerDecodedRmsNormalize, false, tensor("x"), scalar("eps")),
 	// ssd_scan: A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t. Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence
@@ -327,14 +327,19 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)",
 			Name:    "kv_layer",
+		}, {
+			Default: "none",
+			Doc:     "ALiBi: one slope per query head; head h's scaled scores gain slope_h · j, j the key's absolute position (BLOOM's build_alibi_tensor; a bias relative to the query, as MPT's, differs by a constant per row, which softmax ignores), computed inside the score product as one more q column slope_h / scale (rounded to f32) against one more k column j; none: no position bias",
+			Name:    "alibi",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states)",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states); BloomAttention's alibi.baddbmm (alibi: build_alibi_tensor)",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]; with kv_layer: q only, kv_heads, d and dv those of the shared cache",
-		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:)",
+		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:, alibi:)",
 		Types: map[string]string{
+			"alibi":     "floats",
 			"chunk":     "int",
 			"kv_layer":  "int",
 			"kv_repeat": "enum(interleave|tile)",
@@ -878,16 +883,21 @@ var primitiveDocs = []PrimitiveDoc{
 		Types:     map[string]string{},
 	},
 	{
-		Attrs:     []AttrDoc{},
+		Attrs: []AttrDoc{{
+			Default: "1.0",
+			Doc:     "added to the position before the division: 1.0 is Llama 4's floor((p + 1) / floor_scale), 0.0 Ministral 3's floor(p / floor_scale)",
+			Name:    "offset",
+		}},
 		Cache:     false,
-		HF:        "Llama4TextAttention.forward's attention temperature tuning (models/llama4/modeling_llama4.py; NoPE layers, attn_temperature_tuning)",
-		Math:      "out = x · (log1p(floor((p + 1) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32",
+		HF:        "Llama4TextAttention.forward's attention temperature tuning (models/llama4/modeling_llama4.py; NoPE layers, attn_temperature_tuning); get_llama_4_attn_scale (models/ministral3/modeling_ministral3.py, offset 0)",
+		Math:      "out = x · (log1p(floor((p + offset) / floor_scale)) · attn_scale + 1), p the token's absolute position, in f32",
 		Name:      "attn_temperature",
 		Shapes:    "x [batch, seq, ...] → same",
-		Signature: "attn_temperature(x, floor_scale, attn_scale)",
+		Signature: "attn_temperature(x, floor_scale, attn_scale, offset:)",
 		Types: map[string]string{
 			"attn_scale":  "float",
 			"floor_scale": "float",
+			"offset":      "float",
 		},
 	},
 	{
@@ -1174,6 +1184,7 @@ type AttentionAttrs struct {
 	Chunk    *int64            // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
 	KvRepeat AttentionKvRepeat // kv_repeat: how kv heads serve the query heads: "interleave": query head h reads kv head h / (heads / kv_heads) (repeat_kv); "tile": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)
 	KvLayer  *int64            // kv_layer: an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)
+	Alibi    []float64         // alibi: ALiBi: one slope per query head; head h's scaled scores gain slope_h · j, j the key's absolute position (BLOOM's build_alibi_tensor; a bias relative to the query, as MPT's, differs by a constant per row, which softmax ignores), computed inside the score product as one more q column slope_h / scale (rounded to f32) against one more k column j; none: no position bias
 }
 
 // AttentionKvRepeat is the kv_repeat attribute's choice (interleave, tile).
@@ -1228,6 +1239,11 @@ func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
 			return nil, err
 		}
 		a.KvLayer = &x
+	}
+	if v := n.Attrs["alibi"]; v != nil {
+		if a.Alibi, err = decodeFloats("alibi", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }
@@ -1755,17 +1771,23 @@ func decodeConv1dAttrs(n *ir.Node) (*Conv1dAttrs, error) {
 type AttnTemperatureAttrs struct {
 	FloorScale float64 // floor_scale
 	AttnScale  float64 // attn_scale
+	Offset     float64 // offset: added to the position before the division: 1.0 is Llama 4's floor((p + 1) / floor_scale), 0.0 Ministral 3's floor(p / floor_scale)
 }
 
 // decodeAttnTemperatureAttrs reads n.Attrs (the evaluated arguments) into AttnTemperatureAttrs; an error names the attribute and what it must be.
 func decodeAttnTemperatureAttrs(n *ir.Node) (*AttnTemperatureAttrs, error) {
-	a := &AttnTemperatureAttrs{}
+	a := &AttnTemperatureAttrs{Offset: 1.0}
 	var err error
 	if a.FloorScale, err = decodeFloat("floor_scale", n.Attrs["floor_scale"]); err != nil {
 		return nil, err
 	}
 	if a.AttnScale, err = decodeFloat("attn_scale", n.Attrs["attn_scale"]); err != nil {
 		return nil, err
+	}
+	if v := n.Attrs["offset"]; v != nil {
+		if a.Offset, err = decodeFloat("offset", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -200,6 +200,29 @@ func decodeInts(name string, v any) ([]int64, error) {
 	return out, nil
 }
 
+// decodeFloats reads a list of numbers (ints are taken as floats).
+func decodeFloats(name string, v any) ([]float64, error) {
+	l, ok := v.([]any)
+	out := make([]float64, 0, len(l))
+	for _, e := range l {
+		switch x := e.(type) {
+		case float64:
+			out = append(out, x)
+		case int64:
+			out = append(out, float64(x))
+		default:
+			ok = false
+		}
+		if !ok {
+			break
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s must be a list of numbers, got %s", name, showValue(v))
+	}
+	return out, nil
+}
+
 // decodeDict reads a dict (a config sub-object such as rope_scaling).
 func decodeDict(name string, v any) (map[string]any, error) {
 	if d, ok := v.(map[string]any); ok {

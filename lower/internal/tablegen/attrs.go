@@ -55,6 +55,7 @@ var (
 		"string":       {"string", "decodeString"},
 		"name":         {"string", "decodeName"},
 		"ints":         {"[]int64", "decodeInts"},
+		"floats":       {"[]float64", "decodeFloats"},
 		"dict":         {"map[string]any", "decodeDict"},
 		"length":       {"int64", "decodeLength"},
 		"flag_or_name": {"FlagOrName", "decodeFlagOrName"},

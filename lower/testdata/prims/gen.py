@@ -349,12 +349,14 @@ class KVCache:
     def __init__(self):
         self.k, self.v = {}, {}
 
-    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None, sinks=None, chunk=None, tile=False):
+    def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None, sinks=None, chunk=None, tile=False,
+               alibi=None):
         """Writes this call's k [B, S, KVH, D] and v [B, S, KVH, DV], then HF
         eager_attention_forward: per query at position p, keys at positions
         j <= p (and p - j < window; with chunk, j >= p - p % chunk: HF's
         chunked_causal_mask_function), GQA head h -> kv head h // (H/KVH), or
-        with tile h % KVH (JetMoeAttention's k.repeat)."""
+        with tile h % KVH (JetMoeAttention's k.repeat); with alibi, head h's
+        scaled scores plus alibi[h]·j (BLOOM's build_alibi_tensor)."""
         B, S, H, D = q.shape
         G = H // k.shape[2]
         scale = D ** -0.5 if scale is None else scale
@@ -374,6 +376,8 @@ class KVCache:
                 for h in range(H):
                     kvh = h % k.shape[2] if tile else h // G
                     sc = keys[:, kvh] @ q[b, s, h].astype(f64) * scale
+                    if alibi is not None:
+                        sc = sc + alibi[h] * np.array(js, f64)
                     if cap:
                         sc = cap * np.tanh(sc / cap)
                     if sinks is None:
@@ -545,6 +549,20 @@ def cases():
         x = randn(r, (b, s, 2, 4))
         p = np.array(pos, np.int32)
         t = np.log1p(np.floor((p.astype(f64) + 1) / 2.0)) * 0.5 + 1
+        c.call(b, s, [x], x.astype(f64) * t[:, :, None, None], positions=p)
+
+    # attn_temperature with offset 0: Ministral 3's get_llama_4_attn_scale,
+    # 1 + beta·log(1 + floor(p / original_max_position_embeddings)).
+    name = "attn_temperature_offset0"
+    r = rng(name)
+    attrs = {"floor_scale": 2.0, "attn_scale": 0.5, "offset": 0.0}
+    c = add(Case(name, "attn_temperature", "out = x·(log1p(floor(p/2))·0.5 + 1), p the token's position "
+                 "(Ministral3Attention's get_llama_4_attn_scale, original_max_position_embeddings 2, beta 0.5).",
+                 [("x", "f32", [B, S, 2, 4])], [B, S, 2, 4], attrs=attrs, positions=True, tol=(1e-6, 1e-6)))
+    for b, s, pos in [(1, 3, [[0, 1, 2]]), (2, 1, [[3], [9]]), (1, 3, [[4, 5, 6]])]:
+        x = randn(r, (b, s, 2, 4))
+        p = np.array(pos, np.int32)
+        t = np.log1p(np.floor(p.astype(f64) / 2.0)) * 0.5 + 1
         c.call(b, s, [x], x.astype(f64) * t[:, :, None, None], positions=p)
 
     # layer norms: [d] with and without bias, per head as one [heads, d]
@@ -737,6 +755,8 @@ def cases():
          "only itself)"),
         ("attention_tile", 6, 2, 10, {"kv_repeat": "tile"},
          "6 query heads on 2 kv heads tiled: query head h reads kv head h mod 2 (JetMoeAttention's k.repeat)"),
+        ("attention_alibi", 4, 2, 11, {"alibi": [0.5, 0.25, 0.125, 0.1875]},
+         "GQA 4 on 2, ALiBi slopes 0.5, 0.25, 0.125, 0.1875 on the key positions (BLOOM's build_alibi_tensor)"),
     ]
     for name, H, KVH, max_len, attrs, what in atts:
         r = rng(name)
@@ -756,7 +776,7 @@ def cases():
         for b, s, pos, slots in [(1, 3, [[0, 1, 2]], [0]), (1, 2, [[0, 1]], [1]), (2, 1, [[3], [2]], [0, 1])]:
             q, k, v = randn(r, (b, s, H, D)), randn(r, (b, s, KVH, D)), randn(r, (b, s, KVH, D))
             want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"), sinks,
-                             attrs.get("chunk"), attrs.get("kv_repeat") == "tile")
+                             attrs.get("chunk"), attrs.get("kv_repeat") == "tile", attrs.get("alibi"))
             c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
 
     # MLA (DeepSeek-V2, MiniCPM3): keys of qk_nope + qk_rope = 6 + 4 dims,
