@@ -22,9 +22,8 @@ import (
 
 // gpuTargets is -gpu-targets: the GPU targets every fixture's module must
 // compile for (CI has no GPU: numerics on a GPU are scripts/gpu-check.sh's).
-// vulkan is not in the default: every fixture with a float embedding table
-// fails there (gpuKnownFailures), which would cost CI a failing compile per
-// fixture and test nothing else.
+// hip and vulkan are not in the default: each would double the CI time of
+// this test, and vulkan still fails on routed experts (gpuKnownFailures).
 var gpuTargets = flag.String("gpu-targets", "cuda", "TestGPUCompile: the GPU targets to compile every fixture for, comma-separated (cuda, vulkan, hip)")
 
 // gpuAll is -gpu-all: TestGPUCompile compiles every fixture instead of a
@@ -38,14 +37,13 @@ var gpuAll = flag.Bool("gpu-all", false, "TestGPUCompile: compile every fixture,
 // where "*" says otherwise. A listed failure that goes away fails the test
 // (take the row out), and so does one failing with another error.
 //
-// vulkan (seen on arcee, deepseek_v2, qwen3-tied and starcoder2-sliding,
-// whose norm is a LayerNorm): the embedding gather, fused into the first
-// norm's reduction, leaves a memref<1xindex> in workgroup memory that SPIR-V
-// cannot legalize. A GGUF twin compiles (its table is gathered as packed
-// bytes and decoded after). So does qwen3-tied's whole module when the
-// gather takes its ids with an explicit index-vector dimension (ids
-// reshaped to [batch, seq, 1], index_vector_dim 2): a change of the
-// embedding lowering (lower/prim_embedding.go) that would make vulkan pass.
+// vulkan, on the default plan (2026-12-06, only these tried): llama-tied
+// and qwen3-tied compile; the embedding-gather failure once seen on every
+// float table ("failed to legalize operation 'memref.alloc'": a
+// memref<1xindex> in workgroup memory, which a gather with ids of an
+// explicit index-vector dimension avoided) did not show. deepseek_v2's
+// routed experts (deepseek_v2.arch's route) fail to legalize a
+// vector<32xi32> constant in SPIR-V. The other fixtures are untried there.
 //
 // cuda: gpt_oss's prefill, its attention with sinks (gpt_oss.arch's attn):
 // a dynamic-length f32 buffer, tensor<1x32x?xf32>, that the GPU pipeline
@@ -56,8 +54,7 @@ var gpuKnownFailures = map[string]map[string]string{
 		"gpt_oss": "failed to bufferize op",
 	},
 	"vulkan": {
-		"*":                          "failed to legalize operation 'memref.alloc'",
-		"llama-tied/model.q8_0.gguf": "",
+		"deepseek_v2": "failed to legalize operation 'arith.constant'",
 	},
 }
 

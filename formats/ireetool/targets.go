@@ -89,15 +89,15 @@ func (t Target) ModuleFlags(uses func(prim string) bool) []string {
 //     GPUs; none is on until measured on a GPU (scripts/gpu-check.sh
 //     prints the numbers to compare).
 //   - hip: gfx942 (MI300/MI325), the chip of IREE's own LLM CI (3.13 names
-//     the flag --iree-rocm-target; --iree-hip-target is unknown to it); an
-//     RMS norm compiles, no fixture was compiled or run.
-//   - vulkan: SPIR-V for NVIDIA Ampere and newer ("ampere"). A fixture
-//     with a float embedding table does not compile with 3.13: the
-//     embedding gather fused into the first norm leaves a memref<1xindex>
-//     in workgroup memory that SPIR-V cannot legalize; a GGUF twin
-//     compiles, and so does qwen3-tied's module once the gather takes its
-//     ids with an explicit index-vector dimension ([batch, seq, 1]; not
-//     the lowering yet). TestGPUCompile -gpu-targets vulkan lists them.
+//     the flag --iree-rocm-target; --iree-hip-target is unknown to it);
+//     llama-tied's default GPU plan compiles (2026-12-06), no other
+//     fixture was tried and none run.
+//   - vulkan: SPIR-V for NVIDIA Ampere and newer ("ampere"). On the
+//     default GPU plan (2026-12-06) llama-tied and qwen3-tied compile (the
+//     float-embedding failure noted before, a memref<1xindex> in
+//     workgroup memory, did not show) and deepseek_v2's routed experts
+//     fail ("failed to legalize operation 'arith.constant'", a
+//     vector<32xi32>); TestGPUCompile -gpu-targets vulkan lists them.
 var Targets = []Target{
 	{Name: "llvm-cpu", Devices: []string{"local-task", "local-sync"}, HostKeyed: true, Library: "(none: IREE's own CPU runtime)",
 		Flags: []string{"--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host", "--iree-opt-level=O3"}},
