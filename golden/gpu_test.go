@@ -68,31 +68,46 @@ func gpuCompileOptions() driver.PlanOptions {
 	return driver.PlanOptions{GPU: true}
 }
 
-// gpuSmallOptions is the smallest GPU plan that still compiles both graph
-// kinds, one slot with decode of one sequence and one 16-token prefill
-// chunk: SmolLM2's plan in TestGPUCompile unless -gpu-all. Its default
-// plan compiles too, but took 18 min on a loaded 2-core machine (30
-// layers, seven entry points: its 18 MB of MLIR), past CI's budget.
+// gpuSmallOptions is the smallest GPU plan that still has every kind of
+// entry point: two slots (so the slot copies, copy_cache_C and
+// copy_state, which once failed for cuda alone), decode of one and of two
+// sequences, and one 16-token prefill chunk. TestGPUCompile builds it for
+// every model of the covering subset but gpuDefaultPlanModels, and for
+// SmolLM2 (whose default plan took 18 min on a loaded 2-core machine: 30
+// layers, seven entry points, 18 MB of MLIR). The default plan differs
+// from it in sizes only (batches to 64, chunks to 512, more slots), which
+// one model per kind of state pins.
 func gpuSmallOptions() driver.PlanOptions {
 	o := driver.PlanOptions{GPU: true}
-	o.Lower.Slots = 1
-	o.Lower.DecodeBatches = []int64{1}
+	o.Lower.Slots = 2
+	o.Lower.DecodeBatches = []int64{1, 2}
 	o.Lower.PrefillBuckets = []int64{16}
 	return o
 }
 
+// gpuDefaultPlanModels are the fixtures TestGPUCompile builds with the
+// default GPU plan (gpuCompileOptions), one per kind of per-slot state: a
+// KV cache (llama-tied), multi-head latent attention with routed experts
+// (deepseek_v2), and recurrent state beside attention (qwen3_next: gated
+// delta rule, conv windows). Every other model gets gpuSmallOptions, unless
+// -gpu-all. Compiling the default plan for the whole covering subset took
+// 1554 s of a cold CI run (2026-12-06), the largest single cost in it.
+var gpuDefaultPlanModels = []string{"llama-tied", "deepseek_v2", "qwen3_next"}
+
 // TestGPUCompile: every fixture's module (and a Q8_0 GGUF twin, decoded in
-// the graph), the default GPU plan (gpuCompileOptions), compiles with
-// iree-compile for each of gpuTargets through the plain lowering, as
-// driver.Compile builds it for --device cuda|hip|vulkan, on a machine
-// without a GPU; so does the real SmolLM2-135M Q4_1 GGUF's module
-// (gpuSmallOptions; its default plan with -gpu-all). Modules are cached by hash (ireetool.Compile);
-// failures are cached too (gpu-failures/ in the compile cache), so a warm
-// run compiles nothing. Fixtures run in parallel. By default only a subset
-// of the fixtures is compiled that uses every primitive variant some
-// fixture uses (gpuCover): a GPU compile failure is a lowering's, and a
-// cold compile of every fixture for cuda was the largest part of a cold CI
-// run; -gpu-all compiles them all.
+// the graph) compiles with iree-compile for each of gpuTargets through the
+// plain lowering, as driver.Compile builds it for --device cuda|hip|vulkan,
+// on a machine without a GPU; so does the real SmolLM2-135M Q4_1 GGUF's
+// module. The plan is the default GPU plan (gpuCompileOptions) for
+// gpuDefaultPlanModels and the smallest plan with every kind of entry point
+// (gpuSmallOptions) for the rest; -gpu-all builds the default plan of
+// every model. Modules are cached by hash (ireetool.Compile); failures are
+// cached too (gpu-failures/ in the compile cache), so a warm run compiles
+// nothing. Fixtures run in parallel. By default only a subset of the
+// fixtures is compiled that uses every primitive variant some fixture uses
+// (gpuCover), plus gpuDefaultPlanModels: a GPU compile failure is a
+// lowering's, and a cold compile of every fixture for cuda was the largest
+// part of a cold CI run.
 func TestGPUCompile(t *testing.T) {
 	needIREE(t)
 	cache, err := ireetool.DefaultCacheDir()
@@ -110,6 +125,11 @@ func TestGPUCompile(t *testing.T) {
 	if !*gpuAll && len(models) > 1 {
 		var n int
 		if models, n = gpuCover(t, models); true {
+			for _, m := range gpuDefaultPlanModels {
+				if p := filepath.Join("testdata", m); !slices.Contains(models, p) {
+					models = append(models, p)
+				}
+			}
 			t.Logf("compiling %d of %d models, which use all %d primitive variants (-gpu-all for every model)", len(models), len(fixtures(t))+1, n)
 		}
 	}
@@ -135,7 +155,7 @@ func TestGPUCompile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			opts := gpuCompileOptions()
-			if !strings.HasPrefix(model, "testdata") && !*gpuAll {
+			if !*gpuAll && !slices.Contains(gpuDefaultPlanModels, name) {
 				opts = gpuSmallOptions()
 			}
 			p, err := driver.NewPlan(model, opts)

@@ -23,6 +23,7 @@ type fn struct {
 	mkSeqLens func() codegen.Value // emits [batch] i32: each sequence's last real position + 1 (see seqLengths)
 	hasLast   bool                 // prefill: logits come from one position of the chunk
 	last      codegen.Value        // prefill: i32 index within the chunk of the token whose logits are returned
+	allRows   bool                 // verify: the head runs on every position of the chunk
 	inHead    bool                 // lowering nodes after the decoder layers
 
 	vals     map[*ir.Node]codegen.Value
@@ -47,14 +48,17 @@ func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codege
 	return r
 }
 
-// run lowers every node and returns the logits, [batch, 1, vocab] f32.
+// run lowers every node and returns the logits, [batch, 1, vocab] f32
+// ([1, seq, vocab] with allRows).
 // It stops at the first error (see Err), which names the node's position.
 func (f *fn) run(tokens codegen.Value) codegen.Value {
 	f.vals[f.g.Tokens] = tokens
 	for _, n := range f.g.Nodes[1:] {
 		if n.ID >= f.g.HeadStart && !f.inHead {
 			f.inHead = true
-			f.seq = 1
+			if !f.allRows {
+				f.seq = 1
+			}
 		}
 		f.SetLoc(n.Name, n.Pos.Filename, n.Pos.Line, n.Pos.Column)
 		p, ok := primitives.lookup(n.Prim)
@@ -73,7 +77,7 @@ func (f *fn) run(tokens codegen.Value) codegen.Value {
 	}
 	f.SetLoc("logits", f.g.Logits.Pos.Filename, f.g.Logits.Pos.Line, f.g.Logits.Pos.Column)
 	out := f.val(f.g.Logits)
-	if !f.inHead && f.seq > 1 { // no head section: select here
+	if !f.inHead && f.seq > 1 && !f.allRows { // no head section: select here
 		out = f.selectLast(out)
 	}
 	f.storeCaches()

@@ -17,6 +17,9 @@
 //	    runs one token for each of B sequences, sequence b in cache slot
 //	    slot[b] at its own position pos[b] (continuous batching: slots and
 //	    positions are ragged).
+//	verify_K(tokens: [1, K] i32, slot: i32, start: i32, len: i32) -> logits [K, vocab] f32
+//	    (only with Options.VerifyBuckets) prefill_K's chunk with the
+//	    logits of every position: speculative decoding's verify step.
 //	copy_cache_C(src: i32, dst: i32, start: i32), copy_state(src: i32, dst: i32)
 //	    with more than one slot: copy a block of slot src's KV cache, or
 //	    all its windows and recurrent states, into slot dst (copy.go), so
@@ -74,6 +77,11 @@ import (
 // Options fixes the static shapes of one compiled module.
 type Options struct {
 	PrefillBuckets []int64 // chunk lengths S (tokens) with a prefill_S entry point
+	// VerifyBuckets are the chunk lengths K (tokens) with a verify_K entry
+	// point (speculative decoding; abi.VerifyName): like prefill_K, but
+	// the logits of every position. None unless asked: each costs compile
+	// time and module size.
+	VerifyBuckets []int64
 	DecodeBatches  []int64 // batch sizes B with a decode_B entry point
 	MaxLen         int64   // KV cache length per slot (tokens); positions must stay below it
 	Slots          int64   // sequences with a KV cache; >= every decode batch
@@ -148,6 +156,11 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 			return nil, err
 		}
 	}
+	for _, k := range opts.VerifyBuckets {
+		if err := lowerVerify(m, g, opts, globals, cache, k); err != nil {
+			return nil, err
+		}
+	}
 	for _, b := range opts.DecodeBatches {
 		if err := lowerDecode(m, g, opts, globals, cache, b); err != nil {
 			return nil, err
@@ -173,6 +186,14 @@ func (o Options) validate() error {
 		if s <= 0 || s > o.MaxLen {
 			return fmt.Errorf("lower: prefill bucket %d must be in [1, max_len=%d]", s, o.MaxLen)
 		}
+	}
+	for _, k := range o.VerifyBuckets {
+		if k <= 0 || k > o.MaxLen {
+			return fmt.Errorf("lower: verify bucket %d must be in [1, max_len=%d]", k, o.MaxLen)
+		}
+	}
+	if !sort.SliceIsSorted(o.VerifyBuckets, func(i, j int) bool { return o.VerifyBuckets[i] < o.VerifyBuckets[j] }) {
+		return fmt.Errorf("lower: verify buckets %v must be sorted", o.VerifyBuckets)
 	}
 	for _, b := range o.DecodeBatches {
 		if b <= 0 || b > o.Slots {
@@ -207,6 +228,33 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 		return err
 	}
 	fn.Return(f.reshape(logits, 1, logits.Type.Shape[2]))
+	return fn.Err()
+}
+
+// lowerVerify emits verify_K (abi.VerifyName): prefill_K's chunk of one
+// sequence, with the nodes after the decoder layers (final norm, LM head)
+// run on every position, so the logits of all K positions come back,
+// [K, vocab]. A length-dependent RoPE reads start+len as the sequence's
+// length, as a decode step at the chunk's last token would (the runtime
+// does not speculate past such a RoPE's threshold, where one table per
+// call would not equal one per step).
+func lowerVerify(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, k int64) error {
+	fn := m.NewFunc(abi.VerifyName(k), codegen.T("i32", 1, k), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
+	f := newFn(fn, g, opts, globals, cache, 1, k)
+	tokens, slot, start, length := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3]
+	f.context = f.add(start, f.constI32(k))
+	f.slots = []codegen.Value{slot}
+	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, k), codegen.Attrs{codegen.A("iota_dimension", codegen.Int{V: 1, Type: "i64"})})
+	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, k)))
+	f.starts = []codegen.Value{start}
+	f.allRows = true
+	f.length = length
+	f.mkSeqLens = func() codegen.Value { return f.reshape(f.add(start, length), 1) }
+	logits := f.run(tokens)
+	if err := fn.Err(); err != nil {
+		return err
+	}
+	fn.Return(f.reshape(logits, k, logits.Type.Shape[2]))
 	return fn.Err()
 }
 

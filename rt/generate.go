@@ -20,6 +20,19 @@ type GenerateOptions struct {
 	// chosen; returning true ends generation there (e.g. a stop string was
 	// found in the text).
 	OnToken func(id int32) (stop bool)
+	// Speculative, when set, drafts tokens and verifies them in one call
+	// (speculate.go): the output is the one plain decoding gives (greedy:
+	// the same tokens; sampled: the same distribution), sooner when drafts
+	// are accepted. The model needs verify entry points (MaxDraft > 0); a
+	// sampler that reads the sequence (penalties, a grammar) decodes
+	// plainly.
+	Speculative *Speculation
+}
+
+// Speculation configures speculative decoding of one sequence.
+type Speculation struct {
+	Drafter  Drafter
+	DraftMax int // tokens per draft at most; 0 or more than MaxDraft: MaxDraft
 }
 
 // Generation is the result of one Generate call.
@@ -31,6 +44,7 @@ type Generation struct {
 	FinishReason string        // "stop" (an end or stop token, or OnToken asked) or "length" (MaxTokens)
 	PrefillTime  time.Duration
 	DecodeTime   time.Duration // time of the decode calls (len(Tokens)-1 of them)
+	Spec         SpecStats     // speculative decoding's counts (zero without it)
 }
 
 // Generate decodes from prompt: prefill, then one decode call per new
@@ -82,21 +96,31 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		return nil, err
 	}
 	for {
+		if g.accept(m, opts, &seq, c) {
+			break
+		}
 		tok := c.ID
-		seq = append(seq, tok)
-		g.Tokens = append(g.Tokens, tok)
-		g.Choices = append(g.Choices, c)
-		if opts.OnToken != nil && opts.OnToken(tok) {
-			g.FinishReason = "stop"
-			break
-		}
-		if contains32(m.EOS, tok) || contains32(opts.StopTokens, tok) {
-			g.FinishReason = "stop"
-			break
-		}
-		if len(g.Tokens) == opts.MaxTokens {
-			g.FinishReason = "length"
-			break
+		if sp := opts.Speculative; sp != nil && SpecEligible(sampler) {
+			if draft := m.draft(ctx, sp, seq, pos, opts.MaxTokens-len(g.Tokens)); len(draft) > 0 {
+				cs, err := m.Speculate(ctx, 0, seq, pos, draft, sampler)
+				if err != nil {
+					return nil, err
+				}
+				g.Spec.Add(SpecStats{Drafts: 1, Drafted: len(draft), Accepted: len(cs) - 1})
+				pos += len(cs)
+				// All but the last choice are accepted draft tokens, the
+				// last the model's own: each ends generation as a decoded one would.
+				for _, c := range cs[:len(cs)-1] {
+					if g.accept(m, opts, &seq, c) {
+						break
+					}
+				}
+				if g.FinishReason != "" {
+					break
+				}
+				c = cs[len(cs)-1]
+				continue
+			}
 		}
 		var rows []iree.SampleRow // nil: argmax
 		if !sampler.Plain() {
@@ -111,6 +135,46 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 	}
 	g.DecodeTime = time.Since(t1)
 	return g, nil
+}
+
+// accept appends the chosen token c to the sequence and the generation
+// and reports whether generation ends with it (OnToken asked, an end or
+// stop token, MaxTokens), setting FinishReason.
+func (g *Generation) accept(m *Model, opts GenerateOptions, seq *[]int32, c iree.Choice) bool {
+	tok := c.ID
+	*seq = append(*seq, tok)
+	g.Tokens = append(g.Tokens, tok)
+	g.Choices = append(g.Choices, c)
+	switch {
+	case opts.OnToken != nil && opts.OnToken(tok), contains32(m.EOS, tok), contains32(opts.StopTokens, tok):
+		g.FinishReason = "stop"
+	case len(g.Tokens) == opts.MaxTokens:
+		g.FinishReason = "length"
+	}
+	return g.FinishReason != ""
+}
+
+// draft asks sp's drafter for the tokens after seq, whose last token is
+// at pos: at most sp.DraftMax, what a verify call holds (MaxDraft) and
+// left new tokens − 1 (the step adds one of its own), even in length for
+// a model with a fixed state.
+func (m *Model) draft(ctx context.Context, sp *Speculation, seq []int32, pos, left int) []int32 {
+	limit := m.MaxDraft(pos)
+	if sp.DraftMax > 0 {
+		limit = min(limit, sp.DraftMax)
+	}
+	limit = min(limit, left-1)
+	if limit <= 0 {
+		return nil
+	}
+	d := sp.Drafter.Draft(ctx, seq, limit)
+	if len(d) > limit {
+		d = d[:limit]
+	}
+	if m.Program.FixedState && len(d)%2 == 1 {
+		d = d[:len(d)-1]
+	}
+	return d
 }
 
 // Argmax returns the index of the largest logit, the lowest on ties.

@@ -40,6 +40,9 @@ type Program struct {
 	Slots, MaxLen  int64
 	PrefillBuckets []int64
 	DecodeBatches  []int64
+	// VerifyBuckets are the chunk lengths of the verify entry points
+	// (abi.VerifyName; speculative decoding), ascending; none without.
+	VerifyBuckets []int64
 	// Lengths is the module's length-dependent RoPE policy; the Model asks
 	// it whether cached keys serve a sequence (lengths.go).
 	Lengths abi.LengthPolicy

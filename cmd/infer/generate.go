@@ -47,6 +47,8 @@ type generateCmd struct {
 	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	Precision   string   `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
+	Speculative string   `help:"Speculative decoding: ngram (prompt lookup: drafts copied from the prompt and output, no second model). Greedy output is unchanged, sampled output keeps its distribution; penalties and grammars decode plainly. CPU devices only."`
+	DraftMax    int      `name:"draft-max" default:"8" help:"With --speculative: tokens drafted per verify step at most (each step runs draft+1 tokens; a model with a recurrent state drafts an even number)."`
 	JSON        bool     `name:"json" help:"Print one JSON object at the end instead of streaming."`
 	Quiet       bool     `short:"q" help:"No progress output on stderr."`
 
@@ -71,6 +73,11 @@ type report struct {
 	// ("f32": exact products, f32 accumulation; "int8": quantized per block).
 	Kernels   string `json:"kernels"`
 	Precision string `json:"precision"`
+	// Speculative decoding (--speculative): verify steps run with a
+	// draft, tokens drafted, drafted tokens accepted.
+	SpecDrafts   int `json:"spec_drafts,omitempty"`
+	SpecDrafted  int `json:"spec_draft_tokens,omitempty"`
+	SpecAccepted int `json:"spec_accepted_tokens,omitempty"`
 	// Logprobs (with --logprobs): per generated token.
 	Logprobs []tokenLogprob `json:"logprobs,omitempty"`
 }
@@ -102,6 +109,7 @@ func (c *generateCmd) checkFlags() error {
 		{"--logprobs", c.Logprobs, c.Logprobs >= -1 && c.Logprobs <= 20, "0 to 20 alternatives, or -1 for no logprobs"},
 		{"--max-len", c.MaxLen, c.MaxLen >= 0, "a length in tokens, or 0 for the default"},
 		{"--threads", c.Threads, c.Threads >= 0, "a positive count, or 0 for one per core"},
+		{"--draft-max", c.DraftMax, c.DraftMax >= 1 && c.DraftMax <= 64, "1 to 64 tokens"},
 	} {
 		if !f.ok {
 			return fmt.Errorf("%s %v: out of range; give %s", f.flag, f.value, f.want)
@@ -177,6 +185,13 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if opts.Plan.Lower.PrefillBuckets, err = buckets("--prefill-buckets", c.Prefill); err != nil {
 		return err
 	}
+	spec, err := speculation(c.Speculative, c.DraftMax, c.Device)
+	if err != nil {
+		return err
+	}
+	if spec != nil {
+		opts.Plan.Lower.VerifyBuckets = []int64{int64(c.DraftMax) + 1}
+	}
 	m, err := launch.Open(ctx, c.Model, opts)
 	if err != nil {
 		return err
@@ -186,7 +201,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		reportDevice(m.Program, c.Device)
 	}
 
-	gopts := rt.GenerateOptions{MaxTokens: c.MaxTokens, Sampling: sampling, StopTokens: stop}
+	gopts := rt.GenerateOptions{MaxTokens: c.MaxTokens, Sampling: sampling, StopTokens: stop, Speculative: spec}
 	out := &output{text: text, end: append(slices.Clone(m.EOS), stop...), stops: rt.StopStrings{Stops: c.Stop}, print: !c.JSON}
 	if text != nil {
 		out.stream = text.Tokenizer.NewStream()
@@ -207,6 +222,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		TimeToFirstTokenS: g.PrefillTime.Seconds(), Kernels: m.Program.Kernels, Precision: m.Program.Precision,
 	}
 	r.FinishReason = g.FinishReason
+	r.SpecDrafts, r.SpecDrafted, r.SpecAccepted = g.Spec.Drafts, g.Spec.Drafted, g.Spec.Accepted
 	if text != nil {
 		// As streamed: without end or stop tokens, cut before a stop string.
 		s := out.shown.String()

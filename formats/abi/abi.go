@@ -21,6 +21,17 @@ func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
 // Result: logits [b, vocab] f32.
 func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
 
+// VerifyName is the entry point that scores k drafted tokens of one
+// sequence at once (speculative decoding's verify step), k a verify
+// bucket. Arguments: tokens [1, k] i32, slot i32, start i32 (position of
+// the first token), n i32 (real tokens; the rest is padding). Result: the
+// logits of every position of the chunk, [k, vocab] f32 (rows past n are
+// padding's). It writes the cache and state like PrefillName's chunk of n
+// tokens: KV rows at start..start+n-1, a fixed state for position start+n
+// (the other parity buffer, so the state for start stays held when n is
+// odd; the runtime's rollback re-runs the accepted tokens from it).
+func VerifyName(k int64) string { return fmt.Sprintf("verify_%d", k) }
+
 // CopyCacheName is the entry point of a module with more than one slot
 // and a KV cache that copies a block of c positions of one slot's KV
 // cache into another slot, c being the module's largest prefill bucket

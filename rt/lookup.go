@@ -1,0 +1,47 @@
+package rt
+
+import (
+	"context"
+	"slices"
+)
+
+// PromptLookup drafts by prompt lookup (n-gram) decoding (Saxena 2023;
+// transformers' prompt_lookup_num_tokens, llama.cpp's lookup): it finds
+// the most recent earlier occurrence of the sequence's last n tokens in the
+// sequence itself (prompt and generated tokens), for n from MaxNgram down
+// to MinNgram, and proposes the tokens that followed it. No model runs, so
+// a draft costs nothing but the verify call; it pays where the output
+// repeats its context (code edits, quoted text, JSON re-emitted).
+type PromptLookup struct {
+	MaxNgram, MinNgram int // n-gram lengths tried, longest first; 0s mean 3 and 1
+}
+
+// Name is "ngram".
+func (PromptLookup) Name() string { return "ngram" }
+
+// Draft returns up to max tokens that followed the latest earlier
+// occurrence of seq's longest matching suffix n-gram, or nil when none
+// occurs. O(len(seq)·n) per call.
+func (p PromptLookup) Draft(_ context.Context, seq []int32, max int) []int32 {
+	hi, lo := p.MaxNgram, p.MinNgram
+	if hi <= 0 {
+		hi = 3
+	}
+	if lo <= 0 {
+		lo = 1
+	}
+	L := len(seq)
+	for n := min(hi, L-1); n >= lo; n-- {
+		suffix := seq[L-n:]
+		for at := L - n - 1; at >= 0; at-- { // the latest occurrence ending before the suffix
+			if !slices.Equal(seq[at:at+n], suffix) {
+				continue
+			}
+			follow := seq[at+n : min(at+n+max, L)]
+			if len(follow) > 0 {
+				return follow
+			}
+		}
+	}
+	return nil
+}
