@@ -82,9 +82,9 @@ type Options struct {
 	// the logits of every position. None unless asked: each costs compile
 	// time and module size.
 	VerifyBuckets []int64
-	DecodeBatches  []int64 // batch sizes B with a decode_B entry point
-	MaxLen         int64   // KV cache length per slot (tokens); positions must stay below it
-	Slots          int64   // sequences with a KV cache; >= every decode batch
+	DecodeBatches []int64 // batch sizes B with a decode_B entry point
+	MaxLen        int64   // KV cache length per slot (tokens); positions must stay below it
+	Slots         int64   // sequences with a KV cache; >= every decode batch
 	// WeightDTypes gives each checkpoint tensor's storage format: a float
 	// dtype ("f32", "f16", "bf16") or a GGUF block format ("q8_0", "q4_0",
 	// "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"; see storage.go and
