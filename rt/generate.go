@@ -101,7 +101,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		}
 		tok := c.ID
 		if sp := opts.Speculative; sp != nil && SpecEligible(sampler) {
-			if draft := m.draft(ctx, sp, seq, pos, opts.MaxTokens-len(g.Tokens)); len(draft) > 0 {
+			if draft := m.Draft(ctx, sp, 0, seq, pos, opts.MaxTokens-len(g.Tokens)); len(draft) > 0 {
 				cs, err := m.Speculate(ctx, 0, seq, pos, draft, sampler)
 				if err != nil {
 					return nil, err
@@ -154,11 +154,11 @@ func (g *Generation) accept(m *Model, opts GenerateOptions, seq *[]int32, c iree
 	return g.FinishReason != ""
 }
 
-// draft asks sp's drafter for the tokens after seq, whose last token is
+// Draft asks sp's drafter for the tokens after seq, whose last token is
 // at pos: at most sp.DraftMax, what a verify call holds (MaxDraft) and
 // left new tokens − 1 (the step adds one of its own), even in length for
-// a model with a fixed state.
-func (m *Model) draft(ctx context.Context, sp *Speculation, seq []int32, pos, left int) []int32 {
+// a model with a fixed state. nil: decode this step plainly.
+func (m *Model) Draft(ctx context.Context, sp *Speculation, slot int, seq []int32, pos, left int) []int32 {
 	limit := m.MaxDraft(pos)
 	if sp.DraftMax > 0 {
 		limit = min(limit, sp.DraftMax)
@@ -167,7 +167,7 @@ func (m *Model) draft(ctx context.Context, sp *Speculation, seq []int32, pos, le
 	if limit <= 0 {
 		return nil
 	}
-	d := sp.Drafter.Draft(ctx, seq, limit)
+	d := sp.Drafter.Draft(ctx, slot, seq, limit)
 	if len(d) > limit {
 		d = d[:limit]
 	}

@@ -22,7 +22,7 @@ func (PromptLookup) Name() string { return "ngram" }
 // Draft returns up to max tokens that followed the latest earlier
 // occurrence of seq's longest matching suffix n-gram, or nil when none
 // occurs. O(len(seq)·n) per call.
-func (p PromptLookup) Draft(_ context.Context, seq []int32, max int) []int32 {
+func (p PromptLookup) Draft(_ context.Context, _ int, seq []int32, max int) []int32 {
 	hi, lo := p.MaxNgram, p.MinNgram
 	if hi <= 0 {
 		hi = 3

@@ -22,7 +22,7 @@ func TestPromptLookupDraft(t *testing.T) {
 		{"min n-gram 2 ignores a unigram match", PromptLookup{MinNgram: 2}, []int32{5, 6, 7, 1, 5}, 2, nil},
 		{"one token", PromptLookup{}, []int32{3}, 4, nil},
 	} {
-		if got := tc.p.Draft(ctx, tc.seq, tc.max); !slices.Equal(got, tc.want) {
+		if got := tc.p.Draft(ctx, 0, tc.seq, tc.max); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: Draft(%v, %d) = %v, want %v", tc.name, tc.seq, tc.max, got, tc.want)
 		}
 	}

@@ -38,12 +38,14 @@ import (
 // the last snapshot" policy, the parity buffer being the snapshot.
 
 // Drafter proposes tokens to follow a sequence (prompt lookup, a draft
-// model). Implementations are used by one sequence at a time.
+// model). It is called from one goroutine at a time (the engine's), for
+// any of the sequences it serves.
 type Drafter interface {
 	// Draft returns at most max tokens expected to follow seq (the prompt
-	// and the tokens generated so far), or none. A drafter that fails
-	// proposes none: a draft changes speed, never output.
-	Draft(ctx context.Context, seq []int32, max int) []int32
+	// and the tokens generated so far), the sequence the target holds in
+	// KV-cache slot `slot`, or none. A drafter that fails proposes none:
+	// a draft changes speed, never output.
+	Draft(ctx context.Context, slot int, seq []int32, max int) []int32
 	// Name is the drafter's kind for logs and metrics ("ngram", "draft").
 	Name() string
 }

@@ -84,6 +84,18 @@ func newMetrics(name string, stats func() (engine.Stats, bool)) *metrics {
 			return f(st)
 		})
 	}
+	counter := func(name, help string, labels prometheus.Labels, f func(engine.Stats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 {
+			st, ok := stats()
+			if !ok {
+				return 0
+			}
+			return f(st)
+		})
+	}
+	drafts := func(s engine.Stats) float64 { return float64(s.Spec.Drafts) }
+	drafted := func(s engine.Stats) float64 { return float64(s.Spec.Drafted) }
+	accepted := func(s engine.Stats) float64 { return float64(s.Spec.Accepted) }
 	kvUsage := func(s engine.Stats) float64 {
 		if s.KVCapacity == 0 {
 			return 0
@@ -116,6 +128,12 @@ func newMetrics(name string, stats func() (engine.Stats, bool)) *metrics {
 		gauge("vllm:num_requests_waiting", "Requests waiting for a KV-cache slot (vLLM's name).", vl, waiting),
 		gauge("vllm:num_requests_running", "Requests holding a KV-cache slot (vLLM's name).", vl, running),
 		gauge("vllm:kv_cache_usage_perc", "Fraction of the KV cache held by running requests, 0 to 1 (vLLM's name).", vl, kvUsage),
+		counter("archc_spec_decode_drafts_total", "Speculative verify steps run with a draft.", nil, drafts),
+		counter("archc_spec_decode_draft_tokens_total", "Tokens drafted for speculative decoding.", nil, drafted),
+		counter("archc_spec_decode_accepted_tokens_total", "Drafted tokens the model accepted.", nil, accepted),
+		counter("vllm:spec_decode_num_drafts_total", "Speculative verify steps run with a draft (vLLM's name).", vl, drafts),
+		counter("vllm:spec_decode_num_draft_tokens_total", "Tokens drafted for speculative decoding (vLLM's name).", vl, drafted),
+		counter("vllm:spec_decode_num_accepted_tokens_total", "Drafted tokens the model accepted (vLLM's name).", vl, accepted),
 		prometheus.NewGoCollector(),
 	)
 	return m

@@ -109,8 +109,12 @@ type sampling struct {
 	DRYPenaltyLastN     *int       `json:"dry_penalty_last_n"`
 	DRYSequenceBreakers []string   `json:"dry_sequence_breakers"`
 	N                   *int       `json:"n"`
-	Stream              bool       `json:"stream"`
-	StreamOptions       *struct {
+	// Speculative false decodes the request one token per step on a
+	// server that speculates (infer serve --speculative); true asks for
+	// speculation, which a server without it refuses.
+	Speculative   *bool `json:"speculative"`
+	Stream        bool  `json:"stream"`
+	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	// LogitBias maps token ids (as strings) to a bias in [-100, 100]

@@ -301,6 +301,12 @@ func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defa
 		return req, nil, badRequest(field, "the prompt (%d tokens) plus %s (%d) exceed the context length of %d tokens", promptLen, field, max, m.MaxLen())
 	}
 	req.MaxTokens = max
+	if p.Speculative != nil {
+		if *p.Speculative && len(m.Program.VerifyBuckets) == 0 {
+			return req, nil, badRequest("speculative", "this server does not speculate; start infer serve with --speculative ngram, or leave the field out")
+		}
+		req.NoSpeculation = !*p.Speculative
+	}
 	o := rt.SamplingOptions{Temperature: 1}
 	setF := func(dst *float64, v *float64) {
 		if v != nil {

@@ -43,6 +43,8 @@ type serveCmd struct {
 	CORSOrigin      []string      `name:"cors-origin" sep:"none" help:"Let browser pages from this origin call the API (e.g. http://localhost:3000; * for any), repeatable; none: same-origin only."`
 	MaxN            int           `name:"max-n" default:"8" help:"Largest n (choices per request) a request may ask for."`
 	LogFormat       string        `name:"log-format" default:"text" enum:"text,json" help:"Format of the log lines on stderr (one per request, per worker failure and restart): text (key=value) or json."`
+	Speculative     string        `help:"Speculative decoding for every request that allows it: ngram (prompt lookup) or draft:PATH (a smaller model with the same vocabulary). Output is unchanged (greedy: the same tokens; sampled: the same distribution); a request opts out with \"speculative\": false; penalties and grammars decode plainly. CPU devices only."`
+	DraftMax        int           `name:"draft-max" default:"8" help:"With --speculative: tokens drafted per verify step at most, 1 to 64."`
 	Quiet           bool          `short:"q" help:"No progress output on stderr."`
 }
 
@@ -132,6 +134,13 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout %v: give a duration of 0 or more", c.ShutdownTimeout)
 	}
+	if c.DraftMax < 1 || c.DraftMax > 64 {
+		return fmt.Errorf("--draft-max %d: out of range; give 1 to 64 tokens", c.DraftMax)
+	}
+	specFlags, err := parseSpeculative(c.Speculative, c.DraftMax, c.Device)
+	if err != nil {
+		return err
+	}
 	var lh slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if c.LogFormat == "json" {
 		lh = slog.NewJSONHandler(os.Stderr, nil)
@@ -153,6 +162,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	o.Plan.Lower.Slots = int64(slots)
 	o.Plan.Lower.DecodeBatches = batches
 	o.Plan.Lower.PrefillBuckets = prefill
+	o.Plan.Lower.VerifyBuckets = specFlags.verifyBuckets()
 	o.Device, o.Threads, o.Kernels, o.Precision = c.Device, c.Threads, c.Kernels, c.Precision
 	o.Phase = phaseReporter(os.Stderr, c.Quiet)
 	m, err := launch.Open(ctx, c.Model, o)
@@ -184,7 +194,13 @@ func (c *serveCmd) Run(ctx context.Context) error {
 			fmt.Fprintf(os.Stderr, "chat template: %s\n", from)
 		}
 	}
-	e, err := engine.New(m, engine.Options{QueueSize: c.Queue, CallTimeout: c.CallTimeout, Log: log})
+	spec, closeSpec, err := specFlags.open(ctx, m, o)
+	if err != nil {
+		httpSrv.Close()
+		return err
+	}
+	defer closeSpec()
+	e, err := engine.New(m, engine.Options{QueueSize: c.Queue, CallTimeout: c.CallTimeout, Log: log, Speculative: spec})
 	if err != nil {
 		httpSrv.Close()
 		return err

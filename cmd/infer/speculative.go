@@ -1,26 +1,79 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
 )
 
-// speculation parses --speculative for a run on device: nil for "" (off),
-// else the drafter and draft length. Kinds archc does not implement, and
-// GPU devices (whose modules are built without verify entry points), are
-// refused by name.
-func speculation(kind string, draftMax int, device string) (*rt.Speculation, error) {
+// specFlags is a parsed --speculative: the drafter's kind and, for a
+// draft model, its path; nil when off.
+type specFlags struct {
+	kind     string // "ngram" or "draft"
+	path     string // the draft model (kind "draft")
+	draftMax int
+}
+
+// parseSpeculative parses --speculative for a run on device: nil for ""
+// (off). Kinds archc does not implement, a draft model that does not
+// exist, and GPU devices (whose modules are built without verify entry
+// points) are refused by name.
+func parseSpeculative(kind string, draftMax int, device string) (*specFlags, error) {
 	switch {
 	case kind == "":
 		return nil, nil
 	case device != "local-task" && device != "local-sync":
 		return nil, fmt.Errorf("--speculative %s: not implemented on --device %s (the verify entry point is built and tested for CPU devices only); leave --speculative out, or use --device local-task", kind, device)
 	case kind == "ngram":
-		return &rt.Speculation{Drafter: rt.PromptLookup{}, DraftMax: draftMax}, nil
-	case kind == "mtp", strings.HasPrefix(kind, "draft:"):
-		return nil, fmt.Errorf("--speculative %s: not implemented yet (archc drafts by prompt lookup only: --speculative ngram)", kind)
+		return &specFlags{kind: "ngram", draftMax: draftMax}, nil
+	case strings.HasPrefix(kind, "draft:"):
+		path := strings.TrimPrefix(kind, "draft:")
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("--speculative draft:PATH: %v", err)
+		}
+		return &specFlags{kind: "draft", path: path, draftMax: draftMax}, nil
+	case kind == "mtp":
+		return nil, fmt.Errorf("--speculative mtp: not implemented yet (archc does not read MTP layers); use ngram or draft:PATH")
 	}
-	return nil, fmt.Errorf("--speculative %q: unknown kind; give ngram (prompt lookup)", kind)
+	return nil, fmt.Errorf("--speculative %q: unknown kind; give ngram (prompt lookup) or draft:PATH (a smaller model with the target's vocabulary)", kind)
+}
+
+// verifyBuckets are the verify entry points the target needs: one, for
+// a draft of draftMax tokens and the latest token.
+func (s *specFlags) verifyBuckets() []int64 {
+	if s == nil {
+		return nil
+	}
+	return []int64{int64(s.draftMax) + 1}
+}
+
+// open returns the speculation for target and a function that releases
+// what it opened: a draft model is compiled and loaded with base's device
+// options, as many slots as the target and its KV-cache length. Errors:
+// the draft model's (compile, load), a vocabulary other than the target's.
+func (s *specFlags) open(ctx context.Context, target *rt.Model, base launch.Options) (*rt.Speculation, func(), error) {
+	if s == nil {
+		return nil, func() {}, nil
+	}
+	if s.kind == "ngram" {
+		return &rt.Speculation{Drafter: rt.PromptLookup{}, DraftMax: s.draftMax}, func() {}, nil
+	}
+	o := launch.Options{Device: base.Device, Threads: base.Threads, RuntimeFlags: base.RuntimeFlags, Phase: base.Phase, Kernels: base.Kernels, Precision: base.Precision}
+	o.Plan.Lower.Slots = target.Program.Slots
+	o.Plan.Lower.DecodeBatches = []int64{1}
+	o.Plan.Lower.MaxLen = int64(target.MaxLen())
+	draft, err := launch.Open(ctx, s.path, o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--speculative draft:%s: %w", s.path, err)
+	}
+	d, err := rt.NewModelDrafter(draft, target)
+	if err != nil {
+		draft.Close()
+		return nil, nil, fmt.Errorf("--speculative draft:%s: %w", s.path, err)
+	}
+	return &rt.Speculation{Drafter: d, DraftMax: s.draftMax}, func() { draft.Close() }, nil
 }

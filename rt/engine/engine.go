@@ -45,6 +45,10 @@ type Request struct {
 	// Group, if set, makes the request one of a group sharing its prompt's
 	// prefill (NewGroup): every member must have the same Prompt.
 	Group *Group
+	// NoSpeculation decodes this request one token per step even when the
+	// engine speculates (Options.Speculative); the output is the same
+	// either way (greedy: the same tokens; sampled: the same distribution).
+	NoSpeculation bool
 }
 
 // Group gathers the requests that share one prompt's prefill: the choices
@@ -101,6 +105,13 @@ type Options struct {
 	// Log receives one record per worker failure and per restart (nil:
 	// none).
 	Log *slog.Logger
+	// Speculative, when set, decodes every request that allows it
+	// (Request.NoSpeculation false, a sampler without penalties or a
+	// grammar: rt.SpecEligible) by speculation: when the drafter proposes
+	// tokens, the request runs a verify step of its own (rt.Model.Speculate)
+	// instead of a row of the batched decode, and emits every token it
+	// accepts. The model needs verify entry points (rt.Model.MaxDraft).
+	Speculative *rt.Speculation
 }
 
 // Errors Submit returns.
@@ -115,6 +126,7 @@ type Engine struct {
 	m       *rt.Model
 	log     *slog.Logger
 	timeout time.Duration
+	spec    *rt.Speculation
 	queue   chan *seq
 	pending *seq // taken from the queue, waiting for enough free slots (a group)
 	slots   []slot
@@ -148,6 +160,10 @@ type Stats struct {
 	// SharedPrefills counts the slots that got a group's prompt by a copy
 	// instead of a prefill of their own.
 	SharedPrefills int
+	// Spec counts speculative decoding since New: verify steps run with a
+	// draft, tokens drafted, drafted tokens accepted (vLLM's
+	// spec_decode_num_drafts, _num_draft_tokens, _num_accepted_tokens).
+	Spec rt.SpecStats
 }
 
 // slot is one KV-cache slot: its owner, and the tokens whose keys and
@@ -196,6 +212,9 @@ func New(m *rt.Model, opts Options) (*Engine, error) {
 	if len(batches) == 0 || batches[0] != 1 {
 		return nil, fmt.Errorf("engine: the model needs a decode_1 entry point (compiled decode batches: %v)", batches)
 	}
+	if opts.Speculative != nil && len(o.VerifyBuckets) == 0 {
+		return nil, fmt.Errorf("engine: speculative decoding needs verify entry points; compile the model with verify buckets (driver.PlanOptions.Lower.VerifyBuckets)")
+	}
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 64
 	}
@@ -205,7 +224,7 @@ func New(m *rt.Model, opts Options) (*Engine, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{m: m, log: opts.Log, timeout: opts.CallTimeout, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches, canCopy: m.CanCopy()}
+	e := &Engine{m: m, log: opts.Log, timeout: opts.CallTimeout, spec: opts.Speculative, queue: make(chan *seq, opts.QueueSize), slots: make([]slot, o.Slots), batches: batches, canCopy: m.CanCopy()}
 	e.stats.Slots = int(o.Slots)
 	e.stats.KVCapacity = int(o.Slots) * m.MaxLen()
 	return e, nil
@@ -600,14 +619,23 @@ func (e *Engine) share(s *seq) []*seq {
 	return out
 }
 
-// decodeStep runs one decode step for every decoding request, in batches
-// of compiled sizes.
+// decodeStep runs one decode step for every decoding request: a verify
+// step of its own for each that speculates and has a draft
+// (Options.Speculative), then the rest in batches of compiled sizes.
 func (e *Engine) decodeStep(ctx context.Context) {
 	var run []*seq
 	for i := range e.slots {
-		if s := e.slots[i].owner; s != nil && s.decode {
-			run = append(run, s)
+		s := e.slots[i].owner
+		if s == nil || !s.decode {
+			continue
 		}
+		if draft := e.draft(ctx, s); len(draft) > 0 {
+			if !e.speculate(ctx, s, draft) {
+				return // the model failed: every request has ended
+			}
+			continue
+		}
+		run = append(run, s)
 	}
 	if len(run) == 0 {
 		e.setBatch(0)
@@ -619,6 +647,41 @@ func (e *Engine) decodeStep(ctx context.Context) {
 		e.decodeBatch(ctx, run[:n], b)
 		run = run[n:]
 	}
+}
+
+// draft returns s's draft for this step, nil when s decodes plainly.
+func (e *Engine) draft(ctx context.Context, s *seq) []int32 {
+	if e.spec == nil || s.req.NoSpeculation || !rt.SpecEligible(s.sampler) {
+		return nil
+	}
+	return e.m.Draft(ctx, e.spec, s.slot, s.all, s.fed, s.req.MaxTokens-s.gen)
+}
+
+// speculate runs one verify step of s with draft and emits the tokens it
+// accepts (each may end the request, which drops the rest). It reports
+// false when the model failed (e.fail has ended every request).
+func (e *Engine) speculate(ctx context.Context, s *seq, draft []int32) bool {
+	cctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	cs, err := e.m.Speculate(cctx, s.slot, s.all, s.fed, draft, s.sampler)
+	if err != nil {
+		e.fail(ctx, err)
+		return false
+	}
+	sl := &e.slots[s.slot]
+	sl.cached = append(append(sl.cached, s.next), draft[:len(cs)-1]...)
+	e.mu.Lock()
+	e.stats.Spec.Add(rt.SpecStats{Drafts: 1, Drafted: len(draft), Accepted: len(cs) - 1})
+	e.mu.Unlock()
+	fed := s.fed
+	for i, c := range cs {
+		if s.slot < 0 { // an earlier token ended it
+			break
+		}
+		s.fed = fed + i + 1 // as after i+1 decode steps, which emit's length rule reads
+		e.emit(s, c)
+	}
+	return true
 }
 
 // batchFor returns the compiled batch size for n rows: the smallest that
