@@ -14,6 +14,11 @@ import (
 // repeats its context (code edits, quoted text, JSON re-emitted).
 type PromptLookup struct {
 	MaxNgram, MinNgram int // n-gram lengths tried, longest first; 0s mean 3 and 1
+	// Reference, when set, is searched before the sequence itself: text
+	// the output is expected to repeat (OpenAI's predicted outputs, the
+	// request's "prediction"), in token ids. Its earliest occurrence of the
+	// n-gram wins (the output walks through it in order).
+	Reference []int32
 }
 
 // Name is "ngram".
@@ -31,6 +36,15 @@ func (p PromptLookup) Draft(_ context.Context, _ int, seq []int32, max int) []in
 		lo = 1
 	}
 	L := len(seq)
+	if ref := p.Reference; len(ref) > 0 {
+		for n := min(hi, L); n >= lo; n-- {
+			for at := 0; at+n < len(ref); at++ {
+				if slices.Equal(ref[at:at+n], seq[L-n:]) {
+					return ref[at+n : min(at+n+max, len(ref))]
+				}
+			}
+		}
+	}
 	for n := min(hi, L-1); n >= lo; n-- {
 		suffix := seq[L-n:]
 		for at := L - n - 1; at >= 0; at-- { // the latest occurrence ending before the suffix

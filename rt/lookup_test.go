@@ -21,6 +21,9 @@ func TestPromptLookupDraft(t *testing.T) {
 		{"no occurrence", PromptLookup{}, []int32{1, 2, 3, 4}, 4, nil},
 		{"min n-gram 2 ignores a unigram match", PromptLookup{MinNgram: 2}, []int32{5, 6, 7, 1, 5}, 2, nil},
 		{"one token", PromptLookup{}, []int32{3}, 4, nil},
+		{"reference first", PromptLookup{Reference: []int32{7, 1, 2, 8, 9}}, []int32{1, 2, 5, 1, 2}, 2, []int32{8, 9}},
+		{"reference: earliest occurrence", PromptLookup{Reference: []int32{1, 2, 3, 1, 2, 4}}, []int32{9, 1, 2}, 1, []int32{3}},
+		{"reference without a match: the sequence", PromptLookup{Reference: []int32{6, 6}}, []int32{1, 2, 3, 1, 2}, 1, []int32{3}},
 	} {
 		if got := tc.p.Draft(ctx, 0, tc.seq, tc.max); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: Draft(%v, %d) = %v, want %v", tc.name, tc.seq, tc.max, got, tc.want)

@@ -225,6 +225,15 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if req.Prediction != nil {
+		pred, err := req.Prediction.text()
+		if err != nil {
+			return err
+		}
+		if ereq.Prediction, err = text.Tokenizer.Encode(pred, false); err != nil {
+			return badRequest("prediction", "%v", err)
+		}
+	}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 || !req.Logprobs {
 			return badRequest("top_logprobs", "top_logprobs must be in [0, 20] and needs logprobs: true")

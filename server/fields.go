@@ -69,7 +69,7 @@ var fields = []struct {
 	{"/v1/chat/completions", "store", refused, []string{"false"}, "nothing is stored"},
 	{"/v1/chat/completions", "modalities", refused, []string{`["text"]`}, "text only"},
 	{"/v1/chat/completions", "audio", refused, nil, "text only"},
-	{"/v1/chat/completions", "prediction", refused, nil, ""},
+	{"/v1/chat/completions", "prediction", implemented, nil, "type content: drafts for speculative decoding on a server started with --speculative (faster where the answer repeats it; the output is the same); no effect without"},
 	{"/v1/chat/completions", "web_search_options", refused, nil, ""},
 	{"/v1/chat/completions", "verbosity", refused, nil, ""},
 	{"/v1/chat/completions", "tools", implemented, nil, "type function; rendered by the chat template (docs/agents.md)"},

@@ -172,10 +172,47 @@ type chatRequest struct {
 	// IncludeReasoning is vLLM's extension (vllm-router sends it): false
 	// leaves reasoning_content out of the answer; nil or true keeps it.
 	IncludeReasoning *bool `json:"include_reasoning"`
+	// Prediction is OpenAI's predicted output: {"type": "content",
+	// "content": text or text parts}, drafts for speculative decoding.
+	Prediction *prediction `json:"prediction"`
 	// The deprecated functions / function_call are refused (use tools).
 	Functions    json.RawMessage `json:"functions"`
 	FunctionCall json.RawMessage `json:"function_call"`
 	sampling
+}
+
+// prediction is a chat request's "prediction" (OpenAI's predicted
+// outputs): content the answer is expected to repeat.
+type prediction struct {
+	Type    string          `json:"type"`
+	Content json.RawMessage `json:"content"`
+}
+
+// text returns the prediction's content: a string, or the text of an
+// array of {"type": "text", "text"} parts. Errors name the field.
+func (p *prediction) text() (string, error) {
+	if p.Type != "content" {
+		return "", badRequest("prediction", "prediction.type must be \"content\", got %q", p.Type)
+	}
+	var s string
+	if err := json.Unmarshal(p.Content, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(p.Content, &parts); err != nil {
+		return "", badRequest("prediction", "prediction.content must be a string or an array of text parts")
+	}
+	var b strings.Builder
+	for _, part := range parts {
+		if part.Type != "text" {
+			return "", badRequest("prediction", "prediction.content parts must be of type \"text\", got %q", part.Type)
+		}
+		b.WriteString(part.Text)
+	}
+	return b.String(), nil
 }
 
 // decodeJSON reads a request body of at most limit bytes into v. Unknown

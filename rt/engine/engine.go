@@ -49,6 +49,11 @@ type Request struct {
 	// engine speculates (Options.Speculative); the output is the same
 	// either way (greedy: the same tokens; sampled: the same distribution).
 	NoSpeculation bool
+	// Prediction is text the output is expected to repeat, in token ids
+	// (OpenAI's predicted outputs): when the engine speculates, this
+	// request drafts by prompt lookup in it first (rt.PromptLookup's
+	// Reference), whatever the engine's drafter. It changes speed only.
+	Prediction []int32
 }
 
 // Group gathers the requests that share one prompt's prefill: the choices
@@ -654,7 +659,11 @@ func (e *Engine) draft(ctx context.Context, s *seq) []int32 {
 	if e.spec == nil || s.req.NoSpeculation || !rt.SpecEligible(s.sampler) {
 		return nil
 	}
-	return e.m.Draft(ctx, e.spec, s.slot, s.all, s.fed, s.req.MaxTokens-s.gen)
+	sp := e.spec
+	if len(s.req.Prediction) > 0 {
+		sp = &rt.Speculation{Drafter: rt.PromptLookup{Reference: s.req.Prediction}, DraftMax: sp.DraftMax}
+	}
+	return e.m.Draft(ctx, sp, s.slot, s.all, s.fed, s.req.MaxTokens-s.gen)
 }
 
 // speculate runs one verify step of s with draft and emits the tokens it
