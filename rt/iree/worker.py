@@ -32,7 +32,9 @@
 # token the last row chose) are appended to the sequence, then its
 # processors (penalties) and warpers choose, u being a uniform draw in
 # [0, 1) made by the caller (which owns the random stream, so a seed
-# repeats).
+# repeats). A sequence has one row per request, or several that all carry
+# no tokens (a verify call's positions: each chooses from the sequence's
+# state as it is, which none of them changes).
 # Any failure -> {"ok": false, "error": "one line"}; the worker stays usable.
 # On start the worker sends {"ok": true, "hello": "archc-iree-worker",
 # "protocol": PROTOCOL, "iree": version, "revision": IREE git revision}.
@@ -426,8 +428,8 @@ def choose(logits, rows, seqs):
         s = seqs.get(row["seq"])
         if s is None:
             raise KeyError(f"rows[{r}]: sequence {row['seq']} was not started (seq_start) or has ended")
-        if s in used:
-            raise ValueError(f"rows[{r}]: sequence {row['seq']} has two rows in one request")
+        if s in used and (row["tokens"] or any(rows[q]["tokens"] for q in range(r) if used[q] is s)):
+            raise ValueError(f"rows[{r}]: sequence {row['seq']} has two rows in one request, not all without tokens")
         if s.vocab != logits.shape[1]:
             raise ValueError(f"rows[{r}]: sequence {row['seq']} was started for vocabulary {s.vocab}, the logits have {logits.shape[1]}")
         s.check(row["tokens"], f"rows[{r}].tokens")
