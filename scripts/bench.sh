@@ -94,100 +94,18 @@ else
   read -r -a models <<<"${BENCH_MODELS:-smollm2 gemma3}"
 fi
 ((${#models[@]} > 0)) || die "no models: give smollm2, gemma3 or .gguf paths"
-modeldir="${ARCHC_MODELS:-$root/.cache/models}"
-paths=()
-synth=() # SHAPE FORMAT PATH triples to write with scripts/gen_bench_gguf.py
-for m in "${models[@]}"; do
-  case "$m" in
-    smollm2)
-      scripts/fetch-models.sh >/dev/null || die "scripts/fetch-models.sh failed"
-      p="$(ls "$modeldir"/smollm2/*.gguf 2>/dev/null | head -n 1)"
-      [[ -n "$p" ]] || die "no GGUF in $modeldir/smollm2 after scripts/fetch-models.sh"
-      ;;
-    gemma3)
-      scripts/fetch-gemma3.sh >/dev/null || die "scripts/fetch-gemma3.sh failed"
-      p="$modeldir/gemma3/gemma-3-270m-q4_k_m.gguf"
-      ;;
-    *:*)
-      if [[ -f "$m" ]]; then
-        paths+=("$m")
-        continue
-      fi
-      shape="${m%%:*}" format="${m#*:}"
-      p="$root/.cache/bench-models/$shape-$format.gguf"
-      [[ -f "$p" ]] || synth+=("$shape" "$format" "$p")
-      paths+=("$p")
-      continue
-      ;;
-    *) p="$m" ;;
-  esac
-  [[ -f "$p" && "$p" == *.gguf ]] || die "model '$m': not smollm2, gemma3, SHAPE:FORMAT or an existing .gguf file"
-  paths+=("$p")
-done
-
-# The peers' interpreter: BENCH_PYTHON as given, else .venv-bench (built here).
+# Models, the peers' interpreter (BENCH_PYTHON, else .venv-bench built from
+# scripts/requirements-bench.txt) and the random-weight files: bench_lib.sh.
+source scripts/bench_lib.sh
+bench_resolve_models "${models[@]}"
+paths=("${bench_paths[@]}")
 need=()
-((${#synth[@]} == 0)) || need+=(gguf numpy)
+((${#bench_synth[@]} == 0)) || need+=(gguf numpy)
 [[ "$skip_llama" == 1 ]] || need+=(llama_cpp numpy)
 [[ "$skip_hf" == 1 ]] || need+=(torch transformers gguf)
-has_modules() { # has_modules PYTHON: it imports every module in need
-  local IFS=,
-  ((${#need[@]} == 0)) || "$1" -c "import ${need[*]}" >/dev/null 2>&1
-}
-# llama_cmake_args: llama.cpp's CMake flags for a CPU-only build for this
-# host. On x86-64 GGML_NATIVE=OFF with each instruction set the CPU has
-# (/proc/cpuinfo) on, and AMX off: GGML_NATIVE=ON would turn AMX on on an
-# AMX host, where llama.cpp's AMX path segfaults in prefill (issue 19). On
-# other CPUs GGML_NATIVE=ON (set explicitly: llama.cpp turns its default off
-# when SOURCE_DATE_EPOCH is set).
-llama_cmake_args() {
-  local base="-DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_HIP=OFF -DGGML_SYCL=OFF -DGGML_BLAS=OFF"
-  if [[ "$(uname -m)" != x86_64 ]]; then
-    echo "-DGGML_NATIVE=ON $base"
-    return
-  fi
-  local flags args="-DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
-  flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-  local pair
-  for pair in avx:AVX avx2:AVX2 fma:FMA f16c:F16C bmi2:BMI2 avx_vnni:AVX_VNNI avx512f:AVX512 \
-    avx512vbmi:AVX512_VBMI avx512_vnni:AVX512_VNNI avx512_bf16:AVX512_BF16; do
-    if [[ "$flags" == *" ${pair%%:*} "* ]]; then
-      args+=" -DGGML_${pair#*:}=ON"
-    else
-      args+=" -DGGML_${pair#*:}=OFF"
-    fi
-  done
-  echo "$args $base"
-}
-
-py="${BENCH_PYTHON:-}"
-if [[ -n "$py" ]]; then
-  command -v "$py" >/dev/null || die "BENCH_PYTHON=$py: no such interpreter"
-  has_modules "$py" || die "BENCH_PYTHON=$py lacks one of: ${need[*]} (install scripts/requirements-bench.txt into it, or unset BENCH_PYTHON to build .venv-bench)"
-elif ((${#need[@]} > 0)); then
-  py="$root/.venv-bench/bin/python"
-  if [[ ! -x "$py" ]] || ! has_modules "$py"; then
-    note "building .venv-bench from scripts/requirements-bench.txt (torch download, llama.cpp compiled from source: 10+ minutes, once)"
-    [[ -x "$py" ]] || python3 -m venv "$root/.venv-bench" || die "python3 -m venv .venv-bench failed (install python3-venv)"
-    # CPU only, for this CPU's instruction sets (llama_cmake_args).
-    CMAKE_ARGS="${CMAKE_ARGS:-$(llama_cmake_args)}" \
-      CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
-      nice -n 10 "$py" -m pip install --quiet -r scripts/requirements-bench.txt ||
-      die "pip install -r scripts/requirements-bench.txt into .venv-bench failed (see above)"
-    has_modules "$py" || die ".venv-bench still lacks one of: ${need[*]}"
-  fi
-fi
-[[ -n "$py" ]] || py=python3 # no peer: only the report needs Python
-
-for ((i = 0; i < ${#synth[@]}; i += 3)); do
-  scripts/fetch-models.sh >/dev/null || die "scripts/fetch-models.sh failed (SmolLM2's tokenizer for the random-weight files)"
-  tok="$(ls "$modeldir"/smollm2/*.gguf 2>/dev/null | head -n 1)"
-  mkdir -p "$root/.cache/bench-models"
-  note "writing ${synth[i + 2]} (random weights; a minute or two)"
-  "$py" scripts/gen_bench_gguf.py "${synth[i]}" "${synth[i + 1]}" "${synth[i + 2]}.tmp" --tokenizer "$tok" >&2 ||
-    die "scripts/gen_bench_gguf.py ${synth[i]} ${synth[i + 1]} failed"
-  mv "${synth[i + 2]}.tmp" "${synth[i + 2]}"
-done
+bench_python "${need[@]}" -- -r scripts/requirements-bench.txt
+py="$bench_py"
+bench_write_synth
 
 # This machine's streaming read bandwidth with the bench's threads.
 membw="$root/.cache/bench/membw"
