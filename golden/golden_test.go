@@ -305,41 +305,62 @@ func checkSampling(t *testing.T, m *rt.Model, want oracle) {
 // each prompt twice, the second time sharing the first's prefix cache),
 // and each request's greedy tokens equal the oracle's.
 func checkEngine(t *testing.T, m *rt.Model, prompts, want [][]int32, maxNew int, stop []int32) {
-	e, err := engine.New(m, engine.Options{})
+	ctx, e := startEngine(t, m, engine.Options{})
+	var reqs []engine.Request
+	for range 2 {
+		for _, p := range prompts {
+			reqs = append(reqs, engine.Request{Prompt: p, MaxTokens: maxNew, StopTokens: stop})
+		}
+	}
+	for i, got := range submitAll(t, ctx, e, reqs) {
+		if diff := cmp.Diff(want[i%len(prompts)], got); diff != "" {
+			t.Errorf("prompt %d (round %d) through the engine (-oracle +engine):\n%s", i%len(prompts), i/len(prompts), diff)
+		}
+	}
+}
+
+// startEngine runs an engine for m with opts until the test ends, and
+// returns it and the context to submit under.
+func startEngine(t *testing.T, m *rt.Model, opts engine.Options) (context.Context, *engine.Engine) {
+	t.Helper()
+	e, err := engine.New(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx, e
+}
+
+// submitAll submits every request at once and returns each one's
+// tokens once all have ended; a request ending with an error fails t.
+func submitAll(t *testing.T, ctx context.Context, e *engine.Engine, reqs []engine.Request) [][]int32 {
+	t.Helper()
+	out := make([][]int32, len(reqs))
 	var wg sync.WaitGroup
-	for round := 0; round < 2; round++ {
-		for i, p := range prompts {
-			ch, err := e.Submit(ctx, engine.Request{Prompt: p, MaxTokens: maxNew, StopTokens: stop})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var got []int32
-				for ev := range ch {
-					if ev.Done {
-						if ev.Err != nil {
-							t.Errorf("prompt %d: %v", i, ev.Err)
-						}
-						break
-					}
-					got = append(got, ev.Token)
-				}
-				if diff := cmp.Diff(want[i], got); diff != "" {
-					t.Errorf("prompt %d (round %d) through the engine (-oracle +engine):\n%s", i, round, diff)
-				}
-			}()
+	for i, r := range reqs {
+		ch, err := e.Submit(ctx, r)
+		if err != nil {
+			t.Fatal(err)
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ev := range ch {
+				if ev.Done {
+					if ev.Err != nil {
+						t.Errorf("request %d: %v", i, ev.Err)
+					}
+					return
+				}
+				out[i] = append(out[i], ev.Token)
+			}
+		}()
 	}
 	wg.Wait()
+	return out
 }
 
 // checkBatched is the serve tier: two sequences of different lengths

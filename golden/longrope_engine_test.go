@@ -26,14 +26,7 @@ func TestLongRoPEEngineReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	e, err := engine.New(m, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { e.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	ctx, e := startEngine(t, m, engine.Options{})
 	run := func(prompt []int32, maxTokens int) ([]int32, engine.Event) {
 		ch, err := e.Submit(ctx, engine.Request{Prompt: prompt, MaxTokens: maxTokens})
 		if err != nil {

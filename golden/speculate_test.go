@@ -13,7 +13,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -142,54 +141,22 @@ func TestSpeculativeGreedyEqualsOracle(t *testing.T) {
 // first tokens leaves its slot clean (the prompts run again after it still
 // give the oracle's tokens); a sampled request speculates too.
 func checkSpecEngine(t *testing.T, m *rt.Model, want oracle, full [][]int32) {
-	e, err := engine.New(m, engine.Options{Speculative: &rt.Speculation{Drafter: &scriptedDrafter{want: full, vocab: int32(m.Vocab)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { e.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	run := func(stage string, reqs []engine.Request, check func(i int, got []int32)) {
-		var wg sync.WaitGroup
-		for i, r := range reqs {
-			ch, err := e.Submit(ctx, r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var got []int32
-				for ev := range ch {
-					if ev.Done {
-						if ev.Err != nil {
-							t.Errorf("%s, request %d: %v", stage, i, ev.Err)
-						}
-						break
-					}
-					got = append(got, ev.Token)
-				}
-				check(i, got)
-			}()
-		}
-		wg.Wait()
-	}
+	ctx, e := startEngine(t, m, engine.Options{Speculative: &rt.Speculation{Drafter: &scriptedDrafter{want: full, vocab: int32(m.Vocab)}}})
 	var reqs []engine.Request
 	for _, p := range want.Prompts {
 		for _, off := range []bool{false, true} {
 			reqs = append(reqs, engine.Request{Prompt: p, MaxTokens: want.MaxNewTokens, NoSpeculation: off})
 		}
 	}
-	oracleCheck := func(stage string) func(i int, got []int32) {
-		return func(i int, got []int32) {
+	oracleCheck := func(stage string) {
+		for i, got := range submitAll(t, ctx, e, reqs) {
 			if diff := cmp.Diff(want.Tokens[i/2], got); diff != "" {
 				t.Errorf("%s: prompt %d (speculation off: %v) through the engine (-oracle +engine):\n%s", stage, i/2, reqs[i].NoSpeculation, diff)
 			}
 		}
 	}
 	before := e.Stats().Spec
-	run("side by side", reqs, oracleCheck("side by side"))
+	oracleCheck("side by side")
 	if st := e.Stats().Spec; st.Drafts == before.Drafts || st.Accepted == before.Accepted {
 		t.Errorf("the engine did not speculate: %+v", st)
 	}
@@ -209,14 +176,12 @@ func checkSpecEngine(t *testing.T, m *rt.Model, want oracle, full [][]int32) {
 		}
 	}
 	stop()
-	run("after a cancel", reqs, oracleCheck("after a cancel"))
-	// Sampled requests speculate and end normally.
-	sampled := []engine.Request{{Prompt: want.Prompts[1], MaxTokens: want.MaxNewTokens, Sampling: rt.SamplingOptions{Temperature: 0.8, TopP: 0.9, Seed: 3}}}
-	run("sampled", sampled, func(i int, got []int32) {
-		if len(got) == 0 || len(got) > want.MaxNewTokens {
-			t.Errorf("sampled: %d tokens, want 1 to %d", len(got), want.MaxNewTokens)
-		}
-	})
+	oracleCheck("after a cancel")
+	// A sampled request speculates and ends normally.
+	sampled := engine.Request{Prompt: want.Prompts[1], MaxTokens: want.MaxNewTokens, Sampling: rt.SamplingOptions{Temperature: 0.8, TopP: 0.9, Seed: 3}}
+	if got := submitAll(t, ctx, e, []engine.Request{sampled})[0]; len(got) == 0 || len(got) > want.MaxNewTokens {
+		t.Errorf("sampled: %d tokens, want 1 to %d", len(got), want.MaxNewTokens)
+	}
 }
 
 // TestSpeculativeSamplingDistribution: sampled output with speculation

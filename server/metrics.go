@@ -75,23 +75,20 @@ func newMetrics(name string, stats func() (engine.Stats, bool)) *metrics {
 			Name: "vllm:request_success_total", Help: "Finished generations by finish reason (vLLM's name).", ConstLabels: vl,
 		}, []string{"finished_reason"}),
 	}
-	gauge := func(name, help string, labels prometheus.Labels, f func(engine.Stats) float64) prometheus.Collector {
-		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 {
+	read := func(f func(engine.Stats) float64) func() float64 {
+		return func() float64 {
 			st, ok := stats()
 			if !ok {
 				return 0
 			}
 			return f(st)
-		})
+		}
+	}
+	gauge := func(name, help string, labels prometheus.Labels, f func(engine.Stats) float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, read(f))
 	}
 	counter := func(name, help string, labels prometheus.Labels, f func(engine.Stats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, func() float64 {
-			st, ok := stats()
-			if !ok {
-				return 0
-			}
-			return f(st)
-		})
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, read(f))
 	}
 	drafts := func(s engine.Stats) float64 { return float64(s.Spec.Drafts) }
 	drafted := func(s engine.Stats) float64 { return float64(s.Spec.Drafted) }

@@ -55,7 +55,9 @@ func (l *logBuffer) records(msg string) []map[string]any {
 // servedText is served with a tokenizer: SmolLM2's (whose ids below 256,
 // the fixture's vocabulary, are special tokens and single bytes, 113 of
 // them parts of multi-byte characters), a chat template that writes the
-// messages' contents, and a JSON log.
+// messages' contents, and a JSON log. It speculates by prompt lookup
+// (infer serve --speculative ngram), so every test on it also checks that
+// speculation changes no greedy output.
 func servedText(t *testing.T, cfg Config) (*rt.Model, *engine.Engine, string, *rt.Text, *logBuffer) {
 	t.Helper()
 	testmodels.NeedIREE(t)
@@ -68,6 +70,7 @@ func servedText(t *testing.T, cfg Config) (*rt.Model, *engine.Engine, string, *r
 	o.Plan.Lower.Slots = 3
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
 	o.Plan.Lower.MaxLen = 128
+	o.Plan.Lower.VerifyBuckets = []int64{5}
 	m, err := launch.Open(context.Background(), fixture, o)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +78,7 @@ func servedText(t *testing.T, cfg Config) (*rt.Model, *engine.Engine, string, *r
 	t.Cleanup(func() { m.Close() })
 	logs := &logBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	e, err := engine.New(m, engine.Options{QueueSize: 8, CallTimeout: 20 * time.Second, Log: log})
+	e, err := engine.New(m, engine.Options{QueueSize: 8, CallTimeout: 20 * time.Second, Log: log, Speculative: &rt.Speculation{Drafter: rt.PromptLookup{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +104,49 @@ func metricValue(t *testing.T, url, name string) float64 {
 	}
 	v, _ := strconv.ParseFloat(string(m[1]), 64)
 	return v
+}
+
+// TestSpeculativeServe: on a server that speculates, a completion's
+// greedy tokens are the same with speculation and with "speculative":
+// false; a repetitive prompt gets drafts accepted, which /metrics counts
+// under vLLM's names; a chat request's prediction is taken, a malformed
+// one is a 400 naming it.
+func TestSpeculativeServe(t *testing.T) {
+	_, _, url, _, _ := servedText(t, Config{})
+	var prompt []int32
+	for range 6 {
+		prompt = append(prompt, 40, 41, 42, 43, 44, 45, 46)
+	}
+	body := func(extra string) string {
+		return fmt.Sprintf(`{"prompt": %s, "max_tokens": 24, "temperature": 0%s}`, idList(prompt), extra)
+	}
+	drafts := metricValue(t, url, "vllm:spec_decode_num_drafts_total{model_name=\"fixture\"}")
+	code, on := post(t, url+"/v1/completions", body(""))
+	if code != 200 {
+		t.Fatalf("speculating: %d %v", code, on)
+	}
+	code, off := post(t, url+"/v1/completions", body(`, "speculative": false`))
+	if code != 200 {
+		t.Fatalf("speculative false: %d %v", code, off)
+	}
+	got, want := ids(on["choices"].([]any)[0].(map[string]any)["token_ids"]), ids(off["choices"].([]any)[0].(map[string]any)["token_ids"])
+	if !slices.Equal(got, want) {
+		t.Errorf("tokens with speculation %v, without %v", got, want)
+	}
+	if d := metricValue(t, url, "vllm:spec_decode_num_drafts_total{model_name=\"fixture\"}"); d <= drafts {
+		t.Errorf("vllm:spec_decode_num_drafts_total %v after a repetitive prompt, was %v", d, drafts)
+	}
+	if a := metricValue(t, url, "vllm:spec_decode_num_accepted_tokens_total{model_name=\"fixture\"}"); a < 0 {
+		t.Errorf("vllm:spec_decode_num_accepted_tokens_total %v", a)
+	}
+	code, chat := post(t, url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "abcabcabc"}], "max_tokens": 8, "temperature": 0, "prediction": {"type": "content", "content": "abcabc"}}`)
+	if code != 200 {
+		t.Errorf("chat with a prediction: %d %v", code, chat)
+	}
+	code, bad := post(t, url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "x"}], "max_tokens": 4, "prediction": {"type": "audio"}}`)
+	if code != 400 || !strings.Contains(fmt.Sprint(bad), "prediction") {
+		t.Errorf("a malformed prediction: %d %v, want a 400 naming it", code, bad)
+	}
 }
 
 // TestOps: the log line per request, the vLLM-named metrics, the worker's
