@@ -79,8 +79,8 @@ func TestMamba2States(t *testing.T) {
 				}
 			}
 		}
-		if fixed != c.fixed || cache != c.cache || !p.FixedState {
-			t.Errorf("%s: %d fixed states and %d KV caches (fixed state %v), want %d and %d", c.cfg["model_type"], fixed, cache, p.FixedState, c.fixed, c.cache)
+		if fixed != c.fixed || cache != c.cache || !p.States.FixedState() {
+			t.Errorf("%s: %d fixed states and %d KV caches (fixed state %v), want %d and %d", c.cfg["model_type"], fixed, cache, p.States.FixedState(), c.fixed, c.cache)
 		}
 	}
 }

@@ -53,11 +53,13 @@ type Plan struct {
 	// Lengths is how the graph's RoPE depends on the sequence length
 	// (lower.LengthDependence): what the runtime asks about cached keys.
 	Lengths abi.LengthPolicy
-	// FixedState is set when the graph carries position-independent
-	// per-sequence state (a conv window, a recurrent SSM state;
-	// lower.HasFixedState): a slot's state then serves only the sequence
-	// its held tokens end, at exactly that position.
-	FixedState bool
+	// States is the module's per-sequence state table (lower.StateTable):
+	// after NewGraph the graph's, for no options (no KV positions, no copy
+	// entry points); after NewPlan the module's, for Options. The memory
+	// budget counts every row (FitOptions). States.FixedState(): a slot's
+	// conv window or recurrent state serves only the sequence its held
+	// tokens end, at exactly that position.
+	States abi.StateTable
 	// Unread names the GGUF file's tensors that map to Hugging Face
 	// tensors the graph does not read (a model's multi-token-prediction
 	// layers), left out of its packed weights (ggufmap.Model.Keep; set by
@@ -92,19 +94,16 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, cfg, g := p.Raw, p.Config, p.Graph
-	if p.Nested != nil {
-		raw = p.Nested
-	}
+	g := p.Graph
 	if opts.GPU && opts.Lower.Kernels != nil {
 		return nil, fmt.Errorf("archc's matmul kernels (%s) are CPU code: a plan for a GPU takes every weight through the plain lowering", opts.Lower.Kernels.Variant)
 	}
-	lo, err := fitOptions(opts.Lower, positionLimit(raw, cfg, p.Lengths), lower.KVBytesPerToken(g), lower.StateBytesPerSlot(g), opts.GPU)
+	lo, err := p.FitOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	lo.GPU = opts.GPU
 	p.Options = lo
+	p.States = lower.StateTable(g, lo)
 	if err := p.checkWeights(path); err != nil {
 		return nil, err
 	}
@@ -113,6 +112,24 @@ func NewPlan(path string, opts PlanOptions) (*Plan, error) {
 	}
 	p.MLIR = p.Module.Print()
 	return p, nil
+}
+
+// FitOptions is the lowering options NewPlan uses for p's graph given
+// opts: opts.Lower with the defaults filled and the KV cache's length
+// fitted to the model's position limit and the memory budget, which counts
+// every row of the graph's state table (lower.StateTable; fitOptions).
+func (p *Plan) FitOptions(opts PlanOptions) (lower.Options, error) {
+	raw := p.Raw
+	if p.Nested != nil {
+		raw = p.Nested
+	}
+	st := lower.StateTable(p.Graph, opts.Lower)
+	lo, err := fitOptions(opts.Lower, positionLimit(raw, p.Config, p.Lengths), st.BytesPerToken(), st.FixedBytesPerSlot(), opts.GPU)
+	if err != nil {
+		return lo, err
+	}
+	lo.GPU = opts.GPU
+	return lo, nil
 }
 
 // CheckWeights checks every weight the graph reads against the model's
@@ -218,7 +235,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), FixedState: lower.HasFixedState(g)}
+	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), States: lower.StateTable(g, lower.Options{})}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}
@@ -260,8 +277,8 @@ func positionLimit(raw, cfg map[string]any, lengths abi.LengthPolicy) int64 {
 // position limit mp (positionLimit; 0: none): by default
 // min(lower.DefaultOptions().MaxLen, mp), lowered to fit KVCacheBudget given
 // kvPerToken (bytes per token per slot) and statePerSlot (the windows' and
-// recurrent states' bytes per slot, lower.StateBytesPerSlot: every kind of
-// state is counted); an explicit MaxLen beyond mp, or not positive, is an
+// recurrent states' bytes per slot, both from the state table: every kind
+// of state is counted); an explicit MaxLen beyond mp, or not positive, is an
 // error. For a GPU the batch and chunk defaults are GPUDecodeBatches and
 // GPUPrefillBuckets, the slots as many as the largest decode batch, and the
 // budget GPUKVCacheBudget; when the default slots' states alone would take

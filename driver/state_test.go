@@ -43,7 +43,7 @@ func TestMambaConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !p.FixedState {
+		if !p.States.FixedState() {
 			t.Error("a mamba plan does not say it holds fixed state")
 		}
 		var dt []int64
@@ -68,7 +68,7 @@ func TestMambaConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.FixedState {
+	if p.States.FixedState() {
 		t.Error("llama's plan says it holds fixed state")
 	}
 }

@@ -54,8 +54,8 @@ func TestSlotContract(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			if !m.Program.FixedState {
-				t.Fatal("the program does not say it holds fixed state (rt.Program.FixedState)")
+			if !m.Program.FixedState() {
+				t.Fatal("the program does not say it holds fixed state (rt.Program.FixedState())")
 			}
 			t.Run("zero_start_in_used_slot", func(t *testing.T) { checkZeroStart(t, m, want) })
 			t.Run("padded_row_keeps_state", func(t *testing.T) { checkPaddedRow(t, m, want) })

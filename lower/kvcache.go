@@ -38,22 +38,6 @@ import (
 // up in another (found by the oracle tests; see the commit that introduced
 // this file). One global per shape has one initializer of its own type.
 
-// KVBytesPerToken is the KV-cache memory one token of one slot takes in g's
-// module, in bytes: per attention site, kv_heads × (key width + value width)
-// × 4 (f32); 2 × kv_heads × head_dim × 4 when the widths agree. It sums
-// the ir.KVCache states the nodes declare (one row per token each).
-func KVBytesPerToken(g *ir.Graph) int64 {
-	var n int64
-	for _, node := range g.Nodes {
-		for _, st := range node.States {
-			if st.Kind == ir.KVCache {
-				n += int64(st.Shape[0]) * int64(st.Shape[1]) * 4 // [kv_heads, width] per token
-			}
-		}
-	}
-	return n
-}
-
 // cacheGroup is one KV-cache global.
 type cacheGroup struct {
 	global  codegen.Global

@@ -53,11 +53,17 @@
 //     recurrent state is double-buffered by position parity: state.go);
 //   - a window or recurrent state is held for exactly one position, the
 //     end of the slot's tokens: a sequence that does not extend all of
-//     them must start again at position 0 (rt.Program.FixedState; the
+//     them must start again at position 0 (rt.Program.FixedState(); the
 //     engine reuses a prefix only where that exact state is held). A
 //     cancelled or failed request therefore leaves nothing the next user
 //     of its slot can read: it starts at 0, or continues exactly the
 //     tokens the slot holds.
+//
+// StateTable (statetable.go) describes every state global the module
+// holds, one row each (abi.StateTable: kind, per-slot shape and bytes,
+// reset, padding, copy entry point, snapshot policy), read off the same
+// layouts Lower emits; the driver budgets memory from it and the runtime
+// reads it.
 //
 // The KV cache is module state: a mutable global (see kvcache.go) updated in
 // place with dynamic_update_slice, never copied. Weights are named

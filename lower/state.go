@@ -9,12 +9,13 @@ import (
 
 // Per-sequence state that is not indexed by position (ir.Window,
 // ir.Recurrent: a causal conv's last k−1 inputs, a Mamba ssm_state) lives
-// in mutable globals, one per distinct per-slot shape, of shape
+// in mutable globals, one per distinct kind and per-slot shape (so each
+// is one row of the state table, statetable.go), of shape
 //
 //	[entries, 2, slots, shape...] f32
 //
 // Each state a node declares (ir.Node.States) takes the next entry of the
-// global of its shape, in node order. The axis of size 2 is a pair of
+// global of its kind and shape, in node order. The axis of size 2 is a pair of
 // buffers chosen by position parity: the state a slot holds after its
 // first p tokens is at buffer p mod 2. A call at positions start..start+n−1
 // (n real tokens) reads buffer start mod 2 and writes buffer
@@ -26,13 +27,14 @@ import (
 //
 // A row starting at position 0 reads zeros, whatever the buffer holds, so
 // a sequence never sees state left by the slot's previous user. One
-// global per shape, not per state, for the reason kvcache.go gives (IREE
+// global per kind and shape, not per state, for the reason kvcache.go gives (IREE
 // 3.13 lets mutable globals of one splat initializer share a buffer).
 
 // stateGroup is one state global.
 type stateGroup struct {
 	global  codegen.Global
-	shape   []int64 // per-slot shape of its entries
+	kind    ir.StateKind // of every entry (ir.Window or ir.Recurrent)
+	shape   []int64      // per-slot shape of its entries
 	entries int64
 }
 
@@ -55,12 +57,12 @@ func newStateLayout(g *ir.Graph, opts Options) *stateLayout {
 			if st.Kind == ir.KVCache { // kvcache.go
 				continue
 			}
-			key := fmt.Sprint(st.Shape)
+			key := fmt.Sprint(st.Kind, st.Shape)
 			gi, ok := byShape[key]
 			if !ok {
 				gi = len(l.groups)
 				byShape[key] = gi
-				l.groups = append(l.groups, &stateGroup{shape: st.Shape})
+				l.groups = append(l.groups, &stateGroup{kind: st.Kind, shape: st.Shape})
 			}
 			grp := l.groups[gi]
 			l.entry[stateKey{n.ID, st.Name}] = cacheEntry{group: gi, index: grp.entries}
@@ -76,40 +78,6 @@ func newStateLayout(g *ir.Graph, opts Options) *stateLayout {
 		grp.global.Type = codegen.T("f32", append([]int64{grp.entries, 2, opts.Slots}, grp.shape...)...)
 	}
 	return l
-}
-
-// StateBytesPerSlot is the memory the position-independent states
-// (windows, recurrent states) of g take per slot, in bytes: the sum of
-// their shapes' elements × 4 (f32) × 2 (the parity buffers).
-func StateBytesPerSlot(g *ir.Graph) int64 {
-	var n int64
-	for _, node := range g.Nodes {
-		for _, st := range node.States {
-			if st.Kind == ir.KVCache {
-				continue
-			}
-			e := int64(1)
-			for _, d := range st.Shape {
-				e *= d
-			}
-			n += e * 4 * 2
-		}
-	}
-	return n
-}
-
-// HasFixedState reports whether g declares a position-independent state:
-// then a slot's state serves only a continuation at exactly the position
-// its held tokens end (the runtime's prefix reuse asks this).
-func HasFixedState(g *ir.Graph) bool {
-	for _, n := range g.Nodes {
-		for _, st := range n.States {
-			if st.Kind != ir.KVCache {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // rowLen is the number of real tokens of row b in this call, i32: the

@@ -27,12 +27,12 @@ func (m *Model) CanCopy() bool {
 	fns := m.worker.Functions()
 	kv := slices.Contains(fns, abi.CopyCacheName(abi.CopyChunk(m.Program.PrefillBuckets)))
 	st := slices.Contains(fns, abi.CopyStateName)
-	return (kv || st) && (st || !m.Program.FixedState)
+	return (kv || st) && (st || !m.Program.FixedState())
 }
 
 // CopySlot gives each slot of dsts the state slot src holds after its
 // first n tokens: their keys and values (positions 0..n-1) and, with a
-// fixed state (Program.FixedState), the window and recurrent state after
+// fixed state (Program.FixedState()), the window and recurrent state after
 // position n-1. Afterwards each dst holds those n tokens as src does (for
 // prefix reuse, the length policy and continuing at position n); what a
 // dst held before is gone. Errors: a module without the copy entry points
@@ -64,7 +64,7 @@ func (m *Model) CopySlot(ctx context.Context, src int, dsts []int, n int) error 
 				return err
 			}
 		}
-		if m.Program.FixedState {
+		if m.Program.FixedState() {
 			if _, err := m.worker.Call(ctx, abi.CopyStateName, []tensor.Tensor{s, d}); err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ func (m *Model) copyHeld(src, dst, n int) {
 	} else if m.hist != nil {
 		delete(m.hist, dst)
 	}
-	if m.Program.FixedState {
+	if m.Program.FixedState() {
 		h := m.held(src)
 		for i, p := range h {
 			if p > n {

@@ -171,7 +171,7 @@ func (m *Model) Draft(ctx context.Context, sp *Speculation, slot int, seq []int3
 	if len(d) > limit {
 		d = d[:limit]
 	}
-	if m.Program.FixedState && len(d)%2 == 1 {
+	if m.Program.FixedState() && len(d)%2 == 1 {
 		d = d[:len(d)-1]
 	}
 	return d

@@ -63,7 +63,7 @@ func (m *Model) record(slot, start int, tokens []int32, L int) {
 // cache serve a sequence of length L without being recomputed: n when the
 // Program's length policy accepts the tables they were computed with (or
 // does not track tables, or they were written by calls this Model did not
-// see), else 0. With a fixed state (Program.FixedState) only a prefix
+// see), else 0. With a fixed state (Program.FixedState()) only a prefix
 // whose state the slot holds serves: n, else the longest such below it
 // (state.go), else 0. The engine asks it to count the prompt tokens a slot's
 // cache really saves.

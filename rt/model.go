@@ -46,13 +46,11 @@ type Program struct {
 	// Lengths is the module's length-dependent RoPE policy; the Model asks
 	// it whether cached keys serve a sequence (lengths.go).
 	Lengths abi.LengthPolicy
-	// FixedState: the module carries per-sequence state that is not
-	// indexed by position (a conv window, a recurrent SSM state; lower's
-	// slot contract). A slot holds that state only for the position its
-	// held tokens end: a call at start > 0 must continue exactly the
-	// tokens the slot holds (the engine reuses a prefix only then), and a
-	// call at position 0 starts from zero state.
-	FixedState bool
+	// States is the module's per-sequence state table: one row per
+	// global (KV caches, conv windows, recurrent states) with its bytes,
+	// reset, padding, copy and snapshot rules (abi.StateTable; the
+	// compiler side computes it from the module it emits).
+	States abi.StateTable
 	// Where the tokenizer comes from (Model.Text): the model folder, or
 	// the opened GGUF file (its header read once for plan and tokenizer).
 	Dir  string
@@ -75,6 +73,14 @@ type Program struct {
 	// that target's devices.
 	Target string
 }
+
+// FixedState reports whether the module carries per-sequence state that
+// is not indexed by position (a conv window, a recurrent SSM state; its
+// state table's abi.StateTable.FixedState). A slot holds that state only
+// for the position its held tokens end: a call at start > 0 must continue
+// exactly the tokens the slot holds (the engine reuses a prefix only
+// then), and a call at position 0 starts from zero state.
+func (p *Program) FixedState() bool { return p.States.FixedState() }
 
 // checkDevice: device runs modules of target ("" for either is
 // llvm-cpu's local-task).

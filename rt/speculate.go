@@ -80,7 +80,7 @@ func (m *Model) MaxDraft(pos int) int {
 		n = min(n, int(lp.Threshold)-pos)
 	}
 	d := n - 1
-	if m.Program.FixedState && d%2 == 1 {
+	if m.Program.FixedState() && d%2 == 1 {
 		d--
 	}
 	return max(d, 0)
@@ -190,7 +190,7 @@ func (m *Model) Speculate(ctx context.Context, slot int, seq []int32, pos int, d
 	for j < len(draft) && cs[j].ID == draft[j] {
 		j++
 	}
-	if m.Program.FixedState && j < len(draft) {
+	if m.Program.FixedState() && j < len(draft) {
 		// The state the verify call wrote is for pos+len(in); the one for
 		// pos+j+1 is recomputed from pos, whose buffer len(in) odd kept.
 		if _, err := m.PrefillSlot(ctx, slot, in[:j+1], pos); err != nil {

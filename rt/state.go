@@ -2,7 +2,7 @@ package rt
 
 import "fmt"
 
-// A module with position-independent state (Program.FixedState: a conv
+// A module with position-independent state (Program.FixedState(): a conv
 // window, a recurrent SSM state) keeps, per slot, two buffers of it chosen
 // by position parity (package lower's state.go): buffer p mod 2 holds the
 // state after the slot's first p tokens, a call at start..start+n-1 reads
@@ -37,7 +37,7 @@ func (m *Model) held(slot int) stateHeld {
 // holdsState reports whether slot holds the state after its first p
 // tokens (p = 0: the zero state, always).
 func (m *Model) holdsState(slot, p int) bool {
-	return p == 0 || !m.Program.FixedState || m.held(slot)[p%2] == p
+	return p == 0 || !m.Program.FixedState() || m.held(slot)[p%2] == p
 }
 
 // checkState refuses a call at start in slot that would continue a state
@@ -58,7 +58,7 @@ func (m *Model) checkState(slot, start int) error {
 // position with a state computed from other tokens (found by the hybrid
 // soak, server/hybrid_test.go).
 func (m *Model) noteState(slot, start, n int) {
-	if !m.Program.FixedState {
+	if !m.Program.FixedState() {
 		return
 	}
 	if m.states == nil {

@@ -3,13 +3,15 @@ package rt
 import (
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/formats/abi"
 )
 
 // TestStateHeld follows the parity buffers through a prefill chunk, decode
 // steps and a padded row, and checks what may continue and what a prefix
 // reuse may take.
 func TestStateHeld(t *testing.T) {
-	m := &Model{Program: &Program{FixedState: true}}
+	m := &Model{Program: &Program{States: abi.StateTable{{Kind: abi.Recurrent}}}}
 	if err := m.checkState(0, 5); err == nil || !strings.Contains(err.Error(), "slot 0") || !strings.Contains(err.Error(), "not 5") {
 		t.Errorf("continuing an unused slot at 5: %v, want an error naming the slot and the position", err)
 	}
@@ -47,7 +49,7 @@ func TestStateHeld(t *testing.T) {
 // prefix reuse: the new tokens may agree with the old ones up to there and
 // the state would still be the old sequence's.
 func TestStateHeldForgetsReplaced(t *testing.T) {
-	m := &Model{Program: &Program{FixedState: true}}
+	m := &Model{Program: &Program{States: abi.StateTable{{Kind: abi.Recurrent}}}}
 	m.noteState(0, 0, 21) // sequence X: buffer 1 holds 21
 	m.noteState(0, 21, 1) // buffer 0 holds 22 (X's tokens)
 	m.noteState(0, 0, 23) // sequence Y from 0: buffer 1 holds 23; X's 22 is forgotten

@@ -6,6 +6,7 @@ import (
 
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/lower"
 )
 
 // irCmd is `archc ir`: the typed IR of a model, as cmd/compile's -S or
@@ -18,7 +19,8 @@ type irCmd struct {
 	NoWeights bool `name:"no-weights" help:"Do not check the checkpoint's tensors (a model folder's safetensors, a GGUF file's tensors) against the weights the graph reads; a bare config.json is never checked."`
 }
 
-// Run prints the IR. On a model folder with a checkpoint or a GGUF file
+// Run prints the IR and the state table of the module the default plan
+// would emit (lower.StateTable). On a model folder with a checkpoint or a GGUF file
 // it first checks every weight the graph reads against the checkpoint, as
 // the tests' plan does (driver.Plan.CheckWeights): a missing or mis-shaped
 // tensor is an error at the .arch position that reads it.
@@ -42,5 +44,13 @@ func (c *irCmd) Run() error {
 		fmt.Printf("# not read, left out of the weights: %s\n", strings.Join(p.Unread, ", "))
 	}
 	fmt.Print(s)
+	// The state table of the module the default CPU plan would emit
+	// (driver.NewPlan's options), and the memory it budgets.
+	lo, err := p.FitOptions(driver.PlanOptions{Arch: c.Arch})
+	if err != nil {
+		return err
+	}
+	st := lower.StateTable(p.Graph, lo)
+	fmt.Printf("%s, default plan\n%s", st.Summary(lo.Slots, lo.MaxLen), st.Format())
 	return nil
 }

@@ -52,10 +52,12 @@ func buckets(flag string, sizes []int64) ([]int64, error) {
 	return slices.Compact(out), nil
 }
 
-// reportDevice prints the kernels line, the GGUF tensors left unread (if
-// any) and, on a GPU, the device and the compiled shapes.
+// reportDevice prints the kernels line, the state table in one line
+// (abi.StateTable.Summary), the GGUF tensors left unread (if any) and, on
+// a GPU, the device and the compiled shapes.
 func reportDevice(p *rt.Program, device string) {
 	fmt.Fprintf(os.Stderr, "kernels: %s, precision %s\n", p.Kernels, p.Precision)
+	fmt.Fprintln(os.Stderr, p.States.Summary(p.Slots, p.MaxLen))
 	if len(p.Unread) > 0 {
 		fmt.Fprintf(os.Stderr, "not read (the graph does not use them, e.g. multi-token prediction): %s\n", strings.Join(p.Unread, ", "))
 	}

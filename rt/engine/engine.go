@@ -456,7 +456,7 @@ func (e *Engine) freeSlots() int {
 // ended. A prefix is reusable when the model's length policy says its keys
 // serve a sequence of the prompt's length (rt.Model.ReusablePrefix: with a
 // length-dependent RoPE, keys computed for a sequence of another length
-// may not; with a conv window or recurrent state, rt.Program.FixedState,
+// may not; with a conv window or recurrent state, rt.Program.FixedState(),
 // only a prefix whose exact state the slot holds serves: the end of its
 // tokens, as a second chat turn needs, or the position before; any other
 // prompt is recomputed from position 0, never continued from another

@@ -1,0 +1,90 @@
+package lower
+
+import (
+	"slices"
+
+	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/formats/abi"
+)
+
+// StateTable is the per-sequence state of the module Lower(g, opts)
+// emits: one row per KV-cache global and then per window or recurrent
+// state global, read off the layouts Lower itself builds (newCacheLayout,
+// newStateLayout), so the table and the module cannot disagree. A row's
+// shape, entries and bytes do not depend on opts; Positions (the KV
+// cache's max_len) and the copy entry points (more than one slot) do.
+func StateTable(g *ir.Graph, opts Options) abi.StateTable {
+	l := newCacheLayout(g, opts)
+	var t abi.StateTable
+	for _, grp := range l.groups {
+		ty := grp.global.Type // [entries, slots, max_len, kv_heads, width]
+		row := abi.StateGroup{
+			Kind: abi.KVCache, Global: grp.global.Name, Entries: grp.entries,
+			Shape: slices.Clone(ty.Shape[3:]), DType: ty.Elem, Positions: opts.MaxLen, Buffers: 1,
+			Reset: abi.ResetUnread, Padding: abi.PadPastHeld, Snapshot: abi.SnapshotEveryPosition,
+		}
+		row.BytesPerToken = grp.entries * elements(row.Shape) * elemBytes(ty.Elem)
+		row.BytesPerSlot = row.BytesPerToken * opts.MaxLen
+		if opts.Slots > 1 {
+			row.Copy = abi.CopyCacheName(abi.CopyChunk(opts.PrefillBuckets))
+		}
+		t = append(t, row)
+	}
+	for _, grp := range l.states.groups {
+		ty := grp.global.Type // [entries, 2, slots, shape...]
+		row := abi.StateGroup{
+			Kind: abi.Window, Global: grp.global.Name, Entries: grp.entries,
+			Shape: slices.Clone(grp.shape), DType: ty.Elem, Buffers: ty.Shape[1],
+			Reset: abi.ResetZero, Padding: abi.PadOtherBuffer, Snapshot: abi.SnapshotParity,
+		}
+		if grp.kind == ir.Recurrent {
+			row.Kind = abi.Recurrent
+		}
+		row.BytesPerSlot = grp.entries * row.Buffers * elements(row.Shape) * elemBytes(ty.Elem)
+		if opts.Slots > 1 {
+			row.Copy = abi.CopyStateName
+		}
+		t = append(t, row)
+	}
+	return t
+}
+
+// KVBytesPerToken is the KV-cache memory one token of one slot takes in
+// g's module, in bytes (the state table's abi.StateTable.BytesPerToken).
+func KVBytesPerToken(g *ir.Graph) int64 {
+	return StateTable(g, Options{}).BytesPerToken()
+}
+
+// StateBytesPerSlot is the memory the position-independent states
+// (windows, recurrent states, both parity buffers) of g's module take per
+// slot, in bytes (the state table's abi.StateTable.FixedBytesPerSlot).
+func StateBytesPerSlot(g *ir.Graph) int64 {
+	return StateTable(g, Options{}).FixedBytesPerSlot()
+}
+
+// HasFixedState reports whether g's module holds a position-independent
+// state (the state table's abi.StateTable.FixedState): then a slot's
+// state serves only a continuation at exactly the position its held
+// tokens end (the runtime's prefix reuse asks this).
+func HasFixedState(g *ir.Graph) bool {
+	return StateTable(g, Options{}).FixedState()
+}
+
+func elements(shape []int64) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// elemBytes is the size of a state global's element type.
+func elemBytes(elem string) int64 {
+	switch elem {
+	case "f32", "i32":
+		return 4
+	case "f16", "bf16":
+		return 2
+	}
+	panic("lower: state of element type " + elem)
+}
