@@ -110,7 +110,7 @@ func TestNewGraph(t *testing.T) {
 	if got, _ := cfg.Graph.Format(ir.FormatOptions{}); got != want || cfg.Dir != "" {
 		t.Errorf("config.json: dir %q, same graph as the folder's: %v", cfg.Dir, got == want)
 	}
-	g, err := NewGraph(filepath.Join(fixture, "model.f32.gguf"), PlanOptions{})
+	g, err := NewGraph(testmodels.GGUFTwin(t, filepath.Join(fixture, "model.f32.gguf")), PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"github.com/archc/archc/internal/testmodels"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,8 +10,11 @@ import (
 	"testing"
 )
 
-// ggufTwin is the llama-tied fixture's F32 GGUF twin.
-const ggufTwin = "../golden/testdata/llama-tied/model.f32.gguf"
+// ggufTwin is the llama-tied fixture's F32 GGUF twin (generated:
+// testmodels.GGUFTwin fails the test naming the command when it is missing).
+func ggufTwin(t testing.TB) string {
+	return testmodels.GGUFTwin(t, "../golden/testdata/llama-tied/model.f32.gguf")
+}
 
 // TestReadGGUFArch: a family given with --arch reads a GGUF file through
 // its own gguf section when it claims the file's architecture, else
@@ -27,17 +31,17 @@ func TestReadGGUFArch(t *testing.T) {
 		return p
 	}
 	plain := write("plain.arch", "arch plain extends llama {\n  match model_type \"llama\"\n}\n")
-	p, err := NewPlan(ggufTwin, PlanOptions{Arch: plain})
+	p, err := NewPlan(ggufTwin(t), PlanOptions{Arch: plain})
 	if err != nil || p.Family.Name != "plain" || p.GGUF.Family != "llama" {
 		t.Fatalf("plain: %v (family %v)", err, p)
 	}
 	own := write("own.arch", "arch own extends llama {\n  match model_type \"own\"\n  gguf \"llama\" {\n    hidden_size = need(\"{arch}.hidden\")\n  }\n}\n")
-	_, err = NewPlan(ggufTwin, PlanOptions{Arch: own})
+	_, err = NewPlan(ggufTwin(t), PlanOptions{Arch: own})
 	if err == nil || !strings.HasPrefix(err.Error(), own+`:4:19: `) || !strings.Contains(err.Error(), `has no metadata "llama.hidden"`) {
 		t.Errorf("own section: got %v, want the error at own.arch:4:19", err)
 	}
 	other := write("other.arch", "arch other extends llama {\n  match model_type \"other\"\n  gguf \"other\" {}\n}\n")
-	p, err = NewPlan(ggufTwin, PlanOptions{Arch: other})
+	p, err = NewPlan(ggufTwin(t), PlanOptions{Arch: other})
 	if err == nil || !strings.Contains(err.Error(), `unsupported model_type "llama"`) {
 		t.Errorf("a family that claims another architecture: got %v (family %v)", err, p)
 	}
@@ -54,14 +58,14 @@ func TestGGUFUnread(t *testing.T) {
 	if err := os.WriteFile(arch, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	full, err := NewPlan(ggufTwin, PlanOptions{})
+	full, err := NewPlan(ggufTwin(t), PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(full.Unread) != 0 {
 		t.Errorf("the twin read whole: unread %v", full.Unread)
 	}
-	p, err := NewPlan(ggufTwin, PlanOptions{Arch: arch})
+	p, err := NewPlan(ggufTwin(t), PlanOptions{Arch: arch})
 	if err != nil {
 		t.Fatal(err)
 	}

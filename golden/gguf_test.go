@@ -25,6 +25,7 @@ import (
 
 	"github.com/archc/archc/driver/weights"
 	"github.com/archc/archc/internal/launch"
+	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
 
@@ -35,18 +36,30 @@ import (
 // model.
 func ggufFixtures(t *testing.T) []string {
 	t.Helper()
+	// The twins are generated, not committed: gguf.sha256 lists them
+	// (gen_gguf_fixtures.py adds them), make_gguf_twins.py writes them.
+	manifest, merr := os.ReadFile(filepath.Join("testdata", "gguf.sha256"))
+	if merr != nil {
+		t.Fatal(merr)
+	}
 	var out []string
 	for _, dir := range fixtures(t) {
 		_, err := os.Stat(filepath.Join(dir, "model.f32.gguf"))
 		cfg, cerr := os.ReadFile(filepath.Join(dir, "config.json"))
 		skip, serr := os.ReadFile(filepath.Join(dir, "gguf.skip"))
+		listed := bytes.Contains(manifest, []byte("  "+filepath.Base(dir)+"/model.f32.gguf\n"))
 		switch {
 		case cerr != nil:
 			t.Fatal(cerr)
 		case serr == nil:
 			t.Logf("%s: no GGUF twins: %s", dir, bytes.TrimSpace(skip))
-		case err == nil:
+		case listed:
+			for _, twin := range []string{"model.f32.gguf", "model.q8_0.gguf"} {
+				testmodels.GGUFTwin(t, filepath.Join(dir, twin))
+			}
 			out = append(out, dir)
+		case err == nil:
+			t.Errorf("%s has GGUF twins that testdata/gguf.sha256 does not list: run golden/gen_gguf_fixtures.py --only %s", dir, filepath.Base(dir))
 		case !bytes.Contains(cfg, []byte(`"quantization"`)) && readsGGUF(t, dir):
 			t.Errorf("%s has no GGUF twins: run golden/gen_gguf_fixtures.py", dir)
 		}

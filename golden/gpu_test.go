@@ -120,7 +120,7 @@ func TestGPUCompile(t *testing.T) {
 	}
 	models := fixtures(t)
 	if *onlyFixture == "" {
-		models = append(models, filepath.Join("testdata", "llama-tied", "model.q8_0.gguf"))
+		models = append(models, testmodels.GGUFTwin(t, filepath.Join("testdata", "llama-tied", "model.q8_0.gguf")))
 	}
 	if !*gpuAll && len(models) > 1 {
 		var n int

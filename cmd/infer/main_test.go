@@ -130,7 +130,7 @@ func TestGenerateControls(t *testing.T) {
 func TestGenerateNamesUnreadTensors(t *testing.T) {
 	testmodels.NeedIREE(t)
 	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
-	r := clitest.Run(t, bin, "generate", "--model", "../../golden/testdata/glm4_moe/model.f32.gguf", "--prompt-ids", "1,2,3", "--max-tokens", "1")
+	r := clitest.Run(t, bin, "generate", "--model", testmodels.GGUFTwin(t, "../../golden/testdata/glm4_moe/model.f32.gguf"), "--prompt-ids", "1,2,3", "--max-tokens", "1")
 	if r.Code != 0 {
 		t.Fatalf("generate: %q", r.Stderr)
 	}
