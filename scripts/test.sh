@@ -19,6 +19,13 @@ fi
 # safetensors and checked against golden/testdata/gguf.sha256; a warm run
 # only hashes them.
 "$venv/bin/python" golden/make_gguf_twins.py -q
+# infer's end-of-turn model (a Llama 3 vocabulary, not committed: 2 MB),
+# written reproducibly from the committed vocabulary and checked by hash.
+eot=cmd/infer/testdata/llama3-eot.gguf.gz
+if ! sha256sum --status -c cmd/infer/testdata/llama3-eot.sha256 2>/dev/null; then
+  "$venv/bin/python" cmd/infer/testdata/gen_eot_model.py >/dev/null
+  sha256sum -c cmd/infer/testdata/llama3-eot.sha256 || { echo "test.sh: $eot differs from cmd/infer/testdata/llama3-eot.sha256 (gen_eot_model.py or its gguf pin changed?)" >&2; exit 1; }
+fi
 # Debian's chromium, for the chat page test (cmd/infer, headless).
 if ! command -v chromium >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null 2>&1; then
   echo "test.sh: installing chromium (apt-get)"

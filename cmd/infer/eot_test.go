@@ -13,14 +13,15 @@ import (
 	"github.com/archc/archc/internal/testmodels"
 )
 
-// eotModel unpacks testdata/llama3-eot.gguf.gz (gen_eot_model.py): a Llama
+// eotModel unpacks testdata/llama3-eot.gguf.gz (gen_eot_model.py, run by
+// scripts/test.sh; not committed): a Llama
 // 3 vocabulary whose eos (128001) is not its end of turn (128009), with
 // weights that make greedy decoding emit <|eot_id|> first.
 func eotModel(t *testing.T) string {
 	t.Helper()
 	f, err := os.Open("testdata/llama3-eot.gguf.gz")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v: it is generated, not committed: run python3 cmd/infer/testdata/gen_eot_model.py (gguf and numpy as pinned in scripts/requirements-test.txt; scripts/test.sh runs it)", err)
 	}
 	defer f.Close()
 	z, err := gzip.NewReader(f)

@@ -11,6 +11,7 @@ stops only at eos would emit <|eot_id|> until its token limit.
 
 Usage (gguf==0.19.0, numpy): python gen_eot_model.py
 """
+import bz2
 import gzip
 import os
 import shutil
@@ -20,7 +21,7 @@ import numpy as np
 from gguf import GGUFReader, GGUFWriter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VOCAB = os.path.join(HERE, "../../../rt/tokenizer/testdata/vocab/ggml-vocab-llama-bpe.gguf.gz")
+VOCAB = os.path.join(HERE, "../../../rt/tokenizer/testdata/vocab/ggml-vocab-llama-bpe.gguf.bz2")
 TEMPLATE = os.path.join(HERE, "../../../rt/chat/testdata/templates/meta-llama-Llama-3.2-3B-Instruct.jinja")
 HIDDEN, FFN, HEADS, KV_HEADS, EOT = 8, 16, 2, 1, 128009
 
@@ -28,7 +29,7 @@ HIDDEN, FFN, HEADS, KV_HEADS, EOT = 8, 16, 2, 1, 128009
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         vocab_path = os.path.join(tmp, "vocab.gguf")
-        with gzip.open(VOCAB) as src, open(vocab_path, "wb") as dst:
+        with bz2.open(VOCAB) as src, open(vocab_path, "wb") as dst:
             shutil.copyfileobj(src, dst)
         r = GGUFReader(vocab_path)
         tokens = [bytes(r.fields["tokenizer.ggml.tokens"].parts[i]).decode() for i in r.fields["tokenizer.ggml.tokens"].data]

@@ -13,7 +13,7 @@ vocabulary here has no add_bos_token and gets BOS).
 (llama-cpp-python, see scripts/requirements-bench.txt.)
 """
 
-import gzip
+import bz2
 import json
 import os
 import tempfile
@@ -36,11 +36,11 @@ def special_text(path, key):
 def main():
     out = {}
     for name in sorted(os.listdir(HERE)):
-        if not name.endswith(".gguf.gz"):
+        if not name.endswith(".gguf.bz2"):
             continue
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, name[:-3])
-            with gzip.open(os.path.join(HERE, name)) as src, open(path, "wb") as dst:
+            path = os.path.join(d, name[:-4])
+            with bz2.open(os.path.join(HERE, name)) as src, open(path, "wb") as dst:
                 dst.write(src.read())
             bos = special_text(path, "tokenizer.ggml.bos_token_id")
             eos = special_text(path, "tokenizer.ggml.eos_token_id")
