@@ -171,6 +171,12 @@ func (m *Model) Draft(ctx context.Context, sp *Speculation, slot int, seq []int3
 	if len(d) > limit {
 		d = d[:limit]
 	}
+	for i, t := range d { // a draft is cut at an id the model cannot score (a drafter's bug, a prediction's text)
+		if t < 0 || int64(t) >= m.Vocab {
+			d = d[:i]
+			break
+		}
+	}
 	if m.Program.FixedState() && len(d)%2 == 1 {
 		d = d[:len(d)-1]
 	}
