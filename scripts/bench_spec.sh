@@ -346,7 +346,7 @@ print("code: a 299-line Python file + \"Rename ledger to journal and print the w
       "; json: a 30-field record + \"Print the same JSON with the field 'status' changed to 'done'.\"; "
       "both in SmolLM2's chat template")
 if any(r == "1" for _, _, r in rows):
-    print("* random weights: the text is noise, so acceptance (and speedup) says nothing about real copy tasks; "
-          "these rows measure what a verify step costs when drafts are mostly rejected.")
+    print("* random weights: the text is noise (often one token repeated), so acceptance and speedup say nothing "
+          "about real copy tasks; these rows show what verify steps cost on this shape.")
 print(f"prompts and raw reports: {out}")
 PY
