@@ -24,9 +24,12 @@ type PromptLookup struct {
 // Name is "ngram".
 func (PromptLookup) Name() string { return "ngram" }
 
-// Draft returns up to max tokens that followed the latest earlier
-// occurrence of seq's longest matching suffix n-gram, or nil when none
-// occurs. O(len(seq)·n) per call.
+// Draft returns up to max tokens that followed an earlier occurrence of
+// seq's longest matching suffix n-gram, or nil when none occurs: the
+// latest occurrence with max tokens after it, else the one with the most
+// (inside a run of repeats the latest occurrence overlaps the suffix and
+// leaves one token to propose; llama.cpp's lookup, which takes the
+// earliest, drafted 8 where this drafted 1). O(len(seq)·n) per call.
 func (p PromptLookup) Draft(_ context.Context, _ int, seq []int32, max int) []int32 {
 	hi, lo := p.MaxNgram, p.MinNgram
 	if hi <= 0 {
@@ -47,14 +50,21 @@ func (p PromptLookup) Draft(_ context.Context, _ int, seq []int32, max int) []in
 	}
 	for n := min(hi, L-1); n >= lo; n-- {
 		suffix := seq[L-n:]
-		for at := L - n - 1; at >= 0; at-- { // the latest occurrence ending before the suffix
+		var best []int32
+		for at := L - n - 1; at >= 0; at-- { // the latest occurrence with a whole draft after it
 			if !slices.Equal(seq[at:at+n], suffix) {
 				continue
 			}
 			follow := seq[at+n : min(at+n+max, L)]
-			if len(follow) > 0 {
-				return follow
+			if len(follow) > len(best) {
+				best = follow
 			}
+			if len(best) == max {
+				break
+			}
+		}
+		if len(best) > 0 {
+			return best
 		}
 	}
 	return nil

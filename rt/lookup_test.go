@@ -18,6 +18,8 @@ func TestPromptLookupDraft(t *testing.T) {
 		{"trigram, latest occurrence", PromptLookup{}, []int32{1, 2, 3, 9, 9, 1, 2, 3, 7, 8, 5, 1, 2, 3}, 3, []int32{7, 8, 5}},
 		{"falls back to a shorter n-gram", PromptLookup{}, []int32{4, 5, 6, 7, 1, 2, 5}, 2, []int32{6, 7}},
 		{"cut at the sequence's end", PromptLookup{}, []int32{1, 2, 3, 1, 2}, 8, []int32{3, 1, 2}},
+		{"inside a run: a whole draft", PromptLookup{}, []int32{9, 7, 7, 7, 7, 7, 7, 7}, 4, []int32{7, 7, 7, 7}},
+		{"latest whole draft wins", PromptLookup{}, []int32{1, 2, 3, 4, 1, 2, 5, 6, 9, 1, 2}, 2, []int32{5, 6}},
 		{"no occurrence", PromptLookup{}, []int32{1, 2, 3, 4}, 4, nil},
 		{"min n-gram 2 ignores a unigram match", PromptLookup{MinNgram: 2}, []int32{5, 6, 7, 1, 5}, 2, nil},
 		{"one token", PromptLookup{}, []int32{3}, 4, nil},

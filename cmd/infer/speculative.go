@@ -42,13 +42,21 @@ func parseSpeculative(kind string, draftMax int, device string) (*specFlags, err
 	return nil, fmt.Errorf("--speculative %q: unknown kind; give ngram (prompt lookup) or draft:PATH (a smaller model with the target's vocabulary)", kind)
 }
 
-// verifyBuckets are the verify entry points the target needs: one, for
-// a draft of draftMax tokens and the latest token.
+// verifyBuckets are the verify entry points the target needs: the
+// powers of two below draftMax+1 from 2, and draftMax+1 (a draft and the
+// latest token). A verify call costs what its bucket computes, padding
+// included, and on a CPU at 1B parameters and up the matmuls of 9 rows
+// cost several decode steps (compute, not memory, bound): a one-token
+// draft, prompt lookup's common case inside repeats, must not pay for 9.
 func (s *specFlags) verifyBuckets() []int64 {
 	if s == nil {
 		return nil
 	}
-	return []int64{int64(s.draftMax) + 1}
+	var out []int64
+	for b := int64(2); b < int64(s.draftMax)+1; b *= 2 {
+		out = append(out, b)
+	}
+	return append(out, int64(s.draftMax)+1)
 }
 
 // open returns the speculation for target and a function that releases
