@@ -58,12 +58,12 @@ func (d *ModelDrafter) draft(ctx context.Context, slot int, seq []int32, max int
 		common++ // at least the last token runs again: its logits choose the first draft token
 	}
 	from := d.m.ReusablePrefix(slot, common, len(seq))
-	logits, err := d.m.PrefillSlot(ctx, slot, seq[from:], from)
+	first, err := d.catchUp(ctx, slot, seq, from)
 	if err != nil {
 		return nil, err
 	}
 	held = append(held[:0], seq...)
-	out := []int32{Argmax(logits)}
+	out := []int32{first}
 	for len(out) < max {
 		next, err := d.m.DecodeGreedy(ctx, out[len(out)-1:], []int{len(held)}, []int{slot})
 		if err != nil {
@@ -74,4 +74,31 @@ func (d *ModelDrafter) draft(ctx context.Context, slot int, seq []int32, max int
 	}
 	d.held[slot] = held
 	return out, nil
+}
+
+// decodeCatchUp is the most tokens a draft model runs one decode step at a
+// time to catch up with its sequence: a prefill call computes its whole
+// bucket (16 tokens and up), padding included, and the usual catch-up is
+// the one to few tokens the target accepted since the last draft.
+const decodeCatchUp = 4
+
+// catchUp runs seq[from:] through the draft model in slot and returns its
+// greedy choice after the last of them: decode steps for a few tokens,
+// else a prefill.
+func (d *ModelDrafter) catchUp(ctx context.Context, slot int, seq []int32, from int) (int32, error) {
+	if len(seq)-from > decodeCatchUp {
+		logits, err := d.m.PrefillSlot(ctx, slot, seq[from:], from)
+		if err != nil {
+			return 0, err
+		}
+		return Argmax(logits), nil
+	}
+	var next []int32
+	for pos := from; pos < len(seq); pos++ {
+		var err error
+		if next, err = d.m.DecodeGreedy(ctx, seq[pos:pos+1], []int{pos}, []int{slot}); err != nil {
+			return 0, err
+		}
+	}
+	return next[0], nil
 }
