@@ -1036,16 +1036,22 @@ def mtp_layers(cfg, out):
     nextn tensors, with no HF name: archc must read the file without them
     (driver.Plan.Unread)."""
     layers, hidden = cfg["num_hidden_layers"], cfg["hidden_size"]
-    extra = []
     last = f"blk.{layers - 1}."
+    extra = []
     for k in range(cfg.get("num_nextn_predict_layers") or 0):
-        blk = f"blk.{layers + k}."
-        extra += [(blk + name[len(last):], None, data) for name, _, data in out if name.startswith(last)]
-        extra += [(blk + "nextn.eh_proj.weight", None, nextn_eh_proj(4242, k, (hidden, 2 * hidden))),
-                  (blk + "nextn.enorm.weight", None, np.ones(hidden, dtype=np.float32)),
-                  (blk + "nextn.hnorm.weight", None, np.ones(hidden, dtype=np.float32)),
-                  (blk + "nextn.shared_head_norm.weight", None, np.ones(hidden, dtype=np.float32))]
+        extra += nextn_block(out, last, f"blk.{layers + k}.", hidden, 4242, k)
     return extra
+
+
+def nextn_block(out, src, blk, hidden, seed, k):
+    """The tensors of one MTP (nextn) block blk: those of the layer whose
+    names start with src, renamed, and the nextn projection (random,
+    nextn_eh_proj(seed, k)) and norms (ones)."""
+    return ([(blk + name[len(src):], None, data) for name, _, data in out if name.startswith(src)] +
+            [(blk + "nextn.eh_proj.weight", None, nextn_eh_proj(seed, k, (hidden, 2 * hidden))),
+             (blk + "nextn.enorm.weight", None, np.ones(hidden, dtype=np.float32)),
+             (blk + "nextn.hnorm.weight", None, np.ones(hidden, dtype=np.float32)),
+             (blk + "nextn.shared_head_norm.weight", None, np.ones(hidden, dtype=np.float32))])
 
 
 # issue 18 (h-gguf2): the gated DeltaNet families (Qwen3NextModel,
@@ -1225,12 +1231,7 @@ def qwen_mtp_layers(cfg, out):
     full = f"blk.{max(i for i, t in enumerate(types) if t == 'full_attention')}."
     extra = []
     for j in range(qwen_mtp_count(cfg)):
-        blk = f"blk.{layers + j}."
-        extra += [(blk + name[len(full):], None, data) for name, _, data in out if name.startswith(full)]
-        extra += [(blk + "nextn.eh_proj.weight", None, nextn_eh_proj(4243, j, (hidden, 2 * hidden))),
-                  (blk + "nextn.enorm.weight", None, np.ones(hidden, dtype=np.float32)),
-                  (blk + "nextn.hnorm.weight", None, np.ones(hidden, dtype=np.float32)),
-                  (blk + "nextn.shared_head_norm.weight", None, np.ones(hidden, dtype=np.float32))]
+        extra += nextn_block(out, full, f"blk.{layers + j}.", hidden, 4243, j)
     return extra
 
 
