@@ -2,8 +2,11 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/rt"
 )
 
 // TestPredictionText: a chat request's prediction reads as a string or
@@ -30,5 +33,25 @@ func TestPredictionText(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %q, %v; want %q", tc.body, got, err, tc.want)
 		}
+	}
+}
+
+// TestSpeculativeField: "speculative" false turns speculation off for the
+// request; true on a server whose model has no verify entry points is a
+// 400 naming the field, and is taken on one that has them.
+func TestSpeculativeField(t *testing.T) {
+	s := &Server{}
+	plain := &rt.Model{Program: &rt.Program{MaxLen: 64}, Vocab: 100}
+	spec := &rt.Model{Program: &rt.Program{MaxLen: 64, VerifyBuckets: []int64{9}}, Vocab: 100}
+	yes, no := true, false
+	if req, _, err := s.options(spec, nil, sampling{Speculative: &no}, 4, 16); err != nil || !req.NoSpeculation {
+		t.Errorf("false: NoSpeculation %v, %v", req.NoSpeculation, err)
+	}
+	if req, _, err := s.options(spec, nil, sampling{Speculative: &yes}, 4, 16); err != nil || req.NoSpeculation {
+		t.Errorf("true on a speculating server: NoSpeculation %v, %v", req.NoSpeculation, err)
+	}
+	var ae *apiError
+	if _, _, err := s.options(plain, nil, sampling{Speculative: &yes}, 4, 16); !errors.As(err, &ae) || ae.Param != "speculative" || !strings.Contains(ae.Message, "--speculative") {
+		t.Errorf("true on a plain server: %v, want a 400 naming speculative and the flag", err)
 	}
 }
