@@ -65,6 +65,10 @@ type Plan struct {
 	// layers), left out of its packed weights (ggufmap.Model.Keep; set by
 	// CheckWeights).
 	Unread []string
+	// Encoders are the module's encoder entry points (lower.Encoders: a
+	// vision-language family's image encoder), in the order of the
+	// prefill's extra arguments; nil for a text-only family.
+	Encoders []abi.Encoder
 }
 
 // PlanOptions chooses the family and static shapes.
@@ -231,11 +235,18 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	fam, cfg := res.family, res.config
-	g, err := dsl.Build(fam.File, cfg, lower.Registry{})
+	encoders, err := buildEncoders(fam, raw, source)
+	if err != nil {
+		return nil, err
+	}
+	g, err := dsl.Build(fam.File, cfg, lower.Registry{}, encoders...)
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), States: lower.StateTable(g, lower.Options{})}
+	if p.Encoders, err = lower.Encoders(g); err != nil {
+		return nil, err
+	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() && gm == nil {
 		p.Dir = path
 	}

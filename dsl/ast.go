@@ -20,6 +20,10 @@ type File struct {
 	Extends string  `parser:"( 'extends' @Ident )?"`
 	Items   []*Item `parser:"'{' @@* '}'"`
 
+	// encoder is set on the file EncoderFile makes of an encoder's body:
+	// its input is the graph's input and its name the output's.
+	encoder *Encoder
+
 	// supers maps a family of the extends chain to the blocks its parent
 	// resolves to: what `super.NAME(...)` calls inside that family's blocks
 	// (filled by Resolve; nil for a file without extends).
@@ -28,15 +32,47 @@ type File struct {
 
 // Item is one top-level entry of an arch body.
 type Item struct {
+	Pos     lexer.Position
+	EndPos  lexer.Position
+	Match   *Match   `parser:"@@"`
+	Config  *Config  `parser:"| @@"`
+	Block   *Block   `parser:"| @@"`
+	Module  *Module  `parser:"| @@"`
+	Loop    *Loop    `parser:"| @@"`
+	GGUF    *GGUF    `parser:"| @@"`
+	Encoder *Encoder `parser:"| @@"`
+	Stmt    *Stmt    `parser:"| @@"`
+}
+
+// Encoder declares a second graph beside the decoder: an image encoder and
+// its projector (a vision-language family's vision tower), DESIGN §4.
+//
+//	encoder image(pixels: [3, image_size, image_size]) in vision_config {
+//	  config { hidden_size: int  ... }
+//	  block ... module ...
+//	  x = ...pixels...
+//	  for i in range(num_hidden_layers) scope model.vision_model.encoder.layers.{i} { ... }
+//	  image = ...   # the output: [1, tokens, width], bound to the encoder's name
+//	}
+//
+// Its body is an arch body of its own: config fields (bound from
+// config.json's KEY object, vision_config, with the top level's fields
+// filling what KEY lacks: Idefics3Config's scale_factor), blocks and
+// modules (its own, apart from the decoder's), statements and at most one
+// layer loop. Its input is one image tile, [1, C, H, W] f32, the shape
+// given after the input's name evaluated over the encoder's config; its
+// output is the binding named like the encoder, [1, N, width]: N rows that
+// the decoder reads, in order, at its image-placeholder positions. The
+// decoder sees the encoder's name as a graph input beside tokens,
+// [batch, seq, width] (see primitive masked_scatter).
+type Encoder struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	Match  *Match  `parser:"@@"`
-	Config *Config `parser:"| @@"`
-	Block  *Block  `parser:"| @@"`
-	Module *Module `parser:"| @@"`
-	Loop   *Loop   `parser:"| @@"`
-	GGUF   *GGUF   `parser:"| @@"`
-	Stmt   *Stmt   `parser:"| @@"`
+	Name   string  `parser:"'encoder' @Ident"`
+	Input  string  `parser:"'(' @Ident ':'"`
+	Shape  []*Expr `parser:"'[' @@ ( ',' @@ )* ']' ')'"`
+	Key    string  `parser:"( 'in' @Ident )?"`
+	Items  []*Item `parser:"'{' @@* '}'"`
 }
 
 // Match selects the configs the family handles: `match model_type "a", "b" [if EXPR]`.

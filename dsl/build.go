@@ -19,6 +19,9 @@ type builder struct {
 	path  []string // enclosing block calls, outermost first
 	depth int
 	seen  map[string]ir.Weight
+	// inputs are the graph's inputs by name: tokens and each encoder's
+	// output (a decoder), or the pixels (an encoder).
+	inputs map[string]*ir.Node
 }
 
 // Build evaluates a checked file's dataflow against an evaluated config (see
@@ -30,38 +33,48 @@ type builder struct {
 // parent's file) also names the family and its file, since the family's
 // config led there: `llama.arch:38:28: heads: ... (building arch qwen3 of
 // qwen3.arch, which inherits this code)`.
-func Build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
-	g, err := build(f, cfg, reg)
+//
+// A family with encoders (Encoders) takes each one's graph, built first
+// by BuildEncoder; the decoder reads it as a graph input named like the
+// encoder, [batch, seq, width], and the graph keeps it in Encoders.
+func Build(f *File, cfg map[string]any, reg ir.Registry, encoders ...*ir.Graph) (*ir.Graph, error) {
+	g, err := build(f, cfg, reg, encoders)
 	if e, ok := err.(*Error); ok && e.Pos.Filename != f.Pos.Filename && f.Pos.Filename != "" {
 		return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("%s (building arch %s of %s, which inherits this code)", e.Msg, f.Name, f.Pos.Filename)}
 	}
 	return g, err
 }
 
-func build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
-	b := &builder{
-		g:     &ir.Graph{Arch: f.Name, File: f.Pos.Filename},
-		reg:   reg,
-		bs:    newBlockSet(f, reg),
-		layer: -1,
-		seen:  map[string]ir.Weight{},
-	}
+func build(f *File, cfg map[string]any, reg ir.Registry, encoders []*ir.Graph) (*ir.Graph, error) {
+	b := newBuilder(f, reg)
 	tok := &ir.Node{Prim: "tokens", Type: ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq}, DType: ir.I32}, Layer: -1, Site: -1, Name: "tokens", Pos: f.Pos}
 	b.g.Tokens = tok
 	b.g.Nodes = append(b.g.Nodes, tok)
-	s := &scope{cfg: cfg, locals: map[string]any{}, b: b}
+	b.inputs["tokens"] = tok
 	for _, it := range f.Items {
-		switch {
-		case it.Stmt != nil:
-			if err := s.stmt(it.Stmt); err != nil {
-				return nil, err
-			}
-		case it.Loop != nil:
-			if err := s.forLoop(it.Loop); err != nil {
-				return nil, err
-			}
-			b.g.HeadStart = len(b.g.Nodes)
+		e := it.Encoder
+		if e == nil {
+			continue
 		}
+		var eg *ir.Graph
+		for _, g := range encoders {
+			if g.Encoder == e.Name {
+				eg = g
+			}
+		}
+		if eg == nil {
+			return nil, errorf(e.Pos, "arch %s declares encoder %s, but its graph was not built (dsl.BuildEncoder, with the config of %s)", f.Name, e.Name, orTop(e.Key))
+		}
+		width := eg.Logits.Type.Shape[2]
+		in := &ir.Node{ID: len(b.g.Nodes), Prim: "encoded", Type: ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, width}, DType: ir.F32}, Layer: -1, Site: -1, Name: e.Name, Pos: e.Pos}
+		b.g.Nodes = append(b.g.Nodes, in)
+		b.g.Inputs = append(b.g.Inputs, in)
+		b.g.Encoders = append(b.g.Encoders, eg)
+		b.inputs[e.Name] = in
+	}
+	s := &scope{cfg: cfg, locals: map[string]any{}, b: b}
+	if err := s.dataflow(f); err != nil {
+		return nil, err
 	}
 	lv, bound := s.locals["logits"]
 	if !bound {
@@ -75,7 +88,109 @@ func build(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
 		return nil, errorf(logits.Pos, "logits must be [batch, seq, vocab], got %s", t)
 	}
 	b.g.Logits = logits
+	for _, e := range b.g.Encoders { // the module holds them all: Weights lists them all
+		for _, w := range e.Weights {
+			if prev, ok := b.seen[w.Name]; ok {
+				if fmt.Sprint(prev.Shape) != fmt.Sprint(w.Shape) {
+					return nil, errorf(w.Pos, "weight %s used with shape %v here but %v at %s", w.Name, w.Shape, prev.Shape, prev.Pos)
+				}
+				continue
+			}
+			b.seen[w.Name] = w
+			b.g.Weights = append(b.g.Weights, w)
+		}
+	}
 	return b.g, nil
+}
+
+func newBuilder(f *File, reg ir.Registry) *builder {
+	return &builder{
+		g:      &ir.Graph{Arch: f.Name, File: f.Pos.Filename},
+		reg:    reg,
+		bs:     newBlockSet(f, reg),
+		layer:  -1,
+		seen:   map[string]ir.Weight{},
+		inputs: map[string]*ir.Node{},
+	}
+}
+
+// dataflow evaluates a file's top-level statements and its layer loop, in
+// order; HeadStart is set after the loop.
+func (s *scope) dataflow(f *File) error {
+	for _, it := range f.Items {
+		switch {
+		case it.Stmt != nil:
+			if err := s.stmt(it.Stmt); err != nil {
+				return err
+			}
+		case it.Loop != nil:
+			if err := s.forLoop(it.Loop); err != nil {
+				return err
+			}
+			s.b.g.HeadStart = len(s.b.g.Nodes)
+		}
+	}
+	return nil
+}
+
+// BuildEncoder builds an encoder's graph (a file of Encoders) against its
+// evaluated config (EvalConfig over the object the encoder binds, see
+// EncoderConfig): its input, one image tile [1, C, H, W] f32 (the shape
+// its declaration gives, over that config), in Tokens; its output, the
+// binding named like the encoder, [1, N, width] f32, in Logits; Encoder
+// is the encoder's name. Errors carry .arch positions: a shape that is not
+// positive ints, an output never bound or of another rank.
+func BuildEncoder(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
+	e := f.encoder
+	if e == nil {
+		return nil, errorf(f.Pos, "BuildEncoder: arch %s is not an encoder (see Encoders)", f.Name)
+	}
+	shape := ir.Shape{1}
+	cs := &scope{cfg: cfg}
+	for _, x := range e.Shape {
+		v, err := cs.expr(x)
+		if err != nil {
+			return nil, err
+		}
+		d, ok := v.(int64)
+		if !ok || d <= 0 {
+			return nil, errorf(x.Pos, "encoder %s: input dimensions must be positive ints, got %s", e.Name, show(v))
+		}
+		shape = append(shape, ir.Dim(d))
+	}
+	b := newBuilder(f, reg)
+	b.g.Encoder = e.Name
+	in := &ir.Node{Prim: "pixels", Type: ir.Type{Shape: shape, DType: ir.F32}, Layer: -1, Site: -1, Name: e.Input, Pos: e.Pos}
+	b.g.Tokens = in
+	b.g.Nodes = append(b.g.Nodes, in)
+	b.inputs[e.Input] = in
+	s := &scope{cfg: cfg, locals: map[string]any{}, b: b}
+	if err := s.dataflow(f); err != nil {
+		return nil, err
+	}
+	ov, bound := s.locals[e.Name]
+	if !bound {
+		return nil, errorf(e.Pos, "encoder %s never binds %s, its output", e.Name, e.Name)
+	}
+	out, ok := ov.(*ir.Node)
+	if !ok {
+		return nil, errorf(e.Pos, "encoder %s's output must be a tensor, got %s %s", e.Name, typeName(ov), show(ov))
+	}
+	if t := out.Type; len(t.Shape) != 3 || t.Shape[0] != 1 || t.DType != ir.F32 {
+		return nil, errorf(out.Pos, "encoder %s's output must be [1, tokens, width] f32 (one tile's rows), got %s", e.Name, t)
+	}
+	if b.g.HeadStart == 0 {
+		b.g.HeadStart = len(b.g.Nodes)
+	}
+	b.g.Logits = out
+	return b.g, nil
+}
+
+func orTop(key string) string {
+	if key == "" {
+		return "config.json's top level"
+	}
+	return key
 }
 
 func (s *scope) stmt(st *Stmt) error {

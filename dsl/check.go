@@ -22,7 +22,8 @@ import (
 // config-time values can stand, and the reverse.
 func Check(f *File, reg ir.Registry) []*Error {
 	c := &checker{reg: reg, bs: newBlockSet(f, reg), fields: map[string]bool{}, allFields: map[string]bool{},
-		loopVars: map[string]bool{}, locals: map[string]bool{"tokens": true}}
+		loopVars: map[string]bool{}, inputs: f.inputs()}
+	c.locals = c.inputSet()
 	own := map[*Block]bool{}
 	blocks := map[string]bool{}
 	sections := 0
@@ -120,14 +121,27 @@ func Check(f *File, reg ir.Registry) []*Error {
 	}
 	c.recursion()
 	c.kinds(f)
-	if !matched && f.Extends == "" {
-		c.errf(f.Pos, "arch %s has no match clause; add `match model_type \"...\"`", f.Name)
-	}
-	if !c.locals["logits"] {
-		c.errf(f.Pos, "arch %s never binds logits", f.Name)
-	}
-	if len(c.loopVars) == 0 {
-		c.errf(f.Pos, "arch %s has no decoder-layer loop; add one: `for i in range(num_hidden_layers) scope model.layers.{i} { ... }`", f.Name)
+	switch {
+	case f.encoder != nil:
+		for _, x := range f.encoder.Shape {
+			c.cfgExpr(x, c.allFields)
+		}
+		if !c.locals[f.output()] {
+			c.errf(f.Pos, "encoder %s never binds %s, its output ([1, tokens, width])", f.output(), f.output())
+		}
+	default:
+		if !matched && f.Extends == "" {
+			c.errf(f.Pos, "arch %s has no match clause; add `match model_type \"...\"`", f.Name)
+		}
+		if !c.locals["logits"] {
+			c.errf(f.Pos, "arch %s never binds logits", f.Name)
+		}
+		if len(c.loopVars) == 0 {
+			c.errf(f.Pos, "arch %s has no decoder-layer loop; add one: `for i in range(num_hidden_layers) scope model.layers.{i} { ... }`", f.Name)
+		}
+		for _, ef := range Encoders(f) {
+			c.errs = append(c.errs, Check(ef, reg)...)
+		}
 	}
 	sort.SliceStable(c.errs, func(i, j int) bool {
 		a, b := c.errs[i].Pos, c.errs[j].Pos
@@ -215,11 +229,21 @@ type checker struct {
 	fields    map[string]bool // config fields declared so far (defaults see only these)
 	allFields map[string]bool // every config field
 	loopVars  map[string]bool // the layer loops' variables, which blocks may read
-	locals    map[string]bool // bindings in scope: statements, block parameters, tokens
+	locals    map[string]bool // bindings in scope: statements, block parameters, the graph's inputs
+	inputs    []string        // the graph's inputs (File.inputs): tokens, an encoder's output, or an encoder's pixels
 	loopVar   string          // the loop variable, inside a loop body
 	in        *Block          // the block being checked, nil outside blocks
 	inModule  bool            // checking a module declaration, which may read the loop variable
 	errs      []*Error
+}
+
+// inputSet is a fresh scope holding the graph's inputs.
+func (c *checker) inputSet() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range c.inputs {
+		m[n] = true
+	}
+	return m
 }
 
 func (c *checker) errf(pos lexer.Position, format string, args ...any) {
@@ -228,7 +252,7 @@ func (c *checker) errf(pos lexer.Position, format string, args ...any) {
 
 func (c *checker) block(b *Block) {
 	outer := c.locals
-	c.locals = map[string]bool{"tokens": true}
+	c.locals = c.inputSet()
 	for _, p := range b.Params {
 		c.locals[p] = true
 	}

@@ -585,8 +585,8 @@ func (s *scope) path(p *Path, w bool) (any, error) {
 	if s.b == nil {
 		return nil, errorf(p.Pos, "unknown name %q in a config expression", segText(head))
 	}
-	if head.Name == "tokens" && len(p.Segs) == 1 {
-		return s.b.g.Tokens, nil
+	if in, ok := s.b.inputs[head.Name]; ok && len(p.Segs) == 1 {
+		return in, nil
 	}
 	if !w {
 		return nil, s.b.bs.unknownName(p, s.known())
@@ -596,7 +596,12 @@ func (s *scope) path(p *Path, w bool) (any, error) {
 
 // known lists the names in scope, for did-you-mean hints.
 func (s *scope) known() []string {
-	out := []string{"tokens"}
+	var out []string
+	if s.b != nil {
+		for n := range s.b.inputs {
+			out = append(out, n)
+		}
+	}
 	for n := range s.locals {
 		out = append(out, n)
 	}

@@ -19,6 +19,8 @@ package dsl
 //     replaced by a child entry of the same key (a field or let by name, a
 //     tensor row by its GGUF name, a transform by its pattern), then the
 //     child's new entries;
+//   - encoders: the parent's, each replaced whole by a child encoder of the
+//     same name, then the child's new ones;
 //   - dataflow (top-level statements and the layer loop): the child's if it
 //     has any, else the parent's.
 //
@@ -181,6 +183,7 @@ func merge(base, child *File) *File {
 	if g := mergeGGUF(ggufSection(base), ggufSection(child)); g != nil {
 		items = append(items, &Item{Pos: g.Pos, GGUF: g})
 	}
+	items = append(items, mergeEncoders(base, child)...)
 	// Dataflow.
 	flow := dataflow(child)
 	if len(flow) == 0 {

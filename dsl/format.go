@@ -363,6 +363,22 @@ func (p *printer) item(it *Item, indent int) {
 			from = g.Cond.EndPos.Offset
 		}
 		p.body(p.opening(from), g.EndPos, indent, len(g.Entries), func(i int) { p.ggufEntry(g.Entries[i], indent+2) })
+	case it.Encoder != nil:
+		e := it.Encoder
+		p.begin(e.Pos, indent, "", atEntry)
+		p.put("encoder " + e.Name + "(" + e.Input + ": [")
+		for i, x := range e.Shape {
+			if i > 0 {
+				p.put(", ")
+			}
+			p.expr(x)
+		}
+		p.put("])")
+		from := e.Shape[len(e.Shape)-1].EndPos.Offset
+		if e.Key != "" {
+			p.put(" in " + e.Key)
+		}
+		p.body(p.opening(from), e.EndPos, indent, len(e.Items), func(i int) { p.item(e.Items[i], indent+2) })
 	case it.Stmt != nil:
 		p.stmt(it.Stmt, indent)
 	}

@@ -58,19 +58,44 @@ func Parse(filename string, src []byte) (*File, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", filename, err)
 	}
-	for _, it := range f.Items {
+	if err := annotate(f.Name, f.Items, false); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// annotate marks each block with the family that wrote it and checks the
+// config field types, in an arch body or an encoder's; an encoder holds
+// no match clause, gguf section or encoder of its own.
+func annotate(family string, items []*Item, inEncoder bool) error {
+	for _, it := range items {
 		if it.Block != nil {
-			it.Block.family = f.Name
+			it.Block.family = family
 		}
 		if it.Config != nil {
 			for _, fd := range it.Config.Fields {
 				if !slices.Contains(configTypes, fd.Type.Name) {
-					return nil, errorf(fd.Type.Pos, "unknown type %q (types: %s%s)", fd.Type.Name, strings.Join(configTypes, ", "), typeHint(fd.Type.Name))
+					return errorf(fd.Type.Pos, "unknown type %q (types: %s%s)", fd.Type.Name, strings.Join(configTypes, ", "), typeHint(fd.Type.Name))
 				}
 			}
 		}
+		if inEncoder {
+			switch {
+			case it.Match != nil:
+				return errorf(it.Pos, "a match clause inside an encoder; the family's match clauses go at the top of its arch body")
+			case it.GGUF != nil:
+				return errorf(it.Pos, "a gguf section inside an encoder; the family has one gguf section, in its arch body")
+			case it.Encoder != nil:
+				return errorf(it.Pos, "an encoder inside an encoder; declare each encoder in the arch body")
+			}
+		}
+		if it.Encoder != nil {
+			if err := annotate(family, it.Encoder.Items, true); err != nil {
+				return err
+			}
+		}
 	}
-	return f, nil
+	return nil
 }
 
 // typeHint is `; did you mean T?` for the config type closest to name

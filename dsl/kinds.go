@@ -16,6 +16,15 @@ import (
 // on, and a block call the kind of its return expression. Anything else is
 // unknown and never an error here. The messages are Build's.
 
+// inputKinds is a fresh scope holding the graph's inputs, tensors all.
+func (c *checker) inputKinds() map[string]kind {
+	m := map[string]kind{}
+	for _, n := range c.inputs {
+		m[n] = tensorKind
+	}
+	return m
+}
+
 // kind is what the checker knows about a value.
 type kind int
 
@@ -94,7 +103,7 @@ func (k *kinder) errf(pos lexer.Position, format string, args ...any) {
 
 func (k *kinder) walkFile(f *File, blocks []*Block) {
 	k.results, k.active = map[*Block]kind{}, map[*Block]bool{}
-	top := &kscope{locals: map[string]kind{"tokens": tensorKind}}
+	top := &kscope{locals: k.c.inputKinds()}
 	for _, it := range f.Items {
 		switch {
 		case it.Stmt != nil:
@@ -125,7 +134,7 @@ func (k *kinder) block(b *Block) kind {
 		return unknownKind
 	}
 	k.active[b] = true
-	s := &kscope{locals: map[string]kind{"tokens": tensorKind}, in: b}
+	s := &kscope{locals: k.c.inputKinds(), in: b}
 	for j, p := range b.Params {
 		s.locals[p] = k.params[b][j]
 	}

@@ -17,6 +17,7 @@ type Node interface{ astNode() }
 
 func (*File) astNode()          {}
 func (*Item) astNode()          {}
+func (*Encoder) astNode()       {}
 func (*Match) astNode()         {}
 func (*Nest) astNode()          {}
 func (*Config) astNode()        {}
@@ -93,7 +94,13 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 		sub(n.Module, false)
 		sub(n.Loop, false)
 		sub(n.GGUF, false)
+		sub(n.Encoder, false)
 		sub(n.Stmt, false)
+	case *Encoder:
+		exprs(n.Shape)
+		for _, it := range n.Items {
+			sub(it, false)
+		}
 	case *Match:
 		sub(n.Nest, false)
 		sub(n.Cond, false)

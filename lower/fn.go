@@ -54,6 +54,9 @@ func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codege
 func (f *fn) run(tokens codegen.Value) codegen.Value {
 	f.vals[f.g.Tokens] = tokens
 	for _, n := range f.g.Nodes[1:] {
+		if n.Prim == "encoded" { // an encoder's rows: a prefill's argument, none elsewhere (masked_scatter)
+			continue
+		}
 		if n.ID >= f.g.HeadStart && !f.inHead {
 			f.inHead = true
 			if !f.allRows {

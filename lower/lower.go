@@ -4,7 +4,7 @@
 //
 // The module's interface, which package rt relies on:
 //
-//	prefill_S(tokens: [1, S] i32, slot: i32, start: i32, len: i32, total: i32) -> logits [1, vocab] f32
+//	prefill_S(tokens: [1, S] i32, slot: i32, start: i32, len: i32, total: i32[, <encoder>: [1, S, width] f32 ...]) -> logits [1, vocab] f32
 //	    runs S tokens of one sequence, held in KV-cache slot `slot`, at
 //	    positions start..start+S-1 (tokens past len are padding; start+S
 //	    <= max_len), writes their keys and values into the cache and
@@ -13,6 +13,13 @@
 //	    prompt's last chunk ends there): a length-dependent RoPE (LongRoPE,
 //	    dynamic NTK) chooses its table by max(total, start+len), as HF
 //	    does for a prompt run in one forward call.
+//	    A family with encoders (ir.Graph.Encoders) takes one more argument
+//	    per encoder: its rows placed at the chunk's positions, which the
+//	    graph's masked_scatter reads where its mask holds.
+//	encode_<name>(pixels: [1, C, H, W] f32) -> [N, width] f32
+//	    (a family with encoders) one image tile through encoder <name>
+//	    (abi.EncodeName): the rows a prefill takes at the tile's
+//	    placeholder positions. An encoder holds no state.
 //	decode_B(tokens: [B] i32, pos: [B] i32, slot: [B] i32) -> logits [B, vocab] f32
 //	    runs one token for each of B sequences, sequence b in cache slot
 //	    slot[b] at its own position pos[b] (continuous batching: slots and
@@ -162,6 +169,11 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 			return nil, err
 		}
 	}
+	for _, e := range g.Encoders {
+		if err := lowerEncoder(m, e, opts, globals); err != nil {
+			return nil, err
+		}
+	}
 	for _, k := range opts.VerifyBuckets {
 		if err := lowerVerify(m, g, opts, globals, cache, k); err != nil {
 			return nil, err
@@ -218,9 +230,16 @@ func PrefillName(s int64) string { return abi.PrefillName(s) }
 func DecodeName(b int64) string { return abi.DecodeName(b) }
 
 func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, s int64) error {
-	fn := m.NewFunc(PrefillName(s), codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
+	args := []codegen.Type{codegen.T("i32", 1, s), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"), codegen.T("i32")}
+	for _, in := range g.Inputs {
+		args = append(args, codegen.T("f32", 1, s, int64(in.Type.Shape[2])))
+	}
+	fn := m.NewFunc(PrefillName(s), args...)
 	f := newFn(fn, g, opts, globals, cache, 1, s)
 	tokens, slot, start, length, total := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3], fn.Args[4]
+	for i, in := range g.Inputs {
+		f.vals[in] = fn.Args[5+i]
+	}
 	f.context = f.add(start, f.constI32(s))
 	f.slots = []codegen.Value{slot}
 	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, s), codegen.Attrs{codegen.A("iota_dimension", codegen.Int{V: 1, Type: "i64"})})

@@ -55,7 +55,10 @@ func (f *fn) gatherRows(n *ir.Node, ids codegen.Value) codegen.Value {
 // embedding_dim]) → [batch, seq, embedding_dim]: the learned absolute
 // position embedding of each token, weight[position] (GPT2Model's
 // wpe(position_ids), position_ids = cache position + arange(seq)). x (the
-// token ids) only gives the batch and seq. A position past num_positions
+// token ids) only gives the batch and seq. In an encoder, x [1, n, ...]
+// (one tile's rows) reads rows 0..n−1 (Idefics3VisionEmbeddings's
+// position_ids of a whole tile; SiglipVisionEmbeddings's
+// position_ids). A position past num_positions
 // (HF: an index error) reads the last row, as stablehlo.gather clamps.
 func inferPositionEmbedding(n *ir.Node, a *PositionEmbeddingAttrs) error {
 	num, dim := a.NumPositions, a.EmbeddingDim
@@ -63,14 +66,21 @@ func inferPositionEmbedding(n *ir.Node, a *PositionEmbeddingAttrs) error {
 		return fmt.Errorf("num_positions and embedding_dim must be positive, got %d and %d", num, dim)
 	}
 	x := n.Args[0].Type
-	if len(x.Shape) < 2 || x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq {
-		return fmt.Errorf("x must be [batch, seq, ...] (the token ids), got %s", x)
+	encoder := len(x.Shape) >= 2 && x.Shape[0] == 1 && x.Shape[1] > 0
+	if len(x.Shape) < 2 || !encoder && (x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq) {
+		return fmt.Errorf("x must be [batch, seq, ...] (the token ids) or an encoder's [1, n, ...], got %s", x)
+	}
+	if encoder && int64(x.Shape[1]) > num {
+		return fmt.Errorf("%d positions but the table holds %d", x.Shape[1], num)
 	}
 	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: []int64{num, dim}}}
-	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, ir.Dim(dim)}, DType: ir.F32}
+	n.Type = ir.Type{Shape: ir.Shape{x.Shape[0], x.Shape[1], ir.Dim(dim)}, DType: ir.F32}
 	return nil
 }
 
 func lowerPositionEmbedding(f *fn, n *ir.Node, _ *PositionEmbeddingAttrs) codegen.Value {
+	if x := n.Args[0].Type; x.Shape[1] > 0 { // an encoder's rows: positions 0..n−1
+		return f.gatherRows(n, f.iota(codegen.T("i32", 1, int64(x.Shape[1])), 1))
+	}
 	return f.gatherRows(n, f.positions)
 }

@@ -203,13 +203,14 @@ func lowerDivide(f *fn, n *ir.Node, a *DivideAttrs) codegen.Value {
 // them; see dsl's apply): comparisons giving an i1 mask, where, full_like,
 // clamp and small integer powers.
 
-// inferCompare: two f32 tensors of one shape → an i1 mask of that shape.
+// inferCompare: two f32 tensors of one shape, or two i32 tensors (token
+// ids: `ids == image_token_id`), → an i1 mask of that shape.
 func inferCompare(n *ir.Node) error {
 	if err := inferElementwise(n); err != nil {
 		return err
 	}
-	if n.Type.DType != ir.F32 {
-		return fmt.Errorf("compares f32 tensors, got %s", n.Type)
+	if n.Type.DType != ir.F32 && n.Type.DType != ir.I32 {
+		return fmt.Errorf("compares f32 or i32 tensors, got %s", n.Type)
 	}
 	n.Type = ir.Type{Shape: n.Type.Shape, DType: ir.Bool}
 	return nil
@@ -244,13 +245,25 @@ func lowerWhere(f *fn, n *ir.Node) codegen.Value {
 
 // inferFullLike: full_like(x, value) is an f32 tensor of x's shape (x may
 // be a mask), every element value rounded to f32, as torch promotes a
-// Python number operand of a tensor op.
-func inferFullLike(n *ir.Node, _ *FullLikeAttrs) error {
+// Python number operand of a tensor op; of an i32 x (token ids) and an
+// integral value, an i32 tensor, as torch compares an integer tensor
+// with a Python int.
+func inferFullLike(n *ir.Node, a *FullLikeAttrs) error {
+	if x := n.Args[0].Type; x.DType == ir.I32 {
+		if a.Value != math.Trunc(a.Value) || math.Abs(a.Value) > math.MaxInt32 {
+			return fmt.Errorf("an i32 tensor (token ids) compares with an int, got %v", a.Value)
+		}
+		n.Type = x
+		return nil
+	}
 	n.Type = ir.Type{Shape: n.Args[0].Type.Shape, DType: ir.F32}
 	return nil
 }
 
 func lowerFullLike(f *fn, n *ir.Node, a *FullLikeAttrs) codegen.Value {
+	if n.Type.DType == ir.I32 {
+		return f.broadcast(f.constI32(int64(a.Value)), f.arg(n, 0).Type)
+	}
 	return f.splat(a.Value, f.arg(n, 0).Type.WithElem("f32"))
 }
 

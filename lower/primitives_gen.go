@@ -11,7 +11,7 @@ import (
 var primitiveRows = []*primitive{
 	// embedding: out[b, s] = weight[ids[b, s]]
 	row("embedding", decodedEmbedding, lowerDecodedEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")),
-	// position_embedding: out[b, s] = weight[position of token (b, s)] (learned absolute positions)
+	// position_embedding: out[b, s] = weight[position of token (b, s)] (learned absolute positions); in an encoder, x [1, n, ...]: out[0, i] = weight[i]
 	row("position_embedding", decodedPositionEmbedding, lowerDecodedPositionEmbedding, false, tensor("x"), module("weight"), scalar("num_positions"), scalar("embedding_dim")),
 	// rms_norm: out = x · rsqrt(mean(x²) + eps) · w
 	row("rms_norm", decodedRmsNorm, lowerDecodedRmsNorm, false, tensor("x"), module("weight"), scalar("eps")),
@@ -81,7 +81,7 @@ var primitiveRows = []*primitive{
 	row("ne", inferCompare, lowerCompare("NE"), false, tensor("x"), tensor("y")),
 	// where: out = cond ? x : y, elementwise
 	row("where", inferWhere, lowerWhere, false, tensor("cond"), tensor("x"), tensor("y")),
-	// full_like: out = value everywhere (value rounded to f32)
+	// full_like: out = value everywhere (value rounded to f32, or exact in i32)
 	row("full_like", decodedFullLike, lowerDecodedFullLike, false, tensor("x"), scalar("value")),
 	// parameter: out = the stored tensor, an operand of tensor arithmetic
 	row("parameter", decodedParameter, lowerDecodedParameter, false, module("weight"), scalar("shape")),
@@ -111,6 +111,14 @@ var primitiveRows = []*primitive{
 	row("rms_norm_gated", decodedRmsNormGated, lowerDecodedRmsNormGated, false, tensor("x"), tensor("gate"), module("weight"), scalar("groups"), scalar("eps"), optional("norm_before_gate")),
 	// gated_delta_rule: q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b); S_t = exp(g_t) · S_{t-1}, S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
 	row("gated_delta_rule", decodedGatedDeltaRule, lowerDecodedGatedDeltaRule, false, tensor("q"), tensor("k"), tensor("v"), tensor("a"), tensor("b"), module("weight"), optional("chunk")),
+	// patch_embed: out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row
+	row("patch_embed", decodedPatchEmbed, lowerDecodedPatchEmbed, false, tensor("pixels"), module("weight"), scalar("patch"), scalar("out"), optional("bias")),
+	// bidirectional_attention: softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other)
+	row("bidirectional_attention", decodedBidirectionalAttention, lowerDecodedBidirectionalAttention, false, tensor("q"), tensor("k"), tensor("v"), optional("scale")),
+	// pixel_shuffle: the s×s grid of rows regrouped into (s/factor)² rows of factor² neighbours: x viewed [s, s/f, d·f], transposed to [s/f, s, d·f], viewed [s/f, s/f, d·f²], transposed back and flattened to [n/f², d·f²] (f = factor)
+	row("pixel_shuffle", decodedPixelShuffle, lowerDecodedPixelShuffle, false, tensor("x"), scalar("factor")),
+	// masked_scatter: out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)
+	row("masked_scatter", inferMaskedScatter, lowerMaskedScatter, false, tensor("x"), tensor("mask"), tensor("rows")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -131,8 +139,8 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
-		HF:        "GPT2Model's wpe(position_ids) (models/gpt2/modeling_gpt2.py), GPTBigCodeModel's wpe",
-		Math:      "out[b, s] = weight[position of token (b, s)] (learned absolute positions)",
+		HF:        "GPT2Model's wpe(position_ids) (models/gpt2/modeling_gpt2.py), GPTBigCodeModel's wpe; SiglipVisionEmbeddings.position_embedding (models/siglip/modeling_siglip.py), Idefics3VisionEmbeddings's for a whole tile",
+		Math:      "out[b, s] = weight[position of token (b, s)] (learned absolute positions); in an encoder, x [1, n, ...]: out[0, i] = weight[i]",
 		Name:      "position_embedding",
 		Shapes:    "x [batch, seq, ...] (the token ids: only its batch and seq are read) → [batch, seq, embedding_dim] f32; weight [num_positions, embedding_dim]",
 		Signature: "position_embedding(x, weight, num_positions, embedding_dim)",
@@ -735,7 +743,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "torch.eq",
 		Math:      "out = x == y (a mask)",
 		Name:      "eq",
-		Shapes:    "x, y (same shape) f32 → same shape i1",
+		Shapes:    "x, y (same shape) f32, or i32 (token ids) → same shape i1",
 		Signature: "eq(x, y)",
 		Types:     map[string]string{},
 	},
@@ -763,9 +771,9 @@ var primitiveDocs = []PrimitiveDoc{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
 		HF:        "torch.full_like; a Python number operand of a tensor op",
-		Math:      "out = value everywhere (value rounded to f32)",
+		Math:      "out = value everywhere (value rounded to f32, or exact in i32)",
 		Name:      "full_like",
-		Shapes:    "x → x's shape f32",
+		Shapes:    "x → x's shape f32; x i32 (token ids) → x's shape i32 (value an integer)",
 		Signature: "full_like(x, value)",
 		Types:     map[string]string{"value": "float"},
 	},
@@ -965,6 +973,58 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "q, k [batch, seq, k_heads, d_k]; v [batch, seq, v_heads, d_v], v_heads a multiple of k_heads; a, b [batch, seq, v_heads]; weight: <module>.A_log, <module>.dt_bias [v_heads] → [batch, seq, v_heads · d_v]; state: recurrent [v_heads, d_k, d_v] f32 per sequence",
 		Signature: "gated_delta_rule(q, k, v, a, b, weight, chunk:)",
 		Types:     map[string]string{"chunk": "int"},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "true: also reads <module>.bias [out] and adds it (nn.Conv2d's default)",
+			Name:    "bias",
+		}},
+		Cache:     false,
+		HF:        "SiglipVisionEmbeddings.patch_embedding (nn.Conv2d, kernel_size = stride = patch_size, padding \"valid\") then flatten(2).transpose(1, 2) (models/siglip/modeling_siglip.py; Idefics3VisionEmbeddings, models/idefics3/modeling_idefics3.py)",
+		Math:      "out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row",
+		Name:      "patch_embed",
+		Shapes:    "pixels [1, C, H, W] f32, H and W multiples of patch → [1, (H/patch)·(W/patch), out]; weight [out, C, patch, patch], bias [out] (bias: true)",
+		Signature: "patch_embed(pixels, weight, patch, out, bias:)",
+		Types: map[string]string{
+			"bias":  "bool",
+			"out":   "int",
+			"patch": "int",
+		},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "head_dim ** -0.5",
+			Doc:     "the factor on q · kᵀ",
+			Name:    "scale",
+		}},
+		Cache:     false,
+		HF:        "SiglipAttention / Idefics3VisionAttention (is_causal False) through eager_attention_forward without an attention mask (models/siglip/modeling_siglip.py)",
+		Math:      "softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other)",
+		Name:      "bidirectional_attention",
+		Shapes:    "q, k, v [batch, n, heads, d], concrete n → [batch, n, heads·d]",
+		Signature: "bidirectional_attention(q, k, v, scale:)",
+		Types:     map[string]string{"scale": "float"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "Idefics3Connector.pixel_shuffle (models/idefics3/modeling_idefics3.py); SmolVLMConnector.pixel_shuffle",
+		Math:      "the s×s grid of rows regrouped into (s/factor)² rows of factor² neighbours: x viewed [s, s/f, d·f], transposed to [s/f, s, d·f], viewed [s/f, s/f, d·f²], transposed back and flattened to [n/f², d·f²] (f = factor)",
+		Name:      "pixel_shuffle",
+		Shapes:    "x [1, n, d], n = s², s a multiple of factor → [1, n / factor², d · factor²]",
+		Signature: "pixel_shuffle(x, factor)",
+		Types:     map[string]string{"factor": "int"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "inputs_embeds.masked_scatter(image_mask, image_features) in Idefics3Model.inputs_merger, LlavaModel.forward, Gemma3Model.forward",
+		Math:      "out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)",
+		Name:      "masked_scatter",
+		Shapes:    "x [batch, seq, d] f32, mask [batch, seq] i1, rows [batch, seq, d] f32 (an encoder's output as the decoder reads it) → [batch, seq, d]",
+		Signature: "masked_scatter(x, mask, rows)",
+		Types:     map[string]string{},
 	},
 }
 
@@ -1888,6 +1948,65 @@ func decodeGatedDeltaRuleAttrs(n *ir.Node) (*GatedDeltaRuleAttrs, error) {
 	return a, nil
 }
 
+// PatchEmbedAttrs are the attributes of patch_embed, decoded and checked once by decodePatchEmbedAttrs when the IR builder runs the shape rule.
+type PatchEmbedAttrs struct {
+	Patch int64 // patch
+	Out   int64 // out
+	Bias  bool  // bias: true: also reads <module>.bias [out] and adds it (nn.Conv2d's default)
+}
+
+// decodePatchEmbedAttrs reads n.Attrs (the evaluated arguments) into PatchEmbedAttrs; an error names the attribute and what it must be.
+func decodePatchEmbedAttrs(n *ir.Node) (*PatchEmbedAttrs, error) {
+	a := &PatchEmbedAttrs{}
+	var err error
+	if a.Patch, err = decodeInt("patch", n.Attrs["patch"]); err != nil {
+		return nil, err
+	}
+	if a.Out, err = decodeInt("out", n.Attrs["out"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["bias"]; v != nil {
+		if a.Bias, err = decodeBool("bias", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// BidirectionalAttentionAttrs are the attributes of bidirectional_attention, decoded and checked once by decodeBidirectionalAttentionAttrs when the IR builder runs the shape rule.
+type BidirectionalAttentionAttrs struct {
+	Scale *float64 // scale: the factor on q · kᵀ
+}
+
+// decodeBidirectionalAttentionAttrs reads n.Attrs (the evaluated arguments) into BidirectionalAttentionAttrs; an error names the attribute and what it must be.
+func decodeBidirectionalAttentionAttrs(n *ir.Node) (*BidirectionalAttentionAttrs, error) {
+	a := &BidirectionalAttentionAttrs{}
+	var err error
+	if v := n.Attrs["scale"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("scale", v); err != nil {
+			return nil, err
+		}
+		a.Scale = &x
+	}
+	return a, nil
+}
+
+// PixelShuffleAttrs are the attributes of pixel_shuffle, decoded and checked once by decodePixelShuffleAttrs when the IR builder runs the shape rule.
+type PixelShuffleAttrs struct {
+	Factor int64 // factor
+}
+
+// decodePixelShuffleAttrs reads n.Attrs (the evaluated arguments) into PixelShuffleAttrs; an error names the attribute and what it must be.
+func decodePixelShuffleAttrs(n *ir.Node) (*PixelShuffleAttrs, error) {
+	a := &PixelShuffleAttrs{}
+	var err error
+	if a.Factor, err = decodeInt("factor", n.Attrs["factor"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
 func decodedEmbedding(n *ir.Node) error {
 	a, err := decodeEmbeddingAttrs(n)
@@ -2456,4 +2575,61 @@ func lowerDecodedGatedDeltaRule(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerGatedDeltaRule(f, n, a)
+}
+
+// decodedPatchEmbed is patch_embed's shape rule: it decodes the attributes once (decodePatchEmbedAttrs), keeps them on the node and runs inferPatchEmbed.
+func decodedPatchEmbed(n *ir.Node) error {
+	a, err := decodePatchEmbedAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferPatchEmbed(n, a)
+}
+
+// lowerDecodedPatchEmbed is patch_embed's lowering: lowerPatchEmbed with the attributes the shape rule decoded.
+func lowerDecodedPatchEmbed(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*PatchEmbedAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerPatchEmbed(f, n, a)
+}
+
+// decodedBidirectionalAttention is bidirectional_attention's shape rule: it decodes the attributes once (decodeBidirectionalAttentionAttrs), keeps them on the node and runs inferBidirectionalAttention.
+func decodedBidirectionalAttention(n *ir.Node) error {
+	a, err := decodeBidirectionalAttentionAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferBidirectionalAttention(n, a)
+}
+
+// lowerDecodedBidirectionalAttention is bidirectional_attention's lowering: lowerBidirectionalAttention with the attributes the shape rule decoded.
+func lowerDecodedBidirectionalAttention(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*BidirectionalAttentionAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerBidirectionalAttention(f, n, a)
+}
+
+// decodedPixelShuffle is pixel_shuffle's shape rule: it decodes the attributes once (decodePixelShuffleAttrs), keeps them on the node and runs inferPixelShuffle.
+func decodedPixelShuffle(n *ir.Node) error {
+	a, err := decodePixelShuffleAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferPixelShuffle(n, a)
+}
+
+// lowerDecodedPixelShuffle is pixel_shuffle's lowering: lowerPixelShuffle with the attributes the shape rule decoded.
+func lowerDecodedPixelShuffle(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*PixelShuffleAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerPixelShuffle(f, n, a)
 }

@@ -71,6 +71,7 @@ type tensorSpec struct {
 	Name  string `json:"name"`
 	DType string `json:"dtype"`
 	Shape []any  `json:"shape"`
+	Node  string `json:"node"` // an argument's IR node kind when not a plain input ("encoded": an encoder's rows)
 }
 
 // primCase is one loaded case.
@@ -216,7 +217,11 @@ func (c *primCase) primNode() (*primitive, *ir.Graph, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("arg %s: %v", a.Name, err)
 		}
-		in := &ir.Node{ID: len(g.Nodes), Prim: "input", Type: ir.Type{Shape: sh, DType: ir.DType(a.DType)}, Layer: -1, Site: -1, Name: a.Name}
+		prim := "input"
+		if a.Node != "" {
+			prim = a.Node
+		}
+		in := &ir.Node{ID: len(g.Nodes), Prim: prim, Type: ir.Type{Shape: sh, DType: ir.DType(a.DType)}, Layer: -1, Site: -1, Name: a.Name}
 		g.Nodes = append(g.Nodes, in)
 		n.Args = append(n.Args, in)
 	}

@@ -27,6 +27,10 @@ type GenerateOptions struct {
 	// sampler that reads the sequence (penalties, a grammar) decodes
 	// plainly.
 	Speculative *Speculation
+	// Encoded holds the image rows of the prompt's placeholder tokens
+	// (Encoded; a vision-language model's encode calls, Encode), nil
+	// for a prompt without images.
+	Encoded *Encoded
 }
 
 // Speculation configures speculative decoding of one sequence.
@@ -72,7 +76,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		return g, nil
 	}
 	t0 := time.Now()
-	logits, err := m.Prefill(ctx, prompt, 0)
+	logits, err := m.PrefillEncoded(ctx, 0, prompt, 0, opts.Encoded)
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,7 @@ func (m *Model) refresh(ctx context.Context, slot, start, L int) error {
 	}
 	prefix := slices.Clone(m.hist[slot].tokens[:start])
 	for at := 0; at < start; {
-		_, n, err := m.prefillChunk(ctx, slot, prefix[at:], at, L)
+		_, n, err := m.prefillChunk(ctx, slot, prefix[at:], at, L, nil)
 		if err != nil {
 			return err
 		}

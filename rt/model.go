@@ -51,6 +51,10 @@ type Program struct {
 	// reset, padding, copy and snapshot rules (abi.StateTable; the
 	// compiler side computes it from the module it emits).
 	States abi.StateTable
+	// Encoders are the module's encoder entry points (abi.Encoder: a
+	// vision-language model's image encoder), in the order of the
+	// prefill's extra arguments; none for a text-only model.
+	Encoders []abi.Encoder
 	// Where the tokenizer comes from (Model.Text): the model folder, or
 	// the opened GGUF file (its header read once for plan and tokenizer).
 	Dir  string
@@ -267,6 +271,14 @@ func (m *Model) Prefill(ctx context.Context, tokens []int32, start int) ([]float
 // [0, Slots), a token id outside [0, vocab), positions past MaxLen, or a
 // worker failure.
 func (m *Model) PrefillSlot(ctx context.Context, slot int, tokens []int32, start int) ([]float32, error) {
+	return m.PrefillEncoded(ctx, slot, tokens, start, nil)
+}
+
+// PrefillEncoded is PrefillSlot for a prompt with images: enc holds the
+// encoders' rows of the placeholder tokens among tokens (Encoded; nil: no
+// images). Errors as PrefillSlot's, and rows that do not match the
+// placeholders one to one.
+func (m *Model) PrefillEncoded(ctx context.Context, slot int, tokens []int32, start int, enc *Encoded) ([]float32, error) {
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("prefill: no tokens")
 	}
@@ -276,13 +288,17 @@ func (m *Model) PrefillSlot(ctx context.Context, slot int, tokens []int32, start
 	if err := m.checkSlots([]int{slot}); err != nil {
 		return nil, err
 	}
+	rows, err := m.placeRows(enc, tokens)
+	if err != nil {
+		return nil, err
+	}
 	total := start + len(tokens)
 	if err := m.refresh(ctx, slot, start, total); err != nil {
 		return nil, err
 	}
 	var logits []float32
 	for len(tokens) > 0 {
-		l, n, err := m.prefillChunk(ctx, slot, tokens, start, total)
+		l, n, err := m.prefillChunk(ctx, slot, tokens, start, total, rows)
 		if err != nil {
 			return nil, err
 		}
@@ -312,14 +328,18 @@ func (m *Model) PrefillChunk(ctx context.Context, slot int, tokens []int32, star
 	if err := m.refresh(ctx, slot, start, total); err != nil {
 		return nil, 0, err
 	}
-	return m.prefillChunk(ctx, slot, tokens, start, total)
+	return m.prefillChunk(ctx, slot, tokens, start, total, nil)
 }
 
 // prefillChunk runs one chunk of checked input (see PrefillChunk) of a
-// sequence whose length is total once its prompt is in.
-func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, start, total int) ([]float32, int, error) {
+// sequence whose length is total once its prompt is in; rows, when set,
+// places encoder rows at the chunk's placeholder tokens (placeRows).
+func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, start, total int, rows *placed) ([]float32, int, error) {
 	bucket := m.bucket(len(tokens), start)
 	if bucket == 0 { // no bucket fits before the end of the cache: one token at a time
+		if rows != nil && rows.holds(m.Program.Encoders, tokens[0]) {
+			return nil, 0, fmt.Errorf("prefill: an image placeholder at position %d, past the last prefill chunk that fits the KV cache (%d): image rows enter through prefill chunks only; shorten the prompt or raise the KV-cache length", start, m.MaxLen())
+		}
 		l, err := m.DecodeBatch(ctx, []int32{tokens[0]}, []int{start}, []int{slot})
 		if err != nil {
 			return nil, 0, err
@@ -337,17 +357,25 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		return nil, 0, err
 	}
 	fn := abi.PrefillName(int64(bucket))
-	out, err := m.worker.Call(ctx, fn, []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n)), tensor.ScalarI32(int32(total))})
+	args := []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n)), tensor.ScalarI32(int32(total))}
+	if len(m.Program.Encoders) > 0 {
+		extra, err := rows.args(m.Program.Encoders, chunk[:n], bucket)
+		if err != nil {
+			return nil, 0, err
+		}
+		args = append(args, extra...)
+	}
+	out, err := m.worker.Call(ctx, fn, args)
 	if err != nil {
 		return nil, 0, err
 	}
 	m.record(slot, start, tokens[:n], max(total, start+n))
 	m.noteState(slot, start, n)
-	rows, err := m.logits(out, 1)
+	logits, err := m.logits(out, 1)
 	if err != nil {
 		return nil, 0, err
 	}
-	return rows[0], n, nil
+	return logits[0], n, nil
 }
 
 // bucket picks the prefill chunk length for n remaining tokens at position

@@ -61,37 +61,7 @@ func (g *Graph) Format(opts FormatOptions) (string, error) {
 	case "decode":
 		fmt.Fprintf(&b, "graph decode: batch = the sequences of the call, seq = 1\n")
 	}
-	for _, n := range g.Nodes {
-		fmt.Fprintf(&b, "%%%d = %s", n.ID, n.Prim)
-		if n != g.Tokens {
-			args := make([]string, len(n.Args))
-			for i, a := range n.Args {
-				args[i] = fmt.Sprintf("%%%d", a.ID)
-			}
-			fmt.Fprintf(&b, "(%s)", strings.Join(args, ", "))
-		}
-		if n.Module != "" {
-			fmt.Fprintf(&b, " module=%s", n.Module)
-		} else {
-			fmt.Fprintf(&b, " name=%s", n.Name)
-		}
-		if len(n.Attrs) > 0 {
-			fmt.Fprintf(&b, " attrs=%s", FormatValue(n.Attrs))
-		}
-		if n.Site >= 0 {
-			fmt.Fprintf(&b, " site=%d", n.Site)
-		}
-		if n.StateFrom != nil { // a state shared with an earlier layer's node
-			fmt.Fprintf(&b, " state_from=%%%d", n.StateFrom.ID)
-		}
-		for _, st := range n.States { // per-sequence state: state=NAME:KIND[shape] (a KV cache shows as site=)
-			if st.Kind != KVCache {
-				fmt.Fprintf(&b, " state=%s:%s%v", st.Name, st.Kind, st.Shape)
-			}
-		}
-		head := g.HeadStart > 0 && n.ID >= g.HeadStart
-		fmt.Fprintf(&b, " : %s @%s:%d:%d\n", bind(n.Type, head), filepath.Base(n.Pos.Filename), n.Pos.Line, n.Pos.Column)
-	}
+	g.formatNodes(&b, bind)
 	fmt.Fprintln(&b, "weights:")
 	for _, w := range g.Weights {
 		fmt.Fprintf(&b, "  %s %v @%s:%d:%d\n", w.Name, w.Shape, filepath.Base(w.Pos.Filename), w.Pos.Line, w.Pos.Column)
@@ -100,7 +70,49 @@ func (g *Graph) Format(opts FormatOptions) (string, error) {
 	if g.Logits != nil {
 		fmt.Fprintf(&b, "logits: %%%d\n", g.Logits.ID)
 	}
+	for _, e := range g.Encoders { // concrete shapes: no kind binds them
+		fmt.Fprintf(&b, "encoder %s: one tile in, its rows out (weights above)\n", e.Encoder)
+		e.formatNodes(&b, func(t Type, _ bool) Type { return t })
+		fmt.Fprintf(&b, "%s: %%%d\n", e.Encoder, e.Logits.ID)
+	}
 	return b.String(), nil
+}
+
+// formatNodes prints one line per node (see Format), bind giving each
+// node's type as the graph kind binds it (head: the node is after the
+// layer loop).
+func (g *Graph) formatNodes(b *strings.Builder, bind func(t Type, head bool) Type) {
+	for _, n := range g.Nodes {
+		fmt.Fprintf(b, "%%%d = %s", n.ID, n.Prim)
+		if n != g.Tokens && n.Prim != "encoded" {
+			args := make([]string, len(n.Args))
+			for i, a := range n.Args {
+				args[i] = fmt.Sprintf("%%%d", a.ID)
+			}
+			fmt.Fprintf(b, "(%s)", strings.Join(args, ", "))
+		}
+		if n.Module != "" {
+			fmt.Fprintf(b, " module=%s", n.Module)
+		} else {
+			fmt.Fprintf(b, " name=%s", n.Name)
+		}
+		if len(n.Attrs) > 0 {
+			fmt.Fprintf(b, " attrs=%s", FormatValue(n.Attrs))
+		}
+		if n.Site >= 0 {
+			fmt.Fprintf(b, " site=%d", n.Site)
+		}
+		if n.StateFrom != nil { // a state shared with an earlier layer's node
+			fmt.Fprintf(b, " state_from=%%%d", n.StateFrom.ID)
+		}
+		for _, st := range n.States { // per-sequence state: state=NAME:KIND[shape] (a KV cache shows as site=)
+			if st.Kind != KVCache {
+				fmt.Fprintf(b, " state=%s:%s%v", st.Name, st.Kind, st.Shape)
+			}
+		}
+		head := g.HeadStart > 0 && n.ID >= g.HeadStart && g.Encoder == ""
+		fmt.Fprintf(b, " : %s @%s:%d:%d\n", bind(n.Type, head), filepath.Base(n.Pos.Filename), n.Pos.Line, n.Pos.Column)
+	}
 }
 
 // FormatValue prints a config-time value (an attribute: int64, float64,

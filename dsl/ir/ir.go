@@ -154,8 +154,20 @@ type Graph struct {
 	Nodes     []*Node // every node including Tokens, topologically ordered
 	HeadStart int
 	Logits    *Node    // the output: [Batch, Seq, vocab] f32 before position selection
-	Weights   []Weight // every weight the graph reads, in first-use order
+	Weights   []Weight // every weight the graph reads, in first-use order (a decoder's: its encoders' too, after its own)
 	Sites     int      // number of attention sites (KV caches)
+
+	// Inputs are a decoder's graph inputs beside Tokens: one per encoder,
+	// Prim "encoded", named like it, [Batch, Seq, width] f32 — the
+	// encoder's rows placed at the positions they replace (a prefill's
+	// argument; see package lower).
+	Inputs []*Node
+	// Encoders are the encoder graphs the Inputs come from, in order.
+	Encoders []*Graph
+	// Encoder, on an encoder's own graph, is its name ("image"): Tokens
+	// is then its input, one tile [1, C, H, W] f32 (Prim "pixels"), and
+	// Logits its output, [1, N, width] f32. "" on a decoder.
+	Encoder string
 }
 
 // StateKind is how a per-sequence state relates to the sequence's

@@ -13,8 +13,18 @@ import "fmt"
 // start i32 (position of the chunk's first token), n i32 (real tokens in
 // the chunk; the rest is padding), total i32 (the sequence's length once
 // its prompt is in, read by a length-dependent RoPE). Result: logits of
-// the chunk's last real token, [1, vocab] f32.
+// the chunk's last real token, [1, vocab] f32. A module with encoders
+// (EncodeName) takes one more argument per encoder after total: [1, s,
+// width] f32, the encoder's rows at the chunk's placeholder positions
+// (anything elsewhere; zeros in a chunk without any).
 func PrefillName(s int64) string { return fmt.Sprintf("prefill_%d", s) }
+
+// EncodeName is the entry point of an encoder named name ("image": an
+// image encoder and its projector): encode_image. Argument: one image tile
+// [1, C, H, W] f32 (preprocessed as the family's HF processor does);
+// result: its rows [N, width] f32, which a prefill takes at the positions
+// of the tile's placeholder tokens (PrefillName).
+func EncodeName(name string) string { return "encode_" + name }
 
 // DecodeName is the entry point that runs one token for each of b
 // sequences. Arguments: tokens [b] i32, positions [b] i32, slots [b] i32.

@@ -68,7 +68,7 @@ func Program(c *driver.Compiled) *rt.Program {
 		PrefillBuckets: p.Options.PrefillBuckets, DecodeBatches: p.Options.DecodeBatches, VerifyBuckets: p.Options.VerifyBuckets,
 		Lengths: p.Lengths, States: p.States, Dir: p.Dir,
 		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached, Kernels: c.Kernels, Precision: c.Precision, Target: c.Target.Name,
-		Unread: p.Unread,
+		Unread: p.Unread, Encoders: p.Encoders,
 	}
 	if p.GGUF != nil {
 		prog.GGUF = p.GGUF.File

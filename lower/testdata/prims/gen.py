@@ -48,8 +48,9 @@ class Case:
     """One txtar case: a primitive, its signature and a list of calls."""
 
     def __init__(self, name, prim, doc, args, out, attrs=None,
-                 positions=False, cache=None, tol=(1e-5, 1e-5), out_dtype=None):
+                 positions=False, cache=None, tol=(1e-5, 1e-5), out_dtype=None, nodes=None):
         self.name, self.prim, self.doc = name, prim, doc
+        self.nodes = nodes or {}  # argument name -> the IR node kind it stands for ("encoded": an encoder's rows)
         self.out_dtype = out_dtype  # "i1": a mask, returned as f32 0/1
         self.args = args        # [(name, dtype, shape)]
         self.out = out          # shape
@@ -98,7 +99,8 @@ class Case:
         s = {
             "prim": self.prim,
             "attrs": self.attrs,
-            "args": [{"name": n, "dtype": d, "shape": sh} for n, d, sh in self.args],
+            "args": [dict({"name": n, "dtype": d, "shape": sh}, **({"node": self.nodes[n]} if n in self.nodes else {}))
+                     for n, d, sh in self.args],
             "weights": [{"name": n, "dtype": d, "shape": sh} for n, d, sh, _ in self.weights],
             "out": self.out,
             "positions": self.positions,
@@ -1389,7 +1391,69 @@ def cases():
             x = randn(r, (b, s, 6), 3)
             want = x * x if n == 2 else (x * x) * x  # float32 products, as torch's pow kernel
             c.call(b, s, [x], want.astype(f64))
+    out.extend(vision_cases(B, S))
     out.extend(norm_part_cases(B, S))
+    return out
+
+
+def vision_cases(B, S):
+    """An image encoder's primitives (concrete shapes, one tile [1, ...])
+    and the decoder's merge, masked_scatter."""
+    out = []
+    EXACT = (0, 1e-8)  # a rearrangement or a select: the values themselves, up to the txtar's decimals
+
+    name = "patch_embed"
+    r = rng(name)
+    c = Case(name, "patch_embed", "out[0, py·3 + px, o] = Σ W[o, c, i, j]·pixels[0, c, 4py + i, 4px + j] + b[o]: "
+             "nn.Conv2d(3, 5, kernel_size=4, stride=4) on an 8×12 tile, flatten(2).transpose(1, 2) "
+             "(SiglipVisionEmbeddings.patch_embedding).",
+             [("pixels", "f32", [1, 3, 8, 12])], [1, 6, 5], attrs={"patch": 4, "out": 5, "bias": True})
+    w = c.weight("weight", randn(r, (5, 3, 4, 4), 0.5))
+    bias = c.weight("bias", randn(r, (5,), 0.5))
+    x = randn(r, (1, 3, 8, 12))
+    want = np.zeros((1, 2, 3, 5))
+    for py in range(2):
+        for px in range(3):
+            patch = x[0, :, 4 * py:4 * py + 4, 4 * px:4 * px + 4].astype(f64)
+            want[0, py, px] = np.tensordot(w.astype(f64), patch, axes=([1, 2, 3], [0, 1, 2])) + bias
+    c.call(1, 1, [x], want.reshape(1, 6, 5))
+    out.append(c)
+
+    for name, attrs, scale in [("bidirectional_attention", {}, 0.5), ("bidirectional_attention_scale", {"scale": 0.3}, 0.3)]:
+        r = rng(name)
+        c = Case(name, "bidirectional_attention", "out = softmax(q·kᵀ·%s)·v per head, no mask and no cache "
+                 "(SiglipAttention's eager_attention_forward); q, k, v [1, 5, 2, 4]." % scale,
+                 [("q", "f32", [1, 5, 2, 4]), ("k", "f32", [1, 5, 2, 4]), ("v", "f32", [1, 5, 2, 4])], [1, 5, 8], attrs=attrs)
+        q, k, v = randn(r, (1, 5, 2, 4)), randn(r, (1, 5, 2, 4)), randn(r, (1, 5, 2, 4))
+        qh, kh, vh = (a.astype(f64).transpose(0, 2, 1, 3) for a in (q, k, v))
+        sc = qh @ kh.transpose(0, 1, 3, 2) * f32(scale)
+        p = np.exp(sc - sc.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        c.call(1, 1, [q, k, v], (p @ vh).transpose(0, 2, 1, 3).reshape(1, 5, 8))
+        out.append(c)
+
+    name = "pixel_shuffle"
+    r = rng(name)
+    c = Case(name, "pixel_shuffle", "Idefics3Connector.pixel_shuffle with scale factor 2 on a 4×4 grid of rows of 3: "
+             "view [4, 2, 6], permute, reshape [2, 2, 12], permute, reshape [4, 12].",
+             [("x", "f32", [1, 16, 3])], [1, 4, 12], attrs={"factor": 2}, tol=EXACT)
+    x = randn(r, (1, 16, 3))
+    y = x.reshape(1, 4, 4, 3).reshape(1, 4, 2, 6).transpose(0, 2, 1, 3).reshape(1, 2, 2, 12).transpose(0, 2, 1, 3).reshape(1, 4, 12)
+    c.call(1, 1, [x], y.astype(f64))
+    out.append(c)
+
+    name = "masked_scatter"
+    r = rng(name)
+    c = Case(name, "masked_scatter", "out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, rows an encoder's "
+             "(inputs_embeds.masked_scatter(image_mask, image_features), with the runtime placing the rows at the masked "
+             "positions); mask given as 0/1.",
+             [("x", "f32", [B, S, 4]), ("mask", "i1", [B, S]), ("rows", "f32", [B, S, 4])], [B, S, 4],
+             tol=EXACT, nodes={"rows": "encoded"})
+    for b, s in [(1, 5), (2, 3)]:
+        x, rows = randn(r, (b, s, 4)), randn(r, (b, s, 4))
+        m = (r.random((b, s)) < 0.5).astype(np.int32)
+        c.call(b, s, [x, m, rows], np.where(m[:, :, None] != 0, rows, x).astype(f64))
+    out.append(c)
     return out
 
 

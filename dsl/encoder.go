@@ -1,0 +1,89 @@
+package dsl
+
+// Encoders returns the family's encoders (its image encoder and projector,
+// ast.go's Encoder), each as a file of its own that Check, EvalConfig and
+// BuildEncoder read as they read an arch body: the encoder's items under
+// the family's name, its blocks apart from the decoder's. Nil for a
+// text-only family.
+func Encoders(f *File) []*File {
+	var out []*File
+	for _, it := range f.Items {
+		if e := it.Encoder; e != nil {
+			out = append(out, &File{Pos: e.Pos, EndPos: e.EndPos, Name: f.Name, Items: e.Items, encoder: e, supers: map[string]map[string]*Block{}})
+		}
+	}
+	return out
+}
+
+// EncoderName is the name of the encoder an Encoders file holds ("image"),
+// "" for an arch body.
+func EncoderName(f *File) string {
+	if f.encoder == nil {
+		return ""
+	}
+	return f.encoder.Name
+}
+
+// EncoderKey is the config.json object an encoder's config block binds
+// (`in vision_config`), "" for the top level.
+func EncoderKey(f *File) string {
+	if f.encoder == nil {
+		return ""
+	}
+	return f.encoder.Key
+}
+
+// inputs are the names a file's dataflow and blocks see as graph inputs:
+// an encoder's input (pixels), or the decoder's tokens and, beside them,
+// each encoder's output by the encoder's name.
+func (f *File) inputs() []string {
+	if f.encoder != nil {
+		return []string{f.encoder.Input}
+	}
+	out := []string{"tokens"}
+	for _, it := range f.Items {
+		if it.Encoder != nil {
+			out = append(out, it.Encoder.Name)
+		}
+	}
+	return out
+}
+
+// output is the binding that is a file's result: the decoder's logits, or
+// an encoder's output, bound to the encoder's name.
+func (f *File) output() string {
+	if f.encoder != nil {
+		return f.encoder.Name
+	}
+	return "logits"
+}
+
+// mergeEncoders is the encoders of a family that extends another: the
+// parent's, each replaced whole by a child encoder of the same name, then
+// the child's new ones.
+func mergeEncoders(base, child *File) []*Item {
+	kids := map[string]*Item{}
+	for _, it := range child.Items {
+		if it.Encoder != nil {
+			kids[it.Encoder.Name] = it
+		}
+	}
+	var out []*Item
+	for _, it := range base.Items {
+		if it.Encoder == nil {
+			continue
+		}
+		if c, ok := kids[it.Encoder.Name]; ok {
+			out = append(out, c)
+			delete(kids, it.Encoder.Name)
+			continue
+		}
+		out = append(out, it)
+	}
+	for _, it := range child.Items {
+		if it.Encoder != nil && kids[it.Encoder.Name] != nil {
+			out = append(out, it)
+		}
+	}
+	return out
+}

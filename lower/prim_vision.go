@@ -1,0 +1,149 @@
+package lower
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+)
+
+// The primitives of an image encoder (DESIGN §4, Encoders): patch
+// embedding, attention without a cache or a mask, Idefics3's pixel
+// shuffle, and the decoder's side, masked_scatter. An encoder's graph has
+// concrete shapes, [1, ...] (one image tile per call).
+
+// patch_embed(pixels [1, C, H, W], weight [out, C, p, p], patch p, out)
+// → [1, (H/p)·(W/p), out]: SiglipVisionEmbeddings.patch_embedding, an
+// nn.Conv2d with kernel and stride p and no padding, its output grid
+// flattened row by row (flatten(2).transpose(1, 2)).
+func inferPatchEmbed(n *ir.Node, a *PatchEmbedAttrs) error {
+	x := n.Args[0].Type
+	p, out := a.Patch, a.Out
+	if len(x.Shape) != 4 || x.Shape[0] != 1 || x.DType != ir.F32 {
+		return fmt.Errorf("pixels must be one image tile [1, channels, height, width] f32 (an encoder's input), got %s", x)
+	}
+	c, h, w := int64(x.Shape[1]), int64(x.Shape[2]), int64(x.Shape[3])
+	if p <= 0 || out <= 0 || c <= 0 || h%p != 0 || w%p != 0 {
+		return fmt.Errorf("an image of %d×%d does not split into patches of %d (patch and out must be positive, the sides multiples of patch)", h, w, p)
+	}
+	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: []int64{out, c, p, p}}}
+	if a.Bias {
+		n.Weights = append(n.Weights, ir.Weight{Name: n.Module + ".bias", Shape: []int64{out}})
+	}
+	n.Type = ir.Type{Shape: ir.Shape{1, ir.Dim((h / p) * (w / p)), ir.Dim(out)}, DType: ir.F32}
+	return nil
+}
+
+// lowerPatchEmbed cuts the tile into patches, [1, gh, gw, C, p, p] rows
+// flattened as the weight's [C, p, p] is, and multiplies them by the
+// weight viewed [out, C·p·p]: the convolution as one matmul.
+func lowerPatchEmbed(f *fn, n *ir.Node, a *PatchEmbedAttrs) codegen.Value {
+	x := f.arg(n, 0)
+	c, h, w, p := x.Type.Shape[1], x.Type.Shape[2], x.Type.Shape[3], a.Patch
+	gh, gw := h/p, w/p
+	patches := f.transpose(f.reshape(x, 1, c, gh, p, gw, p), 0, 2, 4, 1, 3, 5)
+	patches = f.reshape(patches, 1, gh*gw, c*p*p)
+	wt := f.reshape(f.weight(n.Weights[0].Name), a.Out, c*p*p)
+	y := f.dot(patches, wt, nil, nil, []int64{2}, []int64{1})
+	if a.Bias {
+		y = f.add(y, f.broadcastTrailing(f.weight(n.Weights[1].Name), y.Type))
+	}
+	return y
+}
+
+// bidirectional_attention(q, k, v [batch, n, heads, d]) → [batch, n,
+// heads·d]: softmax(q·kᵀ·scale)·v per head, every position seeing every
+// other (SiglipAttention through eager_attention_forward, no mask, no
+// cache; scale head_dim^-0.5 unless given, rounded to f32 as torch
+// multiplies an f32 tensor by a Python float).
+func inferBidirectionalAttention(n *ir.Node, _ *BidirectionalAttentionAttrs) error {
+	q, k, v := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
+	if len(q.Shape) != 4 || !q.Shape.Equal(k.Shape) || !q.Shape.Equal(v.Shape) {
+		return fmt.Errorf("q, k and v must be [batch, n, heads, d] of one shape, got %s, %s and %s", q, k, v)
+	}
+	for _, d := range q.Shape[1:] {
+		if d <= 0 {
+			return fmt.Errorf("q's positions, heads and head size must be concrete (an encoder's), got %s", q)
+		}
+	}
+	n.Type = ir.Type{Shape: ir.Shape{q.Shape[0], q.Shape[1], q.Shape[2] * q.Shape[3]}, DType: ir.F32}
+	return nil
+}
+
+func lowerBidirectionalAttention(f *fn, n *ir.Node, a *BidirectionalAttentionAttrs) codegen.Value {
+	q, k, v := f.arg(n, 0), f.arg(n, 1), f.arg(n, 2)
+	B, S, H, D := q.Type.Shape[0], q.Type.Shape[1], q.Type.Shape[2], q.Type.Shape[3]
+	scale := 1 / math.Sqrt(float64(D))
+	if a.Scale != nil {
+		scale = *a.Scale
+	}
+	scores := f.dot(q, k, []int64{0, 2}, []int64{0, 2}, []int64{3}, []int64{3}) // [B,H,S,S]
+	scores = f.mul(scores, f.splat(scale, scores.Type))
+	out := f.dot(f.softmaxLast(scores), v, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{1}) // [B,H,S,D]
+	return f.reshape(f.transpose(out, 0, 2, 1, 3), B, S, H*D)
+}
+
+// pixel_shuffle(x [1, n, d], factor f) → [1, n/f², d·f²]: Idefics3Connector
+// .pixel_shuffle, which regroups the √n×√n grid of rows into blocks of
+// f×f neighbours, one row each, by its two view/permute steps.
+func inferPixelShuffle(n *ir.Node, a *PixelShuffleAttrs) error {
+	x := n.Args[0].Type
+	f := a.Factor
+	if len(x.Shape) != 3 || x.Shape[0] != 1 || x.Shape[1] <= 0 || x.Shape[2] <= 0 {
+		return fmt.Errorf("x must be [1, n, d] with concrete n and d (an encoder's rows), got %s", x)
+	}
+	rows := int64(x.Shape[1])
+	s := int64(math.Round(math.Sqrt(float64(rows))))
+	if f <= 0 || s*s != rows || s%f != 0 {
+		return fmt.Errorf("%d rows are not a square grid whose side is a multiple of factor %d", rows, f)
+	}
+	n.Type = ir.Type{Shape: ir.Shape{1, ir.Dim(rows / (f * f)), x.Shape[2] * ir.Dim(f*f)}, DType: x.DType}
+	return nil
+}
+
+func lowerPixelShuffle(f *fn, n *ir.Node, a *PixelShuffleAttrs) codegen.Value {
+	x := f.arg(n, 0)
+	rows, d, k := x.Type.Shape[1], x.Type.Shape[2], a.Factor
+	s := int64(math.Round(math.Sqrt(float64(rows))))
+	y := f.transpose(f.reshape(x, 1, s, s/k, d*k), 0, 2, 1, 3)    // [1, s/k, s, d·k]
+	y = f.transpose(f.reshape(y, 1, s/k, s/k, d*k*k), 0, 2, 1, 3) // [1, s/k, s/k, d·k²]
+	return f.reshape(y, 1, rows/(k*k), d*k*k)
+}
+
+// masked_scatter(x [batch, seq, d], mask [batch, seq] i1, rows) → [batch,
+// seq, d]: HF's inputs_embeds.masked_scatter(image_mask, image_features).
+// rows is an encoder's output as the decoder reads it (the encoder's name):
+// a prefill's argument holding the encoder's rows, in order, at the
+// positions the mask selects (the runtime places them); a decode or verify
+// step has no such argument and returns x, as HF's generate passes
+// pixel_values at the first step only. An encoder whose output width is
+// not x's (the decoder's hidden size) is an error here, at the .arch line
+// of the merge.
+func inferMaskedScatter(n *ir.Node) error {
+	x, mask, rows := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
+	if n.Args[2].Prim != "encoded" {
+		return fmt.Errorf("rows must be an encoder's output (the encoder's name, e.g. image), got a %s", n.Args[2].Prim)
+	}
+	if len(x.Shape) != 3 || x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq || x.DType != ir.F32 {
+		return fmt.Errorf("x must be the decoder's [batch, seq, d] f32, got %s", x)
+	}
+	if mask.DType != ir.Bool || !mask.Shape.Equal(x.Shape[:2]) {
+		return fmt.Errorf("mask must be [batch, seq] i1 (a comparison of the tokens), got %s", mask)
+	}
+	if rows.Shape[2] != x.Shape[2] {
+		return fmt.Errorf("encoder %s's output has width %d but the decoder's embeddings %d: the encoder's projector must end at the decoder's hidden size", n.Args[2].Name, rows.Shape[2], x.Shape[2])
+	}
+	n.Type = x
+	return nil
+}
+
+func lowerMaskedScatter(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	rows, ok := f.vals[n.Args[2]]
+	if !ok {
+		return x
+	}
+	mask := f.broadcastDims(f.arg(n, 1), x.Type.WithElem("i1"), 0, 1)
+	return f.selectOp(mask, rows, x)
+}

@@ -1,0 +1,147 @@
+package rt
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/archc/archc/formats/abi"
+	"github.com/archc/archc/formats/tensor"
+)
+
+// Encoded is what a prompt with images carries beside its token ids: for
+// each of the module's encoders (Program.Encoders, in order), the rows of
+// its placeholder tokens among the prompt's tokens, in the order they
+// occur, Width f32 each, concatenated (a tile's rows as Encode returns
+// them, tile after tile, image after image). A nil Encoded, or no rows for
+// an encoder, is a prompt without images.
+type Encoded struct {
+	Rows [][]float32 // per encoder: [placeholders, Width] f32, row-major
+}
+
+// Encode runs one preprocessed image tile through the module's encoder
+// named name (abi.EncodeName): tile is [1, C, H, W] f32 as the encoder's
+// Input says (the family's processor's pixel_values of one tile); the
+// result is its rows, [Rows, Width] f32. Errors: no such encoder, a tile
+// of another size, a worker failure.
+func (m *Model) Encode(ctx context.Context, name string, tile []float32) ([]float32, error) {
+	e, err := m.encoder(name)
+	if err != nil {
+		return nil, err
+	}
+	n := int64(1)
+	for _, d := range e.Input {
+		n *= d
+	}
+	if int64(len(tile)) != n {
+		return nil, fmt.Errorf("encode %s: a tile of %d values, the encoder takes %v (%d)", name, len(tile), e.Input, n)
+	}
+	t, err := tensor.FromF32(e.Input, tile)
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.worker.Call(ctx, abi.EncodeName(name), []tensor.Tensor{t})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("encode %s: worker returned %d results, want 1", name, len(out))
+	}
+	rows, err := out[0].F32()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(rows)) != e.Rows*e.Width {
+		return nil, fmt.Errorf("encode %s: worker returned %v, want [%d %d]", name, out[0].Shape, e.Rows, e.Width)
+	}
+	return rows, nil
+}
+
+func (m *Model) encoder(name string) (abi.Encoder, error) {
+	var names []string
+	for _, e := range m.Program.Encoders {
+		if e.Name == name {
+			return e, nil
+		}
+		names = append(names, e.Name)
+	}
+	if len(names) == 0 {
+		return abi.Encoder{}, fmt.Errorf("model %s has no encoder %q: it is a text-only model (its family declares no encoder)", m.Program.Family, name)
+	}
+	return abi.Encoder{}, fmt.Errorf("model %s has no encoder %q (it has %v)", m.Program.Family, name, names)
+}
+
+// placed is the cursor of an Encoded over a prompt's chunks: next[e] is
+// the index of encoder e's next row.
+type placed struct {
+	enc  *Encoded
+	next []int
+}
+
+// holds reports whether token t takes a row of the cursor.
+func (p *placed) holds(encs []abi.Encoder, t int32) bool {
+	for i, e := range encs {
+		if p.enc != nil && i < len(p.enc.Rows) && len(p.enc.Rows[i]) > 0 && t == e.Placeholder {
+			return true
+		}
+	}
+	return false
+}
+
+// placeRows verifies that enc holds exactly one row per placeholder token of
+// tokens for every encoder (HF raises "Image features and image tokens do
+// not match" otherwise) and returns the cursor at its first row.
+func (m *Model) placeRows(enc *Encoded, tokens []int32) (*placed, error) {
+	encs := m.Program.Encoders
+	if enc != nil && len(enc.Rows) > len(encs) {
+		return nil, fmt.Errorf("prefill: rows for %d encoders, model %s has %d", len(enc.Rows), m.Program.Family, len(encs))
+	}
+	for i, e := range encs {
+		var rows []float32
+		if enc != nil && i < len(enc.Rows) {
+			rows = enc.Rows[i]
+		}
+		if len(rows) == 0 {
+			continue // no image: the placeholder tokens keep their embeddings
+		}
+		count := 0
+		for _, t := range tokens {
+			if t == e.Placeholder {
+				count++
+			}
+		}
+		if int64(len(rows)) != int64(count)*e.Width {
+			return nil, fmt.Errorf("prefill: %d rows of encoder %s (%d values of width %d) for %d placeholder tokens (id %d) in the prompt: each image tile's rows take one placeholder each", int64(len(rows))/max(e.Width, 1), e.Name, len(rows), e.Width, count, e.Placeholder)
+		}
+	}
+	return &placed{enc: enc, next: make([]int, len(encs))}, nil
+}
+
+// args returns a chunk's encoder arguments, [1, bucket, Width] f32 each:
+// the next rows at the positions of the placeholder tokens of chunk (the
+// first n real ones), zeros elsewhere, and advances the cursor.
+// A nil cursor gives zeros (a prompt without images).
+func (p *placed) args(encs []abi.Encoder, chunk []int32, bucket int) ([]tensor.Tensor, error) {
+	var out []tensor.Tensor
+	for i, e := range encs {
+		buf := make([]float32, int64(bucket)*e.Width)
+		var rows []float32
+		if p != nil && p.enc != nil && i < len(p.enc.Rows) {
+			rows = p.enc.Rows[i]
+		}
+		if len(rows) > 0 {
+			w := int(e.Width)
+			for j, t := range chunk {
+				if t == e.Placeholder {
+					copy(buf[j*w:(j+1)*w], rows[p.next[i]*w:(p.next[i]+1)*w])
+					p.next[i]++
+				}
+			}
+		}
+		t, err := tensor.FromF32([]int64{1, int64(bucket), e.Width}, buf)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
