@@ -467,7 +467,15 @@ def build_fixture(spec, out_root):
                 zl = model(inputs_embeds=emb, attention_mask=fw["attention_mask"], logits_to_keep=1).logits[0, -1]
                 diff = float((zl - steps[0]).abs().max())
                 assert diff >= IMAGE_MIN_DIFF, f"{name}/{cname}: the image does not matter ({diff})"
-                case["image_check"] = {"max_abs_first_logit_diff": diff, "zeroed_pixels_first_token": int(torch.argmax(zl))}
+                # greedy on, without a cache (informative: not an oracle)
+                zt = []
+                for _ in range(MAX_NEW_TOKENS):
+                    l = model(inputs_embeds=emb, attention_mask=torch.ones(emb.shape[:2], dtype=torch.long),
+                              logits_to_keep=1).logits[0, -1]
+                    zt.append(int(torch.argmax(l)))
+                    emb = torch.cat([emb, model.get_input_embeddings()(torch.tensor([[zt[-1]]]))], 1)
+                assert zt != new, f"{name}/{cname}: zeroed pixels generate the same tokens {new}"
+                case["image_check"] = {"max_abs_first_logit_diff": diff, "zeroed_pixels_tokens": zt}
         case["tokens"] = new
         case["min_top2_margin"] = min(margins)
         case["first_logits"] = [fmt_float(x) for x in steps[0]]
@@ -498,8 +506,10 @@ def build_fixture(spec, out_root):
         "image_features_layout": "[image tokens, text hidden]: the connector's output for every tile in "
                                  "pixel_values order, 4 rows a tile; row i replaces the i-th <image> token",
         "image_check_method": "first-step logits with the real pixel_values vs with pixel_values zeroed: "
-                              "max abs diff (>= 1e-2 enforced). The zero tiles run through the tower and "
-                              "connector directly (get_image_features drops all-zero tiles as padding)",
+                              "max abs diff (>= 1e-2 enforced), and the 16 greedy tokens with the zeroed "
+                              "pixels (no cache; they differ from tokens, enforced). The zero tiles run "
+                              "through the tower and connector directly (get_image_features drops all-zero "
+                              "tiles as padding)",
         "image_features_check_method": "embed_tokens(input_ids) with the <image> rows replaced in order by "
                                        "image_features, through the text model and lm_head, vs first_logits: "
                                        "max abs diff (<= 1e-6 enforced)",
