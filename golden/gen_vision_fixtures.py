@@ -1,0 +1,561 @@
+#!/usr/bin/env python3
+"""Generate archc's vision oracle fixtures: SmolVLM's image path.
+
+For each entry of FIXTURES this writes golden/testdata/<name>/:
+
+  config.json, generation_config.json, model.safetensors
+      a tiny random-weight Idefics3ForConditionalGeneration /
+      SmolVLMForConditionalGeneration (Llama text model, SigLIP-style vision
+      tower, pixel-shuffle connector), save_pretrained, fp32;
+  tokenizer.json, tokenizer_config.json, chat_template.jinja,
+  preprocessor_config.json, processor_config.json
+      a small byte-level BPE with SmolVLM's added tokens, SmolVLM-Instruct's
+      chat template and SmolVLM's image processor settings scaled down, as
+      <Processor>.save_pretrained writes them (PIL backend image processor);
+  images/*.png
+      three small seeded test images;
+  pixel_values.<case>.f32, image_features.<case>.f32
+      raw little-endian float32: the processor's pixel_values and the
+      connector's output (what replaces the <image> token embeddings);
+  oracle.json
+      the HF fp32 eager oracle per case (golden/README.md, "Vision fixtures").
+
+Everything is seeded and single-threaded; a rerun with the pinned versions
+(requirements-oracle.txt) is byte-identical.
+
+    .venv-oracle/bin/python golden/gen_vision_fixtures.py --out golden/testdata
+    .venv-oracle/bin/python golden/gen_vision_fixtures.py --only idefics3
+
+SmolVLMProcessor needs a video processor (SmolVLMVideoProcessor, which
+needs torchvision) and num2words (video prompts only); neither is in the
+oracle venv. The generator builds it with video_processor=None when
+torchvision is missing; the image path never touches either (the video
+path is not exercised).
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import shutil
+import sys
+
+import numpy as np
+import torch
+import transformers
+from PIL import Image
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import (
+    Idefics3Config,
+    Idefics3ForConditionalGeneration,
+    Idefics3ImageProcessorPil,
+    Idefics3Processor,
+    AutoTokenizer,
+    PreTrainedTokenizerFast,
+    SmolVLMConfig,
+    SmolVLMForConditionalGeneration,
+    SmolVLMImageProcessorPil,
+    SmolVLMProcessor,
+)
+
+MAX_NEW_TOKENS = 16
+MIN_TOP2_MARGIN = 1e-3
+# Real vs zeroed pixel_values must move some first-step logit this much.
+IMAGE_MIN_DIFF = 1e-2
+# The repository is near its size cap (the tracked tree travels to the GPU
+# machines, 64 MiB): each vision fixture folder stays under 250 KB.
+MAX_FOLDER_BYTES = 250_000
+# The files this script writes besides images/ and the *.f32 arrays.
+GENERATED_FILES = ("config.json", "generation_config.json", "model.safetensors", "oracle.json",
+                   "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
+                   "chat_template.json", "preprocessor_config.json", "processor_config.json")
+
+# SmolVLM-Instruct's chat template (HuggingFaceTB/SmolVLM-Instruct
+# chat_template.json; the same string is SmolVLM-256M/500M-Instruct's and
+# transformers' tests/models/idefics3/test_processing_idefics3.py's
+# prepare_processor_dict; processing_smolvlm.py's DEFAULT_CHAT_TEMPLATE is it
+# plus a video branch). Roles capitalized, ':' without a space when the
+# first content item is an image, images as <image>.
+CHAT_TEMPLATE = (
+    "<|im_start|>{% for message in messages %}{{message['role'] | capitalize}}"
+    "{% if message['content'][0]['type'] == 'image' %}{{':'}}{% else %}{{': '}}{% endif %}"
+    "{% for line in message['content'] %}{% if line['type'] == 'text' %}{{line['text']}}"
+    "{% elif line['type'] == 'image' %}{{ '<image>' }}{% endif %}{% endfor %}<end_of_utterance>\n"
+    "{% endfor %}{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+)
+
+# Byte-level BPE: 3 leading specials (SmolLM2's ids 0, 1, 2), 256 byte
+# tokens, NUM_MERGES merges learned from BPE_TEXT, then SmolVLM's added
+# tokens in SmolVLM-256M's order (<global-img>, the 36 <row_R_col_C>,
+# <fake_token_around_image>, <image>; <end_of_utterance> last, as 49279 is).
+LEAD_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+NUM_MERGES = 12
+BPE_TEXT = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Can you describe this image? What is in the picture?",
+    "There is a red square and a blue line on the left of the image.",
+    "The image shows the sky, the sea and the sand.",
+]
+ADDED_SPECIALS = (["<global-img>"]
+                  + [f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)]
+                  + ["<fake_token_around_image>", "<image>", "<end_of_utterance>"])
+
+# SmolVLM-256M-Instruct's preprocessor_config.json with the sizes scaled
+# down: size 2048 -> 48, max_image_size 512 -> 16 (tiles of 16x16 pixels,
+# 4x4 patches of 4: 16 patches, 4 tokens a tile after scale_factor 2).
+IMAGE_PROCESSOR = dict(
+    do_convert_rgb=True,
+    do_image_splitting=True,
+    do_normalize=True,
+    do_pad=True,
+    do_rescale=True,
+    do_resize=True,
+    image_mean=[0.5, 0.5, 0.5],
+    image_std=[0.5, 0.5, 0.5],
+    max_image_size={"longest_edge": 16},
+    resample=1,  # PIL.Image.LANCZOS
+    rescale_factor=1 / 255,
+    size={"longest_edge": 48},
+)
+IMAGE_SEQ_LEN = 4  # (16 / 4)**2 / 2**2
+
+VISION = dict(
+    hidden_size=32,
+    intermediate_size=48,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_channels=3,
+    image_size=16,
+    patch_size=4,
+    hidden_act="gelu_pytorch_tanh",
+    layer_norm_eps=1e-6,  # SmolVLM's (SigLIP's)
+)
+TEXT = dict(
+    model_type="llama",
+    hidden_size=16,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=4,
+    max_position_embeddings=256,
+    rms_norm_eps=1e-5,
+    hidden_act="silu",
+    rope_parameters={"rope_type": "default", "rope_theta": 100000.0},  # SmolLM2's theta
+    tie_word_embeddings=False,  # SmolVLM-256M: lm_head.weight separate
+    bos_token_id=1,
+    eos_token_id=2,
+    pad_token_id=2,
+    initializer_range=0.2,
+)
+
+
+def make_images(out, seed):
+    """Three seeded PNGs: a 40x60 RGB with gradients and blocks, a 96x20
+    extreme aspect RGB, a 17x9 grayscale (odd sizes: the resize's odd-edge
+    rounding)."""
+    rng = np.random.default_rng(seed)
+    d = os.path.join(out, "images")
+    os.makedirs(d, exist_ok=True)
+    imgs = {}
+    y, x = np.mgrid[0:60, 0:40]
+    a = np.stack([x * 6, y * 4, (x + y) * 2], -1).astype(np.float64)
+    a[10:25, 5:20] = [250, 30, 30]
+    a[35:55, 22:36] = [20, 40, 230]
+    a += rng.normal(0, 2, a.shape)
+    imgs["rgb_40x60.png"] = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8), "RGB")
+    y, x = np.mgrid[0:20, 0:96]
+    b = np.stack([255 - x * 2.5, 128 + 100 * np.sin(x / 7.0) * np.cos(y / 4.0), y * 12], -1)
+    b += rng.normal(0, 1, b.shape)
+    imgs["wide_96x20.png"] = Image.fromarray(np.clip(b, 0, 255).astype(np.uint8), "RGB")
+    y, x = np.mgrid[0:9, 0:17]
+    g = 128 + 90 * np.sin(x / 2.0) + 30 * (y - 4) + rng.normal(0, 10, x.shape)
+    imgs["gray_17x9.png"] = Image.fromarray(np.clip(g, 0, 255).astype(np.uint8), "L")
+    for name, im in imgs.items():
+        im.save(os.path.join(d, name), format="PNG", optimize=False)
+    # Read back what archc reads.
+    return {name: Image.open(os.path.join(d, name)) for name in imgs}
+
+
+def make_tokenizer():
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=len(LEAD_SPECIALS) + 256 + NUM_MERGES,
+        min_frequency=2,
+        special_tokens=LEAD_SPECIALS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(BPE_TEXT, trainer=trainer)
+    assert tok.get_vocab_size() == len(LEAD_SPECIALS) + 256 + NUM_MERGES, tok.get_vocab_size()
+    tok.add_special_tokens(ADDED_SPECIALS)  # in order, after the merges
+    first = len(LEAD_SPECIALS) + 256 + NUM_MERGES
+    assert [tok.token_to_id(t) for t in ADDED_SPECIALS] == list(range(first, first + len(ADDED_SPECIALS)))
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token="<|im_start|>",
+        eos_token="<end_of_utterance>",
+        pad_token="<|im_end|>",
+        unk_token="<|endoftext|>",
+        additional_special_tokens=ADDED_SPECIALS,
+        clean_up_tokenization_spaces=False,
+        model_max_length=256,
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    assert len(fast) == len(LEAD_SPECIALS) + 256 + NUM_MERGES + len(ADDED_SPECIALS), len(fast)
+    assert [fast.convert_tokens_to_ids(t) for t in ADDED_SPECIALS] == [tok.token_to_id(t) for t in ADDED_SPECIALS]
+    return fast
+
+
+class _NoVideo:
+    """Stands for the video processor: nothing to save, no frame defaults."""
+    _auto_class = None
+    num_frames = None
+    fps = None
+
+
+class _SmolVLMProcessorNoVideo(SmolVLMProcessor):
+    """SmolVLMProcessor without its video processor (torchvision is not in
+    the oracle venv): the class check skips video_processor, everything
+    else (image expansion, chat template, save_pretrained's files) is
+    SmolVLMProcessor's own code. Saved under SmolVLMProcessor's name."""
+
+    def check_argument_for_proper_class(self, argument_name, argument):
+        if argument_name == "video_processor" and isinstance(argument, _NoVideo):
+            return None
+        return super().check_argument_for_proper_class(argument_name, argument)
+
+    def to_dict(self):
+        d = super().to_dict()
+        d.pop("video_processor", None)
+        d["processor_class"] = "SmolVLMProcessor"
+        return d
+
+
+# save_pretrained writes the class name into tokenizer_config.json
+_SmolVLMProcessorNoVideo.__name__ = _SmolVLMProcessorNoVideo.__qualname__ = "SmolVLMProcessor"
+
+
+def make_processor(spec, tokenizer):
+    ip = spec["image_processor_cls"](**IMAGE_PROCESSOR)
+    if spec["processor_cls"] is SmolVLMProcessor:
+        from transformers.models.smolvlm import processing_smolvlm
+        if processing_smolvlm.num2words is None:  # used by video prompts only
+            processing_smolvlm.num2words = lambda n: str(n)
+        try:
+            from transformers import SmolVLMVideoProcessor
+            video = SmolVLMVideoProcessor()
+        except ImportError:  # needs torchvision; the image path never uses it
+            video = None
+        if video is None:
+            return _SmolVLMProcessorNoVideo(ip, tokenizer, _NoVideo(), image_seq_len=IMAGE_SEQ_LEN,
+                                            chat_template=CHAT_TEMPLATE)
+        return SmolVLMProcessor(ip, tokenizer, video, image_seq_len=IMAGE_SEQ_LEN, chat_template=CHAT_TEMPLATE)
+    return Idefics3Processor(ip, tokenizer, image_seq_len=IMAGE_SEQ_LEN, chat_template=CHAT_TEMPLATE)
+
+
+def randomize_(model, gen, weight_std, norm_std, bias_std, pos_std):
+    """Overwrite every parameter in sorted-name order: norm/LayerNorm gains
+    1 + norm_std N(0,1), biases bias_std N(0,1), the vision position table
+    pos_std N(0,1), other weights weight_std N(0,1)."""
+    with torch.no_grad():
+        params = dict(model.named_parameters())
+        for name in sorted(params):
+            p = params[name]
+            noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
+            if name.endswith(("norm.weight", "layernorm.weight", "layer_norm1.weight", "layer_norm2.weight")):
+                p.copy_(1.0 + norm_std * noise)
+            elif name.endswith(".bias"):
+                p.copy_(bias_std * noise)
+            elif name.endswith("position_embedding.weight"):
+                p.copy_(pos_std * noise)
+            else:
+                p.copy_(weight_std * noise)
+
+
+def fmt_float(x):
+    """The float32 value as the shortest decimal that float32 parsing gives
+    back (numpy's float32 repr, ~9 digits), checked to come back exactly
+    both parsed as float32 and parsed as float64 then rounded to float32."""
+    x = np.float32(x)
+    assert math.isfinite(float(x))
+    v = float(str(x))
+    assert np.float32(v) == x and np.float32(np.float64(repr(v))) == x
+    return v
+
+
+def dump_json(obj):
+    """One top-level key per line; a case one line per key; floats repr."""
+    def enc(v, indent):
+        if isinstance(v, list) and v and all(isinstance(r, dict) for r in v):
+            pad = " " * indent
+            items = []
+            for r in v:
+                keys = list(r)
+                body = (",\n" + pad + "  ").join(f"{json.dumps(k)}: {json.dumps(r[k], sort_keys=True)}" for k in keys)
+                items.append("{\n" + pad + "  " + body + "\n" + pad + "}")
+            return "[\n" + pad + ("," + "\n" + pad).join(items) + "\n" + pad[:-1] + "]"
+        return json.dumps(v, sort_keys=True)
+
+    lines = []
+    for i, (k, v) in enumerate(obj.items()):
+        sep = "," if i + 1 < len(obj) else ""
+        lines.append(f" {json.dumps(k)}: {enc(v, 2)}{sep}")
+    text = "{\n" + "\n".join(lines) + "\n}\n"
+    assert json.loads(text) == obj
+    return text
+
+
+def write_f32(path, t):
+    a = t.detach().to(torch.float32).contiguous().numpy().astype("<f4")
+    with open(path, "wb") as f:
+        f.write(a.tobytes())
+
+
+CASES = [
+    # name, content items (None = image), image files in order
+    ("image_text", [None, "Can you describe this image?"], ["rgb_40x60.png"]),
+    ("text_image_text", ["Look at", None, "and tell me what you see."], ["gray_17x9.png"]),
+    ("two_images", [None, None, "Compare the two images."], ["wide_96x20.png", "rgb_40x60.png"]),
+    ("text_only", ["What is the capital of France?"], []),
+]
+
+
+def build_fixture(spec, out_root):
+    name = spec["name"]
+    print(f"== {name}")
+    out = os.path.join(out_root, name)
+    # Remove only what this script writes (an emit.summary stays).
+    os.makedirs(out, exist_ok=True)
+    for fn in sorted(os.listdir(out)):
+        if fn in GENERATED_FILES or fn.endswith(".f32"):
+            os.remove(os.path.join(out, fn))
+    if os.path.isdir(os.path.join(out, "images")):
+        shutil.rmtree(os.path.join(out, "images"))
+
+    images = make_images(out, spec["image_seed"])
+    tokenizer = make_tokenizer()
+    processor = make_processor(spec, tokenizer)
+    tok = processor.tokenizer
+    vocab = len(tok)
+    image_token_id = tok.convert_tokens_to_ids("<image>")
+    eou = tok.convert_tokens_to_ids("<end_of_utterance>")
+
+    config = spec["config_cls"](
+        text_config=dict(TEXT, vocab_size=vocab),
+        vision_config=dict(VISION),
+        scale_factor=2,
+        image_token_id=image_token_id,
+        tie_word_embeddings=False,
+        pad_token_id=tok.pad_token_id,
+    )
+    torch.manual_seed(spec["seed"])
+    model = spec["model_cls"](config)
+    gen = torch.Generator().manual_seed(spec["seed"])
+    randomize_(model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec["pos_std"])
+    model = model.to(torch.float32).eval()
+    # SmolVLM-256M's generation_config: bos 1, eos <end_of_utterance>, pad 2.
+    model.generation_config = transformers.GenerationConfig(
+        bos_token_id=tok.bos_token_id, eos_token_id=eou, pad_token_id=tok.pad_token_id)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+    # Reload everything from disk: the oracle is what we ship.
+    model = spec["model_cls"].from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
+    # The processor from the saved files, with the PIL backend image
+    # processor whatever from_pretrained would pick (torchvision's when
+    # installed): archc's preprocessing is compared with PIL's.
+    with open(os.path.join(out, "processor_config.json")) as f:
+        saved = json.load(f)
+    ip_kwargs = {k: v for k, v in saved["image_processor"].items() if k != "image_processor_type"}
+    assert ip_kwargs == IMAGE_PROCESSOR, ip_kwargs
+    assert saved["image_seq_len"] == IMAGE_SEQ_LEN
+    with open(os.path.join(out, "chat_template.jinja")) as f:
+        assert f.read() == CHAT_TEMPLATE
+    processor = make_processor(spec, AutoTokenizer.from_pretrained(out))
+    assert type(processor.image_processor) is spec["image_processor_cls"], type(processor.image_processor)
+    tok = processor.tokenizer
+    assert len(tok) == vocab and tok.convert_tokens_to_ids("<image>") == image_token_id
+
+    cases = []
+    margins_all = []
+    for cname, items, files in CASES:
+        content = [{"type": "image"} if it is None else {"type": "text", "text": it} for it in items]
+        messages = [{"role": "user", "content": content}]
+        prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
+        ims = [images[f] for f in files]
+        if ims:
+            inputs = processor(text=prompt, images=[ims], return_tensors="pt")
+        else:
+            inputs = processor(text=prompt, return_tensors="pt")
+        ids = inputs["input_ids"]
+        assert "pixel_values" in inputs or not ims
+        case = {"name": cname, "messages": messages, "images": files, "prompt": prompt,
+                "input_ids": [int(t) for t in ids[0]]}
+        gen_kwargs = dict(input_ids=ids, attention_mask=inputs["attention_mask"])
+        with torch.no_grad():
+            if ims:
+                pv = inputs["pixel_values"]
+                pam = inputs["pixel_attention_mask"]
+                # rows/cols as the processor computes them (its image processor)
+                rc = processor.image_processor(images=[ims], return_row_col_info=True, return_tensors="pt")
+                assert torch.equal(rc["pixel_values"], pv)
+                case["rows"] = [int(r) for r in rc["rows"][0]]
+                case["cols"] = [int(c) for c in rc["cols"][0]]
+                case["pixel_values_shape"] = list(pv.shape)
+                padded = int(((pv == 0).flatten(2).all(-1)).sum())
+                case["padded_tiles"] = padded
+                case["pixel_attention_mask_all_ones"] = bool(pam.all())
+                feats = model.model.get_image_features(pv, pam).pooler_output
+                feats = torch.cat(list(feats), 0)
+                case["image_features_shape"] = list(feats.shape)
+                n_img = int((ids == image_token_id).sum())
+                assert n_img == feats.shape[0], (n_img, feats.shape)
+                # pixel_values per image (the case's is their concatenation
+                # along the tile axis, checked): a case file would repeat them.
+                case["pixel_values_files"] = [f"pixel_values.{os.path.splitext(f)[0]}.f32" for f in files]
+                parts = []
+                for f, pvf in zip(files, case["pixel_values_files"]):
+                    one = processor.image_processor(images=[[images[f]]], return_tensors="pt")["pixel_values"]
+                    parts.append(one)
+                    path = os.path.join(out, pvf)
+                    if os.path.exists(path):
+                        with open(path, "rb") as fh:
+                            assert fh.read() == one.numpy().astype("<f4").tobytes()
+                    write_f32(path, one)
+                assert torch.equal(torch.cat(parts, 1), pv)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                gen_kwargs.update(pixel_values=pv, pixel_attention_mask=pam)
+            res = model.generate(**gen_kwargs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
+                                 output_logits=True, return_dict_in_generate=True)
+            new = [int(t) for t in res.sequences[0, ids.shape[1]:]]
+            steps = [l[0].to(torch.float32) for l in res.logits]
+            assert len(new) == MAX_NEW_TOKENS, f"{name}/{cname}: stopped after {len(new)}: {new}"
+            assert eou not in new, f"{name}/{cname}: <end_of_utterance> in {new}; change the seed"
+            assert len(set(new)) >= 4, f"{name}/{cname}: degenerate {new}; change the seed"
+            margins = []
+            for t, l in zip(new, steps):
+                top2 = torch.topk(l, 2).values
+                assert int(torch.argmax(l)) == t
+                margins.append(float(top2[0] - top2[1]))
+            margins_all += margins
+            # plain forward agrees with generate's first step
+            fw = dict(gen_kwargs)
+            last = model(**fw, logits_to_keep=1).logits[0, -1]
+            d = float((last - steps[0]).abs().max())
+            assert d <= 1e-6, f"{name}/{cname}: prefill logits differ by {d}"
+            if ims:
+                # image_features.<case>.f32 is what replaces the <image>
+                # embeddings: merged by hand, the text model gives the oracle.
+                emb = model.get_input_embeddings()(ids)
+                emb = emb.masked_scatter((ids == image_token_id).unsqueeze(-1), feats)
+                fl = model(inputs_embeds=emb, attention_mask=fw["attention_mask"], logits_to_keep=1).logits[0, -1]
+                d = float((fl - steps[0]).abs().max())
+                assert d <= 1e-6, f"{name}/{cname}: merging image_features by hand moves the logits by {d}"
+                case["image_features_check_max_abs_diff"] = d
+                # all-zero tiles are "padding" to get_image_features and would
+                # be dropped: zero the real pixels through the merge instead.
+                zfeat = model.model.connector(model.model.vision_model(
+                    pixel_values=torch.zeros_like(pv[0]),
+                    patch_attention_mask=None).last_hidden_state).reshape(-1, feats.shape[-1])
+                emb = model.get_input_embeddings()(ids)
+                emb = emb.masked_scatter((ids == image_token_id).unsqueeze(-1), zfeat)
+                zl = model(inputs_embeds=emb, attention_mask=fw["attention_mask"], logits_to_keep=1).logits[0, -1]
+                diff = float((zl - steps[0]).abs().max())
+                assert diff >= IMAGE_MIN_DIFF, f"{name}/{cname}: the image does not matter ({diff})"
+                # greedy on, without a cache (informative: not an oracle)
+                zt = []
+                for _ in range(MAX_NEW_TOKENS):
+                    l = model(inputs_embeds=emb, attention_mask=torch.ones(emb.shape[:2], dtype=torch.long),
+                              logits_to_keep=1).logits[0, -1]
+                    zt.append(int(torch.argmax(l)))
+                    emb = torch.cat([emb, model.get_input_embeddings()(torch.tensor([[zt[-1]]]))], 1)
+                assert zt != new, f"{name}/{cname}: zeroed pixels generate the same tokens {new}"
+                case["image_check"] = {"max_abs_first_logit_diff": diff, "zeroed_pixels_tokens": zt}
+        case["tokens"] = new
+        case["min_top2_margin"] = min(margins)
+        case["first_logits"] = [fmt_float(x) for x in steps[0]]
+        print(f"  {cname}: {len(case['input_ids'])} ids, {files} -> {new} (margin {min(margins):.4g})")
+        cases.append(case)
+
+    min_margin = min(margins_all)
+    assert min_margin >= MIN_TOP2_MARGIN, f"{name}: near-tie on the greedy path; change the seed"
+    oracle = {
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
+        "model_class": spec["model_cls"].__name__,
+        "processor_class": spec["processor_cls"].__name__,
+        "image_processor_class": spec["image_processor_cls"].__name__,
+        "dtype": "float32",
+        "attn_implementation": "eager",
+        "seed": spec["seed"],
+        "image_seed": spec["image_seed"],
+        "image_token_id": image_token_id,
+        "eos_token_id": eou,
+        "max_new_tokens": MAX_NEW_TOKENS,
+        "image_seq_len": IMAGE_SEQ_LEN,
+        "pixel_values_layout": "[batch 1, tiles of all the prompt's images in order (each image's rows x cols "
+                               "crops row-major, then its global resize), 3, H, W], raw little-endian float32, "
+                               "C order; no padded (all-zero) tile with one prompt (padded_tiles 0). Written per image: "
+                               "pixel_values.<image>.f32 is [1, that image's tiles, 3, H, W] and a case's "
+                               "pixel_values are its pixel_values_files concatenated along the tile axis",
+        "image_features_layout": "[image tokens, text hidden]: the connector's output for every tile in "
+                                 "pixel_values order, 4 rows a tile; row i replaces the i-th <image> token",
+        "image_check_method": "first-step logits with the real pixel_values vs with pixel_values zeroed: "
+                              "max abs diff (>= 1e-2 enforced), and the 16 greedy tokens with the zeroed "
+                              "pixels (no cache; they differ from tokens, enforced). The zero tiles run "
+                              "through the tower and connector directly (get_image_features drops all-zero "
+                              "tiles as padding)",
+        "image_features_check_method": "embed_tokens(input_ids) with the <image> rows replaced in order by "
+                                       "image_features, through the text model and lm_head, vs first_logits: "
+                                       "max abs diff (<= 1e-6 enforced)",
+        "min_top2_margin": min_margin,
+        "cases": cases,
+    }
+    with open(os.path.join(out, "oracle.json"), "w") as f:
+        f.write(dump_json(oracle))
+
+    total = 0
+    for root, _, fns in sorted(os.walk(out)):
+        for fn in sorted(fns):
+            p = os.path.join(root, fn)
+            size = os.path.getsize(p)
+            total += size
+            with open(p, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            print(f"  {os.path.relpath(p, out):36s} {size:8d}  {digest}")
+    print(f"  total {total} bytes")
+    assert total <= MAX_FOLDER_BYTES, f"{name}: {total} bytes > {MAX_FOLDER_BYTES}"
+
+
+FIXTURES = [
+    dict(name="idefics3", model_cls=Idefics3ForConditionalGeneration, config_cls=Idefics3Config,
+         processor_cls=Idefics3Processor, image_processor_cls=Idefics3ImageProcessorPil,
+         seed=1, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5),
+    dict(name="smolvlm", model_cls=SmolVLMForConditionalGeneration, config_cls=SmolVLMConfig,
+         processor_cls=SmolVLMProcessor, image_processor_cls=SmolVLMImageProcessorPil,
+         seed=3, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata"))
+    ap.add_argument("--only", action="append")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    transformers.logging.set_verbosity_error()
+    print(f"torch {torch.__version__}, transformers {transformers.__version__}")
+    for spec in FIXTURES:
+        if args.only and spec["name"] not in args.only:
+            continue
+        build_fixture(spec, args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
