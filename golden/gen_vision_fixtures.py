@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate archc's vision oracle fixtures: SmolVLM's image path.
 
-For each entry of FIXTURES this writes golden/testdata/<name>/:
+For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
 
   config.json, generation_config.json, model.safetensors
       a tiny random-weight Idefics3ForConditionalGeneration /
@@ -23,7 +23,7 @@ For each entry of FIXTURES this writes golden/testdata/<name>/:
 Everything is seeded and single-threaded; a rerun with the pinned versions
 (requirements-oracle.txt) is byte-identical.
 
-    .venv-oracle/bin/python golden/gen_vision_fixtures.py --out golden/testdata
+    .venv-oracle/bin/python golden/gen_vision_fixtures.py --out golden/testdata/vision
     .venv-oracle/bin/python golden/gen_vision_fixtures.py --only idefics3
 
 SmolVLMProcessor needs a video processor (SmolVLMVideoProcessor, which
@@ -544,7 +544,7 @@ FIXTURES = [
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata"))
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "vision"))
     ap.add_argument("--only", action="append")
     args = ap.parse_args()
     torch.set_num_threads(1)

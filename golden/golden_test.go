@@ -84,7 +84,11 @@ func fixtures(t *testing.T) []string {
 // testdata/<fixture>/emit.summary. scripts/emit-replay.sh writes the
 // modules themselves, to diff two trees op for op.
 func TestEmitGolden(t *testing.T) {
-	for _, dir := range fixtures(t) {
+	dirs := fixtures(t)
+	if *onlyFixture == "" {
+		dirs = append(dirs, visionFixtures(t)...)
+	}
+	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			p, err := driver.NewPlan(dir, driver.PlanOptions{})
 			if err != nil {
@@ -110,7 +114,7 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	covered := map[string][]string{}
-	for _, dir := range allFixtures(t) {
+	for _, dir := range append(allFixtures(t), visionFixtures(t)...) {
 		p, err := driver.NewPlan(dir, driver.PlanOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
