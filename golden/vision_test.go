@@ -13,6 +13,7 @@ import (
 
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/engine"
 )
 
 // The vision tier (DESIGN §7): fixtures under testdata/vision/, written by
@@ -127,6 +128,7 @@ func TestVisionExecution(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
+			encoded := map[string]*rt.Encoded{}
 			for _, c := range want.Cases {
 				t.Run(c.Name, func(t *testing.T) {
 					rows := encodeCase(t, m, dir, c)
@@ -143,6 +145,7 @@ func TestVisionExecution(t *testing.T) {
 					if rows != nil {
 						enc = &rt.Encoded{Rows: [][]float32{rows}}
 					}
+					encoded[c.Name] = enc
 					g, err := m.Generate(ctx, c.InputIDs, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Encoded: enc})
 					if err != nil {
 						t.Fatal(err)
@@ -155,6 +158,47 @@ func TestVisionExecution(t *testing.T) {
 					}
 				})
 			}
+			t.Run("engine", func(t *testing.T) { checkVisionEngine(t, m, want, encoded) })
 		})
+	}
+}
+
+// checkVisionEngine is the serve tier with images: every case submitted
+// at once, twice (image requests beside the text-only one, two slots, so
+// requests batch and wait for slots), each equals the oracle's tokens; a
+// request with an image case's tokens but another case's rows at its
+// placeholders (same count) reuses no KV rows of the image positions and
+// differs from the oracle, which shows the rows reach the model.
+func checkVisionEngine(t *testing.T, m *rt.Model, want visionOracle, encoded map[string]*rt.Encoded) {
+	ctx, e := startEngine(t, m, engine.Options{})
+	var reqs []engine.Request
+	for range 2 {
+		for _, c := range want.Cases {
+			reqs = append(reqs, engine.Request{Prompt: c.InputIDs, MaxTokens: want.MaxNewTokens, Encoded: encoded[c.Name]})
+		}
+	}
+	for i, got := range submitAll(t, ctx, e, reqs) {
+		c := want.Cases[i%len(want.Cases)]
+		if diff := cmp.Diff(c.Tokens, got); diff != "" {
+			t.Errorf("case %s (round %d) through the engine (-oracle +engine):\n%s", c.Name, i/len(want.Cases), diff)
+		}
+	}
+	// image_text and text_image_text hold the same number of rows (7
+	// tiles each): swap them.
+	var a, b *visionCase
+	for i := range want.Cases {
+		switch want.Cases[i].Name {
+		case "image_text":
+			a = &want.Cases[i]
+		case "text_image_text":
+			b = &want.Cases[i]
+		}
+	}
+	if a == nil || b == nil || len(encoded[a.Name].Rows[0]) != len(encoded[b.Name].Rows[0]) {
+		t.Fatal("the fixture lacks image_text and text_image_text cases of equal tile counts")
+	}
+	got := submitAll(t, ctx, e, []engine.Request{{Prompt: a.InputIDs, MaxTokens: want.MaxNewTokens, Encoded: encoded[b.Name]}})[0]
+	if cmp.Equal(a.Tokens, got) {
+		t.Errorf("case %s with case %s's image rows gave the oracle's tokens for its own image: the rows do not reach the model, or a cached prefix of the other image was reused", a.Name, b.Name)
 	}
 }

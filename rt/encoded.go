@@ -2,7 +2,10 @@ package rt
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"math"
 
 	"github.com/archc/archc/formats/abi"
 	"github.com/archc/archc/formats/tensor"
@@ -144,4 +147,97 @@ func (p *placed) args(encs []abi.Encoder, chunk []int32, bucket int) ([]tensor.T
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// CheckEncoded reports whether enc fits prompt: rows for the module's
+// encoders only, each exactly one per placeholder token (placeRows's
+// errors); a nil enc always fits.
+func (m *Model) CheckEncoded(prompt []int32, enc *Encoded) error {
+	_, err := m.placeRows(enc, prompt)
+	return err
+}
+
+// EncodedFrom is enc for tokens[k:]: each encoder's rows after those of
+// its placeholders in tokens[:k] (a prompt whose first k tokens are already
+// in the cache). Nil for a nil enc.
+func (m *Model) EncodedFrom(enc *Encoded, tokens []int32, k int) *Encoded {
+	if enc == nil || k == 0 {
+		return enc
+	}
+	out := &Encoded{Rows: make([][]float32, len(enc.Rows))}
+	for i, rows := range enc.Rows {
+		if i >= len(m.Program.Encoders) || len(rows) == 0 {
+			continue
+		}
+		e := m.Program.Encoders[i]
+		skip := 0
+		for _, t := range tokens[:k] {
+			if t == e.Placeholder {
+				skip++
+			}
+		}
+		out.Rows[i] = rows[min(len(rows), skip*int(e.Width)):]
+	}
+	return out
+}
+
+// PositionKeys gives each position of prompt the key of the encoder row
+// enc places there (FNV-1a of the row's float32 bits, never 0), 0 where a
+// token keeps its own embedding; nil when enc places no rows. Two prompts
+// whose tokens and keys agree up to a position hold the same KV cache up
+// to it: the engine reuses a prefix through image positions only so (a
+// second turn about the same image).
+func (m *Model) PositionKeys(prompt []int32, enc *Encoded) []uint64 {
+	if enc == nil {
+		return nil
+	}
+	var keys []uint64
+	for i, rows := range enc.Rows {
+		if i >= len(m.Program.Encoders) || len(rows) == 0 {
+			continue
+		}
+		if keys == nil {
+			keys = make([]uint64, len(prompt))
+		}
+		e := m.Program.Encoders[i]
+		w, next := int(e.Width), 0
+		for p, t := range prompt {
+			if t != e.Placeholder || (next+1)*w > len(rows) {
+				continue
+			}
+			h := fnv.New64a()
+			var b [4]byte
+			for _, v := range rows[next*w : (next+1)*w] {
+				binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+				h.Write(b[:])
+			}
+			keys[p] = h.Sum64() | 1
+			next++
+		}
+	}
+	return keys
+}
+
+// PrefillChunkEncoded is PrefillChunk for a prompt with images: enc holds
+// the rows of the placeholder tokens among tokens (EncodedFrom gives them
+// for the rest of a prompt). Errors as PrefillChunk's and CheckEncoded's.
+func (m *Model) PrefillChunkEncoded(ctx context.Context, slot int, tokens []int32, start int, enc *Encoded) ([]float32, int, error) {
+	if len(tokens) == 0 {
+		return nil, 0, fmt.Errorf("prefill: no tokens")
+	}
+	if err := m.checkTokens(tokens, start); err != nil {
+		return nil, 0, err
+	}
+	if err := m.checkSlots([]int{slot}); err != nil {
+		return nil, 0, err
+	}
+	rows, err := m.placeRows(enc, tokens)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := start + len(tokens)
+	if err := m.refresh(ctx, slot, start, total); err != nil {
+		return nil, 0, err
+	}
+	return m.prefillChunk(ctx, slot, tokens, start, total, rows)
 }

@@ -315,20 +315,7 @@ func (m *Model) PrefillEncoded(ctx context.Context, slot int, tokens []int32, st
 // interleaves chunks of a long prompt with other sequences' decode steps.
 // Errors as PrefillSlot.
 func (m *Model) PrefillChunk(ctx context.Context, slot int, tokens []int32, start int) ([]float32, int, error) {
-	if len(tokens) == 0 {
-		return nil, 0, fmt.Errorf("prefill: no tokens")
-	}
-	if err := m.checkTokens(tokens, start); err != nil {
-		return nil, 0, err
-	}
-	if err := m.checkSlots([]int{slot}); err != nil {
-		return nil, 0, err
-	}
-	total := start + len(tokens)
-	if err := m.refresh(ctx, slot, start, total); err != nil {
-		return nil, 0, err
-	}
-	return m.prefillChunk(ctx, slot, tokens, start, total, nil)
+	return m.PrefillChunkEncoded(ctx, slot, tokens, start, nil)
 }
 
 // prefillChunk runs one chunk of checked input (see PrefillChunk) of a

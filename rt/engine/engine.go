@@ -54,6 +54,11 @@ type Request struct {
 	// request drafts by prompt lookup in it first (rt.PromptLookup's
 	// Reference), whatever the engine's drafter. It changes speed only.
 	Prediction []int32
+	// Encoded holds the image rows of the prompt's placeholder tokens (a
+	// vision-language model's: rt.Encoded, from rt.Model.Encode), nil for
+	// a prompt without images. Prefix reuse runs through image positions
+	// only where the same rows sit there (rt.Model.PositionKeys).
+	Encoded *rt.Encoded
 }
 
 // Group gathers the requests that share one prompt's prefill: the choices
@@ -176,6 +181,20 @@ type Stats struct {
 type slot struct {
 	owner  *seq
 	cached []int32
+	keys   []uint64 // per cached position: the key of the image row there (rt.Model.PositionKeys), 0 for a token's own embedding
+}
+
+// keep truncates the slot's record to its first n positions.
+func (sl *slot) keep(n int) { sl.cached, sl.keys = sl.cached[:n], sl.keys[:n] }
+
+// push records tokens written after the slot's positions, with their
+// image-row keys (nil: none, a text or generated token's).
+func (sl *slot) push(tokens []int32, keys []uint64) {
+	sl.cached = append(sl.cached, tokens...)
+	if keys == nil {
+		keys = make([]uint64, len(tokens))
+	}
+	sl.keys = append(sl.keys, keys...)
 }
 
 // seq is one admitted request.
@@ -184,6 +203,7 @@ type seq struct {
 	req     Request
 	events  chan Event
 	sampler *rt.Sampler
+	keys    []uint64 // per prompt position, the image-row key (rt.Model.PositionKeys); nil without images
 	slot    int
 	fed     int     // tokens of all whose keys and values are in the slot
 	all     []int32 // prompt then generated tokens
@@ -253,7 +273,7 @@ func (e *Engine) Submit(ctx context.Context, r Request) (<-chan Event, error) {
 		return nil, err
 	}
 	s := &seq{ctx: ctx, req: r, events: make(chan Event, r.MaxTokens+1), sampler: sampler, slot: -1,
-		all: append(make([]int32, 0, len(r.Prompt)+r.MaxTokens), r.Prompt...)}
+		all: append(make([]int32, 0, len(r.Prompt)+r.MaxTokens), r.Prompt...), keys: e.m.PositionKeys(r.Prompt, r.Encoded)}
 	if g := r.Group; g != nil && g.n > 1 {
 		if err := e.join(g, s); err != nil {
 			return nil, err
@@ -273,8 +293,8 @@ func (e *Engine) join(g *Group, s *seq) error {
 	switch {
 	case g.queued || len(g.members) == g.n:
 		return fmt.Errorf("the group of %d requests is complete", g.n)
-	case len(g.members) > 0 && !slices.Equal(g.members[0].req.Prompt, s.req.Prompt):
-		return errors.New("a group's requests must share one prompt")
+	case len(g.members) > 0 && (!slices.Equal(g.members[0].req.Prompt, s.req.Prompt) || !slices.Equal(g.members[0].keys, s.keys)):
+		return errors.New("a group's requests must share one prompt (and its images)")
 	}
 	g.members = append(g.members, s)
 	if len(g.members) < g.n {
@@ -354,6 +374,9 @@ func (e *Engine) check(r Request) error {
 		if id < 0 || int64(id) >= e.m.Vocab {
 			return fmt.Errorf("token id %d is outside the vocabulary [0, %d)", id, e.m.Vocab)
 		}
+	}
+	if err := e.m.CheckEncoded(r.Prompt, r.Encoded); err != nil {
+		return err
 	}
 	return r.Sampling.Validate()
 }
@@ -486,7 +509,7 @@ func (e *Engine) place(s *seq) {
 		if sl.owner != nil {
 			continue
 		}
-		if n := e.reusable(i, lead.req.Prompt); n > bestLen {
+		if n := e.reusable(i, lead); n > bestLen {
 			best, bestLen = i, n
 		}
 	}
@@ -504,18 +527,31 @@ func (e *Engine) place(s *seq) {
 	e.setRunning()
 }
 
-// reusable is the prefix of prompt whose state slot i holds and serves
-// it (at least one prompt token is always prefilled, for its logits).
-func (e *Engine) reusable(i int, prompt []int32) int {
-	n := commonPrefix(e.slots[i].cached, prompt[:len(prompt)-1])
+// reusable is the prefix of s's prompt whose state slot i holds and
+// serves it (at least one prompt token is always prefilled, for its
+// logits): the same tokens, and at image placeholders the same image rows.
+func (e *Engine) reusable(i int, s *seq) int {
+	prompt, sl := s.req.Prompt, &e.slots[i]
+	n := commonPrefix(sl.cached, prompt[:len(prompt)-1])
+	for j := range n {
+		var k uint64
+		if s.keys != nil {
+			k = s.keys[j]
+		}
+		if sl.keys[j] != k {
+			n = j
+			break
+		}
+	}
 	return e.m.ReusablePrefix(i, n, len(prompt))
 }
 
 // take gives s slot i, keeping the prefix of the slot's tokens it reuses.
 func (e *Engine) take(s *seq, i int) {
-	n := e.reusable(i, s.req.Prompt)
+	n := e.reusable(i, s)
 	sl := &e.slots[i]
-	sl.owner, sl.cached = s, sl.cached[:n]
+	sl.owner = s
+	sl.keep(n)
 	s.slot, s.fed, s.reused = i, n, n
 }
 
@@ -554,12 +590,16 @@ func (e *Engine) prefillStep(ctx context.Context) {
 		prompt := s.req.Prompt
 		cctx, cancel := context.WithTimeout(ctx, e.timeout)
 		defer cancel()
-		logits, n, err := e.m.PrefillChunk(cctx, s.slot, prompt[s.fed:], s.fed)
+		logits, n, err := e.m.PrefillChunkEncoded(cctx, s.slot, prompt[s.fed:], s.fed, e.m.EncodedFrom(s.req.Encoded, prompt, s.fed))
 		if err != nil {
 			e.fail(ctx, err)
 			return
 		}
-		e.slots[s.slot].cached = append(e.slots[s.slot].cached, prompt[s.fed:s.fed+n]...)
+		var keys []uint64
+		if s.keys != nil {
+			keys = s.keys[s.fed : s.fed+n]
+		}
+		e.slots[s.slot].push(prompt[s.fed:s.fed+n], keys)
 		s.fed += n
 		if s.fed < len(prompt) {
 			return
@@ -575,7 +615,8 @@ func (e *Engine) prefillStep(ctx context.Context) {
 				return
 			}
 			for _, f := range fs {
-				e.slots[f.slot].cached = append(e.slots[f.slot].cached[:0], prompt...)
+				e.slots[f.slot].keep(0)
+				e.slots[f.slot].push(prompt, s.keys)
 				f.fed, f.reused, f.leader = len(prompt), s.reused, nil
 			}
 			e.mu.Lock()
@@ -678,7 +719,7 @@ func (e *Engine) speculate(ctx context.Context, s *seq, draft []int32) bool {
 		return false
 	}
 	sl := &e.slots[s.slot]
-	sl.cached = append(append(sl.cached, s.next), draft[:len(cs)-1]...)
+	sl.push(append([]int32{s.next}, draft[:len(cs)-1]...), nil)
 	e.mu.Lock()
 	e.stats.Spec.Add(rt.SpecStats{Drafts: 1, Drafted: len(draft), Accepted: len(cs) - 1})
 	e.mu.Unlock()
@@ -762,7 +803,7 @@ func (e *Engine) decodeBatch(ctx context.Context, run []*seq, b int) {
 		return
 	}
 	for i, s := range run {
-		e.slots[s.slot].cached = append(e.slots[s.slot].cached, s.next)
+		e.slots[s.slot].push([]int32{s.next}, nil)
 		s.fed++
 		e.emit(s, choices[i])
 	}
@@ -820,7 +861,7 @@ func (e *Engine) finish(s *seq, reason string, err error) {
 		sl := &e.slots[s.slot]
 		sl.owner = nil
 		if err != nil { // the slot's contents are unknown after a failure
-			sl.cached = sl.cached[:0]
+			sl.keep(0)
 		}
 		s.slot = -1
 	}
@@ -847,7 +888,7 @@ func (e *Engine) fail(ctx context.Context, err error) {
 			e.finish(s, FinishError, err)
 			ended++
 		}
-		e.slots[i].cached = e.slots[i].cached[:0]
+		e.slots[i].keep(0)
 	}
 	e.log.Error("worker failed", "err", err, "requests_ended", ended)
 	start := time.Now()
