@@ -13,6 +13,7 @@ import (
 
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/chat"
 	"github.com/archc/archc/rt/engine"
 )
 
@@ -35,13 +36,16 @@ type visionOracle struct {
 // images' pixel_values files (each [tiles, 3, H, W] f32, in prompt
 // order) and the oracle's outputs.
 type visionCase struct {
-	Name               string    `json:"name"`
-	InputIDs           []int32   `json:"input_ids"`
-	PixelValuesShape   []int64   `json:"pixel_values_shape"`
-	PixelValuesFiles   []string  `json:"pixel_values_files"`
-	ImageFeaturesShape []int64   `json:"image_features_shape"`
-	Tokens             []int32   `json:"tokens"`
-	FirstLogits        []float64 `json:"first_logits"`
+	Name               string      `json:"name"`
+	Messages           []hfMessage `json:"messages"`
+	Prompt             string      `json:"prompt"`
+	Images             []string    `json:"images"`
+	InputIDs           []int32     `json:"input_ids"`
+	PixelValuesShape   []int64     `json:"pixel_values_shape"`
+	PixelValuesFiles   []string    `json:"pixel_values_files"`
+	ImageFeaturesShape []int64     `json:"image_features_shape"`
+	Tokens             []int32     `json:"tokens"`
+	FirstLogits        []float64   `json:"first_logits"`
 }
 
 // visionFixtures lists testdata/vision/*/ (each with config.json).
@@ -200,5 +204,52 @@ func checkVisionEngine(t *testing.T, m *rt.Model, want visionOracle, encoded map
 	got := submitAll(t, ctx, e, []engine.Request{{Prompt: a.InputIDs, MaxTokens: want.MaxNewTokens, Encoded: encoded[b.Name]}})[0]
 	if cmp.Equal(a.Tokens, got) {
 		t.Errorf("case %s with case %s's image rows gave the oracle's tokens for its own image: the rows do not reach the model, or a cached prefix of the other image was reused", a.Name, b.Name)
+	}
+}
+
+// hfMessage is a chat message as transformers' processors take it: the
+// content a list of {"type": "text", "text": ...} and {"type": "image"}.
+type hfMessage struct {
+	Role    string `json:"role"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// chatMessages converts a case's messages to the chat core's, with parts.
+func chatMessages(ms []hfMessage) []chat.Message {
+	out := make([]chat.Message, len(ms))
+	for i, m := range ms {
+		out[i].Role = m.Role
+		out[i].Parts = []chat.Part{}
+		for _, p := range m.Content {
+			out[i].Parts = append(out[i].Parts, chat.Part{Type: p.Type, Text: p.Text})
+		}
+	}
+	return out
+}
+
+// TestVisionChatTemplate: the fixture's chat template rendered for each
+// case's messages, content as text and image parts, is the text the HF
+// processor rendered (before it expands the image placeholders).
+func TestVisionChatTemplate(t *testing.T) {
+	for _, dir := range visionFixtures(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			want := readVisionOracle(t, dir)
+			tpl, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range want.Cases {
+				got, err := chat.Render(string(tpl), chatMessages(c.Messages), chat.Options{AddGenerationPrompt: true})
+				if err != nil {
+					t.Fatalf("%s: %v", c.Name, err)
+				}
+				if got != c.Prompt {
+					t.Errorf("%s: rendered %q, the HF processor %q", c.Name, got, c.Prompt)
+				}
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/driver/kernels"
 	"github.com/archc/archc/formats/ireetool"
 	"io"
@@ -214,13 +215,21 @@ func (listCmd) Run() error {
 	if err != nil {
 		return err
 	}
-	rows := [][]string{{"FAMILY", "FILE", "MODEL_TYPE", "GGUF"}}
+	rows := [][]string{{"FAMILY", "FILE", "MODEL_TYPE", "ENCODERS", "GGUF"}}
 	for _, f := range fams {
 		gguf := strings.Join(f.GGUFArchs(), ", ")
 		if gguf == "" {
 			gguf = "-"
 		}
-		rows = append(rows, []string{f.Name, f.Path, strings.Join(f.ModelTypes(), ", "), gguf})
+		var encs []string
+		for _, e := range dsl.Encoders(f.File) {
+			encs = append(encs, dsl.EncoderName(e))
+		}
+		enc := strings.Join(encs, ", ")
+		if enc == "" {
+			enc = "-"
+		}
+		rows = append(rows, []string{f.Name, f.Path, strings.Join(f.ModelTypes(), ", "), enc, gguf})
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	for _, r := range rows {

@@ -27,6 +27,12 @@ import (
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Parts, when set, is the content as a list of parts (text and
+	// images, in order), which the template sees as transformers passes a
+	// multimodal message: content = [{"type": "text", "text": ...},
+	// {"type": "image"}, ...]; Content is then not used. A message of
+	// text only keeps Content (templates of text models read a string).
+	Parts []Part `json:"parts,omitempty"`
 	// ReasoningContent is an assistant turn's reasoning (Qwen3's
 	// message.reasoning_content); "" is absent.
 	ReasoningContent string `json:"reasoning_content,omitempty"`
@@ -38,6 +44,18 @@ type Message struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	Name       string `json:"name,omitempty"`
 }
+
+// Part is one piece of a multimodal message's content (Message.Parts).
+type Part struct {
+	Type string `json:"type"` // PartText or PartImage
+	Text string `json:"text,omitempty"`
+}
+
+// The part types.
+const (
+	PartText  = "text"
+	PartImage = "image" // an image, in the order of the request's images; the template writes its placeholder
+)
 
 // ToolCall is one function call of an assistant turn.
 type ToolCall struct {

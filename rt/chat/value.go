@@ -77,6 +77,22 @@ func messageValue(m Message) (jinja.Value, error) {
 	d := v.AsDict()
 	d.Set("role", jinja.NewString(m.Role))
 	d.Set("content", jinja.NewString(m.Content))
+	if m.Parts != nil {
+		parts := make([]jinja.Value, len(m.Parts))
+		for i, p := range m.Parts {
+			pv := jinja.NewDict()
+			pv.AsDict().Set("type", jinja.NewString(p.Type))
+			switch p.Type {
+			case PartText:
+				pv.AsDict().Set("text", jinja.NewString(p.Text))
+			case PartImage:
+			default:
+				return jinja.Undefined(), fmt.Errorf("content part %d: unknown type %q (text or image)", i, p.Type)
+			}
+			parts[i] = pv
+		}
+		d.Set("content", jinja.NewList(parts))
+	}
 	if m.ReasoningContent != "" {
 		d.Set("reasoning_content", jinja.NewString(m.ReasoningContent))
 	}
