@@ -112,7 +112,11 @@ func Decode(data []byte, lim Limits) (img *RGB8, err error) {
 	var key *[3]uint8
 	switch f {
 	case FormatJPEG:
-		m, err = jpeg.Decode(bytes.NewReader(data))
+		// libjpeg-exact samples; image/jpeg for layouts that decoder
+		// leaves out (and to report errors on corrupt data).
+		if m, err = decodeJPEGExact(data); err != nil {
+			m, err = jpeg.Decode(bytes.NewReader(data))
+		}
 	case FormatPNG:
 		m, err = png.Decode(bytes.NewReader(data))
 	case FormatGIF:

@@ -103,6 +103,8 @@ save(nat(45, 33, 16), "jpeg_prog.jpg", quality=85, progressive=True)
 save(nat(38, 29, 17).convert("L"), "jpeg_gray.jpg", quality=90)
 save(nat(30, 22, 18).convert("CMYK"), "jpeg_cmyk.jpg", quality=95)
 save(nat(4, 5, 19), "jpeg_tiny.jpg", quality=95)
+save(nat(53, 37, 39), "jpeg_rst.jpg", quality=88, restart_marker_blocks=3)
+save(nat(53, 37, 40), "jpeg_prog_rst.jpg", quality=93, progressive=True, restart_marker_rows=1)
 for o in (3, 6, 8):
     save(nat(41, 25, 20 + o), "jpeg_exif%d.jpg" % o, quality=90, exif=exif_bytes(o))
 # GIF: two frames, transparency; first frame is what load_image sees
@@ -153,7 +155,7 @@ for name in files:
             "transparency": list(im.info["transparency"]) if isinstance(im.info.get("transparency"), tuple) else None,
             "proc": {}}
     cfgs = ["small", "bicubic_clip", "nosplit"] if name in ("rgb_37x23.png", "jpeg420.jpg", "pal_P_trns.png") else ["small"]
-    if name in ("jpeg_big.jpg", "rgb_37x23.png"):
+    if name == "jpeg_big.jpg":
         cfgs.append("smolvlm_like")
     for cn in cfgs:
         ip = procs[cn]
@@ -161,7 +163,7 @@ for name in files:
         pv = out["pixel_values"][0]
         entry = {"rows": int(out["rows"][0][0]), "cols": int(out["cols"][0][0]), "shape": list(pv.shape),
                  "u8": put(to_u8(pv, ip).tobytes())}
-        if name == "rgb_37x23.png" and cn in ("small", "bicubic_clip"):
+        if name == "rgb_37x23.png" and cn == "small":
             entry["f32"] = put(pv.astype("<f4").tobytes())
         case["proc"][cn] = entry
     manifest["cases"].append(case)
