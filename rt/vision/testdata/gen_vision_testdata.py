@@ -42,7 +42,7 @@ def natural(w, h, seed):
         (xx * 3 + yy * 5) % 256,
     ], -1)
     a[(xx - w / 3) ** 2 + (yy - h / 2) ** 2 < (min(w, h) / 3) ** 2] = [250, 30, 40]
-    a += r.normal(0, 5, a.shape)
+    a += r.normal(0, 3, a.shape)
     return np.clip(a, 0, 255).astype(np.uint8)
 
 def png_raw(path, w, h, color_type, depth, rows, extra=b""):
@@ -68,6 +68,7 @@ nat = lambda w, h, s: Image.fromarray(natural(w, h, s), "RGB")
 save(nat(37, 23, 1), "rgb_37x23.png")
 save(nat(1, 37, 2), "rgb_1x37.png")
 save(nat(300, 7, 3), "rgb_300x7.png")
+save(nat(30, 70, 41), "rgb_tall_30x70.png")  # its longest-edge resize runs PIL's vertical pass first
 save(nat(1, 1, 4), "rgb_1x1.png")
 save(nat(40, 30, 5).convert("L"), "gray_L.png")
 p = nat(33, 20, 6).quantize(16)
@@ -163,7 +164,7 @@ for name in files:
         pv = out["pixel_values"][0]
         entry = {"rows": int(out["rows"][0][0]), "cols": int(out["cols"][0][0]), "shape": list(pv.shape),
                  "u8": put(to_u8(pv, ip).tobytes())}
-        if name == "rgb_37x23.png" and cn == "small":
+        if name == "rgb_37x23.png" and cn == "nosplit":
             entry["f32"] = put(pv.astype("<f4").tobytes())
         case["proc"][cn] = entry
     manifest["cases"].append(case)
@@ -181,8 +182,9 @@ def lcg_image(w, h, seed):
     sm = np.stack([xx * 255 // max(w - 1, 1), yy * 255 // max(h - 1, 1), (xx * 13 + yy * 7) % 256], -1)
     a[h // 3:] = sm[h // 3:]
     return a
-for (w, h), (ow, oh) in [((37, 23), (16, 9)), ((37, 23), (44, 29)), ((1, 1), (5, 3)), ((300, 7), (32, 2)),
-                         ((1, 37), (3, 16)), ((64, 48), (32, 32)), ((20, 20), (23, 31)), ((48, 36), (48, 20))]:
+for (w, h), (ow, oh) in [((37, 23), (16, 9)), ((37, 23), (41, 26)), ((1, 1), (5, 3)), ((300, 7), (32, 2)),
+                         ((1, 37), (3, 16)), ((64, 48), (32, 32)), ((20, 20), (23, 31)), ((48, 36), (48, 20)),
+                         ((24, 60), (30, 20)), ((50, 120), (20, 30)), ((90, 60), (30, 20))]:  # vertical-first, vertical-first, horizontal-first
     seed = w * 1000 + h
     src = Image.fromarray(lcg_image(w, h, seed), "RGB")
     for f in (1, 2, 3, 4, 5):
