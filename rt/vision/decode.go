@@ -129,6 +129,9 @@ func Decode(data []byte, lim Limits) (img *RGB8, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("vision: decode %s: %w", f, fixEOF(err))
 	}
+	if pm, ok := m.(*image.Paletted); ok && f == FormatGIF {
+		m = gifCanvas(pm, data, cfg.Width, cfg.Height)
+	}
 	if b := m.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
 		return nil, fmt.Errorf("vision: decode %s: header says %dx%d but decoded %dx%d", f, cfg.Width, cfg.Height, b.Dx(), b.Dy())
 	}
@@ -161,9 +164,33 @@ func Decode(data []byte, lim Limits) (img *RGB8, err error) {
 	return img, nil
 }
 
-// DecodeConfigFormat returns the format and the header's width and height
+// gifCanvas places a first frame that does not cover the GIF's logical
+// screen on a screen-sized canvas as Pillow's GifImagePlugin does for
+// frame 0: the uncovered area holds the transparent index when the frame
+// has one, else index 0 (not the background index).
+func gifCanvas(pm *image.Paletted, data []byte, w, h int) image.Image {
+	screen := image.Rect(0, 0, w, h)
+	if pm.Rect == screen {
+		return pm
+	}
+	fill := uint8(0)
+	if _, ti, err := gifFirstPalette(data); err == nil && ti >= 0 {
+		fill = uint8(ti)
+	}
+	c := image.NewPaletted(screen, pm.Palette)
+	for i := range c.Pix {
+		c.Pix[i] = fill
+	}
+	r := pm.Rect.Intersect(screen)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		copy(c.Pix[c.PixOffset(r.Min.X, y):c.PixOffset(r.Max.X, y)], pm.Pix[pm.PixOffset(r.Min.X, y):pm.PixOffset(r.Max.X, y)])
+	}
+	return c
+}
+
+// DecodeHeader returns the format and the header's width and height
 // without decoding pixels.
-func DecodeConfigFormat(data []byte) (Format, int, int, error) {
+func DecodeHeader(data []byte) (Format, int, int, error) {
 	f, err := Sniff(data)
 	if err != nil {
 		return "", 0, 0, err

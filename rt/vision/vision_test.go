@@ -535,3 +535,43 @@ func TestResizeErrors(t *testing.T) {
 		t.Error("same-size resize must copy")
 	}
 }
+
+// TestGIFOffsetFrame: a first frame smaller than the logical screen is
+// placed on a screen-sized canvas filled as Pillow fills it.
+func TestGIFOffsetFrame(t *testing.T) {
+	b, err := os.ReadFile("testdata/extra.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra struct {
+		GIFOffset []struct {
+			File         string
+			W, H         int
+			RGB          []int
+			Transparency []uint8
+		} `json:"gif_offset"`
+	}
+	if err := json.Unmarshal(b, &extra); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range extra.GIFOffset {
+		img, err := Decode(readImage(t, c.File), Limits{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.File, err)
+		}
+		if img.W != c.W || img.H != c.H {
+			t.Fatalf("%s: %dx%d, PIL %dx%d", c.File, img.W, img.H, c.W, c.H)
+		}
+		for i, v := range c.RGB {
+			if int(img.Pix[i]) != v {
+				t.Fatalf("%s: sample %d is %d, PIL %d", c.File, i, img.Pix[i], v)
+			}
+		}
+		if (c.Transparency == nil) != (img.Transparency == nil) {
+			t.Errorf("%s: transparency %v, PIL %v", c.File, img.Transparency, c.Transparency)
+		}
+		if img.Transparency != nil && [3]uint8(c.Transparency) != *img.Transparency {
+			t.Errorf("%s: transparency %v, PIL %v", c.File, *img.Transparency, c.Transparency)
+		}
+	}
+}

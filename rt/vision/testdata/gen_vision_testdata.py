@@ -13,6 +13,7 @@ deterministic. Writes:
                         asserts that rescale+normalize of them reproduces
                         transformers' float32 bit for bit); a few raw float32
                         pixel_values; PIL resize outputs per filter
+  extra.json            small expectations kept out of the blob
   proc_v5/, proc_legacy/  processor folders for LoadProcessor
 """
 import gzip, io, json, os, shutil, struct, types, zlib
@@ -227,6 +228,27 @@ Idefics3ImageProcessorPil(**CONFIGS["bicubic_clip"]).save_pretrained("proc_legac
 if os.path.exists("proc_legacy/processor_config.json"):  # 5.x image processors write this name
     os.rename("proc_legacy/processor_config.json", "proc_legacy/preprocessor_config.json")
 json.dump({"image_seq_len": 64, "processor_class": "Idefics3Processor"}, open("proc_legacy/processor_config.json", "w"), indent=2)
+
+# GIFs whose first frame does not cover the logical screen (kept out of the
+# blob: expected pixels go to extra.json).
+extra = {"gif_offset": []}
+gp = Image.new("P", (3, 2))
+gp.putpalette([10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120])
+gp.putdata([1, 2, 3, 1, 2, 3])
+for trans in (None, 2):
+    b = io.BytesIO()
+    gp.save(b, "GIF", **({} if trans is None else {"transparency": trans}))
+    d = bytearray(b.getvalue())
+    d[6:8] = struct.pack("<H", 5); d[8:10] = struct.pack("<H", 4); d[11] = 3  # 5x4 screen, background 3
+    i = d.index(b"\x2c")
+    d[i + 1:i + 5] = struct.pack("<HH", 1, 1)  # frame at (1, 1)
+    name = "gif_offset_%s.gif" % ("trns" if trans is not None else "plain")
+    open("images/" + name, "wb").write(bytes(d))
+    im = load_image("images/" + name)
+    t = im.info.get("transparency")
+    extra["gif_offset"].append({"file": name, "w": im.width, "h": im.height, "rgb": np.array(im).reshape(-1).tolist(),
+                                "transparency": list(t) if isinstance(t, tuple) else None})
+json.dump(extra, open("extra.json", "w"))
 
 with gzip.GzipFile("blob.bin.gz", "wb", mtime=0, compresslevel=9) as g:
     g.write(bytes(blob))
