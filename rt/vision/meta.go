@@ -48,13 +48,19 @@ func parsePNGMeta(data []byte) pngMeta {
 }
 
 // pngKey returns the colour key PIL leaves in info["transparency"] after
-// convert("RGB") (and that transformers' convert_to_rgb then whitens):
-// a palette image whose tRNS has exactly one 0 and 255 elsewhere (PIL's
-// _simple_palette) keys that entry's RGB; an 8-bit grey tRNS g keys
-// (g, g, g); an RGB tRNS keys its colour. A palette tRNS with partial
-// alphas is dropped by PIL (bytes transparency), as are keys that can no
-// longer match an 8-bit pixel: grey depths 1, 2, 4 and 16 only ever key
-// black (value 0), and 16-bit RGB keys only values below 256.
+// convert("RGB") (and that transformers' convert_to_rgb then whitens),
+// measured against Pillow 13:
+//
+//   - palette: a tRNS with exactly one 0 and 255 elsewhere (PIL's
+//     _simple_palette) keys that entry's RGB; any other palette tRNS is
+//     kept as bytes, which convert("RGB") drops (no key);
+//   - grey, 2/4/8 bits: PIL converts its tRNS grey g to RGB unscaled, key
+//     (g, g, g) (so a 2- or 4-bit key only ever matches black);
+//   - grey, 1 and 16 bits ("1" and "I;16" modes): the integer survives
+//     convert("RGB") as is and convert("RGBA") reads it as (g&255, 0, 0)
+//     (1-bit g is scaled to 0/255 by PIL first);
+//   - RGB, 8 and 16 bits: the tRNS colour, each channel truncated to its
+//     low byte as convert_transparent does with 16-bit values.
 func pngKey(meta pngMeta, pal []rawColor) *[3]uint8 {
 	if !meta.hasTRNS {
 		return nil
@@ -84,25 +90,24 @@ func pngKey(meta pngMeta, pal []rawColor) *[3]uint8 {
 			return nil
 		}
 		g := int(binary.BigEndian.Uint16(t))
-		if meta.depth == 8 {
-			if g > 255 {
-				return nil
+		switch meta.depth {
+		case 1:
+			if g != 0 {
+				g = 255
 			}
-			return &[3]uint8{uint8(g), uint8(g), uint8(g)}
+			return &[3]uint8{uint8(g), 0, 0}
+		case 16:
+			return &[3]uint8{uint8(g), 0, 0}
 		}
-		if g == 0 {
-			return &[3]uint8{}
+		if g > 255 {
+			return nil
 		}
-		return nil
+		return &[3]uint8{uint8(g), uint8(g), uint8(g)}
 	case 2:
 		if len(t) < 6 {
 			return nil
 		}
-		r, g, b := binary.BigEndian.Uint16(t), binary.BigEndian.Uint16(t[2:]), binary.BigEndian.Uint16(t[4:])
-		if r > 255 || g > 255 || b > 255 {
-			return nil
-		}
-		return &[3]uint8{uint8(r), uint8(g), uint8(b)}
+		return &[3]uint8{t[1], t[3], t[5]}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"math"
@@ -572,6 +573,46 @@ func TestGIFOffsetFrame(t *testing.T) {
 		}
 		if img.Transparency != nil && [3]uint8(c.Transparency) != *img.Transparency {
 			t.Errorf("%s: transparency %v, PIL %v", c.File, *img.Transparency, c.Transparency)
+		}
+	}
+}
+
+// TestPNGVariants: 1/2/4/16-bit grey and 1/2/4-bit palette PNGs with tRNS,
+// and a 16-bit RGB tRNS: load_image's pixels and, after
+// FlattenTransparency, what transformers' convert_to_rgb gives.
+func TestPNGVariants(t *testing.T) {
+	b, err := os.ReadFile("testdata/extra.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra struct {
+		PNGVariants []struct {
+			File    string
+			PILMode string `json:"pil_mode"`
+			RGB     string
+			Flat    *string // nil when equal to RGB
+		} `json:"png_variants"`
+	}
+	if err := json.Unmarshal(b, &extra); err != nil {
+		t.Fatal(err)
+	}
+	if len(extra.PNGVariants) == 0 {
+		t.Fatal("no png_variants in extra.json")
+	}
+	for _, c := range extra.PNGVariants {
+		img, err := Decode(readImage(t, c.File), Limits{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.File, err)
+		}
+		if got := hex.EncodeToString(img.Pix); got != c.RGB {
+			t.Errorf("%s (PIL %s): decoded %s, load_image %s", c.File, c.PILMode, got, c.RGB)
+		}
+		want := c.RGB
+		if c.Flat != nil {
+			want = *c.Flat
+		}
+		if got := hex.EncodeToString(img.FlattenTransparency().Pix); got != want {
+			t.Errorf("%s (PIL %s): flattened %s, convert_to_rgb %s (key %v)", c.File, c.PILMode, got, want, img.Transparency)
 		}
 	}
 }

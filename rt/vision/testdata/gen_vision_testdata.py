@@ -248,9 +248,43 @@ for trans in (None, 2):
     t = im.info.get("transparency")
     extra["gif_offset"].append({"file": name, "w": im.width, "h": im.height, "rgb": np.array(im).reshape(-1).tolist(),
                                 "transparency": list(t) if isinstance(t, tuple) else None})
+# Small PNG bit depths and tRNS variants (hand-written chunks): load_image
+# pixels and what convert_to_rgb makes of them, as hex.
+from transformers.image_transforms import convert_to_rgb
+def pack_bits(vals, depth):
+    bits = "".join(format(int(v), "0%db" % depth) for v in vals)
+    bits += "0" * (-len(bits) % 8)
+    return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8))
+def chunk(t, d):
+    return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+vr = np.random.RandomState(5)
+variants = []
+for depth in (1, 2, 4):
+    g = vr.randint(0, 1 << depth, (5, 9))
+    for t in (0, 1):
+        variants.append(("g%d_trns%d.png" % (depth, t), 9, 5, 0, depth, [pack_bits(r, depth) for r in g], chunk(b"tRNS", struct.pack(">H", t))))
+    pal = vr.randint(0, 256, (1 << depth) * 3).astype(np.uint8).tobytes()
+    p = vr.randint(0, 1 << depth, (5, 9))
+    for tr in (b"\xff\x00", b"\x80\x00\xff"):
+        variants.append(("p%d_trns%d.png" % (depth, len(tr)), 9, 5, 3, depth, [pack_bits(r, depth) for r in p], chunk(b"PLTE", pal) + chunk(b"tRNS", tr)))
+g16 = np.array([[0, 5, 256, 44, 300, 1000, 0, 255, 7]] * 2, dtype=">u2")
+for t in (256, 300):
+    variants.append(("g16_trns%d.png" % t, 9, 2, 0, 16, [r.tobytes() for r in g16], chunk(b"tRNS", struct.pack(">H", t))))
+c16 = np.array([[[100 * 256, 0, 200 * 256], [256, 0, 512], [0, 0, 0], [100, 0, 200]]], dtype=">u2")
+variants.append(("rgb16_trns.png", 4, 1, 2, 16, [c16[0].tobytes()], chunk(b"tRNS", struct.pack(">HHH", 0x0164, 0, 0x02C8))))
+extra["png_variants"] = []
+for name, w, h, ct, depth, rows, ex in variants:
+    png_raw("images/" + name, w, h, ct, depth, rows, ex)
+    im = load_image("images/" + name)
+    extra["png_variants"].append({"file": name, "pil_mode": Image.open("images/" + name).mode,
+                                  "rgb": np.array(im).tobytes().hex(),
+                                  "flat": None})
+    flat = convert_to_rgb(im, return_numpy=True).tobytes().hex()
+    if flat != extra["png_variants"][-1]["rgb"]:
+        extra["png_variants"][-1]["flat"] = flat
 json.dump(extra, open("extra.json", "w"))
 
 with gzip.GzipFile("blob.bin.gz", "wb", mtime=0, compresslevel=9) as g:
     g.write(bytes(blob))
-json.dump(manifest, open("manifest.json", "w"), indent=1)
+json.dump(manifest, open("manifest.json", "w"), separators=(",", ":"))
 print("blob", len(blob), "gz", os.path.getsize("blob.bin.gz"))
