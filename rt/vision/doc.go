@@ -1,0 +1,50 @@
+// Package vision decodes images and preprocesses them for Idefics3 /
+// SmolVLM the way Hugging Face transformers (5.24) does with its PIL
+// backend (Pillow 13), bit for bit on everything the tests cover.
+//
+// What equals what:
+//
+//   - Decode equals transformers.image_utils.load_image: PIL Image.open,
+//     PIL.ImageOps.exif_transpose, Image.convert("RGB"). JPEG (baseline,
+//     progressive, restart markers; grey, YCbCr 4:4:4/4:2:2/4:2:0/4:4:0,
+//     Adobe CMYK) is decoded by this package's own decoder, which
+//     reproduces libjpeg-turbo: jidctint.c's integer IDCT, jdsample.c's
+//     fancy chroma upsampling and jdcolor.c's fixed-point YCbCr→RGB (rarer
+//     layouts fall back to image/jpeg, whose IDCT differs by a few levels).
+//     Lossy WebP uses golang.org/x/image/webp's VP8 planes with libwebp's
+//     fancy upsampler and YUV→RGB arithmetic. PNG (1–16 bit, grey, grey +
+//     alpha, palette with or without tRNS, RGB, RGBA), GIF (first frame),
+//     BMP and lossless WebP are lossless, so exact by construction; PIL's
+//     per-mode convert("RGB") rules (alpha dropped, 16-bit grey saturated,
+//     CMYK via cmyk2rgb, palette lookup) are in toRGB8. A single
+//     transparent colour that PIL keeps in info["transparency"] is carried
+//     as RGB8.Transparency.
+//   - Resize equals Image.resize on an "RGB" image for LANCZOS, BICUBIC,
+//     BILINEAR, BOX and HAMMING (Pillow's fixed-point ImagingResample,
+//     including Pillow 13's choice of pass order).
+//   - Idefics3Config.Preprocess equals
+//     models.idefics3.image_processing_pil_idefics3.Idefics3ImageProcessorPil
+//     for one image (convert_to_rgb's transparency whitening, the
+//     longest-edge resize, resize_for_vision_encoder, the row-major tile
+//     split plus global image, rescale and normalise): pixel_values
+//     float32 [tiles, 3, H, W] and the rows/cols grid.
+//   - ExpandImageToken and ExpandPrompt equal Idefics3Processor's
+//     replace_image_token / get_text_with_replacements; LoadProcessor reads
+//     what Idefics3Processor.save_pretrained writes (5.x: one
+//     processor_config.json with "image_processor" inside) and the older
+//     preprocessor_config.json + processor_config.json layout.
+//
+// Not covered: NEAREST resampling, batches of several images (transformers
+// pads them to a common tile count; Preprocess handles one image), 12-bit
+// and arithmetic-coded JPEG, YCCK JPEG (both go to image/jpeg), animated
+// frames after the first, and tRNS keys of 16-bit PNGs (see pngKey).
+//
+// The tests log the exactness counts (go test -v ./rt/vision). Test data:
+// testdata/gen_vision_testdata.py builds the images with PIL and records
+// transformers' outputs; it is seeded and deterministic. Regenerate with
+// a Python that has transformers 5.x, Pillow and tokenizers:
+//
+//	cd rt/vision/testdata && python gen_vision_testdata.py
+//
+// The Go tests read only the files it writes; they need no Python.
+package vision
