@@ -15,6 +15,7 @@ import (
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
 	"github.com/archc/archc/rt/engine"
+	"github.com/archc/archc/rt/vision"
 )
 
 // The vision tier (DESIGN §7): fixtures under testdata/vision/, written by
@@ -163,6 +164,7 @@ func TestVisionExecution(t *testing.T) {
 				})
 			}
 			t.Run("engine", func(t *testing.T) { checkVisionEngine(t, m, want, encoded) })
+			t.Run("end_to_end", func(t *testing.T) { checkVisionEndToEnd(t, m, dir, want) })
 		})
 	}
 }
@@ -251,5 +253,70 @@ func TestVisionChatTemplate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkVisionEndToEnd runs archc's own path from image files to tokens:
+// rt/vision decodes and preprocesses each case's images (the processor
+// config of the fixture), the chat core renders its messages with image
+// parts, the placeholders expand and the tokenizer gives the prompt's ids
+// (equal to the HF processor's input_ids), the encoder runs every tile,
+// and greedy generation equals the HF oracle. A second run of the same
+// images takes every tile's rows from the encode cache.
+func checkVisionEndToEnd(t *testing.T, m *rt.Model, dir string, want visionOracle) {
+	proc, err := vision.LoadProcessor(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := m.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range want.Cases {
+		var images [][]byte
+		for _, name := range c.Images {
+			b, err := os.ReadFile(filepath.Join(dir, "images", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			images = append(images, b)
+		}
+		var im *rt.Images
+		var enc *rt.Encoded
+		if len(images) > 0 {
+			if im, err = m.EncodeImages(ctx, proc, images, vision.Limits{}); err != nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+			enc = im.Encoded
+		}
+		var grids []vision.Grid
+		if im != nil {
+			grids = im.Grids
+		}
+		ids, err := text.EncodeChatImages(chatMessages(c.Messages), proc, grids)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if diff := cmp.Diff(c.InputIDs, ids); diff != "" {
+			t.Errorf("%s: prompt ids differ from the HF processor's (-hf +archc):\n%s", c.Name, diff)
+			continue
+		}
+		g, err := m.Generate(ctx, ids, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Encoded: enc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.Tokens, g.Tokens); diff != "" {
+			t.Errorf("%s: tokens from the image files differ from the HF oracle (-oracle +archc):\n%s", c.Name, diff)
+		}
+		if len(images) > 0 {
+			again, err := m.EncodeImages(ctx, proc, images, vision.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Cached != again.Tiles || !cmp.Equal(again.Encoded, im.Encoded) {
+				t.Errorf("%s: a second encode of the same images took %d of %d tiles from the cache (want all), rows equal: %v", c.Name, again.Cached, again.Tiles, cmp.Equal(again.Encoded, im.Encoded))
+			}
+		}
 	}
 }

@@ -151,6 +151,8 @@ type Model struct {
 	hist map[int]*slotHistory
 	// The positions whose fixed state each slot's buffers hold (state.go).
 	states map[int]stateHeld
+	// encodes caches encoder rows by tile content (images.go).
+	encodes encodeCache
 }
 
 // Load starts a new IREE worker and loads prog's module with its weights.

@@ -1,0 +1,159 @@
+package rt
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/archc/archc/rt/chat"
+	"github.com/archc/archc/rt/vision"
+)
+
+// ImageError is an error about one image of a request: Index is its
+// place among the request's images (0-based), so that a server can name
+// the field it came from.
+type ImageError struct {
+	Index int
+	Err   error
+}
+
+func (e *ImageError) Error() string { return fmt.Sprintf("image %d: %v", e.Index, e.Err) }
+func (e *ImageError) Unwrap() error { return e.Err }
+
+// Images are a prompt's images made ready for a vision-language model:
+// each one's tile grid (for its placeholder's expansion, vision.ExpandPrompt)
+// and the encoder rows of all their tiles in order (the processor's
+// order: each image's tiles row-major, then its global image).
+type Images struct {
+	Grids   []vision.Grid
+	Encoded *Encoded
+	// Tiles counts the tiles encoded and Cached those whose rows came
+	// from the cache (the same tile seen before, e.g. a second turn).
+	Tiles, Cached int
+}
+
+// EncodeImages decodes each image (any format vision.Decode reads, within
+// lim), preprocesses it with proc (the model's processor, equal to its
+// Hugging Face processor's PIL backend) and runs every tile through the
+// model's image encoder, reusing the rows of a tile seen before (by its
+// content). Errors: the model has no image encoder, or an *ImageError for
+// an image that does not decode or preprocess, or a worker failure.
+func (m *Model) EncodeImages(ctx context.Context, proc *vision.Processor, images [][]byte, lim vision.Limits) (*Images, error) {
+	if len(m.Program.Encoders) == 0 {
+		return nil, fmt.Errorf("model %s reads text only (its family %s declares no image encoder): send no images", m.Program.Dir, m.Program.Family)
+	}
+	enc := m.Program.Encoders[0]
+	out := &Images{Encoded: &Encoded{Rows: make([][]float32, len(m.Program.Encoders))}}
+	var rows []float32
+	for i, data := range images {
+		img, err := vision.Decode(data, lim)
+		if err != nil {
+			return nil, &ImageError{Index: i, Err: err}
+		}
+		px, _, err := proc.Preprocess(img)
+		if err != nil {
+			return nil, &ImageError{Index: i, Err: err}
+		}
+		tile := 3 * px.Height * px.Width
+		if want := enc.Input; len(want) != 4 || want[1] != 3 || int(want[2]) != px.Height || int(want[3]) != px.Width {
+			return nil, &ImageError{Index: i, Err: fmt.Errorf("the processor makes tiles of 3×%d×%d, the model's encoder takes %v: the processor config does not fit the model", px.Height, px.Width, want)}
+		}
+		for t := range px.Tiles {
+			r, hit, err := m.encodeCached(ctx, enc.Name, px.PixelValues[t*tile:(t+1)*tile])
+			if err != nil {
+				return nil, err
+			}
+			out.Tiles++
+			if hit {
+				out.Cached++
+			}
+			rows = append(rows, r...)
+		}
+		out.Grids = append(out.Grids, vision.Grid{Rows: px.Rows, Cols: px.Cols})
+	}
+	out.Encoded.Rows[0] = rows
+	return out, nil
+}
+
+// encodeCacheTiles bounds the encoder-row cache (tiles): a few images'
+// worth (SmolVLM splits an image into up to 17 tiles).
+const encodeCacheTiles = 256
+
+// encodeCache holds encoder rows by the SHA-256 of the tile's pixels,
+// evicting the oldest entry past encodeCacheTiles.
+type encodeCache struct {
+	mu    sync.Mutex
+	rows  map[[32]byte][]float32
+	order [][32]byte
+}
+
+// encodeCached is Encode with the rows of a tile seen before taken from
+// the cache; hit says so.
+func (m *Model) encodeCached(ctx context.Context, name string, tile []float32) ([]float32, bool, error) {
+	h := sha256.New()
+	h.Write([]byte(name))
+	var b [4]byte
+	for _, v := range tile {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+		h.Write(b[:])
+	}
+	var key [32]byte
+	copy(key[:], h.Sum(nil))
+	c := &m.encodes
+	c.mu.Lock()
+	r, ok := c.rows[key]
+	c.mu.Unlock()
+	if ok {
+		return r, true, nil
+	}
+	r, err := m.Encode(ctx, name, tile)
+	if err != nil {
+		return nil, false, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == nil {
+		c.rows = map[[32]byte][]float32{}
+	}
+	if _, ok := c.rows[key]; !ok {
+		c.rows[key] = r
+		c.order = append(c.order, key)
+		if len(c.order) > encodeCacheTiles {
+			delete(c.rows, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	return r, false, nil
+}
+
+// EncodeChatImages renders a conversation whose messages carry image
+// parts (chat.Part) with the chat template and add_generation_prompt,
+// replaces the template's image placeholders, in order, with each image's
+// expansion (proc, grids from EncodeImages) and tokenizes the result with
+// the tokenizer's special tokens, as a Hugging Face processor called on
+// the rendered text does. Errors: no chat template, a template error, a
+// placeholder count that is not the image count (a template that writes
+// no image placeholder among them), a tokenizer error.
+func (t *Text) EncodeChatImages(msgs []chat.Message, proc *vision.Processor, grids []vision.Grid) ([]int32, error) {
+	if t.ChatTemplate == "" {
+		return nil, fmt.Errorf("the model has no chat template (tokenizer_config.json chat_template, chat_template.jinja or GGUF tokenizer.chat_template)")
+	}
+	opts := chat.Options{AddGenerationPrompt: true}
+	if b := t.Tokenizer.BOS(); b >= 0 {
+		opts.BOS = t.Tokenizer.TokenText(b)
+	}
+	if eos := t.Tokenizer.EOS(); len(eos) > 0 {
+		opts.EOS = t.Tokenizer.TokenText(eos[0])
+	}
+	text, err := chat.Render(t.ChatTemplate, msgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if text, err = vision.ExpandPrompt(text, grids, proc.ImageSeqLen); err != nil {
+		return nil, fmt.Errorf("%w (the chat template writes %s for each image part)", err, vision.ImageToken)
+	}
+	return t.Tokenizer.Encode(text, true)
+}
