@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/chat"
+	"github.com/archc/archc/rt/vision"
 )
 
 type generateCmd struct {
@@ -21,6 +24,7 @@ type generateCmd struct {
 	PromptIDs   string   `xor:"prompt" name:"prompt-ids" help:"Prompt token ids, comma-separated (e.g. 1,2,3); the output is ids too."`
 	Chat        bool     `help:"Wrap the prompt as a user turn with the model's chat template."`
 	System      string   `help:"System turn for --chat."`
+	Image       []string `name:"image" sep:"none" type:"existingfile" help:"An image file to ask about (JPEG, PNG, GIF, BMP or WebP), repeatable; needs --chat and a vision-language model folder (its processor_config.json). The images go first in the user turn, then the prompt."`
 	ChatTmpl    string   `name:"chat-template" help:"Chat template (Jinja, as Hugging Face writes them) for --chat, replacing the model's; a GGUF without one gets a built-in template only for families with one turn format (Gemma)." type:"existingfile"`
 	MaxTokens   int      `default:"64" help:"Generate at most this many new tokens."`
 	Temperature float64  `default:"0" help:"Sampling temperature; 0 is greedy decoding."`
@@ -156,6 +160,9 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if len(c.Image) > 0 && c.gguf != nil {
+		return fmt.Errorf("--image: %s is a GGUF file; images need a Hugging Face model folder with its processor_config.json (GGUF + mmproj is not read yet)", c.Model)
+	}
 	if text == nil && (len(c.Stop) > 0 || c.DRYMult != 0) {
 		return fmt.Errorf("--stop and --dry-multiplier need the model's tokenizer (give --prompt, not --prompt-ids)")
 	}
@@ -205,6 +212,11 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	}
 
 	gopts := rt.GenerateOptions{MaxTokens: c.MaxTokens, Sampling: sampling, StopTokens: stop, Speculative: spec}
+	if len(c.Image) > 0 {
+		if prompt, gopts.Encoded, err = c.imagePrompt(ctx, m, text); err != nil {
+			return err
+		}
+	}
 	out := &output{text: text, end: append(slices.Clone(m.EOS), stop...), stops: rt.StopStrings{Stops: c.Stop}, print: !c.JSON}
 	if text != nil {
 		out.stream = text.Tokenizer.NewStream()
@@ -335,8 +347,8 @@ type tokenAlt struct {
 // tokenizer (nil for --prompt-ids).
 func (c *generateCmd) promptTokens() ([]int32, *rt.Text, error) {
 	if c.PromptIDs != "" {
-		if c.Chat || c.System != "" {
-			return nil, nil, fmt.Errorf("--chat and --system need --prompt TEXT")
+		if c.Chat || c.System != "" || len(c.Image) > 0 {
+			return nil, nil, fmt.Errorf("--chat, --system and --image need --prompt TEXT")
 		}
 		ids, err := parseIDs(c.PromptIDs, "--prompt-ids", false)
 		return ids, nil, err
@@ -353,6 +365,12 @@ func (c *generateCmd) promptTokens() ([]int32, *rt.Text, error) {
 	}
 	if _, err := setChatTemplate(text, c.ChatTmpl, c.gguf); err != nil {
 		return nil, nil, err
+	}
+	if len(c.Image) > 0 { // tokenized once the images are encoded (imagePrompt)
+		if !c.Chat {
+			return nil, nil, fmt.Errorf("--image needs --chat: the chat template places each image's tokens")
+		}
+		return nil, text, nil
 	}
 	ids, err := text.EncodePrompt(c.Prompt, c.Chat, c.System)
 	if err != nil {
@@ -381,4 +399,45 @@ func parseIDs(s, flag string, allowEmpty bool) ([]int32, error) {
 		out = append(out, int32(v))
 	}
 	return out, nil
+}
+
+// imagePrompt encodes --image files through the model's image encoder
+// (rt.Model.EncodeImages with the model folder's processor) and returns
+// the chat's token ids, the user turn holding the images then the prompt,
+// and the images' rows for prefill.
+func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, text *rt.Text) ([]int32, *rt.Encoded, error) {
+	proc, err := vision.LoadProcessor(c.Model)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--image: %w", err)
+	}
+	var images [][]byte
+	for _, f := range c.Image {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--image: %w", err)
+		}
+		images = append(images, b)
+	}
+	im, err := m.EncodeImages(ctx, proc, images, vision.Limits{})
+	if err != nil {
+		var ie *rt.ImageError
+		if errors.As(err, &ie) {
+			return nil, nil, fmt.Errorf("--image %s: %w", c.Image[ie.Index], ie.Err)
+		}
+		return nil, nil, fmt.Errorf("--image: %w", err)
+	}
+	var msgs []chat.Message
+	if c.System != "" {
+		msgs = append(msgs, chat.Message{Role: "system", Content: c.System})
+	}
+	user := chat.Message{Role: "user"}
+	for range c.Image {
+		user.Parts = append(user.Parts, chat.Part{Type: chat.PartImage})
+	}
+	user.Parts = append(user.Parts, chat.Part{Type: chat.PartText, Text: c.Prompt})
+	ids, err := text.EncodeChatImages(append(msgs, user), proc, im.Grids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--image: %w", err)
+	}
+	return ids, im.Encoded, nil
 }
