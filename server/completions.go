@@ -221,10 +221,17 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 		ri.mu.Unlock()
 	}
 	ids := plan.ids
+	var encoded *rt.Encoded
+	if len(plan.images) > 0 {
+		if ids, encoded, err = plan.promptWithImages(r.Context(), s, m, text); err != nil {
+			return err
+		}
+	}
 	ereq, stops, err := s.options(m, text, req.sampling, len(ids), m.MaxLen()+1-len(ids))
 	if err != nil {
 		return err
 	}
+	ereq.Encoded = encoded
 	if req.Prediction != nil {
 		pred, err := req.Prediction.text()
 		if err != nil {

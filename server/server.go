@@ -47,6 +47,9 @@ type Config struct {
 	CORSOrigins []string
 	// Log receives one record per API request (nil: none).
 	Log *slog.Logger
+	// Images says how requests send images (a vision-language model's);
+	// the zero value takes none.
+	Images ImageConfig
 }
 
 // Server serves the API. It answers 503 until Attach gives it a model.

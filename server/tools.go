@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
+	"github.com/archc/archc/rt/vision"
 	"github.com/archc/archc/server/toolcall"
 )
 
@@ -65,6 +67,11 @@ type chatPlan struct {
 	// omitReasoning: include_reasoning false, the reasoning is split off
 	// and not returned.
 	omitReasoning bool
+	// images are the request's images, in prompt order; with any, ids is
+	// nil until the images are encoded (promptWithImages tokenizes prompt,
+	// the rendered text, once their placeholders expand).
+	images []imageRef
+	prompt string
 }
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -151,10 +158,11 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 		p.lark = lark
 	}
 	// Render.
-	turns, err := chatTurns(req.Messages, p.format)
+	turns, images, err := chatTurns(req.Messages, p.format)
 	if err != nil {
 		return nil, err
 	}
+	p.images = images
 	opts := chat.Options{AddGenerationPrompt: true, Vars: map[string]any{}}
 	if b := text.Tokenizer.BOS(); b >= 0 {
 		opts.BOS = text.Tokenizer.TokenText(b)
@@ -190,10 +198,37 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 		return nil, badRequest("messages", "%v", err)
 	}
 	p.inThink = p.format.InThinkAfter(prompt)
+	p.prompt = prompt
+	if len(p.images) > 0 {
+		if !strings.Contains(prompt, vision.ImageToken) {
+			return nil, badRequest(p.images[0].field, "the model's chat template writes no image placeholder (%s) for image parts: it cannot take images", vision.ImageToken)
+		}
+		return p, nil
+	}
 	if p.ids, err = text.Tokenizer.Encode(prompt, false); err != nil {
 		return nil, badRequest("messages", "%v", err)
 	}
 	return p, nil
+}
+
+// promptWithImages encodes the plan's images through the model and
+// tokenizes its prompt with each image's placeholder expanded (as the HF
+// processor does): the prompt's ids and the images' rows for prefill.
+// Errors are 400s naming the image's field, or the model's failure.
+func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model, text *rt.Text) ([]int32, *rt.Encoded, error) {
+	im, err := s.encodeImages(ctx, m, p.images)
+	if err != nil {
+		return nil, nil, err
+	}
+	expanded, err := vision.ExpandPrompt(p.prompt, im.Grids, s.cfg.Images.Processor.ImageSeqLen)
+	if err != nil {
+		return nil, nil, badRequest("messages", "%v (the chat template writes %s for each image part)", err, vision.ImageToken)
+	}
+	ids, err := text.Tokenizer.Encode(expanded, false)
+	if err != nil {
+		return nil, nil, badRequest("messages", "%v", err)
+	}
+	return ids, im.Encoded, nil
 }
 
 // parseToolChoice reads "auto" | "none" | "required" | {"type":
@@ -509,42 +544,44 @@ func deepseekGrammar(text *rt.Text, tools []toolJSON, parallel bool) string {
 // generic convention (a template that renders no tools), tool calls and
 // results become text in Hermes' shape: the assistant's <tool_call> blocks,
 // and a user turn of <tool_response> blocks.
-func chatTurns(msgs []message, f *toolcall.Format) ([]chat.Message, error) {
+func chatTurns(msgs []message, f *toolcall.Format) ([]chat.Message, []imageRef, error) {
 	var turns []chat.Message
+	var images []imageRef
 	for i, m := range msgs {
 		switch m.Role {
 		case "system", "user", "assistant", "developer", "tool":
 		default:
-			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, developer, user, assistant or tool", i, m.Role)
+			return nil, nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, developer, user, assistant or tool", i, m.Role)
 		}
-		c, err := m.text(i)
+		c, parts, refs, err := m.contentParts(i)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		images = append(images, refs...)
 		role := m.Role
 		if role == "developer" {
 			role = "system"
 		}
-		t := chat.Message{Role: role, Content: c, ReasoningContent: m.ReasoningContent}
+		t := chat.Message{Role: role, Content: c, ReasoningContent: m.ReasoningContent, Parts: parts}
 		if len(m.ToolCalls) > 0 && role != "assistant" {
-			return nil, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d]: only assistant turns have tool_calls", i)
+			return nil, nil, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d]: only assistant turns have tool_calls", i)
 		}
 		for j, tc := range m.ToolCalls {
 			if tc.Function.Name == "" {
-				return nil, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), "messages[%d].tool_calls[%d] has no function name", i, j)
+				return nil, nil, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), "messages[%d].tool_calls[%d] has no function name", i, j)
 			}
 			args := tc.Function.Arguments
 			if strings.TrimSpace(args) == "" {
 				args = "{}"
 			}
 			if !json.Valid([]byte(args)) {
-				return nil, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments", i, j), "messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
+				return nil, nil, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments", i, j), "messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
 			}
 			t.ToolCalls = append(t.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
 		}
 		if role == "tool" {
 			if m.ToolCallID == "" {
-				return nil, badRequest(fmt.Sprintf("messages[%d].tool_call_id", i), "messages[%d]: a tool turn needs tool_call_id", i)
+				return nil, nil, badRequest(fmt.Sprintf("messages[%d].tool_call_id", i), "messages[%d]: a tool turn needs tool_call_id", i)
 			}
 			t.ToolCallID, t.Name = m.ToolCallID, m.Name
 			if t.Name == "" {
@@ -560,7 +597,7 @@ func chatTurns(msgs []message, f *toolcall.Format) ([]chat.Message, error) {
 		}
 		turns = append(turns, t)
 	}
-	return turns, nil
+	return turns, images, nil
 }
 
 // callName finds the function name of call id in earlier assistant turns.

@@ -19,6 +19,7 @@ import (
 	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt/engine"
+	"github.com/archc/archc/rt/vision"
 	"github.com/archc/archc/server"
 )
 
@@ -45,6 +46,10 @@ type serveCmd struct {
 	LogFormat       string        `name:"log-format" default:"text" enum:"text,json" help:"Format of the log lines on stderr (one per request, per worker failure and restart): text (key=value) or json."`
 	Speculative     string        `help:"Speculative decoding for every request that allows it: ngram (prompt lookup) or draft:PATH (a smaller model with the same vocabulary). Output is unchanged (greedy: the same tokens; sampled: the same distribution); a request opts out with \"speculative\": false; penalties and grammars decode plainly. CPU devices only."`
 	DraftMax        int           `name:"draft-max" default:"8" help:"With --speculative: tokens drafted per verify step at most, 1 to 64."`
+	MaxImages       int           `name:"max-images" default:"8" help:"Images one request may send at most (a vision-language model's)."`
+	MaxImagePixels  int64         `name:"max-image-pixels" default:"0" help:"Largest width × height of an image, checked from its header before decoding (0: Pillow's limit, 178956970)."`
+	AllowImageURLs  bool          `name:"allow-image-urls" help:"Fetch http(s) image URLs (10 s and 20 MiB at most each); off, only data: URLs (and file: URLs under --image-dir) are taken."`
+	ImageDir        string        `name:"image-dir" help:"Take file: image URLs of files under this directory." type:"existingdir"`
 	Quiet           bool          `short:"q" help:"No progress output on stderr."`
 }
 
@@ -146,7 +151,14 @@ func (c *serveCmd) Run(ctx context.Context) error {
 		lh = slog.NewJSONHandler(os.Stderr, nil)
 	}
 	log := slog.New(lh)
-	srv := server.New(server.Config{Name: name, APIKey: c.APIKey, MaxN: c.MaxN, CORSOrigins: c.CORSOrigin, Log: log})
+	images := server.ImageConfig{MaxImages: c.MaxImages, MaxPixels: c.MaxImagePixels, FetchURLs: c.AllowImageURLs, FileDir: c.ImageDir}
+	if hasProcessorConfig(c.Model) {
+		var err error
+		if images.Processor, err = vision.LoadProcessor(c.Model); err != nil {
+			fmt.Fprintf(os.Stderr, "images are off: %v\n", err)
+		}
+	}
+	srv := server.New(server.Config{Name: name, APIKey: c.APIKey, MaxN: c.MaxN, CORSOrigins: c.CORSOrigin, Log: log, Images: images})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return fmt.Errorf("--addr: %v", err)
@@ -233,4 +245,15 @@ func (c *serveCmd) Run(ctx context.Context) error {
 		httpSrv.Close()
 	}
 	return nil
+}
+
+// hasProcessorConfig reports whether a model folder holds a Hugging Face
+// processor config (a vision-language model's image processor settings).
+func hasProcessorConfig(dir string) bool {
+	for _, f := range []string{"processor_config.json", "preprocessor_config.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
