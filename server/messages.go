@@ -45,6 +45,14 @@ type contentBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	Thinking  *string         `json:"thinking"`
+	// An image block's source: {"type": "base64", "media_type", "data"}
+	// or {"type": "url", "url"}.
+	Source *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+		URL       string `json:"url"`
+	} `json:"source"`
 }
 
 // messagesInput parses a Messages (or count_tokens) request into its
@@ -92,12 +100,24 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 			return nil, nil, badRequest(field+".content", "%s.content: expected a string or an array of content blocks", field)
 		}
 		turn := chatMessage{Role: m.Role}
+		images := false
 		var results []chatMessage
 		for j, b := range blocks {
 			bf := fmt.Sprintf("%s.content[%d]", field, j)
 			switch {
 			case b.Type == "text" && b.Text != nil:
 				turn.Content += *b.Text
+				turn.Parts = append(turn.Parts, map[string]any{"type": "text", "text": *b.Text})
+			case b.Type == "image" && m.Role == "user":
+				switch {
+				case b.Source != nil && b.Source.Type == "base64":
+					turn.Parts = append(turn.Parts, imagePart("data:"+b.Source.MediaType+";base64,"+b.Source.Data, nil))
+				case b.Source != nil && b.Source.Type == "url":
+					turn.Parts = append(turn.Parts, imagePart(b.Source.URL, nil))
+				default:
+					return nil, nil, badRequest(bf+".source", "%s.source must be {\"type\": \"base64\", \"media_type\", \"data\"} or {\"type\": \"url\", \"url\"}", bf)
+				}
+				images = true
 			case b.Type == "tool_use" && m.Role == "assistant":
 				if b.ID == "" || b.Name == "" {
 					return nil, nil, badRequest(bf, "%s: a tool_use block needs id and name", bf)
@@ -125,6 +145,9 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 			default:
 				return nil, nil, badRequest(bf, "%s: content block type %q is not supported in a %s turn (text, tool_use and thinking in the assistant's, text and tool_result in the user's)", bf, b.Type, m.Role)
 			}
+		}
+		if !images {
+			turn.Parts = nil
 		}
 		msgs = append(msgs, results...)
 		if len(results) == 0 || turn.Content != "" {

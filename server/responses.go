@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -84,11 +86,11 @@ func responsesInput(body []byte) (*responsesRequest, []chatMessage, error) {
 			default:
 				return nil, nil, badRequest(field+".role", "%s: role %q is not user, assistant, system or developer", field, it.Role)
 			}
-			text, err := textOf(it.Content, field+".content", "input_text", "output_text", "text")
+			text, parts, err := responsesContent(it.Content, field+".content")
 			if err != nil {
 				return nil, nil, err
 			}
-			m := chatMessage{Role: it.Role, Content: text}
+			m := chatMessage{Role: it.Role, Content: text, Parts: parts}
 			if it.Role == "assistant" {
 				m.ReasoningContent, reasoning = reasoning, ""
 			}
@@ -516,4 +518,42 @@ func outputItem(id string, b *block, status string) map[string]any {
 		content = []any{outputText(b.text)}
 	}
 	return map[string]any{"type": "message", "id": id, "status": status, "role": "assistant", "content": content}
+}
+
+// responsesPart is one part of a Responses message item's content.
+type responsesPart struct {
+	Type     string  `json:"type"`
+	Text     *string `json:"text"`
+	ImageURL *string `json:"image_url"`
+	FileID   *string `json:"file_id"`
+	Detail   any     `json:"detail"`
+}
+
+// responsesContent reads a message item's content: a string, or parts
+// (input_text, output_text, text; input_image with an image_url). It
+// returns the text and, with an image, the parts in chat completions'
+// shape. Errors are 400s naming the part.
+func responsesContent(raw json.RawMessage, field string) (string, []map[string]any, error) {
+	var parts []responsesPart
+	if json.Unmarshal(raw, &parts) != nil || !slices.ContainsFunc(parts, func(p responsesPart) bool { return p.Type == "input_image" }) {
+		text, err := textOf(raw, field, "input_text", "output_text", "text")
+		return text, nil, err
+	}
+	var b strings.Builder
+	var out []map[string]any
+	for i, p := range parts {
+		pf := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case (p.Type == "input_text" || p.Type == "output_text" || p.Type == "text") && p.Text != nil:
+			b.WriteString(*p.Text)
+			out = append(out, map[string]any{"type": "text", "text": *p.Text})
+		case p.Type == "input_image" && p.ImageURL != nil:
+			out = append(out, imagePart(*p.ImageURL, p.Detail))
+		case p.Type == "input_image":
+			return "", nil, badRequest(pf, "%s: an input_image needs image_url (a data: URL); file_id is not supported", pf)
+		default:
+			return "", nil, badRequest(pf, "%s: content part type %q is not supported (input_text and input_image are)", pf, p.Type)
+		}
+	}
+	return b.String(), out, nil
 }

@@ -31,6 +31,32 @@ type chatMessage struct {
 	ToolCalls        []toolCallJSON `json:"tool_calls,omitempty"`
 	ToolCallID       string         `json:"tool_call_id,omitempty"`
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	// Parts, when set (a turn with images), is the content as chat
+	// completions' parts ({"type": "text"} and {"type": "image_url"}), in
+	// place of Content.
+	Parts []map[string]any `json:"-"`
+}
+
+// MarshalJSON writes the turn in chat completions' shape, its content the
+// parts when it has images.
+func (m chatMessage) MarshalJSON() ([]byte, error) {
+	type plain chatMessage
+	if m.Parts == nil {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Content []map[string]any `json:"content"`
+	}{plain(m), m.Parts})
+}
+
+// imagePart is the chat completions part of an image at url.
+func imagePart(url string, detail any) map[string]any {
+	u := map[string]any{"url": url}
+	if detail != nil {
+		u["detail"] = detail
+	}
+	return map[string]any{"type": "image_url", "image_url": u}
 }
 
 // call is a function call in chat completions' shape.

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/internal/testmodels"
+	"github.com/archc/archc/rt"
+)
+
+// visionFixture is the Idefics3 (SmolVLM) fixture of golden/testdata.
+const visionFixture = "../../golden/testdata/vision/idefics3"
+
+// TestServeImages serves the Idefics3 fixture and sends it an image
+// through the official clients — chat completions, Responses and
+// Messages (testdata/vision_clients.py) — each answer equal to the HF
+// oracle's greedy text for that image and prompt, usage counting the
+// image tokens; then each kind of bad image input is a 400 naming its
+// field, and the server answers on.
+func TestServeImages(t *testing.T) {
+	venv, err := ireetool.FindVenv()
+	if err != nil {
+		testmodels.NeedIREE(t)
+	}
+	py := filepath.Join(venv, "bin", "python")
+	if err := exec.Command(py, "-c", "import openai, anthropic").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the openai and anthropic clients are not installed in %s: scripts/test.sh installs scripts/requirements-test.txt", venv)
+		}
+		t.Skip("the openai and anthropic clients are not installed: pip install -r scripts/requirements-test.txt into the venv")
+	}
+	var oracle struct {
+		Cases []struct {
+			Name     string   `json:"name"`
+			Images   []string `json:"images"`
+			InputIDs []int32  `json:"input_ids"`
+			Tokens   []int32  `json:"tokens"`
+			Messages []struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"messages"`
+		} `json:"cases"`
+	}
+	b, err := os.ReadFile(filepath.Join(visionFixture, "oracle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &oracle); err != nil {
+		t.Fatal(err)
+	}
+	c := oracle.Cases[0] // image_text: [image, text]
+	if c.Name != "image_text" {
+		t.Fatalf("the fixture's first case is %s, want image_text", c.Name)
+	}
+	text, err := rt.LoadText(visionFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := text.Tokenizer.Decode(c.Tokens)
+	images := filepath.Join(visionFixture, "images")
+	srv := startServe(t, visionFixture, "--api-key", "k", "--max-batch", "2", "--image-dir", images, "--max-image-pixels", "5000")
+	imageFile := filepath.Join(images, c.Images[0])
+	out, err := exec.Command(py, "testdata/vision_clients.py", srv.url, "k", imageFile, c.Messages[0].Content[1].Text).CombinedOutput()
+	if err != nil {
+		t.Fatalf("vision_clients.py: %v\n%s", err, out)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("vision_clients.py printed %s", out)
+	}
+	for _, api := range []string{"chat", "responses", "messages"} {
+		if got[api] != want {
+			t.Errorf("%s: answered %q, the HF oracle %q", api, got[api], want)
+		}
+		if n, _ := got[api+"_prompt_tokens"].(float64); int(n) != len(c.InputIDs) {
+			t.Errorf("%s: usage counts %v prompt tokens, the HF processor's prompt has %d (image tokens included)", api, got[api+"_prompt_tokens"], len(c.InputIDs))
+		}
+	}
+
+	pngURL := func(w, h int) string {
+		img := image.NewRGBA(image.Rect(0, 0, w, h))
+		for i := range img.Pix {
+			img.Pix[i] = byte(i)
+		}
+		img.Set(0, 0, color.RGBA{255, 0, 0, 255})
+		var buf bytes.Buffer
+		if err := pngEncode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		return "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+	}
+	good := pngURL(20, 20)
+	part := func(url string) string { return fmt.Sprintf(`{"type": "image_url", "image_url": {"url": %q}}`, url) }
+	chatBody := func(parts ...string) string {
+		return fmt.Sprintf(`{"model": "m", "max_tokens": 4, "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": [%s, {"type": "text", "text": "What is it?"}]}]}`, strings.Join(parts, ", "))
+	}
+	tiffHeader := "data:image/tiff;base64," + base64.StdEncoding.EncodeToString([]byte("II*\x00\x08\x00\x00\x00\x00\x00"))
+	many := make([]string, 9)
+	for i := range many {
+		many[i] = part(good)
+	}
+	for _, tc := range []struct {
+		name, body, param, says string
+	}{
+		{"corrupt", chatBody(part("data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\nnot a png")))), "messages[1].content[0].image_url", "png"},
+		{"truncated", chatBody(part(good[:len(good)/2] + "AAAA")), "messages[1].content[0].image_url", ""},
+		{"not base64", chatBody(part("data:image/png;base64,!!!")), "messages[1].content[0].image_url", "base64"},
+		{"unknown format", chatBody(part(tiffHeader)), "messages[1].content[0].image_url", "jpeg"},
+		{"over the pixel limit", chatBody(part(pngURL(100, 100))), "messages[1].content[0].image_url", "5000"},
+		{"too many images", chatBody(many...), "messages[1].content[8].image_url", "at most 8"},
+		{"http off", chatBody(part("http://127.0.0.1:1/x.png")), "messages[1].content[0].image_url", "--allow-image-urls"},
+		{"file outside the directory", chatBody(part("file://" + mustAbs(t, "testdata/vision_clients.py"))), "messages[1].content[0].image_url", "outside"},
+		{"detail low", chatBody(`{"type": "image_url", "image_url": {"url": "` + good + `", "detail": "low"}}`), "messages[1].content[0].image_url.detail", "low"},
+		{"image in an assistant turn", `{"model": "m", "max_tokens": 4, "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": [` + part(good) + `]}, {"role": "user", "content": "?"}]}`, "messages[1].content", "user turns"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, res := postJSONKey(t, srv.url+"/v1/chat/completions", "k", tc.body)
+			e, _ := res["error"].(map[string]any)
+			if code != 400 || e == nil || e["param"] != tc.param || !strings.Contains(strings.ToLower(fmt.Sprint(e["message"])), strings.ToLower(tc.says)) {
+				t.Errorf("%d %v; want a 400 naming %s and saying %q", code, res, tc.param, tc.says)
+			}
+		})
+	}
+	// A file: URL under --image-dir is read; the server still answers.
+	code, res := postJSONKey(t, srv.url+"/v1/chat/completions", "k", chatBody(part("file://"+mustAbs(t, imageFile))))
+	if code != 200 {
+		t.Fatalf("a file: URL under --image-dir: %d %v", code, res)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+var pngEncode = png.Encode
+
+// postJSONKey posts body with the API key and returns the status and the
+// JSON answer.
+func postJSONKey(t *testing.T, url, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("not JSON: %s", b)
+	}
+	return resp.StatusCode, out
+}
