@@ -31,8 +31,8 @@ type visionOracle struct {
 }
 
 // visionCase is one prompt of a vision fixture: its expanded ids, its
-// images' pixel_values files (each [tiles, 3, H, W] f32, in prompt
-// order) and the oracle's outputs.
+// images' pixel_values files (each [1, tiles, 3, H, W] or, one crop an
+// image, [1, 3, H, W] f32, in prompt order) and the oracle's outputs.
 type visionCase struct {
 	Name               string    `json:"name"`
 	InputIDs           []int32   `json:"input_ids"`
@@ -93,7 +93,11 @@ func encodeCase(t *testing.T, m *rt.Model, dir string, c visionCase) []float32 {
 	if len(c.PixelValuesFiles) == 0 {
 		return nil
 	}
-	tile := int(c.PixelValuesShape[2] * c.PixelValuesShape[3] * c.PixelValuesShape[4])
+	sh := c.PixelValuesShape // [1, tiles, 3, H, W] (Idefics3) or [images, 3, H, W] (LLaVA)
+	if len(sh) < 3 {
+		t.Fatalf("pixel_values_shape %v: want [..., channels, height, width]", sh)
+	}
+	tile := int(sh[len(sh)-3] * sh[len(sh)-2] * sh[len(sh)-1])
 	var rows []float32
 	for _, f := range c.PixelValuesFiles {
 		px := readRawF32(t, filepath.Join(dir, f))
