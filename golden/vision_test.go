@@ -139,9 +139,11 @@ func TestVisionExecution(t *testing.T) {
 						if len(rows) != len(feat) {
 							t.Fatalf("encoder rows: %d values, HF's image features %d", len(rows), len(feat))
 						}
-						if d := maxAbsDiff32(feat, rows); d > logitsTolerance {
+						d := maxAbsDiff32(feat, rows)
+						if d > logitsTolerance {
 							t.Errorf("encoder rows differ from HF's image features by %g (max abs)", d)
 						}
+						t.Logf("encoder rows: max |archc - HF| = %.3g", d)
 					}
 					var enc *rt.Encoded
 					if rows != nil {
@@ -154,9 +156,11 @@ func TestVisionExecution(t *testing.T) {
 					if diff := cmp.Diff(c.Tokens, g.Tokens); diff != "" {
 						t.Errorf("tokens differ from the HF oracle (-oracle +archc):\n%s", diff)
 					}
-					if d := maxAbsDiff(c.FirstLogits, g.FirstLogits); d > logitsTolerance {
+					d := maxAbsDiff(c.FirstLogits, g.FirstLogits)
+					if d > logitsTolerance {
 						t.Errorf("first-step logits differ from the oracle by %g (max abs)", d)
 					}
+					t.Logf("first-step logits: max |archc - HF| = %.3g", d)
 				})
 			}
 		})
