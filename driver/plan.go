@@ -374,6 +374,11 @@ func (p *Plan) bindWeights() error {
 	if p.WeightScope != "" {
 		unscope(ix, p.WeightScope, p.WeightAs)
 	}
+	for _, ef := range dsl.Encoders(p.Family.File) {
+		if scope, as := dsl.EncoderScope(ef); scope != "" {
+			unscope(ix, scope, as)
+		}
+	}
 	q, err := weights.ParseAffineQuant(p.Raw)
 	if err != nil {
 		return err

@@ -72,7 +72,14 @@ type Encoder struct {
 	Input  string  `parser:"'(' @Ident ':'"`
 	Shape  []*Expr `parser:"'[' @@ ( ',' @@ )* ']' ')'"`
 	Key    string  `parser:"( 'in' @Ident )?"`
-	Items  []*Item `parser:"'{' @@* '}'"`
+	// Scope and As: `scope PATH as AS`, the checkpoint may hold the
+	// encoder's weights under PATH where the body names them AS...: llava-hf's
+	// vision_tower.vision_model.encoder.layers.0... are the
+	// vision_tower.encoder.layers.0... that transformers 5 saves (each name
+	// the checkpoint already has is kept; see Nest).
+	Scope *Path   `parser:"( 'scope' @@ "`
+	As    *Path   `parser:"'as' @@ )?"`
+	Items []*Item `parser:"'{' @@* '}'"`
 }
 
 // Match selects the configs the family handles: `match model_type "a", "b" [if EXPR]`.

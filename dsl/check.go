@@ -141,6 +141,13 @@ func Check(f *File, reg ir.Registry) []*Error {
 		}
 		for _, ef := range Encoders(f) {
 			c.errs = append(c.errs, Check(ef, reg)...)
+			if e := ef.encoder; e.Scope != nil {
+				for _, sg := range append(append([]*Seg{}, e.Scope.Segs...), e.As.Segs...) {
+					if sg.Name == "" {
+						c.errf(sg.Pos, "an encoder's weight scope is a path of names (e.g. vision_tower.vision_model as vision_tower)")
+					}
+				}
+			}
 		}
 	}
 	sort.SliceStable(c.errs, func(i, j int) bool {

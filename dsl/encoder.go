@@ -33,6 +33,22 @@ func EncoderKey(f *File) string {
 	return f.encoder.Key
 }
 
+// EncoderScope is where a checkpoint may hold an Encoders file's weights
+// (its `scope PATH as AS`): scope "vision_tower.vision_model." read as
+// as "vision_tower."; both "" without a scope.
+func EncoderScope(f *File) (scope, as string) {
+	if f.encoder == nil || f.encoder.Scope == nil {
+		return "", ""
+	}
+	for _, sg := range f.encoder.Scope.Segs {
+		scope += sg.Name + "."
+	}
+	for _, sg := range f.encoder.As.Segs {
+		as += sg.Name + "."
+	}
+	return scope, as
+}
+
 // inputs are the names a file's dataflow and blocks see as graph inputs:
 // an encoder's input (pixels), or the decoder's tokens and, beside them,
 // each encoder's output by the encoder's name.

@@ -378,6 +378,13 @@ func (p *printer) item(it *Item, indent int) {
 		if e.Key != "" {
 			p.put(" in " + e.Key)
 		}
+		if e.Scope != nil {
+			p.put(" scope ")
+			p.path(e.Scope)
+			p.put(" as ")
+			p.path(e.As)
+			from = e.As.EndPos.Offset
+		}
 		p.body(p.opening(from), e.EndPos, indent, len(e.Items), func(i int) { p.item(e.Items[i], indent+2) })
 	case it.Stmt != nil:
 		p.stmt(it.Stmt, indent)

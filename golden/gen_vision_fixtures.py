@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Generate archc's vision oracle fixtures: SmolVLM's image path.
+"""Generate archc's vision oracle fixtures: SmolVLM's and LLaVA's image paths.
 
 For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
 
   config.json, generation_config.json, model.safetensors
       a tiny random-weight Idefics3ForConditionalGeneration /
       SmolVLMForConditionalGeneration (Llama text model, SigLIP-style vision
-      tower, pixel-shuffle connector), save_pretrained, fp32;
+      tower, pixel-shuffle connector) or LlavaForConditionalGeneration
+      (Llama text model, CLIP vision tower read at vision_feature_layer -2,
+      MLP projector), save_pretrained, fp32;
   tokenizer.json, tokenizer_config.json, chat_template.jinja,
   preprocessor_config.json, processor_config.json
-      a small byte-level BPE with SmolVLM's added tokens, SmolVLM-Instruct's
-      chat template and SmolVLM's image processor settings scaled down, as
+      a small byte-level BPE with the family's added tokens, its chat
+      template and its image processor settings scaled down, as
       <Processor>.save_pretrained writes them (PIL backend image processor);
   images/*.png
       three small seeded test images;
@@ -47,11 +49,15 @@ import transformers
 from PIL import Image
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import (
+    CLIPImageProcessorPil,
     Idefics3Config,
     Idefics3ForConditionalGeneration,
     Idefics3ImageProcessorPil,
     Idefics3Processor,
     AutoTokenizer,
+    LlavaConfig,
+    LlavaForConditionalGeneration,
+    LlavaProcessor,
     PreTrainedTokenizerFast,
     SmolVLMConfig,
     SmolVLMForConditionalGeneration,
@@ -150,6 +156,54 @@ TEXT = dict(
     initializer_range=0.2,
 )
 
+# LLaVA: llava-hf/llava-1.5-7b-hf's chat template without its {% generation %}
+# markers (they only mark assistant text for training masks): roles upper
+# case, a message's images first as "<image>\n", then its texts each with a
+# trailing space, "ASSISTANT:" to prompt.
+LLAVA_CHAT_TEMPLATE = (
+    "{% for message in messages %}{% if message['role'] != 'system' %}{{ message['role'].upper() + ': '}}{% endif %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}{{ '<image>\n' }}{% endfor %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}{{ content['text'] + ' '}}{% endfor %}"
+    "{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
+)
+# Llama's specials first (<unk> 0, <s> 1, </s> 2), llava-1.5's added tokens
+# after the merges (<image> then <pad>, as 32000 and 32001).
+LLAVA_LEAD_SPECIALS = ["<unk>", "<s>", "</s>"]
+LLAVA_ADDED_SPECIALS = ["<image>", "<pad>"]
+# llava-1.5's preprocessor_config.json (CLIPImageProcessor) with 336 -> 16:
+# the shortest edge resized to 16 (bicubic), a 16x16 center crop, CLIP's
+# mean and std.
+LLAVA_IMAGE_PROCESSOR = dict(
+    crop_size={"height": 16, "width": 16},
+    do_center_crop=True,
+    do_convert_rgb=True,
+    do_normalize=True,
+    do_rescale=True,
+    do_resize=True,
+    image_mean=[0.48145466, 0.4578275, 0.40821073],
+    image_std=[0.26862954, 0.26130258, 0.27577711],
+    resample=3,  # PIL.Image.BICUBIC
+    rescale_factor=1 / 255,
+    size={"shortest_edge": 16},
+)
+LLAVA_PATCH = 4
+LLAVA_IMAGE_TOKENS = (16 // LLAVA_PATCH) ** 2  # + 1 CLS - 1 ("default" drops it)
+# CLIPVisionConfig's settings (quick_gelu, eps 1e-5) at llava's scale down:
+# 3 layers, of which vision_feature_layer -2 reads the first two.
+LLAVA_VISION = dict(
+    model_type="clip_vision_model",
+    hidden_size=32,
+    intermediate_size=48,
+    num_hidden_layers=3,
+    num_attention_heads=4,
+    num_channels=3,
+    image_size=16,
+    patch_size=LLAVA_PATCH,
+    hidden_act="quick_gelu",
+    layer_norm_eps=1e-5,
+    projection_dim=16,
+)
+
 
 def make_images(out, seed):
     """Three seeded PNGs: a 40x60 RGB with gradients and blocks, a 96x20
@@ -178,36 +232,52 @@ def make_images(out, seed):
     return {name: Image.open(os.path.join(d, name)) for name in imgs}
 
 
-def make_tokenizer():
+def make_tokenizer(spec):
+    """SmolVLM's specials (no BOS added: its template starts with
+    <|im_start|>), or for llava Llama's, with the <s> BOS the Llama
+    tokenizer adds."""
+    llava = spec["family"] == "llava"
+    lead = LLAVA_LEAD_SPECIALS if llava else LEAD_SPECIALS
+    added = LLAVA_ADDED_SPECIALS if llava else ADDED_SPECIALS
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
-        vocab_size=len(LEAD_SPECIALS) + 256 + NUM_MERGES,
+        vocab_size=len(lead) + 256 + NUM_MERGES,
         min_frequency=2,
-        special_tokens=LEAD_SPECIALS,
+        special_tokens=lead,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     tok.train_from_iterator(BPE_TEXT, trainer=trainer)
-    assert tok.get_vocab_size() == len(LEAD_SPECIALS) + 256 + NUM_MERGES, tok.get_vocab_size()
-    tok.add_special_tokens(ADDED_SPECIALS)  # in order, after the merges
-    first = len(LEAD_SPECIALS) + 256 + NUM_MERGES
-    assert [tok.token_to_id(t) for t in ADDED_SPECIALS] == list(range(first, first + len(ADDED_SPECIALS)))
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token="<|im_start|>",
-        eos_token="<end_of_utterance>",
-        pad_token="<|im_end|>",
-        unk_token="<|endoftext|>",
-        additional_special_tokens=ADDED_SPECIALS,
-        clean_up_tokenization_spaces=False,
-        model_max_length=256,
-    )
-    fast.chat_template = CHAT_TEMPLATE
-    assert len(fast) == len(LEAD_SPECIALS) + 256 + NUM_MERGES + len(ADDED_SPECIALS), len(fast)
-    assert [fast.convert_tokens_to_ids(t) for t in ADDED_SPECIALS] == [tok.token_to_id(t) for t in ADDED_SPECIALS]
+    assert tok.get_vocab_size() == len(lead) + 256 + NUM_MERGES, tok.get_vocab_size()
+    tok.add_special_tokens(added)  # in order, after the merges
+    first = len(lead) + 256 + NUM_MERGES
+    assert [tok.token_to_id(t) for t in added] == list(range(first, first + len(added)))
+    if llava:
+        tok.post_processor = processors.Sequence([
+            processors.ByteLevel(trim_offsets=False),
+            processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", 1)]),
+        ])
+        fast = PreTrainedTokenizerFast(
+            tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>",
+            additional_special_tokens=["<image>"], clean_up_tokenization_spaces=False, model_max_length=256)
+        fast.chat_template = LLAVA_CHAT_TEMPLATE
+    else:
+        fast = PreTrainedTokenizerFast(
+            tokenizer_object=tok,
+            bos_token="<|im_start|>",
+            eos_token="<end_of_utterance>",
+            pad_token="<|im_end|>",
+            unk_token="<|endoftext|>",
+            additional_special_tokens=added,
+            clean_up_tokenization_spaces=False,
+            model_max_length=256,
+        )
+        fast.chat_template = CHAT_TEMPLATE
+    assert len(fast) == len(lead) + 256 + NUM_MERGES + len(added), len(fast)
+    assert [fast.convert_tokens_to_ids(t) for t in added] == [tok.token_to_id(t) for t in added]
     return fast
 
 
@@ -241,6 +311,12 @@ _SmolVLMProcessorNoVideo.__name__ = _SmolVLMProcessorNoVideo.__qualname__ = "Smo
 
 
 def make_processor(spec, tokenizer):
+    if spec["family"] == "llava":
+        # llava-1.5's processor_config: patch_size, the CLS row counted and
+        # dropped again ("default"): 16 <image> tokens an image.
+        return LlavaProcessor(CLIPImageProcessorPil(**LLAVA_IMAGE_PROCESSOR), tokenizer, patch_size=LLAVA_PATCH,
+                              vision_feature_select_strategy="default", num_additional_image_tokens=1,
+                              chat_template=LLAVA_CHAT_TEMPLATE)
     ip = spec["image_processor_cls"](**IMAGE_PROCESSOR)
     if spec["processor_cls"] is SmolVLMProcessor:
         from transformers.models.smolvlm import processing_smolvlm
@@ -337,22 +413,41 @@ def build_fixture(spec, out_root):
     if os.path.isdir(os.path.join(out, "images")):
         shutil.rmtree(os.path.join(out, "images"))
 
+    llava = spec["family"] == "llava"
     images = make_images(out, spec["image_seed"])
-    tokenizer = make_tokenizer()
+    tokenizer = make_tokenizer(spec)
     processor = make_processor(spec, tokenizer)
     tok = processor.tokenizer
     vocab = len(tok)
     image_token_id = tok.convert_tokens_to_ids("<image>")
-    eou = tok.convert_tokens_to_ids("<end_of_utterance>")
+    eou = tok.convert_tokens_to_ids("</s>" if llava else "<end_of_utterance>")
 
-    config = spec["config_cls"](
-        text_config=dict(TEXT, vocab_size=vocab),
-        vision_config=dict(VISION),
-        scale_factor=2,
-        image_token_id=image_token_id,
-        tie_word_embeddings=False,
-        pad_token_id=tok.pad_token_id,
-    )
+    if llava:
+        # llava-1.5's config: image_token_index at the top level,
+        # vision_feature_layer -2, "default" selection, gelu projector with
+        # biases; the text model as SmolVLM's fixtures', Llama's specials.
+        config = LlavaConfig(
+            text_config=dict(TEXT, vocab_size=vocab, bos_token_id=tok.bos_token_id, eos_token_id=eou,
+                             pad_token_id=tok.pad_token_id),
+            vision_config=dict(LLAVA_VISION),
+            image_token_index=image_token_id,
+            image_seq_length=LLAVA_IMAGE_TOKENS,
+            projector_hidden_act="gelu",
+            vision_feature_layer=-2,
+            vision_feature_select_strategy="default",
+            multimodal_projector_bias=True,
+            tie_word_embeddings=False,
+            pad_token_id=tok.pad_token_id,
+        )
+    else:
+        config = spec["config_cls"](
+            text_config=dict(TEXT, vocab_size=vocab),
+            vision_config=dict(VISION),
+            scale_factor=2,
+            image_token_id=image_token_id,
+            tie_word_embeddings=False,
+            pad_token_id=tok.pad_token_id,
+        )
     torch.manual_seed(spec["seed"])
     model = spec["model_cls"](config)
     gen = torch.Generator().manual_seed(spec["seed"])
@@ -372,10 +467,15 @@ def build_fixture(spec, out_root):
     with open(os.path.join(out, "processor_config.json")) as f:
         saved = json.load(f)
     ip_kwargs = {k: v for k, v in saved["image_processor"].items() if k != "image_processor_type"}
-    assert ip_kwargs == IMAGE_PROCESSOR, ip_kwargs
-    assert saved["image_seq_len"] == IMAGE_SEQ_LEN
+    if llava:
+        assert ip_kwargs == LLAVA_IMAGE_PROCESSOR, ip_kwargs
+        assert (saved["patch_size"], saved["num_additional_image_tokens"], saved["vision_feature_select_strategy"]) == (
+            LLAVA_PATCH, 1, "default"), saved
+    else:
+        assert ip_kwargs == IMAGE_PROCESSOR, ip_kwargs
+        assert saved["image_seq_len"] == IMAGE_SEQ_LEN
     with open(os.path.join(out, "chat_template.jinja")) as f:
-        assert f.read() == CHAT_TEMPLATE
+        assert f.read() == (LLAVA_CHAT_TEMPLATE if llava else CHAT_TEMPLATE)
     processor = make_processor(spec, AutoTokenizer.from_pretrained(out))
     assert type(processor.image_processor) is spec["image_processor_cls"], type(processor.image_processor)
     tok = processor.tokenizer
@@ -389,7 +489,7 @@ def build_fixture(spec, out_root):
         prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
         ims = [images[f] for f in files]
         if ims:
-            inputs = processor(text=prompt, images=[ims], return_tensors="pt")
+            inputs = processor(text=prompt, images=ims if llava else [ims], return_tensors="pt")
         else:
             inputs = processor(text=prompt, return_tensors="pt")
         ids = inputs["input_ids"]
@@ -398,7 +498,28 @@ def build_fixture(spec, out_root):
                 "input_ids": [int(t) for t in ids[0]]}
         gen_kwargs = dict(input_ids=ids, attention_mask=inputs["attention_mask"])
         with torch.no_grad():
-            if ims:
+            if ims and llava:
+                # One [3, 16, 16] crop an image: pixel_values [images, 3, 16, 16].
+                pv = inputs["pixel_values"]
+                case["pixel_values_shape"] = list(pv.shape)
+                feats = torch.cat(list(model.model.get_image_features(pixel_values=pv).pooler_output), 0)
+                case["image_features_shape"] = list(feats.shape)
+                n_img = int((ids == image_token_id).sum())
+                assert n_img == feats.shape[0] == LLAVA_IMAGE_TOKENS * len(ims), (n_img, feats.shape)
+                case["pixel_values_files"] = [f"pixel_values.{os.path.splitext(f)[0]}.f32" for f in files]
+                parts = []
+                for f, pvf in zip(files, case["pixel_values_files"]):
+                    one = processor.image_processor(images=[images[f]], return_tensors="pt")["pixel_values"]
+                    parts.append(one)
+                    path = os.path.join(out, pvf)
+                    if os.path.exists(path):
+                        with open(path, "rb") as fh:
+                            assert fh.read() == one.numpy().astype("<f4").tobytes()
+                    write_f32(path, one)
+                assert torch.equal(torch.cat(parts, 0), pv)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                gen_kwargs.update(pixel_values=pv)
+            elif ims:
                 pv = inputs["pixel_values"]
                 pam = inputs["pixel_attention_mask"]
                 # rows/cols as the processor computes them (its image processor)
@@ -435,7 +556,7 @@ def build_fixture(spec, out_root):
             new = [int(t) for t in res.sequences[0, ids.shape[1]:]]
             steps = [l[0].to(torch.float32) for l in res.logits]
             assert len(new) == MAX_NEW_TOKENS, f"{name}/{cname}: stopped after {len(new)}: {new}"
-            assert eou not in new, f"{name}/{cname}: <end_of_utterance> in {new}; change the seed"
+            assert eou not in new, f"{name}/{cname}: eos {eou} in {new}; change the seed"
             assert len(set(new)) >= 4, f"{name}/{cname}: degenerate {new}; change the seed"
             margins = []
             for t, l in zip(new, steps):
@@ -459,9 +580,13 @@ def build_fixture(spec, out_root):
                 case["image_features_check_max_abs_diff"] = d
                 # all-zero tiles are "padding" to get_image_features and would
                 # be dropped: zero the real pixels through the merge instead.
-                zfeat = model.model.connector(model.model.vision_model(
-                    pixel_values=torch.zeros_like(pv[0]),
-                    patch_attention_mask=None).last_hidden_state).reshape(-1, feats.shape[-1])
+                if llava:  # no padding rule: zeros go through get_image_features
+                    zfeat = torch.cat(list(model.model.get_image_features(
+                        pixel_values=torch.zeros_like(pv)).pooler_output), 0)
+                else:
+                    zfeat = model.model.connector(model.model.vision_model(
+                        pixel_values=torch.zeros_like(pv[0]),
+                        patch_attention_mask=None).last_hidden_state).reshape(-1, feats.shape[-1])
                 emb = model.get_input_embeddings()(ids)
                 emb = emb.masked_scatter((ids == image_token_id).unsqueeze(-1), zfeat)
                 zl = model(inputs_embeds=emb, attention_mask=fw["attention_mask"], logits_to_keep=1).logits[0, -1]
@@ -497,25 +622,45 @@ def build_fixture(spec, out_root):
         "image_token_id": image_token_id,
         "eos_token_id": eou,
         "max_new_tokens": MAX_NEW_TOKENS,
-        "image_seq_len": IMAGE_SEQ_LEN,
-        "pixel_values_layout": "[batch 1, tiles of all the prompt's images in order (each image's rows x cols "
-                               "crops row-major, then its global resize), 3, H, W], raw little-endian float32, "
-                               "C order; no padded (all-zero) tile with one prompt (padded_tiles 0). Written per image: "
-                               "pixel_values.<image>.f32 is [1, that image's tiles, 3, H, W] and a case's "
-                               "pixel_values are its pixel_values_files concatenated along the tile axis",
-        "image_features_layout": "[image tokens, text hidden]: the connector's output for every tile in "
-                                 "pixel_values order, 4 rows a tile; row i replaces the i-th <image> token",
-        "image_check_method": "first-step logits with the real pixel_values vs with pixel_values zeroed: "
-                              "max abs diff (>= 1e-2 enforced), and the 16 greedy tokens with the zeroed "
-                              "pixels (no cache; they differ from tokens, enforced). The zero tiles run "
-                              "through the tower and connector directly (get_image_features drops all-zero "
-                              "tiles as padding)",
+    }
+    if llava:
+        oracle.update({
+            "image_seq_len": LLAVA_IMAGE_TOKENS,
+            "pixel_values_layout": "[images of the prompt in order, 3, H, W]: one center crop an image, raw "
+                                   "little-endian float32, C order. Written per image: pixel_values.<image>.f32 is "
+                                   "[1, 3, H, W] and a case's pixel_values are its pixel_values_files concatenated "
+                                   "along the image axis",
+            "image_features_layout": "[image tokens, text hidden]: the projector's output for every image in "
+                                     "pixel_values order, 16 rows an image (the CLS row dropped); row i replaces "
+                                     "the i-th <image> token",
+            "image_check_method": "first-step logits with the real pixel_values vs with pixel_values zeroed "
+                                  "(through get_image_features): max abs diff (>= 1e-2 enforced), and the 16 "
+                                  "greedy tokens with the zeroed pixels (no cache; they differ from tokens, "
+                                  "enforced)",
+        })
+    else:
+        oracle.update({
+            "image_seq_len": IMAGE_SEQ_LEN,
+            "pixel_values_layout": "[batch 1, tiles of all the prompt's images in order (each image's rows x cols "
+                                   "crops row-major, then its global resize), 3, H, W], raw little-endian float32, "
+                                   "C order; no padded (all-zero) tile with one prompt (padded_tiles 0). Written per image: "
+                                   "pixel_values.<image>.f32 is [1, that image's tiles, 3, H, W] and a case's "
+                                   "pixel_values are its pixel_values_files concatenated along the tile axis",
+            "image_features_layout": "[image tokens, text hidden]: the connector's output for every tile in "
+                                     "pixel_values order, 4 rows a tile; row i replaces the i-th <image> token",
+            "image_check_method": "first-step logits with the real pixel_values vs with pixel_values zeroed: "
+                                  "max abs diff (>= 1e-2 enforced), and the 16 greedy tokens with the zeroed "
+                                  "pixels (no cache; they differ from tokens, enforced). The zero tiles run "
+                                  "through the tower and connector directly (get_image_features drops all-zero "
+                                  "tiles as padding)",
+        })
+    oracle.update({
         "image_features_check_method": "embed_tokens(input_ids) with the <image> rows replaced in order by "
                                        "image_features, through the text model and lm_head, vs first_logits: "
                                        "max abs diff (<= 1e-6 enforced)",
         "min_top2_margin": min_margin,
         "cases": cases,
-    }
+    })
     with open(os.path.join(out, "oracle.json"), "w") as f:
         f.write(dump_json(oracle))
 
@@ -533,12 +678,15 @@ def build_fixture(spec, out_root):
 
 
 FIXTURES = [
-    dict(name="idefics3", model_cls=Idefics3ForConditionalGeneration, config_cls=Idefics3Config,
+    dict(name="idefics3", family="idefics3", model_cls=Idefics3ForConditionalGeneration, config_cls=Idefics3Config,
          processor_cls=Idefics3Processor, image_processor_cls=Idefics3ImageProcessorPil,
          seed=1, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5),
-    dict(name="smolvlm", model_cls=SmolVLMForConditionalGeneration, config_cls=SmolVLMConfig,
+    dict(name="smolvlm", family="idefics3", model_cls=SmolVLMForConditionalGeneration, config_cls=SmolVLMConfig,
          processor_cls=SmolVLMProcessor, image_processor_cls=SmolVLMImageProcessorPil,
          seed=3, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5),
+    dict(name="llava", family="llava", model_cls=LlavaForConditionalGeneration, config_cls=LlavaConfig,
+         processor_cls=LlavaProcessor, image_processor_cls=CLIPImageProcessorPil,
+         seed=5, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5),
 ]
 
 

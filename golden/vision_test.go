@@ -34,8 +34,8 @@ type visionOracle struct {
 }
 
 // visionCase is one prompt of a vision fixture: its expanded ids, its
-// images' pixel_values files (each [tiles, 3, H, W] f32, in prompt
-// order) and the oracle's outputs.
+// images' pixel_values files (each [1, tiles, 3, H, W] or, one crop an
+// image, [1, 3, H, W] f32, in prompt order) and the oracle's outputs.
 type visionCase struct {
 	Name               string      `json:"name"`
 	Messages           []hfMessage `json:"messages"`
@@ -99,7 +99,11 @@ func encodeCase(t *testing.T, m *rt.Model, dir string, c visionCase) []float32 {
 	if len(c.PixelValuesFiles) == 0 {
 		return nil
 	}
-	tile := int(c.PixelValuesShape[2] * c.PixelValuesShape[3] * c.PixelValuesShape[4])
+	sh := c.PixelValuesShape // [1, tiles, 3, H, W] (Idefics3) or [images, 3, H, W] (LLaVA)
+	if len(sh) < 3 {
+		t.Fatalf("pixel_values_shape %v: want [..., channels, height, width]", sh)
+	}
+	tile := int(sh[len(sh)-3] * sh[len(sh)-2] * sh[len(sh)-1])
 	var rows []float32
 	for _, f := range c.PixelValuesFiles {
 		px := readRawF32(t, filepath.Join(dir, f))
@@ -142,9 +146,11 @@ func TestVisionExecution(t *testing.T) {
 						if len(rows) != len(feat) {
 							t.Fatalf("encoder rows: %d values, HF's image features %d", len(rows), len(feat))
 						}
-						if d := maxAbsDiff32(feat, rows); d > logitsTolerance {
+						d := maxAbsDiff32(feat, rows)
+						if d > logitsTolerance {
 							t.Errorf("encoder rows differ from HF's image features by %g (max abs)", d)
 						}
+						t.Logf("encoder rows: max |archc - HF| = %.3g", d)
 					}
 					var enc *rt.Encoded
 					if rows != nil {
@@ -158,9 +164,11 @@ func TestVisionExecution(t *testing.T) {
 					if diff := cmp.Diff(c.Tokens, g.Tokens); diff != "" {
 						t.Errorf("tokens differ from the HF oracle (-oracle +archc):\n%s", diff)
 					}
-					if d := maxAbsDiff(c.FirstLogits, g.FirstLogits); d > logitsTolerance {
+					d := maxAbsDiff(c.FirstLogits, g.FirstLogits)
+					if d > logitsTolerance {
 						t.Errorf("first-step logits differ from the oracle by %g (max abs)", d)
 					}
+					t.Logf("first-step logits: max |archc - HF| = %.3g", d)
 				})
 			}
 			t.Run("engine", func(t *testing.T) { checkVisionEngine(t, m, want, encoded) })

@@ -9,8 +9,9 @@ import (
 )
 
 // The primitives of an image encoder (DESIGN §4, Encoders): patch
-// embedding, attention without a cache or a mask, Idefics3's pixel
-// shuffle, and the decoder's side, masked_scatter. An encoder's graph has
+// embedding, CLIP's class row, attention without a cache or a mask,
+// Idefics3's pixel shuffle, a slice of rows (LLaVA's feature selection),
+// and the decoder's side, masked_scatter. An encoder's graph has
 // concrete shapes, [1, ...] (one image tile per call).
 
 // patch_embed(pixels [1, C, H, W], weight [out, C, p, p], patch p, out)
@@ -146,4 +147,51 @@ func lowerMaskedScatter(f *fn, n *ir.Node) codegen.Value {
 	}
 	mask := f.broadcastDims(f.arg(n, 1), x.Type.WithElem("i1"), 0, 1)
 	return f.selectOp(mask, rows, x)
+}
+
+// class_embedding(x [1, n, d], weight [d]) → [1, n + 1, d]:
+// CLIPVisionEmbeddings's learned class row, torch.cat([class_embeds,
+// patch_embeds], dim=1), before the position embeddings. The weight is
+// the tensor at the path itself (an nn.Parameter, no .weight).
+func inferClassEmbedding(n *ir.Node) error {
+	x := n.Args[0].Type
+	if len(x.Shape) != 3 || x.Shape[0] != 1 || x.Shape[1] <= 0 || x.Shape[2] <= 0 || x.DType != ir.F32 {
+		return fmt.Errorf("x must be [1, n, d] f32 with concrete n and d (an encoder's rows), got %s", x)
+	}
+	n.Weights = []ir.Weight{{Name: n.Module, Shape: []int64{int64(x.Shape[2])}}}
+	n.Type = ir.Type{Shape: ir.Shape{1, x.Shape[1] + 1, x.Shape[2]}, DType: ir.F32}
+	return nil
+}
+
+func lowerClassEmbedding(f *fn, n *ir.Node) codegen.Value {
+	x := f.arg(n, 0)
+	cls := f.reshape(f.weight(n.Weights[0].Name), 1, 1, x.Type.Shape[2])
+	return f.concat(1, cls, x)
+}
+
+// slice_rows(x [1, n, ...], start, stop: none) → [1, stop − start, ...]:
+// x[:, start:stop], rows of an encoder (LlavaModel.get_image_features's
+// selected_image_feature[:, 1:], the class row dropped).
+func inferSliceRows(n *ir.Node, a *SliceRowsAttrs) error {
+	x := n.Args[0].Type
+	if len(x.Shape) < 2 || x.Shape[0] != 1 || x.Shape[1] <= 0 {
+		return fmt.Errorf("x must be [1, n, ...] with concrete n (an encoder's rows), got %s", x)
+	}
+	rows := int64(x.Shape[1])
+	stop := rows
+	if a.Stop != nil {
+		stop = *a.Stop
+	}
+	if a.Start < 0 || stop <= a.Start || stop > rows {
+		return fmt.Errorf("cannot take rows [%d:%d] of %s", a.Start, stop, x)
+	}
+	shape := append(ir.Shape{}, x.Shape...)
+	shape[1] = ir.Dim(stop - a.Start)
+	n.Type = ir.Type{Shape: shape, DType: x.DType}
+	return nil
+}
+
+func lowerSliceRows(f *fn, n *ir.Node, a *SliceRowsAttrs) codegen.Value {
+	x := f.arg(n, 0)
+	return f.sliceDim(x, 1, a.Start, a.Start+int64(n.Type.Shape[1]))
 }

@@ -119,6 +119,10 @@ var primitiveRows = []*primitive{
 	row("pixel_shuffle", decodedPixelShuffle, lowerDecodedPixelShuffle, false, tensor("x"), scalar("factor")),
 	// masked_scatter: out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)
 	row("masked_scatter", inferMaskedScatter, lowerMaskedScatter, false, tensor("x"), tensor("mask"), tensor("rows")),
+	// class_embedding: out[0, 0] = weight; out[0, i + 1] = x[0, i]: a learned class row prepended to the rows
+	row("class_embedding", inferClassEmbedding, lowerClassEmbedding, false, tensor("x"), module("weight")),
+	// slice_rows: out = x[:, start:stop] (stop none: n)
+	row("slice_rows", decodedSliceRows, lowerDecodedSliceRows, false, tensor("x"), scalar("start"), optional("stop")),
 }
 
 // primitiveDocs documents the primitive table, in its order (Primitives).
@@ -1025,6 +1029,33 @@ var primitiveDocs = []PrimitiveDoc{
 		Shapes:    "x [batch, seq, d] f32, mask [batch, seq] i1, rows [batch, seq, d] f32 (an encoder's output as the decoder reads it) → [batch, seq, d]",
 		Signature: "masked_scatter(x, mask, rows)",
 		Types:     map[string]string{},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "CLIPVisionEmbeddings.forward: torch.cat([class_embedding.expand(batch, 1, -1), patch_embeds], dim=1) (models/clip/modeling_clip.py)",
+		Math:      "out[0, 0] = weight; out[0, i + 1] = x[0, i]: a learned class row prepended to the rows",
+		Name:      "class_embedding",
+		Shapes:    "x [1, n, d] (an encoder's rows) → [1, n + 1, d]; weight (the tensor at the path itself, no .weight) [d]",
+		Signature: "class_embedding(x, weight)",
+		Types:     map[string]string{},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "the end of the rows taken (exclusive); none: every row from start on",
+			Name:    "stop",
+		}},
+		Cache:     false,
+		HF:        "selected_image_feature[:, 1:] in LlavaModel.get_image_features (vision_feature_select_strategy \"default\": the CLS row dropped; models/llava/modeling_llava.py)",
+		Math:      "out = x[:, start:stop] (stop none: n)",
+		Name:      "slice_rows",
+		Shapes:    "x [1, n, ...] (an encoder's rows) → [1, stop - start, ...]",
+		Signature: "slice_rows(x, start, stop:)",
+		Types: map[string]string{
+			"start": "int",
+			"stop":  "int",
+		},
 	},
 }
 
@@ -2007,6 +2038,29 @@ func decodePixelShuffleAttrs(n *ir.Node) (*PixelShuffleAttrs, error) {
 	return a, nil
 }
 
+// SliceRowsAttrs are the attributes of slice_rows, decoded and checked once by decodeSliceRowsAttrs when the IR builder runs the shape rule.
+type SliceRowsAttrs struct {
+	Start int64  // start
+	Stop  *int64 // stop: the end of the rows taken (exclusive); none: every row from start on
+}
+
+// decodeSliceRowsAttrs reads n.Attrs (the evaluated arguments) into SliceRowsAttrs; an error names the attribute and what it must be.
+func decodeSliceRowsAttrs(n *ir.Node) (*SliceRowsAttrs, error) {
+	a := &SliceRowsAttrs{}
+	var err error
+	if a.Start, err = decodeInt("start", n.Attrs["start"]); err != nil {
+		return nil, err
+	}
+	if v := n.Attrs["stop"]; v != nil {
+		var x int64
+		if x, err = decodeInt("stop", v); err != nil {
+			return nil, err
+		}
+		a.Stop = &x
+	}
+	return a, nil
+}
+
 // decodedEmbedding is embedding's shape rule: it decodes the attributes once (decodeEmbeddingAttrs), keeps them on the node and runs inferEmbedding.
 func decodedEmbedding(n *ir.Node) error {
 	a, err := decodeEmbeddingAttrs(n)
@@ -2632,4 +2686,23 @@ func lowerDecodedPixelShuffle(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerPixelShuffle(f, n, a)
+}
+
+// decodedSliceRows is slice_rows's shape rule: it decodes the attributes once (decodeSliceRowsAttrs), keeps them on the node and runs inferSliceRows.
+func decodedSliceRows(n *ir.Node) error {
+	a, err := decodeSliceRowsAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferSliceRows(n, a)
+}
+
+// lowerDecodedSliceRows is slice_rows's lowering: lowerSliceRows with the attributes the shape rule decoded.
+func lowerDecodedSliceRows(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*SliceRowsAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerSliceRows(f, n, a)
 }

@@ -1442,6 +1442,25 @@ def vision_cases(B, S):
     c.call(1, 1, [x], y.astype(f64))
     out.append(c)
 
+    name = "class_embedding"
+    r = rng(name)
+    c = Case(name, "class_embedding", "out = cat([class_embedding, x], rows): CLIPVisionEmbeddings's learned class "
+             "row before 4 patch rows of 3 (torch.cat([class_embeds, patch_embeds], dim=1)).",
+             [("x", "f32", [1, 4, 3])], [1, 5, 3], tol=EXACT)
+    cls = c.weight(None, randn(r, (3,)))
+    x = randn(r, (1, 4, 3))
+    c.call(1, 1, [x], np.concatenate([cls.reshape(1, 1, 3), x], 1).astype(f64))
+    out.append(c)
+
+    for name, attrs, lo, hi in [("slice_rows", {"start": 1}, 1, 5), ("slice_rows_stop", {"start": 1, "stop": 3}, 1, 3)]:
+        r = rng(name)
+        c = Case(name, "slice_rows", "out = x[:, %d:%d] of 5 rows of 3 (LlavaModel.get_image_features's "
+                 "selected_image_feature[:, 1:], the CLS row dropped)." % (lo, hi),
+                 [("x", "f32", [1, 5, 3])], [1, hi - lo, 3], attrs=attrs, tol=EXACT)
+        x = randn(r, (1, 5, 3))
+        c.call(1, 1, [x], x[:, lo:hi].astype(f64))
+        out.append(c)
+
     name = "masked_scatter"
     r = rng(name)
     c = Case(name, "masked_scatter", "out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, rows an encoder's "
