@@ -1,7 +1,6 @@
 package vision
 
 import (
-	"fmt"
 	"image"
 	"image/color"
 )
@@ -138,9 +137,6 @@ func toRGB8(m image.Image, info srcInfo) (*RGB8, error) {
 				i := (y*w + x) * 3
 				p[i], p[i+1], p[i+2] = c.R, c.G, c.B
 			}
-		}
-		if _, ok := m.(*image.Alpha); ok {
-			return nil, fmt.Errorf("unsupported decoded image type %T", m)
 		}
 	}
 	return out, nil

@@ -67,15 +67,18 @@ func Sniff(data []byte) (Format, error) {
 
 // Decode decodes an encoded image (JPEG baseline or progressive, PNG of any
 // bit depth and colour type, GIF's first frame, BMP, WebP lossy or
-// lossless) into 8-bit RGB the way transformers' image_utils.load_image
-// does with PIL: Image.open, PIL.ImageOps.exif_transpose (EXIF
-// Orientation 2–8 from a JPEG APP1 Exif segment, else its XMP
-// tiff:Orientation; a PNG eXIf chunk; a WebP EXIF chunk) and then
-// Image.convert("RGB"), whose per-mode rules are in toRGB8 (alpha is
-// dropped, not composited; 16-bit grey saturates at 255; Adobe CMYK is
-// un-inverted and converted with PIL's cmyk2rgb). A single transparent
-// colour that PIL keeps in info["transparency"] is reported in
-// RGB8.Transparency, not applied.
+// lossless) into 8-bit RGB [H, W, 3] the way transformers'
+// image_utils.load_image does with PIL: Image.open,
+// PIL.ImageOps.exif_transpose (EXIF Orientation 2–8 from a JPEG APP1 Exif
+// segment, else its XMP tiff:Orientation; a PNG eXIf chunk; a WebP EXIF
+// chunk, else its XMP chunk) and then Image.convert("RGB"): grey
+// replicated; alpha dropped, not composited (RGBA, LA, PA); palette
+// looked up; 16-bit grey saturated at 255 (PIL's I;16 → RGB), other
+// 16-bit PNGs take the high byte; Adobe CMYK JPEG through PIL's cmyk2rgb.
+// JPEG samples are libjpeg-turbo's (see jpegdec.go), lossy WebP's are
+// libwebp's. A single transparent colour that PIL keeps in
+// info["transparency"] is reported in RGB8.Transparency, not applied
+// (Idefics3Config.Preprocess applies it as transformers does).
 //
 // The header is read first (image.DecodeConfig) and an image over
 // lim.MaxPixels is refused with an error naming its size and the limit,
@@ -100,13 +103,13 @@ func Decode(data []byte, lim Limits) (img *RGB8, err error) {
 	if cfg.Width < 1 || cfg.Height < 1 {
 		return nil, fmt.Errorf("vision: decode %s: empty image (%dx%d)", f, cfg.Width, cfg.Height)
 	}
-	max := lim.MaxPixels
-	if max == 0 {
-		max = DefaultMaxPixels
+	limit := lim.MaxPixels
+	if limit == 0 {
+		limit = DefaultMaxPixels
 	}
-	if n := int64(cfg.Width) * int64(cfg.Height); max > 0 && n > max {
+	if n := int64(cfg.Width) * int64(cfg.Height); limit > 0 && n > limit {
 		return nil, fmt.Errorf("%w: %s image is %dx%d = %d pixels, limit is %d (Limits.MaxPixels)",
-			ErrTooManyPixels, f, cfg.Width, cfg.Height, n, max)
+			ErrTooManyPixels, f, cfg.Width, cfg.Height, n, limit)
 	}
 	var m image.Image
 	var key *[3]uint8

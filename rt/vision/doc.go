@@ -34,10 +34,14 @@
 //     processor_config.json with "image_processor" inside) and the older
 //     preprocessor_config.json + processor_config.json layout.
 //
-// Not covered: NEAREST resampling, batches of several images (transformers
-// pads them to a common tile count; Preprocess handles one image), 12-bit
-// and arithmetic-coded JPEG, YCCK JPEG (both go to image/jpeg), animated
-// frames after the first, and tRNS keys of 16-bit PNGs (see pngKey).
+// Not covered: NEAREST resampling; batches of several prompts (transformers
+// pads them to a common tile count with zero tiles and a
+// pixel_attention_mask; Processor.PreprocessPrompt handles one prompt and
+// its images); 12-bit, arithmetic-coded and YCCK JPEG and unusual sampling
+// layouts (4:4:0 and 4:1:1 use libjpeg's upsamplers but are untested;
+// layouts other than luma-only subsampling go to image/jpeg, whose IDCT is
+// a few levels off); animated WebP and RLE or 16-bit BMP (errors where PIL
+// decodes them: golang.org/x/image does not); frames after a GIF's first.
 //
 // The tests log the exactness counts (go test -v ./rt/vision). Test data:
 // testdata/gen_vision_testdata.py builds the images with PIL and records
@@ -47,4 +51,12 @@
 //	cd rt/vision/testdata && python gen_vision_testdata.py
 //
 // The Go tests read only the files it writes; they need no Python.
+//
+// A larger uncommitted check (300 random resizes, 150 random JPEG/WebP
+// files, six photo-sized images through the default processor; about
+// 60 MB) is written by testdata/gen_sweep.py and read by
+// TestSweepAgainstPIL:
+//
+//	python testdata/gen_sweep.py /tmp/vsweep
+//	VISION_SWEEP_DIR=/tmp/vsweep go test -run Sweep -v ./rt/vision
 package vision

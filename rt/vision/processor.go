@@ -81,7 +81,8 @@ func LoadProcessor(dir string) (*Processor, error) {
 }
 
 // unmarshalConfig decodes an image-processor JSON over c, so absent keys
-// keep c's values. A scalar image_mean / image_std is accepted.
+// keep c's values; a "size" or "max_image_size" present replaces the whole
+// dictionary. A scalar image_mean / image_std is accepted.
 func unmarshalConfig(b []byte, c *Idefics3Config) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
@@ -100,7 +101,20 @@ func unmarshalConfig(b []byte, c *Idefics3Config) error {
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(nb, c)
+	if err := json.Unmarshal(nb, c); err != nil {
+		return err
+	}
+	// A size dictionary replaces the default one; it is not merged.
+	for k, dst := range map[string]*SizeDict{"size": &c.Size, "max_image_size": &c.MaxImageSize} {
+		if v, ok := raw[k]; ok {
+			var sd SizeDict
+			if err := json.Unmarshal(v, &sd); err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			*dst = sd
+		}
+	}
+	return nil
 }
 
 // Preprocess runs the image processor on one decoded image and returns
@@ -111,4 +125,47 @@ func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
 		return nil, "", err
 	}
 	return out, ExpandImageToken(out.Rows, out.Cols, p.ImageSeqLen), nil
+}
+
+// Prompt is one prompt's worth of Idefics3Processor output.
+type Prompt struct {
+	// Text is the prompt with every "<image>" expanded (ExpandPrompt).
+	Text string
+	// PixelValues holds every image's tiles in prompt order, float32
+	// [Tiles, 3, Height, Width]: transformers' pixel_values[0] for a batch
+	// of this one prompt (its padding then adds nothing: all tiles of one
+	// prompt have the same size).
+	PixelValues []float32
+	// Tiles, Height and Width are the dimensions of PixelValues.
+	Tiles, Height, Width int
+	// Grids is each image's split, in prompt order.
+	Grids []Grid
+}
+
+// PreprocessPrompt processes the images of one prompt, in the order of
+// its "<image>" tokens, as Idefics3Processor(images=[imgs], text=[text])
+// does: the tiles of all images concatenated and the prompt expanded.
+// Errors: a different number of "<image>" tokens and images, or any error
+// of Preprocess.
+func (p *Processor) PreprocessPrompt(text string, imgs []*RGB8) (*Prompt, error) {
+	out := &Prompt{}
+	for i, img := range imgs {
+		o, err := p.Image.Preprocess(img)
+		if err != nil {
+			return nil, fmt.Errorf("image %d: %w", i, err)
+		}
+		if i > 0 && (o.Height != out.Height || o.Width != out.Width) {
+			return nil, fmt.Errorf("vision: image %d has %dx%d tiles, image 0 has %dx%d", i, o.Height, o.Width, out.Height, out.Width)
+		}
+		out.Height, out.Width = o.Height, o.Width
+		out.Tiles += o.Tiles
+		out.PixelValues = append(out.PixelValues, o.PixelValues...)
+		out.Grids = append(out.Grids, Grid{o.Rows, o.Cols})
+	}
+	s, err := ExpandPrompt(text, out.Grids, p.ImageSeqLen)
+	if err != nil {
+		return nil, err
+	}
+	out.Text = s
+	return out, nil
 }

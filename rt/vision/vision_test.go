@@ -3,6 +3,7 @@ package vision
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -406,6 +407,29 @@ func TestExpandPrompt(t *testing.T) {
 			t.Errorf("ExpandPrompt(%q) =\n%q\nIdefics3Processor:\n%q", p.Text, got, p.Expanded)
 		}
 	}
+	// Processor.PreprocessPrompt: same expansion, tiles concatenated.
+	proc := &Processor{Image: cfg, ImageSeqLen: m.Prompts[1].ImageSeqLen}
+	var imgs []*RGB8
+	var want []float32
+	for _, f := range m.Prompts[1].Images {
+		img, err := Decode(readImage(t, f), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := cfg.Preprocess(img)
+		want = append(want, o.PixelValues...)
+		imgs = append(imgs, img)
+	}
+	pr, err := proc.PreprocessPrompt(m.Prompts[1].Text, imgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.Text != m.Prompts[1].Expanded || len(pr.PixelValues) != len(want) || pr.Tiles*3*pr.Height*pr.Width != len(want) {
+		t.Errorf("PreprocessPrompt: %d values, %d tiles, text equal %v", len(pr.PixelValues), pr.Tiles, pr.Text == m.Prompts[1].Expanded)
+	}
+	if _, err := proc.PreprocessPrompt("<image>", imgs); err == nil {
+		t.Error("PreprocessPrompt accepted 2 images for one <image>")
+	}
 	if _, err := ExpandPrompt("a <image> b <image>", []Grid{{}}, 3); err == nil || !strings.Contains(err.Error(), "found 2 <image> tokens and 1 images") {
 		t.Errorf("count mismatch error = %v", err)
 	}
@@ -614,5 +638,81 @@ func TestPNGVariants(t *testing.T) {
 		if got := hex.EncodeToString(img.FlattenTransparency().Pix); got != want {
 			t.Errorf("%s (PIL %s): flattened %s, convert_to_rgb %s (key %v)", c.File, c.PILMode, got, want, img.Transparency)
 		}
+	}
+}
+
+// TestDecodeSHA256 checks crafted files whose load_image output is stored
+// as a SHA-256 (a JPEG oriented only by its XMP tiff:Orientation).
+func TestDecodeSHA256(t *testing.T) {
+	b, err := os.ReadFile("testdata/extra.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra struct {
+		SHA256 []struct {
+			File   string
+			W, H   int
+			SHA256 string
+		}
+	}
+	if err := json.Unmarshal(b, &extra); err != nil {
+		t.Fatal(err)
+	}
+	if len(extra.SHA256) == 0 {
+		t.Fatal("no sha256 cases in extra.json")
+	}
+	for _, c := range extra.SHA256 {
+		img, err := Decode(readImage(t, c.File), Limits{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.File, err)
+		}
+		sum := sha256.Sum256(img.Pix)
+		if img.W != c.W || img.H != c.H || hex.EncodeToString(sum[:]) != c.SHA256 {
+			t.Errorf("%s: %dx%d sha256 %x, load_image %dx%d %s", c.File, img.W, img.H, sum, c.W, c.H, c.SHA256)
+		}
+	}
+}
+
+// FuzzDecode: any input gives an image or an error, never a panic. The
+// seeds (every test image) run as part of go test.
+func FuzzDecode(f *testing.F) {
+	ents, err := os.ReadDir("testdata/images")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("testdata", "images", e.Name()))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		img, err := Decode(b, Limits{MaxPixels: 1 << 20})
+		if err == nil && (img == nil || len(img.Pix) != img.W*img.H*3) {
+			t.Fatalf("bad image without error")
+		}
+	})
+}
+
+// TestConfigSizeReplaced: a "size" with height/width replaces the default
+// longest_edge rather than merging with it (transformers then resizes to
+// exactly height×width), and a scalar image_mean/image_std is accepted.
+func TestConfigSizeReplaced(t *testing.T) {
+	c := DefaultIdefics3Config()
+	err := unmarshalConfig([]byte(`{"size": {"height": 40, "width": 30}, "max_image_size": {"longest_edge": 16}, "image_mean": 0.3, "image_std": 0.2}`), &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Size != (SizeDict{Height: 40, Width: 30}) || c.MaxImageSize != (SizeDict{LongestEdge: 16}) || len(c.ImageMean) != 1 || c.ImageStd[0] != 0.2 {
+		t.Fatalf("config %+v", c)
+	}
+	out, err := c.Preprocess(lcgImage(37, 23, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 40x30 -> vision-encoder size 48 x int(48*30/40)=36 -> 48x48 -> 3x3 tiles + global (as transformers)
+	if out.Rows != 3 || out.Cols != 3 || out.Tiles != 10 || out.Height != 16 {
+		t.Errorf("grid %d x %d, %d tiles of %d", out.Rows, out.Cols, out.Tiles, out.Height)
 	}
 }

@@ -184,7 +184,7 @@ def lcg_image(w, h, seed):
     a[h // 3:] = sm[h // 3:]
     return a
 for (w, h), (ow, oh) in [((37, 23), (16, 9)), ((37, 23), (41, 26)), ((1, 1), (5, 3)), ((300, 7), (32, 2)),
-                         ((1, 37), (3, 16)), ((64, 48), (32, 32)), ((20, 20), (23, 31)), ((48, 36), (48, 20)),
+                         ((1, 37), (3, 16)), ((64, 48), (24, 20)), ((20, 20), (23, 31)), ((48, 36), (48, 20)),
                          ((24, 60), (30, 20)), ((50, 120), (20, 30)), ((90, 60), (30, 20))]:  # vertical-first, vertical-first, horizontal-first
     seed = w * 1000 + h
     src = Image.fromarray(lcg_image(w, h, seed), "RGB")
@@ -282,6 +282,16 @@ for name, w, h, ct, depth, rows, ex in variants:
     flat = convert_to_rgb(im, return_numpy=True).tobytes().hex()
     if flat != extra["png_variants"][-1]["rgb"]:
         extra["png_variants"][-1]["flat"] = flat
+# Orientation from a JPEG's XMP packet (no EXIF): PIL's getexif falls back
+# to tiff:Orientation there. Expected load_image output as a SHA-256.
+import hashlib
+d = open("images/jpeg420.jpg", "rb").read()
+xmp = (b"http://ns.adobe.com/xap/1.0/\x00<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF>"
+       b"<rdf:Description tiff:Orientation=\"6\"/></rdf:RDF></x:xmpmeta>")
+open("images/jpeg_xmp6.jpg", "wb").write(d[:2] + b"\xff\xe1" + struct.pack(">H", len(xmp) + 2) + xmp + d[2:])
+im = load_image("images/jpeg_xmp6.jpg")
+extra["sha256"] = [{"file": "jpeg_xmp6.jpg", "w": im.width, "h": im.height,
+                    "sha256": hashlib.sha256(np.array(im).tobytes()).hexdigest()}]
 json.dump(extra, open("extra.json", "w"))
 
 with gzip.GzipFile("blob.bin.gz", "wb", mtime=0, compresslevel=9) as g:
