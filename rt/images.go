@@ -72,7 +72,7 @@ func (m *Model) EncodeImages(ctx context.Context, proc *vision.Processor, images
 			}
 			rows = append(rows, r...)
 		}
-		out.Grids = append(out.Grids, vision.Grid{Rows: px.Rows, Cols: px.Cols})
+		out.Grids = append(out.Grids, proc.GridOf(px))
 	}
 	out.Encoded.Rows[0] = rows
 	return out, nil
@@ -152,7 +152,7 @@ func (t *Text) EncodeChatImages(msgs []chat.Message, proc *vision.Processor, gri
 	if err != nil {
 		return nil, err
 	}
-	if text, err = vision.ExpandPrompt(text, grids, proc.ImageSeqLen); err != nil {
+	if text, err = proc.Expand(text, grids); err != nil {
 		return nil, fmt.Errorf("%w (the chat template writes %s for each image part)", err, vision.ImageToken)
 	}
 	return t.Tokenizer.Encode(text, true)

@@ -220,7 +220,7 @@ func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model,
 	if err != nil {
 		return nil, nil, err
 	}
-	expanded, err := vision.ExpandPrompt(p.prompt, im.Grids, s.cfg.Images.Processor.ImageSeqLen)
+	expanded, err := s.cfg.Images.Processor.Expand(p.prompt, im.Grids)
 	if err != nil {
 		return nil, nil, badRequest("messages", "%v (the chat template writes %s for each image part)", err, vision.ImageToken)
 	}

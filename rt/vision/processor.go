@@ -7,19 +7,32 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // DefaultImageSeqLen is Idefics3Processor's default image_seq_len (169).
 const DefaultImageSeqLen = 169
 
-// Processor is the image side of transformers' Idefics3Processor: the
-// image-processor configuration and the number of "<image>" tokens per
-// tile.
+// Processor is the image side of a vision-language model's Hugging Face
+// processor: how an image becomes tiles and how its placeholder expands
+// in the prompt. Two kinds: Idefics3Processor's (SmolVLM: Image, tiles
+// and a tile grid, ImageSeqLen "<image>" tokens per tile) and
+// LlavaProcessor's (PIL: one resized, center-cropped tile, its
+// placeholder repeated once per row the encoder gives).
 type Processor struct {
 	// Image is the Idefics3ImageProcessorPil configuration.
 	Image Idefics3Config
 	// ImageSeqLen is "image_seq_len", the "<image>" tokens per tile.
 	ImageSeqLen int
+	// PIL, when set, is the generic PilBackend configuration
+	// (CLIPImageProcessor's) of a LlavaProcessor: Image and ImageSeqLen are
+	// then not used.
+	PIL *PILConfig
+	// LlavaProcessor's patch_size, num_additional_image_tokens and
+	// vision_feature_select_strategy (with PIL).
+	PatchSize, AdditionalImageTokens int
+	Strategy                         string
+	shortest                         int // PIL's size.shortest_edge (0: height × width)
 }
 
 // LoadProcessor reads a processor folder. transformers 5.x's
@@ -39,6 +52,10 @@ func LoadProcessor(dir string) (*Processor, error) {
 	var top struct {
 		ImageProcessor json.RawMessage `json:"image_processor"`
 		ImageSeqLen    *int            `json:"image_seq_len"`
+		ProcessorClass string          `json:"processor_class"`
+		PatchSize      int             `json:"patch_size"`
+		Additional     *int            `json:"num_additional_image_tokens"`
+		Strategy       string          `json:"vision_feature_select_strategy"`
 	}
 	found := false
 	procPath := filepath.Join(dir, "processor_config.json")
@@ -46,6 +63,12 @@ func LoadProcessor(dir string) (*Processor, error) {
 		found = true
 		if err := json.Unmarshal(b, &top); err != nil {
 			return nil, fmt.Errorf("vision: %s: %w", procPath, err)
+		}
+		if top.ProcessorClass == "LlavaProcessor" {
+			return loadLlava(procPath, top.ImageProcessor, top.PatchSize, top.Additional, top.Strategy)
+		}
+		if top.ProcessorClass != "" && top.ProcessorClass != "Idefics3Processor" && top.ProcessorClass != "SmolVLMProcessor" {
+			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor)", procPath, top.ProcessorClass)
 		}
 		if top.ImageSeqLen != nil {
 			p.ImageSeqLen = *top.ImageSeqLen
@@ -120,11 +143,28 @@ func unmarshalConfig(b []byte, c *Idefics3Config) error {
 // Preprocess runs the image processor on one decoded image and returns
 // its pixel values and the "<image>" expansion for it.
 func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
+	if p.PIL != nil {
+		out, err := p.PIL.pilPreprocess(img, p.shortest)
+		if err != nil {
+			return nil, "", err
+		}
+		return out, strings.Repeat(ImageToken, p.GridOf(out).Tokens), nil
+	}
 	out, err := p.Image.Preprocess(img)
 	if err != nil {
 		return nil, "", err
 	}
 	return out, ExpandImageToken(out.Rows, out.Cols, p.ImageSeqLen), nil
+}
+
+// GridOf is the Grid that Expand reads for an image Preprocess gave out:
+// its tile grid, and for a LLaVA processor its placeholder count.
+func (p *Processor) GridOf(out *Idefics3Output) Grid {
+	g := Grid{Rows: out.Rows, Cols: out.Cols}
+	if p.PIL != nil {
+		g.Tokens = llavaTokens(out.Height, out.Width, p.PatchSize, p.AdditionalImageTokens, p.Strategy)
+	}
+	return g
 }
 
 // Prompt is one prompt's worth of Idefics3Processor output.
@@ -160,12 +200,60 @@ func (p *Processor) PreprocessPrompt(text string, imgs []*RGB8) (*Prompt, error)
 		out.Height, out.Width = o.Height, o.Width
 		out.Tiles += o.Tiles
 		out.PixelValues = append(out.PixelValues, o.PixelValues...)
-		out.Grids = append(out.Grids, Grid{o.Rows, o.Cols})
+		out.Grids = append(out.Grids, p.GridOf(o))
 	}
-	s, err := ExpandPrompt(text, out.Grids, p.ImageSeqLen)
+	s, err := p.Expand(text, out.Grids)
 	if err != nil {
 		return nil, err
 	}
 	out.Text = s
 	return out, nil
+}
+
+// loadLlava reads a LlavaProcessor's processor_config.json: its image
+// processor (a CLIPImageProcessor, read as PILConfig) and the prompt
+// expansion's patch_size, num_additional_image_tokens (default 1) and
+// vision_feature_select_strategy (default "default").
+func loadLlava(path string, image json.RawMessage, patch int, additional *int, strategy string) (*Processor, error) {
+	if len(image) == 0 || string(image) == "null" {
+		return nil, fmt.Errorf("vision: %s: a LlavaProcessor config without its image_processor", path)
+	}
+	var kind struct {
+		Type string `json:"image_processor_type"`
+	}
+	json.Unmarshal(image, &kind)
+	if kind.Type != "" && kind.Type != "CLIPImageProcessor" && kind.Type != "SiglipImageProcessor" {
+		return nil, fmt.Errorf("vision: %s: image_processor_type %q is not one archc implements for LLaVA (CLIPImageProcessor, SiglipImageProcessor)", path, kind.Type)
+	}
+	c, shortest, err := parsePILConfig(image)
+	if err != nil {
+		return nil, fmt.Errorf("vision: %s image_processor: %w", path, err)
+	}
+	if patch <= 0 {
+		return nil, fmt.Errorf("vision: %s: patch_size must be positive, got %d", path, patch)
+	}
+	p := &Processor{PIL: c, shortest: shortest, PatchSize: patch, AdditionalImageTokens: 1, Strategy: "default"}
+	if additional != nil {
+		p.AdditionalImageTokens = *additional
+	}
+	if strategy != "" {
+		p.Strategy = strategy
+	}
+	return p, nil
+}
+
+// Expand replaces each image placeholder of a rendered prompt, in order,
+// with its expansion as the model's processor does: Idefics3's tile grid
+// (ExpandPrompt with grids), or LLaVA's repeated placeholder (one per
+// encoder row of the image). Errors: a placeholder count other than the
+// image count.
+func (p *Processor) Expand(text string, grids []Grid) (string, error) {
+	if p.PIL == nil {
+		return ExpandPrompt(text, grids, p.ImageSeqLen)
+	}
+	tokens := make([]int, len(grids))
+	for i, g := range grids {
+		tokens[i] = g.Tokens
+	}
+	return expandRepeat(text, ImageToken, tokens)
 }

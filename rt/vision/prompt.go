@@ -49,6 +49,9 @@ func ExpandImageToken(rows, cols, imageSeqLen int) string {
 type Grid struct {
 	// Rows and Cols count tiles; both 0 for an unsplit image.
 	Rows, Cols int
+	// Tokens is the image's placeholder count where the processor
+	// repeats the placeholder (LLaVA's; Processor.Expand), else 0.
+	Tokens int
 }
 
 // ExpandPrompt replaces the i-th "<image>" in text with

@@ -397,7 +397,7 @@ func TestExpandPrompt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			grids = append(grids, Grid{out.Rows, out.Cols})
+			grids = append(grids, Grid{Rows: out.Rows, Cols: out.Cols})
 		}
 		got, err := ExpandPrompt(p.Text, grids, p.ImageSeqLen)
 		if err != nil {
