@@ -91,6 +91,10 @@ func TestServeImages(t *testing.T) {
 		}
 	}
 
+	t.Run("chat page", func(t *testing.T) {
+		chatPageWith(t, srv.url, "k", pageChat{prompt: c.Messages[0].Content[1].Text, image: imageFile, maxTokens: len(c.Tokens), want: want, shot: "chat-page-image.png"})
+	})
+
 	pngURL := func(w, h int) string {
 		img := image.NewRGBA(image.Rect(0, 0, w, h))
 		for i := range img.Pix {

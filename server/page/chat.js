@@ -18,14 +18,40 @@ function headers() {
   return h;
 }
 
-function bubble(role, text) {
+function bubble(role, text, images) {
   const div = document.createElement("div");
   div.className = "msg " + role;
-  div.textContent = text;
+  for (const url of images || []) {
+    const img = document.createElement("img");
+    img.src = url;
+    img.className = "thumb";
+    div.appendChild(img);
+  }
+  div.appendChild(document.createTextNode(text));
   $("log").appendChild(div);
   div.scrollIntoView({ block: "end" });
   return div;
 }
+
+// Images attached to the next message, as data: URLs (a vision-language
+// model's image_url parts): from the file picker or pasted.
+const attached = [];
+function attach(file) {
+  if (!file || !file.type.startsWith("image/")) return;
+  const reader = new FileReader();
+  reader.onload = () => {
+    attached.push(reader.result);
+    const img = document.createElement("img");
+    img.src = reader.result;
+    img.className = "thumb";
+    $("attached").appendChild(img);
+  };
+  reader.readAsDataURL(file);
+}
+$("image").addEventListener("change", () => { for (const f of $("image").files) attach(f); $("image").value = ""; });
+$("input").addEventListener("paste", (ev) => {
+  for (const item of ev.clipboardData.items) if (item.kind === "file") attach(item.getAsFile());
+});
 
 function number(id) {
   const v = $(id).value.trim();
@@ -33,8 +59,12 @@ function number(id) {
 }
 
 async function send(text) {
-  history.push({ role: "user", content: text });
-  bubble("user", text);
+  const images = attached.splice(0);
+  $("attached").textContent = "";
+  const content = images.length === 0 ? text :
+    [...images.map((url) => ({ type: "image_url", image_url: { url } })), { type: "text", text }];
+  history.push({ role: "user", content });
+  bubble("user", text, images);
   const out = bubble("assistant", "");
   const messages = [];
   const system = $("system").value.trim();
@@ -110,4 +140,4 @@ $("input").addEventListener("keydown", (ev) => {
 });
 $("stop").addEventListener("click", () => controller && controller.abort());
 $("apikey").addEventListener("change", loadModel);
-$("clear").addEventListener("click", () => { history.length = 0; $("log").textContent = ""; });
+$("clear").addEventListener("click", () => { history.length = 0; attached.length = 0; $("log").textContent = ""; $("attached").textContent = ""; });
