@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/internal/launch"
@@ -68,7 +69,9 @@ type report struct {
 	LoadS             float64 `json:"load_s"`
 	CompileS          float64 `json:"compile_s"`
 	CompileCached     bool    `json:"compile_cached"`
-	TimeToFirstTokenS float64 `json:"time_to_first_token_s"`
+	TimeToFirstTokenS float64 `json:"time_to_first_token_s"`    // with --image, the images' encoding included
+	ImageEncodeS      float64 `json:"image_encode_s,omitempty"` // --image: decoding, preprocessing and the encoder, every tile
+	ImageTiles        int     `json:"image_tiles,omitempty"`
 	PrefillTokensPerS float64 `json:"prefill_tokens_per_s"`
 	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`
 	FinishReason      string  `json:"finish_reason"` // "stop" or "length"
@@ -212,10 +215,14 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	}
 
 	gopts := rt.GenerateOptions{MaxTokens: c.MaxTokens, Sampling: sampling, StopTokens: stop, Speculative: spec}
+	var encodeTime time.Duration
+	var tiles int
 	if len(c.Image) > 0 {
-		if prompt, gopts.Encoded, err = c.imagePrompt(ctx, m, text); err != nil {
+		t0 := time.Now()
+		if prompt, gopts.Encoded, tiles, err = c.imagePrompt(ctx, m, text); err != nil {
 			return err
 		}
+		encodeTime = time.Since(t0)
 	}
 	out := &output{text: text, end: append(slices.Clone(m.EOS), stop...), stops: rt.StopStrings{Stops: c.Stop}, print: !c.JSON}
 	if text != nil {
@@ -234,7 +241,8 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	r := report{
 		Family: m.Program.Family, PromptTokens: g.PromptTokens, Tokens: g.Tokens,
 		LoadS: m.LoadTime.Seconds(), CompileS: m.CompileTime.Seconds(), CompileCached: m.Cached,
-		TimeToFirstTokenS: g.PrefillTime.Seconds(), Kernels: m.Program.Kernels, Precision: m.Program.Precision,
+		TimeToFirstTokenS: (encodeTime + g.PrefillTime).Seconds(), Kernels: m.Program.Kernels, Precision: m.Program.Precision,
+		ImageEncodeS: encodeTime.Seconds(), ImageTiles: tiles,
 	}
 	r.FinishReason = g.FinishReason
 	r.SpecDrafts, r.SpecDrafted, r.SpecAccepted = g.Spec.Drafts, g.Spec.Drafted, g.Spec.Accepted
@@ -404,17 +412,17 @@ func parseIDs(s, flag string, allowEmpty bool) ([]int32, error) {
 // imagePrompt encodes --image files through the model's image encoder
 // (rt.Model.EncodeImages with the model folder's processor) and returns
 // the chat's token ids, the user turn holding the images then the prompt,
-// and the images' rows for prefill.
-func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, text *rt.Text) ([]int32, *rt.Encoded, error) {
+// the images' rows for prefill and the number of tiles encoded.
+func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, text *rt.Text) ([]int32, *rt.Encoded, int, error) {
 	proc, err := vision.LoadProcessor(c.Model)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--image: %w", err)
+		return nil, nil, 0, fmt.Errorf("--image: %w", err)
 	}
 	var images [][]byte
 	for _, f := range c.Image {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--image: %w", err)
+			return nil, nil, 0, fmt.Errorf("--image: %w", err)
 		}
 		images = append(images, b)
 	}
@@ -422,9 +430,9 @@ func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, text *rt.Tex
 	if err != nil {
 		var ie *rt.ImageError
 		if errors.As(err, &ie) {
-			return nil, nil, fmt.Errorf("--image %s: %w", c.Image[ie.Index], ie.Err)
+			return nil, nil, 0, fmt.Errorf("--image %s: %w", c.Image[ie.Index], ie.Err)
 		}
-		return nil, nil, fmt.Errorf("--image: %w", err)
+		return nil, nil, 0, fmt.Errorf("--image: %w", err)
 	}
 	var msgs []chat.Message
 	if c.System != "" {
@@ -437,7 +445,7 @@ func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, text *rt.Tex
 	user.Parts = append(user.Parts, chat.Part{Type: chat.PartText, Text: c.Prompt})
 	ids, err := text.EncodeChatImages(append(msgs, user), proc, im.Grids)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--image: %w", err)
+		return nil, nil, 0, fmt.Errorf("--image: %w", err)
 	}
-	return ids, im.Encoded, nil
+	return ids, im.Encoded, im.Tiles, nil
 }
