@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"fmt"
 	"context"
 	"slices"
 )
@@ -93,6 +94,11 @@ func (m *Model) refresh(ctx context.Context, slot, start, L int) error {
 		return nil
 	}
 	prefix := slices.Clone(m.hist[slot].tokens[:start])
+	for _, e := range m.Program.Encoders { // the rows are not kept: an image prompt cannot be recomputed
+		if slices.Contains(prefix, e.Placeholder) {
+			return fmt.Errorf("prefill: the cached keys of slot %d were computed for another sequence length and hold image positions, whose rows archc does not keep to recompute them; start the sequence again from position 0", slot)
+		}
+	}
 	for at := 0; at < start; {
 		_, n, err := m.prefillChunk(ctx, slot, prefix[at:], at, L, nil)
 		if err != nil {
