@@ -50,7 +50,11 @@ func lowerPatchEmbed(f *fn, n *ir.Node, a *PatchEmbedAttrs) codegen.Value {
 	if a.Bias {
 		y = f.add(y, f.broadcastTrailing(f.weight(n.Weights[1].Name), y.Type))
 	}
-	return y
+	// The barrier keeps the patch transpose out of the next norm's
+	// reduction: IREE 3.13 fused them and held a tile of the transposed
+	// patches on the stack, 123 KB at SmolVLM's 1024 patches of 768
+	// (past the CPU backend's 32 KiB: "exceeded stack allocation limit").
+	return f.barrier(y)
 }
 
 // bidirectional_attention(q, k, v [batch, n, heads, d]) → [batch, n,

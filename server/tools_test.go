@@ -167,7 +167,8 @@ func TestPlanChatErrors(t *testing.T) {
 		{`{"messages": [{"role": "user"}]}`, "messages[0].content"},
 		{`{"messages": [{"role": "user", "content": null}]}`, "messages[0].content"},
 		{`{"messages": [{"role": "user", "content": 5}]}`, "messages[0].content"},
-		{`{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, "messages[0].content[0]"},
+		{`{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, "messages[0].content[0].image_url"},
+		{`{"messages": [{"role": "user", "content": [{"type": "audio"}]}]}`, "messages[0].content[0]"},
 	} {
 		_, err := planChat(smol, chatReq(t, c.body))
 		var ae *apiError

@@ -22,13 +22,13 @@ func TestCLI(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, "llama") || !strings.Contains(r.Stdout, "mistral") {
 			t.Fatalf("list: code %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 		}
-		for _, want := range [][]string{{"olmo3", "olmo3.arch", "olmo3", "olmo2", "(conditional)"}, {"gemma3", "gemma3.arch", "gemma3_text,", "gemma3", "gemma3"}} {
+		for _, want := range [][]string{{"olmo3", "olmo3.arch", "olmo3", "-", "olmo2", "(conditional)"}, {"gemma3", "gemma3.arch", "gemma3_text,", "gemma3", "-", "gemma3"}, {"idefics3", "idefics3.arch", "idefics3,", "smolvlm", "image", "-"}} {
 			found := false
 			for _, line := range strings.Split(r.Stdout, "\n") {
 				found = found || strings.Join(strings.Fields(line), " ") == strings.Join(want, " ")
 			}
 			if !found {
-				t.Errorf("list: no line %q (family, file, model types, GGUF architectures) in\n%s", strings.Join(want, " "), r.Stdout)
+				t.Errorf("list: no line %q (family, file, model types, encoders, GGUF architectures) in\n%s", strings.Join(want, " "), r.Stdout)
 			}
 		}
 	})
