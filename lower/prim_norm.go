@@ -113,6 +113,14 @@ func inferLayerNorm(n *ir.Node, a *LayerNormAttrs) error {
 func lowerLayerNorm(f *fn, n *ir.Node, a *LayerNormAttrs) codegen.Value {
 	eps, bias := a.Eps, a.Bias
 	x := f.arg(n, 0)
+	if concreteRows(n.Args[0].Type) {
+		// An encoder's rows (a static count, no batch or seq): IREE 3.13
+		// fuses the producer of x into this two-pass reduction and keeps a
+		// tile of it on the stack, 120 KB at SmolVLM-256M's 1024 patches of
+		// 768 (past the CPU backend's 32 KiB). The barrier keeps it apart;
+		// decoders (symbolic rows) are unchanged.
+		x = f.barrier(x)
+	}
 	d := x.Type.Shape[x.Type.Rank()-1]
 	sum := f.reduceLast(x, "stablehlo.add", 0)
 	mean := f.div(sum, f.splat(float64(d), sum.Type))
@@ -141,4 +149,15 @@ func lowerLayerNorm(f *fn, n *ir.Node, a *LayerNormAttrs) codegen.Value {
 		y = f.add(y, f.broadcastTrailing(param(1), x.Type))
 	}
 	return y
+}
+
+// concreteRows reports whether t has no symbolic dimension (an encoder's
+// value: one tile's rows, every size static).
+func concreteRows(t ir.Type) bool {
+	for _, d := range t.Shape {
+		if d < 0 {
+			return false
+		}
+	}
+	return true
 }
