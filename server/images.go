@@ -229,14 +229,10 @@ func readImageFile(r imageRef, dir string) ([]byte, error) {
 	return b, nil
 }
 
-// encodeImages runs a request's images through the model (rt.Model.
-// EncodeImages): an image that does not decode or preprocess is a 400
-// naming its field.
-func (s *Server) encodeImages(ctx context.Context, m *rt.Model, refs []imageRef) (*rt.Images, error) {
-	data, err := s.loadImages(ctx, m, refs)
-	if err != nil {
-		return nil, err
-	}
+// encodeImages runs a request's images (data, as loadImages read them)
+// through the model (rt.Model.EncodeImages): an image that does not decode
+// or preprocess is a 400 naming its field.
+func (s *Server) encodeImages(ctx context.Context, m *rt.Model, refs []imageRef, data [][]byte) (*rt.Images, error) {
 	im, err := m.EncodeImages(ctx, s.cfg.Images.Processor, data, vision.Limits{MaxPixels: s.cfg.Images.MaxPixels})
 	var ie *rt.ImageError
 	if errors.As(err, &ie) {

@@ -199,10 +199,7 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 	}
 	p.inThink = p.format.InThinkAfter(prompt)
 	p.prompt = prompt
-	if len(p.images) > 0 {
-		if !strings.Contains(prompt, vision.ImageToken) {
-			return nil, badRequest(p.images[0].field, "the model's chat template writes no image placeholder (%s) for image parts: it cannot take images", vision.ImageToken)
-		}
+	if len(p.images) > 0 { // tokenized once the images are encoded (promptWithImages)
 		return p, nil
 	}
 	if p.ids, err = text.Tokenizer.Encode(prompt, false); err != nil {
@@ -216,7 +213,14 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 // processor does): the prompt's ids and the images' rows for prefill.
 // Errors are 400s naming the image's field, or the model's failure.
 func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model, text *rt.Text) ([]int32, *rt.Encoded, error) {
-	im, err := s.encodeImages(ctx, m, p.images)
+	data, err := s.loadImages(ctx, m, p.images)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !strings.Contains(p.prompt, vision.ImageToken) {
+		return nil, nil, badRequest(p.images[0].field, "%s: the model's chat template writes no image placeholder (%s) for image parts", p.images[0].field, vision.ImageToken)
+	}
+	im, err := s.encodeImages(ctx, m, p.images, data)
 	if err != nil {
 		return nil, nil, err
 	}
