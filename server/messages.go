@@ -108,6 +108,7 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 			case b.Type == "text" && b.Text != nil:
 				turn.Content += *b.Text
 				turn.Parts = append(turn.Parts, map[string]any{"type": "text", "text": *b.Text})
+				turn.Origins = append(turn.Origins, bf)
 			case b.Type == "image" && m.Role == "user":
 				switch {
 				case b.Source != nil && b.Source.Type == "base64":
@@ -117,6 +118,7 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 				default:
 					return nil, nil, badRequest(bf+".source", "%s.source must be {\"type\": \"base64\", \"media_type\", \"data\"} or {\"type\": \"url\", \"url\"}", bf)
 				}
+				turn.Origins = append(turn.Origins, bf)
 				images = true
 			case b.Type == "tool_use" && m.Role == "assistant":
 				if b.ID == "" || b.Name == "" {
@@ -147,7 +149,7 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 			}
 		}
 		if !images {
-			turn.Parts = nil
+			turn.Parts, turn.Origins = nil, nil
 		}
 		msgs = append(msgs, results...)
 		if len(results) == 0 || turn.Content != "" {
@@ -302,7 +304,7 @@ func (s *Server) messagesPlan(r *http.Request, needMax bool) (*messagesRequest, 
 	}
 	plan, err := chatPlanOf(s, chatReq)
 	if err != nil {
-		return nil, nil, nil, renameFields(err, messagesRenames)
+		return nil, nil, nil, renameFields(err, partRenames(chatReq, messagesRenames))
 	}
 	return req, chatReq, plan, nil
 }
@@ -375,7 +377,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) error {
 	if !req.Stream {
 		o, err := s.answer(r, chatReq)
 		if err != nil {
-			return renameFields(err, messagesRenames)
+			return renameFields(err, partRenames(chatReq, messagesRenames))
 		}
 		content := make([]any, len(o.blocks))
 		for i := range o.blocks {
@@ -390,7 +392,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) error {
 		"stop_reason": nil, "stop_sequence": nil, "usage": usage(nil)}}
 	o, err := s.stream(r, chatReq, sink)
 	if err != nil {
-		return renameFields(err, messagesRenames)
+		return renameFields(err, partRenames(chatReq, messagesRenames))
 	}
 	reason, seq := s.stopReason(o.finish, o.text(), o.tokenIDs, req.StopSequences)
 	sseEvent(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": reason, "stop_sequence": seq},

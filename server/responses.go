@@ -91,6 +91,9 @@ func responsesInput(body []byte) (*responsesRequest, []chatMessage, error) {
 				return nil, nil, err
 			}
 			m := chatMessage{Role: it.Role, Content: text, Parts: parts}
+			for j := range parts {
+				m.Origins = append(m.Origins, fmt.Sprintf("%s.content[%d]", field, j))
+			}
 			if it.Role == "assistant" {
 				m.ReasoningContent, reasoning = reasoning, ""
 			}
@@ -341,7 +344,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 	if !req.Stream {
 		o, err := s.answer(r, chatReq)
 		if err != nil {
-			return renameFields(err, responsesRenames)
+			return renameFields(err, partRenames(chatReq, responsesRenames))
 		}
 		items := make([]any, len(o.blocks))
 		for i := range o.blocks {
@@ -354,7 +357,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 	sink := &responsesSink{w: w, resp: resp}
 	o, err := s.stream(r, chatReq, sink)
 	if err != nil {
-		return renameFields(err, responsesRenames)
+		return renameFields(err, partRenames(chatReq, responsesRenames))
 	}
 	finish(o, sink.items)
 	typ := "response.completed"

@@ -35,6 +35,25 @@ type chatMessage struct {
 	// completions' parts ({"type": "text"} and {"type": "image_url"}), in
 	// place of Content.
 	Parts []map[string]any `json:"-"`
+	// Origins names, per part, the caller's field it came from
+	// (messages[0].content[1], input[2].content[0]), for errors
+	// (partRenames).
+	Origins []string `json:"-"`
+}
+
+// partRenames are rules for renameFields that name a chat request's
+// content parts (messages[k].content[j]...) by the caller's fields they
+// came from: the turns' indices differ (a system turn first, tool
+// results apart).
+func partRenames(chatReq map[string]any, rest [][2]string) [][2]string {
+	msgs, _ := chatReq["messages"].([]chatMessage)
+	var out [][2]string
+	for k, m := range msgs {
+		for j, o := range m.Origins {
+			out = append(out, [2]string{fmt.Sprintf(`messages\[%d\]\.content\[%d\]`, k, j), o})
+		}
+	}
+	return append(out, rest...)
 }
 
 // MarshalJSON writes the turn in chat completions' shape, its content the

@@ -72,7 +72,9 @@ func TestServeImages(t *testing.T) {
 	}
 	want := text.Tokenizer.Decode(c.Tokens)
 	images := filepath.Join(visionFixture, "images")
-	srv := startServe(t, visionFixture, "--api-key", "k", "--max-batch", "2", "--image-dir", images, "--max-image-pixels", "5000")
+	// The plan of golden's execOptions (2 slots, decode 1 and 2, one 32-token
+	// prefill chunk): the module TestVisionExecution compiled, from the cache.
+	srv := startServe(t, visionFixture, "--api-key", "k", "--max-batch", "2", "--prefill-buckets", "32", "--image-dir", images, "--max-image-pixels", "5000")
 	imageFile := filepath.Join(images, c.Images[0])
 	out, err := exec.Command(py, "testdata/vision_clients.py", srv.url, "k", imageFile, c.Messages[0].Content[1].Text).CombinedOutput()
 	if err != nil {
