@@ -141,14 +141,7 @@ func (t *Text) EncodeChatImages(msgs []chat.Message, proc *vision.Processor, gri
 	if t.ChatTemplate == "" {
 		return nil, fmt.Errorf("the model has no chat template (tokenizer_config.json chat_template, chat_template.jinja or GGUF tokenizer.chat_template)")
 	}
-	opts := chat.Options{AddGenerationPrompt: true}
-	if b := t.Tokenizer.BOS(); b >= 0 {
-		opts.BOS = t.Tokenizer.TokenText(b)
-	}
-	if eos := t.Tokenizer.EOS(); len(eos) > 0 {
-		opts.EOS = t.Tokenizer.TokenText(eos[0])
-	}
-	text, err := chat.Render(t.ChatTemplate, msgs, opts)
+	text, err := chat.Render(t.ChatTemplate, msgs, t.chatOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,16 @@ func (t *Text) EncodeChat(msgs []chat.Message) ([]int32, error) {
 	if t.ChatTemplate == "" {
 		return nil, fmt.Errorf("the model has no chat template (tokenizer_config.json chat_template or GGUF tokenizer.chat_template)")
 	}
+	text, err := chat.Render(t.ChatTemplate, msgs, t.chatOptions())
+	if err != nil {
+		return nil, err
+	}
+	return t.Tokenizer.Encode(text, false)
+}
+
+// chatOptions are the template variables a generation prompt renders
+// with: add_generation_prompt and the tokenizer's bos_token and eos_token.
+func (t *Text) chatOptions() chat.Options {
 	opts := chat.Options{AddGenerationPrompt: true}
 	if b := t.Tokenizer.BOS(); b >= 0 {
 		opts.BOS = t.Tokenizer.TokenText(b)
@@ -89,9 +99,5 @@ func (t *Text) EncodeChat(msgs []chat.Message) ([]int32, error) {
 	if eos := t.Tokenizer.EOS(); len(eos) > 0 {
 		opts.EOS = t.Tokenizer.TokenText(eos[0])
 	}
-	text, err := chat.Render(t.ChatTemplate, msgs, opts)
-	if err != nil {
-		return nil, err
-	}
-	return t.Tokenizer.Encode(text, false)
+	return opts
 }
