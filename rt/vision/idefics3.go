@@ -234,25 +234,34 @@ func (c *Idefics3Config) Preprocess(img *RGB8) (*Idefics3Output, error) {
 		PixelValues: make([]float32, len(frames)*3*fh*fw)}
 	plane := fh * fw
 	for t, f := range frames {
-		for ch := 0; ch < 3; ch++ {
-			dst := out.PixelValues[(t*3+ch)*plane : (t*3+ch+1)*plane]
-			var mean, std float32
-			if c.DoNormalize {
-				mean, std = stat3(c.ImageMean, ch), stat3(c.ImageStd, ch)
-			}
-			for i := range dst {
-				v := float32(f.Pix[3*i+ch])
-				if c.DoRescale {
-					v = float32(float64(f.Pix[3*i+ch]) * c.RescaleFactor)
-				}
-				if c.DoNormalize {
-					v = (v - mean) / std
-				}
-				dst[i] = v
-			}
-		}
+		rescaleNormalize(out.PixelValues[t*3*plane:(t+1)*3*plane], f, c.DoRescale, c.RescaleFactor, c.DoNormalize, c.ImageMean, c.ImageStd)
 	}
 	return out, nil
+}
+
+// rescaleNormalize writes img's pixels channels first into dst [3, H, W]:
+// with rescale float32(float64(v)·factor) (numpy's float64 rescale cast to
+// float32), with normalize then (x − float32(mean[c])) / float32(std[c])
+// in float32 (numpy float32 arithmetic); with neither, float32(v).
+func rescaleNormalize(dst []float32, img *RGB8, rescale bool, factor float64, normalize bool, means, stds []float64) {
+	plane := img.W * img.H
+	for ch := 0; ch < 3; ch++ {
+		var mean, std float32
+		if normalize {
+			mean, std = stat3(means, ch), stat3(stds, ch)
+		}
+		out := dst[ch*plane : (ch+1)*plane]
+		for i := range out {
+			v := float32(img.Pix[3*i+ch])
+			if rescale {
+				v = float32(float64(img.Pix[3*i+ch]) * factor)
+			}
+			if normalize {
+				v = (v - mean) / std
+			}
+			out[i] = v
+		}
+	}
 }
 
 // crop returns the w×h window at (x0, y0); the window may run past the

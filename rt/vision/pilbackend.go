@@ -96,24 +96,7 @@ func (c *PILConfig) pilPreprocess(img *RGB8, shortest int) (*Idefics3Output, err
 		img = centerCrop(img, c.CropSize.Height, c.CropSize.Width)
 	}
 	out := &Idefics3Output{Tiles: 1, Height: img.H, Width: img.W, PixelValues: make([]float32, 3*img.H*img.W)}
-	plane := img.H * img.W
-	for ch := 0; ch < 3; ch++ {
-		var mean, std float32
-		if c.DoNormalize {
-			mean, std = stat3(c.ImageMean, ch), stat3(c.ImageStd, ch)
-		}
-		dst := out.PixelValues[ch*plane : (ch+1)*plane]
-		for i := range dst {
-			v := float32(img.Pix[3*i+ch])
-			if c.DoRescale {
-				v = float32(float64(img.Pix[3*i+ch]) * c.RescaleFactor)
-			}
-			if c.DoNormalize {
-				v = (v - mean) / std
-			}
-			dst[i] = v
-		}
-	}
+	rescaleNormalize(out.PixelValues, img, c.DoRescale, c.RescaleFactor, c.DoNormalize, c.ImageMean, c.ImageStd)
 	return out, nil
 }
 
