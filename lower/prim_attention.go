@@ -292,7 +292,7 @@ func (f *fn) blockEnds(m codegen.Value) codegen.Value {
 	B, S := m.Type.Shape[0], m.Type.Shape[1]
 	mi := f.convert(m, "i32")
 	next := f.concat(1, f.sliceDim(mi, 1, 1, S), f.broadcast(f.constI32(0), codegen.T("i32", B, 1)))
-	last := f.compare("GT", mi, next) // m[t] and not m[t+1]
+	last := f.compare("GT", mi, next)    // m[t] and not m[t+1]
 	pos := f.convert(f.positions, "f32") // exact below 2^24, as far is
 	const far = 1 << 24
 	t3 := codegen.T("i32", B, S, S)
