@@ -200,8 +200,8 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 	p.inThink = p.format.InThinkAfter(prompt)
 	p.prompt = prompt
 	if len(p.images) > 0 {
-		if !strings.Contains(prompt, vision.ImageToken) {
-			return nil, badRequest(p.images[0].field, "the model's chat template writes no image placeholder (%s) for image parts: it cannot take images", vision.ImageToken)
+		if !strings.Contains(prompt, vision.ImageToken) && !strings.Contains(prompt, vision.StartOfImage) {
+			return nil, badRequest(p.images[0].field, "the model's chat template writes no image placeholder (%s, or Gemma 3's %s) for image parts: it cannot take images", vision.ImageToken, vision.StartOfImage)
 		}
 		return p, nil
 	}
@@ -222,7 +222,7 @@ func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model,
 	}
 	expanded, err := s.cfg.Images.Processor.Expand(p.prompt, im.Grids)
 	if err != nil {
-		return nil, nil, badRequest("messages", "%v (the chat template writes %s for each image part)", err, vision.ImageToken)
+		return nil, nil, badRequest("messages", "%v (the chat template writes %s for each image part)", err, s.cfg.Images.Processor.Placeholder())
 	}
 	ids, err := text.Tokenizer.Encode(expanded, false)
 	if err != nil {

@@ -313,6 +313,15 @@ func expandGemma3(text string, images, seqLen int) (string, error) {
 	return strings.ReplaceAll(text, StartOfImage, gemma3Sequence(seqLen)), nil
 }
 
+// Placeholder is the string a rendered prompt carries per image, which
+// Expand replaces: "<start_of_image>" for Gemma 3, else "<image>".
+func (p *Processor) Placeholder() string {
+	if p.Gemma3 {
+		return StartOfImage
+	}
+	return ImageToken
+}
+
 // Expand replaces each image placeholder of a rendered prompt, in order,
 // with its expansion as the model's processor does: Idefics3's tile grid
 // (ExpandPrompt with grids), or LLaVA's repeated placeholder (one per
