@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate archc's vision oracle fixtures: SmolVLM's and LLaVA's image paths.
+"""Generate archc's vision oracle fixtures: SmolVLM's, LLaVA's and Gemma 3's image paths.
 
 For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
 
@@ -8,7 +8,9 @@ For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
       SmolVLMForConditionalGeneration (Llama text model, SigLIP-style vision
       tower, pixel-shuffle connector) or LlavaForConditionalGeneration
       (Llama text model, CLIP vision tower read at vision_feature_layer -2,
-      MLP projector), save_pretrained, fp32;
+      MLP projector) or Gemma3ForConditionalGeneration (Gemma 3 text model,
+      SigLIP tower, average-pool projector; build_gemma3), save_pretrained,
+      fp32;
   tokenizer.json, tokenizer_config.json, chat_template.jinja,
   preprocessor_config.json, processor_config.json
       a small byte-level BPE with the family's added tokens, its chat
