@@ -231,7 +231,13 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 	rowPos := f.reshape(f.broadcastDims(f.positions, codegen.T("i32", B, G, S), 0, 2), B, G*S)
 	rowLim := rowPos
 	if blocks := attentionBlocks(n); blocks != nil && S > 1 && !f.allRows {
-		rowLim = f.reshape(f.broadcastDims(f.blockEnds(f.val(blocks)), codegen.T("i32", B, G, S), 0, 2), B, G*S)
+		key := fmt.Sprintf("blockEnds:%d", blocks.ID) // once per function: every layer's call reads the same mask
+		ends, ok := f.memo[key]
+		if !ok {
+			ends = f.blockEnds(f.val(blocks))
+			f.memo[key] = ends
+		}
+		rowLim = f.reshape(f.broadcastDims(ends, codegen.T("i32", B, G, S), 0, 2), B, G*S)
 	}
 	visible := f.compare("LE", keyPos, f.broadcastDims(f.barrier(rowLim), it, 0, 2))
 	if a.Window != nil {
