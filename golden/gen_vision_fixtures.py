@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate archc's vision oracle fixtures: SmolVLM's and LLaVA's image paths.
+"""Generate archc's vision oracle fixtures: SmolVLM's, LLaVA's and Gemma 3's image paths.
 
 For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
 
@@ -8,7 +8,9 @@ For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
       SmolVLMForConditionalGeneration (Llama text model, SigLIP-style vision
       tower, pixel-shuffle connector) or LlavaForConditionalGeneration
       (Llama text model, CLIP vision tower read at vision_feature_layer -2,
-      MLP projector), save_pretrained, fp32;
+      MLP projector) or Gemma3ForConditionalGeneration (Gemma 3 text model,
+      SigLIP tower, average-pool projector; build_gemma3), save_pretrained,
+      fp32;
   tokenizer.json, tokenizer_config.json, chat_template.jinja,
   preprocessor_config.json, processor_config.json
       a small byte-level BPE with the family's added tokens, its chat
@@ -50,6 +52,10 @@ from PIL import Image
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import (
     CLIPImageProcessorPil,
+    Gemma3Config,
+    Gemma3ForConditionalGeneration,
+    Gemma3ImageProcessorPil,
+    Gemma3Processor,
     Idefics3Config,
     Idefics3ForConditionalGeneration,
     Idefics3ImageProcessorPil,
@@ -676,6 +682,341 @@ def build_fixture(spec, out_root):
     print(f"  total {total} bytes")
     assert total <= MAX_FOLDER_BYTES, f"{name}: {total} bytes > {MAX_FOLDER_BYTES}"
 
+# ---- Gemma 3 (Gemma3ForConditionalGeneration) ----
+
+# google/gemma-3-4b-it's chat template (chat_template.json), written from
+# its released text: <bos>, a system message folded into the first user
+# turn, roles user/model, images as <start_of_image>, texts trimmed.
+GEMMA3_CHAT_TEMPLATE = (
+    "{{ bos_token }}\n"
+    "{%- if messages[0]['role'] == 'system' -%}\n"
+    "    {%- if messages[0]['content'] is string -%}\n"
+    "        {%- set first_user_prefix = messages[0]['content'] + '\\n\\n' -%}\n"
+    "    {%- else -%}\n"
+    "        {%- set first_user_prefix = messages[0]['content'][0]['text'] + '\\n\\n' -%}\n"
+    "    {%- endif -%}\n"
+    "    {%- set loop_messages = messages[1:] -%}\n"
+    "{%- else -%}\n"
+    "    {%- set first_user_prefix = \"\" -%}\n"
+    "    {%- set loop_messages = messages -%}\n"
+    "{%- endif -%}\n"
+    "{%- for message in loop_messages -%}\n"
+    "    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
+    "        {{ raise_exception(\"Conversation roles must alternate user/assistant/user/assistant/...\") }}\n"
+    "    {%- endif -%}\n"
+    "    {%- if (message['role'] == 'assistant') -%}\n"
+    "        {%- set role = \"model\" -%}\n"
+    "    {%- else -%}\n"
+    "        {%- set role = message['role'] -%}\n"
+    "    {%- endif -%}\n"
+    "    {{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else \"\") }}\n"
+    "    {%- if message['content'] is string -%}\n"
+    "        {{ message['content'] | trim }}\n"
+    "    {%- elif message['content'] is iterable -%}\n"
+    "        {%- for item in message['content'] -%}\n"
+    "            {%- if item['type'] == 'image' -%}\n"
+    "                {{ '<start_of_image>' }}\n"
+    "            {%- elif item['type'] == 'text' -%}\n"
+    "                {{ item['text'] | trim }}\n"
+    "            {%- endif -%}\n"
+    "        {%- endfor -%}\n"
+    "    {%- else -%}\n"
+    "        {{ raise_exception(\"Invalid content type\") }}\n"
+    "    {%- endif -%}\n"
+    "    {{ '<end_of_turn>\\n' }}\n"
+    "{%- endfor -%}\n"
+    "{%- if add_generation_prompt -%}\n"
+    "    {{'<start_of_turn>model\\n'}}\n"
+    "{%- endif -%}\n"
+)
+# Gemma's leading specials (<pad> 0, <eos> 1, <bos> 2, <unk> 3), then the
+# bytes and merges, then Gemma 3's turn and image tokens.
+GEMMA3_LEAD_SPECIALS = ["<pad>", "<eos>", "<bos>", "<unk>"]
+GEMMA3_ADDED_SPECIALS = ["<start_of_turn>", "<end_of_turn>", "<start_of_image>", "<end_of_image>", "<image_soft_token>"]
+# gemma-3-4b-it's preprocessor_config.json (Gemma3ImageProcessor) with
+# 896 -> 16: a bilinear resize to 16x16, mean and std 0.5, no pan and scan.
+GEMMA3_IMAGE_PROCESSOR = dict(
+    do_convert_rgb=True,  # gemma-3 has null, Gemma3Processor passes True
+    do_normalize=True,
+    do_pan_and_scan=None,
+    do_rescale=True,
+    do_resize=True,
+    image_mean=[0.5, 0.5, 0.5],
+    image_std=[0.5, 0.5, 0.5],
+    pan_and_scan_max_num_crops=None,
+    pan_and_scan_min_crop_size=None,
+    pan_and_scan_min_ratio_to_activate=None,
+    resample=2,  # PIL.Image.BILINEAR
+    rescale_factor=1 / 255,
+    size={"height": 16, "width": 16},
+)
+GEMMA3_MM_TOKENS = 4  # a 4x4 patch grid average-pooled 2x2
+GEMMA3_VISION = dict(
+    model_type="siglip_vision_model",
+    hidden_size=16,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_channels=3,
+    image_size=16,
+    patch_size=4,
+    hidden_act="gelu_pytorch_tanh",
+    layer_norm_eps=1e-6,
+    vision_use_head=False,  # gemma-3's
+)
+# Gemma3TextConfig at a tiny scale: layer 0 sliding (window 12, smaller
+# than the prompts), then global, sliding, global; queries scaled by
+# 2^-0.5 (sharper than head_dim^-0.5), so that the image's bidirectional
+# mask moves the logits by >= 1e-2 in every image case.
+GEMMA3_TEXT = dict(
+    model_type="gemma3_text",
+    hidden_size=32,
+    intermediate_size=24,
+    num_hidden_layers=4,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=8,
+    query_pre_attn_scalar=2,
+    sliding_window=12,
+    layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+    max_position_embeddings=256,
+    rms_norm_eps=1e-6,
+    hidden_activation="gelu_pytorch_tanh",
+    rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                     "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+    final_logit_softcapping=None,
+    attn_logit_softcapping=None,
+    initializer_range=0.2,
+)
+GEMMA3_CASES = CASES + [
+    # The image's soft tokens straddle position 32, the golden tests'
+    # prefill bucket: archc keeps the run in one chunk.
+    ("long_text_image", ["Please look at the pic:", None],
+     ["rgb_40x60.png"]),
+]
+GEMMA3_STRADDLE = 32
+
+
+def make_gemma3_tokenizer():
+    lead, added = GEMMA3_LEAD_SPECIALS, GEMMA3_ADDED_SPECIALS
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(vocab_size=len(lead) + 256 + NUM_MERGES, min_frequency=2, special_tokens=lead,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(BPE_TEXT, trainer=trainer)
+    assert tok.get_vocab_size() == len(lead) + 256 + NUM_MERGES, tok.get_vocab_size()
+    tok.add_special_tokens(added)
+    first = len(lead) + 256 + NUM_MERGES
+    assert [tok.token_to_id(t) for t in added] == list(range(first, first + len(added)))
+    # The template writes <bos>: the tokenizer adds none (no post-processor template).
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>", unk_token="<unk>",
+        additional_special_tokens=added, clean_up_tokenization_spaces=False, model_max_length=256,
+        extra_special_tokens={"boi_token": "<start_of_image>", "eoi_token": "<end_of_image>",
+                              "image_token": "<image_soft_token>"})
+    fast.chat_template = GEMMA3_CHAT_TEMPLATE
+    return fast
+
+
+def make_gemma3_processor(tokenizer):
+    return Gemma3Processor(Gemma3ImageProcessorPil(**GEMMA3_IMAGE_PROCESSOR), tokenizer,
+                           chat_template=GEMMA3_CHAT_TEMPLATE, image_seq_length=GEMMA3_MM_TOKENS)
+
+
+def build_gemma3(spec, out_root):
+    name = spec["name"]
+    print(f"== {name}")
+    out = os.path.join(out_root, name)
+    os.makedirs(out, exist_ok=True)
+    for fn in sorted(os.listdir(out)):
+        if fn in GENERATED_FILES or fn.endswith(".f32"):
+            os.remove(os.path.join(out, fn))
+    if os.path.isdir(os.path.join(out, "images")):
+        shutil.rmtree(os.path.join(out, "images"))
+    images = make_images(out, spec["image_seed"])
+    processor = make_gemma3_processor(make_gemma3_tokenizer())
+    tok = processor.tokenizer
+    vocab = len(tok)
+    image_token_id = tok.convert_tokens_to_ids("<image_soft_token>")
+    assert tok.image_token_id == image_token_id
+    boi, eoi = tok.convert_tokens_to_ids("<start_of_image>"), tok.convert_tokens_to_ids("<end_of_image>")
+    eos = [tok.convert_tokens_to_ids("<eos>"), tok.convert_tokens_to_ids("<end_of_turn>")]
+    config = Gemma3Config(
+        text_config=dict(GEMMA3_TEXT, vocab_size=vocab, bos_token_id=tok.bos_token_id, eos_token_id=eos,
+                         pad_token_id=tok.pad_token_id),
+        vision_config=dict(GEMMA3_VISION),
+        mm_tokens_per_image=GEMMA3_MM_TOKENS,
+        boi_token_index=boi, eoi_token_index=eoi, image_token_index=image_token_id,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(spec["seed"])
+    model = Gemma3ForConditionalGeneration(config)
+    gen = torch.Generator().manual_seed(spec["seed"])
+    randomize_(model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec["pos_std"])
+    with torch.no_grad():  # Gemma3RMSNorm scales by 1 + weight: gains near 1 are weights near 0
+        for pname, p in model.named_parameters():
+            if pname.endswith("norm.weight") and not pname.startswith("model.vision_tower."):
+                p.sub_(1.0)
+        # Tied embeddings, scaled by sqrt(hidden): smaller, so that the
+        # layers, not the last token's own embedding, choose the next token.
+        model.model.language_model.embed_tokens.weight.mul_(spec["embed_scale"])
+    model = model.to(torch.float32).eval()
+    model.generation_config = transformers.GenerationConfig(
+        bos_token_id=tok.bos_token_id, eos_token_id=eos, pad_token_id=tok.pad_token_id)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+    model = Gemma3ForConditionalGeneration.from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
+    with open(os.path.join(out, "processor_config.json")) as f:
+        saved = json.load(f)
+    ip_kwargs = {k: v for k, v in saved["image_processor"].items() if k != "image_processor_type"}
+    assert saved["image_seq_length"] == GEMMA3_MM_TOKENS, saved
+    with open(os.path.join(out, "chat_template.jinja")) as f:
+        assert f.read() == GEMMA3_CHAT_TEMPLATE
+    processor = Gemma3Processor(Gemma3ImageProcessorPil(**ip_kwargs), AutoTokenizer.from_pretrained(out),
+                                chat_template=GEMMA3_CHAT_TEMPLATE, image_seq_length=GEMMA3_MM_TOKENS)
+    tok = processor.tokenizer
+    assert len(tok) == vocab and tok.image_token_id == image_token_id
+
+    cases, margins_all, straddles = [], [], False
+    for cname, items, files in GEMMA3_CASES:
+        content = [{"type": "image"} if it is None else {"type": "text", "text": it} for it in items]
+        messages = [{"role": "user", "content": content}]
+        prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
+        ims = [images[f] for f in files]
+        if ims:
+            inputs = processor(text=prompt, images=[ims], return_tensors="pt")
+        else:
+            inputs = processor(text=prompt, return_tensors="pt")
+        ids = inputs["input_ids"]
+        tti = inputs["token_type_ids"]
+        assert torch.equal(tti, (ids == image_token_id).long()), "token_type_ids are not the soft-token mask"
+        case = {"name": cname, "messages": messages, "images": files, "prompt": prompt,
+                "input_ids": [int(t) for t in ids[0]]}
+        img_pos = [i for i, t in enumerate(case["input_ids"]) if t == image_token_id]
+        if img_pos and min(img_pos) < GEMMA3_STRADDLE <= max(img_pos):
+            straddles = True
+            case["image_straddles_position"] = GEMMA3_STRADDLE
+        gen_kwargs = dict(input_ids=ids, attention_mask=inputs["attention_mask"], token_type_ids=tti)
+        with torch.no_grad():
+            if ims:
+                pv = inputs["pixel_values"]
+                case["pixel_values_shape"] = list(pv.shape)
+                feats = torch.cat(list(model.model.get_image_features(pixel_values=pv).pooler_output), 0)
+                case["image_features_shape"] = list(feats.shape)
+                assert len(img_pos) == feats.shape[0] == GEMMA3_MM_TOKENS * len(ims)
+                case["pixel_values_files"] = [f"pixel_values.{os.path.splitext(f)[0]}.f32" for f in files]
+                parts = []
+                for f, pvf in zip(files, case["pixel_values_files"]):
+                    one = processor.image_processor(images=[images[f]], return_tensors="pt")["pixel_values"]
+                    parts.append(one)
+                    path = os.path.join(out, pvf)
+                    if os.path.exists(path):
+                        with open(path, "rb") as fh:
+                            assert fh.read() == one.numpy().astype("<f4").tobytes()
+                    write_f32(path, one)
+                assert torch.equal(torch.cat(parts, 0), pv)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                gen_kwargs.update(pixel_values=pv)
+            res = model.generate(**gen_kwargs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
+                                 output_logits=True, return_dict_in_generate=True)
+            new = [int(t) for t in res.sequences[0, ids.shape[1]:]]
+            steps = [l[0].to(torch.float32) for l in res.logits]
+            assert len(new) == MAX_NEW_TOKENS, f"{name}/{cname}: stopped after {len(new)}: {new}"
+            assert not set(eos) & set(new), f"{name}/{cname}: eos in {new}; change the seed"
+            assert len(set(new)) >= 4, f"{name}/{cname}: degenerate {new}; change the seed"
+            margins = []
+            for t, l in zip(new, steps):
+                top2 = torch.topk(l, 2).values
+                assert int(torch.argmax(l)) == t
+                margins.append(float(top2[0] - top2[1]))
+            margins_all += margins
+            fw = dict(gen_kwargs)
+            last = model(**fw, logits_to_keep=1).logits[0, -1]
+            d = float((last - steps[0]).abs().max())
+            assert d <= 1e-6, f"{name}/{cname}: prefill logits differ by {d}"
+            if ims:
+                emb = model.get_input_embeddings()(ids)  # Gemma3TextScaledWordEmbedding: scaled
+                emb = emb.masked_scatter((ids == image_token_id).unsqueeze(-1), feats)
+                fl = model(inputs_embeds=emb, attention_mask=fw["attention_mask"], token_type_ids=tti,
+                           logits_to_keep=1).logits[0, -1]
+                d = float((fl - steps[0]).abs().max())
+                assert d <= 1e-6, f"{name}/{cname}: merging image_features by hand moves the logits by {d}"
+                case["image_features_check_max_abs_diff"] = d
+                # The bidirectional mask among an image's tokens matters:
+                # the same merge without token_type_ids (causal only).
+                cl = model(inputs_embeds=emb, attention_mask=fw["attention_mask"], logits_to_keep=1).logits[0, -1]
+                bd = float((cl - steps[0]).abs().max())
+                assert bd >= IMAGE_MIN_DIFF, f"{name}/{cname}: the bidirectional image mask does not matter ({bd})"
+                case["bidirectional_check"] = {"max_abs_first_logit_diff_causal_only": bd}
+                zfeat = torch.cat(list(model.model.get_image_features(
+                    pixel_values=torch.zeros_like(pv)).pooler_output), 0)
+                emb = model.get_input_embeddings()(ids)
+                emb = emb.masked_scatter((ids == image_token_id).unsqueeze(-1), zfeat)
+                zl = model(inputs_embeds=emb, attention_mask=fw["attention_mask"], token_type_ids=tti,
+                           logits_to_keep=1).logits[0, -1]
+                diff = float((zl - steps[0]).abs().max())
+                assert diff >= IMAGE_MIN_DIFF, f"{name}/{cname}: the image does not matter ({diff})"
+                res0 = model.generate(**dict(gen_kwargs, pixel_values=torch.zeros_like(pv)), do_sample=False,
+                                      max_new_tokens=MAX_NEW_TOKENS)
+                zt = [int(t) for t in res0[0, -MAX_NEW_TOKENS:]]
+                assert zt != new, f"{name}/{cname}: zeroed pixels generate the same tokens {new}"
+                case["image_check"] = {"max_abs_first_logit_diff": diff, "zeroed_pixels_tokens": zt}
+        case["tokens"] = new
+        case["min_top2_margin"] = min(margins)
+        case["first_logits"] = [fmt_float(x) for x in steps[0]]
+        print(f"  {cname}: {len(case['input_ids'])} ids, {files} -> {new} (margin {min(margins):.4g})")
+        cases.append(case)
+    assert straddles, f"{name}: no case's image crosses position {GEMMA3_STRADDLE}"
+    min_margin = min(margins_all)
+    assert min_margin >= MIN_TOP2_MARGIN, f"{name}: near-tie on the greedy path; change the seed"
+    oracle = {
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
+        "model_class": "Gemma3ForConditionalGeneration",
+        "processor_class": "Gemma3Processor",
+        "image_processor_class": "Gemma3ImageProcessorPil",
+        "dtype": "float32",
+        "attn_implementation": "eager",
+        "seed": spec["seed"],
+        "image_seed": spec["image_seed"],
+        "image_token_id": image_token_id,
+        "eos_token_id": eos,
+        "max_new_tokens": MAX_NEW_TOKENS,
+        "image_seq_len": GEMMA3_MM_TOKENS,
+        "pixel_values_layout": "[images of the prompt in order, 3, H, W]: one resized image each, raw little-endian "
+                               "float32, C order. Written per image: pixel_values.<image>.f32 is [1, 3, H, W] and a "
+                               "case's pixel_values are its pixel_values_files concatenated along the image axis",
+        "image_features_layout": "[image tokens, text hidden]: Gemma3MultiModalProjector's output for every image in "
+                                 "pixel_values order, mm_tokens_per_image rows an image; row i replaces the i-th "
+                                 "<image_soft_token>",
+        "image_check_method": "first-step logits with the real pixel_values vs with pixel_values zeroed (through "
+                              "get_image_features): max abs diff (>= 1e-2 enforced), and the 16 greedy tokens with "
+                              "the zeroed pixels (they differ from tokens, enforced)",
+        "bidirectional_check_method": "first-step logits with the image rows merged by hand, without token_type_ids "
+                                      "(a causal mask only) vs first_logits: max abs diff (>= 1e-2 enforced)",
+        "image_features_check_method": "embed_tokens(input_ids) (scaled) with the <image_soft_token> rows replaced "
+                                       "in order by image_features, through the text model with token_type_ids and "
+                                       "lm_head, vs first_logits: max abs diff (<= 1e-6 enforced)",
+        "min_top2_margin": min_margin,
+        "cases": cases,
+    }
+    with open(os.path.join(out, "oracle.json"), "w") as f:
+        f.write(dump_json(oracle))
+    total = 0
+    for root, _, fns in sorted(os.walk(out)):
+        for fn in sorted(fns):
+            p = os.path.join(root, fn)
+            size = os.path.getsize(p)
+            total += size
+            with open(p, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            print(f"  {os.path.relpath(p, out):36s} {size:8d}  {digest}")
+    print(f"  total {total} bytes")
+    assert total <= MAX_FOLDER_BYTES, f"{name}: {total} bytes > {MAX_FOLDER_BYTES}"
+
 
 FIXTURES = [
     dict(name="idefics3", family="idefics3", model_cls=Idefics3ForConditionalGeneration, config_cls=Idefics3Config,
@@ -687,6 +1028,8 @@ FIXTURES = [
     dict(name="llava", family="llava", model_cls=LlavaForConditionalGeneration, config_cls=LlavaConfig,
          processor_cls=LlavaProcessor, image_processor_cls=CLIPImageProcessorPil,
          seed=5, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5),
+    dict(name="gemma3", family="gemma3", seed=31, embed_scale=0.1, image_seed=7, weight_std=0.5, norm_std=0.1, bias_std=0.1,
+         pos_std=0.5),
 ]
 
 
@@ -702,7 +1045,7 @@ def main():
     for spec in FIXTURES:
         if args.only and spec["name"] not in args.only:
             continue
-        build_fixture(spec, args.out)
+        (build_gemma3 if spec["family"] == "gemma3" else build_fixture)(spec, args.out)
 
 
 if __name__ == "__main__":

@@ -251,8 +251,22 @@ func TestVisionChatTemplate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// bos_token and eos_token as the template sees them (Gemma 3's
+			// starts with {{ bos_token }}), from tokenizer_config.json.
+			opts := chat.Options{AddGenerationPrompt: true}
+			if b, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
+				var tc struct {
+					BOS any `json:"bos_token"`
+					EOS any `json:"eos_token"`
+				}
+				if err := json.Unmarshal(b, &tc); err != nil {
+					t.Fatal(err)
+				}
+				opts.BOS, _ = tc.BOS.(string)
+				opts.EOS, _ = tc.EOS.(string)
+			}
 			for _, c := range want.Cases {
-				got, err := chat.Render(string(tpl), chatMessages(c.Messages), chat.Options{AddGenerationPrompt: true})
+				got, err := chat.Render(string(tpl), chatMessages(c.Messages), opts)
 				if err != nil {
 					t.Fatalf("%s: %v", c.Name, err)
 				}

@@ -47,9 +47,61 @@ func Encoders(g *ir.Graph) ([]abi.Encoder, error) {
 			shape[j] = int64(d)
 		}
 		t := e.Logits.Type.Shape
-		out = append(out, abi.Encoder{Name: e.Encoder, Input: shape, Rows: int64(t[1]), Width: int64(t[2]), Placeholder: id})
+		out = append(out, abi.Encoder{Name: e.Encoder, Input: shape, Rows: int64(t[1]), Width: int64(t[2]), Placeholder: id, Blocks: blocksOf(g, id)})
+	}
+	// The runtime keeps the runs of an encoder's placeholders in one
+	// prefill chunk, no other blocks: any other mask is refused.
+	for _, n := range g.Nodes {
+		if n.Prim != "attention" {
+			continue
+		}
+		b := attentionBlocks(n)
+		if b == nil {
+			continue
+		}
+		id, ok := tokensEq(g, b)
+		known := false
+		for _, e := range out {
+			known = known || (ok && e.Placeholder == id)
+		}
+		if !known {
+			return nil, fmt.Errorf("%s: attention's blocks must be the tokens compared with an encoder's placeholder id (`tokens == image_token_id`, the id of a masked_scatter merge), whose runs the runtime keeps in one prefill chunk", n.Pos)
+		}
 	}
 	return out, nil
+}
+
+// blocksOf reports whether an attention call of g takes blocks: tokens ==
+// id (the runs of id's tokens are blocks: abi.Encoder.Blocks).
+func blocksOf(g *ir.Graph, id int32) bool {
+	for _, n := range g.Nodes {
+		if n.Prim != "attention" {
+			continue
+		}
+		if b := attentionBlocks(n); b != nil {
+			if v, ok := tokensEq(g, b); ok && v == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tokensEq reads a node eq(tokens, full_like(tokens, ID)) (either order)
+// as ID.
+func tokensEq(g *ir.Graph, eq *ir.Node) (int32, bool) {
+	if eq.Prim != "eq" {
+		return 0, false
+	}
+	for k, a := range eq.Args {
+		other := eq.Args[1-k]
+		if a == g.Tokens && other.Prim == "full_like" && other.Args[0] == g.Tokens {
+			if v, ok := other.Decoded.(*FullLikeAttrs); ok {
+				return int32(v.Value), true
+			}
+		}
+	}
+	return 0, false
 }
 
 // placeholder finds the token id at whose positions the decoder places
@@ -60,16 +112,8 @@ func placeholder(g *ir.Graph, in *ir.Node) (int32, error) {
 		if n.Prim != "masked_scatter" || n.Args[2] != in {
 			continue
 		}
-		eq := n.Args[1]
-		if eq.Prim == "eq" {
-			for k, a := range eq.Args {
-				other := eq.Args[1-k]
-				if a == g.Tokens && other.Prim == "full_like" && other.Args[0] == g.Tokens {
-					if v, ok := other.Decoded.(*FullLikeAttrs); ok {
-						return int32(v.Value), nil
-					}
-				}
-			}
+		if id, ok := tokensEq(g, n.Args[1]); ok {
+			return id, nil
 		}
 		return 0, fmt.Errorf("%s: masked_scatter of encoder %s: the mask must be the tokens compared with one id (`tokens == image_token_id`), so that the runtime knows where the rows go", n.Pos, in.Name)
 	}

@@ -65,10 +65,15 @@ const maskValue = -3.4028234663852886e38
 // projections.
 func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 	q := n.Args[0].Type
+	if b := attentionBlocks(n); b != nil {
+		if !b.Type.Shape.Equal(ir.Shape{ir.Batch, ir.Seq}) {
+			return fmt.Errorf("blocks must be [batch, seq] i1 (the tokens compared with an id, e.g. tokens == image_token_id), got %s", b.Type)
+		}
+	}
 	if a.KvLayer != nil {
 		return inferSharedAttention(n, a, q)
 	}
-	if len(n.Args) != 3 {
+	if len(n.Args)-attentionBlockArgs(n) != 3 {
 		return fmt.Errorf("needs k and v (or kv_layer, to read an earlier layer's KV cache instead)")
 	}
 	k, v := n.Args[1].Type, n.Args[2].Type
@@ -99,7 +104,7 @@ func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 // inferSharedAttention is the shape rule of a call with kv_layer: q
 // against the KV cache its source node (n.StateFrom) declares.
 func inferSharedAttention(n *ir.Node, a *AttentionAttrs, q ir.Type) error {
-	if len(n.Args) != 1 {
+	if len(n.Args)-attentionBlockArgs(n) != 1 {
 		return fmt.Errorf("kv_layer %d reads that layer's keys and values: give no k and v", *a.KvLayer)
 	}
 	src := n.StateFrom
@@ -120,6 +125,25 @@ func inferSharedAttention(n *ir.Node, a *AttentionAttrs, q ir.Type) error {
 	n.States = nil
 	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * dv}, DType: ir.F32}
 	return nil
+}
+
+// attentionBlocks is a call's blocks argument (an i1 tensor after q, k
+// and v, which are f32), or nil.
+func attentionBlocks(n *ir.Node) *ir.Node {
+	if len(n.Args) < 2 {
+		return nil
+	}
+	if last := n.Args[len(n.Args)-1]; last.Type.DType == ir.Bool {
+		return last
+	}
+	return nil
+}
+
+func attentionBlockArgs(n *ir.Node) int {
+	if attentionBlocks(n) != nil {
+		return 1
+	}
+	return 0
 }
 
 // attentionCommon checks the window and the chunk and reads the sinks,
@@ -205,7 +229,17 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 	L := scores.Type.Shape[4]
 	keyPos := f.broadcastDims(f.iota(codegen.T("i32", L), 0), it, 4)
 	rowPos := f.reshape(f.broadcastDims(f.positions, codegen.T("i32", B, G, S), 0, 2), B, G*S)
-	visible := f.compare("LE", keyPos, f.broadcastDims(f.barrier(rowPos), it, 0, 2))
+	rowLim := rowPos
+	if blocks := attentionBlocks(n); blocks != nil && S > 1 && !f.allRows {
+		key := fmt.Sprintf("blockEnds:%d", blocks.ID) // once per function: every layer's call reads the same mask
+		ends, ok := f.memo[key]
+		if !ok {
+			ends = f.blockEnds(f.val(blocks))
+			f.memo[key] = ends
+		}
+		rowLim = f.reshape(f.broadcastDims(ends, codegen.T("i32", B, G, S), 0, 2), B, G*S)
+	}
+	visible := f.compare("LE", keyPos, f.broadcastDims(f.barrier(rowLim), it, 0, 2))
 	if a.Window != nil {
 		w := *a.Window
 		// The window's lower bound is computed on the static rows and kept
@@ -248,6 +282,31 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 	}
 	out = f.transpose(f.reshape(out, B, KVH, G, S, DV), 0, 3, 1, 2, 4) // [B,S,KVH,G,DV]
 	return f.reshape(out, B, S, H*DV)
+}
+
+// blockEnds gives, for a chunk's blocks mask m [B, S] i1 (true at the
+// tokens of blocks: each run of consecutive true tokens is one block), the
+// last position each query may see: for a token of a block, the position
+// of its block's last token (get_block_sequence_ids_for_mask's group and
+// blockwise_overlay: a block's tokens see each other, later ones too);
+// for any other token, its own position (causal). [B, S] i32. A block
+// runs to its last token within the chunk: the runtime keeps each block in
+// one prefill chunk (rt: Model.prefillChunk). Computed as a min over the
+// chunk's [S, S] pairs: the end of s's run is the first t >= s whose token
+// is a block's last (m[t] and not m[t+1]).
+func (f *fn) blockEnds(m codegen.Value) codegen.Value {
+	B, S := m.Type.Shape[0], m.Type.Shape[1]
+	mi := f.convert(m, "i32")
+	next := f.concat(1, f.sliceDim(mi, 1, 1, S), f.broadcast(f.constI32(0), codegen.T("i32", B, 1)))
+	last := f.compare("GT", mi, next)    // m[t] and not m[t+1]
+	pos := f.convert(f.positions, "f32") // exact below 2^24, as far is
+	const far = 1 << 24
+	t3 := codegen.T("i32", B, S, S)
+	after := f.compare("GE", f.iota(t3, 2), f.iota(t3, 1)) // [b, s, t]: t >= s
+	cand := f.Op("stablehlo.and", after.Type, nil, after, f.broadcastDims(last, t3.WithElem("i1"), 0, 2))
+	ends := f.selectOp(cand, f.broadcastDims(pos, t3.WithElem("f32"), 0, 2), f.splat(far, t3.WithElem("f32")))
+	end := f.convert(f.Reduce(ends, f.constF32(far), "stablehlo.minimum", 2), "i32") // [B, S]
+	return f.selectOp(m, end, f.positions)
 }
 
 // softmaxLast is softmax over the innermost dimension in f32:

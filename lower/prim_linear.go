@@ -14,7 +14,10 @@ import (
 // to f32 in the graph and multiplied by stablehlo.dot_general. With layout
 // "transposed" the weight is [in, out] and out = x·W + b, as
 // transformers.pytorch_utils.Conv1D (GPT-2) computes it (addmm); such a
-// weight always goes through dot_general.
+// weight always goes through dot_general. With layout "parameter" the
+// weight is the tensor at the module path itself (an nn.Parameter, no
+// .weight), [in, out], and out = x·W, as torch.matmul(x, W) in
+// Gemma3MultiModalProjector (mm_input_projection_weight); no bias.
 func inferLinear(n *ir.Node, a *LinearAttrs) error {
 	out, bias := a.Out, a.Bias
 	x := n.Args[0].Type
@@ -23,10 +26,17 @@ func inferLinear(n *ir.Node, a *LinearAttrs) error {
 		return fmt.Errorf("needs concrete sizes, got x %s and out %d", x, out)
 	}
 	shape := []int64{out, in}
-	if a.Layout == LinearLayoutTransposed {
+	name := n.Module + ".weight"
+	switch a.Layout {
+	case LinearLayoutTransposed:
 		shape = []int64{in, out}
+	case LinearLayoutParameter:
+		if bias {
+			return fmt.Errorf("layout \"parameter\" takes no bias (the module path is the weight tensor itself)")
+		}
+		shape, name = []int64{in, out}, n.Module
 	}
-	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: shape}}
+	n.Weights = []ir.Weight{{Name: name, Shape: shape}}
 	if bias {
 		n.Weights = append(n.Weights, ir.Weight{Name: n.Module + ".bias", Shape: []int64{out}})
 	}
@@ -38,7 +48,7 @@ func inferLinear(n *ir.Node, a *LinearAttrs) error {
 
 func lowerLinear(f *fn, n *ir.Node, a *LinearAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	if a.Layout == LinearLayoutTransposed { // Conv1D: x · W, W [in, out]
+	if a.Layout == LinearLayoutTransposed || a.Layout == LinearLayoutParameter { // Conv1D, a parameter: x · W, W [in, out]
 		y := f.dot(x, f.weight(n.Weights[0].Name), nil, nil, []int64{int64(x.Type.Rank() - 1)}, []int64{0})
 		if len(n.Weights) > 1 {
 			y = f.add(y, f.broadcastTrailing(f.weight(n.Weights[1].Name), y.Type))

@@ -199,3 +199,32 @@ func lowerSliceRows(f *fn, n *ir.Node, a *SliceRowsAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	return f.sliceDim(x, 1, a.Start, a.Start+int64(n.Type.Shape[1]))
 }
+
+// avg_pool(x [1, n, d], kernel k) → [1, n/k², d]: Gemma3MultiModalProjector's
+// pooling: the rows, a √n×√n grid of patches (row by row), viewed [d, √n, √n],
+// nn.AvgPool2d(kernel_size=k, stride=k), flattened back to rows: each output
+// row the mean of a k×k block of neighbouring patches, blocks row by row.
+func inferAvgPool(n *ir.Node, a *AvgPoolAttrs) error {
+	x := n.Args[0].Type
+	k := a.Kernel
+	if len(x.Shape) != 3 || x.Shape[0] != 1 || x.Shape[1] <= 0 || x.Shape[2] <= 0 || x.DType != ir.F32 {
+		return fmt.Errorf("x must be [1, n, d] f32 with concrete n and d (an encoder's rows), got %s", x)
+	}
+	rows := int64(x.Shape[1])
+	s := int64(math.Round(math.Sqrt(float64(rows))))
+	if k <= 0 || s*s != rows || s%k != 0 {
+		return fmt.Errorf("%d rows are not a square grid whose side is a multiple of kernel %d", rows, k)
+	}
+	n.Type = ir.Type{Shape: ir.Shape{1, ir.Dim(rows / (k * k)), x.Shape[2]}, DType: ir.F32}
+	return nil
+}
+
+func lowerAvgPool(f *fn, n *ir.Node, a *AvgPoolAttrs) codegen.Value {
+	x := f.arg(n, 0)
+	rows, d, k := x.Type.Shape[1], x.Type.Shape[2], a.Kernel
+	s := int64(math.Round(math.Sqrt(float64(rows))))
+	g := f.reshape(x, s/k, k, s/k, k, d) // [py, i, px, j, d]
+	sum := f.Reduce(g, f.constF32(0), "stablehlo.add", 1, 3)
+	out := f.div(sum, f.splat(float64(k*k), sum.Type))
+	return f.reshape(out, 1, rows/(k*k), d)
+}

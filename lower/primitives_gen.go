@@ -19,7 +19,7 @@ var primitiveRows = []*primitive{
 	row("rms_norm_1p", decodedRmsNorm1p, lowerDecodedRmsNorm1p, false, tensor("x"), module("weight"), scalar("eps")),
 	// layer_norm: out = (x - mean(x)) · rsqrt(mean((x - mean(x))²) + eps) · w (+ b)
 	row("layer_norm", decodedLayerNorm, lowerDecodedLayerNorm, false, tensor("x"), module("weight"), scalar("eps"), optional("bias"), optional("per_head")),
-	// linear: out = x · Wᵀ (+ b); transposed: x · W (+ b)
+	// linear: out = x · Wᵀ (+ b); transposed: x · W (+ b); parameter: x · W
 	row("linear", decodedLinear, lowerDecodedLinear, false, tensor("x"), module("weight"), scalar("out"), optional("bias"), optional("layout")),
 	// slice: out = x[..., start:stop]
 	row("slice", decodedSlice, lowerDecodedSlice, false, tensor("x"), scalar("start"), scalar("stop")),
@@ -31,8 +31,8 @@ var primitiveRows = []*primitive{
 	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
-	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
-	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"))),
+	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with blocks, a prefill query in a block (a run of consecutive true tokens of the mask) also sees its block's later keys; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
+	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"), optionalTensor("blocks"))),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -119,6 +119,8 @@ var primitiveRows = []*primitive{
 	row("pixel_shuffle", decodedPixelShuffle, lowerDecodedPixelShuffle, false, tensor("x"), scalar("factor")),
 	// masked_scatter: out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)
 	row("masked_scatter", inferMaskedScatter, lowerMaskedScatter, false, tensor("x"), tensor("mask"), tensor("rows")),
+	// avg_pool: the s×s grid of rows (row by row) average-pooled in kernel×kernel blocks, stride kernel: out[0, py·(s/k) + px] = mean over i, j < k of x[0, (py·k + i)·s + px·k + j] (k = kernel)
+	row("avg_pool", decodedAvgPool, lowerDecodedAvgPool, false, tensor("x"), scalar("kernel")),
 	// class_embedding: out[0, 0] = weight; out[0, i + 1] = x[0, i]: a learned class row prepended to the rows
 	row("class_embedding", inferClassEmbedding, lowerClassEmbedding, false, tensor("x"), module("weight")),
 	// slice_rows: out = x[:, start:stop] (stop none: n)
@@ -202,18 +204,18 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "bias",
 		}, {
 			Default: "\"linear\"",
-			Doc:     "\"linear\": <module>.weight [out, in] (nn.Linear); \"transposed\": <module>.weight [in, out], x · W (GPT-2's Conv1D)",
+			Doc:     "\"linear\": <module>.weight [out, in] (nn.Linear); \"transposed\": <module>.weight [in, out], x · W (GPT-2's Conv1D); \"parameter\": the tensor at the path itself (no .weight), [in, out], x · W, no bias (Gemma3MultiModalProjector's mm_input_projection_weight)",
 			Name:    "layout",
 		}},
 		Cache:     false,
-		HF:        "torch.nn.Linear; transformers.pytorch_utils.Conv1D (GPT-2's c_attn, c_proj, c_fc: weight [in, out])",
-		Math:      "out = x · Wᵀ (+ b); transposed: x · W (+ b)",
+		HF:        "torch.nn.Linear; transformers.pytorch_utils.Conv1D (GPT-2's c_attn, c_proj, c_fc: weight [in, out]); torch.matmul(x, mm_input_projection_weight) (Gemma3MultiModalProjector: an nn.Parameter [in, out])",
+		Math:      "out = x · Wᵀ (+ b); transposed: x · W (+ b); parameter: x · W",
 		Name:      "linear",
-		Shapes:    "x [..., in] → [..., out]; weight [out, in] (layout \"transposed\": [in, out]), bias [out] (bias: true)",
+		Shapes:    "x [..., in] → [..., out]; weight [out, in] (layout \"transposed\": [in, out]; \"parameter\": the tensor at the path itself, [in, out]), bias [out] (bias: true)",
 		Signature: "linear(x, weight, out, bias:, layout:)",
 		Types: map[string]string{
 			"bias":   "bool",
-			"layout": "enum(linear|transposed)",
+			"layout": "enum(linear|transposed|parameter)",
 			"out":    "int",
 		},
 	},
@@ -343,13 +345,17 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "ALiBi: one slope per query head; head h's scaled scores gain slope_h · j, j the key's absolute position (BLOOM's build_alibi_tensor; a bias relative to the query, as MPT's, differs by a constant per row, which softmax ignores), computed inside the score product as one more q column slope_h / scale (rounded to f32) against one more k column j; none: no position bias",
 			Name:    "alibi",
+		}, {
+			Default: "none",
+			Doc:     "a [batch, seq] i1 mask of the tokens, e.g. tokens == image_token_id: each run of consecutive true tokens is a block, and in a prefill a query of a block also sees the keys of its block's later tokens (bidirectional within the block, causal elsewhere; the window and chunk bounds still apply). Decode and verify steps are causal (HF's generate passes token_type_ids at the first step only). The runtime keeps each block in one prefill chunk. none: causal",
+			Name:    "blocks",
 		}},
 		Cache:     true,
-		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states); BloomAttention's alibi.baddbmm (alibi: build_alibi_tensor)",
-		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
+		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states); BloomAttention's alibi.baddbmm (alibi: build_alibi_tensor); blockwise_overlay over get_block_sequence_ids_for_mask(token_type_ids) (blocks: Gemma3Model's create_masks_for_vision_model, or(causal, blockwise), and(sliding window, or(causal, blockwise)))",
+		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with blocks, a prefill query in a block (a run of consecutive true tokens of the mask) also sees its block's later keys; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]; with kv_layer: q only, kv_heads, d and dv those of the shared cache",
-		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:, alibi:)",
+		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:, alibi:, blocks:)",
 		Types: map[string]string{
 			"alibi":     "floats",
 			"chunk":     "int",
@@ -1033,6 +1039,16 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs:     []AttrDoc{},
 		Cache:     false,
+		HF:        "Gemma3MultiModalProjector.forward: the rows transposed and viewed [d, s, s], nn.AvgPool2d(kernel_size, stride=kernel_size), flatten(2).transpose(1, 2) (models/gemma3/modeling_gemma3.py)",
+		Math:      "the s×s grid of rows (row by row) average-pooled in kernel×kernel blocks, stride kernel: out[0, py·(s/k) + px] = mean over i, j < k of x[0, (py·k + i)·s + px·k + j] (k = kernel)",
+		Name:      "avg_pool",
+		Shapes:    "x [1, n, d], n = s², s a multiple of kernel → [1, n / kernel², d]",
+		Signature: "avg_pool(x, kernel)",
+		Types:     map[string]string{"kernel": "int"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
 		HF:        "CLIPVisionEmbeddings.forward: torch.cat([class_embedding.expand(batch, 1, -1), patch_embeds], dim=1) (models/clip/modeling_clip.py)",
 		Math:      "out[0, 0] = weight; out[0, i + 1] = x[0, i]: a learned class row prepended to the rows",
 		Name:      "class_embedding",
@@ -1143,16 +1159,17 @@ func decodeLayerNormAttrs(n *ir.Node) (*LayerNormAttrs, error) {
 type LinearAttrs struct {
 	Out    int64        // out
 	Bias   bool         // bias: true: also reads <module>.bias [out] and adds it
-	Layout LinearLayout // layout: "linear": <module>.weight [out, in] (nn.Linear); "transposed": <module>.weight [in, out], x · W (GPT-2's Conv1D)
+	Layout LinearLayout // layout: "linear": <module>.weight [out, in] (nn.Linear); "transposed": <module>.weight [in, out], x · W (GPT-2's Conv1D); "parameter": the tensor at the path itself (no .weight), [in, out], x · W, no bias (Gemma3MultiModalProjector's mm_input_projection_weight)
 }
 
-// LinearLayout is the layout attribute's choice (linear, transposed).
+// LinearLayout is the layout attribute's choice (linear, transposed, parameter).
 type LinearLayout string
 
 // The layout choices.
 const (
 	LinearLayoutLinear     LinearLayout = "linear"     // layout: "linear"
 	LinearLayoutTransposed LinearLayout = "transposed" // layout: "transposed"
+	LinearLayoutParameter  LinearLayout = "parameter"  // layout: "parameter"
 )
 
 // decodeLinearAttrs reads n.Attrs (the evaluated arguments) into LinearAttrs; an error names the attribute and what it must be.
@@ -1168,7 +1185,7 @@ func decodeLinearAttrs(n *ir.Node) (*LinearAttrs, error) {
 		}
 	}
 	if v := n.Attrs["layout"]; v != nil {
-		if a.Layout, err = decodeEnum("layout", v, LinearLayoutLinear, LinearLayoutTransposed); err != nil {
+		if a.Layout, err = decodeEnum("layout", v, LinearLayoutLinear, LinearLayoutTransposed, LinearLayoutParameter); err != nil {
 			return nil, err
 		}
 	}
@@ -2038,6 +2055,21 @@ func decodePixelShuffleAttrs(n *ir.Node) (*PixelShuffleAttrs, error) {
 	return a, nil
 }
 
+// AvgPoolAttrs are the attributes of avg_pool, decoded and checked once by decodeAvgPoolAttrs when the IR builder runs the shape rule.
+type AvgPoolAttrs struct {
+	Kernel int64 // kernel
+}
+
+// decodeAvgPoolAttrs reads n.Attrs (the evaluated arguments) into AvgPoolAttrs; an error names the attribute and what it must be.
+func decodeAvgPoolAttrs(n *ir.Node) (*AvgPoolAttrs, error) {
+	a := &AvgPoolAttrs{}
+	var err error
+	if a.Kernel, err = decodeInt("kernel", n.Attrs["kernel"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // SliceRowsAttrs are the attributes of slice_rows, decoded and checked once by decodeSliceRowsAttrs when the IR builder runs the shape rule.
 type SliceRowsAttrs struct {
 	Start int64  // start
@@ -2686,6 +2718,25 @@ func lowerDecodedPixelShuffle(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerPixelShuffle(f, n, a)
+}
+
+// decodedAvgPool is avg_pool's shape rule: it decodes the attributes once (decodeAvgPoolAttrs), keeps them on the node and runs inferAvgPool.
+func decodedAvgPool(n *ir.Node) error {
+	a, err := decodeAvgPoolAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferAvgPool(n, a)
+}
+
+// lowerDecodedAvgPool is avg_pool's lowering: lowerAvgPool with the attributes the shape rule decoded.
+func lowerDecodedAvgPool(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*AvgPoolAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerAvgPool(f, n, a)
 }
 
 // decodedSliceRows is slice_rows's shape rule: it decodes the attributes once (decodeSliceRowsAttrs), keeps them on the node and runs inferSliceRows.

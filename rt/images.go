@@ -146,7 +146,7 @@ func (t *Text) EncodeChatImages(msgs []chat.Message, proc *vision.Processor, gri
 		return nil, err
 	}
 	if text, err = proc.Expand(text, grids); err != nil {
-		return nil, fmt.Errorf("%w (the chat template writes %s for each image part)", err, vision.ImageToken)
+		return nil, fmt.Errorf("%w (the chat template writes %s for each image part)", err, proc.Placeholder())
 	}
 	return t.Tokenizer.Encode(text, true)
 }

@@ -335,7 +335,10 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		}
 		return l[0], 1, nil
 	}
-	n := min(bucket, len(tokens))
+	n, err := m.blockCut(tokens, start, min(bucket, len(tokens)))
+	if err != nil {
+		return nil, 0, err
+	}
 	if err := m.checkState(slot, start); err != nil {
 		return nil, 0, err
 	}
@@ -365,6 +368,38 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		return nil, 0, err
 	}
 	return logits[0], n, nil
+}
+
+// blockCut shortens a chunk of n of tokens so that no run of an encoder's
+// placeholders whose tokens attend to each other (abi.Encoder.Blocks:
+// Gemma 3's image tokens, bidirectional within an image in a prefill)
+// crosses its end: the chunk then ends before the run, whose later keys
+// would otherwise not yet be in the cache. Errors: a run from the chunk's
+// first token longer than the chunk (no compiled prefill bucket holds
+// it).
+func (m *Model) blockCut(tokens []int32, start, n int) (int, error) {
+	if n >= len(tokens) {
+		return n, nil
+	}
+	for _, e := range m.Program.Encoders {
+		ph := e.Placeholder
+		if !e.Blocks || tokens[n-1] != ph || tokens[n] != ph {
+			continue
+		}
+		at := n - 1
+		for at > 0 && tokens[at-1] == ph {
+			at--
+		}
+		if at == 0 {
+			end := n
+			for end < len(tokens) && tokens[end] == ph {
+				end++
+			}
+			return 0, fmt.Errorf("prefill: %d image tokens (id %d) from position %d attend to each other and must lie in one prefill chunk, but the largest prefill bucket that fits holds %d: compile a larger prefill bucket (or shorten the image's token count)", end, ph, start, n)
+		}
+		return at, nil
+	}
+	return n, nil
 }
 
 // bucket picks the prefill chunk length for n remaining tokens at position

@@ -13,7 +13,6 @@ import (
 
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
-	"github.com/archc/archc/rt/vision"
 	"github.com/archc/archc/server/toolcall"
 )
 
@@ -217,8 +216,8 @@ func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model,
 	if err != nil {
 		return nil, nil, err
 	}
-	if !strings.Contains(p.prompt, vision.ImageToken) {
-		return nil, nil, badRequest(p.images[0].field, "%s: the model's chat template writes no image placeholder (%s) for image parts", p.images[0].field, vision.ImageToken)
+	if ph := s.cfg.Images.Processor.Placeholder(); !strings.Contains(p.prompt, ph) {
+		return nil, nil, badRequest(p.images[0].field, "%s: the model's chat template writes no image placeholder (%s) for image parts", p.images[0].field, ph)
 	}
 	im, err := s.encodeImages(ctx, m, p.images, data)
 	if err != nil {
@@ -226,7 +225,7 @@ func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model,
 	}
 	expanded, err := s.cfg.Images.Processor.Expand(p.prompt, im.Grids)
 	if err != nil {
-		return nil, nil, badRequest("messages", "%v (the chat template writes %s for each image part)", err, vision.ImageToken)
+		return nil, nil, badRequest("messages", "%v (the chat template writes %s for each image part)", err, s.cfg.Images.Processor.Placeholder())
 	}
 	ids, err := text.Tokenizer.Encode(expanded, false)
 	if err != nil {

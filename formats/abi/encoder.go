@@ -16,4 +16,10 @@ type Encoder struct {
 	// argument of this encoder holds row k at the position of the k-th
 	// such token of the sequence.
 	Placeholder int32
+	// Blocks: the decoder's attention sees each run of consecutive
+	// placeholder tokens as one block whose tokens see each other in a
+	// prefill (attention's blocks, Gemma 3's image tokens), so a run must
+	// lie in one prefill chunk: the runtime ends a chunk before a run that
+	// would cross its end.
+	Blocks bool
 }

@@ -33,6 +33,12 @@ type Processor struct {
 	PatchSize, AdditionalImageTokens int
 	Strategy                         string
 	shortest                         int // PIL's size.shortest_edge (0: height × width)
+	// Gemma3, with PIL, is a Gemma3Processor's expansion: each
+	// "<start_of_image>" of the prompt becomes "\n\n<start_of_image>",
+	// ImageSeqLen (image_seq_length) "<image_soft_token>" and
+	// "<end_of_image>\n\n" (its full_image_sequence; pan and scan, off by
+	// default, is not implemented).
+	Gemma3 bool
 }
 
 // LoadProcessor reads a processor folder. transformers 5.x's
@@ -53,6 +59,7 @@ func LoadProcessor(dir string) (*Processor, error) {
 		ImageProcessor json.RawMessage `json:"image_processor"`
 		ImageSeqLen    *int            `json:"image_seq_len"`
 		ProcessorClass string          `json:"processor_class"`
+		ImageSeqLength *int            `json:"image_seq_length"`
 		PatchSize      int             `json:"patch_size"`
 		Additional     *int            `json:"num_additional_image_tokens"`
 		Strategy       string          `json:"vision_feature_select_strategy"`
@@ -67,8 +74,11 @@ func LoadProcessor(dir string) (*Processor, error) {
 		if top.ProcessorClass == "LlavaProcessor" {
 			return loadLlava(procPath, top.ImageProcessor, top.PatchSize, top.Additional, top.Strategy)
 		}
+		if top.ProcessorClass == "Gemma3Processor" {
+			return loadGemma3(procPath, top.ImageProcessor, top.ImageSeqLength)
+		}
 		if top.ProcessorClass != "" && top.ProcessorClass != "Idefics3Processor" && top.ProcessorClass != "SmolVLMProcessor" {
-			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor)", procPath, top.ProcessorClass)
+			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor, Gemma3Processor)", procPath, top.ProcessorClass)
 		}
 		if top.ImageSeqLen != nil {
 			p.ImageSeqLen = *top.ImageSeqLen
@@ -148,6 +158,9 @@ func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+		if p.Gemma3 {
+			return out, gemma3Sequence(p.ImageSeqLen), nil
+		}
 		return out, strings.Repeat(ImageToken, p.GridOf(out).Tokens), nil
 	}
 	out, err := p.Image.Preprocess(img)
@@ -161,7 +174,10 @@ func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
 // its tile grid, and for a LLaVA processor its placeholder count.
 func (p *Processor) GridOf(out *Idefics3Output) Grid {
 	g := Grid{Rows: out.Rows, Cols: out.Cols}
-	if p.PIL != nil {
+	switch {
+	case p.Gemma3:
+		g.Tokens = p.ImageSeqLen
+	case p.PIL != nil:
 		g.Tokens = llavaTokens(out.Height, out.Width, p.PatchSize, p.AdditionalImageTokens, p.Strategy)
 	}
 	return g
@@ -242,6 +258,70 @@ func loadLlava(path string, image json.RawMessage, patch int, additional *int, s
 	return p, nil
 }
 
+// Gemma 3's image tokens (Gemma3Processor: the tokenizer's boi_token,
+// image_token and eoi_token).
+const (
+	StartOfImage   = "<start_of_image>"
+	ImageSoftToken = "<image_soft_token>"
+	EndOfImage     = "<end_of_image>"
+)
+
+// loadGemma3 reads a Gemma3Processor's processor_config.json: its image
+// processor (Gemma3ImageProcessor, PilBackend's resize to height × width,
+// rescale and normalize: read as PILConfig; do_pan_and_scan must be off)
+// and image_seq_length (default 256).
+func loadGemma3(path string, image json.RawMessage, seqLen *int) (*Processor, error) {
+	if len(image) == 0 || string(image) == "null" {
+		return nil, fmt.Errorf("vision: %s: a Gemma3Processor config without its image_processor", path)
+	}
+	var kind struct {
+		Type       string `json:"image_processor_type"`
+		PanAndScan *bool  `json:"do_pan_and_scan"`
+	}
+	json.Unmarshal(image, &kind)
+	if kind.Type != "" && kind.Type != "Gemma3ImageProcessor" {
+		return nil, fmt.Errorf("vision: %s: image_processor_type %q is not one archc implements for Gemma 3 (Gemma3ImageProcessor)", path, kind.Type)
+	}
+	if kind.PanAndScan != nil && *kind.PanAndScan {
+		return nil, fmt.Errorf("vision: %s: do_pan_and_scan is not implemented (Gemma3ImageProcessor's extra crops); turn it off", path)
+	}
+	c, shortest, err := parsePILConfig(image)
+	if err != nil {
+		return nil, fmt.Errorf("vision: %s image_processor: %w", path, err)
+	}
+	p := &Processor{PIL: c, shortest: shortest, ImageSeqLen: 256, Gemma3: true}
+	if seqLen != nil {
+		p.ImageSeqLen = *seqLen
+	}
+	if p.ImageSeqLen < 1 {
+		return nil, fmt.Errorf("vision: %s: image_seq_length must be positive, got %d", path, p.ImageSeqLen)
+	}
+	return p, nil
+}
+
+// gemma3Sequence is Gemma3Processor's full_image_sequence for n soft tokens.
+func gemma3Sequence(n int) string {
+	return "\n\n" + StartOfImage + strings.Repeat(ImageSoftToken, n) + EndOfImage + "\n\n"
+}
+
+// expandGemma3 replaces each "<start_of_image>" of text, in order, with
+// gemma3Sequence(seqLen); their count must be images.
+func expandGemma3(text string, images, seqLen int) (string, error) {
+	if n := strings.Count(text, StartOfImage); n != images {
+		return "", fmt.Errorf("vision: the number of %s tokens in each prompt should be the same as the number of images passed: found %d %s tokens and %d images", StartOfImage, n, StartOfImage, images)
+	}
+	return strings.ReplaceAll(text, StartOfImage, gemma3Sequence(seqLen)), nil
+}
+
+// Placeholder is the string a rendered prompt carries per image, which
+// Expand replaces: "<start_of_image>" for Gemma 3, else "<image>".
+func (p *Processor) Placeholder() string {
+	if p.Gemma3 {
+		return StartOfImage
+	}
+	return ImageToken
+}
+
 // Expand replaces each image placeholder of a rendered prompt, in order,
 // with its expansion as the model's processor does: Idefics3's tile grid
 // (ExpandPrompt with grids), or LLaVA's repeated placeholder (one per
@@ -250,6 +330,9 @@ func loadLlava(path string, image json.RawMessage, patch int, additional *int, s
 func (p *Processor) Expand(text string, grids []Grid) (string, error) {
 	if p.PIL == nil {
 		return ExpandPrompt(text, grids, p.ImageSeqLen)
+	}
+	if p.Gemma3 {
+		return expandGemma3(text, len(grids), p.ImageSeqLen)
 	}
 	tokens := make([]int, len(grids))
 	for i, g := range grids {

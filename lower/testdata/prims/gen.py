@@ -352,13 +352,17 @@ class KVCache:
         self.k, self.v = {}, {}
 
     def attend(self, q, k, v, positions, slots, scale=None, cap=0.0, window=None, sinks=None, chunk=None, tile=False,
-               alibi=None):
+               alibi=None, blocks=None):
         """Writes this call's k [B, S, KVH, D] and v [B, S, KVH, DV], then HF
         eager_attention_forward: per query at position p, keys at positions
         j <= p (and p - j < window; with chunk, j >= p - p % chunk: HF's
         chunked_causal_mask_function), GQA head h -> kv head h // (H/KVH), or
         with tile h % KVH (JetMoeAttention's k.repeat); with alibi, head h's
-        scaled scores plus alibi[h]·j (BLOOM's build_alibi_tensor)."""
+        scaled scores plus alibi[h]·j (BLOOM's build_alibi_tensor); with
+        blocks [B, S] 0/1 (a prefill chunk), a query in a run of consecutive
+        1s also sees the keys up to its run's last position (HF's
+        blockwise_overlay over get_block_sequence_ids_for_mask: or(causal,
+        block), then and(window))."""
         B, S, H, D = q.shape
         G = H // k.shape[2]
         scale = D ** -0.5 if scale is None else scale
@@ -371,7 +375,13 @@ class KVCache:
         for b in range(B):
             for s in range(S):
                 p = int(positions[b][s])
-                js = [j for j in range(p + 1) if (window is None or p - j < window)
+                lim = p
+                if blocks is not None and blocks[b][s]:
+                    e = s
+                    while e + 1 < S and blocks[b][e + 1]:
+                        e += 1
+                    lim = int(positions[b][e])
+                js = [j for j in range(lim + 1) if (window is None or p - j < window)
                       and (chunk is None or j >= p - p % chunk)]
                 keys = np.stack([self.k[(int(slots[b]), j)] for j in js])   # [J, KVH, D]
                 vals = np.stack([self.v[(int(slots[b]), j)] for j in js])
@@ -618,6 +628,17 @@ def cases():
         x = randn(r, (b, s, 8))
         c.call(b, s, [x], x.astype(f64) @ w.astype(f64) + bv)
 
+    # linear with layout "parameter": the tensor at the path itself, [in, out]
+    # (Gemma3MultiModalProjector's torch.matmul(x, mm_input_projection_weight))
+    r = rng("linear_parameter")
+    c = add(Case("linear_parameter", "linear", "out = x·W with W [in, out] the tensor at the path itself "
+                 "(torch.matmul(x, mm_input_projection_weight), layout parameter).",
+                 [("x", "f32", [B, S, 8])], [B, S, 5], attrs={"out": 5, "layout": "parameter"}))
+    w = c.weight(None, randn(r, (8, 5), 0.5))
+    for b, s in [(1, 4), (3, 1)]:
+        x = randn(r, (b, s, 8))
+        c.call(b, s, [x], x.astype(f64) @ w.astype(f64))
+
     # position_embedding: the rows of each token's absolute position (GPT-2's wpe)
     r = rng("position_embedding")
     c = add(Case("position_embedding", "position_embedding", "out[b, s] = weight[positions[b, s]] (GPT2Model's wpe(position_ids)).",
@@ -780,6 +801,31 @@ def cases():
             want = kv.attend(q, k, v, pos, slots, attrs.get("scale"), attrs.get("softcap", 0.0), attrs.get("window"), sinks,
                              attrs.get("chunk"), attrs.get("kv_repeat") == "tile", attrs.get("alibi"))
             c.call(b, s, [q, k, v], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
+
+    # blocks (Gemma 3's image tokens): a query in a run of 1s of the mask
+    # sees its run's later keys in a prefill; decode steps stay causal.
+    for name, max_len, attrs, what in [
+            ("attention_blocks", 12, {}, "blocks: runs 1-3 and 5 of slot 0's first chunk, 0-1 of slot 1's"),
+            ("attention_blocks_window", 13, {"window": 2},
+             "blocks and a sliding window of 2: a block's later keys, within the window's lower bound")]:
+        r = rng(name)
+        H, KVH, D = 4, 2, 8
+        c = add(Case(name, "attention", "softmax(q·kᵀ·scale + mask)·v with the KV cache, the mask causal or, for a "
+                     "query of a block (a run of consecutive 1s of blocks), its block's later keys too (%s); calls: "
+                     "prefill of slot 0, prefill of slot 1, slot 0's second chunk, ragged decode of both (causal)." % what,
+                     [("q", "f32", [B, S, H, D]), ("k", "f32", [B, S, KVH, D]), ("v", "f32", [B, S, KVH, D]),
+                      ("blocks", "i1", [B, S])],
+                     [B, S, H * D], attrs=attrs, positions=True, cache={"slots": 2, "max_len": max_len},
+                     tol=(2e-5, 1e-5)))
+        kv = KVCache()
+        for b, s, pos, slots, m in [(1, 6, [[0, 1, 2, 3, 4, 5]], [0], [[0, 1, 1, 1, 0, 1]]),
+                                    (1, 3, [[0, 1, 2]], [1], [[1, 1, 0]]),
+                                    (1, 4, [[6, 7, 8, 9]], [0], [[1, 1, 0, 1]]),
+                                    (2, 1, [[10], [3]], [0, 1], [[1], [1]])]:
+            q, k, v = randn(r, (b, s, H, D)), randn(r, (b, s, KVH, D)), randn(r, (b, s, KVH, D))
+            m = np.array(m, np.int32)
+            want = kv.attend(q, k, v, pos, slots, window=attrs.get("window"), blocks=m)
+            c.call(b, s, [q, k, v, m], want, positions=np.array(pos, np.int32), slots=np.array(slots, np.int32))
 
     # MLA (DeepSeek-V2, MiniCPM3): keys of qk_nope + qk_rope = 6 + 4 dims,
     # values of v_head_dim 6, in two cache globals of their own widths.
@@ -1440,6 +1486,17 @@ def vision_cases(B, S):
     x = randn(r, (1, 16, 3))
     y = x.reshape(1, 4, 4, 3).reshape(1, 4, 2, 6).transpose(0, 2, 1, 3).reshape(1, 2, 2, 12).transpose(0, 2, 1, 3).reshape(1, 4, 12)
     c.call(1, 1, [x], y.astype(f64))
+    out.append(c)
+
+    name = "avg_pool"
+    r = rng(name)
+    c = Case(name, "avg_pool", "Gemma3MultiModalProjector's pooling: 16 rows of 3, a 4×4 grid, viewed [3, 4, 4], "
+             "nn.AvgPool2d(2, 2), flattened back: 4 rows, each the mean of a 2×2 block.",
+             [("x", "f32", [1, 16, 3])], [1, 4, 3], attrs={"kernel": 2})
+    x = randn(r, (1, 16, 3))
+    g = x.astype(f64).reshape(4, 4, 3)
+    y = np.stack([g[2 * py:2 * py + 2, 2 * px:2 * px + 2].mean((0, 1)) for py in range(2) for px in range(2)])
+    c.call(1, 1, [x], y.reshape(1, 4, 3))
     out.append(c)
 
     name = "class_embedding"
