@@ -1,8 +1,8 @@
 package rt
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"slices"
 )
 
