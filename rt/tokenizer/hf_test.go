@@ -1,7 +1,7 @@
 package tokenizer
 
 import (
-	"compress/gzip"
+	"compress/bzip2"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,21 +10,17 @@ import (
 )
 
 // TestSmolLM2HF loads the Hugging Face layout of the SmolLM2 tokenizer that
-// golden/tokenizer/gen_smollm2.py saved (tokenizer.json gzipped) and checks
+// golden/tokenizer/gen_smollm2.py saved (tokenizer.json, bzip2) and checks
 // the same ids as the GGUF.
 func TestSmolLM2HF(t *testing.T) {
 	src := "../../golden/tokenizer/smollm2-hf"
 	dir := t.TempDir()
-	f, err := os.Open(filepath.Join(src, "tokenizer.json.gz"))
+	f, err := os.Open(filepath.Join(src, "tokenizer.json.bz2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
+	data, err := io.ReadAll(bzip2.NewReader(f))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package tokenizer
 
 import (
+	"compress/bzip2"
 	"encoding/json"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -10,7 +12,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// pretokGolden is testdata/pretok/pretok.json, written by gen.py with
+// pretokGolden is testdata/pretok/pretok.json.bz2, written by gen.py with
 // Hugging Face tokenizers: for each group of tokenizer.ggml.pre names, its
 // Hugging Face pre_tokenizer and normalizer, and the pieces they give for
 // every text.
@@ -33,7 +35,12 @@ type pretokGolden struct {
 
 func readPretokGolden(t *testing.T) *pretokGolden {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/pretok/pretok.json")
+	f, err := os.Open("testdata/pretok/pretok.json.bz2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(bzip2.NewReader(f))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-"""Generates pretok.json: how Hugging Face `tokenizers` pre-tokenizes a set
+"""Generates pretok.json.bz2 (bzip2 JSON): how Hugging Face `tokenizers` pre-tokenizes a set
 of texts under the pre-tokenizer of every tokenizer.ggml.pre value that
 rt/tokenizer supports, and how single Split steps split some texts
 (TestPreTokenizersMatchHF and TestSplitMatchesHF read it).
@@ -10,13 +10,14 @@ with the regexes llama.cpp's src/llama-vocab.cpp gives as the originals,
 followed by ByteLevel without its regex.
 
     python3 -m venv /tmp/hf && /tmp/hf/bin/pip install tokenizers==0.23.3
-    /tmp/hf/bin/python gen.py            # rewrites pretok.json next to it
+    /tmp/hf/bin/python gen.py            # rewrites pretok.json.bz2 next to it
 
 Texts: the strings of ../vocab/*.inp (llama.cpp's tokenizer test
 strings, copied from the project's shared data), plus EXTRA, cases aimed
 at the differences between regex engines. pretok.json keeps the texts.
 """
 
+import bz2
 import json
 import os
 
@@ -252,8 +253,11 @@ def main():
         splits.append({"pattern": pat, "behavior": behavior, "invert": invert, "texts": ts,
                        "pieces": [[p for p, _ in pt.pre_tokenize_str(t)] for t in ts]})
     out = {"texts": texts, "cases": cases, "splits": splits}
-    with open(os.path.join(HERE, "pretok.json"), "w", encoding="utf-8") as f:
-        json.dump(out, f, ensure_ascii=False, separators=(",", ":"))
+    # bzip2 (level 9, deterministic): 272 KB of JSON is 13 KB, and the
+    # repository's tracked tree stays under 64 MiB.
+    data = json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    with open(os.path.join(HERE, "pretok.json.bz2"), "wb") as f:
+        f.write(bz2.compress(data, 9))
         f.write("\n")
 
 
