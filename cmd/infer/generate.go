@@ -154,6 +154,20 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var proc *vision.Processor
+	if len(c.Image) > 0 { // before the tokenizer and the compile: what is missing fails at once
+		switch {
+		case c.PromptIDs != "":
+			return fmt.Errorf("--chat, --system and --image need --prompt TEXT")
+		case !c.Chat:
+			return fmt.Errorf("--image needs --chat: the chat template places each image's tokens")
+		case gguf.IsFile(c.Model):
+			return fmt.Errorf("--image: %s is a GGUF file; images need a Hugging Face model folder with its processor_config.json (GGUF + mmproj is not read yet)", c.Model)
+		}
+		if proc, err = vision.LoadProcessor(c.Model); err != nil {
+			return fmt.Errorf("--image: %w (a vision-language model folder holds its processor's config)", err)
+		}
+	}
 	if gguf.IsFile(c.Model) {
 		if c.gguf, err = gguf.Open(c.Model); err != nil {
 			return err
@@ -163,9 +177,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(c.Image) > 0 && c.gguf != nil {
-		return fmt.Errorf("--image: %s is a GGUF file; images need a Hugging Face model folder with its processor_config.json (GGUF + mmproj is not read yet)", c.Model)
-	}
+
 	if text == nil && (len(c.Stop) > 0 || c.DRYMult != 0) {
 		return fmt.Errorf("--stop and --dry-multiplier need the model's tokenizer (give --prompt, not --prompt-ids)")
 	}
@@ -219,7 +231,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	var tiles int
 	if len(c.Image) > 0 {
 		t0 := time.Now()
-		if prompt, gopts.Encoded, tiles, err = c.imagePrompt(ctx, m, text); err != nil {
+		if prompt, gopts.Encoded, tiles, err = c.imagePrompt(ctx, m, proc, text); err != nil {
 			return err
 		}
 		encodeTime = time.Since(t0)
@@ -410,14 +422,10 @@ func parseIDs(s, flag string, allowEmpty bool) ([]int32, error) {
 }
 
 // imagePrompt encodes --image files through the model's image encoder
-// (rt.Model.EncodeImages with the model folder's processor) and returns
+// (rt.Model.EncodeImages with the model folder's processor, proc) and returns
 // the chat's token ids, the user turn holding the images then the prompt,
 // the images' rows for prefill and the number of tiles encoded.
-func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, text *rt.Text) ([]int32, *rt.Encoded, int, error) {
-	proc, err := vision.LoadProcessor(c.Model)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("--image: %w", err)
-	}
+func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, proc *vision.Processor, text *rt.Text) ([]int32, *rt.Encoded, int, error) {
 	var images [][]byte
 	for _, f := range c.Image {
 		b, err := os.ReadFile(f)

@@ -28,6 +28,10 @@ func TestGenerateErrors(t *testing.T) {
 		{"CPU kernels on a GPU", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "cuda", "--kernels", "avx2"}, "--kernels avx2: archc's matmul kernels are CPU code"},
 		{"unknown device", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "tpu"}, "--device must be one of"},
 		{"runtime flag without dashes", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--iree-flag=task_worker_spin_us=1"}, "must start with --"},
+		{"image with prompt ids", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--image", "main_test.go"}, "--image need --prompt TEXT"},
+		{"image without chat", []string{"generate", "--model", fixture, "--prompt", "hi", "--image", "main_test.go"}, "--image needs --chat"},
+		{"image to a text model", []string{"generate", "--model", fixture, "--prompt", "hi", "--chat", "--image", "main_test.go"}, "processor_config.json"},
+		{"missing image file", []string{"generate", "--model", fixture, "--prompt", "hi", "--chat", "--image", "no-such.png"}, "no-such.png"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.Contains(c.name, "token") || c.name == "too long" || c.name == "runtime flag without dashes" {
