@@ -18,7 +18,7 @@ import (
 
 // locatedFixture reads the fixture a located .arch file names on its first
 // line ("... fixture NAME.").
-var locatedFixture = regexp.MustCompile(`fixture ([A-Za-z0-9_.-]+)\.`)
+var locatedFixture = regexp.MustCompile(`fixture ([A-Za-z0-9_./-]+[A-Za-z0-9_-])\.`)
 
 // TestLocatedGolden keeps the locations of emitted ops honest, where the
 // structural goldens (TestEmitGolden) no longer look: for every primitive
