@@ -46,6 +46,36 @@ type Kernels struct {
 	Target string
 }
 
+// usedBy returns k with only the formats some weight of g is stored in, or
+// nil when k is nil or g has no weight in a kernel's format (an f32
+// checkpoint): the executable's exports and the kernels' bitcode are
+// compiled into every module that carries them, so a module holds only the
+// kernels it can dispatch. Weights whose storage is unknown are skipped
+// here; Lower reports them.
+func (k *Kernels) usedBy(g *ir.Graph, opts Options) *Kernels {
+	if k == nil {
+		return nil
+	}
+	used := map[string]bool{}
+	for _, w := range g.Weights {
+		if st, err := opts.storageOf(w.Name); err == nil {
+			used[st.name] = true
+		}
+	}
+	var formats []string
+	for _, fm := range k.Formats {
+		if used[fm] {
+			formats = append(formats, fm)
+		}
+	}
+	if len(formats) == 0 {
+		return nil
+	}
+	u := *k
+	u.Formats = formats
+	return &u
+}
+
 // kernelExecutable is the symbol of the executable holding the kernels.
 const kernelExecutable = "archc_kernels"
 

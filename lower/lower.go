@@ -154,8 +154,8 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 		m.AddGlobal(gl)
 		globals[w.Name] = gl
 	}
-	if opts.Kernels != nil {
-		m.AddExecutable(opts.Kernels.executable())
+	if k := opts.Kernels.usedBy(g, opts); k != nil {
+		m.AddExecutable(k.executable())
 	}
 	cache := newCacheLayout(g, opts)
 	for _, grp := range cache.groups {

@@ -73,12 +73,12 @@ func single(name, format string, rows, cols int64, kernels *Kernels, args ...cod
 		return singleFn{}, fmt.Errorf("weight w: %v", err)
 	}
 	m := &codegen.Module{Name: name}
-	if kernels != nil {
-		m.AddExecutable(kernels.executable())
+	graph := &ir.Graph{Weights: []ir.Weight{{Name: "w", Shape: []int64{rows, cols}}}}
+	if k := kernels.usedBy(graph, opts); k != nil {
+		m.AddExecutable(k.executable())
 	}
 	g := codegen.Global{Name: "w", Type: t, Param: "w"}
 	m.AddGlobal(g)
-	graph := &ir.Graph{Weights: []ir.Weight{{Name: "w", Shape: []int64{rows, cols}}}}
 	f := newFn(m.NewFunc(name, args...), graph, opts, map[string]codegen.Global{"w": g}, &cacheLayout{}, 1, 1)
 	return singleFn{fn: f, module: m}, nil
 }

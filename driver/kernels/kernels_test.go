@@ -22,12 +22,13 @@ import (
 	"github.com/archc/archc/rt/iree"
 )
 
-// loaded compiles m and loads it with the parameter "w" = data.
+// loaded compiles m (through the compile cache, as every module archc runs:
+// a warm run compiles nothing) and loads it with the parameter "w" = data.
 func loaded(t testing.TB, m *codegen.Module, data []byte) *iree.Worker {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	vmfb, _, err := ireetool.Compile(ctx, m.Print(), ireetool.CompileOptions{CacheDir: t.TempDir()})
+	vmfb, _, err := ireetool.Compile(ctx, m.Print(), ireetool.CompileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
