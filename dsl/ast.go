@@ -117,14 +117,29 @@ type Config struct {
 	Fields []*Field `parser:"'config' '{' @@* '}'"`
 }
 
-// Field is one config binding. A field absent from config.json (or null
-// there) takes its default; a field without a default is required.
+// Field is one entry of a config block: a binding `name: type [=
+// default]` or, when Require is set, a requirement (Name is then empty). A
+// field absent from config.json (or null there) takes its default; a field
+// without a default is required.
 type Field struct {
 	Pos     lexer.Position
 	EndPos  lexer.Position
-	Name    string   `parser:"@Ident ':'"`
+	Require *Require `parser:"( @@"`
+	Name    string   `parser:"| @Ident ':'"`
 	Type    TypeName `parser:"@@"`
-	Default *Expr    `parser:"( '=' @@ )?"`
+	Default *Expr    `parser:"( '=' @@ )? )"`
+}
+
+// Require is a config requirement, `require COND, PART, ...`: once every
+// config field is bound, COND (a config expression, bool) must hold, or
+// the config is refused with the parts joined as fail(...) joins them
+// (strings as they are, other values as .arch writes them), at the
+// require's position. It states what a family cannot run without taking a
+// field's place in the config's dataflow.
+type Require struct {
+	Pos     lexer.Position
+	Cond    *Expr   `parser:"'require' @@"`
+	Message []*Expr `parser:"( ',' @@ )+"`
 }
 
 // TypeName is a config field's type as written; Parse accepts only the

@@ -44,7 +44,9 @@ func Check(f *File, reg ir.Registry) []*Error {
 			}
 		case it.Config != nil:
 			for _, fd := range it.Config.Fields {
-				c.allFields[fd.Name] = true
+				if fd.Require == nil {
+					c.allFields[fd.Name] = true
+				}
 			}
 		case it.Loop != nil:
 			c.loopVars[it.Loop.Var] = true
@@ -74,6 +76,14 @@ func Check(f *File, reg ir.Registry) []*Error {
 			}
 		case it.Config != nil:
 			for _, fd := range it.Config.Fields {
+				if r := fd.Require; r != nil {
+					// Checked once every field is bound: it sees them all.
+					c.cfgExpr(r.Cond, c.allFields)
+					for _, e := range r.Message {
+						c.cfgExpr(e, c.allFields)
+					}
+					continue
+				}
 				c.cfgExpr(fd.Default, c.fields)
 				if c.fields[fd.Name] {
 					c.errf(fd.Pos, "config field %q declared twice", fd.Name)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // DecodeConfig decodes a Hugging Face config.json into config-time values
@@ -41,22 +42,73 @@ func jsonKind(v any) string {
 	return "a number"
 }
 
-// configFields returns the file's config fields in source order.
+// configFields returns the file's config fields in source order, without
+// its requirements (configRequires).
 func configFields(f *File) []*Field {
 	var out []*Field
 	for _, it := range f.Items {
 		if it.Config != nil {
-			out = append(out, it.Config.Fields...)
+			for _, fd := range it.Config.Fields {
+				if fd.Require == nil {
+					out = append(out, fd)
+				}
+			}
 		}
 	}
 	return out
 }
 
+// configRequires returns the file's config requirements in source order
+// (an extending family's after its parents').
+func configRequires(f *File) []*Field {
+	var out []*Field
+	for _, it := range f.Items {
+		if it.Config != nil {
+			for _, fd := range it.Config.Fields {
+				if fd.Require != nil {
+					out = append(out, fd)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// require checks a config requirement over the bound config: its condition
+// must be a bool; false refuses the config with the requirement's message.
+func (s *scope) require(r *Require) error {
+	v, err := s.expr(r.Cond)
+	if err != nil {
+		return err
+	}
+	ok, isBool := v.(bool)
+	if !isBool {
+		return errorf(r.Cond.Pos, "require's condition must be bool, got %s", typeName(v))
+	}
+	if ok {
+		return nil
+	}
+	var sb strings.Builder
+	for _, e := range r.Message {
+		v, err := s.expr(e)
+		if err != nil {
+			return err
+		}
+		if str, isStr := v.(string); isStr {
+			sb.WriteString(str)
+		} else {
+			sb.WriteString(show(v))
+		}
+	}
+	return errorf(r.Pos, "%s", sb.String())
+}
+
 // EvalConfig binds the file's config fields against a decoded config.json
 // (see DecodeConfig): a present, non-null value is checked against the
 // field's type; otherwise the default expression is evaluated over the
-// fields before it. It errors, with the field's .arch position, on a missing
-// required field, a wrong type or a failing default.
+// fields before it. Then every requirement (require COND, ...) is checked
+// over the whole config. It errors, with the .arch position, on a missing
+// required field, a wrong type, a failing default or an unmet requirement.
 func EvalConfig(f *File, raw map[string]any) (map[string]any, error) {
 	cfg := map[string]any{}
 	s := &scope{cfg: cfg}
@@ -80,6 +132,11 @@ func EvalConfig(f *File, raw map[string]any) (map[string]any, error) {
 			return nil, errorf(fd.Pos, "config.json lacks required field %q", fd.Name)
 		}
 		cfg[fd.Name] = v
+	}
+	for _, fd := range configRequires(f) {
+		if err := s.require(fd.Require); err != nil {
+			return nil, err
+		}
 	}
 	return cfg, nil
 }

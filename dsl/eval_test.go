@@ -200,6 +200,50 @@ func TestConfigExpr(t *testing.T) {
 	}
 }
 
+// TestEvalConfigRequire: a requirement is checked once every field is
+// bound (it reads fields declared after it), whatever config.json holds; an
+// unmet one refuses the config with its parts joined at its position, and a
+// condition that is not a bool is an error naming what it is.
+func TestEvalConfigRequire(t *testing.T) {
+	const src = `arch c {
+  config {
+    alibi: bool = false
+    require !alibi || n > 2, "alibi with n ", n, ": archc reads configs without alibi"
+    n:     int  = 1
+    require n, "never"
+  }
+}`
+	f, err := Parse("c.arch", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ json, wantErr string }{
+		{json: `{"alibi": true, "n": 4}`, wantErr: `c.arch:6:13: require's condition must be bool, got int`},
+		{json: `{"alibi": true}`, wantErr: `c.arch:4:5: alibi with n 1: archc reads configs without alibi`},
+	} {
+		raw, err := DecodeConfig([]byte(tc.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := EvalConfig(f, raw); err == nil || err.Error() != tc.wantErr {
+			t.Errorf("%s: got (%v, %v), want error %q", tc.json, got, err, tc.wantErr)
+		}
+	}
+	ok, err := Parse("ok.arch", []byte(`arch c {
+  config {
+    alibi: bool = false
+    require !alibi, "alibi is true"
+  }
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := EvalConfig(ok, map[string]any{})
+	if err != nil || len(got) != 1 || got["alibi"] != false {
+		t.Errorf("got (%v, %v), want map[alibi:false] (a requirement binds no field)", got, err)
+	}
+}
+
 func TestEvalConfigCoercion(t *testing.T) {
 	const src = `arch c {
   config {

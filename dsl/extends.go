@@ -83,6 +83,9 @@ func ownDuplicates(f *File) error {
 		}
 		if it.Config != nil {
 			for _, fd := range it.Config.Fields {
+				if fd.Require != nil {
+					continue
+				}
 				if first, dup := fields[fd.Name]; dup {
 					return errorf(fd.Pos, "config field %q declared twice (first at %s)", fd.Name, first.Pos)
 				}
@@ -154,6 +157,9 @@ func merge(base, child *File) *File {
 		cfg.Fields = append(cfg.Fields, fd)
 	}
 	cfg.Fields = append(cfg.Fields, after...)
+	// Requirements: the parents' then the child's; each is checked once the
+	// whole config is bound.
+	cfg.Fields = append(append(cfg.Fields, configRequires(base)...), configRequires(child)...)
 	items = append(items, &Item{Pos: cfg.Pos, Config: cfg})
 	// Blocks, merged by name.
 	childBlocks := map[string]*Block{}

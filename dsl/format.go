@@ -310,6 +310,17 @@ func (p *printer) item(it *Item, indent int) {
 		p.put("config")
 		p.body(p.opening(c.Pos.Offset), c.EndPos, indent, len(c.Fields), func(i int) {
 			fd := c.Fields[i]
+			if r := fd.Require; r != nil {
+				p.begin(fd.Pos, indent+2, "field", atEntry)
+				p.put("require ")
+				p.expr(r.Cond)
+				for _, e := range r.Message {
+					p.put(", ")
+					p.expr(e)
+				}
+				p.end(fd.EndPos)
+				return
+			}
 			p.begin(fd.Pos, indent+2, "field", atEntry)
 			p.put(fd.Name + ":")
 			p.cell()

@@ -74,7 +74,7 @@ func annotate(family string, items []*Item, inEncoder bool) error {
 		}
 		if it.Config != nil {
 			for _, fd := range it.Config.Fields {
-				if !slices.Contains(configTypes, fd.Type.Name) {
+				if fd.Require == nil && !slices.Contains(configTypes, fd.Type.Name) {
 					return errorf(fd.Type.Pos, "unknown type %q (types: %s%s)", fd.Type.Name, strings.Join(configTypes, ", "), typeHint(fd.Type.Name))
 				}
 			}

@@ -19,6 +19,7 @@ func (*File) astNode()          {}
 func (*Item) astNode()          {}
 func (*Encoder) astNode()       {}
 func (*Match) astNode()         {}
+func (*Require) astNode()       {}
 func (*Nest) astNode()          {}
 func (*Config) astNode()        {}
 func (*Field) astNode()         {}
@@ -112,7 +113,13 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 			sub(fd, false)
 		}
 	case *Field:
+		sub(n.Require, false)
 		sub(n.Default, false)
+	case *Require:
+		sub(n.Cond, false)
+		for _, e := range n.Message {
+			sub(e, false)
+		}
 	case *Block:
 		for _, st := range n.Body {
 			sub(st, false)

@@ -178,6 +178,17 @@ func TestCLI(t *testing.T) {
 				"mamba_d_head (5) * mamba_n_heads (8) must equal mamba_d_ssm (96)"},
 			{"falcon_h1 mamba_d_head auto", "falcon_h1-nonorm", func(c map[string]any) { c["mamba_n_heads"] = 6 },
 				"mamba_d_head (21) * mamba_n_heads (6) must equal mamba_expand * hidden_size (128)"},
+			// require statements (issue 29.5): at the require's position, the parts joined.
+			{"falcon alibi", "falcon", func(c map[string]any) { c["alibi"] = true },
+				"falcon.arch:29:5: alibi is true: Falcon's ALiBi attention (the first RW checkpoints) is not implemented"},
+			{"bloom slow_but_exact", "bloom", func(c map[string]any) { c["slow_but_exact"], c["pretraining_tp"] = true, 2 },
+				"bloom.arch:28:5: slow_but_exact with pretraining_tp 2: BloomAttention and BloomMLP then sum their output projections in slices"},
+			{"bitnet quantized", "bitnet", func(c map[string]any) { c["quantization_config"] = map[string]any{"quant_method": "bitnet"} },
+				`bitnet.arch:26:5: quantization_config.quant_method is "bitnet": archc reads unquantized BitNet checkpoints only`},
+			{"iquestcoder clip_qkv", "iquestcoder", func(c map[string]any) { c["clip_qkv"] = 8.0 },
+				"iquestcoder.arch:21:5: clip_qkv or use_sliding_window is set: IQuestCoderConfig refuses both"},
+			{"mpt qk_ln", "mpt", func(c map[string]any) { c["attn_config"].(map[string]any)["qk_ln"] = true },
+				"mpt.arch:32:5: attn_config.qk_ln is true: MptAttention has no q/k LayerNorm"},
 			{"falcon_h1 ssm_multipliers", "falcon_h1", func(c map[string]any) { c["ssm_multipliers"] = []any{1.5, 2.5} },
 				"list index 2 out of range (length 2) (ssm_multipliers is [1.5, 2.5])"},
 		} {
