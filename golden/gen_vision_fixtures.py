@@ -803,6 +803,11 @@ GEMMA3_CASES = CASES + [
     # prefill bucket: archc keeps the run in one chunk.
     ("long_text_image", ["Please look at the pic:", None],
      ["rgb_40x60.png"]),
+    # Pan and scan (the processor call's kwargs, 4th item): the 96x20 image
+    # and its 4 crops of 24x20, five tiles, each its own soft-token run.
+    ("pan_and_scan", ["Read this wide picture:", None], ["wide_96x20.png"],
+     {"do_pan_and_scan": True, "pan_and_scan_min_crop_size": 8, "pan_and_scan_max_num_crops": 4,
+      "pan_and_scan_min_ratio_to_activate": 1.2}),
 ]
 GEMMA3_STRADDLE = 32
 
@@ -891,13 +896,14 @@ def build_gemma3(spec, out_root):
     assert len(tok) == vocab and tok.image_token_id == image_token_id
 
     cases, margins_all, straddles = [], [], False
-    for cname, items, files in GEMMA3_CASES:
+    for cname, items, files, *extra in GEMMA3_CASES:
+        pkw = extra[0] if extra else {}  # image processor kwargs of the call (pan and scan)
         content = [{"type": "image"} if it is None else {"type": "text", "text": it} for it in items]
         messages = [{"role": "user", "content": content}]
         prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
         ims = [images[f] for f in files]
         if ims:
-            inputs = processor(text=prompt, images=[ims], return_tensors="pt")
+            inputs = processor(text=prompt, images=[ims], return_tensors="pt", **pkw)
         else:
             inputs = processor(text=prompt, return_tensors="pt")
         ids = inputs["input_ids"]
@@ -905,6 +911,8 @@ def build_gemma3(spec, out_root):
         assert torch.equal(tti, (ids == image_token_id).long()), "token_type_ids are not the soft-token mask"
         case = {"name": cname, "messages": messages, "images": files, "prompt": prompt,
                 "input_ids": [int(t) for t in ids[0]]}
+        if pkw:
+            case["image_processor_kwargs"] = pkw
         img_pos = [i for i, t in enumerate(case["input_ids"]) if t == image_token_id]
         if img_pos and min(img_pos) < GEMMA3_STRADDLE <= max(img_pos):
             straddles = True
@@ -916,11 +924,13 @@ def build_gemma3(spec, out_root):
                 case["pixel_values_shape"] = list(pv.shape)
                 feats = torch.cat(list(model.model.get_image_features(pixel_values=pv).pooler_output), 0)
                 case["image_features_shape"] = list(feats.shape)
-                assert len(img_pos) == feats.shape[0] == GEMMA3_MM_TOKENS * len(ims)
-                case["pixel_values_files"] = [f"pixel_values.{os.path.splitext(f)[0]}.f32" for f in files]
+                assert len(img_pos) == feats.shape[0] == GEMMA3_MM_TOKENS * pv.shape[0]
+                assert pv.shape[0] > len(ims) if pkw.get("do_pan_and_scan") else pv.shape[0] == len(ims)
+                suffix = ".pan_and_scan" if pkw else ""  # the image and its crops, [1 + crops, 3, H, W]
+                case["pixel_values_files"] = [f"pixel_values.{os.path.splitext(f)[0]}{suffix}.f32" for f in files]
                 parts = []
                 for f, pvf in zip(files, case["pixel_values_files"]):
-                    one = processor.image_processor(images=[images[f]], return_tensors="pt")["pixel_values"]
+                    one = processor.image_processor(images=[images[f]], return_tensors="pt", **pkw)["pixel_values"]
                     parts.append(one)
                     path = os.path.join(out, pvf)
                     if os.path.exists(path):

@@ -47,6 +47,10 @@ type visionCase struct {
 	ImageFeaturesShape []int64     `json:"image_features_shape"`
 	Tokens             []int32     `json:"tokens"`
 	FirstLogits        []float64   `json:"first_logits"`
+	// ImageProcessorKwargs are the image processor options the case's
+	// processor call was given (Gemma 3's pan and scan), over the
+	// fixture's processor config.
+	ImageProcessorKwargs map[string]any `json:"image_processor_kwargs"`
 }
 
 // visionFixtures lists testdata/vision/*/ (each with config.json).
@@ -285,6 +289,38 @@ func TestVisionChatTemplate(t *testing.T) {
 // (equal to the HF processor's input_ids), the encoder runs every tile,
 // and greedy generation equals the HF oracle. A second run of the same
 // images takes every tile's rows from the encode cache.
+// processorWith loads the processor of the fixture in dir with kwargs set
+// over its processor_config.json's image_processor, as a processor call
+// given them runs.
+func processorWith(t *testing.T, dir string, kwargs map[string]any) *vision.Processor {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "processor_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	ip, ok := cfg["image_processor"].(map[string]any)
+	if !ok {
+		t.Fatalf("%s/processor_config.json has no image_processor object", dir)
+	}
+	for k, v := range kwargs {
+		ip[k] = v
+	}
+	tmp := t.TempDir()
+	b, _ = json.Marshal(cfg)
+	if err := os.WriteFile(filepath.Join(tmp, "processor_config.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	proc, err := vision.LoadProcessor(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proc
+}
+
 func checkVisionEndToEnd(t *testing.T, m *rt.Model, dir string, want visionOracle) {
 	proc, err := vision.LoadProcessor(dir)
 	if err != nil {
@@ -296,6 +332,10 @@ func checkVisionEndToEnd(t *testing.T, m *rt.Model, dir string, want visionOracl
 	}
 	ctx := context.Background()
 	for _, c := range want.Cases {
+		proc := proc
+		if c.ImageProcessorKwargs != nil {
+			proc = processorWith(t, dir, c.ImageProcessorKwargs)
+		}
 		var images [][]byte
 		for _, name := range c.Images {
 			b, err := os.ReadFile(filepath.Join(dir, "images", name))

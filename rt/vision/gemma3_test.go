@@ -44,8 +44,14 @@ func TestGemma3Processor(t *testing.T) {
 		t.Errorf("one placeholder, no image: %v", err)
 	}
 	write(`{"processor_class": "Gemma3Processor", "image_processor": {"do_resize": true, "size": {"height": 8, "width": 8}, "do_pan_and_scan": true}}`)
-	if _, err := LoadProcessor(dir); err == nil || !strings.Contains(err.Error(), "do_pan_and_scan") {
-		t.Errorf("pan and scan: %v", err)
+	if p, err := LoadProcessor(dir); err != nil || p.PanAndScan == nil || *p.PanAndScan != (PanAndScan{256, 4, 1.2}) {
+		t.Errorf("pan and scan with Gemma3Processor's defaults: %+v, %v", p, err)
+	}
+	for key, bad := range map[string]string{"pan_and_scan_min_crop_size": "0", "pan_and_scan_max_num_crops": "1", "pan_and_scan_min_ratio_to_activate": "-1"} {
+		write(`{"processor_class": "Gemma3Processor", "image_processor": {"do_resize": true, "size": {"height": 8, "width": 8}, "do_pan_and_scan": true, "` + key + `": ` + bad + `}}`)
+		if _, err := LoadProcessor(dir); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s %s: %v, want an error naming it", key, bad, err)
+		}
 	}
 	write(`{"processor_class": "Gemma3Processor", "image_processor": {"image_processor_type": "SiglipImageProcessor", "do_resize": true, "size": {"height": 8, "width": 8}}}`)
 	if _, err := LoadProcessor(dir); err == nil || !strings.Contains(err.Error(), "SiglipImageProcessor") {

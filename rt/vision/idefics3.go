@@ -78,6 +78,9 @@ type Idefics3Output struct {
 	// Rows and Cols are the split grid ("rows"/"cols" of
 	// return_row_col_info); both 0 when the image was not split.
 	Rows, Cols int
+	// Crops counts Gemma 3's pan-and-scan crops (num_crops), which follow
+	// the whole image as tiles 1..Crops; 0 otherwise.
+	Crops int
 }
 
 // Idefics3ResizeSize is the (height, width) Idefics3's resize gives for a

@@ -36,9 +36,13 @@ type Processor struct {
 	// Gemma3, with PIL, is a Gemma3Processor's expansion: each
 	// "<start_of_image>" of the prompt becomes "\n\n<start_of_image>",
 	// ImageSeqLen (image_seq_length) "<image_soft_token>" and
-	// "<end_of_image>\n\n" (its full_image_sequence; pan and scan, off by
-	// default, is not implemented).
+	// "<end_of_image>\n\n" (its full_image_sequence), or with pan and
+	// scan crops the sentence around one such sequence per tile
+	// (gemma3Expansion).
 	Gemma3 bool
+	// PanAndScan, for Gemma3 when do_pan_and_scan is on, cuts an image of
+	// a wide enough aspect ratio into crops that follow it as tiles.
+	PanAndScan *PanAndScan
 }
 
 // LoadProcessor reads a processor folder. transformers 5.x's
@@ -153,13 +157,16 @@ func unmarshalConfig(b []byte, c *Idefics3Config) error {
 // Preprocess runs the image processor on one decoded image and returns
 // its pixel values and the "<image>" expansion for it.
 func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
+	if p.PanAndScan != nil {
+		return p.panAndScan(img)
+	}
 	if p.PIL != nil {
 		out, err := p.PIL.pilPreprocess(img, p.shortest)
 		if err != nil {
 			return nil, "", err
 		}
 		if p.Gemma3 {
-			return out, gemma3Sequence(p.ImageSeqLen), nil
+			return out, gemma3Expansion(p.ImageSeqLen, 0), nil
 		}
 		return out, strings.Repeat(ImageToken, p.GridOf(out).Tokens), nil
 	}
@@ -176,7 +183,7 @@ func (p *Processor) GridOf(out *Idefics3Output) Grid {
 	g := Grid{Rows: out.Rows, Cols: out.Cols}
 	switch {
 	case p.Gemma3:
-		g.Tokens = p.ImageSeqLen
+		g.Tokens, g.Crops = p.ImageSeqLen, out.Crops
 	case p.PIL != nil:
 		g.Tokens = llavaTokens(out.Height, out.Width, p.PatchSize, p.AdditionalImageTokens, p.Strategy)
 	}
@@ -268,28 +275,28 @@ const (
 
 // loadGemma3 reads a Gemma3Processor's processor_config.json: its image
 // processor (Gemma3ImageProcessor, PilBackend's resize to height × width,
-// rescale and normalize: read as PILConfig; do_pan_and_scan must be off)
-// and image_seq_length (default 256).
+// rescale and normalize: read as PILConfig; do_pan_and_scan and its
+// parameters as PanAndScan) and image_seq_length (default 256).
 func loadGemma3(path string, image json.RawMessage, seqLen *int) (*Processor, error) {
 	if len(image) == 0 || string(image) == "null" {
 		return nil, fmt.Errorf("vision: %s: a Gemma3Processor config without its image_processor", path)
 	}
 	var kind struct {
-		Type       string `json:"image_processor_type"`
-		PanAndScan *bool  `json:"do_pan_and_scan"`
+		Type string `json:"image_processor_type"`
 	}
 	json.Unmarshal(image, &kind)
 	if kind.Type != "" && kind.Type != "Gemma3ImageProcessor" {
 		return nil, fmt.Errorf("vision: %s: image_processor_type %q is not one archc implements for Gemma 3 (Gemma3ImageProcessor)", path, kind.Type)
 	}
-	if kind.PanAndScan != nil && *kind.PanAndScan {
-		return nil, fmt.Errorf("vision: %s: do_pan_and_scan is not implemented (Gemma3ImageProcessor's extra crops); turn it off", path)
-	}
 	c, shortest, err := parsePILConfig(image)
 	if err != nil {
 		return nil, fmt.Errorf("vision: %s image_processor: %w", path, err)
 	}
-	p := &Processor{PIL: c, shortest: shortest, ImageSeqLen: 256, Gemma3: true}
+	ps, err := parsePanAndScan(image)
+	if err != nil {
+		return nil, fmt.Errorf("vision: %s image_processor: %w", path, err)
+	}
+	p := &Processor{PIL: c, shortest: shortest, ImageSeqLen: 256, Gemma3: true, PanAndScan: ps}
 	if seqLen != nil {
 		p.ImageSeqLen = *seqLen
 	}
@@ -304,13 +311,47 @@ func gemma3Sequence(n int) string {
 	return "\n\n" + StartOfImage + strings.Repeat(ImageSoftToken, n) + EndOfImage + "\n\n"
 }
 
-// expandGemma3 replaces each "<start_of_image>" of text, in order, with
-// gemma3Sequence(seqLen); their count must be images.
-func expandGemma3(text string, images, seqLen int) (string, error) {
-	if n := strings.Count(text, StartOfImage); n != images {
-		return "", fmt.Errorf("vision: the number of %s tokens in each prompt should be the same as the number of images passed: found %d %s tokens and %d images", StartOfImage, n, StartOfImage, images)
+// expandGemma3 replaces the i-th "<start_of_image>" of text with
+// gemma3Expansion(seqLen, grids[i].Crops); their count must be the
+// number of images.
+func expandGemma3(text string, grids []Grid, seqLen int) (string, error) {
+	if n := strings.Count(text, StartOfImage); n != len(grids) {
+		return "", fmt.Errorf("vision: the number of %s tokens in each prompt should be the same as the number of images passed: found %d %s tokens and %d images", StartOfImage, n, StartOfImage, len(grids))
 	}
-	return strings.ReplaceAll(text, StartOfImage, gemma3Sequence(seqLen)), nil
+	var sb strings.Builder
+	for _, g := range grids {
+		i := strings.Index(text, StartOfImage)
+		sb.WriteString(text[:i])
+		sb.WriteString(gemma3Expansion(seqLen, g.Crops))
+		text = text[i+len(StartOfImage):]
+	}
+	sb.WriteString(text)
+	return sb.String(), nil
+}
+
+// panAndScan preprocesses img and its pan-and-scan crops (Gemma3's
+// _preprocess with do_pan_and_scan): the whole image first, then each
+// crop, every one resized, rescaled and normalized alone; out.Crops
+// counts the crops.
+func (p *Processor) panAndScan(img *RGB8) (*Idefics3Output, string, error) {
+	if p.PIL.DoConvertRGB {
+		img = img.FlattenTransparency()
+	}
+	tiles := append([]*RGB8{img}, p.PanAndScan.Crops(img)...)
+	out := &Idefics3Output{Crops: len(tiles) - 1}
+	for i, t := range tiles {
+		o, err := p.PIL.pilPreprocess(t, p.shortest)
+		if err != nil {
+			return nil, "", err
+		}
+		if i > 0 && (o.Height != out.Height || o.Width != out.Width) {
+			return nil, "", fmt.Errorf("vision: pan and scan: crop %d preprocessed to %dx%d, the image to %dx%d (a Gemma 3 image processor resizes to one size)", i, o.Height, o.Width, out.Height, out.Width)
+		}
+		out.Height, out.Width = o.Height, o.Width
+		out.Tiles++
+		out.PixelValues = append(out.PixelValues, o.PixelValues...)
+	}
+	return out, gemma3Expansion(p.ImageSeqLen, out.Crops), nil
 }
 
 // Placeholder is the string a rendered prompt carries per image, which
@@ -332,7 +373,7 @@ func (p *Processor) Expand(text string, grids []Grid) (string, error) {
 		return ExpandPrompt(text, grids, p.ImageSeqLen)
 	}
 	if p.Gemma3 {
-		return expandGemma3(text, len(grids), p.ImageSeqLen)
+		return expandGemma3(text, grids, p.ImageSeqLen)
 	}
 	tokens := make([]int, len(grids))
 	for i, g := range grids {

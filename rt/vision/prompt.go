@@ -52,6 +52,8 @@ type Grid struct {
 	// Tokens is the image's placeholder count where the processor
 	// repeats the placeholder (LLaVA's; Processor.Expand), else 0.
 	Tokens int
+	// Crops is Gemma 3's pan-and-scan crop count (Idefics3Output.Crops).
+	Crops int
 }
 
 // ExpandPrompt replaces the i-th "<image>" in text with
