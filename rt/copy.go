@@ -15,7 +15,7 @@ import (
 // abi.CopyStateName; package lower's copy.go), block by block for the KV
 // cache, whole for windows and recurrent states. A copied slot then holds
 // exactly what prefilling the prompt there would have written, and is
-// tracked as such (lengths.go's history, state.go's held positions).
+// tracked as such (the slot table, slots.go).
 
 // CanCopy reports whether the module can copy one slot's state into
 // another (CopySlot): it has more than one slot and exports the copy
@@ -49,8 +49,8 @@ func (m *Model) CopySlot(ctx context.Context, src int, dsts []int, n int) error 
 	if n < 1 || n > m.MaxLen() {
 		return fmt.Errorf("copy: %d tokens, want 1 to %d", n, m.MaxLen())
 	}
-	if !m.holdsState(src, n) {
-		h := m.held(src)
+	if !m.slots.holds(src, n) {
+		h := m.slots.get(src).state
 		return fmt.Errorf("copy: slot %d holds the model's recurrent state for position %d and %d, not %d", src, h[0], h[1], n)
 	}
 	fns := m.worker.Functions()
@@ -69,30 +69,7 @@ func (m *Model) CopySlot(ctx context.Context, src int, dsts []int, n int) error 
 				return err
 			}
 		}
-		m.copyHeld(src, dst, n)
+		m.slots.copy(src, dst, n)
 	}
 	return nil
-}
-
-// copyHeld records that dst now holds what src holds for its first n
-// tokens (the length policy's history, the fixed state's positions).
-func (m *Model) copyHeld(src, dst, n int) {
-	if h := m.hist[src]; h != nil {
-		k := min(n, len(h.tokens))
-		m.hist[dst] = &slotHistory{tokens: slices.Clone(h.tokens[:k]), keys: slices.Clone(h.keys[:k])}
-	} else if m.hist != nil {
-		delete(m.hist, dst)
-	}
-	if m.Program.FixedState() {
-		h := m.held(src)
-		for i, p := range h {
-			if p > n {
-				h[i] = -1
-			}
-		}
-		if m.states == nil {
-			m.states = map[int]stateHeld{}
-		}
-		m.states[dst] = h
-	}
 }

@@ -147,10 +147,9 @@ type Model struct {
 	Cached      bool // the compiled module came from the cache
 	worker      *iree.Worker
 	runtime     iree.RuntimeOptions
-	// What each slot's cache holds, for the length policy (lengths.go).
-	hist map[int]*slotHistory
-	// The positions whose fixed state each slot's buffers hold (state.go).
-	states map[int]stateHeld
+	// slots records what each slot holds, for every kind of state
+	// (slots.go).
+	slots slotTable
 	// encodes caches encoder rows by tile content (images.go).
 	encodes encodeCache
 }
@@ -187,7 +186,7 @@ func Load(ctx context.Context, prog *Program, opts Options) (*Model, error) {
 		w.Close()
 		return nil, err
 	}
-	m.worker = w
+	m.worker, m.slots = w, newSlotTable(prog)
 	m.LoadTime = time.Since(start)
 	return m, nil
 }
@@ -235,7 +234,7 @@ func (m *Model) Restart(ctx context.Context) error {
 		w.Close()
 		return err
 	}
-	m.worker, m.hist, m.states = w, nil, nil
+	m.worker, m.slots = w, newSlotTable(m.Program)
 	return nil
 }
 
@@ -339,7 +338,7 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := m.checkState(slot, start); err != nil {
+	if err := m.slots.check(slot, start); err != nil {
 		return nil, 0, err
 	}
 	chunk := make([]int32, bucket)
@@ -361,8 +360,7 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 	if err != nil {
 		return nil, 0, err
 	}
-	m.record(slot, start, tokens[:n], max(total, start+n))
-	m.noteState(slot, start, n)
+	m.slots.wrote(slot, start, tokens[:n], max(total, start+n))
 	logits, err := m.logits(out, 1)
 	if err != nil {
 		return nil, 0, err
@@ -507,11 +505,10 @@ func (m *Model) Sample(ctx context.Context, logits []float32, row iree.SampleRow
 	return cs[0], nil
 }
 
-// recordDecode notes a decode batch's writes (see lengths.go, state.go).
+// recordDecode notes a decode batch's writes in the slot table.
 func (m *Model) recordDecode(tokens []int32, pos, slots []int) {
 	for b := range tokens {
-		m.record(slots[b], pos[b], tokens[b:b+1], pos[b]+1)
-		m.noteState(slots[b], pos[b], 1)
+		m.slots.wrote(slots[b], pos[b], tokens[b:b+1], pos[b]+1)
 	}
 }
 
@@ -535,7 +532,7 @@ func (m *Model) decodeCall(ctx context.Context, tokens []int32, pos, slots []int
 		if err := m.checkTokens(tokens[b:b+1], pos[b]); err != nil {
 			return "", nil, err
 		}
-		if err := m.checkState(slots[b], pos[b]); err != nil {
+		if err := m.slots.check(slots[b], pos[b]); err != nil {
 			return "", nil, err
 		}
 		p32[b], s32[b] = int32(pos[b]), int32(slots[b])

@@ -128,7 +128,7 @@ func (m *Model) Verify(ctx context.Context, slot int, tokens []int32, start int,
 	if err := m.checkSlots([]int{slot}); err != nil {
 		return nil, err
 	}
-	if err := m.checkState(slot, start); err != nil {
+	if err := m.slots.check(slot, start); err != nil {
 		return nil, err
 	}
 	if lp := m.Program.Lengths; lp.Tracked() && int64(start+n) > lp.Threshold {
@@ -154,8 +154,7 @@ func (m *Model) Verify(ctx context.Context, slot int, tokens []int32, start int,
 	if err != nil {
 		return nil, err
 	}
-	m.record(slot, start, tokens, start+n)
-	m.noteState(slot, start, n)
+	m.slots.wrote(slot, start, tokens, start+n)
 	cs, err := iree.Choices(out, int64(k))
 	if err != nil {
 		return nil, err
