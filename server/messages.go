@@ -202,11 +202,11 @@ func messagesChat(req *messagesRequest, msgs []chatMessage) (*chatInput, samplin
 		}
 		switch tc.Type {
 		case "auto", "none":
-			in.choice = toolChoice(tc.Type, "")
+			in.choice = toolChoice{mode: tc.Type}
 		case "any":
-			in.choice = toolChoice("required", "")
+			in.choice = toolChoice{mode: "required"}
 		case "tool":
-			in.choice = toolChoice("", tc.Name)
+			in.choice = toolChoice{mode: "named", name: tc.Name}
 		default:
 			return nil, p, badRequest("tool_choice.type", "tool_choice.type %q: use auto, any, tool or none", tc.Type)
 		}

@@ -175,12 +175,13 @@ func responsesChat(req *responsesRequest, msgs []chatMessage) (*chatInput, sampl
 		}
 		switch {
 		case json.Unmarshal(req.ToolChoice, &s) == nil:
-			in.choice = toolChoice(s, "")
-			if s == "" {
-				in.choice = json.RawMessage(`""`)
+			c, err := chooseMode(s)
+			if err != nil {
+				return nil, p, err
 			}
+			in.choice = c
 		case json.Unmarshal(req.ToolChoice, &obj) == nil && obj.Type == "function":
-			in.choice = toolChoice("", obj.Name)
+			in.choice = toolChoice{mode: "named", name: obj.Name}
 		default:
 			return nil, p, badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", \"name\": ...}")
 		}

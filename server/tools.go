@@ -85,11 +85,14 @@ type chatInput struct {
 	messages []message     // chat completions' messages (turns is then nil)
 	turns    []chatMessage // a translated conversation, already checked
 	tools    []toolJSON
-	choice   json.RawMessage // chat completions' tool_choice shape
-	parallel *bool
-	format   *responseFormat
-	effort   string
-	kwargs   map[string]json.RawMessage
+	choice   toolChoice
+	// choiceJSON is chat completions' tool_choice, read by the planner
+	// in place of choice.
+	choiceJSON json.RawMessage
+	parallel   *bool
+	format     *responseFormat
+	effort     string
+	kwargs     map[string]json.RawMessage
 	// includeReasoning false drops the reasoning (vLLM's
 	// include_reasoning).
 	includeReasoning *bool
@@ -133,7 +136,7 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 
 // input is the request as the planner reads it.
 func (req *chatRequest) input() *chatInput {
-	return &chatInput{messages: req.Messages, tools: req.Tools, choice: req.ToolChoice, parallel: req.ParallelToolCalls, format: req.ResponseFormat,
+	return &chatInput{messages: req.Messages, tools: req.Tools, choiceJSON: req.ToolChoice, parallel: req.ParallelToolCalls, format: req.ResponseFormat,
 		effort: req.ReasoningEffort, kwargs: req.ChatTemplateKwargs, includeReasoning: req.IncludeReasoning,
 		functions: req.Functions, functionCall: req.FunctionCall, prediction: req.Prediction, logprobs: req.Logprobs, topLogprobs: req.TopLogprobs,
 		names: chatNames}
@@ -184,12 +187,19 @@ func plan(text *rt.Text, in *chatInput) (*chatPlan, error) {
 		}
 		byName[t.Function.Name] = t
 	}
-	choice, named, err := parseToolChoice(in.choice, byName)
+	choice := in.choice
+	if in.choiceJSON != nil {
+		var err error
+		if choice, err = chatToolChoice(in.choiceJSON); err != nil {
+			return nil, err
+		}
+	}
+	named, err := choice.resolve(byName)
 	if err != nil {
 		return nil, err
 	}
 	if len(tools) > 0 {
-		p.parseTools = choice != "none"
+		p.parseTools = choice.mode != "none"
 	}
 	parallel := in.parallel == nil || *in.parallel
 	// Structured output.
@@ -209,11 +219,11 @@ func plan(text *rt.Text, in *chatInput) (*chatPlan, error) {
 		default:
 			return nil, badRequest(names.format+".type", "%s.type %q is not supported: use text, json_object or json_schema", names.format, rf.Type)
 		}
-		if p.lark != "" && (choice == "required" || named != nil) {
+		if p.lark != "" && (choice.mode == "required" || named != nil) {
 			return nil, badRequest(names.format, "%s and a required or named tool_choice cannot both constrain the output", names.format)
 		}
 	}
-	if choice == "required" || named != nil {
+	if choice.mode == "required" || named != nil {
 		forced := tools
 		if named != nil {
 			forced = []toolJSON{*named}
@@ -305,23 +315,28 @@ func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model,
 	return ids, im.Encoded, nil
 }
 
-// parseToolChoice reads "auto" | "none" | "required" | {"type":
-// "function", "function": {"name"}}; named is the named tool.
-func parseToolChoice(raw json.RawMessage, tools map[string]*toolJSON) (choice string, named *toolJSON, err error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "auto", nil, nil
+// toolChoice is how a request lets the model call its tools: mode
+// "auto" ("" too), "none", "required", or "named" (name: the function).
+type toolChoice struct{ mode, name string }
+
+// chooseMode is tool_choice's string form: "auto", "none" or "required".
+func chooseMode(s string) (toolChoice, error) {
+	switch s {
+	case "auto", "none", "required":
+		return toolChoice{mode: s}, nil
 	}
-	if json.Unmarshal(raw, &choice) == nil {
-		switch choice {
-		case "auto", "none":
-			return choice, nil, nil
-		case "required":
-			if len(tools) == 0 {
-				return "", nil, badRequest("tool_choice", "tool_choice \"required\" needs tools")
-			}
-			return choice, nil, nil
-		}
-		return "", nil, badRequest("tool_choice", "tool_choice %q: use auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}", choice)
+	return toolChoice{}, badRequest("tool_choice", "tool_choice %q: use auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}", s)
+}
+
+// chatToolChoice reads chat completions' tool_choice: "auto" | "none" |
+// "required" | {"type": "function", "function": {"name"}}.
+func chatToolChoice(raw json.RawMessage) (toolChoice, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return toolChoice{mode: "auto"}, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return chooseMode(s)
 	}
 	var obj struct {
 		Type     string `json:"type"`
@@ -330,13 +345,25 @@ func parseToolChoice(raw json.RawMessage, tools map[string]*toolJSON) (choice st
 		} `json:"function"`
 	}
 	if json.Unmarshal(raw, &obj) != nil || obj.Type != "function" {
-		return "", nil, badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}")
+		return toolChoice{}, badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}")
 	}
-	t := tools[obj.Function.Name]
-	if t == nil {
-		return "", nil, badRequest("tool_choice", "tool_choice names function %q, which is not among the request's tools", obj.Function.Name)
+	return toolChoice{mode: "named", name: obj.Function.Name}, nil
+}
+
+// resolve checks the choice against the request's tools: "required"
+// needs some, a named function must be one of them (named).
+func (c toolChoice) resolve(tools map[string]*toolJSON) (named *toolJSON, err error) {
+	switch c.mode {
+	case "required":
+		if len(tools) == 0 {
+			return nil, badRequest("tool_choice", "tool_choice \"required\" needs tools")
+		}
+	case "named":
+		if named = tools[c.name]; named == nil {
+			return nil, badRequest("tool_choice", "tool_choice names function %q, which is not among the request's tools", c.name)
+		}
 	}
-	return "named", t, nil
+	return named, nil
 }
 
 // checkSchema compiles a JSON Schema (draft 2020-12 unless it says

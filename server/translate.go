@@ -308,19 +308,6 @@ func startSSE(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// toolChoice is a tool_choice in the chat completions shape the planner
-// reads: mode "auto", "none" or "required", or (mode "") the function
-// name.
-func toolChoice(mode, name string) json.RawMessage {
-	var b []byte
-	if mode != "" {
-		b, _ = json.Marshal(mode)
-	} else {
-		b, _ = json.Marshal(map[string]any{"type": "function", "function": map[string]any{"name": name}})
-	}
-	return b
-}
-
 // jsonSchemaFormat is the output format of a JSON Schema.
 func jsonSchemaFormat(name string, schema json.RawMessage, strict *bool) *responseFormat {
 	f := &responseFormat{Type: "json_schema"}
