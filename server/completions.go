@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-
-	"github.com/archc/archc/rt"
 )
 
 // sse writes server-sent events: "data: JSON\n\n" per chunk, then
@@ -43,14 +41,6 @@ func (s *sse) done() {
 	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
 	}
-}
-
-func usage(r *result) map[string]any {
-	u := map[string]any{"prompt_tokens": r.PromptTokens, "completion_tokens": r.CompletionTokens, "total_tokens": r.PromptTokens + r.CompletionTokens}
-	if r.CachedTokens > 0 {
-		u["prompt_tokens_details"] = map[string]any{"cached_tokens": r.CachedTokens}
-	}
-	return u
 }
 
 // completionLogprobs is the legacy completions logprobs object.
@@ -115,13 +105,15 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ereq.Prompt = ids
+	job := &chatJob{m: m, text: text, e: e, req: ereq, stops: stops, seeded: req.Seed != nil}
+	n := info(r.Context()).choices()
 	id, created := newID("cmpl-"), time.Now().Unix()
 	echo := ""
 	if req.Echo && text != nil {
 		echo = echoText(text, req.Prompt, ids)
 	}
-	choice := func(txt string, lps []tokenLogprob, offset int, finish any) map[string]any {
-		c := map[string]any{"index": 0, "text": txt, "logprobs": nil, "finish_reason": finish}
+	choice := func(i int, txt string, lps []tokenLogprob, offset int, finish any) map[string]any {
+		c := map[string]any{"index": i, "text": txt, "logprobs": nil, "finish_reason": finish}
 		if ereq.Sampling.Logprobs {
 			c["logprobs"] = completionLogprobs(lps, offset)
 		}
@@ -131,51 +123,70 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 		return map[string]any{"id": id, "object": "text_completion", "created": created, "model": s.cfg.Name, "choices": choices}
 	}
 	if !req.Stream {
-		res, err := s.run(r.Context(), m, text, e, ereq, stops, func(string, []int32, []tokenLogprob) error { return nil })
+		as, err := s.answers(r.Context(), job, n)
 		if err != nil {
 			return err
 		}
-		c := choice(echo+res.Text, res.Logprobs, len(echo), res.Finish)
-		c["token_ids"] = res.TokenIDs // archc's addition: the generated ids
-		out := chunk([]any{c})
-		out["usage"] = usage(res)
+		choices, results := make([]any, len(as)), make([]*result, len(as))
+		for i, a := range as {
+			c := choice(i, echo+a.res.Text, a.res.Logprobs, len(echo), a.res.Finish)
+			c["token_ids"] = a.res.TokenIDs // archc's addition: the generated ids
+			choices[i], results[i] = c, a.res
+		}
+		out := chunk(choices)
+		out["usage"] = usageOf(results)
 		writeJSON(w, out)
 		return nil
 	}
 	ev := &sse{w: w}
-	if echo != "" {
-		if err := ev.send(chunk([]any{choice(echo, nil, 0, nil)})); err != nil {
-			return err
+	offsets := make([]int, n)
+	results := make([]*result, n)
+	err = s.runChat(r.Context(), job, n, func(e chatEvent) error {
+		i := e.Choice
+		switch e.Kind {
+		case evBegin:
+			offsets[i] = len(echo)
+			if echo != "" {
+				return ev.send(chunk([]any{choice(i, echo, nil, 0, nil)}))
+			}
+		case evDelta:
+			c := choice(i, e.Text, e.Logprobs, offsets[i], nil)
+			c["token_ids"] = e.IDs
+			offsets[i] += len(e.Text)
+			return ev.send(chunk([]any{c}))
+		case evFinish:
+			results[i] = e.Result
+			return ev.send(chunk([]any{choice(i, "", nil, offsets[i], e.Result.Finish)}))
+		case evError:
+			return ev.fail(e.Err, n)
 		}
-	}
-	offset := len(echo)
-	res, err := s.run(r.Context(), m, text, e, ereq, stops, func(piece string, ids []int32, lps []tokenLogprob) error {
-		if piece == "" && len(ids) == 0 {
-			return nil
-		}
-		c := choice(piece, lps, offset, nil)
-		c["token_ids"] = ids
-		err := ev.send(chunk([]any{c}))
-		offset += len(piece)
-		return err
+		return nil
 	})
 	if err != nil {
-		if !ev.started {
-			return err
-		}
-		ev.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
-		ev.done()
-		return err
-	}
-	if err := ev.send(chunk([]any{choice("", nil, offset, res.Finish)})); err != nil {
 		return err
 	}
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		u := chunk([]any{})
-		u["usage"] = usage(res)
+		u["usage"] = usageOf(results)
 		ev.send(u)
 	}
 	ev.done()
+	return nil
+}
+
+// fail ends a choice that failed: before anything is written, its error
+// is the answer (runChat's error); after, an error event in the stream,
+// which for a request of one choice is its end (the error is still
+// runChat's, for the log) and for n > 1 lets the other choices go on.
+func (s *sse) fail(err error, n int) error {
+	if !s.started {
+		return err
+	}
+	s.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
+	if n == 1 {
+		s.done()
+		return err
+	}
 	return nil
 }
 
@@ -201,180 +212,107 @@ func bytesJSON(b []byte) []int {
 	return out
 }
 
+// chatCompletions is POST /v1/chat/completions: the request's n choices
+// rendered as a chat completion, or as its chunks with "stream": true.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
-	m, text, e, err := s.ready()
-	if err != nil {
+	if _, _, _, err := s.ready(); err != nil {
 		return err
 	}
 	var req chatRequest
 	if err := decodeJSON(r, s.cfg.MaxBodyBytes, &req); err != nil {
 		return err
 	}
-	plan, err := planChat(text, &req)
+	job, err := s.prepare(r.Context(), req.input(), req.sampling)
 	if err != nil {
 		return err
 	}
-	if plan.parseTools && plan.format.Name == "unrecognized" {
-		ri := info(r.Context())
-		ri.mu.Lock()
-		ri.unparsedCalls = true
-		ri.mu.Unlock()
-	}
-	ids := plan.ids
-	var encoded *rt.Encoded
-	if len(plan.images) > 0 {
-		if ids, encoded, err = plan.promptWithImages(r.Context(), s, m, text); err != nil {
-			return err
-		}
-	}
-	ereq, stops, err := s.options(m, text, req.sampling, len(ids), m.MaxLen()+1-len(ids))
-	if err != nil {
-		return err
-	}
-	ereq.Encoded = encoded
-	if req.Prediction != nil {
-		pred, err := req.Prediction.text()
-		if err != nil {
-			return err
-		}
-		if ereq.Prediction, err = text.Tokenizer.Encode(pred, false); err != nil {
-			return badRequest("prediction", "%v", err)
-		}
-	}
-	if req.TopLogprobs != nil {
-		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 || !req.Logprobs {
-			return badRequest("top_logprobs", "top_logprobs must be in [0, 20] and needs logprobs: true")
-		}
-		ereq.Sampling.TopLogprobs = *req.TopLogprobs
-	}
-	ereq.Sampling.Logprobs = req.Logprobs
-	if ereq.Sampling.LogitBias, err = logitBias(m, req.LogitBias); err != nil {
-		return err
-	}
-	if plan.lark != "" {
-		vocab, err := s.vocab.get(m, text)
-		if err != nil {
-			return err
-		}
-		ereq.Sampling.Grammar = &rt.Grammar{Lark: plan.lark, Vocab: vocab}
-	}
-	ereq.Prompt = ids
+	n := info(r.Context()).choices()
 	id, created := newID("chatcmpl-"), time.Now().Unix()
-	chunk := func(choices []any) map[string]any {
-		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.cfg.Name, "choices": choices}
-	}
-	split := plan.splitter()
+	split := job.plan.splitter() != nil
 	if !req.Stream {
-		res, err := s.run(r.Context(), m, text, e, ereq, stops, func(string, []int32, []tokenLogprob) error { return nil })
+		as, err := s.answers(r.Context(), job, n)
 		if err != nil {
-			return plan.grammarError(err)
+			return err
 		}
-		msg := map[string]any{"role": "assistant", "content": res.Text}
-		finish := res.Finish
-		if split != nil {
-			reasoning, content := split.Push(res.Text)
-			r2, c2, calls := split.Finish()
-			reasoning, content = reasoning+r2, content+c2
-			msg["content"] = content
-			if reasoning != "" {
-				msg["reasoning_content"] = reasoning
-			}
-			if len(calls) > 0 {
-				if content == "" {
-					msg["content"] = nil
+		choices, results := make([]any, len(as)), make([]*result, len(as))
+		for i, a := range as {
+			res := a.res
+			msg := map[string]any{"role": "assistant", "content": res.Text}
+			if split {
+				content := a.content.String()
+				msg["content"] = content
+				if r := a.reasoning.String(); r != "" {
+					msg["reasoning_content"] = r
 				}
-				msg["tool_calls"] = plan.toolCalls(calls)
-				if finish == "stop" {
-					finish = "tool_calls"
+				if len(a.calls) > 0 {
+					if content == "" {
+						msg["content"] = nil
+					}
+					msg["tool_calls"] = a.calls
 				}
 			}
+			c := map[string]any{"index": i, "message": msg, "logprobs": nil, "finish_reason": a.finish, "token_ids": res.TokenIDs}
+			if req.Logprobs {
+				c["logprobs"] = chatLogprobs(res.Logprobs)
+			}
+			choices[i], results[i] = c, res
 		}
-		c := map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish, "token_ids": res.TokenIDs}
-		if req.Logprobs {
-			c["logprobs"] = chatLogprobs(res.Logprobs)
-		}
-		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": created, "model": s.cfg.Name, "choices": []any{c}, "usage": usage(res)})
+		writeJSON(w, map[string]any{"id": id, "object": "chat.completion", "created": created, "model": s.cfg.Name, "choices": choices, "usage": usageOf(results)})
 		return nil
 	}
 	ev := &sse{w: w}
-	started := false
-	start := func() error {
-		if started {
-			return nil
-		}
-		started = true
-		return ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "content": ""}, "logprobs": nil, "finish_reason": nil}}))
+	chunk := func(choices ...any) map[string]any {
+		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": s.cfg.Name, "choices": choices}
 	}
-	if plan.lark == "" { // with a grammar, a grammar error before the first token is still a 400
-		if err := start(); err != nil {
-			return err
-		}
+	delta := func(i int, d map[string]any) map[string]any {
+		return chunk(map[string]any{"index": i, "delta": d, "logprobs": nil, "finish_reason": nil})
 	}
-	res, err := s.run(r.Context(), m, text, e, ereq, stops, func(piece string, ids []int32, lps []tokenLogprob) error {
-		if piece == "" && len(ids) == 0 {
-			return nil
-		}
-		delta := map[string]any{"content": piece}
-		if split != nil {
-			reasoning, content := split.Push(piece)
-			delta = map[string]any{}
-			if reasoning != "" {
-				delta["reasoning_content"] = reasoning
+	results := make([]*result, n)
+	err = s.runChat(r.Context(), job, n, func(e chatEvent) error {
+		i := e.Choice
+		switch e.Kind {
+		case evBegin:
+			return ev.send(delta(i, map[string]any{"role": "assistant", "content": ""}))
+		case evDelta:
+			d := map[string]any{"content": e.Text}
+			if split {
+				d = map[string]any{}
+				if e.Reasoning != "" {
+					d["reasoning_content"] = e.Reasoning
+				}
+				if e.Text != "" {
+					d["content"] = e.Text
+				}
 			}
-			if content != "" {
-				delta["content"] = content
+			if !e.Step {
+				return ev.send(delta(i, d))
 			}
-			if len(delta) == 0 && !req.Logprobs {
-				return nil // held back: it may be a marker or a call
+			c := map[string]any{"index": i, "delta": d, "logprobs": nil, "finish_reason": nil, "token_ids": e.IDs}
+			if req.Logprobs {
+				c["logprobs"] = chatLogprobs(e.Logprobs)
 			}
+			return ev.send(chunk(c))
+		case evCall:
+			tc := map[string]any{"index": e.Call, "function": map[string]any{"arguments": e.Text}}
+			if e.Name != "" {
+				tc = map[string]any{"index": e.Call, "id": e.ID, "type": "function", "function": map[string]any{"name": e.Name, "arguments": ""}}
+			}
+			return ev.send(delta(i, map[string]any{"tool_calls": []any{tc}}))
+		case evFinish:
+			results[i] = e.Result
+			return ev.send(chunk(map[string]any{"index": i, "delta": map[string]any{}, "logprobs": nil, "finish_reason": e.Finish}))
+		case evError:
+			return ev.fail(e.Err, n)
 		}
-		if err := start(); err != nil {
-			return err
-		}
-		c := map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": nil, "token_ids": ids}
-		if req.Logprobs {
-			c["logprobs"] = chatLogprobs(lps)
-		}
-		return ev.send(chunk([]any{c}))
+		return nil
 	})
 	if err != nil {
-		if !started {
-			return plan.grammarError(err)
-		}
-		ev.send(map[string]any{"error": map[string]any{"message": err.Error(), "type": "server_error"}})
-		ev.done()
 		return err
 	}
-	if err := start(); err != nil {
-		return err
-	}
-	finish := res.Finish
-	if split != nil {
-		reasoning, content, calls := split.Finish()
-		delta := map[string]any{}
-		if reasoning != "" {
-			delta["reasoning_content"] = reasoning
-		}
-		if content != "" {
-			delta["content"] = content
-		}
-		if len(delta) > 0 {
-			ev.send(chunk([]any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": nil}}))
-		}
-		for i, tc := range plan.toolCalls(calls) {
-			head := map[string]any{"index": i, "id": tc["id"], "type": "function", "function": map[string]any{"name": tc["function"].(map[string]any)["name"], "arguments": ""}}
-			ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{head}}, "logprobs": nil, "finish_reason": nil}}))
-			args := map[string]any{"index": i, "function": map[string]any{"arguments": tc["function"].(map[string]any)["arguments"]}}
-			ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{args}}, "logprobs": nil, "finish_reason": nil}}))
-		}
-		if len(calls) > 0 && finish == "stop" {
-			finish = "tool_calls"
-		}
-	}
-	ev.send(chunk([]any{map[string]any{"index": 0, "delta": map[string]any{}, "logprobs": nil, "finish_reason": finish}}))
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		u := chunk([]any{})
-		u["usage"] = usage(res)
+		u := chunk()
+		u["choices"] = []any{}
+		u["usage"] = usageOf(results)
 		ev.send(u)
 	}
 	ev.done()

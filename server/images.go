@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/archc/archc/rt"
-	"github.com/archc/archc/rt/chat"
 	"github.com/archc/archc/rt/vision"
 )
 
@@ -47,21 +46,34 @@ type imageRef struct {
 	url   string
 }
 
+// contentPart is one part of a turn's content: text, or an image (Image
+// set: its URL and the caller's field that holds it).
+type contentPart struct {
+	Text  string
+	Image *imageRef
+}
+
+// textPart and imagePart are a text part and an image part.
+func textPart(s string) contentPart { return contentPart{Text: s} }
+
+func imagePart(url, field string) contentPart {
+	return contentPart{Image: &imageRef{field: field, url: url}}
+}
+
 // contentParts reads message i's content: a string, or an array of
 // {"type": "text", "text"} and {"type": "image_url", "image_url": {"url",
 // "detail"}} parts. It returns the text (all text parts joined) and, when
-// there is an image, the parts in order with the images' references.
-// Errors are 400s naming the part.
-func (m message) contentParts(i int) (string, []chat.Part, []imageRef, error) {
+// there is an image, the parts in order. Errors are 400s naming the part.
+func (m message) contentParts(i int) (string, []contentPart, error) {
 	field := fmt.Sprintf("messages[%d].content", i)
 	list, ok := m.Content.([]any)
 	if !ok {
 		text, err := m.text(i)
-		return text, nil, nil, err
+		return text, nil, err
 	}
 	var b strings.Builder
-	var parts []chat.Part
-	var refs []imageRef
+	var parts []contentPart
+	images := false
 	for j, p := range list {
 		pf := fmt.Sprintf("%s[%d]", field, j)
 		part, _ := p.(map[string]any)
@@ -69,28 +81,28 @@ func (m message) contentParts(i int) (string, []chat.Part, []imageRef, error) {
 		case "text":
 			s, ok := part["text"].(string)
 			if !ok {
-				return "", nil, nil, badRequest(pf+".text", "%s.text must be a string", pf)
+				return "", nil, badRequest(pf+".text", "%s.text must be a string", pf)
 			}
 			b.WriteString(s)
-			parts = append(parts, chat.Part{Type: chat.PartText, Text: s})
+			parts = append(parts, textPart(s))
 		case "image_url":
 			u, err := imageURL(part["image_url"], pf+".image_url")
 			if err != nil {
-				return "", nil, nil, err
+				return "", nil, err
 			}
-			parts = append(parts, chat.Part{Type: chat.PartImage})
-			refs = append(refs, imageRef{field: pf + ".image_url", url: u})
+			parts = append(parts, imagePart(u, pf+".image_url"))
+			images = true
 		default:
-			return "", nil, nil, badRequest(pf, "%s: content parts must be {\"type\": \"text\", \"text\": ...} or {\"type\": \"image_url\", \"image_url\": {\"url\": ...}}, got type %v", pf, part["type"])
+			return "", nil, badRequest(pf, "%s: content parts must be {\"type\": \"text\", \"text\": ...} or {\"type\": \"image_url\", \"image_url\": {\"url\": ...}}, got type %v", pf, part["type"])
 		}
 	}
-	if len(refs) > 0 && m.Role != "user" {
-		return "", nil, nil, badRequest(field, "%s: images are taken in user turns only", field)
+	if images && m.Role != "user" {
+		return "", nil, badRequest(field, "%s: images are taken in user turns only", field)
 	}
-	if len(refs) == 0 {
+	if !images {
 		parts = nil
 	}
-	return b.String(), parts, refs, nil
+	return b.String(), parts, nil
 }
 
 // imageURL reads an image_url part's value: {"url": ..., "detail": ...}

@@ -107,18 +107,16 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 			switch {
 			case b.Type == "text" && b.Text != nil:
 				turn.Content += *b.Text
-				turn.Parts = append(turn.Parts, map[string]any{"type": "text", "text": *b.Text})
-				turn.Origins = append(turn.Origins, bf)
+				turn.Parts = append(turn.Parts, textPart(*b.Text))
 			case b.Type == "image" && m.Role == "user":
 				switch {
 				case b.Source != nil && b.Source.Type == "base64":
-					turn.Parts = append(turn.Parts, imagePart("data:"+b.Source.MediaType+";base64,"+b.Source.Data, nil))
+					turn.Parts = append(turn.Parts, imagePart("data:"+b.Source.MediaType+";base64,"+b.Source.Data, bf+".source"))
 				case b.Source != nil && b.Source.Type == "url":
-					turn.Parts = append(turn.Parts, imagePart(b.Source.URL, nil))
+					turn.Parts = append(turn.Parts, imagePart(b.Source.URL, bf+".source"))
 				default:
 					return nil, nil, badRequest(bf+".source", "%s.source must be {\"type\": \"base64\", \"media_type\", \"data\"} or {\"type\": \"url\", \"url\"}", bf)
 				}
-				turn.Origins = append(turn.Origins, bf)
 				images = true
 			case b.Type == "tool_use" && m.Role == "assistant":
 				if b.ID == "" || b.Name == "" {
@@ -149,7 +147,7 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 			}
 		}
 		if !images {
-			turn.Parts, turn.Origins = nil, nil
+			turn.Parts = nil
 		}
 		msgs = append(msgs, results...)
 		if len(results) == 0 || turn.Content != "" {
@@ -169,42 +167,29 @@ func compactJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
-// messagesChat is the chat request for a Messages request: its turns,
-// sampling fields, tools and tool_choice in chat completions' shapes.
-func messagesChat(req *messagesRequest, msgs []chatMessage) (map[string]any, error) {
-	chatReq := map[string]any{"messages": msgs, "stream": req.Stream}
-	if req.MaxTokens != nil {
-		chatReq["max_tokens"] = *req.MaxTokens
-	}
-	if req.Stream {
-		chatReq["stream_options"] = map[string]any{"include_usage": true}
-	}
-	if len(req.StopSequences) > 0 {
-		chatReq["stop"] = req.StopSequences
-	}
-	for k, v := range map[string]any{"temperature": req.Temperature, "top_p": req.TopP, "top_k": req.TopK} {
-		if !isNilPtr(v) {
-			chatReq[k] = v
+// messagesChat is the chat input and sampling fields of a Messages
+// request: its turns, tools, tool_choice, output format and effort.
+func messagesChat(req *messagesRequest, msgs []chatMessage) (*chatInput, sampling, error) {
+	in := &chatInput{turns: msgs, names: messagesNames}
+	p := sampling{MaxTokens: req.MaxTokens, Stop: req.StopSequences, Temperature: req.Temperature, TopP: req.TopP, TopK: req.TopK, Stream: req.Stream}
+	for i, raw := range req.Tools {
+		var t struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description json.RawMessage `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
 		}
-	}
-	if len(req.Tools) > 0 {
-		var tools []json.RawMessage
-		for i, raw := range req.Tools {
-			var t struct {
-				Type        string          `json:"type"`
-				Name        string          `json:"name"`
-				Description json.RawMessage `json:"description"`
-				InputSchema json.RawMessage `json:"input_schema"`
-			}
-			if err := json.Unmarshal(raw, &t); err != nil {
-				return nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a tool object: %v", i, unwrapJSON(err))
-			}
-			if t.Type != "" && t.Type != "custom" {
-				return nil, badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only client tools (name, description, input_schema) are supported, not Anthropic's server tools", i, t.Type)
-			}
-			tools = append(tools, chatTool(t.Name, t.Description, t.InputSchema))
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, p, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a tool object: %v", i, unwrapJSON(err))
 		}
-		chatReq["tools"] = tools
+		if t.Type != "" && t.Type != "custom" {
+			return nil, p, badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only client tools (name, description, input_schema) are supported, not Anthropic's server tools", i, t.Type)
+		}
+		tool, err := chatTool(i, t.Name, t.Description, t.InputSchema)
+		if err != nil {
+			return nil, p, err
+		}
+		in.tools = append(in.tools, tool)
 	}
 	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
 		var tc struct {
@@ -213,20 +198,21 @@ func messagesChat(req *messagesRequest, msgs []chatMessage) (map[string]any, err
 			DisableParallelToolUse *bool  `json:"disable_parallel_tool_use"`
 		}
 		if err := json.Unmarshal(req.ToolChoice, &tc); err != nil {
-			return nil, badRequest("tool_choice", "tool_choice must be {\"type\": \"auto\" | \"any\" | \"tool\" | \"none\"}")
+			return nil, p, badRequest("tool_choice", "tool_choice must be {\"type\": \"auto\" | \"any\" | \"tool\" | \"none\"}")
 		}
 		switch tc.Type {
 		case "auto", "none":
-			chatReq["tool_choice"] = tc.Type
+			in.choice = toolChoice{mode: tc.Type}
 		case "any":
-			chatReq["tool_choice"] = "required"
+			in.choice = toolChoice{mode: "required"}
 		case "tool":
-			chatReq["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": tc.Name}}
+			in.choice = toolChoice{mode: "named", name: tc.Name}
 		default:
-			return nil, badRequest("tool_choice.type", "tool_choice.type %q: use auto, any, tool or none", tc.Type)
+			return nil, p, badRequest("tool_choice.type", "tool_choice.type %q: use auto, any, tool or none", tc.Type)
 		}
 		if tc.DisableParallelToolUse != nil {
-			chatReq["parallel_tool_calls"] = !*tc.DisableParallelToolUse
+			parallel := !*tc.DisableParallelToolUse
+			in.parallel = &parallel
 		}
 	}
 	format, field := req.OutputFormat, "output_format"
@@ -235,7 +221,7 @@ func messagesChat(req *messagesRequest, msgs []chatMessage) (map[string]any, err
 			format, field = c.Format, "output_config.format"
 		}
 		if c.Effort != nil {
-			chatReq["reasoning_effort"] = *c.Effort
+			in.effort = *c.Effort
 		}
 	}
 	if len(format) > 0 && string(format) != "null" {
@@ -244,24 +230,17 @@ func messagesChat(req *messagesRequest, msgs []chatMessage) (map[string]any, err
 			Schema json.RawMessage `json:"schema"`
 		}
 		if json.Unmarshal(format, &f) != nil || f.Type != "json_schema" || len(f.Schema) == 0 {
-			return nil, badRequest(field, "%s must be {\"type\": \"json_schema\", \"schema\": {...}}", field)
+			return nil, p, badRequest(field, "%s must be {\"type\": \"json_schema\", \"schema\": {...}}", field)
 		}
-		chatReq["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "output", "schema": f.Schema}}
+		in.format = jsonSchemaFormat("output", f.Schema, nil)
 	}
-	return chatReq, nil
+	return in, p, nil
 }
 
-// messagesRenames are the chat request's field names in errors, as the
-// Messages API names them.
-var messagesRenames = [][2]string{
-	{`tools\[(\d+)\]\.function\.parameters`, "tools[$1].input_schema"},
-	{`tools\[(\d+)\]\.function\.(\w+)`, "tools[$1].$2"},
-	{`tool_choice`, "tool_choice"},
-	{`stop$`, "stop_sequences"},
-	{`response_format.*`, "output_config.format"},
-	{`reasoning_effort`, "output_config.effort"},
-	{`messages.*`, "messages"},
-}
+// messagesNames are the Messages API's names for the fields a chat plan
+// checks.
+var messagesNames = &fieldNames{messages: "messages", tool: "tools[%d]", toolParams: "input_schema", format: "output_config.format",
+	formatJSON: "output_config.format", schema: "output_config.format", effort: "output_config.effort", maxTokens: "max_tokens", stop: "stop_sequences"}
 
 // anthropicError writes err in Anthropic's error shape,
 // {"type": "error", "error": {"type", "message"}}, with its status.
@@ -287,39 +266,37 @@ func anthropicError(w http.ResponseWriter, err error) {
 	json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}})
 }
 
-// messagesPlan parses a Messages request and plans its chat request (the
-// prompt, with tools rendered as the chat handler will).
-func (s *Server) messagesPlan(r *http.Request, needMax bool) (*messagesRequest, map[string]any, *chatPlan, error) {
+// messagesPlan parses a Messages request into its chat input and
+// sampling fields.
+func (s *Server) messagesPlan(r *http.Request, needMax bool) (*messagesRequest, *chatInput, sampling, error) {
 	var body json.RawMessage
 	if err := decodeJSON(r, s.cfg.MaxBodyBytes, &body); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, sampling{}, err
 	}
 	req, msgs, err := messagesInput(body, needMax)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, sampling{}, err
 	}
-	chatReq, err := messagesChat(req, msgs)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	plan, err := chatPlanOf(s, chatReq)
-	if err != nil {
-		return nil, nil, nil, renameFields(err, partRenames(chatReq, messagesRenames))
-	}
-	return req, chatReq, plan, nil
+	in, p, err := messagesChat(req, msgs)
+	return req, in, p, err
 }
 
 // countTokens is POST /v1/messages/count_tokens: {"input_tokens": N}, the
 // prompt tokens the same /v1/messages request would have.
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) error {
-	if _, _, _, err := s.ready(); err != nil {
-		return err
-	}
-	_, _, plan, err := s.messagesPlan(r, false)
+	_, text, _, err := s.ready()
 	if err != nil {
 		return err
 	}
-	writeJSON(w, map[string]any{"input_tokens": len(plan.ids)})
+	_, in, _, err := s.messagesPlan(r, false)
+	if err != nil {
+		return err
+	}
+	p, err := plan(text, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, map[string]any{"input_tokens": len(p.ids)})
 	return nil
 }
 
@@ -355,48 +332,53 @@ func (s *Server) stopReason(finish, content string, ids []int32, stops []string)
 	return "end_turn", nil
 }
 
-// messages is POST /v1/messages: Anthropic's Messages API over chat
-// completions, streamed as its events with "stream": true. Errors are in
-// Anthropic's shape (api writes them so for /v1/messages paths).
+// messages is POST /v1/messages: Anthropic's Messages API, rendered
+// from the chat core's events, streamed as its events with "stream":
+// true. Errors are in Anthropic's shape (api writes them so for
+// /v1/messages paths).
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) error {
 	if _, _, _, err := s.ready(); err != nil {
 		return err
 	}
-	req, chatReq, plan, err := s.messagesPlan(r, true)
+	req, in, p, err := s.messagesPlan(r, true)
+	if err != nil {
+		return err
+	}
+	job, err := s.prepare(r.Context(), in, p)
 	if err != nil {
 		return err
 	}
 	id := newID("msg_")
-	usage := func(u *chatUsage) map[string]any {
-		out := map[string]any{"input_tokens": len(plan.ids), "output_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
-		if u != nil {
-			out["input_tokens"], out["output_tokens"], out["cache_read_input_tokens"] = u.PromptTokens, u.CompletionTokens, u.cached()
+	usage := func(res *result) map[string]any {
+		out := map[string]any{"input_tokens": len(job.req.Prompt), "output_tokens": 0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+		if res != nil {
+			out["input_tokens"], out["output_tokens"], out["cache_read_input_tokens"] = res.PromptTokens, res.CompletionTokens, res.CachedTokens
 		}
 		return out
 	}
 	if !req.Stream {
-		o, err := s.answer(r, chatReq)
+		o, err := s.answer(r, job)
 		if err != nil {
-			return renameFields(err, partRenames(chatReq, messagesRenames))
+			return err
 		}
 		content := make([]any, len(o.blocks))
 		for i := range o.blocks {
 			content[i] = contentOf(&o.blocks[i], true)
 		}
-		reason, seq := s.stopReason(o.finish, o.text(), o.tokenIDs, req.StopSequences)
+		reason, seq := s.stopReason(o.finish, o.text(), o.res.TokenIDs, req.StopSequences)
 		writeJSON(w, map[string]any{"id": id, "type": "message", "role": "assistant", "model": s.cfg.Name,
-			"content": content, "stop_reason": reason, "stop_sequence": seq, "usage": usage(o.usage)})
+			"content": content, "stop_reason": reason, "stop_sequence": seq, "usage": usage(o.res)})
 		return nil
 	}
 	sink := &messagesSink{w: w, start: map[string]any{"id": id, "type": "message", "role": "assistant", "model": s.cfg.Name, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil, "usage": usage(nil)}}
-	o, err := s.stream(r, chatReq, sink)
+	o, err := s.stream(r, job, sink)
 	if err != nil {
-		return renameFields(err, partRenames(chatReq, messagesRenames))
+		return err
 	}
-	reason, seq := s.stopReason(o.finish, o.text(), o.tokenIDs, req.StopSequences)
+	reason, seq := s.stopReason(o.finish, o.text(), o.res.TokenIDs, req.StopSequences)
 	sseEvent(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": reason, "stop_sequence": seq},
-		"usage": usage(o.usage)}) // the final counts, cached tokens included (the SDK takes them over message_start's)
+		"usage": usage(o.res)}) // the final counts, cached tokens included (the SDK takes them over message_start's)
 	return sseEvent(w, "message_stop", map[string]any{"type": "message_stop"})
 }
 
@@ -464,15 +446,4 @@ func (k *messagesSink) close(i int, b *block) error {
 
 func (k *messagesSink) fail(msg string) {
 	sseEvent(k.w, "error", map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": msg}})
-}
-
-// isNilPtr reports whether v is a nil *float64 or *int.
-func isNilPtr(v any) bool {
-	switch p := v.(type) {
-	case *float64:
-		return p == nil
-	case *int:
-		return p == nil
-	}
-	return v == nil
 }

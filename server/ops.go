@@ -29,7 +29,12 @@ type reqInfo struct {
 	// convention archc does not parse (toolcall.Unrecognized), so calls
 	// are returned as content.
 	unparsedCalls bool
+	// n is the request's number of choices (nChoices; 0 is 1).
+	n int
 }
+
+// choices is the request's number of choices.
+func (ri *reqInfo) choices() int { return max(ri.n, 1) }
 
 type reqInfoKey struct{}
 
@@ -86,11 +91,8 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 		if err == nil && top != nil && (endpoint == "/v1/completions" || endpoint == "/v1/chat/completions") {
 			n, err = nChoices(top, s.cfg.MaxN)
 		}
-		switch {
-		case err != nil:
-		case n > 1:
-			err = s.fanOut(rec, r, top, n, h)
-		default:
+		ri.n = n
+		if err == nil {
 			err = h(rec, r)
 		}
 		midStream := err != nil && rec.wrote // a stream already started; its end says what happened

@@ -90,10 +90,10 @@ func responsesInput(body []byte) (*responsesRequest, []chatMessage, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			m := chatMessage{Role: it.Role, Content: text, Parts: parts}
-			for j := range parts {
-				m.Origins = append(m.Origins, fmt.Sprintf("%s.content[%d]", field, j))
+			if parts != nil && it.Role != "user" {
+				return nil, nil, badRequest(field+".content", "%s.content: images are taken in user turns only", field)
 			}
+			m := chatMessage{Role: it.Role, Content: text, Parts: parts}
 			if it.Role == "assistant" {
 				m.ReasoningContent, reasoning = reasoning, ""
 			}
@@ -142,27 +142,30 @@ func responsesInput(body []byte) (*responsesRequest, []chatMessage, error) {
 	return &req, msgs, nil
 }
 
-// responsesChat adds the request's tools, tool_choice, text.format and
-// reasoning effort to a chat request, in chat completions' shapes.
-func responsesChat(req *responsesRequest, chatReq map[string]any) error {
-	if len(req.Tools) > 0 {
-		var tools []json.RawMessage
-		for i, raw := range req.Tools {
-			var t struct {
-				Type        string          `json:"type"`
-				Name        string          `json:"name"`
-				Description json.RawMessage `json:"description"`
-				Parameters  json.RawMessage `json:"parameters"`
-			}
-			if err := json.Unmarshal(raw, &t); err != nil {
-				return badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a function tool object: %v", i, unwrapJSON(err))
-			}
-			if t.Type != "function" {
-				return badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only \"function\" tools are supported (OpenAI's hosted tools are not)", i, t.Type)
-			}
-			tools = append(tools, chatTool(t.Name, t.Description, t.Parameters))
+// responsesChat is the chat input and sampling fields of a Responses
+// request: its turns (msgs), tools, tool_choice, text.format and
+// reasoning effort.
+func responsesChat(req *responsesRequest, msgs []chatMessage) (*chatInput, sampling, error) {
+	in := &chatInput{turns: msgs, parallel: req.ParallelToolCalls, names: responsesNames}
+	p := sampling{MaxTokens: req.MaxOutputTokens, Temperature: req.Temperature, TopP: req.TopP, Stream: req.Stream}
+	for i, raw := range req.Tools {
+		var t struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description json.RawMessage `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
 		}
-		chatReq["tools"] = tools
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, p, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a function tool object: %v", i, unwrapJSON(err))
+		}
+		if t.Type != "function" {
+			return nil, p, badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only \"function\" tools are supported (OpenAI's hosted tools are not)", i, t.Type)
+		}
+		tool, err := chatTool(i, t.Name, t.Description, t.Parameters)
+		if err != nil {
+			return nil, p, err
+		}
+		in.tools = append(in.tools, tool)
 	}
 	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
 		var s string
@@ -172,19 +175,20 @@ func responsesChat(req *responsesRequest, chatReq map[string]any) error {
 		}
 		switch {
 		case json.Unmarshal(req.ToolChoice, &s) == nil:
-			chatReq["tool_choice"] = s
+			c, err := chooseMode(s)
+			if err != nil {
+				return nil, p, err
+			}
+			in.choice = c
 		case json.Unmarshal(req.ToolChoice, &obj) == nil && obj.Type == "function":
-			chatReq["tool_choice"] = map[string]any{"type": "function", "function": map[string]any{"name": obj.Name}}
+			in.choice = toolChoice{mode: "named", name: obj.Name}
 		default:
-			return badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", \"name\": ...}")
+			return nil, p, badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", \"name\": ...}")
 		}
-	}
-	if req.ParallelToolCalls != nil {
-		chatReq["parallel_tool_calls"] = *req.ParallelToolCalls
 	}
 	if t := req.Text; t != nil {
 		if t.Verbosity != nil && *t.Verbosity != "medium" {
-			return badRequest("text.verbosity", "text.verbosity is not supported by this server; leave it out")
+			return nil, p, badRequest("text.verbosity", "text.verbosity is not supported by this server; leave it out")
 		}
 		if len(t.Format) > 0 && string(t.Format) != "null" {
 			var f struct {
@@ -194,43 +198,37 @@ func responsesChat(req *responsesRequest, chatReq map[string]any) error {
 				Strict *bool           `json:"strict"`
 			}
 			if err := json.Unmarshal(t.Format, &f); err != nil {
-				return badRequest("text.format", "text.format: %v", unwrapJSON(err))
+				return nil, p, badRequest("text.format", "text.format: %v", unwrapJSON(err))
 			}
 			switch f.Type {
 			case "text":
 			case "json_object":
-				chatReq["response_format"] = map[string]any{"type": "json_object"}
+				in.format = &responseFormat{Type: "json_object"}
 			case "json_schema":
 				if len(f.Schema) == 0 {
-					return badRequest("text.format.schema", "text.format json_schema needs schema")
+					return nil, p, badRequest("text.format.schema", "text.format json_schema needs schema")
 				}
-				chatReq["response_format"] = map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": f.Name, "schema": f.Schema, "strict": f.Strict}}
+				in.format = jsonSchemaFormat(f.Name, f.Schema, f.Strict)
 			default:
-				return badRequest("text.format.type", "text.format.type %q is not supported: use text, json_object or json_schema", f.Type)
+				return nil, p, badRequest("text.format.type", "text.format.type %q is not supported: use text, json_object or json_schema", f.Type)
 			}
 		}
 	}
 	if r := req.Reasoning; r != nil {
 		if !isNoop(r.Summary, []string{`"none"`}) && len(r.Summary) > 0 {
-			return badRequest("reasoning.summary", "reasoning.summary is not supported: the reasoning comes whole, as reasoning items' content; leave it out")
+			return nil, p, badRequest("reasoning.summary", "reasoning.summary is not supported: the reasoning comes whole, as reasoning items' content; leave it out")
 		}
 		if r.Effort != nil && *r.Effort != "none" {
-			chatReq["reasoning_effort"] = *r.Effort
+			in.effort = *r.Effort
 		}
 	}
-	return nil
+	return in, p, nil
 }
 
-// responsesRenames are the chat request's field names in errors, as the
-// Responses API names them.
-var responsesRenames = [][2]string{
-	{`tools\[(\d+)\]\.function\.(\w+)`, "tools[$1].$2"},
-	{`response_format\.json_schema\.schema`, "text.format.schema"},
-	{`response_format.*`, "text.format"},
-	{`reasoning_effort`, "reasoning.effort"},
-	{`max_tokens`, "max_output_tokens"},
-	{`messages.*`, "input"},
-}
+// responsesNames are the Responses API's names for the fields a chat
+// plan checks.
+var responsesNames = &fieldNames{messages: "input", tool: "tools[%d]", toolParams: "parameters", format: "text.format",
+	formatJSON: "text.format", schema: "text.format.schema", effort: "reasoning.effort", maxTokens: "max_output_tokens", stop: "stop"}
 
 // responseStore keeps the conversations of recent responses for
 // previous_response_id: the last maxStored, in the server's memory only.
@@ -308,16 +306,12 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 	if req.Instructions != nil {
 		msgs = append([]chatMessage{{Role: "system", Content: *req.Instructions}}, turns...)
 	}
-	chatReq := map[string]any{"messages": msgs, "stream": req.Stream}
-	if req.Stream {
-		chatReq["stream_options"] = map[string]any{"include_usage": true}
+	in, p, err := responsesChat(req, msgs)
+	if err != nil {
+		return err
 	}
-	for k, v := range map[string]any{"max_tokens": req.MaxOutputTokens, "temperature": req.Temperature, "top_p": req.TopP} {
-		if !isNilPtr(v) {
-			chatReq[k] = v
-		}
-	}
-	if err := responsesChat(req, chatReq); err != nil {
+	job, err := s.prepare(r.Context(), in, p)
+	if err != nil {
 		return err
 	}
 	resp := s.responseObject(req)
@@ -330,9 +324,9 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 			resp["incomplete_details"] = map[string]any{"reason": "max_output_tokens"}
 		}
 		resp["status"], resp["output"] = status, items
-		if u := o.usage; u != nil {
+		if u := o.res; u != nil {
 			resp["usage"] = map[string]any{
-				"input_tokens": u.PromptTokens, "input_tokens_details": map[string]any{"cached_tokens": u.cached()},
+				"input_tokens": u.PromptTokens, "input_tokens_details": map[string]any{"cached_tokens": u.CachedTokens},
 				"output_tokens": u.CompletionTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
 				"total_tokens": u.PromptTokens + u.CompletionTokens,
 			}
@@ -342,9 +336,9 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if !req.Stream {
-		o, err := s.answer(r, chatReq)
+		o, err := s.answer(r, job)
 		if err != nil {
-			return renameFields(err, partRenames(chatReq, responsesRenames))
+			return err
 		}
 		items := make([]any, len(o.blocks))
 		for i := range o.blocks {
@@ -355,9 +349,9 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	sink := &responsesSink{w: w, resp: resp}
-	o, err := s.stream(r, chatReq, sink)
+	o, err := s.stream(r, job, sink)
 	if err != nil {
-		return renameFields(err, partRenames(chatReq, responsesRenames))
+		return err
 	}
 	finish(o, sink.items)
 	typ := "response.completed"
@@ -534,24 +528,27 @@ type responsesPart struct {
 
 // responsesContent reads a message item's content: a string, or parts
 // (input_text, output_text, text; input_image with an image_url). It
-// returns the text and, with an image, the parts in chat completions'
-// shape. Errors are 400s naming the part.
-func responsesContent(raw json.RawMessage, field string) (string, []map[string]any, error) {
+// returns the text and, with an image, the parts. Errors are 400s naming
+// the part.
+func responsesContent(raw json.RawMessage, field string) (string, []contentPart, error) {
 	var parts []responsesPart
 	if json.Unmarshal(raw, &parts) != nil || !slices.ContainsFunc(parts, func(p responsesPart) bool { return p.Type == "input_image" }) {
 		text, err := textOf(raw, field, "input_text", "output_text", "text")
 		return text, nil, err
 	}
 	var b strings.Builder
-	var out []map[string]any
+	var out []contentPart
 	for i, p := range parts {
 		pf := fmt.Sprintf("%s[%d]", field, i)
 		switch {
 		case (p.Type == "input_text" || p.Type == "output_text" || p.Type == "text") && p.Text != nil:
 			b.WriteString(*p.Text)
-			out = append(out, map[string]any{"type": "text", "text": *p.Text})
+			out = append(out, textPart(*p.Text))
 		case p.Type == "input_image" && p.ImageURL != nil:
-			out = append(out, imagePart(*p.ImageURL, p.Detail))
+			if p.Detail != nil && p.Detail != "auto" && p.Detail != "high" {
+				return "", nil, badRequest(pf+".detail", "%s.detail %v is not supported: the image goes to the model as its processor makes it (auto or high)", pf, p.Detail)
+			}
+			out = append(out, imagePart(*p.ImageURL, pf+".image_url"))
 		case p.Type == "input_image":
 			return "", nil, badRequest(pf, "%s: an input_image needs image_url (a data: URL); file_id is not supported", pf)
 		default:

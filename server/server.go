@@ -9,7 +9,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,9 +59,10 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	stored  responseStore // /v1/responses kept for previous_response_id
-	// chat answers the translations' chat completions requests:
-	// chatCompletions unless a test sets it.
-	chat func(http.ResponseWriter, *http.Request) error
+	// replay, when a test sets it, is every choice's events: chat
+	// requests are planned (without a model) and answered with them
+	// instead of the engine's.
+	replay []chatEvent
 
 	vocab vocabCache // the grammar engine's vocabulary file (tools.go)
 
@@ -280,13 +280,16 @@ func writeJSON(w http.ResponseWriter, v any) {
 // the prompt) and the stop strings. Defaults as OpenAI: temperature 1,
 // top_p 1; a request without a seed gets a random one.
 func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defaultMax int) (engine.Request, []string, error) {
+	return s.optionsNamed(m, text, p, promptLen, defaultMax, chatNames)
+}
+
+// optionsNamed is options with errors naming the caller's fields (names:
+// max_tokens and stop). The request's n is runChat's, not the engine's.
+func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen, defaultMax int, names *fieldNames) (engine.Request, []string, error) {
 	var req engine.Request
-	if p.N != nil && *p.N != 1 {
-		return req, nil, badRequest("n", "n must be 1 (one completion per request)")
-	}
 	// max_completion_tokens, OpenAI's newer name, wins over max_tokens
 	// when both are given (as in OpenAI's and vLLM's servers).
-	max, field := defaultMax, "max_tokens"
+	max, field := defaultMax, names.maxTokens
 	if p.MaxTokens != nil {
 		max = *p.MaxTokens
 	}
@@ -349,9 +352,7 @@ func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defa
 	if p.Seed != nil {
 		o.Seed = uint64(*p.Seed)
 	} else {
-		var b [8]byte
-		rand.Read(b[:])
-		o.Seed = binary.LittleEndian.Uint64(b[:])
+		o.Seed = randomSeed()
 	}
 	if o.TopP == 1 {
 		o.TopP = 0
@@ -372,10 +373,10 @@ func (s *Server) options(m *rt.Model, text *rt.Text, p sampling, promptLen, defa
 	}
 	req.StopTokens = p.StopTokenIDs
 	if len(p.Stop) > 4 {
-		return req, nil, badRequest("stop", "at most 4 stop strings, got %d", len(p.Stop))
+		return req, nil, badRequest(names.stop, "at most 4 stop strings, got %d", len(p.Stop))
 	}
 	if len(p.Stop) > 0 && text == nil {
-		return req, nil, badRequest("stop", "stop strings need the model's tokenizer")
+		return req, nil, badRequest(names.stop, "stop strings need the model's tokenizer")
 	}
 	return req, p.Stop, nil
 }
@@ -430,7 +431,6 @@ func (s *Server) run(ctx context.Context, m *rt.Model, text *rt.Text, e *engine.
 	if st := e.Stats(); st.WorkerDown != nil {
 		return nil, &apiError{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf("the model's worker is down: %v", st.WorkerDown), Type: "server_error"}
 	}
-	req.Group = choiceGroup(ctx)
 	events, err := e.Submit(ctx, req)
 	if err != nil {
 		if err := queueError(err); err != nil {

@@ -71,22 +71,90 @@ type chatPlan struct {
 	// the rendered text, once their placeholders expand).
 	images []imageRef
 	prompt string
+	names  *fieldNames // the caller's field names, for errors
 }
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
+// chatInput is a chat request as the planner reads it, whichever API it
+// came by: the conversation (turns, or chat completions' messages, which
+// the planner checks where it always has), the tools and how they may be
+// called, the output format, the template's variables, and the names the
+// caller's API gives these fields (for errors).
+type chatInput struct {
+	messages []message     // chat completions' messages (turns is then nil)
+	turns    []chatMessage // a translated conversation, already checked
+	tools    []toolJSON
+	choice   toolChoice
+	// choiceJSON is chat completions' tool_choice, read by the planner
+	// in place of choice.
+	choiceJSON json.RawMessage
+	parallel   *bool
+	format     *responseFormat
+	effort     string
+	kwargs     map[string]json.RawMessage
+	// includeReasoning false drops the reasoning (vLLM's
+	// include_reasoning).
+	includeReasoning *bool
+	// The deprecated functions / function_call are refused (chat
+	// completions only).
+	functions, functionCall json.RawMessage
+	// Chat completions' predicted output and logprobs.
+	prediction  *prediction
+	logprobs    bool
+	topLogprobs *int
+	names       *fieldNames
+}
+
+// fieldNames are the caller's names for the fields a chat plan checks.
+type fieldNames struct {
+	messages   string // the conversation
+	tool       string // one tool's entry, with %d for its index
+	toolParams string // a tool's parameter schema, within its entry
+	format     string // the output format
+	formatJSON string // the format's json_schema object
+	schema     string // the format's schema
+	effort     string // the reasoning effort
+	maxTokens  string
+	stop       string
+}
+
+// chatNames are chat completions' own names.
+var chatNames = &fieldNames{messages: "messages", tool: "tools[%d].function", toolParams: "parameters", format: "response_format",
+	formatJSON: "response_format.json_schema", schema: "response_format.json_schema.schema", effort: "reasoning_effort", maxTokens: "max_tokens", stop: "stop"}
+
+// toolField names field of tool i (name, parameters).
+func (n *fieldNames) toolField(i int, field string) string {
+	return fmt.Sprintf(n.tool, i) + "." + field
+}
+
 // planChat validates the chat-specific fields of req and renders its
 // prompt. Errors are 400s naming the field.
 func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
+	return plan(text, req.input())
+}
+
+// input is the request as the planner reads it.
+func (req *chatRequest) input() *chatInput {
+	return &chatInput{messages: req.Messages, tools: req.Tools, choiceJSON: req.ToolChoice, parallel: req.ParallelToolCalls, format: req.ResponseFormat,
+		effort: req.ReasoningEffort, kwargs: req.ChatTemplateKwargs, includeReasoning: req.IncludeReasoning,
+		functions: req.Functions, functionCall: req.FunctionCall, prediction: req.Prediction, logprobs: req.Logprobs, topLogprobs: req.TopLogprobs,
+		names: chatNames}
+}
+
+// plan validates a chat input and renders its prompt. Errors are 400s
+// naming the caller's field.
+func plan(text *rt.Text, in *chatInput) (*chatPlan, error) {
+	names := in.names
 	if text == nil || text.ChatTemplate == "" {
-		return nil, badRequest("messages", "the model has no chat template; use /v1/completions")
+		return nil, badRequest(names.messages, "the model has no chat template; use /v1/completions")
 	}
-	if len(req.Messages) == 0 {
-		return nil, badRequest("messages", "messages must not be empty")
+	if len(in.messages) == 0 && len(in.turns) == 0 {
+		return nil, badRequest(names.messages, "%s must not be empty", names.messages)
 	}
 	// null, [] and "none" are the fields table's no-op values: accepted.
-	functions := len(req.Functions) > 0 && !isNoop(req.Functions, []string{"[]"})
-	if functions || len(req.FunctionCall) > 0 && !isNoop(req.FunctionCall, []string{`"none"`}) {
+	functions := len(in.functions) > 0 && !isNoop(in.functions, []string{"[]"})
+	if functions || len(in.functionCall) > 0 && !isNoop(in.functionCall, []string{`"none"`}) {
 		field := "functions"
 		if !functions {
 			field = "function_call"
@@ -95,72 +163,85 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 	}
 	p := &chatPlan{format: toolFormat(text.ChatTemplate)}
 	p.mistralIDs = p.format.Name == "mistral"
-	p.omitReasoning = req.IncludeReasoning != nil && !*req.IncludeReasoning
+	p.omitReasoning = in.includeReasoning != nil && !*in.includeReasoning
 	// Tools.
-	names := map[string]*toolJSON{}
-	for i := range req.Tools {
-		t := &req.Tools[i]
+	tools := in.tools
+	byName := map[string]*toolJSON{}
+	for i := range tools {
+		t := &tools[i]
 		if t.Type != "function" {
 			return nil, badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only \"function\" tools are supported", i, t.Type)
 		}
 		if !toolName.MatchString(t.Function.Name) {
-			return nil, badRequest(fmt.Sprintf("tools[%d].function.name", i), "tools[%d].function.name %q must be 1 to 64 letters, digits, _, . or -", i, t.Function.Name)
+			f := names.toolField(i, "name")
+			return nil, badRequest(f, "%s %q must be 1 to 64 letters, digits, _, . or -", f, t.Function.Name)
 		}
-		if names[t.Function.Name] != nil {
-			return nil, badRequest(fmt.Sprintf("tools[%d].function.name", i), "tools[%d]: a second function named %q", i, t.Function.Name)
+		if byName[t.Function.Name] != nil {
+			return nil, badRequest(names.toolField(i, "name"), "tools[%d]: a second function named %q", i, t.Function.Name)
 		}
 		if len(t.Function.Parameters) > 0 && string(t.Function.Parameters) != "null" {
 			if err := checkSchema(t.Function.Parameters); err != nil {
-				return nil, badRequest(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d].function.parameters is not a valid JSON Schema: %v", i, err)
+				f := names.toolField(i, names.toolParams)
+				return nil, badRequest(f, "%s is not a valid JSON Schema: %v", f, err)
 			}
 		}
-		names[t.Function.Name] = t
+		byName[t.Function.Name] = t
 	}
-	choice, named, err := parseToolChoice(req.ToolChoice, names)
+	choice := in.choice
+	if in.choiceJSON != nil {
+		var err error
+		if choice, err = chatToolChoice(in.choiceJSON); err != nil {
+			return nil, err
+		}
+	}
+	named, err := choice.resolve(byName)
 	if err != nil {
 		return nil, err
 	}
-	if len(req.Tools) > 0 {
-		p.parseTools = choice != "none"
+	if len(tools) > 0 {
+		p.parseTools = choice.mode != "none"
 	}
-	parallel := req.ParallelToolCalls == nil || *req.ParallelToolCalls
+	parallel := in.parallel == nil || *in.parallel
 	// Structured output.
-	if rf := req.ResponseFormat; rf != nil {
+	if rf := in.format; rf != nil {
 		switch rf.Type {
 		case "", "text":
 		case "json_object":
 			p.lark = "start: %json " + withGuidance([]byte(`{"type": "object"}`))
 		case "json_schema":
 			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
-				return nil, badRequest("response_format.json_schema", "response_format json_schema needs json_schema.schema")
+				return nil, badRequest(names.formatJSON, "%s json_schema needs json_schema.schema", names.format)
 			}
 			if err := checkSchema(rf.JSONSchema.Schema); err != nil {
-				return nil, badRequest("response_format.json_schema.schema", "response_format.json_schema.schema is not a valid JSON Schema: %v", err)
+				return nil, badRequest(names.schema, "%s is not a valid JSON Schema: %v", names.schema, err)
 			}
 			p.lark = "start: %json " + withGuidance(rf.JSONSchema.Schema)
 		default:
-			return nil, badRequest("response_format.type", "response_format.type %q is not supported: use text, json_object or json_schema", rf.Type)
+			return nil, badRequest(names.format+".type", "%s.type %q is not supported: use text, json_object or json_schema", names.format, rf.Type)
 		}
-		if p.lark != "" && (choice == "required" || named != nil) {
-			return nil, badRequest("response_format", "response_format and a required or named tool_choice cannot both constrain the output")
+		if p.lark != "" && (choice.mode == "required" || named != nil) {
+			return nil, badRequest(names.format, "%s and a required or named tool_choice cannot both constrain the output", names.format)
 		}
 	}
-	if choice == "required" || named != nil {
-		tools := req.Tools
+	if choice.mode == "required" || named != nil {
+		forced := tools
 		if named != nil {
-			tools = []toolJSON{*named}
+			forced = []toolJSON{*named}
 		}
-		lark, err := toolGrammar(p.format, text, tools, parallel && named == nil)
+		lark, err := p.format.Grammar(grammarMarker(text), grammarTools(forced), parallel && named == nil)
 		if err != nil {
 			return nil, badRequest("tool_choice", "%v", err)
 		}
 		p.lark = lark
 	}
 	// Render.
-	turns, images, err := chatTurns(req.Messages, p.format)
-	if err != nil {
-		return nil, err
+	turns := in.turns
+	if in.messages != nil {
+		if turns, err = messageTurns(in.messages); err != nil {
+			return nil, err
+		}
 	}
+	rendered, images := renderTurns(turns, p.format)
 	p.images = images
 	opts := chat.Options{AddGenerationPrompt: true, Vars: map[string]any{}}
 	if b := text.Tokenizer.BOS(); b >= 0 {
@@ -169,40 +250,40 @@ func planChat(text *rt.Text, req *chatRequest) (*chatPlan, error) {
 	if eos := text.Tokenizer.EOS(); len(eos) > 0 {
 		opts.EOS = text.Tokenizer.TokenText(eos[0])
 	}
-	if len(req.Tools) > 0 {
+	if len(tools) > 0 {
 		if p.format.RendersTools {
-			for _, t := range req.Tools {
+			for _, t := range tools {
 				opts.Tools = append(opts.Tools, t.Raw)
 			}
 		} else {
-			turns = withToolPrompt(turns, req.Tools)
+			rendered = withToolPrompt(rendered, tools)
 		}
 	}
-	switch req.ReasoningEffort {
+	switch in.effort {
 	case "":
 	case "minimal", "low", "medium", "high":
-		opts.Vars["reasoning_effort"] = req.ReasoningEffort
+		opts.Vars["reasoning_effort"] = in.effort
 	default:
-		return nil, badRequest("reasoning_effort", "reasoning_effort %q: use low, medium or high", req.ReasoningEffort)
+		return nil, badRequest(names.effort, "%s %q: use low, medium or high", names.effort, in.effort)
 	}
-	for k, v := range req.ChatTemplateKwargs {
+	for k, v := range in.kwargs {
 		switch k {
 		case "messages", "tools", "add_generation_prompt", "bos_token", "eos_token":
 			return nil, badRequest("chat_template_kwargs", "chat_template_kwargs cannot set %q", k)
 		}
 		opts.Vars[k] = v
 	}
-	prompt, err := chat.Render(text.ChatTemplate, turns, opts)
+	prompt, err := chat.Render(text.ChatTemplate, rendered, opts)
 	if err != nil {
-		return nil, badRequest("messages", "%v", err)
+		return nil, badRequest(names.messages, "%v", err)
 	}
 	p.inThink = p.format.InThinkAfter(prompt)
-	p.prompt = prompt
+	p.prompt, p.names = prompt, names
 	if len(p.images) > 0 { // tokenized once the images are encoded (promptWithImages)
 		return p, nil
 	}
 	if p.ids, err = text.Tokenizer.Encode(prompt, false); err != nil {
-		return nil, badRequest("messages", "%v", err)
+		return nil, badRequest(names.messages, "%v", err)
 	}
 	return p, nil
 }
@@ -225,32 +306,37 @@ func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model,
 	}
 	expanded, err := s.cfg.Images.Processor.Expand(p.prompt, im.Grids)
 	if err != nil {
-		return nil, nil, badRequest("messages", "%v (the chat template writes %s for each image part)", err, s.cfg.Images.Processor.Placeholder())
+		return nil, nil, badRequest(p.names.messages, "%v (the chat template writes %s for each image part)", err, s.cfg.Images.Processor.Placeholder())
 	}
 	ids, err := text.Tokenizer.Encode(expanded, false)
 	if err != nil {
-		return nil, nil, badRequest("messages", "%v", err)
+		return nil, nil, badRequest(p.names.messages, "%v", err)
 	}
 	return ids, im.Encoded, nil
 }
 
-// parseToolChoice reads "auto" | "none" | "required" | {"type":
-// "function", "function": {"name"}}; named is the named tool.
-func parseToolChoice(raw json.RawMessage, tools map[string]*toolJSON) (choice string, named *toolJSON, err error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "auto", nil, nil
+// toolChoice is how a request lets the model call its tools: mode
+// "auto" ("" too), "none", "required", or "named" (name: the function).
+type toolChoice struct{ mode, name string }
+
+// chooseMode is tool_choice's string form: "auto", "none" or "required".
+func chooseMode(s string) (toolChoice, error) {
+	switch s {
+	case "auto", "none", "required":
+		return toolChoice{mode: s}, nil
 	}
-	if json.Unmarshal(raw, &choice) == nil {
-		switch choice {
-		case "auto", "none":
-			return choice, nil, nil
-		case "required":
-			if len(tools) == 0 {
-				return "", nil, badRequest("tool_choice", "tool_choice \"required\" needs tools")
-			}
-			return choice, nil, nil
-		}
-		return "", nil, badRequest("tool_choice", "tool_choice %q: use auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}", choice)
+	return toolChoice{}, badRequest("tool_choice", "tool_choice %q: use auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}", s)
+}
+
+// chatToolChoice reads chat completions' tool_choice: "auto" | "none" |
+// "required" | {"type": "function", "function": {"name"}}.
+func chatToolChoice(raw json.RawMessage) (toolChoice, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return toolChoice{mode: "auto"}, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return chooseMode(s)
 	}
 	var obj struct {
 		Type     string `json:"type"`
@@ -259,13 +345,25 @@ func parseToolChoice(raw json.RawMessage, tools map[string]*toolJSON) (choice st
 		} `json:"function"`
 	}
 	if json.Unmarshal(raw, &obj) != nil || obj.Type != "function" {
-		return "", nil, badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}")
+		return toolChoice{}, badRequest("tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", \"function\": {\"name\": ...}}")
 	}
-	t := tools[obj.Function.Name]
-	if t == nil {
-		return "", nil, badRequest("tool_choice", "tool_choice names function %q, which is not among the request's tools", obj.Function.Name)
+	return toolChoice{mode: "named", name: obj.Function.Name}, nil
+}
+
+// resolve checks the choice against the request's tools: "required"
+// needs some, a named function must be one of them (named).
+func (c toolChoice) resolve(tools map[string]*toolJSON) (named *toolJSON, err error) {
+	switch c.mode {
+	case "required":
+		if len(tools) == 0 {
+			return nil, badRequest("tool_choice", "tool_choice \"required\" needs tools")
+		}
+	case "named":
+		if named = tools[c.name]; named == nil {
+			return nil, badRequest("tool_choice", "tool_choice names function %q, which is not among the request's tools", c.name)
+		}
 	}
-	return "named", t, nil
+	return named, nil
 }
 
 // checkSchema compiles a JSON Schema (draft 2020-12 unless it says
@@ -292,300 +390,100 @@ func checkSchema(raw json.RawMessage) error {
 	return nil
 }
 
-// guidance is llguidance's JSON layout: no free whitespace (a small model
-// would write it forever), and the separators of Python's json.dumps.
-const guidance = `"x-guidance": {"whitespace_flexible": false, "item_separator": ", ", "key_separator": ": "}`
-
-// withGuidance adds the x-guidance options to a JSON Schema object's text
-// (keeping the schema's key order, which is the order properties come in).
-func withGuidance(schema []byte) string {
-	s := strings.TrimSpace(string(schema))
-	if strings.Contains(s, `"x-guidance"`) || !strings.HasPrefix(s, "{") {
-		return s
-	}
-	rest := strings.TrimSpace(s[1:])
-	if rest == "}" {
-		return "{" + guidance + "}"
-	}
-	return "{" + guidance + ", " + rest
-}
+// withGuidance adds llguidance's JSON layout options to a JSON Schema
+// object's text (toolcall.WithGuidance).
+func withGuidance(schema []byte) string { return toolcall.WithGuidance(schema) }
 
 // larkString quotes s as a Lark string literal.
-func larkString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+func larkString(s string) string { return toolcall.LarkString(s) }
+
+// grammarMarker writes a marker of text's template in a grammar: the
+// special token it is (<[id]>, which text cannot spell), or its text.
+func grammarMarker(text *rt.Text) toolcall.Marker {
+	return func(s string) string {
+		if id, ok := text.Tokenizer.TokenID(s); ok && text.Tokenizer.IsSpecial(id) {
+			return fmt.Sprintf("<[%d]>", id)
+		}
+		return larkString(s)
+	}
 }
 
-// marker is a tool-call marker in a grammar: the special token it is
-// (<[id]>, which text cannot spell), or its text.
-func marker(text *rt.Text, s string) string {
-	if id, ok := text.Tokenizer.TokenID(s); ok && text.Tokenizer.IsSpecial(id) {
-		return fmt.Sprintf("<[%d]>", id)
-	}
-	return larkString(s)
-}
-
-// callSchema is the JSON Schema of one call object {nameKey: NAME, argsKey:
-// PARAMETERS} (with extra leading properties, such as Command-R's
-// tool_call_id).
-func callSchema(t toolJSON, nameKey, argsKey string, lead ...string) string {
-	params := strings.TrimSpace(string(t.Function.Parameters))
-	if params == "" || params == "null" {
-		params = `{"type": "object"}`
-	}
-	var props, req []string
-	for i := 0; i+1 < len(lead); i += 2 {
-		props = append(props, larkString(lead[i])+": "+lead[i+1])
-		req = append(req, larkString(lead[i]))
-	}
-	props = append(props, larkString(nameKey)+`: {"const": `+larkString(t.Function.Name)+`}`, larkString(argsKey)+": "+params)
-	req = append(req, larkString(nameKey), larkString(argsKey))
-	return `{"type": "object", "properties": {` + strings.Join(props, ", ") + `}, "required": [` + strings.Join(req, ", ") + `], "additionalProperties": false}`
-}
-
-// anyCall is a %json rule matching a call to any of tools.
-func anyCall(tools []toolJSON, nameKey, argsKey string, lead ...string) string {
-	var alts []string
-	for _, t := range tools {
-		alts = append(alts, callSchema(t, nameKey, argsKey, lead...))
-	}
-	return "%json {" + guidance + `, "anyOf": [` + strings.Join(alts, ", ") + "]}"
-}
-
-// toolGrammar is the Lark grammar of one call (or, with parallel, one or
-// more) to tools in format's convention: what tool_choice "required" or a
-// named function enforces.
-func toolGrammar(f *toolcall.Format, text *rt.Text, tools []toolJSON, parallel bool) (string, error) {
-	list := func(sep string) string {
-		if parallel {
-			return "call (" + larkString(sep) + " call)*"
-		}
-		return "call"
-	}
-	switch f.Name {
-	case "hermes", "generic":
-		return "start: " + list("\n") + "\ncall: " + marker(text, "<tool_call>") + ` "\n" obj "\n" ` + marker(text, "</tool_call>") + "\nobj: " + anyCall(tools, "name", "arguments") + "\n", nil
-	case "llama3":
-		return "start: " + list("; ") + "\ncall: " + anyCall(tools, "name", "parameters") + "\n", nil
-	case "mistral":
-		return "start: " + marker(text, "[TOOL_CALLS]") + ` "[" ` + list(", ") + ` "]"` + "\ncall: " + anyCall(tools, "name", "arguments") + "\n", nil
-	case "granite":
-		return "start: " + marker(text, "<|tool_call|>") + ` "[" ` + list(", ") + ` "]"` + "\ncall: " + anyCall(tools, "name", "arguments") + "\n", nil
-	case "command-r":
-		return "start: " + marker(text, "<|START_ACTION|>") + ` "[" ` + list(", ") + ` "]" ` + marker(text, "<|END_ACTION|>") +
-			"\ncall: " + anyCall(tools, "tool_name", "parameters", "tool_call_id", `{"type": "string", "pattern": "^[0-9]{1,3}$"}`) + "\n", nil
-	case "harmony":
-		var alts []string
-		for i := range tools {
-			alts = append(alts, "c"+strconv.Itoa(i))
-		}
-		var b strings.Builder
-		b.WriteString("start: " + strings.Join(alts, " | ") + "\n")
-		for i, t := range tools {
-			params := strings.TrimSpace(string(t.Function.Parameters))
-			if params == "" || params == "null" {
-				params = `{"type": "object"}`
-			}
-			fmt.Fprintf(&b, "c%d: %s %s %s \"json\" %s %%json %s\n", i, marker(text, "<|channel|>"), larkString("commentary to=functions."+t.Function.Name+" "),
-				marker(text, "<|constrain|>"), marker(text, "<|message|>"), withGuidance([]byte(params)))
-		}
-		return b.String(), nil
-	case "qwen3-coder":
-		return xmlGrammar(f, text, tools, parallel)
-	case "deepseek-v3":
-		return deepseekGrammar(text, tools, parallel), nil
-	}
-	return "", fmt.Errorf("tool_choice required or a named function is not enforced for the %s tool-call convention; use auto", f.Name)
-}
-
-// xmlValue is the grammar of one parameter value in Qwen3-Coder's XML
-// calls: a string as raw text (one of its enum values, or any text that
-// does not close the parameter), anything else as JSON valid against the
-// parameter's schema (the parser reads a value that parses as JSON as
-// that value).
-func xmlValue(rule string, schema json.RawMessage, end string) string {
-	var s struct {
-		Type any   `json:"type"`
-		Enum []any `json:"enum"`
-	}
-	json.Unmarshal(schema, &s)
-	var strs []string
-	for _, e := range s.Enum {
-		if v, ok := e.(string); ok && v != "" && !strings.Contains(v, "</parameter>") {
-			strs = append(strs, larkString(v))
-		}
-	}
-	switch {
-	case len(strs) > 0 && len(strs) == len(s.Enum):
-		return rule + ": (" + strings.Join(strs, " | ") + ") " + larkString(end) + "\n"
-	case s.Type == "string" && len(s.Enum) == 0:
-		// Any text up to the end of the parameter (a lazy lexeme that
-		// stops at it), with a character that is not a space or part of a
-		// number, so that it does not read back as one.
-		return rule + "[stop=" + larkString(end) + "]: /(?s:.*[^\\s0-9.+\\-].*)/\n"
-	}
-	return rule + ": %json " + withGuidance(schema) + " " + larkString(end) + "\n"
-}
-
-// schemaProps lists an object schema's properties in their order, and its
-// required ones.
-func schemaProps(schema json.RawMessage) (names []string, props map[string]json.RawMessage, required map[string]bool) {
-	var s struct {
-		Properties json.RawMessage `json:"properties"`
-		Required   []string        `json:"required"`
-	}
-	json.Unmarshal(schema, &s)
-	required = map[string]bool{}
-	for _, r := range s.Required {
-		required[r] = true
-	}
-	props = map[string]json.RawMessage{}
-	dec := json.NewDecoder(bytes.NewReader(s.Properties))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, props, required
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		var v json.RawMessage
-		if dec.Decode(&v) != nil {
-			break
-		}
-		name := tok.(string)
-		names = append(names, name)
-		props[name] = v
-	}
-	return names, props, required
-}
-
-// xmlGrammar is the grammar of Qwen3-Coder's (and Seed-OSS's) calls:
-// <tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n…</function>\n</tool_call>,
-// parameters in the schema's order, the required ones always, the others
-// optionally (Seed-OSS: <seed:tool_call>, values without the newlines).
-func xmlGrammar(f *toolcall.Format, text *rt.Text, tools []toolJSON, parallel bool) (string, error) {
-	open, nl := f.CallMarker(), "\n"
-	if open == "<seed:tool_call>" {
-		nl = ""
-	}
-	closing := strings.Replace(open, "<", "</", 1)
-	var b strings.Builder
-	b.WriteString("start: call")
-	if parallel {
-		b.WriteString(` ("\n" call)*`)
-	}
-	fmt.Fprintf(&b, "\ncall: %s \"\\n\" fn \"\\n\" %s\nfn: ", marker(text, open), marker(text, closing))
-	for i := range tools {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		fmt.Fprintf(&b, "f%d", i)
-	}
-	b.WriteString("\n")
+// grammarTools are tools as a grammar reads them.
+func grammarTools(tools []toolJSON) []toolcall.Tool {
+	out := make([]toolcall.Tool, len(tools))
 	for i, t := range tools {
-		names, props, required := schemaProps(t.Function.Parameters)
-		fmt.Fprintf(&b, "f%d: %s", i, larkString("<function="+t.Function.Name+">\n"))
-		for j, name := range names {
-			if strings.ContainsAny(name, "<>\n") {
-				return "", fmt.Errorf("tool %s: parameter name %q cannot be written in the XML call convention", t.Function.Name, name)
-			}
-			fmt.Fprintf(&b, " f%dp%d", i, j)
-			if !required[name] {
-				b.WriteString("?")
-			}
-		}
-		b.WriteString(` "</function>"` + "\n")
-		for j, name := range names {
-			fmt.Fprintf(&b, "f%dp%d: %s f%dv%d %s\n", i, j, larkString("<parameter="+name+">"+nl), i, j, larkString("\n"))
-			b.WriteString(xmlValue(fmt.Sprintf("f%dv%d", i, j), props[name], nl+"</parameter>"))
-		}
+		out[i] = toolcall.Tool{Name: t.Function.Name, Parameters: t.Function.Parameters}
 	}
-	return b.String(), nil
+	return out
 }
 
-// deepseekGrammar is the grammar of DeepSeek-V3's calls,
-// <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\nARGS\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>
-// (calls separated by newlines), or V3.1's
-// <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>, whichever the
-// template writes.
-func deepseekGrammar(text *rt.Text, tools []toolJSON, parallel bool) string {
-	v3 := strings.Contains(text.ChatTemplate, "```json")
-	sep := ""
-	if v3 {
-		sep = `"\n" `
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "start: %s call", marker(text, "<｜tool▁calls▁begin｜>"))
-	if parallel {
-		fmt.Fprintf(&b, " (%scall)*", sep)
-	}
-	fmt.Fprintf(&b, " %s\ncall: ", marker(text, "<｜tool▁calls▁end｜>"))
-	for i := range tools {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		fmt.Fprintf(&b, "c%d", i)
-	}
-	b.WriteString("\n")
-	begin, tsep, end := marker(text, "<｜tool▁call▁begin｜>"), marker(text, "<｜tool▁sep｜>"), marker(text, "<｜tool▁call▁end｜>")
-	for i, t := range tools {
-		params := strings.TrimSpace(string(t.Function.Parameters))
-		if params == "" || params == "null" {
-			params = `{"type": "object"}`
-		}
-		if v3 {
-			fmt.Fprintf(&b, "c%d: %s \"function\" %s %s %%json %s %s %s\n", i, begin, tsep, larkString(t.Function.Name+"\n```json\n"), withGuidance([]byte(params)), larkString("\n```"), end)
-		} else {
-			fmt.Fprintf(&b, "c%d: %s %s %s %%json %s %s\n", i, begin, larkString(t.Function.Name), tsep, withGuidance([]byte(params)), end)
-		}
-	}
-	return b.String()
-}
-
-// chatTurns converts the request's messages for the template. With the
-// generic convention (a template that renders no tools), tool calls and
-// results become text in Hermes' shape: the assistant's <tool_call> blocks,
-// and a user turn of <tool_response> blocks.
-func chatTurns(msgs []message, f *toolcall.Format) ([]chat.Message, []imageRef, error) {
-	var turns []chat.Message
-	var images []imageRef
+// messageTurns checks chat completions' messages and reads them as
+// turns: roles, content (text and image parts), an assistant's tool calls
+// and a tool turn's call id. Errors are 400s naming the field.
+func messageTurns(msgs []message) ([]chatMessage, error) {
+	turns := make([]chatMessage, len(msgs))
 	for i, m := range msgs {
 		switch m.Role {
 		case "system", "user", "assistant", "developer", "tool":
 		default:
-			return nil, nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, developer, user, assistant or tool", i, m.Role)
+			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not system, developer, user, assistant or tool", i, m.Role)
 		}
-		c, parts, refs, err := m.contentParts(i)
+		c, parts, err := m.contentParts(i)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		images = append(images, refs...)
-		role := m.Role
-		if role == "developer" {
-			role = "system"
-		}
-		t := chat.Message{Role: role, Content: c, ReasoningContent: m.ReasoningContent, Parts: parts}
-		if len(m.ToolCalls) > 0 && role != "assistant" {
-			return nil, nil, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d]: only assistant turns have tool_calls", i)
+		t := chatMessage{Role: m.Role, Content: c, Parts: parts, ReasoningContent: m.ReasoningContent, ToolCallID: m.ToolCallID, Name: m.Name}
+		if len(m.ToolCalls) > 0 && m.Role != "assistant" {
+			return nil, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d]: only assistant turns have tool_calls", i)
 		}
 		for j, tc := range m.ToolCalls {
 			if tc.Function.Name == "" {
-				return nil, nil, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), "messages[%d].tool_calls[%d] has no function name", i, j)
+				return nil, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), "messages[%d].tool_calls[%d] has no function name", i, j)
 			}
 			args := tc.Function.Arguments
 			if strings.TrimSpace(args) == "" {
 				args = "{}"
 			}
 			if !json.Valid([]byte(args)) {
-				return nil, nil, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments", i, j), "messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
+				return nil, badRequest(fmt.Sprintf("messages[%d].tool_calls[%d].function.arguments", i, j), "messages[%d].tool_calls[%d].function.arguments is not JSON", i, j)
 			}
-			t.ToolCalls = append(t.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+			t.ToolCalls = append(t.ToolCalls, call(tc.ID, tc.Function.Name, args))
+		}
+		if m.Role == "tool" && m.ToolCallID == "" {
+			return nil, badRequest(fmt.Sprintf("messages[%d].tool_call_id", i), "messages[%d]: a tool turn needs tool_call_id", i)
+		}
+		turns[i] = t
+	}
+	return turns, nil
+}
+
+// renderTurns writes checked turns for the template, with the request's
+// images in prompt order. A developer turn is a system turn; a tool
+// turn without a name gets its call's. With the generic convention (a
+// template that renders no tools), tool calls and results become text in
+// Hermes' shape: the assistant's <tool_call> blocks, and a user turn of
+// <tool_response> blocks.
+func renderTurns(msgs []chatMessage, f *toolcall.Format) ([]chat.Message, []imageRef) {
+	var turns []chat.Message
+	var images []imageRef
+	for i, m := range msgs {
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		t := chat.Message{Role: role, Content: m.Content, ReasoningContent: m.ReasoningContent}
+		for _, p := range m.Parts {
+			if p.Image != nil {
+				t.Parts = append(t.Parts, chat.Part{Type: chat.PartImage})
+				images = append(images, *p.Image)
+			} else {
+				t.Parts = append(t.Parts, chat.Part{Type: chat.PartText, Text: p.Text})
+			}
+		}
+		for _, tc := range m.ToolCalls {
+			t.ToolCalls = append(t.ToolCalls, chat.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}
 		if role == "tool" {
-			if m.ToolCallID == "" {
-				return nil, nil, badRequest(fmt.Sprintf("messages[%d].tool_call_id", i), "messages[%d]: a tool turn needs tool_call_id", i)
-			}
 			t.ToolCallID, t.Name = m.ToolCallID, m.Name
 			if t.Name == "" {
 				t.Name = callName(msgs[:i], m.ToolCallID)
@@ -600,11 +498,11 @@ func chatTurns(msgs []message, f *toolcall.Format) ([]chat.Message, []imageRef, 
 		}
 		turns = append(turns, t)
 	}
-	return turns, images, nil
+	return turns, images
 }
 
 // callName finds the function name of call id in earlier assistant turns.
-func callName(msgs []message, id string) string {
+func callName(msgs []chatMessage, id string) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		for _, tc := range msgs[i].ToolCalls {
 			if tc.ID == id {
@@ -679,6 +577,9 @@ func logitBias(m *rt.Model, bias map[string]float64) (map[int32]float64, error) 
 // splitter returns the stream that separates reasoning and calls from the
 // answer, or nil when the output is all content.
 func (p *chatPlan) splitter() *toolcall.Stream {
+	if p == nil {
+		return nil
+	}
 	f := p.format
 	if !p.parseTools {
 		f = f.WithoutCalls()
@@ -693,15 +594,15 @@ func (p *chatPlan) splitter() *toolcall.Stream {
 	return s
 }
 
-// toolCalls writes calls in OpenAI's shape with fresh ids.
-func (p *chatPlan) toolCalls(calls []toolcall.Call) []map[string]any {
-	out := make([]map[string]any, len(calls))
+// toolCalls are calls in OpenAI's shape with fresh ids.
+func (p *chatPlan) toolCalls(calls []toolcall.Call) []toolCallJSON {
+	out := make([]toolCallJSON, len(calls))
 	for i, c := range calls {
 		id := newID("call_")
 		if p.mistralIDs {
 			id = newID("")[:9]
 		}
-		out[i] = map[string]any{"id": id, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+		out[i] = call(id, c.Name, c.Arguments)
 	}
 	return out
 }
@@ -716,7 +617,10 @@ func (p *chatPlan) grammarError(err error) error {
 	if i := strings.Index(msg, "grammar:"); i >= 0 {
 		msg = msg[i:]
 	}
-	field := "response_format"
+	field := chatNames.format
+	if p.names != nil {
+		field = p.names.format
+	}
 	if !strings.HasPrefix(p.lark, "start: %json") {
 		field = "tool_choice"
 	}

@@ -339,7 +339,7 @@ func TestChatSplitter(t *testing.T) {
 		}
 		if c.calls == 1 {
 			tc := p.toolCalls(calls)[0]
-			if !strings.HasPrefix(tc["id"].(string), "call_") || tc["function"].(map[string]any)["arguments"] != `{"city":"Paris"}` {
+			if !strings.HasPrefix(tc.ID, "call_") || tc.Function.Arguments != `{"city":"Paris"}` {
 				t.Errorf("tool call %v", tc)
 			}
 		}
@@ -362,7 +362,7 @@ func TestChatSplitter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id := p.toolCalls([]toolcall.Call{{Name: "f", Arguments: "{}"}})[0]["id"].(string); len(id) != 9 {
+	if id := p.toolCalls([]toolcall.Call{{Name: "f", Arguments: "{}"}})[0].ID; len(id) != 9 {
 		t.Errorf("mistral call id %q, want 9 characters", id)
 	}
 }

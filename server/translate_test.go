@@ -173,7 +173,7 @@ func FuzzResponsesInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, msgs, err := responsesInput(body)
 		if err == nil {
-			err = responsesChat(req, map[string]any{})
+			_, _, err = responsesChat(req, msgs)
 		}
 		checkParse(t, msgs, err)
 	})
@@ -189,7 +189,7 @@ func FuzzMessagesInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, msgs, err := messagesInput(body, true)
 		if err == nil {
-			_, err = messagesChat(req, msgs)
+			_, _, err = messagesChat(req, msgs)
 		}
 		checkParse(t, msgs, err)
 	})

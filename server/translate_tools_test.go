@@ -3,9 +3,6 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -17,18 +14,13 @@ import (
 	"github.com/archc/archc/rt/engine"
 )
 
-// planOf plans a translated chat request with text's template.
-func planOf(t *testing.T, chatReq map[string]any, tpl string) (*chatPlan, string) {
+// planOf plans a translated chat input with text's template.
+func planOf(t *testing.T, in *chatInput, tpl string) (*chatPlan, string) {
 	t.Helper()
 	text := withTemplate(t, smolText(t), tpl)
-	b, _ := json.Marshal(chatReq)
-	var req chatRequest
-	if err := json.Unmarshal(b, &req); err != nil {
-		t.Fatal(err)
-	}
-	p, err := planChat(text, &req)
+	p, err := plan(text, in)
 	if err != nil {
-		t.Fatalf("%s: %v", b, err)
+		t.Fatalf("%v", err)
 	}
 	return p, text.Tokenizer.Decode(p.ids)
 }
@@ -63,18 +55,17 @@ func TestResponsesToolItems(t *testing.T) {
 	if got := msgJSON(msgs); got != want {
 		t.Errorf("turns:\n%s\nwant\n%s", got, want)
 	}
-	chatReq := map[string]any{"messages": msgs}
-	if err := responsesChat(req, chatReq); err != nil {
+	in, _, err := responsesChat(req, msgs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	tools, _ := json.Marshal(chatReq["tools"])
-	if string(tools) != `[{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]` {
-		t.Errorf("tools %s", tools)
+	if len(in.tools) != 1 || string(in.tools[0].Raw) != `{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}` {
+		t.Errorf("tools %+v", in.tools)
 	}
-	if tc, _ := json.Marshal(chatReq["tool_choice"]); string(tc) != `{"function":{"name":"get_weather"},"type":"function"}` || chatReq["parallel_tool_calls"] != false || chatReq["reasoning_effort"] != "low" {
-		t.Errorf("chat request %v", chatReq)
+	if in.choice != (toolChoice{"named", "get_weather"}) || in.parallel == nil || *in.parallel || in.effort != "low" {
+		t.Errorf("chat input %+v", in)
 	}
-	p, prompt := planOf(t, chatReq, "Qwen-Qwen3-0.6B.jinja")
+	p, prompt := planOf(t, in, "Qwen-Qwen3-0.6B.jinja")
 	for _, w := range []string{`"name": "get_weather", "description": "Weather in a city"`, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n</tool_call>",
 		"<tool_response>\n18 C\n</tool_response>\n<tool_response>\n21 C\n</tool_response>"} {
 		if !strings.Contains(prompt, w) {
@@ -86,11 +77,10 @@ func TestResponsesToolItems(t *testing.T) {
 	}
 	// json_schema output format.
 	req, msgs, _ = responsesInput([]byte(`{"input": "x", "text": {"format": {"type": "json_schema", "name": "p", "schema": {"type": "object", "properties": {"a": {"type": "integer"}}}, "strict": true}}}`))
-	chatReq = map[string]any{"messages": msgs}
-	if err := responsesChat(req, chatReq); err != nil {
+	if in, _, err = responsesChat(req, msgs); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := planOf(t, chatReq, "Qwen-Qwen3-0.6B.jinja"); !strings.HasPrefix(p.lark, "start: %json") || !strings.Contains(p.lark, `"integer"`) {
+	if p, _ := planOf(t, in, "Qwen-Qwen3-0.6B.jinja"); !strings.HasPrefix(p.lark, "start: %json") || !strings.Contains(p.lark, `"integer"`) {
 		t.Errorf("text.format json_schema: lark %q", p.lark)
 	}
 }
@@ -116,14 +106,14 @@ func TestMessagesToolBlocks(t *testing.T) {
 	if got := msgJSON(msgs); got != want {
 		t.Errorf("turns:\n%s\nwant\n%s", got, want)
 	}
-	chatReq, err := messagesChat(req, msgs)
+	in, sp, err := messagesChat(req, msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if chatReq["tool_choice"] != "required" || chatReq["parallel_tool_calls"] != false || chatReq["max_tokens"] != 50 {
-		t.Errorf("chat request %v", chatReq)
+	if in.choice != (toolChoice{mode: "required"}) || in.parallel == nil || *in.parallel || sp.MaxTokens == nil || *sp.MaxTokens != 50 {
+		t.Errorf("chat input %+v %+v", in, sp)
 	}
-	p, prompt := planOf(t, chatReq, "Qwen-Qwen3-0.6B.jinja")
+	p, prompt := planOf(t, in, "Qwen-Qwen3-0.6B.jinja")
 	for _, w := range []string{`"name": "get_weather", "description": "Weather in a city"`, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"c\"}}\n</tool_call>",
 		"<tool_response>\n18 C\n</tool_response>", "And Rome?"} {
 		if !strings.Contains(prompt, w) {
@@ -135,12 +125,12 @@ func TestMessagesToolBlocks(t *testing.T) {
 	}
 	// A named tool, and output_config's schema.
 	req, msgs, _ = messagesInput([]byte(`{"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool", "name": "f"}}`), true)
-	if chatReq, _ = messagesChat(req, msgs); !reflect.DeepEqual(chatReq["tool_choice"], map[string]any{"type": "function", "function": map[string]any{"name": "f"}}) {
-		t.Errorf("tool_choice tool: %v", chatReq["tool_choice"])
+	if in, _, _ = messagesChat(req, msgs); in.choice != (toolChoice{"named", "f"}) {
+		t.Errorf("tool_choice tool: %+v", in.choice)
 	}
 	req, msgs, _ = messagesInput([]byte(`{"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}, "effort": "high"}}`), true)
-	if chatReq, _ = messagesChat(req, msgs); chatReq["response_format"] == nil || chatReq["reasoning_effort"] != "high" {
-		t.Errorf("output_config: %v", chatReq)
+	if in, _, _ = messagesChat(req, msgs); in.format == nil || in.format.Type != "json_schema" || in.effort != "high" {
+		t.Errorf("output_config: %+v", in)
 	}
 }
 
@@ -161,7 +151,7 @@ func TestTranslatedToolErrors(t *testing.T) {
 	} {
 		req, msgs, err := responsesInput([]byte(c.body))
 		if err == nil {
-			err = responsesChat(req, map[string]any{"messages": msgs})
+			_, _, err = responsesChat(req, msgs)
 		}
 		var ae *apiError
 		if !errors.As(err, &ae) || ae.Status != 400 || ae.Param != c.param {
@@ -179,63 +169,80 @@ func TestTranslatedToolErrors(t *testing.T) {
 	} {
 		req, msgs, err := messagesInput([]byte(c.body), true)
 		if err == nil {
-			_, err = messagesChat(req, msgs)
+			_, _, err = messagesChat(req, msgs)
 		}
 		var ae *apiError
 		if !errors.As(err, &ae) || ae.Status != 400 || ae.Param != c.param {
 			t.Errorf("%s: %v (param %v), want a 400 naming %s", c.body, err, paramOf(ae), c.param)
 		}
 	}
-	// The chat handler's field names come back as the caller's.
+	// The planner names the caller's fields.
 	smol := smolText(t)
 	for _, c := range []struct {
-		tools  string
-		rename [][2]string
-		param  string
+		body  string
+		parse func([]byte) (*chatInput, error)
+		param string
 	}{
-		{`[{"type": "function", "function": {"name": "f", "parameters": {"type": "objekt"}}}]`, responsesRenames, "tools[0].parameters"},
-		{`[{"type": "function", "function": {"name": "f", "parameters": {"type": "objekt"}}}]`, messagesRenames, "tools[0].input_schema"},
-		{`[{"type": "function", "function": {"name": "bad name"}}]`, messagesRenames, "tools[0].name"},
+		{`{"input": "x", "tools": [{"type": "function", "name": "f", "parameters": {"type": "objekt"}}]}`, responsesBody, "tools[0].parameters"},
+		{`{"input": "x", "max_output_tokens": 5, "reasoning": {"effort": "extreme"}}`, responsesBody, "reasoning.effort"},
+		{`{"input": "x", "text": {"format": {"type": "json_schema", "schema": {"type": "objekt"}}}}`, responsesBody, "text.format.schema"},
+		{`{"max_tokens": 1, "messages": [{"role": "user", "content": "x"}], "tools": [{"name": "f", "input_schema": {"type": "objekt"}}]}`, messagesBody, "tools[0].input_schema"},
+		{`{"max_tokens": 1, "messages": [{"role": "user", "content": "x"}], "tools": [{"name": "bad name"}]}`, messagesBody, "tools[0].name"},
+		{`{"max_tokens": 1, "messages": [{"role": "user", "content": "x"}], "output_config": {"effort": "extreme"}}`, messagesBody, "output_config.effort"},
 	} {
-		_, err := planChat(smol, chatReq(t, `{"messages": [{"role": "user", "content": "x"}], "tools": `+c.tools+`}`))
-		err = renameFields(err, c.rename)
+		in, err := c.parse([]byte(c.body))
+		if err == nil {
+			_, err = plan(smol, in)
+		}
 		var ae *apiError
 		if !errors.As(err, &ae) || ae.Param != c.param || !strings.Contains(ae.Message, c.param) {
-			t.Errorf("%s: %v (param %v), want %s", c.tools, err, paramOf(ae), c.param)
+			t.Errorf("%s: %v (param %v), want %s", c.body, err, paramOf(ae), c.param)
 		}
 	}
 }
 
-// chatEvents is a recorded chat completions stream (a reasoning model
-// answering with text and two parallel calls) as chatCall's events.
-func chatEvents(chunks ...string) <-chan subEvent {
-	ch := make(chan subEvent, len(chunks)+2)
-	for _, c := range chunks {
-		ch <- subEvent{data: c}
+func responsesBody(b []byte) (*chatInput, error) {
+	req, msgs, err := responsesInput(b)
+	if err != nil {
+		return nil, err
 	}
-	ch <- subEvent{data: "[DONE]"}
-	ch <- subEvent{done: true, status: 200}
-	close(ch)
-	return ch
+	in, _, err := responsesChat(req, msgs)
+	return in, err
 }
 
-var recordedStream = []string{
-	`{"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}`,
-	`{"choices": [{"index": 0, "delta": {"reasoning_content": "Two "}, "finish_reason": null, "token_ids": [1]}]}`,
-	`{"choices": [{"index": 0, "delta": {"reasoning_content": "cities."}, "finish_reason": null, "token_ids": [2]}]}`,
-	`{"choices": [{"index": 0, "delta": {"content": "Checking."}, "finish_reason": null, "token_ids": [3]}]}`,
-	`{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]}, "finish_reason": null}]}`,
-	`{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\":\"Paris\"}"}}]}, "finish_reason": null}]}`,
-	`{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "get_weather", "arguments": ""}}]}, "finish_reason": null}]}`,
-	`{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "function": {"arguments": "{\"city\":\"Rome\"}"}}]}, "finish_reason": null}]}`,
-	`{"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}`,
-	`{"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 4}}}`,
+func messagesBody(b []byte) (*chatInput, error) {
+	req, msgs, err := messagesInput(b, true)
+	if err != nil {
+		return nil, err
+	}
+	in, _, err := messagesChat(req, msgs)
+	return in, err
 }
 
-const recordedAnswer = `{"choices": [{"index": 0, "message": {"role": "assistant", "content": "Checking.", "reasoning_content": "Two cities.",
-	"tool_calls": [{"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}},
-	{"id": "call_b", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Rome\"}"}}]},
-	"finish_reason": "tool_calls", "token_ids": [1, 2, 3]}], "usage": {"prompt_tokens": 10, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 4}}}`
+// recordedEvents are the chat core's events of a reasoning model
+// answering with text and two parallel calls.
+var recordedEvents = []chatEvent{
+	{Kind: evBegin},
+	{Kind: evDelta, Reasoning: "Two ", Step: true, IDs: []int32{1}},
+	{Kind: evDelta, Reasoning: "cities.", Step: true, IDs: []int32{2}},
+	{Kind: evDelta, Text: "Checking.", Step: true, IDs: []int32{3}},
+	{Kind: evCall, Call: 0, ID: "call_a", Name: "get_weather"},
+	{Kind: evCall, Call: 0, Text: `{"city":"Paris"}`},
+	{Kind: evCall, Call: 1, ID: "call_b", Name: "get_weather"},
+	{Kind: evCall, Call: 1, Text: `{"city":"Rome"}`},
+	{Kind: evFinish, Finish: "tool_calls", Result: &result{Text: "Two cities.Checking.", TokenIDs: []int32{1, 2, 3}, Finish: "stop", PromptTokens: 10, CompletionTokens: 3, CachedTokens: 4}},
+}
+
+// replayed feeds events to a blockStream writing to sink.
+func replayed(events []chatEvent, sink blockSink) (*chatOutput, error) {
+	bs := &blockStream{sink: sink, cur: -1}
+	for _, ev := range events {
+		if err := bs.add(ev); err != nil {
+			return nil, err
+		}
+	}
+	return &bs.out, nil
+}
 
 // sseOf splits a recorded event stream into (event, data) pairs.
 func sseOf(t *testing.T, body string) ([]string, []map[string]any) {
@@ -259,18 +266,14 @@ func sseOf(t *testing.T, body string) ([]string, []map[string]any) {
 // the Messages API's content blocks (thinking, text, tool_use with an
 // input_json_delta), the same blocks a non-streamed answer gives.
 func TestStreamedToolBlocks(t *testing.T) {
-	whole, err := readAnswer(func() <-chan subEvent {
-		ch := make(chan subEvent, 1)
-		ch <- subEvent{done: true, status: 200, rest: []byte(recordedAnswer)}
-		close(ch)
-		return ch
-	}())
-	if err != nil {
-		t.Fatal(err)
+	a := &chatAnswer{}
+	for _, ev := range recordedEvents {
+		a.add(ev)
 	}
+	whole := outputOf(a)
 	want := []block{{kind: "reasoning", text: "Two cities."}, {kind: "text", text: "Checking."},
 		{kind: "call", id: "call_a", name: "get_weather", text: `{"city":"Paris"}`}, {kind: "call", id: "call_b", name: "get_weather", text: `{"city":"Rome"}`}}
-	if !reflect.DeepEqual(whole.blocks, want) || whole.finish != "tool_calls" || whole.usage.cached() != 4 {
+	if !reflect.DeepEqual(whole.blocks, want) || whole.finish != "tool_calls" || whole.res.CachedTokens != 4 {
 		t.Errorf("answer: %+v", whole)
 	}
 	if tm := whole.turn(); tm.Content != "Checking." || tm.ReasoningContent != "Two cities." || len(tm.ToolCalls) != 2 || tm.ToolCalls[1].ID != "call_b" {
@@ -280,8 +283,8 @@ func TestStreamedToolBlocks(t *testing.T) {
 	// Responses.
 	w := httptest.NewRecorder()
 	rs := &responsesSink{w: w, resp: map[string]any{"id": "resp_1"}}
-	o, err := streamBlocks(chatEvents(recordedStream...), rs)
-	if err != nil || !reflect.DeepEqual(o.blocks, want) || o.finish != "tool_calls" || !reflect.DeepEqual(o.tokenIDs, []int32{1, 2, 3}) {
+	o, err := replayed(recordedEvents, rs)
+	if err != nil || !reflect.DeepEqual(o.blocks, want) || o.finish != "tool_calls" || !reflect.DeepEqual(o.res.TokenIDs, []int32{1, 2, 3}) {
 		t.Fatalf("stream: %v %+v", err, o)
 	}
 	names, data := sseOf(t, w.Body.String())
@@ -314,7 +317,7 @@ func TestStreamedToolBlocks(t *testing.T) {
 
 	// Messages.
 	w = httptest.NewRecorder()
-	if _, err := streamBlocks(chatEvents(recordedStream...), &messagesSink{w: w, start: map[string]any{"id": "msg_1"}}); err != nil {
+	if _, err := replayed(recordedEvents, &messagesSink{w: w, start: map[string]any{"id": "msg_1"}}); err != nil {
 		t.Fatal(err)
 	}
 	names, data = sseOf(t, w.Body.String())
@@ -339,7 +342,7 @@ func TestStreamedToolBlocks(t *testing.T) {
 
 	// A stream of nothing is one empty text block.
 	w = httptest.NewRecorder()
-	o, err = streamBlocks(chatEvents(recordedStream[0], `{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}`), &messagesSink{w: w, start: map[string]any{}})
+	o, err = replayed([]chatEvent{{Kind: evBegin}, {Kind: evFinish, Finish: "stop", Result: &result{}}}, &messagesSink{w: w, start: map[string]any{}})
 	if names, _ := sseOf(t, w.Body.String()); err != nil || !reflect.DeepEqual(o.blocks, []block{{kind: "text"}}) || strings.Join(names, " ") != "message_start ping content_block_start content_block_stop" {
 		t.Errorf("empty stream: %v %+v %v", err, o, names)
 	}
@@ -350,7 +353,7 @@ func TestStreamedToolBlocks(t *testing.T) {
 // parallel calls), whole and streamed: the Responses API's reasoning,
 // message and function_call items (the SDK's stream helper rebuilds the
 // same response), the Messages API's thinking, text and tool_use blocks
-// (its stream helper rebuilds the same message). No model: the chat layer
+// (its stream helper rebuilds the same message). No model: the chat core
 // answers with the recording.
 func TestTranslationSDKShapes(t *testing.T) {
 	py, err := ireetool.FindPython()
@@ -361,24 +364,7 @@ func TestTranslationSDKShapes(t *testing.T) {
 		t.Skip("the openai and anthropic clients are not installed in the venv")
 	}
 	s := New(Config{Name: "recorded"})
-	s.chat = func(w http.ResponseWriter, r *http.Request) error {
-		var req struct {
-			Stream bool `json:"stream"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		if !req.Stream {
-			w.WriteHeader(http.StatusOK)
-			io.WriteString(w, recordedAnswer)
-			return nil
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		for _, c := range recordedStream {
-			fmt.Fprintf(w, "data: %s\n\n", c)
-		}
-		io.WriteString(w, "data: [DONE]\n\n")
-		return nil
-	}
+	s.replay = recordedEvents
 	s.Attach(nil, withTemplate(t, smolText(t), "Qwen-Qwen3-0.6B.jinja"), &engine.Engine{})
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()

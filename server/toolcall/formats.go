@@ -9,6 +9,10 @@ import (
 
 // Detect returns the convention of a chat template, from markers its
 // source writes. Templates that never look at `tools` get Generic.
+//
+// The switch is the table of conventions: one row each, naming the
+// markers that identify it, its parser (how calls are read back) and its
+// grammar (how a forced call is written), side by side.
 func Detect(template string) *Format {
 	has := func(s ...string) bool {
 		for _, x := range s {
@@ -28,32 +32,33 @@ func Detect(template string) *Format {
 		return f
 	}
 	rendersTools := has("tools")
+	xmlOpen := "<tool_call>"
+	if has("<seed:tool_call>") {
+		xmlOpen = "<seed:tool_call>"
+	}
 	switch {
 	case has("<|channel|>", "functions"):
-		return &Format{Name: "harmony", RendersTools: true, split: splitHarmony}
+		return &Format{Name: "harmony", RendersTools: true, split: splitHarmony, grammar: harmonyGrammar}
 	case has("<function=", "<parameter="):
-		starts := []string{"<tool_call>"}
-		if has("<seed:tool_call>") {
-			starts = []string{"<seed:tool_call>"}
-		}
-		return think(&Format{Name: "qwen3-coder", RendersTools: true, starts: starts, parse: parseXMLCalls})
+		return think(&Format{Name: "qwen3-coder", RendersTools: true, starts: []string{xmlOpen}, parse: parseXMLCalls, grammar: xmlGrammar(xmlOpen)})
 	case has("<tool_call>") && rendersTools:
-		return think(&Format{Name: "hermes", RendersTools: true, starts: []string{"<tool_call>"}, parse: parseHermes})
+		return think(&Format{Name: "hermes", RendersTools: true, starts: []string{"<tool_call>"}, parse: parseHermes, grammar: hermesGrammar})
 	case has("[TOOL_CALLS]"):
-		return think(&Format{Name: "mistral", RendersTools: true, starts: []string{"[TOOL_CALLS]"}, parse: parseMistral})
+		return think(&Format{Name: "mistral", RendersTools: true, starts: []string{"[TOOL_CALLS]"}, parse: parseMistral, grammar: listGrammar("[TOOL_CALLS]")})
 	case has("<|python_tag|>") || has("<|start_header_id|>", "tools"):
-		return &Format{Name: "llama3", RendersTools: true, starts: []string{"<|python_tag|>"}, leadingJSON: true, parse: parseLlama}
+		return &Format{Name: "llama3", RendersTools: true, starts: []string{"<|python_tag|>"}, leadingJSON: true, parse: parseLlama, grammar: llamaGrammar}
 	case has("<|tool_call|>"):
 		// Granite 3.3 with thinking writes <think>…</think><response>…</response>.
-		return think(&Format{Name: "granite", RendersTools: true, starts: []string{"<|tool_call|>"}, strip: []string{"<response>", "</response>"}, parse: parseGranite})
+		return think(&Format{Name: "granite", RendersTools: true, starts: []string{"<|tool_call|>"}, strip: []string{"<response>", "</response>"}, parse: parseGranite,
+			grammar: listGrammar("<|tool_call|>")})
 	case has("<|START_ACTION|>"):
 		return &Format{Name: "command-r", RendersTools: true, ThinkOpen: "<|START_THINKING|>", ThinkClose: "<|END_THINKING|>",
-			starts: []string{"<|START_ACTION|>"}, strip: []string{"<|START_RESPONSE|>", "<|END_RESPONSE|>"}, parse: parseCommandR}
+			starts: []string{"<|START_ACTION|>"}, strip: []string{"<|START_RESPONSE|>", "<|END_RESPONSE|>"}, parse: parseCommandR, grammar: commandRGrammar}
 	case has("tool▁calls▁begin"):
-		return think(&Format{Name: "deepseek-v3", RendersTools: true, starts: []string{"<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"}, parse: parseDeepSeek})
+		return think(&Format{Name: "deepseek-v3", RendersTools: true, starts: []string{"<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"}, parse: parseDeepSeek,
+			grammar: deepseekGrammar(has("```json"))})
 	}
-	f := think(&Format{Name: "generic", starts: []string{"<tool_call>"}, parse: parseHermes})
-	return f
+	return think(&Format{Name: "generic", starts: []string{"<tool_call>"}, parse: parseHermes, grammar: hermesGrammar})
 }
 
 // jsonValues reads consecutive JSON values from s (separated by

@@ -62,6 +62,9 @@ type Format struct {
 	parse func(section string) (calls []Call, rest string, ok bool)
 	// split replaces the marker-based split entirely (harmony).
 	split func(text string, final bool) Output
+	// grammar writes the convention's calls as a grammar (Grammar); nil
+	// when they are not enforced.
+	grammar grammar
 }
 
 // CallMarker is the marker that begins a call ("<tool_call>",
