@@ -96,8 +96,8 @@ func (t *Text) chatOptions() chat.Options {
 	if b := t.Tokenizer.BOS(); b >= 0 {
 		opts.BOS = t.Tokenizer.TokenText(b)
 	}
-	if eos := t.Tokenizer.EOS(); len(eos) > 0 {
-		opts.EOS = t.Tokenizer.TokenText(eos[0])
+	if eos := t.Tokenizer.EOS(); eos >= 0 {
+		opts.EOS = t.Tokenizer.TokenText(eos)
 	}
 	return opts
 }

@@ -34,8 +34,7 @@ func BenchmarkGrammarMask(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		eos := text.Tokenizer.EOS()
-		m := &rt.Model{Vocab: int64(text.Tokenizer.VocabSize()), EOS: eos}
+		m := &rt.Model{Vocab: int64(text.Tokenizer.VocabSize()), EOS: []int32{text.Tokenizer.EOS()}}
 		vocab, err := writeVocab(m, text)
 		if err != nil {
 			b.Fatal(err)
@@ -51,7 +50,7 @@ func BenchmarkGrammarMask(b *testing.B) {
 		}
 		lt, _ := tensor.FromF32([]int64{1, m.Vocab}, logits)
 		var bias []iree.Bias
-		for _, id := range eos {
+		for _, id := range m.EOS {
 			bias = append(bias, iree.Bias{ID: id, Bias: -100})
 		}
 		for k, grammar := range []bool{false, true} {

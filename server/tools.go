@@ -247,8 +247,8 @@ func plan(text *rt.Text, in *chatInput) (*chatPlan, error) {
 	if b := text.Tokenizer.BOS(); b >= 0 {
 		opts.BOS = text.Tokenizer.TokenText(b)
 	}
-	if eos := text.Tokenizer.EOS(); len(eos) > 0 {
-		opts.EOS = text.Tokenizer.TokenText(eos[0])
+	if eos := text.Tokenizer.EOS(); eos >= 0 {
+		opts.EOS = text.Tokenizer.TokenText(eos)
 	}
 	if len(tools) > 0 {
 		if p.format.RendersTools {

@@ -66,7 +66,7 @@ func TestPlanChatUnrecognizedTools(t *testing.T) {
 		t.Fatalf("format %s (RendersTools %v), want unrecognized rendering the template's tools", p.format.Name, p.format.RendersTools)
 	}
 	want, err := chat.Render(kimi.ChatTemplate, []chat.Message{{Role: "user", Content: "Weather in Paris?"}},
-		chat.Options{AddGenerationPrompt: true, BOS: kimi.Tokenizer.TokenText(kimi.Tokenizer.BOS()), EOS: kimi.Tokenizer.TokenText(kimi.Tokenizer.EOS()[0]), Tools: []json.RawMessage{json.RawMessage(weatherTool)}})
+		chat.Options{AddGenerationPrompt: true, BOS: kimi.Tokenizer.TokenText(kimi.Tokenizer.BOS()), EOS: kimi.Tokenizer.TokenText(kimi.Tokenizer.EOS()), Tools: []json.RawMessage{json.RawMessage(weatherTool)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestToolGrammarsCompile(t *testing.T) {
 		}
 		t.Skip("llguidance is not installed in the venv")
 	}
-	m := &rt.Model{Vocab: int64(smol.Tokenizer.VocabSize()), EOS: smol.Tokenizer.EOS()}
+	m := &rt.Model{Vocab: int64(smol.Tokenizer.VocabSize()), EOS: []int32{smol.Tokenizer.EOS()}}
 	vocab, err := writeVocab(m, smol)
 	if err != nil {
 		t.Fatal(err)

@@ -218,6 +218,7 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer.ggml.tokens has %d entries (too many)", len(tokens))
 	}
 	t := &Tokenizer{
+		eos:    -1,
 		tokens: tokens,
 		vocab:  make(map[string]int32, len(tokens)),
 		isAdd:  make([]bool, len(tokens)),
@@ -317,7 +318,7 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 		t.spacePrefix, t.escapeWS, t.stripDecoded = true, true, true
 		addBOS = true
 		t.bos, t.unk = defaultID(1, len(tokens)), defaultID(0, len(tokens))
-		t.eos = []int32{defaultID(2, len(tokens))}
+		t.eos = defaultID(2, len(tokens))
 	default: // gpt2, gemma4, whitespace: BPE by merge rank
 		t.kind = byteBPE
 		if spec.raw {
@@ -384,17 +385,7 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 		t.bos = -1
 	}
 	t.bos = id("tokenizer.ggml.bos_token_id", t.bos)
-	var eos0 int32 = -1
-	if len(t.eos) > 0 {
-		eos0 = t.eos[0]
-	}
-	t.eos = nil
-	if e := id("tokenizer.ggml.eos_token_id", eos0); e >= 0 {
-		t.eos = append(t.eos, e)
-	}
-	if e := id("tokenizer.ggml.eot_token_id", -1); e >= 0 && !slices.Contains(t.eos, e) {
-		t.eos = append(t.eos, e)
-	}
+	t.eos = id("tokenizer.ggml.eos_token_id", t.eos)
 	t.unk = id("tokenizer.ggml.unknown_token_id", t.unk)
 	if v, ok := md.Bool("tokenizer.ggml.add_bos_token"); ok {
 		addBOS = v
@@ -412,10 +403,10 @@ func fromMetadata(md Metadata) (*Tokenizer, error) {
 		t.prefix = []int32{t.bos}
 	}
 	if addEOS {
-		if len(t.eos) == 0 {
+		if t.eos < 0 {
 			return nil, fmt.Errorf("tokenizer.ggml.add_eos_token is true, but tokenizer.ggml.eos_token_id is not set")
 		}
-		t.suffix = []int32{t.eos[0]}
+		t.suffix = []int32{t.eos}
 	}
 	return t, nil
 }

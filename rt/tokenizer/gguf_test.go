@@ -30,7 +30,7 @@ func TestFromGGUFFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.VocabSize() != b.VocabSize() || a.BOS() != b.BOS() || !slices.Equal(a.EOS(), b.EOS()) {
+			if a.VocabSize() != b.VocabSize() || a.BOS() != b.BOS() || a.EOS() != b.EOS() {
 				t.Errorf("vocab %d/%d, bos %d/%d, eos %v/%v", a.VocabSize(), b.VocabSize(), a.BOS(), b.BOS(), a.EOS(), b.EOS())
 			}
 			for _, s := range []string{"Hello world", " 🦙 <s> x\n\ty", "我想在apple工作"} {

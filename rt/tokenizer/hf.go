@@ -92,8 +92,7 @@ type hfConfig struct {
 
 // FromHF builds the tokenizer of a Hugging Face model folder from its
 // tokenizer.json, with bos/eos and add_bos_token/add_eos_token from
-// tokenizer_config.json (and extra EOS ids from config.json and
-// generation_config.json) when present. A folder with a SentencePiece
+// tokenizer_config.json when present. A folder with a SentencePiece
 // tokenizer.model and no tokenizer.json loads that instead.
 func FromHF(dir string) (*Tokenizer, error) {
 	path := filepath.Join(dir, "tokenizer.json")
@@ -122,43 +121,7 @@ func FromHF(dir string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	t.source = path
-	for _, name := range []string{"generation_config.json", "config.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		var c struct {
-			EOS json.RawMessage `json:"eos_token_id"`
-		}
-		if json.Unmarshal(b, &c) != nil {
-			continue
-		}
-		for _, id := range intOrList(c.EOS) {
-			if id >= 0 && int(id) < len(t.tokens) && !containsID(t.eos, id) {
-				t.eos = append(t.eos, id)
-			}
-		}
-	}
 	return t, nil
-}
-
-func containsID(ids []int32, id int32) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
-func intOrList(raw json.RawMessage) []int32 {
-	var one int32
-	if json.Unmarshal(raw, &one) == nil && len(raw) > 0 && string(raw) != "null" {
-		return []int32{one}
-	}
-	var many []int32
-	_ = json.Unmarshal(raw, &many)
-	return many
 }
 
 // tokenString reads "tok" or {"content": "tok"}.
@@ -211,6 +174,7 @@ func fromHFJSON(raw []byte, cfg *hfConfig) (*Tokenizer, error) {
 		return nil, fmt.Errorf("token id %d is too large", n-1)
 	}
 	t := &Tokenizer{
+		eos:    -1,
 		tokens: make([]string, n),
 		vocab:  make(map[string]int32, n),
 		isAdd:  make([]bool, n),
@@ -308,7 +272,7 @@ func fromHFJSON(raw []byte, cfg *hfConfig) (*Tokenizer, error) {
 		}
 		if s := tokenString(cfg.EOS); s != "" {
 			if id, ok := t.vocab[s]; ok {
-				t.eos = []int32{id}
+				t.eos = id
 			}
 		}
 	}
@@ -325,8 +289,8 @@ func fromHFJSON(raw []byte, cfg *hfConfig) (*Tokenizer, error) {
 	}
 	if cfg != nil && cfg.AddEOS != nil {
 		t.suffix = nil
-		if *cfg.AddEOS && len(t.eos) > 0 {
-			t.suffix = []int32{t.eos[0]}
+		if *cfg.AddEOS && t.eos >= 0 {
+			t.suffix = []int32{t.eos}
 		}
 	}
 	return t, nil
@@ -414,8 +378,8 @@ func (t *Tokenizer) hfPost(raw json.RawMessage) error {
 		if len(t.prefix) == 1 {
 			t.bos = t.prefix[0]
 		}
-		if len(t.suffix) == 1 && !slices.Contains(t.eos, t.suffix[0]) {
-			t.eos = append([]int32{t.suffix[0]}, t.eos...)
+		if len(t.suffix) == 1 {
+			t.eos = t.suffix[0]
 		}
 	case "RobertaProcessing", "BertProcessing":
 		cls, err1 := processorToken(n.Cls)

@@ -261,6 +261,7 @@ func fromSentencePiece(b []byte, cfg *hfConfig) (*Tokenizer, error) {
 	}
 	n := len(m.pieces)
 	t := &Tokenizer{
+		eos:           -1,
 		kind:          spmModel,
 		tokens:        m.pieces,
 		vocab:         make(map[string]int32, n),
@@ -300,7 +301,7 @@ func fromSentencePiece(b []byte, cfg *hfConfig) (*Tokenizer, error) {
 	}
 	t.unk, t.bos = inRange(m.unk), inRange(m.bos)
 	if e := inRange(m.eos); e >= 0 {
-		t.eos = []int32{e}
+		t.eos = e
 	}
 	if cfg != nil {
 		if s := tokenString(cfg.BOS); s != "" {
@@ -310,7 +311,7 @@ func fromSentencePiece(b []byte, cfg *hfConfig) (*Tokenizer, error) {
 		}
 		if s := tokenString(cfg.EOS); s != "" {
 			if id, ok := t.vocab[s]; ok {
-				t.eos = []int32{id}
+				t.eos = id
 			}
 		}
 	}
@@ -324,8 +325,8 @@ func fromSentencePiece(b []byte, cfg *hfConfig) (*Tokenizer, error) {
 	if addBOS && t.bos >= 0 {
 		t.prefix = []int32{t.bos}
 	}
-	if addEOS && len(t.eos) > 0 {
-		t.suffix = []int32{t.eos[0]}
+	if addEOS && t.eos >= 0 {
+		t.suffix = []int32{t.eos}
 	}
 	return t, nil
 }

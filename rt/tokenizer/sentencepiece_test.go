@@ -62,7 +62,7 @@ func TestSentencePieceModels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tok.BOS() != m.BOS || !slices.Equal(tok.EOS(), []int32{m.EOS}) {
+			if tok.BOS() != m.BOS || tok.EOS() != m.EOS {
 				t.Errorf("BOS %d EOS %v, want %d [%d]", tok.BOS(), tok.EOS(), m.BOS, m.EOS)
 			}
 			for _, c := range m.Cases {

@@ -68,7 +68,7 @@ func TestSmolLM2GGUF(t *testing.T) {
 	if got := tok.TokenText(tok.BOS()); got != g.BOS {
 		t.Errorf("BOS %q, want %q", got, g.BOS)
 	}
-	if eos := tok.EOS(); len(eos) == 0 || tok.TokenText(eos[0]) != g.EOS {
+	if eos := tok.EOS(); eos < 0 || tok.TokenText(eos) != g.EOS {
 		t.Errorf("EOS %v, want %q", eos, g.EOS)
 	}
 }

@@ -87,7 +87,7 @@ type Tokenizer struct {
 	spTrimWS      bool                     // SentencePiece remove_extra_whitespaces
 
 	bos            int32
-	eos            []int32
+	eos            int32   // the tokenizer's own eos_token, -1 for none
 	prefix, suffix []int32 // the special tokens Encode adds with addSpecial
 }
 
@@ -112,9 +112,15 @@ type piece struct {
 // BOS returns the beginning-of-sequence token id, or -1 if the model has none.
 func (t *Tokenizer) BOS() int32 { return t.bos }
 
-// EOS returns the end-of-sequence token ids (the first is the tokenizer's
-// eos_token; more come from the model's configuration), or nil.
-func (t *Tokenizer) EOS() []int32 { return append([]int32(nil), t.eos...) }
+// EOS returns the tokenizer's end-of-sequence token (transformers'
+// tokenizer.eos_token: tokenizer_config.json's eos_token, or the one
+// special token a tokenizer.json post-processor appends; a GGUF file's
+// tokenizer.ggml.eos_token_id), or -1 if it has none: what a chat template
+// reads as eos_token and add_eos_token appends. The tokens that end
+// generation are the model's, from one source (driver.EOS:
+// generation_config.json or config.json, and a GGUF file's end-of-turn
+// tokens; rt.Program.EOS), not the tokenizer's.
+func (t *Tokenizer) EOS() int32 { return t.eos }
 
 // AddsBOS reports whether Encode with addSpecial prepends BOS.
 func (t *Tokenizer) AddsBOS() bool { return t.bos >= 0 && slices.Contains(t.prefix, t.bos) }
