@@ -2937,6 +2937,52 @@ FIXTURES = [
         switches=[("temperature_matters", "llama_4_scaling_beta=0 (no temperature)", _rope_param(llama_4_scaling_beta=0.0))],
         spec_check=False,
     ),
+    # ---- mistral4 (issue 30): DeepSeek-V3's latent attention and MoE with
+    # Mistral4TopkRouter (softmax scores, groups ranked by the sum of their
+    # two best, no bias) and Ministral 3's query temperature (llama_4_scaling_beta);
+    # yarn RoPE over the qk_rope part (partial_rotary_factor) ----
+    dict(
+        name="mistral4",
+        model_cls="Mistral4ForCausalLM",
+        config_cls="Mistral4Config",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            hidden_size=64,
+            intermediate_size=80,
+            num_hidden_layers=2,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            q_lora_rank=32,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=8,
+            v_head_dim=12,
+            n_routed_experts=8,
+            num_experts_per_tok=3,
+            n_group=2,
+            topk_group=1,
+            routed_scaling_factor=1.5,
+            norm_topk_prob=True,
+            n_shared_experts=1,
+            moe_intermediate_size=16,
+            first_k_dense_replace=1,
+            rope_interleave=True,
+            rope_parameters=dict(rope_type="yarn", rope_theta=10000.0, factor=4.0, original_max_position_embeddings=8,
+                                 beta_fast=32.0, beta_slow=1.0, mscale=1.0, mscale_all_dim=1.0,
+                                 llama_4_scaling_beta=0.5, partial_rotary_factor=0.5),
+        ),
+        seed=3661,
+        prompt_seed=3622,
+        record_rope=True,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("group_limit_matters", "n_group=topk_group=1 (no group limit)", _set(n_group=1, topk_group=1)),
+            ("temperature_matters", "llama_4_scaling_beta=0 (no temperature)", _rope_param(llama_4_scaling_beta=0.0)),
+        ],
+    ),
     # ---- bitnet (issue 30): Llama with RMSNorm sub-norms on the merged
     # attention output (attn_sub_norm) and on act(gate) · up (ffn_sub_norm),
     # relu2; unquantized (no quantization_config) ----
