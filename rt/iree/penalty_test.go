@@ -155,3 +155,37 @@ func argmax64(x []float64) int32 {
 	}
 	return int32(best)
 }
+
+// TestDRYLongRepeat: a repeat thousands of tokens long, with the default
+// dry_base 1.75 and with a huge base, costs the repeating token its place
+// (its penalty capped where the power passes float32's range, as
+// llama.cpp's dry sampler caps it) instead of failing the worker with an
+// overflow (Python's float power raised from 1.75 ** ~1270), and the
+// worker serves the next call.
+func TestDRYLongRepeat(t *testing.T) {
+	w, ctx := startWorker(t)
+	const vocab = 8
+	prompt := make([]int32, 3000)
+	for i := range prompt {
+		prompt[i] = int32(1 + i%2) // 1 2 1 2 ...: the continuation is 1
+	}
+	for i, base := range []float64{1.75, 1e300} {
+		s := neutral()
+		s.DRYMultiplier, s.DRYBase, s.DRYAllowedLength = 0.8, base, 2
+		if err := w.StartSeq(ctx, 500+i, vocab, s, prompt); err != nil {
+			t.Fatal(err)
+		}
+		logits := []float32{0, 5, 0, 0, 0, 0, 0, 0} // the repeat's token is by far the likeliest
+		lt, _ := tensor.FromF32([]int64{1, vocab}, logits)
+		ch, err := w.Sample(ctx, lt, []SampleRow{SeqRow(500+i, 0, nil)})
+		if err != nil {
+			t.Fatalf("dry_base %g over a 3000-token repeat: %v", base, err)
+		}
+		if ch[0].ID == 1 {
+			t.Errorf("dry_base %g: chose 1, which continues the 3000-token repeat", base)
+		}
+		if err := w.EndSeq(ctx, 500+i); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -41,6 +41,7 @@
 # EOF on stdin makes it exit.
 
 import bisect
+import math
 import json
 import mmap
 import os
@@ -574,6 +575,12 @@ class FrequencyPresencePenalty:
             scores += self.bias
 
 
+# float32's largest finite value and its natural log: DRYPenalty caps its
+# power there.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+FLOAT32_MAX_LOG = math.log(FLOAT32_MAX)
+
+
 class DRYPenalty:
     """DRY (p-e-w's reference, as text-generation-webui's
     DRYLogitsProcessor): for each token t that followed an earlier
@@ -591,6 +598,9 @@ class DRYPenalty:
         self.allowed = int(sampling["dry_allowed_length"])
         self.last_n = int(sampling["dry_range"])
         self.breakers = set(sampling["dry_breakers"])
+        # log |base|: how fast the penalty grows with the repeat's length
+        # (0 for a base of magnitude at most 1, which never overflows).
+        self.log_base = math.log(abs(self.base)) if abs(self.base) > 1 else 0.0
         self.ctx = []
         self.where = {}  # id -> ascending positions in ctx
 
@@ -620,7 +630,16 @@ class DRYPenalty:
             best[nxt] = max(best.get(nxt, 0), length)
         for tok, length in best.items():
             if length >= self.allowed:
-                scores[tok] -= self.mult * self.base ** (length - self.allowed)
+                # Where base ** exponent would pass float32's largest value
+                # the power is capped there (llama.cpp's dry sampler caps
+                # its exponent the same way): a long repeat then costs
+                # mult x ~3.4e38, which takes the token out as surely, where
+                # Python's float power raised OverflowError (1.75 ** ~1270).
+                exponent = length - self.allowed
+                if exponent * self.log_base > FLOAT32_MAX_LOG:
+                    scores[tok] -= self.mult * FLOAT32_MAX
+                else:
+                    scores[tok] -= self.mult * self.base ** exponent
 
 
 def penalties(sampling, vocab):

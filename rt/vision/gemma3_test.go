@@ -53,6 +53,16 @@ func TestGemma3Processor(t *testing.T) {
 			t.Errorf("%s %s: %v, want an error naming it", key, bad, err)
 		}
 	}
+	// A zero image_std made every pixel infinite (non-finite logits at
+	// generation): refused at load, naming the key, for both processor kinds.
+	write(`{"processor_class": "Gemma3Processor", "image_processor": {"do_resize": true, "size": {"height": 8, "width": 8}, "do_normalize": true, "image_mean": [0.5], "image_std": [0.5, 0, 0.5]}}`)
+	if _, err := LoadProcessor(dir); err == nil || !strings.Contains(err.Error(), "image_std") {
+		t.Errorf("image_std 0 (PIL backend): %v, want an error naming image_std", err)
+	}
+	write(`{"processor_class": "Idefics3Processor", "image_processor": {"do_normalize": true, "image_mean": [0.5], "image_std": [0]}}`)
+	if _, err := LoadProcessor(dir); err == nil || !strings.Contains(err.Error(), "image_std") {
+		t.Errorf("image_std 0 (Idefics3): %v, want an error naming image_std", err)
+	}
 	write(`{"processor_class": "Gemma3Processor", "image_processor": {"image_processor_type": "SiglipImageProcessor", "do_resize": true, "size": {"height": 8, "width": 8}}}`)
 	if _, err := LoadProcessor(dir); err == nil || !strings.Contains(err.Error(), "SiglipImageProcessor") {
 		t.Errorf("another image processor: %v", err)

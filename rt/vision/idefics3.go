@@ -145,10 +145,32 @@ func (c *Idefics3Config) check() error {
 	if c.DoNormalize && (!okStat(c.ImageMean) || !okStat(c.ImageStd)) {
 		return fmt.Errorf("vision: idefics3: image_mean and image_std need 1 or 3 values, got %v and %v", c.ImageMean, c.ImageStd)
 	}
+	if c.DoNormalize {
+		if err := checkStats(c.ImageMean, c.ImageStd); err != nil {
+			return fmt.Errorf("vision: idefics3: %w", err)
+		}
+	}
 	return nil
 }
 
 func okStat(v []float64) bool { return len(v) == 1 || len(v) == 3 }
+
+// checkStats refuses an image_mean that is not finite or an image_std that
+// is not finite and nonzero: normalize divides by the std, and a zero one
+// made every pixel infinite, which surfaced only as non-finite logits.
+func checkStats(mean, std []float64) error {
+	for _, m := range mean {
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			return fmt.Errorf("image_mean %v: every value must be finite", mean)
+		}
+	}
+	for _, s := range std {
+		if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+			return fmt.Errorf("image_std %v: every value must be finite and nonzero (normalize divides by it)", std)
+		}
+	}
+	return nil
+}
 
 func stat3(v []float64, c int) float32 {
 	if len(v) == 1 {

@@ -60,6 +60,11 @@ func parsePILConfig(b []byte) (*PILConfig, int, error) {
 	if c.DoNormalize && (!okStat(c.ImageMean) || !okStat(c.ImageStd)) {
 		return nil, 0, fmt.Errorf("image_mean and image_std must have 1 or 3 values")
 	}
+	if c.DoNormalize {
+		if err := checkStats(c.ImageMean, c.ImageStd); err != nil {
+			return nil, 0, err
+		}
+	}
 	return c, shortest, nil
 }
 
