@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,10 +61,14 @@ type Plan struct {
 	// conv window or recurrent state serves only the sequence its held
 	// tokens end, at exactly that position.
 	States abi.StateTable
-	// Unread names the GGUF file's tensors that map to Hugging Face
-	// tensors the graph does not read (a model's multi-token-prediction
-	// layers), left out of its packed weights (ggufmap.Model.Keep; set by
-	// CheckWeights).
+	// Unread names the checkpoint's tensors the graph does not read (set
+	// by CheckWeights): a GGUF file's that map to Hugging Face tensors the
+	// graph leaves out (a model's multi-token-prediction layers), left out
+	// of its packed weights (ggufmap.Model.Keep); or a safetensors
+	// checkpoint's (by their stored names), such as MTP layers, a vision
+	// tower a text-only family does not read, or the layers past a
+	// config.json's num_hidden_layers, which the CLIs print so that a
+	// config that reads less than the checkpoint holds is never silent.
 	Unread []string
 	// Encoders are the module's encoder entry points (lower.Encoders: a
 	// vision-language family's image encoder), in the order of the
@@ -371,6 +376,7 @@ func (p *Plan) bindWeights() error {
 	if err != nil {
 		return err
 	}
+	stored := maps.Clone(ix.Tensors) // as the checkpoint names them, before the views below
 	if p.WeightScope != "" {
 		unscope(ix, p.WeightScope, p.WeightAs)
 	}
@@ -394,7 +400,51 @@ func (p *Plan) bindWeights() error {
 			}
 		}
 	}
-	return p.useWeights(ix)
+	if err := p.useWeights(ix); err != nil {
+		return err
+	}
+	p.Unread = unreadTensors(stored, ix, p.Graph.Weights)
+	return nil
+}
+
+// unreadTensors names the tensors of a checkpoint (stored: its tensors
+// as stored) that no graph weight reads in ix (the index the weights were
+// bound in, with its scoped, stacked and affine views), by where their data
+// lies: a weight reads its own tensor, the parts it is stacked from, or an
+// MLX affine tensor's three parts. Sorted.
+func unreadTensors(stored map[string]weights.Info, ix *weights.Index, read []ir.Weight) []string {
+	type loc struct {
+		file string
+		off  int64
+	}
+	used := map[loc]bool{}
+	var mark func(info weights.Info)
+	mark = func(info weights.Info) {
+		if info.File != "" {
+			used[loc{info.File, info.Offset}] = true
+		}
+		for _, part := range info.Stack {
+			mark(part)
+		}
+		if s := info.Source; s != nil {
+			mark(s.Weight)
+			mark(s.Scales)
+			mark(s.Biases)
+		}
+	}
+	for _, w := range read {
+		if info, ok := ix.Tensors[w.Name]; ok {
+			mark(info)
+		}
+	}
+	var out []string
+	for name, info := range stored {
+		if !used[loc{info.File, info.Offset}] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // unscope makes every tensor of ix under scope ("language_model.") also
