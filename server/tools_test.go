@@ -273,6 +273,34 @@ func TestToolGrammarsCompile(t *testing.T) {
 	grammars["seed-oss"] = p.lark
 	formats := map[string]*toolcall.Format{"hermes": toolcall.Detect("<tool_call>{{ tools }}"), "seed-oss": toolcall.Detect(withTemplate(t, smol, "ByteDance-Seed-OSS.jinja").ChatTemplate),
 		"qwen3-coder": toolcall.Detect("<tool_call><function=x><parameter=y>"), "deepseek-v3": toolcall.Detect("tool▁calls▁begin"), "deepseek-v3.1": toolcall.Detect("tool▁calls▁begin")}
+	// The families' conventions, from their real templates
+	// (rt/chat/testdata/tool-templates).
+	for name, c := range map[string]struct{ template, good, wrong string }{
+		"gemma4": {"google-gemma-4-31B-it.jinja", "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,unit:<|\"|>c<|\"|>}<tool_call|>",
+			"<|tool_call>call:get_time{city:<|\"|>Paris<|\"|>}<tool_call|>"},
+		"kimi-k2": {"Kimi-K2-Instruct.jinja", "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>",
+			"<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"unit\": \"c\"}<|tool_call_end|><|tool_calls_section_end|>"},
+		"glm-4.6": {"GLM-4.6.jinja", "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>unit</arg_key>\n<arg_value>c</arg_value>\n</tool_call>",
+			"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>unit</arg_key>\n<arg_value>k</arg_value>\n</tool_call>"},
+		"glm-4.7": {"GLM-4.7-Flash.jinja", "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+			"<tool_call>get_weather<arg_key>unit</arg_key><arg_value>c</arg_value></tool_call>"},
+		"nemotron": {"NVIDIA-Nemotron-Nano-v2.jinja", "<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]</TOOLCALL>",
+			"<TOOLCALL>[{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}]</TOOLCALL>"},
+		"minicpm": {"OpenBMB-MiniCPM3-4B-function_call.jinja", "<|tool_call_start|>\n```python\nget_weather(city=\"Paris\",unit=\"c\")\n```\n<|tool_call_end|>",
+			"<|tool_call_start|>\n```python\nget_weather(unit=\"c\")\n```\n<|tool_call_end|>"},
+	} {
+		src, err := os.ReadFile(filepath.Join("..", "rt", "chat", "testdata", "tool-templates", c.template))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := *smol
+		tc.ChatTemplate = string(src)
+		p, err := planChat(&tc, chatReq(t, body))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		grammars[name], samples[name], formats[name] = p.lark, [2]string{c.good, c.wrong}, p.format
+	}
 	for name, sm := range samples {
 		out := formats[name].Split(sm[0], false)
 		if len(out.Calls) == 0 || out.Calls[0].Name != "get_weather" || !strings.Contains(out.Calls[0].Arguments, `"city":"Paris"`) || strings.TrimSpace(out.Content) != "" {
