@@ -48,7 +48,7 @@ func chatReq(t *testing.T, body string) *chatRequest {
 }
 
 // TestPlanChatUnrecognizedTools: a template that renders tools in a
-// convention archc does not parse (here a Kimi-K2-like tool_declare
+// convention archc does not parse (here an invented <|tools_here|>
 // section) gets the tools through its own prompt, byte for byte what
 // chat.Render (transformers' rendering) makes of them, never archc's
 // generic Hermes prompt; its output is not split into calls, and
@@ -56,7 +56,7 @@ func chatReq(t *testing.T, body string) *chatRequest {
 func TestPlanChatUnrecognizedTools(t *testing.T) {
 	smol := smolText(t)
 	kimi := *smol
-	kimi.ChatTemplate = `{%- if tools -%}<|im_system|>tool_declare<|im_middle|>{{ tools | tojson }}<|im_end|>{%- endif -%}` +
+	kimi.ChatTemplate = `{%- if tools -%}<|im_system|><|tools_here|>{{ tools | tojson }}<|im_end|>{%- endif -%}` +
 		`{%- for m in messages -%}<|im_user|>{{ m.content }}<|im_end|>{%- endfor -%}{%- if add_generation_prompt -%}<|im_assistant|>{%- endif -%}`
 	p, err := planChat(&kimi, chatReq(t, `{"messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": [`+weatherTool+`]}`))
 	if err != nil {

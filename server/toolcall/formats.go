@@ -50,7 +50,7 @@ func Detect(template string) *Format {
 			grammar: glmGrammar(!has("</arg_key><arg_value>"))})
 	case has("<TOOLCALL>"):
 		return think(&Format{Name: "nemotron", RendersTools: true, starts: []string{"<TOOLCALL>"}, parse: parseNemotron, grammar: nemotronGrammar})
-	case has(minicpmCall):
+	case has(minicpmCall, "```python"): // LFM2.5 has the same marker, not the fenced Python
 		return &Format{Name: "minicpm", RendersTools: true, ThinkOpen: "<|thought_start|>", ThinkClose: "<|thought_end|>",
 			starts: []string{minicpmCall}, parse: parseMiniCPM, grammar: minicpmGrammar}
 	case has("<function=", "<parameter="): // Qwen3-Coder, Qwen3.5, Seed-OSS, Nemotron 3 Nano

@@ -68,6 +68,11 @@ func TestDetect(t *testing.T) {
 			t.Errorf("%s: Detect = %s (ThinkOpen %q, RendersTools %v), want %s (%q)", name, f.Name, f.ThinkOpen, f.RendersTools, w[0], w[1])
 		}
 	}
+	// LFM2.5 writes <|tool_call_start|>[NAME(…)]<|tool_call_end|>: the
+	// marker of MiniCPM's row, not its fenced Python calls.
+	if f := Detect(`{{- "<|tool_call_start|>[" + (calls | join(", ")) + "]<|tool_call_end|>" -}}`); f.Name == "minicpm" {
+		t.Error("an LFM2.5-style template: want not minicpm")
+	}
 	if Detect("{{ messages }}").Name != "generic" {
 		t.Error("a plain template: want generic")
 	}
@@ -85,7 +90,7 @@ func format(t *testing.T, name string) *Format {
 	for _, src := range []string{
 		"<tool_call> tools", "<function=x><parameter=y>", "[TOOL_CALLS]", "<|python_tag|>", "<|tool_call|>",
 		"<|START_ACTION|>", "tool▁calls▁begin", "<|channel|> functions", "{{ messages }}", "<think> <tool_call> tools",
-		"<|tool_call>call:", "<think> <|tool_calls_section_begin|>", "<think> <tool_call> <arg_key> <arg_value>", "<think> <TOOLCALL>", "<|tool_call_start|>",
+		"<|tool_call>call:", "<think> <|tool_calls_section_begin|>", "<think> <tool_call> <arg_key> <arg_value>", "<think> <TOOLCALL>", "<|tool_call_start|> ```python",
 	} {
 		if f := Detect(src); f.Name == name {
 			return f
