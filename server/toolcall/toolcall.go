@@ -18,6 +18,7 @@ package toolcall
 
 import (
 	"strings"
+	"unicode"
 )
 
 // Call is one parsed function call.
@@ -124,7 +125,7 @@ func (f *Format) splitAt(text string, inThink, final bool) Output {
 					out.Reasoning = strings.TrimSpace(rest)
 					return out
 				}
-				out.Reasoning = strings.TrimLeft(holdBack(rest, []string{f.ThinkClose}), " \n")
+				out.Reasoning = strings.TrimLeftFunc(holdBack(rest, []string{f.ThinkClose}), unicode.IsSpace) // as the final TrimSpace
 				return out
 			}
 			out.Reasoning = strings.TrimSpace(rest[:i])
