@@ -288,6 +288,10 @@ func TestToolGrammarsCompile(t *testing.T) {
 			"<TOOLCALL>[{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}]</TOOLCALL>"},
 		"minicpm": {"OpenBMB-MiniCPM3-4B-function_call.jinja", "<|tool_call_start|>\n```python\nget_weather(city=\"Paris\",unit=\"c\")\n```\n<|tool_call_end|>",
 			"<|tool_call_start|>\n```python\nget_weather(unit=\"c\")\n```\n<|tool_call_end|>"},
+		"lfm2": {"LFM2.5-8B-A1B.jinja", "<|tool_call_start|>[get_weather(city='Paris', unit='c')]<|tool_call_end|>",
+			"<|tool_call_start|>[get_weather(city='Paris', unit='k')]<|tool_call_end|>"},
+		"minimax-m2": {"MiniMax-M2.jinja", "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n</minimax:tool_call>",
+			"<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"unit\">c</parameter>\n</invoke>\n</minimax:tool_call>"},
 	} {
 		src, err := os.ReadFile(filepath.Join("..", "rt", "chat", "testdata", "tool-templates", c.template))
 		if err != nil {

@@ -53,6 +53,10 @@ func Detect(template string) *Format {
 	case has(minicpmCall, "```python"): // LFM2.5 has the same marker, not the fenced Python
 		return &Format{Name: "minicpm", RendersTools: true, ThinkOpen: "<|thought_start|>", ThinkClose: "<|thought_end|>",
 			starts: []string{minicpmCall}, parse: parseMiniCPM, grammar: minicpmGrammar}
+	case has("<|tool_list_start|>") || has(minicpmCall+"["):
+		return think(&Format{Name: "lfm2", RendersTools: true, starts: []string{minicpmCall}, parse: parseLFM2, grammar: lfm2Grammar})
+	case has(minimaxCall):
+		return think(&Format{Name: "minimax-m2", RendersTools: true, starts: []string{minimaxCall}, parse: parseMiniMax, grammar: minimaxGrammar})
 	case has("<function=", "<parameter="): // Qwen3-Coder, Qwen3.5, Seed-OSS, Nemotron 3 Nano
 		return think(&Format{Name: "qwen3-coder", RendersTools: true, starts: []string{xmlOpen}, parse: parseXMLCalls, grammar: xmlGrammar(xmlOpen)})
 	case has("<tool_call>") && rendersTools:

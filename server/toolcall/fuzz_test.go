@@ -66,3 +66,5 @@ func FuzzKimiK2(f *testing.F)     { fuzzFormat(f, "kimi-k2") }
 func FuzzGLM(f *testing.F)        { fuzzFormat(f, "glm-4.5") }
 func FuzzNemotron(f *testing.F)   { fuzzFormat(f, "nemotron") }
 func FuzzMiniCPM(f *testing.F)    { fuzzFormat(f, "minicpm") }
+func FuzzLFM2(f *testing.F)       { fuzzFormat(f, "lfm2") }
+func FuzzMiniMaxM2(f *testing.F)  { fuzzFormat(f, "minimax-m2") }

@@ -329,7 +329,7 @@ func minicpmGrammar(m Marker, tools []Tool, parallel bool) (string, error) {
 			}
 			items = append(items, fmt.Sprintf("f%dp%d", i, j))
 		}
-		args, _ := optionalSeq(items, names, required, 0)
+		args, _ := optionalSeq(items, names, required, 0, `","`)
 		fmt.Fprintf(&b, "f%d: %s %s \")\"\n", i, LarkString(t.Name+"("), args)
 		for j, name := range names {
 			fmt.Fprintf(&b, "f%dp%d: %s %%json %s\n", i, j, LarkString(name+"="), WithGuidance(props[name]))
@@ -338,18 +338,18 @@ func minicpmGrammar(m Marker, tools []Tool, parallel bool) (string, error) {
 	return b.String(), nil
 }
 
-// optionalSeq is the grammar of items[j:] in order, separated by ",", the
-// required ones always and the others optionally, when nothing comes
-// before them; empty reports that it may match nothing.
-func optionalSeq(items, names []string, required map[string]bool, j int) (expr string, empty bool) {
+// optionalSeq is the grammar of items[j:] in order, separated by sep (a
+// Lark string), the required ones always and the others optionally, when
+// nothing comes before them; empty reports that it may match nothing.
+func optionalSeq(items, names []string, required map[string]bool, j int, sep string) (expr string, empty bool) {
 	if j == len(items) {
 		return "", true
 	}
-	with := strings.TrimSpace(items[j] + " " + commaTail(items, names, required, j+1))
+	with := strings.TrimSpace(items[j] + " " + sepTail(items, names, required, j+1, sep))
 	if required[names[j]] {
 		return with, false
 	}
-	rest, restEmpty := optionalSeq(items, names, required, j+1)
+	rest, restEmpty := optionalSeq(items, names, required, j+1, sep)
 	switch {
 	case rest == "":
 		return "(" + with + ")?", true
@@ -359,14 +359,14 @@ func optionalSeq(items, names []string, required map[string]bool, j int) (expr s
 	return "(" + with + " | " + rest + ")", false
 }
 
-// commaTail is items[j:] each after a ",", the optional ones optional.
-func commaTail(items, names []string, required map[string]bool, j int) string {
+// sepTail is items[j:] each after sep, the optional ones optional.
+func sepTail(items, names []string, required map[string]bool, j int, sep string) string {
 	var parts []string
 	for ; j < len(items); j++ {
 		if required[names[j]] {
-			parts = append(parts, `"," `+items[j])
+			parts = append(parts, sep+" "+items[j])
 		} else {
-			parts = append(parts, `("," `+items[j]+`)?`)
+			parts = append(parts, "("+sep+" "+items[j]+")?")
 		}
 	}
 	return strings.Join(parts, " ")

@@ -57,6 +57,9 @@ func TestDetect(t *testing.T) {
 		"NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": {"qwen3-coder", "<think>"},
 		"Qwen3.5-4B.jinja":                          {"qwen3-coder", "<think>"},
 		"OpenBMB-MiniCPM3-4B-function_call.jinja":   {"minicpm", "<|thought_start|>"},
+		"LFM2-8B-A1B.jinja":                         {"lfm2", ""},
+		"LFM2.5-8B-A1B.jinja":                       {"lfm2", "<think>"},
+		"MiniMax-M2.jinja":                          {"minimax-m2", "<think>"},
 	}
 	for name, w := range families {
 		src, err := os.ReadFile(filepath.Join("..", "..", "rt", "chat", "testdata", "tool-templates", name))
@@ -90,7 +93,7 @@ func format(t *testing.T, name string) *Format {
 	for _, src := range []string{
 		"<tool_call> tools", "<function=x><parameter=y>", "[TOOL_CALLS]", "<|python_tag|>", "<|tool_call|>",
 		"<|START_ACTION|>", "tool▁calls▁begin", "<|channel|> functions", "{{ messages }}", "<think> <tool_call> tools",
-		"<|tool_call>call:", "<think> <|tool_calls_section_begin|>", "<think> <tool_call> <arg_key> <arg_value>", "<think> <TOOLCALL>", "<|tool_call_start|> ```python",
+		"<|tool_call>call:", "<think> <|tool_calls_section_begin|>", "<think> <tool_call> <arg_key> <arg_value>", "<think> <TOOLCALL>", "<|tool_call_start|> ```python", "<think> <|tool_call_start|>[", "<think> <minimax:tool_call>",
 	} {
 		if f := Detect(src); f.Name == name {
 			return f
@@ -199,6 +202,27 @@ var splitCases = []struct {
 	{"minicpm", "Let me look.\n<|tool_call_start|>\n```python\nsearch(filters={\"tags\": [\"a\", 'b \"c\"'], \"exact\": True, \"since\": None}, query=\"say \\\"hi\\\"\\nnow\", limit=-2.5, ids=(1, 2))\n```\n<|tool_call_end|>", false,
 		Output{Content: "Let me look.", Calls: []Call{{"search", `{"filters":{"tags":["a","b \"c\""],"exact":true,"since":null},"query":"say \"hi\"\nnow","limit":-2.5,"ids":[1,2]}`}}}},
 	{"minicpm", "<|tool_call_start|>\n```python\nget_weather(\"Paris\")\n```\n<|tool_call_end|>", false, Output{Content: "<|tool_call_start|>\n```python\nget_weather(\"Paris\")\n```\n<|tool_call_end|>"}},
+
+	// LFM2/LFM2.5: a Python list of calls (the template's rendering of
+	// two), Python and JSON literals nested; a call outside the list is
+	// content.
+	{"lfm2", "<|tool_call_start|>[get_weather(city='Paris', unit='celsius')]<|tool_call_end|>", false, Output{Calls: []Call{{"get_weather", `{"city":"Paris","unit":"celsius"}`}}}},
+	{"lfm2", "<think>Both.</think>Checking.<|tool_call_start|>[get_weather(city='Paris'), get_time(tz='Europe/Paris')]<|tool_call_end|>", false,
+		Output{Reasoning: "Both.", Content: "Checking.", Calls: []Call{{"get_weather", `{"city":"Paris"}`}, {"get_time", `{"tz":"Europe/Paris"}`}}}},
+	{"lfm2", "<|tool_call_start|>[search(q=\"say \\\"hi\\\"\\nnow\", f={\"tags\": ['a', {\"b\": None}], \"n\": 2}, exact=true)]<|tool_call_end|>", false,
+		Output{Calls: []Call{{"search", `{"q":"say \"hi\"\nnow","f":{"tags":["a",{"b":null}],"n":2},"exact":true}`}}}},
+	{"lfm2", "<|tool_call_start|>get_weather(city='Paris')<|tool_call_end|>", false, Output{Content: "<|tool_call_start|>get_weather(city='Paris')<|tool_call_end|>"}},
+
+	// MiniMax-M2: invokes in a block (the template's rendering of two),
+	// values JSON or raw strings; an unclosed invoke is content.
+	{"minimax-m2", "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n</minimax:tool_call>", false,
+		Output{Calls: []Call{{"get_weather", `{"city":"Paris","days":3}`}}}},
+	{"minimax-m2", "<think>Both.</think>\nChecking.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n<invoke name=\"get_time\">\n<parameter name=\"tz\">Europe/Paris</parameter>\n</invoke>\n</minimax:tool_call>", false,
+		Output{Reasoning: "Both.", Content: "Checking.", Calls: []Call{{"get_weather", `{"city":"Paris"}`}, {"get_time", `{"tz":"Europe/Paris"}`}}}},
+	{"minimax-m2", "<minimax:tool_call>\n<invoke name=\"search\">\n<parameter name=\"f\">{\"tags\": [\"a\", \"b \\\"c\\\"\"]}</parameter>\n<parameter name=\"q\">say \"hi\"\nnow</parameter>\n</invoke>\n</minimax:tool_call>", false,
+		Output{Calls: []Call{{"search", `{"f":{"tags":["a","b \"c\""]},"q":"say \"hi\"\nnow"}`}}}},
+	{"minimax-m2", "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</minimax:tool_call>", false,
+		Output{Content: "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</minimax:tool_call>"}},
 }
 
 func TestSplit(t *testing.T) {
@@ -239,7 +263,7 @@ func TestSplit(t *testing.T) {
 // written, the text before it streams and no part of the marker does;
 // once the marker is complete, nothing more streams until the end.
 func TestStreamHoldsMarkers(t *testing.T) {
-	for _, name := range []string{"gemma4", "kimi-k2", "glm-4.5", "nemotron", "minicpm"} {
+	for _, name := range []string{"gemma4", "kimi-k2", "glm-4.5", "nemotron", "minicpm", "lfm2", "minimax-m2"} {
 		f := format(t, name)
 		m := f.CallMarker()
 		for k := 1; k <= len(m); k++ {
@@ -264,17 +288,20 @@ func TestFamilyGrammars(t *testing.T) {
 	}
 	text := strconv.Quote // the markers as text, spelled as the test reads them
 	want := map[string][]string{
-		"gemma4":   {`"<|tool_call>" "call:" ("get_weather" | "get_time") gobj "<tool_call|>"`},
-		"kimi-k2":  {`"functions.get_weather:"`, `"functions.get_time:"`, `"<|tool_calls_section_end|>"`},
-		"glm-4.5":  {`f0: "<tool_call>" "get_weather" f0p0 f0p1? "\n" "</tool_call>"`, `f0p1: "\n" "<arg_key>" "unit" "</arg_key>" "\n" "<arg_value>" f0v1`, `f0v1: ("c" | "f") "</arg_value>"`},
-		"nemotron": {`start: "<TOOLCALL>" "[" call "]" "</TOOLCALL>"`},
-		"minicpm":  {`f0: "get_weather(" f0p0 ("," f0p1)? ")"`, `f1: "get_time(" (f1p0 ("," f1p1)? | (f1p1)?)? ")"`, `f0p0: "city=" %json`},
+		"gemma4":     {`"<|tool_call>" "call:" ("get_weather" | "get_time") gobj "<tool_call|>"`},
+		"kimi-k2":    {`"functions.get_weather:"`, `"functions.get_time:"`, `"<|tool_calls_section_end|>"`},
+		"glm-4.5":    {`f0: "<tool_call>" "get_weather" f0p0 f0p1? "\n" "</tool_call>"`, `f0p1: "\n" "<arg_key>" "unit" "</arg_key>" "\n" "<arg_value>" f0v1`, `f0v1: ("c" | "f") "</arg_value>"`},
+		"nemotron":   {`start: "<TOOLCALL>" "[" call "]" "</TOOLCALL>"`},
+		"minicpm":    {`f0: "get_weather(" f0p0 ("," f0p1)? ")"`, `f1: "get_time(" (f1p0 ("," f1p1)? | (f1p1)?)? ")"`, `f0p0: "city=" %json`},
+		"lfm2":       {`f0: "get_weather(" f0p0 (", " f0p1)? ")"`, `f0p1: "unit=" ("'c'" | "'f'")`, `f1p1: "utc=" %json`},
+		"minimax-m2": {`f0: "<invoke name=\"get_weather\">\n" f0p0 f0p1? "</invoke>\n"`, `f0p1: "<parameter name=\"unit\">" f0v1 "\n"`},
 	}
 	for name, parts := range want {
 		g, err := format(t, name).Grammar(text, tools, false)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		g = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">").Replace(g) // LarkString's escapes
 		for _, p := range parts {
 			if !strings.Contains(g, p) {
 				t.Errorf("%s grammar lacks %s:\n%s", name, p, g)
