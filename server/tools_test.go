@@ -292,6 +292,10 @@ func TestToolGrammarsCompile(t *testing.T) {
 			"<|tool_call_start|>[get_weather(city='Paris', unit='k')]<|tool_call_end|>"},
 		"minimax-m2": {"MiniMax-M2.jinja", "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n</minimax:tool_call>",
 			"<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"unit\">c</parameter>\n</invoke>\n</minimax:tool_call>"},
+		"apertus": {"Apertus-8B-Instruct.jinja", "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\"}}]<|tools_suffix|>",
+			"<|tools_prefix|>[{\"get_time\": {\"city\": \"Paris\"}}]<|tools_suffix|>"},
+		"solar-open": {"upstage-Solar-Open-100B.jinja", "<|tool_calls|><|tool_call:begin|>abc123XYZ<|tool_call:name|>get_weather<|tool_call:args|>{\"city\": \"Paris\"}<|tool_call:end|><|calls|>",
+			"<|tool_calls|><|tool_call:begin|>abc123XYZ<|tool_call:name|>get_weather<|tool_call:args|>{\"town\": \"Paris\"}<|tool_call:end|><|calls|>"},
 	} {
 		src, err := os.ReadFile(filepath.Join("..", "rt", "chat", "testdata", "tool-templates", c.template))
 		if err != nil {

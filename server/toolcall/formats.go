@@ -57,6 +57,12 @@ func Detect(template string) *Format {
 		return think(&Format{Name: "lfm2", RendersTools: true, starts: []string{minicpmCall}, parse: parseLFM2, grammar: lfm2Grammar})
 	case has(minimaxCall):
 		return think(&Format{Name: "minimax-m2", RendersTools: true, starts: []string{minimaxCall}, parse: parseMiniMax, grammar: minimaxGrammar})
+	case has("<|tools_prefix|>"):
+		return &Format{Name: "apertus", RendersTools: true, ThinkOpen: "<|inner_prefix|>", ThinkClose: "<|inner_suffix|>",
+			starts: []string{"<|tools_prefix|>"}, parse: parseApertus, grammar: apertusGrammar}
+	case has(solarCall, solarName):
+		return &Format{Name: "solar-open", RendersTools: true, ThinkOpen: "<|think|>", ThinkClose: "<|end|>",
+			starts: []string{solarCalls, solarCall}, strip: []string{"<|begin|>assistant", "<|content|>", "<|end|>"}, parse: parseSolar, grammar: solarGrammar}
 	case has("<function=", "<parameter="): // Qwen3-Coder, Qwen3.5, Seed-OSS, Nemotron 3 Nano
 		return think(&Format{Name: "qwen3-coder", RendersTools: true, starts: []string{xmlOpen}, parse: parseXMLCalls, grammar: xmlGrammar(xmlOpen)})
 	case has("<tool_call>") && rendersTools:

@@ -68,3 +68,5 @@ func FuzzNemotron(f *testing.F)   { fuzzFormat(f, "nemotron") }
 func FuzzMiniCPM(f *testing.F)    { fuzzFormat(f, "minicpm") }
 func FuzzLFM2(f *testing.F)       { fuzzFormat(f, "lfm2") }
 func FuzzMiniMaxM2(f *testing.F)  { fuzzFormat(f, "minimax-m2") }
+func FuzzApertus(f *testing.F)    { fuzzFormat(f, "apertus") }
+func FuzzSolarOpen(f *testing.F)  { fuzzFormat(f, "solar-open") }

@@ -7,7 +7,8 @@
 // <|tool_call|>, Command-R <|START_ACTION|>, DeepSeek-V3, Gemma 4
 // <|tool_call>call:…, Kimi K2 <|tool_calls_section_begin|>, GLM-4.5+
 // <arg_key>/<arg_value>, Nemotron-H <TOOLCALL>, MiniCPM's and LFM2's
-// Python calls, MiniMax-M2 <invoke>).
+// Python calls, MiniMax-M2 <invoke>, Apertus <|tools_prefix|>, Solar Open
+// <|tool_call:begin|>).
 // The convention is chosen once from the template source (Detect); a
 // template that renders no tools gets Generic, archc's own tool prompt in
 // the system turn with Hermes-shaped calls (as llama.cpp's generic handler
@@ -43,7 +44,7 @@ type Format struct {
 	// Name identifies the convention ("hermes", "qwen3-coder", "llama3",
 	// "mistral", "harmony", "granite", "command-r", "deepseek-v3",
 	// "gemma4", "kimi-k2", "glm-4.5", "nemotron", "minicpm", "lfm2",
-	// "minimax-m2", "generic", "unrecognized").
+	// "minimax-m2", "apertus", "solar-open", "generic", "unrecognized").
 	Name string
 	// RendersTools is false for "generic": the template ignores `tools`,
 	// so the server writes them into the system turn itself (ToolPrompt).

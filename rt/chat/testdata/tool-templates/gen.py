@@ -33,6 +33,8 @@ from gen_chat_tools import CONVERSATIONS  # noqa: E402
 
 # bos/eos strings of each template's model (tokenizer_config.json).
 SPECIAL = {
+    "Apertus-8B-Instruct.jinja": ("<s>", "</s>"),
+    "upstage-Solar-Open-100B.jinja": ("<s>", "</s>"),
     "GLM-4.6.jinja": ("", "<|endoftext|>"),
     "GLM-4.7-Flash.jinja": ("", "<|endoftext|>"),
     "Kimi-K2-Instruct.jinja": ("[BOS]", "[EOS]"),
