@@ -53,7 +53,7 @@ func Detect(template string) *Format {
 	case has(minicpmCall, "```python"): // LFM2.5 has the same marker, not the fenced Python
 		return &Format{Name: "minicpm", RendersTools: true, ThinkOpen: "<|thought_start|>", ThinkClose: "<|thought_end|>",
 			starts: []string{minicpmCall}, parse: parseMiniCPM, grammar: minicpmGrammar}
-	case has("<|tool_list_start|>") || has(minicpmCall+"["):
+	case has("<|tool_list_start|>") || has(minicpmCall+"[") || has("List of tools: ["): // LFM2, LFM2.5 8B-A1B, LFM2.5 Instruct
 		return think(&Format{Name: "lfm2", RendersTools: true, starts: []string{minicpmCall}, parse: parseLFM2, grammar: lfm2Grammar})
 	case has(minimaxCall):
 		return think(&Format{Name: "minimax-m2", RendersTools: true, starts: []string{minimaxCall}, parse: parseMiniMax, grammar: minimaxGrammar})

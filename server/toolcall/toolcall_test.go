@@ -59,6 +59,7 @@ func TestDetect(t *testing.T) {
 		"OpenBMB-MiniCPM3-4B-function_call.jinja":   {"minicpm", "<|thought_start|>"},
 		"LFM2-8B-A1B.jinja":                         {"lfm2", ""},
 		"LFM2.5-8B-A1B.jinja":                       {"lfm2", "<think>"},
+		"LFM2.5-Instruct.jinja":                     {"lfm2", ""},
 		"MiniMax-M2.jinja":                          {"minimax-m2", "<think>"},
 		"Apertus-8B-Instruct.jinja":                 {"apertus", "<|inner_prefix|>"},
 		"upstage-Solar-Open-100B.jinja":             {"solar-open", "<|think|>"},

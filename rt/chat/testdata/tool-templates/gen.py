@@ -40,6 +40,7 @@ SPECIAL = {
     "Kimi-K2-Instruct.jinja": ("[BOS]", "[EOS]"),
     "LFM2-8B-A1B.jinja": ("<|startoftext|>", "<|im_end|>"),
     "LFM2.5-8B-A1B.jinja": ("<|startoftext|>", "<|im_end|>"),
+    "LFM2.5-Instruct.jinja": ("<|startoftext|>", "<|im_end|>"),
     "MiniMax-M2.jinja": ("]~!b[", "[e~["),
     "Kimi-K2-Thinking.jinja": ("[BOS]", "[EOS]"),
     "moonshotai-Kimi-K2.jinja": ("[BOS]", "[EOS]"),
