@@ -48,7 +48,7 @@ func chatReq(t *testing.T, body string) *chatRequest {
 }
 
 // TestPlanChatUnrecognizedTools: a template that renders tools in a
-// convention archc does not parse (here a Kimi-K2-like tool_declare
+// convention archc does not parse (here an invented <|tools_here|>
 // section) gets the tools through its own prompt, byte for byte what
 // chat.Render (transformers' rendering) makes of them, never archc's
 // generic Hermes prompt; its output is not split into calls, and
@@ -56,7 +56,7 @@ func chatReq(t *testing.T, body string) *chatRequest {
 func TestPlanChatUnrecognizedTools(t *testing.T) {
 	smol := smolText(t)
 	kimi := *smol
-	kimi.ChatTemplate = `{%- if tools -%}<|im_system|>tool_declare<|im_middle|>{{ tools | tojson }}<|im_end|>{%- endif -%}` +
+	kimi.ChatTemplate = `{%- if tools -%}<|im_system|><|tools_here|>{{ tools | tojson }}<|im_end|>{%- endif -%}` +
 		`{%- for m in messages -%}<|im_user|>{{ m.content }}<|im_end|>{%- endfor -%}{%- if add_generation_prompt -%}<|im_assistant|>{%- endif -%}`
 	p, err := planChat(&kimi, chatReq(t, `{"messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": [`+weatherTool+`]}`))
 	if err != nil {
@@ -273,6 +273,42 @@ func TestToolGrammarsCompile(t *testing.T) {
 	grammars["seed-oss"] = p.lark
 	formats := map[string]*toolcall.Format{"hermes": toolcall.Detect("<tool_call>{{ tools }}"), "seed-oss": toolcall.Detect(withTemplate(t, smol, "ByteDance-Seed-OSS.jinja").ChatTemplate),
 		"qwen3-coder": toolcall.Detect("<tool_call><function=x><parameter=y>"), "deepseek-v3": toolcall.Detect("tool▁calls▁begin"), "deepseek-v3.1": toolcall.Detect("tool▁calls▁begin")}
+	// The families' conventions, from their real templates
+	// (rt/chat/testdata/tool-templates).
+	for name, c := range map[string]struct{ template, good, wrong string }{
+		"gemma4": {"google-gemma-4-31B-it.jinja", "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,unit:<|\"|>c<|\"|>}<tool_call|>",
+			"<|tool_call>call:get_time{city:<|\"|>Paris<|\"|>}<tool_call|>"},
+		"kimi-k2": {"Kimi-K2-Instruct.jinja", "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>",
+			"<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"unit\": \"c\"}<|tool_call_end|><|tool_calls_section_end|>"},
+		"glm-4.6": {"GLM-4.6.jinja", "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>unit</arg_key>\n<arg_value>c</arg_value>\n</tool_call>",
+			"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>unit</arg_key>\n<arg_value>k</arg_value>\n</tool_call>"},
+		"glm-4.7": {"GLM-4.7-Flash.jinja", "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+			"<tool_call>get_weather<arg_key>unit</arg_key><arg_value>c</arg_value></tool_call>"},
+		"nemotron": {"NVIDIA-Nemotron-Nano-v2.jinja", "<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]</TOOLCALL>",
+			"<TOOLCALL>[{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}]</TOOLCALL>"},
+		"minicpm": {"OpenBMB-MiniCPM3-4B-function_call.jinja", "<|tool_call_start|>\n```python\nget_weather(city=\"Paris\",unit=\"c\")\n```\n<|tool_call_end|>",
+			"<|tool_call_start|>\n```python\nget_weather(unit=\"c\")\n```\n<|tool_call_end|>"},
+		"lfm2": {"LFM2.5-8B-A1B.jinja", "<|tool_call_start|>[get_weather(city='Paris', unit='c')]<|tool_call_end|>",
+			"<|tool_call_start|>[get_weather(city='Paris', unit='k')]<|tool_call_end|>"},
+		"minimax-m2": {"MiniMax-M2.jinja", "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n</invoke>\n</minimax:tool_call>",
+			"<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"unit\">c</parameter>\n</invoke>\n</minimax:tool_call>"},
+		"apertus": {"Apertus-8B-Instruct.jinja", "<|tools_prefix|>[{\"get_weather\": {\"city\": \"Paris\"}}]<|tools_suffix|>",
+			"<|tools_prefix|>[{\"get_time\": {\"city\": \"Paris\"}}]<|tools_suffix|>"},
+		"solar-open": {"upstage-Solar-Open-100B.jinja", "<|tool_calls|><|tool_call:begin|>abc123XYZ<|tool_call:name|>get_weather<|tool_call:args|>{\"city\": \"Paris\"}<|tool_call:end|><|calls|>",
+			"<|tool_calls|><|tool_call:begin|>abc123XYZ<|tool_call:name|>get_weather<|tool_call:args|>{\"town\": \"Paris\"}<|tool_call:end|><|calls|>"},
+	} {
+		src, err := os.ReadFile(filepath.Join("..", "rt", "chat", "testdata", "tool-templates", c.template))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := *smol
+		tc.ChatTemplate = string(src)
+		p, err := planChat(&tc, chatReq(t, body))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		grammars[name], samples[name], formats[name] = p.lark, [2]string{c.good, c.wrong}, p.format
+	}
 	for name, sm := range samples {
 		out := formats[name].Split(sm[0], false)
 		if len(out.Calls) == 0 || out.Calls[0].Name != "get_weather" || !strings.Contains(out.Calls[0].Arguments, `"city":"Paris"`) || strings.TrimSpace(out.Content) != "" {

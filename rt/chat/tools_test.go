@@ -35,6 +35,9 @@ type toolsGolden struct {
 		EOS          string  `json:"eos_token"`
 		Output       *string `json:"output"`
 		Error        *string `json:"error"`
+		// MutableOutput is jinja2's rendering where only transformers'
+		// immutable sandbox raises (list.append): what archc renders.
+		MutableOutput *string `json:"mutable_output"`
 	} `json:"cases"`
 }
 
@@ -42,7 +45,34 @@ type toolsGolden struct {
 // tool calls, tool results, reasoning history and template variables with
 // every template and compares with transformers' renderings.
 func TestToolTemplatesMatchTransformers(t *testing.T) {
-	raw, err := os.ReadFile("../../golden/tokenizer/chat_tools.json")
+	matchToolRenders(t, "../../golden/tokenizer/chat_tools.json", filepath.Join("testdata", "templates"))
+}
+
+// TestToolConventionTemplatesMatchTransformers does the same with the real
+// templates of the tool-call conventions server/toolcall parses
+// (testdata/tool-templates, rendered by its gen.py): each renders `tools`
+// (RendersTools) exactly as transformers renders them.
+func TestToolConventionTemplatesMatchTransformers(t *testing.T) {
+	dir := filepath.Join("testdata", "tool-templates")
+	matchToolRenders(t, filepath.Join(dir, "renders.json"), dir)
+	files, err := filepath.Glob(filepath.Join(dir, "*.jinja"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("templates: %v, %v", files, err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !RendersTools(string(src)) {
+			t.Errorf("%s: RendersTools = false, want true", filepath.Base(f))
+		}
+	}
+}
+
+func matchToolRenders(t *testing.T, golden, dir string) {
+	t.Helper()
+	raw, err := os.ReadFile(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +82,7 @@ func TestToolTemplatesMatchTransformers(t *testing.T) {
 	}
 	for _, c := range g.Cases {
 		t.Run(c.Template+"/"+c.Conversation, func(t *testing.T) {
-			src, err := os.ReadFile(filepath.Join("testdata", "templates", c.Template))
+			src, err := os.ReadFile(filepath.Join(dir, c.Template))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +100,9 @@ func TestToolTemplatesMatchTransformers(t *testing.T) {
 				vars[k] = v
 			}
 			got, err := Render(string(src), msgs, Options{AddGenerationPrompt: true, BOS: c.BOS, EOS: c.EOS, Now: fixedNow, Tools: conv.Tools, Vars: vars})
-			if c.Error != nil {
+			if c.Error != nil && c.MutableOutput != nil {
+				c.Output = c.MutableOutput
+			} else if c.Error != nil {
 				if err == nil {
 					t.Fatalf("rendered, want error %q", *c.Error)
 				}

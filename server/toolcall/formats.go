@@ -39,7 +39,31 @@ func Detect(template string) *Format {
 	switch {
 	case has("<|channel|>", "functions"):
 		return &Format{Name: "harmony", RendersTools: true, split: splitHarmony, grammar: harmonyGrammar}
-	case has("<function=", "<parameter="):
+	case has("<|tool_call>call:"):
+		return &Format{Name: "gemma4", RendersTools: true, ThinkOpen: "<|channel>thought", ThinkClose: "<channel|>",
+			starts: []string{gemmaCall}, parse: parseGemma4, grammar: gemma4Grammar}
+	case has(kimiSection) || has("tool_declare<|im_middle|>"):
+		return think(&Format{Name: "kimi-k2", RendersTools: true, starts: []string{kimiSection, kimiCall}, parse: parseKimi, grammar: kimiGrammar})
+	case has("<arg_key>", "<arg_value>"):
+		// GLM-4.5 and 4.6 put newlines between the tags; 4.7 does not.
+		return think(&Format{Name: "glm-4.5", RendersTools: true, starts: []string{"<tool_call>"}, parse: parseGLM,
+			grammar: glmGrammar(!has("</arg_key><arg_value>"))})
+	case has("<TOOLCALL>"):
+		return think(&Format{Name: "nemotron", RendersTools: true, starts: []string{"<TOOLCALL>"}, parse: parseNemotron, grammar: nemotronGrammar})
+	case has(minicpmCall, "```python"): // LFM2.5 has the same marker, not the fenced Python
+		return &Format{Name: "minicpm", RendersTools: true, ThinkOpen: "<|thought_start|>", ThinkClose: "<|thought_end|>",
+			starts: []string{minicpmCall}, parse: parseMiniCPM, grammar: minicpmGrammar}
+	case has("<|tool_list_start|>") || has(minicpmCall+"[") || has("List of tools: ["): // LFM2, LFM2.5 8B-A1B, LFM2.5 Instruct
+		return think(&Format{Name: "lfm2", RendersTools: true, starts: []string{minicpmCall}, parse: parseLFM2, grammar: lfm2Grammar})
+	case has(minimaxCall):
+		return think(&Format{Name: "minimax-m2", RendersTools: true, starts: []string{minimaxCall}, parse: parseMiniMax, grammar: minimaxGrammar})
+	case has("<|tools_prefix|>"):
+		return &Format{Name: "apertus", RendersTools: true, ThinkOpen: "<|inner_prefix|>", ThinkClose: "<|inner_suffix|>",
+			starts: []string{"<|tools_prefix|>"}, parse: parseApertus, grammar: apertusGrammar}
+	case has(solarCall, solarName):
+		return &Format{Name: "solar-open", RendersTools: true, ThinkOpen: "<|think|>", ThinkClose: "<|end|>",
+			starts: []string{solarCalls, solarCall}, strip: []string{"<|begin|>assistant", "<|content|>", "<|end|>"}, parse: parseSolar, grammar: solarGrammar}
+	case has("<function=", "<parameter="): // Qwen3-Coder, Qwen3.5, Seed-OSS, Nemotron 3 Nano
 		return think(&Format{Name: "qwen3-coder", RendersTools: true, starts: []string{xmlOpen}, parse: parseXMLCalls, grammar: xmlGrammar(xmlOpen)})
 	case has("<tool_call>") && rendersTools:
 		return think(&Format{Name: "hermes", RendersTools: true, starts: []string{"<tool_call>"}, parse: parseHermes, grammar: hermesGrammar})

@@ -61,3 +61,12 @@ func FuzzCommandR(f *testing.F)   { fuzzFormat(f, "command-r") }
 func FuzzDeepSeekV3(f *testing.F) { fuzzFormat(f, "deepseek-v3") }
 func FuzzHarmony(f *testing.F)    { fuzzFormat(f, "harmony") }
 func FuzzGeneric(f *testing.F)    { fuzzFormat(f, "generic") }
+func FuzzGemma4(f *testing.F)     { fuzzFormat(f, "gemma4") }
+func FuzzKimiK2(f *testing.F)     { fuzzFormat(f, "kimi-k2") }
+func FuzzGLM(f *testing.F)        { fuzzFormat(f, "glm-4.5") }
+func FuzzNemotron(f *testing.F)   { fuzzFormat(f, "nemotron") }
+func FuzzMiniCPM(f *testing.F)    { fuzzFormat(f, "minicpm") }
+func FuzzLFM2(f *testing.F)       { fuzzFormat(f, "lfm2") }
+func FuzzMiniMaxM2(f *testing.F)  { fuzzFormat(f, "minimax-m2") }
+func FuzzApertus(f *testing.F)    { fuzzFormat(f, "apertus") }
+func FuzzSolarOpen(f *testing.F)  { fuzzFormat(f, "solar-open") }

@@ -4,10 +4,15 @@
 // in the template's convention (Hermes/Qwen <tool_call>{json}</tool_call>,
 // Qwen3-Coder's <function=…><parameter=…> XML, Llama 3.x JSON and
 // <|python_tag|>, Mistral [TOOL_CALLS], gpt-oss harmony, Granite
-// <|tool_call|>, Command-R <|START_ACTION|>, DeepSeek-V3). The convention is
-// chosen once from the template source (Detect); a template that renders
-// no tools gets Generic, archc's own tool prompt in the system turn with
-// Hermes-shaped calls (as llama.cpp's generic handler does).
+// <|tool_call|>, Command-R <|START_ACTION|>, DeepSeek-V3, Gemma 4
+// <|tool_call>call:…, Kimi K2 <|tool_calls_section_begin|>, GLM-4.5+
+// <arg_key>/<arg_value>, Nemotron-H <TOOLCALL>, MiniCPM's and LFM2's
+// Python calls, MiniMax-M2 <invoke>, Apertus <|tools_prefix|>, Solar Open
+// <|tool_call:begin|>).
+// The convention is chosen once from the template source (Detect); a
+// template that renders no tools gets Generic, archc's own tool prompt in
+// the system turn with Hermes-shaped calls (as llama.cpp's generic handler
+// does).
 //
 // Split works on the whole text; a Stream splits text as it is generated,
 // never sending text that might still turn out to be a marker or a call.
@@ -15,6 +20,7 @@ package toolcall
 
 import (
 	"strings"
+	"unicode"
 )
 
 // Call is one parsed function call.
@@ -37,7 +43,8 @@ type Output struct {
 type Format struct {
 	// Name identifies the convention ("hermes", "qwen3-coder", "llama3",
 	// "mistral", "harmony", "granite", "command-r", "deepseek-v3",
-	// "generic", "unrecognized").
+	// "gemma4", "kimi-k2", "glm-4.5", "nemotron", "minicpm", "lfm2",
+	// "minimax-m2", "apertus", "solar-open", "generic", "unrecognized").
 	Name string
 	// RendersTools is false for "generic": the template ignores `tools`,
 	// so the server writes them into the system turn itself (ToolPrompt).
@@ -120,7 +127,7 @@ func (f *Format) splitAt(text string, inThink, final bool) Output {
 					out.Reasoning = strings.TrimSpace(rest)
 					return out
 				}
-				out.Reasoning = strings.TrimLeft(holdBack(rest, []string{f.ThinkClose}), " \n")
+				out.Reasoning = strings.TrimLeftFunc(holdBack(rest, []string{f.ThinkClose}), unicode.IsSpace) // as the final TrimSpace
 				return out
 			}
 			out.Reasoning = strings.TrimSpace(rest[:i])
