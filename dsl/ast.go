@@ -139,7 +139,7 @@ type Field struct {
 type Require struct {
 	Pos     lexer.Position
 	Cond    *Expr   `parser:"'require' @@"`
-	Message []*Expr `parser:"( ',' @@ )+"`
+	Message []*Expr `parser:"( ',' @@ )*"` // at least one (Check says so)
 }
 
 // TypeName is a config field's type as written; Parse accepts only the

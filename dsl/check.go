@@ -77,6 +77,9 @@ func Check(f *File, reg ir.Registry) []*Error {
 		case it.Config != nil:
 			for _, fd := range it.Config.Fields {
 				if r := fd.Require; r != nil {
+					if len(r.Message) == 0 {
+						c.errf(r.Pos, "require needs a message saying what the family cannot run and what to do: require COND, \"...\"")
+					}
 					// Checked once every field is bound: it sees them all.
 					c.cfgExpr(r.Cond, c.allFields)
 					for _, e := range r.Message {

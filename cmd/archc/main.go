@@ -189,6 +189,7 @@ func (c *checkCmd) Run() error {
 		return err
 	}
 	var failed bool
+	declared := map[string]string{} // arch name -> the file that declared it first
 	for _, f := range files {
 		fam, err := driver.LoadFamily(f)
 		if err != nil {
@@ -196,6 +197,12 @@ func (c *checkCmd) Run() error {
 			failed = true
 			continue
 		}
+		if first, dup := declared[fam.Name]; dup {
+			fmt.Fprintf(os.Stderr, "%s:%d:%d: arch %s is also declared in %s: a family name is declared once (extends names it)\n", f, fam.File.Pos.Line, fam.File.Pos.Column, fam.Name, first)
+			failed = true
+			continue
+		}
+		declared[fam.Name] = f
 		reads := ""
 		if g := fam.GGUFArchs(); len(g) > 0 {
 			reads = "; reads GGUF " + strings.Join(g, ", ")

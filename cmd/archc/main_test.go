@@ -64,6 +64,14 @@ func TestCLI(t *testing.T) {
 		if r := clitest.Run(t, bin, "check", dir); r.Code == 0 || !strings.Contains(r.Stderr, "bad.arch:3:") {
 			t.Fatalf("check on a folder with bad.arch: code %d, stderr %q", r.Code, r.Stderr)
 		}
+		// Two files declaring one family: the second is an error naming the first.
+		dup := t.TempDir()
+		for _, n := range []string{"a.arch", "b.arch"} {
+			os.WriteFile(filepath.Join(dup, n), []byte("arch zz extends llama {\n  match model_type \"zz\"\n}\n"), 0o644)
+		}
+		if r := clitest.Run(t, bin, "check", dup); r.Code == 0 || !strings.Contains(r.Stderr, "b.arch:1:1: arch zz is also declared in") {
+			t.Fatalf("check on two files declaring arch zz: code %d, stderr %q", r.Code, r.Stderr)
+		}
 	})
 	t.Run("gpu target", func(t *testing.T) {
 		// A GPU plan: no CPU kernels, GPU batch buckets (decode up to 64).
