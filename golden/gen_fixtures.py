@@ -2983,6 +2983,46 @@ FIXTURES = [
             ("temperature_matters", "llama_4_scaling_beta=0 (no temperature)", _rope_param(llama_4_scaling_beta=0.0)),
         ],
     ),
+    # ---- afmoe (issue 30): Arcee's AFMoE (Trinity): per-head q/k RMSNorm,
+    # RoPE on the sliding layers only (the full ones are NoPE), the attention
+    # output gated by sigmoid(gate_proj(h)), sandwich norms around attention
+    # and MLP, a dense first layer, then MoE with AfmoeTokenChoiceRouter
+    # (sigmoid, chosen by score + expert_bias, renormalised, times
+    # route_scale) beside shared experts; muP input scaling ----
+    dict(
+        name="afmoe",
+        model_cls="AfmoeForCausalLM",
+        config_cls="AfmoeConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=2,
+            num_dense_layers=1,
+            intermediate_size=64,
+            moe_intermediate_size=16,
+            num_experts=4,
+            num_experts_per_tok=2,
+            num_shared_experts=1,
+            route_scale=1.5,
+            global_attn_every_n_layers=2,
+            sliding_window=8,
+            mup_enabled=True,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=True,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+        ),
+        seed=3711,
+        prompt_seed=3702,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        embed_std=0.05,
+        score_bias_std=0.5,
+        extra_params={"mlp.expert_bias": (0.0, 0.5)},
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096)),
+            ("mup_matters", "mup_enabled=False", _set(mup_enabled=False)),
+        ],
+    ),
     # ---- bitnet (issue 30): Llama with RMSNorm sub-norms on the merged
     # attention output (attn_sub_norm) and on act(gate) · up (ffn_sub_norm),
     # relu2; unquantized (no quantization_config) ----
