@@ -36,21 +36,14 @@ func parseKimi(s string) ([]Call, string, bool) {
 		if !ok || name == "" {
 			break
 		}
-		vals, after := jsonValues(rest, "")
-		var obj map[string]json.RawMessage
-		if len(vals) != 1 || json.Unmarshal(vals[0], &obj) != nil {
+		args, after, isObj, ended := objectThenEnd(rest, kimiCallEnd)
+		if !isObj {
 			break
 		}
-		after = strings.TrimLeft(after, " \n")
-		switch {
-		case strings.HasPrefix(after, kimiCallEnd):
-			after = after[len(kimiCallEnd):]
-		case strings.HasPrefix(kimiCallEnd, strings.TrimSpace(after)):
-			after = "" // the end marker cut by max_tokens
-		default:
+		if !ended {
 			return calls, t, len(calls) > 0
 		}
-		calls = append(calls, Call{Name: name, Arguments: compact(vals[0])})
+		calls = append(calls, Call{Name: name, Arguments: compact(args)})
 		t = after
 	}
 	if len(calls) == 0 {
@@ -98,4 +91,26 @@ func kimiGrammar(m Marker, tools []Tool, parallel bool) (string, error) {
 			WithGuidance([]byte(t.params())), m(kimiCallEnd))
 	}
 	return b.String(), nil
+}
+
+// objectThenEnd reads a call's JSON object arguments at the start of rest
+// and then its end marker (a prefix of the marker ending the text counts:
+// the marker cut by max_tokens). It returns the object and the text after
+// the marker; isObj is false when rest does not start with one JSON
+// object, ended false when something other than the marker follows it.
+// Kimi K2's and Solar Open's calls end this way.
+func objectThenEnd(rest, end string) (args json.RawMessage, after string, isObj, ended bool) {
+	vals, after := jsonValues(rest, "")
+	var obj map[string]json.RawMessage
+	if len(vals) != 1 || json.Unmarshal(vals[0], &obj) != nil {
+		return nil, rest, false, false
+	}
+	after = strings.TrimLeft(after, " \n")
+	switch {
+	case strings.HasPrefix(after, end):
+		return vals[0], after[len(end):], true, true
+	case strings.HasPrefix(end, strings.TrimSpace(after)):
+		return vals[0], "", true, true
+	}
+	return vals[0], after, true, false
 }

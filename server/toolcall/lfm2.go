@@ -66,30 +66,8 @@ func lfm2Grammar(m Marker, tools []Tool, parallel bool) (string, error) {
 		b.WriteString(` (", " call)*`)
 	}
 	fmt.Fprintf(&b, ` "]" %s`+"\ncall: ", m(minicpmCallEnd))
-	for i := range tools {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		fmt.Fprintf(&b, "f%d", i)
-	}
-	b.WriteString("\n")
-	for i, t := range tools {
-		if r := (&pyReader{s: t.Name}); r.ident() != t.Name {
-			return "", fmt.Errorf("tool name %q cannot be written in LFM2's call convention", t.Name)
-		}
-		names, props, required := schemaProps(t.Parameters)
-		var items []string
-		for j, name := range names {
-			if r := (&pyReader{s: name}); r.ident() != name || strings.ContainsAny(name, ".-") {
-				return "", fmt.Errorf("tool %s: parameter name %q cannot be written in LFM2's call convention", t.Name, name)
-			}
-			items = append(items, fmt.Sprintf("f%dp%d", i, j))
-		}
-		args, _ := optionalSeq(items, names, required, 0, `", "`)
-		fmt.Fprintf(&b, "f%d: %s %s \")\"\n", i, LarkString(t.Name+"("), args)
-		for j, name := range names {
-			fmt.Fprintf(&b, "f%dp%d: %s %s\n", i, j, LarkString(name+"="), pyValue(props[name]))
-		}
+	if err := pyCallRules(&b, tools, "LFM2", `", "`, pyValue); err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }

@@ -310,30 +310,8 @@ func minicpmGrammar(m Marker, tools []Tool, parallel bool) (string, error) {
 		b.WriteString(` ("\n" call)*`)
 	}
 	fmt.Fprintf(&b, " %s %s\ncall: ", LarkString("\n```\n"), m(minicpmCallEnd))
-	for i := range tools {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		fmt.Fprintf(&b, "f%d", i)
-	}
-	b.WriteString("\n")
-	for i, t := range tools {
-		if r := (&pyReader{s: t.Name}); r.ident() != t.Name {
-			return "", fmt.Errorf("tool name %q cannot be written in MiniCPM's call convention", t.Name)
-		}
-		names, props, required := schemaProps(t.Parameters)
-		var items []string
-		for j, name := range names {
-			if r := (&pyReader{s: name}); r.ident() != name || strings.ContainsAny(name, ".-") {
-				return "", fmt.Errorf("tool %s: parameter name %q cannot be written in MiniCPM's call convention", t.Name, name)
-			}
-			items = append(items, fmt.Sprintf("f%dp%d", i, j))
-		}
-		args, _ := optionalSeq(items, names, required, 0, `","`)
-		fmt.Fprintf(&b, "f%d: %s %s \")\"\n", i, LarkString(t.Name+"("), args)
-		for j, name := range names {
-			fmt.Fprintf(&b, "f%dp%d: %s %%json %s\n", i, j, LarkString(name+"="), WithGuidance(props[name]))
-		}
+	if err := pyCallRules(&b, tools, "MiniCPM", `","`, func(v json.RawMessage) string { return "%json " + WithGuidance(v) }); err != nil {
+		return "", err
 	}
 	return b.String(), nil
 }
@@ -370,4 +348,40 @@ func sepTail(items, names []string, required map[string]bool, j int, sep string)
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// pyCallRules writes the rules of a Python-call convention (LFM2's list,
+// MiniCPM's block) after a "call: " prefix: the alternatives f0 | f1 | ...,
+// then per tool `fI: "NAME(" ARGS ")"`, keyword arguments in the schema's
+// order joined by sep (the required ones always, the others optionally),
+// each `fIpJ: "KEY=" VALUE` with value(schema) its rule. Errors: a tool or
+// parameter name that is not a Python identifier (convention names the
+// convention).
+func pyCallRules(b *strings.Builder, tools []Tool, convention, sep string, value func(schema json.RawMessage) string) error {
+	for i := range tools {
+		if i > 0 {
+			b.WriteString(" | ")
+		}
+		fmt.Fprintf(b, "f%d", i)
+	}
+	b.WriteString("\n")
+	for i, t := range tools {
+		if r := (&pyReader{s: t.Name}); r.ident() != t.Name {
+			return fmt.Errorf("tool name %q cannot be written in %s's call convention", t.Name, convention)
+		}
+		names, props, required := schemaProps(t.Parameters)
+		var items []string
+		for j, name := range names {
+			if r := (&pyReader{s: name}); r.ident() != name || strings.ContainsAny(name, ".-") {
+				return fmt.Errorf("tool %s: parameter name %q cannot be written in %s's call convention", t.Name, name, convention)
+			}
+			items = append(items, fmt.Sprintf("f%dp%d", i, j))
+		}
+		args, _ := optionalSeq(items, names, required, 0, sep)
+		fmt.Fprintf(b, "f%d: %s %s \")\"\n", i, LarkString(t.Name+"("), args)
+		for j, name := range names {
+			fmt.Fprintf(b, "f%dp%d: %s %s\n", i, j, LarkString(name+"="), value(props[name]))
+		}
+	}
+	return nil
 }

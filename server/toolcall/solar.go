@@ -1,7 +1,6 @@
 package toolcall
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -41,21 +40,14 @@ func parseSolar(s string) ([]Call, string, bool) {
 		if !ok || name == "" || strings.ContainsAny(name, "<>\n") {
 			break
 		}
-		vals, after := jsonValues(rest, "")
-		var obj map[string]json.RawMessage
-		if len(vals) != 1 || json.Unmarshal(vals[0], &obj) != nil {
+		args, after, isObj, ended := objectThenEnd(rest, solarCallEnd)
+		if !isObj {
 			break
 		}
-		after = strings.TrimLeft(after, " \n")
-		switch {
-		case strings.HasPrefix(after, solarCallEnd):
-			after = after[len(solarCallEnd):]
-		case strings.HasPrefix(solarCallEnd, strings.TrimSpace(after)):
-			after = "" // the end marker cut by max_tokens
-		default:
+		if !ended {
 			return calls, t, len(calls) > 0
 		}
-		calls, t = append(calls, Call{Name: name, Arguments: compact(vals[0])}), after
+		calls, t = append(calls, Call{Name: name, Arguments: compact(args)}), after
 	}
 	if len(calls) == 0 {
 		return nil, s, false
