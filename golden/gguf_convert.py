@@ -1953,3 +1953,186 @@ def write_manifest(entries):
     with open(MANIFEST, "w") as f:
         for path in sorted(entries):
             f.write(f"{entries[path]}  {path}\n")
+
+
+# issue 34 (h-mmproj): the vision fixtures' twins (golden/testdata/vision/).
+# llama.cpp keeps a vision-language model in two files: the text model
+# (TextModel's file, the wrapper's text_config and its language-model
+# tensors) and the mmproj file (MmprojModel: general.architecture "clip",
+# general.type "mmproj", clip.vision.* keys, v.* and mm.* tensors named by
+# gguf-py's TensorNameMap for MODEL_ARCH.MMPROJ). As llama.cpp's converter
+# (convert_hf_to_gguf.py --mmproj, conversion/base.py MmprojModel,
+# smolvlm.py SmolVLMModel, gemma.py Gemma3VisionModel) writes them:
+#   - patch_embd stays the convolution kernel [out, C, p, p] (F32, as
+#     tensor_force_quant keeps it), position_embd the [positions, width]
+#     table, no Q/K permutation (the vision towers have no RoPE);
+#   - Gemma 3's mm_input_projection_weight, renamed
+#     mm_input_projection.weight, is stored F16 whatever the outtype
+#     (tensor_force_quant, llama.cpp issue 13025) and as HF holds it,
+#     [vision width, text width]; its mm_soft_emb_norm as 1 + w;
+#   - clip.vision.projector.scale_factor: Idefics3's scale_factor; for
+#     Gemma 3 the pooling kernel (image_size / patch) / sqrt(image_seq_length),
+#     written only when it is not llama.cpp's default 4;
+#   - clip.vision.preproc_image_size (Idefics3): the processor's
+#     size.longest_edge.
+# The text file is to_gguf's on the wrapper's text model (its tensors
+# renamed from the wrapper's layout: model.text_model.*,
+# language_model.model.*), plus the tokenizer, which the image path needs
+# (the placeholder token's id): tokenizer.ggml.* from tokenizer.json as
+# gguf-py's SpecialVocab and the converter's BPE vocabulary write them.
+# LLaVA-1.5 (a CLIP tower) has no mmproj converter in convert_hf_to_gguf.py
+# (LlavaVisionModel takes Pixtral only; the legacy
+# tools/mtmd/legacy-models scripts make those files): no twin.
+
+VISION_TWINS = ("model.f32.gguf", "mmproj.f32.gguf")
+# The wrapper model_type -> (clip.projector_type, the text model's weight prefix
+# in the fixture -> the text model's own).
+MMPROJ = {
+    "idefics3": ("idefics3", (("model.text_model.", "model."),)),
+    "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
+    "gemma3": ("gemma3", (("language_model.model.", "model."), ("model.language_model.", "model."))),
+}
+VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.")
+
+
+def vision_processor(folder):
+    """processor_config.json with its image_processor's keys at the top level
+    (MmprojModel.__init__'s merge)."""
+    cfg = {}
+    for name in ("preprocessor_config.json", "processor_config.json"):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                c = json.load(f)
+            cfg.update(c)
+            cfg.update(c.get("image_processor") or {})
+    return cfg
+
+
+def to_mmproj(cfg, state):
+    """The vision tensors as the mmproj file holds them: [(GGUF name, HF
+    name, array, type)], in the checkpoint's (sorted) order."""
+    vc = cfg["vision_config"]
+    tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, vc["num_hidden_layers"])
+    out = []
+    for hf in sorted(state):
+        if not hf.startswith(VISION_PREFIXES) or "vision_model.head." in hf:
+            continue
+        key = hf
+        if key.startswith("vision_tower.") and not key.startswith("vision_tower.vision_model."):
+            key = "vision_tower.vision_model." + key[len("vision_tower."):]  # transformers 5's layout, google's names
+        key = key.replace("_weight", ".weight")
+        name = tmap.get_name(key, try_suffixes=(".weight", ".bias"))
+        assert name is not None, f"TensorNameMap has no mmproj name for {hf}"
+        t = np.asarray(state[hf], dtype=np.float32)
+        if "soft_emb_norm.weight" in key:
+            t = t + np.float32(1)
+        qtype = gguf.GGMLQuantizationType.F16 if "input_projection" in key else gguf.GGMLQuantizationType.F32
+        out.append((name, hf, t.copy(), qtype))
+    return out
+
+
+def write_mmproj(path, name, cfg, proc, tensors):
+    """The mmproj file's metadata (MmprojModel.set_gguf_parameters, then the
+    family's) and tensors."""
+    vc = cfg["vision_config"]
+    ptype = MMPROJ[cfg["model_type"]][0]
+    w = gguf.GGUFWriter(path, "clip")
+    w.add_type(gguf.GGUFType.MMPROJ)
+    w.add_name(name)
+    w.add_file_type(gguf.LlamaFileType.ALL_F32)
+    w.add_clip_has_vision_encoder(True)
+    w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
+    w.add_vision_image_size(vc["image_size"])
+    w.add_vision_patch_size(vc["patch_size"])
+    w.add_vision_embedding_length(vc["hidden_size"])
+    w.add_vision_feed_forward_length(vc["intermediate_size"])
+    w.add_vision_block_count(vc["num_hidden_layers"])
+    w.add_vision_head_count(vc["num_attention_heads"])
+    w.add_vision_image_mean(proc["image_mean"])
+    w.add_vision_image_std(proc["image_std"])
+    w.add_clip_projector_type(ptype)
+    if ptype == "idefics3":
+        w.add_vision_attention_layernorm_eps(vc.get("layer_norm_eps", 1e-5))
+        w.add_vision_projector_scale_factor(cfg.get("scale_factor", 2))
+        w.add_vision_use_gelu(True)
+        w.add_vision_preproc_image_size(proc.get("size", {}).get("longest_edge", vc["image_size"]))
+    else:  # gemma3
+        w.add_vision_attention_layernorm_eps(vc.get("layer_norm_eps", 1e-6))
+        w.add_vision_use_gelu(True)
+        scale = (vc["image_size"] // vc["patch_size"]) // int(proc.get("image_seq_length", 256) ** 0.5)
+        if scale > 0 and scale != 4:
+            w.add_vision_projector_scale_factor(scale)
+    w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    for gname, _, data, qtype in tensors:
+        w.add_tensor(gname, gguf.quants.quantize(data, qtype) if qtype != gguf.GGMLQuantizationType.F32 else data, raw_dtype=qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_tokenizer(w, folder, vocab_size):
+    """tokenizer.ggml.* of a BPE tokenizer.json (the converter's
+    _set_vocab_gpt2 and SpecialVocab): tokens by id, padded to vocab_size
+    with [PAD{i}] as the converter pads, their types (added special tokens
+    CONTROL, other added ones USER_DEFINED), merges, the special token ids
+    and the chat template."""
+    with open(os.path.join(folder, "tokenizer.json")) as f:
+        tok = json.load(f)
+    by_id = {i: t for t, i in tok["model"]["vocab"].items()}
+    added = {a["id"]: a for a in tok.get("added_tokens", [])}
+    tokens, types = [], []
+    for i in range(vocab_size):
+        if i in added:
+            tokens.append(added[i]["content"])
+            types.append(gguf.TokenType.CONTROL if added[i].get("special") else gguf.TokenType.USER_DEFINED)
+        elif i in by_id:
+            tokens.append(by_id[i])
+            types.append(gguf.TokenType.NORMAL)
+        else:
+            tokens.append(f"[PAD{i}]")
+            types.append(gguf.TokenType.UNUSED)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    gguf.SpecialVocab(folder, load_merges=True).add_to_gguf(w)
+
+
+def write_vision_twins(folder):
+    """Writes a vision fixture's model.f32.gguf (the text model, with its
+    tokenizer) and mmproj.f32.gguf (VISION_TWINS); returns the mmproj's
+    tensors [(GGUF name, HF name, array, type)]."""
+    name = os.path.basename(folder)
+    cfg, state = load_fixture(folder)
+    renames = MMPROJ[cfg["model_type"]][1]
+    text = {}
+    for hf, t in state.items():
+        if hf.startswith(VISION_PREFIXES):
+            continue
+        for old, new in renames:
+            if hf.startswith(old):
+                hf = new + hf[len(old):]
+                break
+        hf = hf.removeprefix("language_model.")  # language_model.lm_head
+        text[hf] = t
+    tcfg = dict(cfg["text_config"])
+    for k in ("tie_word_embeddings",):  # the wrapper's, as the text model reads it
+        if k in cfg:
+            tcfg[k] = cfg[k]
+    tensors = to_gguf(tcfg, text)
+    path = os.path.join(folder, VISION_TWINS[0])
+    w = gguf.GGUFWriter(path, GGUF_ARCH[tcfg["model_type"]])
+    write_metadata(w, name, tcfg, gguf.LlamaFileType.ALL_F32, text)
+    write_tokenizer(w, folder, tcfg["vocab_size"])
+    for gname, _, data in tensors:
+        qtype, stored = storage(gname, data, gguf.LlamaFileType.ALL_F32, tcfg["model_type"])
+        w.add_tensor(gname, stored, raw_dtype=qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    mm = to_mmproj(cfg, state)
+    write_mmproj(os.path.join(folder, VISION_TWINS[1]), name, cfg, vision_processor(folder), mm)
+    return mm

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates the fixtures' GGUF twins (golden/testdata/*/model.f32.gguf,
-model.q8_0.gguf: not committed) with gguf_convert.py, numpy and gguf-py
+model.q8_0.gguf, and the vision fixtures' golden/testdata/vision/*/
+model.f32.gguf and mmproj.f32.gguf: not committed) with gguf_convert.py, numpy and gguf-py
 only, and checks each against its sha256 in golden/testdata/gguf.sha256,
 the bytes oracle.q8_0.json was computed on.
 
@@ -28,6 +29,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf_convert as conv  # noqa: E402
 
 
+def twins(name):
+    """The twin files of the fixture at name (a path under TESTDATA): a
+    vision fixture's text model and mmproj (gguf_convert.VISION_TWINS),
+    else the F32 and Q8_0 twins."""
+    return conv.VISION_TWINS if name.startswith("vision/") else conv.TWINS
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--all", action="store_true", help="rewrite every twin, even those whose hash matches")
@@ -37,21 +45,25 @@ def main():
     logging.basicConfig(level=logging.ERROR)  # gguf-py warns of the keys the converter writes twice, as llama.cpp's does
     start = time.time()
     manifest = conv.read_manifest()
-    names = sorted({p.split("/")[0] for p in manifest})
+    names = sorted({os.path.dirname(p) for p in manifest})
     errors, written = [], 0
     for name in names:
-        missing = [t for t in conv.TWINS if f"{name}/{t}" not in manifest]
+        missing = [t for t in twins(name) if f"{name}/{t}" not in manifest]
         if not os.path.isfile(os.path.join(conv.TESTDATA, name, "model.safetensors")) or missing:
             errors.append(f"{conv.MANIFEST}: {name}: no fixture folder with model.safetensors, or no entry for {missing}")
     folders = [os.path.join(conv.TESTDATA, n) for n in names if not args.only or n in args.only]
     for folder in folders:
-        paths = [os.path.join(folder, t) for t in conv.TWINS]
+        name = os.path.relpath(folder, conv.TESTDATA)
+        paths = [os.path.join(folder, t) for t in twins(name)]
         rels = [os.path.relpath(p, conv.TESTDATA) for p in paths]
         if any(r not in manifest for r in rels) or not os.path.isfile(os.path.join(folder, "model.safetensors")):
             continue
         if not args.all and all(os.path.exists(p) and conv.sha256(p) == manifest[r] for p, r in zip(paths, rels)):
             continue
-        conv.write_twins(folder, recorded=conv.recorded_types(folder))
+        if name.startswith("vision/"):
+            conv.write_vision_twins(folder)
+        else:
+            conv.write_twins(folder, recorded=conv.recorded_types(folder))
         written += 1
         for p, r in zip(paths, rels):
             got = conv.sha256(p)
