@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"errors"
+
+	"github.com/archc/archc/driver/weights"
 	"github.com/archc/archc/formats/ireetool"
 	"path/filepath"
 )
@@ -50,6 +52,12 @@ func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) fun
 		done = phase("pack weights")
 	}
 	ix, err := p.GGUF.Pack(ctx, filepath.Join(cacheDir, "weights"), nil)
+	if err == nil && p.MMProj != nil {
+		var mix *weights.Index
+		if mix, err = p.MMProj.Pack(ctx, filepath.Join(cacheDir, "weights"), nil); err == nil {
+			mergeIndex(ix, mix)
+		}
+	}
 	done()
 	if err != nil {
 		return err

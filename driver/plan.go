@@ -23,8 +23,11 @@ import (
 // config, IR graph, the emitted module and (when the folder has one) the
 // checkpoint's tensor index.
 type Plan struct {
-	Dir    string         // model folder ("" when planned from a bare config.json or a GGUF file)
-	GGUF   *ggufmap.Model // the GGUF file the model comes from, as its family reads it, or nil
+	Dir  string         // model folder ("" when planned from a bare config.json or a GGUF file)
+	GGUF *ggufmap.Model // the GGUF file the model comes from, as its family reads it, or nil
+	// MMProj is the mmproj file beside a vision-language model's text GGUF
+	// (PlanOptions.MMProj), as its family's encoder reads it; nil without one.
+	MMProj *ggufmap.Model
 	Family *Family        // the matched family
 	Raw    map[string]any // config.json as decoded
 	// Nested is the config.json object that holds the text model when the
@@ -84,6 +87,13 @@ type PlanOptions struct {
 	// its header is not read again (one read serves the tokenizer, the
 	// config and the weights).
 	GGUF *gguf.File
+	// MMProj is the path of llama.cpp's mmproj file for a text GGUF model
+	// (llama-mtmd-cli's and llama-server's --mmproj): the image encoder and
+	// projector of a vision-language model. The family is the one whose
+	// encoder claims the file (its clip.projector_type); its config is
+	// the text file's with the mmproj's as vision_config. Only with a
+	// GGUF path.
+	MMProj string
 	// GPU plans for a GPU target (ireetool.Target.GPU): the shapes Lower
 	// leaves unset take GPU defaults (GPUDecodeBatches, GPUPrefillBuckets,
 	// as many slots as the largest decode batch, GPUKVCacheBudget).
@@ -169,9 +179,23 @@ func (p *Plan) checkWeights(path string) error {
 		}
 		p.Unread = gm.Keep(read)
 		formats := gm.Formats()
+		var encoder map[string]bool // the encoders' weights: the mmproj file's
+		if p.MMProj != nil {
+			p.Unread = append(p.Unread, p.MMProj.Keep(read)...)
+			maps.Copy(formats, p.MMProj.Formats())
+			encoder = map[string]bool{}
+			for _, eg := range p.Graph.Encoders {
+				for _, w := range eg.Weights {
+					encoder[w.Name] = true
+				}
+			}
+		}
 		p.Options.WeightDTypes = map[string]string{}
 		for _, w := range p.Graph.Weights {
 			fm, ok := formats[w.Name]
+			if !ok && encoder[w.Name] {
+				return w.Errorf("%s: missing tensor %q (family %s's image encoder reads it; its gguf \"clip\" section names the mmproj tensor that holds it: is this mmproj file a %s model's, written by llama.cpp's convert_hf_to_gguf.py --mmproj?)", p.MMProj.Path, w.Name, p.Family.Name, p.Family.Name)
+			}
 			if !ok {
 				return w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, p.Family.Name, p.Family.Name)
 			}
@@ -202,7 +226,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 		}
 	}
 	var raw map[string]any
-	var gm *ggufmap.Model
+	var gm, mm *ggufmap.Model
 	if gguf.IsFile(path) {
 		gf := opts.GGUF
 		var err error
@@ -214,11 +238,22 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 		if err := gf.CheckTypes(); err != nil { // before anything slow
 			return nil, err
 		}
-		if gm, err = ReadGGUF(fams, gf); err != nil {
-			return nil, err
+		if opts.MMProj != "" {
+			r, err := readMMProj(fams, gf, opts.MMProj, nil)
+			if err != nil {
+				return nil, err
+			}
+			gm, mm, raw, fams = r.text, r.mmproj, r.raw, []*Family{r.family}
+		} else {
+			if gm, err = ReadGGUF(fams, gf); err != nil {
+				return nil, err
+			}
+			raw = gm.Config
 		}
-		raw = gm.Config
 	} else {
+		if opts.MMProj != "" {
+			return nil, fmt.Errorf("--mmproj %s goes with a text model's GGUF file; %s is not one (a Hugging Face folder holds its vision tower in its checkpoint)", opts.MMProj, path)
+		}
 		cfgPath, err := configPath(path)
 		if err != nil {
 			return nil, err
@@ -235,6 +270,9 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if gm != nil {
 		source = path + " (its GGUF metadata)"
 	}
+	if mm != nil {
+		source = path + " and " + opts.MMProj + " (their GGUF metadata)"
+	}
 	res, err := resolveFamily(fams, raw, source)
 	if err != nil {
 		return nil, err
@@ -248,7 +286,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, Lengths: lower.LengthDependence(g), States: lower.StateTable(g, lower.Options{})}
+	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, MMProj: mm, Lengths: lower.LengthDependence(g), States: lower.StateTable(g, lower.Options{})}
 	if p.Encoders, err = lower.Encoders(g); err != nil {
 		return nil, err
 	}

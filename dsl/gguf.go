@@ -54,6 +54,11 @@ var ggufFuncs = map[string]ggufFunc{
 	// has tensor NAME with its "{i}" replaced by i ("blk.{i}.ffn_gate_inp.weight":
 	// the layers llama.cpp's Jamba reads as MoE, which no metadata key lists)
 	"layers_with": {1, ggufLayersWith},
+	// token(TEXT): the id of the token TEXT in the file's vocabulary
+	// (tokenizer.ggml.tokens), none when absent: a vision-language
+	// family's image placeholder ("<image>"), which llama.cpp's files
+	// carry only as a token
+	"token": {1, ggufToken},
 }
 
 // GGUFTransforms are the load transforms a gguf section may name, with
@@ -171,6 +176,24 @@ func ggufShape(s *scope, c *Call, args []any) (any, error) {
 		out[i] = d
 	}
 	return out, nil
+}
+
+func ggufToken(s *scope, c *Call, args []any) (any, error) {
+	text, err := stringArg(c, args)
+	if err != nil {
+		return nil, err
+	}
+	toks, _, err := s.src.Meta("tokenizer.ggml.tokens")
+	if err != nil {
+		return nil, errorf(c.Pos, "%s: %v", s.src.Name(), err)
+	}
+	list, _ := toks.([]any)
+	for i, t := range list {
+		if t == text {
+			return int64(i), nil
+		}
+	}
+	return nil, nil
 }
 
 func ggufLayersWith(s *scope, c *Call, args []any) (any, error) {

@@ -66,7 +66,8 @@ func Parse(filename string, src []byte) (*File, error) {
 
 // annotate marks each block with the family that wrote it and checks the
 // config field types, in an arch body or an encoder's; an encoder holds
-// no match clause, gguf section or encoder of its own.
+// no match clause or encoder of its own, and its gguf section (how it reads
+// llama.cpp's mmproj file) claims the file it reads.
 func annotate(family string, items []*Item, inEncoder bool) error {
 	for _, it := range items {
 		if it.Block != nil {
@@ -83,8 +84,8 @@ func annotate(family string, items []*Item, inEncoder bool) error {
 			switch {
 			case it.Match != nil:
 				return errorf(it.Pos, "a match clause inside an encoder; the family's match clauses go at the top of its arch body")
-			case it.GGUF != nil:
-				return errorf(it.Pos, "a gguf section inside an encoder; the family has one gguf section, in its arch body")
+			case it.GGUF != nil && len(it.GGUF.Archs) == 0:
+				return errorf(it.Pos, "an encoder's gguf section names the file it reads (gguf \"clip\" if meta(\"clip.projector_type\") == ...: llama.cpp's mmproj file)")
 			case it.Encoder != nil:
 				return errorf(it.Pos, "an encoder inside an encoder; declare each encoder in the arch body")
 			}
