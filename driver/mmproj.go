@@ -121,46 +121,35 @@ func showValue(v any) string {
 	return fmt.Sprintf("%q", fmt.Sprint(v))
 }
 
-// checkTextFamily checks that the family that reads the text file text on
-// its own (dsl.SelectGGUF over the built-in families and fam) is fam or
-// one fam extends: a Gemma 3 mmproj beside a llama file is an error, not
-// a garbled model.
+// checkTextFamily checks that the text file text is one the family's
+// text model reads: its general.architecture is claimed by the nearest
+// family of fam's extends chain that claims GGUF architectures (gemma3
+// for gemma3_vision, llama for idefics3). A Gemma 3 mmproj beside a llama
+// file is an error, not a garbled model.
 func checkTextFamily(fam *Family, text *gguf.File, mmproj string) error {
 	files, err := builtinFiles()
 	if err != nil {
 		return err
 	}
-	builtin, err := BuiltinFamilies()
-	if err != nil {
-		return err
+	name, f := fam.Name, fam.File
+	if u, ok := files[name]; ok && f.Extends == "" { // (a resolved file has extends cleared: the built-in's unresolved one has it)
+		f = u
 	}
-	var resolved []*dsl.File
-	for _, b := range builtin {
-		resolved = append(resolved, b.File)
-	}
-	tf, err := dsl.SelectGGUF(resolved, text)
-	if err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	chain := []string{fam.Name}
-	first := fam.File.Extends // (a resolved file has it cleared: a built-in's unresolved file has it)
-	if u, ok := files[fam.Name]; ok && first == "" {
-		first = u.Extends
-	}
-	for name := first; name != ""; {
-		chain = append(chain, name)
-		parent, ok := files[name]
-		if !ok {
+	for f != nil {
+		if archs := dsl.GGUFArchs(f); len(archs) > 0 {
+			for _, a := range archs {
+				if strings.TrimSuffix(a, " (conditional)") == text.Architecture() {
+					return nil
+				}
+			}
+			return fmt.Errorf("%s: general.architecture %q, but the mmproj file %s belongs to family %s, whose text model is a %s file (%s's): give the text GGUF its mmproj came with", text.Path, text.Architecture(), mmproj, fam.Name, strings.Join(archs, ", "), name)
+		}
+		if f.Extends == "" {
 			break
 		}
-		name = parent.Extends
+		name, f = f.Extends, files[f.Extends]
 	}
-	for _, n := range chain {
-		if n == tf.Name {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s is a %s model's text file (general.architecture %q), but the mmproj file %s belongs to family %s, which reads the text files of %s: give the text GGUF its mmproj came with", text.Path, tf.Name, text.Architecture(), mmproj, fam.Name, strings.Join(chain[1:], ", "))
+	return fmt.Errorf("%s: family %s reads no GGUF text files (no family it extends has a gguf section that claims an architecture)", mmproj, fam.Name)
 }
 
 // mmprojConfig is the config.json a vision-language checkpoint would

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/internal/testmodels"
 )
 
 // visionTwin returns the text GGUF and mmproj twins of the vision fixture
@@ -77,5 +78,60 @@ func TestMMProjPlan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMMProjErrors: a bad mmproj file is an error naming the file, the
+// key or tensor, and what to do, never a garbled model.
+func TestMMProjErrors(t *testing.T) {
+	_, text, mmproj := visionTwin(t, "idefics3")
+	_, gemmaText, gemmaMMProj := visionTwin(t, "gemma3")
+	tmp := t.TempDir()
+	edited := func(name string, edit func(e *testmodels.GGUFEdit)) string {
+		path := filepath.Join(tmp, name)
+		testmodels.RewriteGGUF(t, mmproj, path, edit)
+		return path
+	}
+	cases := []struct {
+		name         string
+		text, mmproj string
+		want         []string
+	}{
+		{"unknown projector type", text, edited("pixtral.gguf", func(e *testmodels.GGUFEdit) { e.Set("clip.projector_type", "pixtral") }),
+			[]string{`clip.projector_type "pixtral": no family reads this mmproj file`, "gemma3_vision", "idefics3"}},
+		{"no projector type", text, edited("untyped.gguf", func(e *testmodels.GGUFEdit) { e.Drop("clip.projector_type") }),
+			[]string{"clip.projector_type (absent): no family reads this mmproj file"}},
+		{"projector of another family", text, gemmaMMProj,
+			[]string{`model.f32.gguf: general.architecture "llama"`, "belongs to family gemma3_vision, whose text model is a gemma3 file"}},
+		{"text file of another family", gemmaText, mmproj,
+			[]string{`model.f32.gguf: general.architecture "gemma3"`, "belongs to family idefics3, whose text model is a llama file"}},
+		{"missing tensor", text, edited("missing.gguf", func(e *testmodels.GGUFEdit) { e.Drop("v.blk.1.attn_q.weight") }),
+			[]string{"idefics3.arch:", "missing.gguf: missing tensor \"model.vision_model.encoder.layers.1.self_attn.q_proj.weight\"", "image encoder"}},
+		{"missing key", text, edited("nokey.gguf", func(e *testmodels.GGUFEdit) { e.Drop("clip.vision.block_count") }),
+			[]string{"idefics3.arch:", `has no metadata "clip.vision.block_count"`}},
+		{"unknown tensor", text, edited("extra.gguf", func(e *testmodels.GGUFEdit) {
+			t := e.Tensors[0]
+			t.Name = "v.blk.0.attn_qkv.weight"
+			e.Tensors = append(e.Tensors, t)
+		}), []string{`tensor "v.blk.0.attn_qkv.weight" has no Hugging Face name in family idefics3's gguf section`}},
+		{"a text file as mmproj", text, text,
+			[]string{`general.architecture "llama" is not an mmproj file's`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := NewPlan(c.text, PlanOptions{MMProj: c.mmproj})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	dir, _, _ := visionTwin(t, "idefics3")
+	if _, err := NewPlan(dir, PlanOptions{MMProj: mmproj}); err == nil || !strings.Contains(err.Error(), "goes with a text model's GGUF file") {
+		t.Errorf("--mmproj with a folder: %v", err)
 	}
 }

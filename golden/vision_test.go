@@ -141,40 +141,7 @@ func TestVisionExecution(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			encoded := map[string]*rt.Encoded{}
-			for _, c := range want.Cases {
-				t.Run(c.Name, func(t *testing.T) {
-					rows := encodeCase(t, m, dir, c)
-					if len(c.PixelValuesFiles) > 0 {
-						feat := readRawF32(t, filepath.Join(dir, "image_features."+c.Name+".f32"))
-						if len(rows) != len(feat) {
-							t.Fatalf("encoder rows: %d values, HF's image features %d", len(rows), len(feat))
-						}
-						d := maxAbsDiff32(feat, rows)
-						if d > logitsTolerance {
-							t.Errorf("encoder rows differ from HF's image features by %g (max abs)", d)
-						}
-						t.Logf("encoder rows: max |archc - HF| = %.3g", d)
-					}
-					var enc *rt.Encoded
-					if rows != nil {
-						enc = &rt.Encoded{Rows: [][]float32{rows}}
-					}
-					encoded[c.Name] = enc
-					g, err := m.Generate(ctx, c.InputIDs, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Encoded: enc})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if diff := cmp.Diff(c.Tokens, g.Tokens); diff != "" {
-						t.Errorf("tokens differ from the HF oracle (-oracle +archc):\n%s", diff)
-					}
-					d := maxAbsDiff(c.FirstLogits, g.FirstLogits)
-					if d > logitsTolerance {
-						t.Errorf("first-step logits differ from the oracle by %g (max abs)", d)
-					}
-					t.Logf("first-step logits: max |archc - HF| = %.3g", d)
-				})
-			}
+			encoded := checkVisionCases(t, m, dir, want, logitsTolerance, logitsTolerance)
 			t.Run("engine", func(t *testing.T) { checkVisionEngine(t, m, want, encoded) })
 			t.Run("end_to_end", func(t *testing.T) { checkVisionEndToEnd(t, m, dir, want) })
 		})
@@ -381,4 +348,50 @@ func checkVisionEndToEnd(t *testing.T, m *rt.Model, dir string, want visionOracl
 			}
 		}
 	}
+}
+
+// checkVisionCases runs each case of a vision fixture on m (the model
+// opened from the fixture's folder, or from its GGUF + mmproj twins): its
+// images' tiles through the encoder, whose rows must be within rowsTol of
+// HF's image features, then greedy generation, token for token the
+// oracle's, first-step logits within logitsTol. It returns each case's
+// encoder rows.
+func checkVisionCases(t *testing.T, m *rt.Model, dir string, want visionOracle, rowsTol, logitsTol float64) map[string]*rt.Encoded {
+	t.Helper()
+	ctx := context.Background()
+	encoded := map[string]*rt.Encoded{}
+	for _, c := range want.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			rows := encodeCase(t, m, dir, c)
+			if len(c.PixelValuesFiles) > 0 {
+				feat := readRawF32(t, filepath.Join(dir, "image_features."+c.Name+".f32"))
+				if len(rows) != len(feat) {
+					t.Fatalf("encoder rows: %d values, HF's image features %d", len(rows), len(feat))
+				}
+				d := maxAbsDiff32(feat, rows)
+				if d > rowsTol {
+					t.Errorf("encoder rows differ from HF's image features by %g (max abs)", d)
+				}
+				t.Logf("encoder rows: max |archc - HF| = %.3g", d)
+			}
+			var enc *rt.Encoded
+			if rows != nil {
+				enc = &rt.Encoded{Rows: [][]float32{rows}}
+			}
+			encoded[c.Name] = enc
+			g, err := m.Generate(ctx, c.InputIDs, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Encoded: enc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.Tokens, g.Tokens); diff != "" {
+				t.Errorf("tokens differ from the HF oracle (-oracle +archc):\n%s", diff)
+			}
+			d := maxAbsDiff(c.FirstLogits, g.FirstLogits)
+			if d > logitsTol {
+				t.Errorf("first-step logits differ from the oracle by %g (max abs)", d)
+			}
+			t.Logf("first-step logits: max |archc - HF| = %.3g", d)
+		})
+	}
+	return encoded
 }
