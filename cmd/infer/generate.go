@@ -25,7 +25,8 @@ type generateCmd struct {
 	PromptIDs   string   `xor:"prompt" name:"prompt-ids" help:"Prompt token ids, comma-separated (e.g. 1,2,3); the output is ids too."`
 	Chat        bool     `help:"Wrap the prompt as a user turn with the model's chat template."`
 	System      string   `help:"System turn for --chat."`
-	Image       []string `name:"image" sep:"none" type:"existingfile" help:"An image file to ask about (JPEG, PNG, GIF, BMP or WebP), repeatable; needs --chat and a vision-language model folder (its processor_config.json). The images go first in the user turn, then the prompt."`
+	Image       []string `name:"image" sep:"none" type:"existingfile" help:"An image file to ask about (JPEG, PNG, GIF, BMP or WebP), repeatable; needs --chat and a vision-language model: a folder (its processor_config.json) or a GGUF text model with its mmproj file. The images go first in the user turn, then the prompt."`
+	MMProj      string   `name:"mmproj" type:"existingfile" help:"llama.cpp's mmproj file (the image encoder) of a GGUF text model; with --image and no --mmproj, the one mmproj*.gguf beside the model is used."`
 	ChatTmpl    string   `name:"chat-template" help:"Chat template (Jinja, as Hugging Face writes them) for --chat, replacing the model's; a GGUF without one gets a built-in template only for families with one turn format (Gemma)." type:"existingfile"`
 	MaxTokens   int      `default:"64" help:"Generate at most this many new tokens."`
 	Temperature float64  `default:"0" help:"Sampling temperature; 0 is greedy decoding."`
@@ -161,10 +162,17 @@ func (c *generateCmd) Run(ctx context.Context) error {
 			return fmt.Errorf("--chat, --system and --image need --prompt TEXT")
 		case !c.Chat:
 			return fmt.Errorf("--image needs --chat: the chat template places each image's tokens")
-		case gguf.IsFile(c.Model):
-			return fmt.Errorf("--image: %s is a GGUF file; images need a Hugging Face model folder with its processor_config.json (GGUF + mmproj is not read yet)", c.Model)
 		}
-		if proc, err = vision.LoadProcessor(c.Model); err != nil {
+	}
+	if c.MMProj, err = findMMProj(c.Model, c.MMProj, len(c.Image) > 0); err != nil {
+		return err
+	}
+	if len(c.Image) > 0 {
+		if c.MMProj != "" {
+			if proc, err = mmprojProcessor(c.MMProj); err != nil {
+				return fmt.Errorf("--image: %w", err)
+			}
+		} else if proc, err = vision.LoadProcessor(c.Model); err != nil {
 			return fmt.Errorf("--image: %w (a vision-language model folder holds its processor's config)", err)
 		}
 	}
@@ -202,6 +210,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	opts.Plan.Arch = c.Arch
 	opts.Plan.Lower.MaxLen = c.MaxLen
 	opts.Plan.GGUF = c.gguf
+	opts.Plan.MMProj = c.MMProj
 	// One sequence: one slot and decode of one row, on any device.
 	opts.Plan.Lower.Slots, opts.Plan.Lower.DecodeBatches = 1, []int64{1}
 	if opts.Plan.Lower.PrefillBuckets, err = buckets("--prefill-buckets", c.Prefill); err != nil {

@@ -50,6 +50,7 @@ type serveCmd struct {
 	MaxImagePixels  int64         `name:"max-image-pixels" default:"0" help:"Largest width × height of an image, checked from its header before decoding (0: Pillow's limit, 178956970)."`
 	AllowImageURLs  bool          `name:"allow-image-urls" help:"Fetch http(s) image URLs (10 s and 20 MiB at most each); off, only data: URLs (and file: URLs under --image-dir) are taken."`
 	ImageDir        string        `name:"image-dir" help:"Take file: image URLs of files under this directory." type:"existingdir"`
+	MMProj          string        `name:"mmproj" type:"existingfile" help:"llama.cpp's mmproj file (the image encoder) of a GGUF text model: images on. Without it a GGUF model serves text only."`
 	Quiet           bool          `short:"q" help:"No progress output on stderr."`
 }
 
@@ -152,7 +153,15 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	}
 	log := slog.New(lh)
 	images := server.ImageConfig{MaxImages: c.MaxImages, MaxPixels: c.MaxImagePixels, FetchURLs: c.AllowImageURLs, FileDir: c.ImageDir}
-	if hasProcessorConfig(c.Model) {
+	if c.MMProj, err = findMMProj(c.Model, c.MMProj, false); err != nil {
+		return err
+	}
+	switch {
+	case c.MMProj != "":
+		if images.Processor, err = mmprojProcessor(c.MMProj); err != nil {
+			return fmt.Errorf("--mmproj: %w", err)
+		}
+	case hasProcessorConfig(c.Model):
 		var err error
 		if images.Processor, err = vision.LoadProcessor(c.Model); err != nil {
 			fmt.Fprintf(os.Stderr, "images are off: %v\n", err)
@@ -170,6 +179,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 
 	var o launch.Options
 	o.Plan.Arch = c.Arch
+	o.Plan.MMProj = c.MMProj
 	o.Plan.Lower.MaxLen = c.MaxLen
 	o.Plan.Lower.Slots = int64(slots)
 	o.Plan.Lower.DecodeBatches = batches
