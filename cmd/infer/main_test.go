@@ -32,9 +32,12 @@ func TestGenerateErrors(t *testing.T) {
 		{"image without chat", []string{"generate", "--model", fixture, "--prompt", "hi", "--image", "main_test.go"}, "--image needs --chat"},
 		{"image to a text model", []string{"generate", "--model", fixture, "--prompt", "hi", "--chat", "--image", "main_test.go"}, "processor_config.json"},
 		{"missing image file", []string{"generate", "--model", fixture, "--prompt", "hi", "--chat", "--image", "no-such.png"}, "no-such.png"},
+		{"mmproj with a folder", []string{"generate", "--model", fixture, "--prompt", "hi", "--mmproj", "main_test.go"}, "main_test.go goes with a text model's .gguf file"},
+		{"image to a GGUF without mmproj", []string{"generate", "--model", fixture + "/model.f32.gguf", "--prompt", "hi", "--chat", "--image", "main_test.go"}, "images need its mmproj file"},
+		{"mmproj of another family", []string{"generate", "--model", "../../golden/testdata/vision/gemma3/model.f32.gguf", "--prompt", "hi", "--chat", "--image", "main_test.go", "--mmproj", visionFixture + "/mmproj.f32.gguf"}, "belongs to family idefics3"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if strings.Contains(c.name, "token") || c.name == "too long" || c.name == "runtime flag without dashes" {
+			if strings.Contains(c.name, "token") || c.name == "too long" || c.name == "runtime flag without dashes" || c.name == "mmproj of another family" {
 				testmodels.NeedIREE(t)
 			}
 			r := clitest.Run(t, bin, c.args...)

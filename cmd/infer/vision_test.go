@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/internal/clitest"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
@@ -180,4 +181,62 @@ func postJSONKey(t *testing.T, url, key, body string) (int, map[string]any) {
 		t.Fatalf("not JSON: %s", b)
 	}
 	return resp.StatusCode, out
+}
+
+// TestGenerateImageGGUF: `infer generate --image` on a vision fixture's
+// GGUF text twin with its mmproj twin (found beside the model, or given
+// with --mmproj) expands the prompt as the HF processor does and answers
+// the HF oracle's greedy tokens, as the fixture's folder does.
+func TestGenerateImageGGUF(t *testing.T) {
+	testmodels.NeedIREE(t)
+	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
+	for _, c := range []struct {
+		fixture string
+		args    []string
+	}{
+		{"idefics3", nil},
+		{"gemma3", []string{"--mmproj", "../../golden/testdata/vision/gemma3/mmproj.f32.gguf"}},
+	} {
+		t.Run(c.fixture, func(t *testing.T) {
+			dir := filepath.Join("../../golden/testdata/vision", c.fixture)
+			var oracle struct {
+				Cases []struct {
+					Name     string  `json:"name"`
+					InputIDs []int32 `json:"input_ids"`
+					Tokens   []int32 `json:"tokens"`
+				} `json:"cases"`
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &oracle); err != nil {
+				t.Fatal(err)
+			}
+			want := oracle.Cases[0] // image_text: the image, then "Can you describe this image?"
+			if want.Name != "image_text" {
+				t.Fatalf("first case %q, want image_text", want.Name)
+			}
+			args := append([]string{"generate", "--model", testmodels.GGUFTwin(t, filepath.Join(dir, "model.f32.gguf")), "--chat",
+				"--image", filepath.Join(dir, "images", "rgb_40x60.png"), "--prompt", "Can you describe this image?",
+				"--max-tokens", fmt.Sprint(len(want.Tokens)), "--json", "-q"}, c.args...)
+			r := clitest.Run(t, bin, args...)
+			if r.Code != 0 {
+				t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+			}
+			var got struct {
+				PromptTokens []int32 `json:"prompt_tokens"`
+				Tokens       []int32 `json:"tokens"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+				t.Fatalf("%v: %s", err, r.Stdout)
+			}
+			if fmt.Sprint(got.PromptTokens) != fmt.Sprint(want.InputIDs) {
+				t.Errorf("prompt ids %v, the processor's %v", got.PromptTokens, want.InputIDs)
+			}
+			if fmt.Sprint(got.Tokens) != fmt.Sprint(want.Tokens) {
+				t.Errorf("tokens %v, the oracle's %v", got.Tokens, want.Tokens)
+			}
+		})
+	}
 }
