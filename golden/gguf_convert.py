@@ -1980,9 +1980,12 @@ def write_manifest(entries):
 # language_model.model.*), plus the tokenizer, which the image path needs
 # (the placeholder token's id): tokenizer.ggml.* from tokenizer.json as
 # gguf-py's SpecialVocab and the converter's BPE vocabulary write them.
-# LLaVA-1.5 (a CLIP tower) has no mmproj converter in convert_hf_to_gguf.py
-# (LlavaVisionModel takes Pixtral only; the legacy
-# tools/mtmd/legacy-models scripts make those files): no twin.
+# LLaVA-1.5 (a CLIP tower and an MLP projector) has no mmproj converter in
+# convert_hf_to_gguf.py (LlavaVisionModel takes Pixtral only): llama.cpp's
+# LLaVA-1.5 mmproj files come from its legacy script,
+# tools/mtmd/legacy-models/convert_image_encoder_to_gguf.py (with
+# llava_surgery_v2.py's projector; --use-f32 --projector-type mlp), whose
+# conventions to_mmproj_llava follows (see there).
 
 VISION_TWINS = ("model.f32.gguf", "mmproj.f32.gguf")
 # The wrapper model_type -> (clip.projector_type, the text model's weight prefix
@@ -1991,7 +1994,97 @@ MMPROJ = {
     "idefics3": ("idefics3", (("model.text_model.", "model."),)),
     "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
     "gemma3": ("gemma3", (("language_model.model.", "model."), ("model.language_model.", "model."))),
+    "llava": ("mlp", (("language_model.model.", "model."), ("model.language_model.", "model."))),
 }
+# The legacy script's names: its get_tensor_name's string replacements on
+# the CLIP vision model's and the projector's names (mlp.fc1 becomes
+# ffn_down and fc2 ffn_up, the reverse of gguf-py's names), in the order it
+# writes them: the projector, then the vision model's modules in order.
+LLAVA_NAMES = (
+    ("multi_modal_projector.linear_1", "mm.0"),
+    ("multi_modal_projector.linear_2", "mm.2"),
+    ("embeddings.class_embedding", "v.class_embd"),
+    ("embeddings.patch_embedding", "v.patch_embd"),
+    ("embeddings.position_embedding", "v.position_embd"),
+    ("pre_layrnorm", "v.pre_ln"),
+)
+LLAVA_LAYER = (("self_attn.k_proj", "attn_k"), ("self_attn.v_proj", "attn_v"), ("self_attn.q_proj", "attn_q"),
+               ("self_attn.out_proj", "attn_out"), ("layer_norm1", "ln1"), ("mlp.fc1", "ffn_down"),
+               ("mlp.fc2", "ffn_up"), ("layer_norm2", "ln2"))
+
+
+def llava_feature_layers(cfg):
+    """The script's get_non_negative_vision_feature_layers: vision_feature_layer
+    as a list of non-negative indices into the hidden states."""
+    n = cfg["vision_config"]["num_hidden_layers"]
+    layers = cfg.get("vision_feature_layer", -2)
+    layers = layers if isinstance(layers, list) else [layers]
+    return [k if k >= 0 else n + k + 1 for k in layers]
+
+
+def to_mmproj_llava(cfg, state):
+    """The legacy script's tensors: the projector (2-D weights F16), then the
+    CLIP tower's embeddings, pre_layrnorm and the layers up to the deepest
+    feature layer (the rest and post_layernorm dropped); 4-D tensors (the
+    patch convolution) always F16, the rest F32 (--use-f32)."""
+    def tower(name):  # transformers 5's vision_tower.* or llava-hf's vision_tower.vision_model.*
+        for prefix in ("vision_tower.vision_model.", "vision_tower."):
+            if prefix + name in state:
+                return prefix + name
+        raise KeyError(name)
+    out = []
+    F16, F32 = gguf.GGMLQuantizationType.F16, gguf.GGMLQuantizationType.F32
+    for hf_base, g in LLAVA_NAMES:
+        if g.startswith("mm."):  # the projector file's order: bias, weight
+            names = [(hf_base + sfx, g + sfx) for sfx in (".bias", ".weight")]
+        elif hf_base.endswith("class_embedding"):  # a parameter, no suffix
+            names = [(tower(hf_base), g)]
+        else:
+            names = [(tower(hf_base + sfx), g + sfx) for sfx in (".weight", ".bias") if any(p + hf_base + sfx in state for p in ("vision_tower.", "vision_tower.vision_model."))]
+        for hf, gname in names:
+            t = np.asarray(state[hf], dtype=np.float32)
+            qtype = F16 if t.ndim == 4 or (gname.startswith("mm.") and t.ndim == 2) else F32
+            out.append((gname, hf, t.copy(), qtype))
+    for i in range(max(llava_feature_layers(cfg))):
+        for hf_base, g in LLAVA_LAYER:
+            for suffix in (".weight", ".bias"):
+                hf = tower(f"encoder.layers.{i}.{hf_base}{suffix}")
+                out.append((f"v.blk.{i}.{g}{suffix}", hf, np.asarray(state[hf], dtype=np.float32).copy(), F32))
+    return out
+
+
+def write_mmproj_llava(path, name, cfg, proc, tensors):
+    """The legacy script's metadata for a vision-only CLIP with a LLaVA
+    projector (--clip-model-is-vision --llava-projector)."""
+    vc = cfg["vision_config"]
+    w = gguf.GGUFWriter(path, "clip")
+    w.add_bool("clip.has_text_encoder", False)
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_bool("clip.has_llava_projector", True)
+    w.add_file_type(0)
+    w.add_name(name)
+    w.add_description("image encoder for LLaVA")
+    w.add_string("clip.projector_type", "mlp")
+    w.add_uint32("clip.vision.image_size", vc["image_size"])
+    w.add_uint32("clip.vision.patch_size", vc["patch_size"])
+    w.add_uint32("clip.vision.embedding_length", vc["hidden_size"])
+    w.add_uint32("clip.vision.feed_forward_length", vc["intermediate_size"])
+    w.add_uint32("clip.vision.projection_dim", vc.get("projection_dim", 512))
+    w.add_uint32("clip.vision.attention.head_count", vc["num_attention_heads"])
+    w.add_float32("clip.vision.attention.layer_norm_epsilon", vc["layer_norm_eps"])
+    layers = llava_feature_layers(cfg)
+    w.add_uint32("clip.vision.block_count", max(layers))
+    w.add_array("clip.vision.feature_layer", layers)
+    w.add_array("clip.vision.image_mean", proc["image_mean"])
+    w.add_array("clip.vision.image_std", proc["image_std"])
+    w.add_bool("clip.use_gelu", vc.get("hidden_act") == "gelu")
+    for gname, _, data, qtype in tensors:
+        w.add_tensor(gname, data.astype(np.float16) if qtype == gguf.GGMLQuantizationType.F16 else data, raw_dtype=qtype)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
 VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.")
 
 
@@ -2133,6 +2226,10 @@ def write_vision_twins(folder):
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+    if cfg["model_type"] == "llava":
+        mm = to_mmproj_llava(cfg, state)
+        write_mmproj_llava(os.path.join(folder, VISION_TWINS[1]), name, cfg, vision_processor(folder), mm)
+        return mm
     mm = to_mmproj(cfg, state)
     write_mmproj(os.path.join(folder, VISION_TWINS[1]), name, cfg, vision_processor(folder), mm)
     return mm

@@ -14,12 +14,11 @@ import (
 // visionGGUFFixtures are the vision fixtures with GGUF + mmproj twins
 // (gguf_convert.py VISION_TWINS, listed in testdata/gguf.sha256), with the
 // tolerances of their encoder rows against HF's image features and of
-// their first-step logits against the oracle's. LLaVA's CLIP tower has no
-// mmproj converter in llama.cpp's convert_hf_to_gguf.py, so no twin.
+// their first-step logits against the oracle's.
 var visionGGUFFixtures = []struct {
 	name              string
 	rowsTol, logitTol float64
-	f32Projection     bool // the mmproj rewritten with Gemma 3's projection in F32, the checkpoint's values
+	f32               bool // the mmproj rewritten with its F16 tensors F32, the checkpoint's values (f16Tensors)
 }{
 	{"idefics3", logitsTolerance, logitsTolerance, false},
 	{"smolvlm", logitsTolerance, logitsTolerance, false},
@@ -30,6 +29,22 @@ var visionGGUFFixtures = []struct {
 	{"gemma3", 2e-3, 1e-3, false},
 	// The same twin with that one tensor F32: HF's numbers again.
 	{"gemma3", logitsTolerance, logitsTolerance, true},
+	// llama.cpp's legacy LLaVA converter stores the patch kernel and the
+	// projector's weights F16 (the rows of this random-weight tower move
+	// by up to 1.7e-2 with them; the tokens stay the oracle's).
+	{"llava", 3e-2, 5e-3, false},
+	{"llava", logitsTolerance, logitsTolerance, true},
+}
+
+// f16Tensors are the tensors llama.cpp's converters store F16 in an F32
+// mmproj file, by fixture: GGUF name -> the checkpoint's name.
+var f16Tensors = map[string]map[string]string{
+	"gemma3": {"mm.input_projection.weight": "multi_modal_projector.mm_input_projection_weight"},
+	"llava": {
+		"v.patch_embd.weight": "vision_tower.embeddings.patch_embedding.weight",
+		"mm.0.weight":         "multi_modal_projector.linear_1.weight",
+		"mm.2.weight":         "multi_modal_projector.linear_2.weight",
+	},
 }
 
 // TestVisionGGUF: each vision fixture's text GGUF twin with its mmproj
@@ -43,15 +58,15 @@ func TestVisionGGUF(t *testing.T) {
 	buildKernels(t)
 	for _, fx := range visionGGUFFixtures {
 		name := fx.name
-		if fx.f32Projection {
-			name += "_f32_projection"
+		if fx.f32 {
+			name += "_f32"
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("testdata", "vision", fx.name)
 			text := testmodels.GGUFTwin(t, filepath.Join(dir, "model.f32.gguf"))
 			mmproj := testmodels.GGUFTwin(t, filepath.Join(dir, "mmproj.f32.gguf"))
-			if fx.f32Projection {
-				mmproj = f32Projection(t, dir, mmproj)
+			if fx.f32 {
+				mmproj = f32Tensors(t, dir, mmproj, f16Tensors[fx.name])
 			}
 			want := readVisionOracle(t, dir)
 			opts := execOptions()
@@ -67,25 +82,27 @@ func TestVisionGGUF(t *testing.T) {
 	}
 }
 
-// f32Projection writes a copy of Gemma 3's mmproj twin whose
-// mm.input_projection.weight is F32, the checkpoint's values (HF's
-// [vision width, text width] is the file's row-major layout).
-func f32Projection(t *testing.T, dir, mmproj string) string {
+// f32Tensors writes a copy of an mmproj twin whose tensors named in
+// tensors (GGUF name -> checkpoint name) are F32, the checkpoint's values
+// (each HF tensor's row-major layout is the file's).
+func f32Tensors(t *testing.T, dir, mmproj string, tensors map[string]string) string {
 	t.Helper()
 	ts, err := weights.OpenFile(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ts["multi_modal_projector.mm_input_projection_weight"].Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "mmproj.f32-projection.gguf")
+	out := filepath.Join(t.TempDir(), "mmproj.all-f32.gguf")
 	testmodels.RewriteGGUF(t, mmproj, out, func(e *testmodels.GGUFEdit) {
 		for i := range e.Tensors {
-			if e.Tensors[i].Name == "mm.input_projection.weight" {
-				e.Tensors[i].Type, e.Tensors[i].Data = gguf.F32, w.Data
+			hf, ok := tensors[e.Tensors[i].Name]
+			if !ok {
+				continue
 			}
+			w, err := ts[hf].Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Tensors[i].Type, e.Tensors[i].Data = gguf.F32, w.Data
 		}
 	})
 	return out

@@ -196,6 +196,7 @@ func TestGenerateImageGGUF(t *testing.T) {
 	}{
 		{"idefics3", nil},
 		{"gemma3", []string{"--mmproj", "../../golden/testdata/vision/gemma3/mmproj.f32.gguf"}},
+		{"llava", nil},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			dir := filepath.Join("../../golden/testdata/vision", c.fixture)

@@ -46,8 +46,9 @@ func (e *GGUFEdit) Drop(name string) {
 // RewriteGGUF writes to dst the small GGUF file src (an mmproj twin: no
 // long arrays) after edit changed its metadata and tensors, for tests of
 // malformed files. Metadata keeps its keys and values, with unsigned
-// integers written as uint32, signed as int32 and floats as float32 (as
-// gguf-py writes an mmproj's); general.alignment is left to
+// integers written as uint32, signed as int32 and floats as float32, and
+// arrays of floats, signed integers or strings as float32, int32 and
+// string arrays (as gguf-py writes an mmproj's); general.alignment is left to
 // ggufbuild.Build's. It fails the test on a read or write error or a value
 // it cannot write.
 func RewriteGGUF(t testing.TB, src, dst string, edit func(e *GGUFEdit)) {
@@ -80,6 +81,12 @@ func RewriteGGUF(t testing.TB, src, dst string, edit func(e *GGUFEdit)) {
 				v = fs
 			case []string:
 				v = a
+			case []int64:
+				is := make([]int32, len(a))
+				for i, y := range a {
+					is[i] = int32(y)
+				}
+				v = is
 			default:
 				t.Fatalf("%s: RewriteGGUF cannot write the %s array %s", src, x.Elem, k)
 			}

@@ -24,6 +24,10 @@ type Meta func(key string) (v any, ok bool)
 //	gemma3    Gemma3Processor: one image_size² tile, BILINEAR,
 //	          image_mean/std; image_seq_length (image_size/patch_size /
 //	          clip.vision.projector.scale_factor, default 4)²
+//	mlp       LlavaProcessor (LLaVA-1.5, llama.cpp's legacy mmproj):
+//	          CLIPImageProcessor's shortest edge to image_size, BICUBIC,
+//	          an image_size² center crop, image_mean/std; one placeholder
+//	          per patch (the CLS row dropped: "default")
 //
 // meta reads the mmproj file's metadata, floats the image_mean and
 // image_std arrays. Errors name the key: an unknown projector type (with
@@ -82,8 +86,12 @@ func ProcessorFromMMProj(meta Meta, floats func(key string) ([]float64, bool)) (
 		c := &PILConfig{DoConvertRGB: true, DoResize: true, Size: SizeDict{Height: size, Width: size}, Resample: Bilinear,
 			DoRescale: true, RescaleFactor: 1.0 / 255, DoNormalize: true, ImageMean: mean, ImageStd: std}
 		return &Processor{PIL: c, ImageSeqLen: per * per, Gemma3: true}, nil
+	case "mlp":
+		c := &PILConfig{DoConvertRGB: true, DoResize: true, Resample: Bicubic, DoCenterCrop: true, CropSize: SizeDict{Height: size, Width: size},
+			DoRescale: true, RescaleFactor: 1.0 / 255, DoNormalize: true, ImageMean: mean, ImageStd: std}
+		return &Processor{PIL: c, shortest: size, PatchSize: patch, AdditionalImageTokens: 1, Strategy: "default"}, nil
 	}
-	return nil, fmt.Errorf("vision: mmproj: clip.projector_type %v has no image processor in archc (idefics3, gemma3)", showType(pt))
+	return nil, fmt.Errorf("vision: mmproj: clip.projector_type %v has no image processor in archc (idefics3, gemma3, mlp)", showType(pt))
 }
 
 // metaInt reads a positive integer key; absent is 0, or an error when need.

@@ -15,7 +15,7 @@ import (
 // folder's processor_config.json gives; an unknown projector type is an
 // error naming it.
 func TestProcessorFromMMProj(t *testing.T) {
-	for _, name := range []string{"idefics3", "gemma3"} {
+	for _, name := range []string{"idefics3", "gemma3", "llava"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "..", "golden", "testdata", "vision", name)
 			path := filepath.Join(dir, "mmproj.f32.gguf")
@@ -38,6 +38,13 @@ func TestProcessorFromMMProj(t *testing.T) {
 			want, err := LoadProcessor(dir)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want.PIL != nil { // the mmproj holds image_mean and image_std as float32, which the processor computes with
+				for _, v := range [][]float64{want.PIL.ImageMean, want.PIL.ImageStd} {
+					for i := range v {
+						v[i] = float64(float32(v[i]))
+					}
+				}
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("from the mmproj:\n%+v\n%+v\nthe folder's:\n%+v\n%+v", got, got.PIL, want, want.PIL)
