@@ -14,7 +14,9 @@ import (
 type irCmd struct {
 	Model string `arg:"" help:"Model folder (config.json), a config.json file or a .gguf file."`
 	Arch  string `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
-	Graph string `help:"Bind the symbolic dimensions as this graph kind does: prefill (batch 1; seq 1 after the layer loop) or decode (seq 1). Default: both symbolic."`
+	// MMProj is driver.PlanOptions.MMProj.
+	MMProj string `name:"mmproj" help:"llama.cpp's mmproj file (a vision-language model's image encoder) beside a .gguf text model." type:"existingfile"`
+	Graph  string `help:"Bind the symbolic dimensions as this graph kind does: prefill (batch 1; seq 1 after the layer loop) or decode (seq 1). Default: both symbolic."`
 	// NoWeights skips driver.Plan.CheckWeights.
 	NoWeights bool `name:"no-weights" help:"Do not check the checkpoint's tensors (a model folder's safetensors, a GGUF file's tensors) against the weights the graph reads; a bare config.json is never checked."`
 }
@@ -25,7 +27,7 @@ type irCmd struct {
 // the tests' plan does (driver.Plan.CheckWeights): a missing or mis-shaped
 // tensor is an error at the .arch position that reads it.
 func (c *irCmd) Run() error {
-	p, err := driver.NewGraph(c.Model, driver.PlanOptions{Arch: c.Arch})
+	p, err := driver.NewGraph(c.Model, driver.PlanOptions{Arch: c.Arch, MMProj: c.MMProj})
 	if err != nil {
 		return err
 	}
@@ -46,7 +48,7 @@ func (c *irCmd) Run() error {
 	fmt.Print(s)
 	// The state table of the module the default CPU plan would emit
 	// (driver.NewPlan's options), and the memory it budgets.
-	lo, err := p.FitOptions(driver.PlanOptions{Arch: c.Arch})
+	lo, err := p.FitOptions(driver.PlanOptions{Arch: c.Arch, MMProj: c.MMProj})
 	if err != nil {
 		return err
 	}

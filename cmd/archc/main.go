@@ -41,6 +41,7 @@ type cli struct {
 type planFlags struct {
 	Model     string  `arg:"" help:"Model folder (config.json, optional safetensors), a config.json file or a .gguf file."`
 	Arch      string  `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
+	MMProj    string  `name:"mmproj" help:"llama.cpp's mmproj file (a vision-language model's image encoder) beside a .gguf text model." type:"existingfile"`
 	MaxLen    int64   `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	NoKernels bool    `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering); as --kernels none."`
 	Kernels   string  `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none; a variant the CPU lacks is refused."`
@@ -55,7 +56,7 @@ func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--target: %v", err)
 	}
-	opts := driver.PlanOptions{Arch: p.Arch, GPU: target.GPU}
+	opts := driver.PlanOptions{Arch: p.Arch, GPU: target.GPU, MMProj: p.MMProj}
 	opts.Lower.MaxLen = p.MaxLen
 	for _, b := range [][]int64{p.Prefill, p.Decode} {
 		for _, s := range b {
@@ -224,13 +225,17 @@ func (listCmd) Run() error {
 	}
 	rows := [][]string{{"FAMILY", "FILE", "MODEL_TYPE", "ENCODERS", "GGUF"}}
 	for _, f := range fams {
-		gguf := strings.Join(f.GGUFArchs(), ", ")
-		if gguf == "" {
-			gguf = "-"
-		}
+		archs := f.GGUFArchs()
 		var encs []string
 		for _, e := range dsl.Encoders(f.File) {
 			encs = append(encs, dsl.EncoderName(e))
+			for _, a := range dsl.GGUFArchs(e) { // an encoder's claim: llama.cpp's mmproj file
+				archs = append(archs, strings.TrimSuffix(a, " (conditional)")+" (mmproj)")
+			}
+		}
+		gguf := strings.Join(archs, ", ")
+		if gguf == "" {
+			gguf = "-"
 		}
 		enc := strings.Join(encs, ", ")
 		if enc == "" {

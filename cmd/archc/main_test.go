@@ -22,7 +22,7 @@ func TestCLI(t *testing.T) {
 		if r.Code != 0 || !strings.Contains(r.Stdout, "llama") || !strings.Contains(r.Stdout, "mistral") {
 			t.Fatalf("list: code %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 		}
-		for _, want := range [][]string{{"olmo3", "olmo3.arch", "olmo3", "-", "olmo2", "(conditional)"}, {"gemma3", "gemma3.arch", "gemma3_text,", "gemma3", "(conditional)", "-", "gemma3"}, {"gemma3_vision", "gemma3_vision.arch", "gemma3", "(conditional)", "image", "-"}, {"idefics3", "idefics3.arch", "idefics3,", "smolvlm", "image", "-"}} {
+		for _, want := range [][]string{{"olmo3", "olmo3.arch", "olmo3", "-", "olmo2", "(conditional)"}, {"gemma3", "gemma3.arch", "gemma3_text,", "gemma3", "(conditional)", "-", "gemma3"}, {"gemma3_vision", "gemma3_vision.arch", "gemma3", "(conditional)", "image", "clip", "(mmproj)"}, {"idefics3", "idefics3.arch", "idefics3,", "smolvlm", "image", "clip", "(mmproj)"}} {
 			found := false
 			for _, line := range strings.Split(r.Stdout, "\n") {
 				found = found || strings.Join(strings.Fields(line), " ") == strings.Join(want, " ")
