@@ -164,8 +164,12 @@ func (c *generateCmd) Run(ctx context.Context) error {
 			return fmt.Errorf("--image needs --chat: the chat template places each image's tokens")
 		}
 	}
+	given := c.MMProj
 	if c.MMProj, err = findMMProj(c.Model, c.MMProj, len(c.Image) > 0); err != nil {
 		return err
+	}
+	if given == "" && c.MMProj != "" && !c.Quiet {
+		fmt.Fprintf(os.Stderr, "mmproj: %s (the one beside the model; --mmproj FILE picks another)\n", c.MMProj)
 	}
 	if len(c.Image) > 0 {
 		if c.MMProj != "" {
