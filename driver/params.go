@@ -3,10 +3,10 @@ package driver
 import (
 	"context"
 	"errors"
+	"path/filepath"
 
 	"github.com/archc/archc/driver/weights"
 	"github.com/archc/archc/formats/ireetool"
-	"path/filepath"
 )
 
 // Parameters returns the module's weights as IREE parameters (scope

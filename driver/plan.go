@@ -194,7 +194,7 @@ func (p *Plan) checkWeights(path string) error {
 		for _, w := range p.Graph.Weights {
 			fm, ok := formats[w.Name]
 			if !ok && encoder[w.Name] {
-				return w.Errorf("%s: missing tensor %q (family %s's image encoder reads it; its gguf \"clip\" section names the mmproj tensor that holds it: is this mmproj file a %s model's, written by llama.cpp's convert_hf_to_gguf.py --mmproj?)", p.MMProj.Path, w.Name, p.Family.Name, p.Family.Name)
+				return w.Errorf("%s: missing tensor %q (family %s's image encoder reads it; its gguf \"clip\" section names the mmproj tensor that holds it: is this mmproj file a %s model's, as llama.cpp's converter writes it?)", p.MMProj.Path, w.Name, p.Family.Name, p.Family.Name)
 			}
 			if !ok {
 				return w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, p.Family.Name, p.Family.Name)

@@ -398,3 +398,59 @@ func TestGGUFValues(t *testing.T) {
 		}
 	}
 }
+
+// TestGGUFToken: token(TEXT) is the id of TEXT in tokenizer.ggml.tokens,
+// none when the vocabulary lacks it or the file has none; an encoder's
+// gguf section claims and reads its own (mmproj) file.
+func TestGGUFToken(t *testing.T) {
+	f := mustParse(t, `arch t {
+  match model_type "t"
+  config { n: int  image_token_id: int = 7 }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  encoder image(pixels: [3, 4, 4]) in vision_config {
+    config { width: int }
+    image = linear(pixels, proj, width)
+    gguf "clip" if meta("clip.projector_type") == "tiny" {
+      width = need("clip.vision.embedding_length")
+      tensor mm.0 -> proj
+    }
+  }
+  gguf "t" {
+    n              = 4
+    image_token_id = token("<image>")
+    missing        = token("<video>")
+  }
+}`)
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	src := fakeGGUF{arch: "t", meta: map[string]any{"tokenizer.ggml.tokens": []any{"<s>", "a", "<image>"}}}
+	r, err := dsl.EvalGGUF(f, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"model_type": "t", "n": int64(4), "image_token_id": int64(2)}, r.Config); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	delete(src.meta, "tokenizer.ggml.tokens")
+	if r, err = dsl.EvalGGUF(f, src); err != nil || r.Config["image_token_id"] != nil {
+		t.Errorf("no vocabulary: %v, %v", r.Config, err)
+	}
+	enc := dsl.Encoders(f)[0]
+	mm := fakeGGUF{arch: "clip", meta: map[string]any{"clip.projector_type": "tiny", "clip.vision.embedding_length": int64(8)}}
+	if ok, err := dsl.ClaimsGGUF(enc, mm); !ok || err != nil {
+		t.Fatalf("the encoder does not claim its mmproj file: %v %v", ok, err)
+	}
+	if r, err = dsl.EvalGGUF(enc, mm); err != nil || r.Config["width"] != int64(8) {
+		t.Errorf("encoder section: %v, %v", r, err)
+	}
+	if m, ok := r.Tensor("mm.0.weight"); !ok || m.HF != "proj.weight" {
+		t.Errorf("mm.0.weight maps to %+v", m)
+	}
+	mm.meta["clip.projector_type"] = "other"
+	if ok, _ := dsl.ClaimsGGUF(enc, mm); ok {
+		t.Error("the encoder claims another projector type's file")
+	}
+}
