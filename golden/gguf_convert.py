@@ -1955,210 +1955,131 @@ def write_manifest(entries):
             f.write(f"{entries[path]}  {path}\n")
 
 
-# issue 34 (h-mmproj): the vision fixtures' twins (golden/testdata/vision/).
-# llama.cpp keeps a vision-language model in two files: the text model
-# (TextModel's file, the wrapper's text_config and its language-model
-# tensors) and the mmproj file (MmprojModel: general.architecture "clip",
-# general.type "mmproj", clip.vision.* keys, v.* and mm.* tensors named by
-# gguf-py's TensorNameMap for MODEL_ARCH.MMPROJ). As llama.cpp's converter
-# (convert_hf_to_gguf.py --mmproj, conversion/base.py MmprojModel,
-# smolvlm.py SmolVLMModel, gemma.py Gemma3VisionModel) writes them:
-#   - patch_embd stays the convolution kernel [out, C, p, p] (F32, as
-#     tensor_force_quant keeps it), position_embd the [positions, width]
-#     table, no Q/K permutation (the vision towers have no RoPE);
-#   - Gemma 3's mm_input_projection_weight, renamed
-#     mm_input_projection.weight, is stored F16 whatever the outtype
-#     (tensor_force_quant, llama.cpp issue 13025) and as HF holds it,
-#     [vision width, text width]; its mm_soft_emb_norm as 1 + w;
-#   - clip.vision.projector.scale_factor: Idefics3's scale_factor; for
-#     Gemma 3 the pooling kernel (image_size / patch) / sqrt(image_seq_length),
-#     written only when it is not llama.cpp's default 4;
-#   - clip.vision.preproc_image_size (Idefics3): the processor's
-#     size.longest_edge.
-# The text file is to_gguf's on the wrapper's text model (its tensors
-# renamed from the wrapper's layout: model.text_model.*,
-# language_model.model.*), plus the tokenizer, which the image path needs
-# (the placeholder token's id): tokenizer.ggml.* from tokenizer.json as
-# gguf-py's SpecialVocab and the converter's BPE vocabulary write them.
-# LLaVA-1.5 (a CLIP tower and an MLP projector) has no mmproj converter in
-# convert_hf_to_gguf.py (LlavaVisionModel takes Pixtral only): llama.cpp's
-# LLaVA-1.5 mmproj files come from its legacy script,
-# tools/mtmd/legacy-models/convert_image_encoder_to_gguf.py (with
-# llava_surgery_v2.py's projector; --use-f32 --projector-type mlp), whose
-# conventions to_mmproj_llava follows (see there).
+# issue 34 (h-mmproj): the vision fixtures' twins (testdata/vision/): the
+# wrapper's text model (to_gguf, plus its tokenizer: the families read the
+# image placeholder's id from it) and llama.cpp's mmproj file ("clip":
+# clip.vision.* keys, v.*/mm.* tensors), as convert_hf_to_gguf.py --mmproj
+# writes it (MmprojModel, SmolVLMModel, Gemma3VisionModel: tensors as HF
+# holds them, Gemma 3's mm_input_projection F16 whatever the outtype and
+# its mm_soft_emb_norm as 1 + w), for LLaVA-1.5, which that script lacks,
+# as the legacy tools/mtmd/legacy-models/convert_image_encoder_to_gguf.py
+# does (--use-f32 --projector-type mlp).
 
 VISION_TWINS = ("model.f32.gguf", "mmproj.f32.gguf")
-# The wrapper model_type -> (clip.projector_type, the text model's weight prefix
-# in the fixture -> the text model's own).
-MMPROJ = {
-    "idefics3": ("idefics3", (("model.text_model.", "model."),)),
-    "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
-    "gemma3": ("gemma3", (("language_model.model.", "model."), ("model.language_model.", "model."))),
-    "llava": ("mlp", (("language_model.model.", "model."), ("model.language_model.", "model."))),
-}
-# The legacy script's names: its get_tensor_name's string replacements on
-# the CLIP vision model's and the projector's names (mlp.fc1 becomes
-# ffn_down and fc2 ffn_up, the reverse of gguf-py's names), in the order it
-# writes them: the projector, then the vision model's modules in order.
-LLAVA_NAMES = (
-    ("multi_modal_projector.linear_1", "mm.0"),
-    ("multi_modal_projector.linear_2", "mm.2"),
-    ("embeddings.class_embedding", "v.class_embd"),
-    ("embeddings.patch_embedding", "v.patch_embd"),
-    ("embeddings.position_embedding", "v.position_embd"),
-    ("pre_layrnorm", "v.pre_ln"),
-)
+VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.")
+# wrapper model_type -> (clip.projector_type, text weight prefix renames)
+_LM = (("language_model.model.", "model."), ("model.language_model.", "model."))
+MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
+          "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
+          "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM)}
+# The legacy script's names (its get_tensor_name: fc1 is ffn_down, fc2
+# ffn_up) in its order: the projector, then the tower's modules.
+LLAVA_NAMES = (("multi_modal_projector.linear_1", "mm.0"), ("multi_modal_projector.linear_2", "mm.2"),
+               ("embeddings.class_embedding", "v.class_embd"), ("embeddings.patch_embedding", "v.patch_embd"),
+               ("embeddings.position_embedding", "v.position_embd"), ("pre_layrnorm", "v.pre_ln"))
 LLAVA_LAYER = (("self_attn.k_proj", "attn_k"), ("self_attn.v_proj", "attn_v"), ("self_attn.q_proj", "attn_q"),
                ("self_attn.out_proj", "attn_out"), ("layer_norm1", "ln1"), ("mlp.fc1", "ffn_down"),
                ("mlp.fc2", "ffn_up"), ("layer_norm2", "ln2"))
+F16, F32 = gguf.GGMLQuantizationType.F16, gguf.GGMLQuantizationType.F32
 
 
 def llava_feature_layers(cfg):
-    """The script's get_non_negative_vision_feature_layers: vision_feature_layer
-    as a list of non-negative indices into the hidden states."""
-    n = cfg["vision_config"]["num_hidden_layers"]
-    layers = cfg.get("vision_feature_layer", -2)
-    layers = layers if isinstance(layers, list) else [layers]
-    return [k if k >= 0 else n + k + 1 for k in layers]
+    """vision_feature_layer as non-negative hidden-state indices."""
+    n, k = cfg["vision_config"]["num_hidden_layers"], cfg.get("vision_feature_layer", -2)
+    return [x if x >= 0 else n + x + 1 for x in (k if isinstance(k, list) else [k])]
 
 
 def to_mmproj_llava(cfg, state):
-    """The legacy script's tensors: the projector (2-D weights F16), then the
-    CLIP tower's embeddings, pre_layrnorm and the layers up to the deepest
-    feature layer (the rest and post_layernorm dropped); 4-D tensors (the
-    patch convolution) always F16, the rest F32 (--use-f32)."""
+    """The legacy script's tensors: projector (2-D weights F16), tower up to
+    the deepest feature layer (post_layernorm dropped), 4-D tensors F16."""
     def tower(name):  # transformers 5's vision_tower.* or llava-hf's vision_tower.vision_model.*
-        for prefix in ("vision_tower.vision_model.", "vision_tower."):
-            if prefix + name in state:
-                return prefix + name
-        raise KeyError(name)
-    out = []
-    F16, F32 = gguf.GGMLQuantizationType.F16, gguf.GGMLQuantizationType.F32
-    for hf_base, g in LLAVA_NAMES:
-        if g.startswith("mm."):  # the projector file's order: bias, weight
-            names = [(hf_base + sfx, g + sfx) for sfx in (".bias", ".weight")]
-        elif hf_base.endswith("class_embedding"):  # a parameter, no suffix
-            names = [(tower(hf_base), g)]
+        return next((p + name for p in ("vision_tower.vision_model.", "vision_tower.") if p + name in state), None)
+    names = []
+    for hf, g in LLAVA_NAMES:
+        if g.startswith("mm."):
+            names += [(hf + x, g + x) for x in (".bias", ".weight")]
+        elif hf.endswith("class_embedding"):
+            names.append((tower(hf), g))
         else:
-            names = [(tower(hf_base + sfx), g + sfx) for sfx in (".weight", ".bias") if any(p + hf_base + sfx in state for p in ("vision_tower.", "vision_tower.vision_model."))]
-        for hf, gname in names:
-            t = np.asarray(state[hf], dtype=np.float32)
-            qtype = F16 if t.ndim == 4 or (gname.startswith("mm.") and t.ndim == 2) else F32
-            out.append((gname, hf, t.copy(), qtype))
+            names += [(tower(hf + x), g + x) for x in (".weight", ".bias") if tower(hf + x)]
     for i in range(max(llava_feature_layers(cfg))):
-        for hf_base, g in LLAVA_LAYER:
-            for suffix in (".weight", ".bias"):
-                hf = tower(f"encoder.layers.{i}.{hf_base}{suffix}")
-                out.append((f"v.blk.{i}.{g}{suffix}", hf, np.asarray(state[hf], dtype=np.float32).copy(), F32))
+        names += [(tower(f"encoder.layers.{i}.{hf}{x}"), f"v.blk.{i}.{g}{x}") for hf, g in LLAVA_LAYER for x in (".weight", ".bias")]
+    out = []
+    for hf, g in names:
+        t = np.asarray(state[hf], dtype=np.float32)
+        out.append((g, hf, t.copy(), F16 if t.ndim == 4 or (g.startswith("mm.") and t.ndim == 2) else F32))
     return out
 
 
-def write_mmproj_llava(path, name, cfg, proc, tensors):
-    """The legacy script's metadata for a vision-only CLIP with a LLaVA
-    projector (--clip-model-is-vision --llava-projector)."""
-    vc = cfg["vision_config"]
-    w = gguf.GGUFWriter(path, "clip")
-    w.add_bool("clip.has_text_encoder", False)
-    w.add_bool("clip.has_vision_encoder", True)
-    w.add_bool("clip.has_llava_projector", True)
-    w.add_file_type(0)
-    w.add_name(name)
-    w.add_description("image encoder for LLaVA")
-    w.add_string("clip.projector_type", "mlp")
-    w.add_uint32("clip.vision.image_size", vc["image_size"])
-    w.add_uint32("clip.vision.patch_size", vc["patch_size"])
-    w.add_uint32("clip.vision.embedding_length", vc["hidden_size"])
-    w.add_uint32("clip.vision.feed_forward_length", vc["intermediate_size"])
-    w.add_uint32("clip.vision.projection_dim", vc.get("projection_dim", 512))
-    w.add_uint32("clip.vision.attention.head_count", vc["num_attention_heads"])
-    w.add_float32("clip.vision.attention.layer_norm_epsilon", vc["layer_norm_eps"])
-    layers = llava_feature_layers(cfg)
-    w.add_uint32("clip.vision.block_count", max(layers))
-    w.add_array("clip.vision.feature_layer", layers)
-    w.add_array("clip.vision.image_mean", proc["image_mean"])
-    w.add_array("clip.vision.image_std", proc["image_std"])
-    w.add_bool("clip.use_gelu", vc.get("hidden_act") == "gelu")
-    for gname, _, data, qtype in tensors:
-        w.add_tensor(gname, data.astype(np.float16) if qtype == gguf.GGMLQuantizationType.F16 else data, raw_dtype=qtype)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-
-VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.")
-
-
-def vision_processor(folder):
-    """processor_config.json with its image_processor's keys at the top level
-    (MmprojModel.__init__'s merge)."""
-    cfg = {}
-    for name in ("preprocessor_config.json", "processor_config.json"):
-        path = os.path.join(folder, name)
-        if os.path.exists(path):
-            with open(path) as f:
-                c = json.load(f)
-            cfg.update(c)
-            cfg.update(c.get("image_processor") or {})
-    return cfg
-
-
 def to_mmproj(cfg, state):
-    """The vision tensors as the mmproj file holds them: [(GGUF name, HF
-    name, array, type)], in the checkpoint's (sorted) order."""
-    vc = cfg["vision_config"]
-    tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, vc["num_hidden_layers"])
+    """[(GGUF name, HF name, array, type)] of the mmproj file, sorted by HF name."""
+    tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, cfg["vision_config"]["num_hidden_layers"])
     out = []
     for hf in sorted(state):
         if not hf.startswith(VISION_PREFIXES) or "vision_model.head." in hf:
             continue
         key = hf
         if key.startswith("vision_tower.") and not key.startswith("vision_tower.vision_model."):
-            key = "vision_tower.vision_model." + key[len("vision_tower."):]  # transformers 5's layout, google's names
+            key = "vision_tower.vision_model." + key[len("vision_tower."):]  # the names the converter maps
         key = key.replace("_weight", ".weight")
         name = tmap.get_name(key, try_suffixes=(".weight", ".bias"))
         assert name is not None, f"TensorNameMap has no mmproj name for {hf}"
-        t = np.asarray(state[hf], dtype=np.float32)
-        if "soft_emb_norm.weight" in key:
-            t = t + np.float32(1)
-        qtype = gguf.GGMLQuantizationType.F16 if "input_projection" in key else gguf.GGMLQuantizationType.F32
-        out.append((name, hf, t.copy(), qtype))
+        t = np.asarray(state[hf], dtype=np.float32) + np.float32("soft_emb_norm.weight" in key)
+        out.append((name, hf, t.copy(), F16 if "input_projection" in key else F32))
     return out
 
 
 def write_mmproj(path, name, cfg, proc, tensors):
-    """The mmproj file's metadata (MmprojModel.set_gguf_parameters, then the
-    family's) and tensors."""
-    vc = cfg["vision_config"]
-    ptype = MMPROJ[cfg["model_type"]][0]
+    """The mmproj file's keys, as the family's converter writes them, and tensors."""
+    vc, ptype = cfg["vision_config"], MMPROJ[cfg["model_type"]][0]
     w = gguf.GGUFWriter(path, "clip")
-    w.add_type(gguf.GGUFType.MMPROJ)
-    w.add_name(name)
-    w.add_file_type(gguf.LlamaFileType.ALL_F32)
-    w.add_clip_has_vision_encoder(True)
-    w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
-    w.add_vision_image_size(vc["image_size"])
-    w.add_vision_patch_size(vc["patch_size"])
-    w.add_vision_embedding_length(vc["hidden_size"])
-    w.add_vision_feed_forward_length(vc["intermediate_size"])
-    w.add_vision_block_count(vc["num_hidden_layers"])
-    w.add_vision_head_count(vc["num_attention_heads"])
-    w.add_vision_image_mean(proc["image_mean"])
-    w.add_vision_image_std(proc["image_std"])
-    w.add_clip_projector_type(ptype)
-    if ptype == "idefics3":
-        w.add_vision_attention_layernorm_eps(vc.get("layer_norm_eps", 1e-5))
-        w.add_vision_projector_scale_factor(cfg.get("scale_factor", 2))
-        w.add_vision_use_gelu(True)
-        w.add_vision_preproc_image_size(proc.get("size", {}).get("longest_edge", vc["image_size"]))
-    else:  # gemma3
-        w.add_vision_attention_layernorm_eps(vc.get("layer_norm_eps", 1e-6))
-        w.add_vision_use_gelu(True)
-        scale = (vc["image_size"] // vc["patch_size"]) // int(proc.get("image_seq_length", 256) ** 0.5)
-        if scale > 0 and scale != 4:
-            w.add_vision_projector_scale_factor(scale)
-    w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    if ptype == "mlp":  # the legacy script (--clip-model-is-vision --llava-projector)
+        w.add_bool("clip.has_text_encoder", False)
+        w.add_bool("clip.has_vision_encoder", True)
+        w.add_bool("clip.has_llava_projector", True)
+        w.add_file_type(0)
+        w.add_name(name)
+        w.add_description("image encoder for LLaVA")
+        w.add_string("clip.projector_type", "mlp")
+        for key, v in (("image_size", vc["image_size"]), ("patch_size", vc["patch_size"]), ("embedding_length", vc["hidden_size"]),
+                       ("feed_forward_length", vc["intermediate_size"]), ("projection_dim", vc.get("projection_dim", 512)),
+                       ("attention.head_count", vc["num_attention_heads"])):
+            w.add_uint32("clip.vision." + key, v)
+        w.add_float32("clip.vision.attention.layer_norm_epsilon", vc["layer_norm_eps"])
+        layers = llava_feature_layers(cfg)
+        w.add_uint32("clip.vision.block_count", max(layers))
+        w.add_array("clip.vision.feature_layer", layers)
+        w.add_array("clip.vision.image_mean", proc["image_mean"])
+        w.add_array("clip.vision.image_std", proc["image_std"])
+        w.add_bool("clip.use_gelu", vc.get("hidden_act") == "gelu")
+    else:  # MmprojModel.set_gguf_parameters, then SmolVLMModel's or Gemma3VisionModel's
+        w.add_type(gguf.GGUFType.MMPROJ)
+        w.add_name(name)
+        w.add_file_type(gguf.LlamaFileType.ALL_F32)
+        w.add_clip_has_vision_encoder(True)
+        w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
+        w.add_vision_image_size(vc["image_size"])
+        w.add_vision_patch_size(vc["patch_size"])
+        w.add_vision_embedding_length(vc["hidden_size"])
+        w.add_vision_feed_forward_length(vc["intermediate_size"])
+        w.add_vision_block_count(vc["num_hidden_layers"])
+        w.add_vision_head_count(vc["num_attention_heads"])
+        w.add_vision_image_mean(proc["image_mean"])
+        w.add_vision_image_std(proc["image_std"])
+        w.add_clip_projector_type(ptype)
+        w.add_vision_attention_layernorm_eps(vc.get("layer_norm_eps", 1e-5 if ptype == "idefics3" else 1e-6))
+        if ptype == "idefics3":
+            w.add_vision_projector_scale_factor(cfg.get("scale_factor", 2))
+            w.add_vision_use_gelu(True)
+            w.add_vision_preproc_image_size(proc.get("size", {}).get("longest_edge", vc["image_size"]))
+        else:  # the pooling kernel, written only when not llama.cpp's default 4
+            w.add_vision_use_gelu(True)
+            scale = (vc["image_size"] // vc["patch_size"]) // int(proc.get("image_seq_length", 256) ** 0.5)
+            if scale > 0 and scale != 4:
+                w.add_vision_projector_scale_factor(scale)
+        w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     for gname, _, data, qtype in tensors:
-        w.add_tensor(gname, gguf.quants.quantize(data, qtype) if qtype != gguf.GGMLQuantizationType.F32 else data, raw_dtype=qtype)
+        w.add_tensor(gname, gguf.quants.quantize(data, qtype) if qtype != F32 else data, raw_dtype=qtype)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -2166,26 +2087,19 @@ def write_mmproj(path, name, cfg, proc, tensors):
 
 
 def write_tokenizer(w, folder, vocab_size):
-    """tokenizer.ggml.* of a BPE tokenizer.json (the converter's
-    _set_vocab_gpt2 and SpecialVocab): tokens by id, padded to vocab_size
-    with [PAD{i}] as the converter pads, their types (added special tokens
-    CONTROL, other added ones USER_DEFINED), merges, the special token ids
-    and the chat template."""
+    """tokenizer.ggml.* of a BPE tokenizer.json as the converter writes it:
+    tokens by id padded with [PAD{i}], types, then SpecialVocab's merges,
+    special ids and chat template."""
     with open(os.path.join(folder, "tokenizer.json")) as f:
         tok = json.load(f)
     by_id = {i: t for t, i in tok["model"]["vocab"].items()}
     added = {a["id"]: a for a in tok.get("added_tokens", [])}
     tokens, types = [], []
     for i in range(vocab_size):
-        if i in added:
-            tokens.append(added[i]["content"])
-            types.append(gguf.TokenType.CONTROL if added[i].get("special") else gguf.TokenType.USER_DEFINED)
-        elif i in by_id:
-            tokens.append(by_id[i])
-            types.append(gguf.TokenType.NORMAL)
-        else:
-            tokens.append(f"[PAD{i}]")
-            types.append(gguf.TokenType.UNUSED)
+        a = added.get(i)
+        tokens.append(a["content"] if a else by_id.get(i, f"[PAD{i}]"))
+        types.append(gguf.TokenType.NORMAL if not a and i in by_id else gguf.TokenType.UNUSED if not a else
+                     gguf.TokenType.CONTROL if a.get("special") else gguf.TokenType.USER_DEFINED)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("default")
     w.add_token_list(tokens)
@@ -2194,42 +2108,38 @@ def write_tokenizer(w, folder, vocab_size):
 
 
 def write_vision_twins(folder):
-    """Writes a vision fixture's model.f32.gguf (the text model, with its
-    tokenizer) and mmproj.f32.gguf (VISION_TWINS); returns the mmproj's
-    tensors [(GGUF name, HF name, array, type)]."""
+    """Writes a vision fixture's VISION_TWINS; returns the mmproj's tensors."""
     name = os.path.basename(folder)
     cfg, state = load_fixture(folder)
-    renames = MMPROJ[cfg["model_type"]][1]
     text = {}
     for hf, t in state.items():
         if hf.startswith(VISION_PREFIXES):
             continue
-        for old, new in renames:
+        for old, new in MMPROJ[cfg["model_type"]][1]:
             if hf.startswith(old):
                 hf = new + hf[len(old):]
                 break
-        hf = hf.removeprefix("language_model.")  # language_model.lm_head
-        text[hf] = t
+        text[hf.removeprefix("language_model.")] = t  # language_model.lm_head
     tcfg = dict(cfg["text_config"])
-    for k in ("tie_word_embeddings",):  # the wrapper's, as the text model reads it
-        if k in cfg:
-            tcfg[k] = cfg[k]
-    tensors = to_gguf(tcfg, text)
-    path = os.path.join(folder, VISION_TWINS[0])
-    w = gguf.GGUFWriter(path, GGUF_ARCH[tcfg["model_type"]])
+    if "tie_word_embeddings" in cfg:  # the wrapper's, as the text model reads it
+        tcfg["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    w = gguf.GGUFWriter(os.path.join(folder, VISION_TWINS[0]), GGUF_ARCH[tcfg["model_type"]])
     write_metadata(w, name, tcfg, gguf.LlamaFileType.ALL_F32, text)
     write_tokenizer(w, folder, tcfg["vocab_size"])
-    for gname, _, data in tensors:
+    for gname, _, data in to_gguf(tcfg, text):
         qtype, stored = storage(gname, data, gguf.LlamaFileType.ALL_F32, tcfg["model_type"])
         w.add_tensor(gname, stored, raw_dtype=qtype)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
-    if cfg["model_type"] == "llava":
-        mm = to_mmproj_llava(cfg, state)
-        write_mmproj_llava(os.path.join(folder, VISION_TWINS[1]), name, cfg, vision_processor(folder), mm)
-        return mm
-    mm = to_mmproj(cfg, state)
-    write_mmproj(os.path.join(folder, VISION_TWINS[1]), name, cfg, vision_processor(folder), mm)
+    proc = {}  # processor configs, image_processor's keys at the top (MmprojModel.__init__)
+    for fn in ("preprocessor_config.json", "processor_config.json"):
+        if os.path.exists(os.path.join(folder, fn)):
+            with open(os.path.join(folder, fn)) as f:
+                c = json.load(f)
+            proc.update(c)
+            proc.update(c.get("image_processor") or {})
+    mm = (to_mmproj_llava if cfg["model_type"] == "llava" else to_mmproj)(cfg, state)
+    write_mmproj(os.path.join(folder, VISION_TWINS[1]), name, cfg, proc, mm)
     return mm
