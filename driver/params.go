@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"maps"
 	"path/filepath"
 
 	"github.com/archc/archc/driver/weights"
@@ -55,7 +56,7 @@ func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) fun
 	if err == nil && p.MMProj != nil {
 		var mix *weights.Index
 		if mix, err = p.MMProj.Pack(ctx, filepath.Join(cacheDir, "weights"), nil); err == nil {
-			mergeIndex(ix, mix)
+			maps.Copy(ix.Tensors, mix.Tensors) // (the encoder's names are its own)
 		}
 	}
 	done()

@@ -239,11 +239,11 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 			return nil, err
 		}
 		if opts.MMProj != "" {
-			r, err := readMMProj(fams, gf, opts.MMProj, nil)
+			fam, tm, m, r, err := readMMProj(fams, gf, opts.MMProj)
 			if err != nil {
 				return nil, err
 			}
-			gm, mm, raw, fams = r.text, r.mmproj, r.raw, []*Family{r.family}
+			gm, mm, raw, fams = tm, m, r, []*Family{fam}
 		} else {
 			if gm, err = ReadGGUF(fams, gf); err != nil {
 				return nil, err
