@@ -11,10 +11,8 @@ import (
 	"github.com/archc/archc/internal/testmodels"
 )
 
-// visionGGUFFixtures are the vision fixtures with GGUF + mmproj twins
-// (gguf_convert.py VISION_TWINS, listed in testdata/gguf.sha256), with the
-// tolerances of their encoder rows against HF's image features and of
-// their first-step logits against the oracle's.
+// visionGGUFFixtures are the vision fixtures' GGUF + mmproj twins with the
+// tolerances of their encoder rows and first-step logits.
 var visionGGUFFixtures = []struct {
 	name              string
 	rowsTol, logitTol float64
@@ -22,16 +20,11 @@ var visionGGUFFixtures = []struct {
 }{
 	{"idefics3", logitsTolerance, logitsTolerance, false},
 	{"smolvlm", logitsTolerance, logitsTolerance, false},
-	// llama.cpp's converter stores Gemma 3's mm_input_projection F16
-	// whatever the outtype (Gemma3VisionModel.tensor_force_quant): the
-	// rows are HF's with the projection rounded to half precision
-	// (relative error 2⁻¹¹ per weight), and the logits move with them.
+	// llama.cpp stores Gemma 3's mm_input_projection F16 whatever the outtype.
 	{"gemma3", 2e-3, 1e-3, false},
 	// The same twin with that one tensor F32: HF's numbers again.
 	{"gemma3", logitsTolerance, logitsTolerance, true},
-	// llama.cpp's legacy LLaVA converter stores the patch kernel and the
-	// projector's weights F16 (the rows of this random-weight tower move
-	// by up to 1.7e-2 with them; the tokens stay the oracle's).
+	// Its legacy LLaVA converter stores the patch kernel and projector F16.
 	{"llava", 3e-2, 5e-3, false},
 	{"llava", logitsTolerance, logitsTolerance, true},
 }
@@ -47,12 +40,9 @@ var f16Tensors = map[string]map[string]string{
 	},
 }
 
-// TestVisionGGUF: each vision fixture's text GGUF twin with its mmproj
-// twin (driver.PlanOptions.MMProj, infer's --mmproj) runs as the
-// safetensors folder does: encoder rows within tolerance of HF's image
-// features, greedy tokens equal to the HF fp32 oracle with the images,
-// first-step logits within tolerance, and the engine (image requests
-// batched beside text ones) token-exact.
+// TestVisionGGUF: each vision fixture's text GGUF with its mmproj
+// (driver.PlanOptions.MMProj) runs its cases as the folder does, tokens
+// equal to the HF oracle's, the engine too.
 func TestVisionGGUF(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
@@ -82,9 +72,8 @@ func TestVisionGGUF(t *testing.T) {
 	}
 }
 
-// f32Tensors writes a copy of an mmproj twin whose tensors named in
-// tensors (GGUF name -> checkpoint name) are F32, the checkpoint's values
-// (each HF tensor's row-major layout is the file's).
+// f32Tensors writes a copy of an mmproj twin with tensors (GGUF name ->
+// checkpoint name) F32, the checkpoint's values.
 func f32Tensors(t *testing.T, dir, mmproj string, tensors map[string]string) string {
 	t.Helper()
 	ts, err := weights.OpenFile(filepath.Join(dir, "model.safetensors"))

@@ -8,8 +8,7 @@ import (
 	"github.com/archc/archc/internal/ggufbuild"
 )
 
-// GGUFEdit is what RewriteGGUF hands an edit: a small GGUF file's
-// metadata, in file order, and its tensors with their raw data.
+// GGUFEdit is a small GGUF file's metadata, in order, and tensors (RewriteGGUF).
 type GGUFEdit struct {
 	KVs     []ggufbuild.KV
 	Tensors []ggufbuild.Tensor[gguf.Type]
@@ -43,14 +42,10 @@ func (e *GGUFEdit) Drop(name string) {
 	e.KVs, e.Tensors = kvs, ts
 }
 
-// RewriteGGUF writes to dst the small GGUF file src (an mmproj twin: no
-// long arrays) after edit changed its metadata and tensors, for tests of
-// malformed files. Metadata keeps its keys and values, with unsigned
-// integers written as uint32, signed as int32 and floats as float32, and
-// arrays of floats, signed integers or strings as float32, int32 and
-// string arrays (as gguf-py writes an mmproj's); general.alignment is left to
-// ggufbuild.Build's. It fails the test on a read or write error or a value
-// it cannot write.
+// RewriteGGUF writes to dst the small GGUF file src (an mmproj twin) as
+// edit changed it, integers as 32-bit and floats as float32 (as gguf-py
+// writes an mmproj's). It fails the test on an error or a value it cannot
+// write.
 func RewriteGGUF(t testing.TB, src, dst string, edit func(e *GGUFEdit)) {
 	t.Helper()
 	f, err := gguf.Open(src)
