@@ -8,11 +8,12 @@ add_generation_prompt, bos_token, eos_token. strftime_now is pinned to
 2025-01-15 10:30:00 so the output does not depend on the day.
 
 A render that raises is recorded as {"error": message}; the Go side must fail
-on the same case. Output: chat.json. Run by hand and commit with its output:
+on the same case. Output: chat.json.bz2. Run by hand and commit with its output:
 
     /work/oracle-venv/bin/python golden/tokenizer/gen_chat.py
 """
 
+import bz2
 import datetime
 import json
 import os
@@ -116,8 +117,8 @@ def main():
         "conversations": CONVERSATIONS,
         "cases": cases,
     }
-    dst = os.path.join(HERE, "chat.json")
-    with open(dst, "w", encoding="utf-8") as f:
+    dst = os.path.join(HERE, "chat.json.bz2")  # bzip2: a tenth of the JSON's size (the tracked tree's 64 MiB)
+    with bz2.open(dst, "wt", encoding="utf-8", compresslevel=9) as f:
         json.dump(out, f, ensure_ascii=False, indent=1)
         f.write("\n")
     errs = sum("error" in c for c in cases)

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// toolsGolden is golden/tokenizer/chat_tools.json (gen_chat_tools.py).
+// toolsGolden is golden/tokenizer/chat_tools.json.bz2 (gen_chat_tools.py).
 type toolsGolden struct {
 	Conversations map[string]struct {
 		Messages []struct {
@@ -45,7 +45,7 @@ type toolsGolden struct {
 // tool calls, tool results, reasoning history and template variables with
 // every template and compares with transformers' renderings.
 func TestToolTemplatesMatchTransformers(t *testing.T) {
-	matchToolRenders(t, "../../golden/tokenizer/chat_tools.json", filepath.Join("testdata", "templates"))
+	matchToolRenders(t, "../../golden/tokenizer/chat_tools.json.bz2", filepath.Join("testdata", "templates"))
 }
 
 // TestToolConventionTemplatesMatchTransformers does the same with the real
@@ -54,7 +54,7 @@ func TestToolTemplatesMatchTransformers(t *testing.T) {
 // (RendersTools) exactly as transformers renders them.
 func TestToolConventionTemplatesMatchTransformers(t *testing.T) {
 	dir := filepath.Join("testdata", "tool-templates")
-	matchToolRenders(t, filepath.Join(dir, "renders.json"), dir)
+	matchToolRenders(t, filepath.Join(dir, "renders.json.bz2"), dir)
 	files, err := filepath.Glob(filepath.Join(dir, "*.jinja"))
 	if err != nil || len(files) < 10 {
 		t.Fatalf("templates: %v, %v", files, err)
@@ -72,7 +72,7 @@ func TestToolConventionTemplatesMatchTransformers(t *testing.T) {
 
 func matchToolRenders(t *testing.T, golden, dir string) {
 	t.Helper()
-	raw, err := os.ReadFile(golden)
+	raw, err := readGolden(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
