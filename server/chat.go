@@ -107,6 +107,8 @@ func (s *Server) prepare(ctx context.Context, in *chatInput, p sampling) (*chatJ
 		if ids, encoded, err = plan.promptWithImages(ctx, s, m, text); err != nil {
 			return nil, err
 		}
+	} else if err := s.noImagePlaceholders(m, &plan.prompt, ids, in.names.messages); err != nil {
+		return nil, err
 	}
 	ereq, stops, err := s.optionsNamed(m, text, p, len(ids), m.MaxLen()+1-len(ids), in.names)
 	if err != nil {

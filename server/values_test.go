@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/rt/vision"
 )
 
 // TestExplicitZeros: an explicit 0 is a value, never the default:
@@ -57,5 +61,28 @@ func TestExplicitZeros(t *testing.T) {
 		if code != 400 || e["param"] != c.param || !strings.Contains(msg, c.want) || (c.param == "dry_base" && strings.Contains(msg, "allowed length")) {
 			t.Errorf("%s: %d %v, want 400 naming %s: %q", c.extra, code, out, c.param, c.want)
 		}
+	}
+}
+
+// TestImagePlaceholdersWithoutImages: a chat prompt whose text holds the
+// image processor's placeholder but comes with no image is refused as a
+// count that differs from the images' is (it ran, the placeholders
+// decoded as plain tokens), naming messages.
+func TestImagePlaceholdersWithoutImages(t *testing.T) {
+	s, _, _ := coreServer(t)
+	proc, err := vision.LoadProcessor("../golden/testdata/vision/idefics3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cfg.Images.Processor = proc
+	req := chatReq(t, `{"messages": [{"role": "user", "content": "<image> what is this <image>"}], "max_tokens": 2}`)
+	_, err = s.prepare(context.Background(), req.input(), req.sampling)
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status != 400 || ae.Param != "messages" || !strings.Contains(ae.Message, "found 2 <image> tokens and 0 images") {
+		t.Errorf("placeholders without images: %v, want a 400 naming messages", err)
+	}
+	req = chatReq(t, `{"messages": [{"role": "user", "content": "what is this"}], "max_tokens": 2}`)
+	if _, err := s.prepare(context.Background(), req.input(), req.sampling); err != nil {
+		t.Errorf("no placeholders: %v", err)
 	}
 }
