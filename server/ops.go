@@ -96,7 +96,14 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 			err = h(rec, r)
 		}
 		midStream := err != nil && rec.wrote // a stream already started; its end says what happened
-		if err != nil && !rec.wrote {
+		// A client that hung up before its answer was written: nginx's
+		// 499 (client closed request), logged as info and counted apart
+		// from the server's 5xx. Nothing is written: no one reads it.
+		gone := err != nil && !rec.wrote && r.Context().Err() != nil
+		if gone {
+			rec.status = statusClientClosed
+		}
+		if err != nil && !rec.wrote && !gone {
 			if strings.HasPrefix(endpoint, "/v1/messages") {
 				anthropicError(rec, err)
 			} else {
@@ -122,6 +129,8 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 			attrs = append(attrs, "error", err.Error())
 		}
 		switch {
+		case gone:
+			s.log.Info("request: the client closed the connection", attrs...)
 		case rec.status >= 500 || midStream:
 			s.log.Error("request", attrs...)
 		case rec.status >= 400:
@@ -131,6 +140,10 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 		}
 	}
 }
+
+// statusClientClosed is the status a request's log line and metrics
+// record when its client hung up before the answer (nginx's 499).
+const statusClientClosed = 499
 
 // requestID returns the client's X-Request-Id when it is 1 to 64
 // printable ASCII characters, else a new one.
