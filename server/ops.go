@@ -217,6 +217,13 @@ func invalidUTF8Field(body []byte) (string, int) {
 		}
 		bad += n
 	}
+	return jsonPathAt(body, bad), bad
+}
+
+// jsonPathAt returns the path (messages[1].content) of the JSON value of
+// body that holds byte bad: the innermost key or element whose token
+// covers it ("" outside any, or for bytes the decoder cannot reach).
+func jsonPathAt(body []byte, bad int) string {
 	// A frame is an open object (its current key) or array (its current
 	// index).
 	type frame struct {
@@ -244,7 +251,7 @@ func invalidUTF8Field(body []byte) (string, int) {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return "", bad
+			return ""
 		}
 		var top *frame
 		if len(st) > 0 {
@@ -262,7 +269,7 @@ func invalidUTF8Field(body []byte) (string, int) {
 			top.idx++
 		}
 		if dec.InputOffset() > int64(bad) {
-			return path(), bad
+			return path()
 		}
 		switch {
 		case closing:

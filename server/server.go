@@ -307,6 +307,9 @@ func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen,
 		return req, nil, badRequest(field, "the prompt (%d tokens) plus %s (%d) exceed the context length of %d tokens", promptLen, field, max, m.MaxLen())
 	}
 	req.MaxTokens = max
+	if err := p.StreamOptions.check(p.Stream); err != nil {
+		return req, nil, err
+	}
 	if p.Speculative != nil {
 		if *p.Speculative && len(m.Program.VerifyBuckets) == 0 {
 			return req, nil, badRequest("speculative", "this server does not speculate; start infer serve with --speculative ngram, or leave the field out")

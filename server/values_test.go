@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -84,5 +86,116 @@ func TestImagePlaceholdersWithoutImages(t *testing.T) {
 	req = chatReq(t, `{"messages": [{"role": "user", "content": "what is this"}], "max_tokens": 2}`)
 	if _, err := s.prepare(context.Background(), req.input(), req.sampling); err != nil {
 		t.Errorf("no placeholders: %v", err)
+	}
+}
+
+// TestJSONTypeErrors: a JSON value of the wrong type is a 400 naming its
+// path as the API spells it, indices included, as the message's subject
+// and the param, in every API shape (encoding/json's "cannot unmarshal
+// number into Go struct field responsesRequest.instructions" and param
+// null were returned); an integral number is taken for an integer field
+// (2.0: pydantic's clients send them), 2.5 is refused.
+func TestJSONTypeErrors(t *testing.T) {
+	chat := func(body string) (*chatRequest, error) {
+		var req chatRequest
+		err := decodeJSON(httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)), 1<<20, &req)
+		return &req, err
+	}
+	for _, c := range []struct{ body, param, msg string }{
+		{`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": "x"}]}`, "messages[1].tool_calls", "messages[1].tool_calls: want an array, got a string"},
+		{`{"messages": [{"role": "user", "content": "hi", "name": 5}]}`, "messages[0].name", "messages[0].name: want a string, got a number"},
+		{`{"messages": [{"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": {"x": 1}}}]}]}`, "messages[0].tool_calls[0].function.arguments", "want a string, got an object"},
+		{`{"max_tokens": 2.5}`, "max_tokens", "max_tokens: want an integer, got 2.5"},
+		{`{"max_tokens": 1e30}`, "max_tokens", "max_tokens: 1e30 is out of range"},
+		{`{"temperature": "hot"}`, "temperature", "temperature: want a number, got a string"},
+		{`{"user": 5}`, "user", "user: want a string, got a number"},
+		{`{"logit_bias": {"5": "x"}}`, "logit_bias.5", "logit_bias.5: want a number, got a string"},
+		{`{"stop": 5}`, "stop", "stop: want a string or an array of strings, got a number"},
+		{`{"tools": [{"type": "function", "function": {"name": "f"}}, {"type": "function", "function": {"name": "g", "description": 3}}]}`, "tools[1].function.description", "tools[1].function.description: want a string, got a number"},
+		{`[1]`, "", "the request body must be a JSON object, got array"},
+	} {
+		_, err := chat(c.body)
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != 400 || (paramOf(ae) != c.param && (c.param != "" || ae.Param != nil)) || !strings.Contains(ae.Message, c.msg) {
+			t.Errorf("chat %s: %v (param %v), want %q naming %q", c.body, err, paramOf(ae), c.msg, c.param)
+		}
+	}
+	if n, err := nChoices(map[string]json.RawMessage{"n": json.RawMessage("2.0")}, 8); n != 2 || err != nil {
+		t.Errorf("n 2.0: %d %v", n, err)
+	}
+	if _, err := nChoices(map[string]json.RawMessage{"n": json.RawMessage("2.5")}, 8); err == nil || !strings.Contains(err.Error(), "n: want an integer, got 2.5") {
+		t.Errorf("n 2.5: %v", err)
+	}
+	req, err := chat(`{"max_tokens": 2.0, "max_completion_tokens": 1e2, "stop_token_ids": [1.0, 2], "top_k": 40.0, "temperature": 2.0}`)
+	if err != nil || *req.MaxTokens != 2 || *req.MaxCompletionTokens != 100 || !slices.Equal(req.StopTokenIDs, []int32{1, 2}) || *req.TopK != 40 || *req.Temperature != 2 {
+		t.Errorf("integral numbers: %v, %+v", err, req.sampling)
+	}
+	for _, c := range []struct{ body, param, msg string }{
+		{`{"input": "x", "instructions": 5}`, "instructions", "instructions: want a string, got a number"},
+		{`{"input": "x", "max_output_tokens": "9"}`, "max_output_tokens", "max_output_tokens: want an integer, got a string"},
+		{`{"input": [{"role": "user", "content": "x"}, {"type": "function_call", "call_id": 7, "name": "f"}]}`, "input[1].call_id", "input[1].call_id: want a string, got a number"},
+		{`{"input": "x", "tools": [{"type": "function", "name": ["f"]}]}`, "tools[0].name", "tools[0].name: want a string, got an array"},
+		{`{"input": "x", "user": 5}`, "user", "user: want a string"},
+		{`{"input": [{"role": "developer", "content": "x"}, {"role": "robot", "content": "x"}]}`, "input[1].role", `input[1].role "robot" is not`},
+	} {
+		_, err := responsesBody([]byte(c.body))
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != 400 || paramOf(ae) != c.param || !strings.Contains(ae.Message, c.msg) {
+			t.Errorf("responses %s: %v (param %v), want %q naming %q", c.body, err, paramOf(ae), c.msg, c.param)
+		}
+	}
+	if req, _, err := responsesInput([]byte(`{"input": "x", "max_output_tokens": 2.0}`)); err != nil || *req.MaxOutputTokens != 2 {
+		t.Errorf("responses max_output_tokens 2.0: %v", err)
+	}
+	for _, c := range []struct{ body, param, msg string }{
+		{`{"max_tokens": "x", "messages": [{"role": "user", "content": "x"}]}`, "max_tokens", "max_tokens: want an integer, got a string"},
+		{`{"max_tokens": 1, "messages": [{"role": "user", "content": [{"type": "text", "text": 5}]}]}`, "messages[0].content[0].text", "messages[0].content[0].text: want a string, got a number"},
+		{`{"max_tokens": 1, "messages": [{"role": "user", "content": "x"}], "tools": [{"name": "f", "description": 3}]}`, "tools[0].description", "tools[0].description: want a string"},
+	} {
+		_, err := messagesBody([]byte(c.body))
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != 400 || paramOf(ae) != c.param || !strings.Contains(ae.Message, c.msg) {
+			t.Errorf("messages %s: %v (param %v), want %q naming %q", c.body, err, paramOf(ae), c.msg, c.param)
+		}
+	}
+	// Messages' errors keep its terms, and the prefix once.
+	_, _, err = messagesInput([]byte(`{"max_tokens": 1, "messages": [{"role": "system", "content": "x"}]}`), true)
+	rec := httptest.NewRecorder()
+	anthropicError(rec, err)
+	if b := rec.Body.String(); !strings.Contains(b, `messages[0].role \"system\" is not user or assistant`) || strings.Count(b, "messages[0]") != 1 {
+		t.Errorf("system role on /v1/messages: %s", b)
+	}
+	in, err := messagesBody([]byte(`{"max_tokens": 1, "messages": [{"role": "user", "content": "x"}], "tool_choice": {"type": "any"}}`))
+	if err == nil {
+		_, err = plan(smolText(t), in)
+	}
+	if err == nil || !strings.Contains(err.Error(), `tool_choice {"type": "any"} needs tools`) {
+		t.Errorf("tool_choice any without tools: %v", err)
+	}
+}
+
+// TestRequestChecks: stream_options only with stream true, and only the
+// keys archc takes; reasoning_effort's accepted values are the ones its
+// error lists.
+func TestRequestChecks(t *testing.T) {
+	s, _, _ := coreServer(t)
+	for _, c := range []struct{ body, param, msg string }{
+		{`{"stream_options": {"include_usage": true}}`, "stream_options", "stream_options is only allowed when stream is true"},
+		{`{"stream": false, "stream_options": {}}`, "stream_options", "only allowed when stream is true"},
+		{`{"stream": true, "stream_options": {"include_usage": true, "continuous_usage_stats": true}}`, "stream_options.continuous_usage_stats", "stream_options.continuous_usage_stats is not supported"},
+		{`{"reasoning_effort": "extreme"}`, "reasoning_effort", "use minimal, low, medium or high"},
+	} {
+		req := chatReq(t, `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, `+c.body[1:])
+		_, err := s.prepare(context.Background(), req.input(), req.sampling)
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != 400 || paramOf(ae) != c.param || !strings.Contains(ae.Message, c.msg) {
+			t.Errorf("%s: %v (param %v), want %q naming %q", c.body, err, paramOf(ae), c.msg, c.param)
+		}
+	}
+	for _, body := range []string{`{"stream": true, "stream_options": {"include_usage": true}}`, `{"reasoning_effort": "minimal"}`, `{"reasoning_effort": "high"}`} {
+		req := chatReq(t, `{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, `+body[1:])
+		if _, err := s.prepare(context.Background(), req.input(), req.sampling); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
 	}
 }
