@@ -193,6 +193,17 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	return m, nil
 }
 
+// BucketError is Lower's error for a prefill or verify bucket outside
+// [1, MaxLen]; front ends name their flags from it.
+type BucketError struct {
+	Kind         string // "prefill" or "verify"
+	Size, MaxLen int64
+}
+
+func (e *BucketError) Error() string {
+	return fmt.Sprintf("lower: %s bucket %d must be in [1, max_len=%d]", e.Kind, e.Size, e.MaxLen)
+}
+
 func (o Options) validate() error {
 	if len(o.PrefillBuckets) == 0 || len(o.DecodeBatches) == 0 {
 		return fmt.Errorf("lower: need at least one prefill bucket and one decode batch size")
@@ -202,12 +213,12 @@ func (o Options) validate() error {
 	}
 	for _, s := range o.PrefillBuckets {
 		if s <= 0 || s > o.MaxLen {
-			return fmt.Errorf("lower: prefill bucket %d must be in [1, max_len=%d]", s, o.MaxLen)
+			return &BucketError{Kind: "prefill", Size: s, MaxLen: o.MaxLen}
 		}
 	}
 	for _, k := range o.VerifyBuckets {
 		if k <= 0 || k > o.MaxLen {
-			return fmt.Errorf("lower: verify bucket %d must be in [1, max_len=%d]", k, o.MaxLen)
+			return &BucketError{Kind: "verify", Size: k, MaxLen: o.MaxLen}
 		}
 	}
 	if !sort.SliceIsSorted(o.VerifyBuckets, func(i, j int) bool { return o.VerifyBuckets[i] < o.VerifyBuckets[j] }) {

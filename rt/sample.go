@@ -23,7 +23,7 @@ import (
 type SamplingOptions struct {
 	Temperature float64 // divides the logits; 0 = greedy (argmax)
 	TopK        int     // keep tokens whose logit is >= the k-th largest; 0 = off
-	TopP        float64 // keep the smallest high-probability set whose mass exceeds top_p; 0 or 1 = off
+	TopP        float64 // keep the smallest high-probability set whose mass exceeds top_p; 0 or 1 = off (front ends give top_p 0 as TopK 1: the most likely token only)
 	MinP        float64 // drop tokens with probability < min_p × the top probability; 0 = off
 	Seed        uint64  // random seed: the same seed and logits give the same tokens
 
@@ -57,16 +57,23 @@ type Grammar struct {
 // DRYOptions is the DRY ("don't repeat yourself") penalty, as p-e-w
 // defined it (text-generation-webui's DRYLogitsProcessor).
 type DRYOptions struct {
-	Multiplier    float64 // 0 = off
-	Base          float64 // > 1; 0 = DefaultDRYBase
-	AllowedLength int     // 0 = DefaultDRYAllowedLength
+	Multiplier float64 // 0 = off
+	// Base >= 1: the penalty grows by this factor per repeated token (1:
+	// a flat penalty of Multiplier, as llama.cpp runs it); 0 =
+	// DefaultDRYBase. Below 1 is refused (llama.cpp turns DRY off there).
+	Base float64
+	// AllowedLength: repeats of this many tokens or fewer (counting the
+	// token to come) are not penalized; 0 penalizes every repeat. nil =
+	// DefaultDRYAllowedLength.
+	AllowedLength *int
 	Range         int     // tokens looked back; 0 = the whole sequence
 	Breakers      []int32 // token ids that end a repeated sequence (the caller tokenizes DefaultDRYBreakers)
 }
 
 // DRY's defaults, the reference's (text-generation-webui's DRY and
 // llama.cpp's dry_base / dry_allowed_length). This is their one place: the
-// worker requires every value, and the front ends leave these at 0.
+// worker requires every value, and the front ends leave unset fields at
+// their zero value (Base 0, AllowedLength nil).
 const (
 	DefaultDRYBase          = 1.75
 	DefaultDRYAllowedLength = 2
@@ -102,8 +109,14 @@ func (o SamplingOptions) Validate() error {
 		return bad("frequency_penalty", "frequency penalty %g must be in [-2, 2]", o.FrequencyPenalty)
 	case !(o.PresencePenalty >= -2 && o.PresencePenalty <= 2):
 		return bad("presence_penalty", "presence penalty %g must be in [-2, 2]", o.PresencePenalty)
-	case !(o.DRY.Multiplier >= 0) || math.IsInf(o.DRY.Multiplier, 1) || !(o.DRY.Base == 0 || o.DRY.Base > 1) || math.IsInf(o.DRY.Base, 1) || o.DRY.AllowedLength < 0 || o.DRY.Range < 0:
-		return bad("dry_multiplier", "DRY multiplier %g, base %g, allowed length %d, range %d: want multiplier >= 0, base > 1, length and range >= 0", o.DRY.Multiplier, o.DRY.Base, o.DRY.AllowedLength, o.DRY.Range)
+	case !(o.DRY.Multiplier >= 0) || math.IsInf(o.DRY.Multiplier, 1):
+		return bad("dry_multiplier", "DRY multiplier %g must be a finite number >= 0 (0: off)", o.DRY.Multiplier)
+	case !(o.DRY.Base == 0 || o.DRY.Base >= 1) || math.IsInf(o.DRY.Base, 1):
+		return bad("dry_base", "DRY base %g must be a finite number >= 1 (1: a flat penalty; llama.cpp turns DRY off below 1: for that, set dry_multiplier 0)", o.DRY.Base)
+	case o.DRY.AllowedLength != nil && *o.DRY.AllowedLength < 0:
+		return bad("dry_allowed_length", "DRY allowed length %d must be >= 0", *o.DRY.AllowedLength)
+	case o.DRY.Range < 0:
+		return bad("dry_penalty_last_n", "DRY range %d must be >= 0 (0: the whole sequence)", o.DRY.Range)
 	case o.TopLogprobs < 0 || o.TopLogprobs > 20:
 		return bad("top_logprobs", "top logprobs %d: must be in [0, 20]", o.TopLogprobs)
 	}
@@ -130,12 +143,12 @@ func (o SamplingOptions) Greedy() bool { return o.Temperature == 0 }
 
 // wire returns o as the worker's per-sequence parameters, with every
 // default resolved here (and nowhere else): RepetitionPenalty 0 is 1 (off),
-// DRY Base and AllowedLength 0 are DefaultDRYBase and
+// DRY Base 0 and AllowedLength nil are DefaultDRYBase and
 // DefaultDRYAllowedLength.
 func (o SamplingOptions) wire() iree.Sampling {
 	w := iree.Sampling{Temperature: o.Temperature, TopK: o.TopK, TopP: o.TopP, MinP: o.MinP,
 		RepetitionPenalty: o.RepetitionPenalty, FrequencyPenalty: o.FrequencyPenalty, PresencePenalty: o.PresencePenalty,
-		DRYMultiplier: o.DRY.Multiplier, DRYBase: o.DRY.Base, DRYAllowedLength: o.DRY.AllowedLength, DRYRange: o.DRY.Range,
+		DRYMultiplier: o.DRY.Multiplier, DRYBase: o.DRY.Base, DRYAllowedLength: DefaultDRYAllowedLength, DRYRange: o.DRY.Range,
 		DRYBreakers: append([]int32{}, o.DRY.Breakers...)}
 	if w.RepetitionPenalty == 0 {
 		w.RepetitionPenalty = 1
@@ -143,8 +156,8 @@ func (o SamplingOptions) wire() iree.Sampling {
 	if w.DRYBase == 0 {
 		w.DRYBase = DefaultDRYBase
 	}
-	if w.DRYAllowedLength == 0 {
-		w.DRYAllowedLength = DefaultDRYAllowedLength
+	if o.DRY.AllowedLength != nil {
+		w.DRYAllowedLength = *o.DRY.AllowedLength
 	}
 	if o.Logprobs || o.TopLogprobs > 0 {
 		k := o.TopLogprobs

@@ -1,8 +1,10 @@
 package rt
 
 import (
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -59,9 +61,19 @@ func TestWireDefaults(t *testing.T) {
 	if w.RepetitionPenalty != 1 || w.DRYBase != DefaultDRYBase || w.DRYAllowedLength != DefaultDRYAllowedLength || w.DRYBreakers == nil || w.Logprobs != nil {
 		t.Errorf("defaults: %+v", w)
 	}
-	k := SamplingOptions{RepetitionPenalty: 1.3, DRY: DRYOptions{Base: 2, AllowedLength: 3, Range: 64, Breakers: []int32{5}}, Logprobs: true}.wire()
+	three, zero := 3, 0
+	k := SamplingOptions{RepetitionPenalty: 1.3, DRY: DRYOptions{Base: 2, AllowedLength: &three, Range: 64, Breakers: []int32{5}}, Logprobs: true}.wire()
 	if k.RepetitionPenalty != 1.3 || k.DRYBase != 2 || k.DRYAllowedLength != 3 || k.DRYRange != 64 || !slices.Equal(k.DRYBreakers, []int32{5}) || k.Logprobs == nil || *k.Logprobs != 0 {
 		t.Errorf("given values: %+v", k)
+	}
+	// An explicit allowed length of 0 (penalize every repeat) is not the
+	// default; a base of 1 (a flat penalty) is valid.
+	z := SamplingOptions{DRY: DRYOptions{Multiplier: 1, Base: 1, AllowedLength: &zero}}
+	if err := z.Validate(); err != nil {
+		t.Errorf("base 1, allowed length 0: %v", err)
+	}
+	if w := z.wire(); w.DRYAllowedLength != 0 || w.DRYBase != 1 {
+		t.Errorf("allowed length 0, base 1: %+v", w)
 	}
 }
 
@@ -70,6 +82,20 @@ func TestSamplingValidate(t *testing.T) {
 		{RepetitionPenalty: -1}, {FrequencyPenalty: 2.5}, {PresencePenalty: math.NaN()}, {DRY: DRYOptions{Multiplier: 1, Base: 0.5}}, {TopLogprobs: 21}} {
 		if _, err := NewSampler(o); err == nil {
 			t.Errorf("%+v: want an error", o)
+		}
+	}
+	// Each DRY option out of range is named alone.
+	neg := -1
+	for want, o := range map[string]SamplingOptions{
+		"dry_multiplier":     {DRY: DRYOptions{Multiplier: -1}},
+		"dry_base":           {DRY: DRYOptions{Multiplier: 1, Base: 0.5}},
+		"dry_allowed_length": {DRY: DRYOptions{Multiplier: 1, AllowedLength: &neg}},
+		"dry_penalty_last_n": {DRY: DRYOptions{Multiplier: 1, Range: -1}},
+	} {
+		var bad *InvalidOption
+		err := o.Validate()
+		if !errors.As(err, &bad) || bad.Option != want || (want != "dry_allowed_length" && strings.Contains(err.Error(), "allowed length")) {
+			t.Errorf("%s: %v, want an error naming only it", want, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"math"
 	"strings"
 	"sync"
 
@@ -107,6 +108,8 @@ func (s *Server) prepare(ctx context.Context, in *chatInput, p sampling) (*chatJ
 		if ids, encoded, err = plan.promptWithImages(ctx, s, m, text); err != nil {
 			return nil, err
 		}
+	} else if err := s.noImagePlaceholders(m, &plan.prompt, ids, in.names.messages); err != nil {
+		return nil, err
 	}
 	ereq, stops, err := s.optionsNamed(m, text, p, len(ids), m.MaxLen()+1-len(ids), in.names)
 	if err != nil {
@@ -350,10 +353,11 @@ func nChoices(top map[string]json.RawMessage, limit int) (int, error) {
 	if !ok || string(raw) == "null" {
 		return 1, nil
 	}
-	var n int
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return 0, badRequest("n", "n: expected an integer, got %s", raw)
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<31 {
+		return 0, badRequest("n", "n: want an integer, got %s", raw) // 2.0 is 2, as decodeValue takes it
 	}
+	n := int(f)
 	if n < 1 || n > limit {
 		return 0, badRequest("n", "n must be in [1, %d] (the server's --max-n), got %d", limit, n)
 	}

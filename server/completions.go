@@ -91,6 +91,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("prompt", "token id %d is outside the vocabulary [0, %d)", id, m.Vocab)
 		}
 	}
+	if err := s.noImagePlaceholders(m, req.Prompt.Text, ids, "prompt"); err != nil {
+		return err
+	}
 	ereq, stops, err := s.options(m, text, req.sampling, len(ids), s.cfg.DefaultMaxTokens)
 	if err != nil {
 		return err

@@ -241,6 +241,33 @@ func readImageFile(r imageRef, dir string) ([]byte, error) {
 	return b, nil
 }
 
+// noImagePlaceholders refuses a prompt that holds image placeholders
+// but comes with no images (field names the prompt's field): the text
+// the template rendered (prompt, nil for token ids) counted as the
+// model's processor counts it when images come (the same error: "found 2
+// <image> tokens and 0 images"), and the ids holding an image encoder's
+// placeholder id. Without the images those positions would be decoded
+// as plain tokens.
+func (s *Server) noImagePlaceholders(m *rt.Model, prompt *string, ids []int32, field string) error {
+	if p := s.cfg.Images.Processor; p != nil && prompt != nil {
+		if _, err := p.Expand(*prompt, nil); err != nil {
+			return badRequest(field, "%v: attach the images, or leave the placeholders out", err)
+		}
+	}
+	for _, e := range m.Program.Encoders {
+		n := 0
+		for _, id := range ids {
+			if id == e.Placeholder {
+				n++
+			}
+		}
+		if n > 0 {
+			return badRequest(field, "found %d image placeholder tokens (id %d) and 0 images: attach the images, or leave the placeholders out", n, e.Placeholder)
+		}
+	}
+	return nil
+}
+
 // encodeImages runs a request's images (data, as loadImages read them)
 // through the model (rt.Model.EncodeImages): an image that does not decode
 // or preprocess is a 400 naming its field.
@@ -249,6 +276,9 @@ func (s *Server) encodeImages(ctx context.Context, m *rt.Model, refs []imageRef,
 	var ie *rt.ImageError
 	if errors.As(err, &ie) {
 		f := refs[ie.Index].field
+		if errors.Is(ie.Err, vision.ErrTooManyPixels) {
+			return nil, badRequest(f, "%s: %v (this server's --max-image-pixels)", f, ie.Err)
+		}
 		return nil, badRequest(f, "%s: %v", f, ie.Err)
 	}
 	return im, err

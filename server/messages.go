@@ -64,12 +64,8 @@ type contentBlock struct {
 // Errors are 400s naming the field.
 func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, error) {
 	var req messagesRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return nil, nil, badRequest(te.Field, "%s: expected %s, got %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		}
-		return nil, nil, badRequest("", "invalid request: %v", unwrapJSON(err))
+	if err := decodeValue(body, &req, ""); err != nil {
+		return nil, nil, requestError(err)
 	}
 	if needMax && req.MaxTokens == nil {
 		return nil, nil, badRequest("max_tokens", "max_tokens is required")
@@ -88,7 +84,7 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 	for i, m := range req.Messages {
 		field := fmt.Sprintf("messages[%d]", i)
 		if m.Role != "user" && m.Role != "assistant" {
-			return nil, nil, badRequest(field+".role", "%s: role %q is not user or assistant (the system prompt is the system field)", field, m.Role)
+			return nil, nil, badRequest(field+".role", "%s.role %q is not user or assistant (the system prompt is the system field)", field, m.Role)
 		}
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {
@@ -96,8 +92,11 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 			continue
 		}
 		var blocks []contentBlock
-		if err := json.Unmarshal(m.Content, &blocks); err != nil {
+		if t := bytes.TrimSpace(m.Content); len(t) == 0 || t[0] != '[' {
 			return nil, nil, badRequest(field+".content", "%s.content: expected a string or an array of content blocks", field)
+		}
+		if err := decodeValue(m.Content, &blocks, field+".content"); err != nil {
+			return nil, nil, requestError(err)
 		}
 		turn := chatMessage{Role: m.Role}
 		images := false
@@ -179,8 +178,11 @@ func messagesChat(req *messagesRequest, msgs []chatMessage) (*chatInput, samplin
 			Description json.RawMessage `json:"description"`
 			InputSchema json.RawMessage `json:"input_schema"`
 		}
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, p, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a tool object: %v", i, unwrapJSON(err))
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+			return nil, p, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a tool object, got %s", i, jsonValueKind(raw))
+		}
+		if err := decodeValue(raw, &t, fmt.Sprintf("tools[%d]", i)); err != nil {
+			return nil, p, requestError(err)
 		}
 		if t.Type != "" && t.Type != "custom" {
 			return nil, p, badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only client tools (name, description, input_schema) are supported, not Anthropic's server tools", i, t.Type)
@@ -204,7 +206,7 @@ func messagesChat(req *messagesRequest, msgs []chatMessage) (*chatInput, samplin
 		case "auto", "none":
 			in.choice = toolChoice{mode: tc.Type}
 		case "any":
-			in.choice = toolChoice{mode: "required"}
+			in.choice = toolChoice{mode: "required", spelled: `{"type": "any"}`}
 		case "tool":
 			in.choice = toolChoice{mode: "named", name: tc.Name}
 		default:

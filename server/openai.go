@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -112,14 +115,58 @@ type sampling struct {
 	// Speculative false decodes the request one token per step on a
 	// server that speculates (infer serve --speculative); true asks for
 	// speculation, which a server without it refuses.
-	Speculative   *bool `json:"speculative"`
-	Stream        bool  `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
+	Speculative   *bool          `json:"speculative"`
+	Stream        bool           `json:"stream"`
+	StreamOptions *streamOptions `json:"stream_options"`
+	// User is OpenAI's end-user id: no effect, but it must be a string.
+	User *string `json:"user"`
 	// LogitBias maps token ids (as strings) to a bias in [-100, 100]
 	// added to their logits.
 	LogitBias map[string]float64 `json:"logit_bias"`
+}
+
+// streamOptions is a request's stream_options: include_usage, and the
+// keys it holds that archc does not take (unknown, for a 400 naming them).
+type streamOptions struct {
+	IncludeUsage bool
+	unknown      []string
+}
+
+func (o *streamOptions) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return &json.UnmarshalTypeError{Value: jsonValueKind(b), Type: reflect.TypeOf(map[string]any{})}
+	}
+	for k, v := range m {
+		switch k {
+		case "include_usage":
+			if err := json.Unmarshal(v, &o.IncludeUsage); err != nil && string(v) != "null" {
+				return &json.UnmarshalTypeError{Value: jsonValueKind(v), Type: reflect.TypeOf(true), Field: "stream_options.include_usage"}
+			}
+		case "include_obfuscation": // OpenAI's; archc writes no obfuscation field
+			if string(v) != "false" && string(v) != "null" {
+				o.unknown = append(o.unknown, k)
+			}
+		default:
+			o.unknown = append(o.unknown, k)
+		}
+	}
+	slices.Sort(o.unknown)
+	return nil
+}
+
+// check refuses stream_options on a request that does not stream (as
+// OpenAI does) and keys archc does not take, by name.
+func (o *streamOptions) check(stream bool) error {
+	switch {
+	case o == nil:
+		return nil
+	case !stream:
+		return badRequest("stream_options", "stream_options is only allowed when stream is true")
+	case len(o.unknown) > 0:
+		return badRequest("stream_options."+o.unknown[0], "stream_options.%s is not supported (stream_options takes include_usage); leave it out", o.unknown[0])
+	}
+	return nil
 }
 
 // completionRequest is POST /v1/completions.
@@ -217,7 +264,7 @@ func (p *prediction) text() (string, error) {
 
 // decodeJSON reads a request body of at most limit bytes into v. Unknown
 // fields are ignored; a value of the wrong type is an error naming the
-// field.
+// field (decodeValue).
 func decodeJSON(r *http.Request, limit int64, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))
 	if err != nil {
@@ -228,38 +275,205 @@ func decodeJSON(r *http.Request, limit int64, v any) error {
 		return badRequest("", "reading the request body: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		var se *json.SyntaxError
 		switch {
-		case errors.As(err, &te) && te.Field == "":
-			return badRequest("", "the request body must be a JSON object, got %s", te.Value)
-		case errors.As(err, &te):
-			want := "another type"
-			if te.Type != nil {
-				want = jsonKind(te.Type.Kind().String())
-			}
-			field := strings.TrimPrefix(te.Field, "sampling.")
-			if te.Type == reflect.TypeOf(stringList{}) {
-				want = "a string or an array of strings"
-			}
-			if strings.HasPrefix(te.Value, "number") && strings.Contains(want, "a number") {
-				return badRequest(field, "%s: %s is out of range", field, strings.TrimPrefix(te.Value, "number "))
-			}
-			return badRequest(field, "%s: expected %s, got %s", field, want, te.Value)
 		case errors.As(err, &se):
 			return badRequest("", "the request body is not valid JSON: %v (at byte %d)", err, se.Offset)
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 			return badRequest("", "the request body is not valid JSON: it ends too early")
-		case strings.Contains(err.Error(), "prompt"):
-			return badRequest("prompt", "%v", unwrapJSON(err))
 		}
 		return badRequest("", "invalid request: %v", unwrapJSON(err))
 	}
 	if end := dec.InputOffset(); !errors.Is(ignoreToken(dec.Token()), io.EOF) {
 		return badRequest("", "the request body is not valid JSON: more data after its object (at byte %d)", end)
 	}
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] != '{' && reflect.TypeOf(v).Elem().Kind() == reflect.Struct {
+		return badRequest("", "the request body must be a JSON object, got %s", jsonValueKind(raw))
+	}
+	if err := decodeValue(raw, v, ""); err != nil {
+		if _, ok := err.(*apiError); !ok && strings.Contains(err.Error(), "prompt") {
+			return badRequest("prompt", "%v", unwrapJSON(err))
+		}
+		return err
+	}
 	return nil
+}
+
+// decodeValue unmarshals the JSON value b (at path prefix of the request:
+// "" for the body, "input[2]" for one of its items) into v. A value of
+// the wrong type is a 400 naming its path as the API spells it
+// (messages[1].tool_calls) as the message's subject and the param: "want
+// a string, got a number". A number with an integral value (2.0, 1e3)
+// is taken for an integer field, as pydantic's clients send them; 2.5 is
+// refused. Errors other than type errors (a field's own check) are
+// returned as they are.
+func decodeValue(b []byte, v any, prefix string) error {
+	for range 64 { // each pass rewrites one integral number
+		err := json.Unmarshal(b, v)
+		var te *json.UnmarshalTypeError
+		if err == nil || !errors.As(err, &te) {
+			return err
+		}
+		path := joinPath(prefix, typeErrorPath(b, te))
+		want := "another type"
+		if te.Type != nil {
+			want = jsonKind(te.Type.Kind().String())
+		}
+		if te.Type == reflect.TypeOf(stringList{}) {
+			want = "a string or an array of strings"
+		}
+		lit, ok := strings.CutPrefix(te.Value, "number ")
+		if ok && want == "an integer" {
+			if nb, ok := integralNumber(b, int(te.Offset), lit); ok {
+				b = nb
+				continue
+			}
+		}
+		got := te.Value
+		switch {
+		case ok && want == "a number":
+			return badRequest(path, "%s: %s is out of range", path, lit)
+		case ok && want == "an integer":
+			if f, err := strconv.ParseFloat(lit, 64); err != nil || f == math.Trunc(f) {
+				return badRequest(path, "%s: %s is out of range", path, lit)
+			}
+			got = lit
+		case ok:
+			got = "a number"
+		default:
+			got = jsonArticle(te.Value)
+		}
+		if path == "" {
+			return badRequest("", "the request body must be a JSON object, got %s", got)
+		}
+		return badRequest(path, "%s: want %s, got %s", path, want, got)
+	}
+	return badRequest(prefix, "%s: too many numbers to read as integers", prefix)
+}
+
+// requestError is decodeValue's error as a 400: its own, or for an
+// error of a field's own check, "invalid request: ...".
+func requestError(err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return badRequest("", "invalid request: %v", unwrapJSON(err))
+}
+
+// typeErrorPath is the path within b of the value a type error is
+// about: where its offset points, when that agrees with the error's
+// field names (an error from a field's own UnmarshalJSON, such as a
+// tool's, has an offset within that field), else the first value along
+// the field names, through any array, of the error's JSON kind.
+func typeErrorPath(b []byte, te *json.UnmarshalTypeError) string {
+	field := strings.TrimPrefix(strings.TrimPrefix(te.Field, "sampling."), ".")
+	if te.Offset > 0 && int(te.Offset) <= len(b) {
+		p := jsonPathAt(b, int(te.Offset)-1)
+		if f := indexFree(p); field == "" || f == field || strings.HasPrefix(f, field+".") { // below: a map's key
+			return p
+		}
+	}
+	if field == "" {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(b, &v) == nil {
+		kind, _, _ := strings.Cut(te.Value, " ")
+		if p, ok := findKind(v, strings.Split(field, "."), kind); ok {
+			return strings.TrimPrefix(p, ".")
+		}
+	}
+	return field
+}
+
+// indexFree is a path without its array indices: messages.tool_calls.
+func indexFree(p string) string {
+	var b strings.Builder
+	in := false
+	for _, c := range p {
+		switch {
+		case c == '[':
+			in = true
+		case c == ']':
+			in = false
+		case !in:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// findKind follows fields through v (into every element of an array on
+// the way) to the first value of JSON kind ("number", "string", ...) and
+// returns its path.
+func findKind(v any, fields []string, kind string) (string, bool) {
+	if list, ok := v.([]any); ok {
+		for i, el := range list {
+			if p, ok := findKind(el, fields, kind); ok {
+				return fmt.Sprintf("[%d]%s", i, p), true
+			}
+		}
+		if len(fields) > 0 {
+			return "", false
+		}
+	}
+	if len(fields) == 0 {
+		b, _ := json.Marshal(v)
+		return "", jsonValueKind(b) == kind
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	child, ok := obj[fields[0]]
+	if !ok {
+		return "", false
+	}
+	p, ok := findKind(child, fields[1:], kind)
+	return "." + fields[0] + p, ok
+}
+
+// integralNumber rewrites the number literal lit ending at byte end of b
+// (where encoding/json reports a type error) as an integer when its value
+// is one (2.0, 1e3) and fits in 53 bits; ok false otherwise.
+func integralNumber(b []byte, end int, lit string) ([]byte, bool) {
+	if end > len(b) || end < len(lit) || string(b[end-len(lit):end]) != lit {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return nil, false
+	}
+	out := append(append(slices.Clone(b[:end-len(lit)]), strconv.FormatInt(int64(f), 10)...), b[end:]...)
+	return out, true
+}
+
+// joinPath joins a field path and a path within it.
+func joinPath(prefix, sub string) string {
+	switch {
+	case prefix == "":
+		return sub
+	case sub == "" || strings.HasPrefix(sub, "["):
+		return prefix + sub
+	}
+	return prefix + "." + sub
+}
+
+// jsonArticle names a JSON kind as encoding/json's type errors give it
+// ("string", "object", "bool") with its article: "a string".
+func jsonArticle(kind string) string {
+	switch kind {
+	case "object", "array":
+		return "an " + kind
+	case "bool":
+		return "a boolean"
+	case "":
+		return "a value"
+	}
+	return "a " + kind
 }
 
 // ignoreToken returns the error of a json.Decoder.Token call.
@@ -289,8 +503,10 @@ func jsonValueKind(b []byte) string {
 
 func jsonKind(k string) string {
 	switch k {
-	case "int", "int32", "int64":
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
 		return "an integer"
+	case "float32":
+		return "a number"
 	case "float64":
 		return "a number"
 	case "bool":

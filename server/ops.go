@@ -96,7 +96,14 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 			err = h(rec, r)
 		}
 		midStream := err != nil && rec.wrote // a stream already started; its end says what happened
-		if err != nil && !rec.wrote {
+		// A client that hung up before its answer was written: nginx's
+		// 499 (client closed request), logged as info and counted apart
+		// from the server's 5xx. Nothing is written: no one reads it.
+		gone := err != nil && !rec.wrote && r.Context().Err() != nil
+		if gone {
+			rec.status = statusClientClosed
+		}
+		if err != nil && !rec.wrote && !gone {
 			if strings.HasPrefix(endpoint, "/v1/messages") {
 				anthropicError(rec, err)
 			} else {
@@ -122,6 +129,8 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 			attrs = append(attrs, "error", err.Error())
 		}
 		switch {
+		case gone:
+			s.log.Info("request: the client closed the connection", attrs...)
 		case rec.status >= 500 || midStream:
 			s.log.Error("request", attrs...)
 		case rec.status >= 400:
@@ -131,6 +140,10 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 		}
 	}
 }
+
+// statusClientClosed is the status a request's log line and metrics
+// record when its client hung up before the answer (nginx's 499).
+const statusClientClosed = 499
 
 // requestID returns the client's X-Request-Id when it is 1 to 64
 // printable ASCII characters, else a new one.
@@ -204,6 +217,13 @@ func invalidUTF8Field(body []byte) (string, int) {
 		}
 		bad += n
 	}
+	return jsonPathAt(body, bad), bad
+}
+
+// jsonPathAt returns the path (messages[1].content) of the JSON value of
+// body that holds byte bad: the innermost key or element whose token
+// covers it ("" outside any, or for bytes the decoder cannot reach).
+func jsonPathAt(body []byte, bad int) string {
 	// A frame is an open object (its current key) or array (its current
 	// index).
 	type frame struct {
@@ -231,7 +251,7 @@ func invalidUTF8Field(body []byte) (string, int) {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return "", bad
+			return ""
 		}
 		var top *frame
 		if len(st) > 0 {
@@ -249,7 +269,7 @@ func invalidUTF8Field(body []byte) (string, int) {
 			top.idx++
 		}
 		if dec.InputOffset() > int64(bad) {
-			return path(), bad
+			return path()
 		}
 		switch {
 		case closing:

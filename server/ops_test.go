@@ -2,8 +2,10 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -213,4 +215,41 @@ func TestHealthStatus(t *testing.T) {
 			t.Errorf("%+v: %d %v, want %d %q", c.st, code, body, c.code, c.status)
 		}
 	}
+}
+
+// TestClientGone: a non-streamed request whose client hung up (its
+// context cancelled) while the handler ran is logged as the client's
+// cancel (499, info), not as a server error, and counted as 499, not
+// 500.
+func TestClientGone(t *testing.T) {
+	var logged bytes.Buffer
+	s := New(Config{Name: "m", Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	h := s.api(func(w http.ResponseWriter, r *http.Request) error {
+		<-r.Context().Done()
+		return r.Context().Err() // as a generation or a worker call ended by the closed connection
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest("POST", "/v1/completions", strings.NewReader(`{"prompt": [1]}`)).WithContext(ctx)
+	cancel()
+	h(httptest.NewRecorder(), req)
+	line := logged.String()
+	if !strings.Contains(line, "level=INFO") || !strings.Contains(line, "status=499") || strings.Contains(line, "status=500") {
+		t.Errorf("log line %q: want level=INFO status=499", line)
+	}
+	metrics := httptest.NewRecorder()
+	s.metrics.handler().ServeHTTP(metrics, httptest.NewRequest("GET", "/metrics", nil))
+	if m := metrics.Body.String(); !strings.Contains(m, `status="499"`) || strings.Contains(m, `status="500"`) {
+		t.Errorf("metrics count it as %q, want status 499", grepLines(m, "archc_requests_total"))
+	}
+}
+
+// grepLines is the lines of s holding sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

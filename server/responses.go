@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,6 +21,7 @@ type responsesRequest struct {
 	Temperature        *float64          `json:"temperature"`
 	TopP               *float64          `json:"top_p"`
 	Stream             bool              `json:"stream"`
+	User               *string           `json:"user"` // no effect; a string
 	PreviousResponseID *string           `json:"previous_response_id"`
 	Store              *bool             `json:"store"`
 	Metadata           map[string]any    `json:"metadata"`
@@ -45,8 +47,8 @@ type responsesRequest struct {
 // naming the field.
 func responsesInput(body []byte) (*responsesRequest, []chatMessage, error) {
 	var req responsesRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, nil, badRequest("", "invalid request: %v", unwrapJSON(err))
+	if err := decodeValue(body, &req, ""); err != nil {
+		return nil, nil, requestError(err)
 	}
 	if len(req.Input) == 0 || string(req.Input) == "null" {
 		return nil, nil, badRequest("input", "input is required")
@@ -76,15 +78,15 @@ func responsesInput(body []byte) (*responsesRequest, []chatMessage, error) {
 			Arguments *string         `json:"arguments"`
 			Output    json.RawMessage `json:"output"`
 		}
-		if err := json.Unmarshal(raw, &it); err != nil {
-			return nil, nil, badRequest(field, "%s: expected an item object: %v", field, unwrapJSON(err))
+		if err := decodeValue(raw, &it, field); err != nil {
+			return nil, nil, requestError(err)
 		}
 		switch it.Type {
 		case "", "message":
 			switch it.Role {
 			case "user", "assistant", "system", "developer":
 			default:
-				return nil, nil, badRequest(field+".role", "%s: role %q is not user, assistant, system or developer", field, it.Role)
+				return nil, nil, badRequest(field+".role", "%s.role %q is not user, assistant, system or developer", field, it.Role)
 			}
 			text, parts, err := responsesContent(it.Content, field+".content")
 			if err != nil {
@@ -155,8 +157,11 @@ func responsesChat(req *responsesRequest, msgs []chatMessage) (*chatInput, sampl
 			Description json.RawMessage `json:"description"`
 			Parameters  json.RawMessage `json:"parameters"`
 		}
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return nil, p, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a function tool object: %v", i, unwrapJSON(err))
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+			return nil, p, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: expected a function tool object, got %s", i, jsonValueKind(raw))
+		}
+		if err := decodeValue(raw, &t, fmt.Sprintf("tools[%d]", i)); err != nil {
+			return nil, p, requestError(err)
 		}
 		if t.Type != "function" {
 			return nil, p, badRequest(fmt.Sprintf("tools[%d].type", i), "tools[%d].type is %q; only \"function\" tools are supported (OpenAI's hosted tools are not)", i, t.Type)
@@ -270,7 +275,7 @@ func (st *responseStore) get(id string) (storedResponse, bool) {
 func (s *Server) getResponse(w http.ResponseWriter, r *http.Request) error {
 	st, ok := s.stored.get(r.PathValue("id"))
 	if !ok {
-		return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no response %q in this server's memory (it keeps the last %d)", r.PathValue("id"), maxStored), Type: "invalid_request_error", Param: "response_id"}
+		return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no response %q in this server's memory (it keeps the last %d stored responses; a response made with store false is not kept)", r.PathValue("id"), maxStored), Type: "invalid_request_error", Param: "response_id"}
 	}
 	writeJSON(w, st.response)
 	return nil
@@ -297,7 +302,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) error {
 	if req.PreviousResponseID != nil {
 		prev, ok := s.stored.get(*req.PreviousResponseID)
 		if !ok {
-			return badRequest("previous_response_id", "previous_response_id: no response %q in this server's memory (it keeps the last %d stored responses)", *req.PreviousResponseID, maxStored)
+			return badRequest("previous_response_id", "previous_response_id: no response %q in this server's memory (it keeps the last %d stored responses; a response made with store false is not kept)", *req.PreviousResponseID, maxStored)
 		}
 		history = prev.turns
 	}

@@ -307,6 +307,9 @@ func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen,
 		return req, nil, badRequest(field, "the prompt (%d tokens) plus %s (%d) exceed the context length of %d tokens", promptLen, field, max, m.MaxLen())
 	}
 	req.MaxTokens = max
+	if err := p.StreamOptions.check(p.Stream); err != nil {
+		return req, nil, err
+	}
 	if p.Speculative != nil {
 		if *p.Speculative && len(m.Program.VerifyBuckets) == 0 {
 			return req, nil, badRequest("speculative", "this server does not speculate; start infer serve with --speculative ngram, or leave the field out")
@@ -330,9 +333,16 @@ func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen,
 	if p.TopK != nil {
 		o.TopK = *p.TopK
 	}
-	if p.DRYAllowedLength != nil {
-		o.DRY.AllowedLength = *p.DRYAllowedLength
+	// An explicit 0 is a value, not "the default": repetition_penalty 0
+	// is refused (as transformers and vLLM do), dry_base 0 too (rt reads
+	// Base 0 as its default), dry_allowed_length 0 penalizes every repeat.
+	if v := p.RepetitionPenalty; v != nil && !(*v > 0) {
+		return req, nil, badRequest("repetition_penalty", "repetition_penalty %g must be > 0 (1: off; above 1 penalizes repeats)", *v)
 	}
+	if v := p.DRYBase; v != nil && !(*v >= 1) {
+		return req, nil, badRequest("dry_base", "dry_base %g must be >= 1 (1: a flat penalty; llama.cpp turns DRY off below 1: for that, set dry_multiplier 0)", *v)
+	}
+	o.DRY.AllowedLength = p.DRYAllowedLength
 	if p.DRYPenaltyLastN != nil {
 		o.DRY.Range = *p.DRYPenaltyLastN
 	}
@@ -354,8 +364,15 @@ func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen,
 	} else {
 		o.Seed = randomSeed()
 	}
-	if o.TopP == 1 {
+	switch {
+	case o.TopP == 1:
 		o.TopP = 0
+	case p.TopP != nil && *p.TopP == 0:
+		// top_p 0 keeps the most likely token only (llama.cpp keeps its
+		// min_keep of 1; transformers its min_tokens_to_keep): top-k 1.
+		if o.TopK == 0 || o.TopK > 1 {
+			o.TopK = 1
+		}
 	}
 	if err := o.Validate(); err != nil {
 		param := ""
@@ -374,6 +391,11 @@ func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen,
 	req.StopTokens = p.StopTokenIDs
 	if len(p.Stop) > 4 {
 		return req, nil, badRequest(names.stop, "at most 4 stop strings, got %d", len(p.Stop))
+	}
+	for _, st := range p.Stop {
+		if st == "" {
+			return req, nil, badRequest(names.stop, "%s: an empty stop string would end every answer at once; leave it out", names.stop)
+		}
 	}
 	if len(p.Stop) > 0 && text == nil {
 		return req, nil, badRequest(names.stop, "stop strings need the model's tokenizer")

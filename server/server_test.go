@@ -231,8 +231,8 @@ func TestErrors(t *testing.T) {
 	}{
 		{`{"prompt": [1, 2], "max_tokens": 2}`, nil, 401, "API key"},
 		{`{"prompt": [1, 2], "max_tokens": 2}`, []string{"Authorization", "Bearer wrong"}, 401, "API key"},
-		{`{"prompt": [1, 2], "max_tokens": "two"}`, auth, 400, "max_tokens: expected an integer, got string"},
-		{`{"prompt": [1, 2], "temperature": "hot"}`, auth, 400, "temperature: expected a number"},
+		{`{"prompt": [1, 2], "max_tokens": "two"}`, auth, 400, "max_tokens: want an integer, got a string"},
+		{`{"prompt": [1, 2], "temperature": "hot"}`, auth, 400, "temperature: want a number"},
 		{`{"prompt": [1, 2], "max_tokens": 2, "n": 9}`, auth, 400, "n must be in [1, 8]"},
 		{`{"prompt": [1, 2], "max_tokens": 2, "n": 0}`, auth, 400, "n must be in [1, 8]"},
 		{`{"prompt": [1, 2], "max_tokens": 200}`, auth, 400, "exceed the context length of 128 tokens"},
@@ -281,7 +281,7 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s %s: %d %v, want %d with an OpenAI error body", c.method, c.path, resp.StatusCode, body, c.status)
 		}
 	}
-	if code, out := post(t, url+"/v1/completions", `{"prompt": [1, 2], "stop": 5}`, auth...); code != 400 || !strings.Contains(fmt.Sprint(out), "stop: expected a string or an array of strings, got number") {
+	if code, out := post(t, url+"/v1/completions", `{"prompt": [1, 2], "stop": 5}`, auth...); code != 400 || !strings.Contains(fmt.Sprint(out), "stop: want a string or an array of strings, got a number") {
 		t.Errorf("stop 5: %d %v", code, out)
 	}
 	// A sampling option out of range names itself as the error's param.

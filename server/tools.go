@@ -264,7 +264,7 @@ func plan(text *rt.Text, in *chatInput) (*chatPlan, error) {
 	case "minimal", "low", "medium", "high":
 		opts.Vars["reasoning_effort"] = in.effort
 	default:
-		return nil, badRequest(names.effort, "%s %q: use low, medium or high", names.effort, in.effort)
+		return nil, badRequest(names.effort, "%s %q: use minimal, low, medium or high (the chat template's reasoning_effort)", names.effort, in.effort)
 	}
 	for k, v := range in.kwargs {
 		switch k {
@@ -317,7 +317,9 @@ func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model,
 
 // toolChoice is how a request lets the model call its tools: mode
 // "auto" ("" too), "none", "required", or "named" (name: the function).
-type toolChoice struct{ mode, name string }
+// spelled is the choice as the caller's API writes it, for errors
+// ("{\"type\": \"any\"}" on /v1/messages); "" is chat's "required".
+type toolChoice struct{ mode, name, spelled string }
 
 // chooseMode is tool_choice's string form: "auto", "none" or "required".
 func chooseMode(s string) (toolChoice, error) {
@@ -356,7 +358,11 @@ func (c toolChoice) resolve(tools map[string]*toolJSON) (named *toolJSON, err er
 	switch c.mode {
 	case "required":
 		if len(tools) == 0 {
-			return nil, badRequest("tool_choice", "tool_choice \"required\" needs tools")
+			spelled := c.spelled
+			if spelled == "" {
+				spelled = `"required"`
+			}
+			return nil, badRequest("tool_choice", "tool_choice %s needs tools: give tools, or leave tool_choice out", spelled)
 		}
 	case "named":
 		if named = tools[c.name]; named == nil {

@@ -62,6 +62,9 @@ func chatTool(i int, name string, description, parameters json.RawMessage) (tool
 	b.WriteString(`{"type": "function", "function": {"name": `)
 	b.WriteString(larkString(name))
 	if len(description) > 0 && string(description) != "null" {
+		if k := jsonValueKind(description); k != "string" {
+			return toolJSON{}, badRequest(fmt.Sprintf("tools[%d].description", i), "tools[%d].description: want a string, got %s", i, jsonArticle(k))
+		}
 		b.WriteString(`, "description": `)
 		b.Write(description)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -76,6 +77,15 @@ func TestTranslations(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer k")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
 		t.Errorf("GET /v1/responses/{id}: %v %v", resp.StatusCode, err)
+	}
+	// A response made with store false is not kept, and the 404 says so.
+	_, unstored := post(t, url+"/v1/responses", `{"input": "!", "max_output_tokens": 1, "store": false}`, auth...)
+	req, _ = http.NewRequest("GET", url+"/v1/responses/"+unstored["id"].(string), nil)
+	req.Header.Set("Authorization", "Bearer k")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 404 {
+		t.Errorf("GET a store:false response: %v %v", resp.StatusCode, err)
+	} else if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), "a response made with store false is not kept") {
+		t.Errorf("GET a store:false response: %s", b)
 	}
 	evs := sseEvents(t, url+"/v1/responses", `{"input": "!", "instructions": "a", "max_output_tokens": 6, "temperature": 0, "stream": true}`, auth...)
 	var text strings.Builder

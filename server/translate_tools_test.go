@@ -62,7 +62,7 @@ func TestResponsesToolItems(t *testing.T) {
 	if len(in.tools) != 1 || string(in.tools[0].Raw) != `{"type":"function","function":{"name":"get_weather","description":"Weather in a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}` {
 		t.Errorf("tools %+v", in.tools)
 	}
-	if in.choice != (toolChoice{"named", "get_weather"}) || in.parallel == nil || *in.parallel || in.effort != "low" {
+	if in.choice != (toolChoice{mode: "named", name: "get_weather"}) || in.parallel == nil || *in.parallel || in.effort != "low" {
 		t.Errorf("chat input %+v", in)
 	}
 	p, prompt := planOf(t, in, "Qwen-Qwen3-0.6B.jinja")
@@ -110,7 +110,7 @@ func TestMessagesToolBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.choice != (toolChoice{mode: "required"}) || in.parallel == nil || *in.parallel || sp.MaxTokens == nil || *sp.MaxTokens != 50 {
+	if in.choice.mode != "required" || in.parallel == nil || *in.parallel || sp.MaxTokens == nil || *sp.MaxTokens != 50 {
 		t.Errorf("chat input %+v %+v", in, sp)
 	}
 	p, prompt := planOf(t, in, "Qwen-Qwen3-0.6B.jinja")
@@ -125,7 +125,7 @@ func TestMessagesToolBlocks(t *testing.T) {
 	}
 	// A named tool, and output_config's schema.
 	req, msgs, _ = messagesInput([]byte(`{"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tools": [{"name": "f", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool", "name": "f"}}`), true)
-	if in, _, _ = messagesChat(req, msgs); in.choice != (toolChoice{"named", "f"}) {
+	if in, _, _ = messagesChat(req, msgs); in.choice != (toolChoice{mode: "named", name: "f"}) {
 		t.Errorf("tool_choice tool: %+v", in.choice)
 	}
 	req, msgs, _ = messagesInput([]byte(`{"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}, "effort": "high"}}`), true)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/archc/archc/driver/kernels"
 	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt"
 )
 
@@ -64,4 +66,24 @@ func reportDevice(p *rt.Program, device string) {
 	if t, _ := ireetool.LookupTarget(device); t.GPU {
 		fmt.Fprintf(os.Stderr, "device: %s (target %s), prefill chunks %v, decode batches %v\n", device, p.Target, p.PrefillBuckets, p.DecodeBatches)
 	}
+}
+
+// bucketFlagError names the flags behind lower's error for a prefill
+// (or verify) bucket past the KV-cache length: --prefill-buckets (or
+// --draft-max) and --max-len (maxLen as given; 0: the default, fitted to
+// the model). Other errors are returned as they are.
+func bucketFlagError(err error, maxLen int64) error {
+	var be *lower.BucketError
+	if !errors.As(err, &be) {
+		return err
+	}
+	flag, fix := "--prefill-buckets", "give buckets of at most %d tokens"
+	if be.Kind == "verify" {
+		flag, fix = "--draft-max", "give a --draft-max below %d"
+	}
+	given := fmt.Sprintf("--max-len %d", be.MaxLen)
+	if maxLen == 0 {
+		given = fmt.Sprintf("the KV-cache length, %d tokens (--max-len 0: the default for this model)", be.MaxLen)
+	}
+	return fmt.Errorf("%s: a %s bucket of %d tokens is longer than %s; "+fix+", or a larger --max-len", flag, be.Kind, be.Size, given, be.MaxLen)
 }

@@ -31,17 +31,17 @@ type generateCmd struct {
 	MaxTokens   int      `default:"64" help:"Generate at most this many new tokens."`
 	Temperature float64  `default:"0" help:"Sampling temperature; 0 is greedy decoding."`
 	TopK        int      `name:"top-k" default:"0" help:"Keep the k most likely tokens (0: off)."`
-	TopP        float64  `name:"top-p" default:"0" help:"Keep the smallest set of tokens with probability mass above p (0: off)."`
+	TopP        float64  `name:"top-p" default:"1" help:"Keep the smallest set of tokens with probability mass above p (1: off; 0: the most likely token only)."`
 	MinP        float64  `name:"min-p" default:"0" help:"Drop tokens below min-p times the top probability (0: off)."`
 	Seed        uint64   `default:"0" help:"Random seed for sampling."`
 	StopIDs     string   `name:"stop-ids" help:"Extra token ids that end generation, comma-separated."`
 	Stop        []string `sep:"none" help:"A string that ends generation (not printed), repeatable; matched across token boundaries."`
-	RepPenalty  float64  `name:"repetition-penalty" default:"1" help:"HF repetition penalty over prompt and generated tokens (1: off)."`
+	RepPenalty  float64  `name:"repetition-penalty" default:"1" help:"HF repetition penalty over prompt and generated tokens, > 0 (1: off)."`
 	FreqPenalty float64  `name:"frequency-penalty" help:"OpenAI frequency penalty over generated tokens, in [-2, 2]."`
 	PresPenalty float64  `name:"presence-penalty" help:"OpenAI presence penalty over generated tokens, in [-2, 2]."`
 	DRYMult     float64  `name:"dry-multiplier" help:"DRY repetition penalty multiplier (0: off)."`
-	DRYBase     float64  `name:"dry-base" default:"${dry_base}" help:"DRY base."`
-	DRYAllowed  int      `name:"dry-allowed-length" default:"${dry_allowed_length}" help:"DRY: repeats up to this length are not penalized."`
+	DRYBase     float64  `name:"dry-base" default:"${dry_base}" help:"DRY base, >= 1: the penalty grows by this factor per repeated token (1: a flat penalty)."`
+	DRYAllowed  int      `name:"dry-allowed-length" default:"${dry_allowed_length}" help:"DRY: repeats up to this length are not penalized (0: every repeat is)."`
 	DRYLastN    int      `name:"dry-penalty-last-n" help:"DRY: tokens looked back (0: all)."`
 	DRYBreakers []string `name:"dry-sequence-breaker" sep:"none" help:"DRY sequence breaker string, repeatable (default: newline, colon, quote, asterisk)."`
 	Logprobs    int      `name:"logprobs" default:"-1" help:"With --json: each token's logprob and this many most likely alternatives (0-20; -1: off)."`
@@ -105,13 +105,13 @@ func (c *generateCmd) checkFlags() error {
 		{"--max-tokens", c.MaxTokens, c.MaxTokens >= 0, "0 or more new tokens"},
 		{"--temperature", c.Temperature, finite(c.Temperature) && c.Temperature >= 0, "a number >= 0 (0: greedy decoding)"},
 		{"--top-k", c.TopK, c.TopK >= 0, "a count >= 0 (0: off)"},
-		{"--top-p", c.TopP, c.TopP >= 0 && c.TopP <= 1, "a number in [0, 1] (0 or 1: off)"},
+		{"--top-p", c.TopP, c.TopP >= 0 && c.TopP <= 1, "a number in [0, 1] (1: off; 0: the most likely token only)"},
 		{"--min-p", c.MinP, c.MinP >= 0 && c.MinP <= 1, "a number in [0, 1] (0: off)"},
-		{"--repetition-penalty", c.RepPenalty, finite(c.RepPenalty) && c.RepPenalty >= 0, "a number >= 0 (0 and 1: off)"},
+		{"--repetition-penalty", c.RepPenalty, finite(c.RepPenalty) && c.RepPenalty > 0, "a number > 0 (1: off)"},
 		{"--frequency-penalty", c.FreqPenalty, c.FreqPenalty >= -2 && c.FreqPenalty <= 2, "a number in [-2, 2]"},
 		{"--presence-penalty", c.PresPenalty, c.PresPenalty >= -2 && c.PresPenalty <= 2, "a number in [-2, 2]"},
 		{"--dry-multiplier", c.DRYMult, finite(c.DRYMult) && c.DRYMult >= 0, "a number >= 0 (0: off)"},
-		{"--dry-base", c.DRYBase, c.DRYBase == 0 || finite(c.DRYBase) && c.DRYBase > 1, "a number > 1"},
+		{"--dry-base", c.DRYBase, finite(c.DRYBase) && c.DRYBase >= 1, "a number >= 1 (1: a flat penalty; to turn DRY off, --dry-multiplier 0)"},
 		{"--dry-allowed-length", c.DRYAllowed, c.DRYAllowed >= 0, "a length >= 0"},
 		{"--dry-penalty-last-n", c.DRYLastN, c.DRYLastN >= 0, "a count >= 0 (0: all)"},
 		{"--logprobs", c.Logprobs, c.Logprobs >= -1 && c.Logprobs <= 20, "0 to 20 alternatives, or -1 for no logprobs"},
@@ -144,7 +144,15 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	}
 	sampling := rt.SamplingOptions{Temperature: c.Temperature, TopK: c.TopK, TopP: c.TopP, MinP: c.MinP, Seed: c.Seed,
 		RepetitionPenalty: c.RepPenalty, FrequencyPenalty: c.FreqPenalty, PresencePenalty: c.PresPenalty,
-		DRY: rt.DRYOptions{Multiplier: c.DRYMult, Base: c.DRYBase, AllowedLength: c.DRYAllowed, Range: c.DRYLastN}}
+		DRY: rt.DRYOptions{Multiplier: c.DRYMult, Base: c.DRYBase, AllowedLength: &c.DRYAllowed, Range: c.DRYLastN}}
+	switch c.TopP {
+	case 1:
+		sampling.TopP = 0 // off
+	case 0: // the most likely token only, as llama.cpp's min_keep 1
+		if c.TopK != 1 {
+			sampling.TopK = 1
+		}
+	}
 	if c.Logprobs >= 0 {
 		sampling.Logprobs, sampling.TopLogprobs = true, c.Logprobs
 	}
@@ -227,7 +235,7 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	opts.Plan.Lower.VerifyBuckets = specFlags.verifyBuckets()
 	m, err := launch.Open(ctx, c.Model, opts)
 	if err != nil {
-		return err
+		return bucketFlagError(err, c.MaxLen)
 	}
 	defer m.Close()
 	spec, closeSpec, err := specFlags.open(ctx, m, opts)
@@ -239,6 +247,11 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		reportDevice(m.Program, c.Device)
 	}
 
+	for _, id := range stop {
+		if int64(id) >= m.Vocab {
+			return fmt.Errorf("--stop-ids: token id %d is outside the vocabulary [0, %d)", id, m.Vocab)
+		}
+	}
 	gopts := rt.GenerateOptions{MaxTokens: c.MaxTokens, Sampling: sampling, StopTokens: stop, Speculative: spec}
 	var encodeTime time.Duration
 	var tiles int

@@ -21,6 +21,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"bad prompt ids", []string{"generate", "--model", fixture, "--prompt-ids", "1,x"}, `"x" is not a token id`},
 		{"no model", []string{"generate", "--model", "/no/such/dir", "--prompt-ids", "1"}, "/no/such/dir"},
 		{"token outside vocab", []string{"generate", "--model", fixture, "--prompt-ids", "1,999"}, "token id 999 is outside the vocabulary"},
+		{"stop token outside vocab", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--stop-ids", "999999"}, "--stop-ids: token id 999999 is outside the vocabulary"},
 		{"too long", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--max-tokens", "5000"}, "exceed the KV-cache length; shorten the prompt, lower --max-tokens or raise --max-len"}, // rt's option.Error in infer's flags
 		{"negative max tokens", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--max-tokens=-1"}, "--max-tokens -1"},
 		{"threads on local-sync", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "local-sync", "--threads", "2"}, "local-sync device runs on the calling thread"},

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,7 +32,7 @@ type serveCmd struct {
 	Prefill         []int64       `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len; given ones must be at most --max-len)."`
 	MaxLen          int64         `help:"KV-cache length per request in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered so all slots fit 1 GiB."`
 	Queue           int           `default:"64" help:"Requests waiting for a slot at most; beyond it the server answers 429."`
-	APIKey          string        `name:"api-key" env:"ARCHC_API_KEY" help:"Require Authorization: Bearer KEY on /v1/ calls."`
+	APIKey          *string       `name:"api-key" env:"ARCHC_API_KEY" help:"Require Authorization: Bearer KEY on /v1/ calls (unset, flag and variable: no key; an empty key is refused)."`
 	Name            string        `help:"Model id in the API (default: the model's file or folder name)."`
 	Arch            string        `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Device          string        `default:"local-task" enum:"local-task,local-sync,cuda,hip,vulkan" help:"IREE device: local-task, local-sync, or a GPU: cuda, hip, vulkan (the module is compiled for it; no CPU kernels there)."`
@@ -46,8 +47,8 @@ type serveCmd struct {
 	LogFormat       string        `name:"log-format" default:"text" enum:"text,json" help:"Format of the log lines on stderr (one per request, per worker failure and restart): text (key=value) or json."`
 	Speculative     string        `help:"Speculative decoding for every request that allows it: ngram (prompt lookup) or draft:PATH (a smaller model with the same vocabulary). Output is unchanged (greedy: the same tokens; sampled: the same distribution); a request opts out with \"speculative\": false; penalties and grammars decode plainly. CPU devices only."`
 	DraftMax        int           `name:"draft-max" default:"8" help:"With --speculative: tokens drafted per verify step at most, 1 to 64."`
-	MaxImages       int           `name:"max-images" default:"8" help:"Images one request may send at most (a vision-language model's)."`
-	MaxImagePixels  int64         `name:"max-image-pixels" default:"0" help:"Largest width × height of an image, checked from its header before decoding (0: Pillow's limit, 178956970)."`
+	MaxImages       int           `name:"max-images" default:"8" help:"Images one request may send at most (a vision-language model's), 1 or more."`
+	MaxImagePixels  int64         `name:"max-image-pixels" default:"0" help:"Largest width × height of an image, checked from its header before decoding (0: Pillow's limit, 178956970); 0 or more."`
 	AllowImageURLs  bool          `name:"allow-image-urls" help:"Fetch http(s) image URLs (10 s and 20 MiB at most each); off, only data: URLs (and file: URLs under --image-dir) are taken."`
 	ImageDir        string        `name:"image-dir" help:"Take file: image URLs of files under this directory." type:"existingdir"`
 	MMProj          string        `name:"mmproj" type:"existingfile" help:"llama.cpp's mmproj file (the image encoder) of a GGUF text model: images on. Without it a GGUF model serves text only."`
@@ -147,6 +148,17 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := c.checkFlags(prefill); err != nil {
+		return err
+	}
+	tmpl, err := readChatTemplate(c.ChatTemplate)
+	if err != nil {
+		return err
+	}
+	apiKey := ""
+	if c.APIKey != nil {
+		apiKey = *c.APIKey
+	}
 	var lh slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if c.LogFormat == "json" {
 		lh = slog.NewJSONHandler(os.Stderr, nil)
@@ -167,7 +179,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 			fmt.Fprintf(os.Stderr, "images are off: %v\n", err)
 		}
 	}
-	srv := server.New(server.Config{Name: name, APIKey: c.APIKey, MaxN: c.MaxN, CORSOrigins: c.CORSOrigin, Log: log, Images: images})
+	srv := server.New(server.Config{Name: name, APIKey: apiKey, MaxN: c.MaxN, CORSOrigins: c.CORSOrigin, Log: log, Images: images})
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return fmt.Errorf("--addr: %v", err)
@@ -190,7 +202,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	m, err := launch.Open(ctx, c.Model, o)
 	if err != nil {
 		httpSrv.Close()
-		return err
+		return bucketFlagError(err, c.MaxLen)
 	}
 	defer m.Close()
 	if !c.Quiet {
@@ -205,8 +217,10 @@ func (c *serveCmd) Run(ctx context.Context) error {
 		fmt.Fprintf(os.Stderr, "no tokenizer (%v): prompts must be token ids and chat is off\n", err)
 		text = nil
 	} else {
-		from, err := setChatTemplate(text, c.ChatTemplate, m.Program.GGUF)
-		if err != nil {
+		from := c.ChatTemplate
+		if tmpl != "" { // read and checked before listening
+			text.ChatTemplate = tmpl
+		} else if from, err = setChatTemplate(text, "", m.Program.GGUF); err != nil {
 			httpSrv.Close()
 			return err
 		}
@@ -253,6 +267,54 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	<-engineDone
 	if errors.Is(err, context.DeadlineExceeded) {
 		httpSrv.Close()
+	}
+	return nil
+}
+
+// checkFlags refuses, before the server listens, the flags no model is
+// needed to judge: an empty API key (set but empty: an unset variable
+// expanded by a shell is the usual cause; unset means no key), a negative
+// --max-len, prefill buckets past an explicit --max-len, image limits out
+// of range, a CORS origin that is not "*" or an http(s) origin.
+func (c *serveCmd) checkFlags(prefill []int64) error {
+	if c.APIKey != nil && strings.TrimSpace(*c.APIKey) == "" {
+		return fmt.Errorf("--api-key (or $ARCHC_API_KEY) is set but empty: give a key, or leave both unset to serve without one (an unset shell variable expands to an empty key)")
+	}
+	if c.MaxLen < 0 {
+		return fmt.Errorf("--max-len %d: the KV-cache length must be a positive number of tokens (0: the default)", c.MaxLen)
+	}
+	if c.MaxLen > 0 && len(prefill) > 0 && prefill[len(prefill)-1] > c.MaxLen {
+		return fmt.Errorf("--prefill-buckets %v: bucket %d is longer than --max-len %d; give buckets of at most %d tokens, or a larger --max-len", prefill, prefill[len(prefill)-1], c.MaxLen, c.MaxLen)
+	}
+	if c.MaxImages < 1 {
+		return fmt.Errorf("--max-images %d: give 1 or more (images one request may send)", c.MaxImages)
+	}
+	if c.MaxImagePixels < 0 {
+		return fmt.Errorf("--max-image-pixels %d: give 0 (Pillow's limit) or more pixels", c.MaxImagePixels)
+	}
+	for _, o := range c.CORSOrigin {
+		if err := checkOrigin(o); err != nil {
+			return fmt.Errorf("--cors-origin %q: %v", o, err)
+		}
+	}
+	return nil
+}
+
+// checkOrigin accepts "*" and a browser origin: http or https, a host,
+// an optional port, nothing after (as browsers send Origin; rs/cors also
+// takes one "*" wildcard in the host, e.g. https://*.example.com).
+func checkOrigin(o string) error {
+	if o == "*" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("not an origin: give scheme and host, e.g. http://localhost:3000, or * for any")
+	case u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("an origin is a scheme and host (and port) only, e.g. http://localhost:3000; no path")
+	case strings.Count(u.Host, "*") > 1:
+		return fmt.Errorf("at most one * wildcard in the host")
 	}
 	return nil
 }

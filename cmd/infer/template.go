@@ -9,6 +9,22 @@ import (
 	"github.com/archc/archc/rt/chat"
 )
 
+// readChatTemplate reads a --chat-template file and checks that it
+// renders a user turn ("" for no file), before any model is read.
+func readChatTemplate(file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--chat-template: %v", err)
+	}
+	if _, err := chat.Render(string(b), []chat.Message{{Role: "user", Content: "hi"}}, chat.Options{AddGenerationPrompt: true}); err != nil {
+		return "", fmt.Errorf("--chat-template %s: %v", file, err)
+	}
+	return string(b), nil
+}
+
 // setChatTemplate gives text its chat template: the contents of file when
 // given (--chat-template, replacing the model's), else the model's own,
 // else, for a GGUF file whose general.architecture is a family with one
@@ -16,14 +32,11 @@ import (
 // template came from ("" when there is none).
 func setChatTemplate(text *rt.Text, file string, gf *gguf.File) (string, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		tmpl, err := readChatTemplate(file)
 		if err != nil {
-			return "", fmt.Errorf("--chat-template: %v", err)
+			return "", err
 		}
-		if _, err := chat.Render(string(b), []chat.Message{{Role: "user", Content: "hi"}}, chat.Options{AddGenerationPrompt: true}); err != nil {
-			return "", fmt.Errorf("--chat-template %s: %v", file, err)
-		}
-		text.ChatTemplate = string(b)
+		text.ChatTemplate = tmpl
 		return file, nil
 	}
 	if text.ChatTemplate != "" {

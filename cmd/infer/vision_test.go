@@ -127,7 +127,7 @@ func TestServeImages(t *testing.T) {
 		{"truncated", chatBody(part(good[:len(good)/2] + "AAAA")), "messages[1].content[0].image_url", ""},
 		{"not base64", chatBody(part("data:image/png;base64,!!!")), "messages[1].content[0].image_url", "base64"},
 		{"unknown format", chatBody(part(tiffHeader)), "messages[1].content[0].image_url", "jpeg"},
-		{"over the pixel limit", chatBody(part(pngURL(100, 100))), "messages[1].content[0].image_url", "5000"},
+		{"over the pixel limit", chatBody(part(pngURL(100, 100))), "messages[1].content[0].image_url", "limit is 5000 (this server's --max-image-pixels)"},
 		{"too many images", chatBody(many...), "messages[1].content[8].image_url", "at most 8"},
 		{"http off", chatBody(part("http://127.0.0.1:1/x.png")), "messages[1].content[0].image_url", "--allow-image-urls"},
 		{"file outside the directory", chatBody(part("file://" + mustAbs(t, "testdata/vision_clients.py"))), "messages[1].content[0].image_url", "outside"},
@@ -141,6 +141,25 @@ func TestServeImages(t *testing.T) {
 				t.Errorf("%d %v; want a 400 naming %s and saying %q", code, res, tc.param, tc.says)
 			}
 		})
+	}
+	// Image placeholders with no image attached are refused as the
+	// processor refuses a count that differs from the images' (they ran
+	// as plain tokens): in a completions prompt's text and ids. (Chat:
+	// server's TestImagePlaceholdersWithoutImages; this fixture's template
+	// renders only list contents, and a turn without images is a string.)
+	ph, err := text.Tokenizer.Encode("<image>", false)
+	if err != nil || len(ph) != 1 {
+		t.Fatalf("<image> is %v (%v), want one token", ph, err)
+	}
+	for _, tc := range []struct{ path, body, param, says string }{
+		{"/v1/completions", `{"max_tokens": 4, "prompt": "<image>hi"}`, "prompt", "found 1 <image> tokens and 0 images"},
+		{"/v1/completions", fmt.Sprintf(`{"max_tokens": 4, "prompt": [1, %d, 2]}`, ph[0]), "prompt", "found 1 image placeholder tokens"},
+	} {
+		code, res := postJSONKey(t, srv.url+tc.path, "k", tc.body)
+		e, _ := res["error"].(map[string]any)
+		if code != 400 || e == nil || e["param"] != tc.param || !strings.Contains(fmt.Sprint(e["message"]), tc.says) {
+			t.Errorf("%s %s: %d %v; want a 400 naming %s and saying %q", tc.path, tc.body, code, res, tc.param, tc.says)
+		}
 	}
 	// A file: URL under --image-dir is read; the server still answers.
 	code, res := postJSONKey(t, srv.url+"/v1/chat/completions", "k", chatBody(part("file://"+mustAbs(t, imageFile))))

@@ -35,8 +35,8 @@ type Sampling struct {
 	FrequencyPenalty  float64 `json:"frequency_penalty"`  // subtracted once per generated occurrence; 0 = off
 	PresencePenalty   float64 `json:"presence_penalty"`   // subtracted once if generated; 0 = off
 	DRYMultiplier     float64 `json:"dry_multiplier"`     // 0 = DRY off
-	DRYBase           float64 `json:"dry_base"`           // > 1: the penalty grows by this factor per repeated token
-	DRYAllowedLength  int     `json:"dry_allowed_length"` // repeats of this length or shorter are not penalized
+	DRYBase           float64 `json:"dry_base"`           // >= 1: the penalty grows by this factor per repeated token (1: flat)
+	DRYAllowedLength  int     `json:"dry_allowed_length"` // repeats of this length or shorter are not penalized (0: every repeat)
 	DRYRange          int     `json:"dry_range"`          // tokens looked back; 0 = all
 	DRYBreakers       []int32 `json:"dry_breakers"`       // token ids that end a repeated sequence
 	// Logprobs, when set, asks for the chosen token's logprob (log_softmax

@@ -108,7 +108,7 @@ func Decode(data []byte, lim Limits) (img *RGB8, err error) {
 		limit = DefaultMaxPixels
 	}
 	if n := int64(cfg.Width) * int64(cfg.Height); limit > 0 && n > limit {
-		return nil, fmt.Errorf("%w: %s image is %dx%d = %d pixels, limit is %d (Limits.MaxPixels)",
+		return nil, fmt.Errorf("%w: %s image is %dx%d = %d pixels, limit is %d",
 			ErrTooManyPixels, f, cfg.Width, cfg.Height, n, limit)
 	}
 	var m image.Image
