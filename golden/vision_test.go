@@ -236,6 +236,7 @@ func TestVisionChatTemplate(t *testing.T) {
 				opts.BOS, _ = tc.BOS.(string)
 				opts.EOS, _ = tc.EOS.(string)
 			}
+			text := &rt.Text{ChatTemplate: string(tpl), PartsContent: true}
 			for _, c := range want.Cases {
 				got, err := chat.Render(string(tpl), chatMessages(c.Messages), opts)
 				if err != nil {
@@ -243,6 +244,22 @@ func TestVisionChatTemplate(t *testing.T) {
 				}
 				if got != c.Prompt {
 					t.Errorf("%s: rendered %q, the HF processor %q", c.Name, got, c.Prompt)
+				}
+				if len(c.Images) > 0 {
+					continue
+				}
+				// A text-only conversation as an OpenAI client sends it (string
+				// content) renders as the processor's list content does: a
+				// vision model's Text passes every content as parts.
+				plain := chatMessages(c.Messages)
+				for i := range plain {
+					for _, p := range plain[i].Parts {
+						plain[i].Content += p.Text
+					}
+					plain[i].Parts = nil
+				}
+				if got, err := chat.Render(string(tpl), text.Messages(plain), opts); err != nil || got != c.Prompt {
+					t.Errorf("%s with string content: rendered %q (%v), the HF processor %q", c.Name, got, err, c.Prompt)
 				}
 			}
 		})

@@ -141,7 +141,7 @@ func (t *Text) EncodeChatImages(msgs []chat.Message, proc *vision.Processor, gri
 	if t.ChatTemplate == "" {
 		return nil, fmt.Errorf("the model has no chat template (tokenizer_config.json chat_template, chat_template.jinja or GGUF tokenizer.chat_template)")
 	}
-	text, err := chat.Render(t.ChatTemplate, msgs, t.chatOptions())
+	text, err := chat.Render(t.ChatTemplate, t.Messages(msgs), t.chatOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -192,15 +192,24 @@ func Load(ctx context.Context, prog *Program, opts Options) (*Model, error) {
 }
 
 // Text loads the model's tokenizer and chat template from where the
-// Program says they are (its GGUF file, else its folder; LoadText).
+// Program says they are (its GGUF file, else its folder; LoadText), with
+// PartsContent set when the model reads images.
 func (m *Model) Text() (*Text, error) {
-	if m.Program.GGUF != nil {
-		return TextFromGGUF(m.Program.GGUF)
-	}
-	if m.Program.Dir == "" {
+	var t *Text
+	var err error
+	switch {
+	case m.Program.GGUF != nil:
+		t, err = TextFromGGUF(m.Program.GGUF)
+	case m.Program.Dir == "":
 		return nil, fmt.Errorf("the model has no folder to read tokenizer.json from")
+	default:
+		t, err = LoadText(m.Program.Dir)
 	}
-	return LoadText(m.Program.Dir)
+	if err != nil {
+		return nil, err
+	}
+	t.PartsContent = len(m.Program.Encoders) > 0
+	return t, nil
 }
 
 // checkVersions refuses a worker whose iree.runtime is not the release

@@ -14,6 +14,30 @@ import (
 type Text struct {
 	Tokenizer    *tokenizer.Tokenizer
 	ChatTemplate string // "" when the model has none
+	// PartsContent: the model reads images (Model.Text sets it for a
+	// Program with encoders), so every message's content reaches the chat
+	// template as a list of parts, as transformers' processors pass it
+	// (Messages); a text-only message is one text part. Vision models'
+	// templates (SmolVLM's, LLaVA's) read only lists: a string content
+	// rendered as nothing there, dropping the message's text.
+	PartsContent bool
+}
+
+// Messages returns msgs as the model's chat template takes them: with
+// PartsContent, each message with text content and no parts gets that
+// text as its one text part; otherwise msgs unchanged.
+func (t *Text) Messages(msgs []chat.Message) []chat.Message {
+	if !t.PartsContent {
+		return msgs
+	}
+	out := make([]chat.Message, len(msgs))
+	for i, m := range msgs {
+		if m.Parts == nil && m.Content != "" {
+			m.Parts = []chat.Part{{Type: chat.PartText, Text: m.Content}}
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // LoadText reads the tokenizer and chat template of a model: from GGUF
@@ -82,7 +106,7 @@ func (t *Text) EncodeChat(msgs []chat.Message) ([]int32, error) {
 	if t.ChatTemplate == "" {
 		return nil, fmt.Errorf("the model has no chat template (tokenizer_config.json chat_template or GGUF tokenizer.chat_template)")
 	}
-	text, err := chat.Render(t.ChatTemplate, msgs, t.chatOptions())
+	text, err := chat.Render(t.ChatTemplate, t.Messages(msgs), t.chatOptions())
 	if err != nil {
 		return nil, err
 	}

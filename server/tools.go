@@ -273,7 +273,7 @@ func plan(text *rt.Text, in *chatInput) (*chatPlan, error) {
 		}
 		opts.Vars[k] = v
 	}
-	prompt, err := chat.Render(text.ChatTemplate, rendered, opts)
+	prompt, err := chat.Render(text.ChatTemplate, text.Messages(rendered), opts)
 	if err != nil {
 		return nil, badRequest(names.messages, "%v", err)
 	}
