@@ -41,16 +41,20 @@ static inline v16f iota16(float base) {
 // 16 bytes as 16 dword lanes (zero-extended).
 static inline __m512i u8x16(const uint8_t *p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)); }
 
-// The prefetch distance for rows of rb bytes: rows are read in order, and
-// the hardware prefetcher alone leaves the kernels waiting on memory (2x
-// slower measured on a Sapphire Rapids host with the weights in L3).
-static inline size_t prefetch_ahead(size_t rb) {
-  size_t d = 4096 / rb;
-  return rb * (d < 2 ? 2 : d);
-}
+// Weights are prefetched as one stream, PREFETCH_DIST bytes ahead of the
+// group being decoded: a workgroup's rows are contiguous, so the stream runs
+// on into the next row. The hardware prefetcher alone leaves the kernels
+// waiting on memory (2x slower measured on a Sapphire Rapids host), and
+// prefetching a whole row at a time, two rows ahead, is a burst of up to
+// 72 lines that the core's miss queue does not hold: measured on a 2-core
+// Zen 4 (EPYC), one thread, Q4_0 decode with the weights past L3, 2048 rows
+// of K=8192 went from 5.9 to 9.6 GB/s and 8192 rows of K=2048 from 9.8 to
+// 11.0 with the stream (1, 2 and 4 KiB ahead within 5 %).
+#define PREFETCH_DIST 2048
 
-static inline void prefetch_row(const uint8_t *p, size_t rb) {
-  for (size_t o = 0; o < rb; o += 64) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
+// prefetch_span prefetches the n bytes from p (every 64-byte line).
+static inline void prefetch_span(const uint8_t *p, size_t n) {
+  for (size_t o = 0; o < n; o += 64) _mm_prefetch((const char *)(p + o), _MM_HINT_T0);
 }
 
 // A decoded 32-element group: its f32 weights, elements 0..15 and 16..31.
@@ -153,9 +157,10 @@ static void gemm_chunk(const float *x, size_t K, size_t k0, size_t kc, const flo
 // a tile of MT tokens decodes each group once and keeps two accumulators
 // per token.
 #define GROUP_KERNEL(NAME, ROW_BYTES, DECODE)                                                        \
-  static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,        \
+  static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,         \
                           size_t n0, size_t n1, size_t K) {                                        \
-    size_t rb = ROW_BYTES, G = K / 32, pf = prefetch_ahead(rb);                                    \
+    /* gb: a group's bytes, rounded up (Q6_K) */                                                   \
+    size_t rb = ROW_BYTES, G = K / 32, gb = (rb + G - 1) / G;                                      \
     if (M >= GEMM_MIN_M) {                                                                         \
       float wt[GEMM_KC * GEMM_NR] __attribute__((aligned(64)));                                    \
       for (size_t r0 = n0; r0 < n1; r0 += GEMM_NR) {                                               \
@@ -195,11 +200,11 @@ static void gemm_chunk(const float *x, size_t K, size_t k0, size_t kc, const flo
       if (mt == 1) {                                                                               \
         for (size_t n = n0; n < n1; n++) {                                                         \
           const uint8_t *row = w + n * rb;                                                         \
-          prefetch_row(row + pf, rb);                                                              \
           v16f a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                \
           size_t g = 0;                                                                            \
           for (; g + 1 < G; g += 2) {                                                              \
             group g0, g1;                                                                          \
+            prefetch_span(row + g * gb + PREFETCH_DIST, 2 * gb);                                   \
             DECODE(row, g, g0);                                                                    \
             DECODE(row, g + 1, g1);                                                                \
             const float *xg = xt + 32 * g;                                                         \
@@ -220,11 +225,11 @@ static void gemm_chunk(const float *x, size_t K, size_t k0, size_t kc, const flo
       }                                                                                            \
       for (size_t n = n0; n < n1; n++) {                                                           \
         const uint8_t *row = w + n * rb;                                                           \
-        prefetch_row(row + pf, rb);                                                                \
         v16f acc[MT][2];                                                                           \
-        for (size_t t = 0; t < MT; t++) acc[t][0] = acc[t][1] = _mm512_setzero_ps();              \
+        for (size_t t = 0; t < MT; t++) acc[t][0] = acc[t][1] = _mm512_setzero_ps();               \
         for (size_t g = 0; g < G; g++) {                                                           \
           group grp;                                                                               \
+          prefetch_span(row + g * gb + PREFETCH_DIST, gb);                                         \
           DECODE(row, g, grp);                                                                     \
           for (size_t t = 0; t < mt; t++) {                                                        \
             const float *xg = xt + t * K + 32 * g;                                                 \
@@ -258,7 +263,7 @@ static inline v16f f16x16(const uint8_t *p) {
   do {                                                                                             \
     const uint8_t *b = row + 34 * (g);                                                             \
     v16f d = f16x16(b);                                                                            \
-    grp.w[0] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2)))));  \
+    grp.w[0] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2))))); \
     grp.w[1] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 18))))); \
   } while (0)
 QUANT_KERNEL(archc_mm_q8_0, K / 32 * 34, DECODE_Q8_0)
@@ -415,7 +420,7 @@ GROUP_KERNEL(archc_mm_f16, K * 2, DECODE_F16)
 #define DECODE_BF16(row, g, grp)                                                                   \
   do {                                                                                             \
     const __m256i *p = (const __m256i *)(row + 64 * (g));                                          \
-    grp.w[0] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(p)), 16));     \
+    grp.w[0] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(p)), 16)); \
     grp.w[1] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(p + 1)), 16)); \
   } while (0)
 GROUP_KERNEL(archc_mm_bf16, K * 2, DECODE_BF16)

@@ -279,18 +279,17 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
 // one FMA by the subgroups' scales.
 #define INT8_KERNEL(NAME, F, ROW_BYTES)                                                            \
   static inline __attribute__((always_inline)) void NAME##_tile(                                   \
-      const qchunk *a, size_t TT, const uint8_t *w, size_t rb, float *y, size_t ld, size_t n0,     \
-      size_t n1, size_t u0, size_t nu, size_t nbl, int first) {                                    \
-    size_t pf = prefetch_ahead(rb);                                                                \
+      const qchunk *a, size_t TT, const uint8_t *w, size_t rb, size_t pfs, size_t pfo, float *y,    \
+      size_t ld, size_t n0, size_t n1, size_t u0, size_t nu, size_t nbl, int first) {              \
     for (size_t n = n0; n < n1; n++) {                                                             \
       const uint8_t *row = w + n * rb;                                                             \
-      prefetch_row(row + pf, rb);                                                                  \
       v16f acc[MT];                                                                                \
       __m256 off[MT];                                                                              \
       for (size_t t = 0; t < TT; t++) acc[t] = _mm512_setzero_ps(), off[t] = _mm256_setzero_ps();  \
       for (size_t v = 0; v < nu; v++) {                                                            \
         size_t u = u0 + v, nb = v + 1 < nu ? 8 : nbl;                                              \
         wunit wu;                                                                                  \
+        prefetch_span(row + v * pfs + pfo, pfs);                                                     \
         UNIT_##F(row, u, nb, wu);                                                                  \
         __m512i nat[4], c[4];                                                                      \
         for (size_t p = 0; p < 4; p++) {                                                           \
@@ -305,7 +304,7 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
           s = _mm512_dpbusd_epi32(s, c[1], at->q[v][1]);                                           \
           s = _mm512_dpbusd_epi32(s, c[2], at->q[v][2]);                                           \
           s = _mm512_dpbusd_epi32(s, c[3], at->q[v][3]);                                           \
-          acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(wu.sc16, at->dx16[v]), acc[t]);\
+          acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(wu.sc16, at->dx16[v]), acc[t]); \
           if (HAS_MIN_##F) off[t] = _mm256_fmadd_ps(wu.min8, at->s8[v], off[t]);                   \
         }                                                                                          \
       }                                                                                            \
@@ -328,13 +327,18 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
       size_t mt = M - m0 < MT ? M - m0 : MT;                                                       \
       for (size_t k0 = 0; k0 < K; k0 += KC) {                                                      \
         size_t kc = K - k0 < KC ? K - k0 : KC, nu = (kc + 255) / 256, nbl = kc / 32 - 8 * (nu - 1);\
+        /* The weights stream PREFETCH_DIST ahead, during the first chunk: a row (K <= KC) or,    \
+           for longer rows, whole rows as many ahead (pfs bytes per unit), which the later        \
+           chunks find in L2 (a workgroup's rows, at most 64 of MAX_K, fit in it). */             \
+        size_t pfs = k0 ? 0 : (rb + nu - 1) / nu;                                                  \
+        size_t pfo = K <= KC ? PREFETCH_DIST : rb * ((PREFETCH_DIST + rb - 1) / rb);               \
         for (size_t t = 0; t < mt; t++) quantize_chunk(x + (m0 + t) * K + k0, kc, C_##F, &a[t]);   \
         float *yt = y + m0 * ld;                                                                   \
         if (mt == MT)                                                                              \
-          NAME##_tile(a, MT, w, rb, yt, ld, n0, n1, k0 / 256, nu, nbl, k0 == 0);                   \
+          NAME##_tile(a, MT, w, rb, pfs, pfo, yt, ld, n0, n1, k0 / 256, nu, nbl, k0 == 0);          \
         else                                                                                       \
           for (size_t t = 0; t < mt; t++)                                                          \
-            NAME##_tile(a + t, 1, w, rb, yt + t * ld, ld, n0, n1, k0 / 256, nu, nbl, k0 == 0);     \
+            NAME##_tile(a + t, 1, w, rb, pfs, pfo, yt + t * ld, ld, n0, n1, k0 / 256, nu, nbl, k0 == 0); \
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
