@@ -157,8 +157,9 @@ func randomRows(r *rand.Rand, format string, n, k int) []byte {
 // GEMM with a partial micro-tile (19), and a column count with a partial
 // last workgroup; the 32-element-block formats take K = 544 (an odd
 // number of blocks: the single-token loops' tail), the K-quants K = 512,
-// and 4160 (more than one int8 chunk of 2048, with an odd block count in
-// the last). The bound is relative to Σ|w·x| per output: the two differ
+// and for the int8 build 8352 (32-element blocks) or 8448 (K-quants): more
+// than one chunk of both its token tiles (1024) and its single-token GEMV
+// (8192), with an odd block count in the last. The bound is relative to Σ|w·x| per output: the two differ
 // only in summation order and in factoring the block scale out.
 //
 // An int8 variant quantizes x per 32-element block (int8Activations, as
@@ -192,9 +193,9 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 					Ks = []int64{512}
 				}
 				if quantized {
-					Ks = append(Ks, 4096+64)
+					Ks = append(Ks, 8192+160)
 					if blockLayout[format].elems == 256 {
-						Ks[1] = 4096 + 256
+						Ks[1] = 8192 + 256
 					}
 				}
 				for _, K := range Ks {
