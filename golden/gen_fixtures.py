@@ -240,6 +240,29 @@ def _mimo_checkpoint(out, gen):
                     num_nextn_predict_layers=1)
 
 
+def _olmo_hybrid_checkpoint(out, gen):
+    """An OLMo Hybrid checkpoint as allenai publishes it: save_pretrained
+    writes transformers' reverse of its olmo_hybrid conversion mapping
+    (attention_layer_norm, feedforward_layer_norm, and linear_attn.conv1d as
+    q_conv1d, k_conv1d, v_conv1d), but splits the conv into three equal
+    chunks; the published files split it at the q, k and v widths, as here.
+    Loading concatenates them again, so the oracle is unchanged."""
+    from safetensors.torch import save_file
+
+    path = os.path.join(out, "model.safetensors")
+    state = dict(load_file(path))
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    kd = cfg["linear_num_key_heads"] * cfg["linear_key_head_dim"]
+    vd = cfg["linear_num_value_heads"] * cfg["linear_value_head_dim"]
+    for name in [n for n in state if n.endswith("linear_attn.q_conv1d.weight")]:
+        p = name[: -len("q_conv1d.weight")]
+        w = torch.cat([state.pop(p + c + "_conv1d.weight") for c in "qkv"], dim=0)
+        assert w.shape[0] == 2 * kd + vd, (name, w.shape)
+        for c, part in zip("qkv", torch.split(w, [kd, kd, vd], dim=0)):
+            state[p + c + "_conv1d.weight"] = part.contiguous()
+    save_file(state, path, metadata={"format": "pt"})
+
+
 def _minicpm_checkpoint(out, gen):
     """A Llama checkpoint as OpenBMB publishes MiniCPM: model_type minicpm
     with scale_emb, scale_depth and dim_model_base."""
@@ -409,6 +432,10 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   slow and fast decays, so long prompts exercise the state
 #   score_bias_std  std of routers' selection biases (e_score_correction_bias:
 #                   Ernie 4.5 MoE, DeepSeek-V3-style routers)
+#   stored_dtype    "bfloat16": every parameter is rounded to bf16 and the
+#                   checkpoint stored so (half the bytes of f32: the tracked
+#                   tree's limit); the oracle loads it in float32, which
+#                   widens it exactly, so it still computes in f32 alone
 #   switches        list of (key, what, mutate): mutate(config) turns one
 #                   feature off; the oracle model is rebuilt from the same
 #                   weights with that config and the first-step logits must
@@ -1769,6 +1796,7 @@ FIXTURES = [
         spec_check=False,
         moe=True,
         switches=[WINDOW_OFF],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- glm (issue 21): q/k/v biases, partial (0.5) interleaved RoPE,
     # fused gate_up MLP
@@ -2540,6 +2568,41 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- olmo_hybrid (issue 30): gated DeltaNet layers (separate q/k/v/a/b/g
+    # projections, one conv over q|k|v, β = 2·sigmoid(b): allow_neg_eigval)
+    # in a pre-norm Llama layer, and OLMo 3's post-norm full-attention layer
+    # (q/k RMSNorm over all heads) with RoPE; the gated norm's eps is 1e-5 ----
+    dict(
+        name="olmo_hybrid",
+        model_cls="OlmoHybridForCausalLM",
+        config_cls="OlmoHybridConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            intermediate_size=96,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            linear_conv_kernel_dim=4,
+            linear_num_key_heads=2,
+            linear_num_value_heads=4,
+            linear_key_head_dim=8,
+            linear_value_head_dim=12,
+            linear_allow_neg_eigval=True,
+            rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+        seed=7531,
+        prompt_seed=3531,
+        weight_std=0.15,
+        a_values=[0.05, 0.3, 1.0, 4.0],
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        switches=[
+            ("neg_eigval_matters", "linear_allow_neg_eigval=False", _set(linear_allow_neg_eigval=False)),
+        ],
+        post_save=_olmo_hybrid_checkpoint,
+        stored_dtype="bfloat16",
+        spec_check=False,
+    ),
     # ---- llama4_text (issue 21): the RoPE layers (0, 1, 3) attend within
     # chunks of 8 positions (< the 29-token prompt), with interleaved
     # (complex) RoPE under Scout's llama3 scaling shape (low = high freq
@@ -2813,6 +2876,7 @@ FIXTURES = [
             ("ssm_in_multiplier_matters", "ssm_in_multiplier=1.0", _set(ssm_in_multiplier=1.0)),
             ("norm_before_gate_matters", "mamba_norm_before_gate=False", _set(mamba_norm_before_gate=False)),
         ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- falcon_h1-nonorm: no gated RMSNorm (mamba_rms_norm false, the
     # default: y · silu(z)), mamba_d_ssm null and mamba_d_head "auto" in
@@ -3821,6 +3885,10 @@ def build_fixture(spec, out_root):
         spec.get("extra_params"),
     )
     model = model.to(torch.float32).eval()
+    if spec.get("stored_dtype") == "bfloat16":
+        model = model.to(torch.bfloat16)
+    else:
+        assert spec.get("stored_dtype") is None, f"{name}: stored_dtype {spec['stored_dtype']!r} (bfloat16 or none)"
 
     if spec["check_rope_scaling"]:
         rope_report(model.config)

@@ -56,7 +56,8 @@ func inferGatedDeltaRule(n *ir.Node, a *GatedDeltaRuleAttrs) error {
 
 // lowerGatedDeltaRule follows Qwen3NextGatedDeltaNet.forward from the
 // split q, k, v on (models/qwen3_next/modeling_qwen3_next.py), in f32:
-// β = sigmoid(b), g = −exp(A_log)·softplus(a + dt_bias), q and k
+// β = sigmoid(b) (2·sigmoid(b) with allow_neg_eigval, as
+// OlmoHybridGatedDeltaNet), g = −exp(A_log)·softplus(a + dt_bias), q and k
 // L2-normalised and repeated to the value heads (repeat_interleave: value
 // head h reads key head h / (v_heads / k_heads)). Decode (one token a row)
 // is torch_recurrent_gated_delta_rule; prefill torch_chunk_gated_delta_rule
@@ -71,6 +72,9 @@ func lowerGatedDeltaRule(f *fn, n *ir.Node, a *GatedDeltaRuleAttrs) codegen.Valu
 	sp := f.softplus(f.add(ain, f.broadcastTrailing(f.weight(n.Weights[1].Name), ain.Type)))
 	g := f.mul(f.broadcastTrailing(A, sp.Type), sp) // [B, S, H]
 	beta := f.unary("stablehlo.logistic", bin)
+	if a.AllowNegEigval {
+		beta = f.mul(beta, f.splat(2, beta.Type))
+	}
 	q = f.headsOf(f.l2Normalize(q, gdnL2Eps), 2, H/Hk) // [B, S, H, Dk]
 	k = f.headsOf(f.l2Normalize(k, gdnL2Eps), 2, H/Hk)
 	h0 := f.readState(n, "gdn") // [B, H, Dk, Dv]
