@@ -21,11 +21,16 @@
 #   missing). SHAPE:FORMAT is a random-weight GGUF of a real model's body
 #   (scripts/gen_bench_gguf.py: SHAPE llama-3.2-1b, llama-3.2-3b, qwen3-4b,
 #   llama-3.1-8b, qwen3-8b, qwen3.5-2b (the Gated DeltaNet / attention
-#   hybrid, GGUF qwen35) or qwen3-30b-a3b (the 128-expert MoE, GGUF
-#   qwen3moe: about 17 GB in Q4_0); FORMAT f16, q8_0, q4_0, q4_1, q5_0, q4_k
-#   or q6_k) with SmolLM2's tokenizer, written once into .cache/bench-models:
-#   the sizes people run, e.g. `scripts/bench.sh llama-3.2-1b:q4_0
-#   qwen3-8b:q4_k qwen3.5-2b:q4_0`.
+#   hybrid, GGUF qwen35), qwen3-30b-a3b (the 128-expert MoE, GGUF qwen3moe:
+#   17 GB in Q4_0) or olmoe-1b-7b (a 64-expert MoE, GGUF olmoe: 4.0 GB);
+#   FORMAT f16, q8_0, q4_0, q4_1, q5_0, q4_k or q6_k) with SmolLM2's
+#   tokenizer, written once into .cache/bench-models: the sizes people run,
+#   e.g. `scripts/bench.sh llama-3.2-1b:q4_0 qwen3-8b:q4_k qwen3.5-2b:q4_0`.
+#   The MoE files need memory beyond their size: llama.cpp's peak RSS on
+#   the 17 GB file is 22 GB, and archc holds about 2 bytes per expert
+#   weight besides the file's (0.8 GB more per OLMoE layer, measured on 2-
+#   and 4-layer cuts; by that ratio 1.2 GB per Qwen3-30B-A3B layer), so
+#   neither full MoE file fits archc on a 23 GiB host.
 #
 # Each model's table also gives decode as memory traffic: the bytes of
 # weights one decode step reads (every tensor but the token embedding, which

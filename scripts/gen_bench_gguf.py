@@ -18,6 +18,10 @@ SHAPE is the body of a published model (its config.json's sizes):
       layer, 8 routed per token, no shared expert, untied head. Its Q4_0
       file is about 17 GB: the writer streams (below), but check the disk
       and the memory of the engines that load it
+  olmoe-1b-7b     OLMoE-1B-7B's MoE (GGUF olmoe), a smaller real MoE: 16
+      layers, hidden 2048, 16 heads of 128 (no GQA) with q/k RMSNorm over
+      the whole projection, 64 SwiGLU experts of 1024, 8 routed per token
+      (not renormalized), untied head; 4.0 GB in Q4_0
 The vocabulary is TOKENIZER.gguf's (every tokenizer.* key is copied, so both
 engines tokenize the bench's prompt as that model does): with SmolLM2's
 49152 tokens the embedding and the head are smaller than the real model's,
@@ -90,7 +94,14 @@ SHAPES = {
     # moe_intermediate_size 768, num_experts 128, num_experts_per_tok 8,
     # norm_topk_prob true, rope_theta 1e6, rms_norm_eps 1e-6, untied.
     "qwen3-30b-a3b": ("qwen3moe", 2048, 48, 6144, 32, 4, 128, False, 1000000.0, 1e-6, True,
-                      dict(experts=128, used=8, expert_ffn=768)),
+                      dict(experts=128, used=8, expert_ffn=768, norm_topk=True)),
+    # allenai/OLMoE-1B-7B-0924: hidden_size 2048, num_hidden_layers 16,
+    # num_attention_heads 16, num_key_value_heads 16 (head_dim 128),
+    # intermediate_size 1024 (each expert's), num_experts 64,
+    # num_experts_per_tok 8, norm_topk_prob false, q/k RMSNorm over the
+    # whole projection, rope_theta 10000, rms_norm_eps 1e-5, untied.
+    "olmoe-1b-7b": ("olmoe", 2048, 16, 1024, 16, 16, 128, False, 10000.0, 1e-5, True,
+                    dict(experts=64, used=8, expert_ffn=1024, norm_topk=False, qk_full=True)),
 }
 
 Q = gguf.GGMLQuantizationType
@@ -198,9 +209,10 @@ def plan(shape, fmt, vocab):
             add(b + "attn_q.weight", fmt, (gate * heads * hd, hidden))
             add(b + "attn_k.weight", fmt, (kv * hd, hidden))
             add(b + "attn_v.weight", fmt, (kv * hd, hidden))
-            if qknorm:
-                t.append(Tensor(b + "attn_q_norm.weight", "f32", (hd,), ones))
-                t.append(Tensor(b + "attn_k_norm.weight", "f32", (hd,), ones))
+            if qknorm:  # per head, or (OLMoE) over the whole projection
+                full = x.get("qk_full")
+                t.append(Tensor(b + "attn_q_norm.weight", "f32", (heads * hd if full else hd,), ones))
+                t.append(Tensor(b + "attn_k_norm.weight", "f32", (kv * hd if full else hd,), ones))
             add(b + "attn_output.weight", fmt, (hidden, heads * hd))
         post = "post_attention_norm" if x.get("hybrid") else "ffn_norm"
         t.append(Tensor(b + post + ".weight", "f32", (hidden,), ones))
@@ -261,7 +273,7 @@ def main():
         w.add_expert_count(x["experts"])
         w.add_expert_used_count(x["used"])
         w.add_expert_feed_forward_length(x["expert_ffn"])
-        w.add_expert_weights_norm(True)
+        w.add_expert_weights_norm(x["norm_topk"])
     tensors, read = plan(a.shape, a.format, vocab)
     for t in tensors:
         w.add_tensor_info(t.name, t.store, np.dtype(t.dtype), t.nbytes, raw_dtype=t.raw)
