@@ -20,14 +20,23 @@
 #   BENCH_MODELS, else "smollm2 gemma3"; the two named models are fetched if
 #   missing). SHAPE:FORMAT is a random-weight GGUF of a real model's body
 #   (scripts/gen_bench_gguf.py: SHAPE llama-3.2-1b, llama-3.2-3b, qwen3-4b,
-#   llama-3.1-8b or qwen3-8b; FORMAT f16, q8_0, q4_0, q4_1, q5_0, q4_k or
-#   q6_k) with SmolLM2's tokenizer, written once into .cache/bench-models:
-#   the sizes people run, e.g. `scripts/bench.sh llama-3.2-1b:q4_0
-#   qwen3-8b:q4_k`.
+#   llama-3.1-8b, qwen3-8b, qwen3.5-2b (the Gated DeltaNet / attention
+#   hybrid, GGUF qwen35), qwen3-30b-a3b (the 128-expert MoE, GGUF qwen3moe:
+#   17 GB in Q4_0) or olmoe-1b-7b (a 64-expert MoE, GGUF olmoe: 4.0 GB);
+#   FORMAT f16, q8_0, q4_0, q4_1, q5_0, q4_k or q6_k) with SmolLM2's
+#   tokenizer, written once into .cache/bench-models: the sizes people run,
+#   e.g. `scripts/bench.sh llama-3.2-1b:q4_0 qwen3-8b:q4_k qwen3.5-2b:q4_0`.
+#   The MoE files need memory beyond their size: llama.cpp's peak RSS on
+#   the 17 GB file is 22 GB, and archc holds about 2 bytes per expert
+#   weight besides the file's (0.8 GB more per OLMoE layer, measured on 2-
+#   and 4-layer cuts; by that ratio 1.2 GB per Qwen3-30B-A3B layer), so
+#   neither full MoE file fits archc on a 23 GiB host.
 #
 # Each model's table also gives decode as memory traffic: the bytes of
 # weights one decode step reads (every tensor but the token embedding, which
-# counts only as a tied head) times tokens/s, and that as a fraction of this
+# counts only as a tied head; of a MoE's expert stacks, *_exps, the
+# expert_used_count / expert_count share that one token routes to) times
+# tokens/s, and that as a fraction of this
 # machine's streaming read bandwidth with the same threads, measured in the
 # same run (scripts/membw/membw.c, built with cc).
 #
@@ -236,14 +245,20 @@ bandwidth = float(bandwidth)
 
 def decode_bytes(path):
     """Bytes of weights one decode step reads: every tensor but the token
-    embedding, which is read whole only as a tied head (one row otherwise)."""
+    embedding, which is read whole only as a tied head (one row otherwise);
+    of a MoE's expert stacks (*_exps) only the experts a token is routed to,
+    expert_used_count of expert_count."""
     try:
         import gguf
     except ImportError:
         return None
     r = gguf.GGUFReader(path)
     sizes = {t.name: int(t.n_bytes) for t in r.tensors}
-    n = sum(v for k, v in sizes.items() if k != "token_embd.weight")
+    arch = r.fields["general.architecture"].contents()
+    count = r.fields.get(f"{arch}.expert_count")
+    used = r.fields.get(f"{arch}.expert_used_count")
+    share = used.contents() / count.contents() if count is not None and used is not None and count.contents() else 1
+    n = sum(v * (share if "_exps." in k else 1) for k, v in sizes.items() if k != "token_embd.weight")
     if "output.weight" not in sizes:
         n += sizes.get("token_embd.weight", 0)
     return n
