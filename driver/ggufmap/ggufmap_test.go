@@ -349,6 +349,62 @@ func TestSpanMoves(t *testing.T) {
 	}
 }
 
+// TestSpanBlockMoves: a regroup_span whose moves are whole blocks (rows;
+// columns in multiples of 32) moves a Q8_0 tensor's blocks as they are
+// stored, and dequantizing the result gives what the span does to the f32
+// values; a span that splits blocks (16-wide columns) is not block-movable
+// (packedFormat then stores f32).
+func TestSpanBlockMoves(t *testing.T) {
+	const rows, cols = 3, 128 // 4 Q8_0 blocks a row
+	raw := make([]byte, rows*cols/32*34)
+	for j := range raw {
+		raw[j] = byte(j*13 + 5)
+	}
+	for b := 0; b < rows*cols/32; b++ {
+		putF16(raw[b*34:], uint16(0x3c00+b)) // a scale per block: a moved block keeps its own
+	}
+	vals := make([]float32, rows*cols)
+	if err := gguf.Dequantize(gguf.Q8_0, raw, vals); err != nil {
+		t.Fatal(err)
+	}
+	tensor := gguf.Tensor{Type: gguf.Q8_0}
+	for _, c := range []struct {
+		args, shape []int64
+		whole       bool
+	}{
+		{[]int64{1, 0, 2, 2, 32}, []int64{rows, cols}, true},   // Qwen3.5's ssm_out: value heads of 32 columns
+		{[]int64{0, 1, 2, 1, 1}, []int64{rows, cols}, true},    // rows: always whole blocks
+		{[]int64{1, 64, 2, 2, 16}, []int64{rows, cols}, false}, // 16-wide columns split blocks
+	} {
+		p := planned{t: tensor, shape: c.shape, tr: transform{span: c.args}}
+		moves, ok := spanBlockMoves(p)
+		if ok != c.whole {
+			t.Errorf("regroup_span%v: whole blocks %v, want %v", c.args, ok, c.whole)
+			continue
+		}
+		if !ok {
+			if packedFormat(p) != "f32" {
+				t.Errorf("regroup_span%v: packed as %q, want f32", c.args, packedFormat(p))
+			}
+			continue
+		}
+		if packedFormat(p) != "q8_0" {
+			t.Errorf("regroup_span%v: packed as %q, want q8_0", c.args, packedFormat(p))
+		}
+		moved := slices.Clone(raw)
+		for _, m := range moves {
+			copy(moved[m.dst:m.dst+m.n], raw[m.src:m.src+m.n])
+		}
+		got := make([]float32, rows*cols)
+		if err := gguf.Dequantize(gguf.Q8_0, moved, got); err != nil {
+			t.Fatal(err)
+		}
+		if want := applySpan(t, c.args, c.shape, vals); !slices.Equal(got, want) {
+			t.Errorf("regroup_span%v: the moved blocks dequantize to other values than the span's", c.args)
+		}
+	}
+}
+
 // TestRegroupRows: GPTNeoXModel's query_key_value, 2 heads of [q | k | v]
 // with 2 rows each; the file holds [q0 q1 | k0 k1 | v0 v1].
 func TestRegroupRows(t *testing.T) {

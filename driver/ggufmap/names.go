@@ -21,7 +21,7 @@ type transform struct {
 	flatten      bool    // the HF tensor is the result with its leading dimensions merged: [a, b, c] → [a·b, c]
 	reshape      []int64 // non-nil: the HF tensor is the file's values, in the same order, in this shape (one dimension may be -1)
 	logNeg       bool    // the file stores A = -exp(A_log): A_log = log(-A) (values change: packed as f32)
-	span         []int64 // non-nil: regroup_span's axis, offset, parts, heads, sizes... (applied last; packed as f32)
+	span         []int64 // non-nil: regroup_span's axis, offset, parts, heads, sizes... (applied last; packed as f32 unless whole blocks move: spanBlockMoves)
 }
 
 // kind names the grouping transform, for messages.

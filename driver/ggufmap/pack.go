@@ -17,16 +17,22 @@ import (
 
 // packVersion changes whenever Pack's output for the same GGUF file would
 // change, invalidating cached packed files.
-const packVersion = "archc-gguf-packed-v1"
+const packVersion = "archc-gguf-packed-v2" // v2: regroup_span of whole blocks keeps the format
 
 // packedFormat is the format a planned tensor is packed in: its own,
 // except that a tensor whose values must change (Gemma's 1+w norms,
 // Mamba's -exp(A_log)) or whose blocks do not stay rows (transpose,
-// interleave, a reshape that changes a block format's rows) is stored
-// dequantized to f32 with the change applied.
+// interleave, a reshape that changes a block format's rows, a
+// regroup_span that splits blocks) is stored dequantized to f32 with the
+// change applied.
 func packedFormat(p planned) string {
-	if p.vals != nil || p.tr.minusOne || p.tr.logNeg || p.tr.transpose || p.tr.parts > 1 || p.tr.span != nil {
+	if p.vals != nil || p.tr.minusOne || p.tr.logNeg || p.tr.transpose || p.tr.parts > 1 {
 		return "f32"
+	}
+	if p.tr.span != nil {
+		if _, ok := spanBlockMoves(p); !ok {
+			return "f32"
+		}
 	}
 	if be, _, _ := p.t.Type.BlockSize(); p.tr.reshape != nil && be > 1 {
 		if gs := p.t.Shape(); gs[len(gs)-1] != p.shape[len(p.shape)-1] { // blocks would straddle the new rows
@@ -155,18 +161,53 @@ func (f *Model) packedBytes(src *os.File, p planned) ([]byte, error) {
 	if _, err := src.ReadAt(raw, p.t.Offset); err != nil && err != io.EOF {
 		return nil, fmt.Errorf("gguf: %s: reading tensor %q: %v: the file changed since it was opened", f.Path, p.t.Name, err)
 	}
-	if !p.tr.movesRows() {
-		return raw, nil
+	out := raw
+	if p.tr.movesRows() {
+		rows := int(p.shape[0])
+		rowBytes := len(raw) / rows
+		out = make([]byte, len(raw))
+		if err := moveRows(p.tr, rows, func(dst, from int) {
+			copy(out[dst*rowBytes:(dst+1)*rowBytes], raw[from*rowBytes:(from+1)*rowBytes])
+		}); err != nil {
+			return nil, fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
+		}
 	}
-	rows := int(p.shape[0])
-	rowBytes := len(raw) / rows
-	out := make([]byte, len(raw))
-	if err := moveRows(p.tr, rows, func(dst, from int) {
-		copy(out[dst*rowBytes:(dst+1)*rowBytes], raw[from*rowBytes:(from+1)*rowBytes])
-	}); err != nil {
-		return nil, fmt.Errorf("gguf: %s: tensor %q: %v", f.Path, p.t.Name, err)
+	if p.tr.span != nil { // applied last, as Materialize does; entries outside the span stay
+		moves, _ := spanBlockMoves(p) // whole blocks: packedFormat checked
+		from := out
+		out = append([]byte(nil), from...)
+		for _, m := range moves {
+			copy(out[m.dst:m.dst+m.n], from[m.src:m.src+m.n])
+		}
 	}
 	return out, nil
+}
+
+// spanBlockMoves returns p's regroup_span (spanMoves) as copies of whole
+// blocks of its storage format, in bytes, and whether every copy is whole
+// blocks: the span's rows, or its columns in multiples of the block (Qwen3.5's
+// value heads of 128 in ssm_out). Then the blocks move as they are stored,
+// as unpermute_qk's rows do, and the tensor keeps its format (exact: no
+// value changes). The flat offsets of the Hugging Face shape are the file's
+// (a GGUF tensor's dimension 0 is the innermost; blocks run along it).
+func spanBlockMoves(p planned) ([]spanMove, bool) {
+	be, bs, ok := p.t.Type.BlockSize()
+	if !ok {
+		return nil, false
+	}
+	moves, err := spanMoves(p.tr.span, p.shape)
+	if err != nil {
+		return nil, false
+	}
+	out := make([]spanMove, len(moves))
+	for i, m := range moves {
+		dst, src, n := int64(m.dst), int64(m.src), int64(m.n)
+		if dst%be != 0 || src%be != 0 || n%be != 0 {
+			return nil, false
+		}
+		out[i] = spanMove{dst: int(dst / be * bs), src: int(src / be * bs), n: int(n / be * bs)}
+	}
+	return out, true
 }
 
 // moveRows calls move(dst, src) for every HF row of a tensor whose rows
