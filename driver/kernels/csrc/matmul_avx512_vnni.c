@@ -162,6 +162,8 @@ typedef struct {
   __m256 s8[GKU];
 } gchunk;
 
+// quantize_gchunk quantizes kc activations x (kc a multiple of 32, at most
+// GKC) of one token into a, in natural order, with C the format's code offset.
 static inline void quantize_gchunk(const float *x, size_t kc, int C, gchunk *a) {
   size_t nb = kc / 32, nu = (kc + 255) / 256;
   const __m512i cc = _mm512_set1_epi8((char)C);
