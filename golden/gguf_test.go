@@ -292,6 +292,7 @@ func readF32(t *testing.T, ix *weights.Index, name string) []float32 {
 func TestGGUFTwinsExecution(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
+	t.Parallel() // compileHeavy
 	ctx := context.Background()
 	dirs := ggufFixtures(t)
 	q8run := q8Cover(t, dirs)

@@ -198,6 +198,15 @@ func buildKernels(t *testing.T) {
 	}
 }
 
+// compileHeavy: every test that compiles modules calls t.Parallel at its
+// top level (after needIREE and buildKernels, which run first, one at a
+// time), and its fixtures run as parallel subtests. So all of them, and
+// not one test after another, share the -test.parallel (GOMAXPROCS) slots:
+// a cold run has no tail where one test's last compile runs alone while
+// the next test waits, and the package's compiles start with the first
+// parallel test. Two tests asking for one module at once compile it once
+// (ireetool.Compile locks the cache key; the other waits and reads it).
+
 // TestExecution runs the execution tiers on every fixture, one loaded model
 // per fixture: the oracle tier, prefill/decode consistency, EOS handling
 // and the serve tier (batched decode equals single-sequence decode).
@@ -206,6 +215,7 @@ func buildKernels(t *testing.T) {
 func TestExecution(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
+	t.Parallel() // compileHeavy
 	for _, dir := range fixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()

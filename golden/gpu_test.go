@@ -125,6 +125,7 @@ var gpuDefaultPlanModels = []string{"llama-tied"}
 // part of a cold CI run.
 func TestGPUCompile(t *testing.T) {
 	needIREE(t)
+	t.Parallel() // compileHeavy
 	cache, err := ireetool.DefaultCacheDir()
 	if err != nil {
 		t.Fatal(err)

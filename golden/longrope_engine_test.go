@@ -19,6 +19,8 @@ import (
 // for both choices of a request for two (one copied from the other's slot).
 func TestLongRoPEEngineReuse(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
+	t.Parallel() // compileHeavy
 	dir := "testdata/phi3-longrope-cross"
 	want := readOracle(t, dir)
 	m, err := launch.Open(context.Background(), dir, execOptions())

@@ -16,6 +16,8 @@ import (
 // call with the factors of its own length).
 func TestLongRoPEStaleCache(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
+	t.Parallel() // compileHeavy
 	dir := "testdata/phi3-longrope-cross"
 	want := readOracle(t, dir)
 	ctx := context.Background()

@@ -35,8 +35,11 @@ type realOracle struct {
 // chat template and must equal the oracle's.
 func TestRealCheckpoints(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
+	t.Parallel() // compileHeavy
 	for _, name := range []string{"smollm2", "gemma3"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			paths := []string{testmodels.GGUF(t, name)}
 			data, err := os.ReadFile(filepath.Join(name, "oracle.json"))
 			if err != nil {
@@ -75,8 +78,11 @@ func TestRealCheckpoints(t *testing.T) {
 			if name == "gemma3" {
 				// Its prompts are 16 tokens: prefill_16 and decode_1 are
 				// the entry points it calls; prefill_64 (a default bucket)
-				// would be compiled for nothing.
+				// would be compiled for nothing. 512 positions: the shape of
+				// cmd/infer's Gemma 3 serve test (`--max-batch 1 --max-len 512
+				// --prefill-buckets 16`), which shares the compiled module.
 				opts.Plan.Lower.PrefillBuckets = []int64{16}
+				opts.Plan.Lower.MaxLen = 512
 			}
 			if name == "smollm2" {
 				// The serving shape `infer serve --max-batch 4 --max-len 1024`

@@ -80,6 +80,7 @@ func (d *scriptedDrafter) Draft(_ context.Context, _ int, seq []int32, max int) 
 func TestSpeculativeGreedyEqualsOracle(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
+	t.Parallel() // compileHeavy
 	for _, name := range specFixtures {
 		dir := filepath.Join("testdata", name)
 		if *onlyFixture != "" && *onlyFixture != name {
@@ -193,6 +194,7 @@ func checkSpecEngine(t *testing.T, m *rt.Model, want oracle, full [][]int32) {
 func TestSpeculativeSamplingDistribution(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
+	t.Parallel() // compileHeavy
 	dir := filepath.Join("testdata", "llama-tied")
 	want := readOracle(t, dir)
 	o := execOptions()
@@ -295,6 +297,7 @@ func chiSquareCritical(df int) float64 {
 func TestSpeculativeDraftModel(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
+	t.Parallel() // compileHeavy
 	ctx := context.Background()
 	dir := filepath.Join("testdata", "llama-tied")
 	want := readOracle(t, dir)

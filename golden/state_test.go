@@ -46,8 +46,11 @@ func stateFixtures(t *testing.T) []string {
 
 func TestSlotContract(t *testing.T) {
 	needIREE(t)
+	buildKernels(t)
+	t.Parallel() // compileHeavy
 	for _, dir := range stateFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
 			want := readOracle(t, dir)
 			m, err := launch.Open(context.Background(), dir, execOptions())
 			if err != nil {

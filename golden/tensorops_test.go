@@ -18,6 +18,7 @@ import (
 func TestTensorOpsActivation(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
+	t.Parallel() // compileHeavy
 	dir := "testdata/arcee"
 	want := readOracle(t, dir)
 	for name, body := range map[string]string{

@@ -46,12 +46,14 @@ var f16Tensors = map[string]map[string]string{
 func TestVisionGGUF(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
+	t.Parallel() // compileHeavy
 	for _, fx := range visionGGUFFixtures {
 		name := fx.name
 		if fx.f32 {
 			name += "_f32"
 		}
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dir := filepath.Join("testdata", "vision", fx.name)
 			text := testmodels.GGUFTwin(t, filepath.Join(dir, "model.f32.gguf"))
 			mmproj := testmodels.GGUFTwin(t, filepath.Join(dir, "mmproj.f32.gguf"))

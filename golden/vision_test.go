@@ -132,8 +132,10 @@ func encodeCase(t *testing.T, m *rt.Model, dir string, c visionCase) []float32 {
 func TestVisionExecution(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
+	t.Parallel() // compileHeavy
 	for _, dir := range visionFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
 			want := readVisionOracle(t, dir)
 			ctx := context.Background()
 			m, err := launch.Open(ctx, dir, execOptions())

@@ -23,6 +23,7 @@ import (
 // in an optimization barrier.
 func TestWideHiddenCompiles(t *testing.T) {
 	testmodels.NeedIREE(t)
+	t.Parallel() // compileHeavy
 	dir := t.TempDir()
 	cfg, err := json.Marshal(map[string]any{
 		"model_type": "llama", "vocab_size": 1000, "hidden_size": 4096, "intermediate_size": 256,

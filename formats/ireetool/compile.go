@@ -37,7 +37,9 @@ type CompileOptions struct {
 // compile was reused; the cache key is the SHA-256 of the MLIR, the
 // `iree-compile --version` output, the target (for a target built for the
 // host CPU, Target.HostKeyed, the host CPU description) and the flags.
-// The file is written atomically, so concurrent compiles are safe.
+// The file is written atomically, and callers (in this process or
+// another) compiling the same key at once run one iree-compile: the others
+// wait for it and get its module with cached true.
 // Errors: no compiler (ErrNotFound), an unwritable cache dir, ctx ending,
 // or a compile failure whose message holds the compiler's first diagnostic
 // lines.
@@ -84,6 +86,19 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 	if _, err := os.Stat(out); err == nil {
 		return out, true, nil
 	}
+	// One compile per key at a time, across processes: a second caller
+	// waits and then takes the first's module. The lock file goes away
+	// after the rename, before the unlock, so a caller that locks it later
+	// finds the module (a stale lock file only costs a duplicate compile).
+	lock := out + ".lock"
+	unlock, err := lockKey(ctx, lock)
+	if err != nil {
+		return "", false, fmt.Errorf("iree-compile: cannot lock %s (%v): check %s", lock, err, dir)
+	}
+	defer func() { os.Remove(lock); unlock() }()
+	if _, err := os.Stat(out); err == nil {
+		return out, true, nil
+	}
 
 	tmp, err := os.CreateTemp(dir, filepath.Base(out)+".*.tmp")
 	if err != nil {
@@ -115,7 +130,8 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 // CompileLogEnv names the environment variable that, when set to a file
 // path, makes Compile append one line per iree-compile it runs (cache hits
 // are not logged): start time (RFC 3339), seconds, target, MLIR bytes, the
-// module's name and its entry points, and "failed" for a failed compile.
+// module's name and its entry points, "ok" or "failed", and the program
+// that ran it (golden.test: the golden package's tests).
 // .ci/run sets it and prints the totals, so a CI run says what its cold
 // compiles cost. Errors writing the log are ignored: it is a diagnostic.
 const CompileLogEnv = "ARCHC_COMPILE_LOG"
@@ -136,6 +152,9 @@ func logCompile(began time.Time, mlir []byte, target string, err error) {
 			funcs = append(funcs, fn)
 		}
 	}
+	if len(funcs) == 0 {
+		funcs = append(funcs, "-") // keeps the fields apart
+	}
 	status := "ok"
 	if err != nil {
 		status = "failed"
@@ -145,8 +164,8 @@ func logCompile(began time.Time, mlir []byte, target string, err error) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %.1f %s %d %s %s %s\n", began.UTC().Format(time.RFC3339), time.Since(began).Seconds(),
-		target, len(mlir), name, strings.Join(funcs, ","), status)
+	fmt.Fprintf(f, "%s %.1f %s %d %s %s %s %s\n", began.UTC().Format(time.RFC3339), time.Since(began).Seconds(),
+		target, len(mlir), name, strings.Join(funcs, ","), status, filepath.Base(os.Args[0]))
 }
 
 // DefaultCacheDir returns $XDG_CACHE_HOME/archc, or ~/.cache/archc; it

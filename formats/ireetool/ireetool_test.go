@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/archc/archc/formats/ireetool"
@@ -362,5 +364,48 @@ func TestModuleFlags(t *testing.T) {
 	cpu, _ := ireetool.LookupTarget("llvm-cpu")
 	if got := cpu.ModuleFlags(func(string) bool { return true }); strings.Join(got, " ") != strings.Join(ireetool.DefaultFlags, " ") {
 		t.Errorf("llvm-cpu takes no workarounds: %v", got)
+	}
+}
+
+// TestCompileOnce: callers compiling the same module at once (goroutines
+// here; test processes in CI, through the same file lock) run
+// iree-compile once; the others wait and get its module, cached. No lock
+// file stays in the cache.
+func TestCompileOnce(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	slow := `[ "$1" = --version ] || { echo x >> ` + count + `; sleep 0.5; }` + fakeCompiler
+	cache := filepath.Join(dir, "cache")
+	opts := ireetool.CompileOptions{CacheDir: cache, Compiler: script(t, dir, "iree-compile", slow)}
+	var wg sync.WaitGroup
+	paths := make([]string, 4)
+	fresh := make([]bool, 4)
+	for i := range paths {
+		wg.Go(func() {
+			p, cached, err := ireetool.Compile(context.Background(), []byte("module A"), opts)
+			if err != nil {
+				t.Error(err)
+			}
+			paths[i], fresh[i] = p, !cached
+		})
+	}
+	wg.Wait()
+	if got, _ := os.ReadFile(count); len(got) != len("x\n") {
+		t.Errorf("iree-compile ran %d times for one module; want once", len(got)/2)
+	}
+	compiled := 0
+	for _, f := range fresh {
+		if f {
+			compiled++
+		}
+	}
+	if compiled != 1 || len(slices.Compact(slices.Clone(paths))) != 1 {
+		t.Errorf("modules %v, compiled (not cached) %v; want one path, one compile", paths, fresh)
+	}
+	entries, _ := os.ReadDir(cache)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".lock") {
+			t.Errorf("%s left in the cache", e.Name())
+		}
 	}
 }
