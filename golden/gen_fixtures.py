@@ -1573,6 +1573,7 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         switches=[WINDOW_OFF],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- vaultgemma (issue 21): Gemma 2 with two norms per layer (no
     # post-attention / post-feedforward norms), soft-caps, [s, f, s, f]
@@ -2603,6 +2604,56 @@ FIXTURES = [
         stored_dtype="bfloat16",
         spec_check=False,
     ),
+    # ---- mimo_v2_flash (issue 30): layer 0 full attention with a dense MLP,
+    # layers 1 and 2 sliding-window (8) attention with twice the key-value
+    # heads and sinks, and the MoE (DeepSeek-V3's sigmoid router, 2 groups of
+    # 4 experts, top 2, no shared experts); q/k heads of 24, v heads of 16
+    # scaled by attention_value_scale; RoPE on int(24 · 0.334) = 8 dims with
+    # each layer type's theta ----
+    dict(
+        name="mimo_v2_flash",
+        model_cls="MiMoV2FlashForCausalLM",
+        config_cls="MiMoV2FlashConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            head_dim=24,
+            v_head_dim=16,
+            intermediate_size=96,
+            moe_intermediate_size=24,
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            n_group=2,
+            topk_group=1,
+            norm_topk_prob=True,
+            routed_scaling_factor=1.5,
+            sliding_window=8,
+            attention_value_scale=0.707,
+            layer_types=["full_attention", "sliding_attention", "sliding_attention"],
+            mlp_layer_types=["dense", "sparse", "sparse"],
+            rope_parameters={
+                "full_attention": {"rope_type": "default", "rope_theta": 1000000.0, "partial_rotary_factor": 0.334},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.334},
+            },
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+        seed=7541,
+        prompt_seed=3541,
+        weight_std=0.2,
+        sink_std=1.0,
+        score_bias_std=0.5,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        switches=[
+            ("window_matters", "sliding_window=4096", _set(sliding_window=4096)),
+            ("value_scale_matters", "attention_value_scale=1.0", _set(attention_value_scale=1.0)),
+        ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+        moe=True,
+    ),
     # ---- llama4_text (issue 21): the RoPE layers (0, 1, 3) attend within
     # chunks of 8 positions (< the 29-token prompt), with interleaved
     # (complex) RoPE under Scout's llama3 scaling shape (low = high freq
@@ -2920,6 +2971,7 @@ FIXTURES = [
         switches=[
             ("ssm_multipliers_matter", "ssm_multipliers=[1.0] * 5", _set(ssm_multipliers=[1.0] * 5)),
         ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- falcon_h1-gguf: a Falcon-H1 llama.cpp's FalconH1Model converts to
     # the same model (its GGUF twins fold every multiplier into the
@@ -3229,6 +3281,7 @@ FIXTURES = [
         spec_check=False,
         moe=True,
         switches=[("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- mellum (issue 30): layer 0 sliding (window 8, rope theta 500) with a
     # dense MLP, layer 1 full (theta 10000) with Qwen3-MoE's block (8 experts,
