@@ -43,6 +43,10 @@ type Program struct {
 	// VerifyBuckets are the chunk lengths of the verify entry points
 	// (abi.VerifyName; speculative decoding), ascending; none without.
 	VerifyBuckets []int64
+	// MTPBuckets are the chunk lengths of the multi-token-prediction
+	// entry points (abi.MTPName; the mtp drafter, mtp.go), ascending;
+	// none for a module without an MTP module.
+	MTPBuckets []int64
 	// Lengths is the module's length-dependent RoPE policy; the Model asks
 	// it whether cached keys serve a sequence (lengths.go).
 	Lengths abi.LengthPolicy

@@ -1,0 +1,145 @@
+package golden
+
+// Speculative decoding with the model's own multi-token-prediction (MTP)
+// module (rt.MTPDrafter; archs/deepseek_v3.arch's mtp module): on the
+// deepseek_v3 fixture (MLA, routed experts) given a random MTP layer,
+// greedy output with MTP drafts equals the HF oracle's token for token,
+// and the module's logits equal mtp_reference.py's, an independent numpy
+// reference written from the DeepSeek-V3 report.
+//
+// HF's DeepseekV3ForCausalLM has no MTP layer, so the fixture has none:
+// mtpFixture adds one (model.layers.3.*, the shapes the .arch reads) to a
+// copy, its values drawn from splitmix64 (mtpValues), a generator
+// mtp_reference.py repeats, so the tree holds no MTP weights.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/archc/archc/driver"
+	"github.com/archc/archc/internal/launch"
+	"github.com/archc/archc/internal/testckpt"
+	"github.com/archc/archc/rt"
+)
+
+// mtpSeed seeds the MTP layer's values (mtp_reference.py's SEED).
+const mtpSeed = 31
+
+// mtpValues fills the MTP layer's tensors, in name order, each in
+// row-major order, from one splitmix64 stream: u uniform in [-1, 1) from a
+// draw's top 53 bits; a norm weight is 1 + u/10, any other 0.2·u (the
+// fixture's initializer_range).
+func mtpValues(names []string, shapes map[string][]int64) map[string][]float32 {
+	state := uint64(mtpSeed)
+	next := func() float64 {
+		state += 0x9E3779B97F4A7C15
+		z := state
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+		z ^= z >> 31
+		return float64(z>>11)/(1<<53)*2 - 1
+	}
+	out := map[string][]float32{}
+	for _, name := range names {
+		n := int64(1)
+		for _, d := range shapes[name] {
+			n *= d
+		}
+		v := make([]float32, n)
+		for i := range v {
+			if strings.Contains(name, "norm") {
+				v[i] = float32(1 + next()/10)
+			} else {
+				v[i] = float32(0.2 * next())
+			}
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// mtpFixture copies the deepseek_v3 fixture with an MTP layer of random
+// values and returns its folder.
+func mtpFixture(t *testing.T) string {
+	t.Helper()
+	o := driver.PlanOptions{}
+	o.Lower.MTP = true
+	p, err := driver.NewGraph(filepath.Join("testdata", "deepseek_v3", "config.json"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := map[string][]int64{}
+	var names []string
+	for _, w := range p.Graph.MTP.Weights {
+		shapes[w.Name] = w.Shape
+		names = append(names, w.Name)
+	}
+	sort.Strings(names)
+	vals := mtpValues(names, shapes)
+	dir := testckpt.FixtureCopyOf(t, "deepseek_v3", func(ts map[string]testckpt.STTensor) {
+		for _, name := range names {
+			data := make([]byte, 0, 4*len(vals[name]))
+			for _, x := range vals[name] {
+				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
+			}
+			ts[name] = testckpt.STTensor{DType: "F32", Shape: shapes[name], Data: data}
+		}
+	}, nil)
+	return dir
+}
+
+func TestMTPGreedyEqualsOracle(t *testing.T) {
+	needIREE(t)
+	buildKernels(t)
+	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
+	o := oracleOptions()
+	o.Plan.Lower.VerifyBuckets = []int64{2}
+	o.Plan.Lower.MTP = true
+	m, err := launch.Open(context.Background(), mtpFixture(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := rt.NewMTPDrafter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total rt.SpecStats
+	for i, prompt := range want.Prompts {
+		for _, spec := range []*rt.Speculation{nil, {Drafter: d}} {
+			g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: spec})
+			if err != nil {
+				t.Fatalf("prompt %d (mtp %v): %v", i, spec != nil, err)
+			}
+			if diff := cmp.Diff(want.Tokens[i], g.Tokens); diff != "" {
+				t.Errorf("prompt %d (mtp drafts: %v): tokens differ from the HF oracle (-oracle +archc):\n%s", i, spec != nil, diff)
+			}
+			total.Add(g.Spec)
+		}
+	}
+	if total.Drafts == 0 {
+		t.Errorf("the MTP drafter never drafted: %+v", total)
+	}
+	t.Logf("MTP drafts with random weights: %+v", total)
+}
+
+// TestMTPRefused: --speculative mtp's compile option on a model without
+// an MTP module fails at the plan, naming the model.
+func TestMTPRefused(t *testing.T) {
+	o := driver.PlanOptions{}
+	o.Lower.MTP = true
+	dir := filepath.Join("testdata", "llama-tied")
+	_, err := driver.NewGraph(dir, o)
+	var no *driver.NoMTPError
+	if !errors.As(err, &no) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "llama") {
+		t.Fatalf("got %v, want a NoMTPError naming %s and its family", err, dir)
+	}
+}

@@ -1,0 +1,130 @@
+package rt
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/archc/archc/formats/abi"
+	"github.com/archc/archc/formats/tensor"
+	"github.com/archc/archc/rt/iree"
+)
+
+// MTPDrafter drafts with the target model's own multi-token-prediction
+// module (DeepSeek-V3's MTP; the module's mtp_K entry points,
+// abi.MTPName): the module reads the target's hidden state h_t of each
+// position t, which the target's prefill, decode and verify calls keep,
+// and the token at t+1, and predicts the token at t+2. For a sequence
+// whose last token, at pos, is not yet in the target's cache, the target
+// holds h_0..h_{pos-1}: the module at pos-1, given the last token,
+// predicts the token after it, the draft (one token: archc runs the
+// module's one layer once per step, depth 1 as DeepSeek-V3 trains it).
+//
+// The module's own layer keeps its KV rows in the target's slot, one per
+// position, as a layer of the target does; the drafter records per slot
+// the tokens whose rows the slot holds and, at each draft, runs the module
+// over the positions past the longest prefix those rows still serve:
+// after a verify step, the accepted tokens (rows of rejected drafts are
+// past that prefix, never read, and overwritten, as the target's KV rows
+// are). A slot's next sequence is recomputed from where the two
+// sequences part. The target's hidden rows are not copied between slots
+// (CopySlot), so a sequence that starts from another slot's prompt drafts
+// from stale rows there: fewer accepted drafts, never other output.
+type MTPDrafter struct {
+	m    *Model
+	held map[int][]int32 // per slot: tokens t_0..t_n whose module rows 0..n-1 the slot holds
+}
+
+// NewMTPDrafter returns the drafter of m's own MTP module. Errors: a
+// module compiled without MTP entry points, naming the model.
+func NewMTPDrafter(m *Model) (*MTPDrafter, error) {
+	if len(m.Program.MTPBuckets) == 0 {
+		return nil, fmt.Errorf("model %s (family %s) was compiled without its multi-token-prediction module (lower.Options.MTP)", m.Program.Dir, m.Program.Family)
+	}
+	return &MTPDrafter{m: m, held: map[int][]int32{}}, nil
+}
+
+// Name is "mtp".
+func (*MTPDrafter) Name() string { return "mtp" }
+
+// Draft returns the module's greedy prediction of the token after seq's
+// last, one token, or none (max 0, a one-token sequence, no bucket that
+// fits before the cache's end, a worker failure: a draft changes speed,
+// never output).
+func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) []int32 {
+	pos := len(seq) - 1
+	if max <= 0 || pos < 1 {
+		return nil
+	}
+	held := d.held[slot]
+	common := 0
+	for common < len(held) && common < len(seq) && held[common] == seq[common] {
+		common++
+	}
+	from := common - 1 // rows 0..common-2 read tokens the sequence still has
+	if from < 0 {
+		from = 0
+	}
+	delete(d.held, slot) // until the rows are written
+	next, err := d.m.MTP(ctx, slot, seq[from+1:pos+1], from)
+	if err != nil {
+		return nil
+	}
+	d.held[slot] = append(held[:0:0], seq...)
+	return []int32{next}
+}
+
+// MTP runs the model's multi-token-prediction module in slot over the
+// positions start..start+len(next)-1, next[i] being the token at
+// start+i+1 (the target must hold those positions' hidden states: it ran
+// them), in chunks of its MTP buckets, and returns the module's greedy
+// prediction for the position after the last next token. Errors: no MTP
+// entry points, nothing to run, positions past the cache, a worker
+// failure.
+func (m *Model) MTP(ctx context.Context, slot int, next []int32, start int) (int32, error) {
+	if len(m.Program.MTPBuckets) == 0 {
+		return 0, fmt.Errorf("mtp: the module has no multi-token-prediction entry points")
+	}
+	if len(next) == 0 {
+		return 0, fmt.Errorf("mtp: no positions to run")
+	}
+	if err := m.checkTokens(next, start+1); err != nil {
+		return 0, err
+	}
+	if err := m.checkSlots([]int{slot}); err != nil {
+		return 0, err
+	}
+	var last int32
+	for len(next) > 0 {
+		k := 0
+		for _, b := range m.Program.MTPBuckets { // the smallest that holds the rest, else the largest that fits
+			if start+int(b) > m.MaxLen() {
+				break
+			}
+			k = int(b)
+			if k >= len(next) {
+				break
+			}
+		}
+		if k == 0 {
+			return 0, fmt.Errorf("mtp: no bucket of %v fits at position %d (KV-cache length %d)", m.Program.MTPBuckets, start, m.MaxLen())
+		}
+		n := min(k, len(next))
+		chunk := make([]int32, k)
+		copy(chunk, next[:n])
+		ids, err := tensor.FromI32([]int64{1, int64(k)}, chunk)
+		if err != nil {
+			return 0, err
+		}
+		out, err := m.worker.CallArgmax(ctx, abi.MTPName(int64(k)), []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
+		if err != nil {
+			return 0, err
+		}
+		cs, err := iree.Choices(out, int64(k))
+		if err != nil {
+			return 0, err
+		}
+		last = cs[n-1].ID
+		next, start = next[n:], start+n
+	}
+	return last, nil
+}
