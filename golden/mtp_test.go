@@ -15,8 +15,11 @@ package golden
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -90,7 +93,16 @@ func mtpFixture(t *testing.T) string {
 			for _, x := range vals[name] {
 				data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
 			}
-			ts[name] = testckpt.STTensor{DType: "F32", Shape: shapes[name], Data: data}
+			stacked, per, isExperts := strings.Cut(name, ".mlp.experts.")
+			if !isExperts { // an expert per tensor, as the published checkpoint stores them
+				ts[name] = testckpt.STTensor{DType: "F32", Shape: shapes[name], Data: data}
+				continue
+			}
+			e := shapes[name][0]
+			size := len(data) / int(e)
+			for j := range e {
+				ts[fmt.Sprintf("%s.mlp.experts.%d.%s", stacked, j, per)] = testckpt.STTensor{DType: "F32", Shape: shapes[name][1:], Data: data[int(j)*size : int(j+1)*size]}
+			}
 		}
 	}, nil)
 	return dir
@@ -129,6 +141,78 @@ func TestMTPGreedyEqualsOracle(t *testing.T) {
 		t.Errorf("the MTP drafter never drafted: %+v", total)
 	}
 	t.Logf("MTP drafts with random weights: %+v", total)
+}
+
+// TestMTPReference: the MTP module's logits at some positions of a
+// sequence equal mtp_reference.py's within 1e-4 (max abs), run at once
+// after a prefill of the sequence, and run as a speculating decode runs
+// it: a first chunk, then position by position (its KV rows carried
+// between calls).
+func TestMTPReference(t *testing.T) {
+	needIREE(t)
+	buildKernels(t)
+	data, err := os.ReadFile(filepath.Join("testdata", "deepseek_v3", "mtp_reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Sequence []int32     `json:"sequence"`
+		Rows     []int       `json:"rows"`
+		Logits   [][]float64 `json:"logits"`
+		Argmax   []int32     `json:"argmax"`
+	}
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	o := oracleOptions()
+	o.Plan.Lower.VerifyBuckets = []int64{2}
+	o.Plan.Lower.MTP = true
+	m, err := launch.Open(context.Background(), mtpFixture(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	seq := ref.Sequence
+	check := func(how string, rows [][]float32) {
+		if len(rows) != len(seq)-1 {
+			t.Fatalf("%s: %d rows, want %d", how, len(rows), len(seq)-1)
+		}
+		for i, r := range ref.Rows {
+			worst := 0.0
+			for v, want := range ref.Logits[i] {
+				worst = math.Max(worst, math.Abs(float64(rows[r][v])-want))
+			}
+			if worst > 1e-4 {
+				t.Errorf("%s: position %d: MTP logits differ from mtp_reference.py's by %.3g (max abs)", how, r, worst)
+			}
+		}
+		for r, want := range ref.Argmax {
+			if got := rt.Argmax(rows[r]); got != want {
+				t.Errorf("%s: position %d: MTP argmax %d, mtp_reference.py's %d", how, r, got, want)
+			}
+		}
+	}
+	if _, err := m.PrefillSlot(ctx, 0, seq, 0); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := m.MTPLogits(ctx, 0, seq[1:], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("at once", rows)
+	rows, err = m.MTPLogits(ctx, 0, seq[1:6], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := 5; p < len(seq)-1; p++ {
+		r, err := m.MTPLogits(ctx, 0, seq[p+1:p+2], p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r...)
+	}
+	check("position by position", rows)
 }
 
 // TestMTPRefused: --speculative mtp's compile option on a model without

@@ -81,19 +81,56 @@ func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) 
 // entry points, nothing to run, positions past the cache, a worker
 // failure.
 func (m *Model) MTP(ctx context.Context, slot int, next []int32, start int) (int32, error) {
+	var last int32
+	err := m.mtpChunks(slot, next, start, func(fn string, args []tensor.Tensor, k, n int) error {
+		out, err := m.worker.CallArgmax(ctx, fn, args)
+		if err != nil {
+			return err
+		}
+		cs, err := iree.Choices(out, int64(k))
+		if err != nil {
+			return err
+		}
+		last = cs[n-1].ID
+		return nil
+	})
+	return last, err
+}
+
+// MTPLogits is MTP returning the module's logits of every position run,
+// one row of vocab per next token (reference checks, tests).
+func (m *Model) MTPLogits(ctx context.Context, slot int, next []int32, start int) ([][]float32, error) {
+	var rows [][]float32
+	err := m.mtpChunks(slot, next, start, func(fn string, args []tensor.Tensor, k, n int) error {
+		out, err := m.worker.Call(ctx, fn, args)
+		if err != nil {
+			return err
+		}
+		ls, err := m.logits(out, k)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, ls[:n]...)
+		return nil
+	})
+	return rows, err
+}
+
+// mtpChunks checks an MTP run and calls call for each chunk: the entry
+// point, its arguments, its bucket k and its real positions n.
+func (m *Model) mtpChunks(slot int, next []int32, start int, call func(fn string, args []tensor.Tensor, k, n int) error) error {
 	if len(m.Program.MTPBuckets) == 0 {
-		return 0, fmt.Errorf("mtp: the module has no multi-token-prediction entry points")
+		return fmt.Errorf("mtp: the module has no multi-token-prediction entry points")
 	}
 	if len(next) == 0 {
-		return 0, fmt.Errorf("mtp: no positions to run")
+		return fmt.Errorf("mtp: no positions to run")
 	}
 	if err := m.checkTokens(next, start+1); err != nil {
-		return 0, err
+		return err
 	}
 	if err := m.checkSlots([]int{slot}); err != nil {
-		return 0, err
+		return err
 	}
-	var last int32
 	for len(next) > 0 {
 		k := 0
 		for _, b := range m.Program.MTPBuckets { // the smallest that holds the rest, else the largest that fits
@@ -106,25 +143,20 @@ func (m *Model) MTP(ctx context.Context, slot int, next []int32, start int) (int
 			}
 		}
 		if k == 0 {
-			return 0, fmt.Errorf("mtp: no bucket of %v fits at position %d (KV-cache length %d)", m.Program.MTPBuckets, start, m.MaxLen())
+			return fmt.Errorf("mtp: no bucket of %v fits at position %d (KV-cache length %d)", m.Program.MTPBuckets, start, m.MaxLen())
 		}
 		n := min(k, len(next))
 		chunk := make([]int32, k)
 		copy(chunk, next[:n])
 		ids, err := tensor.FromI32([]int64{1, int64(k)}, chunk)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		out, err := m.worker.CallArgmax(ctx, abi.MTPName(int64(k)), []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))})
-		if err != nil {
-			return 0, err
+		args := []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))}
+		if err := call(abi.MTPName(int64(k)), args, k, n); err != nil {
+			return err
 		}
-		cs, err := iree.Choices(out, int64(k))
-		if err != nil {
-			return 0, err
-		}
-		last = cs[n-1].ID
 		next, start = next[n:], start+n
 	}
-	return last, nil
+	return nil
 }

@@ -1,0 +1,156 @@
+"""mtp_reference.py — an independent reference for archc's multi-token
+prediction (MTP) drafter (archs/deepseek_v3.arch's mtp module; read by
+golden/mtp_test.go): the MTP module's logits on the deepseek_v3 fixture
+given a random MTP layer, written to testdata/deepseek_v3/mtp_reference.json.
+
+transformers has no MTP module, so its wiring is written here in numpy from
+the DeepSeek-V3 technical report §2.2 (depth 1) and, for the order of the
+concatenation the published eh_proj reads, vLLM's deepseek_mtp.py:
+
+    h'_t = eh_proj [RMSNorm_e(Emb(t_{t+1})) ; RMSNorm_h(h_t)]
+    h''  = TransformerBlock(h')            (layer num_hidden_layers)
+    p    = lm_head(RMSNorm_shared_head(h''))   → the token at t+2
+
+h_t is the last decoder layer's output, before the final norm. The
+transformer block is HF's DeepseekV3DecoderLayer (MLA, noaux_tc MoE) run
+on the MTP layer's weights: the block the main oracle already checks. The
+embedding and output head are the main model's (shared, as the report says).
+
+The MTP weights are not stored: both sides draw them from one splitmix64
+stream (SEED, mtp_test.go's mtpValues), tensor by tensor in name order,
+experts stacked [experts, ...]; a norm weight is 1 + u/10, any other 0.2·u,
+u uniform in [-1, 1) from a draw's top 53 bits.
+
+Run: cd golden && /tmp/oracle/bin/python -u mtp_reference.py
+"""
+import json
+import os
+import re
+import shutil
+import tempfile
+
+import numpy as np
+import torch
+from safetensors import safe_open
+from safetensors.numpy import save_file
+from transformers import AutoConfig, DeepseekV3ForCausalLM
+
+SEED = 31
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "deepseek_v3")
+ROWS = [0, 9, 18, 27]  # positions whose MTP logits are kept
+MASK = 2**64 - 1
+
+
+def stream(seed):
+    state = seed
+    while True:
+        state = (state + 0x9E3779B97F4A7C15) & MASK
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        z ^= z >> 31
+        yield (z >> 11) / float(1 << 53) * 2 - 1
+
+
+def mtp_shapes(main, cfg):
+    """The MTP layer's tensors, named as archs/deepseek_v3.arch reads them
+    (experts stacked), from the fixture's layer 1 (a MoE layer like it)."""
+    n, h = cfg.num_hidden_layers, cfg.hidden_size
+    out = {}
+    for k in main.keys():
+        if not k.startswith("model.layers.1."):
+            continue
+        rest = k[len("model.layers.1."):]
+        shape = list(main.get_slice(k).get_shape())
+        m = re.match(r"mlp\.experts\.(\d+)\.(.*)", rest)
+        if m:
+            out[f"model.layers.{n}.mlp.experts.{m.group(2)}"] = [cfg.n_routed_experts] + shape
+        else:
+            out[f"model.layers.{n}.{rest}"] = shape
+    for name in ("enorm", "hnorm", "shared_head.norm"):
+        out[f"model.layers.{n}.{name}.weight"] = [h]
+    out[f"model.layers.{n}.eh_proj.weight"] = [h, 2 * h]
+    return out
+
+
+def mtp_values(shapes):
+    g = stream(SEED)
+    vals = {}
+    for name in sorted(shapes):
+        size = int(np.prod(shapes[name]))
+        u = np.array([next(g) for _ in range(size)], dtype=np.float64)
+        v = 1 + u / 10 if "norm" in name else 0.2 * u
+        vals[name] = v.astype(np.float32).reshape(shapes[name])
+    return vals
+
+
+def rms(x, w, eps):
+    x = x.astype(np.float32)
+    return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)) * w
+
+
+def main():
+    cfg = AutoConfig.from_pretrained(FIXTURE)
+    n = cfg.num_hidden_layers
+    main_st = safe_open(os.path.join(FIXTURE, "model.safetensors"), "np")
+    shapes = mtp_shapes(main_st, cfg)
+    vals = mtp_values(shapes)
+    # A model of n+1 layers whose last is the MTP layer's block: HF loads
+    # its weights (per expert, as the published checkpoint stores them).
+    tensors = {k: main_st.get_tensor(k) for k in main_st.keys()}
+    for name, v in vals.items():
+        m = re.match(r"(model\.layers\.\d+\.mlp\.experts)\.(.*)", name)
+        if m:
+            for j in range(v.shape[0]):
+                tensors[f"{m.group(1)}.{j}.{m.group(2)}"] = np.ascontiguousarray(v[j])
+        elif not re.search(r"\.(enorm|hnorm|eh_proj|shared_head)\.", name):
+            tensors[name] = v
+    tmp = tempfile.mkdtemp()
+    try:
+        save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
+        c = json.load(open(os.path.join(FIXTURE, "config.json")))
+        c["num_hidden_layers"] = n + 1
+        json.dump(c, open(os.path.join(tmp, "config.json"), "w"))
+        model = DeepseekV3ForCausalLM.from_pretrained(tmp, dtype=torch.float32, attn_implementation="eager")
+    finally:
+        shutil.rmtree(tmp)
+    model.eval()
+    sd = model.state_dict()  # HF read the MTP block's weights (a missing one would be random)
+    for part in ("self_attn.q_a_proj.weight", "mlp.gate.weight", "input_layernorm.weight"):
+        name = f"model.layers.{n}.{part}"
+        assert np.array_equal(sd[name].numpy(), vals[name]), name
+    oracle = json.load(open(os.path.join(FIXTURE, "oracle.json")))
+    seq = oracle["prompts"][2] + oracle["tokens"][2][:2]  # 31 tokens
+    ids = torch.tensor([seq])
+    got = {}
+    hook = model.model.layers[n - 1].register_forward_hook(lambda mod, i, o: got.__setitem__("h", o[0] if isinstance(o, tuple) else o))
+    with torch.no_grad():
+        model(ids)
+    hook.remove()
+    h = got["h"][0].numpy()  # [S, hidden]: h_t, before the final norm
+    eps = cfg.rms_norm_eps
+    L = f"model.layers.{n}."
+    emb = main_st.get_tensor("model.embed_tokens.weight")
+    head = main_st.get_tensor("model.embed_tokens.weight" if cfg.tie_word_embeddings else "lm_head.weight")
+    nxt = np.array(seq[1:])  # position t reads token t+1
+    S = len(nxt)
+    x = np.concatenate([rms(emb[nxt], vals[L + "enorm.weight"], eps), rms(h[:S], vals[L + "hnorm.weight"], eps)], axis=-1)
+    x = x @ vals[L + "eh_proj.weight"].T
+    pos = torch.arange(S)[None]
+    xt = torch.from_numpy(x[None].astype(np.float32))
+    mask = torch.triu(torch.full((S, S), torch.finfo(torch.float32).min), 1)[None, None]
+    with torch.no_grad():
+        pe = model.model.rotary_emb(xt, pos)
+        y = model.model.layers[n](xt, attention_mask=mask, position_ids=pos, position_embeddings=pe)
+    y = (y[0] if isinstance(y, tuple) else y)[0].numpy()
+    logits = rms(y, vals[L + "shared_head.norm.weight"], eps) @ head.T
+    out = {"sequence": seq, "rows": ROWS, "logits": [[round(float(v), 6) for v in logits[r]] for r in ROWS],
+           "argmax": [int(a) for a in logits.argmax(-1)]}
+    with open(os.path.join(FIXTURE, "mtp_reference.json"), "w") as f:
+        json.dump(out, f, separators=(",", ":"))
+        f.write("\n")
+    print("wrote", os.path.join(FIXTURE, "mtp_reference.json"), "rows", ROWS, "of", S)
+
+
+if __name__ == "__main__":
+    main()
