@@ -21,6 +21,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -31,6 +32,7 @@ import (
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/rt"
+	"github.com/archc/archc/rt/engine"
 )
 
 // mtpSeed seeds the MTP layer's values (mtp_reference.py's SEED).
@@ -141,6 +143,111 @@ func TestMTPGreedyEqualsOracle(t *testing.T) {
 		t.Errorf("the MTP drafter never drafted: %+v", total)
 	}
 	t.Logf("MTP drafts with random weights: %+v", total)
+	// Along the reference's sequence, every draft checked and half the
+	// steps accepting one.
+	ref := readMTPReference(t)
+	c := &checkedMTP{t: t, d: d, ref: ref}
+	g, err := m.Generate(context.Background(), want.Prompts[2], rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: c}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Tokens[2], g.Tokens); diff != "" {
+		t.Errorf("prompt 2 (checked MTP drafts): tokens differ from the HF oracle (-oracle +archc):\n%s", diff)
+	}
+	if c.checked < 5 || g.Spec.Accepted == 0 {
+		t.Errorf("checked %d MTP drafts, %+v: want several, some accepted", c.checked, g.Spec)
+	}
+	t.Logf("checked MTP drafts: %d, %+v", c.checked, g.Spec)
+}
+
+// TestMTPEngine: through the continuous-batching engine (two slots), with
+// MTP drafts on, speculating and plain requests side by side give the
+// oracle's tokens, twice (the second round in slots the first left).
+func TestMTPEngine(t *testing.T) {
+	needIREE(t)
+	buildKernels(t)
+	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
+	o := execOptions()
+	o.Plan.Lower.VerifyBuckets = []int64{2}
+	o.Plan.Lower.MTP = true
+	m, err := launch.Open(context.Background(), mtpFixture(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := rt.NewMTPDrafter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, e := startEngine(t, m, engine.Options{Speculative: &rt.Speculation{Drafter: d}})
+	var reqs []engine.Request
+	for _, p := range want.Prompts {
+		for _, off := range []bool{false, true} {
+			reqs = append(reqs, engine.Request{Prompt: p, MaxTokens: want.MaxNewTokens, NoSpeculation: off})
+		}
+	}
+	for round := range 2 {
+		for i, got := range submitAll(t, ctx, e, reqs) {
+			if diff := cmp.Diff(want.Tokens[i/2], got); diff != "" {
+				t.Errorf("round %d: prompt %d (speculation off: %v) through the engine (-oracle +engine):\n%s", round, i/2, reqs[i].NoSpeculation, diff)
+			}
+		}
+	}
+	if st := e.Stats().Spec; st.Drafts == 0 {
+		t.Errorf("the engine did not draft with MTP: %+v", st)
+	}
+}
+
+// mtpReference is testdata/deepseek_v3/mtp_reference.json: the MTP
+// module's logits at positions Rows of Sequence (the oracle's third
+// prompt and its tokens) and its argmax at every position.
+type mtpReference struct {
+	Sequence []int32     `json:"sequence"`
+	Rows     []int       `json:"rows"`
+	Logits   [][]float64 `json:"logits"`
+	Argmax   []int32     `json:"argmax"`
+}
+
+func readMTPReference(t *testing.T) mtpReference {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "deepseek_v3", "mtp_reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref mtpReference
+	if err := json.Unmarshal(data, &ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// checkedMTP drafts with the MTP drafter, checks each draft along the
+// reference's sequence against the reference's argmax, and proposes the
+// oracle's next token instead on every other step, so that steps accept
+// a draft (random MTP weights draft wrong) and the drafter catches up
+// over the accepted positions.
+type checkedMTP struct {
+	t             *testing.T
+	d             *rt.MTPDrafter
+	ref           mtpReference
+	step, checked int
+}
+
+func (c *checkedMTP) Name() string { return "checked-mtp" }
+
+func (c *checkedMTP) Draft(ctx context.Context, slot int, seq []int32, max int) []int32 {
+	d := c.d.Draft(ctx, slot, seq, max)
+	onPath := len(seq) < len(c.ref.Sequence) && slices.Equal(seq, c.ref.Sequence[:len(seq)])
+	if onPath && len(d) == 1 {
+		if want := c.ref.Argmax[len(seq)-2]; d[0] != want {
+			c.t.Errorf("after %d tokens the MTP drafter drafted %d, mtp_reference.py's module %d", len(seq), d[0], want)
+		}
+		c.checked++
+	}
+	if c.step++; c.step%2 == 0 && onPath {
+		return []int32{c.ref.Sequence[len(seq)]}
+	}
+	return d
 }
 
 // TestMTPReference: the MTP module's logits at some positions of a
@@ -151,19 +258,7 @@ func TestMTPGreedyEqualsOracle(t *testing.T) {
 func TestMTPReference(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
-	data, err := os.ReadFile(filepath.Join("testdata", "deepseek_v3", "mtp_reference.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		Sequence []int32     `json:"sequence"`
-		Rows     []int       `json:"rows"`
-		Logits   [][]float64 `json:"logits"`
-		Argmax   []int32     `json:"argmax"`
-	}
-	if err := json.Unmarshal(data, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := readMTPReference(t)
 	o := oracleOptions()
 	o.Plan.Lower.VerifyBuckets = []int64{2}
 	o.Plan.Lower.MTP = true
