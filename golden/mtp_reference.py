@@ -1,7 +1,8 @@
 """mtp_reference.py — an independent reference for archc's multi-token
-prediction (MTP) drafter (archs/deepseek_v3.arch's mtp module; read by
-golden/mtp_test.go): the MTP module's logits on the deepseek_v3 fixture
-given a random MTP layer, written to testdata/deepseek_v3/mtp_reference.json.
+prediction (MTP) drafter (the mtp modules of archs/deepseek_v3.arch and
+archs/glm4_moe.arch; read by golden/mtp_test.go): the MTP module's logits
+on the deepseek_v3 and glm4_moe fixtures given a random MTP layer, written
+to testdata/<fixture>/mtp_reference.json.
 
 transformers has no MTP module, so its wiring is written here in numpy from
 the DeepSeek-V3 technical report §2.2 (depth 1) and, for the order of the
@@ -12,8 +13,10 @@ concatenation the published eh_proj reads, vLLM's deepseek_mtp.py:
     p    = lm_head(RMSNorm_shared_head(h''))   → the token at t+2
 
 h_t is the last decoder layer's output, before the final norm. The
-transformer block is HF's DeepseekV3DecoderLayer (MLA, noaux_tc MoE) run
-on the MTP layer's weights: the block the main oracle already checks. The
+transformer block is HF's decoder layer (DeepseekV3DecoderLayer: MLA,
+noaux_tc MoE; Glm4MoeDecoderLayer) run on the MTP layer's weights: the
+block the main oracle already checks. GLM-4.5's MTP layer is DeepSeek-V3's
+(vLLM's glm4_moe_mtp.py). The
 embedding and output head are the main model's (shared, as the report says).
 
 The MTP weights are not stored: both sides draw them from one splitmix64
@@ -21,23 +24,24 @@ stream (SEED, mtp_test.go's mtpValues), tensor by tensor in name order,
 experts stacked [experts, ...]; a norm weight is 1 + u/10, any other 0.2·u,
 u uniform in [-1, 1) from a draw's top 53 bits.
 
-Run: cd golden && /tmp/oracle/bin/python -u mtp_reference.py
+Run: cd golden && /tmp/oracle/bin/python -u mtp_reference.py [FIXTURE...]
 """
 import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 
 import numpy as np
 import torch
 from safetensors import safe_open
 from safetensors.numpy import save_file
-from transformers import AutoConfig, DeepseekV3ForCausalLM
+from transformers import AutoConfig, AutoModelForCausalLM
 
 SEED = 31
-FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata", "deepseek_v3")
-ROWS = [0, 15, 29, 43]  # positions whose MTP logits are kept
+TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
+FIXTURES = ["deepseek_v3", "glm4_moe"]
 MASK = 2**64 - 1
 
 
@@ -90,6 +94,11 @@ def rms(x, w, eps):
 
 
 def main():
+    for name in sys.argv[1:] or FIXTURES:
+        reference(os.path.join(TESTDATA, name))
+
+
+def reference(FIXTURE):
     cfg = AutoConfig.from_pretrained(FIXTURE)
     n = cfg.num_hidden_layers
     main_st = safe_open(os.path.join(FIXTURE, "model.safetensors"), "np")
@@ -111,16 +120,16 @@ def main():
         c = json.load(open(os.path.join(FIXTURE, "config.json")))
         c["num_hidden_layers"] = n + 1
         json.dump(c, open(os.path.join(tmp, "config.json"), "w"))
-        model = DeepseekV3ForCausalLM.from_pretrained(tmp, dtype=torch.float32, attn_implementation="eager")
+        model = AutoModelForCausalLM.from_pretrained(tmp, dtype=torch.float32, attn_implementation="eager")
     finally:
         shutil.rmtree(tmp)
     model.eval()
     sd = model.state_dict()  # HF read the MTP block's weights (a missing one would be random)
-    for part in ("self_attn.q_a_proj.weight", "mlp.gate.weight", "input_layernorm.weight"):
+    for part in ("self_attn.o_proj.weight", "mlp.gate.weight", "input_layernorm.weight"):
         name = f"model.layers.{n}.{part}"
         assert np.array_equal(sd[name].numpy(), vals[name]), name
     oracle = json.load(open(os.path.join(FIXTURE, "oracle.json")))
-    seq = oracle["prompts"][2] + oracle["tokens"][2]  # the oracle's third sequence, 45 tokens
+    seq = oracle["prompts"][2] + oracle["tokens"][2]  # the oracle's third sequence
     ids = torch.tensor([seq])
     got = {}
     hook = model.model.layers[n - 1].register_forward_hook(lambda mod, i, o: got.__setitem__("h", o[0] if isinstance(o, tuple) else o))
@@ -144,6 +153,7 @@ def main():
         y = model.model.layers[n](xt, attention_mask=mask, position_ids=pos, position_embeddings=pe)
     y = (y[0] if isinstance(y, tuple) else y)[0].numpy()
     logits = rms(y, vals[L + "shared_head.norm.weight"], eps) @ head.T
+    ROWS = [0, S // 3, 2 * S // 3, S - 1]  # positions whose MTP logits are kept
     out = {"sequence": seq, "rows": ROWS, "logits": [[round(float(v), 6) for v in logits[r]] for r in ROWS],
            "argmax": [int(a) for a in logits.argmax(-1)]}
     with open(os.path.join(FIXTURE, "mtp_reference.json"), "w") as f:

@@ -1,16 +1,17 @@
 package golden
 
 // Speculative decoding with the model's own multi-token-prediction (MTP)
-// module (rt.MTPDrafter; archs/deepseek_v3.arch's mtp module): on the
-// deepseek_v3 fixture (MLA, routed experts) given a random MTP layer,
-// greedy output with MTP drafts equals the HF oracle's token for token,
-// and the module's logits equal mtp_reference.py's, an independent numpy
-// reference written from the DeepSeek-V3 report.
+// module (rt.MTPDrafter; the mtp modules of archs/deepseek_v3.arch and
+// archs/glm4_moe.arch): on the deepseek_v3 (MLA, routed experts) and
+// glm4_moe (GQA, routed experts) fixtures given a random MTP layer, greedy
+// output with MTP drafts equals the HF oracle's token for token, and the
+// module's logits equal mtp_reference.py's, an independent numpy reference
+// written from the DeepSeek-V3 report.
 //
-// HF's DeepseekV3ForCausalLM has no MTP layer, so the fixture has none:
-// mtpFixture adds one (model.layers.3.*, the shapes the .arch reads) to a
-// copy, its values drawn from splitmix64 (mtpValues), a generator
-// mtp_reference.py repeats, so the tree holds no MTP weights.
+// HF's models have no MTP layer, so the fixtures have none: mtpFixture
+// adds one (model.layers.3.*, the shapes the .arch reads) to a copy, its
+// values drawn from splitmix64 (mtpValues), a generator mtp_reference.py
+// repeats, so the tree holds no MTP weights.
 
 import (
 	"context"
@@ -34,6 +35,9 @@ import (
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
 )
+
+// mtpFixtures are the fixtures whose family has an MTP module.
+var mtpFixtures = []string{"deepseek_v3", "glm4_moe"}
 
 // mtpSeed seeds the MTP layer's values (mtp_reference.py's SEED).
 const mtpSeed = 31
@@ -71,13 +75,13 @@ func mtpValues(names []string, shapes map[string][]int64) map[string][]float32 {
 	return out
 }
 
-// mtpFixture copies the deepseek_v3 fixture with an MTP layer of random
-// values and returns its folder.
-func mtpFixture(t *testing.T) string {
+// mtpFixture copies fixture name with an MTP layer of random values and
+// returns its folder.
+func mtpFixture(t *testing.T, name string) string {
 	t.Helper()
 	o := driver.PlanOptions{}
 	o.Lower.MTP = true
-	p, err := driver.NewGraph(filepath.Join("testdata", "deepseek_v3", "config.json"), o)
+	p, err := driver.NewGraph(filepath.Join("testdata", name, "config.json"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +93,7 @@ func mtpFixture(t *testing.T) string {
 	}
 	sort.Strings(names)
 	vals := mtpValues(names, shapes)
-	dir := testckpt.FixtureCopyOf(t, "deepseek_v3", func(ts map[string]testckpt.STTensor) {
+	dir := testckpt.FixtureCopyOf(t, name, func(ts map[string]testckpt.STTensor) {
 		for _, name := range names {
 			data := make([]byte, 0, 4*len(vals[name]))
 			for _, x := range vals[name] {
@@ -113,11 +117,22 @@ func mtpFixture(t *testing.T) string {
 func TestMTPGreedyEqualsOracle(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
-	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
+	for _, name := range mtpFixtures {
+		if *onlyFixture != "" && *onlyFixture != name {
+			continue
+		}
+		t.Run(name, func(t *testing.T) { checkMTPGreedy(t, name) })
+	}
+}
+
+// checkMTPGreedy: the oracle's prompts with and without MTP drafts, then
+// the third along the reference with every draft checked.
+func checkMTPGreedy(t *testing.T, name string) {
+	want := readOracle(t, filepath.Join("testdata", name))
 	o := oracleOptions()
 	o.Plan.Lower.VerifyBuckets = []int64{2}
 	o.Plan.Lower.MTP = true
-	m, err := launch.Open(context.Background(), mtpFixture(t), o)
+	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +160,7 @@ func TestMTPGreedyEqualsOracle(t *testing.T) {
 	t.Logf("MTP drafts with random weights: %+v", total)
 	// Along the reference's sequence, every draft checked and half the
 	// steps accepting one.
-	ref := readMTPReference(t)
+	ref := readMTPReference(t, name)
 	c := &checkedMTP{t: t, d: d, ref: ref}
 	g, err := m.Generate(context.Background(), want.Prompts[2], rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: c}})
 	if err != nil {
@@ -170,7 +185,7 @@ func TestMTPEngine(t *testing.T) {
 	o := execOptions()
 	o.Plan.Lower.VerifyBuckets = []int64{2}
 	o.Plan.Lower.MTP = true
-	m, err := launch.Open(context.Background(), mtpFixture(t), o)
+	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +213,7 @@ func TestMTPEngine(t *testing.T) {
 	}
 }
 
-// mtpReference is testdata/deepseek_v3/mtp_reference.json: the MTP
+// mtpReference is testdata/<fixture>/mtp_reference.json: the MTP
 // module's logits at positions Rows of Sequence (the oracle's third
 // prompt and its tokens) and its argmax at every position.
 type mtpReference struct {
@@ -208,9 +223,9 @@ type mtpReference struct {
 	Argmax   []int32     `json:"argmax"`
 }
 
-func readMTPReference(t *testing.T) mtpReference {
+func readMTPReference(t *testing.T, name string) mtpReference {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "deepseek_v3", "mtp_reference.json"))
+	data, err := os.ReadFile(filepath.Join("testdata", name, "mtp_reference.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,11 +273,20 @@ func (c *checkedMTP) Draft(ctx context.Context, slot int, seq []int32, max int) 
 func TestMTPReference(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
-	ref := readMTPReference(t)
+	for _, name := range mtpFixtures {
+		if *onlyFixture != "" && *onlyFixture != name {
+			continue
+		}
+		t.Run(name, func(t *testing.T) { checkMTPReference(t, name) })
+	}
+}
+
+func checkMTPReference(t *testing.T, name string) {
+	ref := readMTPReference(t, name)
 	o := oracleOptions()
 	o.Plan.Lower.VerifyBuckets = []int64{2}
 	o.Plan.Lower.MTP = true
-	m, err := launch.Open(context.Background(), mtpFixture(t), o)
+	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
 		t.Fatal(err)
 	}
