@@ -32,6 +32,7 @@ import (
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/internal/testckpt"
+	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
 )
@@ -345,4 +346,62 @@ func TestMTPRefused(t *testing.T) {
 	if !errors.As(err, &no) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "llama") {
 		t.Fatalf("got %v, want a NoMTPError naming %s and its family", err, dir)
 	}
+}
+
+// TestMTPGGUF: llama.cpp's GGUF convention (glm4moe: the MTP layer is an
+// extra block, block_count includes nextn_predict_layers, its
+// blk.{n}.nextn.{eh_proj,enorm,hnorm,shared_head_norm} beside the block's
+// own tensors), on the glm4_moe twin, which gguf_convert.py writes with
+// such a block (a copy of the last layer, a random eh_proj): without MTP
+// the plan names the block's tensors unread; with it, reads all but the
+// nextn copies of the embedding and head (the twin has none), and greedy
+// output with MTP drafts equals the HF oracle's.
+func TestMTPGGUF(t *testing.T) {
+	twin := testmodels.GGUFTwin(t, filepath.Join("testdata", "glm4_moe", "model.f32.gguf"))
+	plain, err := driver.NewPlan(twin, driver.PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plain.HasMTP || !slices.Contains(plain.Unread, "blk.3.nextn.eh_proj.weight") || !slices.Contains(plain.Unread, "blk.3.attn_q.weight") {
+		t.Errorf("without MTP: has MTP %v, unread %v; want blk.3.* unread", plain.HasMTP, plain.Unread)
+	}
+	o := driver.PlanOptions{}
+	o.Lower.MTP = true
+	withMTP, err := driver.NewPlan(twin, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(withMTP.Unread) != 0 || withMTP.Graph.MTP == nil {
+		t.Errorf("with MTP: unread %v (want none), MTP module %v", withMTP.Unread, withMTP.Graph.MTP != nil)
+	}
+	needIREE(t)
+	buildKernels(t)
+	lo := oracleOptions()
+	lo.Plan.Lower.VerifyBuckets = []int64{2}
+	lo.Plan.Lower.MTP = true
+	m, err := launch.Open(context.Background(), twin, lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := rt.NewMTPDrafter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readOracle(t, filepath.Join("testdata", "glm4_moe"))
+	var spec rt.SpecStats
+	for i, prompt := range want.Prompts {
+		g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.Tokens[i], g.Tokens); diff != "" {
+			t.Errorf("prompt %d: tokens with MTP drafts differ from the HF oracle (-oracle +archc):\n%s", i, diff)
+		}
+		spec.Add(g.Spec)
+	}
+	if spec.Drafts == 0 {
+		t.Errorf("no MTP drafts: %+v", spec)
+	}
+	t.Logf("GGUF MTP drafts: %+v", spec)
 }
