@@ -178,7 +178,9 @@ func checkMTPGreedy(t *testing.T, name string) {
 
 // TestMTPEngine: through the continuous-batching engine (two slots), with
 // MTP drafts on, speculating and plain requests side by side give the
-// oracle's tokens, twice (the second round in slots the first left).
+// oracle's tokens, twice (the second round in slots the first left), and
+// so do two requests sharing one prefill (copy_cache); every MTP draft
+// along the third prompt's sequence is the reference module's.
 func TestMTPEngine(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
@@ -195,7 +197,8 @@ func TestMTPEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, e := startEngine(t, m, engine.Options{Speculative: &rt.Speculation{Drafter: d}})
+	c := &checkedMTP{t: t, d: d, ref: readMTPReference(t, "deepseek_v3")} // drafts on the third prompt checked
+	ctx, e := startEngine(t, m, engine.Options{Speculative: &rt.Speculation{Drafter: c}})
 	var reqs []engine.Request
 	for _, p := range want.Prompts {
 		for _, off := range []bool{false, true} {
@@ -209,9 +212,67 @@ func TestMTPEngine(t *testing.T) {
 			}
 		}
 	}
-	if st := e.Stats().Spec; st.Drafts == 0 {
-		t.Errorf("the engine did not draft with MTP: %+v", st)
+	// A group of two sharing the third prompt's prefill: the second slot
+	// gets the first's KV rows, hidden states and MTP rows by a copy.
+	g := engine.NewGroup(2)
+	group := []engine.Request{{Prompt: want.Prompts[2], MaxTokens: want.MaxNewTokens, Group: g}, {Prompt: want.Prompts[2], MaxTokens: want.MaxNewTokens, Group: g}}
+	for i, got := range submitAll(t, ctx, e, group) {
+		if diff := cmp.Diff(want.Tokens[2], got); diff != "" {
+			t.Errorf("group member %d (-oracle +engine):\n%s", i, diff)
+		}
 	}
+	if st := e.Stats(); st.Spec.Drafts == 0 || st.SharedPrefills == 0 || c.checked == 0 {
+		t.Errorf("the engine did not draft with MTP (%+v, %d checked) or share a prefill (%d)", st.Spec, c.checked, st.SharedPrefills)
+	}
+	t.Logf("engine: %+v, %d MTP drafts checked", e.Stats().Spec, c.checked)
+}
+
+// TestMTPCopiedSlot: after CopySlot gives a slot another slot's prompt
+// (whose MTP rows the other slot never computed: the module runs only
+// when drafting), the MTP drafter does not trust what it recorded of the
+// slot before: its draft is the reference module's.
+func TestMTPCopiedSlot(t *testing.T) {
+	needIREE(t)
+	buildKernels(t)
+	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
+	ref := readMTPReference(t, "deepseek_v3")
+	o := execOptions()
+	o.Plan.Lower.VerifyBuckets = []int64{2}
+	o.Plan.Lower.MTP = true
+	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := rt.NewMTPDrafter(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	k := len(want.Prompts[2])
+	seq := ref.Sequence[:k+1] // the prompt and its first token
+	draft := func(slot int) {
+		t.Helper()
+		if got := d.Draft(ctx, slot, seq, 1); len(got) != 1 || got[0] != ref.Argmax[k-1] {
+			t.Errorf("slot %d: MTP draft %v, the reference module's %d", slot, got, ref.Argmax[k-1])
+		}
+	}
+	if _, err := m.PrefillSlot(ctx, 1, seq[:k], 0); err != nil {
+		t.Fatal(err)
+	}
+	draft(1) // slot 1: module rows for the prompt
+	other := want.Prompts[1]
+	if _, err := m.PrefillSlot(ctx, 0, other, 0); err != nil {
+		t.Fatal(err)
+	}
+	d.Draft(ctx, 0, append(slices.Clone(other), 5), 1) // slot 0: module rows for another prompt
+	if _, err := m.PrefillSlot(ctx, 0, seq[:k], 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CopySlot(ctx, 0, []int{1}, k); err != nil {
+		t.Fatal(err)
+	}
+	draft(1) // slot 1 now holds slot 0's module rows, the other prompt's
 }
 
 // mtpReference is testdata/<fixture>/mtp_reference.json: the MTP

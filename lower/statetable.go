@@ -33,7 +33,7 @@ func StateTable(g *ir.Graph, opts Options) abi.StateTable {
 		}
 		t = append(t, row)
 	}
-	if g.MTP != nil { // the target's hidden state, a row per position (mtp.go); copy_cache does not copy it
+	if g.MTP != nil { // the target's hidden state, a row per position (mtp.go), copied with the KV cache
 		gl := mtpHiddenGlobal(g, opts)
 		row := abi.StateGroup{
 			Kind: abi.KVCache, Global: gl.Name, Entries: 1, Shape: slices.Clone(gl.Type.Shape[2:]), DType: gl.Type.Elem,
@@ -41,6 +41,9 @@ func StateTable(g *ir.Graph, opts Options) abi.StateTable {
 		}
 		row.BytesPerToken = elements(row.Shape) * elemBytes(gl.Type.Elem)
 		row.BytesPerSlot = row.BytesPerToken * opts.MaxLen
+		if opts.Slots > 1 {
+			row.Copy = abi.CopyCacheName(abi.CopyChunk(opts.PrefillBuckets))
+		}
 		t = append(t, row)
 	}
 	for _, grp := range l.states.groups {

@@ -154,6 +154,10 @@ type Model struct {
 	// slots records what each slot holds, for every kind of state
 	// (slots.go).
 	slots slotTable
+	// copies counts per slot the CopySlot calls that gave it another
+	// slot's state: a drafter that keeps rows in the target's slots (the
+	// MTP drafter) forgets what it recorded of a slot when it changes.
+	copies map[int]int
 	// encodes caches encoder rows by tile content (images.go).
 	encodes encodeCache
 }

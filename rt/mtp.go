@@ -26,12 +26,13 @@ import (
 // after a verify step, the accepted tokens (rows of rejected drafts are
 // past that prefix, never read, and overwritten, as the target's KV rows
 // are). A slot's next sequence is recomputed from where the two
-// sequences part. The target's hidden rows are not copied between slots
-// (CopySlot), so a sequence that starts from another slot's prompt drafts
-// from stale rows there: fewer accepted drafts, never other output.
+// sequences part, and all of it after the engine copied another slot's
+// prompt into the slot (CopySlot), whose module rows are then the other
+// slot's as they were.
 type MTPDrafter struct {
-	m    *Model
-	held map[int][]int32 // per slot: tokens t_0..t_n whose module rows 0..n-1 the slot holds
+	m      *Model
+	held   map[int][]int32 // per slot: tokens t_0..t_n whose module rows 0..n-1 the slot holds
+	copies map[int]int     // per slot: m.copies when held was recorded
 }
 
 // NewMTPDrafter returns the drafter of m's own MTP module. Errors: a
@@ -40,7 +41,7 @@ func NewMTPDrafter(m *Model) (*MTPDrafter, error) {
 	if len(m.Program.MTPBuckets) == 0 {
 		return nil, fmt.Errorf("model %s (family %s) was compiled without its multi-token-prediction module (lower.Options.MTP)", m.Program.Dir, m.Program.Family)
 	}
-	return &MTPDrafter{m: m, held: map[int][]int32{}}, nil
+	return &MTPDrafter{m: m, held: map[int][]int32{}, copies: map[int]int{}}, nil
 }
 
 // Name is "mtp".
@@ -56,9 +57,12 @@ func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) 
 		return nil
 	}
 	held := d.held[slot]
+	if d.copies[slot] != d.m.copies[slot] {
+		held = nil // another slot's rows were copied in
+	}
 	common := 0
-	for common < len(held) && common < len(seq) && held[common] == seq[common] {
-		common++
+	for common < len(held) && common < pos && held[common] == seq[common] {
+		common++ // at least position pos-1 runs again: its logits are the draft
 	}
 	from := common - 1 // rows 0..common-2 read tokens the sequence still has
 	if from < 0 {
@@ -69,7 +73,7 @@ func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) 
 	if err != nil {
 		return nil
 	}
-	d.held[slot] = append(held[:0:0], seq...)
+	d.held[slot], d.copies[slot] = append(held[:0:0], seq...), d.m.copies[slot]
 	return []int32{next}
 }
 
