@@ -158,6 +158,8 @@ type Model struct {
 	// slot's state: a drafter that keeps rows in the target's slots (the
 	// MTP drafter) forgets what it recorded of a slot when it changes.
 	copies map[int]int
+	// restarts counts Restart calls: every slot's contents are gone.
+	restarts int
 	// encodes caches encoder rows by tile content (images.go).
 	encodes encodeCache
 }
@@ -252,6 +254,7 @@ func (m *Model) Restart(ctx context.Context) error {
 		return err
 	}
 	m.worker, m.slots = w, newSlotTable(m.Program)
+	m.restarts++
 	return nil
 }
 

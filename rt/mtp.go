@@ -28,11 +28,11 @@ import (
 // are). A slot's next sequence is recomputed from where the two
 // sequences part, and all of it after the engine copied another slot's
 // prompt into the slot (CopySlot), whose module rows are then the other
-// slot's as they were.
+// slot's as they were, or after a Restart.
 type MTPDrafter struct {
-	m      *Model
-	held   map[int][]int32 // per slot: tokens t_0..t_n whose module rows 0..n-1 the slot holds
-	copies map[int]int     // per slot: m.copies when held was recorded
+	m     *Model
+	held  map[int][]int32 // per slot: tokens t_0..t_n whose module rows 0..n-1 the slot holds
+	stamp map[int][2]int  // per slot: m.copies[slot] and m.restarts when held was recorded
 }
 
 // NewMTPDrafter returns the drafter of m's own MTP module. Errors: a
@@ -41,7 +41,7 @@ func NewMTPDrafter(m *Model) (*MTPDrafter, error) {
 	if len(m.Program.MTPBuckets) == 0 {
 		return nil, fmt.Errorf("model %s (family %s) was compiled without its multi-token-prediction module (lower.Options.MTP)", m.Program.Dir, m.Program.Family)
 	}
-	return &MTPDrafter{m: m, held: map[int][]int32{}, copies: map[int]int{}}, nil
+	return &MTPDrafter{m: m, held: map[int][]int32{}, stamp: map[int][2]int{}}, nil
 }
 
 // Name is "mtp".
@@ -57,8 +57,9 @@ func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) 
 		return nil
 	}
 	held := d.held[slot]
-	if d.copies[slot] != d.m.copies[slot] {
-		held = nil // another slot's rows were copied in
+	stamp := [2]int{d.m.copies[slot], d.m.restarts}
+	if d.stamp[slot] != stamp {
+		held = nil // another slot's rows were copied in, or the worker restarted empty
 	}
 	common := 0
 	for common < len(held) && common < pos && held[common] == seq[common] {
@@ -73,7 +74,7 @@ func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) 
 	if err != nil {
 		return nil
 	}
-	d.held[slot], d.copies[slot] = append(held[:0:0], seq...), d.m.copies[slot]
+	d.held[slot], d.stamp[slot] = append(held[:0:0], seq...), stamp
 	return []int32{next}
 }
 
