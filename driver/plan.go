@@ -83,14 +83,22 @@ type Plan struct {
 }
 
 // NoMTPError is NewGraph's error for lower.Options.MTP on a model whose
-// family or config has no multi-token-prediction module.
+// family or config has no multi-token-prediction module, or whose
+// family's module does not build for its config (Reason).
 type NoMTPError struct {
 	Model, Family string
+	Reason        error // the module's build error (ir.Graph.MTPErr), nil when there is none
 }
 
 func (e *NoMTPError) Error() string {
+	if e.Reason != nil {
+		return fmt.Sprintf("%s (family %s): its multi-token-prediction (MTP) module does not build for this config: %v", e.Model, e.Family, e.Reason)
+	}
 	return fmt.Sprintf("%s (family %s) has no multi-token-prediction (MTP) layers archc reads: its .arch has no mtp module, or its config has none (num_nextn_predict_layers 0)", e.Model, e.Family)
 }
+
+// Unwrap returns Reason.
+func (e *NoMTPError) Unwrap() error { return e.Reason }
 
 // PlanOptions chooses the family and static shapes.
 type PlanOptions struct {
@@ -302,7 +310,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	hasMTP := g.MTP != nil
 	switch {
 	case opts.Lower.MTP && !hasMTP:
-		return nil, &NoMTPError{Model: path, Family: fam.Name}
+		return nil, &NoMTPError{Model: path, Family: fam.Name, Reason: g.MTPErr}
 	case !opts.Lower.MTP:
 		g = g.WithoutMTP() // its tensors stay unread
 	}

@@ -135,12 +135,33 @@ func (s *scope) dataflow(f *File) error {
 			}
 			s.b.g.HeadStart = len(s.b.g.Nodes)
 		case it.MTP != nil:
-			if err := s.mtp(it.MTP); err != nil {
-				return err
-			}
+			s.mtpOrError(it.MTP)
 		}
 	}
 	return nil
+}
+
+// mtpOrError builds the MTP module (mtp), or, when that fails, leaves the
+// graph as it was before it and records the error in ir.Graph.MTPErr: a
+// model runs without its MTP module, and only asking for it (the
+// driver's lower.Options.MTP) reports why it cannot.
+func (s *scope) mtpOrError(m *MTP) {
+	g, b := s.b.g, s.b
+	nodes, weights, sites := len(g.Nodes), len(g.Weights), g.Sites
+	locals := map[string]any{}
+	for k, v := range s.locals {
+		locals[k] = v
+	}
+	err := s.mtp(m)
+	s.locals = locals
+	s.loopVar, s.prefix, b.layer, b.inMTP = "", "", -1, false
+	if err == nil {
+		return
+	}
+	for _, w := range g.Weights[weights:] {
+		delete(b.seen, w.Name)
+	}
+	g.Nodes, g.Weights, g.Sites, g.MTP, g.MTPErr = g.Nodes[:nodes], g.Weights[:weights], sites, nil, err
 }
 
 // mtp builds a family's MTP module (ast.go's MTP) after the decoder's

@@ -397,13 +397,25 @@ func checkMTPReference(t *testing.T, name string) {
 }
 
 // TestMTPRefused: --speculative mtp's compile option on a model without
-// an MTP module fails at the plan, naming the model.
+// an MTP module fails at the plan, naming the model; so does it on a
+// family whose module does not build for the config (glm4_moe_lite
+// inherits deepseek_v3's, whose layer reads mlp_layer_types[i], one entry
+// per decoder layer), which without it still plans.
 func TestMTPRefused(t *testing.T) {
+	dir := testckpt.FixtureCopyOf(t, "glm4_moe_lite", nil, func(c map[string]any) { c["num_nextn_predict_layers"] = 1 })
+	if _, err := driver.NewGraph(dir, driver.PlanOptions{}); err != nil {
+		t.Errorf("glm4_moe_lite with an MTP layer in its config, without MTP: %v", err)
+	}
 	o := driver.PlanOptions{}
 	o.Lower.MTP = true
-	dir := filepath.Join("testdata", "llama-tied")
 	_, err := driver.NewGraph(dir, o)
 	var no *driver.NoMTPError
+	if !errors.As(err, &no) || no.Reason == nil || !strings.Contains(err.Error(), "does not build") {
+		t.Errorf("glm4_moe_lite with MTP: got %v, want a NoMTPError with its reason", err)
+	}
+	t.Log(err)
+	dir = filepath.Join("testdata", "llama-tied")
+	_, err = driver.NewGraph(dir, o)
 	if !errors.As(err, &no) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "llama") {
 		t.Fatalf("got %v, want a NoMTPError naming %s and its family", err, dir)
 	}

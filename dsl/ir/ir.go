@@ -172,6 +172,9 @@ type Graph struct {
 	// item), nil without one: the nodes from MTP.Start on, which prefill,
 	// decode and verify do not run.
 	MTP *MTP
+	// MTPErr is why the family's MTP module could not be built for this
+	// config (MTP is then nil and the graph is as without one).
+	MTPErr error
 }
 
 // MTP is a decoder graph's multi-token-prediction module: Nodes[Start:]
