@@ -62,7 +62,8 @@ type Item struct {
 // before the final norm) is the target's hidden state h_t of each position
 // t, and tokens is, here, the token that follows each position (t+1): the
 // body predicts the token at t+2 and must bind mtp_logits, [batch, seq,
-// vocab]. Its weight paths are under its scope, except the modules the
+// vocab]; it may bind mtp_hidden, its own output hidden state, which a
+// chained draft feeds back as the hidden state of the next position. Its weight paths are under its scope, except the modules the
 // decoder reads outside its layer loop (model.embed_tokens, lm_head),
 // which name the decoder's own: the MTP module shares them. It is absent from the graph unless the cond (a config
 // expression) holds; package lower runs it in its own entry point

@@ -232,7 +232,15 @@ func (s *scope) mtp(m *MTP) error {
 	if hidden == nil {
 		return errorf(m.Pos, "the mtp module never reads the decoder's hidden state (x after the layer loop)")
 	}
-	g.MTP = &ir.MTP{Start: start, Hidden: hidden, Logits: out, Layer: int(idx), Sites: sites, Weights: append([]ir.Weight(nil), g.Weights[nw:]...)}
+	var next *ir.Node
+	if nv, ok := s.locals["mtp_hidden"]; ok {
+		n, isNode := nv.(*ir.Node)
+		if !isNode || n.ID < start || n.Type.DType != ir.F32 || n.Type.String() != hidden.Type.String() {
+			return errorf(m.Pos, "mtp_hidden, the module's output hidden state, must be a tensor like the decoder's hidden state (%s), computed in the module", hidden.Type)
+		}
+		next = n
+	}
+	g.MTP = &ir.MTP{Start: start, Hidden: hidden, Logits: out, Next: next, Layer: int(idx), Sites: sites, Weights: append([]ir.Weight(nil), g.Weights[nw:]...)}
 	return nil
 }
 

@@ -43,6 +43,7 @@ SEED = 31
 TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
 FIXTURES = ["deepseek_v3", "glm4_moe"]
 MASK = 2**64 - 1
+CHAIN = 3  # chained draft tokens per reference step
 
 
 def stream(seed):
@@ -143,19 +144,45 @@ def reference(FIXTURE):
     head = main_st.get_tensor("model.embed_tokens.weight" if cfg.tie_word_embeddings else "lm_head.weight")
     nxt = np.array(seq[1:])  # position t reads token t+1
     S = len(nxt)
-    x = np.concatenate([rms(emb[nxt], vals[L + "enorm.weight"], eps), rms(h[:S], vals[L + "hnorm.weight"], eps)], axis=-1)
-    x = x @ vals[L + "eh_proj.weight"].T
-    pos = torch.arange(S)[None]
-    xt = torch.from_numpy(x[None].astype(np.float32))
-    mask = torch.triu(torch.full((S, S), torch.finfo(torch.float32).min), 1)[None, None]
-    with torch.no_grad():
-        pe = model.model.rotary_emb(xt, pos)
-        y = model.model.layers[n](xt, attention_mask=mask, position_ids=pos, position_embeddings=pe)
-    y = (y[0] if isinstance(y, tuple) else y)[0].numpy()
-    logits = rms(y, vals[L + "shared_head.norm.weight"], eps) @ head.T
+
+    def proj(e_ids, hs):  # eh_proj [enorm(Emb(t+1)); hnorm(h_t)]
+        return np.concatenate([rms(emb[e_ids], vals[L + "enorm.weight"], eps), rms(hs, vals[L + "hnorm.weight"], eps)], axis=-1) @ vals[L + "eh_proj.weight"].T
+
+    def block(x):  # the MTP layer's decoder block over rows 0..len(x)-1 (causal)
+        T = len(x)
+        pos = torch.arange(T)[None]
+        xt = torch.from_numpy(np.asarray(x, dtype=np.float32)[None])
+        mask = torch.triu(torch.full((T, T), torch.finfo(torch.float32).min), 1)[None, None]
+        with torch.no_grad():
+            pe = model.model.rotary_emb(xt, pos)
+            y = model.model.layers[n](xt, attention_mask=mask, position_ids=pos, position_embeddings=pe)
+        return (y[0] if isinstance(y, tuple) else y)[0].numpy()
+
+    def lm(y):
+        return rms(y, vals[L + "shared_head.norm.weight"], eps) @ head.T
+
+    x = proj(nxt, h[:S])
+    y = block(x)
+    logits = lm(y)
+    # Chained drafts (vLLM's use of one MTP layer for k tokens): with the
+    # sequence known through position p and the target's h_0..h_{p-1},
+    # the first draft is the module at p-1; the next runs the module at p
+    # on that draft token with the module's own output at p-1 for h_p, and
+    # so on, each row kept in the module's context.
+    chains = []
+    for p in (S // 3, 2 * S // 3):
+        rows, g, d = list(x[:p]), y[p - 1], int(logits[p - 1].argmax())
+        drafts = [d]
+        for _ in range(CHAIN - 1):
+            rows.append(proj(np.array([d]), g[None])[0])
+            yy = block(np.stack(rows))
+            g = yy[-1]
+            d = int(lm(g[None])[0].argmax())
+            drafts.append(d)
+        chains.append({"pos": p, "drafts": drafts})
     ROWS = [0, S // 3, 2 * S // 3, S - 1]  # positions whose MTP logits are kept
     out = {"sequence": seq, "rows": ROWS, "logits": [[round(float(v), 6) for v in logits[r]] for r in ROWS],
-           "argmax": [int(a) for a in logits.argmax(-1)]}
+           "argmax": [int(a) for a in logits.argmax(-1)], "chains": chains}
     with open(os.path.join(FIXTURE, "mtp_reference.json"), "w") as f:
         json.dump(out, f, separators=(",", ":"))
         f.write("\n")

@@ -283,6 +283,13 @@ type mtpReference struct {
 	Rows     []int       `json:"rows"`
 	Logits   [][]float64 `json:"logits"`
 	Argmax   []int32     `json:"argmax"`
+	// Chains are chained drafts: with Sequence known through Pos (the
+	// target holding h_0..h_{Pos-1}), the module's first draft and each
+	// next one from its own output (rt.MTPDrafter with max > 1).
+	Chains []struct {
+		Pos    int     `json:"pos"`
+		Drafts []int32 `json:"drafts"`
+	} `json:"chains"`
 }
 
 func readMTPReference(t *testing.T, name string) mtpReference {
@@ -394,6 +401,61 @@ func checkMTPReference(t *testing.T, name string) {
 		rows = append(rows, r...)
 	}
 	check("position by position", rows)
+}
+
+// TestMTPChained: chained drafts (--speculative mtp:3) equal the
+// reference's, and greedy output with them equals the HF oracle's.
+func TestMTPChained(t *testing.T) {
+	needIREE(t)
+	buildKernels(t)
+	for _, name := range mtpFixtures {
+		if *onlyFixture != "" && *onlyFixture != name {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			ref := readMTPReference(t, name)
+			want := readOracle(t, filepath.Join("testdata", name))
+			o := oracleOptions()
+			o.Plan.Lower.VerifyBuckets = []int64{2, 4}
+			o.Plan.Lower.MTP = true
+			m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if !m.Program.MTPChain {
+				t.Fatal("the module does not chain (mtp_hidden unbound)")
+			}
+			d, err := rt.NewMTPDrafter(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			for _, c := range ref.Chains {
+				if _, err := m.PrefillSlot(ctx, 0, ref.Sequence[:c.Pos], 0); err != nil {
+					t.Fatal(err)
+				}
+				if got := d.Draft(ctx, 0, ref.Sequence[:c.Pos+1], len(c.Drafts)); !slices.Equal(got, c.Drafts) {
+					t.Errorf("after %d tokens: chained MTP drafts %v, the reference's %v", c.Pos+1, got, c.Drafts)
+				}
+			}
+			var spec rt.SpecStats
+			for i, prompt := range want.Prompts {
+				g, err := m.Generate(ctx, prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: d, DraftMax: 3}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.Tokens[i], g.Tokens); diff != "" {
+					t.Errorf("prompt %d, chained MTP drafts: tokens differ from the HF oracle (-oracle +archc):\n%s", i, diff)
+				}
+				spec.Add(g.Spec)
+			}
+			if spec.Drafted <= spec.Drafts {
+				t.Errorf("no chained drafts: %+v", spec)
+			}
+			t.Logf("chained MTP drafts: %+v", spec)
+		})
+	}
 }
 
 // TestMTPRefused: --speculative mtp's compile option on a model without

@@ -27,7 +27,7 @@
 //	verify_K(tokens: [1, K] i32, slot: i32, start: i32, len: i32) -> logits [K, vocab] f32
 //	    (only with Options.VerifyBuckets) prefill_K's chunk with the
 //	    logits of every position: speculative decoding's verify step.
-//	mtp_K(tokens: [1, K] i32, slot: i32, start: i32, len: i32) -> logits [K, vocab] f32
+//	mtp_K(tokens: [1, K] i32, slot: i32, start: i32, len: i32, chain: i32) -> logits [K, vocab] f32
 //	    (only with Options.MTP, for a graph with an MTP module) the
 //	    multi-token-prediction module over K positions (mtp.go).
 //	copy_cache_C(src: i32, dst: i32, start: i32), copy_state(src: i32, dst: i32)
@@ -178,6 +178,9 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	}
 	if g.MTP != nil {
 		m.AddGlobal(mtpHiddenGlobal(g, opts))
+		if g.MTP.Next != nil {
+			m.AddGlobal(mtpChainGlobal(g, opts))
+		}
 	}
 	for _, s := range opts.PrefillBuckets {
 		if err := lowerPrefill(m, g, opts, globals, cache, s); err != nil {

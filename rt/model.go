@@ -47,6 +47,10 @@ type Program struct {
 	// entry points (abi.MTPName; the mtp drafter, mtp.go), ascending;
 	// none for a module without an MTP module.
 	MTPBuckets []int64
+	// MTPChain: the MTP module keeps its own output for chained drafts
+	// (the mtp_K entry points' chain argument), so it drafts more than one
+	// token per step.
+	MTPChain bool
 	// Lengths is the module's length-dependent RoPE policy; the Model asks
 	// it whether cached keys serve a sequence (lengths.go).
 	Lengths abi.LengthPolicy

@@ -16,8 +16,11 @@ import (
 // and the token at t+1, and predicts the token at t+2. For a sequence
 // whose last token, at pos, is not yet in the target's cache, the target
 // holds h_0..h_{pos-1}: the module at pos-1, given the last token,
-// predicts the token after it, the draft (one token: archc runs the
-// module's one layer once per step, depth 1 as DeepSeek-V3 trains it).
+// predicts the token after it, the first draft token (depth 1, as
+// DeepSeek-V3 trains it). A module that keeps its own output (lower's
+// mtp_chain; the .arch binds mtp_hidden) drafts more as vLLM does with one
+// MTP layer: run again at pos on the first draft token, its output at
+// pos-1 standing for the target's h_pos, and so on.
 //
 // The module's own layer keeps its KV rows in the target's slot, one per
 // position, as a layer of the target does; the drafter records per slot
@@ -48,9 +51,10 @@ func NewMTPDrafter(m *Model) (*MTPDrafter, error) {
 func (*MTPDrafter) Name() string { return "mtp" }
 
 // Draft returns the module's greedy prediction of the token after seq's
-// last, one token, or none (max 0, a one-token sequence, no bucket that
-// fits before the cache's end, a worker failure: a draft changes speed,
-// never output).
+// last, then, for a module that chains, of the tokens after it, at most
+// max in all; or none (max 0, a one-token sequence, no bucket that fits
+// before the cache's end, a worker failure: a draft changes speed, never
+// output).
 func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) []int32 {
 	pos := len(seq) - 1
 	if max <= 0 || pos < 1 {
@@ -75,7 +79,36 @@ func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) 
 		return nil
 	}
 	d.held[slot], d.stamp[slot] = append(held[:0:0], seq...), stamp
-	return []int32{next}
+	out := []int32{next}
+	for len(out) < max && d.m.Program.MTPChain && pos+len(out) < d.m.MaxLen() {
+		// Rows at pos.. hold drafts now: the held tokens end at pos, so
+		// the next draft runs them again from pos-1.
+		if next, err = d.m.mtpChained(ctx, slot, next, pos+len(out)-1); err != nil {
+			break
+		}
+		out = append(out, next)
+	}
+	return out
+}
+
+// mtpChained runs the module at position pos with token (the draft at
+// pos+1) and its own output at pos-1 as the hidden state, and returns its
+// prediction for pos+2.
+func (m *Model) mtpChained(ctx context.Context, slot int, token int32, pos int) (int32, error) {
+	var last int32
+	err := m.mtpChunks(slot, []int32{token}, pos, true, func(fn string, args []tensor.Tensor, k, n int) error {
+		out, err := m.worker.CallArgmax(ctx, fn, args)
+		if err != nil {
+			return err
+		}
+		cs, err := iree.Choices(out, int64(k))
+		if err != nil {
+			return err
+		}
+		last = cs[0].ID
+		return nil
+	})
+	return last, err
 }
 
 // MTP runs the model's multi-token-prediction module in slot over the
@@ -87,7 +120,7 @@ func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) 
 // failure.
 func (m *Model) MTP(ctx context.Context, slot int, next []int32, start int) (int32, error) {
 	var last int32
-	err := m.mtpChunks(slot, next, start, func(fn string, args []tensor.Tensor, k, n int) error {
+	err := m.mtpChunks(slot, next, start, false, func(fn string, args []tensor.Tensor, k, n int) error {
 		out, err := m.worker.CallArgmax(ctx, fn, args)
 		if err != nil {
 			return err
@@ -106,7 +139,7 @@ func (m *Model) MTP(ctx context.Context, slot int, next []int32, start int) (int
 // one row of vocab per next token (reference checks, tests).
 func (m *Model) MTPLogits(ctx context.Context, slot int, next []int32, start int) ([][]float32, error) {
 	var rows [][]float32
-	err := m.mtpChunks(slot, next, start, func(fn string, args []tensor.Tensor, k, n int) error {
+	err := m.mtpChunks(slot, next, start, false, func(fn string, args []tensor.Tensor, k, n int) error {
 		out, err := m.worker.Call(ctx, fn, args)
 		if err != nil {
 			return err
@@ -122,8 +155,9 @@ func (m *Model) MTPLogits(ctx context.Context, slot int, next []int32, start int
 }
 
 // mtpChunks checks an MTP run and calls call for each chunk: the entry
-// point, its arguments, its bucket k and its real positions n.
-func (m *Model) mtpChunks(slot int, next []int32, start int, call func(fn string, args []tensor.Tensor, k, n int) error) error {
+// point, its arguments, its bucket k and its real positions n; chain sets
+// mtp_K's chain argument (one position).
+func (m *Model) mtpChunks(slot int, next []int32, start int, chain bool, call func(fn string, args []tensor.Tensor, k, n int) error) error {
 	if len(m.Program.MTPBuckets) == 0 {
 		return fmt.Errorf("mtp: the module has no multi-token-prediction entry points")
 	}
@@ -157,7 +191,11 @@ func (m *Model) mtpChunks(slot int, next []int32, start int, call func(fn string
 		if err != nil {
 			return err
 		}
-		args := []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))}
+		c := int32(0)
+		if chain {
+			c = 1
+		}
+		args := []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n)), tensor.ScalarI32(c)}
 		if err := call(abi.MTPName(int64(k)), args, k, n); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/archc/archc/driver"
@@ -16,7 +17,7 @@ import (
 // specFlags is a parsed --speculative: the drafter's kind and, for a
 // draft model, its path; nil when off.
 type specFlags struct {
-	kind     string // "ngram", "draft" or "mtp"
+	kind     string // "ngram", "draft" or "mtp" (draftMax: mtp's 1 or mtp:K's K, not --draft-max)
 	path     string // the draft model (kind "draft")
 	draftMax int
 }
@@ -41,6 +42,12 @@ func parseSpeculative(kind string, draftMax int, device string) (*specFlags, err
 		return &specFlags{kind: "draft", path: path, draftMax: draftMax}, nil
 	case kind == "mtp":
 		return &specFlags{kind: "mtp", draftMax: 1}, nil
+	case strings.HasPrefix(kind, "mtp:"):
+		k, err := strconv.Atoi(strings.TrimPrefix(kind, "mtp:"))
+		if err != nil || k < 1 || k > 16 {
+			return nil, fmt.Errorf("--speculative %s: give mtp:K, K from 1 to 16 draft tokens per step (the MTP layer run K times, each on its own last output)", kind)
+		}
+		return &specFlags{kind: "mtp", draftMax: k}, nil
 	}
 	return nil, fmt.Errorf("--speculative %q: unknown kind; give ngram (prompt lookup), draft:PATH (a smaller model with the target's vocabulary) or mtp (the model's own multi-token-prediction layers)", kind)
 }
@@ -95,7 +102,7 @@ func (s *specFlags) open(ctx context.Context, target *rt.Model, base launch.Opti
 		if err != nil {
 			return nil, nil, fmt.Errorf("--speculative mtp: %w", err)
 		}
-		return &rt.Speculation{Drafter: d, DraftMax: 1}, func() {}, nil
+		return &rt.Speculation{Drafter: d, DraftMax: s.draftMax}, func() {}, nil
 	}
 	o := launch.Options{Device: base.Device, Threads: base.Threads, RuntimeFlags: base.RuntimeFlags, Phase: base.Phase, Kernels: base.Kernels, Precision: base.Precision}
 	o.Plan.Lower.Slots = target.Program.Slots

@@ -32,12 +32,16 @@ func TestParseSpeculative(t *testing.T) {
 	if s.setLower(&o); !o.MTP || !slices.Equal(o.VerifyBuckets, []int64{2}) {
 		t.Errorf("mtp: compile options %+v, want MTP and verify bucket 2", o)
 	}
+	if s, err := parseSpeculative("mtp:3", 8, "local-task"); err != nil || s.kind != "mtp" || !slices.Equal(s.verifyBuckets(), []int64{2, 4}) {
+		t.Errorf("mtp:3: %+v, %v", s, err)
+	}
 	err = s.openError(fmt.Errorf("compile: %w", &driver.NoMTPError{Model: "m", Family: "llama"}))
 	if err == nil || !strings.HasPrefix(err.Error(), "--speculative mtp: compile: m (family llama) has no multi-token-prediction") {
 		t.Errorf("mtp on a model without MTP: %v", err)
 	}
 	for _, tc := range []struct{ kind, device, want string }{
 		{"mtp", "cuda", "--speculative mtp: not implemented on --device cuda"},
+		{"mtp:0", "local-task", "--speculative mtp:0: give mtp:K, K from 1 to 16"},
 		{"eagle", "local-task", `--speculative "eagle": unknown kind`},
 		{"ngram", "cuda", "not implemented on --device cuda"},
 		{"draft:/no/such/model", "local-task", "--speculative draft:PATH"},

@@ -184,9 +184,15 @@ type Graph struct {
 // to the token at t+1 of each position; its layer (Layer, a decoder-layer
 // index past the model's) owns a KV cache of its own.
 type MTP struct {
-	Start   int
-	Hidden  *Node
-	Logits  *Node
+	Start  int
+	Hidden *Node
+	Logits *Node
+	// Next, when the module binds mtp_hidden, is its own output hidden
+	// state [Batch, Seq, hidden] (before its head's norm): a chained
+	// draft feeds it back as the hidden state of the next position, as
+	// vLLM runs one MTP layer for several draft tokens. Nil: one draft
+	// token per step.
+	Next    *Node
 	Layer   int
 	Sites   int      // the graph's attention sites before the module's
 	Weights []Weight // the weights only the module reads, in first-use order

@@ -76,6 +76,7 @@ func Program(c *driver.Compiled) *rt.Program {
 	}
 	if p.Graph.MTP != nil && p.Options.MTP {
 		prog.MTPBuckets = lower.MTPBuckets(p.Options)
+		prog.MTPChain = p.Graph.MTP.Next != nil
 	}
 	return prog
 }
