@@ -81,8 +81,8 @@ func (d *MTPDrafter) Draft(ctx context.Context, slot int, seq []int32, max int) 
 	d.held[slot], d.stamp[slot] = append(held[:0:0], seq...), stamp
 	out := []int32{next}
 	for len(out) < max && d.m.Program.MTPChain && pos+len(out) < d.m.MaxLen() {
-		// Rows at pos.. hold drafts now: the held tokens end at pos, so
-		// the next draft runs them again from pos-1.
+		// The module's rows at pos.. hold drafts now; held ends at pos,
+		// so the next Draft runs the module again from pos on.
 		if next, err = d.m.mtpChained(ctx, slot, next, pos+len(out)-1); err != nil {
 			break
 		}
