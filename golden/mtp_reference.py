@@ -1,8 +1,8 @@
 """mtp_reference.py — an independent reference for archc's multi-token
-prediction (MTP) drafter (the mtp modules of archs/deepseek_v3.arch and
-archs/glm4_moe.arch; read by golden/mtp_test.go): the MTP module's logits
-on the deepseek_v3 and glm4_moe fixtures given a random MTP layer, written
-to testdata/<fixture>/mtp_reference.json.
+prediction (MTP) drafter (the mtp modules of archs/deepseek_v3.arch,
+archs/glm4_moe.arch and archs/mimo.arch; read by golden/mtp_test.go): the
+MTP module's logits on the deepseek_v3, glm4_moe and mimo fixtures given a
+random MTP layer, written to testdata/<fixture>/mtp_reference.json.
 
 transformers has no MTP module, so its wiring is written here in numpy from
 the DeepSeek-V3 technical report §2.2 (depth 1) and, for the order of the
@@ -16,7 +16,9 @@ h_t is the last decoder layer's output, before the final norm. The
 transformer block is HF's decoder layer (DeepseekV3DecoderLayer: MLA,
 noaux_tc MoE; Glm4MoeDecoderLayer) run on the MTP layer's weights: the
 block the main oracle already checks. GLM-4.5's MTP layer is DeepSeek-V3's
-(vLLM's glm4_moe_mtp.py). The
+(vLLM's glm4_moe_mtp.py). MiMo's (its remote modeling_mimo.py, vLLM's
+mimo_mtp.py) concatenates [hidden; embedding] through input_proj and ends
+in final_layernorm before the LM head (CONVENTIONS). The
 embedding and output head are the main model's (shared, as the report says).
 
 The MTP weights are not stored: both sides draw them from one splitmix64
@@ -37,11 +39,11 @@ import numpy as np
 import torch
 from safetensors import safe_open
 from safetensors.numpy import save_file
-from transformers import AutoConfig, AutoModelForCausalLM
+from transformers import AutoModelForCausalLM
 
 SEED = 31
 TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
-FIXTURES = ["deepseek_v3", "glm4_moe"]
+FIXTURES = ["deepseek_v3", "glm4_moe", "mimo"]
 MASK = 2**64 - 1
 CHAIN = 3  # chained draft tokens per reference step
 
@@ -57,24 +59,41 @@ def stream(seed):
         yield (z >> 11) / float(1 << 53) * 2 - 1
 
 
-def mtp_shapes(main, cfg):
-    """The MTP layer's tensors, named as archs/deepseek_v3.arch reads them
-    (experts stacked), from the fixture's layer 1 (a MoE layer like it)."""
-    n, h = cfg.num_hidden_layers, cfg.hidden_size
+# Each family's MTP convention: where the MTP layer's weights are
+# (prefix), the decoder layer whose shapes its block takes (src, a layer
+# of the same kind), its own tensors (embedding norm e, hidden norm h,
+# projection proj), the order of the concatenation, and its output: a
+# head norm before the LM head (DeepSeek-V3's shared_head.norm: the
+# output fed back by a chained draft is the block's), or a final norm
+# (MiMo's final_layernorm: the normed output is both).
+DEEPSEEK = dict(prefix="model.layers.{n}.", src=1, e="enorm", h="hnorm", proj="eh_proj", order="eh", head_norm="shared_head.norm", final=None)
+CONVENTIONS = {
+    "deepseek_v3": DEEPSEEK,
+    "glm4_moe": DEEPSEEK,
+    "mimo": dict(prefix="model.mtp_layers.0.", src=0, e="token_layernorm", h="hidden_layernorm", proj="input_proj", order="he", head_norm=None, final="final_layernorm"),
+}
+HF_TYPE = {"mimo": "qwen2"}  # MiMo is remote code: its layers are Qwen2's
+
+
+def mtp_shapes(main, cfg, conv):
+    """The MTP layer's tensors, named as the family's .arch reads them
+    (experts stacked), its block's from the fixture's layer src."""
+    n, h = cfg["num_hidden_layers"], cfg["hidden_size"]
+    pre, src = conv["prefix"].format(n=n), f"model.layers.{conv['src']}."
     out = {}
     for k in main.keys():
-        if not k.startswith("model.layers.1."):
+        if not k.startswith(src):
             continue
-        rest = k[len("model.layers.1."):]
+        rest = k[len(src):]
         shape = list(main.get_slice(k).get_shape())
         m = re.match(r"mlp\.experts\.(\d+)\.(.*)", rest)
         if m:
-            out[f"model.layers.{n}.mlp.experts.{m.group(2)}"] = [cfg.n_routed_experts] + shape
+            out[f"{pre}mlp.experts.{m.group(2)}"] = [cfg["n_routed_experts"]] + shape
         else:
-            out[f"model.layers.{n}.{rest}"] = shape
-    for name in ("enorm", "hnorm", "shared_head.norm"):
-        out[f"model.layers.{n}.{name}.weight"] = [h]
-    out[f"model.layers.{n}.eh_proj.weight"] = [h, 2 * h]
+            out[pre + rest] = shape
+    for name in (conv["e"], conv["h"], conv["head_norm"] or conv["final"]):
+        out[f"{pre}{name}.weight"] = [h]
+    out[f"{pre}{conv['proj']}.weight"] = [h, 2 * h]
     return out
 
 
@@ -100,35 +119,41 @@ def main():
 
 
 def reference(FIXTURE):
-    cfg = AutoConfig.from_pretrained(FIXTURE)
-    n = cfg.num_hidden_layers
+    c = json.load(open(os.path.join(FIXTURE, "config.json")))
+    conv = CONVENTIONS[c["model_type"]]
+    n, eps = c["num_hidden_layers"], c["rms_norm_eps"]
     main_st = safe_open(os.path.join(FIXTURE, "model.safetensors"), "np")
-    shapes = mtp_shapes(main_st, cfg)
+    shapes = mtp_shapes(main_st, c, conv)
     vals = mtp_values(shapes)
+    pre = conv["prefix"].format(n=n)
+    own = {conv[k] for k in ("e", "h", "proj", "head_norm", "final") if conv[k]}
     # A model of n+1 layers whose last is the MTP layer's block: HF loads
-    # its weights (per expert, as the published checkpoint stores them).
+    # its weights (per expert, as the published checkpoints store them).
     tensors = {k: main_st.get_tensor(k) for k in main_st.keys()}
     for name, v in vals.items():
-        m = re.match(r"(model\.layers\.\d+\.mlp\.experts)\.(.*)", name)
+        rest = name[len(pre):]
+        if any(rest.startswith(o + ".") for o in own):
+            continue
+        m = re.match(r"mlp\.experts\.(.*)", rest)
         if m:
             for j in range(v.shape[0]):
-                tensors[f"{m.group(1)}.{j}.{m.group(2)}"] = np.ascontiguousarray(v[j])
-        elif not re.search(r"\.(enorm|hnorm|eh_proj|shared_head)\.", name):
-            tensors[name] = v
+                tensors[f"model.layers.{n}.mlp.experts.{j}.{m.group(1)}"] = np.ascontiguousarray(v[j])
+        else:
+            tensors[f"model.layers.{n}.{rest}"] = v
     tmp = tempfile.mkdtemp()
     try:
         save_file(tensors, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
-        c = json.load(open(os.path.join(FIXTURE, "config.json")))
-        c["num_hidden_layers"] = n + 1
-        json.dump(c, open(os.path.join(tmp, "config.json"), "w"))
+        c2 = dict(c, num_hidden_layers=n + 1, model_type=HF_TYPE.get(c["model_type"], c["model_type"]))
+        if "layer_types" in c2:  # the MTP block is a full-attention layer
+            c2["layer_types"] = c2["layer_types"] + ["full_attention"]
+        json.dump(c2, open(os.path.join(tmp, "config.json"), "w"))
         model = AutoModelForCausalLM.from_pretrained(tmp, dtype=torch.float32, attn_implementation="eager")
     finally:
         shutil.rmtree(tmp)
     model.eval()
     sd = model.state_dict()  # HF read the MTP block's weights (a missing one would be random)
-    for part in ("self_attn.o_proj.weight", "mlp.gate.weight", "input_layernorm.weight"):
-        name = f"model.layers.{n}.{part}"
-        assert np.array_equal(sd[name].numpy(), vals[name]), name
+    for part in ("self_attn.o_proj.weight", "input_layernorm.weight"):
+        assert np.array_equal(sd[f"model.layers.{n}.{part}"].numpy(), vals[pre + part]), part
     oracle = json.load(open(os.path.join(FIXTURE, "oracle.json")))
     seq = oracle["prompts"][2] + oracle["tokens"][2]  # the oracle's third sequence
     ids = torch.tensor([seq])
@@ -138,15 +163,15 @@ def reference(FIXTURE):
         model(ids)
     hook.remove()
     h = got["h"][0].numpy()  # [S, hidden]: h_t, before the final norm
-    eps = cfg.rms_norm_eps
-    L = f"model.layers.{n}."
     emb = main_st.get_tensor("model.embed_tokens.weight")
-    head = main_st.get_tensor("model.embed_tokens.weight" if cfg.tie_word_embeddings else "lm_head.weight")
+    head = main_st.get_tensor("model.embed_tokens.weight" if c.get("tie_word_embeddings") else "lm_head.weight")
     nxt = np.array(seq[1:])  # position t reads token t+1
     S = len(nxt)
 
-    def proj(e_ids, hs):  # eh_proj [enorm(Emb(t+1)); hnorm(h_t)]
-        return np.concatenate([rms(emb[e_ids], vals[L + "enorm.weight"], eps), rms(hs, vals[L + "hnorm.weight"], eps)], axis=-1) @ vals[L + "eh_proj.weight"].T
+    def proj(e_ids, hs):  # eh_proj [enorm(Emb(t+1)); hnorm(h_t)] (MiMo: input_proj [hnorm; enorm])
+        e = rms(emb[e_ids], vals[pre + conv["e"] + ".weight"], eps)
+        hh = rms(hs, vals[pre + conv["h"] + ".weight"], eps)
+        return np.concatenate([e, hh] if conv["order"] == "eh" else [hh, e], axis=-1) @ vals[pre + conv["proj"] + ".weight"].T
 
     def block(x):  # the MTP layer's decoder block over rows 0..len(x)-1 (causal)
         T = len(x)
@@ -158,12 +183,14 @@ def reference(FIXTURE):
             y = model.model.layers[n](xt, attention_mask=mask, position_ids=pos, position_embeddings=pe)
         return (y[0] if isinstance(y, tuple) else y)[0].numpy()
 
-    def lm(y):
-        return rms(y, vals[L + "shared_head.norm.weight"], eps) @ head.T
+    def out(y):  # the block's output → (the hidden state fed back, logits)
+        if conv["final"]:
+            y = rms(y, vals[pre + conv["final"] + ".weight"], eps)
+            return y, y @ head.T
+        return y, rms(y, vals[pre + conv["head_norm"] + ".weight"], eps) @ head.T
 
     x = proj(nxt, h[:S])
-    y = block(x)
-    logits = lm(y)
+    y, logits = out(block(x))
     # Chained drafts (vLLM's use of one MTP layer for k tokens): with the
     # sequence known through position p and the target's h_0..h_{p-1},
     # the first draft is the module at p-1; the next runs the module at p
@@ -175,9 +202,8 @@ def reference(FIXTURE):
         drafts = [d]
         for _ in range(CHAIN - 1):
             rows.append(proj(np.array([d]), g[None])[0])
-            yy = block(np.stack(rows))
-            g = yy[-1]
-            d = int(lm(g[None])[0].argmax())
+            g, lg = out(block(np.stack(rows))[-1:])
+            g, d = g[0], int(lg[0].argmax())
             drafts.append(d)
         chains.append({"pos": p, "drafts": drafts})
     ROWS = [0, S // 3, 2 * S // 3, S - 1]  # positions whose MTP logits are kept

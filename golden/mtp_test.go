@@ -1,17 +1,19 @@
 package golden
 
 // Speculative decoding with the model's own multi-token-prediction (MTP)
-// module (rt.MTPDrafter; the mtp modules of archs/deepseek_v3.arch and
-// archs/glm4_moe.arch): on the deepseek_v3 (MLA, routed experts) and
-// glm4_moe (GQA, routed experts) fixtures given a random MTP layer, greedy
+// module (rt.MTPDrafter; the mtp modules of archs/deepseek_v3.arch,
+// archs/glm4_moe.arch and archs/mimo.arch): on the deepseek_v3 (MLA,
+// routed experts), glm4_moe (GQA, routed experts) and mimo (Qwen2, MiMo's
+// model.mtp_layers convention) fixtures given a random MTP layer, greedy
 // output with MTP drafts equals the HF oracle's token for token, and the
 // module's logits equal mtp_reference.py's, an independent numpy reference
-// written from the DeepSeek-V3 report.
+// written from the DeepSeek-V3 report and MiMo's code.
 //
-// HF's models have no MTP layer, so the fixtures have none: mtpFixture
-// adds one (model.layers.3.*, the shapes the .arch reads) to a copy, its
-// values drawn from splitmix64 (mtpValues), a generator mtp_reference.py
-// repeats, so the tree holds no MTP weights.
+// HF's models have no MTP layer, so the fixtures have none (mimo's has
+// one, replaced): mtpFixture adds one (model.layers.3.*,
+// model.mtp_layers.0.*: the shapes the .arch reads) to a copy, its values
+// drawn from splitmix64 (mtpValues), a generator mtp_reference.py repeats,
+// so the tree holds no MTP weights.
 
 import (
 	"context"
@@ -38,7 +40,7 @@ import (
 )
 
 // mtpFixtures are the fixtures whose family has an MTP module.
-var mtpFixtures = []string{"deepseek_v3", "glm4_moe"}
+var mtpFixtures = []string{"deepseek_v3", "glm4_moe", "mimo"}
 
 // mtpSeed seeds the MTP layer's values (mtp_reference.py's SEED).
 const mtpSeed = 31
