@@ -133,7 +133,7 @@ func TestMTPGreedyEqualsOracle(t *testing.T) {
 func checkMTPGreedy(t *testing.T, name string) {
 	want := readOracle(t, filepath.Join("testdata", name))
 	o := oracleOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{2}
+	o.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
 	o.Plan.Lower.MTP = true
 	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
@@ -146,7 +146,7 @@ func checkMTPGreedy(t *testing.T, name string) {
 	}
 	var total rt.SpecStats
 	for i, prompt := range want.Prompts {
-		for _, spec := range []*rt.Speculation{nil, {Drafter: d}} {
+		for _, spec := range []*rt.Speculation{nil, {Drafter: d, DraftMax: 1}} {
 			g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: spec})
 			if err != nil {
 				t.Fatalf("prompt %d (mtp %v): %v", i, spec != nil, err)
@@ -165,7 +165,7 @@ func checkMTPGreedy(t *testing.T, name string) {
 	// steps accepting one.
 	ref := readMTPReference(t, name)
 	c := &checkedMTP{t: t, d: d, ref: ref}
-	g, err := m.Generate(context.Background(), want.Prompts[2], rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: c}})
+	g, err := m.Generate(context.Background(), want.Prompts[2], rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: c, DraftMax: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestMTPEngine(t *testing.T) {
 	buildKernels(t)
 	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
 	o := execOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{2}
+	o.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
 	o.Plan.Lower.MTP = true
 	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
 	if err != nil {
@@ -200,7 +200,7 @@ func TestMTPEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &checkedMTP{t: t, d: d, ref: readMTPReference(t, "deepseek_v3")} // drafts on the third prompt checked
-	ctx, e := startEngine(t, m, engine.Options{Speculative: &rt.Speculation{Drafter: c}})
+	ctx, e := startEngine(t, m, engine.Options{Speculative: &rt.Speculation{Drafter: c, DraftMax: 1}})
 	var reqs []engine.Request
 	for _, p := range want.Prompts {
 		for _, off := range []bool{false, true} {
@@ -239,7 +239,7 @@ func TestMTPCopiedSlot(t *testing.T) {
 	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
 	ref := readMTPReference(t, "deepseek_v3")
 	o := execOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{2}
+	o.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
 	o.Plan.Lower.MTP = true
 	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
 	if err != nil {
@@ -355,7 +355,7 @@ func TestMTPReference(t *testing.T) {
 func checkMTPReference(t *testing.T, name string) {
 	ref := readMTPReference(t, name)
 	o := oracleOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{2}
+	o.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
 	o.Plan.Lower.MTP = true
 	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
@@ -514,7 +514,7 @@ func TestMTPGGUF(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
 	lo := oracleOptions()
-	lo.Plan.Lower.VerifyBuckets = []int64{2}
+	lo.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
 	lo.Plan.Lower.MTP = true
 	m, err := launch.Open(context.Background(), twin, lo)
 	if err != nil {
@@ -528,7 +528,7 @@ func TestMTPGGUF(t *testing.T) {
 	want := readOracle(t, filepath.Join("testdata", "glm4_moe"))
 	var spec rt.SpecStats
 	for i, prompt := range want.Prompts {
-		g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: d}})
+		g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: d}}) // chained: up to 3
 		if err != nil {
 			t.Fatal(err)
 		}
