@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"slices"
+
 	"github.com/archc/archc/codegen"
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/formats/abi"
@@ -54,18 +56,9 @@ func mtpChainGlobal(g *ir.Graph, opts Options) codegen.Global {
 // MTPBuckets are the chunk lengths of the mtp_K entry points Lower emits
 // for opts: the prefill and verify buckets, ascending, each once.
 func MTPBuckets(opts Options) []int64 {
-	var out []int64
-	for _, b := range append(append([]int64{}, opts.VerifyBuckets...), opts.PrefillBuckets...) {
-		i := 0
-		for i < len(out) && out[i] < b {
-			i++
-		}
-		if i < len(out) && out[i] == b {
-			continue
-		}
-		out = append(out[:i], append([]int64{b}, out[i:]...)...)
-	}
-	return out
+	out := slices.Concat(opts.VerifyBuckets, opts.PrefillBuckets)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // writeHidden writes this call's hidden states h [B, S, hidden] into
