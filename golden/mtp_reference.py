@@ -12,8 +12,10 @@ concatenation the published eh_proj reads, vLLM's deepseek_mtp.py:
     h''  = TransformerBlock(h')            (layer num_hidden_layers)
     p    = lm_head(RMSNorm_shared_head(h''))   → the token at t+2
 
-h_t is the last decoder layer's output, before the final norm. The
-transformer block is HF's decoder layer (DeepseekV3DecoderLayer: MLA,
+h_t is the main model's output after its final norm model.norm (the
+modeling_deepseek.py shipped with DeepSeek's MTP checkpoints, vLLM and
+SGLang pass it; the report leaves it open); MiMo's is the state before it
+(vLLM's MiMoModel). The transformer block is HF's decoder layer (DeepseekV3DecoderLayer: MLA,
 noaux_tc MoE; Glm4MoeDecoderLayer) run on the MTP layer's weights: the
 block the main oracle already checks. GLM-4.5's MTP layer is DeepSeek-V3's
 (vLLM's glm4_moe_mtp.py). MiMo's (its remote modeling_mimo.py, vLLM's
@@ -62,15 +64,17 @@ def stream(seed):
 # Each family's MTP convention: where the MTP layer's weights are
 # (prefix), the decoder layer whose shapes its block takes (src, a layer
 # of the same kind), its own tensors (embedding norm e, hidden norm h,
-# projection proj), the order of the concatenation, and its output: a
-# head norm before the LM head (DeepSeek-V3's shared_head.norm: the
-# output fed back by a chained draft is the block's), or a final norm
-# (MiMo's final_layernorm: the normed output is both).
-DEEPSEEK = dict(prefix="model.layers.{n}.", src=1, e="enorm", h="hnorm", proj="eh_proj", order="eh", head_norm="shared_head.norm", final=None)
+# projection proj, the norm after the block: out), the order of the
+# concatenation, and whether h_t is the main model's output after its
+# final norm (main_norm: DeepSeek's modeling_deepseek.py, vLLM's and
+# SGLang's deepseek MTP) or before it (MiMo: vLLM's MiMoModel returns the
+# state before model.norm for its MTP). The block's normed output gives
+# the logits and is what a chained draft feeds back.
+DEEPSEEK = dict(prefix="model.layers.{n}.", src=1, e="enorm", h="hnorm", proj="eh_proj", order="eh", out="shared_head.norm", main_norm=True)
 CONVENTIONS = {
     "deepseek_v3": DEEPSEEK,
     "glm4_moe": DEEPSEEK,
-    "mimo": dict(prefix="model.mtp_layers.0.", src=0, e="token_layernorm", h="hidden_layernorm", proj="input_proj", order="he", head_norm=None, final="final_layernorm"),
+    "mimo": dict(prefix="model.mtp_layers.0.", src=0, e="token_layernorm", h="hidden_layernorm", proj="input_proj", order="he", out="final_layernorm", main_norm=False),
 }
 HF_TYPE = {"mimo": "qwen2"}  # MiMo is remote code: its layers are Qwen2's
 
@@ -91,7 +95,7 @@ def mtp_shapes(main, cfg, conv):
             out[f"{pre}mlp.experts.{m.group(2)}"] = [cfg["n_routed_experts"]] + shape
         else:
             out[pre + rest] = shape
-    for name in (conv["e"], conv["h"], conv["head_norm"] or conv["final"]):
+    for name in (conv["e"], conv["h"], conv["out"]):
         out[f"{pre}{name}.weight"] = [h]
     out[f"{pre}{conv['proj']}.weight"] = [h, 2 * h]
     return out
@@ -126,7 +130,7 @@ def reference(FIXTURE):
     shapes = mtp_shapes(main_st, c, conv)
     vals = mtp_values(shapes)
     pre = conv["prefix"].format(n=n)
-    own = {conv[k] for k in ("e", "h", "proj", "head_norm", "final") if conv[k]}
+    own = {conv[k] for k in ("e", "h", "proj", "out")}
     # A model of n+1 layers whose last is the MTP layer's block: HF loads
     # its weights (per expert, as the published checkpoints store them).
     tensors = {k: main_st.get_tensor(k) for k in main_st.keys()}
@@ -162,7 +166,9 @@ def reference(FIXTURE):
     with torch.no_grad():
         model(ids)
     hook.remove()
-    h = got["h"][0].numpy()  # [S, hidden]: h_t, before the final norm
+    h = got["h"][0].numpy()  # [S, hidden]: the last layer's output
+    if conv["main_norm"]:  # h_t after the main model's final norm
+        h = rms(h, main_st.get_tensor("model.norm.weight"), eps)
     emb = main_st.get_tensor("model.embed_tokens.weight")
     head = main_st.get_tensor("model.embed_tokens.weight" if c.get("tie_word_embeddings") else "lm_head.weight")
     nxt = np.array(seq[1:])  # position t reads token t+1
@@ -183,11 +189,9 @@ def reference(FIXTURE):
             y = model.model.layers[n](xt, attention_mask=mask, position_ids=pos, position_embeddings=pe)
         return (y[0] if isinstance(y, tuple) else y)[0].numpy()
 
-    def out(y):  # the block's output → (the hidden state fed back, logits)
-        if conv["final"]:
-            y = rms(y, vals[pre + conv["final"] + ".weight"], eps)
-            return y, y @ head.T
-        return y, rms(y, vals[pre + conv["head_norm"] + ".weight"], eps) @ head.T
+    def out(y):  # the block's output → (its normed state, fed back by a chained draft; logits)
+        y = rms(y, vals[pre + conv["out"] + ".weight"], eps)
+        return y, y @ head.T
 
     x = proj(nxt, h[:S])
     y, logits = out(block(x))

@@ -13,7 +13,8 @@ import (
 // target's own hidden state, so the target keeps it: prefill, decode and
 // verify write the hidden state of every position they run (the
 // module's Hidden node, the last decoder layer's output before the final
-// norm) into a global beside the KV cache,
+// norm, which a module that reads the normed state norms itself) into a
+// global beside the KV cache,
 //
 //	mtp_hidden [slots, max_len, hidden] f32
 //
