@@ -77,7 +77,28 @@ type Plan struct {
 	// vision-language family's image encoder), in the order of the
 	// prefill's extra arguments; nil for a text-only family.
 	Encoders []abi.Encoder
+	// HasMTP: the family and config have a multi-token-prediction module
+	// (ir.Graph.MTP), which Graph keeps only with Options.MTP.
+	HasMTP bool
 }
+
+// NoMTPError is NewGraph's error for lower.Options.MTP on a model whose
+// family or config has no multi-token-prediction module, or whose
+// family's module does not build for its config (Reason).
+type NoMTPError struct {
+	Model, Family string
+	Reason        error // the module's build error (ir.Graph.MTPErr), nil when there is none
+}
+
+func (e *NoMTPError) Error() string {
+	if e.Reason != nil {
+		return fmt.Sprintf("%s (family %s): its multi-token-prediction (MTP) module does not build for this config: %v", e.Model, e.Family, e.Reason)
+	}
+	return fmt.Sprintf("%s (family %s) has no multi-token-prediction (MTP) layers archc reads: its .arch has no mtp module, or its config has none (num_nextn_predict_layers 0)", e.Model, e.Family)
+}
+
+// Unwrap returns Reason.
+func (e *NoMTPError) Unwrap() error { return e.Reason }
 
 // PlanOptions chooses the family and static shapes.
 type PlanOptions struct {
@@ -286,7 +307,14 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, MMProj: mm, Lengths: lower.LengthDependence(g), States: lower.StateTable(g, lower.Options{})}
+	hasMTP := g.MTP != nil
+	switch {
+	case opts.Lower.MTP && !hasMTP:
+		return nil, &NoMTPError{Model: path, Family: fam.Name, Reason: g.MTPErr}
+	case !opts.Lower.MTP:
+		g = g.WithoutMTP() // its tensors stay unread
+	}
+	p := &Plan{HasMTP: hasMTP, Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, MMProj: mm, Lengths: lower.LengthDependence(g), States: lower.StateTable(g, lower.Options{})}
 	if p.Encoders, err = lower.Encoders(g); err != nil {
 		return nil, err
 	}

@@ -41,7 +41,44 @@ type Item struct {
 	Loop    *Loop    `parser:"| @@"`
 	GGUF    *GGUF    `parser:"| @@"`
 	Encoder *Encoder `parser:"| @@"`
+	MTP     *MTP     `parser:"| @@"`
 	Stmt    *Stmt    `parser:"| @@"`
+}
+
+// MTP declares a family's multi-token-prediction module (DeepSeek-V3's
+// MTP, GLM-4.5's "nextn" layer, MiMo's mtp_layers), the drafter of
+// speculative decoding with the model's own layers:
+//
+//	mtp i = num_hidden_layers scope model.layers.{i} if num_nextn_predict_layers > 0 {
+//	  h = linear(concat(norm(embed(tokens), enorm), norm(norm(x, model.norm), hnorm)), eh_proj, hidden_size)
+//	  mtp_hidden = norm(layer(h), shared_head.norm)
+//	  mtp_logits = linear(mtp_hidden, lm_head, vocab_size)
+//	}
+//
+// Its body runs after the decoder's dataflow, with the loop variable bound
+// to the module's layer index (blocks that choose by i choose as for that
+// layer) under its weight scope, and sees the decoder's bindings: a
+// tensor computed before the head (x, the last decoder layer's output
+// before the final norm; a family whose MTP reads the normed state norms
+// it in the body, as above) is the target's hidden state of each position
+// t, and tokens is, here, the token that follows each position (t+1): the
+// body predicts the token at t+2 and must bind mtp_logits, [batch, seq,
+// vocab]; it may bind mtp_hidden, its own output hidden state, which a
+// chained draft feeds back as the hidden state of the next position. Its
+// weight paths are under its scope, except the modules the decoder reads
+// outside its layer loop (model.embed_tokens, model.norm, lm_head), which
+// name the decoder's own: the MTP module shares them. It is absent from
+// the graph unless the cond (a config expression) holds; package lower
+// runs it in its own entry point (ir.Graph.MTP), never in prefill, decode
+// or verify.
+type MTP struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Var    string  `parser:"'mtp' @Ident '='"`
+	Index  *Expr   `parser:"@@"`
+	Scope  *Path   `parser:"'scope' @@"`
+	Cond   *Expr   `parser:"( 'if' @@ )?"`
+	Body   []*Stmt `parser:"'{' @@* '}'"`
 }
 
 // Encoder declares a second graph beside the decoder: an image encoder and

@@ -22,6 +22,11 @@ type builder struct {
 	// inputs are the graph's inputs by name: tokens and each encoder's
 	// output (a decoder), or the pixels (an encoder).
 	inputs map[string]*ir.Node
+	// top are the weight modules the decoder reads outside its layer
+	// loop (embedding, final norm, output head): an mtp body (inMTP)
+	// names them as they are, not under its scope.
+	top   map[string]bool
+	inMTP bool
 }
 
 // Build evaluates a checked file's dataflow against an evaluated config (see
@@ -111,6 +116,7 @@ func newBuilder(f *File, reg ir.Registry) *builder {
 		layer:  -1,
 		seen:   map[string]ir.Weight{},
 		inputs: map[string]*ir.Node{},
+		top:    map[string]bool{},
 	}
 }
 
@@ -128,8 +134,113 @@ func (s *scope) dataflow(f *File) error {
 				return err
 			}
 			s.b.g.HeadStart = len(s.b.g.Nodes)
+		case it.MTP != nil:
+			s.mtpOrError(it.MTP)
 		}
 	}
+	return nil
+}
+
+// mtpOrError builds the MTP module (mtp), or, when that fails, leaves the
+// graph as it was before it and records the error in ir.Graph.MTPErr: a
+// model runs without its MTP module, and only asking for it (the
+// driver's lower.Options.MTP) reports why it cannot.
+func (s *scope) mtpOrError(m *MTP) {
+	g, b := s.b.g, s.b
+	nodes, weights, sites := len(g.Nodes), len(g.Weights), g.Sites
+	locals := map[string]any{}
+	for k, v := range s.locals {
+		locals[k] = v
+	}
+	err := s.mtp(m)
+	s.locals = locals
+	s.loopVar, s.prefix, b.layer, b.inMTP = "", "", -1, false
+	if err == nil {
+		return
+	}
+	for _, w := range g.Weights[weights:] {
+		delete(b.seen, w.Name)
+	}
+	g.Nodes, g.Weights, g.Sites, g.MTP, g.MTPErr = g.Nodes[:nodes], g.Weights[:weights], sites, nil, err
+}
+
+// mtp builds a family's MTP module (ast.go's MTP) after the decoder's
+// dataflow, when its cond holds: its body under the loop variable bound to
+// its layer index and its weight scope, then ir.Graph.MTP. Errors: no
+// mtp_logits of [batch, seq, vocab], a body that reads a decoder tensor
+// other than tokens and one hidden state computed before the head.
+func (s *scope) mtp(m *MTP) error {
+	cs := &scope{cfg: s.cfg}
+	if m.Cond != nil {
+		on, err := cs.expr(m.Cond)
+		if err != nil {
+			return err
+		}
+		if b, ok := on.(bool); !ok {
+			return errorf(m.Cond.Pos, "an mtp module's condition must be a bool, got %s %s", typeName(on), show(on))
+		} else if !b {
+			return nil
+		}
+	}
+	iv, err := cs.expr(m.Index)
+	if err != nil {
+		return err
+	}
+	idx, ok := iv.(int64)
+	if !ok || idx < 0 || idx > maxLayers {
+		return errorf(m.Index.Pos, "an mtp module's layer index must be an int in [0, %d], got %s", maxLayers, show(iv))
+	}
+	g := s.b.g
+	start, sites, nw := len(g.Nodes), g.Sites, len(g.Weights)
+	s.loopVar, s.index, s.b.layer, s.prefix = m.Var, idx, int(idx), ""
+	p, err := s.path(m.Scope, true)
+	if err != nil {
+		return err
+	}
+	mod, ok := p.(module)
+	if !ok {
+		return errorf(m.Scope.Pos, "the mtp scope must be a weight path, got %s %s", typeName(p), show(p))
+	}
+	s.prefix = mod.path + "."
+	s.b.inMTP = true
+	for _, st := range m.Body {
+		if err := s.stmt(st); err != nil {
+			return err
+		}
+	}
+	s.loopVar, s.prefix, s.b.layer, s.b.inMTP = "", "", -1, false
+	lv, bound := s.locals["mtp_logits"]
+	out, isNode := lv.(*ir.Node)
+	if !bound || !isNode || out.ID < start {
+		return errorf(m.Pos, "the mtp module must bind mtp_logits, a tensor [batch, seq, vocab]")
+	}
+	if t := out.Type; len(t.Shape) != 3 || t.Shape[0] != ir.Batch || t.Shape[1] != ir.Seq {
+		return errorf(out.Pos, "mtp_logits must be [batch, seq, vocab], got %s", t)
+	}
+	var hidden *ir.Node
+	for _, n := range g.Nodes[start:] {
+		for _, a := range n.Args {
+			if a.ID >= start || a == g.Tokens || a == hidden {
+				continue
+			}
+			if hidden != nil || a.ID >= g.HeadStart || a.Type.DType != ir.F32 || len(a.Type.Shape) != 3 {
+				return errorf(n.Pos, "the mtp module reads %s (%s): it may read, of the decoder, tokens and one hidden state [batch, seq, hidden] computed before the head (x after the layer loop)", a.Name, a.Type)
+			}
+			hidden = a
+		}
+	}
+	if hidden == nil {
+		return errorf(m.Pos, "the mtp module never reads the decoder's hidden state (x after the layer loop)")
+	}
+	var next *ir.Node
+	if nv, ok := s.locals["mtp_hidden"]; ok {
+		n, isNode := nv.(*ir.Node)
+		if !isNode || n.ID < start || n.Type.DType != ir.F32 || n.Type.String() != hidden.Type.String() {
+			return errorf(m.Pos, "mtp_hidden, the module's output hidden state, must be a tensor like the decoder's hidden state (%s), computed in the module", hidden.Type)
+		}
+		next = n
+	}
+	g.MTP = &ir.MTP{Start: start, Hidden: hidden, Logits: out, Next: next, Layer: int(idx), Sites: sites, Weights: append([]ir.Weight(nil), g.Weights[nw:]...)}
 	return nil
 }
 
@@ -250,6 +361,9 @@ func (b *builder) node(pos lexer.Position, prim string, args []*ir.Node, mod mod
 		return nil, errorf(pos, "unknown primitive %q", prim)
 	}
 	n := &ir.Node{ID: len(b.g.Nodes), Prim: prim, Args: args, Module: mod.path, Attrs: attrs, Layer: b.layer, Site: -1, Pos: pos}
+	if mod.path != "" && b.layer < 0 && !b.inMTP {
+		b.top[mod.path] = true
+	}
 	parts := append([]string{}, b.path...)
 	if b.stmt != "" {
 		parts = append(parts, b.stmt)

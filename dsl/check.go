@@ -50,6 +50,8 @@ func Check(f *File, reg ir.Registry) []*Error {
 			}
 		case it.Loop != nil:
 			c.loopVars[it.Loop.Var] = true
+		case it.MTP != nil:
+			c.loopVars[it.MTP.Var] = true
 		case it.GGUF != nil:
 			if sections++; sections == 2 {
 				c.errf(it.GGUF.Pos, "a second gguf section; a family has one")
@@ -58,6 +60,7 @@ func Check(f *File, reg ir.Registry) []*Error {
 	}
 	matched := false
 	var firstLoop *Loop
+	var firstMTP *MTP
 	for _, it := range f.Items {
 		switch {
 		case it.Match != nil:
@@ -121,6 +124,29 @@ func Check(f *File, reg ir.Registry) []*Error {
 				}
 			}
 			for _, st := range it.Loop.Body {
+				c.stmt(st)
+			}
+			c.loopVar = ""
+		case it.MTP != nil:
+			m := it.MTP
+			if firstMTP != nil {
+				c.errf(m.Pos, "a second mtp module (the first is at %s): archc drafts with one", firstMTP.Pos)
+			}
+			firstMTP = m
+			c.cfgExpr(m.Index, c.allFields)
+			c.cfgExpr(m.Cond, c.allFields)
+			c.loopVar = m.Var
+			c.path(m.Scope, true)
+			inMTP := map[string]bool{m.Var: true}
+			for k := range c.allFields {
+				inMTP[k] = true
+			}
+			for _, sg := range m.Scope.Segs {
+				if sg.Index != nil {
+					c.valueExpr(sg.Index, inMTP, false)
+				}
+			}
+			for _, st := range m.Body {
 				c.stmt(st)
 			}
 			c.loopVar = ""

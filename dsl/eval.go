@@ -591,6 +591,11 @@ func (s *scope) path(p *Path, w bool) (any, error) {
 	if !w {
 		return nil, s.b.bs.unknownName(p, s.known())
 	}
+	if s.b.inMTP && s.prefix != "" {
+		if m, err := s.modulePath("", p.Segs, p.Pos); err == nil && s.b.top[m.(module).path] {
+			return m, nil // the decoder's embedding or output head (ast.go's MTP)
+		}
+	}
 	return s.modulePath(s.prefix, p.Segs, p.Pos)
 }
 

@@ -196,6 +196,22 @@ func merge(base, child *File) *File {
 		flow = dataflow(base)
 	}
 	out.Items = append(items, flow...)
+	// The MTP module: the child's in place of the parent's.
+	mtp := mtpItems(child)
+	if len(mtp) == 0 {
+		mtp = mtpItems(base)
+	}
+	out.Items = append(out.Items, mtp...)
+	return out
+}
+
+func mtpItems(f *File) []*Item {
+	var out []*Item
+	for _, it := range f.Items {
+		if it.MTP != nil {
+			out = append(out, it)
+		}
+	}
 	return out
 }
 

@@ -360,6 +360,20 @@ func (p *printer) item(it *Item, indent int) {
 		p.put(") scope ")
 		p.path(l.Scope)
 		p.body(p.opening(l.Scope.EndPos.Offset), l.EndPos, indent, len(l.Body), func(i int) { p.stmt(l.Body[i], indent+2) })
+	case it.MTP != nil:
+		m := it.MTP
+		p.begin(m.Pos, indent, "", atEntry)
+		p.put("mtp " + m.Var + " = ")
+		p.expr(m.Index)
+		p.put(" scope ")
+		p.path(m.Scope)
+		from := m.Scope.EndPos.Offset
+		if m.Cond != nil {
+			p.put(" if ")
+			p.expr(m.Cond)
+			from = m.Cond.EndPos.Offset
+		}
+		p.body(p.opening(from), m.EndPos, indent, len(m.Body), func(i int) { p.stmt(m.Body[i], indent+2) })
 	case it.GGUF != nil:
 		g := it.GGUF
 		p.begin(g.Pos, indent, "", atEntry)

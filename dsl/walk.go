@@ -10,7 +10,7 @@ import "reflect"
 // rule from the same functions (condWeight, firstWeight, operandWeight).
 
 // Node is a node of the .arch AST: *File, *Item, *Match, *Config, *Field,
-// *Block, *Module, *ModuleAttr, *Loop, *GGUF, *GGUFEntry, *GGUFTensor, *GGUFTransform,
+// *Block, *Module, *ModuleAttr, *Loop, *MTP, *GGUF, *GGUFEntry, *GGUFTensor, *GGUFTransform,
 // *GGUFField, *Stmt, *Expr, *BinExpr, *BinOp, *Unary, *Primary, *List,
 // *Call, *Arg, *Path or *Seg.
 type Node interface{ astNode() }
@@ -27,6 +27,7 @@ func (*Block) astNode()         {}
 func (*Module) astNode()        {}
 func (*ModuleAttr) astNode()    {}
 func (*Loop) astNode()          {}
+func (*MTP) astNode()           {}
 func (*GGUF) astNode()          {}
 func (*GGUFEntry) astNode()     {}
 func (*GGUFTensor) astNode()    {}
@@ -96,6 +97,7 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 		sub(n.Loop, false)
 		sub(n.GGUF, false)
 		sub(n.Encoder, false)
+		sub(n.MTP, false)
 		sub(n.Stmt, false)
 	case *Encoder:
 		exprs(n.Shape)
@@ -141,6 +143,13 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 	case *Loop:
 		sub(n.Count, false)
 		sub(n.Scope, true)
+		for _, st := range n.Body {
+			sub(st, false)
+		}
+	case *MTP:
+		sub(n.Index, false)
+		sub(n.Scope, true)
+		sub(n.Cond, false)
 		for _, st := range n.Body {
 			sub(st, false)
 		}

@@ -16,6 +16,8 @@ import (
 //	    block that would pass max_len is moved back to end there
 //	    (dynamic_slice and dynamic_update_slice clamp their start alike),
 //	    so it copies src's positions before start again: the same values.
+//	    With an MTP module (mtp.go) it copies the block's rows of
+//	    mtp_hidden too.
 //	copy_state: (src: i32, dst: i32) -> ()
 //	    copies both parity buffers of every window and recurrent state
 //	    (state.go) of slot src into slot dst.
@@ -57,6 +59,14 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 			z := zero(f)
 			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, z, src, start, z, z))
 			f.caches[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, block, z, dst, start, z, z)
+		}
+		if g.MTP != nil { // the target's hidden states, which the MTP module reads (mtp.go)
+			gl := mtpHiddenGlobal(g, opts)
+			cur := f.GlobalLoad(gl)
+			sizes := []int64{1, c, gl.Type.Shape[2]}
+			z := zero(f)
+			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, src, start, z))
+			f.GlobalStore(gl, f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, block, dst, start, z))
 		}
 		f.storeCaches()
 		fn.Return()

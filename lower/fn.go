@@ -53,7 +53,28 @@ func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codege
 // It stops at the first error (see Err), which names the node's position.
 func (f *fn) run(tokens codegen.Value) codegen.Value {
 	f.vals[f.g.Tokens] = tokens
-	for _, n := range f.g.Nodes[1:] {
+	nodes := f.g.Nodes[1:]
+	if f.g.MTP != nil { // the MTP module runs in its own entry point (mtp.go)
+		nodes = f.g.Nodes[1:f.g.MTP.Start]
+	}
+	if !f.lowerNodes(nodes) {
+		return tokens
+	}
+	f.SetLoc("logits", f.g.Logits.Pos.Filename, f.g.Logits.Pos.Line, f.g.Logits.Pos.Column)
+	out := f.val(f.g.Logits)
+	if !f.inHead && f.seq > 1 && !f.allRows { // no head section: select here
+		out = f.selectLast(out)
+	}
+	if f.g.MTP != nil {
+		f.writeHidden(f.vals[f.g.MTP.Hidden])
+	}
+	f.storeCaches()
+	return out
+}
+
+// lowerNodes lowers nodes in order into f.vals; false after an error.
+func (f *fn) lowerNodes(nodes []*ir.Node) bool {
+	for _, n := range nodes {
 		if n.Prim == "encoded" { // an encoder's rows: a prefill's argument, none elsewhere (masked_scatter)
 			continue
 		}
@@ -67,24 +88,18 @@ func (f *fn) run(tokens codegen.Value) codegen.Value {
 		p, ok := primitives.lookup(n.Prim)
 		if !ok {
 			f.Errorf("no lowering for primitive %q", n.Prim)
-			return tokens
+			return false
 		}
 		v := f.lowerNode(p, n)
 		if want := f.ty(n.Type); v.Type.String() != want.String() && f.Err() == nil {
 			f.Errorf("%s lowered to %s, its shape rule says %s", n.Prim, v.Type, want)
 		}
 		if f.Err() != nil {
-			return tokens
+			return false
 		}
 		f.vals[n] = v
 	}
-	f.SetLoc("logits", f.g.Logits.Pos.Filename, f.g.Logits.Pos.Line, f.g.Logits.Pos.Column)
-	out := f.val(f.g.Logits)
-	if !f.inHead && f.seq > 1 && !f.allRows { // no head section: select here
-		out = f.selectLast(out)
-	}
-	f.storeCaches()
-	return out
+	return true
 }
 
 // lowerNode runs a primitive's lowering. A lowering that panics (a bug, or

@@ -27,6 +27,9 @@
 //	verify_K(tokens: [1, K] i32, slot: i32, start: i32, len: i32) -> logits [K, vocab] f32
 //	    (only with Options.VerifyBuckets) prefill_K's chunk with the
 //	    logits of every position: speculative decoding's verify step.
+//	mtp_K(tokens: [1, K] i32, slot: i32, start: i32, len: i32, chain: i32) -> logits [K, vocab] f32
+//	    (only with Options.MTP, for a graph with an MTP module) the
+//	    multi-token-prediction module over K positions (mtp.go).
 //	copy_cache_C(src: i32, dst: i32, start: i32), copy_state(src: i32, dst: i32)
 //	    with more than one slot: copy a block of slot src's KV cache, or
 //	    all its windows and recurrent states, into slot dst (copy.go), so
@@ -96,8 +99,14 @@ type Options struct {
 	// time and module size.
 	VerifyBuckets []int64
 	DecodeBatches []int64 // batch sizes B with a decode_B entry point
-	MaxLen        int64   // KV cache length per slot (tokens); positions must stay below it
-	Slots         int64   // sequences with a KV cache; >= every decode batch
+	// MTP lowers the graph's multi-token-prediction module (ir.Graph.MTP;
+	// speculative decoding's mtp drafter, mtp.go): prefill, decode and
+	// verify keep the target's hidden state per position, and an mtp_K
+	// entry point (abi.MTPName) per prefill and verify bucket runs the
+	// module. Off, driver.NewGraph drops the module and its weights.
+	MTP    bool
+	MaxLen int64 // KV cache length per slot (tokens); positions must stay below it
+	Slots  int64 // sequences with a KV cache; >= every decode batch
 	// WeightDTypes gives each checkpoint tensor's storage format: a float
 	// dtype ("f32", "f16", "bf16") or a GGUF block format ("q8_0", "q4_0",
 	// "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"; see storage.go and
@@ -139,6 +148,9 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	if g.HeadStart == 0 {
 		return nil, fmt.Errorf("%s: arch %s has no decoder-layer loop (`for i in range(num_hidden_layers) scope model.layers.{i} { ... }`); prefill and decode need one", g.Tokens.Pos, g.Arch)
 	}
+	if !opts.MTP {
+		g = g.WithoutMTP()
+	}
 	m := &codegen.Module{Name: g.Arch}
 	globals := map[string]codegen.Global{}
 	for _, w := range g.Weights {
@@ -164,6 +176,12 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	for _, grp := range cache.states.groups {
 		m.AddGlobal(grp.global)
 	}
+	if g.MTP != nil {
+		m.AddGlobal(mtpHiddenGlobal(g, opts))
+		if g.MTP.Next != nil {
+			m.AddGlobal(mtpChainGlobal(g, opts))
+		}
+	}
 	for _, s := range opts.PrefillBuckets {
 		if err := lowerPrefill(m, g, opts, globals, cache, s); err != nil {
 			return nil, err
@@ -182,6 +200,13 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	for _, b := range opts.DecodeBatches {
 		if err := lowerDecode(m, g, opts, globals, cache, b); err != nil {
 			return nil, err
+		}
+	}
+	if g.MTP != nil {
+		for _, k := range MTPBuckets(opts) {
+			if err := lowerMTP(m, g, opts, globals, cache, k); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := lowerCopies(m, g, opts, globals, cache); err != nil {

@@ -14,6 +14,9 @@ import (
 // shape, entries and bytes do not depend on opts; Positions (the KV
 // cache's max_len) and the copy entry points (more than one slot) do.
 func StateTable(g *ir.Graph, opts Options) abi.StateTable {
+	if !opts.MTP {
+		g = g.WithoutMTP()
+	}
 	l := newCacheLayout(g, opts)
 	var t abi.StateTable
 	for _, grp := range l.groups {
@@ -24,6 +27,19 @@ func StateTable(g *ir.Graph, opts Options) abi.StateTable {
 			Reset: abi.ResetUnread, Padding: abi.PadPastHeld, Snapshot: abi.SnapshotEveryPosition,
 		}
 		row.BytesPerToken = grp.entries * elements(row.Shape) * elemBytes(ty.Elem)
+		row.BytesPerSlot = row.BytesPerToken * opts.MaxLen
+		if opts.Slots > 1 {
+			row.Copy = abi.CopyCacheName(abi.CopyChunk(opts.PrefillBuckets))
+		}
+		t = append(t, row)
+	}
+	if g.MTP != nil { // the target's hidden state, a row per position (mtp.go), copied with the KV cache
+		gl := mtpHiddenGlobal(g, opts)
+		row := abi.StateGroup{
+			Kind: abi.KVCache, Global: gl.Name, Entries: 1, Shape: slices.Clone(gl.Type.Shape[2:]), DType: gl.Type.Elem,
+			Positions: opts.MaxLen, Buffers: 1, Reset: abi.ResetUnread, Padding: abi.PadPastHeld, Snapshot: abi.SnapshotEveryPosition,
+		}
+		row.BytesPerToken = elements(row.Shape) * elemBytes(gl.Type.Elem)
 		row.BytesPerSlot = row.BytesPerToken * opts.MaxLen
 		if opts.Slots > 1 {
 			row.Copy = abi.CopyCacheName(abi.CopyChunk(opts.PrefillBuckets))

@@ -70,6 +70,10 @@ func (m *Model) CopySlot(ctx context.Context, src int, dsts []int, n int) error 
 			}
 		}
 		m.slots.copy(src, dst, n)
+		if m.copies == nil {
+			m.copies = map[int]int{}
+		}
+		m.copies[dst]++
 	}
 	return nil
 }

@@ -43,6 +43,14 @@ type Program struct {
 	// VerifyBuckets are the chunk lengths of the verify entry points
 	// (abi.VerifyName; speculative decoding), ascending; none without.
 	VerifyBuckets []int64
+	// MTPBuckets are the chunk lengths of the multi-token-prediction
+	// entry points (abi.MTPName; the mtp drafter, mtp.go), ascending;
+	// none for a module without an MTP module.
+	MTPBuckets []int64
+	// MTPChain: the MTP module keeps its own output for chained drafts
+	// (the mtp_K entry points' chain argument), so it drafts more than one
+	// token per step.
+	MTPChain bool
 	// Lengths is the module's length-dependent RoPE policy; the Model asks
 	// it whether cached keys serve a sequence (lengths.go).
 	Lengths abi.LengthPolicy
@@ -150,6 +158,12 @@ type Model struct {
 	// slots records what each slot holds, for every kind of state
 	// (slots.go).
 	slots slotTable
+	// copies counts per slot the CopySlot calls that gave it another
+	// slot's state: a drafter that keeps rows in the target's slots (the
+	// MTP drafter) forgets what it recorded of a slot when it changes.
+	copies map[int]int
+	// restarts counts Restart calls: every slot's contents are gone.
+	restarts int
 	// encodes caches encoder rows by tile content (images.go).
 	encodes encodeCache
 }
@@ -244,6 +258,7 @@ func (m *Model) Restart(ctx context.Context) error {
 		return err
 	}
 	m.worker, m.slots = w, newSlotTable(m.Program)
+	m.restarts++
 	return nil
 }
 

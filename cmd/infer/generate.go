@@ -53,7 +53,7 @@ type generateCmd struct {
 	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	Precision   string   `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
-	Speculative string   `help:"Speculative decoding: ngram (prompt lookup: drafts copied from the prompt and output, no second model) or draft:PATH (a smaller model with the same vocabulary drafts greedily). Greedy output is unchanged, sampled output keeps its distribution; penalties and grammars decode plainly. CPU devices only."`
+	Speculative string   `help:"Speculative decoding: ngram (prompt lookup: drafts copied from the prompt and output, no second model) or draft:PATH (a smaller model with the same vocabulary drafts greedily) or mtp (the model's own multi-token-prediction layer drafts one token, DeepSeek-V3, GLM-4.5, MiMo; mtp:K drafts K, the layer run on its own output). Greedy output is unchanged, sampled output keeps its distribution; penalties and grammars decode plainly. CPU devices only."`
 	DraftMax    int      `name:"draft-max" default:"8" help:"With --speculative: tokens drafted per verify step at most (each step runs draft+1 tokens; a model with a recurrent state drafts an even number)."`
 	JSON        bool     `name:"json" help:"Print one JSON object at the end instead of streaming."`
 	Quiet       bool     `short:"q" help:"No progress output on stderr."`
@@ -232,10 +232,10 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts.Plan.Lower.VerifyBuckets = specFlags.verifyBuckets()
+	specFlags.setLower(&opts.Plan.Lower)
 	m, err := launch.Open(ctx, c.Model, opts)
 	if err != nil {
-		return bucketFlagError(err, c.MaxLen)
+		return bucketFlagError(specFlags.openError(err), c.MaxLen)
 	}
 	defer m.Close()
 	spec, closeSpec, err := specFlags.open(ctx, m, opts)

@@ -45,7 +45,7 @@ type serveCmd struct {
 	CORSOrigin      []string      `name:"cors-origin" sep:"none" help:"Let browser pages from this origin call the API (e.g. http://localhost:3000; * for any), repeatable; none: same-origin only."`
 	MaxN            int           `name:"max-n" default:"8" help:"Largest n (choices per request) a request may ask for."`
 	LogFormat       string        `name:"log-format" default:"text" enum:"text,json" help:"Format of the log lines on stderr (one per request, per worker failure and restart): text (key=value) or json."`
-	Speculative     string        `help:"Speculative decoding for every request that allows it: ngram (prompt lookup) or draft:PATH (a smaller model with the same vocabulary). Output is unchanged (greedy: the same tokens; sampled: the same distribution); a request opts out with \"speculative\": false; penalties and grammars decode plainly. CPU devices only."`
+	Speculative     string        `help:"Speculative decoding for every request that allows it: ngram (prompt lookup) or draft:PATH (a smaller model with the same vocabulary) or mtp[:K] (the model's own multi-token-prediction layer drafts one token, or K: DeepSeek-V3, GLM-4.5, MiMo). Output is unchanged (greedy: the same tokens; sampled: the same distribution); a request opts out with \"speculative\": false; penalties and grammars decode plainly. CPU devices only."`
 	DraftMax        int           `name:"draft-max" default:"8" help:"With --speculative: tokens drafted per verify step at most, 1 to 64."`
 	MaxImages       int           `name:"max-images" default:"8" help:"Images one request may send at most (a vision-language model's), 1 or more."`
 	MaxImagePixels  int64         `name:"max-image-pixels" default:"0" help:"Largest width × height of an image, checked from its header before decoding (0: Pillow's limit, 178956970); 0 or more."`
@@ -196,13 +196,13 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	o.Plan.Lower.Slots = int64(slots)
 	o.Plan.Lower.DecodeBatches = batches
 	o.Plan.Lower.PrefillBuckets = prefill
-	o.Plan.Lower.VerifyBuckets = specFlags.verifyBuckets()
+	specFlags.setLower(&o.Plan.Lower)
 	o.Device, o.Threads, o.Kernels, o.Precision = c.Device, c.Threads, c.Kernels, c.Precision
 	o.Phase = phaseReporter(os.Stderr, c.Quiet)
 	m, err := launch.Open(ctx, c.Model, o)
 	if err != nil {
 		httpSrv.Close()
-		return bucketFlagError(err, c.MaxLen)
+		return bucketFlagError(specFlags.openError(err), c.MaxLen)
 	}
 	defer m.Close()
 	if !c.Quiet {

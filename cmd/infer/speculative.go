@@ -2,18 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/archc/archc/driver"
 	"github.com/archc/archc/internal/launch"
+	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt"
 )
 
 // specFlags is a parsed --speculative: the drafter's kind and, for a
 // draft model, its path; nil when off.
 type specFlags struct {
-	kind     string // "ngram" or "draft"
+	kind     string // "ngram", "draft" or "mtp" (draftMax: mtp's 1 or mtp:K's K, not --draft-max)
 	path     string // the draft model (kind "draft")
 	draftMax int
 }
@@ -37,9 +41,32 @@ func parseSpeculative(kind string, draftMax int, device string) (*specFlags, err
 		}
 		return &specFlags{kind: "draft", path: path, draftMax: draftMax}, nil
 	case kind == "mtp":
-		return nil, fmt.Errorf("--speculative mtp: not implemented yet (archc does not read MTP layers); use ngram or draft:PATH")
+		return &specFlags{kind: "mtp", draftMax: 1}, nil
+	case strings.HasPrefix(kind, "mtp:"):
+		k, err := strconv.Atoi(strings.TrimPrefix(kind, "mtp:"))
+		if err != nil || k < 1 || k > 16 {
+			return nil, fmt.Errorf("--speculative %s: give mtp:K, K from 1 to 16 draft tokens per step (the MTP layer run K times, each on its own last output)", kind)
+		}
+		return &specFlags{kind: "mtp", draftMax: k}, nil
 	}
-	return nil, fmt.Errorf("--speculative %q: unknown kind; give ngram (prompt lookup) or draft:PATH (a smaller model with the target's vocabulary)", kind)
+	return nil, fmt.Errorf("--speculative %q: unknown kind; give ngram (prompt lookup), draft:PATH (a smaller model with the target's vocabulary) or mtp (the model's own multi-token-prediction layers)", kind)
+}
+
+// setLower sets the target's compile options for s: its verify buckets
+// and, for mtp, its multi-token-prediction module (lower.Options.MTP).
+func (s *specFlags) setLower(o *lower.Options) {
+	o.VerifyBuckets = s.verifyBuckets()
+	o.MTP = s != nil && s.kind == "mtp"
+}
+
+// openError names --speculative mtp in launch.Open's error for a model
+// without MTP layers (driver.NoMTPError); other errors as they are.
+func (s *specFlags) openError(err error) error {
+	var no *driver.NoMTPError
+	if errors.As(err, &no) {
+		return fmt.Errorf("--speculative mtp: %w; use --speculative ngram or draft:PATH", err)
+	}
+	return err
 }
 
 // verifyBuckets are the verify entry points the target needs: the
@@ -67,8 +94,15 @@ func (s *specFlags) open(ctx context.Context, target *rt.Model, base launch.Opti
 	if s == nil {
 		return nil, func() {}, nil
 	}
-	if s.kind == "ngram" {
+	switch s.kind {
+	case "ngram":
 		return &rt.Speculation{Drafter: rt.PromptLookup{}, DraftMax: s.draftMax}, func() {}, nil
+	case "mtp":
+		d, err := rt.NewMTPDrafter(target)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--speculative mtp: %w", err)
+		}
+		return &rt.Speculation{Drafter: d, DraftMax: s.draftMax}, func() {}, nil
 	}
 	o := launch.Options{Device: base.Device, Threads: base.Threads, RuntimeFlags: base.RuntimeFlags, Phase: base.Phase, Kernels: base.Kernels, Precision: base.Precision}
 	o.Plan.Lower.Slots = target.Program.Slots

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/driver"
+	"github.com/archc/archc/lower"
 )
 
-// TestParseSpeculative: each --speculative kind archc implements parses;
+// TestParseSpeculative: each --speculative kind archc implements parses
+// (mtp compiles the model's MTP module and drafts one token);
 // one it does not, a GPU device and a missing draft model are refused
 // naming the flag and what to give instead.
 func TestParseSpeculative(t *testing.T) {
@@ -19,8 +24,24 @@ func TestParseSpeculative(t *testing.T) {
 	if s, err := parseSpeculative("draft:"+fixture, 1, "local-sync"); err != nil || s.kind != "draft" || s.path != fixture || !slices.Equal(s.verifyBuckets(), []int64{2}) {
 		t.Errorf("draft: %+v, %v", s, err)
 	}
+	s, err := parseSpeculative("mtp", 8, "local-task")
+	if err != nil || s.kind != "mtp" || !slices.Equal(s.verifyBuckets(), []int64{2}) {
+		t.Errorf("mtp: %+v, %v", s, err)
+	}
+	var o lower.Options
+	if s.setLower(&o); !o.MTP || !slices.Equal(o.VerifyBuckets, []int64{2}) {
+		t.Errorf("mtp: compile options %+v, want MTP and verify bucket 2", o)
+	}
+	if s, err := parseSpeculative("mtp:3", 8, "local-task"); err != nil || s.kind != "mtp" || !slices.Equal(s.verifyBuckets(), []int64{2, 4}) {
+		t.Errorf("mtp:3: %+v, %v", s, err)
+	}
+	err = s.openError(fmt.Errorf("compile: %w", &driver.NoMTPError{Model: "m", Family: "llama"}))
+	if err == nil || !strings.HasPrefix(err.Error(), "--speculative mtp: compile: m (family llama) has no multi-token-prediction") {
+		t.Errorf("mtp on a model without MTP: %v", err)
+	}
 	for _, tc := range []struct{ kind, device, want string }{
-		{"mtp", "local-task", "--speculative mtp: not implemented"},
+		{"mtp", "cuda", "--speculative mtp: not implemented on --device cuda"},
+		{"mtp:0", "local-task", "--speculative mtp:0: give mtp:K, K from 1 to 16"},
 		{"eagle", "local-task", `--speculative "eagle": unknown kind`},
 		{"ngram", "cuda", "not implemented on --device cuda"},
 		{"draft:/no/such/model", "local-task", "--speculative draft:PATH"},

@@ -168,6 +168,58 @@ type Graph struct {
 	// is then its input, one tile [1, C, H, W] f32 (Prim "pixels"), and
 	// Logits its output, [1, N, width] f32. "" on a decoder.
 	Encoder string
+	// MTP is the family's multi-token-prediction module (the .arch's mtp
+	// item), nil without one: the nodes from MTP.Start on, which prefill,
+	// decode and verify do not run.
+	MTP *MTP
+	// MTPErr is why the family's MTP module could not be built for this
+	// config (MTP is then nil and the graph is as without one).
+	MTPErr error
+}
+
+// MTP is a decoder graph's multi-token-prediction module: Nodes[Start:]
+// compute MTP logits [Batch, Seq, vocab] (Logits) at each position t from
+// the target's hidden state h_t (Hidden, a node before the head: the last
+// decoder layer's output) and Tokens, which the module's entry point binds
+// to the token at t+1 of each position; its layer (Layer, a decoder-layer
+// index past the model's) owns a KV cache of its own.
+type MTP struct {
+	Start  int
+	Hidden *Node
+	Logits *Node
+	// Next, when the module binds mtp_hidden, is its own output hidden
+	// state [Batch, Seq, hidden] (before its head's norm): a chained
+	// draft feeds it back as the hidden state of the next position, as
+	// vLLM runs one MTP layer for several draft tokens. Nil: one draft
+	// token per step.
+	Next    *Node
+	Layer   int
+	Sites   int      // the graph's attention sites before the module's
+	Weights []Weight // the weights only the module reads, in first-use order
+}
+
+// WithoutMTP returns g without its MTP module (g itself when it has
+// none): the nodes, weights and attention sites before it, as the graph
+// would be had the family no mtp item.
+func (g *Graph) WithoutMTP() *Graph {
+	if g.MTP == nil {
+		return g
+	}
+	c := *g
+	c.Nodes = g.Nodes[:g.MTP.Start]
+	c.Sites = g.MTP.Sites
+	only := map[string]bool{}
+	for _, w := range g.MTP.Weights {
+		only[w.Name] = true
+	}
+	c.Weights = nil
+	for _, w := range g.Weights {
+		if !only[w.Name] {
+			c.Weights = append(c.Weights, w)
+		}
+	}
+	c.MTP = nil
+	return &c
 }
 
 // StateKind is how a per-sequence state relates to the sequence's

@@ -42,6 +42,20 @@ func DecodeName(b int64) string { return fmt.Sprintf("decode_%d", b) }
 // odd; the runtime's rollback re-runs the accepted tokens from it).
 func VerifyName(k int64) string { return fmt.Sprintf("verify_%d", k) }
 
+// MTPName is the entry point that runs a model's multi-token-prediction
+// module over k positions of one sequence (speculative decoding's mtp
+// drafter), k one of the module's prefill and verify buckets. Arguments:
+// tokens [1, k] i32, the token after each position (t+1 for position t),
+// slot i32, start i32 (the first position), n i32 (real positions; the
+// rest is padding), chain i32 (nonzero: the first position's hidden state
+// is the module's own output at the position before, kept by the call
+// before: a chained draft; a module without one ignores it). Result: the
+// module's logits of every position, [k, vocab] f32 (its prediction for
+// t+2). It reads the target's hidden state of each position, which
+// prefill, decode and verify keep, and writes its own layer's KV rows at
+// start..start+n-1.
+func MTPName(k int64) string { return fmt.Sprintf("mtp_%d", k) }
+
 // CopyCacheName is the entry point of a module with more than one slot
 // and a KV cache that copies a block of c positions of one slot's KV
 // cache into another slot, c being the module's largest prefill bucket

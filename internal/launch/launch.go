@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt"
 )
 
@@ -72,6 +73,10 @@ func Program(c *driver.Compiled) *rt.Program {
 	}
 	if p.GGUF != nil {
 		prog.GGUF = p.GGUF.File
+	}
+	if p.Graph.MTP != nil && p.Options.MTP {
+		prog.MTPBuckets = lower.MTPBuckets(p.Options)
+		prog.MTPChain = p.Graph.MTP.Next != nil
 	}
 	return prog
 }

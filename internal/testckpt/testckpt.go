@@ -54,7 +54,14 @@ func WriteSafetensors(t testing.TB, path string, ts map[string]STTensor) {
 // config.
 func FixtureCopy(t testing.TB, edit func(map[string]STTensor), editCfg func(map[string]any)) string {
 	t.Helper()
-	fixture := testmodels.Fixture("llama-tied")
+	return FixtureCopyOf(t, "llama-tied", edit, editCfg)
+}
+
+// FixtureCopyOf is FixtureCopy of the golden fixture name
+// (golden/testdata/NAME) instead of the tiny llama.
+func FixtureCopyOf(t testing.TB, name string, edit func(map[string]STTensor), editCfg func(map[string]any)) string {
+	t.Helper()
+	fixture := testmodels.Fixture(name)
 	dir := t.TempDir()
 	infos, err := weights.OpenFile(filepath.Join(fixture, "model.safetensors"))
 	if err != nil {

@@ -1,0 +1,133 @@
+package lower
+
+import (
+	"slices"
+
+	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/formats/abi"
+)
+
+// Multi-token prediction (ir.Graph.MTP, the .arch's mtp module), lowered
+// with Options.MTP. The module drafts for speculative decoding from the
+// target's own hidden state, so the target keeps it: prefill, decode and
+// verify write the hidden state of every position they run (the
+// module's Hidden node, the last decoder layer's output before the final
+// norm, which a module that reads the normed state norms itself) into a
+// global beside the KV cache,
+//
+//	mtp_hidden [slots, max_len, hidden] f32
+//
+// a row per position, written and dropped as KV rows are (rows past the
+// positions a slot holds are never read; a rejected draft's rows are
+// overwritten by the next call). The module runs in its own entry point,
+//
+//	mtp_K(tokens: [1, K] i32, slot: i32, start: i32, len: i32, chain: i32) -> logits [K, vocab] f32
+//
+// (abi.MTPName): for positions t = start..start+len-1 of one sequence,
+// tokens[t-start] is the token at t+1 and the hidden state is mtp_hidden's
+// row t, except, with chain nonzero, the first position's, which is the
+// module's own output at the position before (a chained draft); it
+// returns the module's logits for each position (the token at
+// t+2) and writes its own layer's keys and values at t, in the module's
+// KV-cache entries (the cache layout holds its attention site like any
+// other), so its attention at t sees the module's rows 0..t, as a layer
+// of the target sees its own. Its buckets are the prefill's and the
+// verify's (a prompt's catch-up, then the one or two positions a verify
+// step adds). A module that binds mtp_hidden (ir.MTP.Next) keeps its
+// output at the last position run per slot,
+//
+//	mtp_chain [slots, 1, hidden] f32
+//
+// scratch that only the next call with chain set reads: a chained draft
+// runs the module again at the next position on its own draft token.
+
+// mtpHiddenGlobal is the hidden-state global of g's module.
+func mtpHiddenGlobal(g *ir.Graph, opts Options) codegen.Global {
+	h := int64(g.MTP.Hidden.Type.Shape[2])
+	return codegen.Global{Name: "mtp_hidden", Type: codegen.T("f32", opts.Slots, opts.MaxLen, h), Mutable: true}
+}
+
+// mtpChainGlobal is the chained-draft global of g's module (ir.MTP.Next).
+func mtpChainGlobal(g *ir.Graph, opts Options) codegen.Global {
+	h := int64(g.MTP.Hidden.Type.Shape[2])
+	return codegen.Global{Name: "mtp_chain", Type: codegen.T("f32", opts.Slots, 1, h), Mutable: true}
+}
+
+// MTPBuckets are the chunk lengths of the mtp_K entry points Lower emits
+// for opts: the prefill and verify buckets, ascending, each once.
+func MTPBuckets(opts Options) []int64 {
+	out := slices.Concat(opts.VerifyBuckets, opts.PrefillBuckets)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// writeHidden writes this call's hidden states h [B, S, hidden] into
+// mtp_hidden at (slots[b], starts[b]) for each batch element b.
+func (f *fn) writeHidden(h codegen.Value) {
+	gl := mtpHiddenGlobal(f.g, f.opts)
+	cur := f.GlobalLoad(gl)
+	zero := f.constI32(0)
+	B := h.Type.Shape[0]
+	for b := int64(0); b < B; b++ {
+		row := h
+		if B > 1 {
+			row = f.sliceDim(h, 0, b, b+1)
+		}
+		cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, row, f.slots[b], f.starts[b], zero)
+	}
+	f.GlobalStore(gl, cur)
+}
+
+// lowerMTP emits mtp_K (abi.MTPName): the MTP module over K positions of
+// one sequence, set up as verify_K is (every row returned, the cache
+// written at start..), its hidden states read from mtp_hidden.
+func lowerMTP(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, k int64) error {
+	fn := m.NewFunc(abi.MTPName(k), codegen.T("i32", 1, k), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
+	f := newFn(fn, g, opts, globals, cache, 1, k)
+	tokens, slot, start, length, chain := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3], fn.Args[4]
+	f.context = f.add(start, f.constI32(k))
+	f.slots = []codegen.Value{slot}
+	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, k), codegen.Attrs{codegen.A("iota_dimension", codegen.Int{V: 1, Type: "i64"})})
+	f.positions = f.add(iota, f.broadcast(start, codegen.T("i32", 1, k)))
+	f.starts = []codegen.Value{start}
+	f.allRows = true
+	f.inHead = true
+	f.length = length
+	f.mkSeqLens = func() codegen.Value { return f.reshape(f.add(start, length), 1) }
+	gl := mtpHiddenGlobal(g, opts)
+	all := f.GlobalLoad(gl)
+	sizes := []int64{1, k, gl.Type.Shape[2]}
+	zero := f.constI32(0)
+	hidden := f.Op("stablehlo.dynamic_slice", all.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, all, slot, start, zero)
+	var chainGl codegen.Global
+	if g.MTP.Next != nil { // chain: row 0 is the module's own last output
+		chainGl = mtpChainGlobal(g, opts)
+		prev := f.GlobalLoad(chainGl)
+		one := []int64{1, 1, sizes[2]}
+		row := f.Op("stablehlo.dynamic_slice", prev.Type.With(one...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(one))}, prev, slot, zero, zero)
+		chained := f.Op("stablehlo.dynamic_update_slice", hidden.Type, nil, hidden, row, zero, zero, zero)
+		on := f.broadcast(f.compare("NE", chain, zero), hidden.Type.WithElem("i1"))
+		hidden = f.selectOp(on, chained, hidden)
+	}
+	f.vals[g.Tokens] = tokens
+	f.vals[g.MTP.Hidden] = hidden
+	if !f.lowerNodes(g.Nodes[g.MTP.Start:]) {
+		return fn.Err()
+	}
+	f.SetLoc("mtp_logits", g.MTP.Logits.Pos.Filename, g.MTP.Logits.Pos.Line, g.MTP.Logits.Pos.Column)
+	logits := f.val(g.MTP.Logits)
+	if g.MTP.Next != nil { // keep the last real position's output for a chained call
+		out := f.val(g.MTP.Next)
+		one := []int64{1, 1, sizes[2]}
+		last := f.Op("stablehlo.dynamic_slice", out.Type.With(one...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(one))}, out, zero, f.sub(length, f.constI32(1)), zero)
+		prev := f.GlobalLoad(chainGl)
+		f.GlobalStore(chainGl, f.Op("stablehlo.dynamic_update_slice", prev.Type, nil, prev, last, slot, zero, zero))
+	}
+	f.storeCaches()
+	if err := fn.Err(); err != nil {
+		return err
+	}
+	fn.Return(f.reshape(logits, k, logits.Type.Shape[2]))
+	return fn.Err()
+}
