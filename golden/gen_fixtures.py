@@ -2654,6 +2654,54 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- laguna (issue 30): per-layer query heads (4, 2, 4 over 2 KV heads),
+    # layer 1 sliding (window 8, theta 1e4, RoPE on all of the head), layers
+    # 0 and 2 full (theta 5e5, half the head); per-head q/k RMSNorm; the
+    # output times softplus(g_proj) per head; layer 0 a dense MLP, layers 1
+    # and 2 the MoE (sigmoid router, softcapped logits, top 2 of 6 by score +
+    # correction bias, renormalised, times 1.5, plus a shared expert) ----
+    dict(
+        name="laguna",
+        model_cls="LagunaForCausalLM",
+        config_cls="LagunaConfig",
+        config=dict(
+            TINY,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=16,
+            num_attention_heads_per_layer=[4, 2, 4],
+            intermediate_size=96,
+            moe_intermediate_size=24,
+            shared_expert_intermediate_size=32,
+            num_experts=6,
+            num_experts_per_tok=2,
+            sliding_window=8,
+            layer_types=["full_attention", "sliding_attention", "full_attention"],
+            mlp_layer_types=["dense", "sparse", "sparse"],
+            moe_routed_scaling_factor=1.5,
+            moe_router_logit_softcapping=2.0,
+            gating=True,
+            rope_parameters={
+                "full_attention": {"rope_type": "default", "rope_theta": 500000.0, "partial_rotary_factor": 0.5},
+                "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.0},
+            },
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+        seed=7551,
+        prompt_seed=3551,
+        weight_std=0.2,
+        score_bias_std=0.5,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        switches=[
+            ("window_matters", "sliding_window=4096", _set(sliding_window=4096)),
+            ("softcap_matters", "moe_router_logit_softcapping=0", _set(moe_router_logit_softcapping=0.0)),
+        ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+        moe=True,
+    ),
     # ---- llama4_text (issue 21): the RoPE layers (0, 1, 3) attend within
     # chunks of 8 positions (< the 29-token prompt), with interleaved
     # (complex) RoPE under Scout's llama3 scaling shape (low = high freq
