@@ -65,19 +65,22 @@ func (s *SpecStats) Add(o SpecStats) {
 
 // MaxDraft is the longest draft a verify step of this Model can score for
 // a sequence whose latest token is at position pos: one less than the
-// largest compiled verify bucket (abi.VerifyName), capped by the cache's
-// end and, for a length-dependent RoPE, by its threshold (past it a verify
-// call's one table would not equal one table per decode step); even for a
-// model with a fixed state (see rollback above). 0: no speculation here.
+// largest compiled verify bucket (abi.VerifyName) that fits before the
+// cache's end (a verify call runs its whole bucket's positions, so a draft
+// that fits the cache but whose bucket does not would fail) and, for a
+// length-dependent RoPE, before its threshold (past it a verify call's one
+// table would not equal one table per decode step); even for a model with
+// a fixed state (see rollback above). 0: no speculation here.
 func (m *Model) MaxDraft(pos int) int {
-	vb := m.Program.VerifyBuckets
-	if len(vb) == 0 {
-		return 0
-	}
-	n := int(slices.Max(vb)) // tokens a verify call runs: the latest token and the draft
-	n = min(n, m.MaxLen()-pos)
+	room := m.MaxLen() - pos // positions pos.. a verify call may run
 	if lp := m.Program.Lengths; lp.Tracked() {
-		n = min(n, int(lp.Threshold)-pos)
+		room = min(room, int(lp.Threshold)-pos)
+	}
+	n := 0 // tokens a verify call runs: the latest token and the draft
+	for _, b := range m.Program.VerifyBuckets {
+		if int(b) <= room {
+			n = max(n, int(b))
+		}
 	}
 	d := n - 1
 	if m.Program.FixedState() && d%2 == 1 {
