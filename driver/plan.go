@@ -87,10 +87,14 @@ type Plan struct {
 // family's module does not build for its config (Reason).
 type NoMTPError struct {
 	Model, Family string
-	Reason        error // the module's build error (ir.Graph.MTPErr), nil when there is none
+	Reason        error  // the module's build error (ir.Graph.MTPErr), nil when there is none
+	Missing       string // a tensor of the module the checkpoint lacks (NewPlan), "" when none
 }
 
 func (e *NoMTPError) Error() string {
+	if e.Missing != "" {
+		return fmt.Sprintf("%s (family %s): its config declares multi-token-prediction (MTP) layers but the checkpoint has no tensor %q of them (published checkpoints often drop the MTP layers and keep num_nextn_predict_layers)", e.Model, e.Family, e.Missing)
+	}
 	if e.Reason != nil {
 		return fmt.Sprintf("%s (family %s): its multi-token-prediction (MTP) module does not build for this config: %v", e.Model, e.Family, e.Reason)
 	}
@@ -218,6 +222,9 @@ func (p *Plan) checkWeights(path string) error {
 				return w.Errorf("%s: missing tensor %q (family %s's image encoder reads it; its gguf \"clip\" section names the mmproj tensor that holds it: is this mmproj file a %s model's, as llama.cpp's converter writes it?)", p.MMProj.Path, w.Name, p.Family.Name, p.Family.Name)
 			}
 			if !ok {
+				if no := p.missingMTP(w.Name); no != nil {
+					return no
+				}
 				return w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, p.Family.Name, p.Family.Name)
 			}
 			p.Options.WeightDTypes[w.Name] = fm
@@ -437,6 +444,25 @@ func hasCheckpoint(dir string) bool {
 // bindWeights checks every graph weight against the checkpoint and records
 // stored dtypes for codegen; an MLX affine-quantized folder (config.json
 // `quantization`) is viewed through weights.Affine.
+// missingMTP is the NoMTPError for a tensor name the checkpoint lacks when
+// it is one of the graph's MTP module alone (ir.MTP.Weights): a config that
+// declares MTP layers whose checkpoint dropped them. nil for any other name.
+func (p *Plan) missingMTP(name string) error {
+	if p.Graph.MTP == nil {
+		return nil
+	}
+	for _, w := range p.Graph.MTP.Weights {
+		if w.Name == name {
+			model := p.Dir
+			if p.GGUF != nil {
+				model = p.GGUF.Path
+			}
+			return &NoMTPError{Model: model, Family: p.Family.Name, Missing: name}
+		}
+	}
+	return nil
+}
+
 func (p *Plan) bindWeights() error {
 	ix, err := weights.Open(p.Dir)
 	if err != nil {
@@ -547,6 +573,9 @@ func (p *Plan) useWeights(ix *weights.Index) error {
 		info, err := ix.Lookup(w.Name, w.Shape)
 		if err != nil {
 			if _, present := ix.Tensors[w.Name]; !present {
+				if no := p.missingMTP(w.Name); no != nil {
+					return no
+				}
 				if hint := dsl.DidYouMean(w.Name, ix.Names()); hint != "" {
 					return w.Errorf("%w%s", err, hint)
 				}

@@ -28,6 +28,8 @@ func TestGenerateErrors(t *testing.T) {
 		{"threads on a GPU", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "cuda", "--threads", "2"}, "--threads 2: a thread count is for the local-task device, not cuda"},
 		{"CPU kernels on a GPU", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "cuda", "--kernels", "avx2"}, "--kernels avx2: archc's matmul kernels are CPU code"},
 		{"mtp without MTP layers", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--speculative", "mtp"}, "llama-tied (family llama) has no multi-token-prediction (MTP) layers"},
+		// deepseek_v3's fixture declares one MTP layer (num_nextn_predict_layers 1) but its checkpoint carries none, as many published ones.
+		{"mtp declared, tensors dropped", []string{"generate", "--model", "../../golden/testdata/deepseek_v3", "--prompt-ids", "1", "--speculative", "mtp"}, "its config declares multi-token-prediction (MTP) layers but the checkpoint has no tensor \"model.layers.3.enorm.weight\""},
 		{"unknown device", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--device", "tpu"}, "--device must be one of"},
 		{"runtime flag without dashes", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--iree-flag=task_worker_spin_us=1"}, "must start with --"},
 		{"image with prompt ids", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--image", "main_test.go"}, "--image need --prompt TEXT"},
