@@ -54,7 +54,7 @@ type generateCmd struct {
 	Precision   string   `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
 	Speculative string   `help:"Speculative decoding: ngram (prompt lookup: drafts copied from the prompt and output, no second model) or draft:PATH (a smaller model with the same vocabulary drafts greedily) or mtp (the model's own multi-token-prediction layer drafts one token, DeepSeek-V3, GLM-4.5, MiMo; mtp:K drafts K, the layer run on its own output). Greedy output is unchanged, sampled output keeps its distribution; penalties and grammars decode plainly. CPU devices only."`
-	DraftMax    int      `name:"draft-max" default:"8" help:"With --speculative: tokens drafted per verify step at most (each step runs draft+1 tokens; a model with a recurrent state drafts an even number)."`
+	DraftMax    int      `name:"draft-max" default:"0" help:"With --speculative ngram or draft:PATH: tokens drafted per verify step at most, 1 to 64 (0: 8; each step runs draft+1 tokens; a model with a recurrent state drafts an even number). mtp sets its own (mtp:K)."`
 	JSON        bool     `name:"json" help:"Print one JSON object at the end instead of streaming."`
 	Quiet       bool     `short:"q" help:"No progress output on stderr."`
 
@@ -117,7 +117,7 @@ func (c *generateCmd) checkFlags() error {
 		{"--logprobs", c.Logprobs, c.Logprobs >= -1 && c.Logprobs <= 20, "0 to 20 alternatives, or -1 for no logprobs"},
 		{"--max-len", c.MaxLen, c.MaxLen >= 0, "a length in tokens, or 0 for the default"},
 		{"--threads", c.Threads, c.Threads >= 0, "a positive count, or 0 for one per core"},
-		{"--draft-max", c.DraftMax, c.DraftMax >= 1 && c.DraftMax <= 64, "1 to 64 tokens"},
+		{"--draft-max", c.DraftMax, c.DraftMax >= 0 && c.DraftMax <= 64, "1 to 64 tokens, or 0 for the default (8)"},
 	} {
 		if !f.ok {
 			return fmt.Errorf("%s %v: out of range; give %s", f.flag, f.value, f.want)

@@ -46,7 +46,7 @@ type serveCmd struct {
 	MaxN            int           `name:"max-n" default:"8" help:"Largest n (choices per request) a request may ask for."`
 	LogFormat       string        `name:"log-format" default:"text" enum:"text,json" help:"Format of the log lines on stderr (one per request, per worker failure and restart): text (key=value) or json."`
 	Speculative     string        `help:"Speculative decoding for every request that allows it: ngram (prompt lookup) or draft:PATH (a smaller model with the same vocabulary) or mtp[:K] (the model's own multi-token-prediction layer drafts one token, or K: DeepSeek-V3, GLM-4.5, MiMo). Output is unchanged (greedy: the same tokens; sampled: the same distribution); a request opts out with \"speculative\": false; penalties and grammars decode plainly. CPU devices only."`
-	DraftMax        int           `name:"draft-max" default:"8" help:"With --speculative: tokens drafted per verify step at most, 1 to 64."`
+	DraftMax        int           `name:"draft-max" default:"0" help:"With --speculative ngram or draft:PATH: tokens drafted per verify step at most, 1 to 64 (0: 8). mtp sets its own (mtp:K)."`
 	MaxImages       int           `name:"max-images" default:"8" help:"Images one request may send at most (a vision-language model's), 1 or more."`
 	MaxImagePixels  int64         `name:"max-image-pixels" default:"0" help:"Largest width × height of an image, checked from its header before decoding (0: Pillow's limit, 178956970); 0 or more."`
 	AllowImageURLs  bool          `name:"allow-image-urls" help:"Fetch http(s) image URLs (10 s and 20 MiB at most each); off, only data: URLs (and file: URLs under --image-dir) are taken."`
@@ -141,8 +141,8 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	if c.ShutdownTimeout < 0 {
 		return fmt.Errorf("--shutdown-timeout %v: give a duration of 0 or more", c.ShutdownTimeout)
 	}
-	if c.DraftMax < 1 || c.DraftMax > 64 {
-		return fmt.Errorf("--draft-max %d: out of range; give 1 to 64 tokens", c.DraftMax)
+	if c.DraftMax < 0 || c.DraftMax > 64 {
+		return fmt.Errorf("--draft-max %d: out of range; give 1 to 64 tokens, or 0 for the default (8)", c.DraftMax)
 	}
 	specFlags, err := parseSpeculative(c.Speculative, c.DraftMax, c.Device)
 	if err != nil {

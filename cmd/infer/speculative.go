@@ -22,11 +22,22 @@ type specFlags struct {
 	draftMax int
 }
 
+// defaultDraftMax is --draft-max's value when it is left at 0, for ngram
+// and draft:PATH (mtp's draft length is its K).
+const defaultDraftMax = 8
+
 // parseSpeculative parses --speculative for a run on device: nil for ""
-// (off). Kinds archc does not implement, a draft model that does not
-// exist, and GPU devices (whose modules are built without verify entry
-// points) are refused by name.
+// (off). draftMax is --draft-max (0: defaultDraftMax). Kinds archc does
+// not implement, a draft model that does not exist, GPU devices (whose
+// modules are built without verify entry points) and --draft-max with mtp
+// (whose draft length is mtp:K's K) are refused by name.
 func parseSpeculative(kind string, draftMax int, device string) (*specFlags, error) {
+	if (kind == "mtp" || strings.HasPrefix(kind, "mtp:")) && draftMax != 0 {
+		return nil, fmt.Errorf("--draft-max %d with --speculative %s: the MTP drafter's length is K in mtp:K (mtp alone: 1); leave --draft-max out", draftMax, kind)
+	}
+	if draftMax == 0 {
+		draftMax = defaultDraftMax
+	}
 	switch {
 	case kind == "":
 		return nil, nil
