@@ -81,11 +81,11 @@ type report struct {
 	// ("f32": exact products, f32 accumulation; "int8": quantized per block).
 	Kernels   string `json:"kernels"`
 	Precision string `json:"precision"`
-	// Speculative decoding (--speculative): verify steps run with a
-	// draft, tokens drafted, drafted tokens accepted.
-	SpecDrafts   int `json:"spec_drafts,omitempty"`
-	SpecDrafted  int `json:"spec_draft_tokens,omitempty"`
-	SpecAccepted int `json:"spec_accepted_tokens,omitempty"`
+	// Speculative decoding (--speculative; absent without it): verify
+	// steps run with a draft, tokens drafted, drafted tokens accepted.
+	SpecDrafts   *int `json:"spec_drafts,omitempty"`
+	SpecDrafted  *int `json:"spec_draft_tokens,omitempty"`
+	SpecAccepted *int `json:"spec_accepted_tokens,omitempty"`
 	// Logprobs (with --logprobs): per generated token.
 	Logprobs []tokenLogprob `json:"logprobs,omitempty"`
 }
@@ -283,7 +283,9 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		ImageEncodeS: encodeTime.Seconds(), ImageTiles: tiles,
 	}
 	r.FinishReason = g.FinishReason
-	r.SpecDrafts, r.SpecDrafted, r.SpecAccepted = g.Spec.Drafts, g.Spec.Drafted, g.Spec.Accepted
+	if specFlags != nil { // all three, zeros included
+		r.SpecDrafts, r.SpecDrafted, r.SpecAccepted = &g.Spec.Drafts, &g.Spec.Drafted, &g.Spec.Accepted
+	}
 	if text != nil {
 		// As streamed: without end or stop tokens, cut before a stop string.
 		s := out.shown.String()
