@@ -312,7 +312,7 @@ func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen,
 	}
 	if p.Speculative != nil {
 		if *p.Speculative && len(m.Program.VerifyBuckets) == 0 {
-			return req, nil, badRequest("speculative", "this server does not speculate; start infer serve with --speculative ngram, or leave the field out")
+			return req, nil, badRequest("speculative", "this server does not speculate; start infer serve with --speculative ngram, draft:PATH or mtp, or leave the field out")
 		}
 		req.NoSpeculation = !*p.Speculative
 	}
