@@ -131,6 +131,12 @@ func TestCLI(t *testing.T) {
 		}{
 			{"apertus without rope parameters", "apertus", func(c map[string]any) { delete(c, "rope_parameters") },
 				"config.json has neither rope_parameters nor rope_scaling"},
+			{"laguna heads not a multiple of the KV heads", "laguna", func(c map[string]any) { c["num_attention_heads_per_layer"] = []any{4, 3, 4} },
+				"num_attention_heads_per_layer is [4, 3, 4]: each a positive multiple of num_key_value_heads (2)"},
+			{"laguna heads for fewer layers", "laguna", func(c map[string]any) { c["num_attention_heads_per_layer"] = []any{4, 2} },
+				"num_attention_heads_per_layer has 2 entries: give one per layer (num_hidden_layers 3)"},
+			{"mimo_v2_flash layer types for fewer layers", "mimo_v2_flash", func(c map[string]any) { c["layer_types"] = []any{"full_attention"} },
+				"layer_types has 1 entries: give one per layer (num_hidden_layers 3)"},
 			{"cohere2_moe expert_selection_fn", "cohere2_moe-sliding", func(c map[string]any) { c["expert_selection_fn"] = "relu" },
 				`expert_selection_fn "relu" is not supported by Cohere2MoeTopKRouter (softmax, sigmoid)`},
 			{"cohere2_moe shared_expert_combination_strategy", "cohere2_moe-sliding", func(c map[string]any) { c["shared_expert_combination_strategy"] = "max" },
