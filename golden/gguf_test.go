@@ -300,12 +300,12 @@ func TestGGUFTwinsExecution(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
 			base := readOracle(t, dir)
-			st, err := launch.Open(ctx, dir, execOptions())
+			st, err := launch.Open(ctx, dir, execOptions(dir))
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			f32, err := launch.Open(ctx, filepath.Join(dir, "model.f32.gguf"), execOptions())
+			f32, err := launch.Open(ctx, filepath.Join(dir, "model.f32.gguf"), execOptions(dir))
 			if err != nil {
 				t.Fatal(err)
 			}

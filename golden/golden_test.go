@@ -130,21 +130,28 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 	}
 }
 
-// execOptions is the configuration the execution tests compile: two
-// KV-cache slots, decode entry points for batches of 1 and 2 (the serving
-// shape) and one prefill chunk of 32 tokens, so one compiled module per
-// fixture serves every check of TestExecution (and the safetensors and F32
-// GGUF runs of TestGGUFTwinsExecution and TestLongRoPEStaleCache: the same
-// MLIR, compiled once). The oracle prompts (up to 29 tokens) fit one chunk;
-// prefill_matches_decode prefills in two chunks, the second mid-cache, and
-// the 70- and 90-token LongRoPE prompts take three. Buckets other than 32
-// are the same lowering at another static length (the structural goldens
-// hold the default 16 and 64; the real-checkpoint tier runs them).
-func execOptions() launch.Options {
+// execOptions is the configuration the execution tests compile for the
+// fixture in dir: two KV-cache slots, decode entry points for batches of 1
+// and 2 (the serving shape) and one prefill chunk of 32 tokens, so one
+// compiled module per fixture serves every check of TestExecution (and the
+// safetensors and F32 GGUF runs of TestGGUFTwinsExecution and
+// TestLongRoPEStaleCache: the same MLIR, compiled once). A fixture the
+// speculative tests run (specFixtures) also gets their verify bucket, so
+// they share that module instead of compiling one of their own (about
+// 120 s of a cold CI run's compiles for 20 s more here). The oracle
+// prompts (up to 29 tokens) fit one chunk; prefill_matches_decode
+// prefills in two chunks, the second mid-cache, and the 70- and 90-token
+// LongRoPE prompts take three. Buckets other than 32 are the same lowering
+// at another static length (the structural goldens hold the default 16
+// and 64; the real-checkpoint tier runs them).
+func execOptions(dir string) launch.Options {
 	var o launch.Options
 	o.Plan.Lower.Slots = 2
 	o.Plan.Lower.DecodeBatches = []int64{1, 2}
 	o.Plan.Lower.PrefillBuckets = []int64{32}
+	if slices.Contains(specFixtures, filepath.Base(dir)) {
+		o.Plan.Lower.VerifyBuckets = []int64{specVerify}
+	}
 	return o
 }
 
@@ -221,7 +228,7 @@ func TestExecution(t *testing.T) {
 			t.Parallel()
 			want := readOracle(t, dir)
 			ctx := context.Background()
-			m, err := launch.Open(ctx, dir, execOptions())
+			m, err := launch.Open(ctx, dir, execOptions(dir))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ func TestLongRoPEStaleCache(t *testing.T) {
 	dir := "testdata/phi3-longrope-cross"
 	want := readOracle(t, dir)
 	ctx := context.Background()
-	m, err := launch.Open(ctx, dir, execOptions())
+	m, err := launch.Open(ctx, dir, execOptions(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

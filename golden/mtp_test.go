@@ -78,6 +78,18 @@ func mtpValues(names []string, shapes map[string][]int64) map[string][]float32 {
 	return out
 }
 
+// mtpOptions is the module every MTP test compiles: execOptions' two
+// slots (the engine and copied-slot tests need them), the MTP module, and
+// verify buckets of 2 and 4 tokens (one-token and chained drafts). One
+// configuration for every test, so each family compiles once (deepseek_v3
+// compiled a one-slot module beside it: 34 s of a cold CI run).
+func mtpOptions() launch.Options {
+	o := execOptions("")
+	o.Plan.Lower.VerifyBuckets = []int64{2, 4}
+	o.Plan.Lower.MTP = true
+	return o
+}
+
 // mtpFixture copies fixture name with an MTP layer of random values and
 // returns its folder.
 func mtpFixture(t *testing.T, name string) string {
@@ -132,9 +144,7 @@ func TestMTPGreedyEqualsOracle(t *testing.T) {
 // the third along the reference with every draft checked.
 func checkMTPGreedy(t *testing.T, name string) {
 	want := readOracle(t, filepath.Join("testdata", name))
-	o := oracleOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
-	o.Plan.Lower.MTP = true
+	o := mtpOptions()
 	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
 		t.Fatal(err)
@@ -187,9 +197,7 @@ func TestMTPEngine(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
 	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
-	o := execOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
-	o.Plan.Lower.MTP = true
+	o := mtpOptions()
 	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
 	if err != nil {
 		t.Fatal(err)
@@ -238,9 +246,7 @@ func TestMTPCopiedSlot(t *testing.T) {
 	buildKernels(t)
 	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
 	ref := readMTPReference(t, "deepseek_v3")
-	o := execOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
-	o.Plan.Lower.MTP = true
+	o := mtpOptions()
 	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
 	if err != nil {
 		t.Fatal(err)
@@ -354,9 +360,7 @@ func TestMTPReference(t *testing.T) {
 
 func checkMTPReference(t *testing.T, name string) {
 	ref := readMTPReference(t, name)
-	o := oracleOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
-	o.Plan.Lower.MTP = true
+	o := mtpOptions()
 	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
 		t.Fatal(err)
@@ -417,9 +421,7 @@ func TestMTPChained(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ref := readMTPReference(t, name)
 			want := readOracle(t, filepath.Join("testdata", name))
-			o := oracleOptions()
-			o.Plan.Lower.VerifyBuckets = []int64{2, 4}
-			o.Plan.Lower.MTP = true
+			o := mtpOptions()
 			m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 			if err != nil {
 				t.Fatal(err)
@@ -513,9 +515,7 @@ func TestMTPGGUF(t *testing.T) {
 	}
 	needIREE(t)
 	buildKernels(t)
-	lo := oracleOptions()
-	lo.Plan.Lower.VerifyBuckets = []int64{2, 4} // one module for one-token and chained drafts
-	lo.Plan.Lower.MTP = true
+	lo := mtpOptions()
 	m, err := launch.Open(context.Background(), twin, lo)
 	if err != nil {
 		t.Fatal(err)

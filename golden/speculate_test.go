@@ -29,11 +29,12 @@ import (
 var specFixtures = []string{"llama-tied", "qwen3_moe", "deepseek_v2", "mistral-sliding", "qwen3_next", "mamba"}
 
 // specEngineFixtures also run through the engine with speculation on
-// (checkSpecEngine), with execOptions' two slots; the others are built
-// with oracleOptions' one, which compiles faster.
+// (checkSpecEngine). Every spec fixture runs TestExecution's module
+// (execOptions gives these fixtures the verify bucket), so speculation
+// compiles nothing of its own.
 var specEngineFixtures = []string{"llama-tied", "qwen3_next"}
 
-// specVerify is the verify bucket the tests compile: 8 drafted tokens
+// specVerify is the verify bucket execOptions gives specFixtures: 8 drafted tokens
 // at most (6 for a fixed-state model, whose drafts are even and whose
 // oracle run is 16 tokens).
 const specVerify = 9
@@ -89,13 +90,8 @@ func TestSpeculativeGreedyEqualsOracle(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			want := readOracle(t, dir)
-			o := oracleOptions()
 			engineToo := slices.Contains(specEngineFixtures, name)
-			if engineToo {
-				o = execOptions()
-			}
-			o.Plan.Lower.VerifyBuckets = []int64{specVerify}
-			m, err := launch.Open(context.Background(), dir, o)
+			m, err := launch.Open(context.Background(), dir, execOptions(dir)) // TestExecution's module, with the verify bucket
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,9 +193,7 @@ func TestSpeculativeSamplingDistribution(t *testing.T) {
 	t.Parallel() // compileHeavy
 	dir := filepath.Join("testdata", "llama-tied")
 	want := readOracle(t, dir)
-	o := execOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{specVerify}
-	m, err := launch.Open(context.Background(), dir, o)
+	m, err := launch.Open(context.Background(), dir, execOptions(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,16 +295,14 @@ func TestSpeculativeDraftModel(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join("testdata", "llama-tied")
 	want := readOracle(t, dir)
-	o := execOptions()
-	o.Plan.Lower.VerifyBuckets = []int64{specVerify}
-	m, err := launch.Open(ctx, dir, o)
+	m, err := launch.Open(ctx, dir, execOptions(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
 	for _, draftDir := range []string{dir, filepath.Join("testdata", "mamba")} {
 		t.Run(filepath.Base(draftDir), func(t *testing.T) {
-			dm, err := launch.Open(ctx, draftDir, execOptions()) // TestExecution's module: two slots, as the target
+			dm, err := launch.Open(ctx, draftDir, execOptions(draftDir)) // TestExecution's module: two slots, as the target
 
 			if err != nil {
 				t.Fatal(err)

@@ -61,7 +61,7 @@ func TestVisionGGUF(t *testing.T) {
 				mmproj = f32Tensors(t, dir, mmproj, f16Tensors[fx.name])
 			}
 			want := readVisionOracle(t, dir)
-			opts := execOptions()
+			opts := execOptions(dir)
 			opts.Plan.MMProj = mmproj
 			m, err := launch.Open(context.Background(), text, opts)
 			if err != nil {
