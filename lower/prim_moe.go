@@ -443,11 +443,15 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 // (Llama4TextMoe: routed_in = x · router_scores; an unused expert sees
 // zeros, and without biases gives zeros).
 //
-// Two lowerings, equal in value: when the weights come from route with
-// top_k k and the call's tokens T satisfy T·k < E (decode), only the k
-// experts of each token are gathered and computed (sparse dispatch: the
-// cost follows k, not E); otherwise (prefill, large batches) every expert
-// runs on every token and the weights, zero for unused experts, select.
+// Three lowerings, equal in value up to f32 rounding order: when the
+// weights come from route with top_k k and every projection's stored
+// format has one of archc's matmul kernels, the (token, expert) pairs are
+// grouped by expert and each used expert's stored weights multiply its
+// rows (experts_kernel.go), at any T. Otherwise, when the call's tokens T
+// satisfy T·k < E (decode), only the k experts of each token are gathered,
+// decoded and computed (sparse dispatch: the cost follows k, not E); else
+// (prefill, large batches) every expert runs on every token and the
+// weights, zero for unused experts, select.
 func inferExperts(n *ir.Node, a *ExpertsAttrs) error {
 	inter := a.Intermediate
 	lay, err := expertsLayoutOf(a)
@@ -633,7 +637,13 @@ func lowerExperts(f *fn, n *ir.Node, a *ExpertsAttrs) codegen.Value {
 	t := x.Type.NumElements() / h
 	x, w = f.reshape(x, t, h), f.reshape(w, t, e)
 	var y codegen.Value
-	if k, ok := routedTopK(n, a); ok && t*k < e {
+	k, routed := routedTopK(n, a)
+	if routed && k <= e {
+		if yk, ok := f.expertsKernel(n, a.Plan, x, w, k); ok {
+			return f.reshape(yk, out.Shape...)
+		}
+	}
+	if routed && t*k < e {
 		y = f.expertsSparse(n, a.Plan, x, w, k)
 	} else {
 		y = f.expertsDense(n, a.Plan, x, w)

@@ -87,3 +87,62 @@ func single(name, format string, rows, cols int64, kernels *Kernels, args ...cod
 func (s singleFn) sibling(name string, args ...codegen.Type) *fn {
 	return newFn(s.module.NewFunc(name, args...), s.g, s.opts, s.globals, s.cache, 1, 1)
 }
+
+// ExpertsModule returns a module with, for each token count m in ms,
+// functions `experts_<m>(x [m, k] f32, r [m, e] f32) -> [m, n] f32`
+// computing Σ_j r[t, e_j] · x_t · w[e_j]ᵀ over the top experts of each
+// row of routing weights r (the largest top of them, as route leaves
+// them), for the stacked weight parameter "w" [e, n, k] stored in format,
+// through the format's expert kernel (experts_kernel.go, as the experts
+// primitive does), and `plain_<m>` computing it with the plain lowering
+// (every expert decoded to f32 and weighted by r, zero off the top); and
+// `decode` as DecodeModule's ([e, n, k]). Errors: as DecodeModule, and a
+// format without a kernel in kernels.
+func ExpertsModule(format string, e, n, k, top int64, kernels *Kernels, ms ...int64) (*codegen.Module, error) {
+	opts := Options{WeightDTypes: map[string]string{"w": format}, Kernels: kernels}
+	st, err := opts.storageOf("w")
+	if err != nil {
+		return nil, err
+	}
+	t, err := st.globalType([]int64{e, n, k})
+	if err != nil {
+		return nil, fmt.Errorf("weight w: %v", err)
+	}
+	m := &codegen.Module{Name: "experts"}
+	graph := &ir.Graph{Weights: []ir.Weight{{Name: "w", Shape: []int64{e, n, k}}}}
+	kk := kernels.usedBy(graph, opts)
+	if kk == nil {
+		return nil, fmt.Errorf("no kernel for format %s", format)
+	}
+	m.AddExecutable(kk.executable())
+	g := codegen.Global{Name: "w", Type: t, Param: "w"}
+	m.AddGlobal(g)
+	globals := map[string]codegen.Global{"w": g}
+	f := newFn(m.NewFunc("decode"), graph, opts, globals, &cacheLayout{}, 1, 1)
+	f.Return(f.weight("w"))
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	for _, rows := range ms {
+		for _, kind := range []string{"experts", "plain"} {
+			h := newFn(m.NewFunc(fmt.Sprintf("%s_%d", kind, rows), codegen.T("f32", rows, k), codegen.T("f32", rows, e)), graph, opts, globals, &cacheLayout{}, 1, 1)
+			x, r := h.Args[0], h.Args[1]
+			if kind == "experts" {
+				st, ok := h.expertFormat("w")
+				if !ok {
+					return nil, fmt.Errorf("format %s, rows of %d: no expert kernel", format, k)
+				}
+				gr := h.groupByExpert(r, top)
+				h.Return(gr.combine(h, h.expertDispatch(st, "w", gr.rowsOf(h, x), gr.off, e), true))
+			} else {
+				y := h.dot(x, h.weight("w"), nil, nil, []int64{1}, []int64{2}) // [m, e, n]
+				y = h.mul(y, h.broadcastDims(r, y.Type, 0, 1))
+				h.Return(h.Reduce(y, h.constF32(0), "stablehlo.add", 1))
+			}
+			if err := h.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
