@@ -419,6 +419,11 @@ func (s *scope) unary(u *Unary, w bool) (any, error) {
 	for k, ix := range u.Index {
 		list := v
 		if v, err = s.indexValue(v, ix); err != nil {
+			if c, ok := list.([]any); ok && k == 0 && s.loopVar != "" && loopIndexed(ix, s.loopVar) {
+				if name := operandName(&Unary{Operand: u.Operand}); name != "" { // a per-layer config list too short
+					return nil, errorf(ix.Pos, "%s has %d entries, but layer %d reads %s[%s]: give one entry per layer", name, len(c), s.index, name, s.loopVar)
+				}
+			}
 			if k == 0 { // name the indexed config list: (ssm_multipliers is [1.0, 2.0])
 				return nil, nameOperands(err, []string{operandName(&Unary{Operand: u.Operand})}, []any{list})
 			}
@@ -441,6 +446,15 @@ func (s *scope) unary(u *Unary, w bool) (any, error) {
 		return nil, errorf(u.Pos, "operator ! needs bool, got %s", typeName(v))
 	}
 	return v, nil
+}
+
+// loopIndexed reports whether index expression ix is the loop variable
+// alone (layer_types[i]).
+func loopIndexed(ix *Expr, loopVar string) bool {
+	if ix.Then != nil || ix.Cond == nil || len(ix.Cond.Rest) > 0 {
+		return false
+	}
+	return operandName(ix.Cond.First) == loopVar
 }
 
 // indexValue evaluates v[ix]: a list element by int (negative counts from the

@@ -137,6 +137,8 @@ func TestCLI(t *testing.T) {
 				"num_attention_heads_per_layer has 2 entries: give one per layer (num_hidden_layers 3)"},
 			{"mimo_v2_flash layer types for fewer layers", "mimo_v2_flash", func(c map[string]any) { c["layer_types"] = []any{"full_attention"} },
 				"layer_types has 1 entries: give one per layer (num_hidden_layers 3)"},
+			{"cohere2 layer types for fewer layers (any family's per-layer list)", "cohere2-sliding", func(c map[string]any) { c["layer_types"] = []any{"sliding_attention"} },
+				"layer_types has 1 entries, but layer 1 reads layer_types[i]: give one entry per layer"},
 			{"cohere2_moe expert_selection_fn", "cohere2_moe-sliding", func(c map[string]any) { c["expert_selection_fn"] = "relu" },
 				`expert_selection_fn "relu" is not supported by Cohere2MoeTopKRouter (softmax, sigmoid)`},
 			{"cohere2_moe shared_expert_combination_strategy", "cohere2_moe-sliding", func(c map[string]any) { c["shared_expert_combination_strategy"] = "max" },
