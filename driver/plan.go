@@ -191,6 +191,20 @@ func (p *Plan) CheckWeights() error {
 	return p.checkWeights(path)
 }
 
+// CheckWeights returns what NewPlan would say about the checkpoint at path
+// for opts — an unknown model, a config archc refuses, a missing tensor,
+// a NoMTPError when opts.Lower.MTP asks for MTP layers the checkpoint lacks
+// — without lowering or compiling: the model's config (or GGUF header) and
+// tensor names are read, nothing else. nil when NewPlan would get past
+// them.
+func CheckWeights(path string, opts PlanOptions) error {
+	p, err := NewGraph(path, opts)
+	if err != nil {
+		return err
+	}
+	return p.checkWeights(path)
+}
+
 func (p *Plan) checkWeights(path string) error {
 	if p.Dir != "" && hasCheckpoint(p.Dir) {
 		if err := p.bindWeights(); err != nil {

@@ -107,6 +107,7 @@ func TestServeFlagRanges(t *testing.T) {
 		{[]string{"--cors-origin", "not a url"}, `--cors-origin "not a url": not an origin`},
 		{[]string{"--cors-origin", "http://localhost:3000/app"}, "no path"},
 		{[]string{"--chat-template", badTemplate}, "--chat-template " + badTemplate},
+		{[]string{"--speculative", "mtp"}, "llama-tied (family llama) has no multi-token-prediction (MTP) layers"}, // refused before listening, nothing compiled
 	} {
 		r := clitest.Run(t, bin, append([]string{"serve", "--model", fixture, "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if r.Code != 1 || !strings.Contains(r.Stderr, tc.want) || strings.Contains(r.Stderr, "listening") {

@@ -179,16 +179,6 @@ func (c *serveCmd) Run(ctx context.Context) error {
 			fmt.Fprintf(os.Stderr, "images are off: %v\n", err)
 		}
 	}
-	srv := server.New(server.Config{Name: name, APIKey: apiKey, MaxN: c.MaxN, CORSOrigins: c.CORSOrigin, Log: log, Images: images})
-	ln, err := net.Listen("tcp", c.Addr)
-	if err != nil {
-		return fmt.Errorf("--addr: %v", err)
-	}
-	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpSrv.Serve(ln) }()
-	fmt.Fprintf(os.Stderr, "listening on http://%s (loading %s; /health answers 503 until it is ready)\n", ln.Addr(), c.Model)
-
 	var o launch.Options
 	o.Plan.Arch = c.Arch
 	o.Plan.MMProj = c.MMProj
@@ -199,6 +189,19 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	specFlags.setLower(&o.Plan.Lower)
 	o.Device, o.Threads, o.Kernels, o.Precision = c.Device, c.Threads, c.Kernels, c.Precision
 	o.Phase = phaseReporter(os.Stderr, c.Quiet)
+	if err := specFlags.check(c.Model, o.Plan); err != nil { // before listening: a refusal, not a server that never gets ready
+		return err
+	}
+	srv := server.New(server.Config{Name: name, APIKey: apiKey, MaxN: c.MaxN, CORSOrigins: c.CORSOrigin, Log: log, Images: images})
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %v", err)
+	}
+	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "listening on http://%s (loading %s; /health answers 503 until it is ready)\n", ln.Addr(), c.Model)
+
 	m, err := launch.Open(ctx, c.Model, o)
 	if err != nil {
 		httpSrv.Close()

@@ -70,6 +70,21 @@ func (s *specFlags) setLower(o *lower.Options) {
 	o.MTP = s != nil && s.kind == "mtp"
 }
 
+// check refuses, before anything is compiled, a model that --speculative
+// mtp cannot draft with: driver.CheckWeights reads its config and tensor
+// names (a NoMTPError names the MTP tensor the checkpoint dropped). nil
+// for other kinds, whose drafters need no more of the target.
+func (s *specFlags) check(model string, plan driver.PlanOptions) error {
+	if s == nil || s.kind != "mtp" {
+		return nil
+	}
+	var no *driver.NoMTPError
+	if err := driver.CheckWeights(model, plan); errors.As(err, &no) {
+		return s.openError(err)
+	}
+	return nil // other errors: launch.Open reports them as it always has
+}
+
 // openError names --speculative mtp in launch.Open's error for a model
 // without MTP layers (driver.NoMTPError); other errors as they are.
 func (s *specFlags) openError(err error) error {
