@@ -65,7 +65,7 @@ func (f *fn) expertsKernel(n *ir.Node, lay expertsLayout, x, w codegen.Value, k 
 	project := func(i int, v codegen.Value) codegen.Value {
 		var y codegen.Value
 		if sts[i] != nil {
-			y = f.expertDispatch(sts[i], n.Weights[i].Name, v, g.off, g.e)
+			y = f.expertDispatch(sts[i], n.Weights[i].Name, v, g.off, g.used, g.e)
 		} else { // each place's expert decoded: [m, C] · [m, R, C] → [m, R]
 			y = f.dot(v, f.gatherExperts(n.Weights[i].Name, g.sortedIDs(f)), []int64{0}, []int64{0}, []int64{1}, []int64{2})
 		}
@@ -82,10 +82,12 @@ func (f *fn) expertsKernel(n *ir.Node, lay expertsLayout, x, w codegen.Value, k 
 // expert: ids [m = T·k] the pairs' experts in slot order (token-major,
 // ascending experts), vals [T, k] their routing weights, pos [m] pair i's
 // place in expert order (stable), inv [m] the pair at each place, off
-// [e+1] the first place of each expert (off[e] = m); all i32 but vals.
+// [e+1] the first place of each expert (off[e] = m), used [min(e, m)]
+// the experts with pairs, ascending, then e for the entries left; all i32
+// but vals.
 type expertGroups struct {
-	ids, vals, pos, inv, off codegen.Value
-	t, k, e                  int64
+	ids, vals, pos, inv, off, used codegen.Value
+	t, k, e                        int64
 }
 
 // groupByExpert groups the pairs routing weights w [T, E] select (k
@@ -95,7 +97,7 @@ func (f *fn) groupByExpert(w codegen.Value, k int64) expertGroups {
 	idx, vals := f.expertSlots(w, k)
 	ids := f.reshape(idx, t*k)
 	pos, inv, off := f.expertOrder(ids, e)
-	return expertGroups{ids: ids, vals: vals, pos: pos, inv: inv, off: off, t: t, k: k, e: e}
+	return expertGroups{ids: ids, vals: vals, pos: pos, inv: inv, off: off, used: f.usedExperts(off, min(e, t*k)), t: t, k: k, e: e}
 }
 
 // rowsOf returns x [T, C]'s rows in expert order: [m, C], place p holding
@@ -173,6 +175,21 @@ func (f *fn) expertOrder(ids codegen.Value, e int64) (pos, inv, off codegen.Valu
 	return pos, inv, off
 }
 
+// usedExperts returns the experts with rows by off [e+1] (expertOrder's),
+// ascending, then e: [u] i32. The j-th is the expert with rows whose rank
+// among them is j: an [e, e] count and a [u, e] selection, reduced.
+func (f *fn) usedExperts(off codegen.Value, u int64) codegen.Value {
+	e := off.Type.Shape[0] - 1
+	has := f.compare("GT", f.sliceDim(off, 0, 1, e+1), f.sliceDim(off, 0, 0, e)) // [e]: expert has rows
+	sq := codegen.T("i32", e, e)
+	zero := f.broadcast(f.constI32(0), sq)
+	below := f.Op("stablehlo.and", codegen.T("i1", e, e), nil, f.broadcastDims(has, codegen.T("i1", e, e), 1), f.compare("LT", f.iota(sq, 1), f.iota(sq, 0)))
+	rank := f.Reduce(f.selectOp(below, f.broadcast(f.constI32(1), sq), zero), f.constI32(0), "stablehlo.add", 1) // [e]: used experts before each
+	ue := codegen.T("i32", u, e)
+	at := f.Op("stablehlo.and", codegen.T("i1", u, e), nil, f.broadcastDims(has, codegen.T("i1", u, e), 1), f.compare("EQ", f.broadcastDims(rank, ue, 1), f.iota(ue, 0)))
+	return f.Reduce(f.selectOp(at, f.iota(ue, 1), f.broadcast(f.constI32(e), ue)), f.constI32(e), "stablehlo.minimum", 1)
+}
+
 // takeRows returns rows idx [m] i32 of x [r, c]: [m, c].
 func (f *fn) takeRows(x, idx codegen.Value) codegen.Value {
 	c := x.Type.Shape[1]
@@ -180,8 +197,11 @@ func (f *fn) takeRows(x, idx codegen.Value) codegen.Value {
 }
 
 // expertDispatch runs rows x [m, K] (grouped by expert as off [e+1] says)
-// through stacked weight name [e, N, K] stored as st: [m, N] f32.
-func (f *fn) expertDispatch(st *storage, name string, x, off codegen.Value, e int64) codegen.Value {
+// through stacked weight name [e, N, K] stored as st: [m, N] f32. used
+// [u] lists the experts with rows then e (expertGroups.used): one
+// workgroup row per entry, so a decode step's k experts take k rows of
+// workgroups, not e.
+func (f *fn) expertDispatch(st *storage, name string, x, off, used codegen.Value, e int64) codegen.Value {
 	raw, _, _ := f.stored(name)
 	shape := f.shapes[name]
 	N, K := shape[1], shape[2]
@@ -195,7 +215,8 @@ func (f *fn) expertDispatch(st *storage, name string, x, off codegen.Value, e in
 		rb *= 4
 	}
 	m := x.Type.Shape[0]
-	nv := f.Index(N)
-	return f.Dispatch(kernelExecutable, "mme_"+st.name, []codegen.Value{nv, f.Index(e)}, codegen.T("f32", m, N),
-		x, raw, off, f.Index(m), nv, f.Index(K), f.Index(rb), f.Index(e))
+	u := used.Type.Shape[0]
+	nv, uv := f.Index(N), f.Index(u)
+	return f.Dispatch(kernelExecutable, "mme_"+st.name, []codegen.Value{nv, uv}, codegen.T("f32", m, N),
+		x, raw, off, used, f.Index(m), nv, f.Index(K), f.Index(rb), f.Index(e), uv)
 }

@@ -97,14 +97,14 @@ func (k *Kernels) executable() string {
 		fmt.Fprintf(&sb, "    stream.executable.export public @mm3_%s workgroups(%%n1: index, %%n2: index, %%n3: index) -> (index, index, index) {\n", fm)
 		fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0, s1, s2] -> (s0 ceildiv %d + s1 ceildiv %d + s2 ceildiv %d)>()[%%n1, %%n2, %%n3]\n", k.Rows, k.Rows, k.Rows)
 		sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %c1, %c1 : index, index, index\n    }\n")
-		fmt.Fprintf(&sb, "    stream.executable.export public @mme_%s workgroups(%%n: index, %%e: index) -> (index, index, index) {\n", fm)
+		fmt.Fprintf(&sb, "    stream.executable.export public @mme_%s workgroups(%%n: index, %%u: index) -> (index, index, index) {\n", fm)
 		fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0] -> (s0 ceildiv %d)>()[%%n]\n", k.Rows)
-		sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %e, %c1 : index, index, index\n    }\n")
+		sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %u, %c1 : index, index, index\n    }\n")
 	}
 	sb.WriteString("    builtin.module {\n")
 	sig := "memref<f32>, index, memref<i8>, index, memref<f32>, index, index, index, index, index"
 	sig3 := "memref<f32>, index, memref<i8>, index, memref<i8>, index, memref<i8>, index, memref<f32>, index, index, index, index, index, index, index"
-	sigE := "memref<f32>, index, memref<i8>, index, memref<i32>, index, memref<f32>, index, index, index, index, index, index"
+	sigE := "memref<f32>, index, memref<i8>, index, memref<i32>, index, memref<i32>, index, memref<f32>, index, index, index, index, index, index, index"
 	for _, fm := range k.Formats {
 		fmt.Fprintf(&sb, "      func.func private @archc_mm_%s(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sig)
 		fmt.Fprintf(&sb, `      func.func @mm_%s(%%bx: !stream.binding, %%bw: !stream.binding, %%by: !stream.binding, %%m: index, %%n: index, %%k: index, %%rb: index) {
@@ -149,11 +149,11 @@ func (k *Kernels) executable() string {
       }
 `, fm, fm, sig3)
 		fmt.Fprintf(&sb, "      func.func private @archc_mm_%se(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sigE)
-		fmt.Fprintf(&sb, `      func.func @mme_%s(%%bx: !stream.binding, %%bw: !stream.binding, %%bo: !stream.binding, %%by: !stream.binding, %%m: index, %%n: index, %%k: index, %%rb: index, %%e: index) {
+		fmt.Fprintf(&sb, `      func.func @mme_%s(%%bx: !stream.binding, %%bw: !stream.binding, %%bo: !stream.binding, %%bu: !stream.binding, %%by: !stream.binding, %%m: index, %%n: index, %%k: index, %%rb: index, %%e: index, %%u: index) {
         %%c0 = arith.constant 0 : index
         %%c1 = arith.constant 1 : index
         %%wg = stream.dispatch.workgroup.id[0] : index
-        %%ex = stream.dispatch.workgroup.id[1] : index
+        %%j = stream.dispatch.workgroup.id[1] : index
         %%nx = arith.muli %%m, %%k : index
         %%nr = arith.muli %%e, %%n : index
         %%nw = arith.muli %%nr, %%rb : index
@@ -162,12 +162,14 @@ func (k *Kernels) executable() string {
         %%x = stream.binding.subspan %%bx[%%c0] : !stream.binding -> memref<?xf32>{%%nx}
         %%w = stream.binding.subspan %%bw[%%c0] : !stream.binding -> memref<?xi8>{%%nw}
         %%o = stream.binding.subspan %%bo[%%c0] : !stream.binding -> memref<?xi32>{%%no}
+        %%us = stream.binding.subspan %%bu[%%c0] : !stream.binding -> memref<?xi32>{%%u}
         %%y = stream.binding.subspan %%by[%%c0] : !stream.binding -> memref<?xf32>{%%ny}
         %%xb, %%xo, %%xs, %%xt = iree_codegen.extract_strided_metadata %%x : memref<?xf32> -> memref<f32>, index, index, index
         %%wb, %%wo, %%ws, %%wt = iree_codegen.extract_strided_metadata %%w : memref<?xi8> -> memref<i8>, index, index, index
         %%ob, %%oo, %%os, %%ot = iree_codegen.extract_strided_metadata %%o : memref<?xi32> -> memref<i32>, index, index, index
+        %%ub, %%uo, %%uss, %%ut = iree_codegen.extract_strided_metadata %%us : memref<?xi32> -> memref<i32>, index, index, index
         %%yb, %%yo, %%ys, %%yt = iree_codegen.extract_strided_metadata %%y : memref<?xf32> -> memref<f32>, index, index, index
-        func.call @archc_mm_%se(%%xb, %%xo, %%wb, %%wo, %%ob, %%oo, %%yb, %%yo, %%n, %%k, %%rb, %%wg, %%ex) : (%s) -> ()
+        func.call @archc_mm_%se(%%xb, %%xo, %%wb, %%wo, %%ob, %%oo, %%ub, %%uo, %%yb, %%yo, %%n, %%k, %%rb, %%e, %%wg, %%j) : (%s) -> ()
         return
       }
 `, fm, fm, sigE)

@@ -133,7 +133,7 @@ func ExpertsModule(format string, e, n, k, top int64, kernels *Kernels, ms ...in
 					return nil, fmt.Errorf("format %s, rows of %d: no expert kernel", format, k)
 				}
 				gr := h.groupByExpert(r, top)
-				h.Return(gr.combine(h, h.expertDispatch(st, "w", gr.rowsOf(h, x), gr.off, e), true))
+				h.Return(gr.combine(h, h.expertDispatch(st, "w", gr.rowsOf(h, x), gr.off, gr.used, e), true))
 			} else {
 				y := h.dot(x, h.weight("w"), nil, nil, []int64{1}, []int64{2}) // [m, e, n]
 				y = h.mul(y, h.broadcastDims(r, y.Type, 0, 1))

@@ -4,12 +4,13 @@
 //   [wg·ROWS, min(N, (wg+1)·ROWS)) of y = x·Wᵀ;
 //   NAME3(x, xo, w1, w1o, w2, w2o, w3, w3o, y, yo, M, N1, N2, N3, K, wg): up
 //   to three weights reading the same x, outputs side by side in y.
-//   NAMEe(x, xo, w, wo, off, oo, y, yo, N, K, rb, wg, e): routed experts
-//   (lower's experts primitive). W is E stacked [N, K] weights (E·N stored
-//   rows of rb bytes), x and y hold the tokens' rows grouped by expert:
-//   rows [off[e], off[e+1]) of x [·, K] go through expert e into the same
-//   rows of y [·, N]; workgroup (wg, e) computes columns [wg·ROWS,
-//   min(N, (wg+1)·ROWS)) of expert e's rows (none when it has no rows).
+//   NAMEe(x, xo, w, wo, off, oo, used, uo, y, yo, N, K, rb, E, wg, j): routed
+//   experts (lower's experts primitive). W is E stacked [N, K] weights (E·N
+//   stored rows of rb bytes), x and y hold the tokens' rows grouped by
+//   expert: rows [off[e], off[e+1]) of x [·, K] go through expert e into the
+//   same rows of y [·, N]. used lists the experts with rows, ascending, then
+//   E for the slots left; workgroup (wg, j) computes columns [wg·ROWS,
+//   min(N, (wg+1)·ROWS)) of expert used[j]'s rows (nothing for E).
 // NAME_rows(x, w, y, ld, M, n0, n1, K) computes columns [n0, n1) of y (row
 // stride ld) for every token. Included by the variant's source (driver/kernels
 // writes it beside the source it builds).
@@ -34,11 +35,12 @@
     NAME##_rows(xb + xo, w, yb + yo + col, ld, M, n0, n1, K);                                      \
   }                                                                                                \
   void NAME##e(const float *xb, size_t xo, const uint8_t *wb, size_t wo, const int32_t *ob,      \
-               size_t oo, float *yb, size_t yo, size_t N, size_t K, size_t rb, size_t wg,         \
-               size_t e) {                                                                         \
-    size_t m0 = (size_t)ob[oo + e], m1 = (size_t)ob[oo + e + 1];                                   \
-    if (m1 <= m0)                                                                                 \
+               size_t oo, const int32_t *ub, size_t uo, float *yb, size_t yo, size_t N, size_t K, \
+               size_t rb, size_t E, size_t wg, size_t j) {                                         \
+    size_t e = (size_t)ub[uo + j];                                                                 \
+    if (e >= E)                                                                                    \
       return;                                                                                      \
+    size_t m0 = (size_t)ob[oo + e], m1 = (size_t)ob[oo + e + 1];                                   \
     size_t n0 = wg * ROWS, n1 = n0 + ROWS < N ? n0 + ROWS : N;                                     \
     NAME##_rows(xb + xo + m0 * K, wb + wo + e * N * rb, yb + yo + m0 * N, N, m1 - m0, n0, n1, K); \
   }
