@@ -3515,6 +3515,61 @@ FIXTURES = [
         spec_check=False,
         switches=[("clip_qkv_matters", "clip_qkv=None", lambda cfg: setattr(cfg.attn_config, "clip_qkv", None))],
     ),
+    # ---- recurrent_gemma (issue 30): Griffin, block_types [recurrent,
+    # attention] repeated over 3 layers (R, A, R); MQA local attention with
+    # window 8 (< the 29-token prompt) and RoPE on half of each 12-wide head;
+    # the RG-LRU of lru_width 64 (not hidden) in 4 head blocks of 16 with
+    # decays from fast to slow (recurrent_param -3.5 ± 1.5); hidden 48, whose
+    # √48 differs in bfloat16 (the normalizer) from float32; logits soft-cap
+    # 5 so that it bites ----
+    dict(
+        name="recurrent_gemma",
+        model_cls="RecurrentGemmaForCausalLM",
+        config_cls="RecurrentGemmaConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=48,
+            intermediate_size=96,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            lru_width=64,
+            attention_window_size=8,
+            conv1d_width=4,
+            logits_soft_cap=5.0,
+            block_types=["recurrent", "attention"],
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+        ),
+        seed=7601,
+        prompt_seed=3601,
+        embed_std=0.1,
+        norm_center=1.0,  # (1 + w) ~ 2
+        extra_params={
+            "rg_lru.recurrent_param": (-3.5, 1.5),
+            "rg_lru.input_gate_weight": (0.0, 0.3),
+            "rg_lru.recurrent_gate_weight": (0.0, 0.3),
+            "rg_lru.input_gate_bias": (0.0, 0.1),
+            "rg_lru.recurrent_gate_bias": (0.0, 0.1),
+        },
+        # Not (1, ...): RecurrentGemmaRecurrentBlock's first decode step
+        # reads conv1d_state, made hidden_size wide (not lru_width), unless a
+        # prefill of 2 or more tokens replaced it; a 1-token prompt fails.
+        prompt_lengths=(2, 12, 29),
+        # No record_rope: each attention block holds its own rotary_emb (none
+        # on RecurrentGemmaModel); partial_rotary_matters checks the RoPE.
+        switches=[
+            ("window_matters", "attention_window_size=4096 (no key is cut)", _set(attention_window_size=4096)),
+            ("softcap_matters", "logits_soft_cap=1e6", _set(logits_soft_cap=1e6)),
+            ("partial_rotary_matters", "partial_rotary_factor=1.0", _partial_rotary(1.0)),
+        ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]

@@ -111,6 +111,8 @@ var primitiveRows = []*primitive{
 	row("rms_norm_gated", decodedRmsNormGated, lowerDecodedRmsNormGated, false, tensor("x"), tensor("gate"), module("weight"), scalar("groups"), scalar("eps"), optional("norm_before_gate")),
 	// gated_delta_rule: q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b) (2 · sigmoid(b) with allow_neg_eigval); S_t = exp(g_t) · S_{t-1}, S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
 	row("gated_delta_rule", decodedGatedDeltaRule, lowerDecodedGatedDeltaRule, false, tensor("q"), tensor("k"), tensor("v"), tensor("a"), tensor("b"), module("weight"), optional("chunk"), optional("allow_neg_eigval")),
+	// rg_lru: per block of width / heads channels, i_t = sigmoid(x_t · W_i + b_i), r_t = sigmoid(x_t · W_r + b_r); log a_t = −8 · r_t · softplus(recurrent_param), a_t = exp(log a_t); h_t = a_t · h_{t−1} + √(1 − exp(2 · log a_t)) · i_t · x_t, out_t = h_t; at position 0 (reset) a_t = 0 and the √ factor is 1. Prefill: a log-depth (Hillis–Steele) scan over the chunk's tokens, no token loop; decode: the one-step recurrence
+	row("rg_lru", decodedRgLru, lowerDecodedRgLru, false, tensor("x"), module("weight"), scalar("heads")),
 	// patch_embed: out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row
 	row("patch_embed", decodedPatchEmbed, lowerDecodedPatchEmbed, false, tensor("pixels"), module("weight"), scalar("patch"), scalar("out"), optional("bias")),
 	// bidirectional_attention: softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other)
@@ -990,6 +992,16 @@ var primitiveDocs = []PrimitiveDoc{
 			"allow_neg_eigval": "bool",
 			"chunk":            "int",
 		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "RecurrentGemmaRglru.forward and _rnn_scan (models/recurrent_gemma/modeling_recurrent_gemma.py), reset = position_ids == 0",
+		Math:      "per block of width / heads channels, i_t = sigmoid(x_t · W_i + b_i), r_t = sigmoid(x_t · W_r + b_r); log a_t = −8 · r_t · softplus(recurrent_param), a_t = exp(log a_t); h_t = a_t · h_{t−1} + √(1 − exp(2 · log a_t)) · i_t · x_t, out_t = h_t; at position 0 (reset) a_t = 0 and the √ factor is 1. Prefill: a log-depth (Hillis–Steele) scan over the chunk's tokens, no token loop; decode: the one-step recurrence",
+		Name:      "rg_lru",
+		Shapes:    "x [batch, seq, width], width a multiple of heads; weight: <module>.recurrent_param [width], <module>.input_gate_weight and <module>.recurrent_gate_weight [heads, width / heads, width / heads], <module>.input_gate_bias and <module>.recurrent_gate_bias [heads, width / heads] → [batch, seq, width]; state: recurrent [width] f32 per sequence",
+		Signature: "rg_lru(x, weight, heads)",
+		Types:     map[string]string{"heads": "int"},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -2009,6 +2021,21 @@ func decodeGatedDeltaRuleAttrs(n *ir.Node) (*GatedDeltaRuleAttrs, error) {
 	return a, nil
 }
 
+// RGLRUAttrs are the attributes of rg_lru, decoded and checked once by decodeRGLRUAttrs when the IR builder runs the shape rule.
+type RGLRUAttrs struct {
+	Heads int64 // heads
+}
+
+// decodeRGLRUAttrs reads n.Attrs (the evaluated arguments) into RGLRUAttrs; an error names the attribute and what it must be.
+func decodeRGLRUAttrs(n *ir.Node) (*RGLRUAttrs, error) {
+	a := &RGLRUAttrs{}
+	var err error
+	if a.Heads, err = decodeInt("heads", n.Attrs["heads"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // PatchEmbedAttrs are the attributes of patch_embed, decoded and checked once by decodePatchEmbedAttrs when the IR builder runs the shape rule.
 type PatchEmbedAttrs struct {
 	Patch int64 // patch
@@ -2674,6 +2701,25 @@ func lowerDecodedGatedDeltaRule(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerGatedDeltaRule(f, n, a)
+}
+
+// decodedRgLru is rg_lru's shape rule: it decodes the attributes once (decodeRGLRUAttrs), keeps them on the node and runs inferRGLRU.
+func decodedRgLru(n *ir.Node) error {
+	a, err := decodeRGLRUAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferRGLRU(n, a)
+}
+
+// lowerDecodedRgLru is rg_lru's lowering: lowerRGLRU with the attributes the shape rule decoded.
+func lowerDecodedRgLru(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*RGLRUAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerRGLRU(f, n, a)
 }
 
 // decodedPatchEmbed is patch_embed's shape rule: it decodes the attributes once (decodePatchEmbedAttrs), keeps them on the node and runs inferPatchEmbed.

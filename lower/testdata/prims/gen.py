@@ -498,6 +498,30 @@ def gdn_ref(q, k, v, a, b, a_log, dt_bias, h):
     return np.stack(ys), h
 
 
+def rglru_ref(x, pos0, param, wi, bi, wr, br, h):
+    """RecurrentGemmaRglru.forward and _rnn_scan of one row x [S, W] from
+    state h [W], the row's first token at position pos0 (reset where the
+    position is 0); gates per head block (baddbmm: x_h @ W_h + b_h).
+    Returns (out [S, W], new h)."""
+    S, W = x.shape
+    H, bw, _ = wi.shape
+    x = x.astype(f64)
+    xh = x.reshape(S, H, bw)
+    gi = 1 / (1 + np.exp(-(np.einsum("shi,hij->shj", xh, wi.astype(f64)) + bi.astype(f64)).reshape(S, W)))
+    gr = 1 / (1 + np.exp(-(np.einsum("shi,hij->shj", xh, wr.astype(f64)) + br.astype(f64)).reshape(S, W)))
+    log_a = -8.0 * gr * softplus(param)
+    a = np.exp(log_a)
+    mult = np.sqrt(1 - np.exp(2 * log_a))
+    reset = (pos0 + np.arange(S) == 0)[:, None]
+    mult = np.where(reset, 1.0, mult)
+    a = np.where(reset, 0.0, a)
+    ys = []
+    for t in range(S):
+        h = a[t] * h + x[t] * gi[t] * mult[t]
+        ys.append(h)
+    return np.stack(ys), h
+
+
 def rms_norm_gated_ref(x, g, w, groups, eps, before):
     x, g = x.astype(f64), g.astype(f64)
     if not before:
@@ -995,6 +1019,31 @@ def cases():
         y, h = gdn_ref(*(v[0] for v in ins), a_log, dtb, h)
         c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
         pos += s_
+
+    # The RG-LRU: width 6 in 2 head blocks of 3 (block-diagonal gates), a
+    # recurrent_param spread so that decays range from fast to slow; the
+    # 6-token prefill takes three scan rounds, the chunked prefill's second
+    # chunk carries the state, and the new sequence resets at position 0.
+    name, H, BW = "rg_lru", 2, 3
+    W = H * BW
+    r = rng(name)
+    c = add(Case(name, "rg_lru", "RG-LRU, width 6 in 2 head blocks of 3, gates sigmoid(x_h·W_h + b_h), "
+                 "log a = -8·r·softplus(recurrent_param), h = a·h + sqrt(1 - a²)·i·x (a = 0, factor 1 at position 0), "
+                 "state [6] f32; calls: prefill == decode, batched, a padded row, a new sequence, chunked prefill.",
+                 [("x", "f32", [B, S, W])], [B, S, W], attrs={"heads": H},
+                 positions=True, cache={"slots": 2, "max_len": 16}, tol=(5e-6, 0)))
+    rp = c.weight("recurrent_param", np.linspace(-4.0, 1.0, W) + 0.1 * randn(r, (W,)))
+    wi = c.weight("input_gate_weight", randn(r, (H, BW, BW), 0.7))
+    bi = c.weight("input_gate_bias", randn(r, (H, BW), 0.3))
+    wr = c.weight("recurrent_gate_weight", randn(r, (H, BW, BW), 0.7))
+    br = c.weight("recurrent_gate_bias", randn(r, (H, BW), 0.3))
+    hs4 = SlotState(lambda: np.zeros(W))
+
+    def rglru_step(slot, pos, ins, pad):
+        y, h2 = rglru_ref(ins[0], pos, rp, wi, bi, wr, br, hs4.get(slot, pos))
+        hs4.put(slot, h2, pad)
+        return y
+    state_calls(c, r, lambda b, s: [randn(r, (b, s, W))], rglru_step)
 
     # merge_heads
     r = rng("merge_heads")
