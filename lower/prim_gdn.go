@@ -36,10 +36,16 @@ func inferGatedDeltaRule(n *ir.Node, a *GatedDeltaRuleAttrs) error {
 	if hv%hk != 0 {
 		return fmt.Errorf("the value heads %d (linear_num_value_heads) must be a multiple of the key heads %d (linear_num_key_heads)", hv, hk)
 	}
-	for _, t := range []ir.Type{ga, gb} {
-		if len(t.Shape) != 3 || !t.Shape[:2].Equal(v.Shape[:2]) || t.Shape[2] != hv {
-			return fmt.Errorf("a and b must be [batch, seq, v_heads %d], got %s", hv, t)
-		}
+	if len(gb.Shape) != 3 || !gb.Shape[:2].Equal(v.Shape[:2]) || gb.Shape[2] != hv {
+		return fmt.Errorf("b must be [batch, seq, v_heads %d], got %s", hv, gb)
+	}
+	channel := a.Decay == GatedDeltaRuleDecayChannel
+	dk := q.Shape[3]
+	switch {
+	case channel && (len(ga.Shape) != 4 || !ga.Shape[:2].Equal(v.Shape[:2]) || ga.Shape[2] != hv || ga.Shape[3] != dk):
+		return fmt.Errorf("a must be [batch, seq, v_heads %d, d_k %d] with decay \"channel\", got %s", hv, dk, ga)
+	case !channel && (len(ga.Shape) != 3 || !ga.Shape[:2].Equal(v.Shape[:2]) || ga.Shape[2] != hv):
+		return fmt.Errorf("a must be [batch, seq, v_heads %d], got %s", hv, ga)
 	}
 	if a.Chunk < 1 {
 		return fmt.Errorf("chunk %d must be at least 1", a.Chunk)
@@ -49,13 +55,19 @@ func inferGatedDeltaRule(n *ir.Node, a *GatedDeltaRuleAttrs) error {
 		{Name: n.Module + ".A_log", Shape: []int64{H}},
 		{Name: n.Module + ".dt_bias", Shape: []int64{H}},
 	}
+	if channel { // KimiLinearForgetGate's shapes
+		n.Weights[0].Shape = []int64{1, 1, H, 1}
+		n.Weights[1].Shape = []int64{H * int64(dk)}
+	}
 	n.States = []ir.State{{Kind: ir.Recurrent, Name: "gdn", Shape: []int64{H, int64(q.Shape[3]), int64(v.Shape[3])}}}
 	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, hv * v.Shape[3]}, DType: ir.F32}
 	return nil
 }
 
 // lowerGatedDeltaRule follows Qwen3NextGatedDeltaNet.forward from the
-// split q, k, v on (models/qwen3_next/modeling_qwen3_next.py), in f32:
+// split q, k, v on (models/qwen3_next/modeling_qwen3_next.py), in f32
+// (with decay "channel", KimiLinearDeltaAttention.forward: g per key
+// channel, [B, S, H, Dk], decaying the state's rows one by one):
 // β = sigmoid(b) (2·sigmoid(b) with allow_neg_eigval, as
 // OlmoHybridGatedDeltaNet), g = −exp(A_log)·softplus(a + dt_bias), q and k
 // L2-normalised and repeated to the value heads (repeat_interleave: value
@@ -68,9 +80,18 @@ func lowerGatedDeltaRule(f *fn, n *ir.Node, a *GatedDeltaRuleAttrs) codegen.Valu
 	q, k, v, ain, bin := f.arg(n, 0), f.arg(n, 1), f.arg(n, 2), f.arg(n, 3), f.arg(n, 4)
 	B, S, Hk := q.Type.Shape[0], q.Type.Shape[1], q.Type.Shape[2]
 	H, Dv := v.Type.Shape[2], v.Type.Shape[3]
-	A := f.unary("stablehlo.negate", f.unary("stablehlo.exponential", f.weight(n.Weights[0].Name))) // [H]
-	sp := f.softplus(f.add(ain, f.broadcastTrailing(f.weight(n.Weights[1].Name), ain.Type)))
-	g := f.mul(f.broadcastTrailing(A, sp.Type), sp) // [B, S, H]
+	channel := ain.Type.Rank() == 4 // decay "channel": A_log [1, 1, H, 1], dt_bias [H·Dk] as [H, Dk]
+	alog := f.weight(n.Weights[0].Name)
+	if channel {
+		alog = f.reshape(alog, H)
+	}
+	A := f.unary("stablehlo.negate", f.unary("stablehlo.exponential", alog)) // [H]
+	dtb := f.weight(n.Weights[1].Name)
+	if channel {
+		dtb = f.reshape(dtb, H, ain.Type.Shape[3])
+	}
+	sp := f.softplus(f.add(ain, f.broadcastTrailing(dtb, ain.Type)))
+	g := f.mul(f.broadcastDims(A, sp.Type, 2), sp) // [B, S, H] or [B, S, H, Dk]
 	beta := f.unary("stablehlo.logistic", bin)
 	if a.AllowNegEigval {
 		beta = f.mul(beta, f.splat(2, beta.Type))
@@ -108,7 +129,11 @@ func (f *fn) gdnStep(n *ir.Node, q, k, v, g, beta, h codegen.Value) codegen.Valu
 	q2 := f.reshape(q, B, H, Dk)
 	q2 = f.div(q2, f.splat(math.Sqrt(float64(Dk)), q2.Type))
 	k2, v2 := f.reshape(k, B, H, Dk), f.reshape(v, B, H, Dv)
-	h = f.mul(h, f.broadcastDims(f.unary("stablehlo.exponential", f.reshape(g, B, H)), t4, 0, 1))
+	if g.Type.Rank() == 4 { // per key channel: row d of S decays by exp(g_d)
+		h = f.mul(h, f.broadcastDims(f.unary("stablehlo.exponential", f.reshape(g, B, H, Dk)), t4, 0, 1, 2))
+	} else {
+		h = f.mul(h, f.broadcastDims(f.unary("stablehlo.exponential", f.reshape(g, B, H)), t4, 0, 1))
+	}
 	mem := f.dot(h, k2, []int64{0, 1}, []int64{0, 1}, []int64{2}, []int64{2}) // [B, H, Dv]
 	delta := f.mul(f.sub(v2, mem), f.broadcastDims(f.reshape(beta, B, H), v2.Type, 0, 1))
 	h = f.add(h, f.mul(f.broadcastDims(k2, t4, 0, 1, 2), f.broadcastDims(delta, t4, 0, 1, 3)))
@@ -131,7 +156,12 @@ func (f *fn) gdnStep(n *ir.Node, q, k, v, g, beta, h codegen.Value) codegen.Valu
 func (f *fn) gdnChunked(n *ir.Node, q, k, v, g, beta, h codegen.Value, chunk int64) codegen.Value {
 	B, S, H, Dk, Dv := q.Type.Shape[0], q.Type.Shape[1], q.Type.Shape[2], q.Type.Shape[3], v.Type.Shape[3]
 	real := f.compare("LT", f.iota(codegen.T("i32", B, S, H), 1), f.broadcast(f.rowLen(0), codegen.T("i32", B, S, H)))
-	g = f.selectOp(real, g, f.splat(0, g.Type))
+	channel := g.Type.Rank() == 4 // one decay per key channel: [B, S, H, Dk]
+	if channel {
+		g = f.selectOp(f.broadcastDims(real, g.Type.WithElem("i1"), 0, 1, 2), g, f.splat(0, g.Type))
+	} else {
+		g = f.selectOp(real, g, f.splat(0, g.Type))
+	}
 	beta = f.selectOp(real, beta, f.splat(0, beta.Type))
 	q = f.mul(q, f.splat(math.Pow(float64(Dk), -0.5), q.Type))
 
@@ -155,17 +185,38 @@ func (f *fn) gdnChunked(n *ir.Node, q, k, v, g, beta, h codegen.Value, chunk int
 	kb := f.mul(k5, f.broadcastDims(b4, k5.Type, 0, 1, 2, 3))
 	vb := f.mul(v5, f.broadcastDims(b4, v5.Type, 0, 1, 2, 3))
 
-	cum := f.cumsumLast(g4) // [B, H, C, Q]
+	var cum, lsys, attn codegen.Value
+	if channel {
+		cum = f.transpose(f.cumsumLast(f.transpose(g4, 0, 1, 2, 4, 3)), 0, 1, 2, 4, 3) // [B, H, C, Q, Dk]
+	} else {
+		cum = f.cumsumLast(g4) // [B, H, C, Q]
+	}
 	tq := codegen.T("f32", B, H, C, Q, Q)
 	row, col := f.iota(tq.WithElem("i32"), 3), f.iota(tq.WithElem("i32"), 4)
-	seg := f.sub(f.broadcastDims(cum, tq, 0, 1, 2, 3), f.broadcastDims(cum, tq, 0, 1, 2, 4))
-	decay := f.maskedExp(f.compare("GE", row, col), seg) // Γ
-	lsys := f.mul(f.dot(kb, k5, bat, bat, []int64{4}, []int64{4}), decay)
-	attn := f.mul(f.dot(q5, k5, bat, bat, []int64{4}, []int64{4}), decay)
+	if channel { // Γ[i, j, d] = exp(c_i,d − c_j,d): (β·k·kᵀ)∘Γ and (q·kᵀ)∘Γ summed over d, as chunk_kimi_delta_attention
+		t6 := codegen.T("f32", B, H, C, Q, Q, Dk)
+		seg := f.sub(f.broadcastDims(cum, t6, 0, 1, 2, 3, 5), f.broadcastDims(cum, t6, 0, 1, 2, 4, 5))
+		decay := f.maskedExp(f.compare("GE", f.iota(t6.WithElem("i32"), 3), f.iota(t6.WithElem("i32"), 4)), seg)
+		pairs := func(a codegen.Value) codegen.Value { // Σ_d a_i,d · k_j,d · Γ[i, j, d]
+			return f.reduceLast(f.mul(f.mul(f.broadcastDims(a, t6, 0, 1, 2, 3, 5), f.broadcastDims(k5, t6, 0, 1, 2, 4, 5)), decay), "stablehlo.add", 0)
+		}
+		lsys, attn = pairs(kb), pairs(q5)
+	} else {
+		seg := f.sub(f.broadcastDims(cum, tq, 0, 1, 2, 3), f.broadcastDims(cum, tq, 0, 1, 2, 4))
+		decay := f.maskedExp(f.compare("GE", row, col), seg) // Γ
+		lsys = f.mul(f.dot(kb, k5, bat, bat, []int64{4}, []int64{4}), decay)
+		attn = f.mul(f.dot(q5, k5, bat, bat, []int64{4}, []int64{4}), decay)
+	}
 	nmat := f.selectOp(f.compare("GT", row, col), f.unary("stablehlo.negate", lsys), f.splat(0, tq))
+	perToken := func(x codegen.Value, t codegen.Type) codegen.Value { // a [B, H, C, Q] or per-channel decay term over t
+		if channel {
+			return x
+		}
+		return f.broadcastDims(x, t, 0, 1, 2, 3)
+	}
 
 	ecum := f.unary("stablehlo.exponential", cum)
-	x := f.concat(4, vb, f.mul(kb, f.broadcastDims(ecum, kb.Type, 0, 1, 2, 3))) // [B, H, C, Q, Dv+Dk]
+	x := f.concat(4, vb, f.mul(kb, perToken(ecum, kb.Type))) // [B, H, C, Q, Dv+Dk]
 	for p, m := nmat, int64(1); m < Q; m *= 2 {
 		x = f.add(x, f.dot(p, x, bat, bat, []int64{4}, []int64{3}))
 		if 2*m < Q {
@@ -174,11 +225,19 @@ func (f *fn) gdnChunked(n *ir.Node, q, k, v, g, beta, h codegen.Value, chunk int
 	}
 	u, w := f.sliceDim(x, 4, 0, Dv), f.sliceDim(x, 4, Dv, Dv+Dk)
 
-	last := f.reshape(f.sliceDim(cum, 3, Q-1, Q), B, H, C)
-	qd := f.mul(q5, f.broadcastDims(ecum, q5.Type, 0, 1, 2, 3))
-	kd := f.mul(k5, f.broadcastDims(f.unary("stablehlo.exponential",
-		f.sub(f.broadcastDims(last, cum.Type, 0, 1, 2), cum)), k5.Type, 0, 1, 2, 3))
-	chunkDecay := f.unary("stablehlo.exponential", last) // [B, H, C]
+	var last codegen.Value
+	if channel {
+		last = f.reshape(f.sliceDim(cum, 3, Q-1, Q), B, H, C, Dk)
+	} else {
+		last = f.reshape(f.sliceDim(cum, 3, Q-1, Q), B, H, C)
+	}
+	lastDims := []int64{0, 1, 2}
+	if channel {
+		lastDims = []int64{0, 1, 2, 4}
+	}
+	qd := f.mul(q5, perToken(ecum, q5.Type))
+	kd := f.mul(k5, perToken(f.unary("stablehlo.exponential", f.sub(f.broadcastDims(last, cum.Type, lastDims...), cum)), k5.Type))
+	chunkDecay := f.unary("stablehlo.exponential", last) // [B, H, C] or [B, H, C, Dk]
 
 	at := func(x codegen.Value, c int64) codegen.Value { // chunk c of [B, H, C, ...] → [B, H, ...]
 		sh := x.Type.Shape
@@ -190,7 +249,8 @@ func (f *fn) gdnChunked(n *ir.Node, q, k, v, g, beta, h codegen.Value, chunk int
 		vNew := f.sub(at(u, c), f.dot(at(w, c), h, b2, b2, []int64{3}, []int64{2})) // [B, H, Q, Dv]
 		o := f.add(f.dot(at(qd, c), h, b2, b2, []int64{3}, []int64{2}), f.dot(at(attn, c), vNew, b2, b2, []int64{3}, []int64{2}))
 		outs[c] = f.reshape(o, B, H, 1, Q, Dv)
-		h = f.add(f.mul(h, f.broadcastDims(at(chunkDecay, c), h.Type, 0, 1)), f.dot(at(kd, c), vNew, b2, b2, []int64{2}, []int64{2}))
+		dc := at(chunkDecay, c) // [B, H] or [B, H, Dk]: the state's rows decay by channel
+		h = f.add(f.mul(h, f.broadcastDims(dc, h.Type, lastDims[:dc.Type.Rank()]...)), f.dot(at(kd, c), vNew, b2, b2, []int64{2}, []int64{2}))
 	}
 	f.writeState(n, "gdn", h)
 	y := outs[0]

@@ -109,8 +109,8 @@ var primitiveRows = []*primitive{
 	row("ssd_scan", decodedSsdScan, lowerDecodedSsdScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight"), scalar("heads"), scalar("groups"), scalar("chunk"), optional("dt_min"), optional("dt_max")),
 	// rms_norm_gated: out = w · rmsnorm_g(x · silu(gate)) with the RMS over each of `groups` slices of d; norm_before_gate: out = w · rmsnorm_g(x) · silu(gate)
 	row("rms_norm_gated", decodedRmsNormGated, lowerDecodedRmsNormGated, false, tensor("x"), tensor("gate"), module("weight"), scalar("groups"), scalar("eps"), optional("norm_before_gate")),
-	// gated_delta_rule: q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b) (2 · sigmoid(b) with allow_neg_eigval); S_t = exp(g_t) · S_{t-1}, S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
-	row("gated_delta_rule", decodedGatedDeltaRule, lowerDecodedGatedDeltaRule, false, tensor("q"), tensor("k"), tensor("v"), tensor("a"), tensor("b"), module("weight"), optional("chunk"), optional("allow_neg_eigval")),
+	// gated_delta_rule: q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b) (2 · sigmoid(b) with allow_neg_eigval); S_t = exp(g_t) · S_{t-1} (decay "channel": g_t one decay per key channel, S_t = diag(exp(g_t)) · S_{t-1}), S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
+	row("gated_delta_rule", decodedGatedDeltaRule, lowerDecodedGatedDeltaRule, false, tensor("q"), tensor("k"), tensor("v"), tensor("a"), tensor("b"), module("weight"), optional("chunk"), optional("allow_neg_eigval"), optional("decay")),
 	// rg_lru: per block of width / heads channels, i_t = sigmoid(x_t · W_i + b_i), r_t = sigmoid(x_t · W_r + b_r); log a_t = −8 · r_t · softplus(recurrent_param), a_t = exp(log a_t); h_t = a_t · h_{t−1} + √(1 − exp(2 · log a_t)) · i_t · x_t, out_t = h_t; at position 0 (reset) a_t = 0 and the √ factor is 1. Prefill: a log-depth (Hillis–Steele) scan over the chunk's tokens, no token loop; decode: the one-step recurrence
 	row("rg_lru", decodedRgLru, lowerDecodedRgLru, false, tensor("x"), module("weight"), scalar("heads")),
 	// patch_embed: out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row
@@ -981,16 +981,21 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "false",
 			Doc:     "true: β = 2 · sigmoid(b), in [0, 2] (the transition I − β·k·kᵀ may have a negative eigenvalue; OlmoHybridConfig.linear_allow_neg_eigval)",
 			Name:    "allow_neg_eigval",
+		}, {
+			Default: "\"head\"",
+			Doc:     "\"head\": one decay g per value head and token (gated DeltaNet); \"channel\": one per value head, key channel and token (Kimi Delta Attention), g = −exp(A_log_h) · softplus(a + dt_bias), a [batch, seq, v_heads, d_k], A_log stored [1, 1, v_heads, 1] and dt_bias [v_heads · d_k] as KimiLinearForgetGate holds them",
+			Name:    "decay",
 		}},
 		Cache:     false,
-		HF:        "Qwen3NextGatedDeltaNet.forward (models/qwen3_next/modeling_qwen3_next.py): torch_chunk_gated_delta_rule for prefill, torch_recurrent_gated_delta_rule for decode, use_qk_l2norm_in_kernel; allow_neg_eigval as OlmoHybridGatedDeltaNet.forward (models/olmo_hybrid/modeling_olmo_hybrid.py)",
-		Math:      "q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b) (2 · sigmoid(b) with allow_neg_eigval); S_t = exp(g_t) · S_{t-1}, S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence",
+		HF:        "Qwen3NextGatedDeltaNet.forward (models/qwen3_next/modeling_qwen3_next.py): torch_chunk_gated_delta_rule for prefill, torch_recurrent_gated_delta_rule for decode, use_qk_l2norm_in_kernel; allow_neg_eigval as OlmoHybridGatedDeltaNet.forward (models/olmo_hybrid/modeling_olmo_hybrid.py); decay \"channel\" as KimiLinearDeltaAttention.forward (models/kimi_linear/modeling_kimi_linear.py: KimiLinearForgetGate, chunk_kimi_delta_attention, recurrent_kimi_delta_attention)",
+		Math:      "q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b) (2 · sigmoid(b) with allow_neg_eigval); S_t = exp(g_t) · S_{t-1} (decay \"channel\": g_t one decay per key channel, S_t = diag(exp(g_t)) · S_{t-1}), S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence",
 		Name:      "gated_delta_rule",
-		Shapes:    "q, k [batch, seq, k_heads, d_k]; v [batch, seq, v_heads, d_v], v_heads a multiple of k_heads; a, b [batch, seq, v_heads]; weight: <module>.A_log, <module>.dt_bias [v_heads] → [batch, seq, v_heads · d_v]; state: recurrent [v_heads, d_k, d_v] f32 per sequence",
-		Signature: "gated_delta_rule(q, k, v, a, b, weight, chunk:, allow_neg_eigval:)",
+		Shapes:    "q, k [batch, seq, k_heads, d_k]; v [batch, seq, v_heads, d_v], v_heads a multiple of k_heads; a, b [batch, seq, v_heads] (decay \"channel\": a [batch, seq, v_heads, d_k]); weight: <module>.A_log, <module>.dt_bias [v_heads] (decay \"channel\": A_log [1, 1, v_heads, 1], dt_bias [v_heads · d_k]) → [batch, seq, v_heads · d_v]; state: recurrent [v_heads, d_k, d_v] f32 per sequence",
+		Signature: "gated_delta_rule(q, k, v, a, b, weight, chunk:, allow_neg_eigval:, decay:)",
 		Types: map[string]string{
 			"allow_neg_eigval": "bool",
 			"chunk":            "int",
+			"decay":            "enum(head|channel)",
 		},
 	},
 	{
@@ -2000,13 +2005,26 @@ func decodeRMSNormGatedAttrs(n *ir.Node) (*RMSNormGatedAttrs, error) {
 
 // GatedDeltaRuleAttrs are the attributes of gated_delta_rule, decoded and checked once by decodeGatedDeltaRuleAttrs when the IR builder runs the shape rule.
 type GatedDeltaRuleAttrs struct {
-	Chunk          int64 // chunk: the prefill's chunk length (torch_chunk_gated_delta_rule's chunk_size); the result does not depend on it beyond rounding
-	AllowNegEigval bool  // allow_neg_eigval: true: β = 2 · sigmoid(b), in [0, 2] (the transition I − β·k·kᵀ may have a negative eigenvalue; OlmoHybridConfig.linear_allow_neg_eigval)
+	Chunk          int64               // chunk: the prefill's chunk length (torch_chunk_gated_delta_rule's chunk_size); the result does not depend on it beyond rounding
+	AllowNegEigval bool                // allow_neg_eigval: true: β = 2 · sigmoid(b), in [0, 2] (the transition I − β·k·kᵀ may have a negative eigenvalue; OlmoHybridConfig.linear_allow_neg_eigval)
+	Decay          GatedDeltaRuleDecay // decay: "head": one decay g per value head and token (gated DeltaNet); "channel": one per value head, key channel and token (Kimi Delta Attention), g = −exp(A_log_h) · softplus(a + dt_bias), a [batch, seq, v_heads, d_k], A_log stored [1, 1, v_heads, 1] and dt_bias [v_heads · d_k] as KimiLinearForgetGate holds them
 }
+
+// GatedDeltaRuleDecay is the decay attribute's choice (head, channel).
+type GatedDeltaRuleDecay string
+
+// The decay choices.
+const (
+	GatedDeltaRuleDecayHead    GatedDeltaRuleDecay = "head"    // decay: "head"
+	GatedDeltaRuleDecayChannel GatedDeltaRuleDecay = "channel" // decay: "channel"
+)
 
 // decodeGatedDeltaRuleAttrs reads n.Attrs (the evaluated arguments) into GatedDeltaRuleAttrs; an error names the attribute and what it must be.
 func decodeGatedDeltaRuleAttrs(n *ir.Node) (*GatedDeltaRuleAttrs, error) {
-	a := &GatedDeltaRuleAttrs{Chunk: int64(64)}
+	a := &GatedDeltaRuleAttrs{
+		Chunk: int64(64),
+		Decay: GatedDeltaRuleDecayHead,
+	}
 	var err error
 	if v := n.Attrs["chunk"]; v != nil {
 		if a.Chunk, err = decodeInt("chunk", v); err != nil {
@@ -2015,6 +2033,11 @@ func decodeGatedDeltaRuleAttrs(n *ir.Node) (*GatedDeltaRuleAttrs, error) {
 	}
 	if v := n.Attrs["allow_neg_eigval"]; v != nil {
 		if a.AllowNegEigval, err = decodeBool("allow_neg_eigval", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["decay"]; v != nil {
+		if a.Decay, err = decodeEnum("decay", v, GatedDeltaRuleDecayHead, GatedDeltaRuleDecayChannel); err != nil {
 			return nil, err
 		}
 	}

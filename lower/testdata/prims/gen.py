@@ -522,6 +522,32 @@ def rglru_ref(x, pos0, param, wi, bi, wr, br, h):
     return np.stack(ys), h
 
 
+def kda_ref(q, k, v, a, b, a_log, dt_bias, h):
+    """recurrent_kimi_delta_attention (use_qk_l2norm_in_kernel) of one row,
+    token by token (chunk_kimi_delta_attention computes the same), with
+    KimiLinearForgetGate's per-channel g: q, k [S, Hk, Dk], v [S, Hv, Dv],
+    a [S, Hv, Dk] (before dt_bias), b [S, Hv], A_log [1, 1, Hv, 1],
+    dt_bias [Hv*Dk], state h [Hv, Dk, Dv]. Returns (out [S, Hv*Dv], h)."""
+    Hv, Dk, _ = h.shape
+    R = Hv // q.shape[1]
+
+    def l2(x):
+        x = x.astype(f64)
+        return x / np.sqrt((x * x).sum(-1, keepdims=True) + 1e-6)
+    q = np.repeat(l2(q), R, axis=1) / np.sqrt(Dk)
+    k = np.repeat(l2(k), R, axis=1)
+    g = -np.exp(a_log.astype(f64).reshape(Hv, 1)) * softplus(a.astype(f64) + dt_bias.astype(f64).reshape(Hv, Dk))
+    beta = 1 / (1 + np.exp(-b.astype(f64)))
+    ys = []
+    for t in range(q.shape[0]):
+        h = h * np.exp(g[t])[:, :, None]
+        mem = np.einsum("hkv,hk->hv", h, k[t])
+        delta = (v[t].astype(f64) - mem) * beta[t][:, None]
+        h = h + k[t][:, :, None] * delta[:, None, :]
+        ys.append(np.einsum("hkv,hk->hv", h, q[t]).reshape(-1))
+    return np.stack(ys), h
+
+
 def rms_norm_gated_ref(x, g, w, groups, eps, before):
     x, g = x.astype(f64), g.astype(f64)
     if not before:
@@ -998,6 +1024,31 @@ def cases():
         return [randn(r, (b, s, HK, DK)), randn(r, (b, s, HK, DK)), randn(r, (b, s, HV, DV)),
                 randn(r, (b, s, HV)), randn(r, (b, s, HV))]
     state_calls(c, r, gdn_inputs, gdn_step)
+
+    # Kimi Delta Attention: the gated delta rule with one decay per key
+    # channel (decay "channel"), 2 heads × d_k 3, d_v 2, chunk 4, A_log and
+    # dt_bias as KimiLinearForgetGate stores them ([1, 1, 2, 1], [6]).
+    name, HK, HV, DK, DV = "gated_delta_rule_channel", 2, 2, 3, 2
+    r = rng(name)
+    c = add(Case(name, "gated_delta_rule", "Kimi Delta Attention: gated delta rule with per-channel decay, 2 heads × "
+                 "d_k 3, d_v 2, chunk 4, g = -exp(A_log_h)·softplus(a + dt_bias) per key channel, beta = sigmoid(b), "
+                 "state [2, 3, 2] f32; calls: prefill == decode, batched, a padded row, a new sequence, chunked prefill.",
+                 [("q", "f32", [B, S, HK, DK]), ("k", "f32", [B, S, HK, DK]), ("v", "f32", [B, S, HV, DV]),
+                  ("a", "f32", [B, S, HV, DK]), ("b", "f32", [B, S, HV])], [B, S, HV * DV],
+                 attrs={"chunk": 4, "decay": "channel"}, positions=True, cache={"slots": 2, "max_len": 16}, tol=(1e-5, 0)))
+    a_log_c = c.weight("A_log", np.log(np.array([0.5, 2.0], f32) * (1 + 0.1 * randn(r, (HV,)) ** 2)).reshape(1, 1, HV, 1))
+    dtb_c = c.weight("dt_bias", randn(r, (HV * DK,), 0.5))
+    hs5 = SlotState(lambda: np.zeros((HV, DK, DV)))
+
+    def kda_step(slot, pos, ins, pad):
+        y, h2 = kda_ref(*ins, a_log_c, dtb_c, hs5.get(slot, pos))
+        hs5.put(slot, h2, pad)
+        return y
+
+    def kda_inputs(b, s):
+        return [randn(r, (b, s, HK, DK)), randn(r, (b, s, HK, DK)), randn(r, (b, s, HV, DV)),
+                randn(r, (b, s, HV, DK)), randn(r, (b, s, HV))]
+    state_calls(c, r, kda_inputs, kda_step)
 
     # Long chunks: one key head for 2 value heads, chunk 8 (the triangular
     # solve takes 3 squarings): a 19-token prefill (three chunks, the last
