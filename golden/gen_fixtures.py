@@ -3570,6 +3570,60 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- kimi_linear (issue 30): Kimi Delta Attention layers 0 and 2 (4
+    # heads × 8, per-channel decay, slow and fast: A_log -1.5 ± 1.0) around
+    # an MLA layer 1 without RoPE; layer 0 a dense MLP, 1 and 2 the
+    # sigmoid/noaux_tc MoE (4 experts in 2 groups, top 2 of 1 group, a
+    # shared expert); prompts past the 64-token chunk ----
+    dict(
+        name="kimi_linear",
+        model_cls="KimiLinearForCausalLM",
+        config_cls="KimiLinearConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=64,
+            intermediate_size=96,
+            moe_intermediate_size=24,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            kv_lora_rank=16,
+            q_lora_rank=None,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=4,
+            v_head_dim=12,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            n_shared_experts=1,
+            n_group=2,
+            topk_group=1,
+            norm_topk_prob=True,
+            routed_scaling_factor=1.5,
+            linear_head_dim=8,
+            linear_num_heads=4,
+            linear_conv_kernel_dim=4,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            mlp_layer_types=["dense", "sparse", "sparse"],
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+        ),
+        seed=7621,
+        prompt_seed=3621,
+        score_bias_std=0.5,
+        extra_params={"A_log": (-1.5, 1.0)},
+        prompt_lengths=GDN_PROMPT_LENGTHS,
+        switches=[
+            ("group_limit_matters", "topk_group=n_group", _set(topk_group=2)),
+            ("norm_topk_prob_matters", "norm_topk_prob=False", _set(norm_topk_prob=False)),
+        ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+        moe=True,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
