@@ -26,11 +26,11 @@
 #   FORMAT f16, q8_0, q4_0, q4_1, q5_0, q4_k or q6_k) with SmolLM2's
 #   tokenizer, written once into .cache/bench-models: the sizes people run,
 #   e.g. `scripts/bench.sh llama-3.2-1b:q4_0 qwen3-8b:q4_k qwen3.5-2b:q4_0`.
-#   The MoE files need memory beyond their size: llama.cpp's peak RSS on
-#   the 17 GB file is 22 GB, and archc holds about 2 bytes per expert
-#   weight besides the file's (0.8 GB more per OLMoE layer, measured on 2-
-#   and 4-layer cuts; by that ratio 1.2 GB per Qwen3-30B-A3B layer), so
-#   neither full MoE file fits archc on a 23 GiB host.
+#   The MoE files need memory beyond their size in llama.cpp: its peak RSS
+#   on the 17 GB file is 22 GB (7.6 GB on the 4.0 GB OLMoE file). archc
+#   multiplies the experts' stored bytes with its kernels (no f32 copy):
+#   its peak RSS on the OLMoE file was 2.5 GB (the weights mapped from the
+#   compile cache's packed file, counted as touched).
 #
 # Each model's table also gives decode as memory traffic: the bytes of
 # weights one decode step reads (every tensor but the token embedding, which
