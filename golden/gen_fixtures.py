@@ -2361,6 +2361,7 @@ FIXTURES = [
         prompt_seed=8502,
         norm_suffixes=(".ln_1.weight", ".ln_2.weight", ".ln_f.weight"),
         spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- mamba2: the SSD scan (chunked prefill, chunk_size 8 < the 29-token
     # prompt), n_groups 2 of 4 heads each, gated RMSNorm per group ----
@@ -3359,6 +3360,7 @@ FIXTURES = [
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         spec_check=False,
         moe=True,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- iquestcoder (issue 30): IQuestCoderConfig run by LlamaForCausalLM
     # (transformers' mapping for the model type): GQA 4 on 2 with an explicit
@@ -3379,6 +3381,7 @@ FIXTURES = [
         seed=3741,
         prompt_seed=3742,
         spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- nanochat (issue 30): weightless RMSNorms (embeddings, layers, q/k
     # after RoPE, final), RoPE with rotate_half's flipped sign, relu2 MLP
@@ -3461,6 +3464,7 @@ FIXTURES = [
         spec_check=False,
         moe=True,
         switches=[("rope_interleave_matters", "rope_interleave=False", _set(rope_interleave=False))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- bloom (issue 30): ALiBi on 6 heads (slopes 1/4, 1/16, 1/64, 1/256 for
     # the closest power of 2, then 1/2, 1/8), per-head fused query_key_value,
@@ -3514,6 +3518,7 @@ FIXTURES = [
         norm_suffixes=("norm_1.weight", "norm_2.weight", "norm_f.weight"),
         spec_check=False,
         switches=[("clip_qkv_matters", "clip_qkv=None", lambda cfg: setattr(cfg.attn_config, "clip_qkv", None))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- recurrent_gemma (issue 30): Griffin, block_types [recurrent,
     # attention] repeated over 3 layers (R, A, R); MQA local attention with
