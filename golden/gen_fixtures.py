@@ -1064,6 +1064,7 @@ FIXTURES = [
         seed=6101,
         prompt_seed=6036,
         spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- internlm3: Llama with q/k/v/o and MLP biases (spelled qkv_bias,
     # bias), dynamic NTK RoPE (inactive below max_position_embeddings)
@@ -1090,6 +1091,7 @@ FIXTURES = [
         post_save=_internlm3_checkpoint,
         oracle_config=True,  # LlamaConfig would not read qkv_bias / bias
         switches=[("bias_matters", "qkv_bias=bias=False", _set(attention_bias=False, mlp_bias=False))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- arcee: llama with a non-gated relu2 MLP (archs/arcee.arch):
     # mlp_bias on; explicit head_dim 24 (not hidden/heads) and GQA.
@@ -1184,6 +1186,7 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         switches=[("qk_layernorm_matters", "qk_layernorm=False", _set(qk_layernorm=False))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- phi3: fused qkv_proj / gate_up_proj, partial rotary, LongRoPE,
     # sliding window. original_max_position_embeddings 20: the 1- and
@@ -1259,6 +1262,7 @@ FIXTURES = [
         switches=[
             ("long_factor_matters", "long_factor = short_factor", _long_as_short),
         ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- exaone: Llama under GPT-2-style tensor and config names, llama3 RoPE
     dict(
@@ -2260,6 +2264,7 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         switches=[("qk_layernorm_matters", "qk_layernorm=False", _set(qk_layernorm=False))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     dict(
         name="phi",
@@ -2817,6 +2822,7 @@ FIXTURES = [
         moe=True,
         switches=[("top_k_matters", "num_experts_per_tok=1 (one attention expert: 2 query heads)",
                    _set(num_experts_per_tok=1))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- nemotron_h (issue 18): every layer kind, M * - E, as NVIDIA's
     # configs write them (hybrid_override_pattern "ME*M-", post_save): the
@@ -3147,6 +3153,7 @@ FIXTURES = [
             ("group_limit_matters", "n_group=topk_group=1 (no group limit)", _set(n_group=1, topk_group=1)),
             ("temperature_matters", "llama_4_scaling_beta=0 (no temperature)", _rope_param(llama_4_scaling_beta=0.0)),
         ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- afmoe (issue 30): Arcee's AFMoE (Trinity): per-head q/k RMSNorm,
     # RoPE on the sliding layers only (the full ones are NoPE), the attention
@@ -3187,6 +3194,7 @@ FIXTURES = [
             ("window_matters", "sliding_window=4096 (no key is cut)", _set(sliding_window=4096)),
             ("mup_matters", "mup_enabled=False", _set(mup_enabled=False)),
         ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- bitnet (issue 30): Llama with RMSNorm sub-norms on the merged
     # attention output (attn_sub_norm) and on act(gate) · up (ffn_sub_norm),
@@ -3206,6 +3214,7 @@ FIXTURES = [
         seed=3601,
         prompt_seed=3602,
         spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- mistral3 (issue 30): Mistral3ForConditionalGeneration as Mistral
     # Small 3.x is published: the decoder under text_config (a mistral one:
@@ -3262,6 +3271,7 @@ FIXTURES = [
         prompt_seed=3642,
         norm_suffixes=("ln_1.weight", "ln_f.weight"),
         spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- falcon (issue 30): new_decoder_architecture (Falcon-40B/180B's
     # layout): query_key_value per kv group [q, q | k | v] (GQA 4 on 2),
@@ -3404,6 +3414,7 @@ FIXTURES = [
         prompt_seed=3762,
         spec_check=False,
         switches=[("softcap_matters", "final_logit_softcapping=None", _set(final_logit_softcapping=None))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- jais2 (issue 30): LayerNorm with bias for every norm, non-gated
     # relu2 MLP up/down with biases, q/k/v/o biases, GQA 4 on 2 ----
