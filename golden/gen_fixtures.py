@@ -3082,6 +3082,7 @@ FIXTURES = [
         prompt_seed=3045,
         spec_check=False,
         switches=[],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- ministral3 (issue 30): Mistral whose queries are scaled after RoPE
     # by 1 + beta·log(1 + floor(p / original_max_position_embeddings))

@@ -1897,7 +1897,31 @@ def load_fixture(folder):
     """(config.json, the checkpoint as float32 numpy arrays by HF name)."""
     with open(os.path.join(folder, "config.json")) as f:
         cfg = json.load(f)
-    return cfg, load_file(os.path.join(folder, "model.safetensors"))
+    return cfg, load_checkpoint(os.path.join(folder, "model.safetensors"))
+
+
+def load_checkpoint(path):
+    """A safetensors file's tensors as numpy arrays by name, a bf16 one
+    (a fixture with stored_dtype "bfloat16"; numpy has no bfloat16) widened
+    to float32, which is exact: llama.cpp's converter does the same
+    (convert_hf_to_gguf.py turns every dtype but F16 and F32 into F32
+    before it transforms or writes a tensor)."""
+    with open(path, "rb") as f:
+        header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+        infos = {k: v for k, v in header.items() if k != "__metadata__"}
+        if all(v["dtype"] != "BF16" for v in infos.values()):
+            return load_file(path)
+        data = f.read()
+    out = {}
+    for name, v in infos.items():
+        start, end = v["data_offsets"]
+        if v["dtype"] == "BF16":
+            bits = np.frombuffer(data, dtype="<u2", count=(end - start) // 2, offset=start).astype(np.uint32) << 16
+            out[name] = bits.view(np.float32).reshape(v["shape"])
+        else:
+            dtype = {"F32": "<f4", "F16": "<f2"}[v["dtype"]]
+            out[name] = np.frombuffer(data, dtype=dtype, count=(end - start) // np.dtype(dtype).itemsize, offset=start).reshape(v["shape"]).copy()
+    return out
 
 
 def write_twins(folder, cfg=None, state=None, recorded=None):
