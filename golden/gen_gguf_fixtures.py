@@ -58,13 +58,13 @@ import tempfile
 import numpy as np
 import torch
 import transformers
-from safetensors.torch import save_file
+from safetensors.torch import save_file as save_torch_file  # (gguf_convert's star import brings numpy's save_file)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_fixtures  # noqa: E402  (greedy_oracle, dump_json, MIN_TOP2_MARGIN)
 import gguf_convert  # noqa: E402
 from gguf_convert import *  # noqa: E402,F403  (the converter: GGUF_ARCH, write_twins, read_back, ...)
-from gguf_convert import TESTDATA, TWINS, read_manifest, write_manifest, twin_folders, load_fixture, write_twins, sha256, read_back  # noqa: E402
+from gguf_convert import TESTDATA, TWINS, read_manifest, write_manifest, twin_folders, load_fixture, write_twins, sha256, read_back, recorded_types  # noqa: E402
 
 GGUF_VERSION = importlib.metadata.version("gguf")
 # Prompt seeds tried (the fixture's, then the next ones) for a Q8_0 greedy
@@ -89,7 +89,11 @@ def build(folder):
         fixture_oracle = json.load(f)
     print(f"== {name} ({cfg['model_type']} -> {GGUF_ARCH[cfg['model_type']]})")
     _, state = load_fixture(folder)
-    tensors, types = write_twins(folder, cfg, state)
+    # A regenerated fixture's Q8_0 twin keeps the tensor types its oracle
+    # recorded (make_gguf_twins.py writes them so: mixtral's, olmoe's, ...
+    # routers Q8_0, from before the rule that keeps them F32).
+    recorded = recorded_types(folder) if os.path.exists(os.path.join(folder, "oracle.q8_0.json")) else None
+    tensors, types = write_twins(folder, cfg, state, recorded)
     names = {g: hf for g, hf, _ in tensors}
     f32 = os.path.join(folder, "model.f32.gguf")
     shapes = {hf: tuple(t.shape) for hf, t in state.items()}
@@ -121,7 +125,7 @@ def build(folder):
         # names): load the dequantized tensors through from_pretrained.
         with tempfile.TemporaryDirectory() as tmp:
             shutil.copy(os.path.join(folder, "config.json"), tmp)
-            save_file(back, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
+            save_torch_file(back, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
             model = gen_fixtures.load_oracle_model(spec, tmp)
         for hf, t in back.items():
             if EXPERT.match(hf):  # fused into [experts, ...] parameters on load

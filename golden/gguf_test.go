@@ -2,7 +2,8 @@
 // gguf-py, as llama.cpp's converter writes them): each family reads them
 // through its .arch gguf section. model.f32.gguf must be the safetensors
 // folder exactly (same family and emitted module; same weights, up to the
-// float32 rounding of Gemma's stored 1 + w; same logits); model.q8_0.gguf must
+// float32 rounding of Gemma's stored 1 + w; same logits; a bf16-stored
+// folder widened to f32 first: f32Folder); model.q8_0.gguf must
 // generate token-exact against oracle.q8_0.json, the HF fp32 oracle on its
 // dequantized values.
 package golden
@@ -13,6 +14,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"github.com/archc/archc/driver"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/archc/archc/driver/weights"
 	"github.com/archc/archc/internal/launch"
+	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/rt"
 )
@@ -85,7 +88,7 @@ func readsGGUF(t *testing.T, dir string) bool {
 func TestGGUFTwinsPlan(t *testing.T) {
 	for _, dir := range ggufFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			want, err := driver.NewPlan(dir, driver.PlanOptions{})
+			want, err := driver.NewPlan(f32Folder(t, dir), driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,6 +128,36 @@ func TestGGUFTwinsPlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// f32Folder is dir, or for a fixture whose checkpoint is stored in bf16
+// (gen_fixtures.py's stored_dtype, for the tracked tree's size) a copy of
+// it with every bf16 tensor widened to f32, which is exact: the checkpoint
+// as llama.cpp's converter reads it (convert_hf_to_gguf.py widens bf16 to
+// f32 before it writes a tensor), and what the F32 twin must be exactly
+// (same module, weights bit for bit, same logits). The bf16 folder itself
+// (bf16 weight globals) is held to the HF oracle by TestExecution.
+func f32Folder(t *testing.T, dir string) string {
+	t.Helper()
+	infos, err := weights.OpenFile(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(slices.Collect(maps.Values(infos)), func(i weights.Info) bool { return strings.EqualFold(string(i.DType), "bf16") }) {
+		return dir
+	}
+	return testckpt.FixtureCopyOf(t, filepath.Base(dir), func(ts map[string]testckpt.STTensor) {
+		for name, x := range ts {
+			if x.DType != "BF16" {
+				continue
+			}
+			wide := make([]byte, 2*len(x.Data))
+			for i := range len(x.Data) / 2 {
+				binary.LittleEndian.PutUint32(wide[4*i:], uint32(binary.LittleEndian.Uint16(x.Data[2*i:]))<<16)
+			}
+			ts[name] = testckpt.STTensor{DType: "F32", Shape: x.Shape, Data: wide}
+		}
+	}, nil)
 }
 
 // foldedTwin returns the reason a fixture's twins fold parameters into
@@ -189,7 +222,7 @@ func TestGGUFTwinsWeights(t *testing.T) {
 			// The safetensors folder's tensors as its plan binds them (a
 			// wrapper's scoped names, model.language_model.*, also as
 			// the graph names them).
-			sp, err := driver.NewPlan(dir, driver.PlanOptions{})
+			sp, err := driver.NewPlan(f32Folder(t, dir), driver.PlanOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,7 +333,7 @@ func TestGGUFTwinsExecution(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
 			base := readOracle(t, dir)
-			st, err := launch.Open(ctx, dir, execOptions(dir))
+			st, err := launch.Open(ctx, f32Folder(t, dir), execOptions(dir))
 			if err != nil {
 				t.Fatal(err)
 			}
