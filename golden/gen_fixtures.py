@@ -562,6 +562,7 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         moe=True,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- qwen2_moe: 8 experts top 2 (not renormalised) + sigmoid-gated
     # shared expert on layer 0; layer 1 is in mlp_only_layers (dense MLP)
@@ -637,6 +638,7 @@ FIXTURES = [
         spec_check=False,
         moe=True,
         switches=[("clip_qkv_matters", "clip_qkv=None", _set(clip_qkv=None))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- granitemoe: granite's multipliers, fused experts, top-k then softmax
     dict(
@@ -867,6 +869,7 @@ FIXTURES = [
             WINDOW_OFF,
             ("moe_matters", "enable_moe_block=False (the dense MLP alone)", _set(enable_moe_block=False)),
         ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- smollm3: NoPE layers (no_rope_layers[i] == 0) ------------------
     dict(
@@ -1726,6 +1729,7 @@ FIXTURES = [
         spec_check=False,
         moe=True,
         switches=[("jitter_matters", "router_jitter_noise=0.01", _set(router_jitter_noise=0.01))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- exaone_moe (issue 21): EXAONE 4 attention (sliding layers with
     # RoPE, the global one without), pre-norm layers, layer 0 dense, then
@@ -1763,6 +1767,7 @@ FIXTURES = [
         spec_check=False,
         moe=True,
         switches=[WINDOW_OFF],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- cohere2_moe (issue 21): Cohere 2's parallel layer; a dense first
     # layer (prefix pattern 1: full attention with force_rope), then
@@ -1884,6 +1889,7 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         moe=True,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- gpt_oss (issue 11): attention sinks, [s, f] window 8, YaRN
     # (truncate false), q/k/v/o biases; MoE: router linear with bias, top-k
@@ -1989,6 +1995,7 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         moe=True,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- glm4_moe: q/k/v biases, per-head q/k norm, partial RoPE (0.5);
     # layer 0 dense, layers 1-2 MoE with DeepSeek-V3's router: sigmoid
@@ -2067,6 +2074,7 @@ FIXTURES = [
         moe=True,
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         switches=[WINDOW_OFF],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- mamba: no attention; a conv window and an SSM state per layer ----
     dict(
@@ -2176,6 +2184,7 @@ FIXTURES = [
         score_bias_std=0.1,
         spec_check=False,
         moe=True,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- jamba: hybrid; Mamba1 mixers (RMS norms on dt, B, C) beside
     # attention without RoPE, MoE on some layers of either kind
