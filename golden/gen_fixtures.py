@@ -665,6 +665,7 @@ FIXTURES = [
         record_rope=True,
         spec_check=False,
         moe=True,
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- qwen3: per-head q/k RMSNorm before RoPE ------------------------
     dict(
@@ -2762,6 +2763,7 @@ FIXTURES = [
             ("qk_norm_matters", "use_qk_norm=False", _set(use_qk_norm=False)),
             ("llama3_matters", "rope_type default", _rope_default),
         ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
     # ---- dbrx (issue 21): fused Wqkv clamped to ±clip_qkv 0.6, GQA 4 on 2,
     # LayerNorm without bias; every layer a MoE of 4 DbrxExpertGLU experts
