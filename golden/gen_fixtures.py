@@ -106,7 +106,10 @@ MAX_FOLDER_BYTES = 1 << 20
 # writing); anything else there (emit.summary, the GGUF twins that
 # gen_gguf_fixtures.py writes from the new checkpoint: rerun it) is left alone.
 GENERATED_FILES = ("config.json", "generation_config.json", "model.safetensors", "oracle.json")
-KEPT_FILES = ("emit.summary", "model.f32.gguf", "model.q8_0.gguf", "oracle.q8_0.json", "gguf.skip")
+# mtp_reference.json is mtp_reference.py's (rerun it: it reads the
+# checkpoint) and gguf.folded a hand-written note (gguf_test.go's
+# foldedTwin).
+KEPT_FILES = ("emit.summary", "model.f32.gguf", "model.q8_0.gguf", "oracle.q8_0.json", "gguf.skip", "gguf.folded", "mtp_reference.json")
 # Every greedy step must win by at least this much over the runner-up, so a
 # 1e-4-accurate reimplementation cannot flip a token (DESIGN.md section 7).
 MIN_TOP2_MARGIN = 1e-3
