@@ -208,10 +208,7 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 						wk := loaded(t, m, data)
 						w := call(t, wk, "decode")
 						for _, M := range Ms {
-							x := make([]float32, M*K)
-							for i := range x {
-								x[i] = float32(r.NormFloat64())
-							}
+							x := normals(r, M*K)
 							xt, err := tensor.FromF32([]int64{M, K}, x)
 							if err != nil {
 								t.Fatal(err)
@@ -296,10 +293,7 @@ func TestExpertKernelsMatchPlainLowering(t *testing.T) {
 					wk := loaded(t, m, data)
 					w := call(t, wk, "decode")
 					for _, M := range Ms {
-						x := make([]float32, M*K)
-						for i := range x {
-							x[i] = float32(r.NormFloat64())
-						}
+						x := normals(r, M*K)
 						route := make([]float32, M*E)
 						for i := range M {
 							for _, e := range r.Perm(E)[:top] {
@@ -344,6 +338,15 @@ func TestExpertKernelsMatchPlainLowering(t *testing.T) {
 			}
 		})
 	}
+}
+
+// normals returns n standard normal draws from r.
+func normals(r *rand.Rand, n int64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
 }
 
 // int8Activations returns x (rows of K, K a multiple of 32) as the int8
