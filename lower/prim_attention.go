@@ -64,6 +64,9 @@ const maskValue = -3.4028234663852886e38
 // layer's cache.update returned, past and present, never its own
 // projections.
 func inferAttention(n *ir.Node, a *AttentionAttrs) error {
+	if err := checkCap("softcap", a.Softcap); err != nil {
+		return err
+	}
 	q := n.Args[0].Type
 	if b := attentionBlocks(n); b != nil {
 		if !b.Type.Shape.Equal(ir.Shape{ir.Batch, ir.Seq}) {

@@ -78,11 +78,8 @@ func lowerSoftcap(f *fn, n *ir.Node, a *SoftcapAttrs) codegen.Value {
 	return f.softcap(x, *a.Cap)
 }
 
-// softcap is cap·tanh(x/cap) (HF Gemma 2 soft-capping); cap <= 0 is none.
+// softcap is cap·tanh(x/cap) (HF Gemma 2 soft-capping); c > 0 (checkCap).
 func (f *fn) softcap(x codegen.Value, c float64) codegen.Value {
-	if c <= 0 {
-		return x
-	}
 	return f.mul(f.unary("stablehlo.tanh", f.div(x, f.splat(c, x.Type))), f.splat(c, x.Type))
 }
 
@@ -174,7 +171,23 @@ func lowerActivation(f *fn, n *ir.Node, a *ActivationAttrs) codegen.Value {
 	return activations[a.Name](f, f.arg(n, 0))
 }
 
-func inferSoftcap(n *ir.Node, _ *SoftcapAttrs) error { return inferSame(n) }
+func inferSoftcap(n *ir.Node, a *SoftcapAttrs) error {
+	if err := checkCap("cap", a.Cap); err != nil {
+		return err
+	}
+	return inferSame(n)
+}
+
+// checkCap refuses a soft cap (softcap's cap, attention's softcap) that
+// is not a positive finite number: HF applies cap·tanh(x/cap) to any
+// value it is given (NaN for 0; a negative cap caps as its magnitude), so
+// no other value can stand for "no cap", which is none.
+func checkCap(name string, c *float64) error {
+	if c != nil && !(*c > 0 && !math.IsInf(*c, 1)) {
+		return fmt.Errorf("%s is %g: a soft cap must be a positive finite number (none for no cap)", name, *c)
+	}
+	return nil
+}
 
 func inferScale(n *ir.Node, _ *ScaleAttrs) error { return inferSame(n) }
 

@@ -144,9 +144,19 @@ func TestCLI(t *testing.T) {
 			{"recurrent_gemma lru_width not in head blocks", "recurrent_gemma", func(c map[string]any) { c["lru_width"] = 50 },
 				"recurrent_gemma.arch:34:5: lru_width (50) must be a multiple of num_attention_heads (4)"},
 			{"kimi_linear layer kind", "kimi_linear", func(c map[string]any) { c["layer_types"].([]any)[1] = "mamba" },
-				"kimi_linear.arch:53:67: layer_types[1] is mamba: kimi_linear layers are linear_attention or full_attention"},
+				"kimi_linear.arch:55:67: layer_types[1] is mamba: kimi_linear layers are linear_attention or full_attention"},
 			{"kimi_linear KV heads", "kimi_linear", func(c map[string]any) { c["num_key_value_heads"] = 2 },
-				"kimi_linear.arch:47:5: num_key_value_heads (2) differs from num_attention_heads (4)"},
+				"kimi_linear.arch:49:5: num_key_value_heads (2) differs from num_attention_heads (4)"},
+			{"recurrent_gemma negative logits_soft_cap", "recurrent_gemma", func(c map[string]any) { c["logits_soft_cap"] = -5.0 },
+				"cap is -5: a soft cap must be a positive finite number (none for no cap) (cap is logits_soft_cap = -5.0)"},
+			{"kimi_linear layer in neither list", "kimi_linear", func(c map[string]any) {
+				delete(c, "layer_types")
+				c["linear_attn_config"] = map[string]any{"full_attn_layers": []any{2}, "kda_layers": []any{1}}
+			}, "linear_attn_config: layer 3 is in neither full_attn_layers nor kda_layers"},
+			{"kimi_linear layer out of range", "kimi_linear", func(c map[string]any) {
+				delete(c, "layer_types")
+				c["linear_attn_config"] = map[string]any{"full_attn_layers": []any{7}, "kda_layers": []any{1, 2, 3}}
+			}, "must name layers 1 to num_hidden_layers (3)"},
 			{"cohere2_moe expert_selection_fn", "cohere2_moe-sliding", func(c map[string]any) { c["expert_selection_fn"] = "relu" },
 				`expert_selection_fn "relu" is not supported by Cohere2MoeTopKRouter (softmax, sigmoid)`},
 			{"cohere2_moe shared_expert_combination_strategy", "cohere2_moe-sliding", func(c map[string]any) { c["shared_expert_combination_strategy"] = "max" },
