@@ -119,6 +119,9 @@ func EvalConfig(f *File, raw map[string]any) (map[string]any, error) {
 			if err != nil {
 				return nil, errorf(fd.Pos, "config.json field %q: %v", fd.Name, err)
 			}
+			if n, ok := cv.(int64); ok && n < 0 && sizeName(fd.Name) {
+				return nil, errorf(fd.Pos, "config.json field %q is %d: a size or count cannot be negative", fd.Name, n)
+			}
 			v = cv
 		} else if fd.Default != nil {
 			dv, err := s.expr(fd.Default)
@@ -271,4 +274,18 @@ func pythonInfinity(data []byte) []byte {
 		out = append(out, c)
 	}
 	return out
+}
+
+// sizeName reports whether a config field's name says it is a size or a
+// count (hidden_size, head_dim, num_attention_heads, n_routed_experts,
+// kv_lora_rank, lru_width, num_hidden_layers): HF's names for them, none
+// of which a config may set negative. A negative one would otherwise reach
+// a primitive and be reported there, far from the key.
+func sizeName(name string) bool {
+	for _, suffix := range []string{"_size", "_dim", "_heads", "_layers", "_experts", "_rank", "_width"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return strings.HasPrefix(name, "num_") || strings.HasPrefix(name, "n_")
 }

@@ -147,6 +147,8 @@ func TestCLI(t *testing.T) {
 				"kimi_linear.arch:55:67: layer_types[1] is mamba: kimi_linear layers are linear_attention or full_attention"},
 			{"kimi_linear KV heads", "kimi_linear", func(c map[string]any) { c["num_key_value_heads"] = 2 },
 				"kimi_linear.arch:49:5: num_key_value_heads (2) differs from num_attention_heads (4)"},
+			{"negative size (any family's)", "llama-tied", func(c map[string]any) { c["intermediate_size"] = -96 },
+				`config.json field "intermediate_size" is -96: a size or count cannot be negative`},
 			{"recurrent_gemma negative logits_soft_cap", "recurrent_gemma", func(c map[string]any) { c["logits_soft_cap"] = -5.0 },
 				"cap is -5: a soft cap must be a positive finite number (none for no cap) (cap is logits_soft_cap = -5.0)"},
 			{"kimi_linear layer in neither list", "kimi_linear", func(c map[string]any) {
