@@ -30,10 +30,14 @@ const defaultDraftMax = 8
 // (off). draftMax is --draft-max (0: defaultDraftMax). Kinds archc does
 // not implement, a draft model that does not exist, GPU devices (whose
 // modules are built without verify entry points) and --draft-max with mtp
-// (whose draft length is mtp:K's K) are refused by name.
+// (whose draft length is mtp:K's K) or without --speculative are refused
+// by name.
 func parseSpeculative(kind string, draftMax int, device string) (*specFlags, error) {
 	if (kind == "mtp" || strings.HasPrefix(kind, "mtp:")) && draftMax != 0 {
 		return nil, fmt.Errorf("--draft-max %d with --speculative %s: the MTP drafter's length is K in mtp:K (mtp alone: 1); leave --draft-max out", draftMax, kind)
+	}
+	if kind == "" && draftMax != 0 {
+		return nil, fmt.Errorf("--draft-max %d without --speculative: it sets the draft length of --speculative ngram or draft:PATH; give one of them, or leave --draft-max out", draftMax)
 	}
 	if draftMax == 0 {
 		draftMax = defaultDraftMax
@@ -41,6 +45,8 @@ func parseSpeculative(kind string, draftMax int, device string) (*specFlags, err
 	switch {
 	case kind == "":
 		return nil, nil
+	case kind == "draft:":
+		return nil, fmt.Errorf("--speculative draft: needs the draft model's path, draft:PATH (a model folder or .gguf with the target's vocabulary)")
 	case device != "local-task" && device != "local-sync":
 		return nil, fmt.Errorf("--speculative %s: not implemented on --device %s (the verify entry point is built and tested for CPU devices only); leave --speculative out, or use --device local-task", kind, device)
 	case kind == "ngram":

@@ -15,8 +15,14 @@ import (
 // one it does not, a GPU device and a missing draft model are refused
 // naming the flag and what to give instead.
 func TestParseSpeculative(t *testing.T) {
-	if s, err := parseSpeculative("", 8, "local-task"); s != nil || err != nil {
+	if s, err := parseSpeculative("", 0, "local-task"); s != nil || err != nil {
 		t.Errorf("off: %v, %v", s, err)
+	}
+	if _, err := parseSpeculative("", 8, "local-task"); err == nil || !strings.Contains(err.Error(), "--draft-max 8 without --speculative") {
+		t.Errorf("--draft-max without --speculative: %v, want a refusal naming both", err)
+	}
+	if _, err := parseSpeculative("draft:", 0, "local-task"); err == nil || !strings.Contains(err.Error(), "needs the draft model's path") {
+		t.Errorf("draft: without a path: %v", err)
 	}
 	if s, err := parseSpeculative("ngram", 6, "local-task"); err != nil || s.kind != "ngram" || !slices.Equal(s.verifyBuckets(), []int64{2, 4, 7}) {
 		t.Errorf("ngram: %+v, %v", s, err)
