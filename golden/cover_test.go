@@ -6,9 +6,11 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/lower"
 )
 
 // q8All is -q8-all: TestGGUFTwinsExecution runs every fixture's Q8_0 twin
@@ -132,4 +134,102 @@ func TestCover(t *testing.T) {
 	if got, n := cover(nil, nil); len(got) != 0 || n != 0 {
 		t.Errorf("cover of nothing = %v, %d", got, n)
 	}
+}
+
+// batchedAll is -batched-all: every fixture's execution module carries
+// batched decode and the slot copies, and TestExecution checks batched ==
+// single on each, instead of on batchedCover's subset.
+var batchedAll = flag.Bool("batched-all", false, "TestExecution: compile batched decode and the slot copies for every fixture and check batched == single on each, not only on a subset covering every primitive variant, weight format and kind of per-slot state")
+
+// twoSlotFixtures run in two slots whatever batchedCover picks, because
+// other tests need a second slot in TestExecution's module: the
+// speculative fixtures (a draft model beside its target, speculation in the
+// engine's batches) and phi3-longrope-cross (TestLongRoPEEngineReuse asks
+// for two choices, the second copied from the first's slot).
+var twoSlotFixtures = append(slices.Clone(specFixtures), "phi3-longrope-cross")
+
+// batchedVariants are what a fixture's batched decode exercises beyond its
+// one-sequence decode: each primitive with its string and boolean
+// attributes (their lowerings carry the batch dimension, ragged positions
+// and per-slot state), each weight format (archc's kernels take two rows),
+// and each row kind of its state table by rank and dtype (what decode_2
+// gathers and scatters per slot, and what the slot copies move).
+func batchedVariants(dir string) (map[string]bool, error) {
+	p, err := driver.NewPlan(dir, driver.PlanOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, n := range p.Graph.Nodes {
+		attrs := ""
+		for _, k := range slices.Sorted(maps.Keys(n.Attrs)) {
+			switch v := n.Attrs[k].(type) {
+			case string, bool:
+				attrs += fmt.Sprintf(" %s=%v", k, v)
+			}
+		}
+		out[n.Prim+attrs] = true
+	}
+	for _, f := range p.Options.WeightDTypes {
+		out["weight "+f] = true
+	}
+	for _, row := range p.States {
+		out[fmt.Sprint("state ", row.Kind, len(row.Shape), row.DType)] = true
+	}
+	return out, nil
+}
+
+// batchedCoverSet is the fixtures (by folder name) whose execution module
+// is two-slot: a greedy cover of every fixture's batchedVariants, plus
+// every fixture with fixed (window or recurrent) state, which
+// TestSlotContract runs in two slots, plus twoSlotFixtures. Computed once
+// over every fixture under testdata/ whatever -run selects, so that every
+// test opening a fixture with execOptions compiles the same module.
+var batchedCoverSet = sync.OnceValues(func() (map[string]bool, error) {
+	paths, err := filepath.Glob("testdata/*/config.json")
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	var sets []map[string]bool
+	out := map[string]bool{}
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		g, err := driver.NewGraph(dir, driver.PlanOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		if lower.HasFixedState(g.Graph) {
+			out[filepath.Base(dir)] = true
+		}
+		v, err := batchedVariants(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		dirs, sets = append(dirs, filepath.Base(dir)), append(sets, v)
+	}
+	picked, _ := cover(dirs, sets)
+	for _, d := range append(picked, twoSlotFixtures...) {
+		out[d] = true
+	}
+	return out, nil
+})
+
+// batchedFixture says whether the fixture in dir compiles batched decode
+// and the slot copies (execOptions' two slots) and runs TestExecution's
+// batched == single check: under -batched-all or -fixture, for a folder
+// that is not a testdata/<name> fixture (the vision fixtures, the MTP
+// tests' modules), and for batchedCoverSet's fixtures. The others run
+// every other check in one slot: their batched decode is the same
+// lowerings, which the covering fixtures run batched.
+func batchedFixture(t *testing.T, dir string) bool {
+	t.Helper()
+	if *batchedAll || *onlyFixture != "" || filepath.Dir(dir) != "testdata" {
+		return true
+	}
+	set, err := batchedCoverSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set[filepath.Base(dir)]
 }

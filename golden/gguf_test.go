@@ -386,12 +386,12 @@ func TestGGUFTwinsExecution(t *testing.T) {
 // logits within tol (0: bit for bit).
 func checkF32Twin(t *testing.T, ctx context.Context, folder, dir string, base oracle, tol float64) {
 	t.Helper()
-	st, err := launch.Open(ctx, folder, execOptions(dir))
+	st, err := launch.Open(ctx, folder, execOptions(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	f32, err := launch.Open(ctx, filepath.Join(dir, "model.f32.gguf"), execOptions(dir))
+	f32, err := launch.Open(ctx, filepath.Join(dir, "model.f32.gguf"), execOptions(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}

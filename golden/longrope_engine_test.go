@@ -23,7 +23,7 @@ func TestLongRoPEEngineReuse(t *testing.T) {
 	t.Parallel() // compileHeavy
 	dir := "testdata/phi3-longrope-cross"
 	want := readOracle(t, dir)
-	m, err := launch.Open(context.Background(), dir, execOptions(dir))
+	m, err := launch.Open(context.Background(), dir, execOptions(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestLongRoPEStaleCache(t *testing.T) {
 	dir := "testdata/phi3-longrope-cross"
 	want := readOracle(t, dir)
 	ctx := context.Background()
-	m, err := launch.Open(ctx, dir, execOptions(dir))
+	m, err := launch.Open(ctx, dir, execOptions(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,8 +83,8 @@ func mtpValues(names []string, shapes map[string][]int64) map[string][]float32 {
 // verify buckets of 2 and 4 tokens (one-token and chained drafts). One
 // configuration for every test, so each family compiles once (deepseek_v3
 // compiled a one-slot module beside it: 34 s of a cold CI run).
-func mtpOptions() launch.Options {
-	o := execOptions("")
+func mtpOptions(t *testing.T) launch.Options {
+	o := execOptions(t, "")
 	o.Plan.Lower.VerifyBuckets = []int64{2, 4}
 	o.Plan.Lower.MTP = true
 	return o
@@ -144,7 +144,7 @@ func TestMTPGreedyEqualsOracle(t *testing.T) {
 // the third along the reference with every draft checked.
 func checkMTPGreedy(t *testing.T, name string) {
 	want := readOracle(t, filepath.Join("testdata", name))
-	o := mtpOptions()
+	o := mtpOptions(t)
 	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestMTPEngine(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
 	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
-	o := mtpOptions()
+	o := mtpOptions(t)
 	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestMTPCopiedSlot(t *testing.T) {
 	buildKernels(t)
 	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
 	ref := readMTPReference(t, "deepseek_v3")
-	o := mtpOptions()
+	o := mtpOptions(t)
 	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
 	if err != nil {
 		t.Fatal(err)
@@ -360,7 +360,7 @@ func TestMTPReference(t *testing.T) {
 
 func checkMTPReference(t *testing.T, name string) {
 	ref := readMTPReference(t, name)
-	o := mtpOptions()
+	o := mtpOptions(t)
 	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
 		t.Fatal(err)
@@ -421,7 +421,7 @@ func TestMTPChained(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ref := readMTPReference(t, name)
 			want := readOracle(t, filepath.Join("testdata", name))
-			o := mtpOptions()
+			o := mtpOptions(t)
 			m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 			if err != nil {
 				t.Fatal(err)
@@ -515,7 +515,7 @@ func TestMTPGGUF(t *testing.T) {
 	}
 	needIREE(t)
 	buildKernels(t)
-	lo := mtpOptions()
+	lo := mtpOptions(t)
 	m, err := launch.Open(context.Background(), twin, lo)
 	if err != nil {
 		t.Fatal(err)

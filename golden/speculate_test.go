@@ -91,7 +91,7 @@ func TestSpeculativeGreedyEqualsOracle(t *testing.T) {
 			t.Parallel()
 			want := readOracle(t, dir)
 			engineToo := slices.Contains(specEngineFixtures, name)
-			m, err := launch.Open(context.Background(), dir, execOptions(dir)) // TestExecution's module, with the verify bucket
+			m, err := launch.Open(context.Background(), dir, execOptions(t, dir)) // TestExecution's module, with the verify bucket
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,7 +193,7 @@ func TestSpeculativeSamplingDistribution(t *testing.T) {
 	t.Parallel() // compileHeavy
 	dir := filepath.Join("testdata", "llama-tied")
 	want := readOracle(t, dir)
-	m, err := launch.Open(context.Background(), dir, execOptions(dir))
+	m, err := launch.Open(context.Background(), dir, execOptions(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,14 +295,14 @@ func TestSpeculativeDraftModel(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join("testdata", "llama-tied")
 	want := readOracle(t, dir)
-	m, err := launch.Open(ctx, dir, execOptions(dir))
+	m, err := launch.Open(ctx, dir, execOptions(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
 	for _, draftDir := range []string{dir, filepath.Join("testdata", "mamba")} {
 		t.Run(filepath.Base(draftDir), func(t *testing.T) {
-			dm, err := launch.Open(ctx, draftDir, execOptions(draftDir)) // TestExecution's module: two slots, as the target
+			dm, err := launch.Open(ctx, draftDir, execOptions(t, draftDir)) // TestExecution's module: two slots, as the target
 
 			if err != nil {
 				t.Fatal(err)

@@ -52,7 +52,7 @@ func TestSlotContract(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
 			want := readOracle(t, dir)
-			m, err := launch.Open(context.Background(), dir, execOptions(dir))
+			m, err := launch.Open(context.Background(), dir, execOptions(t, dir))
 			if err != nil {
 				t.Fatal(err)
 			}

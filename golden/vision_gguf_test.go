@@ -61,7 +61,7 @@ func TestVisionGGUF(t *testing.T) {
 				mmproj = f32Tensors(t, dir, mmproj, f16Tensors[fx.name])
 			}
 			want := readVisionOracle(t, dir)
-			opts := execOptions(dir)
+			opts := execOptions(t, dir)
 			opts.Plan.MMProj = mmproj
 			m, err := launch.Open(context.Background(), text, opts)
 			if err != nil {

@@ -138,7 +138,7 @@ func TestVisionExecution(t *testing.T) {
 			t.Parallel()
 			want := readVisionOracle(t, dir)
 			ctx := context.Background()
-			m, err := launch.Open(ctx, dir, execOptions(dir))
+			m, err := launch.Open(ctx, dir, execOptions(t, dir))
 			if err != nil {
 				t.Fatal(err)
 			}
