@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -121,6 +122,12 @@ func EvalConfig(f *File, raw map[string]any) (map[string]any, error) {
 			}
 			if n, ok := cv.(int64); ok && n < 0 && sizeName(fd.Name) {
 				return nil, errorf(fd.Pos, "config.json field %q is %d: a size or count cannot be negative", fd.Name, n)
+			}
+			if x, ok := cv.(float64); ok && (math.IsInf(x, 0) || math.IsNaN(x)) {
+				// Only list entries are infinite in HF's configs (time_step_limit's
+				// (0.0, inf)); a scalar eps, theta, scale or multiplier that is
+				// would reach the model as NaN logits, far from the key.
+				return nil, errorf(fd.Pos, "config.json field %q is %v: a number field must be finite", fd.Name, x)
 			}
 			v = cv
 		} else if fd.Default != nil {

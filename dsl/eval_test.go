@@ -285,6 +285,14 @@ func TestEvalConfigCoercion(t *testing.T) {
 		{name: "string for float", json: `{"i": 4, "f": "1.0"}`, wantErr: `config.json field "f": want float, got string "1.0"`},
 		{name: "bool for int", json: `{"i": true, "f": 1}`, wantErr: `config.json field "i": want int, got bool true`},
 		{name: "dict for string", json: `{"i": 1, "f": 1, "s": {"a": 1}}`, wantErr: `config.json field "s": want string, got dict {a: 1}`},
+		{name: "infinite float", json: `{"i": 1, "f": Infinity}`, wantErr: `c.arch:4:5: config.json field "f" is +Inf: a number field must be finite`},
+		{name: "infinite float, transformers 5's form", json: `{"i": 1, "f": {"__float__": "-Infinity"}}`, wantErr: `config.json field "f" is -Inf: a number field must be finite`},
+		{name: "infinite int", json: `{"i": Infinity, "f": 1}`, wantErr: `config.json field "i": want int, got float +Inf`},
+		{
+			name: "an infinite list entry is kept (time_step_limit's (0.0, inf))",
+			json: `{"i": 1, "f": 1, "l": [0.0, Infinity]}`,
+			want: map[string]any{"i": int64(1), "f": 1.0, "d": int64(4), "g": 2.0, "opt": nil, "s": "x", "l": []any{0.0, math.Inf(1)}},
+		},
 		{name: "missing required", json: `{"f": 1}`, wantErr: `c.arch:3:5: config.json lacks required field "i"`},
 		{name: "null required", json: `{"i": null, "f": 1}`, wantErr: `config.json lacks required field "i"`},
 	} {
