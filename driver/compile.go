@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/archc/archc/driver/kernels"
@@ -114,6 +116,9 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 	if err != nil {
 		return nil, err
 	}
+	if k := opts.Plan.Lower.Kernels; k != nil && k.Precision != kernels.F32 && !anyKernelWeight(p, k) {
+		return nil, fmt.Errorf("--precision %s: no weight of %s is stored in a format archc's kernels read (%s), so every weight goes through the plain lowering in f32 and the mode would change nothing: it applies to GGUF-quantized, MLX, f16 and bf16 weights (leave --precision out)", k.Precision, path, strings.Join(k.Formats, ", "))
+	}
 	params, err := p.Parameters(ctx, cacheDir, opts.Phase)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", path, err)
@@ -138,6 +143,17 @@ func Compile(ctx context.Context, path string, opts CompileOptions) (*Compiled, 
 		Plan: p, Module: vmfb, Cached: cached, Params: params, CompileTime: time.Since(t0), CompilerVersion: cv,
 		Vocab: int64(p.Graph.Logits.Type.Shape[2]), EOS: eos, Kernels: variant, Precision: precision, Target: target,
 	}, nil
+}
+
+// anyKernelWeight reports whether some weight of p is stored in a format
+// k has a kernel for (what lower's kernels dispatch on).
+func anyKernelWeight(p *Plan, k *lower.Kernels) bool {
+	for _, f := range p.Options.WeightDTypes {
+		if slices.Contains(k.Formats, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // TargetFlags are the iree-compile flags of p's module for target: the

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/driver/kernels"
 	"github.com/archc/archc/internal/clitest"
 	"github.com/archc/archc/internal/testmodels"
 )
@@ -38,15 +39,23 @@ func TestGenerateErrors(t *testing.T) {
 		{"missing image file", []string{"generate", "--model", fixture, "--prompt", "hi", "--chat", "--image", "no-such.png"}, "no-such.png"},
 		{"mmproj with a folder", []string{"generate", "--model", fixture, "--prompt", "hi", "--mmproj", "main_test.go"}, "main_test.go goes with a text model's .gguf file"},
 		{"image to a GGUF without mmproj", []string{"generate", "--model", fixture + "/model.f32.gguf", "--prompt", "hi", "--chat", "--image", "main_test.go"}, "images need its mmproj file"},
+		// int8 is arithmetic of the kernels: on an f32 checkpoint (no weight they read) it is refused, not ignored (where the CPU has no int8 kernels, Select refuses it first).
+		{"int8 on f32 weights", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--precision", "int8"}, "precision int8"},
 		{"mmproj of another family", []string{"generate", "--model", "../../golden/testdata/vision/gemma3/model.f32.gguf", "--prompt", "hi", "--chat", "--image", "main_test.go", "--mmproj", visionFixture + "/mmproj.f32.gguf"}, "belongs to family idefics3"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.Contains(c.name, "token") || c.name == "too long" || c.name == "runtime flag without dashes" || c.name == "mmproj of another family" {
 				testmodels.NeedIREE(t)
 			}
+			want := c.want
+			if c.name == "int8 on f32 weights" {
+				if _, err := kernels.Select("auto", kernels.Int8); err == nil {
+					want = "so every weight goes through the plain lowering in f32 and the mode would change nothing"
+				}
+			}
 			r := clitest.Run(t, bin, c.args...)
-			if r.Code == 0 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "panic") {
-				t.Fatalf("code %d, stderr %q; want a non-zero exit mentioning %q", r.Code, r.Stderr, c.want)
+			if r.Code == 0 || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "panic") {
+				t.Fatalf("code %d, stderr %q; want a non-zero exit mentioning %q", r.Code, r.Stderr, want)
 			}
 		})
 	}
