@@ -233,6 +233,9 @@ func (c *generateCmd) Run(ctx context.Context) error {
 		return err
 	}
 	specFlags.setLower(&opts.Plan.Lower)
+	if err := specFlags.check(c.Model, opts.Plan); err != nil {
+		return err
+	}
 	m, err := launch.Open(ctx, c.Model, opts)
 	if err != nil {
 		return bucketFlagError(specFlags.openError(err), c.MaxLen)

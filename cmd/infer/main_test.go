@@ -39,6 +39,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"missing image file", []string{"generate", "--model", fixture, "--prompt", "hi", "--chat", "--image", "no-such.png"}, "no-such.png"},
 		{"mmproj with a folder", []string{"generate", "--model", fixture, "--prompt", "hi", "--mmproj", "main_test.go"}, "main_test.go goes with a text model's .gguf file"},
 		{"image to a GGUF without mmproj", []string{"generate", "--model", fixture + "/model.f32.gguf", "--prompt", "hi", "--chat", "--image", "main_test.go"}, "images need its mmproj file"},
+		{"one-token drafts on a recurrent model", []string{"generate", "--model", "../../golden/testdata/mamba", "--prompt-ids", "1", "--speculative", "ngram", "--draft-max", "1"}, "golden/testdata/mamba carries a recurrent or convolution state, whose drafts have an even length"},
 		// int8 is arithmetic of the kernels: on an f32 checkpoint (no weight they read) it is refused, not ignored (where the CPU has no int8 kernels, Select refuses it first).
 		{"int8 on f32 weights", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--precision", "int8"}, "precision int8"},
 		{"mmproj of another family", []string{"generate", "--model", "../../golden/testdata/vision/gemma3/model.f32.gguf", "--prompt", "hi", "--chat", "--image", "main_test.go", "--mmproj", visionFixture + "/mmproj.f32.gguf"}, "belongs to family idefics3"},

@@ -76,19 +76,34 @@ func (s *specFlags) setLower(o *lower.Options) {
 	o.MTP = s != nil && s.kind == "mtp"
 }
 
-// check refuses, before anything is compiled, a model that --speculative
-// mtp cannot draft with: driver.CheckWeights reads its config and tensor
-// names (a NoMTPError names the MTP tensor the checkpoint dropped). nil
-// for other kinds, whose drafters need no more of the target.
+// check refuses, before anything is compiled, what s cannot speculate
+// with: a model that --speculative mtp cannot draft with (driver.
+// CheckWeights reads its config and tensor names; a NoMTPError names the
+// MTP tensor the checkpoint dropped), and one-token drafts for a model
+// with a recurrent or convolution state, whose drafts have an even length
+// (rt.Model.MaxDraft: a rejected step is rerun from the state the other
+// parity buffer holds), so that nothing would ever be drafted. Other
+// errors are left to launch.Open, which reports them as it always has.
 func (s *specFlags) check(model string, plan driver.PlanOptions) error {
-	if s == nil || s.kind != "mtp" {
+	if s == nil {
 		return nil
 	}
-	var no *driver.NoMTPError
-	if err := driver.CheckWeights(model, plan); errors.As(err, &no) {
-		return s.openError(err)
+	if s.kind == "mtp" {
+		var no *driver.NoMTPError
+		if err := driver.CheckWeights(model, plan); errors.As(err, &no) {
+			return s.openError(err)
+		}
 	}
-	return nil // other errors: launch.Open reports them as it always has
+	if s.draftMax == 1 {
+		if p, err := driver.NewGraph(model, plan); err == nil && lower.HasFixedState(p.Graph) {
+			flag := "--draft-max 1"
+			if s.kind == "mtp" {
+				flag = "--speculative mtp (one token per step)"
+			}
+			return fmt.Errorf("%s: %s carries a recurrent or convolution state, whose drafts have an even length (a rejected step is rerun from the state before it), so nothing would be drafted: give 2 or more", flag, model)
+		}
+	}
+	return nil
 }
 
 // openError names --speculative mtp in launch.Open's error for a model
