@@ -438,10 +438,11 @@ func parseIDs(s, flag string, allowEmpty bool) ([]int32, error) {
 		return nil, nil
 	}
 	var out []int32
-	for i, f := range strings.Split(s, ",") {
+	fields := strings.Split(s, ",")
+	for i, f := range fields {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			return nil, fmt.Errorf("%s %q: id %d is empty (want non-negative integers separated by single commas)", flag, s, i+1)
+			return nil, fmt.Errorf("%s %q: entry %d of the %d between commas is empty (want non-negative integers separated by single commas)", flag, s, i+1, len(fields))
 		}
 		v, err := strconv.ParseInt(f, 10, 32)
 		if err != nil || v < 0 {

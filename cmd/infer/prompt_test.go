@@ -70,9 +70,9 @@ func TestParseIDs(t *testing.T) {
 	}{
 		{"1,2,3", false, []int32{1, 2, 3}, ""},
 		{" 1, 2 ", false, []int32{1, 2}, ""},
-		{"1,,2", false, nil, "id 2 is empty"},
-		{"1,2,", false, nil, "id 3 is empty"},
-		{",1", false, nil, "id 1 is empty"},
+		{"1,,2", false, nil, "entry 2 of the 3 between commas is empty"},
+		{"1,2,", false, nil, "entry 3 of the 3 between commas is empty"},
+		{",1", false, nil, "entry 1 of the 2 between commas is empty"},
 		{"", false, nil, "no token ids"},
 		{" ", true, nil, ""},
 		{"1,-2", false, nil, `"-2" is not a token id`},
