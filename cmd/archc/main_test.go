@@ -144,13 +144,16 @@ func TestCLI(t *testing.T) {
 			{"recurrent_gemma lru_width not in head blocks", "recurrent_gemma", func(c map[string]any) { c["lru_width"] = 50 },
 				"recurrent_gemma.arch:34:5: lru_width (50) must be a multiple of num_attention_heads (4)"},
 			{"kimi_linear layer kind", "kimi_linear", func(c map[string]any) { c["layer_types"].([]any)[1] = "mamba" },
-				"kimi_linear.arch:55:67: layer_types[1] is mamba: kimi_linear layers are linear_attention or full_attention"},
+				"kimi_linear.arch:58:67: layer_types[1] is mamba: kimi_linear layers are linear_attention or full_attention"},
 			{"kimi_linear KV heads", "kimi_linear", func(c map[string]any) { c["num_key_value_heads"] = 2 },
-				"kimi_linear.arch:49:5: num_key_value_heads (2) differs from num_attention_heads (4)"},
+				"kimi_linear.arch:52:5: num_key_value_heads (2) differs from num_attention_heads (4)"},
 			{"negative size (any family's)", "llama-tied", func(c map[string]any) { c["intermediate_size"] = -96 },
 				`config.json field "intermediate_size" is -96: a size or count cannot be negative`},
 			{"recurrent_gemma negative logits_soft_cap", "recurrent_gemma", func(c map[string]any) { c["logits_soft_cap"] = -5.0 },
 				"cap is -5: a soft cap must be a positive finite number (none for no cap) (cap is logits_soft_cap = -5.0)"},
+			// KimiLinearConfig.__post_init__: linear_attn_config's values win over linear_conv_kernel_dim (4 here) and the others.
+			{"kimi_linear linear_attn_config over its flat fields", "kimi_linear", func(c map[string]any) { c["linear_attn_config"] = map[string]any{"short_conv_kernel_size": 0} },
+				"linear_conv_kernel_dim is 0: it must be at least 1"},
 			{"kimi_linear layer in neither list", "kimi_linear", func(c map[string]any) {
 				delete(c, "layer_types")
 				c["linear_attn_config"] = map[string]any{"full_attn_layers": []any{2}, "kda_layers": []any{1}}
