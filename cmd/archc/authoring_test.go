@@ -138,6 +138,10 @@ func TestAuthoring(t *testing.T) {
 		if !strings.HasPrefix(added, "    # ---- kestrel: llama + ...") || !strings.Contains(added, "        name=\"kestrel\",\n        model_cls=\"KestrelForCausalLM\",  # guessed from the model_type: check it\n") || !strings.HasSuffix(string(py), string(orig[strings.Index(string(orig), "\n]\n")+1:])) {
 			t.Errorf("the fixture entry is not appended to FIXTURES:\n%s", added[:min(len(added), 800)])
 		}
+		// The entry starts from the parent's fixture (the first llama-* entry), not from a llama-shaped stub whatever the parent.
+		if !regexp.MustCompile(`\n    # Copied from llama-[a-z0-9_-]+'s fixture entry: change what kestrel changes.\n`).MatchString(added) || strings.Count(added, "name=") != 1 || strings.Count(added, "seed=") != 2 {
+			t.Errorf("the fixture entry is not a llama fixture's with kestrel's name and seeds:\n%s", added)
+		}
 		if python, err := exec.LookPath("python3"); err == nil {
 			if out, err := exec.Command(python, "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", gen).CombinedOutput(); err != nil {
 				t.Errorf("gen_fixtures.py no longer parses: %v\n%s", err, out)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/archc/archc/driver"
@@ -39,7 +40,7 @@ func (c *newCmd) Run() error {
 		if err != nil {
 			return fmt.Errorf("%w (--fixtures names the fixture generator; run archc new from the repository root, or pass --fixtures \"\")", err)
 		}
-		if fixtures, err = addFixture(c.Fixtures, old, c.fixtureEntry()); err != nil {
+		if fixtures, err = addFixture(c.Fixtures, old, c.fixtureEntry(string(old))); err != nil {
 			return err
 		}
 	}
@@ -148,30 +149,77 @@ func camelCase(s string) string {
 	return b.String()
 }
 
-// fixtureEntry is the FIXTURES entry for the family: the fields every
-// entry has (FIXTURE_DEFAULTS fills the usual random-weight scales), with
-// a seed derived from the name and the config to fill in.
-func (c *newCmd) fixtureEntry() string {
+// fixtureEntry is the FIXTURES entry for the family, given the fixture
+// generator's source: a copy of the parent family's fixture entry
+// (parentEntry: its config, weight scales, switches and checks, which a
+// family extending it mostly keeps) with the name, class names and seeds
+// replaced; or, where the parent has no entry, the fields every entry has
+// (FIXTURE_DEFAULTS fills the usual random-weight scales) and the config
+// to fill in. The seed is derived from the name.
+func (c *newCmd) fixtureEntry(gen string) string {
 	seed := 1000 + crc32.ChecksumIEEE([]byte(c.Name))%8000
 	camel := camelCase(c.ModelType)
-	return fmt.Sprintf(`    # ---- %[1]s: %[2]s + ... (archs/%[1]s.arch). Written by archc new: check
+	head := fmt.Sprintf(`    # ---- %[1]s: %[2]s + ... (archs/%[1]s.arch). Written by archc new: check
     # the class names against models/%[3]s/modeling_%[3]s.py, give config the
     # fields archs/%[1]s.arch reads at values that exercise them (explicit
     # head_dim, GQA, odd sizes; prompts longer than any window; moe=True for
     # a mixture of experts), and a switch per feature that must matter.
-    dict(
-        name=%[4]q,
-        model_cls="%[5]sForCausalLM",  # guessed from the model_type: check it
-        config_cls="%[5]sConfig",
-        config=dict(
+`, c.Name, c.Extends, c.ModelType)
+	ids := fmt.Sprintf(`        name=%q,
+        model_cls="%sForCausalLM",  # guessed from the model_type: check it
+        config_cls="%sConfig",
+`, c.Name, camel, camel)
+	seeds := fmt.Sprintf("        seed=%d,\n        prompt_seed=%d,\n", seed, seed+1)
+	if parent, body, ok := parentEntry(gen, c.Extends); ok {
+		return head + fmt.Sprintf("    # Copied from %s's fixture entry: change what %s changes.\n", parent, c.Name) +
+			"    dict(\n" + ids + body + seeds + "    ),\n"
+	}
+	return head + "    dict(\n" + ids + `        config=dict(
             TINY,
         ),
-        seed=%[6]d,
-        prompt_seed=%[7]d,
-        record_rope=True,
+` + seeds + `        record_rope=True,
         spec_check=False,
     ),
-`, c.Name, c.Extends, c.ModelType, c.Name, camel, seed, seed+1)
+`
+}
+
+// parentEntry finds the FIXTURES entry of family in the fixture
+// generator's source gen (the entry named family, else the first named
+// family-SOMETHING) and returns its name and its fields but name,
+// model_cls, config_cls, seed and prompt_seed (whole lines at the entry's
+// field indentation, with what they continue onto).
+func parentEntry(gen, family string) (string, string, bool) {
+	entries := strings.Split(gen, "\n    dict(\n")
+	find := func(match func(string) bool) (string, string, bool) {
+		for _, e := range entries[1:] {
+			end := strings.Index(e, "\n    ),\n")
+			if end < 0 {
+				continue
+			}
+			e = e[:end+1]
+			m := regexp.MustCompile(`(?m)^        name="([^"]*)",$`).FindStringSubmatch(e)
+			if m == nil || !match(m[1]) {
+				continue
+			}
+			var body strings.Builder
+			skip := false
+			for _, line := range strings.SplitAfter(e, "\n") {
+				if field, ok := strings.CutPrefix(line, "        "); ok && !strings.HasPrefix(field, " ") && !strings.HasPrefix(field, ")") {
+					key, _, _ := strings.Cut(field, "=")
+					skip = slices.Contains([]string{"name", "model_cls", "config_cls", "seed", "prompt_seed"}, key)
+				}
+				if !skip {
+					body.WriteString(line)
+				}
+			}
+			return m[1], body.String(), true
+		}
+		return "", "", false
+	}
+	if name, body, ok := find(func(n string) bool { return n == family }); ok {
+		return name, body, true
+	}
+	return find(func(n string) bool { return strings.HasPrefix(n, family+"-") })
 }
 
 // addFixture inserts entry before the `]` that closes `FIXTURES = [` in
