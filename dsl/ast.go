@@ -67,7 +67,14 @@ type Item struct {
 // chained draft feeds back as the hidden state of the next position. Its
 // weight paths are under its scope, except the modules the decoder reads
 // outside its layer loop (model.embed_tokens, model.norm, lm_head), which
-// name the decoder's own: the MTP module shares them. It is absent from
+// name the decoder's own: the MTP module shares them. With a layer path
+// (Qwen3-Next's and Qwen3.5's mtp.fc beside mtp.layers.0),
+//
+//	mtp i = num_hidden_layers scope mtp layer mtp.layers.0 if mtp_num_hidden_layers > 0 { ... }
+//
+// the blocks the body calls read their own weights under the layer path,
+// while the paths written in the body (fc, the norms) stay under the
+// scope. It is absent from
 // the graph unless the cond (a config expression) holds; package lower
 // runs it in its own entry point (ir.Graph.MTP), never in prefill, decode
 // or verify.
@@ -77,6 +84,7 @@ type MTP struct {
 	Var    string  `parser:"'mtp' @Ident '='"`
 	Index  *Expr   `parser:"@@"`
 	Scope  *Path   `parser:"'scope' @@"`
+	Layer  *Path   `parser:"( 'layer' @@ )?"`
 	Cond   *Expr   `parser:"( 'if' @@ )?"`
 	Body   []*Stmt `parser:"'{' @@* '}'"`
 }

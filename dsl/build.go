@@ -27,6 +27,9 @@ type builder struct {
 	// names them as they are, not under its scope.
 	top   map[string]bool
 	inMTP bool
+	// mtpLayer is the mtp module's layer path with a trailing dot ("" when
+	// it has none): the prefix of the blocks its body calls.
+	mtpLayer string
 }
 
 // Build evaluates a checked file's dataflow against an evaluated config (see
@@ -201,6 +204,18 @@ func (s *scope) mtp(m *MTP) error {
 	if !ok {
 		return errorf(m.Scope.Pos, "the mtp scope must be a weight path, got %s %s", typeName(p), show(p))
 	}
+	s.b.mtpLayer = ""
+	if m.Layer != nil {
+		lp, err := s.path(m.Layer, true)
+		if err != nil {
+			return err
+		}
+		lm, ok := lp.(module)
+		if !ok {
+			return errorf(m.Layer.Pos, "the mtp layer must be a weight path, got %s %s", typeName(lp), show(lp))
+		}
+		s.b.mtpLayer = lm.path + "."
+	}
 	s.prefix = mod.path + "."
 	s.b.inMTP = true
 	for _, st := range m.Body {
@@ -208,7 +223,7 @@ func (s *scope) mtp(m *MTP) error {
 			return err
 		}
 	}
-	s.loopVar, s.prefix, s.b.layer, s.b.inMTP = "", "", -1, false
+	s.loopVar, s.prefix, s.b.layer, s.b.inMTP, s.b.mtpLayer = "", "", -1, false, ""
 	lv, bound := s.locals["mtp_logits"]
 	out, isNode := lv.(*ir.Node)
 	if !bound || !isNode || out.ID < start {
@@ -240,7 +255,15 @@ func (s *scope) mtp(m *MTP) error {
 		}
 		next = n
 	}
-	g.MTP = &ir.MTP{Start: start, Hidden: hidden, Logits: out, Next: next, Layer: int(idx), Sites: sites, Weights: append([]ir.Weight(nil), g.Weights[nw:]...)}
+	var state *ir.Node
+	if sv, ok := s.locals["mtp_state"]; ok {
+		n, isNode := sv.(*ir.Node)
+		if !isNode || n.ID < start || n.Type.DType != ir.F32 || n.Type.String() != hidden.Type.String() {
+			return errorf(m.Pos, "mtp_state, the target's hidden state as the module reads it, must be a tensor like the decoder's hidden state (%s), computed in the module", hidden.Type)
+		}
+		state = n
+	}
+	g.MTP = &ir.MTP{Start: start, Hidden: hidden, Logits: out, Next: next, State: state, Layer: int(idx), Sites: sites, Weights: append([]ir.Weight(nil), g.Weights[nw:]...)}
 	return nil
 }
 

@@ -141,9 +141,17 @@ func Check(f *File, reg ir.Registry) []*Error {
 			for k := range c.allFields {
 				inMTP[k] = true
 			}
-			for _, sg := range m.Scope.Segs {
-				if sg.Index != nil {
-					c.valueExpr(sg.Index, inMTP, false)
+			for _, p := range []*Path{m.Scope, m.Layer} {
+				if p == nil {
+					continue
+				}
+				if p == m.Layer {
+					c.path(p, true)
+				}
+				for _, sg := range p.Segs {
+					if sg.Index != nil {
+						c.valueExpr(sg.Index, inMTP, false)
+					}
 				}
 			}
 			for _, st := range m.Body {

@@ -817,6 +817,9 @@ func (s *scope) callBlock(c *Call, cl *callee, bound []binding) (any, error) {
 		return nil, errorf(c.Pos, "block %s: calls nested deeper than %d (recursion?)", blk.Name, maxBlockDepth)
 	}
 	inner := &scope{cfg: s.cfg, locals: map[string]any{}, loopVar: s.loopVar, index: s.index, prefix: s.prefix, b: s.b, block: blk}
+	if s.b.inMTP && s.block == nil && s.b.mtpLayer != "" { // a block the mtp body calls reads under its layer path
+		inner.prefix = s.b.mtpLayer
+	}
 	for _, bd := range bound {
 		v, err := s.eval(bd.arg.Value, s.b.bs.weight[blk][bd.param])
 		if err != nil {

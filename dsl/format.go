@@ -368,6 +368,11 @@ func (p *printer) item(it *Item, indent int) {
 		p.put(" scope ")
 		p.path(m.Scope)
 		from := m.Scope.EndPos.Offset
+		if m.Layer != nil {
+			p.put(" layer ")
+			p.path(m.Layer)
+			from = m.Layer.EndPos.Offset
+		}
 		if m.Cond != nil {
 			p.put(" if ")
 			p.expr(m.Cond)

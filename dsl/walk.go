@@ -149,6 +149,7 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 	case *MTP:
 		sub(n.Index, false)
 		sub(n.Scope, true)
+		sub(n.Layer, true)
 		sub(n.Cond, false)
 		for _, st := range n.Body {
 			sub(st, false)

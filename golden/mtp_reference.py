@@ -1,8 +1,9 @@
 """mtp_reference.py — an independent reference for archc's multi-token
 prediction (MTP) drafter (the mtp modules of archs/deepseek_v3.arch,
-archs/glm4_moe.arch and archs/mimo.arch; read by golden/mtp_test.go): the
-MTP module's logits on the deepseek_v3, glm4_moe and mimo fixtures given a
-random MTP layer, written to testdata/<fixture>/mtp_reference.json.
+archs/glm4_moe.arch, archs/mimo.arch and archs/qwen3_next.arch; read by
+golden/mtp_test.go): the MTP module's logits on the deepseek_v3, glm4_moe,
+mimo and qwen3_next fixtures given a random MTP layer, written to
+testdata/<fixture>/mtp_reference.json.
 
 transformers has no MTP module, so its wiring is written here in numpy from
 the DeepSeek-V3 technical report §2.2 (depth 1) and, for the order of the
@@ -20,7 +21,11 @@ noaux_tc MoE; Glm4MoeDecoderLayer) run on the MTP layer's weights: the
 block the main oracle already checks. GLM-4.5's MTP layer is DeepSeek-V3's
 (vLLM's glm4_moe_mtp.py). MiMo's (its remote modeling_mimo.py, vLLM's
 mimo_mtp.py) concatenates [hidden; embedding] through input_proj and ends
-in final_layernorm before the LM head (CONVENTIONS). The
+in final_layernorm before the LM head. Qwen3-Next's (its checkpoints'
+mtp.* tensors, vLLM's qwen3_next_mtp.py) is DeepSeek's wiring under other
+names: fc over [pre_fc_norm_embedding(Emb); pre_fc_norm_hidden(h_t after
+model.norm)], a full-attention decoder layer at mtp.layers.0, then
+mtp.norm; its norms scale by (1 + w) (CONVENTIONS). The
 embedding and output head are the main model's (shared, as the report says).
 
 The MTP weights are not stored: both sides draw them from one splitmix64
@@ -45,7 +50,7 @@ from transformers import AutoModelForCausalLM
 
 SEED = 31
 TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
-FIXTURES = ["deepseek_v3", "glm4_moe", "mimo"]
+FIXTURES = ["deepseek_v3", "glm4_moe", "mimo", "qwen3_next"]
 MASK = 2**64 - 1
 CHAIN = 3  # chained draft tokens per reference step
 
@@ -69,12 +74,21 @@ def stream(seed):
 # final norm (main_norm: DeepSeek's modeling_deepseek.py, vLLM's and
 # SGLang's deepseek MTP) or before it (MiMo: vLLM's MiMoModel returns the
 # state before model.norm for its MTP). The block's normed output gives
-# the logits and is what a chained draft feeds back.
-DEEPSEEK = dict(prefix="model.layers.{n}.", src=1, e="enorm", h="hnorm", proj="eh_proj", order="eh", out="shared_head.norm", main_norm=True)
+# the logits.
+# layer is where the block's own weights are when not under prefix
+# (Qwen3-Next: mtp.fc beside mtp.layers.0); norm_1p, whether every norm
+# scales by (1 + w) (Qwen3NextRMSNorm).
+# feed is what a chained draft feeds back as the next position's state
+# (into the hidden norm, after any main-model norm): the block's output
+# before the out norm ("pre": vLLM's DeepSeekMultiTokenPredictorLayer
+# returns it, compute_logits norms it) or after ("normed": vLLM's MiMo and
+# Qwen3-Next predictors return the normed state).
+DEEPSEEK = dict(prefix="model.layers.{n}.", src=1, e="enorm", h="hnorm", proj="eh_proj", order="eh", out="shared_head.norm", main_norm=True, feed="pre")
 CONVENTIONS = {
     "deepseek_v3": DEEPSEEK,
     "glm4_moe": DEEPSEEK,
-    "mimo": dict(prefix="model.mtp_layers.0.", src=0, e="token_layernorm", h="hidden_layernorm", proj="input_proj", order="he", out="final_layernorm", main_norm=False),
+    "mimo": dict(prefix="model.mtp_layers.0.", src=0, e="token_layernorm", h="hidden_layernorm", proj="input_proj", order="he", out="final_layernorm", main_norm=False, feed="normed"),
+    "qwen3_next": dict(prefix="mtp.", layer="mtp.layers.0.", src=1, e="pre_fc_norm_embedding", h="pre_fc_norm_hidden", proj="fc", order="eh", out="norm", main_norm=True, norm_1p=True, feed="normed"),
 }
 HF_TYPE = {"mimo": "qwen2"}  # MiMo is remote code: its layers are Qwen2's
 
@@ -84,6 +98,7 @@ def mtp_shapes(main, cfg, conv):
     (experts stacked), its block's from the fixture's layer src."""
     n, h = cfg["num_hidden_layers"], cfg["hidden_size"]
     pre, src = conv["prefix"].format(n=n), f"model.layers.{conv['src']}."
+    lay = conv.get("layer", pre)
     out = {}
     for k in main.keys():
         if not k.startswith(src):
@@ -92,9 +107,9 @@ def mtp_shapes(main, cfg, conv):
         shape = list(main.get_slice(k).get_shape())
         m = re.match(r"mlp\.experts\.(\d+)\.(.*)", rest)
         if m:
-            out[f"{pre}mlp.experts.{m.group(2)}"] = [cfg["n_routed_experts"]] + shape
+            out[f"{lay}mlp.experts.{m.group(2)}"] = [cfg.get("n_routed_experts") or cfg["num_experts"]] + shape
         else:
-            out[pre + rest] = shape
+            out[lay + rest] = shape
     for name in (conv["e"], conv["h"], conv["out"]):
         out[f"{pre}{name}.weight"] = [h]
     out[f"{pre}{conv['proj']}.weight"] = [h, 2 * h]
@@ -117,6 +132,10 @@ def rms(x, w, eps):
     return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)) * w
 
 
+def rms_1p(x, w, eps):  # Qwen3NextRMSNorm: the weight scales by (1 + w)
+    return rms(x, 1 + w, eps)
+
+
 def main():
     for name in sys.argv[1:] or FIXTURES:
         reference(os.path.join(TESTDATA, name))
@@ -130,14 +149,16 @@ def reference(FIXTURE):
     shapes = mtp_shapes(main_st, c, conv)
     vals = mtp_values(shapes)
     pre = conv["prefix"].format(n=n)
+    lay = conv.get("layer", pre)
+    norm = rms_1p if conv.get("norm_1p") else rms
     own = {conv[k] for k in ("e", "h", "proj", "out")}
     # A model of n+1 layers whose last is the MTP layer's block: HF loads
     # its weights (per expert, as the published checkpoints store them).
     tensors = {k: main_st.get_tensor(k) for k in main_st.keys()}
     for name, v in vals.items():
-        rest = name[len(pre):]
-        if any(rest.startswith(o + ".") for o in own):
-            continue
+        if not name.startswith(lay) or lay == pre and any(name[len(pre):].startswith(o + ".") for o in own):
+            continue  # the module's own tensors (projection, norms)
+        rest = name[len(lay):]
         m = re.match(r"mlp\.experts\.(.*)", rest)
         if m:
             for j in range(v.shape[0]):
@@ -157,7 +178,7 @@ def reference(FIXTURE):
     model.eval()
     sd = model.state_dict()  # HF read the MTP block's weights (a missing one would be random)
     for part in ("self_attn.o_proj.weight", "input_layernorm.weight"):
-        assert np.array_equal(sd[f"model.layers.{n}.{part}"].numpy(), vals[pre + part]), part
+        assert np.array_equal(sd[f"model.layers.{n}.{part}"].numpy(), vals[lay + part]), part
     oracle = json.load(open(os.path.join(FIXTURE, "oracle.json")))
     seq = oracle["prompts"][2] + oracle["tokens"][2]  # the oracle's third sequence
     ids = torch.tensor([seq])
@@ -168,15 +189,15 @@ def reference(FIXTURE):
     hook.remove()
     h = got["h"][0].numpy()  # [S, hidden]: the last layer's output
     if conv["main_norm"]:  # h_t after the main model's final norm
-        h = rms(h, main_st.get_tensor("model.norm.weight"), eps)
+        h = norm(h, main_st.get_tensor("model.norm.weight"), eps)
     emb = main_st.get_tensor("model.embed_tokens.weight")
     head = main_st.get_tensor("model.embed_tokens.weight" if c.get("tie_word_embeddings") else "lm_head.weight")
     nxt = np.array(seq[1:])  # position t reads token t+1
     S = len(nxt)
 
     def proj(e_ids, hs):  # eh_proj [enorm(Emb(t+1)); hnorm(h_t)] (MiMo: input_proj [hnorm; enorm])
-        e = rms(emb[e_ids], vals[pre + conv["e"] + ".weight"], eps)
-        hh = rms(hs, vals[pre + conv["h"] + ".weight"], eps)
+        e = norm(emb[e_ids], vals[pre + conv["e"] + ".weight"], eps)
+        hh = norm(hs, vals[pre + conv["h"] + ".weight"], eps)
         return np.concatenate([e, hh] if conv["order"] == "eh" else [hh, e], axis=-1) @ vals[pre + conv["proj"] + ".weight"].T
 
     def block(x):  # the MTP layer's decoder block over rows 0..len(x)-1 (causal)
@@ -189,12 +210,16 @@ def reference(FIXTURE):
             y = model.model.layers[n](xt, attention_mask=mask, position_ids=pos, position_embeddings=pe)
         return (y[0] if isinstance(y, tuple) else y)[0].numpy()
 
-    def out(y):  # the block's output → (its normed state, fed back by a chained draft; logits)
-        y = rms(y, vals[pre + conv["out"] + ".weight"], eps)
+    def out(y):  # the block's output → (its normed state; logits)
+        y = norm(y, vals[pre + conv["out"] + ".weight"], eps)
         return y, y @ head.T
 
+    def feed(raw, normed):  # the state a chained draft feeds back (conv's feed)
+        return raw if conv["feed"] == "pre" else normed
+
     x = proj(nxt, h[:S])
-    y, logits = out(block(x))
+    raw = block(x)
+    y, logits = out(raw)
     # Chained drafts (vLLM's use of one MTP layer for k tokens): with the
     # sequence known through position p and the target's h_0..h_{p-1},
     # the first draft is the module at p-1; the next runs the module at p
@@ -202,12 +227,13 @@ def reference(FIXTURE):
     # so on, each row kept in the module's context.
     chains = []
     for p in (S // 3, 2 * S // 3):
-        rows, g, d = list(x[:p]), y[p - 1], int(logits[p - 1].argmax())
+        rows, g, d = list(x[:p]), feed(raw, y)[p - 1], int(logits[p - 1].argmax())
         drafts = [d]
         for _ in range(CHAIN - 1):
             rows.append(proj(np.array([d]), g[None])[0])
-            g, lg = out(block(np.stack(rows))[-1:])
-            g, d = g[0], int(lg[0].argmax())
+            last = block(np.stack(rows))[-1:]
+            yn, lg = out(last)
+            g, d = feed(last, yn)[0], int(lg[0].argmax())
             drafts.append(d)
         chains.append({"pos": p, "drafts": drafts})
     ROWS = [0, S // 3, 2 * S // 3, S - 1]  # positions whose MTP logits are kept

@@ -27,7 +27,9 @@ import (
 // (abi.MTPName): for positions t = start..start+len-1 of one sequence,
 // tokens[t-start] is the token at t+1 and the hidden state is mtp_hidden's
 // row t, except, with chain nonzero, the first position's, which is the
-// module's own output at the position before (a chained draft); it
+// module's own output at the position before (a chained draft: it takes
+// the place of the body's mtp_state, ir.MTP.State, where the module
+// binds one, else of the hidden state itself); it
 // returns the module's logits for each position (the token at
 // t+2) and writes its own layer's keys and values at t, in the module's
 // KV-cache entries (the cache layout holds its attention site like any
@@ -101,18 +103,34 @@ func lowerMTP(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]c
 	zero := f.constI32(0)
 	hidden := f.Op("stablehlo.dynamic_slice", all.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, all, slot, start, zero)
 	var chainGl codegen.Global
-	if g.MTP.Next != nil { // chain: row 0 is the module's own last output
+	// chained replaces row 0 of v, the state the module reads, with the
+	// module's own last output (a chained draft).
+	chained := func(v codegen.Value) codegen.Value { return v }
+	if g.MTP.Next != nil {
 		chainGl = mtpChainGlobal(g, opts)
-		prev := f.GlobalLoad(chainGl)
-		one := []int64{1, 1, sizes[2]}
-		row := f.Op("stablehlo.dynamic_slice", prev.Type.With(one...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(one))}, prev, slot, zero, zero)
-		chained := f.Op("stablehlo.dynamic_update_slice", hidden.Type, nil, hidden, row, zero, zero, zero)
-		on := f.broadcast(f.compare("NE", chain, zero), hidden.Type.WithElem("i1"))
-		hidden = f.selectOp(on, chained, hidden)
+		chained = func(v codegen.Value) codegen.Value {
+			prev := f.GlobalLoad(chainGl)
+			one := []int64{1, 1, sizes[2]}
+			row := f.Op("stablehlo.dynamic_slice", prev.Type.With(one...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(one))}, prev, slot, zero, zero)
+			upd := f.Op("stablehlo.dynamic_update_slice", v.Type, nil, v, row, zero, zero, zero)
+			on := f.broadcast(f.compare("NE", chain, zero), v.Type.WithElem("i1"))
+			return f.selectOp(on, upd, v)
+		}
 	}
 	f.vals[g.Tokens] = tokens
-	f.vals[g.MTP.Hidden] = hidden
-	if !f.lowerNodes(g.Nodes[g.MTP.Start:]) {
+	body := g.Nodes[g.MTP.Start:]
+	if st := g.MTP.State; st != nil { // the fed-back state replaces the body's mtp_state (its norms of the target's state are the target's alone)
+		f.vals[g.MTP.Hidden] = hidden
+		at := slices.Index(body, st) + 1
+		if !f.lowerNodes(body[:at]) {
+			return fn.Err()
+		}
+		f.vals[st] = chained(f.val(st))
+		body = body[at:]
+	} else {
+		f.vals[g.MTP.Hidden] = chained(hidden)
+	}
+	if !f.lowerNodes(body) {
 		return fn.Err()
 	}
 	f.SetLoc("mtp_logits", g.MTP.Logits.Pos.Filename, g.MTP.Logits.Pos.Line, g.MTP.Logits.Pos.Column)

@@ -96,11 +96,11 @@ func (s *specFlags) check(model string, plan driver.PlanOptions) error {
 	}
 	if s.draftMax == 1 {
 		if p, err := driver.NewGraph(model, plan); err == nil && lower.HasFixedState(p.Graph) {
-			flag := "--draft-max 1"
+			flag, fix := "--draft-max 1", "give --draft-max 2 or more"
 			if s.kind == "mtp" {
-				flag = "--speculative mtp (one token per step)"
+				flag, fix = "--speculative mtp (one token per step)", "give --speculative mtp:2 (a chained draft of two)"
 			}
-			return fmt.Errorf("%s: %s carries a recurrent or convolution state, whose drafts have an even length (a rejected step is rerun from the state before it), so nothing would be drafted: give 2 or more", flag, model)
+			return fmt.Errorf("%s: %s carries a recurrent or convolution state, whose drafts have an even length (a rejected step is rerun from the state before it), so nothing would be drafted: %s", flag, model, fix)
 		}
 	}
 	return nil

@@ -192,7 +192,12 @@ type MTP struct {
 	// draft feeds it back as the hidden state of the next position, as
 	// vLLM runs one MTP layer for several draft tokens. Nil: one draft
 	// token per step.
-	Next    *Node
+	Next *Node
+	// State, when the module binds mtp_state, is the node of its body
+	// that holds the target's hidden state as the module reads it (DeepSeek's
+	// and Qwen3-Next's: after the main model's final norm): a chained draft
+	// replaces this node's row, not Hidden's, with Next. Nil: Hidden's.
+	State   *Node
 	Layer   int
 	Sites   int      // the graph's attention sites before the module's
 	Weights []Weight // the weights only the module reads, in first-use order
