@@ -2499,6 +2499,7 @@ FIXTURES = [
                 linear_value_head_dim=12,
                 rope_parameters=dict(rope_type="default", rope_theta=10000.0, partial_rotary_factor=0.5),
                 rms_norm_eps=1e-6,
+                mtp_num_hidden_layers=1,  # as published (mtp.*; mtp_test.go adds a random layer)
             ),
             vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=64,
                                num_position_embeddings=16, patch_size=4, temporal_patch_size=1),
@@ -2536,6 +2537,7 @@ FIXTURES = [
             shared_expert_intermediate_size=40,
             rms_norm_eps=1e-6,
             tie_word_embeddings=True,
+            mtp_num_hidden_layers=1,  # as published (mtp.*; mtp_test.go adds a random layer)
         ),
         seed=7522,
         prompt_seed=3502,

@@ -50,7 +50,7 @@ from transformers import AutoModelForCausalLM
 
 SEED = 31
 TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata")
-FIXTURES = ["deepseek_v3", "glm4_moe", "mimo", "qwen3_next"]
+FIXTURES = ["deepseek_v3", "glm4_moe", "mimo", "qwen3_next", "qwen3_5", "qwen3_5_moe"]  # mtp_test.go runs qwen3_5_moe under -fixture only
 MASK = 2**64 - 1
 CHAIN = 3  # chained draft tokens per reference step
 
@@ -83,12 +83,15 @@ def stream(seed):
 # before the out norm ("pre": vLLM's DeepSeekMultiTokenPredictorLayer
 # returns it, compute_logits norms it) or after ("normed": vLLM's MiMo and
 # Qwen3-Next predictors return the normed state).
+QWEN3_NEXT = dict(prefix="mtp.", layer="mtp.layers.0.", src=1, e="pre_fc_norm_embedding", h="pre_fc_norm_hidden", proj="fc", order="eh", out="norm", main_norm=True, norm_1p=True, feed="normed")
 DEEPSEEK = dict(prefix="model.layers.{n}.", src=1, e="enorm", h="hnorm", proj="eh_proj", order="eh", out="shared_head.norm", main_norm=True, feed="pre")
 CONVENTIONS = {
     "deepseek_v3": DEEPSEEK,
     "glm4_moe": DEEPSEEK,
     "mimo": dict(prefix="model.mtp_layers.0.", src=0, e="token_layernorm", h="hidden_layernorm", proj="input_proj", order="he", out="final_layernorm", main_norm=False, feed="normed"),
-    "qwen3_next": dict(prefix="mtp.", layer="mtp.layers.0.", src=1, e="pre_fc_norm_embedding", h="pre_fc_norm_hidden", proj="fc", order="eh", out="norm", main_norm=True, norm_1p=True, feed="normed"),
+    "qwen3_next": QWEN3_NEXT,
+    "qwen3_5": QWEN3_NEXT,  # Qwen3.5's (vLLM's qwen3_5_mtp.py): Qwen3-Next's wiring, its decoder layer
+    "qwen3_5_moe_text": QWEN3_NEXT,
 }
 HF_TYPE = {"mimo": "qwen2"}  # MiMo is remote code: its layers are Qwen2's
 
@@ -100,11 +103,11 @@ def mtp_shapes(main, cfg, conv):
     pre, src = conv["prefix"].format(n=n), f"model.layers.{conv['src']}."
     lay = conv.get("layer", pre)
     out = {}
-    for k in main.keys():
+    for k in main:
         if not k.startswith(src):
             continue
         rest = k[len(src):]
-        shape = list(main.get_slice(k).get_shape())
+        shape = list(main[k].shape)
         m = re.match(r"mlp\.experts\.(\d+)\.(.*)", rest)
         if m:
             out[f"{lay}mlp.experts.{m.group(2)}"] = [cfg.get("n_routed_experts") or cfg["num_experts"]] + shape
@@ -142,11 +145,21 @@ def main():
 
 
 def reference(FIXTURE):
-    c = json.load(open(os.path.join(FIXTURE, "config.json")))
-    conv = CONVENTIONS[c["model_type"]]
+    top = json.load(open(os.path.join(FIXTURE, "config.json")))
+    conv = CONVENTIONS[top["model_type"]]
+    # A vision-language checkpoint (Qwen3.5): its text model's config and
+    # tensors (model.language_model.* read as model.*), its LM head; the
+    # reference runs the text model alone.
+    c = dict(top["text_config"], tie_word_embeddings=top.get("tie_word_embeddings", False)) if "text_config" in top else top
     n, eps = c["num_hidden_layers"], c["rms_norm_eps"]
-    main_st = safe_open(os.path.join(FIXTURE, "model.safetensors"), "np")
-    shapes = mtp_shapes(main_st, c, conv)
+    st = safe_open(os.path.join(FIXTURE, "model.safetensors"), "np")
+    main = {}
+    for k in st.keys():
+        if k.startswith("model.language_model."):
+            main["model." + k[len("model.language_model."):]] = st.get_tensor(k)
+        elif not k.startswith(("model.visual.", "mtp.")):
+            main[k] = st.get_tensor(k)
+    shapes = mtp_shapes(main, c, conv)
     vals = mtp_values(shapes)
     pre = conv["prefix"].format(n=n)
     lay = conv.get("layer", pre)
@@ -154,7 +167,7 @@ def reference(FIXTURE):
     own = {conv[k] for k in ("e", "h", "proj", "out")}
     # A model of n+1 layers whose last is the MTP layer's block: HF loads
     # its weights (per expert, as the published checkpoints store them).
-    tensors = {k: main_st.get_tensor(k) for k in main_st.keys()}
+    tensors = dict(main)
     for name, v in vals.items():
         if not name.startswith(lay) or lay == pre and any(name[len(pre):].startswith(o + ".") for o in own):
             continue  # the module's own tensors (projection, norms)
@@ -189,9 +202,9 @@ def reference(FIXTURE):
     hook.remove()
     h = got["h"][0].numpy()  # [S, hidden]: the last layer's output
     if conv["main_norm"]:  # h_t after the main model's final norm
-        h = norm(h, main_st.get_tensor("model.norm.weight"), eps)
-    emb = main_st.get_tensor("model.embed_tokens.weight")
-    head = main_st.get_tensor("model.embed_tokens.weight" if c.get("tie_word_embeddings") else "lm_head.weight")
+        h = norm(h, main["model.norm.weight"], eps)
+    emb = main["model.embed_tokens.weight"]
+    head = main["model.embed_tokens.weight" if c.get("tie_word_embeddings") else "lm_head.weight"]
     nxt = np.array(seq[1:])  # position t reads token t+1
     S = len(nxt)
 

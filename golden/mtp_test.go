@@ -2,9 +2,12 @@ package golden
 
 // Speculative decoding with the model's own multi-token-prediction (MTP)
 // module (rt.MTPDrafter; the mtp modules of archs/deepseek_v3.arch,
-// archs/glm4_moe.arch and archs/mimo.arch): on the deepseek_v3 (MLA,
-// routed experts), glm4_moe (GQA, routed experts) and mimo (Qwen2, MiMo's
-// model.mtp_layers convention) fixtures given a random MTP layer, greedy
+// archs/glm4_moe.arch, archs/mimo.arch and archs/qwen3_next.arch, which
+// qwen3_5 and qwen3_5_moe inherit): on the deepseek_v3 (MLA, routed
+// experts), glm4_moe (GQA, routed experts), mimo (Qwen2, MiMo's
+// model.mtp_layers convention), qwen3_next (a hybrid: mtp.fc beside
+// mtp.layers.0, a MoE layer) and qwen3_5 (its vision-language wrapper, a
+// dense layer) fixtures given a random MTP layer, greedy
 // output with MTP drafts equals the HF oracle's token for token, and the
 // module's logits equal mtp_reference.py's, an independent numpy reference
 // written from the DeepSeek-V3 report and MiMo's code.
@@ -39,8 +42,26 @@ import (
 	"github.com/archc/archc/rt/engine"
 )
 
-// mtpFixtures are the fixtures whose family has an MTP module.
-var mtpFixtures = []string{"deepseek_v3", "glm4_moe", "mimo", "qwen3_next"}
+// mtpFixtures are the fixtures whose family has an MTP module, and
+// mtpNamedOnly those the MTP tests run only under -fixture: qwen3_5_moe's
+// module is qwen3_next's MoE layer under qwen3_5's scope, both run here
+// (its own module would be another cold compile of every CI run).
+var (
+	mtpFixtures  = []string{"deepseek_v3", "glm4_moe", "mimo", "qwen3_next", "qwen3_5"}
+	mtpNamedOnly = []string{"qwen3_5_moe"}
+)
+
+// mtpRun is the fixtures the MTP tests run: mtpFixtures, or under
+// -fixture the named one if its family has an MTP module.
+func mtpRun() []string {
+	if *onlyFixture == "" {
+		return mtpFixtures
+	}
+	if slices.Contains(mtpFixtures, *onlyFixture) || slices.Contains(mtpNamedOnly, *onlyFixture) {
+		return []string{*onlyFixture}
+	}
+	return nil
+}
 
 // mtpSeed seeds the MTP layer's values (mtp_reference.py's SEED).
 const mtpSeed = 31
@@ -132,10 +153,7 @@ func mtpFixture(t *testing.T, name string) string {
 func TestMTPGreedyEqualsOracle(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
-	for _, name := range mtpFixtures {
-		if *onlyFixture != "" && *onlyFixture != name {
-			continue
-		}
+	for _, name := range mtpRun() {
 		t.Run(name, func(t *testing.T) { checkMTPGreedy(t, name) })
 	}
 }
@@ -356,10 +374,7 @@ func (c *checkedMTP) Draft(ctx context.Context, slot int, seq []int32, max int) 
 func TestMTPReference(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
-	for _, name := range mtpFixtures {
-		if *onlyFixture != "" && *onlyFixture != name {
-			continue
-		}
+	for _, name := range mtpRun() {
 		t.Run(name, func(t *testing.T) { checkMTPReference(t, name) })
 	}
 }
@@ -420,10 +435,7 @@ func checkMTPReference(t *testing.T, name string) {
 func TestMTPChained(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
-	for _, name := range mtpFixtures {
-		if *onlyFixture != "" && *onlyFixture != name {
-			continue
-		}
+	for _, name := range mtpRun() {
 		t.Run(name, func(t *testing.T) {
 			ref := readMTPReference(t, name)
 			want := readOracle(t, filepath.Join("testdata", name))
