@@ -1138,7 +1138,7 @@ FIXTURES = [
             use_bias=True,
         ),
         seed=4001,
-        prompt_seed=4101,
+        prompt_seed=4103,
         embed_std=0.1,
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         record_rope=True,
@@ -3654,6 +3654,38 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
         moe=True,
+    ),
+    # ---- youtu (issue 30): Youtu-LLM: DeepSeek-V3's latent attention (q LoRA,
+    # interleaved RoPE pairs) under Llama's decoder layer, a dense SwiGLU MLP
+    # on every layer, tied embeddings ----
+    dict(
+        name="youtu",
+        model_cls="YoutuForCausalLM",
+        config_cls="YoutuConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            # no pad token: YoutuPreTrainedModel._init_weights zeroes the
+            # embedding's padding_idx row on every load (through .data, past
+            # the loaded-weights guard), tied to lm_head here
+            pad_token_id=None,
+            intermediate_size=96,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            q_lora_rank=32,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=8,
+            v_head_dim=12,
+            rope_interleave=True,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        ),
+        seed=4103,
+        prompt_seed=4102,
+        spec_check=False,
+        switches=[("rope_interleave_matters", "rope_interleave=False", _set(rope_interleave=False))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
 ]
 # What every entry has unless it says otherwise.
