@@ -3687,6 +3687,52 @@ FIXTURES = [
         switches=[("rope_interleave_matters", "rope_interleave=False", _set(rope_interleave=False))],
         stored_dtype="bfloat16",  # the tracked tree's limit
     ),
+    # ---- longcat_flash (issue 30): LongCat-Flash: two MLA + dense-MLP
+    # sublayers per layer (q scaled by sqrt(hidden / q_lora), the kv latent by
+    # sqrt(hidden / kv_lora)), and a shortcut MoE from the first sublayer's
+    # post-attention norm to the second's output: softmax router over 4 SwiGLU
+    # experts and 2 zero-computation (identity) experts, top 3 by score +
+    # correction bias, not renormalised, times 1.5 ----
+    dict(
+        name="longcat_flash",
+        model_cls="LongcatFlashForCausalLM",
+        config_cls="LongcatFlashConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=32,
+            num_layers=2,
+            num_attention_heads=2,
+            ffn_hidden_size=32,
+            q_lora_rank=16,
+            kv_lora_rank=8,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=8,
+            head_dim=8,
+            v_head_dim=8,
+            moe_topk=3,
+            n_routed_experts=4,
+            zero_expert_num=2,
+            expert_ffn_hidden_size=16,
+            routed_scaling_factor=1.5,
+            hidden_act="silu",
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            max_position_embeddings=256,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=4203,
+        prompt_seed=4202,
+        norm_suffixes=("norm.weight", "layernorm.0.weight", "layernorm.1.weight"),  # the sublayers' norms (ModuleLists)
+        score_bias_std=0.1,
+        spec_check=False,
+        moe=True,
+        switches=[("routed_scaling_factor_matters", "routed_scaling_factor=1", _set(routed_scaling_factor=1.0))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
