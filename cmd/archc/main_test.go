@@ -149,6 +149,8 @@ func TestCLI(t *testing.T) {
 				"kimi_linear.arch:49:5: num_key_value_heads (2) differs from num_attention_heads (4)"},
 			{"longcat_flash RoPE width", "longcat_flash", func(c map[string]any) { c["head_dim"] = 16 },
 				"longcat_flash.arch:48:5: head_dim (16, the RoPE table's width) differs from qk_rope_head_dim (8)"},
+			{"minimax layer kind", "minimax", func(c map[string]any) { c["layer_types"].([]any)[1] = "mamba" },
+				"minimax.arch:45:72: layer_types[1] is mamba: minimax layers are full_attention or linear_attention"},
 			{"negative size (any family's)", "llama-tied", func(c map[string]any) { c["intermediate_size"] = -96 },
 				`config.json field "intermediate_size" is -96: a size or count cannot be negative`},
 			{"recurrent_gemma negative logits_soft_cap", "recurrent_gemma", func(c map[string]any) { c["logits_soft_cap"] = -5.0 },
