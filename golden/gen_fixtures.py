@@ -266,6 +266,20 @@ def _olmo_hybrid_checkpoint(out, gen):
     save_file(state, path, metadata={"format": "pt"})
 
 
+def _minimax_checkpoint(out, gen):
+    """Drops MiniMaxLightningAttention's decay buffers (slope_rate,
+    query_decay, key_decay, diagonal_decay), which save_pretrained writes
+    in the checkpoint's dtype: bf16-rounded slopes would be what HF runs.
+    Missing, HF computes them at load (_init_weights, float32), as archc
+    does from the config."""
+    from safetensors.torch import save_file
+
+    path = os.path.join(out, "model.safetensors")
+    state = {k: v for k, v in load_file(path).items()
+             if not k.endswith((".slope_rate", ".query_decay", ".key_decay", ".diagonal_decay"))}
+    save_file(state, path, metadata={"format": "pt"})
+
+
 def _minicpm_checkpoint(out, gen):
     """A Llama checkpoint as OpenBMB publishes MiniCPM: model_type minicpm
     with scale_emb, scale_depth and dim_model_base."""
@@ -1138,7 +1152,7 @@ FIXTURES = [
             use_bias=True,
         ),
         seed=4001,
-        prompt_seed=4101,
+        prompt_seed=4103,
         embed_std=0.1,
         prompt_lengths=WINDOW_PROMPT_LENGTHS,
         record_rope=True,
@@ -3660,6 +3674,132 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
         moe=True,
+    ),
+    # ---- youtu (issue 30): Youtu-LLM: DeepSeek-V3's latent attention (q LoRA,
+    # interleaved RoPE pairs) under Llama's decoder layer, a dense SwiGLU MLP
+    # on every layer, tied embeddings ----
+    dict(
+        name="youtu",
+        model_cls="YoutuForCausalLM",
+        config_cls="YoutuConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            # no pad token: YoutuPreTrainedModel._init_weights zeroes the
+            # embedding's padding_idx row on every load (through .data, past
+            # the loaded-weights guard), tied to lm_head here
+            pad_token_id=None,
+            intermediate_size=96,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=True,
+            q_lora_rank=32,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=8,
+            v_head_dim=12,
+            rope_interleave=True,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        ),
+        seed=4103,
+        prompt_seed=4102,
+        spec_check=False,
+        switches=[("rope_interleave_matters", "rope_interleave=False", _set(rope_interleave=False))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+    ),
+    # ---- longcat_flash (issue 30): LongCat-Flash: two MLA + dense-MLP
+    # sublayers per layer (q scaled by sqrt(hidden / q_lora), the kv latent by
+    # sqrt(hidden / kv_lora)), and a shortcut MoE from the first sublayer's
+    # post-attention norm to the second's output: softmax router over 4 SwiGLU
+    # experts and 2 zero-computation (identity) experts, top 3 by score +
+    # correction bias, not renormalised, times 1.5 ----
+    dict(
+        name="longcat_flash",
+        model_cls="LongcatFlashForCausalLM",
+        config_cls="LongcatFlashConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=32,
+            num_layers=2,
+            num_attention_heads=2,
+            ffn_hidden_size=32,
+            q_lora_rank=16,
+            kv_lora_rank=8,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=8,
+            head_dim=8,
+            v_head_dim=8,
+            moe_topk=3,
+            n_routed_experts=4,
+            zero_expert_num=2,
+            expert_ffn_hidden_size=16,
+            routed_scaling_factor=1.5,
+            hidden_act="silu",
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            max_position_embeddings=256,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=4203,
+        prompt_seed=4202,
+        norm_suffixes=("norm.weight", "layernorm.0.weight", "layernorm.1.weight"),  # the sublayers' norms (ModuleLists)
+        score_bias_std=0.1,
+        spec_check=False,
+        moe=True,
+        switches=[("routed_scaling_factor_matters", "routed_scaling_factor=1", _set(routed_scaling_factor=1.0))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+    ),
+    # ---- minimax (issue 30): MiniMax-Text-01: lightning attention layers
+    # (silu'd per-head q, k, v; unnormalised linear attention whose state
+    # decays by exp(-slope) a token, the slopes per head and layer; RMSNorm
+    # over the heads, sigmoid output gate) beside softmax attention, Mixtral
+    # MoE, the residual taken after the input norm with alpha / beta factors;
+    # block_size 8, so HF's prefill crosses blocks ----
+    dict(
+        name="minimax",
+        model_cls="MiniMaxForCausalLM",
+        config_cls="MiniMaxConfig",
+        config=dict(
+            vocab_size=256,
+            hidden_size=32,
+            intermediate_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=8,
+            layer_types=["linear_attention", "full_attention", "linear_attention"],
+            block_size=8,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            full_attn_alpha_factor=1.5,
+            linear_attn_alpha_factor=1.3,
+            linear_attn_beta_factor=0.8,
+            mlp_alpha_factor=1.2,
+            hidden_act="silu",
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            max_position_embeddings=256,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            initializer_range=0.2,
+        ),
+        seed=4301,
+        prompt_seed=4302,
+        post_save=_minimax_checkpoint,
+        spec_check=False,
+        moe=True,
+        switches=[
+            ("linear_attn_alpha_matters", "linear_attn_alpha_factor=1", _set(linear_attn_alpha_factor=1)),
+            ("full_attn_alpha_matters", "full_attn_alpha_factor=1", _set(full_attn_alpha_factor=1)),
+            ("mlp_alpha_matters", "mlp_alpha_factor=1", _set(mlp_alpha_factor=1)),
+        ],
+        stored_dtype="bfloat16",  # the tracked tree's limit
     ),
 ]
 # What every entry has unless it says otherwise.

@@ -16,7 +16,8 @@ import (
 
 // inferSSDScan: x [batch, seq, heads·head_dim]; dt [batch, seq, heads];
 // b, c [batch, seq, groups·state]; <module>.A_log, <module>.D and
-// <module>.dt_bias [heads]; a recurrent state [heads, head_dim, state].
+// <module>.dt_bias [heads] (none with decay: the rates are the call's);
+// a recurrent state [heads, head_dim, state].
 func inferSSDScan(n *ir.Node, a *SSDScanAttrs) error {
 	H, G := a.Heads, a.Groups
 	if H < 1 || G < 1 || H%G != 0 {
@@ -37,10 +38,17 @@ func inferSSDScan(n *ir.Node, a *SSDScanAttrs) error {
 	if len(b.Shape) != 3 || gn <= 0 || gn%G != 0 || !b.Shape[:2].Equal(x.Shape[:2]) || !c.Shape.Equal(b.Shape) {
 		return fmt.Errorf("b and c must be [batch, seq, groups %d · state] alike, got b %s, c %s (x %s)", G, b, c, x)
 	}
-	n.Weights = []ir.Weight{
-		{Name: n.Module + ".A_log", Shape: []int64{H}},
-		{Name: n.Module + ".D", Shape: []int64{H}},
-		{Name: n.Module + ".dt_bias", Shape: []int64{H}},
+	switch {
+	case a.Decay == nil:
+		n.Weights = []ir.Weight{
+			{Name: n.Module + ".A_log", Shape: []int64{H}},
+			{Name: n.Module + ".D", Shape: []int64{H}},
+			{Name: n.Module + ".dt_bias", Shape: []int64{H}},
+		}
+	case int64(len(a.Decay)) != H:
+		return fmt.Errorf("decay must hold one rate per head (%d), got %d", H, len(a.Decay))
+	case a.DtMin != nil || a.DtMax != nil:
+		return fmt.Errorf("decay takes dt as given: no dt_min or dt_max with it")
 	}
 	n.States = []ir.State{{Kind: ir.Recurrent, Name: "ssm", Shape: []int64{H, d / H, gn / G}}}
 	n.Type = x
@@ -58,24 +66,37 @@ func inferSSDScan(n *ir.Node, a *SSDScanAttrs) error {
 // recurrence between chunks as one matmul over chunk totals, and the
 // carried states read through C (cumulative sums by cumsumLast). Tokens past the row's length get dt = 0,
 // which leaves the state as it was, so the state written is the one after
-// the last real token.
+// the last real token. With decay (MiniMax's lightning attention) A is the
+// call's −decay, dt is used as it comes and there is no D skip.
 func lowerSSDScan(f *fn, n *ir.Node, a *SSDScanAttrs) codegen.Value {
 	x, dtIn, bm, cm := f.arg(n, 0), f.arg(n, 1), f.arg(n, 2), f.arg(n, 3)
 	B, S, HP := x.Type.Shape[0], x.Type.Shape[1], x.Type.Shape[2]
 	H, G := a.Heads, a.Groups
 	P, N, R := HP/H, bm.Type.Shape[2]/G, H/G
+	if a.Decay != nil { // lightning attention: A = −decay, dt as given, no skip
+		neg := make([]float64, len(a.Decay))
+		for i, v := range a.Decay {
+			neg[i] = -v
+		}
+		A := f.constF32s(neg)
+		return f.reshape(f.ssdScan(n, x, dtIn, bm, cm, A, f.readState(n, "ssm"), a, H, G, P, N, R), B, S, HP)
+	}
 	A := f.unary("stablehlo.negate", f.unary("stablehlo.exponential", f.weight(n.Weights[0].Name))) // [H]
 	Dw := f.weight(n.Weights[1].Name)
 	dt := f.softplus(f.add(dtIn, f.broadcastTrailing(f.weight(n.Weights[2].Name), dtIn.Type))) // [B, S, H]
 	h0 := f.readState(n, "ssm")                                                                // [B, H, P, N]
 	skip := f.mul(f.reshape(x, B, S, H, P), f.broadcastDims(Dw, codegen.T("f32", B, S, H, P), 2))
-	var y codegen.Value
-	if S == 1 {
-		y = f.ssdStep(n, x, dt, bm, cm, A, h0, H, G, P, N, R)
-	} else {
-		y = f.ssdChunked(n, x, dt, bm, cm, A, h0, a, H, G, P, N, R)
-	}
+	y := f.ssdScan(n, x, dt, bm, cm, A, h0, a, H, G, P, N, R)
 	return f.reshape(f.add(y, skip), B, S, HP)
+}
+
+// ssdScan is the decode step (one token a row) or the chunked prefill
+// from the carried state h0: y [B, S, H, P] without the D skip.
+func (f *fn) ssdScan(n *ir.Node, x, dt, bm, cm, A, h0 codegen.Value, a *SSDScanAttrs, H, G, P, N, R int64) codegen.Value {
+	if x.Type.Shape[1] == 1 {
+		return f.ssdStep(n, x, dt, bm, cm, A, h0, H, G, P, N, R)
+	}
+	return f.ssdChunked(n, x, dt, bm, cm, A, h0, a, H, G, P, N, R)
 }
 
 // headsOf expands a per-group tensor v [..., G, N] (group axis at gAxis,

@@ -105,8 +105,8 @@ var primitiveRows = []*primitive{
 	row("attn_temperature", decodedAttnTemperature, lowerDecodedAttnTemperature, false, tensor("x"), scalar("floor_scale"), scalar("attn_scale"), optional("offset")),
 	// rms_normalize: out = x · rsqrt(mean(x²) + eps), no weight
 	row("rms_normalize", decodedRmsNormalize, lowerDecodedRmsNormalize, false, tensor("x"), scalar("eps")),
-	// ssd_scan: A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t. Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence
-	row("ssd_scan", decodedSsdScan, lowerDecodedSsdScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight"), scalar("heads"), scalar("groups"), scalar("chunk"), optional("dt_min"), optional("dt_max")),
+	// ssd_scan: A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t (with decay: A = −decay, dt as given, no D). Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence
+	row("ssd_scan", decodedSsdScan, lowerDecodedSsdScan, false, tensor("x"), tensor("dt"), tensor("b"), tensor("c"), module("weight"), scalar("heads"), scalar("groups"), scalar("chunk"), optional("dt_min"), optional("dt_max"), optional("decay")),
 	// rms_norm_gated: out = w · rmsnorm_g(x · silu(gate)) with the RMS over each of `groups` slices of d; norm_before_gate: out = w · rmsnorm_g(x) · silu(gate)
 	row("rms_norm_gated", decodedRmsNormGated, lowerDecodedRmsNormGated, false, tensor("x"), tensor("gate"), module("weight"), scalar("groups"), scalar("eps"), optional("norm_before_gate")),
 	// gated_delta_rule: q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b) (2 · sigmoid(b) with allow_neg_eigval); S_t = exp(g_t) · S_{t-1} (decay "channel": g_t one decay per key channel, S_t = diag(exp(g_t)) · S_{t-1}), S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
@@ -939,15 +939,20 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "time_step_limit[1]: prefill clamps dt from above (none or inf: no clamp)",
 			Name:    "dt_max",
+		}, {
+			Default: "none",
+			Doc:     "one decay rate per head, given in the call instead of the weights: A = −decay_h, dt taken as given (no dt_bias, no softplus), no D skip, and the module's weights are not read (lightning attention: dt = 1, b the keys, c the queries, x the values: h_t = exp(−decay)·h_{t−1} + k_t ⊗ v_t, out_t = h_t · q_t)",
+			Name:    "decay",
 		}},
 		Cache:     false,
-		HF:        "Mamba2Mixer.forward's torch path (models/mamba2/modeling_mamba2.py): mamba2_chunk_scan for prefill, mamba2_selective_state_update for decode (which does not clamp dt)",
-		Math:      "A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t. Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence",
+		HF:        "Mamba2Mixer.forward's torch path (models/mamba2/modeling_mamba2.py): mamba2_chunk_scan for prefill, mamba2_selective_state_update for decode (which does not clamp dt); decay: MiniMaxLightningAttention.forward (models/minimax/modeling_minimax.py, slope_rate), whose block and per-token paths compute the same recurrence",
+		Math:      "A = -exp(A_log) per head; dt = softplus(dt + dt_bias) (prefill: clamped to [dt_min, dt_max]); h_t = exp(dt_t · A) · h_{t-1} + dt_t · B_t ⊗ x_t, B and C of head h from group h / (heads / groups); out_t = h_t · C_t + D · x_t (with decay: A = −decay, dt as given, no D). Prefill: chunks of `chunk` tokens, quadratic within a chunk, decay between chunks (matmuls, no token loop); decode: the one-step recurrence",
 		Name:      "ssd_scan",
-		Shapes:    "x [batch, seq, heads · head_dim]; dt [batch, seq, heads]; b, c [batch, seq, groups · state]; weight: <module>.A_log, <module>.D, <module>.dt_bias [heads] → [batch, seq, heads · head_dim]; state: recurrent [heads, head_dim, state] f32 per sequence",
-		Signature: "ssd_scan(x, dt, b, c, weight, heads, groups, chunk, dt_min:, dt_max:)",
+		Shapes:    "x [batch, seq, heads · head_dim]; dt [batch, seq, heads]; b, c [batch, seq, groups · state]; weight: <module>.A_log, <module>.D, <module>.dt_bias [heads] (none with decay) → [batch, seq, heads · head_dim]; state: recurrent [heads, head_dim, state] f32 per sequence",
+		Signature: "ssd_scan(x, dt, b, c, weight, heads, groups, chunk, dt_min:, dt_max:, decay:)",
 		Types: map[string]string{
 			"chunk":  "int",
+			"decay":  "floats",
 			"dt_max": "float",
 			"dt_min": "float",
 			"groups": "int",
@@ -1941,11 +1946,12 @@ func decodeRMSNormalizeAttrs(n *ir.Node) (*RMSNormalizeAttrs, error) {
 
 // SSDScanAttrs are the attributes of ssd_scan, decoded and checked once by decodeSSDScanAttrs when the IR builder runs the shape rule.
 type SSDScanAttrs struct {
-	Heads  int64    // heads
-	Groups int64    // groups
-	Chunk  int64    // chunk
-	DtMin  *float64 // dt_min: time_step_limit[0]: prefill clamps dt from below (none or -inf: no clamp)
-	DtMax  *float64 // dt_max: time_step_limit[1]: prefill clamps dt from above (none or inf: no clamp)
+	Heads  int64     // heads
+	Groups int64     // groups
+	Chunk  int64     // chunk
+	DtMin  *float64  // dt_min: time_step_limit[0]: prefill clamps dt from below (none or -inf: no clamp)
+	DtMax  *float64  // dt_max: time_step_limit[1]: prefill clamps dt from above (none or inf: no clamp)
+	Decay  []float64 // decay: one decay rate per head, given in the call instead of the weights: A = −decay_h, dt taken as given (no dt_bias, no softplus), no D skip, and the module's weights are not read (lightning attention: dt = 1, b the keys, c the queries, x the values: h_t = exp(−decay)·h_{t−1} + k_t ⊗ v_t, out_t = h_t · q_t)
 }
 
 // decodeSSDScanAttrs reads n.Attrs (the evaluated arguments) into SSDScanAttrs; an error names the attribute and what it must be.
@@ -1974,6 +1980,11 @@ func decodeSSDScanAttrs(n *ir.Node) (*SSDScanAttrs, error) {
 			return nil, err
 		}
 		a.DtMax = &x
+	}
+	if v := n.Attrs["decay"]; v != nil {
+		if a.Decay, err = decodeFloats("decay", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -473,6 +473,25 @@ def ssd_ref(x, dt, bm, cm, a_log, d, dt_bias, h, groups, limit=None):
     return np.stack(ys), h
 
 
+def lightning_ref(x, dt, bm, cm, decay, h, groups):
+    """MiniMaxLightningAttention's recurrence (its per-token path; the block
+    path computes the same) as ssd_scan with decay: x [S, H*P] the values,
+    dt [S, H] taken as given, b, c [S, G*N] the keys and queries, decay [H]
+    the slope rates: h_t = exp(-dt·decay)·h + dt·b_t ⊗ x_t, y_t = h_t·c_t, no
+    skip. Returns (y [S, H*P], h)."""
+    H, P, N = h.shape
+    A = -np.asarray(decay, f64)
+    ys = []
+    for t in range(x.shape[0]):
+        xt = x[t].astype(f64).reshape(H, P)
+        bt = np.repeat(bm[t].astype(f64).reshape(groups, N), H // groups, axis=0)  # [H, N]
+        ct = np.repeat(cm[t].astype(f64).reshape(groups, N), H // groups, axis=0)
+        d = dt[t].astype(f64)
+        h = np.exp(d * A)[:, None, None] * h + (d[:, None] * bt)[:, None, :] * xt[:, :, None]
+        ys.append(np.einsum("hpn,hn->hp", h, ct).reshape(-1))
+    return np.stack(ys), h
+
+
 def gdn_ref(q, k, v, a, b, a_log, dt_bias, h):
     """torch_recurrent_gated_delta_rule (use_qk_l2norm_in_kernel) of one row,
     token by token (torch_chunk_gated_delta_rule computes the same), with
@@ -999,6 +1018,34 @@ def cases():
         ins = [randn(r, (1, s_, H * P)), randn(r, (1, s_, H)) * 2, randn(r, (1, s_, G * N)), randn(r, (1, s_, G * N))]
         y, h = ssd_ref(*(v[0] for v in ins), a_log, dsk, dtb, h, G, limit=(f32(0.3), f32(0.8)))
         c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
+
+    # Lightning attention (MiniMax) as ssd_scan with decay: 3 heads, each its
+    # own group (keys b and queries c per head), head_dim 2, state 2, chunk 4,
+    # the rates given (MiniMax's slope_rate), dt 1 as MiniMax feeds it (and
+    # one call with other dt), no weights, no skip.
+    name, H, P, G, N = "ssd_scan_decay", 3, 2, 3, 2
+    r = rng(name)
+    decay = [0.5, 0.125, 0.03125 * 0.7]
+    c = add(Case(name, "ssd_scan", "lightning attention: the SSD scan with decay [0.5, 0.125, 0.021875] given in "
+                 "the call (A = -decay, dt as given, no D, no weights), 3 heads × head_dim 2, 3 groups, state 2, "
+                 "chunk 4, state [3, 2, 2] f32; calls: prefill == decode, batched, a padded row, a new sequence, "
+                 "chunked prefill.",
+                 [("x", "f32", [B, S, H * P]), ("dt", "f32", [B, S, H]), ("b", "f32", [B, S, G * N]),
+                  ("c", "f32", [B, S, G * N])], [B, S, H * P],
+                 attrs={"heads": H, "groups": G, "chunk": 4, "decay": decay},
+                 positions=True, cache={"slots": 2, "max_len": 16}, tol=(5e-6, 0)))
+    hs3 = SlotState(lambda: np.zeros((H, P, N)))
+    dec32 = np.asarray(decay, f32)
+
+    def lightning_step(slot, pos, ins, pad):
+        y, h2 = lightning_ref(*ins, dec32, hs3.get(slot, pos), G)
+        hs3.put(slot, h2, pad)
+        return y
+
+    def lightning_inputs(b, s):
+        dt = np.ones((b, s, H), f32) if s > 1 or b > 1 else np.round(1 + 0.5 * r.random((b, s, H)), 3).astype(f32)
+        return [randn(r, (b, s, H * P)), dt, randn(r, (b, s, G * N)), randn(r, (b, s, G * N))]
+    state_calls(c, r, lightning_inputs, lightning_step)
 
     # The gated delta rule: 2 key heads of d_k 3 serving 4 value heads of d_v 2
     # (value heads 0, 1 read key head 0), chunk 4: the 6-token prefill is two
