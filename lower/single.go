@@ -11,25 +11,13 @@ import (
 // that tests can hold each against a reference (gguf-py's dequantization,
 // the plain lowering) without a model around it.
 
-// DecodeModule returns a module whose function `decode() -> [rows, cols]
-// f32` decodes the weight parameter "w" of logical shape [rows, cols],
-// stored in format (a StorageFormats name), with the plain lowering. Errors:
-// an unknown format or a shape the format cannot store.
-func DecodeModule(format string, rows, cols int64) (*codegen.Module, error) {
-	f, err := single("decode", format, rows, cols, nil)
-	if err != nil {
-		return nil, err
-	}
-	f.Return(f.weight("w"))
-	return f.module, f.Err()
-}
-
 // MatmulModule returns a module with, for each token count m in ms,
 // functions `matmul_<m>(x [m, k] f32) -> [m, n] f32` computing x · wᵀ for
 // the weight parameter "w" [n, k] stored in format through the format's
 // kernel when kernels has one (as a linear layer does), and `plain_<m>`
-// computing it with the plain lowering; and `decode` as DecodeModule's.
-// Errors as DecodeModule.
+// computing it with the plain lowering; and `decode() -> [n, k] f32`, the
+// weight decoded by the plain lowering. Errors: an unknown format or a
+// shape the format cannot store.
 func MatmulModule(format string, n, k int64, kernels *Kernels, ms ...int64) (*codegen.Module, error) {
 	f, err := single("decode", format, n, k, kernels)
 	if err != nil {
@@ -54,6 +42,85 @@ func MatmulModule(format string, n, k int64, kernels *Kernels, ms ...int64) (*co
 		}
 	}
 	return f.module, f.Err()
+}
+
+// Weight2D is one weight parameter of a multi-weight test module
+// (DecodeModules, MatmulModules): its parameter name, storage format (a
+// StorageFormats name) and logical shape [Rows, Cols].
+type Weight2D struct {
+	Name, Format string
+	Rows, Cols   int64
+}
+
+// DecodeModules returns one module holding, for each weight w of ws, a
+// function `decode_<w.Name>() -> [rows, cols] f32` that decodes the
+// parameter w.Name with the plain lowering: a single compile for many
+// formats. Errors: an unknown format or a shape the format cannot store,
+// naming the weight.
+func DecodeModules(ws []Weight2D) (*codegen.Module, error) {
+	return multi("decode", ws, nil, nil)
+}
+
+// MatmulModules returns one module holding MatmulModule's functions for
+// each weight w of ws, named `decode_<w.Name>`, `matmul_<w.Name>_<m>` and
+// `plain_<w.Name>_<m>` ([m, w.Cols] → [m, w.Rows]), reading the parameter
+// w.Name: a single compile (and one build of the kernels' bitcode) for
+// many formats and shapes. Errors as MatmulModule, naming the weight.
+func MatmulModules(ws []Weight2D, kernels *Kernels, ms ...int64) (*codegen.Module, error) {
+	return multi("matmul", ws, kernels, ms)
+}
+
+// multi builds DecodeModules' and MatmulModules' module (ms empty: decode
+// functions only).
+func multi(name string, ws []Weight2D, kernels *Kernels, ms []int64) (*codegen.Module, error) {
+	opts := Options{WeightDTypes: map[string]string{}, Kernels: kernels}
+	graph := &ir.Graph{}
+	m := &codegen.Module{Name: name}
+	globals := map[string]codegen.Global{}
+	for _, w := range ws {
+		opts.WeightDTypes[w.Name] = w.Format
+		st, err := opts.storageOf(w.Name)
+		if err != nil {
+			return nil, fmt.Errorf("weight %s: %v", w.Name, err)
+		}
+		t, err := st.globalType([]int64{w.Rows, w.Cols})
+		if err != nil {
+			return nil, fmt.Errorf("weight %s: %v", w.Name, err)
+		}
+		graph.Weights = append(graph.Weights, ir.Weight{Name: w.Name, Shape: []int64{w.Rows, w.Cols}})
+		globals[w.Name] = codegen.Global{Name: w.Name, Type: t, Param: w.Name}
+	}
+	if k := kernels.usedBy(graph, opts); k != nil {
+		m.AddExecutable(k.executable())
+	}
+	for _, w := range ws {
+		m.AddGlobal(globals[w.Name])
+	}
+	for _, w := range ws {
+		f := newFn(m.NewFunc("decode_"+w.Name), graph, opts, globals, &cacheLayout{}, 1, 1)
+		f.Return(f.weight(w.Name))
+		if err := f.Err(); err != nil {
+			return nil, fmt.Errorf("weight %s: %v", w.Name, err)
+		}
+		for _, rows := range ms {
+			for _, kind := range []string{"matmul", "plain"} {
+				g := newFn(m.NewFunc(fmt.Sprintf("%s_%s_%d", kind, w.Name, rows), codegen.T("f32", rows, w.Cols)), graph, opts, globals, &cacheLayout{}, 1, 1)
+				x := g.Args[0]
+				y, ok := codegen.Value{}, false
+				if kind == "matmul" {
+					y, ok = g.kernelLinear(x, w.Name)
+				}
+				if !ok {
+					y = g.dot(x, g.weight(w.Name), nil, nil, []int64{1}, []int64{1})
+				}
+				g.Return(y)
+				if err := g.Err(); err != nil {
+					return nil, fmt.Errorf("weight %s: %v", w.Name, err)
+				}
+			}
+		}
+	}
+	return m, nil
 }
 
 // singleFn is a fn outside any model graph.
@@ -96,7 +163,7 @@ func (s singleFn) sibling(name string, args ...codegen.Type) *fn {
 // through the format's expert kernel (experts_kernel.go, as the experts
 // primitive does), and `plain_<m>` computing it with the plain lowering
 // (every expert decoded to f32 and weighted by r, zero off the top); and
-// `decode` as DecodeModule's ([e, n, k]). Errors: as DecodeModule, and a
+// `decode`, the weight decoded ([e, n, k]). Errors: as MatmulModule, and a
 // format without a kernel in kernels.
 func ExpertsModule(format string, e, n, k, top int64, kernels *Kernels, ms ...int64) (*codegen.Module, error) {
 	opts := Options{WeightDTypes: map[string]string{"w": format}, Kernels: kernels}

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/archc/archc/formats/ireetool"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/archc/archc/codegen"
+	"github.com/archc/archc/formats/ireetool"
 	"github.com/archc/archc/formats/tensor"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/lower"
@@ -26,6 +27,13 @@ import (
 // a warm run compiles nothing) and loads it with the parameter "w" = data.
 func loaded(t testing.TB, m *codegen.Module, data []byte) *iree.Worker {
 	t.Helper()
+	return loadedParams(t, m, map[string][]byte{"w": data})
+}
+
+// loadedParams compiles m and loads it with each named parameter's stored
+// bytes (one file, the parameters back to back).
+func loadedParams(t testing.TB, m *codegen.Module, params map[string][]byte) *iree.Worker {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	vmfb, _, err := ireetool.Compile(ctx, m.Print(), ireetool.CompileOptions{})
@@ -33,6 +41,12 @@ func loaded(t testing.TB, m *codegen.Module, data []byte) *iree.Worker {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "w.bin")
+	var data []byte
+	var ps []ireetool.Param
+	for _, name := range slices.Sorted(maps.Keys(params)) {
+		ps = append(ps, ireetool.Param{Name: name, File: file, Offset: int64(len(data)), Length: int64(len(params[name]))})
+		data = append(data, params[name]...)
+	}
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +55,7 @@ func loaded(t testing.TB, m *codegen.Module, data []byte) *iree.Worker {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	if err := w.Load(ctx, vmfb, []ireetool.Param{{Name: "w", File: file, Length: int64(len(data))}}, ""); err != nil {
+	if err := w.Load(ctx, vmfb, ps, ""); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -77,18 +91,26 @@ func TestDecodeMatchesGGUFPy(t *testing.T) {
 	for _, p := range affine {
 		formats = append(formats, strings.TrimSuffix(filepath.Base(p), ".raw"))
 	}
+	// One module for every format (one compile; each decoder reads its
+	// own parameter).
+	var ws []lower.Weight2D
+	raws := map[string][]byte{}
+	for _, format := range formats {
+		raw, err := os.ReadFile(filepath.Join("testdata", format+".raw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, raws[format] = append(ws, lower.Weight2D{Name: format, Format: format, Rows: rows, Cols: cols}), raw
+	}
+	m, err := lower.DecodeModules(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := loadedParams(t, m, raws)
 	for _, format := range formats {
 		t.Run(format, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("testdata", format+".raw"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			want := readF32(t, filepath.Join("testdata", format+".f32"))
-			m, err := lower.DecodeModule(format, rows, cols)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := call(t, loaded(t, m, raw), "decode")
+			got := call(t, w, "decode_"+format)
 			if len(got) != len(want) {
 				t.Fatalf("decoded %d values, want %d", len(got), len(want))
 			}
@@ -186,74 +208,84 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 			const N = 70
 			Ms := []int64{1, 6, 11, 19}
 			r := rand.New(rand.NewPCG(1, 2))
+			// Every (format, K) of the variant in one module: one compile,
+			// one build of the kernels' bitcode (they were 38 modules, about
+			// 130 s of a cold CI run's compiles).
+			var ws []lower.Weight2D
+			params := map[string][]byte{}
 			for _, format := range Formats {
-				quantized := v.Precision == Int8 && blockLayout[format].elems > 1
 				Ks := []int64{544}
 				if blockLayout[format].elems == 256 {
 					Ks = []int64{512}
 				}
-				if quantized {
+				if v.Precision == Int8 && blockLayout[format].elems > 1 {
 					Ks = append(Ks, 8192+160)
 					if blockLayout[format].elems == 256 {
 						Ks[1] = 8192 + 256
 					}
 				}
 				for _, K := range Ks {
-					t.Run(fmt.Sprintf("%s/K=%d", format, K), func(t *testing.T) {
-						data := randomRows(r, format, N, int(K))
-						m, err := lower.MatmulModule(format, N, K, (*lower.Kernels)(k), Ms...)
+					name := fmt.Sprintf("%s_K%d", format, K)
+					ws = append(ws, lower.Weight2D{Name: name, Format: format, Rows: N, Cols: K})
+					params[name] = randomRows(r, format, N, int(K))
+				}
+			}
+			m, err := lower.MatmulModules(ws, (*lower.Kernels)(k), Ms...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wk := loadedParams(t, m, params)
+			for _, c := range ws {
+				format, K := c.Format, c.Cols
+				quantized := v.Precision == Int8 && blockLayout[format].elems > 1
+				t.Run(fmt.Sprintf("%s/K=%d", format, K), func(t *testing.T) {
+					w := call(t, wk, "decode_"+c.Name)
+					for _, M := range Ms {
+						x := normals(r, M*K)
+						xt, err := tensor.FromF32([]int64{M, K}, x)
 						if err != nil {
 							t.Fatal(err)
 						}
-						wk := loaded(t, m, data)
-						w := call(t, wk, "decode")
-						for _, M := range Ms {
-							x := normals(r, M*K)
-							xt, err := tensor.FromF32([]int64{M, K}, x)
+						got := call(t, wk, fmt.Sprintf("matmul_%s_%d", c.Name, M), xt)
+						want := call(t, wk, fmt.Sprintf("plain_%s_%d", c.Name, M), xt)
+						xq, wantq := x, want
+						if quantized {
+							xq = int8Activations(x)
+							xqt, err := tensor.FromF32([]int64{M, K}, xq)
 							if err != nil {
 								t.Fatal(err)
 							}
-							got := call(t, wk, fmt.Sprintf("matmul_%d", M), xt)
-							want := call(t, wk, fmt.Sprintf("plain_%d", M), xt)
-							xq, wantq := x, want
-							if quantized {
-								xq = int8Activations(x)
-								xqt, err := tensor.FromF32([]int64{M, K}, xq)
-								if err != nil {
-									t.Fatal(err)
-								}
-								wantq = call(t, wk, fmt.Sprintf("plain_%d", M), xqt)
-							}
-							bad := 0
-							for i := int64(0); i < M; i++ {
-								for n := int64(0); n < N; n++ {
-									mag, round := 0.0, 0.0
-									for j := int64(0); j < K; j++ {
-										mag += math.Abs(float64(w[n*K+j]) * float64(xq[i*K+j]))
-										if quantized && j%32 == 0 {
-											amax := 0.0
-											for _, e := range x[i*K+j : i*K+j+32] {
-												amax = math.Max(amax, math.Abs(float64(e)))
-											}
-											for _, e := range w[n*K+j : n*K+j+32] {
-												round += math.Abs(float64(e)) * amax / 254
-											}
+							wantq = call(t, wk, fmt.Sprintf("plain_%s_%d", c.Name, M), xqt)
+						}
+						bad := 0
+						for i := int64(0); i < M; i++ {
+							for n := int64(0); n < N; n++ {
+								mag, round := 0.0, 0.0
+								for j := int64(0); j < K; j++ {
+									mag += math.Abs(float64(w[n*K+j]) * float64(xq[i*K+j]))
+									if quantized && j%32 == 0 {
+										amax := 0.0
+										for _, e := range x[i*K+j : i*K+j+32] {
+											amax = math.Max(amax, math.Abs(float64(e)))
+										}
+										for _, e := range w[n*K+j : n*K+j+32] {
+											round += math.Abs(float64(e)) * amax / 254
 										}
 									}
-									g := float64(got[i*N+n])
-									if d := math.Abs(g - float64(wantq[i*N+n])); !(d <= 4e-6*mag) && bad < 5 {
-										t.Errorf("M=%d: y[%d,%d] = %g, plain lowering %g (|diff| %g > 4e-6 · Σ|w·x| = %g)", M, i, n, g, wantq[i*N+n], d, 4e-6*mag)
-										bad++
-									}
-									if d := math.Abs(g - float64(want[i*N+n])); quantized && !(d <= round+4e-6*mag) && bad < 5 {
-										t.Errorf("M=%d: y[%d,%d] = %g, plain lowering of unquantized x %g (|diff| %g > rounding bound %g)", M, i, n, g, want[i*N+n], d, round+4e-6*mag)
-										bad++
-									}
+								}
+								g := float64(got[i*N+n])
+								if d := math.Abs(g - float64(wantq[i*N+n])); !(d <= 4e-6*mag) && bad < 5 {
+									t.Errorf("M=%d: y[%d,%d] = %g, plain lowering %g (|diff| %g > 4e-6 · Σ|w·x| = %g)", M, i, n, g, wantq[i*N+n], d, 4e-6*mag)
+									bad++
+								}
+								if d := math.Abs(g - float64(want[i*N+n])); quantized && !(d <= round+4e-6*mag) && bad < 5 {
+									t.Errorf("M=%d: y[%d,%d] = %g, plain lowering of unquantized x %g (|diff| %g > rounding bound %g)", M, i, n, g, want[i*N+n], d, round+4e-6*mag)
+									bad++
 								}
 							}
 						}
-					})
-				}
+					}
+				})
 			}
 		})
 	}
