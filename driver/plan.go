@@ -93,7 +93,7 @@ type NoMTPError struct {
 
 func (e *NoMTPError) Error() string {
 	if e.Missing != "" {
-		return fmt.Sprintf("%s (family %s): its config declares multi-token-prediction (MTP) layers but the checkpoint has no tensor %q of them (published checkpoints often drop the MTP layers and keep num_nextn_predict_layers)", e.Model, e.Family, e.Missing)
+		return fmt.Sprintf("%s (family %s): its config declares multi-token-prediction (MTP) layers but the checkpoint has no tensor %q of them (published checkpoints often drop the MTP layers and keep the config key that declares them, num_nextn_predict_layers or mtp_num_hidden_layers)", e.Model, e.Family, e.Missing)
 	}
 	if e.Reason != nil {
 		return fmt.Sprintf("%s (family %s): its multi-token-prediction (MTP) module does not build for this config: %v", e.Model, e.Family, e.Reason)
