@@ -39,6 +39,7 @@ type op struct {
 	dims     []int64 // stablehlo.reduce: the reduced dimensions
 	body     string  // stablehlo.reduce: the body op
 	global   string  // util.global.load/store: the global's name
+	callee   string  // flow.dispatch: "executable::export"
 	where    string  // source position when the op was emitted
 }
 
@@ -144,7 +145,7 @@ func (f *Func) Index(n int64) Value {
 // tensor result: the call of a hand-written kernel (Module.AddExecutable).
 func (f *Func) Dispatch(exe, export string, workload []Value, result Type, args ...Value) Value {
 	r := f.newValue(result)
-	f.record(op{name: "flow.dispatch", result: &r, operands: append(append([]Value{}, workload...), args...)})
+	f.record(op{name: "flow.dispatch", result: &r, operands: append(append([]Value{}, workload...), args...), callee: exe + "::" + export})
 	var wl, names, types []string
 	for _, w := range workload {
 		wl = append(wl, w.name)

@@ -106,6 +106,21 @@ type Module struct {
 // with Func.Dispatch.
 func (m *Module) AddExecutable(text string) { m.Executables = append(m.Executables, text) }
 
+// Dispatched reports the exports of executable exe that some function of
+// m dispatches (Func.Dispatch), by export name: what an executable added
+// after the functions needs to export.
+func (m *Module) Dispatched(exe string) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range m.Funcs {
+		for _, o := range f.ops {
+			if e, export, ok := strings.Cut(o.callee, "::"); ok && e == exe {
+				out[export] = true
+			}
+		}
+	}
+	return out
+}
+
 // AddGlobal appends a global; names must be unique (the caller's job).
 func (m *Module) AddGlobal(g Global) { m.Globals = append(m.Globals, g) }
 

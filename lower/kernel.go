@@ -80,9 +80,21 @@ func (k *Kernels) usedBy(g *ir.Graph, opts Options) *Kernels {
 const kernelExecutable = "archc_kernels"
 
 // executable returns the MLIR text of the stream.executable carrying the
-// kernels: one export per format, computing ceil(N / Rows) workgroups, whose
-// body hands the bindings' base pointers and offsets to the C function.
-func (k *Kernels) executable() string {
+// kernels: per format, the exports of used (codegen.Module.Dispatched:
+// mm_, mm3_, mme_), each computing its workgroups, whose body hands the
+// bindings' base pointers and offsets to the C function; "" when used has
+// none. An export nothing dispatches is left out, and with it its C entry,
+// which LLVM then drops from the linked bitcode: a dense model's module
+// compiled the expert kernel for nothing (about a tenth of a small kernel
+// module's compile).
+func (k *Kernels) executable(used map[string]bool) string {
+	any := false
+	for _, fm := range k.Formats {
+		any = any || used["mm_"+fm] || used["mm3_"+fm] || used["mme_"+fm]
+	}
+	if !any {
+		return ""
+	}
 	var sb strings.Builder
 	// The comment names the kernels' old folder (now driver/kernels): the
 	// module's bytes are the compile cache's key, so renaming it would
@@ -91,23 +103,30 @@ func (k *Kernels) executable() string {
 	fmt.Fprintf(&sb, "  stream.executable private @%s attributes {hal.executable.objects = #hal.executable.objects<{#hal.executable.target<\"llvm-cpu\", \"embedded-elf-x86_64\"> = [#hal.executable.object<{path = \"archc_kernels.bc\", data = dense<\"0x%s\"> : vector<%dxi8>}>]}>} {\n",
 		kernelExecutable, strings.ToUpper(hex.EncodeToString(k.Bitcode)), len(k.Bitcode))
 	for _, fm := range k.Formats {
-		fmt.Fprintf(&sb, "    stream.executable.export public @mm_%s workgroups(%%n: index) -> (index, index, index) {\n", fm)
-		fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0] -> (s0 ceildiv %d)>()[%%n]\n", k.Rows)
-		sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %c1, %c1 : index, index, index\n    }\n")
-		fmt.Fprintf(&sb, "    stream.executable.export public @mm3_%s workgroups(%%n1: index, %%n2: index, %%n3: index) -> (index, index, index) {\n", fm)
-		fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0, s1, s2] -> (s0 ceildiv %d + s1 ceildiv %d + s2 ceildiv %d)>()[%%n1, %%n2, %%n3]\n", k.Rows, k.Rows, k.Rows)
-		sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %c1, %c1 : index, index, index\n    }\n")
-		fmt.Fprintf(&sb, "    stream.executable.export public @mme_%s workgroups(%%n: index, %%u: index) -> (index, index, index) {\n", fm)
-		fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0] -> (s0 ceildiv %d)>()[%%n]\n", k.Rows)
-		sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %u, %c1 : index, index, index\n    }\n")
+		if used["mm_"+fm] {
+			fmt.Fprintf(&sb, "    stream.executable.export public @mm_%s workgroups(%%n: index) -> (index, index, index) {\n", fm)
+			fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0] -> (s0 ceildiv %d)>()[%%n]\n", k.Rows)
+			sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %c1, %c1 : index, index, index\n    }\n")
+		}
+		if used["mm3_"+fm] {
+			fmt.Fprintf(&sb, "    stream.executable.export public @mm3_%s workgroups(%%n1: index, %%n2: index, %%n3: index) -> (index, index, index) {\n", fm)
+			fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0, s1, s2] -> (s0 ceildiv %d + s1 ceildiv %d + s2 ceildiv %d)>()[%%n1, %%n2, %%n3]\n", k.Rows, k.Rows, k.Rows)
+			sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %c1, %c1 : index, index, index\n    }\n")
+		}
+		if used["mme_"+fm] {
+			fmt.Fprintf(&sb, "    stream.executable.export public @mme_%s workgroups(%%n: index, %%u: index) -> (index, index, index) {\n", fm)
+			fmt.Fprintf(&sb, "      %%x = affine.apply affine_map<()[s0] -> (s0 ceildiv %d)>()[%%n]\n", k.Rows)
+			sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %u, %c1 : index, index, index\n    }\n")
+		}
 	}
 	sb.WriteString("    builtin.module {\n")
 	sig := "memref<f32>, index, memref<i8>, index, memref<f32>, index, index, index, index, index"
 	sig3 := "memref<f32>, index, memref<i8>, index, memref<i8>, index, memref<i8>, index, memref<f32>, index, index, index, index, index, index, index"
 	sigE := "memref<f32>, index, memref<i8>, index, memref<i32>, index, memref<i32>, index, memref<f32>, index, index, index, index, index, index, index"
 	for _, fm := range k.Formats {
-		fmt.Fprintf(&sb, "      func.func private @archc_mm_%s(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sig)
-		fmt.Fprintf(&sb, `      func.func @mm_%s(%%bx: !stream.binding, %%bw: !stream.binding, %%by: !stream.binding, %%m: index, %%n: index, %%k: index, %%rb: index) {
+		if used["mm_"+fm] {
+			fmt.Fprintf(&sb, "      func.func private @archc_mm_%s(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sig)
+			fmt.Fprintf(&sb, `      func.func @mm_%s(%%bx: !stream.binding, %%bw: !stream.binding, %%by: !stream.binding, %%m: index, %%n: index, %%k: index, %%rb: index) {
         %%c0 = arith.constant 0 : index
         %%wg = stream.dispatch.workgroup.id[0] : index
         %%nx = arith.muli %%m, %%k : index
@@ -123,8 +142,10 @@ func (k *Kernels) executable() string {
         return
       }
 `, fm, fm, sig)
-		fmt.Fprintf(&sb, "      func.func private @archc_mm_%s3(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sig3)
-		fmt.Fprintf(&sb, `      func.func @mm3_%s(%%bx: !stream.binding, %%bw1: !stream.binding, %%bw2: !stream.binding, %%bw3: !stream.binding, %%by: !stream.binding, %%m: index, %%n1: index, %%n2: index, %%n3: index, %%k: index, %%rb1: index, %%rb2: index, %%rb3: index) {
+		}
+		if used["mm3_"+fm] {
+			fmt.Fprintf(&sb, "      func.func private @archc_mm_%s3(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sig3)
+			fmt.Fprintf(&sb, `      func.func @mm3_%s(%%bx: !stream.binding, %%bw1: !stream.binding, %%bw2: !stream.binding, %%bw3: !stream.binding, %%by: !stream.binding, %%m: index, %%n1: index, %%n2: index, %%n3: index, %%k: index, %%rb1: index, %%rb2: index, %%rb3: index) {
         %%c0 = arith.constant 0 : index
         %%wg = stream.dispatch.workgroup.id[0] : index
         %%nx = arith.muli %%m, %%k : index
@@ -148,8 +169,10 @@ func (k *Kernels) executable() string {
         return
       }
 `, fm, fm, sig3)
-		fmt.Fprintf(&sb, "      func.func private @archc_mm_%se(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sigE)
-		fmt.Fprintf(&sb, `      func.func @mme_%s(%%bx: !stream.binding, %%bw: !stream.binding, %%bo: !stream.binding, %%bu: !stream.binding, %%by: !stream.binding, %%m: index, %%n: index, %%k: index, %%rb: index, %%e: index, %%u: index) {
+		}
+		if used["mme_"+fm] {
+			fmt.Fprintf(&sb, "      func.func private @archc_mm_%se(%s) attributes {hal.import.static, llvm.bareptr = true}\n", fm, sigE)
+			fmt.Fprintf(&sb, `      func.func @mme_%s(%%bx: !stream.binding, %%bw: !stream.binding, %%bo: !stream.binding, %%bu: !stream.binding, %%by: !stream.binding, %%m: index, %%n: index, %%k: index, %%rb: index, %%e: index, %%u: index) {
         %%c0 = arith.constant 0 : index
         %%c1 = arith.constant 1 : index
         %%wg = stream.dispatch.workgroup.id[0] : index
@@ -173,9 +196,22 @@ func (k *Kernels) executable() string {
         return
       }
 `, fm, fm, sigE)
+		}
 	}
 	sb.WriteString("    }\n  }")
 	return sb.String()
+}
+
+// addKernels adds k's executable to m once m's functions are built,
+// exporting what they dispatch (executable); nothing when k is nil or
+// nothing is dispatched.
+func addKernels(m *codegen.Module, k *Kernels) {
+	if k == nil {
+		return
+	}
+	if text := k.executable(m.Dispatched(kernelExecutable)); text != "" {
+		m.AddExecutable(text)
+	}
 }
 
 // groupedLinear returns x·Wᵀ for linear node n when n and up to two later

@@ -166,9 +166,6 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 		m.AddGlobal(gl)
 		globals[w.Name] = gl
 	}
-	if k := opts.Kernels.usedBy(g, opts); k != nil {
-		m.AddExecutable(k.executable())
-	}
 	cache := newCacheLayout(g, opts)
 	for _, grp := range cache.groups {
 		m.AddGlobal(grp.global)
@@ -212,6 +209,7 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	if err := lowerCopies(m, g, opts, globals, cache); err != nil {
 		return nil, err
 	}
+	addKernels(m, opts.Kernels.usedBy(g, opts))
 	if err := m.Verify(); err != nil {
 		return nil, err
 	}

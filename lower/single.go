@@ -41,6 +41,7 @@ func MatmulModule(format string, n, k int64, kernels *Kernels, ms ...int64) (*co
 			}
 		}
 	}
+	addKernels(f.module, kernels.usedBy(f.g, f.opts))
 	return f.module, f.Err()
 }
 
@@ -90,9 +91,6 @@ func multi(name string, ws []Weight2D, kernels *Kernels, ms []int64) (*codegen.M
 		graph.Weights = append(graph.Weights, ir.Weight{Name: w.Name, Shape: []int64{w.Rows, w.Cols}})
 		globals[w.Name] = codegen.Global{Name: w.Name, Type: t, Param: w.Name}
 	}
-	if k := kernels.usedBy(graph, opts); k != nil {
-		m.AddExecutable(k.executable())
-	}
 	for _, w := range ws {
 		m.AddGlobal(globals[w.Name])
 	}
@@ -120,6 +118,7 @@ func multi(name string, ws []Weight2D, kernels *Kernels, ms []int64) (*codegen.M
 			}
 		}
 	}
+	addKernels(m, kernels.usedBy(graph, opts))
 	return m, nil
 }
 
@@ -141,9 +140,6 @@ func single(name, format string, rows, cols int64, kernels *Kernels, args ...cod
 	}
 	m := &codegen.Module{Name: name}
 	graph := &ir.Graph{Weights: []ir.Weight{{Name: "w", Shape: []int64{rows, cols}}}}
-	if k := kernels.usedBy(graph, opts); k != nil {
-		m.AddExecutable(k.executable())
-	}
 	g := codegen.Global{Name: "w", Type: t, Param: "w"}
 	m.AddGlobal(g)
 	f := newFn(m.NewFunc(name, args...), graph, opts, map[string]codegen.Global{"w": g}, &cacheLayout{}, 1, 1)
@@ -181,7 +177,6 @@ func ExpertsModule(format string, e, n, k, top int64, kernels *Kernels, ms ...in
 	if kk == nil {
 		return nil, fmt.Errorf("no kernel for format %s", format)
 	}
-	m.AddExecutable(kk.executable())
 	g := codegen.Global{Name: "w", Type: t, Param: "w"}
 	m.AddGlobal(g)
 	globals := map[string]codegen.Global{"w": g}
@@ -211,5 +206,6 @@ func ExpertsModule(format string, e, n, k, top int64, kernels *Kernels, ms ...in
 			}
 		}
 	}
+	addKernels(m, kk)
 	return m, nil
 }
