@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/lower"
 )
 
@@ -52,6 +53,19 @@ func cover(items []string, sets []map[string]bool) ([]string, int) {
 	return picked, len(all)
 }
 
+// primVariant names node n's primitive with its string and bool attributes
+// in key order ("experts act=silu layout=flat"): a lowering variant.
+func primVariant(n *ir.Node) string {
+	v := n.Prim
+	for _, k := range slices.Sorted(maps.Keys(n.Attrs)) {
+		switch a := n.Attrs[k].(type) {
+		case string, bool:
+			v += fmt.Sprintf(" %s=%v", k, a)
+		}
+	}
+	return v
+}
+
 // q8Variants are what a fixture's Q8_0 twin exercises that its F32 twin
 // does not: each primitive (with its string and bool attributes) applied
 // to a weight of each stored format but f32, and each load transform of
@@ -69,16 +83,9 @@ func q8Variants(q8 string) (map[string]bool, error) {
 	}
 	out := map[string]bool{}
 	for _, n := range p.Graph.Nodes {
-		attrs := ""
-		for _, k := range slices.Sorted(maps.Keys(n.Attrs)) {
-			switch v := n.Attrs[k].(type) {
-			case string, bool:
-				attrs += fmt.Sprintf(" %s=%v", k, v)
-			}
-		}
 		for _, w := range n.Weights {
 			if f := p.Options.WeightDTypes[w.Name]; f != "f32" {
-				out[fmt.Sprintf("%s%s weight %s", n.Prim, attrs, f)] = true
+				out[fmt.Sprintf("%s weight %s", primVariant(n), f)] = true
 			}
 		}
 	}
@@ -168,14 +175,7 @@ func batchedVariants(dir string) (map[string]bool, error) {
 	}
 	out := map[string]bool{}
 	for _, n := range p.Graph.Nodes {
-		attrs := ""
-		for _, k := range slices.Sorted(maps.Keys(n.Attrs)) {
-			switch v := n.Attrs[k].(type) {
-			case string, bool:
-				attrs += fmt.Sprintf(" %s=%v", k, v)
-			}
-		}
-		out[n.Prim+attrs] = true
+		out[primVariant(n)] = true
 	}
 	for _, f := range p.Options.WeightDTypes {
 		out["weight "+f] = true
