@@ -196,27 +196,17 @@ func (s *scope) mtp(m *MTP) error {
 	g := s.b.g
 	start, sites, nw := len(g.Nodes), g.Sites, len(g.Weights)
 	s.loopVar, s.index, s.b.layer, s.prefix = m.Var, idx, int(idx), ""
-	p, err := s.path(m.Scope, true)
+	scope, err := s.weightPrefix(m.Scope, "scope")
 	if err != nil {
 		return err
 	}
-	mod, ok := p.(module)
-	if !ok {
-		return errorf(m.Scope.Pos, "the mtp scope must be a weight path, got %s %s", typeName(p), show(p))
-	}
 	s.b.mtpLayer = ""
 	if m.Layer != nil {
-		lp, err := s.path(m.Layer, true)
-		if err != nil {
+		if s.b.mtpLayer, err = s.weightPrefix(m.Layer, "layer"); err != nil {
 			return err
 		}
-		lm, ok := lp.(module)
-		if !ok {
-			return errorf(m.Layer.Pos, "the mtp layer must be a weight path, got %s %s", typeName(lp), show(lp))
-		}
-		s.b.mtpLayer = lm.path + "."
 	}
-	s.prefix = mod.path + "."
+	s.prefix = scope
 	s.b.inMTP = true
 	for _, st := range m.Body {
 		if err := s.stmt(st); err != nil {
@@ -265,6 +255,21 @@ func (s *scope) mtp(m *MTP) error {
 	}
 	g.MTP = &ir.MTP{Start: start, Hidden: hidden, Logits: out, Next: next, State: state, Layer: int(idx), Sites: sites, Weights: append([]ir.Weight(nil), g.Weights[nw:]...)}
 	return nil
+}
+
+// weightPrefix evaluates an mtp module's scope or layer path (what names
+// which) to a weight prefix with its trailing dot. Errors: a path that is
+// no weight path.
+func (s *scope) weightPrefix(p *Path, what string) (string, error) {
+	v, err := s.path(p, true)
+	if err != nil {
+		return "", err
+	}
+	mod, ok := v.(module)
+	if !ok {
+		return "", errorf(p.Pos, "the mtp %s must be a weight path, got %s %s", what, typeName(v), show(v))
+	}
+	return mod.path + ".", nil
 }
 
 // BuildEncoder builds an encoder's graph (a file of Encoders) against its
