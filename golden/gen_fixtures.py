@@ -444,6 +444,17 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   weights with that config and the first-step logits must
 #                   move by >= SWITCH_MIN_DIFF for some prompt. oracle.json
 #                   gets key: true and the details under "switch_checks".
+#   mlx_module      a model type transformers lacks (remote code): the
+#                   oracle is mlx-lm's model file of this name
+#                   (mlx_lm.models.<mlx_module>) in float32 on the CPU, as
+#                   mlx_oracle.py runs it; no model_cls/config_cls, config
+#                   is config.json as the published checkpoint writes it,
+#                   the weights take their names and shapes from mlx-lm's
+#                   model on it; a switch's mutate is a dict of config.json
+#                   overrides
+#   unstack         (mlx-lm's stacked experts module, the published one):
+#                   the checkpoint holds the experts mlx-lm stacks at load
+#                   one by one ("switch_mlp", "experts": experts.{e}.*)
 # The keys an entry may leave out (the values nearly every fixture uses).
 FIXTURE_DEFAULTS = dict(weight_std=0.2, norm_std=0.1, bias_std=0.1, check_rope_scaling=False)
 
@@ -3655,6 +3666,50 @@ FIXTURES = [
         spec_check=False,
         moe=True,
     ),
+    # ---- internlm2 (issue 30; transformers has no InternLM2: the oracle is
+    # mlx-lm's internlm2.py): Llama under InternLM's names with one fused
+    # wqkv, rows per kv group [q_1 .. q_r | k | v] (GQA 4 on 2); config.json
+    # as internlm/internlm2_5-7b-chat publishes it (bias, rope_scaling
+    # dynamic: no effect below max_position_embeddings) ----
+    dict(
+        name="internlm2",
+        mlx_module="internlm2",
+        config={
+            "architectures": ["InternLM2ForCausalLM"],
+            "attn_implementation": "eager",
+            "auto_map": {
+                "AutoConfig": "configuration_internlm2.InternLM2Config",
+                "AutoModel": "modeling_internlm2.InternLM2ForCausalLM",
+                "AutoModelForCausalLM": "modeling_internlm2.InternLM2ForCausalLM",
+            },
+            "bias": False,
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 96,
+            "max_position_embeddings": 32768,
+            "model_type": "internlm2",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "pad_token_id": 2,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": {"factor": 2.0, "type": "dynamic"},
+            "rope_theta": 1000000,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.41.0",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7701,
+        prompt_seed=3701,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
@@ -4104,6 +4159,13 @@ def build_fixture(spec, out_root):
         if os.path.exists(p):
             os.remove(p)
 
+    if spec.get("mlx_module"):  # a model type transformers lacks: mlx-lm's model file is the oracle
+        import mlx_oracle
+
+        mlx_oracle.build_mlx_fixture(spec, out)
+        report_files(name, out)
+        return
+
     resolve_classes(spec)
     config = spec["config_cls"](**spec["config"])
     torch.manual_seed(spec["seed"])  # for whatever HF's own init draws
@@ -4192,10 +4254,17 @@ def build_fixture(spec, out_root):
     oracle["first_logits"] = first_logits
     with open(os.path.join(out, "oracle.json"), "w") as f:
         f.write(dump_json(oracle))
+    report_files(name, out)
 
+
+def report_files(name, out):
+    """Prints each generated file's size and sha256 and checks the total
+    against MAX_FOLDER_BYTES."""
     total = 0
     for fn in GENERATED_FILES:
         p = os.path.join(out, fn)
+        if not os.path.exists(p):  # an mlx-lm fixture has no generation_config.json
+            continue
         size = os.path.getsize(p)
         total += size
         with open(p, "rb") as f:
