@@ -3710,6 +3710,61 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- deepseek (issue 30; DeepSeekMoE v1, remote code: the oracle is
+    # mlx-lm's deepseek.py): Llama attention (MHA), layer 0 dense
+    # (first_k_dense_replace 1), layer 1 MoE: softmax over 8 experts, top 3
+    # not renormalised (norm_topk_prob false, as published), plus 2 shared
+    # experts' width of one MLP; config.json as
+    # deepseek-ai/deepseek-moe-16b-base publishes it ----
+    dict(
+        name="deepseek",
+        mlx_module="deepseek",
+        unstack=("switch_mlp", "experts"),
+        config={
+            "architectures": ["DeepseekForCausalLM"],
+            "attention_bias": False,
+            "attention_dropout": 0.0,
+            "auto_map": {
+                "AutoConfig": "configuration_deepseek.DeepseekConfig",
+                "AutoModel": "modeling_deepseek.DeepseekModel",
+                "AutoModelForCausalLM": "modeling_deepseek.DeepseekForCausalLM",
+            },
+            "aux_loss_alpha": 0.001,
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "first_k_dense_replace": 1,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 96,
+            "max_position_embeddings": 4096,
+            "model_type": "deepseek",
+            "moe_intermediate_size": 12,
+            "moe_layer_freq": 1,
+            "n_routed_experts": 8,
+            "n_shared_experts": 2,
+            "norm_topk_prob": False,
+            "num_attention_heads": 4,
+            "num_experts_per_tok": 3,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 4,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 10000,
+            "scoring_func": "softmax",
+            "seq_aux": True,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.36.0",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7714,
+        prompt_seed=3711,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
