@@ -3765,6 +3765,44 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- xverse (issue 30; remote code, mlx-lm loads it with llama.py):
+    # a Llama under model_type xverse; config.json as xverse/XVERSE-7B
+    # publishes it (no num_key_value_heads, no rope_theta: MHA and base
+    # 10000 by default; pad 1, bos 2, eos 3; tie_word_embeddings false,
+    # which mlx-lm's llama.py needs: its default is true) ----
+    dict(
+        name="xverse",
+        mlx_module="llama",
+        config={
+            "architectures": ["XverseForCausalLM"],
+            "auto_map": {
+                "AutoConfig": "configuration_xverse.XverseConfig",
+                "AutoModelForCausalLM": "modeling_xverse.XverseForCausalLM",
+            },
+            "bos_token_id": 2,
+            "eos_token_id": 3,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 96,
+            "max_position_embeddings": 8192,
+            "max_tokenizer_truncation": 6144,
+            "model_type": "xverse",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "pad_token_id": 1,
+            "rms_norm_eps": 1e-06,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.30.2",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7722,
+        prompt_seed=3721,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
