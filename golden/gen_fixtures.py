@@ -11,6 +11,11 @@ For every entry of FIXTURES this writes golden/testdata/<name>/:
       prompts and the logits that produced the first generated token
       (plus, for the newer fixtures, RoPE tables and feature-switch checks).
 
+An entry with mlx_module (a model type transformers lacks: remote code)
+is built by mlx_oracle.py instead: config.json as published, random
+weights under mlx-lm's names, and oracle.json from mlx-lm's model file in
+float32 (no generation_config.json).
+
 Other files in the folder (emit.summary, the structural golden) are kept.
 The 13 fixtures of the first families (llama, qwen2, mistral, qwen3,
 gemma, gemma2, gemma3, smollm3, olmo2, olmo3) are also recomputed by spec_forward, FAMILIES.md as
