@@ -152,7 +152,7 @@ func TestCLI(t *testing.T) {
 			{"deepseek experts without top-k", "deepseek", func(c map[string]any) { delete(c, "num_experts_per_tok") },
 				"deepseek.arch:24:5: n_routed_experts is set without num_experts_per_tok"},
 			{"xverse MoE", "xverse", func(c map[string]any) { c["num_experts"] = 8 },
-				"xverse.arch:14:5: num_experts is set: an XVERSE-MoE config; xverse.arch is the dense XVERSE (a Llama)"},
+				"xverse.arch:17:5: num_experts is set: an XVERSE-MoE config; xverse.arch is the dense XVERSE (a Llama)"},
 			{"negative size (any family's)", "llama-tied", func(c map[string]any) { c["intermediate_size"] = -96 },
 				`config.json field "intermediate_size" is -96: a size or count cannot be negative`},
 			{"recurrent_gemma negative logits_soft_cap", "recurrent_gemma", func(c map[string]any) { c["logits_soft_cap"] = -5.0 },
