@@ -3808,6 +3808,44 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- plamo (issue 30; PLaMo-13B, remote code: the oracle is mlx-lm's
+    # plamo.py): one norm feeding attention and MLP in parallel, 4 query
+    # heads on ceil(4 / n_shared_head 2) = 2 key-value heads tiled (query
+    # head h reads kv head h mod 2); layers under model.layers.layers;
+    # config.json in PLaMo-13B's layout (its num_key_value_heads, equal to
+    # the heads, is not read) ----
+    dict(
+        name="plamo",
+        mlx_module="plamo",
+        config={
+            "architectures": ["PlamoForCausalLM"],
+            "auto_map": {
+                "AutoConfig": "modeling_plamo.PlamoConfig",
+                "AutoModelForCausalLM": "modeling_plamo.PlamoForCausalLM",
+            },
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "hidden_size": 48,
+            "intermediate_size": 96,
+            "max_position_embeddings": 4096,
+            "model_type": "plamo",
+            "n_shared_head": 2,
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 4,
+            "rms_norm_eps": 1e-06,
+            "tie_word_embeddings": False,
+            "tokenizer_class": "PlamoTokenizer",
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.31.0",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7733,
+        prompt_seed=3731,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
