@@ -457,6 +457,8 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   the weights take their names and shapes from mlx-lm's
 #                   model on it; a switch's mutate is a dict of config.json
 #                   overrides
+#   generation_config  with mlx_module: generation_config.json as published
+#                   (where a checkpoint keeps its eos_token_id: Qwen)
 #   unstack         (mlx-lm's stacked experts module, the published one):
 #                   the checkpoint holds the experts mlx-lm stacks at load
 #                   one by one ("switch_mlp", "experts": experts.{e}.*)
@@ -3843,6 +3845,62 @@ FIXTURES = [
         },
         seed=7733,
         prompt_seed=3731,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- qwen (issue 30; Qwen 1.0, remote code: the oracle is mlx-lm's
+    # qwen.py): fused c_attn with a bias, w1 / w2 / c_proj MLP of
+    # intermediate_size / 2; config.json as Qwen/Qwen-7B publishes it
+    # (no bos/eos: eos in generation_config.json; use_logn_attn and
+    # use_dynamic_ntk act only past seq_length) ----
+    dict(
+        name="qwen",
+        mlx_module="qwen",
+        config={
+            "architectures": ["QWenLMHeadModel"],
+            "auto_map": {
+                "AutoConfig": "configuration_qwen.QWenConfig",
+                "AutoModelForCausalLM": "modeling_qwen.QWenLMHeadModel",
+            },
+            "attn_dropout_prob": 0.0,
+            "bf16": False,
+            "emb_dropout_prob": 0.0,
+            "fp16": False,
+            "fp32": False,
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 192,
+            "kv_channels": 12,
+            "layer_norm_epsilon": 1e-06,
+            "max_position_embeddings": 8192,
+            "model_type": "qwen",
+            "no_bias": True,
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "onnx_safe": None,
+            "rotary_emb_base": 10000,
+            "rotary_pct": 1.0,
+            "scale_attn_weights": True,
+            "seq_length": 8192,
+            "tie_word_embeddings": False,
+            "tokenizer_class": "QWenTokenizer",
+            "transformers_version": "4.32.0",
+            "use_cache": True,
+            "use_dynamic_ntk": True,
+            "use_flash_attn": "auto",
+            "use_logn_attn": True,
+            "vocab_size": 256,
+        },
+        generation_config={
+            "chat_format": "chatml",
+            "eos_token_id": 2,
+            "max_window_size": 6144,
+            "pad_token_id": 2,
+            "transformers_version": "4.32.0",
+        },
+        seed=7741,
+        prompt_seed=3741,
+        bias_std=0.1,
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),

@@ -18,6 +18,9 @@ build_mlx_fixture for a FIXTURES entry with an `mlx_module` key:
       per expert again, as the published files hold them), drawn by
       gen_fixtures.randomize_'s rules in sorted-name order from the entry's
       seed; bf16 with stored_dtype="bfloat16";
+  generation_config.json
+      only when the entry gives `generation_config` (the published
+      checkpoint keeps its eos there, not in config.json: Qwen);
   oracle.json
       the greedy oracle of mlx-lm's Model, loaded from the folder by
       mlx_lm.utils.load_model (its config reader, its sanitize, strict
@@ -161,6 +164,10 @@ def build_mlx_fixture(spec, out):
     mx.set_default_device(mx.cpu)
     with open(os.path.join(out, "config.json"), "w") as f:
         f.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    gen_config = spec.get("generation_config")
+    if gen_config is not None:  # where the published checkpoint keeps its eos (Qwen's)
+        with open(os.path.join(out, "generation_config.json"), "w") as f:
+            f.write(json.dumps(gen_config, indent=2, sort_keys=True) + "\n")
 
     tensors = {n: torch.zeros(s, dtype=torch.float32) for n, s in hf_tensors(spec, config).items()}
     gen = torch.Generator().manual_seed(spec["seed"])
@@ -172,7 +179,11 @@ def build_mlx_fixture(spec, out):
               os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
 
     model = load_fp32(out, spec["mlx_module"])
-    eos, vocab, bos = config["eos_token_id"], config["vocab_size"], config["bos_token_id"]
+    # eos from config.json, else generation_config.json (as archc's driver
+    # reads it); a config without bos_token_id (Qwen has no BOS) still gets
+    # prompts that start with id 1, as every fixture's
+    eos = config.get("eos_token_id", (gen_config or {}).get("eos_token_id"))
+    vocab, bos = config["vocab_size"], config.get("bos_token_id", 1)
     prompts = gf.make_prompts(spec["prompt_seed"], vocab, bos, spec.get("prompt_lengths", gf.PROMPT_LENGTHS))
     tokens, first_logits, margins, worst = greedy(name, model, prompts, eos)
     min_margin = min(margins)
