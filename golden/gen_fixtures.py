@@ -3904,6 +3904,53 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- openelm (issue 30; apple/OpenELM, remote code: the oracle is
+    # mlx-lm's openelm.py): per-layer widths, 2 then 4 query heads on 1 then
+    # 2 kv heads of 12, per-head q/k RMSNorm, GLU MLP 32 then 96 wide
+    # (make_divisible of 0.5 and 2.0 x 48 by 16), tied; config.json in
+    # OpenELM-270M's layout ----
+    dict(
+        name="openelm",
+        mlx_module="openelm",
+        config={
+            "activation_fn_name": "swish",
+            "architectures": ["OpenELMForCausalLM"],
+            "auto_map": {
+                "AutoConfig": "configuration_openelm.OpenELMConfig",
+                "AutoModelForCausalLM": "modeling_openelm.OpenELMForCausalLM",
+            },
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "ffn_dim_divisor": 16,
+            "ffn_multipliers": [0.5, 2.0],
+            "ffn_with_glu": True,
+            "head_dim": 12,
+            "initializer_range": 0.02,
+            "max_context_length": 2048,
+            "model_dim": 48,
+            "model_type": "openelm",
+            "normalization_layer_name": "rms_norm",
+            "normalize_qk_projections": True,
+            "num_gqa_groups": 2,
+            "num_kv_heads": [1, 2],
+            "num_query_heads": [2, 4],
+            "num_transformer_layers": 2,
+            "qkv_multipliers": [0.5, 1.0],
+            "rope_freq_constant": 10000,
+            "rope_max_length": 4096,
+            "share_input_output_layers": True,
+            "torch_dtype": "float32",
+            "transformers_version": "4.39.3",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7751,
+        prompt_seed=3751,
+        weight_std=0.5,
+        extra_params={"token_embeddings.weight": (0.0, 0.3)},  # tied: small embeddings, or greedy repeats the input token
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
