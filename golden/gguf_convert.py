@@ -185,6 +185,7 @@ GGUF_ARCH = {
     "internlm2": "internlm2",  # InternLM2Model: TextModel's keys, wqkv split into q, k, v (INTERNLM2_QKV)
     "deepseek": "deepseek",  # DeepseekModel (DeepSeekMoE v1)
     "xverse": "xverse",  # XverseModel
+    "openelm": "openelm",  # OpenELMModel: its own keys, per-layer arrays; proj_1 split into ffn_gate, ffn_up
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -306,7 +307,8 @@ CONFIG_ALIASES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "laye
                   # GPT2Config's and GPTBigCodeConfig's attribute_map
                   "n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
                   "n_positions": "max_position_embeddings", "n_inner": "intermediate_size",
-                  "n_layers": "num_hidden_layers"}  # DbrxConfig's attribute_map
+                  "n_layers": "num_hidden_layers",  # DbrxConfig's attribute_map
+                  "num_transformer_layers": "num_hidden_layers"}  # OpenELM's
 
 
 def write_metadata(w, name, cfg, ftype, state):
@@ -334,6 +336,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "falcon":
         write_falcon_metadata(w, cfg, ftype)
+        return
+    if mt == "openelm":
+        write_openelm_metadata(w, cfg, ftype)
         return
     if mt == "bloom":  # BloomModel.set_gguf_parameters (not TextModel's)
         n_embed = cfg["hidden_size"]
@@ -1023,6 +1028,10 @@ def to_gguf(cfg, state):
             continue
         if mt == "falcon" and ".query_key_value." in hf:
             t = falcon_qkv(t, cfg)
+        if mt == "openelm" and hf.endswith(".ffn.proj_1.weight"):  # OpenELMModel.modify_tensors: [gate | up]
+            i, n = hf.split(".")[2], openelm_ffn_dims(cfg)[int(hf.split(".")[2])]
+            out.extend([(f"blk.{i}.ffn_gate.weight", hf, t[:n].copy()), (f"blk.{i}.ffn_up.weight", hf, t[n:].copy())])
+            continue
         if mt == "internlm2" and INTERNLM2_QKV.search(hf):
             i = hf.split(".")[2]
             q, k, v = internlm2_qkv(t, cfg)
@@ -1635,6 +1644,35 @@ def falcon_qkv_back(a, cfg):
     return g.reshape(a.shape)
 
 
+def openelm_ffn_dims(cfg):
+    """OpenELMModel._make_divisible(ffn_multipliers[i] · model_dim, ffn_dim_divisor) per layer."""
+    div, out = cfg["ffn_dim_divisor"], []
+    for m in cfg["ffn_multipliers"]:
+        v = m * cfg["model_dim"]
+        n = max(div, int(v + div / 2) // div * div)
+        out.append(n + div if n < 0.9 * v else n)
+    return out
+
+
+def write_openelm_metadata(w, cfg, ftype):
+    """OpenELMModel.set_gguf_parameters (not TextModel's): per-layer feed-forward
+    widths and head counts, OpenELMRMSNorm's fixed eps 1e-6, full-width rotary."""
+    assert cfg.get("ffn_with_glu", True), "OpenELMModel splits proj_1 as a GLU"
+    w.add_block_count(cfg["num_transformer_layers"])
+    w.add_context_length(cfg["max_context_length"])
+    w.add_embedding_length(cfg["model_dim"])
+    w.add_feed_forward_length(openelm_ffn_dims(cfg))
+    w.add_head_count(cfg["num_query_heads"])
+    w.add_head_count_kv(cfg["num_kv_heads"])
+    w.add_rope_freq_base(cfg["rope_freq_constant"])
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_dimension_count(cfg["head_dim"])
+    w.add_key_length(cfg["head_dim"])
+    w.add_value_length(cfg["head_dim"])
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+
+
 def internlm2_qkv(t, cfg):
     """InternLM2Model.modify_tensors: wqkv's rows per kv group [q_1 .. q_r
     | k | v] as (all q, all k, all v), before the q/k permutation."""
@@ -1891,6 +1929,9 @@ def read_back(path, cfg, names, shapes):
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
+        if mt == "openelm" and hf.endswith(".ffn.proj_1.weight"):
+            parts.setdefault(hf, {})[t.name.split(".")[2]] = data
+            continue
         if mt == "internlm2" and INTERNLM2_QKV.search(hf):
             kind = t.name.split(".")[2]
             parts.setdefault(hf, {})[kind] = unpermute(data, heads if kind == "attn_q" else kv_heads) if kind != "attn_v" else data
@@ -1928,6 +1969,9 @@ def read_back(path, cfg, names, shapes):
             continue
         sd[hf] = np.ascontiguousarray(data)
     for hf, p in parts.items():
+        if mt == "openelm":
+            sd[hf] = np.ascontiguousarray(np.concatenate([p["ffn_gate"], p["ffn_up"]]))
+            continue
         if mt == "internlm2":
             sd[hf] = np.ascontiguousarray(internlm2_qkv_back(p["attn_q"], p["attn_k"], p["attn_v"], cfg))
             continue
