@@ -595,8 +595,9 @@ def write_metadata(w, name, cfg, ftype, state):
     if mt == "xverse":  # XverseModel.set_gguf_parameters
         w.add_tensor_data_layout("Meta AI original pth")
         w.add_rope_dimension_count(cfg["hidden_size"] // heads)
-    if mt == "deepseek":  # TextModel's used-expert count, then DeepseekModel.set_gguf_parameters
+    if mt == "deepseek":  # TextModel's used-expert count and gating function (scoring_func), then DeepseekModel.set_gguf_parameters
         w.add_expert_used_count(cfg["num_experts_per_tok"])
+        w.add_expert_gating_func({"softmax": gguf.ExpertGatingFuncType.SOFTMAX, "sigmoid": gguf.ExpertGatingFuncType.SIGMOID}[cfg.get("scoring_func", "softmax")])
         w.add_rope_dimension_count(head_dim)
         w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
         w.add_leading_dense_block_count(cfg["first_k_dense_replace"])
