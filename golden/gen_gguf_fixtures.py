@@ -203,7 +203,7 @@ def mlx_q8_oracle(name, spec, folder, cfg, back, fixture_oracle, q8, types):
         save_torch_file({hf: t.contiguous() for hf, t in sorted(back.items())}, os.path.join(tmp, "model.safetensors"),
                         metadata={"format": "pt"})
         model = mlx_oracle.load_fp32(tmp, spec["mlx_module"])
-    eos, prompts = cfg["eos_token_id"], fixture_oracle["prompts"]
+    eos, prompts = fixture_oracle["eos_token_id"], fixture_oracle["prompts"]  # (Qwen's is in generation_config.json)
     tokens, first_logits, margins, _ = mlx_oracle.greedy(name + " q8_0", model, prompts, eos)
     min_margin = min(margins)
     print(f"  min top1-top2 margin over all greedy steps: {min_margin:.6g}")

@@ -185,6 +185,7 @@ GGUF_ARCH = {
     "internlm2": "internlm2",  # InternLM2Model: TextModel's keys, wqkv split into q, k, v (INTERNLM2_QKV)
     "deepseek": "deepseek",  # DeepseekModel (DeepSeekMoE v1)
     "xverse": "xverse",  # XverseModel
+    "qwen": "qwen",  # QwenModel: TextModel's keys (Qwen's spellings: no rope base, its eps as the LayerNorm eps)
     "openelm": "openelm",  # OpenELMModel: its own keys, per-layer arrays; proj_1 split into ffn_gate, ffn_up
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
@@ -374,10 +375,10 @@ def write_metadata(w, name, cfg, ftype, state):
     w.add_embedding_length(cfg["hidden_size"])
     w.add_feed_forward_length(4 * cfg["hidden_size"] if mt in FF_4X else cfg.get("intermediate_size") or 4 * cfg["hidden_size"])
     w.add_head_count(heads)
-    if mt not in ("gpt2", "gpt_neox"):  # GPT2Model and GPTNeoXModel write no head_count_kv
+    if mt not in ("gpt2", "gpt_neox", "qwen"):  # GPT2Model and GPTNeoXModel write no head_count_kv; TextModel none without num_key_value_heads
         w.add_head_count_kv(1 if mt in DEEPSEEK2 | {"gpt_bigcode"} else cfg.get("num_key_value_heads") or heads)  # DeepseekV2Model: MLA as MQA; StarCoderModel: always 1
     if mt not in ("gemma", "stablelm", "minicpm3", "gpt2", "gpt_bigcode", "phi", "gpt_neox") and (
-            mt != "xverse" or "rope_theta" in full):  # GemmaModel, StableLMModel, MiniCPM3Model, GPT2Model, StarCoderModel, Phi2Model, GPTNeoXModel write no rope base (llama.cpp's default 10000); TextModel none for a config without one (XVERSE's)
+            mt not in ("xverse", "qwen") or "rope_theta" in full):  # GemmaModel, StableLMModel, MiniCPM3Model, GPT2Model, StarCoderModel, Phi2Model, GPTNeoXModel write no rope base (llama.cpp's default 10000); TextModel none for a config without one (XVERSE's)
         w.add_rope_freq_base(full["rope_theta"])
     if "rms_norm_eps" in cfg:
         w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
