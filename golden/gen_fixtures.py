@@ -11,6 +11,11 @@ For every entry of FIXTURES this writes golden/testdata/<name>/:
       prompts and the logits that produced the first generated token
       (plus, for the newer fixtures, RoPE tables and feature-switch checks).
 
+An entry with mlx_module (a model type transformers lacks: remote code)
+is built by mlx_oracle.py instead: config.json as published, random
+weights under mlx-lm's names, and oracle.json from mlx-lm's model file in
+float32 (no generation_config.json).
+
 Other files in the folder (emit.summary, the structural golden) are kept.
 The 13 fixtures of the first families (llama, qwen2, mistral, qwen3,
 gemma, gemma2, gemma3, smollm3, olmo2, olmo3) are also recomputed by spec_forward, FAMILIES.md as
@@ -458,6 +463,19 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   weights with that config and the first-step logits must
 #                   move by >= SWITCH_MIN_DIFF for some prompt. oracle.json
 #                   gets key: true and the details under "switch_checks".
+#   mlx_module      a model type transformers lacks (remote code): the
+#                   oracle is mlx-lm's model file of this name
+#                   (mlx_lm.models.<mlx_module>) in float32 on the CPU, as
+#                   mlx_oracle.py runs it; no model_cls/config_cls, config
+#                   is config.json as the published checkpoint writes it,
+#                   the weights take their names and shapes from mlx-lm's
+#                   model on it; a switch's mutate is a dict of config.json
+#                   overrides
+#   generation_config  with mlx_module: generation_config.json as published
+#                   (where a checkpoint keeps its eos_token_id: Qwen)
+#   unstack         (mlx-lm's stacked experts module, the published one):
+#                   the checkpoint holds the experts mlx-lm stacks at load
+#                   one by one ("switch_mlp", "experts": experts.{e}.*)
 # The keys an entry may leave out (the values nearly every fixture uses).
 FIXTURE_DEFAULTS = dict(weight_std=0.2, norm_std=0.1, bias_std=0.1, check_rope_scaling=False)
 
@@ -3801,6 +3819,284 @@ FIXTURES = [
         ],
         stored_dtype="bfloat16",  # the tracked tree's limit
     ),
+    # ---- internlm2 (issue 30; transformers has no InternLM2: the oracle is
+    # mlx-lm's internlm2.py): Llama under InternLM's names with one fused
+    # wqkv, rows per kv group [q_1 .. q_r | k | v] (GQA 4 on 2); config.json
+    # as internlm/internlm2_5-7b-chat publishes it (bias, rope_scaling
+    # dynamic: no effect below max_position_embeddings) ----
+    dict(
+        name="internlm2",
+        mlx_module="internlm2",
+        config={
+            "architectures": ["InternLM2ForCausalLM"],
+            "attn_implementation": "eager",
+            "auto_map": {
+                "AutoConfig": "configuration_internlm2.InternLM2Config",
+                "AutoModel": "modeling_internlm2.InternLM2ForCausalLM",
+                "AutoModelForCausalLM": "modeling_internlm2.InternLM2ForCausalLM",
+            },
+            "bias": False,
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 96,
+            "max_position_embeddings": 32768,
+            "model_type": "internlm2",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "pad_token_id": 2,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": {"factor": 2.0, "type": "dynamic"},
+            "rope_theta": 1000000,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.41.0",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7701,
+        prompt_seed=3701,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- deepseek (issue 30; DeepSeekMoE v1, remote code: the oracle is
+    # mlx-lm's deepseek.py): Llama attention (MHA), layer 0 dense
+    # (first_k_dense_replace 1), layer 1 MoE: softmax over 8 experts, top 3
+    # not renormalised (norm_topk_prob false, as published), plus 2 shared
+    # experts' width of one MLP; config.json as
+    # deepseek-ai/deepseek-moe-16b-base publishes it ----
+    dict(
+        name="deepseek",
+        mlx_module="deepseek",
+        unstack=("switch_mlp", "experts"),
+        config={
+            "architectures": ["DeepseekForCausalLM"],
+            "attention_bias": False,
+            "attention_dropout": 0.0,
+            "auto_map": {
+                "AutoConfig": "configuration_deepseek.DeepseekConfig",
+                "AutoModel": "modeling_deepseek.DeepseekModel",
+                "AutoModelForCausalLM": "modeling_deepseek.DeepseekForCausalLM",
+            },
+            "aux_loss_alpha": 0.001,
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "first_k_dense_replace": 1,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 96,
+            "max_position_embeddings": 4096,
+            "model_type": "deepseek",
+            "moe_intermediate_size": 12,
+            "moe_layer_freq": 1,
+            "n_routed_experts": 8,
+            "n_shared_experts": 2,
+            "norm_topk_prob": False,
+            "num_attention_heads": 4,
+            "num_experts_per_tok": 3,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 4,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 10000,
+            "scoring_func": "softmax",
+            "seq_aux": True,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.36.0",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7714,
+        prompt_seed=3711,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- xverse (issue 30; remote code, mlx-lm loads it with llama.py):
+    # a Llama under model_type xverse; config.json as xverse/XVERSE-7B
+    # publishes it (no num_key_value_heads, no rope_theta: MHA and base
+    # 10000 by default; pad 1, bos 2, eos 3; tie_word_embeddings false,
+    # which mlx-lm's llama.py needs: its default is true) ----
+    dict(
+        name="xverse",
+        mlx_module="llama",
+        config={
+            "architectures": ["XverseForCausalLM"],
+            "auto_map": {
+                "AutoConfig": "configuration_xverse.XverseConfig",
+                "AutoModelForCausalLM": "modeling_xverse.XverseForCausalLM",
+            },
+            "bos_token_id": 2,
+            "eos_token_id": 3,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 96,
+            "max_position_embeddings": 8192,
+            "max_tokenizer_truncation": 6144,
+            "model_type": "xverse",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "pad_token_id": 1,
+            "rms_norm_eps": 1e-06,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.30.2",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7722,
+        prompt_seed=3721,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- plamo (issue 30; PLaMo-13B, remote code: the oracle is mlx-lm's
+    # plamo.py): one norm feeding attention and MLP in parallel, 4 query
+    # heads on ceil(4 / n_shared_head 2) = 2 key-value heads tiled (query
+    # head h reads kv head h mod 2); layers under model.layers.layers;
+    # config.json in PLaMo-13B's layout (its num_key_value_heads, equal to
+    # the heads, is not read) ----
+    dict(
+        name="plamo",
+        mlx_module="plamo",
+        config={
+            "architectures": ["PlamoForCausalLM"],
+            "auto_map": {
+                "AutoConfig": "modeling_plamo.PlamoConfig",
+                "AutoModelForCausalLM": "modeling_plamo.PlamoForCausalLM",
+            },
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "hidden_size": 48,
+            "intermediate_size": 96,
+            "max_position_embeddings": 4096,
+            "model_type": "plamo",
+            "n_shared_head": 2,
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 4,
+            "rms_norm_eps": 1e-06,
+            "tie_word_embeddings": False,
+            "tokenizer_class": "PlamoTokenizer",
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.31.0",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7733,
+        prompt_seed=3731,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- qwen (issue 30; Qwen 1.0, remote code: the oracle is mlx-lm's
+    # qwen.py): fused c_attn with a bias, w1 / w2 / c_proj MLP of
+    # intermediate_size / 2; config.json as Qwen/Qwen-7B publishes it
+    # (no bos/eos: eos in generation_config.json; use_logn_attn and
+    # use_dynamic_ntk act only past seq_length) ----
+    dict(
+        name="qwen",
+        mlx_module="qwen",
+        config={
+            "architectures": ["QWenLMHeadModel"],
+            "auto_map": {
+                "AutoConfig": "configuration_qwen.QWenConfig",
+                "AutoModelForCausalLM": "modeling_qwen.QWenLMHeadModel",
+            },
+            "attn_dropout_prob": 0.0,
+            "bf16": False,
+            "emb_dropout_prob": 0.0,
+            "fp16": False,
+            "fp32": False,
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 192,
+            "kv_channels": 12,
+            "layer_norm_epsilon": 1e-06,
+            "max_position_embeddings": 8192,
+            "model_type": "qwen",
+            "no_bias": True,
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "onnx_safe": None,
+            "rotary_emb_base": 10000,
+            "rotary_pct": 1.0,
+            "scale_attn_weights": True,
+            "seq_length": 8192,
+            "tie_word_embeddings": False,
+            "tokenizer_class": "QWenTokenizer",
+            "transformers_version": "4.32.0",
+            "use_cache": True,
+            "use_dynamic_ntk": True,
+            "use_flash_attn": "auto",
+            "use_logn_attn": True,
+            "vocab_size": 256,
+        },
+        generation_config={
+            "chat_format": "chatml",
+            "eos_token_id": 2,
+            "max_window_size": 6144,
+            "pad_token_id": 2,
+            "transformers_version": "4.32.0",
+        },
+        seed=7741,
+        prompt_seed=3741,
+        bias_std=0.1,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- openelm (issue 30; apple/OpenELM, remote code: the oracle is
+    # mlx-lm's openelm.py): per-layer widths, 2 then 4 query heads on 1 then
+    # 2 kv heads of 12, per-head q/k RMSNorm, GLU MLP 32 then 96 wide
+    # (make_divisible of 0.5 and 2.0 x 48 by 16), tied; config.json in
+    # OpenELM-270M's layout ----
+    dict(
+        name="openelm",
+        mlx_module="openelm",
+        config={
+            "activation_fn_name": "swish",
+            "architectures": ["OpenELMForCausalLM"],
+            "auto_map": {
+                "AutoConfig": "configuration_openelm.OpenELMConfig",
+                "AutoModelForCausalLM": "modeling_openelm.OpenELMForCausalLM",
+            },
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "ffn_dim_divisor": 16,
+            "ffn_multipliers": [0.5, 2.0],
+            "ffn_with_glu": True,
+            "head_dim": 12,
+            "initializer_range": 0.02,
+            "max_context_length": 2048,
+            "model_dim": 48,
+            "model_type": "openelm",
+            "normalization_layer_name": "rms_norm",
+            "normalize_qk_projections": True,
+            "num_gqa_groups": 2,
+            "num_kv_heads": [1, 2],
+            "num_query_heads": [2, 4],
+            "num_transformer_layers": 2,
+            "qkv_multipliers": [0.5, 1.0],
+            "rope_freq_constant": 10000,
+            "rope_max_length": 4096,
+            "share_input_output_layers": True,
+            "torch_dtype": "float32",
+            "transformers_version": "4.39.3",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7751,
+        prompt_seed=3751,
+        weight_std=0.5,
+        extra_params={"token_embeddings.weight": (0.0, 0.3)},  # tied: small embeddings, or greedy repeats the input token
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
 ]
 # What every entry has unless it says otherwise.
 FIXTURES = [dict(FIXTURE_DEFAULTS, **spec) for spec in FIXTURES]
@@ -4250,6 +4546,13 @@ def build_fixture(spec, out_root):
         if os.path.exists(p):
             os.remove(p)
 
+    if spec.get("mlx_module"):  # a model type transformers lacks: mlx-lm's model file is the oracle
+        import mlx_oracle
+
+        mlx_oracle.build_mlx_fixture(spec, out)
+        report_files(name, out)
+        return
+
     resolve_classes(spec)
     config = spec["config_cls"](**spec["config"])
     torch.manual_seed(spec["seed"])  # for whatever HF's own init draws
@@ -4338,10 +4641,17 @@ def build_fixture(spec, out_root):
     oracle["first_logits"] = first_logits
     with open(os.path.join(out, "oracle.json"), "w") as f:
         f.write(dump_json(oracle))
+    report_files(name, out)
 
+
+def report_files(name, out):
+    """Prints each generated file's size and sha256 and checks the total
+    against MAX_FOLDER_BYTES."""
     total = 0
     for fn in GENERATED_FILES:
         p = os.path.join(out, fn)
+        if not os.path.exists(p):  # an mlx-lm fixture has no generation_config.json
+            continue
         size = os.path.getsize(p)
         total += size
         with open(p, "rb") as f:

@@ -21,6 +21,9 @@ which CI runs, writes the twins with the same code):
       gguf-py dequantizes them (transforms undone), on the fixture's
       prompts: greedy tokens, first-step logits and the top1-top2 margins
       (>= 1e-3 enforced, as gen_fixtures.py does).
+      For a fixture whose oracle is mlx-lm's model file (an mlx_module
+      entry: a model type transformers lacks), that oracle instead
+      (mlx_oracle.py, mlx_q8_oracle).
 
 archc must run model.f32.gguf exactly as the safetensors folder (same
 config, same compiled graph, same weights: Gemma's norms up to the
@@ -117,9 +120,12 @@ def build(folder):
     # The fixture's own oracle model (gen_fixtures.load_oracle_model: for a
     # family transformers lacks, its stand-in class and hooks).
     spec = next(s for s in gen_fixtures.FIXTURES if s["name"] == name)
-    model = gen_fixtures.load_oracle_model(spec, folder)
     back = {hf: torch.from_numpy(np.ascontiguousarray(t)) for hf, t in read_back(q8, cfg, names, shapes).items()}
     back.update({hf: t for hf, t in state.items() if hf in unconverted(cfg, state)})
+    if spec.get("mlx_module"):  # a model type transformers lacks: mlx-lm's model file, as for oracle.json
+        mlx_q8_oracle(name, spec, folder, cfg, back, fixture_oracle, q8, types)
+        return
+    model = gen_fixtures.load_oracle_model(spec, folder)
     if set(back) - set(model.state_dict()):
         # Checkpoint names transformers renames on load (EXAONE's GPT-2-style
         # names): load the dequantized tensors through from_pretrained.
@@ -176,6 +182,48 @@ def build(folder):
         "tokens": tokens,
         "min_top2_margin": min_margin,
         "same_tokens_as_safetensors": seed is None and tokens == fixture_oracle["tokens"],
+        "first_logits": first_logits,
+    }
+    with open(os.path.join(folder, "oracle.q8_0.json"), "w") as f:
+        f.write(gen_fixtures.dump_json(oracle))
+    print(f"  oracle.q8_0.json: tokens {'equal' if oracle['same_tokens_as_safetensors'] else 'differ from'} the safetensors oracle's")
+
+
+def mlx_q8_oracle(name, spec, folder, cfg, back, fixture_oracle, q8, types):
+    """oracle.q8_0.json of an mlx_module fixture: mlx_oracle.py's greedy
+    oracle (mlx-lm's model file, float32, CPU) on the Q8_0 twin's
+    dequantized values, saved in a scratch folder with the fixture's
+    config.json; keys as build's, the oracle named as in oracle.json."""
+    import mlx.core as mx
+    import mlx_oracle
+
+    mx.set_default_device(mx.cpu)
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(os.path.join(folder, "config.json"), tmp)
+        save_torch_file({hf: t.contiguous() for hf, t in sorted(back.items())}, os.path.join(tmp, "model.safetensors"),
+                        metadata={"format": "pt"})
+        model = mlx_oracle.load_fp32(tmp, spec["mlx_module"])
+    eos, prompts = fixture_oracle["eos_token_id"], fixture_oracle["prompts"]  # (Qwen's is in generation_config.json)
+    tokens, first_logits, margins, _ = mlx_oracle.greedy(name + " q8_0", model, prompts, eos)
+    min_margin = min(margins)
+    print(f"  min top1-top2 margin over all greedy steps: {min_margin:.6g}")
+    assert min_margin >= gen_fixtures.MIN_TOP2_MARGIN, f"{name}: Q8_0 near-tie in the greedy path (give it build's prompt-seed retries)"
+    oracle = {
+        "gguf_file": "model.q8_0.gguf",
+        "gguf_sha256": sha256(q8),
+        "tensor_types": types,
+        "dequantized_by": f"gguf {GGUF_VERSION} gguf.quants.dequantize, then the transforms undone",
+        "oracle": mlx_oracle.oracle_name(spec["mlx_module"]),
+        "model_class": f"mlx_lm.models.{spec['mlx_module']}.Model",
+        "device": "cpu",
+        "dtype": "float32",
+        "eos_token_id": eos,
+        "max_new_tokens": gen_fixtures.MAX_NEW_TOKENS,
+        "prompt_seed": fixture_oracle["prompt_seed"],
+        "prompts": prompts,
+        "tokens": tokens,
+        "min_top2_margin": min_margin,
+        "same_tokens_as_safetensors": tokens == fixture_oracle["tokens"],
         "first_logits": first_logits,
     }
     with open(os.path.join(folder, "oracle.q8_0.json"), "w") as f:

@@ -181,6 +181,12 @@ GGUF_ARCH = {
     "falcon": "falcon",  # FalconModel
     "jais2": "jais2",  # Jais2Model (a TextModel: q/k rows as HF has them)
     "bloom": "bloom",  # BloomModel
+    # issue 30 (family pack 4): remote-code checkpoints (mlx-lm oracles)
+    "internlm2": "internlm2",  # InternLM2Model: TextModel's keys, wqkv split into q, k, v (INTERNLM2_QKV)
+    "deepseek": "deepseek",  # DeepseekModel (DeepSeekMoE v1)
+    "xverse": "xverse",  # XverseModel
+    "qwen": "qwen",  # QwenModel: TextModel's keys (Qwen's spellings: no rope base, its eps as the LayerNorm eps)
+    "openelm": "openelm",  # OpenELMModel: its own keys, per-layer arrays; proj_1 split into ffn_gate, ffn_up
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -219,7 +225,11 @@ DEEPSEEK2 = {"deepseek_v2", "deepseek_v3"}
 # for llama.cpp's rope (pairs interleaved per head).
 PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba",
               "olmo",  # OlmoModel: LlamaModel's permutation
-              "ministral3", "mistral3"}  # Ministral3Model (a LlamaModel)
+              "ministral3", "mistral3",  # Ministral3Model (a LlamaModel)
+              "deepseek", "xverse"}  # DeepseekModel.permute, XverseModel._reverse_hf_permute (MHA: llama's)
+# InternLM2Model.modify_tensors: attention.wqkv, rows per kv group
+# [q_1 .. q_r | k | v], written as attn_q, attn_k (both permuted) and attn_v.
+INTERNLM2_QKV = re.compile(r"\.attention\.wqkv\.weight$")
 # Families converted by LlamaModel itself or a subclass (its metadata:
 # vocab_size, rope.dimension_count, linear rope scaling).
 LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba", "apertus",
@@ -246,7 +256,11 @@ FORCE_QUANT = {"dbrx"}
 
 
 def rope_params(cfg, layer_type="full_attention"):
-    """The RoPE parameters of a layer type (transformers >= 5 config)."""
+    """The RoPE parameters of a layer type (transformers >= 5 config; a
+    remote-code config in transformers 4's spelling, top-level rope_theta
+    and rope_scaling, as one dict)."""
+    if cfg.get("rope_parameters") is None and "rope_theta" in cfg:
+        return dict(cfg.get("rope_scaling") or {}, rope_theta=cfg["rope_theta"])
     rp = cfg.get("rope_parameters") or {}
     return rp.get(layer_type, rp)
 
@@ -294,7 +308,8 @@ CONFIG_ALIASES = {"num_layers": "num_hidden_layers", "layer_norm_epsilon": "laye
                   # GPT2Config's and GPTBigCodeConfig's attribute_map
                   "n_embd": "hidden_size", "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
                   "n_positions": "max_position_embeddings", "n_inner": "intermediate_size",
-                  "n_layers": "num_hidden_layers"}  # DbrxConfig's attribute_map
+                  "n_layers": "num_hidden_layers",  # DbrxConfig's attribute_map
+                  "num_transformer_layers": "num_hidden_layers"}  # OpenELM's
 
 
 def write_metadata(w, name, cfg, ftype, state):
@@ -322,6 +337,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "falcon":
         write_falcon_metadata(w, cfg, ftype)
+        return
+    if mt == "openelm":
+        write_openelm_metadata(w, cfg, ftype)
         return
     if mt == "bloom":  # BloomModel.set_gguf_parameters (not TextModel's)
         n_embed = cfg["hidden_size"]
@@ -357,9 +375,10 @@ def write_metadata(w, name, cfg, ftype, state):
     w.add_embedding_length(cfg["hidden_size"])
     w.add_feed_forward_length(4 * cfg["hidden_size"] if mt in FF_4X else cfg.get("intermediate_size") or 4 * cfg["hidden_size"])
     w.add_head_count(heads)
-    if mt not in ("gpt2", "gpt_neox"):  # GPT2Model and GPTNeoXModel write no head_count_kv
+    if mt not in ("gpt2", "gpt_neox", "qwen"):  # GPT2Model and GPTNeoXModel write no head_count_kv; TextModel none without num_key_value_heads
         w.add_head_count_kv(1 if mt in DEEPSEEK2 | {"gpt_bigcode"} else cfg.get("num_key_value_heads") or heads)  # DeepseekV2Model: MLA as MQA; StarCoderModel: always 1
-    if mt not in ("gemma", "stablelm", "minicpm3", "gpt2", "gpt_bigcode", "phi", "gpt_neox"):  # GemmaModel, StableLMModel, MiniCPM3Model, GPT2Model, StarCoderModel, Phi2Model, GPTNeoXModel write no rope base (llama.cpp's default 10000)
+    if mt not in ("gemma", "stablelm", "minicpm3", "gpt2", "gpt_bigcode", "phi", "gpt_neox") and (
+            mt not in ("xverse", "qwen") or "rope_theta" in full):  # GemmaModel, StableLMModel, MiniCPM3Model, GPT2Model, StarCoderModel, Phi2Model, GPTNeoXModel write no rope base (llama.cpp's default 10000); TextModel none for a config without one (XVERSE's)
         w.add_rope_freq_base(full["rope_theta"])
     if "rms_norm_eps" in cfg:
         w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
@@ -574,10 +593,33 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_rope_dimension_count(cfg["qk_rope_head_dim"])
     if mt in DENSE3:
         write_dense3_metadata(w, cfg, arch_name)
+    if mt == "xverse":  # XverseModel.set_gguf_parameters
+        w.add_tensor_data_layout("Meta AI original pth")
+        w.add_rope_dimension_count(cfg["hidden_size"] // heads)
+    if mt == "deepseek":  # TextModel's used-expert count and gating function (scoring_func), then DeepseekModel.set_gguf_parameters
+        w.add_expert_used_count(cfg["num_experts_per_tok"])
+        w.add_expert_gating_func({"softmax": gguf.ExpertGatingFuncType.SOFTMAX, "sigmoid": gguf.ExpertGatingFuncType.SIGMOID}[cfg.get("scoring_func", "softmax")])
+        w.add_rope_dimension_count(head_dim)
+        w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
+        w.add_leading_dense_block_count(cfg["first_k_dense_replace"])
+        w.add_vocab_size(cfg["vocab_size"])
+        w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+        w.add_expert_weights_scale(1.0)
+        w.add_expert_count(cfg["n_routed_experts"])
+        w.add_expert_shared_count(cfg["n_shared_experts"])
     write_special_tokens(w, cfg)
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.
     arch = GGUF_ARCH[mt]
+    if mt == "internlm2" and (full.get("rope_type") or full.get("type")) == "dynamic":
+        # InternLM2.5's dynamic NTK scaling (past max_position_embeddings),
+        # which TextModel drops (llama.cpp has no dynamic type)
+        w.add_float32(f"{arch}.rope.scaling.dynamic_factor", full["factor"])
+    if mt == "deepseek":  # llama.cpp: MoE on every layer after the dense ones, never renormalised
+        if cfg.get("moe_layer_freq", 1) != 1:
+            w.add_uint32(f"{arch}.moe_layer_freq", cfg["moe_layer_freq"])
+        if cfg.get("norm_topk_prob"):
+            w.add_expert_weights_norm(True)
     if mt in ROPE_FREQS and full.get("rope_type") == "llama3":
         # llama.cpp stores only the rope_freqs factors (written as a tensor).
         w.add_string(gguf.Keys.Rope.SCALING_TYPE.format(arch=arch), "llama3")
@@ -988,6 +1030,16 @@ def to_gguf(cfg, state):
             continue
         if mt == "falcon" and ".query_key_value." in hf:
             t = falcon_qkv(t, cfg)
+        if mt == "openelm" and hf.endswith(".ffn.proj_1.weight"):  # OpenELMModel.modify_tensors: [gate | up]
+            i, n = hf.split(".")[2], openelm_ffn_dims(cfg)[int(hf.split(".")[2])]
+            out.extend([(f"blk.{i}.ffn_gate.weight", hf, t[:n].copy()), (f"blk.{i}.ffn_up.weight", hf, t[n:].copy())])
+            continue
+        if mt == "internlm2" and INTERNLM2_QKV.search(hf):
+            i = hf.split(".")[2]
+            q, k, v = internlm2_qkv(t, cfg)
+            out.extend([(f"blk.{i}.attn_q.weight", hf, permute(q, heads)), (f"blk.{i}.attn_k.weight", hf, permute(k, kv_heads)),
+                        (f"blk.{i}.attn_v.weight", hf, v)])
+            continue
         if mt == "bloom":  # BloomModel.modify_tensors: transformer. dropped, query_key_value (and its bias) as all q, k, v
             if ".query_key_value." in hf:
                 t = neox_qkv(t, heads)
@@ -1594,6 +1646,53 @@ def falcon_qkv_back(a, cfg):
     return g.reshape(a.shape)
 
 
+def openelm_ffn_dims(cfg):
+    """OpenELMModel._make_divisible(ffn_multipliers[i] · model_dim, ffn_dim_divisor) per layer."""
+    div, out = cfg["ffn_dim_divisor"], []
+    for m in cfg["ffn_multipliers"]:
+        v = m * cfg["model_dim"]
+        n = max(div, int(v + div / 2) // div * div)
+        out.append(n + div if n < 0.9 * v else n)
+    return out
+
+
+def write_openelm_metadata(w, cfg, ftype):
+    """OpenELMModel.set_gguf_parameters (not TextModel's): per-layer feed-forward
+    widths and head counts, OpenELMRMSNorm's fixed eps 1e-6, full-width rotary."""
+    assert cfg.get("ffn_with_glu", True), "OpenELMModel splits proj_1 as a GLU"
+    w.add_block_count(cfg["num_transformer_layers"])
+    w.add_context_length(cfg["max_context_length"])
+    w.add_embedding_length(cfg["model_dim"])
+    w.add_feed_forward_length(openelm_ffn_dims(cfg))
+    w.add_head_count(cfg["num_query_heads"])
+    w.add_head_count_kv(cfg["num_kv_heads"])
+    w.add_rope_freq_base(cfg["rope_freq_constant"])
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_dimension_count(cfg["head_dim"])
+    w.add_key_length(cfg["head_dim"])
+    w.add_value_length(cfg["head_dim"])
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+
+
+def internlm2_qkv(t, cfg):
+    """InternLM2Model.modify_tensors: wqkv's rows per kv group [q_1 .. q_r
+    | k | v] as (all q, all k, all v), before the q/k permutation."""
+    heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads") or cfg["num_attention_heads"]
+    d = cfg["hidden_size"] // heads
+    assert t.ndim == 2, "InternLM2Model's qkv view fails on a wqkv bias"
+    g = t.reshape(kv, heads // kv + 2, d, t.shape[-1])
+    return g[:, :-2].reshape(heads * d, -1).copy(), g[:, -2].reshape(kv * d, -1).copy(), g[:, -1].reshape(kv * d, -1).copy()
+
+
+def internlm2_qkv_back(q, k, v, cfg):
+    """The inverse of internlm2_qkv."""
+    heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads") or cfg["num_attention_heads"]
+    d = cfg["hidden_size"] // heads
+    g = np.concatenate([q.reshape(kv, heads // kv, d, -1), k.reshape(kv, 1, d, -1), v.reshape(kv, 1, d, -1)], axis=1)
+    return g.reshape(-1, q.shape[-1])
+
+
 def write_dbrx_metadata(w, cfg, ftype):
     """DbrxModel.set_gguf_parameters (not TextModel's): DbrxConfig's sizes,
     attn_config's kv heads, RoPE base and clip_qkv as clamp_kqv, ffn_config's
@@ -1832,6 +1931,13 @@ def read_back(path, cfg, names, shapes):
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
+        if mt == "openelm" and hf.endswith(".ffn.proj_1.weight"):
+            parts.setdefault(hf, {})[t.name.split(".")[2]] = data
+            continue
+        if mt == "internlm2" and INTERNLM2_QKV.search(hf):
+            kind = t.name.split(".")[2]
+            parts.setdefault(hf, {})[kind] = unpermute(data, heads if kind == "attn_q" else kv_heads) if kind != "attn_v" else data
+            continue
         if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in GRANITE_MOE and hf.endswith(".input_linear.weight")) or (
                 mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")) or (mt in DENSE3 and dense3_parted(mt, hf)) or (
                 mt in QWEN_GDN and hf.endswith(".in_proj_qkvz.weight")):
@@ -1865,6 +1971,12 @@ def read_back(path, cfg, names, shapes):
             continue
         sd[hf] = np.ascontiguousarray(data)
     for hf, p in parts.items():
+        if mt == "openelm":
+            sd[hf] = np.ascontiguousarray(np.concatenate([p["ffn_gate"], p["ffn_up"]]))
+            continue
+        if mt == "internlm2":
+            sd[hf] = np.ascontiguousarray(internlm2_qkv_back(p["attn_q"], p["attn_k"], p["attn_v"], cfg))
+            continue
         if mt in DENSE3:
             sd[hf] = np.ascontiguousarray(dense3_back(mt, cfg, hf, p))
             continue

@@ -1040,3 +1040,74 @@ func TestMaterializeChunkCols(t *testing.T) {
 		t.Errorf("mismatched parts: %v", err)
 	}
 }
+
+// TestMaterializeChunkUnpermute: a chunk may carry its own unpermute_qk,
+// applied to its rows before the join, as InternLM2's wqkv is made of
+// llama.cpp's attn_q and attn_k (each permuted for its RoPE) and attn_v:
+// here one head of 4 query rows, whose file rows 0, 1, 2, 3 are HF rows 0,
+// 2, 1, 3, then one value row; Materialize and Pack agree.
+func TestMaterializeChunkUnpermute(t *testing.T) {
+	src := []byte(`arch chunkqk extends llama {
+  match model_type "chunkqk"
+  gguf "chunkqk" {
+    tensor blk.{i}.attn_q.weight -> model.layers.{i}.attention.wqkv
+    tensor blk.{i}.attn_v.weight -> model.layers.{i}.attention.wqkv
+    transform "blk.*.attn_q.weight": chunk(0, 2)
+    transform "blk.*.attn_v.weight": chunk(1, 2)
+  }
+}
+`)
+	fams, err := builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dsl.File{}
+	for _, f := range fams {
+		byName[f.Name] = f
+	}
+	fam, err := dsl.Parse("chunkqk.arch", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
+		t.Fatal(err)
+	}
+	kvs := []kv{
+		{"general.architecture", "chunkqk"},
+		{"chunkqk.block_count", uint32(1)},
+		{"chunkqk.context_length", uint32(64)},
+		{"chunkqk.embedding_length", uint32(2)},
+		{"chunkqk.feed_forward_length", uint32(2)},
+		{"chunkqk.attention.head_count", uint32(1)},
+		{"chunkqk.attention.layer_norm_rms_epsilon", float32(1e-5)},
+	}
+	ts := []tdesc{
+		{"token_embd.weight", gguf.F32, []uint64{2, 4}, f32s(seq(0, 8)...)},
+		{"blk.0.attn_q.weight", gguf.F32, []uint64{2, 4}, f32s(seq(0, 8)...)},
+		{"blk.0.attn_v.weight", gguf.F32, []uint64{2, 1}, f32s(100, 101)},
+	}
+	f, err := Read(openBuilt(t, kvs, ts), fam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "model.layers.0.attention.wqkv"
+	want := []float32{0, 1, 4, 5, 2, 3, 6, 7, 100, 101}
+	got, hf, shape, err := f.ReadTensor("blk.0.attn_v.weight")
+	if err != nil || hf != name || !slices.Equal(shape, []int64{5, 2}) || !slices.Equal(got, want) {
+		t.Errorf("wqkv: %s %v %v (%v), want %v %v", hf, shape, got, err, []int64{5, 2}, want)
+	}
+	cache := t.TempDir()
+	mat, err := f.Materialize(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := f.Pack(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, errA := mat.Tensors[name].Read()
+	b, errB := packed.Tensors[name].Read()
+	if errA != nil || errB != nil || !slices.Equal(a.Data, b.Data) || !slices.Equal(a.Data, f32s(want...)) {
+		t.Errorf("%s: Materialize and Pack differ or are wrong (%v, %v)", name, errA, errB)
+	}
+}

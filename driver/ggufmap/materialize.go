@@ -185,8 +185,9 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 }
 
 // convertParts converts a transposed or interleaved tensor whole into dst:
-// each GGUF tensor of the group (or p alone) dequantized as stored, its
-// last two dimensions swapped back (transpose), then written to
+// each GGUF tensor of the group (or p alone) dequantized as stored (a
+// chunk's rows un-permuted by its own unpermute_qk: InternLM2's attn_q and
+// attn_k), its last two dimensions swapped back (transpose), then written to
 // dst[..., part::parts] (interleave), as rows chunk part of parts along
 // dimension -2 (chunk) or as columns chunk part of parts along the last
 // dimension (chunk_cols).
@@ -199,7 +200,7 @@ func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 	for k, q := range parts {
 		gs := q.t.Shape()
 		raw := q
-		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne, logNeg: q.tr.logNeg}, nil
+		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne, logNeg: q.tr.logNeg, permuteHeads: q.tr.permuteHeads}, nil
 		vals := make([]float32, q.t.Elements())
 		if err := f.convert(fh, raw, 0, int(gs[0]), vals); err != nil {
 			return err

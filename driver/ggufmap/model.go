@@ -105,6 +105,9 @@ func (m *Model) sum() {
 			}
 			for _, q := range p.group {
 				fmt.Fprintf(h, "%s\x00", q.t.Name)
+				if q.tr.permuteHeads != 0 { // a chunk un-permuted (only then, so that other files keep their cache names)
+					fmt.Fprintf(h, "unpermute\x00%d\x00", q.tr.permuteHeads)
+				}
 			}
 		}
 		if p.tr.reshape != nil || p.tr.logNeg { // (only then, so that other files keep their cache names)

@@ -226,8 +226,8 @@ func (m *Model) checkTransform(p planned) error {
 	switch {
 	case tr.permuteHeads != 0 && (tr.permuteHeads < 0 || int(p.shape[0])%(2*tr.permuteHeads) != 0):
 		return fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d heads of row pairs: the file does not match its config", m.Path, p.t.Name, p.shape[0], tr.permuteHeads)
-	case tr.permuteHeads != 0 && (tr.transpose || tr.parts > 1 || tr.regroupParts != 0):
-		return fmt.Errorf("gguf: %s: tensor %q: unpermute_qk does not combine with transpose, interleave or regroup", m.Path, p.t.Name)
+	case tr.permuteHeads != 0 && (tr.transpose || (tr.parts > 1 && (!tr.chunk || tr.cols)) || tr.regroupParts != 0):
+		return fmt.Errorf("gguf: %s: tensor %q: unpermute_qk does not combine with transpose, interleave, chunk_cols or regroup", m.Path, p.t.Name)
 	case tr.regroupParts != 0 && (tr.regroupParts < 1 || tr.regroupHeads < 1 || int(p.shape[0])%(tr.regroupParts*tr.regroupHeads) != 0):
 		return fmt.Errorf("gguf: %s: tensor %q has %d rows, not divisible into %d parts of %d heads: the file does not match its config", m.Path, p.t.Name, p.shape[0], tr.regroupParts, tr.regroupHeads)
 	case tr.regroupParts != 0 && (tr.transpose || tr.parts > 1):
