@@ -353,6 +353,21 @@ def _qwen3_vl_moe_published_experts(out, gen):
     save_file(state, path, metadata={"format": "pt"})
 
 
+def _kimi_k25_published_names(out, gen):
+    """The text model's tensors as the published Kimi K2.5 checkpoints name
+    them, language_model.model.layers.N.*: save_pretrained reverses
+    conversion_mapping's kimi_k25 rename blocks -> layers (meant for the
+    vision tower) on every name and writes language_model.model.blocks.N.*,
+    which transformers reads back either way."""
+    from safetensors.torch import save_file
+    path = os.path.join(out, "model.safetensors")
+    state = dict(load_file(path))
+    prefix = "language_model.model.blocks."
+    state = {("language_model.model.layers." + k[len(prefix):] if k.startswith(prefix) else k): v
+             for k, v in state.items()}
+    save_file(state, path, metadata={"format": "pt"})
+
+
 def _exaone_checkpoint(out, gen):
     """config.json as LG publishes EXAONE 3.x: num_layers,
     layer_norm_epsilon, activation_function (transformers' attribute_map
@@ -3804,6 +3819,58 @@ FIXTURES = [
         seed=7731,
         prompt_seed=3731,
         post_save=_qwen3_vl_moe_published_experts,
+        spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        moe=True,
+    ),
+    # ---- kimi_k25 (issue 30): Kimi_K25ForConditionalGeneration's text model,
+    # DeepSeek-V3 under text_config (MLA with the q LoRA, interleaved RoPE;
+    # [dense, moe]: 4 experts in 2 groups, best 1 group, top 2, scale 2.5,
+    # one shared expert); weights under the published names
+    # (language_model.model.layers.*: post_save undoes save_pretrained's
+    # blocks); tied at the top level; a one-layer vision tower and projector
+    # (not read) ----
+    dict(
+        name="kimi_k25",
+        model_cls="Kimi_K25ForConditionalGeneration",
+        config_cls="Kimi_K25Config",
+        config=dict(
+            text_config=dict(
+                TINY_NO_HEAD_DIM,
+                model_type="deepseek_v3",
+                intermediate_size=32,
+                num_hidden_layers=2,
+                num_key_value_heads=4,
+                hidden_act="silu",
+                rms_norm_eps=1e-6,
+                tie_word_embeddings=True,
+                q_lora_rank=32,
+                kv_lora_rank=16,
+                qk_nope_head_dim=8,
+                qk_rope_head_dim=4,
+                v_head_dim=12,
+                n_routed_experts=4,
+                num_experts_per_tok=2,
+                n_group=2,
+                topk_group=1,
+                routed_scaling_factor=2.5,
+                norm_topk_prob=True,
+                n_shared_experts=1,
+                moe_intermediate_size=16,
+                first_k_dense_replace=1,
+                rope_interleave=True,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            ),
+            vision_config=dict(patch_size=2, pos_emb_height=4, pos_emb_width=4, pos_emb_time=1,
+                               num_attention_heads=2, num_hidden_layers=1, hidden_size=16, intermediate_size=16),
+            projection_hidden_size=16,
+            tie_word_embeddings=True,
+        ),
+        seed=7741,
+        prompt_seed=3741,
+        post_save=_kimi_k25_published_names,
+        extra_params={"pos_emb.position_embeddings": (0.0, 0.2)},  # the vision tower's (not read)
+        score_bias_std=0.1,
         spec_check=False,
         stored_dtype="bfloat16",  # the tracked tree's limit
         moe=True,
