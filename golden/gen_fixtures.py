@@ -3791,7 +3791,7 @@ FIXTURES = [
     ),
     # ---- qwen3_vl_moe (issues 30, 32): Qwen3VLMoeForConditionalGeneration's
     # text model: Qwen3-MoE attention under interleaved M-RoPE; layer 0 dense
-    # (mlp_only_layers), layer 1 MoE: 4 stacked experts top 2, always
+    # (mlp_only_layers), layer 1 MoE: 4 stacked experts (width 8) top 2, always
     # renormalised (Qwen3VLMoeTextTopKRouter); a one-block vision tower (not
     # read) ----
     dict(
@@ -3805,7 +3805,7 @@ FIXTURES = [
                 rms_norm_eps=1e-6,
                 num_experts=4,
                 num_experts_per_tok=2,
-                moe_intermediate_size=16,
+                moe_intermediate_size=8,
                 decoder_sparse_step=1,
                 mlp_only_layers=[0],
                 rope_parameters=dict(rope_type="default", rope_theta=10000.0, mrope_section=[2, 3, 3],
@@ -3816,7 +3816,7 @@ FIXTURES = [
                                spatial_merge_size=2, deepstack_visual_indexes=[]),
             tie_word_embeddings=True,
         ),
-        seed=7731,
+        seed=7732,
         prompt_seed=3731,
         post_save=_qwen3_vl_moe_published_experts,
         spec_check=False,
@@ -3838,7 +3838,7 @@ FIXTURES = [
             text_config=dict(
                 TINY_NO_HEAD_DIM,
                 model_type="deepseek_v3",
-                intermediate_size=32,
+                intermediate_size=16,
                 num_hidden_layers=2,
                 num_key_value_heads=4,
                 hidden_act="silu",
@@ -3856,7 +3856,7 @@ FIXTURES = [
                 routed_scaling_factor=2.5,
                 norm_topk_prob=True,
                 n_shared_experts=1,
-                moe_intermediate_size=16,
+                moe_intermediate_size=8,
                 first_k_dense_replace=1,
                 rope_interleave=True,
                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
