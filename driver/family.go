@@ -193,7 +193,10 @@ type resolution struct {
 // model_type, and returns it with its evaluated config. raw is a decoded
 // config.json (dsl.DecodeConfig), or a GGUF file's metadata read as one;
 // source names it in errors. A match clause `in KEY scope PATH` binds the
-// config block to raw's KEY object (a multimodal wrapper's text_config).
+// config block to raw's KEY object (a multimodal wrapper's text_config);
+// a config without KEY (null or absent) is read at its top level, as
+// Qwen2VLConfig reads the flat configs Qwen2-VL and Qwen2.5-VL are
+// published with (the weights' scope still applies).
 // Errors: no model_type, no family matches (the message lists the
 // supported model types), KEY is not an object, or the config fails the
 // family's config block.
@@ -214,7 +217,7 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (resolutio
 		}
 		bound, key, scope := raw, "", ""
 		var nested map[string]any
-		if key, scope = dsl.Nesting(f.File, mt); key != "" {
+		if key, scope = dsl.Nesting(f.File, mt); key != "" && raw[key] != nil {
 			var ok bool
 			if nested, ok = raw[key].(map[string]any); !ok {
 				return resolution{}, fmt.Errorf("%s: %s must be an object (family %s reads model_type %q's text model from it), got %v", source, key, f.Name, mt, raw[key])

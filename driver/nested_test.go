@@ -131,3 +131,50 @@ func renameSafetensors(t *testing.T, src, dst, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPlanFlatWrapper: Qwen2-VL and Qwen2.5-VL are published with flat
+// configs (the text model's fields at the top level beside vision_config,
+// rope_scaling {"type": "mrope"}), which Qwen2VLConfig reads as its text
+// config; archc reads a wrapper config without text_config at its top
+// level, and the module is the nested fixture's, byte for byte.
+func TestPlanFlatWrapper(t *testing.T) {
+	for _, fixture := range []string{"qwen2_vl", "qwen2_5_vl"} {
+		t.Run(fixture, func(t *testing.T) {
+			src := testmodels.Fixture(fixture)
+			nested, err := NewPlan(src, PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cfg map[string]any
+			data, err := os.ReadFile(filepath.Join(src, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(data, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			tc := cfg["text_config"].(map[string]any)
+			delete(cfg, "text_config")
+			for k, v := range tc {
+				if k != "model_type" {
+					cfg[k] = v
+				}
+			}
+			dir := t.TempDir()
+			writeJSON(t, filepath.Join(dir, "config.json"), cfg)
+			if err := os.Symlink(filepath.Join(src, "model.safetensors"), filepath.Join(dir, "model.safetensors")); err != nil {
+				t.Fatal(err)
+			}
+			flat, err := NewPlan(dir, PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if flat.Family.Name != "qwen2_vl" || flat.Nested != nil {
+				t.Fatalf("family %s, nested %v; want qwen2_vl read at the top level", flat.Family.Name, flat.Nested != nil)
+			}
+			if !bytes.Equal(flat.MLIR, nested.MLIR) {
+				t.Errorf("the flat %s config's module differs from the nested one's", fixture)
+			}
+		})
+	}
+}

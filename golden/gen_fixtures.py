@@ -341,6 +341,52 @@ def _long_as_short(cfg):
     cfg.rope_parameters["long_factor"] = list(cfg.rope_parameters["short_factor"])
 
 
+def _qwen2_vl_published_rope(out, gen):
+    """text_config's RoPE as the published Qwen2.5-VL configs spell it:
+    rope_scaling {"type": "mrope", "mrope_section": ...} and rope_theta
+    (Qwen2VLTextConfig.convert_rope_params_to_dict reads "mrope" as the
+    default RoPE)."""
+    path = os.path.join(out, "config.json")
+    with open(path) as f:
+        cfg = json.load(f)
+    tc = cfg["text_config"]
+    rp = tc.pop("rope_parameters")
+    tc["rope_theta"] = rp["rope_theta"]
+    tc["rope_scaling"] = {"type": "mrope", "mrope_section": rp["mrope_section"]}
+    with open(path, "w") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+
+
+def _qwen3_vl_moe_published_experts(out, gen):
+    """The stacked experts as the published Qwen3-VL-MoE checkpoints store
+    them, gate_up_proj [E, hidden, 2I] and down_proj [E, I, hidden]:
+    transformers transposes them on load (conversion_mapping's
+    Transpose(1, 2, check_dims=True), which takes either layout) and
+    save_pretrained writes its own [E, 2I, hidden] / [E, hidden, I]."""
+    from safetensors.torch import save_file
+    path = os.path.join(out, "model.safetensors")
+    state = dict(load_file(path))
+    for k in list(state):
+        if k.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+            state[k] = state[k].transpose(1, 2).contiguous()
+    save_file(state, path, metadata={"format": "pt"})
+
+
+def _kimi_k25_published_names(out, gen):
+    """The text model's tensors as the published Kimi K2.5 checkpoints name
+    them, language_model.model.layers.N.*: save_pretrained reverses
+    conversion_mapping's kimi_k25 rename blocks -> layers (meant for the
+    vision tower) on every name and writes language_model.model.blocks.N.*,
+    which transformers reads back either way."""
+    from safetensors.torch import save_file
+    path = os.path.join(out, "model.safetensors")
+    state = dict(load_file(path))
+    prefix = "language_model.model.blocks."
+    state = {("language_model.model.layers." + k[len(prefix):] if k.startswith(prefix) else k): v
+             for k, v in state.items()}
+    save_file(state, path, metadata={"format": "pt"})
+
+
 def _exaone_checkpoint(out, gen):
     """config.json as LG publishes EXAONE 3.x: num_layers,
     layer_norm_epsilon, activation_function (transformers' attribute_map
@@ -4096,6 +4142,176 @@ FIXTURES = [
         extra_params={"token_embeddings.weight": (0.0, 0.3)},  # tied: small embeddings, or greedy repeats the input token
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
+    ),
+    # ---- qwen2_vl (issues 30, 32): Qwen2VLForConditionalGeneration's text
+    # model: Qwen2's decoder (q/k/v biases) under M-RoPE (mrope_section
+    # [2, 3, 3] over head_dim 16's 8 frequencies), which for text-only input
+    # is plain RoPE; config under text_config, weights under
+    # model.language_model, tied at the top level; a one-block vision tower
+    # (not read) ----
+    dict(
+        name="qwen2_vl",
+        model_cls="Qwen2VLForConditionalGeneration",
+        config_cls="Qwen2VLConfig",
+        config=dict(
+            text_config=dict(
+                TINY_NO_HEAD_DIM,
+                intermediate_size=32,
+                rms_norm_eps=1e-6,
+                rope_parameters=dict(rope_type="default", rope_theta=10000.0, mrope_section=[2, 3, 3]),
+            ),
+            vision_config=dict(depth=1, embed_dim=16, hidden_size=64, num_heads=2, mlp_ratio=1, patch_size=2,
+                               temporal_patch_size=1, spatial_merge_size=2),
+            tie_word_embeddings=True,
+        ),
+        seed=7701,
+        prompt_seed=3701,
+        spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+    ),
+    # ---- qwen2_5_vl (issues 30, 32): Qwen2_5_VLForConditionalGeneration's
+    # text model (the same Qwen2VLTextModel) with the published configs' RoPE
+    # spelling (rope_scaling type "mrope", post_save) and sliding window 8 on
+    # layer 1 (max_window_layers 1; prompts 12, 29); a one-block vision
+    # tower (not read) ----
+    dict(
+        name="qwen2_5_vl",
+        model_cls="Qwen2_5_VLForConditionalGeneration",
+        config_cls="Qwen2_5_VLConfig",
+        config=dict(
+            text_config=dict(
+                TINY_NO_HEAD_DIM,
+                intermediate_size=32,
+                rms_norm_eps=1e-6,
+                use_sliding_window=True,
+                sliding_window=8,
+                max_window_layers=1,
+                rope_parameters=dict(rope_type="default", rope_theta=10000.0, mrope_section=[4, 2, 2]),
+            ),
+            vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=64,
+                               patch_size=2, temporal_patch_size=1, spatial_merge_size=2, window_size=4,
+                               fullatt_block_indexes=[0]),
+            tie_word_embeddings=True,
+        ),
+        seed=7711,
+        prompt_seed=3711,
+        prompt_lengths=WINDOW_PROMPT_LENGTHS,
+        post_save=_qwen2_vl_published_rope,
+        switches=[("window_matters", "use_sliding_window=False", _in_text_config(_set(layer_types=["full_attention", "full_attention"])))],
+        spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+    ),
+    # ---- qwen3_vl (issues 30, 32): Qwen3VLForConditionalGeneration's text
+    # model: Qwen3's decoder (per-head q/k RMSNorm) under interleaved M-RoPE
+    # (mrope_section [2, 3, 3]), plain RoPE for text; no deepstack layers in
+    # the one-block vision tower (not read) ----
+    dict(
+        name="qwen3_vl",
+        model_cls="Qwen3VLForConditionalGeneration",
+        config_cls="Qwen3VLConfig",
+        config=dict(
+            text_config=dict(
+                TINY,
+                intermediate_size=32,
+                rms_norm_eps=1e-6,
+                rope_parameters=dict(rope_type="default", rope_theta=10000.0, mrope_section=[2, 3, 3],
+                                     mrope_interleaved=True),
+            ),
+            vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=64,
+                               num_position_embeddings=16, patch_size=2, temporal_patch_size=1,
+                               spatial_merge_size=2, deepstack_visual_indexes=[]),
+            tie_word_embeddings=True,
+        ),
+        seed=7721,
+        prompt_seed=3721,
+        spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+    ),
+    # ---- qwen3_vl_moe (issues 30, 32): Qwen3VLMoeForConditionalGeneration's
+    # text model: Qwen3-MoE attention under interleaved M-RoPE; layer 0 dense
+    # (mlp_only_layers), layer 1 MoE: 4 stacked experts (width 8) top 2, always
+    # renormalised (Qwen3VLMoeTextTopKRouter); a one-block vision tower (not
+    # read) ----
+    dict(
+        name="qwen3_vl_moe",
+        model_cls="Qwen3VLMoeForConditionalGeneration",
+        config_cls="Qwen3VLMoeConfig",
+        config=dict(
+            text_config=dict(
+                TINY,
+                intermediate_size=32,
+                rms_norm_eps=1e-6,
+                num_experts=4,
+                num_experts_per_tok=2,
+                moe_intermediate_size=8,
+                decoder_sparse_step=1,
+                mlp_only_layers=[0],
+                rope_parameters=dict(rope_type="default", rope_theta=10000.0, mrope_section=[2, 3, 3],
+                                     mrope_interleaved=True),
+            ),
+            vision_config=dict(depth=1, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=64,
+                               num_position_embeddings=16, patch_size=2, temporal_patch_size=1,
+                               spatial_merge_size=2, deepstack_visual_indexes=[]),
+            tie_word_embeddings=True,
+        ),
+        seed=7732,
+        prompt_seed=3731,
+        post_save=_qwen3_vl_moe_published_experts,
+        spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        moe=True,
+    ),
+    # ---- kimi_k25 (issue 30): Kimi_K25ForConditionalGeneration's text model,
+    # DeepSeek-V3 under text_config (MLA with the q LoRA, interleaved RoPE;
+    # [dense, moe]: 4 experts in 2 groups, best 1 group, top 2, scale 2.5,
+    # one shared expert); weights under the published names
+    # (language_model.model.layers.*: post_save undoes save_pretrained's
+    # blocks); tied at the top level; a one-layer vision tower and projector
+    # (not read) ----
+    dict(
+        name="kimi_k25",
+        model_cls="Kimi_K25ForConditionalGeneration",
+        config_cls="Kimi_K25Config",
+        config=dict(
+            text_config=dict(
+                TINY_NO_HEAD_DIM,
+                model_type="deepseek_v3",
+                intermediate_size=16,
+                num_hidden_layers=2,
+                num_key_value_heads=4,
+                hidden_act="silu",
+                rms_norm_eps=1e-6,
+                tie_word_embeddings=True,
+                q_lora_rank=32,
+                kv_lora_rank=16,
+                qk_nope_head_dim=8,
+                qk_rope_head_dim=4,
+                v_head_dim=12,
+                n_routed_experts=4,
+                num_experts_per_tok=2,
+                n_group=2,
+                topk_group=1,
+                routed_scaling_factor=2.5,
+                norm_topk_prob=True,
+                n_shared_experts=1,
+                moe_intermediate_size=8,
+                first_k_dense_replace=1,
+                rope_interleave=True,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+            ),
+            vision_config=dict(patch_size=2, pos_emb_height=4, pos_emb_width=4, pos_emb_time=1,
+                               num_attention_heads=2, num_hidden_layers=1, hidden_size=16, intermediate_size=16),
+            projection_hidden_size=16,
+            tie_word_embeddings=True,
+        ),
+        seed=7741,
+        prompt_seed=3741,
+        post_save=_kimi_k25_published_names,
+        extra_params={"pos_emb.position_embeddings": (0.0, 0.2)},  # the vision tower's (not read)
+        score_bias_std=0.1,
+        spec_check=False,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        moe=True,
     ),
 ]
 # What every entry has unless it says otherwise.

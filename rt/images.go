@@ -43,7 +43,7 @@ type Images struct {
 // an image that does not decode or preprocess, or a worker failure.
 func (m *Model) EncodeImages(ctx context.Context, proc *vision.Processor, images [][]byte, lim vision.Limits) (*Images, error) {
 	if len(m.Program.Encoders) == 0 {
-		return nil, fmt.Errorf("model %s reads text only (its family %s declares no image encoder): send no images", m.Program.Dir, m.Program.Family)
+		return nil, fmt.Errorf("model %s reads text only (its family %s declares no image encoder: images for it are not supported): send no images", m.Program.Dir, m.Program.Family)
 	}
 	enc := m.Program.Encoders[0]
 	out := &Images{Encoded: &Encoded{Rows: make([][]float32, len(m.Program.Encoders))}}

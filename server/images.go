@@ -130,7 +130,7 @@ func imageURL(v any, field string) (string, error) {
 // cannot be read — each a 400 naming the field.
 func (s *Server) loadImages(ctx context.Context, m *rt.Model, refs []imageRef) ([][]byte, error) {
 	if s.cfg.Images.Processor == nil || len(m.Program.Encoders) == 0 {
-		why := "it reads text only"
+		why := "it reads text only (its family " + m.Program.Family + " declares no image encoder: images for it are not supported)"
 		if len(m.Program.Encoders) > 0 {
 			why = "its folder has no processor_config.json (the image processor's settings)"
 		}

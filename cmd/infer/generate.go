@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/archc/archc/driver"
 	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
@@ -184,6 +185,8 @@ func (c *generateCmd) Run(ctx context.Context) error {
 			if proc, err = mmprojProcessor(c.MMProj); err != nil {
 				return fmt.Errorf("--image: %w", err)
 			}
+		} else if err = textOnly(c.Model, c.Arch); err != nil {
+			return err
 		} else if proc, err = vision.LoadProcessor(c.Model); err != nil {
 			return fmt.Errorf("--image: %w (a vision-language model folder holds its processor's config)", err)
 		}
@@ -488,4 +491,22 @@ func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, proc *vision
 		return nil, nil, 0, fmt.Errorf("--image: %w", err)
 	}
 	return ids, im.Encoded, im.Tiles, nil
+}
+
+// textOnly refuses --image for a model whose family declares no image
+// encoder, naming the model and the family, before the processor and the
+// compile: a text model, or a vision-language checkpoint (a vision_config
+// in config.json) whose text model archc runs but not yet its images
+// (qwen2_vl, qwen3_vl, ...). A model whose graph does not build is left
+// to the compile's error.
+func textOnly(model, arch string) error {
+	p, err := driver.NewGraph(model, driver.PlanOptions{Arch: arch})
+	if err != nil || len(p.Graph.Encoders) > 0 {
+		return nil
+	}
+	why := "it is a text model"
+	if p.Raw["vision_config"] != nil {
+		why = "archc runs its text model only: images for family " + p.Family.Name + " are not supported yet"
+	}
+	return fmt.Errorf("--image: model %s (family %s) reads text only (%s); send no --image", model, p.Family.Name, why)
 }
