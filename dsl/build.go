@@ -237,21 +237,26 @@ func (s *scope) mtp(m *MTP) error {
 	if hidden == nil {
 		return errorf(m.Pos, "the mtp module never reads the decoder's hidden state (x after the layer loop)")
 	}
-	var next *ir.Node
-	if nv, ok := s.locals["mtp_hidden"]; ok {
-		n, isNode := nv.(*ir.Node)
-		if !isNode || n.ID < start || n.Type.DType != ir.F32 || n.Type.String() != hidden.Type.String() {
-			return errorf(m.Pos, "mtp_hidden, the module's output hidden state, must be a tensor like the decoder's hidden state (%s), computed in the module", hidden.Type)
+	// A state-like binding of the body: computed in the module, shaped as
+	// the decoder's hidden state; nil when the body does not bind it.
+	stateLike := func(name, what string) (*ir.Node, error) {
+		v, ok := s.locals[name]
+		if !ok {
+			return nil, nil
 		}
-		next = n
+		n, isNode := v.(*ir.Node)
+		if !isNode || n.ID < start || n.Type.DType != ir.F32 || n.Type.String() != hidden.Type.String() {
+			return nil, errorf(m.Pos, "%s, %s, must be a tensor like the decoder's hidden state (%s), computed in the module", name, what, hidden.Type)
+		}
+		return n, nil
 	}
-	var state *ir.Node
-	if sv, ok := s.locals["mtp_state"]; ok {
-		n, isNode := sv.(*ir.Node)
-		if !isNode || n.ID < start || n.Type.DType != ir.F32 || n.Type.String() != hidden.Type.String() {
-			return errorf(m.Pos, "mtp_state, the target's hidden state as the module reads it, must be a tensor like the decoder's hidden state (%s), computed in the module", hidden.Type)
-		}
-		state = n
+	next, err := stateLike("mtp_hidden", "the module's output hidden state")
+	if err != nil {
+		return err
+	}
+	state, err := stateLike("mtp_state", "the target's hidden state as the module reads it")
+	if err != nil {
+		return err
 	}
 	g.MTP = &ir.MTP{Start: start, Hidden: hidden, Logits: out, Next: next, State: state, Layer: int(idx), Sites: sites, Weights: append([]ir.Weight(nil), g.Weights[nw:]...)}
 	return nil
