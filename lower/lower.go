@@ -114,7 +114,7 @@ type Options struct {
 	// With any, the module exports abi.SnapshotStateName (copy.go). 0:
 	// none; a model without such state ignores it.
 	StateSnapshots int64
-	Slots  int64 // sequences with a KV cache; >= every decode batch
+	Slots          int64 // sequences with a KV cache; >= every decode batch
 	// WeightDTypes gives each checkpoint tensor's storage format: a float
 	// dtype ("f32", "f16", "bf16") or a GGUF block format ("q8_0", "q4_0",
 	// "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"; see storage.go and
