@@ -28,7 +28,10 @@ import (
 	"github.com/archc/archc/rt/engine"
 )
 
-// stateFixtures are the fixtures whose graph has a window or recurrent state.
+// stateFixtures are the fixtures whose graph has a window or recurrent
+// state and whose execution module is two-slot (batchedFixture: a cover of
+// every state-reading primitive variant and fixed row kind, or every one
+// under -batched-all or -fixture).
 func stateFixtures(t *testing.T) []string {
 	var out []string
 	for _, dir := range fixtures(t) {
@@ -36,7 +39,7 @@ func stateFixtures(t *testing.T) []string {
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
-		if lower.HasFixedState(p.Graph) {
+		if lower.HasFixedState(p.Graph) && batchedFixture(t, dir) {
 			out = append(out, dir)
 		}
 	}
