@@ -522,6 +522,10 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   unstack         (mlx-lm's stacked experts module, the published one):
 #                   the checkpoint holds the experts mlx-lm stacks at load
 #                   one by one ("switch_mlp", "experts": experts.{e}.*)
+#   rename          (mlx_module only) (regex, replacement) pairs turning
+#                   mlx-lm's parameter names into the published ones where
+#                   its sanitize renames at load (Ling's mlp.gate.weight is
+#                   mlx-lm's mlp.gate.gate_proj.weight)
 # The keys an entry may leave out (the values nearly every fixture uses).
 FIXTURE_DEFAULTS = dict(weight_std=0.2, norm_std=0.1, bias_std=0.1, check_rope_scaling=False)
 
@@ -4140,6 +4144,136 @@ FIXTURES = [
         prompt_seed=3751,
         weight_std=0.5,
         extra_params={"token_embeddings.weight": (0.0, 0.3)},  # tied: small embeddings, or greedy repeats the input token
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- bailing_moe (issue 30; Ling-lite, remote code: the oracle is
+    # mlx-lm's bailing_moe.py): fused query_key_value (GQA 4 on 2), full
+    # RoPE, MoE on both layers (first_k_dense_replace 0, as Ling-lite and
+    # llama.cpp's bailingmoe): softmax over 8 experts, top 3 renormalised,
+    # plus 2 shared experts' width of one MLP; config.json as
+    # inclusionAI/Ling-lite-1.5 publishes it ----
+    dict(
+        name="bailing_moe",
+        mlx_module="bailing_moe",
+        unstack=("switch_mlp", "experts"),
+        rename=[(r"\.mlp\.gate\.gate_proj\.", ".mlp.gate.")],
+        config={
+            "architectures": ["BailingMoeForCausalLM"],
+            "attention_dropout": 0.0,
+            "auto_map": {
+                "AutoConfig": "configuration_bailing_moe.BailingMoeConfig",
+                "AutoModel": "modeling_bailing_moe.BailingMoeModel",
+                "AutoModelForCausalLM": "modeling_bailing_moe.BailingMoeForCausalLM",
+            },
+            "embedding_dropout": 0.0,
+            "eos_token_id": 2,
+            "first_k_dense_replace": 0,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "initializer_range": 0.006,
+            "intermediate_size": 96,
+            "max_position_embeddings": 32768,
+            "model_type": "bailing_moe",
+            "moe_intermediate_size": 12,
+            "norm_head": False,
+            "norm_softmax": False,
+            "norm_topk_prob": True,
+            "num_attention_heads": 4,
+            "num_experts": 8,
+            "num_experts_per_tok": 3,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "num_shared_experts": 2,
+            "output_dropout": 0.0,
+            "output_router_logits": False,
+            "pad_token_id": 2,
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 600000,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.40.0",
+            "use_bias": False,
+            "use_cache": True,
+            "use_qkv_bias": False,
+            "vocab_size": 256,
+        },
+        seed=7761,
+        prompt_seed=3761,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- bailing_moe_v2 (issue 30; Ling 2.0, BailingMoeV2ForCausalLM, same
+    # model_type bailing_moe: the oracle is mlx-lm's bailing_moe.py again):
+    # per-head q/k RMSNorm, q/k/v bias, half RoPE (partial_rotary_factor
+    # 0.5), layer 0 dense, layer 1 MoE: sigmoid scores, top 3 chosen by
+    # score + expert_bias within the 2 best of 4 groups, renormalised, times
+    # 2.5, plus one shared MLP of moe_shared_expert_intermediate_size; config.json in
+    # inclusionAI/Ling-mini-2.0's layout (no MTP layers) ----
+    dict(
+        name="bailing_moe_v2",
+        mlx_module="bailing_moe",
+        unstack=("switch_mlp", "experts"),
+        rename=[(r"\.mlp\.gate\.gate_proj\.", ".mlp.gate.")],
+        config={
+            "architectures": ["BailingMoeV2ForCausalLM"],
+            "attention_dropout": 0.0,
+            "auto_map": {
+                "AutoConfig": "configuration_bailing_moe_v2.BailingMoeV2Config",
+                "AutoModel": "modeling_bailing_moe_v2.BailingMoeV2Model",
+                "AutoModelForCausalLM": "modeling_bailing_moe_v2.BailingMoeV2ForCausalLM",
+            },
+            "embedding_dropout": 0.0,
+            "eos_token_id": 2,
+            "first_k_dense_replace": 1,
+            "head_dim": 12,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "initializer_range": 0.02,
+            "intermediate_size": 96,
+            "max_position_embeddings": 32768,
+            "model_type": "bailing_moe",
+            "moe_intermediate_size": 12,
+            "moe_router_enable_expert_bias": True,
+            "moe_shared_expert_intermediate_size": 16,
+            "n_group": 4,
+            "norm_head": False,
+            "norm_topk_prob": True,
+            "num_attention_heads": 4,
+            "num_experts": 8,
+            "num_experts_per_tok": 3,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "num_nextn_predict_layers": 0,
+            "num_shared_experts": 1,
+            "output_dropout": 0.0,
+            "pad_token_id": 2,
+            "partial_rotary_factor": 0.5,
+            "rms_norm_eps": 1e-06,
+            "rope_scaling": None,
+            "rope_theta": 10000,
+            "routed_scaling_factor": 2.5,
+            "router_dtype": "fp32",
+            "score_function": "sigmoid",
+            "tie_word_embeddings": False,
+            "topk_group": 2,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.52.3",
+            "use_bias": False,
+            "use_cache": True,
+            "use_qk_norm": True,
+            "use_qkv_bias": True,
+            "use_rmsnorm": True,
+            "vocab_size": 256,
+        },
+        seed=7771,
+        prompt_seed=3771,
+        extra_params={"gate.expert_bias": (0.0, 0.1)},
+        switches=[
+            ("groups_matter", "n_group=1", {"n_group": 1}),
+        ],
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
