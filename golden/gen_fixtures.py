@@ -4175,7 +4175,7 @@ FIXTURES = [
             "intermediate_size": 96,
             "max_position_embeddings": 32768,
             "model_type": "bailing_moe",
-            "moe_intermediate_size": 12,
+            "moe_intermediate_size": 16,  # the shared MLP 2 x 16 = 32 wide: a Q8_0 row in the twin
             "norm_head": False,
             "norm_softmax": False,
             "norm_topk_prob": True,
