@@ -4277,6 +4277,48 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- Klear (issue 30; Kwai's Klear-46B-A2.5B, remote code: the oracle
+    # is mlx-lm's Klear.py): q/k/v/o biases, per-head q/k RMSNorm, layer 0
+    # dense (mlp_only_layers [0]), layer 1 MoE: sigmoid scores, top 3 of 8
+    # chosen by score + expert_bias, renormalised; the experts and a shared
+    # MLP of 2 x 16 mixed by softmax(coefficient(h)); the fields mlx-lm's
+    # ModelArgs reads ----
+    dict(
+        name="Klear",
+        mlx_module="Klear",
+        unstack=("experts", "experts"),
+        config={
+            "architectures": ["KlearForCausalLM"],
+            "attention_bias": True,
+            "decoder_sparse_step": 1,
+            "eos_token_id": 2,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "intermediate_size": 96,
+            "max_position_embeddings": 65536,
+            "mlp_only_layers": [0],
+            "model_type": "Klear",
+            "moe_intermediate_size": 16,
+            "n_shared_experts": 2,
+            "norm_topk_prob": True,
+            "num_attention_heads": 4,
+            "num_experts": 8,
+            "num_experts_per_tok": 3,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 10000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 256,
+        },
+        seed=7782,
+        prompt_seed=3781,
+        extra_params={"mlp.expert_bias": (0.0, 0.1)},
+        switches=[("norm_topk_prob_matters", "norm_topk_prob=false", {"norm_topk_prob": False})],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
     # ---- qwen2_vl (issues 30, 32): Qwen2VLForConditionalGeneration's text
     # model: Qwen2's decoder (q/k/v biases) under M-RoPE (mrope_section
     # [2, 3, 3] over head_dim 16's 8 frequencies), which for text-only input
