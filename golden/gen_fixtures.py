@@ -525,6 +525,10 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   unstack         (mlx-lm's stacked experts module, the published one):
 #                   the checkpoint holds the experts mlx-lm stacks at load
 #                   one by one ("switch_mlp", "experts": experts.{e}.*)
+#   rename          (mlx_module only) (regex, replacement) pairs turning
+#                   mlx-lm's parameter names into the published ones where
+#                   its sanitize renames at load (Ling's mlp.gate.weight is
+#                   mlx-lm's mlp.gate.gate_proj.weight)
 # The keys an entry may leave out (the values nearly every fixture uses).
 FIXTURE_DEFAULTS = dict(weight_std=0.2, norm_std=0.1, bias_std=0.1, check_rope_scaling=False)
 

@@ -129,7 +129,9 @@ def oracle_name(module):
 def hf_tensors(spec, config):
     """{published name: shape} from mlx-lm's model on config: its
     parameters, with each stacked expert tensor (spec["unstack"]: mlx-lm's
-    module name, the published one) split back per expert."""
+    module name, the published one) split back per expert, and each name
+    spec["rename"] rewrites ((regex, replacement) pairs: a parameter that
+    mlx-lm's sanitize renames at load, under its published name)."""
     model_cls, args_cls = module_classes(spec["mlx_module"])(config)
     model = model_cls(args_cls.from_dict(config))
     stacked, per_expert = spec.get("unstack", (None, None))
@@ -140,6 +142,8 @@ def hf_tensors(spec, config):
             for e in range(p.shape[0]):
                 shapes[f"{m.group(1)}.{per_expert}.{e}.{m.group(2)}.weight"] = tuple(p.shape[1:])
         else:
+            for pattern, published in spec.get("rename", ()):
+                name = re.sub(pattern, published, name)
             shapes[name] = tuple(p.shape)
     return shapes
 
