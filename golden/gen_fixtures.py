@@ -519,6 +519,9 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   overrides
 #   generation_config  with mlx_module: generation_config.json as published
 #                   (where a checkpoint keeps its eos_token_id: Qwen)
+#   published_shapes  with mlx_module: {name suffix: shape} for tensors the
+#                   checkpoint publishes in another shape than mlx-lm's
+#                   model holds (its sanitize reshapes them: rwkv7's k_k)
 #   unstack         (mlx-lm's stacked experts module, the published one):
 #                   the checkpoint holds the experts mlx-lm stacks at load
 #                   one by one ("switch_mlp", "experts": experts.{e}.*)
@@ -4140,6 +4143,52 @@ FIXTURES = [
         prompt_seed=3751,
         weight_std=0.5,
         extra_params={"token_embeddings.weight": (0.0, 0.3)},  # tied: small embeddings, or greedy repeats the input token
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
+    # ---- rwkv7 (issue 30; RWKV-7 "Goose", fla remote code: the oracle is
+    # mlx-lm's rwkv7.py): 2 layers of time mixing (token shift, LoRA w/a/v/g,
+    # the wkv7 recurrence, per-head group norm, layer 0's values mixed into
+    # layer 1's) and relu² channel mixing, 4 heads of 16; config.json in
+    # fla-hub/rwkv7's layout, k_k, k_a and g_norm stored flat as published
+    # (mlx-lm's sanitize reshapes them per head) ----
+    dict(
+        name="rwkv7",
+        mlx_module="rwkv7",
+        config={
+            "a_low_rank_dim": 8,
+            "architectures": ["RWKV7ForCausalLM"],
+            "attn": None,
+            "attn_mode": "chunk",
+            "bos_token_id": 1,
+            "decay_low_rank_dim": 8,
+            "eos_token_id": 2,
+            "fuse_norm": False,
+            "gate_low_rank_dim": 16,
+            "head_dim": 16,
+            "hidden_act": "sqrelu",
+            "hidden_size": 64,
+            "intermediate_size": 96,
+            "model_type": "rwkv7",
+            "norm_bias": True,
+            "norm_eps": 1e-05,
+            "norm_first": True,
+            "num_hidden_layers": 2,
+            "tie_word_embeddings": False,
+            "torch_dtype": "float32",
+            "use_cache": True,
+            "v_low_rank_dim": 8,
+            "vocab_size": 256,
+        },
+        seed=7761,
+        prompt_seed=3761,
+        weight_std=0.3,
+        published_shapes={"attn.k_k": (64,), "attn.k_a": (64,), "attn.g_norm.weight": (64,), "attn.g_norm.bias": (64,)},
+        extra_params={
+            "attn.x_r": (0.5, 0.3), "attn.x_w": (0.5, 0.3), "attn.x_k": (0.5, 0.3), "attn.x_v": (0.5, 0.3),
+            "attn.x_a": (0.5, 0.3), "attn.x_g": (0.5, 0.3), "ffn.x_k": (0.5, 0.3),
+            "attn.k_k": (0.8, 0.2), "attn.k_a": (1.0, 0.2), "attn.r_k": (0.0, 0.5),
+        },
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
