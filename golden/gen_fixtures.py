@@ -4146,6 +4146,56 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- plamo2 (issue 30; PLaMo 2, remote code: the oracle is mlx-lm's
+    # plamo2.py): layer 0 Mamba-2 (4 heads of 16, state 16, conv 4, one
+    # group, chunk 8), layer 1 attention (4 query, 2 kv heads of 16, q/k
+    # per-head gains, window 2048 > the prompts: mlx-lm does not window);
+    # config.json in pfnet/plamo-2-1b's layout, conv1d stored [C, 1, K] as
+    # published (mlx-lm's sanitize moves the axis) ----
+    dict(
+        name="plamo2",
+        mlx_module="plamo2",
+        config={
+            "architectures": ["Plamo2ForCausalLM"],
+            "attention_window_size": 2048,
+            "auto_map": {
+                "AutoConfig": "modeling_plamo.Plamo2Config",
+                "AutoModelForCausalLM": "modeling_plamo.Plamo2ForCausalLM",
+            },
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "full_attention_idx": [],
+            "hidden_size": 64,
+            "hidden_size_per_head": 16,
+            "intermediate_size": 96,
+            "mamba_chunk_size": 8,
+            "mamba_d_conv": 4,
+            "mamba_d_state": 16,
+            "mamba_enabled": True,
+            "mamba_num_heads": 4,
+            "mamba_step": 2,
+            "max_position_embeddings": 2048,
+            "model_type": "plamo2",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-06,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 256,
+        },
+        seed=7773,
+        prompt_seed=3771,
+        weight_std=0.1,
+        published_shapes={"mixer.conv1d.weight": (64, 1, 4)},
+        extra_params={
+            "mixer.dt_bias": (0.0, 0.5), "mixer.A_log": (0.0, 0.5), "mixer.D": (1.0, 0.3),
+            "mixer.dt_norm_weight": (1.0, 0.1), "mixer.B_norm_weight": (1.0, 0.1), "mixer.C_norm_weight": (1.0, 0.1),
+            "mixer.q_weight": (1.0, 0.1), "mixer.k_weight": (1.0, 0.1),
+        },
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
     # ---- rwkv7 (issue 30; RWKV-7 "Goose", fla remote code: the oracle is
     # mlx-lm's rwkv7.py): 2 layers of time mixing (token shift, LoRA w/a/v/g,
     # the wkv7 recurrence, per-head group norm, layer 0's values mixed into
