@@ -522,6 +522,9 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   overrides
 #   generation_config  with mlx_module: generation_config.json as published
 #                   (where a checkpoint keeps its eos_token_id: Qwen)
+#   published_shapes  with mlx_module: {name suffix: shape} for tensors the
+#                   checkpoint publishes in another shape than mlx-lm's
+#                   model holds (its sanitize reshapes them: rwkv7's k_k)
 #   unstack         (mlx-lm's stacked experts module, the published one):
 #                   the checkpoint holds the experts mlx-lm stacks at load
 #                   one by one ("switch_mlp", "experts": experts.{e}.*)

@@ -129,9 +129,12 @@ def oracle_name(module):
 def hf_tensors(spec, config):
     """{published name: shape} from mlx-lm's model on config: its
     parameters, with each stacked expert tensor (spec["unstack"]: mlx-lm's
-    module name, the published one) split back per expert, and each name
+    module name, the published one) split back per expert, each name
     spec["rename"] rewrites ((regex, replacement) pairs: a parameter that
-    mlx-lm's sanitize renames at load, under its published name)."""
+    mlx-lm's sanitize renames at load, under its published name), and the
+    shapes of spec["published_shapes"] ({name suffix: shape}: a tensor
+    published in another shape, which mlx-lm's sanitize reshapes) as
+    published."""
     model_cls, args_cls = module_classes(spec["mlx_module"])(config)
     model = model_cls(args_cls.from_dict(config))
     stacked, per_expert = spec.get("unstack", (None, None))
@@ -145,6 +148,10 @@ def hf_tensors(spec, config):
             for pattern, published in spec.get("rename", ()):
                 name = re.sub(pattern, published, name)
             shapes[name] = tuple(p.shape)
+    for suffix, shape in spec.get("published_shapes", {}).items():  # where the checkpoint's shape differs from mlx-lm's
+        for name in shapes:
+            if name.endswith(suffix):
+                shapes[name] = tuple(shape)
     return shapes
 
 
