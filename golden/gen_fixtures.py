@@ -4143,6 +4143,81 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- nanbeige (issue 30; remote code, the oracle is mlx-lm's
+    # nanbeige.py): a Llama whose 2 layers run num_loops 2 times with shared
+    # weights (4 KV caches), the final norm between passes; GQA 4 on 2,
+    # head_dim 16 over hidden 48, attention and MLP biases (o_proj's too);
+    # config.json in Nanbeige4.2-3B's layout ----
+    dict(
+        name="nanbeige",
+        mlx_module="nanbeige",
+        config={
+            "architectures": ["NanbeigeForCausalLM"],
+            "attention_bias": True,
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "head_dim": 16,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "intermediate_size": 96,
+            "max_position_embeddings": 4096,
+            "mlp_bias": True,
+            "model_type": "nanbeige",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "num_loops": 2,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 70000.0,
+            "skip_loop_final_norm": False,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7765,
+        prompt_seed=3761,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        switches=[
+            ("num_loops", "the second pass of the layer stack", {"num_loops": 1}),
+            ("skip_loop_final_norm", "the final norm between passes", {"skip_loop_final_norm": True}),
+        ],
+        spec_check=False,
+    ),
+    # ---- telechat3 (issue 30; remote code, the oracle is mlx-lm's
+    # telechat3.py): a Llama under model_type telechat3 (biases as
+    # attention_bias and mlp_bias, o_proj's under attention_bias); GQA 4 on
+    # 2, head_dim 16 over hidden 48, untied ----
+    dict(
+        name="telechat3",
+        mlx_module="telechat3",
+        config={
+            "architectures": ["Telechat3ForCausalLM"],
+            "attention_bias": True,
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "head_dim": 16,
+            "hidden_act": "silu",
+            "hidden_size": 48,
+            "intermediate_size": 96,
+            "max_position_embeddings": 8192,
+            "mlp_bias": False,
+            "model_type": "telechat3",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "use_cache": True,
+            "vocab_size": 256,
+        },
+        seed=7771,
+        prompt_seed=3771,
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        spec_check=False,
+    ),
     # ---- qwen2_vl (issues 30, 32): Qwen2VLForConditionalGeneration's text
     # model: Qwen2's decoder (q/k/v biases) under M-RoPE (mrope_section
     # [2, 3, 3] over head_dim 16's 8 frequencies), which for text-only input
