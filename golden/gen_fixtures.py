@@ -4218,6 +4218,47 @@ FIXTURES = [
         stored_dtype="bfloat16",  # the tracked tree's limit
         spec_check=False,
     ),
+    # ---- plamo3 (issue 30; remote code, the oracle is mlx-lm's plamo3.py):
+    # pre/post norms with offsets (w + 1, w + 1/5, w + 1/5^1.5), fused qkv
+    # and gate_up, per-head q/k norms, layer 0 sliding (RoPE base
+    # rope_local_theta), layer 1 global (rope_theta) by
+    # sliding_window_pattern 2; tied. window_size 64 is longer than every
+    # sequence: mlx-lm's prefill mask admits window_size + 1 keys and its
+    # decode (RotatingKVCache) window_size, so its oracle disagrees with
+    # itself past the window (its whole-sequence check fails) ----
+    dict(
+        name="plamo3",
+        mlx_module="plamo3",
+        config={
+            "architectures": ["Plamo3ForCausalLM"],
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "head_dim": 16,
+            "hidden_size": 48,
+            "intermediate_size": 96,
+            "max_position_embeddings": 2048,
+            "model_type": "plamo3",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 2,
+            "num_key_value_heads": 2,
+            "rms_norm_eps": 1e-06,
+            "rope_local_theta": 10000,
+            "rope_theta": 1000000,
+            "sliding_window_pattern": 2,
+            "tie_word_embeddings": True,
+            "torch_dtype": "bfloat16",
+            "vocab_size": 256,
+            "window_size": 64,
+        },
+        seed=7781,
+        prompt_seed=3781,
+        extra_params={"embed_tokens.weight": (0.0, 0.3)},  # tied: small embeddings, or greedy repeats the input token
+        stored_dtype="bfloat16",  # the tracked tree's limit
+        switches=[
+            ("rope_local_theta", "the sliding layers' own RoPE base", {"rope_local_theta": 1000000}),
+        ],
+        spec_check=False,
+    ),
     # ---- qwen2_vl (issues 30, 32): Qwen2VLForConditionalGeneration's text
     # model: Qwen2's decoder (q/k/v biases) under M-RoPE (mrope_section
     # [2, 3, 3] over head_dim 16's 8 frequencies), which for text-only input
