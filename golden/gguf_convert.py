@@ -185,6 +185,7 @@ GGUF_ARCH = {
     "internlm2": "internlm2",  # InternLM2Model: TextModel's keys, wqkv split into q, k, v (INTERNLM2_QKV)
     "deepseek": "deepseek",  # DeepseekModel (DeepSeekMoE v1)
     "xverse": "xverse",  # XverseModel
+    "nanbeige": "nanbeige",  # NanbeigeModel(LlamaModel) + num_loops, skip_loop_final_norm
     "qwen": "qwen",  # QwenModel: TextModel's keys (Qwen's spellings: no rope base, its eps as the LayerNorm eps)
     "openelm": "openelm",  # OpenELMModel: its own keys, per-layer arrays; proj_1 split into ffn_gate, ffn_up
     "bailing_moe": "bailingmoe",  # BailingMoeModel: query_key_value split into q, k (both permuted), v (BAILING_QKV)
@@ -223,12 +224,16 @@ FF_4X = {"gpt2", "gpt_bigcode", "phi"}
 CONV1D = re.compile(r"\.(c_attn|c_proj|c_fc)\.weight$")
 # The families DeepseekV2Model converts (MLA as MQA, kv_b_proj split per head).
 DEEPSEEK2 = {"deepseek_v2", "deepseek_v3"}
+# Architectures newer than the pinned gguf-py (no MODEL_ARCH member): the
+# architecture whose tensor list theirs equals in llama.cpp's constants.py
+# (NANBEIGE's is LLAMA's).
+TENSORS_AS = {"nanbeige": gguf.MODEL_ARCH.LLAMA}
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
 PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba",
               "olmo",  # OlmoModel: LlamaModel's permutation
               "ministral3", "mistral3",  # Ministral3Model (a LlamaModel)
-              "deepseek", "xverse"}  # DeepseekModel.permute, XverseModel._reverse_hf_permute (MHA: llama's)
+              "deepseek", "xverse", "nanbeige"}  # DeepseekModel.permute, XverseModel._reverse_hf_permute (MHA: llama's)
 # BailingMoeModel.modify_tensors: attention.query_key_value [q | k | v],
 # written as attn_q, attn_k (both permuted) and attn_v.
 BAILING_QKV = re.compile(r"\.attention\.query_key_value\.weight$")
@@ -610,6 +615,9 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_rope_dimension_count(cfg["qk_rope_head_dim"])
     if mt in DENSE3:
         write_dense3_metadata(w, cfg, arch_name)
+    if mt == "nanbeige":  # NanbeigeModel.set_gguf_parameters (keys newer than the pinned gguf-py's writer)
+        w.add_uint32(f"{arch_name}.num_loops", max(int(cfg.get("num_loops", 1) or 1), 1))
+        w.add_bool(f"{arch_name}.skip_loop_final_norm", bool(cfg.get("skip_loop_final_norm", False)))
     if mt == "xverse":  # XverseModel.set_gguf_parameters
         w.add_tensor_data_layout("Meta AI original pth")
         w.add_rope_dimension_count(cfg["hidden_size"] // heads)
@@ -1001,7 +1009,7 @@ def to_gguf(cfg, state):
             cfg.setdefault(key, cfg[alias])
     if mt in NEMOTRON_H:  # NemotronHModel: len(layers_block_type) layers
         cfg.setdefault("num_hidden_layers", len(nemotron_h_kinds(cfg)))
-    arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
+    arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}.get(GGUF_ARCH[mt]) or TENSORS_AS[GGUF_ARCH[mt]]
     tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
     llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
     heads = cfg.get("num_attention_heads")
