@@ -844,24 +844,6 @@ def write_mamba_metadata(w, cfg, ftype):
         w.add_ssm_group_count(cfg.get("n_groups") or 1)
         w.add_layer_norm_rms_eps(cfg.get("layer_norm_epsilon") or 1e-5)
     w.add_file_type(ftype)
-    if mt in ("bailing_moe", "bailing_moe_v2"):  # TextModel's groups and gating function, then BailingMoe(V2)Model.set_gguf_parameters
-        if cfg.get("n_group") is not None:
-            w.add_expert_group_count(cfg["n_group"])
-        if cfg.get("topk_group") is not None:
-            w.add_expert_group_used_count(cfg["topk_group"])
-        if cfg.get("score_function") is not None:
-            w.add_expert_gating_func({"softmax": gguf.ExpertGatingFuncType.SOFTMAX, "sigmoid": gguf.ExpertGatingFuncType.SIGMOID}[cfg["score_function"]])
-        rope_dim = head_dim if mt == "bailing_moe" else int(head_dim * cfg.get("partial_rotary_factor", 0.5))
-        w.add_rope_dimension_count(rope_dim)
-        w.add_leading_dense_block_count(cfg["first_k_dense_replace"])
-        w.add_vocab_size(cfg["vocab_size"])
-        if mt == "bailing_moe_v2":
-            w.add_expert_shared_feed_forward_length(cfg.get("moe_shared_expert_intermediate_size", cfg["moe_intermediate_size"] * cfg["num_shared_experts"]))
-        w.add_expert_weights_scale(1.0 if mt == "bailing_moe" else cfg["routed_scaling_factor"])
-        w.add_expert_shared_count(cfg["num_shared_experts"])
-        w.add_expert_weights_norm(cfg["norm_topk_prob"])
-        if mt == "bailing_moe_v2" and cfg.get("num_nextn_predict_layers") is not None:
-            w.add_nextn_predict_layers(cfg["num_nextn_predict_layers"])
     write_special_tokens(w, cfg)
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.
@@ -1410,24 +1392,6 @@ def write_nemotron_h_metadata(w, cfg, ftype):
     w.add_expert_weights_scale(cfg["routed_scaling_factor"])
     if cfg.get("moe_latent_size") is not None:
         w.add_moe_latent_size(cfg["moe_latent_size"])
-    if mt in ("bailing_moe", "bailing_moe_v2"):  # TextModel's groups and gating function, then BailingMoe(V2)Model.set_gguf_parameters
-        if cfg.get("n_group") is not None:
-            w.add_expert_group_count(cfg["n_group"])
-        if cfg.get("topk_group") is not None:
-            w.add_expert_group_used_count(cfg["topk_group"])
-        if cfg.get("score_function") is not None:
-            w.add_expert_gating_func({"softmax": gguf.ExpertGatingFuncType.SOFTMAX, "sigmoid": gguf.ExpertGatingFuncType.SIGMOID}[cfg["score_function"]])
-        rope_dim = head_dim if mt == "bailing_moe" else int(head_dim * cfg.get("partial_rotary_factor", 0.5))
-        w.add_rope_dimension_count(rope_dim)
-        w.add_leading_dense_block_count(cfg["first_k_dense_replace"])
-        w.add_vocab_size(cfg["vocab_size"])
-        if mt == "bailing_moe_v2":
-            w.add_expert_shared_feed_forward_length(cfg.get("moe_shared_expert_intermediate_size", cfg["moe_intermediate_size"] * cfg["num_shared_experts"]))
-        w.add_expert_weights_scale(1.0 if mt == "bailing_moe" else cfg["routed_scaling_factor"])
-        w.add_expert_shared_count(cfg["num_shared_experts"])
-        w.add_expert_weights_norm(cfg["norm_topk_prob"])
-        if mt == "bailing_moe_v2" and cfg.get("num_nextn_predict_layers") is not None:
-            w.add_nextn_predict_layers(cfg["num_nextn_predict_layers"])
     write_special_tokens(w, cfg)
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.

@@ -219,24 +219,7 @@ func TestGenerateImageGGUF(t *testing.T) {
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			dir := filepath.Join("../../golden/testdata/vision", c.fixture)
-			var oracle struct {
-				Cases []struct {
-					Name     string  `json:"name"`
-					InputIDs []int32 `json:"input_ids"`
-					Tokens   []int32 `json:"tokens"`
-				} `json:"cases"`
-			}
-			b, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &oracle); err != nil {
-				t.Fatal(err)
-			}
-			want := oracle.Cases[0] // image_text: the image, then "Can you describe this image?"
-			if want.Name != "image_text" {
-				t.Fatalf("first case %q, want image_text", want.Name)
-			}
+			want := imageTextCase(t, dir)
 			args := append([]string{"generate", "--model", testmodels.GGUFTwin(t, filepath.Join(dir, "model.f32.gguf")), "--chat",
 				"--image", filepath.Join(dir, "images", "rgb_40x60.png"), "--prompt", "Can you describe this image?",
 				"--max-tokens", fmt.Sprint(len(want.Tokens)), "--json", "-q"}, c.args...)
@@ -270,24 +253,7 @@ func TestGenerateImageGGUF(t *testing.T) {
 func TestServeImageGGUF(t *testing.T) {
 	testmodels.NeedIREE(t)
 	dir := "../../golden/testdata/vision/gemma3"
-	var oracle struct {
-		Cases []struct {
-			Name     string  `json:"name"`
-			InputIDs []int32 `json:"input_ids"`
-			Tokens   []int32 `json:"tokens"`
-		} `json:"cases"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &oracle); err != nil {
-		t.Fatal(err)
-	}
-	c := oracle.Cases[0] // image_text: the image, then "Can you describe this image?"
-	if c.Name != "image_text" {
-		t.Fatalf("first case %q, want image_text", c.Name)
-	}
+	c := imageTextCase(t, dir)
 	text, err := rt.LoadText(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -315,4 +281,33 @@ func TestServeImageGGUF(t *testing.T) {
 	if n, _ := usage["prompt_tokens"].(float64); int(n) != len(c.InputIDs) {
 		t.Errorf("usage counts %v prompt tokens, the HF processor's prompt has %d (image tokens included)", usage["prompt_tokens"], len(c.InputIDs))
 	}
+}
+
+// visionCase is one case of a vision fixture's oracle.json: the HF
+// processor's prompt ids and the oracle's greedy tokens.
+type visionCase struct {
+	Name     string  `json:"name"`
+	InputIDs []int32 `json:"input_ids"`
+	Tokens   []int32 `json:"tokens"`
+}
+
+// imageTextCase returns the first case of the vision fixture in dir,
+// image_text: the image rgb_40x60.png, then "Can you describe this
+// image?".
+func imageTextCase(t *testing.T, dir string) visionCase {
+	t.Helper()
+	var oracle struct {
+		Cases []visionCase `json:"cases"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &oracle); err != nil {
+		t.Fatal(err)
+	}
+	if len(oracle.Cases) == 0 || oracle.Cases[0].Name != "image_text" {
+		t.Fatalf("%s: the first case is not image_text", dir)
+	}
+	return oracle.Cases[0]
 }
