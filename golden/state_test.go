@@ -43,6 +43,9 @@ func stateFixtures(t *testing.T) []string {
 			out = append(out, dir)
 		}
 	}
+	if len(out) == 0 && *onlyFixture != "" {
+		t.Skipf("-fixture %s has no window or recurrent state", *onlyFixture)
+	}
 	if len(out) == 0 {
 		t.Fatal("no fixture with a window or recurrent state")
 	}
