@@ -211,7 +211,8 @@ var configTypes = []string{"int", "float", "bool", "string", "dict", "list", "an
 // The strings name the general.architecture values the family reads (if
 // COND holds for the file); they are the family's own, not inherited. The
 // entries are inherited through extends and merged by key: a field or let
-// by name, a tensor row by its GGUF name, a transform by its pattern.
+// by name, a tensor row by its GGUF name, a transform by its pattern, a
+// rename by its FROM path.
 type GGUF struct {
 	Pos     lexer.Position
 	EndPos  lexer.Position
@@ -226,7 +227,23 @@ type GGUFEntry struct {
 	EndPos    lexer.Position
 	Tensor    *GGUFTensor    `parser:"@@"`
 	Transform *GGUFTransform `parser:"| @@"`
+	Rename    *GGUFRename    `parser:"| @@"`
 	Field     *GGUFField     `parser:"| @@"`
+}
+
+// GGUFRename renames the Hugging Face names the tensor rows give, for a
+// block llama.cpp files at a layer index where the checkpoint keeps it
+// elsewhere: `rename model.layers.{num_hidden_layers} -> mtp.layers.0`
+// (Qwen3-Next's MTP layer, which llama.cpp appends as block
+// num_hidden_layers). A `{expr}` segment is a config expression (an int),
+// evaluated after the section's fields; a name equal to FROM, or FROM
+// followed by ".", gets TO in FROM's place, the longest matching FROM
+// winning (GGUFReading.Tensor).
+type GGUFRename struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	From   *Path `parser:"'rename' @@ '->'"`
+	To     *Path `parser:"@@"`
 }
 
 // GGUFField binds a config.json field (or, with let, a helper name) to an

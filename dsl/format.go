@@ -487,6 +487,13 @@ func (p *printer) ggufEntry(e *GGUFEntry, indent int) {
 		} else {
 			p.call(t.Call)
 		}
+	case e.Rename != nil:
+		p.begin(e.Pos, indent, "rename", atEntry)
+		p.put("rename ")
+		p.path(e.Rename.From)
+		p.cell()
+		p.put("-> ")
+		p.path(e.Rename.To)
 	case e.Field != nil:
 		fd := e.Field
 		p.begin(e.Pos, indent, "let", atEntry)

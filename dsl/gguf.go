@@ -232,6 +232,8 @@ func entryKey(e *GGUFEntry) string {
 		return "value " + tensorKey(e.Tensor.GGUF)
 	case e.Tensor != nil:
 		return "tensor " + tensorKey(e.Tensor.GGUF)
+	case e.Rename != nil:
+		return "rename " + pathText(e.Rename.From)
 	}
 	return "transform " + e.Transform.Pattern
 }
@@ -296,13 +298,27 @@ func mergeGGUF(base, child *GGUF) *GGUF {
 // and is declared once; a tensor row maps names made of name and number
 // segments and at most one `{i}` layer placeholder, the same on both sides,
 // once per GGUF name; a transform has a valid pattern, a known transform
-// with its parameters, once per pattern.
+// with its parameters, once per pattern; a rename is declared once per
+// FROM path, its `{expr}` segments config expressions over every field.
 func (c *checker) gguf(g *GGUF) {
 	c.valueExpr(g.Cond, map[string]bool{}, true)
 	names := map[string]bool{}
 	tensors := map[string]bool{}
 	values := map[string]bool{}
 	patterns := map[string]bool{}
+	renames := map[string]bool{}
+	var renameRows []*GGUFRename
+	defer func() { // a rename's {expr} segments may use every field
+		for _, r := range renameRows {
+			for _, p := range []*Path{r.From, r.To} {
+				for _, sg := range p.Segs {
+					if sg.Index != nil {
+						c.valueExpr(sg.Index, names, true)
+					}
+				}
+			}
+		}
+	}()
 	for _, e := range g.Entries {
 		switch {
 		case e.Field != nil:
@@ -334,6 +350,13 @@ func (c *checker) gguf(g *GGUF) {
 					c.errf(t.HF.Pos, "the layer placeholder must be the same on both sides: {%s} -> {%s}", gv, hv)
 				}
 			}
+		case e.Rename != nil:
+			k := pathText(e.Rename.From)
+			if renames[k] {
+				c.errf(e.Rename.Pos, "rename %s declared twice", k)
+			}
+			renames[k] = true
+			renameRows = append(renameRows, e.Rename)
 		case e.Transform != nil:
 			tr := e.Transform
 			if patterns[tr.Pattern] {
@@ -546,6 +569,7 @@ type GGUFReading struct {
 
 	tensors    []tensorRule
 	transforms []transformRule
+	renames    []renameRule
 }
 
 // GGUFValue is a Hugging Face tensor a gguf section makes from metadata
@@ -591,6 +615,24 @@ func (t tensorRule) fullName() bool {
 	return last == "weight" || last == "bias"
 }
 
+// renameRule renames a Hugging Face name's leading segments from to to.
+type renameRule struct{ from, to string }
+
+// rename applies the longest rule whose from is hf or a prefix of it
+// ending at a segment boundary.
+func (r *GGUFReading) rename(hf string) string {
+	best := -1
+	for i, rn := range r.renames {
+		if (hf == rn.from || strings.HasPrefix(hf, rn.from+".")) && (best < 0 || len(rn.from) > len(r.renames[best].from)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return hf
+	}
+	return r.renames[best].to + hf[len(r.renames[best].from):]
+}
+
 type transformRule struct {
 	pattern string
 	call    GGUFTransformCall
@@ -622,6 +664,7 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 		types[fd.Name] = fd
 	}
 	s := &scope{cfg: map[string]any{}, locals: map[string]any{}, src: src}
+	var renames []*GGUFRename
 	for _, e := range g.Entries {
 		switch {
 		case e.Field != nil:
@@ -675,9 +718,46 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 				call.Args = append(call.Args, n)
 			}
 			r.transforms = append(r.transforms, transformRule{pattern: tr.Pattern, call: call})
+		case e.Rename != nil:
+			renames = append(renames, e.Rename)
 		}
 	}
+	for _, rn := range renames { // after the fields, which their segments may read
+		from, err := s.renamePath(rn.From, src)
+		if err != nil {
+			return nil, err
+		}
+		to, err := s.renamePath(rn.To, src)
+		if err != nil {
+			return nil, err
+		}
+		r.renames = append(r.renames, renameRule{from: from, to: to})
+	}
 	return r, nil
+}
+
+// renamePath evaluates a rename's path: its `{expr}` segments as ints.
+func (s *scope) renamePath(p *Path, src GGUFSource) (string, error) {
+	parts := make([]string, len(p.Segs))
+	for i, sg := range p.Segs {
+		switch {
+		case sg.Name != "":
+			parts[i] = sg.Name
+		case sg.Num != nil:
+			parts[i] = strconv.FormatInt(*sg.Num, 10)
+		default:
+			v, err := s.expr(sg.Index)
+			if err != nil {
+				return "", err
+			}
+			n, ok := v.(int64)
+			if !ok || n < 0 {
+				return "", errorf(sg.Pos, "%s: rename %s: a segment in braces must be a non-negative int, got %s %s", src.Name(), pathText(p), typeName(v), show(v))
+			}
+			parts[i] = strconv.FormatInt(n, 10)
+		}
+	}
+	return strings.Join(parts, "."), nil
 }
 
 // ggufValues evaluates a `tensor HF = EXPR` row (see GGUFValue).
@@ -752,7 +832,8 @@ func ruleSegs(p *Path) []string {
 // ends in .weight or .bias maps that one tensor, to its Hugging Face side
 // as written (`tensor blk.{i}.attn_sinks.weight ->
 // model.layers.{i}.self_attn.sinks`, a parameter with no suffix); such a
-// row wins over a base-name row. Every transform whose pattern matches
+// row wins over a base-name row. The section's renames then apply to the
+// Hugging Face name (GGUFRename). Every transform whose pattern matches
 // the full name applies, in section order. ok is false for a name no row
 // matches.
 func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
@@ -792,7 +873,7 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 				}
 				hf[i] = s
 			}
-			m.HF = strings.Join(hf, ".") + suffix
+			m.HF = r.rename(strings.Join(hf, ".") + suffix)
 		}
 		for _, tr := range r.transforms {
 			if ok, _ := path.Match(tr.pattern, name); ok {

@@ -78,6 +78,8 @@ const ggufChild = `arch gchild extends gbase {
     tensor blk.{i}.norm -> model.layers.{i}.pre_norm
     tensor blk.{i}.attn_q.bias -> model.layers.{i}.q_bias
     transform "blk.*.attn_q.*": none
+    rename model.layers.{window} -> mtp.layers.0
+    rename model.layers.{window}.q_proj -> mtp.fc
   }
 }
 `
@@ -165,6 +167,11 @@ func TestEvalGGUF(t *testing.T) {
 		{r, "blk.3.attn_q.scale", "", "", false, false},
 		{r, "blk.99999999999.attn_q.weight", "", "", false, false},
 		{r, "output_norm.weight", "", "", false, false},
+		// The child's renames: the longest matching one, whole segments only.
+		{rc, "blk.8.attn_q.weight", "mtp.fc.weight", "", false, true},
+		{rc, "blk.8.norm.weight", "mtp.layers.0.pre_norm.weight", "minus_one[]", false, true},
+		{rc, "blk.80.norm.weight", "model.layers.80.pre_norm.weight", "minus_one[]", false, true},
+		{r, "blk.8.attn_q.weight", "model.layers.8.q_proj.weight", "unpermute_qk[4]", false, true},
 	} {
 		m, ok := c.r.Tensor(c.name)
 		var trs []string
