@@ -123,6 +123,7 @@ var rules = map[string]rule{
 	"stablehlo.minimum":                  {2, elementwise(numeric)},  // r = min(x, y)
 	"stablehlo.and":                      {2, elementwise(logical)},  // r = x & y
 	"stablehlo.or":                       {2, elementwise(logical)},  // r = x | y
+	"stablehlo.xor":                      {2, elementwise(logical)},  // r = x ^ y
 	"stablehlo.shift_left":               {2, elementwise(integer)},  // r = x << y
 	"stablehlo.shift_right_logical":      {2, elementwise(integer)},  // r = x >>> y
 	"stablehlo.power":                    {2, elementwise(floating)}, // r = xʸ

@@ -3576,6 +3576,95 @@ FIXTURES = [
         switches=[("rope_interleave_matters", "rope_interleave=False", _set(rope_interleave=False))],
         stored_dtype="bfloat16",  # the tracked tree's limit
     ),
+    # ---- deepseek_v32 (issue 30): DeepSeek-V3.2's sparse attention. The
+    # lightning indexer keeps index_topk = 4 keys per query, fewer than every
+    # prompt + generation but the shortest, so the selection drops keys in
+    # prefill and in decode (HF's eager path folds it into the mask in both);
+    # 16 indexer heads make an exact zero score (all relu'd) and so a tie at
+    # the top-k boundary unlikely. MLP types sparse, dense (mlp_layer_types);
+    # oracle: transformers fp32, eager ----
+    dict(
+        name="deepseek_v32",
+        model_cls="DeepseekV32ForCausalLM",
+        config_cls="DeepseekV32Config",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            intermediate_size=80,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+            q_lora_rank=32,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=4,
+            v_head_dim=12,
+            n_routed_experts=8,
+            num_experts_per_tok=3,
+            n_group=4,
+            topk_group=2,
+            routed_scaling_factor=2.5,
+            norm_topk_prob=True,
+            n_shared_experts=1,
+            moe_intermediate_size=24,
+            first_k_dense_replace=1,
+            mlp_layer_types=["sparse", "dense"],
+            index_topk=4,
+            index_head_dim=8,
+            index_n_heads=16,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        ),
+        seed=3811,
+        prompt_seed=3812,
+        score_bias_std=0.1,
+        spec_check=False,
+        moe=True,
+        switches=[("index_topk_matters", "index_topk=64", _set(index_topk=64))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+    ),
+    # ---- glm_moe_dsa (issue 30): GLM-5, deepseek_v32's sparse attention with
+    # the indexer's RoPE on interleaved pairs; index_topk = 4 drops keys in
+    # prefill and decode; every layer's indexer "full" (the default
+    # pattern); oracle: transformers fp32, eager ----
+    dict(
+        name="glm_moe_dsa",
+        model_cls="GlmMoeDsaForCausalLM",
+        config_cls="GlmMoeDsaConfig",
+        config=dict(
+            TINY_NO_HEAD_DIM,
+            intermediate_size=72,
+            num_key_value_heads=4,
+            hidden_act="silu",
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=False,
+            q_lora_rank=24,
+            kv_lora_rank=16,
+            qk_nope_head_dim=12,
+            qk_rope_head_dim=4,
+            v_head_dim=8,
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            n_group=1,
+            topk_group=1,
+            routed_scaling_factor=1.8,
+            norm_topk_prob=True,
+            n_shared_experts=1,
+            moe_intermediate_size=20,
+            first_k_dense_replace=1,
+            mlp_layer_types=["dense", "sparse"],
+            index_topk=6,
+            index_head_dim=12,
+            index_n_heads=16,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        ),
+        seed=3821,
+        prompt_seed=3822,
+        score_bias_std=0.1,
+        spec_check=False,
+        moe=True,
+        switches=[("index_topk_matters", "index_topk=64", _set(index_topk=64))],
+        stored_dtype="bfloat16",  # the tracked tree's limit
+    ),
     # ---- bloom (issue 30): ALiBi on 6 heads (slopes 1/4, 1/16, 1/64, 1/256 for
     # the closest power of 2, then 1/2, 1/8), per-head fused query_key_value,
     # the embeddings' LayerNorm, sequential layers, biases, tied ----
