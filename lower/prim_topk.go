@@ -44,9 +44,13 @@ func (f *fn) topkMask(x codegen.Value, k int64) codegen.Value {
 	for i := range lead {
 		lead[i] = int64(i)
 	}
+	x = f.barrier(x)
 	self := f.broadcastDims(x, pairs, append(append([]int64{}, lead...), int64(rank-1))...) // [..., t, t'] = x[t]
 	other := f.broadcastDims(x, pairs, append(append([]int64{}, lead...), int64(rank))...) // [..., t, t'] = x[t']
-	above := f.convert(f.compare("GT", other, self), "i32")
-	count := f.Reduce(above, f.constI32(0), "stablehlo.add", int64(rank)) // [..., t]: entries above x[t]
-	return f.compare("LT", count, f.broadcast(f.constI32(k), count.Type))
+	// Each step is kept apart by an optimization barrier: fused into one
+	// dispatch over a dynamic length, IREE 3.13's CPU backend fails to
+	// compile them (stack allocations not hoisted).
+	above := f.barrier(f.convert(f.compare("GT", other, self), "i32"))
+	count := f.barrier(f.Reduce(above, f.constI32(0), "stablehlo.add", int64(rank))) // [..., t]: entries above x[t]
+	return f.barrier(f.compare("LT", count, f.broadcast(f.constI32(k), count.Type)))
 }
