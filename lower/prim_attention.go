@@ -377,7 +377,7 @@ func (f *fn) indexSelect(n *ir.Node, a *AttentionAttrs) codegen.Value {
 	dots := f.dot(iq, ik, []int64{0, 1}, []int64{0, 3}, []int64{4}, []int64{4}) // [B,1,S,IH,1,L]
 	dots = f.relu(f.mul(dots, f.splat(scale, dots.Type)))
 	dots = f.mul(dots, f.broadcastDims(iw, dots.Type, 0, 2, 3))
-	score := f.barrier(f.Reduce(f.barrier(dots), f.constF32(0), "stablehlo.add", 3)) // [B,1,S,1,L]
+	score := f.Reduce(dots, f.constF32(0), "stablehlo.add", 3) // [B,1,S,1,L]
 	it := score.Type.WithElem("i32")
 	keyPos := f.iota(it, 4)
 	causal := f.compare("LE", keyPos, f.broadcastDims(f.barrier(f.positions), it, 0, 2))
