@@ -31,38 +31,22 @@ func lowerTopkMask(f *fn, n *ir.Node, a *TopkMaskAttrs) codegen.Value {
 	return f.topkMask(f.arg(n, 0), a.K)
 }
 
-// topkMask is x >= θ per row of x [..., n] (n may be the dynamic context
-// length), θ the k-th largest entry of the row (the row's minimum where n
-// <= k): the k largest, and every entry tied with the k-th. θ is found
-// exactly without a sort: each f32 maps to an i32 key of the same order
-// (its bits, the magnitude bits flipped for a negative number; −0 lands
-// just below +0), and θ's key is the largest key with at least k entries
-// at or above it, built bit by bit from the top (32 steps of a compare
-// and a count over the row, in the unsigned order key ^ 2³¹). The cost is
-// 32·n per row whatever k is, and every step reduces over one dimension
-// of the row only (a count over [n, n] pairs does not compile on IREE
-// 3.13's CPU backend for a dynamic n).
+// topkMask is, per row of x [..., n] (n may be the dynamic context
+// length), true where fewer than k entries of the row are strictly
+// greater: the k largest, and every entry tied with the k-th (all of the
+// row where n <= k). Computed without a sort, as the rank of each entry
+// (a count over the row's [n, n] pairs).
 func (f *fn) topkMask(x codegen.Value, k int64) codegen.Value {
-	it := x.Type.WithElem("i32")
-	bits := f.Op("stablehlo.bitcast_convert", it, nil, x)
-	zero := f.broadcast(f.constI32(0), it)
-	flipped := f.binary("stablehlo.xor", bits, f.broadcast(f.constI32(0x7fffffff), it))
-	key := f.selectOp(f.compare("LT", bits, zero), flipped, bits)
-
 	rank := x.Type.Rank()
-	rows := codegen.T("i32", x.Type.Shape[:rank-1]...)
-	sign := f.broadcast(f.constI32(-1<<31), rows)
-	kk := f.broadcast(f.constI32(k), rows)
-	ans := f.broadcast(f.constI32(0), rows) // θ's key ^ 2³¹, in the unsigned order
-	for bit := 31; bit >= 0; bit-- {
-		b := int64(1) << bit
-		if bit == 31 {
-			b = -1 << 31
-		}
-		cand := f.Op("stablehlo.or", rows, nil, ans, f.broadcast(f.constI32(b), rows))
-		at := f.compare("GE", key, f.broadcastLeading(f.binary("stablehlo.xor", cand, sign), it))
-		count := f.Reduce(f.convert(at, "i32"), f.constI32(0), "stablehlo.add", int64(rank-1))
-		ans = f.selectOp(f.compare("GE", count, kk), cand, ans)
+	shape := append(append([]int64{}, x.Type.Shape...), x.Type.Shape[rank-1])
+	pairs := codegen.T("f32", shape...)
+	lead := make([]int64, rank-1)
+	for i := range lead {
+		lead[i] = int64(i)
 	}
-	return f.compare("GE", key, f.broadcastLeading(f.binary("stablehlo.xor", ans, sign), it))
+	self := f.broadcastDims(x, pairs, append(append([]int64{}, lead...), int64(rank-1))...) // [..., t, t'] = x[t]
+	other := f.broadcastDims(x, pairs, append(append([]int64{}, lead...), int64(rank))...) // [..., t, t'] = x[t']
+	above := f.convert(f.compare("GT", other, self), "i32")
+	count := f.Reduce(above, f.constI32(0), "stablehlo.add", int64(rank)) // [..., t]: entries above x[t]
+	return f.compare("LT", count, f.broadcast(f.constI32(k), count.Type))
 }
