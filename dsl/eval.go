@@ -692,6 +692,9 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == failFunc && !c.Super {
 		return nil, s.fail(c)
 	}
+	if c.Name == rootFunc && s.b != nil && s.b.bs.builtin(c) {
+		return s.rootCall(c)
+	}
 	if s.b == nil && s.src != nil {
 		if fn, ok := ggufFuncs[c.Name]; ok && !c.Super {
 			return s.ggufCall(c, fn)

@@ -173,6 +173,35 @@ func (s *scope) rangeCall(c *Call) (any, error) {
 	return out, nil
 }
 
+// rootFunc is the name of the block builtin root(PATH): the weight module
+// at PATH read from the file's root, not from the scope of the layer loop
+// (or of an mtp module) it is called in. A family whose layer stack runs
+// more than once applies a top-level weight between passes from inside the
+// loop: `norm(x, root(model.norm))`.
+const rootFunc = "root"
+
+// rootCall evaluates root(PATH): PATH must be a bare weight path (its
+// computed segments may read the loop variable and the config).
+func (s *scope) rootCall(c *Call) (any, error) {
+	if len(c.Args) != 1 || c.Args[0].Name != "" {
+		return nil, errorf(c.Pos, "%s takes one positional argument", c.Name)
+	}
+	e := c.Args[0].Value
+	var p *Path
+	if e.Then == nil && len(e.Cond.Rest) == 0 && e.Cond.First.Op == "" && len(e.Cond.First.Index) == 0 {
+		p = e.Cond.First.Operand.Path
+	}
+	if p == nil {
+		return nil, errorf(e.Pos, "%s takes a weight path (model.norm)", c.Name)
+	}
+	_, local := s.locals[p.Segs[0].Name]
+	_, field := s.cfg[p.Segs[0].Name]
+	if h := p.Segs[0].Name; h != "" && (local || field || h == s.loopVar) {
+		return nil, errorf(p.Pos, "%s takes a weight path from the file's root; %s is a bound name", c.Name, h)
+	}
+	return s.modulePath("", p.Segs, p.Pos)
+}
+
 // failFunc is the name of the builtin that stops evaluation with an error:
 // fail(parts...) reports `file:line:col: <parts joined>` (strings as they
 // are, other values as .arch writes them). It may stand anywhere a value

@@ -114,15 +114,17 @@ func (bs *blockSet) resolve(c *Call, in *Block) (*Block, error) {
 var blockBuiltins = map[string]bool{lenFunc: true, intFunc: true, strFunc: true}
 
 // builtin reports whether call c in a block calls a builtin, not a block,
-// module or primitive: fail(...), or one of blockBuiltins that nothing
-// of the file or the registry shadows.
+// module or primitive: fail(...), or root(...) or one of blockBuiltins
+// that nothing of the file or the registry shadows.
 func (bs *blockSet) builtin(c *Call) bool {
 	switch {
 	case c.Super:
 		return false
 	case c.Name == failFunc:
 		return true
-	case !blockBuiltins[c.Name] || bs.blocks[c.Name] != nil || bs.modules[c.Name] != nil:
+	case !blockBuiltins[c.Name] && c.Name != rootFunc:
+		return false
+	case bs.blocks[c.Name] != nil || bs.modules[c.Name] != nil:
 		return false
 	}
 	_, prim := bs.reg.Primitive(c.Name)
@@ -191,6 +193,9 @@ func (bs *blockSet) callee(c *Call, in *Block) *callee {
 // argIsWeight reports whether argument i (a) of call c, made inside block
 // in, stands in a weight position.
 func (bs *blockSet) argIsWeight(c *Call, in *Block, i int, a *Arg) bool {
+	if c.Name == rootFunc && bs.builtin(c) {
+		return true // root(PATH): a weight path from the file's root
+	}
 	cl := bs.callee(c, in)
 	if cl == nil {
 		return false

@@ -11,7 +11,6 @@ import (
 
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/dsl/ir"
-	"github.com/archc/archc/lower"
 )
 
 // q8All is -q8-all: TestGGUFTwinsExecution runs every fixture's Q8_0 twin
@@ -187,40 +186,71 @@ func batchedVariants(dir string) (map[string]bool, error) {
 }
 
 // batchedCoverSet is the fixtures (by folder name) whose execution module
-// is two-slot: a greedy cover of every fixture's batchedVariants, plus
-// every fixture with fixed (window or recurrent) state, which
-// TestSlotContract runs in two slots, plus twoSlotFixtures. Computed once
-// over every fixture under testdata/ whatever -run selects, so that every
-// test opening a fixture with execOptions compiles the same module.
+// is two-slot: a greedy cover of every fixture's batchedVariants, plus a
+// greedy cover of the fixtures with fixed (window or recurrent) state by
+// stateVariants, which TestSlotContract runs in two slots, plus
+// twoSlotFixtures. Computed once over every fixture under testdata/
+// whatever -run selects, so that every test opening a fixture with
+// execOptions compiles the same module.
 var batchedCoverSet = sync.OnceValues(func() (map[string]bool, error) {
 	paths, err := filepath.Glob("testdata/*/config.json")
 	if err != nil {
 		return nil, err
 	}
-	var dirs []string
-	var sets []map[string]bool
+	var dirs, fixed []string
+	var sets, fixedSets []map[string]bool
 	out := map[string]bool{}
 	for _, p := range paths {
 		dir := filepath.Dir(p)
-		g, err := driver.NewGraph(dir, driver.PlanOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
-		if lower.HasFixedState(g.Graph) {
-			out[filepath.Base(dir)] = true
-		}
 		v, err := batchedVariants(dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		dirs, sets = append(dirs, filepath.Base(dir)), append(sets, v)
+		sv, err := stateVariants(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		if len(sv) > 0 {
+			fixed, fixedSets = append(fixed, filepath.Base(dir)), append(fixedSets, sv)
+		}
 	}
 	picked, _ := cover(dirs, sets)
-	for _, d := range append(picked, twoSlotFixtures...) {
+	pickedFixed, _ := cover(fixed, fixedSets)
+	for _, d := range slices.Concat(picked, pickedFixed, twoSlotFixtures) {
 		out[d] = true
 	}
 	return out, nil
 })
+
+// stateVariants are what TestSlotContract exercises of a fixture with a
+// window or recurrent state (none for one without): each primitive
+// variant (primVariant) of a node that declares a state, and each row kind
+// of the fixed state by rank and dtype. The reset at position 0, the
+// padded row's other buffer, the slot copy and the parity rules are
+// state.go's and copy.go's for every such node alike; what differs is the
+// state each primitive reads and writes.
+func stateVariants(dir string) (map[string]bool, error) {
+	p, err := driver.NewPlan(dir, driver.PlanOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, row := range p.States {
+		if row.Kind.Fixed() {
+			out[fmt.Sprint("state ", row.Kind, len(row.Shape), row.DType)] = true
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	for _, n := range p.Graph.Nodes {
+		if len(n.States) > 0 {
+			out[primVariant(n)] = true
+		}
+	}
+	return out, nil
+}
 
 // batchedFixture says whether the fixture in dir compiles batched decode
 // and the slot copies (execOptions' two slots) and runs TestExecution's

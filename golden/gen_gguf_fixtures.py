@@ -90,7 +90,7 @@ def build(folder):
         cfg = json.load(f)
     with open(os.path.join(folder, "oracle.json")) as f:
         fixture_oracle = json.load(f)
-    print(f"== {name} ({cfg['model_type']} -> {GGUF_ARCH[cfg['model_type']]})")
+    print(f"== {name} ({cfg['model_type']} -> {GGUF_ARCH[model_kind(cfg)]})")
     _, state = load_fixture(folder)
     # A regenerated fixture's Q8_0 twin keeps the tensor types its oracle
     # recorded (make_gguf_twins.py writes them so: mixtral's, olmoe's, ...

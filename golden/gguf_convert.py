@@ -185,8 +185,11 @@ GGUF_ARCH = {
     "internlm2": "internlm2",  # InternLM2Model: TextModel's keys, wqkv split into q, k, v (INTERNLM2_QKV)
     "deepseek": "deepseek",  # DeepseekModel (DeepSeekMoE v1)
     "xverse": "xverse",  # XverseModel
+    "nanbeige": "nanbeige",  # NanbeigeModel(LlamaModel) + num_loops, skip_loop_final_norm
     "qwen": "qwen",  # QwenModel: TextModel's keys (Qwen's spellings: no rope base, its eps as the LayerNorm eps)
     "openelm": "openelm",  # OpenELMModel: its own keys, per-layer arrays; proj_1 split into ffn_gate, ffn_up
+    "bailing_moe": "bailingmoe",  # BailingMoeModel: query_key_value split into q, k (both permuted), v (BAILING_QKV)
+    "bailing_moe_v2": "bailingmoe2",  # BailingMoeV2Model: query_key_value fused, expert_bias as exp_probs_b.bias
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -221,12 +224,31 @@ FF_4X = {"gpt2", "gpt_bigcode", "phi"}
 CONV1D = re.compile(r"\.(c_attn|c_proj|c_fc)\.weight$")
 # The families DeepseekV2Model converts (MLA as MQA, kv_b_proj split per head).
 DEEPSEEK2 = {"deepseek_v2", "deepseek_v3"}
+# Architectures newer than the pinned gguf-py (no MODEL_ARCH member): the
+# architecture whose tensor list theirs equals in llama.cpp's constants.py
+# (NANBEIGE's is LLAMA's).
+TENSORS_AS = {"nanbeige": gguf.MODEL_ARCH.LLAMA}
 # Families converted by LlamaModel and its subclasses: q/k rows permuted
 # for llama.cpp's rope (pairs interleaved per head).
 PERMUTE_QK = {"llama", "mistral", "smollm3", "granite", "minicpm", "arcee", "mixtral", "granitemoe", "granitemoeshared", "granitemoehybrid", "bamba",
               "olmo",  # OlmoModel: LlamaModel's permutation
               "ministral3", "mistral3",  # Ministral3Model (a LlamaModel)
-              "deepseek", "xverse"}  # DeepseekModel.permute, XverseModel._reverse_hf_permute (MHA: llama's)
+              "deepseek", "xverse", "nanbeige"}  # DeepseekModel.permute, XverseModel._reverse_hf_permute (MHA: llama's)
+# BailingMoeModel.modify_tensors: attention.query_key_value [q | k | v],
+# written as attn_q, attn_k (both permuted) and attn_v.
+BAILING_QKV = re.compile(r"\.attention\.query_key_value\.weight$")
+
+
+def model_kind(cfg):
+    """The converter a config takes, by its model_type, except where one
+    model_type has two converters: Ling 2.0 (BailingMoeV2ForCausalLM,
+    model_type bailing_moe) is "bailing_moe_v2"."""
+    mt = cfg["model_type"]
+    if mt == "bailing_moe" and "BailingMoeV2ForCausalLM" in (cfg.get("architectures") or []):
+        return "bailing_moe_v2"
+    return mt
+
+
 # InternLM2Model.modify_tensors: attention.wqkv, rows per kv group
 # [q_1 .. q_r | k | v], written as attn_q, attn_k (both permuted) and attn_v.
 INTERNLM2_QKV = re.compile(r"\.attention\.wqkv\.weight$")
@@ -320,7 +342,7 @@ def write_metadata(w, name, cfg, ftype, state):
     for alias, key in CONFIG_ALIASES.items():
         if alias in cfg:
             cfg.setdefault(key, cfg[alias])
-    mt = cfg["model_type"]
+    mt = model_kind(cfg)
     if mt in DENSE3:
         cfg = dense3_hparams(cfg)
     w.add_type("model")
@@ -593,6 +615,9 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_rope_dimension_count(cfg["qk_rope_head_dim"])
     if mt in DENSE3:
         write_dense3_metadata(w, cfg, arch_name)
+    if mt == "nanbeige":  # NanbeigeModel.set_gguf_parameters (keys newer than the pinned gguf-py's writer)
+        w.add_uint32(f"{arch_name}.num_loops", max(int(cfg.get("num_loops", 1) or 1), 1))
+        w.add_bool(f"{arch_name}.skip_loop_final_norm", bool(cfg.get("skip_loop_final_norm", False)))
     if mt == "xverse":  # XverseModel.set_gguf_parameters
         w.add_tensor_data_layout("Meta AI original pth")
         w.add_rope_dimension_count(cfg["hidden_size"] // heads)
@@ -607,6 +632,24 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_expert_weights_scale(1.0)
         w.add_expert_count(cfg["n_routed_experts"])
         w.add_expert_shared_count(cfg["n_shared_experts"])
+    if mt in ("bailing_moe", "bailing_moe_v2"):  # TextModel's groups and gating function, then BailingMoe(V2)Model.set_gguf_parameters
+        if cfg.get("n_group") is not None:
+            w.add_expert_group_count(cfg["n_group"])
+        if cfg.get("topk_group") is not None:
+            w.add_expert_group_used_count(cfg["topk_group"])
+        if cfg.get("score_function") is not None:
+            w.add_expert_gating_func({"softmax": gguf.ExpertGatingFuncType.SOFTMAX, "sigmoid": gguf.ExpertGatingFuncType.SIGMOID}[cfg["score_function"]])
+        rope_dim = head_dim if mt == "bailing_moe" else int(head_dim * cfg.get("partial_rotary_factor", 0.5))
+        w.add_rope_dimension_count(rope_dim)
+        w.add_leading_dense_block_count(cfg["first_k_dense_replace"])
+        w.add_vocab_size(cfg["vocab_size"])
+        if mt == "bailing_moe_v2":
+            w.add_expert_shared_feed_forward_length(cfg.get("moe_shared_expert_intermediate_size", cfg["moe_intermediate_size"] * cfg["num_shared_experts"]))
+        w.add_expert_weights_scale(1.0 if mt == "bailing_moe" else cfg["routed_scaling_factor"])
+        w.add_expert_shared_count(cfg["num_shared_experts"])
+        w.add_expert_weights_norm(cfg["norm_topk_prob"])
+        if mt == "bailing_moe_v2" and cfg.get("num_nextn_predict_layers") is not None:
+            w.add_nextn_predict_layers(cfg["num_nextn_predict_layers"])
     write_special_tokens(w, cfg)
 
     # EXTENSION: what llama.cpp's format does not carry for this fixture.
@@ -942,13 +985,13 @@ def to_gguf(cfg, state):
     """The fixture's tensors as llama.cpp writes them: (GGUF name, HF name,
     float32 array), in HF name order, plus llama 3's rope_freqs."""
     cfg = text_config(cfg)
-    mt = cfg["model_type"]
+    mt = model_kind(cfg)
     for alias, key in CONFIG_ALIASES.items():
         if alias in cfg:
             cfg.setdefault(key, cfg[alias])
     if mt in NEMOTRON_H:  # NemotronHModel: len(layers_block_type) layers
         cfg.setdefault("num_hidden_layers", len(nemotron_h_kinds(cfg)))
-    arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}[GGUF_ARCH[mt]]
+    arch_enum = {v: k for k, v in MODEL_ARCH_NAMES.items()}.get(GGUF_ARCH[mt]) or TENSORS_AS[GGUF_ARCH[mt]]
     tmap = gguf.get_tensor_name_map(arch_enum, cfg.get("num_hidden_layers") or cfg["num_layers"])
     llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
     heads = cfg.get("num_attention_heads")
@@ -1016,7 +1059,7 @@ def to_gguf(cfg, state):
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):  # LFM2Model.modify_tensors: [C, 1, K] → [C, K]
             t = t.squeeze(1)
-        if mt == "lfm2_moe" and hf.endswith(".expert_bias"):  # LFM2MoeModel.filter_tensors: expert_bias.bias
+        if mt in ("lfm2_moe", "bailing_moe_v2") and hf.endswith(".expert_bias"):  # LFM2MoeModel, BailingMoeV2Model.filter_tensors: expert_bias.bias
             out.append((tmap.get_name(hf + ".bias", try_suffixes=(".bias",)), hf, t))
             continue
         if mt == "lfm2_moe" and STACKED.match(hf):  # LFM2MoeModel.moe_experts: layers.{bid}.feed_forward.experts.{w}
@@ -1033,6 +1076,12 @@ def to_gguf(cfg, state):
         if mt == "openelm" and hf.endswith(".ffn.proj_1.weight"):  # OpenELMModel.modify_tensors: [gate | up]
             i, n = hf.split(".")[2], openelm_ffn_dims(cfg)[int(hf.split(".")[2])]
             out.extend([(f"blk.{i}.ffn_gate.weight", hf, t[:n].copy()), (f"blk.{i}.ffn_up.weight", hf, t[n:].copy())])
+            continue
+        if mt == "bailing_moe" and BAILING_QKV.search(hf):
+            i, q_size, kv_size = hf.split(".")[2], heads * (t.shape[0] // (heads + 2 * kv_heads)), kv_heads * (t.shape[0] // (heads + 2 * kv_heads))
+            q, k, v = t[:q_size], t[q_size:q_size + kv_size], t[q_size + kv_size:]
+            out.extend([(f"blk.{i}.attn_q.weight", hf, permute(q, heads)), (f"blk.{i}.attn_k.weight", hf, permute(k, kv_heads)),
+                        (f"blk.{i}.attn_v.weight", hf, v.copy())])
             continue
         if mt == "internlm2" and INTERNLM2_QKV.search(hf):
             i = hf.split(".")[2]
@@ -1896,7 +1945,7 @@ def write_gguf(path, name, cfg, tensors, ftype, state, recorded=None):
     whose oracles predate a rule (8a72434 kept routers and non-.weight
     tensors F32; mixtral, olmoe, qwen2_moe, qwen3_moe, gpt_oss have them
     Q8_0) keep the bytes their oracles were computed on."""
-    w = gguf.GGUFWriter(path, GGUF_ARCH[cfg["model_type"]])
+    w = gguf.GGUFWriter(path, GGUF_ARCH[model_kind(cfg)])
     write_metadata(w, name, cfg, ftype, state)
     types = {}
     for gname, _, data in tensors:
@@ -1914,7 +1963,7 @@ def read_back(path, cfg, names, shapes):
     """The file's tensors as gguf-py dequantizes them, transforms undone,
     under their HF names (what archc must compute with); shapes: the HF
     shapes, by HF name."""
-    mt = cfg["model_type"]
+    mt = model_kind(cfg)
     tc = text_config(cfg)  # a wrapper's text model (Mistral3's)
     heads = tc.get("num_attention_heads") or tc.get("n_head")
     kv_heads = tc.get("num_key_value_heads") or heads
@@ -1934,7 +1983,7 @@ def read_back(path, cfg, names, shapes):
         if mt == "openelm" and hf.endswith(".ffn.proj_1.weight"):
             parts.setdefault(hf, {})[t.name.split(".")[2]] = data
             continue
-        if mt == "internlm2" and INTERNLM2_QKV.search(hf):
+        if mt in ("internlm2", "bailing_moe") and (INTERNLM2_QKV.search(hf) or BAILING_QKV.search(hf)):
             kind = t.name.split(".")[2]
             parts.setdefault(hf, {})[kind] = unpermute(data, heads if kind == "attn_q" else kv_heads) if kind != "attn_v" else data
             continue
@@ -1976,6 +2025,9 @@ def read_back(path, cfg, names, shapes):
             continue
         if mt == "internlm2":
             sd[hf] = np.ascontiguousarray(internlm2_qkv_back(p["attn_q"], p["attn_k"], p["attn_v"], cfg))
+            continue
+        if mt == "bailing_moe":
+            sd[hf] = np.ascontiguousarray(np.concatenate([p["attn_q"], p["attn_k"], p["attn_v"]]))
             continue
         if mt in DENSE3:
             sd[hf] = np.ascontiguousarray(dense3_back(mt, cfg, hf, p))

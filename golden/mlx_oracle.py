@@ -129,7 +129,12 @@ def oracle_name(module):
 def hf_tensors(spec, config):
     """{published name: shape} from mlx-lm's model on config: its
     parameters, with each stacked expert tensor (spec["unstack"]: mlx-lm's
-    module name, the published one) split back per expert."""
+    module name, the published one) split back per expert, each name
+    spec["rename"] rewrites ((regex, replacement) pairs: a parameter that
+    mlx-lm's sanitize renames at load, under its published name), and the
+    shapes of spec["published_shapes"] ({name suffix: shape}: a tensor
+    published in another shape, which mlx-lm's sanitize reshapes) as
+    published."""
     model_cls, args_cls = module_classes(spec["mlx_module"])(config)
     model = model_cls(args_cls.from_dict(config))
     stacked, per_expert = spec.get("unstack", (None, None))
@@ -140,7 +145,13 @@ def hf_tensors(spec, config):
             for e in range(p.shape[0]):
                 shapes[f"{m.group(1)}.{per_expert}.{e}.{m.group(2)}.weight"] = tuple(p.shape[1:])
         else:
+            for pattern, published in spec.get("rename", ()):
+                name = re.sub(pattern, published, name)
             shapes[name] = tuple(p.shape)
+    for suffix, shape in spec.get("published_shapes", {}).items():  # where the checkpoint's shape differs from mlx-lm's
+        for name in shapes:
+            if name.endswith(suffix):
+                shapes[name] = tuple(shape)
     return shapes
 
 

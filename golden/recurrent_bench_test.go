@@ -70,7 +70,7 @@ func BenchmarkRecurrentState(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			state := lower.StateBytesPerSlot(g.Graph)
+			state := lower.StateBytesPerSlot(g.Graph, 0)
 			ctx := context.Background()
 			var o launch.Options
 			o.Plan.Lower.MaxLen = 8192

@@ -14,19 +14,24 @@ package golden
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/formats/abi"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/lower"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/engine"
 )
 
-// stateFixtures are the fixtures whose graph has a window or recurrent state.
+// stateFixtures are the fixtures whose graph has a window or recurrent
+// state and whose execution module is two-slot (batchedFixture: a cover of
+// every state-reading primitive variant and fixed row kind, or every one
+// under -batched-all or -fixture).
 func stateFixtures(t *testing.T) []string {
 	var out []string
 	for _, dir := range fixtures(t) {
@@ -34,9 +39,12 @@ func stateFixtures(t *testing.T) []string {
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
-		if lower.HasFixedState(p.Graph) {
+		if lower.HasFixedState(p.Graph) && batchedFixture(t, dir) {
 			out = append(out, dir)
 		}
+	}
+	if len(out) == 0 && *onlyFixture != "" {
+		t.Skipf("-fixture %s has no window or recurrent state", *onlyFixture)
 	}
 	if len(out) == 0 {
 		t.Fatal("no fixture with a window or recurrent state")
@@ -253,5 +261,67 @@ func checkStateEngine(t *testing.T, m *rt.Model, want oracle) {
 	}
 	if ev.CachedTokens != 0 {
 		t.Errorf("a prompt diverging at position %d reused %d tokens: a state is held only where the slot's tokens end", len(P)/2, ev.CachedTokens)
+	}
+}
+
+// snapshotFixture is the hybrid fixture TestStateSnapshots runs: gated
+// DeltaNet layers (a conv window and a recurrent state) beside full
+// attention, as Qwen3.5 is.
+const snapshotFixture = "qwen3_5"
+
+// TestStateSnapshots: a module with saved state buffers
+// (lower.Options.StateSnapshots, `infer serve --state-snapshots`) keeps the
+// recurrent state after a prompt's end. A chat's next turn that shares
+// only that prompt (its template re-renders the answer: the first token
+// after it differs) reuses the whole prompt from the saved buffer although
+// the parity buffers have moved on with the answer, and its logits and
+// greedy tokens equal those of the same sequence prefilled from position
+// 0; the oracle's tokens for the prompt hold through it.
+func TestStateSnapshots(t *testing.T) {
+	needIREE(t)
+	buildKernels(t)
+	t.Parallel() // compileHeavy
+	dir := filepath.Join("testdata", snapshotFixture)
+	want := readOracle(t, dir)
+	o := oracleOptions()
+	o.Plan.Lower.StateSnapshots = 2
+	m, err := launch.Open(context.Background(), dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !slices.ContainsFunc(m.Program.States, func(g abi.StateGroup) bool { return g.Kind.Fixed() && g.Saved == 2 }) {
+		t.Fatalf("%s: the state table has no fixed row with 2 saved buffers:\n%s", snapshotFixture, m.Program.States.Format())
+	}
+	ctx := context.Background()
+	a := want.Prompts[0]
+	l, err := m.PrefillSlot(ctx, 0, a, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := greedyFrom(t, m, 0, l, len(a), want.MaxNewTokens)
+	if diff := cmp.Diff(want.Tokens[0], answer); diff != "" {
+		t.Fatalf("turn 1 with saved buffers (-oracle +got):\n%s", diff)
+	}
+	// Turn 2: the prompt, then a re-rendered answer (not the generated
+	// first token) and more.
+	b := append(slices.Clone(a), (answer[0]+1)%int32(m.Vocab), 3, 5, 7, 11)
+	if got := m.ReusablePrefix(0, len(a), len(b)); got != len(a) {
+		t.Fatalf("the slot serves %d of turn 2's %d shared tokens, want all (the saved state of the prompt's end)", got, len(a))
+	}
+	lb, err := m.PrefillSlot(ctx, 0, b[len(a):], len(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := greedyFrom(t, m, 0, lb, len(b), want.MaxNewTokens)
+	ref, err := m.PrefillSlot(ctx, 0, b, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := maxAbsDiff32(lb, ref); d > 1e-4 {
+		t.Errorf("turn 2 continued from the saved state: logits %g from those of its prefill from position 0", d)
+	}
+	if diff := cmp.Diff(greedyFrom(t, m, 0, ref, len(b), want.MaxNewTokens), got); diff != "" {
+		t.Errorf("turn 2 from the saved state (-from position 0 +from the saved state):\n%s", diff)
 	}
 }

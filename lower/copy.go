@@ -20,7 +20,14 @@ import (
 //	    mtp_hidden too.
 //	copy_state: (src: i32, dst: i32) -> ()
 //	    copies both parity buffers of every window and recurrent state
-//	    (state.go) of slot src into slot dst.
+//	    (state.go) of slot src into slot dst (not the saved buffers).
+//
+// and a module with saved state buffers (Options.StateSnapshots), whatever
+// its slots:
+//
+//	snapshot_state: (slot: i32, from: i32, to: i32) -> ()
+//	    copies buffer from of every window and recurrent state of slot
+//	    into its buffer to (0 and 1 the parity buffers, 2.. the saved).
 //
 // Each exists only where the graph has that kind of state. A copy writes
 // positions of dst past the copied prefix too (the rest of a block); the
@@ -43,11 +50,8 @@ import (
 // lowerCopies adds the copy entry points to m when opts has more than one
 // slot.
 func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout) error {
-	if opts.Slots < 2 {
-		return nil
-	}
 	zero := func(f *fn) codegen.Value { return f.constI32(0) }
-	if len(cache.groups) > 0 {
+	if len(cache.groups) > 0 && opts.Slots > 1 {
 		c := abi.CopyChunk(opts.PrefillBuckets)
 		fn := m.NewFunc(abi.CopyCacheName(c), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
 		f := newFn(fn, g, opts, globals, cache, 1, 1)
@@ -74,7 +78,30 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 			return err
 		}
 	}
-	if len(cache.states.groups) > 0 {
+	if len(cache.states.groups) > 0 && opts.StateSnapshots > 0 {
+		fn := m.NewFunc(abi.SnapshotStateName, codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
+		f := newFn(fn, g, opts, globals, cache, 1, 1)
+		slot, from, to := fn.Args[0], fn.Args[1], fn.Args[2]
+		for i, grp := range cache.states.groups {
+			cur := f.stateGlobal(i)
+			t := grp.global.Type.Shape // [entries, 2+snapshots, slots, shape...]
+			sizes := append([]int64{t[0], 1, 1}, t[3:]...)
+			z := zero(f)
+			idx := []codegen.Value{z, from, slot}
+			for range t[3:] {
+				idx = append(idx, z)
+			}
+			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...))
+			idx[1] = to
+			f.stateVals[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
+		}
+		f.storeStates()
+		fn.Return()
+		if err := fn.Err(); err != nil {
+			return err
+		}
+	}
+	if len(cache.states.groups) > 0 && opts.Slots > 1 {
 		fn := m.NewFunc(abi.CopyStateName, codegen.T("i32"), codegen.T("i32"))
 		f := newFn(fn, g, opts, globals, cache, 1, 1)
 		src, dst := fn.Args[0], fn.Args[1]

@@ -106,7 +106,15 @@ type Options struct {
 	// module. Off, driver.NewGraph drops the module and its weights.
 	MTP    bool
 	MaxLen int64 // KV cache length per slot (tokens); positions must stay below it
-	Slots  int64 // sequences with a KV cache; >= every decode batch
+	// StateSnapshots is the number of saved buffers per slot of every
+	// window and recurrent state beyond the parity pair (state.go): the
+	// runtime keeps the state after a prompt's last token there, so a later
+	// sequence sharing that prefix (a chat's next turn whose template
+	// re-renders the answer) continues from it instead of from position 0.
+	// With any, the module exports abi.SnapshotStateName (copy.go). 0:
+	// none; a model without such state ignores it.
+	StateSnapshots int64
+	Slots          int64 // sequences with a KV cache; >= every decode batch
 	// WeightDTypes gives each checkpoint tensor's storage format: a float
 	// dtype ("f32", "f16", "bf16") or a GGUF block format ("q8_0", "q4_0",
 	// "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"; see storage.go and
@@ -228,6 +236,9 @@ func (e *BucketError) Error() string {
 }
 
 func (o Options) validate() error {
+	if o.StateSnapshots < 0 {
+		return fmt.Errorf("lower: %d state snapshots: want 0 or more", o.StateSnapshots)
+	}
 	if len(o.PrefillBuckets) == 0 || len(o.DecodeBatches) == 0 {
 		return fmt.Errorf("lower: need at least one prefill bucket and one decode batch size")
 	}

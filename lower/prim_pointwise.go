@@ -292,7 +292,11 @@ func inferParameter(n *ir.Node, a *ParameterAttrs) error {
 		return fmt.Errorf("shape must list the stored tensor's dimensions, got []")
 	}
 	shape := ir.Shape{1, 1}
-	for _, d := range a.Shape {
+	dims := a.Shape
+	for len(dims) > 1 && len(dims) > len(a.Shape)-2 && dims[0] == 1 { // stored [1, 1, d] (RWKV's x_r) reads as [1, 1, d]
+		dims = dims[1:]
+	}
+	for _, d := range dims {
 		if d <= 0 {
 			return fmt.Errorf("shape must be positive sizes, got %v", a.Shape)
 		}

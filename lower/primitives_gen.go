@@ -113,6 +113,10 @@ var primitiveRows = []*primitive{
 	row("rms_norm_gated", decodedRmsNormGated, lowerDecodedRmsNormGated, false, tensor("x"), tensor("gate"), module("weight"), scalar("groups"), scalar("eps"), optional("norm_before_gate")),
 	// gated_delta_rule: q, k L2-normalised (eps 1e-6), value head h reads key head h / (v_heads / k_heads), q scaled by d_k^-0.5; g = -exp(A_log) · softplus(a + dt_bias), β = sigmoid(b) (2 · sigmoid(b) with allow_neg_eigval); S_t = exp(g_t) · S_{t-1} (decay "channel": g_t one decay per key channel, S_t = diag(exp(g_t)) · S_{t-1}), S_t += k_t ⊗ β_t · (v_t − S_tᵀ k_t); out_t = S_tᵀ q_t. Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
 	row("gated_delta_rule", decodedGatedDeltaRule, lowerDecodedGatedDeltaRule, false, tensor("q"), tensor("k"), tensor("v"), tensor("a"), tensor("b"), module("weight"), optional("chunk"), optional("allow_neg_eigval"), optional("decay")),
+	// token_shift: out[t] = x[t - 1], the token before the call's first from the carried window (zeros at position 0)
+	row("token_shift", inferTokenShift, lowerTokenShift, false, tensor("x")),
+	// dplr_delta_rule: per head, with w_t = exp(log_w_t) (the decay, log_w ≤ 0): S_t = S_{t-1} · (diag(w_t) + a_t b_tᵀ) + v_t k_tᵀ (S [d_v, d_k]: S_t = S_{t-1}·diag(w_t) + (S_{t-1} a_t) b_tᵀ + v_t k_tᵀ); out_t = S_t r_t (S before the call's first token carried, zeros at position 0). Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence
+	row("dplr_delta_rule", decodedDplrDeltaRule, lowerDecodedDplrDeltaRule, false, tensor("r"), tensor("log_w"), tensor("k"), tensor("v"), tensor("a"), tensor("b"), optional("chunk")),
 	// rg_lru: per block of width / heads channels, i_t = sigmoid(x_t · W_i + b_i), r_t = sigmoid(x_t · W_r + b_r); log a_t = −8 · r_t · softplus(recurrent_param), a_t = exp(log a_t); h_t = a_t · h_{t−1} + √(1 − exp(2 · log a_t)) · i_t · x_t, out_t = h_t; at position 0 (reset) a_t = 0 and the √ factor is 1. Prefill: a log-depth (Hillis–Steele) scan over the chunk's tokens, no token loop; decode: the one-step recurrence
 	row("rg_lru", decodedRgLru, lowerDecodedRgLru, false, tensor("x"), module("weight"), scalar("heads")),
 	// patch_embed: out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row
@@ -829,7 +833,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "a module's nn.Parameter or persistent buffer used in arithmetic: torch's x * param broadcasting over the leading dimensions (Gemma4TextDecoderLayer.layer_scalar)",
 		Math:      "out = the stored tensor, an operand of tensor arithmetic",
 		Name:      "parameter",
-		Shapes:    "→ [1, 1, shape...] f32: the tensor at the weight path itself (no .weight), stored as shape; the two leading 1s stretch over batch and seq in + - * /",
+		Shapes:    "→ [1, 1, shape...] f32: the tensor at the weight path itself (no .weight), stored as shape; the two leading 1s stretch over batch and seq in + - * /; up to two leading 1s of a shape of rank 2 or more are those two (stored [1, 1, d], RWKV's x_r: → [1, 1, d])",
 		Signature: "parameter(weight, shape)",
 		Types:     map[string]string{"shape": "ints"},
 	},
@@ -1036,6 +1040,30 @@ var primitiveDocs = []PrimitiveDoc{
 			"chunk":            "int",
 			"decay":            "enum(head|channel)",
 		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "RWKV's time shift: mlx-lm rwkv7.py's TokenShift (concatenate([state, x[:, :-1]])), nn.ZeroPad2d((0, 0, 1, -1)) in RWKV-7's reference",
+		Math:      "out[t] = x[t - 1], the token before the call's first from the carried window (zeros at position 0)",
+		Name:      "token_shift",
+		Shapes:    "x [batch, seq, channels] → [batch, seq, channels]; state: window [1, channels] per sequence",
+		Signature: "token_shift(x)",
+		Types:     map[string]string{},
+	},
+	{
+		Attrs: []AttrDoc{{
+			Default: "16",
+			Doc:     "the prefill's chunk length; the result does not depend on it beyond rounding",
+			Name:    "chunk",
+		}},
+		Cache:     false,
+		HF:        "RWKV-7's wkv7 (generalized delta rule with a diagonal-plus-low-rank transition): mlx-lm rwkv7.py's _wkv7_step_ops and wkv7_kernel, Rwkv7TimeMixing._wkv7 (log_w = -0.606531 · sigmoid(w_lora), a = -kk, b = kk · iclr there)",
+		Math:      "per head, with w_t = exp(log_w_t) (the decay, log_w ≤ 0): S_t = S_{t-1} · (diag(w_t) + a_t b_tᵀ) + v_t k_tᵀ (S [d_v, d_k]: S_t = S_{t-1}·diag(w_t) + (S_{t-1} a_t) b_tᵀ + v_t k_tᵀ); out_t = S_t r_t (S before the call's first token carried, zeros at position 0). Prefill: chunks of `chunk` tokens (the intra-chunk triangular system solved by repeated squaring, no token loop), the state carried chunk to chunk; decode: the one-step recurrence",
+		Name:      "dplr_delta_rule",
+		Shapes:    "r, log_w, k, a, b [batch, seq, heads, d_k]; v [batch, seq, heads, d_v] → [batch, seq, heads, d_v]; state: recurrent [heads, d_k, d_v] f32 per sequence",
+		Signature: "dplr_delta_rule(r, log_w, k, v, a, b, chunk:)",
+		Types:     map[string]string{"chunk": "int"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -2120,6 +2148,23 @@ func decodeGatedDeltaRuleAttrs(n *ir.Node) (*GatedDeltaRuleAttrs, error) {
 	return a, nil
 }
 
+// DPLRDeltaRuleAttrs are the attributes of dplr_delta_rule, decoded and checked once by decodeDPLRDeltaRuleAttrs when the IR builder runs the shape rule.
+type DPLRDeltaRuleAttrs struct {
+	Chunk int64 // chunk: the prefill's chunk length; the result does not depend on it beyond rounding
+}
+
+// decodeDPLRDeltaRuleAttrs reads n.Attrs (the evaluated arguments) into DPLRDeltaRuleAttrs; an error names the attribute and what it must be.
+func decodeDPLRDeltaRuleAttrs(n *ir.Node) (*DPLRDeltaRuleAttrs, error) {
+	a := &DPLRDeltaRuleAttrs{Chunk: int64(16)}
+	var err error
+	if v := n.Attrs["chunk"]; v != nil {
+		if a.Chunk, err = decodeInt("chunk", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 // RGLRUAttrs are the attributes of rg_lru, decoded and checked once by decodeRGLRUAttrs when the IR builder runs the shape rule.
 type RGLRUAttrs struct {
 	Heads int64 // heads
@@ -2819,6 +2864,25 @@ func lowerDecodedGatedDeltaRule(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerGatedDeltaRule(f, n, a)
+}
+
+// decodedDplrDeltaRule is dplr_delta_rule's shape rule: it decodes the attributes once (decodeDPLRDeltaRuleAttrs), keeps them on the node and runs inferDPLRDeltaRule.
+func decodedDplrDeltaRule(n *ir.Node) error {
+	a, err := decodeDPLRDeltaRuleAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferDPLRDeltaRule(n, a)
+}
+
+// lowerDecodedDplrDeltaRule is dplr_delta_rule's lowering: lowerDPLRDeltaRule with the attributes the shape rule decoded.
+func lowerDecodedDplrDeltaRule(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*DPLRDeltaRuleAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerDPLRDeltaRule(f, n, a)
 }
 
 // decodedRgLru is rg_lru's shape rule: it decodes the attributes once (decodeRGLRUAttrs), keeps them on the node and runs inferRGLRU.

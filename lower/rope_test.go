@@ -66,6 +66,7 @@ func TestOptionsValidate(t *testing.T) {
 		{PrefillBuckets: []int64{256}, DecodeBatches: []int64{1}, MaxLen: 128, Slots: 1},
 		{PrefillBuckets: []int64{16}, DecodeBatches: []int64{2}, MaxLen: 128, Slots: 1},
 		{DecodeBatches: []int64{1}, MaxLen: 128, Slots: 1},
+		{PrefillBuckets: []int64{16}, DecodeBatches: []int64{1}, MaxLen: 128, Slots: 1, StateSnapshots: -1},
 	} {
 		if err := o.validate(); err == nil {
 			t.Errorf("%+v: want a validation error", o)

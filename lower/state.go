@@ -12,7 +12,7 @@ import (
 // in mutable globals, one per distinct kind and per-slot shape (so each
 // is one row of the state table, statetable.go), of shape
 //
-//	[entries, 2, slots, shape...] f32
+//	[entries, 2+snapshots, slots, shape...] f32
 //
 // Each state a node declares (ir.Node.States) takes the next entry of the
 // global of its kind and shape, in node order. The axis of size 2 is a pair of
@@ -23,7 +23,10 @@ import (
 // writes only where its slot's held tokens end; what a slot holds before
 // its first unheld position is never overwritten): a padded decode row at
 // the first position its slot does not hold (the engine's padding) writes
-// the other buffer and leaves the held state as it was.
+// the other buffer and leaves the held state as it was. Buffers 2.. are
+// saved copies (Options.StateSnapshots) that prefill and decode never
+// touch: snapshot_state (copy.go) copies a parity buffer into one of them
+// and back.
 //
 // A row starting at position 0 reads zeros, whatever the buffer holds, so
 // a sequence never sees state left by the slot's previous user. One
@@ -75,7 +78,7 @@ func newStateLayout(g *ir.Graph, opts Options) *stateLayout {
 			grp.global.Name = fmt.Sprintf("state_%d", i)
 		}
 		grp.global.Mutable = true
-		grp.global.Type = codegen.T("f32", append([]int64{grp.entries, 2, opts.Slots}, grp.shape...)...)
+		grp.global.Type = codegen.T("f32", append([]int64{grp.entries, 2 + opts.StateSnapshots, opts.Slots}, grp.shape...)...)
 	}
 	return l
 }

@@ -47,10 +47,10 @@ func StateTable(g *ir.Graph, opts Options) abi.StateTable {
 		t = append(t, row)
 	}
 	for _, grp := range l.states.groups {
-		ty := grp.global.Type // [entries, 2, slots, shape...]
+		ty := grp.global.Type // [entries, 2+snapshots, slots, shape...]
 		row := abi.StateGroup{
 			Kind: abi.Window, Global: grp.global.Name, Entries: grp.entries,
-			Shape: slices.Clone(grp.shape), DType: ty.Elem, Buffers: ty.Shape[1],
+			Shape: slices.Clone(grp.shape), DType: ty.Elem, Buffers: ty.Shape[1], Saved: ty.Shape[1] - 2,
 			Reset: abi.ResetZero, Padding: abi.PadOtherBuffer, Snapshot: abi.SnapshotParity,
 		}
 		if grp.kind == ir.Recurrent {
@@ -72,10 +72,11 @@ func KVBytesPerToken(g *ir.Graph) int64 {
 }
 
 // StateBytesPerSlot is the memory the position-independent states
-// (windows, recurrent states, both parity buffers) of g's module take per
-// slot, in bytes (the state table's abi.StateTable.FixedBytesPerSlot).
-func StateBytesPerSlot(g *ir.Graph) int64 {
-	return StateTable(g, Options{}).FixedBytesPerSlot()
+// (windows, recurrent states: both parity buffers and snapshots saved
+// ones) of g's module take per slot, in bytes (the state table's
+// abi.StateTable.FixedBytesPerSlot).
+func StateBytesPerSlot(g *ir.Graph, snapshots int64) int64 {
+	return StateTable(g, Options{StateSnapshots: snapshots}).FixedBytesPerSlot()
 }
 
 // HasFixedState reports whether g's module holds a position-independent

@@ -97,8 +97,39 @@ func TestStateTable(t *testing.T) {
 			if !reflect.DeepEqual(single, got) {
 				t.Errorf("one slot:\n%s\nthree slots:\n%s", single.Format(), got.Format())
 			}
+			// Two saved buffers (Options.StateSnapshots): a fixed row has
+			// 2 + 2 buffers, twice the bytes, and the module exports
+			// snapshot_state; a KV cache is as it was, and a model without
+			// fixed state is the same module.
+			saved := o
+			saved.StateSnapshots = 2
+			withSaved := lower.StateTable(p.Graph, saved)
+			want := slices.Clone(got)
+			for i := range want {
+				if want[i].Kind.Fixed() {
+					want[i].Buffers, want[i].Saved, want[i].BytesPerSlot = 4, 2, 2*want[i].BytesPerSlot
+				}
+			}
+			if !reflect.DeepEqual(withSaved, want) {
+				t.Errorf("two saved buffers:\n%s\nwant:\n%s", withSaved.Format(), want.Format())
+			}
+			ms, err := lower.Lower(p.Graph, saved)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkModuleState(t, ms, withSaved, saved)
+			if hasFn(ms, "snapshot_state") != got.FixedState() {
+				t.Errorf("snapshot_state exported %v, fixed state %v", hasFn(ms, "snapshot_state"), got.FixedState())
+			}
+			if !got.FixedState() && string(ms.Print()) != string(m.Print()) {
+				t.Error("StateSnapshots changed the module of a model without fixed state")
+			}
 		})
 	}
+}
+
+func hasFn(m *codegen.Module, name string) bool {
+	return slices.ContainsFunc(m.Funcs, func(f *codegen.Func) bool { return f.Name == name })
 }
 
 // checkModuleState: the mutable globals of m are exactly the rows of t, in

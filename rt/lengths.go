@@ -47,7 +47,7 @@ func (m *Model) refresh(ctx context.Context, slot, start, L int) error {
 	if start == 0 {
 		return nil
 	}
-	if err := m.slots.check(slot, start); err != nil { // a fixed state is not recomputed: refused
+	if err := m.held(ctx, slot, start); err != nil { // a fixed state is not recomputed: refused
 		return err
 	}
 	if m.ReusablePrefix(slot, start, L) == start {

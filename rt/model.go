@@ -362,7 +362,7 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := m.slots.check(slot, start); err != nil {
+	if err := m.held(ctx, slot, start); err != nil {
 		return nil, 0, err
 	}
 	chunk := make([]int32, bucket)
@@ -385,6 +385,11 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		return nil, 0, err
 	}
 	m.slots.wrote(slot, start, tokens[:n], max(total, start+n))
+	if start+n == total { // the prompt's end: a later sequence sharing the prompt continues here
+		if err := m.saveState(ctx, slot, total); err != nil {
+			return nil, 0, err
+		}
+	}
 	logits, err := m.logits(out, 1)
 	if err != nil {
 		return nil, 0, err
@@ -556,7 +561,7 @@ func (m *Model) decodeCall(ctx context.Context, tokens []int32, pos, slots []int
 		if err := m.checkTokens(tokens[b:b+1], pos[b]); err != nil {
 			return "", nil, err
 		}
-		if err := m.slots.check(slots[b], pos[b]); err != nil {
+		if err := m.held(ctx, slots[b], pos[b]); err != nil {
 			return "", nil, err
 		}
 		p32[b], s32[b] = int32(pos[b]), int32(slots[b])

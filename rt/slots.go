@@ -1,10 +1,12 @@
 package rt
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/archc/archc/formats/abi"
+	"github.com/archc/archc/formats/tensor"
 )
 
 // The slot table is the runtime's one record of what each slot of the
@@ -24,7 +26,14 @@ import (
 //     whose fixed state is held, and whose keys a length-dependent RoPE
 //     computed with the table the new sequence needs (the Program's
 //     abi.LengthPolicy: lengths.go);
-//   - what a copy gives another slot (copy).
+//   - what a copy gives another slot (copy);
+//   - which positions the saved buffers of a fixed state hold (a module
+//     compiled with lower's Options.StateSnapshots: abi.StateGroup.Saved):
+//     the Model saves the state at the end of each prompt there, and a
+//     later call at a saved position first restores it into the parity
+//     buffer of that position (restore), so a chat's next turn continues
+//     after the previous prompt even where the template re-rendered the
+//     answer in between.
 //
 // A call at position 0 reads zeros and needs nothing held. The positions
 // are all the table knows: a padded row at p leaves a state "for p+1"
@@ -36,6 +45,8 @@ type slotTable struct {
 	lengths abi.LengthPolicy
 	// fixed: the module keeps a fixed state in parity buffers.
 	fixed bool
+	// saved is the number of saved buffers of the fixed state per slot.
+	saved int
 	slots map[int]*slotHeld
 }
 
@@ -49,11 +60,22 @@ type slotHeld struct {
 	// state: the position whose fixed state each parity buffer holds, -1
 	// for none. Used only with a fixed state.
 	state [2]int
+	// saved: the position whose fixed state each saved buffer holds, -1
+	// for none (nil: none held); next is the buffer the next save takes
+	// (they are reused in turn).
+	saved []int
+	next  int
 }
 
 // newSlotTable is the empty table for prog: no slot holds anything.
 func newSlotTable(prog *Program) slotTable {
-	return slotTable{lengths: prog.Lengths, fixed: prog.FixedState()}
+	t := slotTable{lengths: prog.Lengths, fixed: prog.FixedState()}
+	for _, g := range prog.States {
+		if g.Kind.Fixed() {
+			t.saved = int(g.Saved)
+		}
+	}
+	return t
 }
 
 // get returns slot's record (a fresh one, holding nothing, for a slot
@@ -102,8 +124,49 @@ func (t *slotTable) wrote(slot, start int, tokens []int32, L int) {
 				h.state[i] = -1
 			}
 		}
+		for i, p := range h.saved {
+			if p > start {
+				h.saved[i] = -1
+			}
+		}
 		h.state[(start+len(tokens))%2] = start + len(tokens)
 	}
+	t.put(slot, h)
+}
+
+// savedAt returns the saved buffer of slot holding the fixed state after
+// its first p tokens, or -1.
+func (t *slotTable) savedAt(slot, p int) int {
+	return slices.Index(t.get(slot).saved, p)
+}
+
+// save returns the saved buffer (0-based among the saved ones) that the
+// state of slot after p tokens, held in a parity buffer, should be saved
+// to, and whether to save at all: not without saved buffers, for p = 0 or
+// a position not held, or one already saved.
+func (t *slotTable) save(slot, p int) (int, bool) {
+	if t.saved == 0 || p == 0 || !t.holds(slot, p) || t.savedAt(slot, p) >= 0 {
+		return 0, false
+	}
+	return t.get(slot).next % t.saved, true
+}
+
+// savedTo notes that saved buffer k of slot now holds the state after p
+// tokens.
+func (t *slotTable) savedTo(slot, k, p int) {
+	h := t.get(slot)
+	for len(h.saved) < t.saved {
+		h.saved = append(h.saved, -1)
+	}
+	h.saved[k], h.next = p, k+1
+	t.put(slot, h)
+}
+
+// restored notes that the parity buffer of position p of slot now holds
+// the state after p tokens (copied from a saved buffer).
+func (t *slotTable) restored(slot, p int) {
+	h := t.get(slot)
+	h.state[p%2] = p
 	t.put(slot, h)
 }
 
@@ -124,14 +187,15 @@ func (t *slotTable) check(slot, start int) error {
 }
 
 // heldPrefix returns the longest prefix of at most n tokens whose fixed
-// state slot holds: n itself, the other buffer's position if it is below
-// n, or 0. Without a fixed state, n.
+// state slot holds, in a parity buffer or a saved one: n itself, another
+// buffer's position if it is below n, or 0. Without a fixed state, n.
 func (t *slotTable) heldPrefix(slot, n int) int {
-	if t.holds(slot, n) {
+	if t.holds(slot, n) || t.savedAt(slot, n) >= 0 {
 		return n
 	}
 	best := 0
-	for _, p := range t.get(slot).state {
+	h := t.get(slot)
+	for _, p := range append(h.state[:], h.saved...) {
 		if p <= n && p > best {
 			best = p
 		}
@@ -163,8 +227,9 @@ func (t *slotTable) prefix(slot, n int) []int32 {
 }
 
 // copy notes that dst now holds what src holds for its first n tokens
-// (CopySlot): the tokens and tables up to n, and the fixed-state buffers
-// whose positions are at most n.
+// (CopySlot): the tokens and tables up to n, and the fixed-state parity
+// buffers whose positions are at most n (copy_state copies no saved
+// buffer: dst's hold nothing now).
 func (t *slotTable) copy(src, dst, n int) {
 	s := t.get(src)
 	d := &slotHeld{state: [2]int{-1, -1}}
@@ -178,4 +243,38 @@ func (t *slotTable) copy(src, dst, n int) {
 		}
 	}
 	t.put(dst, d)
+}
+
+// held makes slot hold the fixed state after its first start tokens in a
+// parity buffer, where only a saved buffer holds it (restoring it with
+// abi.SnapshotStateName), and then refuses a call at start the slot
+// cannot continue (slotTable.check). Errors: that refusal, or a worker
+// failure.
+func (m *Model) held(ctx context.Context, slot, start int) error {
+	if start > 0 && !m.slots.holds(slot, start) {
+		if k := m.slots.savedAt(slot, start); k >= 0 {
+			args := []tensor.Tensor{tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(2 + k)), tensor.ScalarI32(int32(start % 2))}
+			if _, err := m.worker.Call(ctx, abi.SnapshotStateName, args); err != nil {
+				return err
+			}
+			m.slots.restored(slot, start)
+		}
+	}
+	return m.slots.check(slot, start)
+}
+
+// saveState saves the fixed state of slot after its first p tokens into
+// one of its saved buffers (the next in turn), where the module has them
+// and p is not saved yet (slotTable.save). Errors: a worker failure.
+func (m *Model) saveState(ctx context.Context, slot, p int) error {
+	k, ok := m.slots.save(slot, p)
+	if !ok {
+		return nil
+	}
+	args := []tensor.Tensor{tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(p % 2)), tensor.ScalarI32(int32(2 + k))}
+	if _, err := m.worker.Call(ctx, abi.SnapshotStateName, args); err != nil {
+		return err
+	}
+	m.slots.savedTo(slot, k, p)
+	return nil
 }

@@ -92,3 +92,68 @@ func TestSlotTableCopy(t *testing.T) {
 		t.Errorf("a copy from an unused slot left dst holding %v", m.get(1).state)
 	}
 }
+
+// TestStateSaved follows the saved buffers of a fixed state (a module
+// with two): the end of a prompt is saved, in turn; a saved position
+// serves a prefix reuse after the parity buffers moved on; restoring it
+// makes the slot continue there; a write before a saved position forgets
+// it, and a copied slot holds no saved state.
+func TestStateSaved(t *testing.T) {
+	m := newSlotTable(&Program{States: abi.StateTable{{Kind: abi.Recurrent, Saved: 2}}})
+	if _, ok := m.save(0, 0); ok {
+		t.Error("the zero state at position 0 is saved")
+	}
+	if _, ok := m.save(0, 5); ok {
+		t.Error("position 5 is saved before any buffer holds it")
+	}
+	m.wrote(0, 0, make([]int32, 10), 10) // turn 1's prompt: 10 tokens
+	k, ok := m.save(0, 10)
+	if !ok || k != 0 {
+		t.Fatalf("save(0, 10) = %d, %v; want buffer 0", k, ok)
+	}
+	m.savedTo(0, k, 10)
+	if _, ok := m.save(0, 10); ok {
+		t.Error("position 10 saved twice")
+	}
+	for p := 10; p < 14; p++ { // turn 1's answer
+		m.wrote(0, p, make([]int32, 1), p+1)
+	}
+	if err := m.check(0, 10); err == nil {
+		t.Error("the parity buffers moved past 10, yet a call at 10 may continue without a restore")
+	}
+	for n, want := range map[int]int{12: 10, 14: 14, 13: 13, 9: 0, 10: 10} {
+		if got := m.heldPrefix(0, n); got != want {
+			t.Errorf("heldPrefix(0, %d) = %d, want %d", n, got, want)
+		}
+	}
+	if m.savedAt(0, 10) != 0 {
+		t.Errorf("savedAt(0, 10) = %d, want 0", m.savedAt(0, 10))
+	}
+	m.restored(0, 10) // turn 2 shares turn 1's prompt only: restore 10, then prefill from it
+	if err := m.check(0, 10); err != nil {
+		t.Errorf("after the restore a call at 10 is refused: %v", err)
+	}
+	m.wrote(0, 10, make([]int32, 6), 16) // turn 2's prompt: 16 tokens
+	if k, ok := m.save(0, 16); !ok || k != 1 {
+		t.Errorf("save(0, 16) = %d, %v; want the next buffer, 1", k, ok)
+	}
+	m.savedTo(0, 1, 16)
+	if k, _ := m.save(0, 16); k != 0 && m.savedAt(0, 16) != 1 {
+		t.Errorf("buffers in turn: %d", k)
+	}
+	m.wrote(0, 3, make([]int32, 2), 5) // a sequence sharing 3 tokens: 10 and 16 are another sequence's now
+	if m.savedAt(0, 10) >= 0 || m.savedAt(0, 16) >= 0 || m.heldPrefix(0, 16) != 5 {
+		t.Errorf("after a write at 3 the saved states of 10 and 16 still serve (heldPrefix(0, 16) = %d)", m.heldPrefix(0, 16))
+	}
+	m.wrote(1, 0, make([]int32, 8), 8)
+	m.savedTo(1, 0, 8)
+	m.copy(1, 2, 8)
+	if m.savedAt(2, 8) >= 0 {
+		t.Error("a copied slot holds the source's saved state (copy_state copies the parity buffers only)")
+	}
+	none := newSlotTable(&Program{States: abi.StateTable{{Kind: abi.Recurrent}}})
+	none.wrote(0, 0, make([]int32, 4), 4)
+	if _, ok := none.save(0, 4); ok {
+		t.Error("a module without saved buffers saves")
+	}
+}

@@ -131,7 +131,7 @@ func (m *Model) Verify(ctx context.Context, slot int, tokens []int32, start int,
 	if err := m.checkSlots([]int{slot}); err != nil {
 		return nil, err
 	}
-	if err := m.slots.check(slot, start); err != nil {
+	if err := m.held(ctx, slot, start); err != nil {
 		return nil, err
 	}
 	if lp := m.Program.Lengths; lp.Tracked() && int64(start+n) > lp.Threshold {

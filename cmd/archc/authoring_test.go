@@ -96,15 +96,17 @@ func TestAuthoring(t *testing.T) {
 		// A temp copy of the parts of the repository archc new writes to.
 		repo := t.TempDir()
 		archs := filepath.Join(repo, "archs")
-		gen := filepath.Join(repo, "golden", "gen_fixtures.py")
+		specs := filepath.Join(repo, "golden", "fixtures")
 		os.MkdirAll(archs, 0o755)
-		os.MkdirAll(filepath.Dir(gen), 0o755)
-		orig, err := os.ReadFile("../../golden/gen_fixtures.py")
+		os.MkdirAll(specs, 0o755)
+		llama, err := os.ReadFile("../../golden/fixtures/llama.py")
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(gen, orig, 0o644)
-		args := []string{"new", "kestrel", "--extends", "llama", "--model-type", "kestrel", "--dir", archs, "--fixtures", gen}
+		os.WriteFile(filepath.Join(specs, "llama.py"), llama, 0o644)
+		os.WriteFile(filepath.Join(specs, "other.py"), []byte("FIXTURES = [\n    dict(\n        name=\"osprey\",\n    ),\n]\n"), 0o644)
+		gen := filepath.Join(specs, "kestrel.py")
+		args := []string{"new", "kestrel", "--extends", "llama", "--model-type", "kestrel", "--dir", archs, "--fixtures", specs}
 		r := clitest.Run(t, bin, args...)
 		if r.Code != 0 {
 			t.Fatalf("new: code %d, stderr %q", r.Code, r.Stderr)
@@ -130,21 +132,24 @@ func TestAuthoring(t *testing.T) {
 		if i := clitest.Run(t, bin, "ir", cfg, "--arch", file); i.Code != 0 || !strings.Contains(i.Stdout, `# model_type "kestrel": family kestrel`) {
 			t.Errorf("ir --arch kestrel.arch: code %d, stderr %q", i.Code, i.Stderr)
 		}
-		py, _ := os.ReadFile(gen)
-		added := strings.TrimPrefix(string(py), string(orig[:strings.Index(string(orig), "\n]\n")+1]))
+		py, err := os.ReadFile(gen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		added := string(py)
 		if strings.Contains(string(src), "KestrelForCausalLM") {
 			t.Errorf("kestrel.arch carries the guessed class name KestrelForCausalLM (only the fixture entry may, marked as a guess):\n%s", src)
 		}
-		if !strings.HasPrefix(added, "    # ---- kestrel: llama + ...") || !strings.Contains(added, "        name=\"kestrel\",\n        model_cls=\"KestrelForCausalLM\",  # guessed from the model_type: check it\n") || !strings.HasSuffix(string(py), string(orig[strings.Index(string(orig), "\n]\n")+1:])) {
-			t.Errorf("the fixture entry is not appended to FIXTURES:\n%s", added[:min(len(added), 800)])
+		if !strings.Contains(added, "\nFIXTURES = [\n    # ---- kestrel: llama + ...") || !strings.Contains(added, "        name=\"kestrel\",\n        model_cls=\"KestrelForCausalLM\",  # guessed from the model_type: check it\n") || !strings.HasSuffix(added, "    ),\n]\n") {
+			t.Errorf("golden/fixtures/kestrel.py is not a FIXTURES list of the kestrel entry:\n%s", added[:min(len(added), 800)])
 		}
-		// The entry starts from the parent's fixture (the first llama-* entry), not from a llama-shaped stub whatever the parent.
+		// The entry starts from the parent's fixture (the first of golden/fixtures/llama.py), not from a llama-shaped stub whatever the parent.
 		if !regexp.MustCompile(`\n    # Copied from llama-[a-z0-9_-]+'s fixture entry: change what kestrel changes.\n`).MatchString(added) || strings.Count(added, "name=") != 1 || strings.Count(added, "seed=") != 2 {
 			t.Errorf("the fixture entry is not a llama fixture's with kestrel's name and seeds:\n%s", added)
 		}
 		if python, err := exec.LookPath("python3"); err == nil {
 			if out, err := exec.Command(python, "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", gen).CombinedOutput(); err != nil {
-				t.Errorf("gen_fixtures.py no longer parses: %v\n%s", err, out)
+				t.Errorf("kestrel.py does not parse: %v\n%s", err, out)
 			}
 		}
 		// Refusals: the file exists; an unknown parent; a model_type a
@@ -154,18 +159,19 @@ func TestAuthoring(t *testing.T) {
 			want string
 		}{
 			{args, "kestrel.arch exists"},
-			{[]string{"new", "helium", "--extends", "llama", "--model-type", "helium2", "--dir", archs, "--fixtures", gen}, "family helium exists"},
-			{[]string{"new", "osprey", "--extends", "lama", "--model-type", "osprey", "--dir", archs, "--fixtures", gen}, "no built-in family of that name (did you mean llama?)"},
-			{[]string{"new", "osprey", "--extends", "llama", "--model-type", "qwen2", "--dir", archs, "--fixtures", gen}, `model_type "qwen2" is matched by family qwen2`},
-			{[]string{"new", "osprey-x", "--extends", "llama", "--model-type", "osprey", "--dir", archs, "--fixtures", gen}, `not an identifier`},
-			{[]string{"new", "kestrel2", "--extends", "llama", "--model-type", "kestrel2", "--dir", archs, "--fixtures", filepath.Join(repo, "none.py")}, "none.py"},
+			{[]string{"new", "helium", "--extends", "llama", "--model-type", "helium2", "--dir", archs, "--fixtures", specs}, "family helium exists"},
+			{[]string{"new", "osprey", "--extends", "lama", "--model-type", "osprey", "--dir", archs, "--fixtures", specs}, "no built-in family of that name (did you mean llama?)"},
+			{[]string{"new", "osprey", "--extends", "llama", "--model-type", "qwen2", "--dir", archs, "--fixtures", specs}, `model_type "qwen2" is matched by family qwen2`},
+			{[]string{"new", "osprey-x", "--extends", "llama", "--model-type", "osprey", "--dir", archs, "--fixtures", specs}, `not an identifier`},
+			{[]string{"new", "kestrel2", "--extends", "llama", "--model-type", "kestrel2", "--dir", archs, "--fixtures", filepath.Join(repo, "none")}, "--fixtures " + filepath.Join(repo, "none") + " is not a folder"},
+			{[]string{"new", "osprey", "--extends", "llama", "--model-type", "osprey", "--dir", archs, "--fixtures", specs}, "other.py already has a fixture named \"osprey\""},
 		} {
 			if r := clitest.Run(t, bin, c.args...); r.Code != 1 || !strings.Contains(r.Stderr, c.want) {
 				t.Errorf("%v: code %d, stderr %q; want %q", c.args, r.Code, r.Stderr, c.want)
 			}
 		}
 		if py2, _ := os.ReadFile(gen); string(py2) != string(py) {
-			t.Error("a refused archc new changed gen_fixtures.py")
+			t.Error("a refused archc new changed kestrel.py")
 		}
 		if m, _ := filepath.Glob(filepath.Join(archs, "*.arch")); len(m) != 1 {
 			t.Errorf("a refused archc new wrote a file: %v", m)

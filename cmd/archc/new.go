@@ -20,7 +20,7 @@ type newCmd struct {
 	Extends   string `required:"" help:"The built-in family it extends (the nearest parent, as HF's modular file names it)."`
 	ModelType string `name:"model-type" required:"" help:"The config.json model_type it matches."`
 	Dir       string `default:"archs" help:"Folder to write NAME.arch into."`
-	Fixtures  string `default:"golden/gen_fixtures.py" help:"Fixture generator whose FIXTURES list gets an entry for the family; empty: none."`
+	Fixtures  string `default:"golden/fixtures" help:"Folder of fixture specs (FAMILY.py each, read by golden/gen_fixtures.py) where NAME.py gets the family's first fixture entry; empty: none."`
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -35,12 +35,9 @@ func (c *newCmd) Run() error {
 		return err
 	}
 	var fixtures []byte
+	spec := filepath.Join(c.Fixtures, c.Name+".py")
 	if c.Fixtures != "" {
-		old, err := os.ReadFile(c.Fixtures)
-		if err != nil {
-			return fmt.Errorf("%w (--fixtures names the fixture generator; run archc new from the repository root, or pass --fixtures \"\")", err)
-		}
-		if fixtures, err = addFixture(c.Fixtures, old, c.fixtureEntry(string(old))); err != nil {
+		if fixtures, err = c.fixtureSpec(); err != nil {
 			return err
 		}
 	}
@@ -52,18 +49,18 @@ func (c *newCmd) Run() error {
 	}
 	fmt.Printf("wrote %s\n", path)
 	if fixtures != nil {
-		if err := os.WriteFile(c.Fixtures, fixtures, 0o644); err != nil {
+		if err := os.WriteFile(spec, fixtures, 0o644); err != nil {
 			return err
 		}
-		fmt.Printf("added fixture %q to %s\n", c.Name, c.Fixtures)
+		fmt.Printf("wrote %s (the fixture %q)\n", spec, c.Name)
 	}
 	fmt.Printf(`next (docs/adding-a-family.md):
   1. write what %[1]s does differently from %[2]s into %[3]s: config defaults, block overrides, a gguf section if llama.cpp has the architecture
   2. bin/archc check %[3]s && bin/archc fmt -w %[3]s
-  3. fill in the %[1]s entry of %[4]s, then: .venv-oracle/bin/python %[4]s --only %[1]s
+  3. fill in the %[1]s entry of %[4]s, then: .venv-oracle/bin/python golden/gen_fixtures.py --only %[1]s
   4. go build -o bin/ ./cmd/... && bin/archc ir golden/testdata/%[1]s --graph decode
-  5. go test ./golden -run 'TestEmitGolden/^%[1]s$' -update && go test ./golden -run 'TestExecution/^%[1]s$'
-`, c.Name, c.Extends, path, c.Fixtures)
+  5. go test ./golden -run 'TestEmitGolden/^%[1]s$' -update && go test ./golden -count=1 -args -fixture %[1]s
+`, c.Name, c.Extends, path, spec)
 	return nil
 }
 
@@ -149,14 +146,47 @@ func camelCase(s string) string {
 	return b.String()
 }
 
-// fixtureEntry is the FIXTURES entry for the family, given the fixture
-// generator's source: a copy of the parent family's fixture entry
-// (parentEntry: its config, weight scales, switches and checks, which a
-// family extending it mostly keeps) with the name, class names and seeds
-// replaced; or, where the parent has no entry, the fields every entry has
-// (FIXTURE_DEFAULTS fills the usual random-weight scales) and the config
-// to fill in. The seed is derived from the name.
-func (c *newCmd) fixtureEntry(gen string) string {
+// fixtureSpec is the family's fixture spec file (golden/fixtures/NAME.py):
+// a FIXTURES list holding fixtureEntry. Errors: --fixtures is not a folder,
+// NAME.py exists, or a spec file already has a fixture of that name.
+func (c *newCmd) fixtureSpec() ([]byte, error) {
+	if st, err := os.Stat(c.Fixtures); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("--fixtures %s is not a folder of fixture specs (run archc new from the repository root, or pass --fixtures \"\" for none)", c.Fixtures)
+	}
+	spec := filepath.Join(c.Fixtures, c.Name+".py")
+	if _, err := os.Stat(spec); err == nil {
+		return nil, fmt.Errorf("%s exists; archc new writes new families only", spec)
+	}
+	files, err := filepath.Glob(filepath.Join(c.Fixtures, "*.py"))
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if strings.Contains(string(b), fmt.Sprintf("name=%q,", c.Name)) {
+			return nil, fmt.Errorf("%s already has a fixture named %q", f, c.Name)
+		}
+	}
+	parent, _ := os.ReadFile(filepath.Join(c.Fixtures, c.Extends+".py")) // none: the stub entry
+	return []byte(fmt.Sprintf(`# The fixtures of family %[1]s (archs/%[1]s.arch), read by gen_fixtures.py:
+# each entry's keys are FIXTURES' (see gen_fixtures.py), its names
+# (model classes, TINY, switches, hooks) gen_fixtures.py's.
+FIXTURES = [
+%[2]s]
+`, c.Name, c.fixtureEntry(string(parent)))), nil
+}
+
+// fixtureEntry is the family's first fixture entry, given the parent
+// family's spec file (empty if it has none): a copy of the parent's
+// fixture entry (parentEntry: its config, weight scales, switches and
+// checks, which a family extending it mostly keeps) with the name, class
+// names and seeds replaced; or, where the parent has no entry, the fields
+// every entry has (FIXTURE_DEFAULTS fills the usual random-weight scales)
+// and the config to fill in. The seed is derived from the name.
+func (c *newCmd) fixtureEntry(parentSpec string) string {
 	seed := 1000 + crc32.ChecksumIEEE([]byte(c.Name))%8000
 	camel := camelCase(c.ModelType)
 	head := fmt.Sprintf(`    # ---- %[1]s: %[2]s + ... (archs/%[1]s.arch). Written by archc new: check
@@ -170,7 +200,7 @@ func (c *newCmd) fixtureEntry(gen string) string {
         config_cls="%sConfig",
 `, c.Name, camel, camel)
 	seeds := fmt.Sprintf("        seed=%d,\n        prompt_seed=%d,\n", seed, seed+1)
-	if parent, body, ok := parentEntry(gen, c.Extends); ok {
+	if parent, body, ok := parentEntry(parentSpec, c.Extends); ok {
 		return head + fmt.Sprintf("    # Copied from %s's fixture entry: change what %s changes.\n", parent, c.Name) +
 			"    dict(\n" + ids + body + seeds + "    ),\n"
 	}
@@ -183,13 +213,12 @@ func (c *newCmd) fixtureEntry(gen string) string {
 `
 }
 
-// parentEntry finds the FIXTURES entry of family in the fixture
-// generator's source gen (the entry named family, else the first named
-// family-SOMETHING) and returns its name and its fields but name,
-// model_cls, config_cls, seed and prompt_seed (whole lines at the entry's
-// field indentation, with what they continue onto).
-func parentEntry(gen, family string) (string, string, bool) {
-	entries := strings.Split(gen, "\n    dict(\n")
+// parentEntry finds, in the parent family's spec file spec, the entry
+// named family, else the first entry, and returns its name and its fields
+// but name, model_cls, config_cls, seed and prompt_seed (whole lines at
+// the entry's field indentation, with what they continue onto).
+func parentEntry(spec, family string) (string, string, bool) {
+	entries := strings.Split(spec, "\n    dict(\n")
 	find := func(match func(string) bool) (string, string, bool) {
 		for _, e := range entries[1:] {
 			end := strings.Index(e, "\n    ),\n")
@@ -219,26 +248,5 @@ func parentEntry(gen, family string) (string, string, bool) {
 	if name, body, ok := find(func(n string) bool { return n == family }); ok {
 		return name, body, true
 	}
-	return find(func(n string) bool { return strings.HasPrefix(n, family+"-") })
-}
-
-// addFixture inserts entry before the `]` that closes `FIXTURES = [` in
-// the fixture generator's source. Errors: no such list, or an entry of
-// that name already in it.
-func addFixture(path string, src []byte, entry string) ([]byte, error) {
-	text := string(src)
-	start := strings.Index(text, "\nFIXTURES = [\n")
-	if start < 0 {
-		return nil, fmt.Errorf("%s: no `FIXTURES = [` list to add the fixture to", path)
-	}
-	end := strings.Index(text[start:], "\n]\n")
-	if end < 0 {
-		return nil, fmt.Errorf("%s: the FIXTURES list has no closing `]` line", path)
-	}
-	end += start + 1
-	name := regexp.MustCompile(`name="([^"]*)"`).FindStringSubmatch(entry)[1]
-	if strings.Contains(text[start:end], fmt.Sprintf("name=%q,", name)) {
-		return nil, fmt.Errorf("%s: FIXTURES already has an entry named %q", path, name)
-	}
-	return []byte(text[:end] + entry + text[end:]), nil
+	return find(func(string) bool { return true })
 }

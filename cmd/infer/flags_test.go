@@ -94,6 +94,7 @@ func TestServeFlagRanges(t *testing.T) {
 		want string
 	}{
 		{[]string{"--queue", "0"}, "--queue 0: give at least 1"},
+		{[]string{"--state-snapshots", "-1"}, "--state-snapshots -1: give 0 to 64"},
 		{[]string{"--call-timeout=-1s"}, "--call-timeout -1s: give a positive duration"},
 		{[]string{"--call-timeout=0s"}, "--call-timeout 0s: give a positive duration"},
 		{[]string{"--shutdown-timeout=-1s"}, "--shutdown-timeout -1s: give a duration of 0 or more"},

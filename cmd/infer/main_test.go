@@ -105,14 +105,17 @@ func TestTokenizeVocabOnlyGGUF(t *testing.T) {
 }
 
 // TestGenerateControls: stop strings end generation and are not shown,
-// logprobs come with --json, a penalty changes the greedy text (SmolLM2).
+// logprobs come with --json, a penalty changes the greedy text (Gemma 3
+// 270M, in the shape golden's TestRealCheckpoints and the Gemma 3 serve
+// test compile, `--max-len 512 --prefill-buckets 16`: one module for the
+// three; a SmolLM2 module of its own was 63 s of CPU in a cold CI run).
 func TestGenerateControls(t *testing.T) {
 	testmodels.NeedIREE(t)
-	model := testmodels.GGUF(t, "smollm2")
+	model := testmodels.GGUF(t, "gemma3")
 	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
 	gen := func(args ...string) map[string]any {
 		t.Helper()
-		r := clitest.Run(t, bin, append([]string{"generate", "--model", model, "--prompt", "1, 2, 3, 4,", "--max-tokens", "16", "--max-len", "1024", "--json", "-q"}, args...)...)
+		r := clitest.Run(t, bin, append([]string{"generate", "--model", model, "--prompt", "1, 2, 3, 4,", "--max-tokens", "16", "--max-len", "512", "--prefill-buckets", "16", "--json", "-q"}, args...)...)
 		if r.Code != 0 {
 			t.Fatalf("generate %v: %s", args, r.Stderr)
 		}

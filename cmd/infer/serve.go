@@ -32,6 +32,7 @@ type serveCmd struct {
 	Prefill         []int64       `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len; given ones must be at most --max-len)."`
 	MaxLen          int64         `help:"KV-cache length per request in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered so all slots fit 1 GiB."`
 	Queue           int           `default:"64" help:"Requests waiting for a slot at most; beyond it the server answers 429."`
+	StateSnapshots  int64         `name:"state-snapshots" default:"2" help:"Models with a recurrent state or conv window (Mamba, hybrids such as Qwen3.5): saved copies of that state per slot, each taken at the end of a prompt, so that a chat's next turn continues after the previous prompt even where the template re-renders the answer (0: none; each costs one more state's memory per slot; other models ignore it)."`
 	APIKey          *string       `name:"api-key" env:"ARCHC_API_KEY" help:"Require Authorization: Bearer KEY on /v1/ calls (unset, flag and variable: no key; an empty key is refused)."`
 	Name            string        `help:"Model id in the API (default: the model's file or folder name)."`
 	Arch            string        `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
@@ -135,6 +136,9 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	if c.Queue < 1 {
 		return fmt.Errorf("--queue %d: give at least 1 (requests waiting for a slot)", c.Queue)
 	}
+	if c.StateSnapshots < 0 || c.StateSnapshots > 64 {
+		return fmt.Errorf("--state-snapshots %d: give 0 to 64 (saved recurrent states per slot)", c.StateSnapshots)
+	}
 	if c.CallTimeout <= 0 {
 		return fmt.Errorf("--call-timeout %v: give a positive duration (e.g. 2m)", c.CallTimeout)
 	}
@@ -186,6 +190,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	o.Plan.Lower.Slots = int64(slots)
 	o.Plan.Lower.DecodeBatches = batches
 	o.Plan.Lower.PrefillBuckets = prefill
+	o.Plan.Lower.StateSnapshots = c.StateSnapshots
 	specFlags.setLower(&o.Plan.Lower)
 	o.Device, o.Threads, o.Kernels, o.Precision = c.Device, c.Threads, c.Kernels, c.Precision
 	o.Phase = phaseReporter(os.Stderr, c.Quiet)

@@ -219,24 +219,7 @@ func TestGenerateImageGGUF(t *testing.T) {
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			dir := filepath.Join("../../golden/testdata/vision", c.fixture)
-			var oracle struct {
-				Cases []struct {
-					Name     string  `json:"name"`
-					InputIDs []int32 `json:"input_ids"`
-					Tokens   []int32 `json:"tokens"`
-				} `json:"cases"`
-			}
-			b, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &oracle); err != nil {
-				t.Fatal(err)
-			}
-			want := oracle.Cases[0] // image_text: the image, then "Can you describe this image?"
-			if want.Name != "image_text" {
-				t.Fatalf("first case %q, want image_text", want.Name)
-			}
+			want := imageTextCase(t, dir)
 			args := append([]string{"generate", "--model", testmodels.GGUFTwin(t, filepath.Join(dir, "model.f32.gguf")), "--chat",
 				"--image", filepath.Join(dir, "images", "rgb_40x60.png"), "--prompt", "Can you describe this image?",
 				"--max-tokens", fmt.Sprint(len(want.Tokens)), "--json", "-q"}, c.args...)
@@ -259,4 +242,72 @@ func TestGenerateImageGGUF(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServeImageGGUF: `infer serve` on a vision fixture's GGUF text twin
+// with its mmproj twin named by --mmproj (gemma3: the mmproj is not beside
+// the model) reads an image_url content part and answers the HF oracle's
+// greedy text for it, usage counting the processor's prompt (image tokens
+// included), as TestGenerateImageGGUF's `infer generate` does. One slot, so
+// the module is generate's (one compile for both tests).
+func TestServeImageGGUF(t *testing.T) {
+	testmodels.NeedIREE(t)
+	dir := "../../golden/testdata/vision/gemma3"
+	c := imageTextCase(t, dir)
+	text, err := rt.LoadText(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := text.Tokenizer.Decode(c.Tokens)
+	images := filepath.Join(dir, "images")
+	srv := startServe(t, testmodels.GGUFTwin(t, filepath.Join(dir, "model.f32.gguf")), "--api-key", "k", "--max-batch", "1",
+		"--mmproj", filepath.Join(dir, "mmproj.f32.gguf"), "--image-dir", images)
+	body := fmt.Sprintf(`{"model": "m", "max_tokens": %d, "temperature": 0, "messages": [{"role": "user", "content": [`+
+		`{"type": "image_url", "image_url": {"url": %q}}, {"type": "text", "text": "Can you describe this image?"}]}]}`,
+		len(c.Tokens), "file://"+mustAbs(t, filepath.Join(images, "rgb_40x60.png")))
+	code, res := postJSONKey(t, srv.url+"/v1/chat/completions", "k", body)
+	if code != 200 {
+		t.Fatalf("status %d: %v", code, res)
+	}
+	choices, _ := res["choices"].([]any)
+	if len(choices) != 1 {
+		t.Fatalf("choices %v", res["choices"])
+	}
+	msg, _ := choices[0].(map[string]any)["message"].(map[string]any)
+	if got := msg["content"]; got != want {
+		t.Errorf("answered %q, the HF oracle %q", got, want)
+	}
+	usage, _ := res["usage"].(map[string]any)
+	if n, _ := usage["prompt_tokens"].(float64); int(n) != len(c.InputIDs) {
+		t.Errorf("usage counts %v prompt tokens, the HF processor's prompt has %d (image tokens included)", usage["prompt_tokens"], len(c.InputIDs))
+	}
+}
+
+// visionCase is one case of a vision fixture's oracle.json: the HF
+// processor's prompt ids and the oracle's greedy tokens.
+type visionCase struct {
+	Name     string  `json:"name"`
+	InputIDs []int32 `json:"input_ids"`
+	Tokens   []int32 `json:"tokens"`
+}
+
+// imageTextCase returns the first case of the vision fixture in dir,
+// image_text: the image rgb_40x60.png, then "Can you describe this
+// image?".
+func imageTextCase(t *testing.T, dir string) visionCase {
+	t.Helper()
+	var oracle struct {
+		Cases []visionCase `json:"cases"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &oracle); err != nil {
+		t.Fatal(err)
+	}
+	if len(oracle.Cases) == 0 || oracle.Cases[0].Name != "image_text" {
+		t.Fatalf("%s: the first case is not image_text", dir)
+	}
+	return oracle.Cases[0]
 }

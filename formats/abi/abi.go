@@ -71,6 +71,16 @@ func CopyCacheName(c int64) string { return fmt.Sprintf("copy_cache_%d", c) }
 // slot. Arguments: src i32, dst i32. No results.
 const CopyStateName = "copy_state"
 
+// SnapshotStateName is the entry point of a module whose windows and
+// recurrent states keep saved buffers beside the parity pair
+// (StateGroup.Saved > 0) that copies one buffer of one slot's such state
+// into another buffer of the same slot: buffers 0 and 1 are the parity
+// buffers, 2.. the saved ones. Saving the state after p tokens copies
+// buffer p mod 2 to a saved one; restoring it copies the saved buffer
+// back to buffer p mod 2. Arguments: slot i32, from i32, to i32. No
+// results.
+const SnapshotStateName = "snapshot_state"
+
 // CopyChunk is the block length of CopyCacheName for a module compiled
 // with these prefill buckets: the largest (0 for none).
 func CopyChunk(prefillBuckets []int64) int64 {

@@ -14,8 +14,8 @@ import (
 //
 //	kind       global    layout                              reset   padding        copy            snapshot
 //	kv-cache   kv_cache  [entries, slots, max_len, shape...] unread  past-held      copy_cache_C    every-position
-//	window     state     [entries, 2, slots, shape...]       zero    other-buffer   copy_state      parity
-//	recurrent  state_1   [entries, 2, slots, shape...]       zero    other-buffer   copy_state      parity
+//	window     state     [entries, 2+saved, slots, shape...] zero    other-buffer   copy_state      parity(+saved)
+//	recurrent  state_1   [entries, 2+saved, slots, shape...] zero    other-buffer   copy_state      parity(+saved)
 
 // StateKind is how a state group relates to the positions of a sequence.
 // Later kinds (an image-embedding cache, held per image rather than per
@@ -118,7 +118,8 @@ const (
 	// SnapshotParity: two buffers per slot, the state after the slot's
 	// first p tokens in buffer p mod 2; a call at start..start+n−1 reads
 	// buffer start mod 2 and writes buffer (start+n) mod 2, so only the
-	// last two positions written are held.
+	// last two positions written are held, and those the group's saved
+	// buffers (StateGroup.Saved) keep.
 	SnapshotParity
 )
 
@@ -153,9 +154,16 @@ type StateGroup struct {
 	// Positions is the KV cache's length per slot (max_len, tokens); 0 for
 	// a position-independent state.
 	Positions int64
-	// Buffers is the number of copies of the state per slot: 2 for a
-	// window or recurrent state (the parity buffers), 1 for a KV cache.
+	// Buffers is the number of copies of the state per slot: for a window
+	// or recurrent state the two parity buffers and then Saved saved ones,
+	// 1 for a KV cache.
 	Buffers int64
+	// Saved is the number of saved buffers per slot of a window or
+	// recurrent state beyond the parity pair (buffers 2..), which hold the
+	// state after positions the runtime chose (the end of a prompt), so
+	// that a later sequence sharing that prefix continues from there
+	// (SnapshotStateName saves and restores); 0 for none.
+	Saved int64
 	// BytesPerToken is what one position of one slot takes in the global,
 	// Entries × ∏Shape × the dtype's size, in bytes (KV cache); 0 for a
 	// position-independent state.
@@ -199,7 +207,7 @@ func (t StateTable) BytesPerToken() int64 {
 }
 
 // FixedBytesPerSlot is the memory one slot's position-independent states
-// take (both parity buffers), in bytes.
+// take (both parity buffers and the saved ones), in bytes.
 func (t StateTable) FixedBytesPerSlot() int64 {
 	var n int64
 	for _, g := range t {
@@ -251,7 +259,11 @@ func (t StateTable) Format() string {
 		if cp == "" {
 			cp = "-"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%v\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", g.Kind, g.Global, g.Entries, g.Shape, g.DType, per, g.BytesPerSlot, g.Reset, g.Padding, cp, g.Snapshot)
+		snap := g.Snapshot.String()
+		if g.Saved > 0 {
+			snap += fmt.Sprintf("+%d saved", g.Saved)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%v\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", g.Kind, g.Global, g.Entries, g.Shape, g.DType, per, g.BytesPerSlot, g.Reset, g.Padding, cp, snap)
 	}
 	w.Flush()
 	return b.String()

@@ -114,7 +114,7 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 	cmd.Stderr = &stderr
 	began := time.Now()
 	err = cmd.Run()
-	logCompile(began, mlir, target.Name, err)
+	logCompile(began, cmd.ProcessState, mlir, target.Name, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", false, fmt.Errorf("iree-compile: stopped because the context ended (%v)", context.Cause(ctx))
@@ -129,15 +129,20 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 
 // CompileLogEnv names the environment variable that, when set to a file
 // path, makes Compile append one line per iree-compile it runs (cache hits
-// are not logged): start time (RFC 3339), seconds, target, MLIR bytes, the
-// module's name and its entry points, "ok" or "failed", and the program
-// that ran it (golden.test: the golden package's tests).
+// are not logged): start time (RFC 3339), wall seconds, target, MLIR bytes,
+// the module's name and its entry points, "ok" or "failed", the program
+// that ran it (golden.test: the golden package's tests) and iree-compile's
+// CPU seconds.
 // .ci/run sets it and prints the totals, so a CI run says what its cold
 // compiles cost. Errors writing the log are ignored: it is a diagnostic.
 const CompileLogEnv = "ARCHC_COMPILE_LOG"
 
 // logCompile appends Compile's log line (CompileLogEnv) for one compile.
-func logCompile(began time.Time, mlir []byte, target string, err error) {
+// Its fields: start (RFC 3339), wall seconds, target, MLIR bytes, module,
+// entry points (comma-separated), status, program, and CPU seconds (user +
+// system of iree-compile; wall seconds overstate a compile's cost when
+// compiles share the cores, CPU seconds do not).
+func logCompile(began time.Time, ps *os.ProcessState, mlir []byte, target string, err error) {
 	path := os.Getenv(CompileLogEnv)
 	if path == "" {
 		return
@@ -164,8 +169,12 @@ func logCompile(began time.Time, mlir []byte, target string, err error) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %.1f %s %d %s %s %s %s\n", began.UTC().Format(time.RFC3339), time.Since(began).Seconds(),
-		target, len(mlir), name, strings.Join(funcs, ","), status, filepath.Base(os.Args[0]))
+	var cpu time.Duration
+	if ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
+	}
+	fmt.Fprintf(f, "%s %.1f %s %d %s %s %s %s %.1f\n", began.UTC().Format(time.RFC3339), time.Since(began).Seconds(),
+		target, len(mlir), name, strings.Join(funcs, ","), status, filepath.Base(os.Args[0]), cpu.Seconds())
 }
 
 // DefaultCacheDir returns $XDG_CACHE_HOME/archc, or ~/.cache/archc; it

@@ -517,6 +517,29 @@ def gdn_ref(q, k, v, a, b, a_log, dt_bias, h):
     return np.stack(ys), h
 
 
+def dplr_ref(r, lw, k, v, a, b, h):
+    """mlx-lm rwkv7.py's _wkv7_step_ops of one row, token by token, decay
+    w = exp(lw): r, lw,
+    k, a, b [S, H, Dk], v [S, H, Dv], from state h [H, Dk, Dv] (the
+    transpose of mlx-lm's [H, Dv, Dk]). Returns (out [S, H, Dv], new h)."""
+    st = np.swapaxes(h, 1, 2)  # mlx-lm's state [H, Dv, Dk]
+    ys = []
+    for t in range(r.shape[0]):
+        rt, lt, kt, vt, at, bt = (x[t].astype(f64) for x in (r, lw, k, v, a, b))
+        wt = np.exp(lt)
+        sab = np.einsum("hvk,hk->hv", st, at)[:, :, None] * bt[:, None, :]
+        st = st * wt[:, None, :] + vt[:, :, None] * kt[:, None, :] + sab
+        ys.append(np.einsum("hvk,hk->hv", st, rt))
+    return np.stack(ys), np.swapaxes(st, 1, 2)
+
+
+def token_shift_ref(x, prev):
+    """RWKV's time shift of one row x [S, C] after the carried token prev
+    [1, C]: (out [S, C], new window [1, C])."""
+    full = np.concatenate([prev, x.astype(f64)], 0)
+    return full[:-1], full[-1:]
+
+
 def rglru_ref(x, pos0, param, wi, bi, wr, br, h):
     """RecurrentGemmaRglru.forward and _rnn_scan of one row x [S, W] from
     state h [W], the row's first token at position pos0 (reset where the
@@ -1115,6 +1138,64 @@ def cases():
         ins = [randn(r, (1, s_, HK, DK)), randn(r, (1, s_, HK, DK)), randn(r, (1, s_, HV, DV)),
                randn(r, (1, s_, HV)), randn(r, (1, s_, HV)) + 1]
         y, h = gdn_ref(*(v[0] for v in ins), a_log, dtb, h)
+        c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
+        pos += s_
+
+    # RWKV's token shift: the previous token, a window of one.
+    name, C = "token_shift", 3
+    r = rng(name)
+    c = add(Case(name, "token_shift", "RWKV time shift over 3 channels, window state [1, 3]; calls: prefill == "
+                 "decode, batched, a padded row, a new sequence, chunked prefill.",
+                 [("x", "f32", [B, S, C])], [B, S, C], positions=True, cache={"slots": 2, "max_len": 16}, tol=(1e-6, 0)))
+    sw = SlotState(lambda: np.zeros((1, C)))
+
+    def shift_step(slot, pos, ins, pad):
+        out, w2 = token_shift_ref(ins[0], sw.get(slot, pos))
+        sw.put(slot, w2, pad)
+        return out
+    state_calls(c, r, lambda b, s: [randn(r, (b, s, C))], shift_step)
+
+    # RWKV-7's wkv7: 2 heads, d_k 3, d_v 2, chunk 4 (the 6-token prefill is
+    # two chunks, the second padded); a and b independent (RWKV-7 has a =
+    # -kk, b = kk·iclr), log decays in (-0.61, 0) as -0.606531·sigmoid(·).
+    def dplr_inputs(r, H, DK, DV):
+        def make(b, s):
+            wv = (-0.606531 / (1 + np.exp(-randn(r, (b, s, H, DK), 2.0).astype(f64)))).astype(f32)
+            return [randn(r, (b, s, H, DK)), wv, randn(r, (b, s, H, DK), 0.5), randn(r, (b, s, H, DV)),
+                    randn(r, (b, s, H, DK), 0.4), randn(r, (b, s, H, DK), 0.4)]
+        return make
+    name, H, DK, DV = "dplr_delta_rule", 2, 3, 2
+    r = rng(name)
+    c = add(Case(name, "dplr_delta_rule", "RWKV-7 wkv7 (generalized delta rule, diagonal-plus-low-rank transition), "
+                 "2 heads × d_k 3, d_v 2, chunk 4, state [2, 3, 2] f32; calls: prefill == decode, batched, a padded "
+                 "row, a new sequence, chunked prefill.",
+                 [("r", "f32", [B, S, H, DK]), ("log_w", "f32", [B, S, H, DK]), ("k", "f32", [B, S, H, DK]),
+                  ("v", "f32", [B, S, H, DV]), ("a", "f32", [B, S, H, DK]), ("b", "f32", [B, S, H, DK])],
+                 [B, S, H, DV], attrs={"chunk": 4}, positions=True, cache={"slots": 2, "max_len": 16}, tol=(1e-5, 0)))
+    hs6 = SlotState(lambda: np.zeros((H, DK, DV)))
+
+    def dplr_step(slot, pos, ins, pad):
+        y, h2 = dplr_ref(*ins, hs6.get(slot, pos))
+        hs6.put(slot, h2, pad)
+        return y
+    state_calls(c, r, dplr_inputs(r, H, DK, DV), dplr_step)
+
+    # Long chunks: 1 head, d_k 4, d_v 3, chunk 8 (3 squarings): a 19-token
+    # prefill (three chunks, the last padded), a 13-token prefill carrying
+    # the state, then two decode steps.
+    name, H, DK, DV = "dplr_delta_rule_long", 1, 4, 3
+    r = rng(name)
+    c = add(Case(name, "dplr_delta_rule", "RWKV-7 wkv7, 1 head × d_k 4, d_v 3, chunk 8; a 19-token prefill (3 chunks), "
+                 "a 13-token prefill carrying the state, two decode steps.",
+                 [("r", "f32", [B, S, H, DK]), ("log_w", "f32", [B, S, H, DK]), ("k", "f32", [B, S, H, DK]),
+                  ("v", "f32", [B, S, H, DV]), ("a", "f32", [B, S, H, DK]), ("b", "f32", [B, S, H, DK])],
+                 [B, S, H, DV], attrs={"chunk": 8}, positions=True, cache={"slots": 1, "max_len": 40}, tol=(1e-5, 0)))
+    make = dplr_inputs(r, H, DK, DV)
+    h = np.zeros((H, DK, DV))
+    pos = 0
+    for s_ in (19, 13, 1, 1):
+        ins = make(1, s_)
+        y, h = dplr_ref(*(v[0] for v in ins), h)
         c.call(1, s_, ins, y[None], positions=np.arange(pos, pos + s_, dtype=np.int32)[None], slots=np.array([0], np.int32))
         pos += s_
 
