@@ -91,6 +91,15 @@ func checkOp(o op, globals map[string]Global) error {
 		return sameTypes("the stored value", o.operands[0], "global", Value{Type: g.Type})
 	case "stablehlo.reduce":
 		return checkReduce(o)
+	case "stablehlo.sort":
+		x := o.operands[0].Type
+		if err := distinctIn(o.dims, x.Rank(), "dimension"); err != nil {
+			return err
+		}
+		if x.Elem != "f32" {
+			return fmt.Errorf("sorts f32 tensors, got %s", x)
+		}
+		return sameTypes("the result", *o.result, "operand", o.operands[0])
 	}
 	rule, ok := rules[o.name]
 	if !ok {

@@ -136,13 +136,19 @@ func (f *fn) writeCache(n *ir.Node, xs ...codegen.Value) {
 // Reading only the filled part makes attention cost follow the tokens held,
 // not the cache capacity, with one compiled function for every length.
 func (f *fn) readCache(n *ir.Node) (keys, values codegen.Value) {
-	return f.readCacheEntry(n, 0), f.readCacheEntry(n, 1)
+	kv := f.readCacheEntries(n, 0, 1)
+	return kv[0], kv[1]
 }
 
 // readCacheEntry returns node n's KVCache state kv (0 keys, 1 values, 2...
 // further per-position rows) for this call's slots, the first L positions of
 // each: [B, 1, L, rows, width], L dynamic (as readCache).
 func (f *fn) readCacheEntry(n *ir.Node, kv int) codegen.Value {
+	return f.readCacheEntries(n, kv)[0]
+}
+
+// readCacheEntries is readCacheEntry of each of kvs, in order.
+func (f *fn) readCacheEntries(n *ir.Node, kvs ...int) []codegen.Value {
 	site := n.ID
 	zero := f.constI32(0)
 	// The dynamic prefix of a static [1, 1, max_len, kv_heads, width] row:
@@ -172,7 +178,11 @@ func (f *fn) readCacheEntry(n *ir.Node, kv int) codegen.Value {
 		}
 		return f.concat(0, rows...)
 	}
-	return read(kv)
+	out := make([]codegen.Value, len(kvs))
+	for i, kv := range kvs {
+		out[i] = read(kv)
+	}
+	return out
 }
 
 // cacheValue returns the current value of a cache group in this function,

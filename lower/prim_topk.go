@@ -32,21 +32,31 @@ func lowerTopkMask(f *fn, n *ir.Node, a *TopkMaskAttrs) codegen.Value {
 }
 
 // topkMask is, per row of x [..., n] (n may be the dynamic context
-// length), true where fewer than k entries of the row are strictly
-// greater: the k largest, and every entry tied with the k-th (all of the
-// row where n <= k). Computed without a sort, as the rank of each entry
-// (a count over the row's [n, n] pairs).
+// length), true where the entry is at least the row's k-th largest: the k
+// largest, and every entry tied with the k-th (all of the row where
+// n <= k). The k-th largest is read from the row sorted in descending
+// order (one stablehlo.sort, O(n log n) per row; a rank count over the
+// row's [n, n] pairs did not compile on IREE's CPU backend for a dynamic
+// n, and costs n² per row).
 func (f *fn) topkMask(x codegen.Value, k int64) codegen.Value {
 	rank := x.Type.Rank()
-	shape := append(append([]int64{}, x.Type.Shape...), x.Type.Shape[rank-1])
-	pairs := codegen.T("f32", shape...)
-	lead := make([]int64, rank-1)
-	for i := range lead {
-		lead[i] = int64(i)
+	n := x.Type.Shape[rank-1]
+	sorted := f.SortDescending(x, int64(rank-1))
+	at := f.constI32(min(k, max(n, 1)) - 1) // a static row: its k-th entry, or its last
+	if n == codegen.Dynamic {
+		at = f.binary("stablehlo.minimum", f.constI32(k-1), f.sub(f.context, f.constI32(1)))
 	}
-	self := f.broadcastDims(x, pairs, append(append([]int64{}, lead...), int64(rank-1))...) // [..., t, t'] = x[t]
-	other := f.broadcastDims(x, pairs, append(append([]int64{}, lead...), int64(rank))...) // [..., t, t'] = x[t']
-	above := f.convert(f.compare("GT", other, self), "i32")
-	count := f.Reduce(above, f.constI32(0), "stablehlo.add", int64(rank)) // [..., t]: entries above x[t]
-	return f.compare("LT", count, f.broadcast(f.constI32(k), count.Type))
+	sizes := append(append([]int64{}, x.Type.Shape[:rank-1]...), 1)
+	zero := f.constI32(0)
+	idx := make([]codegen.Value, rank)
+	for i := range idx {
+		idx[i] = zero
+	}
+	idx[rank-1] = at
+	kth := f.Op("stablehlo.dynamic_slice", x.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{sorted}, idx...)...)
+	dims := make([]int64, rank)
+	for i := range dims {
+		dims[i] = int64(i)
+	}
+	return f.compare("GE", x, f.broadcastDims(kth, x.Type, dims...))
 }
