@@ -52,7 +52,7 @@ type cacheGroup struct {
 type cacheLayout struct {
 	groups []*cacheGroup
 	site   map[int][]cacheEntry // by node ID: one entry per KVCache state, in its order
-	states *stateLayout          // the position-independent states (state.go)
+	states *stateLayout         // the position-independent states (state.go)
 }
 
 // cacheEntry is one site's keys or values: entry index of global group.

@@ -367,7 +367,7 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 func (f *fn) indexSelect(n *ir.Node, a *AttentionAttrs) codegen.Value {
 	m := len(n.Args)
 	iq, iw := f.arg(n, m-3), f.arg(n, m-1) // [B,S,IH,ID], [B,S,IH]
-	ik := f.readCacheEntry(n, 2)          // [B,1,L,1,ID]
+	ik := f.readCacheEntry(n, 2)           // [B,1,L,1,ID]
 	B, S, IH, ID := iq.Type.Shape[0], iq.Type.Shape[1], iq.Type.Shape[2], iq.Type.Shape[3]
 	scale := 1 / math.Sqrt(float64(ID))
 	if a.IndexScale != nil {
