@@ -262,13 +262,20 @@ type GGUFField struct {
 // With `=` instead of `->` it makes the Hugging Face tensor named on its
 // left (GGUF holds that name) from metadata values, where llama.cpp stores
 // a parameter as a key: `tensor model.layers.{i}.mlp.act_fn.alpha_p =
-// meta("xielu.alpha_p")` (see GGUFValue).
+// meta("xielu.alpha_p")` (see GGUFValue). A `->` row may end in `for
+// LIST`, a list of bools, one per layer, evaluated over the file as a
+// field is: it maps only the layers whose element is true, ahead of the
+// row of the same GGUF name without one: `tensor blk.{i}.attn_output ->
+// model.layers.{i}.self_attn.linear_attn for [h > 0 && kv[k] == 0 for k
+// in ...]` (llama.cpp's DeciModel stores a linear attention replacement as
+// attn_output).
 type GGUFTensor struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 	GGUF   *Path `parser:"'tensor' @@ ( '->'"`
 	None   bool  `parser:"  ( @'none'"`
 	HF     *Path `parser:"  | @@ )"`
+	Layers *Expr `parser:"  ( 'for' @@ )?"`
 	Value  *Expr `parser:"| '=' @@ )"`
 }
 

@@ -477,6 +477,10 @@ func (p *printer) ggufEntry(e *GGUFEntry, indent int) {
 		} else {
 			p.path(t.HF)
 		}
+		if t.Layers != nil {
+			p.put(" for ")
+			p.expr(t.Layers)
+		}
 	case e.Transform != nil:
 		t := e.Transform
 		p.begin(e.Pos, indent, "transform", atEntry)

@@ -168,6 +168,7 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 	case *GGUFTensor:
 		sub(n.GGUF, false)
 		sub(n.HF, false)
+		sub(n.Layers, false)
 		sub(n.Value, false)
 	case *GGUFTransform:
 		sub(n.Call, false)
