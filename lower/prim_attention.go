@@ -79,7 +79,7 @@ func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 		}
 		return inferSharedAttention(n, a, q)
 	}
-	if len(n.Args)-attentionBlockArgs(n)-attentionIndexArgs(n) != 3 {
+	if len(n.Args)-attentionBlockArgs(n)-attentionIndexArgs(a) != 3 {
 		return fmt.Errorf("needs k and v (or kv_layer, to read an earlier layer's KV cache instead)")
 	}
 	k, v := n.Args[1].Type, n.Args[2].Type
@@ -136,15 +136,13 @@ func inferSharedAttention(n *ir.Node, a *AttentionAttrs, q ir.Type) error {
 	return nil
 }
 
-// attentionBlocks is a call's blocks argument (an i1 tensor after q, k
-// and v, which are f32, and before the indexer's tensors), or nil.
+// attentionBlocks is a call's blocks argument (the one i1 tensor among
+// its arguments: q, k and v and the indexer's tensors are f32), or nil.
 func attentionBlocks(n *ir.Node) *ir.Node {
-	i := len(n.Args) - 1 - attentionIndexArgs(n)
-	if i < 1 {
-		return nil
-	}
-	if last := n.Args[i]; last.Type.DType == ir.Bool {
-		return last
+	for _, arg := range n.Args[1:] {
+		if arg.Type.DType == ir.Bool {
+			return arg
+		}
 	}
 	return nil
 }
@@ -152,8 +150,8 @@ func attentionBlocks(n *ir.Node) *ir.Node {
 // attentionIndexArgs is the number of the lightning indexer's tensors
 // (index_q, index_k, index_w: the call's last arguments) a call gives: 3
 // with index_topk, else 0.
-func attentionIndexArgs(n *ir.Node) int {
-	if n.Attrs["index_topk"] != nil {
+func attentionIndexArgs(a *AttentionAttrs) int {
+	if a.IndexTopk != nil {
 		return 3
 	}
 	return 0
