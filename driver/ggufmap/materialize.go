@@ -3,19 +3,15 @@ package ggufmap
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/archc/archc/driver/weights"
 	"github.com/archc/archc/formats/gguf"
-	"github.com/archc/archc/formats/tensor"
 )
 
 // cacheVersion changes whenever Materialize's output for the same GGUF file
@@ -25,10 +21,6 @@ const cacheVersion = "archc-gguf-f32-v1"
 // cacheAlign is the alignment of every tensor in the cache file, so IREE
 // can map the regions without copying.
 const cacheAlign = 64
-
-// unitElems bounds the elements converted in one step (16 MiB of f32), so
-// memory stays small and cancellation is prompt.
-const unitElems = 1 << 22
 
 // reversePermuteRows undoes llama.cpp's permute for rope (see
 // reversePermute) on f32 rows: src and dst hold rows*cols elements,
@@ -59,9 +51,6 @@ func (p planned) elements() int64 {
 	}
 	return n
 }
-
-// whole reports whether p must be converted at once (see transform.whole).
-func (p planned) whole() bool { return p.tr.whole() }
 
 // ReadTensor returns the GGUF tensor called name dequantized to f32 and
 // transformed to Hugging Face form (see Materialize), with its HF name and
@@ -278,149 +267,18 @@ func (m *Model) cachePathFor(cacheDir, version string) string {
 // unpermute_qk is LlamaTensorProcessor's row un-permutation, minus_one
 // Gemma2TensorProcessor's norm.weight - 1), named as Hugging Face names it
 // (HFName; skipped tensors left out) and in row-major HF shape (GGUF dims
-// reversed), into one file under cacheDir (CachePath;
-// each tensor at a 64-byte-aligned offset, no header). It returns an index
-// of that file with Source = f.Path and DType f32 for every tensor. When
-// the cache file already exists with the expected size it is reused
-// without reading tensor data. The file is written under a temporary name
-// and renamed, so a crash or cancellation never leaves a partial cache.
-//
-// progress, if not nil, is called with the bytes of f32 tensor data
-// written so far and their total (alignment padding not counted); calls are serialized and done is non-decreasing. ctx
-// cancels the conversion (the error wraps ctx.Err()). Errors name the GGUF
-// file and the problem: a read or write failure.
+// reversed), into one file under cacheDir (CachePath), as Pack writes its
+// file but every tensor in f32. It is the independent reading the tests
+// hold Pack's blocks and the safetensors against (archc runs Pack's file).
+// Reuse, progress, cancellation and errors are Pack's.
 func (m *Model) Materialize(ctx context.Context, cacheDir string, progress func(done, total int64)) (*weights.Index, error) {
-	plan := m.plan
-	abs, err := filepath.Abs(cacheDir)
-	if err != nil {
-		return nil, fmt.Errorf("gguf: bad cache folder %q: %v", cacheDir, err)
-	}
-	out := m.CachePath(abs)
-	ix := &weights.Index{Source: m.Path, Tensors: map[string]weights.Info{}}
-	offs := make([]int64, len(plan))
-	var total, payload int64
-	for i, p := range plan {
-		total = (total + cacheAlign - 1) / cacheAlign * cacheAlign
-		offs[i] = total
-		n := p.elements() * 4
-		ix.Tensors[p.hf] = weights.Info{File: out, Offset: total, Length: n, DType: tensor.F32, Shape: p.shape}
-		total += n
-		payload += n
-	}
-	if st, err := os.Stat(out); err == nil && st.Size() == total {
-		if progress != nil {
-			progress(payload, payload)
-		}
-		return ix, nil
-	}
-	err = m.writeCacheFile(abs, out, func(tmp *os.File) error {
-		if err := tmp.Truncate(total); err != nil {
-			return fmt.Errorf("gguf: %s: sizing cache file %s to %d bytes: %v", m.Path, tmp.Name(), total, err)
-		}
-		return m.writeAll(ctx, tmp, plan, offs, payload, progress)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return ix, nil
+	return m.write(ctx, cacheDir, progress, func(planned) string { return "f32" }, m.CachePath)
 }
 
 // writeCacheFile creates the cache file out in folder dir atomically
 // (weights.WriteCacheFile); errors name the GGUF file and the step.
 func (f *Model) writeCacheFile(dir, out string, write func(tmp *os.File) error) error {
 	return weights.WriteCacheFile("gguf: "+f.Path, dir, out, write)
-}
-
-// unit is one conversion step: HF rows [r0, r1) of plan entry i.
-type unit struct{ i, r0, r1 int }
-
-// writeAll converts every tensor into out with a pool of workers.
-func (f *Model) writeAll(ctx context.Context, out *os.File, plan []planned, offs []int64, total int64, progress func(done, total int64)) error {
-	var units []unit
-	for i, p := range plan {
-		rows := int(p.shape[0])
-		cols := int(p.elements()) / rows
-		step := rows
-		if !p.whole() {
-			step = max(1, unitElems/cols)
-		}
-		for r := 0; r < rows; r += step {
-			units = append(units, unit{i, r, min(rows, r+step)})
-		}
-	}
-	src, err := os.Open(f.Path)
-	if err != nil {
-		return fmt.Errorf("gguf: %v", err)
-	}
-	defer src.Close()
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	work := make(chan unit)
-	var (
-		mu       sync.Mutex
-		firstErr error
-		done     int64
-		wg       sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		cancel()
-	}
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte
-			for u := range work {
-				p := plan[u.i]
-				cols := int(p.elements()) / int(p.shape[0])
-				dst := make([]float32, (u.r1-u.r0)*cols)
-				if err := f.convert(src, p, u.r0, u.r1, dst); err != nil {
-					fail(err)
-					continue
-				}
-				if cap(buf) < 4*len(dst) {
-					buf = make([]byte, 4*len(dst))
-				}
-				b := buf[:4*len(dst)]
-				for k, v := range dst {
-					binary.LittleEndian.PutUint32(b[4*k:], math.Float32bits(v))
-				}
-				if _, err := out.WriteAt(b, offs[u.i]+int64(u.r0*cols)*4); err != nil {
-					fail(fmt.Errorf("gguf: %s: writing cache file %s: %v", f.Path, out.Name(), err))
-					continue
-				}
-				mu.Lock()
-				done += int64(len(b))
-				if progress != nil && firstErr == nil {
-					progress(done, total)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for _, u := range units {
-		select {
-		case work <- u:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(work)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("gguf: %s: materializing weights: %w", f.Path, err)
-	}
-	return nil
 }
 
 // spanMove copies n values from src to dst (flat offsets into a tensor).

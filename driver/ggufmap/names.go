@@ -35,12 +35,6 @@ func (tr transform) kind() string {
 	return "interleave"
 }
 
-// whole reports whether the tensor must be converted whole, at once: its
-// HF rows are not its GGUF rows (transpose, interleave) or move (unpermute_qk).
-func (tr transform) whole() bool {
-	return tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.reshape != nil || tr.span != nil
-}
-
 // movesRows reports whether whole rows move (unpermute_qk, regroup): exact
 // for any block format, so such a tensor stays packed.
 func (tr transform) movesRows() bool { return tr.permuteHeads != 0 || tr.regroupParts != 0 }

@@ -70,24 +70,31 @@ func (m *Model) PackPath(cacheDir string) string {
 // (transpose, interleave: GPT-OSS experts) is dequantized to f32 with the
 // change applied. An existing file of the expected size is reused without
 // reading tensor data; a new one is written under a temporary name and
-// renamed. progress, if not nil, gets bytes written so far and the total.
+// renamed. progress, if not nil, gets the tensor bytes written so far and
+// their total (alignment padding not counted: it ends at done == total).
 // Errors name the GGUF file and the problem (unsupported type or tensor,
 // read or write failure, ctx ending).
 func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, total int64)) (*weights.Index, error) {
+	return m.write(ctx, cacheDir, progress, packedFormat, m.PackPath)
+}
+
+// write is Pack with each tensor in the format format gives it (its own or
+// "f32"), into the file path names under cacheDir.
+func (m *Model) write(ctx context.Context, cacheDir string, progress func(done, total int64), format func(planned) string, path func(string) string) (*weights.Index, error) {
 	plan := m.plan
 	abs, err := filepath.Abs(cacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: bad cache folder %q: %v", cacheDir, err)
 	}
-	out := m.PackPath(abs)
+	out := path(abs)
 	ix := &weights.Index{Source: m.Path, Tensors: map[string]weights.Info{}}
 	offs := make([]int64, len(plan))
 	lens := make([]int64, len(plan))
-	var total int64
+	var total, payload int64 // the file's size; its tensor bytes (what progress counts)
 	for i, p := range plan {
 		total = (total + cacheAlign - 1) / cacheAlign * cacheAlign
 		offs[i] = total
-		format := packedFormat(p)
+		format := format(p)
 		n := p.t.Size
 		info := weights.Info{File: out, Offset: total, Shape: p.shape, Format: format}
 		if format == "f32" {
@@ -99,10 +106,11 @@ func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, t
 		info.Length, lens[i] = n, n
 		ix.Tensors[p.hf] = info
 		total += n
+		payload += n
 	}
 	if st, err := os.Stat(out); err == nil && st.Size() == total {
 		if progress != nil {
-			progress(total, total)
+			progress(payload, payload)
 		}
 		return ix, nil
 	}
@@ -117,7 +125,7 @@ func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, t
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("gguf: %s: packing weights: %w", m.Path, err)
 			}
-			data, err := m.packedBytes(src, p)
+			data, err := m.packedBytes(src, p, format(p))
 			if err != nil {
 				return err
 			}
@@ -129,7 +137,7 @@ func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, t
 			}
 			done += lens[i]
 			if progress != nil {
-				progress(done, total)
+				progress(done, payload)
 			}
 		}
 		if err := tmp.Truncate(total); err != nil {
@@ -143,9 +151,10 @@ func (m *Model) Pack(ctx context.Context, cacheDir string, progress func(done, t
 	return ix, nil
 }
 
-// packedBytes returns one tensor's packed bytes (see Pack).
-func (f *Model) packedBytes(src *os.File, p planned) ([]byte, error) {
-	if packedFormat(p) == "f32" {
+// packedBytes returns one tensor's bytes in format, which is "f32" or
+// packedFormat's (see Pack).
+func (f *Model) packedBytes(src *os.File, p planned, format string) ([]byte, error) {
+	if format == "f32" {
 		rows := int(p.shape[0])
 		vals := make([]float32, p.elements())
 		if err := f.convert(src, p, 0, rows, vals); err != nil {
