@@ -191,6 +191,7 @@ GGUF_ARCH = {
     "bailing_moe": "bailingmoe",  # BailingMoeModel: query_key_value split into q, k (both permuted), v (BAILING_QKV)
     "bailing_moe_v2": "bailingmoe2",  # BailingMoeV2Model: query_key_value fused, expert_bias as exp_probs_b.bias
     "nemotron-nas": "deci",  # DeciModel: per-layer head counts and widths, q/k permuted with the layer's heads
+    "glm_moe_dsa": "glm-dsa",  # GlmMoeDsaModel (a DeepseekV2Model) + the DSA indexer's keys and tensors
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -223,8 +224,9 @@ FF_4X = {"gpt2", "gpt_bigcode", "phi"}
 # GPT-2's Conv1D weights ([in, out]), which GPT2Model.modify_tensors
 # transposes to [out, in].
 CONV1D = re.compile(r"\.(c_attn|c_proj|c_fc)\.weight$")
-# The families DeepseekV2Model converts (MLA as MQA, kv_b_proj split per head).
-DEEPSEEK2 = {"deepseek_v2", "deepseek_v3"}
+# The families DeepseekV2Model and its subclasses convert (MLA as MQA,
+# kv_b_proj split per head).
+DEEPSEEK2 = {"deepseek_v2", "deepseek_v3", "glm_moe_dsa"}
 # Architectures newer than the pinned gguf-py (no MODEL_ARCH member): the
 # architecture whose tensor list theirs equals in llama.cpp's constants.py
 # (NANBEIGE's is LLAMA's).
@@ -412,7 +414,7 @@ def write_metadata(w, name, cfg, ftype, state):
         if key in cfg:
             w.add_layer_norm_eps(cfg[key])
             break
-    if cfg.get("head_dim") is not None and mt not in ("minicpm3", "deepseek_v2", "deepseek_v3"):  # their head_dim is the rotary part
+    if cfg.get("head_dim") is not None and mt not in ("minicpm3", "deepseek_v2", "deepseek_v3", "glm_moe_dsa"):  # their head_dim is the rotary part
         w.add_key_length(head_dim)
         w.add_value_length(head_dim)
     w.add_file_type(ftype)
@@ -610,6 +612,27 @@ def write_metadata(w, name, cfg, ftype, state):
             # ("sigmoid" in every V3 config; HF's DeepseekV3Config has no
             # such key and always computes sigmoid scores).
             w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
+        if mt == "glm_moe_dsa":
+            # TextModel: the expert groups (written where the config has
+            # them; GlmMoeDsaConfig's n_group and topk_group), then
+            # GlmMoeDsaModel.set_gguf_parameters: the rotary width (times a
+            # partial_rotary_factor, 1 here), MTP layers where the config
+            # has them, and the DSA indexer's keys (indexer_types as bools,
+            # "full" true). No gating function: the config has no
+            # scoring_func (GLM-5's sigmoid is the .arch section's).
+            if cfg.get("n_group") is not None:
+                w.add_expert_group_count(cfg["n_group"])
+            if cfg.get("topk_group") is not None:
+                w.add_expert_group_used_count(cfg["topk_group"])
+            w.add_rope_dimension_count(int(rot * full.get("partial_rotary_factor", 1.0)))
+            if cfg.get("num_nextn_predict_layers") is not None:
+                w.add_nextn_predict_layers(cfg["num_nextn_predict_layers"])
+            w.add_indexer_head_count(cfg["index_n_heads"])
+            w.add_indexer_key_length(cfg["index_head_dim"])
+            w.add_indexer_top_k(cfg["index_topk"])
+            if cfg.get("indexer_types") is not None:
+                # (gguf-py 0.19 has no add_indexer_types: its key and bool array)
+                w.add_array(f"{GGUF_ARCH[mt]}.attention.indexer.types", [t == "full" for t in cfg["indexer_types"]])
     if mt == "minicpm3":  # MiniCPM3Model (its own set_gguf_parameters, no TextModel keys beyond these)
         w.add_vocab_size(cfg["vocab_size"])
         if cfg.get("q_lora_rank") is not None:
@@ -1975,8 +1998,9 @@ def dense3_back(mt, cfg, hf, parts):
 
 
 # Tensors ModelBase.prepare_tensors keeps in F32 whatever the output type:
-# the router, the SSM and short convolutions' kernels.
-KEEP_F32 = re.compile(r"\.(ffn_gate_inp|ssm_conv1d|shortconv\.conv)\.")
+# the router, the SSM and short convolutions' kernels, the DSA indexer's
+# weights_proj.
+KEEP_F32 = re.compile(r"\.(ffn_gate_inp|ssm_conv1d|shortconv\.conv|indexer\.proj)\.")
 
 def storage(name, data, ftype, mt=None, recorded=None):
     """The type convert_hf_to_gguf.py stores a tensor in, and its data
