@@ -438,7 +438,8 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 // <experts>.NAME_bias) before the weighting; interleaved splits a fused
 // gate_up into its even (gate) and odd (up) columns; act "clamped_swiglu"
 // is GptOssExperts._apply_gate: g = min(g, limit), u = clamp(u, ±limit),
-// (u + 1) · g · sigmoid(alpha · g). weighting "input" multiplies each
+// (u + 1) · g · sigmoid(alpha · g); another act with limit is Step3p5's
+// ClampedSwiGLU, min(act(g), limit) · clamp(u, ±limit). weighting "input" multiplies each
 // expert's input by its weight instead of its output, Σ_e mlp_e(w_e · x)
 // (Llama4TextMoe: routed_in = x · router_scores; an unused expert sees
 // zeros, and without biases gives zeros).
