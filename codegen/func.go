@@ -132,6 +132,19 @@ func (f *Func) Reduce(x, init Value, body string, dims ...int64) Value {
 	return r
 }
 
+// SortDescending emits stablehlo.sort of x along dim, largest first (a
+// float comparison: NaN-free inputs sort totally); the result has x's
+// type, and dim may be dynamic. IREE lowers it to one linalg_ext.sort
+// dispatch per row block.
+func (f *Func) SortDescending(x Value, dim int64) Value {
+	r := f.newValue(x.Type)
+	f.record(op{name: "stablehlo.sort", result: &r, operands: []Value{x}, dims: []int64{dim}})
+	s := T(x.Type.Elem)
+	f.emit(fmt.Sprintf("%s = \"stablehlo.sort\"(%s) ({\n    ^bb0(%%a: %s, %%b: %s):\n      %%c = \"stablehlo.compare\"(%%a, %%b) {comparison_direction = #stablehlo<comparison_direction GT>, compare_type = #stablehlo<comparison_type FLOAT>} : (%s, %s) -> tensor<i1>\n      \"stablehlo.return\"(%%c) : (tensor<i1>) -> ()\n    }) {dimension = %d : i64, is_stable = false} : (%s) -> %s",
+		r.name, x.name, s, s, s, s, dim, x.Type, r.Type))
+	return r
+}
+
 // Index emits an `index` constant.
 func (f *Func) Index(n int64) Value {
 	r := f.newValue(IndexType)

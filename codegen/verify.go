@@ -91,6 +91,15 @@ func checkOp(o op, globals map[string]Global) error {
 		return sameTypes("the stored value", o.operands[0], "global", Value{Type: g.Type})
 	case "stablehlo.reduce":
 		return checkReduce(o)
+	case "stablehlo.sort":
+		x := o.operands[0].Type
+		if err := distinctIn(o.dims, x.Rank(), "dimension"); err != nil {
+			return err
+		}
+		if x.Elem != "f32" {
+			return fmt.Errorf("sorts f32 tensors, got %s", x)
+		}
+		return sameTypes("the result", *o.result, "operand", o.operands[0])
 	}
 	rule, ok := rules[o.name]
 	if !ok {
@@ -123,6 +132,7 @@ var rules = map[string]rule{
 	"stablehlo.minimum":                  {2, elementwise(numeric)},  // r = min(x, y)
 	"stablehlo.and":                      {2, elementwise(logical)},  // r = x & y
 	"stablehlo.or":                       {2, elementwise(logical)},  // r = x | y
+	"stablehlo.xor":                      {2, elementwise(logical)},  // r = x ^ y
 	"stablehlo.shift_left":               {2, elementwise(integer)},  // r = x << y
 	"stablehlo.shift_right_logical":      {2, elementwise(integer)},  // r = x >>> y
 	"stablehlo.power":                    {2, elementwise(floating)}, // r = xʸ

@@ -211,7 +211,8 @@ var configTypes = []string{"int", "float", "bool", "string", "dict", "list", "an
 // The strings name the general.architecture values the family reads (if
 // COND holds for the file); they are the family's own, not inherited. The
 // entries are inherited through extends and merged by key: a field or let
-// by name, a tensor row by its GGUF name, a transform by its pattern.
+// by name, a tensor row by its GGUF name, a transform by its pattern, a
+// rename by its FROM path.
 type GGUF struct {
 	Pos     lexer.Position
 	EndPos  lexer.Position
@@ -226,7 +227,23 @@ type GGUFEntry struct {
 	EndPos    lexer.Position
 	Tensor    *GGUFTensor    `parser:"@@"`
 	Transform *GGUFTransform `parser:"| @@"`
+	Rename    *GGUFRename    `parser:"| @@"`
 	Field     *GGUFField     `parser:"| @@"`
+}
+
+// GGUFRename renames the Hugging Face names the tensor rows give, for a
+// block llama.cpp files at a layer index where the checkpoint keeps it
+// elsewhere: `rename model.layers.{num_hidden_layers} -> mtp.layers.0`
+// (Qwen3-Next's MTP layer, which llama.cpp appends as block
+// num_hidden_layers). A `{expr}` segment is a config expression (an int),
+// evaluated after the section's fields; a name equal to FROM, or FROM
+// followed by ".", gets TO in FROM's place, the longest matching FROM
+// winning (GGUFReading.Tensor).
+type GGUFRename struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	From   *Path `parser:"'rename' @@ '->'"`
+	To     *Path `parser:"@@"`
 }
 
 // GGUFField binds a config.json field (or, with let, a helper name) to an
@@ -245,13 +262,20 @@ type GGUFField struct {
 // With `=` instead of `->` it makes the Hugging Face tensor named on its
 // left (GGUF holds that name) from metadata values, where llama.cpp stores
 // a parameter as a key: `tensor model.layers.{i}.mlp.act_fn.alpha_p =
-// meta("xielu.alpha_p")` (see GGUFValue).
+// meta("xielu.alpha_p")` (see GGUFValue). A `->` row may end in `for
+// LIST`, a list of bools, one per layer, evaluated over the file as a
+// field is: it maps only the layers whose element is true, ahead of the
+// row of the same GGUF name without one: `tensor blk.{i}.attn_output ->
+// model.layers.{i}.self_attn.linear_attn for [h > 0 && kv[k] == 0 for k
+// in ...]` (llama.cpp's DeciModel stores a linear attention replacement as
+// attn_output).
 type GGUFTensor struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 	GGUF   *Path `parser:"'tensor' @@ ( '->'"`
 	None   bool  `parser:"  ( @'none'"`
 	HF     *Path `parser:"  | @@ )"`
+	Layers *Expr `parser:"  ( 'for' @@ )?"`
 	Value  *Expr `parser:"| '=' @@ )"`
 }
 

@@ -477,6 +477,10 @@ func (p *printer) ggufEntry(e *GGUFEntry, indent int) {
 		} else {
 			p.path(t.HF)
 		}
+		if t.Layers != nil {
+			p.put(" for ")
+			p.expr(t.Layers)
+		}
 	case e.Transform != nil:
 		t := e.Transform
 		p.begin(e.Pos, indent, "transform", atEntry)
@@ -487,6 +491,13 @@ func (p *printer) ggufEntry(e *GGUFEntry, indent int) {
 		} else {
 			p.call(t.Call)
 		}
+	case e.Rename != nil:
+		p.begin(e.Pos, indent, "rename", atEntry)
+		p.put("rename ")
+		p.path(e.Rename.From)
+		p.cell()
+		p.put("-> ")
+		p.path(e.Rename.To)
 	case e.Field != nil:
 		fd := e.Field
 		p.begin(e.Pos, indent, "let", atEntry)

@@ -230,8 +230,12 @@ func entryKey(e *GGUFEntry) string {
 		return "field " + e.Field.Name
 	case e.Tensor != nil && e.Tensor.Value != nil:
 		return "value " + tensorKey(e.Tensor.GGUF)
+	case e.Tensor != nil && e.Tensor.Layers != nil:
+		return "tensor " + tensorKey(e.Tensor.GGUF) + " for"
 	case e.Tensor != nil:
 		return "tensor " + tensorKey(e.Tensor.GGUF)
+	case e.Rename != nil:
+		return "rename " + pathText(e.Rename.From)
 	}
 	return "transform " + e.Transform.Pattern
 }
@@ -296,13 +300,27 @@ func mergeGGUF(base, child *GGUF) *GGUF {
 // and is declared once; a tensor row maps names made of name and number
 // segments and at most one `{i}` layer placeholder, the same on both sides,
 // once per GGUF name; a transform has a valid pattern, a known transform
-// with its parameters, once per pattern.
+// with its parameters, once per pattern; a rename is declared once per
+// FROM path, its `{expr}` segments config expressions over every field.
 func (c *checker) gguf(g *GGUF) {
 	c.valueExpr(g.Cond, map[string]bool{}, true)
 	names := map[string]bool{}
 	tensors := map[string]bool{}
 	values := map[string]bool{}
 	patterns := map[string]bool{}
+	renames := map[string]bool{}
+	var renameRows []*GGUFRename
+	defer func() { // a rename's {expr} segments may use every field
+		for _, r := range renameRows {
+			for _, p := range []*Path{r.From, r.To} {
+				for _, sg := range p.Segs {
+					if sg.Index != nil {
+						c.valueExpr(sg.Index, names, true)
+					}
+				}
+			}
+		}
+	}()
 	for _, e := range g.Entries {
 		switch {
 		case e.Field != nil:
@@ -324,16 +342,32 @@ func (c *checker) gguf(g *GGUF) {
 		case e.Tensor != nil:
 			t := e.Tensor
 			k := tensorKey(t.GGUF)
+			if t.Layers != nil {
+				k += " for"
+			}
 			if tensors[k] {
 				c.errf(t.Pos, "tensor %s mapped twice", pathText(t.GGUF))
 			}
 			tensors[k] = true
 			gv, gok := c.tensorPath(t.GGUF)
+			if t.Layers != nil {
+				c.valueExpr(t.Layers, names, true)
+				if !strings.Contains(k, "{}") {
+					c.errf(t.Layers.Pos, "tensor %s: a row with for LIST needs the layer placeholder {i}", pathText(t.GGUF))
+				}
+			}
 			if t.HF != nil {
 				if hv, hok := c.tensorPath(t.HF); gok && hok && gv != hv {
 					c.errf(t.HF.Pos, "the layer placeholder must be the same on both sides: {%s} -> {%s}", gv, hv)
 				}
 			}
+		case e.Rename != nil:
+			k := pathText(e.Rename.From)
+			if renames[k] {
+				c.errf(e.Rename.Pos, "rename %s declared twice", k)
+			}
+			renames[k] = true
+			renameRows = append(renameRows, e.Rename)
 		case e.Transform != nil:
 			tr := e.Transform
 			if patterns[tr.Pattern] {
@@ -546,6 +580,7 @@ type GGUFReading struct {
 
 	tensors    []tensorRule
 	transforms []transformRule
+	renames    []renameRule
 }
 
 // GGUFValue is a Hugging Face tensor a gguf section makes from metadata
@@ -563,11 +598,15 @@ type GGUFValue struct {
 }
 
 // GGUFTransformCall is a transform applied to one tensor, with its
-// evaluated arguments and the position of the transform line.
+// evaluated arguments and the position of the transform line. An argument
+// given per layer (a list) is the element of the tensor's layer; Unresolved
+// says why there is none (the tensor's row has no layer index, or the list
+// is too short), and the call must not be applied.
 type GGUFTransformCall struct {
-	Name string
-	Args []int64
-	Pos  lexer.Position
+	Name       string
+	Args       []int64
+	Pos        lexer.Position
+	Unresolved string
 }
 
 // GGUFTensorMap is where one GGUF tensor goes.
@@ -581,7 +620,18 @@ type GGUFTensorMap struct {
 type tensorRule struct {
 	gguf, hf []string // segments; "{}" is the layer placeholder
 	skip     bool
+	layers   map[string]bool // with for LIST: the layers it maps (decimal indices); nil: every layer
 	pos      lexer.Position
+}
+
+// matches matches a name's segments against the rule: its layer index
+// (when the rule has a placeholder) and whether it matches.
+func (t tensorRule) matches(segs []string) (idx string, ok bool) {
+	idx, ok = matchSegs(t.gguf, segs)
+	if ok && t.layers != nil && !t.layers[idx] {
+		return "", false
+	}
+	return idx, ok
 }
 
 // fullName reports whether the row names one tensor (its GGUF side ends
@@ -591,9 +641,28 @@ func (t tensorRule) fullName() bool {
 	return last == "weight" || last == "bias"
 }
 
+// renameRule renames a Hugging Face name's leading segments from to to.
+type renameRule struct{ from, to string }
+
+// rename applies the longest rule whose from is hf or a prefix of it
+// ending at a segment boundary.
+func (r *GGUFReading) rename(hf string) string {
+	best := -1
+	for i, rn := range r.renames {
+		if (hf == rn.from || strings.HasPrefix(hf, rn.from+".")) && (best < 0 || len(rn.from) > len(r.renames[best].from)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return hf
+	}
+	return r.renames[best].to + hf[len(r.renames[best].from):]
+}
+
 type transformRule struct {
 	pattern string
 	call    GGUFTransformCall
+	layered map[int][]int64 // argument index → its value per layer (a list argument)
 }
 
 // EvalGGUF reads a GGUF file through the family's gguf section (f resolved
@@ -622,6 +691,7 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 		types[fd.Name] = fd
 	}
 	s := &scope{cfg: map[string]any{}, locals: map[string]any{}, src: src}
+	var renames []*GGUFRename
 	for _, e := range g.Entries {
 		switch {
 		case e.Field != nil:
@@ -659,25 +729,101 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 			}
 			r.Values = append(r.Values, vals...)
 		case e.Tensor != nil:
-			r.tensors = append(r.tensors, tensorRule{gguf: ruleSegs(e.Tensor.GGUF), hf: ruleSegs(e.Tensor.HF), skip: e.Tensor.None, pos: e.Tensor.Pos})
+			rule := tensorRule{gguf: ruleSegs(e.Tensor.GGUF), hf: ruleSegs(e.Tensor.HF), skip: e.Tensor.None, pos: e.Tensor.Pos}
+			if e.Tensor.Layers != nil {
+				v, err := s.expr(e.Tensor.Layers)
+				if err != nil {
+					return nil, err
+				}
+				l, isList := v.([]any)
+				if !isList && v != nil {
+					return nil, errorf(e.Tensor.Layers.Pos, "%s: tensor %s: for needs a list of bools, one per layer, got %s %s", src.Name(), pathText(e.Tensor.GGUF), typeName(v), show(v))
+				}
+				rule.layers = map[string]bool{}
+				for k, el := range l {
+					b, ok := el.(bool)
+					if !ok {
+						return nil, errorf(e.Tensor.Layers.Pos, "%s: tensor %s: for needs a list of bools, one per layer, got element %d %s %s", src.Name(), pathText(e.Tensor.GGUF), k, typeName(el), show(el))
+					}
+					if b {
+						rule.layers[strconv.Itoa(k)] = true
+					}
+				}
+			}
+			r.tensors = append(r.tensors, rule)
 		case e.Transform != nil && e.Transform.Call != nil:
 			tr := e.Transform
 			call := GGUFTransformCall{Name: tr.Call.Name, Pos: tr.Pos}
-			for _, a := range tr.Call.Args {
+			rule := transformRule{pattern: tr.Pattern}
+			for k, a := range tr.Call.Args {
 				v, err := s.expr(a.Value)
 				if err != nil {
 					return nil, err
 				}
+				if l, isList := v.([]any); isList { // per layer: element i for layer i's tensors
+					vals := make([]int64, len(l))
+					for j, el := range l {
+						n, ok := el.(int64)
+						if !ok {
+							return nil, errorf(a.Pos, "%s: transform %s: a per-layer argument must be a list of ints, element %d is %s %s", src.Name(), tr.Call.Name, j, typeName(el), show(el))
+						}
+						vals[j] = n
+					}
+					if rule.layered == nil {
+						rule.layered = map[int][]int64{}
+					}
+					rule.layered[k] = vals
+					call.Args = append(call.Args, 0)
+					continue
+				}
 				n, ok := v.(int64)
 				if !ok {
-					return nil, errorf(a.Pos, "%s: transform %s: argument must be an int, got %s %s", src.Name(), tr.Call.Name, typeName(v), show(v))
+					return nil, errorf(a.Pos, "%s: transform %s: argument must be an int or a list of ints (one per layer), got %s %s", src.Name(), tr.Call.Name, typeName(v), show(v))
 				}
 				call.Args = append(call.Args, n)
 			}
-			r.transforms = append(r.transforms, transformRule{pattern: tr.Pattern, call: call})
+			rule.call = call
+			r.transforms = append(r.transforms, rule)
+		case e.Rename != nil:
+			renames = append(renames, e.Rename)
 		}
 	}
+	for _, rn := range renames { // after the fields, which their segments may read
+		from, err := s.renamePath(rn.From, src)
+		if err != nil {
+			return nil, err
+		}
+		to, err := s.renamePath(rn.To, src)
+		if err != nil {
+			return nil, err
+		}
+		r.renames = append(r.renames, renameRule{from: from, to: to})
+	}
 	return r, nil
+}
+
+// renamePath evaluates a rename's path: its `{expr}` segments as ints.
+func (s *scope) renamePath(p *Path, src GGUFSource) (string, error) {
+	parts := make([]string, len(p.Segs))
+	for i, sg := range p.Segs {
+		switch {
+		case sg.Name != "":
+			parts[i] = sg.Name
+		case sg.Num != nil:
+			parts[i] = strconv.FormatInt(*sg.Num, 10)
+		default:
+			v, err := s.expr(sg.Index)
+			if err != nil {
+				return "", err
+			}
+			n, ok := v.(int64)
+			if !ok || n < 0 {
+				return "", errorf(sg.Pos, "%s: rename %s: a segment in braces must be a non-negative int, got %s %s", src.Name(), pathText(p), typeName(v), show(v))
+			}
+			parts[i] = strconv.FormatInt(n, 10)
+		}
+	}
+	return strings.Join(parts, "."), nil
 }
 
 // ggufValues evaluates a `tensor HF = EXPR` row (see GGUFValue).
@@ -733,6 +879,29 @@ func (s *scope) ggufValues(t *GGUFTensor, src GGUFSource) ([]GGUFValue, error) {
 	return out, nil
 }
 
+// resolve returns the rule's call for a tensor of layer idx (its row's
+// {i}, "" for a row without one): each per-layer argument is the layer's
+// element.
+func (tr transformRule) resolve(idx string) GGUFTransformCall {
+	if len(tr.layered) == 0 {
+		return tr.call
+	}
+	call := tr.call
+	call.Args = slices.Clone(call.Args)
+	layer, err := strconv.Atoi(idx)
+	for k, vals := range tr.layered {
+		switch {
+		case err != nil:
+			call.Unresolved = "a per-layer argument, but the tensor's row has no layer index {i}"
+		case layer >= len(vals):
+			call.Unresolved = fmt.Sprintf("a per-layer argument of %d elements, but the tensor is layer %d's", len(vals), layer)
+		default:
+			call.Args[k] = vals[layer]
+		}
+	}
+	return call
+}
+
 // ruleSegs returns a tensor row side's segments, "{}" for the placeholder
 // (nil for a none side).
 func ruleSegs(p *Path) []string {
@@ -752,7 +921,8 @@ func ruleSegs(p *Path) []string {
 // ends in .weight or .bias maps that one tensor, to its Hugging Face side
 // as written (`tensor blk.{i}.attn_sinks.weight ->
 // model.layers.{i}.self_attn.sinks`, a parameter with no suffix); such a
-// row wins over a base-name row. Every transform whose pattern matches
+// row wins over a base-name row. The section's renames then apply to the
+// Hugging Face name (GGUFRename). Every transform whose pattern matches
 // the full name applies, in section order. ok is false for a name no row
 // matches.
 func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
@@ -764,20 +934,21 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 	}
 	full, segs := strings.Split(name, "."), strings.Split(base, ".")
 	rule, idx, matched := tensorRule{}, "", false
-	for _, rl := range r.tensors { // full-name rows first
-		if rl.fullName() {
-			if idx, matched = matchSegs(rl.gguf, full); matched {
-				rule, suffix = rl, ""
+	// full-name rows first, then base-name rows; in each, rows with for
+	// LIST before the others
+	for _, pass := range []struct{ full, restricted bool }{{true, true}, {true, false}, {false, true}, {false, false}} {
+		for _, rl := range r.tensors {
+			if matched {
 				break
 			}
-		}
-	}
-	for _, rl := range r.tensors {
-		if matched {
-			break
-		}
-		if !rl.fullName() {
-			if idx, matched = matchSegs(rl.gguf, segs); matched {
+			if rl.fullName() != pass.full || (rl.layers != nil) != pass.restricted {
+				continue
+			}
+			if pass.full {
+				if idx, matched = rl.matches(full); matched {
+					rule, suffix = rl, ""
+				}
+			} else if idx, matched = rl.matches(segs); matched {
 				rule = rl
 			}
 		}
@@ -792,11 +963,11 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 				}
 				hf[i] = s
 			}
-			m.HF = strings.Join(hf, ".") + suffix
+			m.HF = r.rename(strings.Join(hf, ".") + suffix)
 		}
 		for _, tr := range r.transforms {
 			if ok, _ := path.Match(tr.pattern, name); ok {
-				m.Transforms = append(m.Transforms, tr.call)
+				m.Transforms = append(m.Transforms, tr.resolve(idx))
 			}
 		}
 		return m, true

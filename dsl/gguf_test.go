@@ -78,6 +78,8 @@ const ggufChild = `arch gchild extends gbase {
     tensor blk.{i}.norm -> model.layers.{i}.pre_norm
     tensor blk.{i}.attn_q.bias -> model.layers.{i}.q_bias
     transform "blk.*.attn_q.*": none
+    rename model.layers.{window} -> mtp.layers.0
+    rename model.layers.{window}.q_proj -> mtp.fc
   }
 }
 `
@@ -165,6 +167,11 @@ func TestEvalGGUF(t *testing.T) {
 		{r, "blk.3.attn_q.scale", "", "", false, false},
 		{r, "blk.99999999999.attn_q.weight", "", "", false, false},
 		{r, "output_norm.weight", "", "", false, false},
+		// The child's renames: the longest matching one, whole segments only.
+		{rc, "blk.8.attn_q.weight", "mtp.fc.weight", "", false, true},
+		{rc, "blk.8.norm.weight", "mtp.layers.0.pre_norm.weight", "minus_one[]", false, true},
+		{rc, "blk.80.norm.weight", "model.layers.80.pre_norm.weight", "minus_one[]", false, true},
+		{r, "blk.8.attn_q.weight", "model.layers.8.q_proj.weight", "unpermute_qk[4]", false, true},
 	} {
 		m, ok := c.r.Tensor(c.name)
 		var trs []string
@@ -224,7 +231,7 @@ func TestEvalGGUFErrors(t *testing.T) {
 		}
 		f.Items[len(f.Items)-1].GGUF.Entries = f.Items[len(f.Items)-1].GGUF.Entries[1:]
 		_, err = dsl.EvalGGUF(f, fakeGGUF{arch: "t"})
-		if err == nil || !strings.Contains(err.Error(), "t.arch:9:33: fake.gguf: transform unpermute_qk: argument must be an int, got float 1.5") {
+		if err == nil || !strings.Contains(err.Error(), "t.arch:9:33: fake.gguf: transform unpermute_qk: argument must be an int or a list of ints (one per layer), got float 1.5") {
 			t.Errorf("got %v", err)
 		}
 	})
@@ -452,5 +459,75 @@ func TestGGUFToken(t *testing.T) {
 	mm.meta["clip.projector_type"] = "other"
 	if ok, _ := dsl.ClaimsGGUF(enc, mm); ok {
 		t.Error("the encoder claims another projector type's file")
+	}
+}
+
+// TestGGUFPerLayer: a tensor row with `for LIST` (a bool per layer) maps
+// only the layers whose element is true, ahead of the row of the same GGUF
+// name without one (DeciModel's attn_output: a linear attention
+// replacement's weight in some layers); a transform argument given as a
+// list is the element of the tensor's layer (unpermute_qk with per-layer
+// key-value heads), and a tensor of a row without {i} or past the list's
+// end gets no value but a reason.
+func TestGGUFPerLayer(t *testing.T) {
+	src := `arch t {
+  match model_type "t"
+  config { n: int }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  gguf "t" {
+    let kv = meta("{arch}.head_count_kv")
+    n      = 4
+    tensor token_embd          -> model.embed_tokens
+    tensor blk.{i}.attn_output -> model.layers.{i}.self_attn.o_proj
+    tensor blk.{i}.attn_output -> model.layers.{i}.self_attn.linear_attn for [h == 0 for h in kv]
+    tensor blk.{i}.attn_k      -> model.layers.{i}.self_attn.k_proj
+
+    transform "*attn_k*":    unpermute_qk(kv)
+    transform "token_embd*": unpermute_qk(kv)
+  }
+}
+`
+	f := mustParse(t, src)
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got, err := dsl.Format("in.arch", []byte(src)); err != nil || !strings.Contains(string(got), "-> model.layers.{i}.self_attn.linear_attn for [h == 0 for h in kv]\n") {
+		t.Errorf("format (err %v):\n%s", err, got)
+	}
+	file := fakeGGUF{arch: "t", meta: map[string]any{"t.head_count_kv": []any{int64(2), int64(0), int64(1)}}}
+	r, err := dsl.EvalGGUF(f, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"blk.0.attn_output.weight": "model.layers.0.self_attn.o_proj.weight",
+		"blk.1.attn_output.weight": "model.layers.1.self_attn.linear_attn.weight",
+		"blk.2.attn_output.bias":   "model.layers.2.self_attn.o_proj.bias",
+	} {
+		if m, ok := r.Tensor(name); !ok || m.HF != want {
+			t.Errorf("%s: got %q %v, want %q", name, m.HF, ok, want)
+		}
+	}
+	for name, want := range map[string]dsl.GGUFTransformCall{
+		"blk.0.attn_k.weight": {Name: "unpermute_qk", Args: []int64{2}},
+		"blk.2.attn_k.weight": {Name: "unpermute_qk", Args: []int64{1}},
+		"blk.5.attn_k.weight": {Name: "unpermute_qk", Args: []int64{0}, Unresolved: "a per-layer argument of 3 elements, but the tensor is layer 5's"},
+		"token_embd.weight":   {Name: "unpermute_qk", Args: []int64{0}, Unresolved: "a per-layer argument, but the tensor's row has no layer index {i}"},
+	} {
+		m, ok := r.Tensor(name)
+		if !ok || len(m.Transforms) != 1 {
+			t.Fatalf("%s: %v %+v", name, ok, m)
+		}
+		got := m.Transforms[0]
+		got.Pos = want.Pos
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: transform (-want +got):\n%s", name, diff)
+		}
+	}
+	file.meta["t.head_count_kv"] = []any{int64(2), "x"}
+	if _, err := dsl.EvalGGUF(f, file); err == nil || !strings.Contains(err.Error(), `transform unpermute_qk: a per-layer argument must be a list of ints, element 1 is string "x"`) {
+		t.Errorf("a list of strings: %v", err)
 	}
 }

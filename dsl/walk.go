@@ -32,6 +32,7 @@ func (*GGUF) astNode()          {}
 func (*GGUFEntry) astNode()     {}
 func (*GGUFTensor) astNode()    {}
 func (*GGUFTransform) astNode() {}
+func (*GGUFRename) astNode()    {}
 func (*GGUFField) astNode()     {}
 func (*Stmt) astNode()          {}
 func (*Expr) astNode()          {}
@@ -162,13 +163,18 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 	case *GGUFEntry:
 		sub(n.Tensor, false)
 		sub(n.Transform, false)
+		sub(n.Rename, false)
 		sub(n.Field, false)
 	case *GGUFTensor:
 		sub(n.GGUF, false)
 		sub(n.HF, false)
+		sub(n.Layers, false)
 		sub(n.Value, false)
 	case *GGUFTransform:
 		sub(n.Call, false)
+	case *GGUFRename:
+		sub(n.From, false)
+		sub(n.To, false)
 	case *GGUFField:
 		sub(n.Value, false)
 	case *Stmt:

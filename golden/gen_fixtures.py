@@ -537,6 +537,11 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   mlx-lm's parameter names into the published ones where
 #                   its sanitize renames at load (Ling's mlp.gate.weight is
 #                   mlx-lm's mlp.gate.gate_proj.weight)
+#   unrename        (mlx_module only) (regex, replacement) pairs turning the
+#                   published names back into mlx-lm's at the oracle's load,
+#                   where its model file spells a published tensor otherwise
+#                   and its sanitize does not map it (with rename for the
+#                   other direction: nemotron-nas's self_attn.linear_attn)
 # The keys an entry may leave out (the values nearly every fixture uses).
 FIXTURE_DEFAULTS = dict(weight_std=0.2, norm_std=0.1, bias_std=0.1, check_rope_scaling=False)
 

@@ -202,7 +202,7 @@ def mlx_q8_oracle(name, spec, folder, cfg, back, fixture_oracle, q8, types):
         shutil.copy(os.path.join(folder, "config.json"), tmp)
         save_torch_file({hf: t.contiguous() for hf, t in sorted(back.items())}, os.path.join(tmp, "model.safetensors"),
                         metadata={"format": "pt"})
-        model = mlx_oracle.load_fp32(tmp, spec["mlx_module"])
+        model = mlx_oracle.load_fp32(tmp, spec["mlx_module"], unrename=spec.get("unrename", ()))
     eos, prompts = fixture_oracle["eos_token_id"], fixture_oracle["prompts"]  # (Qwen's is in generation_config.json)
     tokens, first_logits, margins, _ = mlx_oracle.greedy(name + " q8_0", model, prompts, eos)
     min_margin = min(margins)

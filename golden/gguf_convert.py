@@ -189,8 +189,9 @@ GGUF_ARCH = {
     "qwen": "qwen",  # QwenModel: TextModel's keys (Qwen's spellings: no rope base, its eps as the LayerNorm eps)
     "openelm": "openelm",  # OpenELMModel: its own keys, per-layer arrays; proj_1 split into ffn_gate, ffn_up
     "bailing_moe": "bailingmoe",  # BailingMoeModel: query_key_value split into q, k (both permuted), v (BAILING_QKV)
-    "bailing_moe_v2": "bailingmoe2",
-    "step3p5": "step35",  # Step35Model: per-layer head counts, zero-centred norms stored as 1 + w  # BailingMoeV2Model: query_key_value fused, expert_bias as exp_probs_b.bias
+    "bailing_moe_v2": "bailingmoe2",  # BailingMoeV2Model: query_key_value fused, expert_bias as exp_probs_b.bias
+    "nemotron-nas": "deci",  # DeciModel: per-layer head counts and widths, q/k permuted with the layer's heads
+    "step3p5": "step35",  # Step35Model: per-layer head counts, zero-centred norms stored as 1 + w
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -259,7 +260,7 @@ LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe"
                "llama4_text", "ministral3", "mistral3"}
 # Families whose llama3 RoPE llama.cpp stores as the rope_freqs tensor only
 # (LlamaModel.generate_extra_tensors and its kin).
-ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus", "llama4_text"}
+ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus", "llama4_text", "nemotron-nas"}
 # MoE families whose HF configs may mix in dense layers (mlp_only_layers,
 # decoder_sparse_step), which llama.cpp's converters do not carry.
 DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe", "qwen3_next"}
@@ -363,6 +364,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "openelm":
         write_openelm_metadata(w, cfg, ftype)
+        return
+    if mt == "nemotron-nas":
+        write_deci_metadata(w, cfg, ftype)
         return
     if mt == "step3p5":
         write_step35_metadata(w, cfg, ftype)
@@ -668,12 +672,7 @@ def write_metadata(w, name, cfg, ftype, state):
         if cfg.get("norm_topk_prob"):
             w.add_expert_weights_norm(True)
     if mt in ROPE_FREQS and full.get("rope_type") == "llama3":
-        # llama.cpp stores only the rope_freqs factors (written as a tensor).
-        w.add_string(gguf.Keys.Rope.SCALING_TYPE.format(arch=arch), "llama3")
-        w.add_rope_scaling_factor(full["factor"])
-        w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
-        w.add_float32(f"{arch}.rope.scaling.low_freq_factor", full["low_freq_factor"])
-        w.add_float32(f"{arch}.rope.scaling.high_freq_factor", full["high_freq_factor"])
+        write_llama3_extension(w, arch, full)
     if mt in ("phi3", "phimoe"):  # Phi3MiniModel
         omax = cfg["original_max_position_embeddings"]
         w.add_rope_scaling_orig_ctx_len(omax)
@@ -1108,6 +1107,9 @@ def to_gguf(cfg, state):
         if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
             name = llama_map.get_name(hf, try_suffixes=(".weight", ".bias"))
         assert name is not None, f"{mt}: TensorNameMap has no GGUF name for {hf}"
+        if mt == "nemotron-nas" and (".q_proj." in hf or ".k_proj." in hf):  # DeciModel.modify_tensors: the layer's heads
+            lh, lkv, _ = deci_layers(cfg)
+            t = permute(t, (lh if ".q_proj." in hf else lkv)[int(hf.split(".")[2])])
         if mt in PERMUTE_QK and (".q_proj." in hf or ".k_proj." in hf):
             t = permute(t, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):
@@ -1704,6 +1706,60 @@ def falcon_qkv_back(a, cfg):
     return g.reshape(a.shape)
 
 
+def write_llama3_extension(w, arch, full):
+    """EXTENSION: llama3 RoPE scaling, of which llama.cpp stores only the
+    rope_freqs factors (written as a tensor)."""
+    w.add_string(gguf.Keys.Rope.SCALING_TYPE.format(arch=arch), "llama3")
+    w.add_rope_scaling_factor(full["factor"])
+    w.add_rope_scaling_orig_ctx_len(full["original_max_position_embeddings"])
+    w.add_float32(f"{arch}.rope.scaling.low_freq_factor", full["low_freq_factor"])
+    w.add_float32(f"{arch}.rope.scaling.high_freq_factor", full["high_freq_factor"])
+
+
+def deci_layers(cfg):
+    """DeciModel.__init__ on a config with block_configs: per layer the
+    head count (0 without attention), the key-value head count (0 for the
+    linear replacement too) and the feed-forward width (0 without MLP)."""
+    heads, kv, widths = [], [], []
+    n = cfg["num_attention_heads"]
+    for b in cfg["block_configs"]:
+        a, f = b["attention"], b["ffn"]
+        assert not f.get("replace_with_linear"), "DeciModel: TensorNameMap has no name for mlp.linear_mlp"
+        g = None if a.get("no_op") or a.get("replace_with_linear") else a["n_heads_in_group"]
+        heads.append(n if g is not None or a.get("replace_with_linear") else 0)
+        kv.append(n // g if g is not None else 0)
+        mult = None if f.get("no_op") else f["ffn_mult"]
+        m = int(2 * (mult or 0.0) * cfg["hidden_size"] / 3)
+        widths.append(m if m % 256 == 0 else m + 256 - m % 256)
+    return heads, kv, widths
+
+
+def write_deci_metadata(w, cfg, ftype):
+    """DeciModel.set_gguf_parameters for a config with block_configs (not
+    TextModel's): per-layer head counts and feed-forward widths, then
+    vocab_size and the rope dimension; the llama3 EXTENSION keys."""
+    heads, kv, widths = deci_layers(cfg)
+    full = rope_params(cfg)
+    head_dim = cfg["hidden_size"] // cfg["num_attention_heads"]
+    if full.get("rope_theta") is not None:
+        w.add_rope_freq_base(full["rope_theta"])
+    w.add_head_count_kv(kv)
+    w.add_head_count(heads)
+    w.add_feed_forward_length(widths)
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
+    w.add_file_type(ftype)
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_rope_dimension_count(head_dim)
+    write_special_tokens(w, cfg)
+    if full.get("rope_type") == "llama3":
+        write_llama3_extension(w, "deci", full)
+
+
 def openelm_ffn_dims(cfg):
     """OpenELMModel._make_divisible(ffn_multipliers[i] · model_dim, ffn_dim_divisor) per layer."""
     div, out = cfg["ffn_dim_divisor"], []
@@ -2088,6 +2144,9 @@ def read_back(path, cfg, names, shapes):
         if mt in MAMBA1 | MAMBA2 | NEMOTRON_H | FALCON_H1 and SSM_PARAM.search(hf):
             sd[hf] = np.ascontiguousarray(mamba_tensor_back(hf, data, shapes[hf]))
             continue
+        if mt == "nemotron-nas" and (".q_proj." in hf or ".k_proj." in hf):
+            lh, lkv, _ = deci_layers(cfg)
+            data = unpermute(data, (lh if ".q_proj." in hf else lkv)[int(hf.split(".")[2])])
         if mt in PERMUTE_QK | NEMOTRON_H and (".q_proj." in hf or ".k_proj." in hf):
             data = unpermute(data, heads if ".q_proj." in hf else kv_heads)
         if mt in NORM_PLUS_ONE and hf.endswith("norm.weight"):

@@ -69,21 +69,37 @@ import gen_fixtures as gf
 DECODE_CHECK_TOL = 1e-5
 
 
-def module_classes(module):
+def module_classes(module, unrename=()):
     """get_model_classes for load_model: mlx_lm.models.<module>'s Model and
-    ModelArgs, after checking mlx-lm would pick that module itself."""
+    ModelArgs, after checking mlx-lm would pick that module itself. With
+    unrename ((regex, replacement) pairs: the entry's "unrename"), the Model
+    renames the folder's tensors by them before its own sanitize: a
+    published name mlx-lm's model file spells otherwise and its sanitize
+    does not map (mlx-lm's nemotron-nas names the linear replacements
+    self_attn.linear and mlp.linear; the published checkpoints
+    self_attn.linear_attn and mlp.linear_mlp)."""
     def get(config):
         model_cls, args_cls = _get_classes(config)
         want = f"mlx_lm.models.{module}"
         assert model_cls.__module__ == want, f"mlx-lm loads model_type {config['model_type']!r} with " \
             f"{model_cls.__module__}, not {want}"
-        return model_cls, args_cls
+        if not unrename:
+            return model_cls, args_cls
+
+        class Renamed(model_cls):
+            def sanitize(self, weights):
+                for pattern, name in unrename:
+                    weights = {re.sub(pattern, name, k): v for k, v in weights.items()}
+                return super().sanitize(weights) if hasattr(model_cls, "sanitize") else weights
+        return Renamed, args_cls
     return get
 
 
-def load_fp32(folder, module, model_config=None):
-    """mlx-lm's model for the folder, every parameter float32."""
-    model, _ = load_model(Path(folder), model_config=model_config, get_model_classes=module_classes(module))
+def load_fp32(folder, module, model_config=None, unrename=()):
+    """mlx-lm's model for the folder, every parameter float32 (unrename: as
+    module_classes)."""
+    model, _ = load_model(Path(folder), model_config=model_config,
+                          get_model_classes=module_classes(module, unrename))
     model.update(tree_map(lambda p: p.astype(mx.float32), model.parameters()))
     mx.eval(model.parameters())
     return model
@@ -195,7 +211,7 @@ def build_mlx_fixture(spec, out):
     save_file({n: t.to(dtype).contiguous() for n, t in sorted(tensors.items())},
               os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
 
-    model = load_fp32(out, spec["mlx_module"])
+    model = load_fp32(out, spec["mlx_module"], unrename=spec.get("unrename", ()))
     # eos from config.json, else generation_config.json (as archc's driver
     # reads it); a config without bos_token_id (Qwen has no BOS) still gets
     # prompts that start with id 1, as every fixture's
@@ -245,7 +261,7 @@ def check_switches(spec, out, prompts, reference):
     must move by SWITCH_MIN_DIFF for some prompt."""
     result = {}
     for key, what, overrides in spec.get("switches", []):
-        alt = load_fp32(out, spec["mlx_module"], model_config=dict(overrides))
+        alt = load_fp32(out, spec["mlx_module"], model_config=dict(overrides), unrename=spec.get("unrename", ()))
         diffs = [float(np.abs(last_logits(alt, p) - np.array(r, dtype=np.float32)).max())
                  for p, r in zip(prompts, reference)]
         print(f"  switch {key}: off = {what}; max |dlogit| per prompt {diffs}")

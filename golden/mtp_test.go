@@ -505,22 +505,49 @@ func TestMTPRefused(t *testing.T) {
 	}
 }
 
-// TestMTPGGUF: llama.cpp's GGUF convention (glm4moe: the MTP layer is an
-// extra block, block_count includes nextn_predict_layers, its
+// TestMTPGGUF: llama.cpp's GGUF convention for MTP layers (the MTP layer
+// is an extra block, block_count includes nextn_predict_layers, its
 // blk.{n}.nextn.{eh_proj,enorm,hnorm,shared_head_norm} beside the block's
-// own tensors), on the glm4_moe twin, which gguf_convert.py writes with
-// such a block (a copy of the last layer, a random eh_proj): without MTP
-// the plan names the block's tensors unread; with it, reads all but the
-// nextn copies of the embedding and head (the twin has none), and greedy
-// output with MTP drafts equals the HF oracle's.
+// own tensors), on twins gguf_convert.py writes with such a block (a copy
+// of a decoder layer, a random eh_proj): glm4moe (GLM-4.5: the block is
+// model.layers.{n} in the checkpoint too) and qwen3next (Qwen3-Next: the
+// checkpoint's mtp.layers.0 and mtp.fc, which qwen3_next.arch's gguf
+// section renames the block to) and qwen35 (Qwen3.5, which inherits those
+// rows). Without MTP the plan names the block's
+// tensors unread; with it, reads all but the nextn copies of the embedding
+// and head (the twins have none), and greedy output with MTP drafts equals
+// the HF oracle's.
 func TestMTPGGUF(t *testing.T) {
-	twin := testmodels.GGUFTwin(t, filepath.Join("testdata", "glm4_moe", "model.f32.gguf"))
+	for _, name := range []string{"glm4_moe", "qwen3_next", "qwen3_5"} {
+		if *onlyFixture != "" && *onlyFixture != name {
+			continue
+		}
+		t.Run(name, func(t *testing.T) { checkMTPGGUF(t, name) })
+	}
+}
+
+func checkMTPGGUF(t *testing.T, name string) {
+	twin := testmodels.GGUFTwin(t, filepath.Join("testdata", name, "model.f32.gguf"))
 	plain, err := driver.NewPlan(twin, driver.PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !plain.HasMTP || !slices.Contains(plain.Unread, "blk.3.nextn.eh_proj.weight") || !slices.Contains(plain.Unread, "blk.3.attn_q.weight") {
-		t.Errorf("without MTP: has MTP %v, unread %v; want blk.3.* unread", plain.HasMTP, plain.Unread)
+	var cfg struct {
+		Layers int `json:"num_hidden_layers"`
+		Text   struct {
+			Layers int `json:"num_hidden_layers"`
+		} `json:"text_config"` // a wrapper's (Qwen3.5)
+	}
+	raw, err := os.ReadFile(filepath.Join("testdata", name, "config.json"))
+	if err == nil {
+		err = json.Unmarshal(raw, &cfg)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := fmt.Sprintf("blk.%d.", max(cfg.Layers, cfg.Text.Layers)) // the MTP block follows the decoder's
+	if !plain.HasMTP || !slices.Contains(plain.Unread, block+"nextn.eh_proj.weight") || !slices.Contains(plain.Unread, block+"attn_q.weight") {
+		t.Errorf("without MTP: has MTP %v, unread %v; want %s* unread", plain.HasMTP, plain.Unread, block)
 	}
 	o := driver.PlanOptions{}
 	o.Lower.MTP = true
@@ -543,10 +570,10 @@ func TestMTPGGUF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := readOracle(t, filepath.Join("testdata", "glm4_moe"))
+	want := readOracle(t, filepath.Join("testdata", name))
 	var spec rt.SpecStats
 	for i, prompt := range want.Prompts {
-		g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: d}}) // chained: up to 3
+		g, err := m.Generate(context.Background(), prompt, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Speculative: &rt.Speculation{Drafter: d}}) // chained: up to 3 (an even length where the state is recurrent)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ func lowerEncoder(m *codegen.Module, e *ir.Graph, opts Options, globals map[stri
 		shape[i] = int64(d)
 	}
 	fn := m.NewFunc(abi.EncodeName(e.Encoder), codegen.T("f32", shape...))
-	f := newFn(fn, e, opts, globals, &cacheLayout{site: map[int][2]cacheEntry{}, states: &stateLayout{entry: map[stateKey]cacheEntry{}}}, 1, 1)
+	f := newFn(fn, e, opts, globals, &cacheLayout{site: map[int][]cacheEntry{}, states: &stateLayout{entry: map[stateKey]cacheEntry{}}}, 1, 1)
 	out := f.run(fn.Args[0])
 	if err := fn.Err(); err != nil {
 		return err

@@ -44,13 +44,15 @@ type cacheGroup struct {
 	entries int64 // keys or values of one site each, in order
 }
 
-// cacheLayout assigns the keys and values of every attention site (the
-// ir.KVCache states "keys" and "values" of a node, in node order) to an
-// entry of a cache group.
+// cacheLayout assigns the per-position rows of every attention site (the
+// ir.KVCache states of a node, in node order: "keys" and "values", and
+// any further per-position tensor the node caches beside them, such as
+// the lightning indexer's keys of DeepSeek sparse attention) to an entry
+// of a cache group.
 type cacheLayout struct {
 	groups []*cacheGroup
-	site   map[int][2]cacheEntry // by node ID: [keys, values]
-	states *stateLayout          // the position-independent states (state.go)
+	site   map[int][]cacheEntry // by node ID: one entry per KVCache state, in its order
+	states *stateLayout         // the position-independent states (state.go)
 }
 
 // cacheEntry is one site's keys or values: entry index of global group.
@@ -60,11 +62,10 @@ type cacheEntry struct {
 }
 
 func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
-	l := &cacheLayout{site: map[int][2]cacheEntry{}, states: newStateLayout(g, opts)}
+	l := &cacheLayout{site: map[int][]cacheEntry{}, states: newStateLayout(g, opts)}
 	byShape := map[[2]int64]int{}
 	for _, n := range g.Nodes {
-		var entries [2]cacheEntry
-		kv := 0
+		var entries []cacheEntry
 		for _, st := range n.States {
 			if st.Kind != ir.KVCache {
 				continue
@@ -77,12 +78,11 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 				l.groups = append(l.groups, &cacheGroup{})
 			}
 			grp := l.groups[gi]
-			entries[kv] = cacheEntry{group: gi, index: grp.entries}
-			kv++
+			entries = append(entries, cacheEntry{group: gi, index: grp.entries})
 			grp.entries++
 			grp.global.Type = codegen.T("f32", grp.entries, opts.Slots, opts.MaxLen, key[0], key[1])
 		}
-		if kv > 0 {
+		if len(entries) > 0 {
 			l.site[n.ID] = entries
 		}
 	}
@@ -97,7 +97,9 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 }
 
 // writeCache writes this call's keys and values, k [B, S, kv_heads, d] and
-// v [B, S, kv_heads, dv], into the cache entries of attention node n at (slots[b], position starts[b]) for
+// v [B, S, kv_heads, dv], and any further per-position rows the node
+// caches (xs[i] into its KVCache state i, [B, S, rows, width]), into the
+// cache entries of attention node n at (slots[b], position starts[b]) for
 // each batch element b.
 //
 // Every write of a site comes before any read of it (readCache): reading
@@ -106,12 +108,12 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 // cache to preserve it (31 copies of the cache per token on SmolLM2;
 // iree-compile --compile-to=stream --iree-scheduling-dump-statistics-format
 // counts them). Written this way the updates happen in place.
-func (f *fn) writeCache(n *ir.Node, k, v codegen.Value) {
-	B := k.Type.Shape[0]
+func (f *fn) writeCache(n *ir.Node, xs ...codegen.Value) {
+	B := xs[0].Type.Shape[0]
 	site := n.ID
 	f.cacheValue(f.cache.site[site][0].group) // loaded before the constants, as one group always was
 	zero := f.constI32(0)
-	for kv, x := range []codegen.Value{k, v} {
+	for kv, x := range xs {
 		e := f.cache.site[site][kv]
 		cur := f.cacheValue(e.group)
 		entry := f.constI32(e.index)
@@ -134,6 +136,19 @@ func (f *fn) writeCache(n *ir.Node, k, v codegen.Value) {
 // Reading only the filled part makes attention cost follow the tokens held,
 // not the cache capacity, with one compiled function for every length.
 func (f *fn) readCache(n *ir.Node) (keys, values codegen.Value) {
+	kv := f.readCacheEntries(n, 0, 1)
+	return kv[0], kv[1]
+}
+
+// readCacheEntry returns node n's KVCache state kv (0 keys, 1 values, 2...
+// further per-position rows) for this call's slots, the first L positions of
+// each: [B, 1, L, rows, width], L dynamic (as readCache).
+func (f *fn) readCacheEntry(n *ir.Node, kv int) codegen.Value {
+	return f.readCacheEntries(n, kv)[0]
+}
+
+// readCacheEntries is readCacheEntry of each of kvs, in order.
+func (f *fn) readCacheEntries(n *ir.Node, kvs ...int) []codegen.Value {
 	site := n.ID
 	zero := f.constI32(0)
 	// The dynamic prefix of a static [1, 1, max_len, kv_heads, width] row:
@@ -163,7 +178,11 @@ func (f *fn) readCache(n *ir.Node) (keys, values codegen.Value) {
 		}
 		return f.concat(0, rows...)
 	}
-	return read(0), read(1)
+	out := make([]codegen.Value, len(kvs))
+	for i, kv := range kvs {
+		out[i] = read(kv)
+	}
+	return out
 }
 
 // cacheValue returns the current value of a cache group in this function,

@@ -74,9 +74,12 @@ func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 		}
 	}
 	if a.KvLayer != nil {
+		if a.IndexTopk != nil {
+			return fmt.Errorf("index_topk selects among this call's own cached keys: it cannot be given with kv_layer")
+		}
 		return inferSharedAttention(n, a, q)
 	}
-	if len(n.Args)-attentionBlockArgs(n) != 3 {
+	if len(n.Args)-attentionBlockArgs(n)-attentionIndexArgs(a) != 3 {
 		return fmt.Errorf("needs k and v (or kv_layer, to read an earlier layer's KV cache instead)")
 	}
 	k, v := n.Args[1].Type, n.Args[2].Type
@@ -100,6 +103,9 @@ func inferAttention(n *ir.Node, a *AttentionAttrs) error {
 		{Kind: ir.KVCache, Name: "keys", Shape: []int64{int64(kvh), int64(k.Shape[3])}},
 		{Kind: ir.KVCache, Name: "values", Shape: []int64{int64(kvh), int64(v.Shape[3])}},
 	}
+	if err := inferAttentionIndex(n, a); err != nil {
+		return err
+	}
 	n.Type = ir.Type{Shape: ir.Shape{ir.Batch, ir.Seq, h * v.Shape[3]}, DType: ir.F32}
 	return nil
 }
@@ -111,7 +117,7 @@ func inferSharedAttention(n *ir.Node, a *AttentionAttrs, q ir.Type) error {
 		return fmt.Errorf("kv_layer %d reads that layer's keys and values: give no k and v", *a.KvLayer)
 	}
 	src := n.StateFrom
-	if src == nil || len(src.States) != 2 || src.States[0].Kind != ir.KVCache {
+	if src == nil || len(src.States) < 2 || src.States[0].Kind != ir.KVCache {
 		return fmt.Errorf("kv_layer %d: no attention node with a KV cache is linked (the IR builder links it)", *a.KvLayer)
 	}
 	if len(q.Shape) != 4 || q.Shape[0] != ir.Batch || q.Shape[1] != ir.Seq {
@@ -130,15 +136,52 @@ func inferSharedAttention(n *ir.Node, a *AttentionAttrs, q ir.Type) error {
 	return nil
 }
 
-// attentionBlocks is a call's blocks argument (an i1 tensor after q, k
-// and v, which are f32), or nil.
+// attentionBlocks is a call's blocks argument (the one i1 tensor among
+// its arguments: q, k and v and the indexer's tensors are f32), or nil.
 func attentionBlocks(n *ir.Node) *ir.Node {
-	if len(n.Args) < 2 {
+	for _, arg := range n.Args[1:] {
+		if arg.Type.DType == ir.Bool {
+			return arg
+		}
+	}
+	return nil
+}
+
+// attentionIndexArgs is the number of the lightning indexer's tensors
+// (index_q, index_k, index_w: the call's last arguments) a call gives: 3
+// with index_topk, else 0.
+func attentionIndexArgs(a *AttentionAttrs) int {
+	if a.IndexTopk != nil {
+		return 3
+	}
+	return 0
+}
+
+// inferAttentionIndex checks the lightning indexer's tensors of a call
+// with index_topk (DeepSeek sparse attention: DeepseekV32Indexer) and
+// declares its cached keys, a third per-position KVCache state
+// "index_keys" [1, index_dim] beside the keys and values: the indexer
+// scores every key the query may see, so its keys are kept for every
+// cached position as the attention keys are.
+func inferAttentionIndex(n *ir.Node, a *AttentionAttrs) error {
+	if a.IndexTopk == nil {
 		return nil
 	}
-	if last := n.Args[len(n.Args)-1]; last.Type.DType == ir.Bool {
-		return last
+	if *a.IndexTopk < 1 {
+		return fmt.Errorf("index_topk must be at least 1 (the keys each query keeps), got %d", *a.IndexTopk)
 	}
+	m := len(n.Args)
+	iq, ik, iw := n.Args[m-3].Type, n.Args[m-2].Type, n.Args[m-1].Type
+	if len(iq.Shape) != 4 || iq.Shape[0] != ir.Batch || iq.Shape[1] != ir.Seq {
+		return fmt.Errorf("index_q must be [batch, seq, index_heads, index_dim], got %s", iq)
+	}
+	if !ik.Shape.Equal(ir.Shape{ir.Batch, ir.Seq, 1, iq.Shape[3]}) {
+		return fmt.Errorf("index_k must be [batch, seq, 1, %d] (one key head of index_q's width), got %s", iq.Shape[3], ik)
+	}
+	if !iw.Shape.Equal(ir.Shape{ir.Batch, ir.Seq, iq.Shape[2]}) {
+		return fmt.Errorf("index_w must be [batch, seq, %d] (one weight per index_q head), got %s", iq.Shape[2], iw)
+	}
+	n.States = append(n.States, ir.State{Kind: ir.KVCache, Name: "index_keys", Shape: []int64{1, int64(iq.Shape[3])}})
 	return nil
 }
 
@@ -180,7 +223,12 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 	if n.StateFrom != nil { // kv_layer: the source layer's cache, this call's positions already written
 		keys, values = f.readCache(n.StateFrom)
 	} else {
-		f.writeCache(n, f.arg(n, 1), f.arg(n, 2))
+		if a.IndexTopk != nil {
+			m := len(n.Args)
+			f.writeCache(n, f.arg(n, 1), f.arg(n, 2), f.arg(n, m-2))
+		} else {
+			f.writeCache(n, f.arg(n, 1), f.arg(n, 2))
+		}
 		keys, values = f.readCache(n) // [B,1,L,KVH,D] and [B,1,L,KVH,DV], L dynamic: the positions visible to this call
 	}
 	KVH, DV := keys.Type.Shape[3], values.Type.Shape[4]
@@ -263,6 +311,24 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 		inChunk := f.compare("GE", keyPos, f.broadcastDims(first, it, 0, 2))
 		visible = f.Op("stablehlo.and", visible.Type, nil, visible, inChunk)
 	}
+	if a.IndexTopk != nil {
+		// DeepSeek sparse attention: only the keys the indexer selects stay
+		// visible. Row g·S+s of the scores is query s (either kv_repeat):
+		// the [B,1,S,1,L] choice is repeated G times along the rows and
+		// broadcast to the KVH heads.
+		sel := f.indexSelect(n, a) // [B,1,S,1,L]
+		if G > 1 {
+			parts := make([]codegen.Value, G)
+			for g := range parts {
+				parts[g] = sel
+			}
+			sel = f.concat(2, parts...)
+		}
+		if KVH > 1 {
+			sel = f.broadcastDims(sel, visible.Type, 0, 1, 2, 3, 4)
+		}
+		visible = f.Op("stablehlo.and", visible.Type, nil, visible, sel)
+	}
 	scores = f.selectOp(visible, scores, f.splat(maskValue, scores.Type))
 
 	var probs codegen.Value
@@ -285,6 +351,36 @@ func lowerAttention(f *fn, n *ir.Node, a *AttentionAttrs) codegen.Value {
 	}
 	out = f.transpose(f.reshape(out, B, KVH, G, S, DV), 0, 3, 1, 2, 4) // [B,S,KVH,G,DV]
 	return f.reshape(out, B, S, H*DV)
+}
+
+// indexSelect is the lightning indexer's choice for a call with
+// index_topk (DeepseekV32Indexer): [B, 1, S, 1, L] i1, true at the index_topk
+// keys of highest index score among those query s may see (causal: the
+// indexer's scores are masked by the causal mask before its topk),
+//
+//	score[s, t] = Σ_h index_w[s, h] · relu(index_scale · index_q[s, h] · index_k[t]),
+//
+// index_k read from the node's index_keys cache entry, which writeCache
+// has just filled at this call's positions.
+func (f *fn) indexSelect(n *ir.Node, a *AttentionAttrs) codegen.Value {
+	m := len(n.Args)
+	iq, iw := f.arg(n, m-3), f.arg(n, m-1) // [B,S,IH,ID], [B,S,IH]
+	ik := f.readCacheEntry(n, 2)           // [B,1,L,1,ID]
+	B, S, IH, ID := iq.Type.Shape[0], iq.Type.Shape[1], iq.Type.Shape[2], iq.Type.Shape[3]
+	scale := 1 / math.Sqrt(float64(ID))
+	if a.IndexScale != nil {
+		scale = *a.IndexScale
+	}
+	iq = f.reshape(iq, B, 1, S, IH, ID)
+	dots := f.dot(iq, ik, []int64{0, 1}, []int64{0, 3}, []int64{4}, []int64{4}) // [B,1,S,IH,1,L]
+	dots = f.relu(f.mul(dots, f.splat(scale, dots.Type)))
+	dots = f.mul(dots, f.broadcastDims(iw, dots.Type, 0, 2, 3))
+	score := f.Reduce(dots, f.constF32(0), "stablehlo.add", 3) // [B,1,S,1,L]
+	it := score.Type.WithElem("i32")
+	keyPos := f.iota(it, 4)
+	causal := f.compare("LE", keyPos, f.broadcastDims(f.barrier(f.positions), it, 0, 2))
+	score = f.selectOp(causal, score, f.splat(maskValue, score.Type))
+	return f.topkMask(score, *a.IndexTopk)
 }
 
 // blockEnds gives, for a chunk's blocks mask m [B, S] i1 (true at the

@@ -32,7 +32,7 @@ var primitiveRows = []*primitive{
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
 	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with blocks, a prefill query in a block (a run of consecutive true tokens of the mask) also sees its block's later keys; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
-	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"), optionalTensor("blocks"))),
+	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"), optionalTensor("blocks"), optionalTensor("index_q"), optionalTensor("index_k"), optionalTensor("index_w"), optional("index_topk"), optional("index_scale"))),
 	// activation: out = ACT2FN[name](x)
 	row("activation", decodedActivation, lowerDecodedActivation, false, tensor("x"), scalar("name")),
 	// silu: out = x · sigmoid(x)
@@ -45,6 +45,8 @@ var primitiveRows = []*primitive{
 	row("xielu", decodedXielu, lowerDecodedXielu, false, tensor("x"), module("weight"), optional("beta"), optional("eps")),
 	// clamp: out = min(max(x, min), max) (bounds rounded to f32; none: unbounded)
 	row("clamp", decodedClamp, lowerDecodedClamp, false, tensor("x"), optional("min"), optional("max")),
+	// topk_mask: out[..., j] = x[..., j] >= the k-th largest of x[..., :] (true at the k largest of each row; every entry tied with the k-th is kept; k >= n: all true)
+	row("topk_mask", decodedTopkMask, lowerDecodedTopkMask, false, tensor("x"), scalar("k")),
 	// scale: out = x · factor (factor rounded to f32)
 	row("scale", decodedScale, lowerDecodedScale, false, tensor("x"), scalar("factor")),
 	// divide: out = x / divisor (divisor rounded to f32)
@@ -355,21 +357,43 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "none",
 			Doc:     "a [batch, seq] i1 mask of the tokens, e.g. tokens == image_token_id: each run of consecutive true tokens is a block, and in a prefill a query of a block also sees the keys of its block's later tokens (bidirectional within the block, causal elsewhere; the window and chunk bounds still apply). Decode and verify steps are causal (HF's generate passes token_type_ids at the first step only). The runtime keeps each block in one prefill chunk. none: causal",
 			Name:    "blocks",
+		}, {
+			Default: "none",
+			Doc:     "DeepSeek sparse attention's lightning indexer: its queries [batch, seq, index_heads, index_dim] (RoPE applied); with index_k, index_w and index_topk, each query attends only to the index_topk keys of highest index score among those it may see (the indexer's top-k mask, topk_mask's selection, folded into the causal mask)",
+			Name:    "index_q",
+		}, {
+			Default: "none",
+			Doc:     "the indexer's keys [batch, seq, 1, index_dim], cached per position beside the keys and values (a third KVCache state, index_keys)",
+			Name:    "index_k",
+		}, {
+			Default: "none",
+			Doc:     "the indexer's head weights [batch, seq, index_heads]: index score[s, t] = Σ_h index_w[s, h] · relu(index_scale · index_q[s, h] · index_k[t])",
+			Name:    "index_w",
+		}, {
+			Default: "none",
+			Doc:     "the number of keys each query keeps (DeepseekV32Config.index_topk, at least 1); a query that sees fewer keeps them all",
+			Name:    "index_topk",
+		}, {
+			Default: "index_dim ** -0.5",
+			Doc:     "the factor on index_q · index_kᵀ, inside the relu",
+			Name:    "index_scale",
 		}},
 		Cache:     true,
 		HF:        "eager_attention_forward with repeat_kv; GptOss eager_attention_forward (sinks); chunked_causal_mask_function (masking_utils.py, Llama4's chunked_attention layers); JetMoeAttention (kv_repeat tile); Gemma4TextAttention (kv_layer: is_kv_shared_layer's shared_kv_states); BloomAttention's alibi.baddbmm (alibi: build_alibi_tensor); blockwise_overlay over get_block_sequence_ids_for_mask(token_type_ids) (blocks: Gemma3Model's create_masks_for_vision_model, or(causal, blockwise), and(sliding window, or(causal, blockwise)))",
 		Math:      "softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with blocks, a prefill query in a block (a run of consecutive true tokens of the mask) also sees its block's later keys; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache",
 		Name:      "attention",
 		Shapes:    "q and k [batch, seq, heads, d] and [batch, seq, kv_heads, d], v [batch, seq, kv_heads, dv] (dv may differ from d: MLA) → [batch, seq, heads·dv]; sinks (a tensor path) [heads]; with kv_layer: q only, kv_heads, d and dv those of the shared cache",
-		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:, alibi:, blocks:)",
+		Signature: "attention(q, k:, v:, scale:, softcap:, window:, sinks:, chunk:, kv_repeat:, kv_layer:, alibi:, blocks:, index_q:, index_k:, index_w:, index_topk:, index_scale:)",
 		Types: map[string]string{
-			"alibi":     "floats",
-			"chunk":     "int",
-			"kv_layer":  "int",
-			"kv_repeat": "enum(interleave|tile)",
-			"scale":     "float",
-			"softcap":   "float",
-			"window":    "int",
+			"alibi":       "floats",
+			"chunk":       "int",
+			"index_scale": "float",
+			"index_topk":  "int",
+			"kv_layer":    "int",
+			"kv_repeat":   "enum(interleave|tile)",
+			"scale":       "float",
+			"softcap":     "float",
+			"window":      "int",
 		},
 	},
 	{
@@ -457,6 +481,16 @@ var primitiveDocs = []PrimitiveDoc{
 			"max": "float",
 			"min": "float",
 		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "torch.topk(x, k).indices scattered into a mask (DeepseekV32Indexer's index_scores.topk, DeepseekV32Attention's index_mask)",
+		Math:      "out[..., j] = x[..., j] >= the k-th largest of x[..., :] (true at the k largest of each row; every entry tied with the k-th is kept; k >= n: all true)",
+		Name:      "topk_mask",
+		Shapes:    "x [..., n] f32 → [..., n] i1",
+		Signature: "topk_mask(x, k)",
+		Types:     map[string]string{"k": "int"},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -1343,13 +1377,15 @@ func decodeRoPEAttrs(n *ir.Node) (*RoPEAttrs, error) {
 
 // AttentionAttrs are the attributes of attention, decoded and checked once by decodeAttentionAttrs when the IR builder runs the shape rule.
 type AttentionAttrs struct {
-	Scale    *float64          // scale: the factor on q · kᵀ
-	Softcap  *float64          // softcap: cap · tanh(scores / cap) before the mask
-	Window   *int64            // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
-	Chunk    *int64            // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
-	KvRepeat AttentionKvRepeat // kv_repeat: how kv heads serve the query heads: "interleave": query head h reads kv head h / (heads / kv_heads) (repeat_kv); "tile": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)
-	KvLayer  *int64            // kv_layer: an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)
-	Alibi    []float64         // alibi: ALiBi: one slope per query head; head h's scaled scores gain slope_h · j, j the key's absolute position (BLOOM's build_alibi_tensor; a bias relative to the query, as MPT's, differs by a constant per row, which softmax ignores), computed inside the score product as one more q column slope_h / scale (rounded to f32) against one more k column j; none: no position bias
+	Scale      *float64          // scale: the factor on q · kᵀ
+	Softcap    *float64          // softcap: cap · tanh(scores / cap) before the mask
+	Window     *int64            // window: an int W: a query sees the keys of its last W positions (sliding window); none: all earlier keys
+	Chunk      *int64            // chunk: an int C: a query at position p sees only the keys of its own chunk of positions, [p − p mod C, p] (chunked local attention: attention_chunk_size); none: no chunks. With window, both bounds apply
+	KvRepeat   AttentionKvRepeat // kv_repeat: how kv heads serve the query heads: "interleave": query head h reads kv head h / (heads / kv_heads) (repeat_kv); "tile": kv head h mod kv_heads (k.repeat(1, heads / kv_heads, 1, 1): JetMoeAttention)
+	KvLayer    *int64            // kv_layer: an earlier decoder layer j: this call computes and caches no keys or values; it attends over the KV cache of layer j's attention call (its keys and values as that call wrote them, this call's positions included), with its own scale, softcap, window, chunk, sinks and kv_repeat; its cache takes no memory (KV sharing)
+	Alibi      []float64         // alibi: ALiBi: one slope per query head; head h's scaled scores gain slope_h · j, j the key's absolute position (BLOOM's build_alibi_tensor; a bias relative to the query, as MPT's, differs by a constant per row, which softmax ignores), computed inside the score product as one more q column slope_h / scale (rounded to f32) against one more k column j; none: no position bias
+	IndexTopk  *int64            // index_topk: the number of keys each query keeps (DeepseekV32Config.index_topk, at least 1); a query that sees fewer keeps them all
+	IndexScale *float64          // index_scale: the factor on index_q · index_kᵀ, inside the relu
 }
 
 // AttentionKvRepeat is the kv_repeat attribute's choice (interleave, tile).
@@ -1409,6 +1445,20 @@ func decodeAttentionAttrs(n *ir.Node) (*AttentionAttrs, error) {
 		if a.Alibi, err = decodeFloats("alibi", v); err != nil {
 			return nil, err
 		}
+	}
+	if v := n.Attrs["index_topk"]; v != nil {
+		var x int64
+		if x, err = decodeInt("index_topk", v); err != nil {
+			return nil, err
+		}
+		a.IndexTopk = &x
+	}
+	if v := n.Attrs["index_scale"]; v != nil {
+		var x float64
+		if x, err = decodeFloat("index_scale", v); err != nil {
+			return nil, err
+		}
+		a.IndexScale = &x
 	}
 	return a, nil
 }
@@ -1496,6 +1546,21 @@ func decodeClampAttrs(n *ir.Node) (*ClampAttrs, error) {
 			return nil, err
 		}
 		a.Max = &x
+	}
+	return a, nil
+}
+
+// TopkMaskAttrs are the attributes of topk_mask, decoded and checked once by decodeTopkMaskAttrs when the IR builder runs the shape rule.
+type TopkMaskAttrs struct {
+	K int64 // k
+}
+
+// decodeTopkMaskAttrs reads n.Attrs (the evaluated arguments) into TopkMaskAttrs; an error names the attribute and what it must be.
+func decodeTopkMaskAttrs(n *ir.Node) (*TopkMaskAttrs, error) {
+	a := &TopkMaskAttrs{}
+	var err error
+	if a.K, err = decodeInt("k", n.Attrs["k"]); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -2476,6 +2541,25 @@ func lowerDecodedClamp(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerClamp(f, n, a)
+}
+
+// decodedTopkMask is topk_mask's shape rule: it decodes the attributes once (decodeTopkMaskAttrs), keeps them on the node and runs inferTopkMask.
+func decodedTopkMask(n *ir.Node) error {
+	a, err := decodeTopkMaskAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferTopkMask(n, a)
+}
+
+// lowerDecodedTopkMask is topk_mask's lowering: lowerTopkMask with the attributes the shape rule decoded.
+func lowerDecodedTopkMask(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*TopkMaskAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerTopkMask(f, n, a)
 }
 
 // decodedScale is scale's shape rule: it decodes the attributes once (decodeScaleAttrs), keeps them on the node and runs inferScale.

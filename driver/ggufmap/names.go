@@ -87,6 +87,9 @@ func resolveTransforms(name string, calls []dsl.GGUFTransformCall) (transform, e
 			return tr, fmt.Errorf("%s:%d:%d: transform %s applies to tensor %q twice (two patterns match it)", c.Pos.Filename, c.Pos.Line, c.Pos.Column, c.Name, name)
 		}
 		seen[c.Name] = true
+		if c.Unresolved != "" {
+			return tr, fmt.Errorf("%s:%d:%d: transform %s on tensor %q: %s", c.Pos.Filename, c.Pos.Line, c.Pos.Column, c.Name, name, c.Unresolved)
+		}
 		apply(&tr, c.Args)
 	}
 	return tr, nil

@@ -1649,6 +1649,22 @@ def cases():
             x, y = pair(r, b, s)
             c.call(b, s, [x, y], fn(x, y).astype(f64))
 
+    # topk_mask: the k = 4 largest of each row of 9, by torch.topk's values
+    # (every entry tied with the 4th kept); rows mix signs, a masked entry
+    # at torch.finfo(float32).min, and one row with a tie at the 4th.
+    r = rng("topk_mask")
+    c = add(Case("topk_mask", "topk_mask", "out = x >= the 4th largest of its row (torch.topk(x, 4) as a mask; "
+                 "ties at the 4th all kept); the case returns it as f32 0/1.",
+                 [("x", "f32", [B, S, 9])], [B, S, 9], attrs={"k": 4}, tol=EXACT, out_dtype="i1"))
+    for b, s in [(2, 3), (1, 1)]:
+        x = randn(r, (b, s, 9))
+        x[0, 0, 2] = f32(-3.4028234663852886e38)
+        x[0, 0, 5] = -x[0, 0, 5]
+        if s > 1:
+            x[0, 1, :] = np.array([0.5, -1, 0.25, 0.5, 2, -0.0, 0.25, 0.0, -7], f32)  # 4th largest 0.25, tied
+        kth = -np.sort(-x.astype(f64), axis=-1)[..., 3:4]
+        c.call(b, s, [x], (x.astype(f64) >= kth).astype(f64))
+
     r = rng("where")
     c = add(Case("where", "where", "out = cond ? x : y (torch.where); cond is a mask, given as 0/1.",
                  [("cond", "i1", [B, S, 4]), ("x", "f32", [B, S, 4]), ("y", "f32", [B, S, 4])], [B, S, 4], tol=EXACT))
