@@ -368,6 +368,10 @@ func (c *checker) valueExpr(e *Expr, names map[string]bool, gguf bool) {
 				if len(n.Args) == 0 {
 					c.errf(n.Pos, "%s needs a list or some numbers", n.Name)
 				}
+			case !n.Super && n.Name == splitFunc:
+				if len(n.Args) != 2 || n.Args[0].Name != "" || n.Args[1].Name != "" {
+					c.errf(n.Pos, "%s takes two positional arguments (a string and its separator)", n.Name)
+				}
 			case !n.Super && n.Name == dictFunc:
 				for _, a := range n.Args {
 					if a.Name == "" {

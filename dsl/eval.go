@@ -706,6 +706,9 @@ func (s *scope) call(c *Call) (any, error) {
 	if c.Name == dictFunc && s.b == nil && !c.Super {
 		return s.dictCall(c)
 	}
+	if c.Name == splitFunc && s.b == nil && !c.Super {
+		return s.splitCall(c)
+	}
 	if blockBuiltins[c.Name] && !c.Super && (s.b == nil || s.b.bs.builtin(c)) {
 		switch c.Name {
 		case lenFunc:

@@ -162,7 +162,16 @@ func TestConfigExpr(t *testing.T) {
 		{src: "int(-2.5)", want: int64(-2)},
 		{src: "int(7)", want: int64(7)},
 		{src: "int(nothing)", want: nil},
-		{src: "int(s)", wantErr: `int needs a number, got string "b"`},
+		{src: "int(s)", wantErr: `int("b") is not an int`},
+		{src: "int(\" 12 \")", want: int64(12)},
+		{src: "int(rope)", wantErr: `int needs a number or a string, got dict`},
+		// split: Python's str.split(sep); none gives none.
+		{src: "split(\"3,4, 5\", \",\")", want: []any{"3", "4", " 5"}},
+		{src: "[int(k) for k in split(\"3,4, 5\", \",\")]", want: []any{int64(3), int64(4), int64(5)}},
+		{src: "split(\"7\", \",\")", want: []any{"7"}},
+		{src: "split(nothing, \",\")", want: nil},
+		{src: "split(s, \"\")", wantErr: `split needs a string and a non-empty separator, got string ""`},
+		{src: "split(n, \",\")", wantErr: `split needs a string and a non-empty separator, got int 7`},
 		// str: an int's decimal key (JSON object keys); max: a list's largest number.
 		{src: "str(12)", want: "12"},
 		{src: "str(s)", want: "b"},

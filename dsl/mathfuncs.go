@@ -3,6 +3,7 @@ package dsl
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -45,7 +46,9 @@ func (s *scope) configCall(c *Call, fn func(float64) (float64, bool)) (any, erro
 // intFunc is the name of the config builtin int(x): a number truncated
 // toward zero, an int (Python's int(); none gives none), for sizes a
 // Hugging Face module derives with it, such as Lfm2MLP's
-// int(2 * intermediate_size / 3).
+// int(2 * intermediate_size / 3), or a string's decimal int (surrounding
+// spaces ignored, as Python's int("3 ")), for a layer list a config
+// spells as a string (Step3p5's moe_layers_enum "3,4,5").
 const intFunc = "int"
 
 // intCall evaluates int(x).
@@ -62,8 +65,45 @@ func (s *scope) intCall(c *Call) (any, error) {
 			return nil, errorf(c.Args[0].Pos, "%s(%s) is not an int", c.Name, show(v))
 		}
 		return int64(n), nil
+	case string:
+		k, perr := strconv.ParseInt(strings.TrimSpace(n), 10, 64)
+		if perr != nil {
+			return nil, errorf(c.Args[0].Pos, "%s(%s) is not an int", c.Name, show(v))
+		}
+		return k, nil
 	}
-	return nil, errorf(c.Args[0].Pos, "%s needs a number, got %s %s", c.Name, typeName(v), show(v))
+	return nil, errorf(c.Args[0].Pos, "%s needs a number or a string, got %s %s", c.Name, typeName(v), show(v))
+}
+
+// splitFunc is the name of the config builtin split(s, sep): the list of
+// the pieces of string s between the separators sep (Python's
+// s.split(sep); none gives none), for a list a config spells as one string
+// (Step3p5's moe_layers_enum "3,4,5": [int(k) for k in split(moe_layers_enum, ",")]).
+const splitFunc = "split"
+
+// splitCall evaluates split(s, sep).
+func (s *scope) splitCall(c *Call) (any, error) {
+	if len(c.Args) != 2 || c.Args[0].Name != "" || c.Args[1].Name != "" {
+		return nil, errorf(c.Pos, "%s takes two positional arguments (a string and its separator)", c.Name)
+	}
+	var str [2]string
+	for k, a := range c.Args {
+		v, err := s.expr(a.Value)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		x, ok := v.(string)
+		if !ok || k == 1 && x == "" {
+			return nil, errorf(a.Pos, "%s needs a string and a non-empty separator, got %s %s", c.Name, typeName(v), show(v))
+		}
+		str[k] = x
+	}
+	parts := strings.Split(str[0], str[1])
+	out := make([]any, len(parts))
+	for k, p := range parts {
+		out[k] = p
+	}
+	return out, nil
 }
 
 // strFunc is the name of the config builtin str(x): an int's decimal

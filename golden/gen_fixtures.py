@@ -528,6 +528,11 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #   unstack         (mlx-lm's stacked experts module, the published one):
 #                   the checkpoint holds the experts mlx-lm stacks at load
 #                   one by one ("switch_mlp", "experts": experts.{e}.*)
+#   grid            (mlx_module only) {name suffix: step}: those parameters
+#                   rounded to multiples of step after drawing, where mlx-lm's
+#                   sanitize does arithmetic on the stored dtype before the
+#                   oracle widens it (Step3p5's zero-centred norms: 1 + w in
+#                   bf16, exact for w on the 2^-7 grid)
 #   rename          (mlx_module only) (regex, replacement) pairs turning
 #                   mlx-lm's parameter names into the published ones where
 #                   its sanitize renames at load (Ling's mlp.gate.weight is

@@ -192,6 +192,7 @@ GGUF_ARCH = {
     "bailing_moe_v2": "bailingmoe2",  # BailingMoeV2Model: query_key_value fused, expert_bias as exp_probs_b.bias
     "nemotron-nas": "deci",  # DeciModel: per-layer head counts and widths, q/k permuted with the layer's heads
     "glm_moe_dsa": "glm-dsa",  # GlmMoeDsaModel (a DeepseekV2Model) + the DSA indexer's keys and tensors
+    "step3p5": "step35",  # Step35Model: per-layer head counts, zero-centred norms stored as 1 + w
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -271,7 +272,7 @@ EXPERT = re.compile(r"^(.*\.experts)\.(\d+)\.(\w+)\.weight$")
 # The stacked name archc's experts primitive reads (<prefix>.experts.<proj>.weight).
 STACKED = re.compile(r"^(.*\.experts)\.([a-z_]\w*)\.weight$")
 # Families whose RMSNorm weights llama.cpp stores as 1 + w.
-NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text", "nemotron"}  # NemotronModel: LayerNorm1P's weights
+NORM_PLUS_ONE = {"gemma", "gemma2", "gemma3_text", "nemotron", "step3p5"}  # NemotronModel: LayerNorm1P's weights; Step35Model
 # Families whose keys and tensors the DENSE3 functions below write and read
 # back (issue 21's third pack, h-gguf3).
 DENSE3 = {"llama4_text", "dbrx", "gemma4_text", "glm"}
@@ -368,6 +369,9 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt == "nemotron-nas":
         write_deci_metadata(w, cfg, ftype)
+        return
+    if mt == "step3p5":
+        write_step35_metadata(w, cfg, ftype)
         return
     if mt == "bloom":  # BloomModel.set_gguf_parameters (not TextModel's)
         n_embed = cfg["hidden_size"]
@@ -1081,6 +1085,9 @@ def to_gguf(cfg, state):
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):  # LFM2Model.modify_tensors: [C, 1, K] → [C, K]
             t = t.squeeze(1)
+        if mt == "step3p5" and hf.endswith(".moe.router_bias"):  # Step35Model.filter_tensors: router_bias.bias
+            out.append((tmap.get_name(hf + ".bias", try_suffixes=(".bias",)), hf, t))
+            continue
         if mt in ("lfm2_moe", "bailing_moe_v2") and hf.endswith(".expert_bias"):  # LFM2MoeModel, BailingMoeV2Model.filter_tensors: expert_bias.bias
             out.append((tmap.get_name(hf + ".bias", try_suffixes=(".bias",)), hf, t))
             continue
@@ -1146,6 +1153,8 @@ def to_gguf(cfg, state):
         out.append(("rope_freqs.weight", None, llama3_rope_factors(full, dim)))
     if mt == "gemma4_text":
         out.append(("rope_freqs.weight", None, gemma4_rope_freqs(cfg)))
+    if mt == "step3p5" and (cfg.get("rope_scaling") or {}).get("rope_type") == "llama3":
+        out.append(("rope_freqs.weight", None, step35_rope_freqs(cfg)))
     if mt == "glm4_moe":
         out.extend(mtp_layers(cfg, out))
     if mt in QWEN_GDN:
@@ -1782,6 +1791,80 @@ def openelm_ffn_dims(cfg):
         n = max(div, int(v + div / 2) // div * div)
         out.append(n + div if n < 0.9 * v else n)
     return out
+
+
+def step35_layer_types(cfg):
+    """Step3p5's layer types as Step35Model reads them (mlx-lm's default
+    without layer_types: even layers sliding)."""
+    n = cfg["num_hidden_layers"]
+    return cfg.get("layer_types") or ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n)]
+
+
+def write_step35_metadata(w, cfg, ftype):
+    """TextModel.set_gguf_parameters, then Step35Model.set_gguf_parameters:
+    rope_theta [full, sliding] as freq_base and freq_base_swa, per-layer
+    head counts (attention_other_setting's on the sliding layers), the
+    sliding pattern, the MoE sizes, leading dense blocks, the per-layer
+    SwiGLU clamps. EXTENSION: llama3 scaling's parameters (llama.cpp keeps
+    only the rope_freqs tensor)."""
+    arch = GGUF_ARCH["step3p5"]
+    n, hd = cfg["num_hidden_layers"], cfg["head_dim"]
+    types = step35_layer_types(cfg)
+    theta = cfg.get("rope_theta", 10000.0)
+    full_theta, swa_theta = (theta[0], theta[1]) if isinstance(theta, list) else (theta, None)
+    other = cfg.get("attention_other_setting") or {}
+    heads, kv = cfg["num_attention_heads"], cfg["num_attention_groups"]
+    assert [1.0 if t == "sliding_attention" else 0.5 for t in types] == list(cfg["partial_rotary_factors"]), "Step35Model asserts partial_rotary_factors"
+    w.add_block_count(n)
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_rope_freq_base(float(full_theta))
+    if swa_theta is not None:
+        w.add_rope_freq_base_swa(float(swa_theta))
+    w.add_key_length(hd)
+    w.add_file_type(ftype)
+    w.add_head_count([other.get("num_attention_heads", heads) if t == "sliding_attention" else heads for t in types])
+    w.add_head_count_kv([other.get("num_attention_groups", kv) if t == "sliding_attention" else kv for t in types])
+    w.add_sliding_window(cfg["sliding_window"])
+    w.add_sliding_window_pattern([t == "sliding_attention" for t in types])
+    w.add_value_length(hd)
+    w.add_expert_count(cfg["moe_num_experts"])
+    w.add_expert_used_count(cfg["moe_top_k"])
+    w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    w.add_expert_shared_feed_forward_length(cfg["share_expert_dim"])
+    if cfg.get("moe_router_scaling_factor") is not None:
+        w.add_expert_weights_scale(cfg["moe_router_scaling_factor"])
+    if cfg.get("norm_expert_weight") is not None:
+        w.add_expert_weights_norm(cfg["norm_expert_weight"])
+    moe = sorted(int(i) for i in cfg["moe_layers_enum"].strip().split(",")) if (cfg.get("moe_layers_enum") or "").strip() else []
+    w.add_leading_dense_block_count(max(0, moe[0]) if moe else 0)
+    w.add_moe_every_n_layers(int(cfg.get("moe_every_n_layer", 1)))
+    w.add_layer_norm_rms_eps(cfg.get("rms_norm_eps", 1e-5))
+    if cfg.get("swiglu_limits") is not None:
+        w.add_swiglu_clamp_exp([0.0 if v is None else float(v) for v in cfg["swiglu_limits"]])
+    if cfg.get("swiglu_limits_shared") is not None:
+        w.add_swiglu_clamp_shexp([0.0 if v is None else float(v) for v in cfg["swiglu_limits_shared"]])
+    write_special_tokens(w, cfg)
+    rs = cfg.get("rope_scaling") or {}
+    if rs.get("rope_type") == "llama3":  # EXTENSION, as for the ROPE_FREQS families
+        w.add_string(gguf.Keys.Rope.SCALING_TYPE.format(arch=arch), "llama3")
+        w.add_rope_scaling_factor(rs["factor"])
+        w.add_rope_scaling_orig_ctx_len(rs["original_max_position_embeddings"])
+        w.add_float32(f"{arch}.rope.scaling.low_freq_factor", rs.get("low_freq_factor", 1.0))
+        w.add_float32(f"{arch}.rope.scaling.high_freq_factor", rs.get("high_freq_factor", 4.0))
+
+
+def step35_rope_freqs(cfg):
+    """Step35Model.generate_extra_tensors: llama3's factors on the full
+    layers' rotary dimensions (rope_theta[0]), padded with 1 to head_dim / 2."""
+    theta = cfg.get("rope_theta", 10000.0)
+    base = float(theta[0] if isinstance(theta, list) else theta)
+    types = step35_layer_types(cfg)
+    f = next(float(x) for t, x in zip(types, cfg["partial_rotary_factors"]) if t == "full_attention")
+    hd = cfg["head_dim"]
+    out = llama3_rope_factors(dict(cfg["rope_scaling"], rope_theta=base), int(hd * f))
+    return np.concatenate([out, np.ones(hd // 2 - len(out), dtype=np.float32)])
 
 
 def write_openelm_metadata(w, cfg, ftype):

@@ -17,7 +17,9 @@ build_mlx_fixture for a FIXTURES entry with an `mlx_module` key:
       names, with the experts mlx-lm stacks at load (`unstack`) written
       per expert again, as the published files hold them), drawn by
       gen_fixtures.randomize_'s rules in sorted-name order from the entry's
-      seed; bf16 with stored_dtype="bfloat16";
+      seed, those the entry's `grid` names rounded to its step (a sanitize
+      that adds to a bf16 tensor before the float32 cast stays exact);
+      bf16 with stored_dtype="bfloat16";
   generation_config.json
       only when the entry gives `generation_config` (the published
       checkpoint keeps its eos there, not in config.json: Qwen);
@@ -201,6 +203,10 @@ def build_mlx_fixture(spec, out):
     gf.randomize_(_Tensors(tensors), gen, spec["weight_std"], spec["norm_std"], spec["bias_std"],
                   spec.get("norm_center", 1.0), spec.get("embed_std"), norm_suffixes=("norm.weight",),
                   extra_params=spec.get("extra_params"))
+    for suffix, step in spec.get("grid", {}).items():  # arithmetic mlx-lm's sanitize does in the stored dtype
+        for n, t in tensors.items():
+            if n.endswith(suffix):
+                t.copy_(torch.round(t / step) * step)
     dtype = {None: torch.float32, "bfloat16": torch.bfloat16}[spec.get("stored_dtype")]
     save_file({n: t.to(dtype).contiguous() for n, t in sorted(tensors.items())},
               os.path.join(out, "model.safetensors"), metadata={"format": "pt"})

@@ -438,7 +438,8 @@ func (f *fn) scatterDense(idx, vals codegen.Value, e int64) codegen.Value {
 // <experts>.NAME_bias) before the weighting; interleaved splits a fused
 // gate_up into its even (gate) and odd (up) columns; act "clamped_swiglu"
 // is GptOssExperts._apply_gate: g = min(g, limit), u = clamp(u, ±limit),
-// (u + 1) · g · sigmoid(alpha · g). weighting "input" multiplies each
+// (u + 1) · g · sigmoid(alpha · g); another act with limit is Step3p5's
+// ClampedSwiGLU, min(act(g), limit) · clamp(u, ±limit). weighting "input" multiplies each
 // expert's input by its weight instead of its output, Σ_e mlp_e(w_e · x)
 // (Llama4TextMoe: routed_in = x · router_scores; an unused expert sees
 // zeros, and without biases gives zeros).
@@ -549,11 +550,13 @@ type expertProjections struct {
 func (p expertProjections) fused() bool { return p.gateUp != "" }
 
 // expertGate is the gating activation: act(g) · u with an ACT2FN name,
+// capped (Step3p5's ClampedSwiGLU: min(act(g), limit) · clamp(u, ±limit))
 // or clamped (GptOssExperts._apply_gate) with its sigmoid gain and clamp.
 type expertGate struct {
 	act          string // an ACT2FN name; "" when clamped
 	clamped      bool
-	alpha, limit float64 // clamped: swiglu_alpha, swiglu_limit
+	capped       bool    // act with limit: act(g) at most limit, u in [-limit, limit]
+	alpha, limit float64 // clamped: swiglu_alpha, swiglu_limit; capped: limit
 }
 
 // expertsLayoutOf checks an experts call's layout attributes.
@@ -578,8 +581,13 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 		}
 	case !ok:
 		return l, fmt.Errorf("activation %q is not supported", a.Act)
-	case a.Alpha != nil || a.Limit != nil:
-		return l, fmt.Errorf("alpha and limit are clamped_swiglu's: act %q does not read them", a.Act)
+	case a.Alpha != nil:
+		return l, fmt.Errorf("alpha is clamped_swiglu's: act %q does not read it", a.Act)
+	case a.Limit != nil:
+		if !(*a.Limit > 0) {
+			return l, fmt.Errorf("limit must be positive, got %g (leave it out for no clamp)", *a.Limit)
+		}
+		l.gate = expertGate{act: a.Act, capped: true, limit: *a.Limit}
 	default:
 		l.gate = expertGate{act: a.Act}
 	}
@@ -595,8 +603,8 @@ func expertsLayoutOf(a *ExpertsAttrs) (expertsLayout, error) {
 	if l.proj.interleaved && !l.proj.fused() {
 		return l, fmt.Errorf("interleaved needs a fused gate_up tensor (gate_up: NAME)")
 	}
-	if l.proj.ungated && (l.proj.fused() || l.gate.clamped) {
-		return l, fmt.Errorf("gated false has no gate projection: it takes neither gate_up nor act \"clamped_swiglu\"")
+	if l.proj.ungated && (l.proj.fused() || l.gate.clamped || l.gate.capped) {
+		return l, fmt.Errorf("gated false has no gate projection: it takes neither gate_up, act \"clamped_swiglu\" nor limit")
 	}
 	return l, nil
 }
@@ -710,16 +718,24 @@ func (f *fn) gateUp(lay expertsLayout, nproj int, project func(int) codegen.Valu
 	return f.sliceDim(gu, d, 0, inter), f.sliceDim(gu, d, inter, 2*inter)
 }
 
-// glu combines the gate and up projections: act(g) · u, or for
-// clamped_swiglu (GptOssExperts._apply_gate) g = min(g, limit),
+// glu combines the gate and up projections: act(g) · u; capped
+// (Step3p5's ClampedSwiGLU) min(act(g), limit) · clamp(u, -limit, limit);
+// or for clamped_swiglu (GptOssExperts._apply_gate) g = min(g, limit),
 // u = clamp(u, -limit, limit), (u + 1) · g · sigmoid(g · alpha).
 func (f *fn) glu(lay expertGate, g, u codegen.Value) codegen.Value {
-	if !lay.clamped {
+	clampU := func() codegen.Value {
+		v := f.Op("stablehlo.maximum", u.Type, nil, u, f.splat(-lay.limit, u.Type))
+		return f.Op("stablehlo.minimum", u.Type, nil, v, f.splat(lay.limit, u.Type))
+	}
+	switch {
+	case lay.capped:
+		a := activations[lay.act](f, g)
+		return f.mul(f.Op("stablehlo.minimum", a.Type, nil, a, f.splat(lay.limit, a.Type)), clampU())
+	case !lay.clamped:
 		return f.mul(activations[lay.act](f, g), u)
 	}
 	g = f.Op("stablehlo.minimum", g.Type, nil, g, f.splat(lay.limit, g.Type))
-	u = f.Op("stablehlo.maximum", u.Type, nil, u, f.splat(-lay.limit, u.Type))
-	u = f.Op("stablehlo.minimum", u.Type, nil, u, f.splat(lay.limit, u.Type))
+	u = clampU()
 	glu := f.mul(g, f.unary("stablehlo.logistic", f.mul(g, f.splat(lay.alpha, g.Type))))
 	return f.mul(f.add(u, f.splat(1, u.Type)), glu)
 }

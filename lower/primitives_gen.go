@@ -591,7 +591,7 @@ var primitiveDocs = []PrimitiveDoc{
 	{
 		Attrs: []AttrDoc{{
 			Default: "\"silu\"",
-			Doc:     "the ACT2FN name applied to the gate projection (gated false: to the up projection); \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)",
+			Doc:     "the ACT2FN name applied to the gate projection (gated false: to the up projection); \"clamped_swiglu\": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit); another act with limit: min(act(g), limit) · clamp(u, ±limit) (Step3p5's clamped SwiGLU)",
 			Name:    "act",
 		}, {
 			Default: "\"gate_proj\"",
@@ -630,8 +630,8 @@ var primitiveDocs = []PrimitiveDoc{
 			Doc:     "clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act",
 			Name:    "alpha",
 		}, {
-			Default: "7.0 with clamped_swiglu",
-			Doc:     "clamped_swiglu's clamp (swiglu_limit); refused with another act",
+			Default: "7.0 with clamped_swiglu, else none",
+			Doc:     "clamped_swiglu's clamp (swiglu_limit); with another act (none: no clamp), a positive L clamps act(g) to at most L and u to [-L, L] (Step3p5MoE's ClampedSwiGLU, swiglu_limits[i])",
 			Name:    "limit",
 		}, {
 			Default: "\"output\"",
@@ -639,7 +639,7 @@ var primitiveDocs = []PrimitiveDoc{
 			Name:    "weighting",
 		}, {
 			Default: "true",
-			Doc:     "false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up or clamped_swiglu",
+			Doc:     "false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up, clamped_swiglu or limit",
 			Name:    "gated",
 		}},
 		Cache:     false,
@@ -1732,7 +1732,7 @@ func decodeRouteAttrs(n *ir.Node) (*RouteAttrs, error) {
 // ExpertsAttrs are the attributes of experts, decoded and checked once by decodeExpertsAttrs when the IR builder runs the shape rule.
 type ExpertsAttrs struct {
 	Intermediate int64            // intermediate
-	Act          string           // act: the ACT2FN name applied to the gate projection (gated false: to the up projection); "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit)
+	Act          string           // act: the ACT2FN name applied to the gate projection (gated false: to the up projection); "clamped_swiglu": GptOssExperts._apply_gate, (clamp(u, ±limit) + 1) · g · sigmoid(alpha · g) with g = min(g, limit); another act with limit: min(act(g), limit) · clamp(u, ±limit) (Step3p5's clamped SwiGLU)
 	Gate         string           // gate: the gate projection's name under the experts module
 	Up           string           // up: the up projection's name
 	Down         string           // down: the down projection's name
@@ -1742,9 +1742,9 @@ type ExpertsAttrs struct {
 	Bias         bool             // bias: true: each projection adds its stacked bias [experts, out], <experts>.NAME.bias (transposed: <experts>.NAME_bias), before the weighting
 	Interleaved  bool             // interleaved: true: the fused gate_up holds gate in its even and up in its odd output columns (gate_up[..., ::2], gate_up[..., 1::2])
 	Alpha        *float64         // alpha: clamped_swiglu's sigmoid gain (swiglu_alpha); refused with another act
-	Limit        *float64         // limit: clamped_swiglu's clamp (swiglu_limit); refused with another act
+	Limit        *float64         // limit: clamped_swiglu's clamp (swiglu_limit); with another act (none: no clamp), a positive L clamps act(g) to at most L and u to [-L, L] (Step3p5MoE's ClampedSwiGLU, swiglu_limits[i])
 	Weighting    ExpertsWeighting // weighting: "output": each expert's output times its weight; "input": the expert runs on its input times its weight, Σ_e mlp_e(weights[e] · x) (Llama4TextMoe's routed_in; no bias)
-	Gated        bool             // gated: false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up or clamped_swiglu
+	Gated        bool             // gated: false: no gate projection, each expert is down_e(act(up_e x)) (NemotronHExperts, use_experts_implementation(has_gate=False)); refused with gate_up, clamped_swiglu or limit
 	Plan         expertsLayout    // derived by the shape rule: how the expert weights are stored and combined: fused or split gate/up, layout, activation, bias, clamp (expertsLayoutOf)
 }
 

@@ -1504,6 +1504,30 @@ def cases():
             want += w[..., e:e + 1].astype(f64) * y
         c.call(b, s_, [x, w], want)
 
+    # experts with Step3p5MoE's ClampedSwiGLU: min(silu(gate), limit) ·
+    # clamp(up, ±limit); a small limit so that both clamps cut.
+    name = "experts_step3p5"
+    r = rng(name)
+    E, H, I, K, limit = 4, 8, 6, 2, 0.8
+    c = add(Case(name, "experts", "Step3p5MoE's ClampedSwiGLU: out = Σ_e w[e]·down_e(min(silu(gate_e x), 0.8)·"
+                 "clamp(up_e x, ±0.8)) over %d experts, top %d; the 1-token call takes the sparse (gathered) path, "
+                 "the other the dense one." % (E, K),
+                 [("x", "f32", [B, S, H]), ("weights", "f32", [B, S, E])], [B, S, H],
+                 attrs={"intermediate": I, "top_k": K, "limit": limit}, tol=(1e-5, 1e-5)))
+    g = c.weight("gate_proj.weight", randn(r, (E, I, H), 0.7))
+    u = c.weight("up_proj.weight", randn(r, (E, I, H), 0.7))
+    d = c.weight("down_proj.weight", randn(r, (E, H, I), 0.5))
+    for b, s_ in [(1, 1), (2, 3)]:
+        x = randn(r, (b, s_, H))
+        logits = randn(r, (b, s_, E), 2)
+        w = route_ref(logits, {"top_k": K, "norm": True, "scoring": "sigmoid"}).astype(f32)
+        want = np.zeros((b, s_, H))
+        for e in range(E):
+            xd = x.astype(f64)
+            y = (np.minimum(silu(xd @ g[e].T.astype(f64)), limit) * np.clip(xd @ u[e].T.astype(f64), -limit, limit)) @ d[e].T.astype(f64)
+            want += w[..., e:e + 1].astype(f64) * y
+        c.call(b, s_, [x, w], want)
+
     # experts as DbrxExperts stores and applies them: w1, v1, w2 each one
     # parameter [E·I, H] (viewed [E, I, H]), gate = x·w1ᵀ, up = x·v1ᵀ,
     # down = (silu(gate)·up)·w2 (w2 not transposed).
