@@ -239,12 +239,35 @@ func (p *Plan) checkWeights(path string) error {
 				if no := p.missingMTP(w.Name); no != nil {
 					return no
 				}
+				if g, hf := unreadNear(gm, p.Unread, w.Name); g != "" {
+					return w.Errorf("%s: missing tensor %q (family %s reads it); the file's %s, which the gguf section maps to %q, is read by nothing: is that tensor row of the family's gguf section right?", path, w.Name, p.Family.Name, g, hf)
+				}
 				return w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, p.Family.Name, p.Family.Name)
 			}
 			p.Options.WeightDTypes[w.Name] = fm
 		}
 	}
 	return nil
+}
+
+// unreadNear returns, among a GGUF file's unread tensors (GGUF names),
+// the one whose Hugging Face name (as the family's gguf section maps it)
+// is closest to want, a weight the graph reads and the file lacks, within
+// a small edit distance (dsl.Closest), with that name: a misspelt
+// tensor row; "" when none is that close.
+func unreadNear(gm *ggufmap.Model, unread []string, want string) (gguf, hf string) {
+	byHF := map[string]string{}
+	var names []string
+	for _, g := range unread {
+		if h, ok := gm.HFName(g); ok {
+			byHF[h] = g
+			names = append(names, h)
+		}
+	}
+	if h := dsl.Closest(want, names); h != "" {
+		return byHF[h], h
+	}
+	return "", ""
 }
 
 // NewGraph is NewPlan up to the IR: it reads the model's config (a

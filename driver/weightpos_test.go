@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/internal/testmodels"
 )
 
 // TestPlanWeightPositions: a checkpoint tensor that is missing (a typo in
@@ -49,5 +51,24 @@ func TestPlanWeightPositions(t *testing.T) {
 	want = `llama.arch:45:29: model.safetensors: tensor "model.layers.0.mlp.gate_proj.weight" has shape [128 64], the config implies [256 64]`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("mis-shaped tensor:\ngot  %v\nwant %s...", err, want)
+	}
+}
+
+// TestPlanGGUFRowTypo: a gguf section whose tensor row misspells the
+// Hugging Face name leaves the weight missing; the error names the file's
+// tensor the row maps, the name it maps it to, and the row to check,
+// instead of asking whether the file is of the family's architecture.
+func TestPlanGGUFRowTypo(t *testing.T) {
+	twin := testmodels.GGUFTwin(t, filepath.Join(fixture, "model.q8_0.gguf"))
+	typo := filepath.Join(t.TempDir(), "row.arch")
+	src := "arch row extends llama {\n  match model_type \"llama\"\n  gguf \"llama\" {\n    tensor blk.{i}.ffn_up -> model.layers.{i}.mlp.upp_proj\n  }\n}\n"
+	if err := os.WriteFile(typo, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewPlan(twin, PlanOptions{Arch: typo})
+	for _, want := range []string{`missing tensor "model.layers.0.mlp.up_proj.weight"`, "blk.0.ffn_up.weight", `"model.layers.0.mlp.upp_proj.weight"`, "tensor row"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want it to name %s", err, want)
+		}
 	}
 }

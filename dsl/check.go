@@ -252,9 +252,11 @@ func (c *checker) recursion() {
 			switch state[e.to] {
 			case active:
 				c.errf(e.call.Pos, "block %s calls %s recursively; blocks are inlined, so recursion never ends", b.Name, callName(e.call))
+				state[b] = done // off the stack: a later caller of b is not itself recursive
 				return true
 			case unvisited:
 				if visit(e.to) {
+					state[b] = done
 					return true
 				}
 			}

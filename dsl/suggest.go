@@ -52,6 +52,10 @@ func editDistance(a, b string) int {
 // checkpoint's names, for instance).
 func DidYouMean(name string, candidates []string) string { return suggest(name, candidates) }
 
+// Closest returns the candidate within a small edit distance of name
+// (under 3 bytes), other than name itself, or "": DidYouMean's choice.
+func Closest(name string, candidates []string) string { return closest(name, candidates) }
+
 // unknownCallHint is the hint of an unknown callee: the closest primitive
 // (a misspelt primitive is the common case), else the closest block of the
 // family, named as a block.

@@ -96,10 +96,13 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 			err = h(rec, r)
 		}
 		midStream := err != nil && rec.wrote // a stream already started; its end says what happened
-		// A client that hung up before its answer was written: nginx's
+		// A client that hung up: before its answer was written, nginx's
 		// 499 (client closed request), logged as info and counted apart
-		// from the server's 5xx. Nothing is written: no one reads it.
-		gone := err != nil && !rec.wrote && r.Context().Err() != nil
+		// from the server's 5xx; nothing is written, no one reads it. Mid
+		// stream (the handler's write failed: a broken pipe), its status
+		// stands, and it is logged as info too, never as a server error.
+		hungUp := err != nil && r.Context().Err() != nil
+		gone := hungUp && !rec.wrote
 		if gone {
 			rec.status = statusClientClosed
 		}
@@ -129,7 +132,7 @@ func (s *Server) api(h func(http.ResponseWriter, *http.Request) error) http.Hand
 			attrs = append(attrs, "error", err.Error())
 		}
 		switch {
-		case gone:
+		case hungUp:
 			s.log.Info("request: the client closed the connection", attrs...)
 		case rec.status >= 500 || midStream:
 			s.log.Error("request", attrs...)

@@ -243,6 +243,27 @@ func TestClientGone(t *testing.T) {
 	}
 }
 
+// TestClientGoneMidStream: a streamed answer whose client hung up after
+// its first event (the handler's next write failed: a broken pipe, as
+// /v1/responses returned it) is logged at info as the client's cancel,
+// not as a server error.
+func TestClientGoneMidStream(t *testing.T) {
+	var logged bytes.Buffer
+	s := New(Config{Name: "m", Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	h := s.api(func(w http.ResponseWriter, r *http.Request) error {
+		w.Write([]byte("data: {}\n\n"))
+		cancel() // the connection closes
+		return errors.New("write tcp 127.0.0.1:8080->127.0.0.1:5555: write: broken pipe")
+	})
+	req := httptest.NewRequest("POST", "/v1/responses", strings.NewReader(`{"input": "hi", "stream": true}`)).WithContext(ctx)
+	h(httptest.NewRecorder(), req)
+	line := logged.String()
+	if !strings.Contains(line, "level=INFO") || strings.Contains(line, "level=ERROR") || !strings.Contains(line, "client closed") {
+		t.Errorf("log line %q: want level=INFO, the client's cancel", line)
+	}
+}
+
 // grepLines is the lines of s holding sub.
 func grepLines(s, sub string) string {
 	var out []string

@@ -304,7 +304,11 @@ func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen,
 		return req, nil, badRequest(field, "%s must be at least 1, got %d", field, max)
 	}
 	if max > room {
-		return req, nil, badRequest(field, "the prompt (%d tokens) plus %s (%d) exceed the context length of %d tokens", promptLen, field, max, m.MaxLen())
+		given := fmt.Sprint(max)
+		if p.MaxTokens == nil && p.MaxCompletionTokens == nil {
+			given = fmt.Sprintf("the default %d: send a smaller one", max)
+		}
+		return req, nil, badRequest(field, "the prompt (%d tokens) plus %s (%s) exceed the context length of %d tokens", promptLen, field, given, m.MaxLen())
 	}
 	req.MaxTokens = max
 	if err := p.StreamOptions.check(p.Stream); err != nil {

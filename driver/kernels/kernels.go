@@ -270,7 +270,7 @@ func Supported() (bool, string) {
 }
 
 // ErrNoCompiler means zig (the kernels' C compiler) is not installed.
-var ErrNoCompiler = errors.New("kernels: zig not found in the IREE venv: run scripts/setup.sh (it installs the PyPI package ziglang)")
+var ErrNoCompiler = errors.New("kernels: zig not found in the IREE venv: run scripts/setup.sh (it installs the PyPI package ziglang), or leave archc's matmul kernels out with --kernels none")
 
 // Object is the built kernels and what a lowering needs to call them; its
 // fields are lower.Kernels' (a conversion between the two is exact).
@@ -388,7 +388,9 @@ func findZig() (string, error) {
 	}
 	venv, err := ireetool.FindVenv()
 	if err != nil {
-		return "", err
+		// The kernels need the venv's zig, not IREE: say so, and how to
+		// go without them (archc emit works without a venv then).
+		return "", fmt.Errorf("kernels: archc's matmul kernels are compiled with zig from the IREE venv (PyPI ziglang), which is missing; leave them out with --kernels none, or set it up [%w]", err)
 	}
 	matches, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages", "ziglang", "zig"))
 	for _, m := range matches {
