@@ -206,7 +206,7 @@ func CheckWeights(path string, opts PlanOptions) error {
 }
 
 func (p *Plan) checkWeights(path string) error {
-	if p.Dir != "" && hasCheckpoint(p.Dir) {
+	if p.Dir != "" && HasCheckpoint(p.Dir) {
 		if err := p.bindWeights(); err != nil {
 			return err
 		}
@@ -469,7 +469,9 @@ func fitOptions(o lower.Options, mp, kvPerToken, statePerSlot int64, gpu bool) (
 	return o, nil
 }
 
-func hasCheckpoint(dir string) bool {
+// HasCheckpoint reports whether model folder dir holds a safetensors
+// checkpoint (model.safetensors, or a sharded one's index).
+func HasCheckpoint(dir string) bool {
 	for _, n := range []string{"model.safetensors", "model.safetensors.index.json"} {
 		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
 			return true

@@ -85,6 +85,16 @@ func TestAuthoring(t *testing.T) {
 				t.Errorf("ir %s --arch biased.arch: code %d, stderr %q; want %s", model, o.Code, o.Stderr, missing)
 			}
 		}
+		// A folder with a config.json alone: the IR, and a line saying no
+		// weights were checked.
+		bare := filepath.Join(dir, "bare")
+		os.Mkdir(bare, 0o755)
+		if cfg, err := os.ReadFile(filepath.Join(fixture, "config.json")); err == nil {
+			os.WriteFile(filepath.Join(bare, "config.json"), cfg, 0o644)
+		}
+		if o := clitest.Run(t, bin, "ir", bare); o.Code != 0 || !strings.Contains(o.Stdout, "weights were not checked") {
+			t.Errorf("ir on a folder without a checkpoint: code %d, stderr %q; want the IR and a line saying the weights were not checked", o.Code, o.Stderr)
+		}
 		for _, args := range [][]string{{"ir", fixture, "--arch", biased, "--no-weights"}, {"ir", filepath.Join(fixture, "config.json"), "--arch", biased}} {
 			if o := clitest.Run(t, bin, args...); o.Code != 0 || !strings.Contains(o.Stdout, "self_attn.o_proj.bias") {
 				t.Errorf("%v: code %d, stderr %q; want the IR", args, o.Code, o.Stderr)

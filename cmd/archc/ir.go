@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/archc/archc/driver"
@@ -42,6 +43,9 @@ func (c *irCmd) Run() error {
 	}
 	mt, _ := p.Raw["model_type"].(string)
 	fmt.Printf("# model_type %q: family %s (%s)\n", mt, p.Family.Name, p.Family.Path)
+	if st, err := os.Stat(c.Model); err == nil && st.IsDir() && !c.NoWeights && !driver.HasCheckpoint(c.Model) { // a config.json file is never checked
+		fmt.Printf("# no checkpoint (safetensors) beside the config: its weights were not checked\n")
+	}
 	if len(p.Unread) > 0 { // a GGUF's tensors the graph does not read (multi-token prediction), left out
 		fmt.Printf("# not read, left out of the weights: %s\n", strings.Join(p.Unread, ", "))
 	}
