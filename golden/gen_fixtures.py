@@ -533,6 +533,11 @@ WINDOW_OFF = ("window_matters", "sliding_window=4096 (no key is cut)", _set(slid
 #                   sanitize does arithmetic on the stored dtype before the
 #                   oracle widens it (Step3p5's zero-centred norms: 1 + w in
 #                   bf16, exact for w on the 2^-7 grid)
+#   float32_params  (mlx_module only) name suffixes stored float32 whatever
+#                   stored_dtype, where mlx-lm's sanitize rescales the tensor
+#                   and casts the result back to the stored dtype, which
+#                   bf16 would round (Baichuan-M1's NormHead lm_head rows
+#                   divided by their norm)
 #   rename          (mlx_module only) (regex, replacement) pairs turning
 #                   mlx-lm's parameter names into the published ones where
 #                   its sanitize renames at load (Ling's mlp.gate.weight is

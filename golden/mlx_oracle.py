@@ -19,7 +19,9 @@ build_mlx_fixture for a FIXTURES entry with an `mlx_module` key:
       gen_fixtures.randomize_'s rules in sorted-name order from the entry's
       seed, those the entry's `grid` names rounded to its step (a sanitize
       that adds to a bf16 tensor before the float32 cast stays exact);
-      bf16 with stored_dtype="bfloat16";
+      bf16 with stored_dtype="bfloat16", except those the entry's
+      `float32_params` names (kept float32: a sanitize that rescales a
+      tensor in its stored dtype, Baichuan-M1's NormHead lm_head);
   generation_config.json
       only when the entry gives `generation_config` (the published
       checkpoint keeps its eos there, not in config.json: Qwen);
@@ -208,7 +210,8 @@ def build_mlx_fixture(spec, out):
             if n.endswith(suffix):
                 t.copy_(torch.round(t / step) * step)
     dtype = {None: torch.float32, "bfloat16": torch.bfloat16}[spec.get("stored_dtype")]
-    save_file({n: t.to(dtype).contiguous() for n, t in sorted(tensors.items())},
+    keep = tuple(spec.get("float32_params", ()))  # rescaled by mlx-lm's sanitize in the stored dtype
+    save_file({n: (t if keep and n.endswith(keep) else t.to(dtype)).contiguous() for n, t in sorted(tensors.items())},
               os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
 
     model = load_fp32(out, spec["mlx_module"], unrename=spec.get("unrename", ()))
