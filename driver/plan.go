@@ -77,6 +77,9 @@ type Plan struct {
 	// vision-language family's image encoder), in the order of the
 	// prefill's extra arguments; nil for a text-only family.
 	Encoders []abi.Encoder
+	// MRoPE: the graph's RoPE is multimodal (lower.MRoPE: Qwen2-VL's
+	// M-RoPE), so its entry points take each token's 3-D RoPE positions.
+	MRoPE bool
 	// HasMTP: the family and config have a multi-token-prediction module
 	// (ir.Graph.MTP), which Graph keeps only with Options.MTP.
 	HasMTP bool
@@ -358,7 +361,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 	case !opts.Lower.MTP:
 		g = g.WithoutMTP() // its tensors stay unread
 	}
-	p := &Plan{HasMTP: hasMTP, Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, MMProj: mm, Lengths: lower.LengthDependence(g), States: lower.StateTable(g, lower.Options{})}
+	p := &Plan{HasMTP: hasMTP, Family: fam, Raw: raw, Nested: res.nested, Bound: res.bound, WeightScope: res.scope, WeightAs: res.as, Config: cfg, Graph: g, GGUF: gm, MMProj: mm, Lengths: lower.LengthDependence(g), MRoPE: lower.MRoPE(g), States: lower.StateTable(g, lower.Options{})}
 	if p.Encoders, err = lower.Encoders(g); err != nil {
 		return nil, err
 	}

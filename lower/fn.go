@@ -17,6 +17,10 @@ type fn struct {
 	seq     int64
 
 	positions codegen.Value        // [batch, seq] i32: absolute position of each token
+	// ropePositions, in a module whose RoPE is multimodal (MRoPE), is the
+	// entry point's rope_positions argument: [3, batch, seq] i32, each
+	// token's (temporal, height, width) RoPE position.
+	ropePositions codegen.Value
 	context   codegen.Value        // i32: L, the cache positions attention reads (the dynamic dimension)
 	starts    []codegen.Value      // per batch element, i32: position of its first token (KV write offset)
 	slots     []codegen.Value      // per batch element, i32: its KV-cache slot

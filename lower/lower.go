@@ -30,6 +30,11 @@
 //	mtp_K(tokens: [1, K] i32, slot: i32, start: i32, len: i32, chain: i32) -> logits [K, vocab] f32
 //	    (only with Options.MTP, for a graph with an MTP module) the
 //	    multi-token-prediction module over K positions (mtp.go).
+//	A graph whose RoPE is multimodal (MRoPE: Qwen2-VL's M-RoPE) takes
+//	one more argument last in prefill_S, decode_B, verify_K and mtp_K:
+//	rope_positions [3, 1, S] ([3, B, 1] in decode) i32, each token's
+//	(temporal, height, width) RoPE position (HF get_rope_index; all three
+//	the token's position plus the sequence's delta for text).
 //	copy_cache_C(src: i32, dst: i32, start: i32), copy_state(src: i32, dst: i32)
 //	    with more than one slot: copy a block of slot src's KV cache, or
 //	    all its windows and recurrent states, into slot dst (copy.go), so
@@ -279,11 +284,18 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 	for _, in := range g.Inputs {
 		args = append(args, codegen.T("f32", 1, s, int64(in.Type.Shape[2])))
 	}
+	mrope := MRoPE(g)
+	if mrope {
+		args = append(args, codegen.T("i32", 3, 1, s))
+	}
 	fn := m.NewFunc(PrefillName(s), args...)
 	f := newFn(fn, g, opts, globals, cache, 1, s)
 	tokens, slot, start, length, total := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3], fn.Args[4]
 	for i, in := range g.Inputs {
 		f.vals[in] = fn.Args[5+i]
+	}
+	if mrope {
+		f.ropePositions = fn.Args[len(fn.Args)-1]
 	}
 	f.context = f.add(start, f.constI32(s))
 	f.slots = []codegen.Value{slot}
@@ -309,9 +321,17 @@ func lowerPrefill(m *codegen.Module, g *ir.Graph, opts Options, globals map[stri
 // does not speculate past such a RoPE's threshold, where one table per
 // call would not equal one per step).
 func lowerVerify(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, k int64) error {
-	fn := m.NewFunc(abi.VerifyName(k), codegen.T("i32", 1, k), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
+	args := []codegen.Type{codegen.T("i32", 1, k), codegen.T("i32"), codegen.T("i32"), codegen.T("i32")}
+	mrope := MRoPE(g)
+	if mrope {
+		args = append(args, codegen.T("i32", 3, 1, k))
+	}
+	fn := m.NewFunc(abi.VerifyName(k), args...)
 	f := newFn(fn, g, opts, globals, cache, 1, k)
 	tokens, slot, start, length := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3]
+	if mrope {
+		f.ropePositions = fn.Args[4]
+	}
 	f.context = f.add(start, f.constI32(k))
 	f.slots = []codegen.Value{slot}
 	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, k), codegen.Attrs{codegen.A("iota_dimension", codegen.Int{V: 1, Type: "i64"})})
@@ -329,9 +349,17 @@ func lowerVerify(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 }
 
 func lowerDecode(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, b int64) error {
-	fn := m.NewFunc(DecodeName(b), codegen.T("i32", b), codegen.T("i32", b), codegen.T("i32", b))
+	args := []codegen.Type{codegen.T("i32", b), codegen.T("i32", b), codegen.T("i32", b)}
+	mrope := MRoPE(g)
+	if mrope {
+		args = append(args, codegen.T("i32", 3, b, 1))
+	}
+	fn := m.NewFunc(DecodeName(b), args...)
 	f := newFn(fn, g, opts, globals, cache, b, 1)
 	tokens, pos, slots := fn.Args[0], fn.Args[1], fn.Args[2]
+	if mrope {
+		f.ropePositions = fn.Args[3]
+	}
 	f.context = f.add(f.Reduce(pos, f.constI32(-1), "stablehlo.maximum", 0), f.constI32(1))
 	f.positions = f.reshape(pos, b, 1)
 	f.mkSeqLens = func() codegen.Value { return f.add(pos, f.broadcast(f.constI32(1), pos.Type)) }

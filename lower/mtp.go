@@ -85,9 +85,17 @@ func (f *fn) writeHidden(h codegen.Value) {
 // one sequence, set up as verify_K is (every row returned, the cache
 // written at start..), its hidden states read from mtp_hidden.
 func lowerMTP(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, k int64) error {
-	fn := m.NewFunc(abi.MTPName(k), codegen.T("i32", 1, k), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
+	args := []codegen.Type{codegen.T("i32", 1, k), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"), codegen.T("i32")}
+	mrope := MRoPE(g)
+	if mrope {
+		args = append(args, codegen.T("i32", 3, 1, k))
+	}
+	fn := m.NewFunc(abi.MTPName(k), args...)
 	f := newFn(fn, g, opts, globals, cache, 1, k)
 	tokens, slot, start, length, chain := fn.Args[0], fn.Args[1], fn.Args[2], fn.Args[3], fn.Args[4]
+	if mrope {
+		f.ropePositions = fn.Args[5]
+	}
 	f.context = f.add(start, f.constI32(k))
 	f.slots = []codegen.Value{slot}
 	iota := fn.Op("stablehlo.iota", codegen.T("i32", 1, k), codegen.Attrs{codegen.A("iota_dimension", codegen.Int{V: 1, Type: "i64"})})

@@ -70,6 +70,51 @@ type ropeSpec struct {
 	ropeTable
 	rotaryDim   int64
 	interleaved bool
+	// axes, for multimodal RoPE (mrope_section), is the axis of the
+	// token's (temporal, height, width) position that turns each
+	// frequency, [rotary_dim/2]; nil for plain RoPE (one position).
+	axes []int
+}
+
+// mropeAxes is the axis of each of d2 frequencies under mrope_section
+// sections: in order (Qwen2-VL's apply_multimodal_rotary_pos_emb splits
+// the frequencies into consecutive sections, section k turned by axis k)
+// or interleaved (Qwen3-VL's apply_interleaved_mrope: frequency i takes
+// axis 1 when i mod 3 = 1 and i < 3·sections[1], axis 2 when i mod 3 = 2
+// and i < 3·sections[2], else axis 0). Errors: not three sections, a
+// negative one, or a sum other than d2 (HF's split would fail or leave
+// frequencies unturned).
+func mropeAxes(sections []int64, interleaved bool, d2 int64) ([]int, error) {
+	sum := int64(0)
+	for _, s := range sections {
+		if s < 0 {
+			return nil, fmt.Errorf("mrope_section %v: sections must be non-negative", sections)
+		}
+		sum += s
+	}
+	if len(sections) != 3 || sum != d2 {
+		return nil, fmt.Errorf("mrope_section %v must be three sections (temporal, height, width) summing to the rotary half-dimension %d (rotary_dim / 2), got a sum of %d: fix rope_scaling's (rope_parameters') mrope_section", sections, d2, sum)
+	}
+	axes := make([]int, d2)
+	if interleaved {
+		for i := range axes {
+			switch {
+			case i%3 == 1 && int64(i) < 3*sections[1]:
+				axes[i] = 1
+			case i%3 == 2 && int64(i) < 3*sections[2]:
+				axes[i] = 2
+			}
+		}
+		return axes, nil
+	}
+	i := 0
+	for k, s := range sections {
+		for range s {
+			axes[i] = k
+			i++
+		}
+	}
+	return axes, nil
 }
 
 // ropeLimits are the config lengths some scalings read: the config's
@@ -102,7 +147,21 @@ func ropeParams(a *RoPEAttrs, dim int64) (ropeSpec, error) {
 		lim.origMax = *a.OriginalMax
 	}
 	t, err := ropeFrequencies(theta, rd, a.Scaling, lim)
-	return ropeSpec{ropeTable: t, rotaryDim: rd, interleaved: a.Interleaved}, err
+	if err != nil {
+		return ropeSpec{}, err
+	}
+	spec := ropeSpec{ropeTable: t, rotaryDim: rd, interleaved: a.Interleaved}
+	if a.MropeSection == nil {
+		if a.MropeInterleaved {
+			return ropeSpec{}, fmt.Errorf("mrope_interleaved needs mrope_section")
+		}
+		return spec, nil
+	}
+	if t.threshold > 0 {
+		return ropeSpec{}, fmt.Errorf("mrope_section with a length-dependent scaling (longrope, dynamic) is not supported")
+	}
+	spec.axes, err = mropeAxes(a.MropeSection, a.MropeInterleaved, rd/2)
+	return spec, err
 }
 
 // f32InvFreq is HF's 1 / (base ** (arange(0, dim, 2) / dim)) in f32 for
@@ -418,7 +477,7 @@ func ropeDynamic(r *ropeScaling, t *ropeTable) error {
 func lowerRoPE(f *fn, n *ir.Node, a *RoPEAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	spec := a.Spec
-	cos, sin := f.ropeCosSin(spec.ropeTable, spec.interleaved)
+	cos, sin := f.ropeCosSin(spec.ropeTable, spec.interleaved, spec.axes)
 	B, S, H, D := x.Type.Shape[0], x.Type.Shape[1], x.Type.Shape[2], x.Type.Shape[3]
 	r := spec.rotaryDim
 	xr := x
@@ -447,19 +506,24 @@ func lowerRoPE(f *fn, n *ir.Node, a *RoPEAttrs) codegen.Value {
 // ropeCosSin returns cos and sin [batch, seq, rotary_dim] for this call's
 // positions, shared by every rope node with the same table and layout.
 // A table with a threshold picks, per sequence, the long or dynamic
-// frequencies when the sequence's length exceeds it.
-func (f *fn) ropeCosSin(t ropeTable, interleaved bool) (codegen.Value, codegen.Value) {
+// frequencies when the sequence's length exceeds it. With axes
+// (multimodal RoPE) frequency i turns by axis axes[i] of the call's 3-D
+// positions (fn.ropePositions) instead.
+func (f *fn) ropeCosSin(t ropeTable, interleaved bool, axes []int) (codegen.Value, codegen.Value) {
 	key := fmt.Sprint("rope", t.invFreq, t.scale)
-	if t.threshold > 0 || interleaved {
-		key += fmt.Sprint(t.threshold, t.long, t.dynamic != nil, interleaved)
+	if t.threshold > 0 || interleaved || axes != nil {
+		key += fmt.Sprint(t.threshold, t.long, t.dynamic != nil, interleaved, axes)
 	}
 	if c, ok := f.memo[key+"cos"]; ok {
 		return c, f.memo[key+"sin"]
 	}
-	pos := f.convert(f.positions, "f32")
 	d2 := int64(len(t.invFreq))
-	shape := append(append([]int64{}, pos.Type.Shape...), d2)
+	shape := append(append([]int64{}, f.positions.Type.Shape...), d2)
 	ft := codegen.T("f32", shape...)
+	if axes != nil {
+		return f.cosSin(key, f.mropeFreqs(t.invFreq, axes, ft), t.scale, interleaved)
+	}
+	pos := f.convert(f.positions, "f32")
 	pb := f.broadcastDims(pos, ft, 0, 1)
 	freqs := f.mul(pb, f.broadcastDims(f.constF32s(t.invFreq), ft, 2))
 	if t.threshold > 0 {
@@ -473,6 +537,15 @@ func (f *fn) ropeCosSin(t ropeTable, interleaved bool) (codegen.Value, codegen.V
 		beyond := f.compare("GT", lens, f.broadcast(f.constI32(t.threshold), lens.Type))
 		freqs = f.selectOp(f.broadcastDims(beyond, ft.WithElem("i1"), 0), alt, freqs)
 	}
+	return f.cosSin(key, freqs, t.scale, interleaved)
+}
+
+// cosSin is cos and sin [batch, seq, rotary_dim] of the angles freqs
+// [batch, seq, rotary_dim/2] (each frequency's twice: the halves, or
+// repeat_interleave'd pairs), times scale; memoized under key.
+func (f *fn) cosSin(key string, freqs codegen.Value, scale float64, interleaved bool) (codegen.Value, codegen.Value) {
+	shape := freqs.Type.Shape
+	d2 := shape[2]
 	var emb codegen.Value
 	if interleaved { // repeat_interleave(freqs, 2)
 		pair := codegen.T("f32", append(append([]int64{}, shape...), 2)...)
@@ -482,12 +555,48 @@ func (f *fn) ropeCosSin(t ropeTable, interleaved bool) (codegen.Value, codegen.V
 	}
 	cos := f.unary("stablehlo.cosine", emb)
 	sin := f.unary("stablehlo.sine", emb)
-	if t.scale != 1 {
-		cos = f.mul(cos, f.splat(t.scale, cos.Type))
-		sin = f.mul(sin, f.splat(t.scale, sin.Type))
+	if scale != 1 {
+		cos = f.mul(cos, f.splat(scale, cos.Type))
+		sin = f.mul(sin, f.splat(scale, sin.Type))
 	}
 	f.memo[key+"cos"], f.memo[key+"sin"] = cos, sin
 	return cos, sin
+}
+
+// mropeFreqs is the angle of each frequency [batch, seq, d2] f32 under
+// multimodal RoPE: position axis axes[i] of the call's 3-D positions
+// (fn.ropePositions, [3, batch, seq] i32) times invFreq[i], as HF's
+// rotary embedding computes every axis's angles (inv_freq · position in
+// f32) and the sections then pick one axis per frequency: a sum over the
+// axes of position × (invFreq where the axis turns it, else 0), exact.
+func (f *fn) mropeFreqs(invFreq []float64, axes []int, ft codegen.Type) codegen.Value {
+	rp := f.ropePositions
+	if rp.Type.Elem == "" {
+		f.Errorf("multimodal RoPE (mrope_section) needs 3-D positions, which this function does not take (an encoder's rope?)")
+		return f.splat(0, ft)
+	}
+	B, S := ft.Shape[0], ft.Shape[1]
+	var freqs codegen.Value
+	for k := range 3 {
+		inv := make([]float64, len(invFreq))
+		used := false
+		for i, a := range axes {
+			if a == k {
+				inv[i], used = invFreq[i], true
+			}
+		}
+		if !used {
+			continue
+		}
+		p := f.convert(f.reshape(f.sliceDim(rp, 0, int64(k), int64(k)+1), B, S), "f32")
+		term := f.mul(f.broadcastDims(p, ft, 0, 1), f.broadcastDims(f.constF32s(inv), ft, 2))
+		if freqs.Type.Elem == "" {
+			freqs = term
+		} else {
+			freqs = f.add(freqs, term)
+		}
+	}
+	return freqs
 }
 
 // ntkInvFreq is the dynamic NTK inv_freq [batch, dim/2] of sequences of
@@ -533,6 +642,22 @@ func showValue(v any) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return fmt.Sprint(v)
+}
+
+// MRoPE reports whether g's RoPE is multimodal (a rope node with
+// mrope_section): every entry point that runs tokens then takes the
+// tokens' 3-D positions as its last argument, rope_positions [3, batch,
+// seq] i32 (the package comment; abi.Program.MRoPE on the runtime's side).
+func MRoPE(g *ir.Graph) bool {
+	for _, n := range g.Nodes {
+		if n.Prim != "rope" {
+			continue
+		}
+		if a, ok := n.Decoded.(*RoPEAttrs); ok && a.Spec.axes != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // LengthDependence returns g's length policy (abi.LengthPolicy, which

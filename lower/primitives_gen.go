@@ -29,8 +29,8 @@ var primitiveRows = []*primitive{
 	row("heads", decodedHeads, lowerDecodedHeads, false, tensor("x"), scalar("n")),
 	// merge_heads: out = reshape(x, [..., n·d]), heads's inverse
 	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
-	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates
-	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute")),
+	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates; with mrope_section each frequency turns by one axis of a 3-D position
+	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute"), optional("mrope_section"), optional("mrope_interleaved")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with blocks, a prefill query in a block (a run of consecutive true tokens of the mask) also sees its block's later keys; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
 	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"), optionalTensor("blocks"), optionalTensor("index_q"), optionalTensor("index_k"), optionalTensor("index_w"), optional("index_topk"), optional("index_scale"))),
 	// activation: out = ACT2FN[name](x)
@@ -295,21 +295,31 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "false",
 			Doc:     "longrope: true tells the runtime to recompute the earlier tokens' keys with the long factors on the decode step that first passes original_max (Phi3ForCausalLM.prepare_inputs_for_generation); false keeps them, as generate does for other models (MiniCPM3)",
 			Name:    "recompute",
+		}, {
+			Default: "none",
+			Doc:     "multimodal RoPE (Qwen2-VL's apply_multimodal_rotary_pos_emb): the rotary frequencies split into sections, in order, each turned by its own axis of the token's (temporal, height, width) position, which the module then takes as an input (abi: rope_positions); three sections summing to rotary_dim / 2",
+			Name:    "mrope_section",
+		}, {
+			Default: "false",
+			Doc:     "with mrope_section: frequency i takes the height axis when i mod 3 = 1 and i < 3·section[1], the width axis when i mod 3 = 2 and i < 3·section[2], else the temporal one (Qwen3-VL's apply_interleaved_mrope)",
+			Name:    "mrope_interleaved",
 		}},
 		Cache:     false,
-		HF:        "apply_rotary_pos_emb; inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic, proportional) and dynamic_rope_update",
-		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates",
+		HF:        "apply_rotary_pos_emb, apply_multimodal_rotary_pos_emb (Qwen2-VL), apply_interleaved_mrope (Qwen3-VL); inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic, proportional) and dynamic_rope_update",
+		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates; with mrope_section each frequency turns by one axis of a 3-D position",
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
-		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:)",
+		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:, mrope_section:, mrope_interleaved:)",
 		Types: map[string]string{
-			"interleaved":  "bool",
-			"max_position": "length",
-			"original_max": "length",
-			"recompute":    "bool",
-			"rotary_dim":   "length",
-			"scaling":      "dict",
-			"theta":        "float",
+			"interleaved":       "bool",
+			"max_position":      "length",
+			"mrope_interleaved": "bool",
+			"mrope_section":     "ints",
+			"original_max":      "length",
+			"recompute":         "bool",
+			"rotary_dim":        "length",
+			"scaling":           "dict",
+			"theta":             "float",
 		},
 	},
 	{
@@ -1319,14 +1329,16 @@ func decodeHeadsAttrs(n *ir.Node) (*HeadsAttrs, error) {
 
 // RoPEAttrs are the attributes of rope, decoded and checked once by decodeRoPEAttrs when the IR builder runs the shape rule.
 type RoPEAttrs struct {
-	Theta       float64        // theta
-	Scaling     map[string]any // scaling: a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope, dynamic or proportional (Gemma 4: the whole head rotates with only the first int(partial_rotary_factor · head_dim // 2) default frequencies, the rest 0, all / factor) and its fields; none or rope_type default: plain RoPE
-	RotaryDim   *int64         // rotary_dim: only x[..., :rotary_dim] rotates (partial rotary); even, in [2, head_dim]
-	Interleaved bool           // interleaved: true: rotate GPT-J pairs (x[2i], x[2i+1]) instead of the halves
-	MaxPosition *int64         // max_position: the config's max_position_embeddings, for scalings that need it (longrope, dynamic; original_max fallback)
-	OriginalMax *int64         // original_max: overrides the scaling dict's original_max_position_embeddings
-	Recompute   bool           // recompute: longrope: true tells the runtime to recompute the earlier tokens' keys with the long factors on the decode step that first passes original_max (Phi3ForCausalLM.prepare_inputs_for_generation); false keeps them, as generate does for other models (MiniCPM3)
-	Spec        ropeSpec       // derived by the shape rule: the inverse frequencies, the rotated width and the pair layout (ropeParams)
+	Theta            float64        // theta
+	Scaling          map[string]any // scaling: a rope_scaling / rope_parameters dict: rope_type (or type) linear, llama3, yarn, longrope, dynamic or proportional (Gemma 4: the whole head rotates with only the first int(partial_rotary_factor · head_dim // 2) default frequencies, the rest 0, all / factor) and its fields; none or rope_type default: plain RoPE
+	RotaryDim        *int64         // rotary_dim: only x[..., :rotary_dim] rotates (partial rotary); even, in [2, head_dim]
+	Interleaved      bool           // interleaved: true: rotate GPT-J pairs (x[2i], x[2i+1]) instead of the halves
+	MaxPosition      *int64         // max_position: the config's max_position_embeddings, for scalings that need it (longrope, dynamic; original_max fallback)
+	OriginalMax      *int64         // original_max: overrides the scaling dict's original_max_position_embeddings
+	Recompute        bool           // recompute: longrope: true tells the runtime to recompute the earlier tokens' keys with the long factors on the decode step that first passes original_max (Phi3ForCausalLM.prepare_inputs_for_generation); false keeps them, as generate does for other models (MiniCPM3)
+	MropeSection     []int64        // mrope_section: multimodal RoPE (Qwen2-VL's apply_multimodal_rotary_pos_emb): the rotary frequencies split into sections, in order, each turned by its own axis of the token's (temporal, height, width) position, which the module then takes as an input (abi: rope_positions); three sections summing to rotary_dim / 2
+	MropeInterleaved bool           // mrope_interleaved: with mrope_section: frequency i takes the height axis when i mod 3 = 1 and i < 3·section[1], the width axis when i mod 3 = 2 and i < 3·section[2], else the temporal one (Qwen3-VL's apply_interleaved_mrope)
+	Spec             ropeSpec       // derived by the shape rule: the inverse frequencies, the rotated width and the pair layout (ropeParams)
 }
 
 // decodeRoPEAttrs reads n.Attrs (the evaluated arguments) into RoPEAttrs; an error names the attribute and what it must be.
@@ -1369,6 +1381,16 @@ func decodeRoPEAttrs(n *ir.Node) (*RoPEAttrs, error) {
 	}
 	if v := n.Attrs["recompute"]; v != nil {
 		if a.Recompute, err = decodeBool("recompute", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["mrope_section"]; v != nil {
+		if a.MropeSection, err = decodeInts("mrope_section", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["mrope_interleaved"]; v != nil {
+		if a.MropeInterleaved, err = decodeBool("mrope_interleaved", v); err != nil {
 			return nil, err
 		}
 	}

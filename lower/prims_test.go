@@ -54,6 +54,9 @@ type primSpec struct {
 	Out       []any                      `json:"out"`
 	OutDType  string                     `json:"out_dtype"` // the result's dtype when not f32: i1 (a mask, returned as f32 0 and 1)
 	Positions bool                       `json:"positions"` // the functions take positions [batch, seq] i32
+	// RoPEPositions: the functions take multimodal RoPE positions [3,
+	// batch, seq] i32 after positions (fn.ropePositions).
+	RoPEPositions bool `json:"rope_positions"`
 	Cache     *struct {
 		Slots  int64 `json:"slots"`
 		MaxLen int64 `json:"max_len"`
@@ -328,6 +331,9 @@ func (c *primCase) lower(m *codegen.Module) error {
 		if c.spec.Positions {
 			args = append(args, codegen.T("i32", B, S))
 		}
+		if c.spec.RoPEPositions {
+			args = append(args, codegen.T("i32", 3, B, S))
+		}
 		stateful := p.Cache || len(n.States) > 0
 		if stateful {
 			args = append(args, codegen.T("i32", B))
@@ -346,8 +352,11 @@ func (c *primCase) lower(m *codegen.Module) error {
 				return f.add(f.Reduce(f.positions, f.constI32(-1), "stablehlo.maximum", 1), f.broadcast(f.constI32(1), codegen.T("i32", B)))
 			}
 		}
+		if c.spec.RoPEPositions {
+			f.ropePositions = fn.Args[len(g.Nodes)]
+		}
 		if stateful {
-			slots := fn.Args[len(g.Nodes)]
+			slots := fn.Args[len(fn.Args)-1]
 			if p.Cache {
 				f.context = f.add(f.Reduce(f.positions, f.constI32(-1), "stablehlo.maximum", 0, 1), f.constI32(1))
 			}
@@ -652,6 +661,13 @@ func (c *primCase) check(t *testing.T, w *iree.Worker) {
 		}
 		if c.spec.Positions {
 			x, err := c.tensor(fmt.Sprintf("call%d/positions", i), codegen.T("i32", B, S))
+			if err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, x)
+		}
+		if c.spec.RoPEPositions {
+			x, err := c.tensor(fmt.Sprintf("call%d/rope_positions", i), codegen.T("i32", 3, B, S))
 			if err != nil {
 				t.Fatal(err)
 			}

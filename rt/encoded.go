@@ -17,8 +17,17 @@ import (
 // occur, Width f32 each, concatenated (a tile's rows as Encode returns
 // them, tile after tile, image after image). A nil Encoded, or no rows for
 // an encoder, is a prompt without images.
+//
+// For a module with multimodal RoPE (Program.MRoPE) Positions holds each
+// token's (temporal, height, width) RoPE position ([3][tokens], HF's
+// get_rope_index over the prompt's ids and image grids) and RoPEDelta the
+// offset of every later position (rope_deltas: the largest position + 1
+// − the prompt's length); nil Positions: each token's position is its
+// cache position (a prompt without images). mrope.go.
 type Encoded struct {
-	Rows [][]float32 // per encoder: [placeholders, Width] f32, row-major
+	Rows      [][]float32 // per encoder: [placeholders, Width] f32, row-major
+	Positions [3][]int32
+	RoPEDelta int64
 }
 
 // Encode runs one preprocessed image tile through the module's encoder
@@ -78,6 +87,7 @@ func (m *Model) encoder(name string) (abi.Encoder, error) {
 type placed struct {
 	enc  *Encoded
 	next []int
+	at   int // the next token's index into enc.Positions
 }
 
 // holds reports whether token t takes a row of the cursor.
@@ -95,6 +105,9 @@ func (p *placed) holds(encs []abi.Encoder, t int32) bool {
 // not match" otherwise) and returns the cursor at its first row.
 func (m *Model) placeRows(enc *Encoded, tokens []int32) (*placed, error) {
 	encs := m.Program.Encoders
+	if err := m.checkPositions(enc, len(tokens)); err != nil {
+		return nil, err
+	}
 	if enc != nil && len(enc.Rows) > len(encs) {
 		return nil, fmt.Errorf("prefill: rows for %d encoders, model %s has %d", len(enc.Rows), m.Program.Family, len(encs))
 	}
@@ -117,6 +130,20 @@ func (m *Model) placeRows(enc *Encoded, tokens []int32) (*placed, error) {
 		}
 	}
 	return &placed{enc: enc, next: make([]int, len(encs))}, nil
+}
+
+// positions returns the M-RoPE positions of the cursor's next n tokens
+// ([3][n]; none without explicit positions) and advances it.
+func (p *placed) positions(n int) [3][]int32 {
+	var out [3][]int32
+	if p == nil || p.enc == nil || p.enc.Positions[0] == nil {
+		return out
+	}
+	for k, ps := range p.enc.Positions {
+		out[k] = ps[p.at:min(len(ps), p.at+n)]
+	}
+	p.at += n
+	return out
 }
 
 // args returns a chunk's encoder arguments, [1, bucket, Width] f32 each:
@@ -164,7 +191,12 @@ func (m *Model) EncodedFrom(enc *Encoded, tokens []int32, k int) *Encoded {
 	if enc == nil || k == 0 {
 		return enc
 	}
-	out := &Encoded{Rows: make([][]float32, len(enc.Rows))}
+	out := &Encoded{Rows: make([][]float32, len(enc.Rows)), RoPEDelta: enc.RoPEDelta}
+	for ax, p := range enc.Positions {
+		if p != nil {
+			out.Positions[ax] = p[min(len(p), k):]
+		}
+	}
 	for i, rows := range enc.Rows {
 		if i >= len(m.Program.Encoders) || len(rows) == 0 {
 			continue

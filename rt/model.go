@@ -54,6 +54,11 @@ type Program struct {
 	// Lengths is the module's length-dependent RoPE policy; the Model asks
 	// it whether cached keys serve a sequence (lengths.go).
 	Lengths abi.LengthPolicy
+	// MRoPE: the module's RoPE is multimodal (Qwen2-VL's M-RoPE): its
+	// prefill, decode, verify and mtp entry points take each token's
+	// (temporal, height, width) RoPE positions last, rope_positions
+	// [3, batch, seq] i32 (package lower's interface; mrope.go).
+	MRoPE bool
 	// States is the module's per-sequence state table: one row per
 	// global (KV caches, conv windows, recurrent states) with its bytes,
 	// reset, padding, copy and snapshot rules (abi.StateTable; the
@@ -352,10 +357,18 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		if rows != nil && rows.holds(m.Program.Encoders, tokens[0]) {
 			return nil, 0, fmt.Errorf("prefill: an image placeholder at position %d, past the last prefill chunk that fits the KV cache (%d): image rows enter through prefill chunks only; shorten the prompt or raise the KV-cache length", start, m.MaxLen())
 		}
+		if m.Program.MRoPE { // decode's positions: a text token's three axes agree
+			var d int64
+			if p := rows.positions(1); p[0] != nil {
+				d = int64(p[0][0]) - int64(start)
+			}
+			m.slots.setRoPEDelta(slot, d)
+		}
 		l, err := m.DecodeBatch(ctx, []int32{tokens[0]}, []int{start}, []int{slot})
 		if err != nil {
 			return nil, 0, err
 		}
+		m.endPrompt(slot, start+1, total, rows)
 		return l[0], 1, nil
 	}
 	n, err := m.blockCut(tokens, start, min(bucket, len(tokens)))
@@ -380,11 +393,19 @@ func (m *Model) prefillChunk(ctx context.Context, slot int, tokens []int32, star
 		}
 		args = append(args, extra...)
 	}
+	rp, err := m.ropeArg(start, bucket, 0, rows.positions(n))
+	if err != nil {
+		return nil, 0, err
+	}
+	if rp != nil {
+		args = append(args, *rp)
+	}
 	out, err := m.worker.Call(ctx, fn, args)
 	if err != nil {
 		return nil, 0, err
 	}
 	m.slots.wrote(slot, start, tokens[:n], max(total, start+n))
+	m.endPrompt(slot, start+n, total, rows)
 	if start+n == total { // the prompt's end: a later sequence sharing the prompt continues here
 		if err := m.saveState(ctx, slot, total); err != nil {
 			return nil, 0, err
@@ -576,6 +597,13 @@ func (m *Model) decodeCall(ctx context.Context, tokens []int32, pos, slots []int
 			return "", nil, err
 		}
 		args = append(args, t)
+	}
+	rp, err := m.ropeDecodeArg(pos, slots)
+	if err != nil {
+		return "", nil, err
+	}
+	if rp != nil {
+		args = append(args, *rp)
 	}
 	return abi.DecodeName(int64(B)), args, nil
 }

@@ -196,6 +196,13 @@ func (m *Model) mtpChunks(slot int, next []int32, start int, chain bool, call fu
 			c = 1
 		}
 		args := []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n)), tensor.ScalarI32(c)}
+		rp, err := m.ropeArg(start, k, m.slots.ropeDelta(slot), [3][]int32{})
+		if err != nil {
+			return err
+		}
+		if rp != nil {
+			args = append(args, *rp)
+		}
 		if err := call(abi.MTPName(int64(k)), args, k, n); err != nil {
 			return err
 		}

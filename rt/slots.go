@@ -65,6 +65,10 @@ type slotHeld struct {
 	// (they are reused in turn).
 	saved []int
 	next  int
+	// ropeDelta: with multimodal RoPE (Program.MRoPE), the offset of the
+	// RoPE position of every token after the slot's last prompt from its
+	// cache position (Encoded.RoPEDelta; mrope.go); 0 otherwise.
+	ropeDelta int64
 }
 
 // newSlotTable is the empty table for prog: no slot holds anything.
@@ -131,6 +135,16 @@ func (t *slotTable) wrote(slot, start int, tokens []int32, L int) {
 		}
 		h.state[(start+len(tokens))%2] = start + len(tokens)
 	}
+	t.put(slot, h)
+}
+
+// ropeDelta is slot's M-RoPE delta (slotHeld.ropeDelta).
+func (t *slotTable) ropeDelta(slot int) int64 { return t.get(slot).ropeDelta }
+
+// setRoPEDelta notes slot's M-RoPE delta after a prompt.
+func (t *slotTable) setRoPEDelta(slot int, d int64) {
+	h := t.get(slot)
+	h.ropeDelta = d
 	t.put(slot, h)
 }
 
@@ -232,7 +246,7 @@ func (t *slotTable) prefix(slot, n int) []int32 {
 // buffer: dst's hold nothing now).
 func (t *slotTable) copy(src, dst, n int) {
 	s := t.get(src)
-	d := &slotHeld{state: [2]int{-1, -1}}
+	d := &slotHeld{state: [2]int{-1, -1}, ropeDelta: s.ropeDelta}
 	k := min(n, len(s.tokens))
 	d.tokens, d.keys = slices.Clone(s.tokens[:k]), slices.Clone(s.keys[:k])
 	if t.fixed {

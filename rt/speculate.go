@@ -147,6 +147,13 @@ func (m *Model) Verify(ctx context.Context, slot int, tokens []int32, start int,
 		return nil, err
 	}
 	args := []tensor.Tensor{ids, tensor.ScalarI32(int32(slot)), tensor.ScalarI32(int32(start)), tensor.ScalarI32(int32(n))}
+	rp, err := m.ropeArg(start, k, m.slots.ropeDelta(slot), [3][]int32{})
+	if err != nil {
+		return nil, err
+	}
+	if rp != nil {
+		args = append(args, *rp)
+	}
 	var out []tensor.Tensor
 	if rows == nil {
 		out, err = m.worker.CallArgmax(ctx, abi.VerifyName(int64(k)), args)

@@ -67,7 +67,7 @@ func Program(c *driver.Compiled) *rt.Program {
 		Vocab: c.Vocab, EOS: c.EOS,
 		Slots: p.Options.Slots, MaxLen: p.Options.MaxLen,
 		PrefillBuckets: p.Options.PrefillBuckets, DecodeBatches: p.Options.DecodeBatches, VerifyBuckets: p.Options.VerifyBuckets,
-		Lengths: p.Lengths, States: p.States, Dir: p.Dir,
+		Lengths: p.Lengths, MRoPE: p.MRoPE, States: p.States, Dir: p.Dir,
 		Family: p.Family.Name, CompileTime: c.CompileTime, Cached: c.Cached, Kernels: c.Kernels, Precision: c.Precision, Target: c.Target.Name,
 		Unread: p.Unread, Encoders: p.Encoders,
 	}

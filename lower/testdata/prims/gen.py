@@ -48,7 +48,7 @@ class Case:
     """One txtar case: a primitive, its signature and a list of calls."""
 
     def __init__(self, name, prim, doc, args, out, attrs=None,
-                 positions=False, cache=None, tol=(1e-5, 1e-5), out_dtype=None, nodes=None):
+                 positions=False, cache=None, tol=(1e-5, 1e-5), out_dtype=None, nodes=None, rope_positions=False):
         self.name, self.prim, self.doc = name, prim, doc
         self.nodes = nodes or {}  # argument name -> the IR node kind it stands for ("encoded": an encoder's rows)
         self.out_dtype = out_dtype  # "i1": a mask, returned as f32 0/1
@@ -57,6 +57,7 @@ class Case:
         self.attrs = attrs or {}
         self.weights = []       # [(name, dtype, shape, section text)]
         self.positions = positions
+        self.rope_positions = rope_positions  # the calls take [3, batch, seq] (t, h, w) RoPE positions
         self.cache = cache      # {"slots": n, "max_len": n} or None
         self.tol = tol
         self.calls = []         # [(batch, seq, {section: text})]
@@ -84,12 +85,14 @@ class Case:
         self.weights.append((name, dtype, list(values.shape), text))
         return values
 
-    def call(self, batch, seq, inputs, want, positions=None, slots=None):
+    def call(self, batch, seq, inputs, want, positions=None, slots=None, rope_positions=None):
         sec = {}
         for (name, dtype, _), v in zip(self.args, inputs):
             sec[name] = fmt_ints(v) if dtype in ("i32", "i1") else fmt_floats(v)
         if self.positions:
             sec["positions"] = fmt_ints(np.asarray(positions))
+        if self.rope_positions:
+            sec["rope_positions"] = fmt_ints(np.asarray(rope_positions))
         if self.cache:
             sec["slots"] = fmt_ints(np.asarray(slots))
         sec["want"] = fmt_want(want)
@@ -105,6 +108,8 @@ class Case:
             "out": self.out,
             "positions": self.positions,
         }
+        if self.rope_positions:
+            s["rope_positions"] = True
         if self.out_dtype:
             s["out_dtype"] = self.out_dtype
         if self.cache:
@@ -819,6 +824,48 @@ def cases():
             x = randn(r, (b, s, 2, d))
             pos = np.array(pos, np.int32)
             c.call(b, s, [x], rope(x, pos, inv, interleaved=inter), positions=pos)
+
+    # multimodal RoPE (Qwen2-VL, Qwen3-VL): each frequency turns by one axis
+    # of the token's (t, h, w) position. The reference follows HF: every
+    # axis's angles p·inv_freq in f32, emb = [freqs, freqs] per axis, then
+    # apply_multimodal_rotary_pos_emb's split of the head into
+    # mrope_section·2 chunks, chunk i from axis i mod 3; or Qwen3-VL's
+    # apply_interleaved_mrope on the freqs before emb.
+    for name, sec, inter in [("rope_mrope", [1, 3, 2], False), ("rope_mrope_interleaved", [2, 2, 2], True)]:
+        r = rng(name)
+        d = 12
+        attrs = {"theta": 10000.0, "mrope_section": sec}
+        if inter:
+            attrs["mrope_interleaved"] = True
+        c = add(Case(name, "rope", "multimodal RoPE, mrope_section %s%s: frequency i turns by one axis of the token's "
+                     "(temporal, height, width) position (HF %s)." % (sec, ", interleaved" if inter else "",
+                     "apply_interleaved_mrope" if inter else "apply_multimodal_rotary_pos_emb"),
+                     [("x", "f32", [B, S, 2, d])], [B, S, 2, d], attrs=attrs, positions=True, rope_positions=True,
+                     tol=(2e-5, 1e-5)))
+        inv = inv_freq_default(10000.0, d)
+        for b, s_, pos3 in [(1, 4, [[[0, 3, 3, 5]], [[0, 3, 4, 5]], [[0, 3, 3, 9]]]),
+                            (2, 1, [[[7], [130]], [[9], [130]], [[11], [2]]])]:
+            x = randn(r, (b, s_, 2, d))
+            pos3 = np.array(pos3, np.int32)                       # [3, B, S]
+            ang = (pos3.astype(f32)[..., None] * inv).astype(f32)  # [3, B, S, d/2]
+            if inter:
+                fr = ang[0].copy()
+                for ax in (1, 2):
+                    idx = slice(ax, sec[ax] * 3, 3)
+                    fr[..., idx] = ang[ax][..., idx]
+                emb = np.concatenate([fr, fr], -1).astype(f64)
+            else:
+                full = np.concatenate([ang, ang], -1).astype(f64)  # [3, B, S, d]
+                chunks, at = [], 0
+                for i, w in enumerate(sec * 2):
+                    chunks.append(full[i % 3][..., at:at + w])
+                    at += w
+                emb = np.concatenate(chunks, -1)
+            emb = emb[:, :, None, :]
+            xf = x.astype(f64)
+            rot = np.concatenate([-xf[..., d // 2:], xf[..., :d // 2]], -1)
+            want = xf * np.cos(emb) + rot * np.sin(emb)
+            c.call(b, s_, [x], want, positions=pos3[0], rope_positions=pos3)
 
     # rope tables chosen per sequence by its length L (last position + 1):
     # longrope (short factors while L <= original max, else long) and
