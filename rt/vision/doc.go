@@ -1,5 +1,5 @@
 // Package vision decodes images and preprocesses them for Idefics3 /
-// SmolVLM the way Hugging Face transformers (5.24) does with its PIL
+// SmolVLM, LLaVA, Gemma 3 and Qwen-VL the way Hugging Face transformers (5.24) does with its PIL
 // backend (Pillow 13), bit for bit on everything the tests cover.
 //
 // What equals what:
@@ -33,6 +33,18 @@
 //     what Idefics3Processor.save_pretrained writes (5.x: one
 //     processor_config.json with "image_processor" inside) and the older
 //     preprocessor_config.json + processor_config.json layout.
+//   - QwenVLConfig.Preprocess equals
+//     models.qwen2_vl.image_processing_pil_qwen2_vl.Qwen2VLImageProcessorPil
+//     (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) for one image:
+//     smart_resize (SmartResize), the PIL resize, rescale and normalise,
+//     patchify: pixel_values float32 [t·h·w, 3·temporal_patch_size·patch²]
+//     in the merger's window order and image_grid_thw. QwenPatchPositions
+//     equals the tower's rotary (h, w) ids (vision_utils.
+//     get_vision_position_ids), Processor.Expand Qwen2VLProcessor's
+//     "<|image_pad|>" expansion, MRoPEPositions Qwen2VLModel.get_rope_index
+//     for images (equal to Qwen2.5-VL's and Qwen3-VL's for images; video is
+//     refused). Test data: testdata/gen_qwen2vl.py (run with the same
+//     Python) writes testdata/qwen2vl/.
 //
 // Not covered: NEAREST resampling; batches of several prompts (transformers
 // pads them to a common tile count with zero tiles and a

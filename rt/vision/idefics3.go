@@ -67,7 +67,10 @@ func DefaultIdefics3Config() Idefics3Config {
 	}
 }
 
-// Idefics3Output is the processed form of one image.
+// Idefics3Output is the processed form of one image, for every processor
+// kind: fixed-size tiles in PixelValues (Idefics3, LLaVA, Gemma 3), or
+// for Qwen2-VL patch rows in Patches with their grid in GridTHW (then
+// Tiles is 0 and PixelValues nil).
 type Idefics3Output struct {
 	// PixelValues is "pixel_values" for the image: float32
 	// [Tiles, 3, Height, Width], channels first, tiles row-major with the
@@ -81,6 +84,17 @@ type Idefics3Output struct {
 	// Crops counts Gemma 3's pan-and-scan crops (num_crops), which follow
 	// the whole image as tiles 1..Crops; 0 otherwise.
 	Crops int
+	// Patches is Qwen2-VL's "pixel_values" for the image: float32
+	// [GridTHW[0]·GridTHW[1]·GridTHW[2], PatchDim], one row per patch in
+	// the merger's window order (QwenVLConfig.Preprocess); nil for the
+	// tiled processors. Height and Width are then the resized image's.
+	Patches []float32
+	// PatchDim is the length of a Patches row: 3·temporal_patch_size·
+	// patch_size².
+	PatchDim int
+	// GridTHW is Qwen2-VL's "image_grid_thw" for the image: (t, h, w) in
+	// patches (t = 1 for an image); zero for the tiled processors.
+	GridTHW [3]int
 }
 
 // Idefics3ResizeSize is the (height, width) Idefics3's resize gives for a

@@ -14,11 +14,14 @@ import (
 const DefaultImageSeqLen = 169
 
 // Processor is the image side of a vision-language model's Hugging Face
-// processor: how an image becomes tiles and how its placeholder expands
-// in the prompt. Two kinds: Idefics3Processor's (SmolVLM: Image, tiles
-// and a tile grid, ImageSeqLen "<image>" tokens per tile) and
-// LlavaProcessor's (PIL: one resized, center-cropped tile, its
-// placeholder repeated once per row the encoder gives).
+// processor: how an image becomes tiles (or patch rows) and how its
+// placeholder expands in the prompt. The kinds: Idefics3Processor's
+// (SmolVLM: Image, tiles and a tile grid, ImageSeqLen "<image>" tokens per
+// tile), LlavaProcessor's (PIL: one resized, center-cropped tile, its
+// placeholder repeated once per row the encoder gives), Gemma3Processor's
+// (PIL with Gemma3), and Qwen2VLProcessor's (Qwen: patch rows of an image
+// resized to any multiple of patch × merge, "<|image_pad|>" repeated once
+// per merged patch).
 type Processor struct {
 	// Image is the Idefics3ImageProcessorPil configuration.
 	Image Idefics3Config
@@ -43,6 +46,38 @@ type Processor struct {
 	// PanAndScan, for Gemma3 when do_pan_and_scan is on, cuts an image of
 	// a wide enough aspect ratio into crops that follow it as tiles.
 	PanAndScan *PanAndScan
+	// Qwen, when set, is the Qwen2VLImageProcessorPil configuration of a
+	// Qwen2VLProcessor, Qwen2_5_VLProcessor or Qwen3VLProcessor (the same
+	// image side): Preprocess gives patch rows and their grid
+	// (Idefics3Output.Patches, GridTHW) and each "<|image_pad|>" of the
+	// prompt becomes t·h·w/merge_size² copies of itself. The other fields
+	// are then not used.
+	Qwen *QwenVLConfig
+}
+
+// isQwenVL reports whether a processor_class is one whose image side is
+// Qwen2VLImageProcessor's with "<|image_pad|>" expansion.
+func isQwenVL(class string) bool {
+	switch class {
+	case "Qwen2VLProcessor", "Qwen2_5_VLProcessor", "Qwen3VLProcessor":
+		return true
+	}
+	return false
+}
+
+// loadQwenVLDir reads a Qwen-VL processor folder: processor_config.json's
+// nested image_processor (transformers 5.x), else preprocessor_config.json
+// (the Hub's layout).
+func loadQwenVLDir(dir, procPath string, nested json.RawMessage) (*Processor, error) {
+	if len(nested) > 0 && string(nested) != "null" {
+		return loadQwenVL(procPath+" image_processor", nested)
+	}
+	prePath := filepath.Join(dir, "preprocessor_config.json")
+	b, err := os.ReadFile(prePath)
+	if err != nil {
+		return nil, fmt.Errorf("vision: %s: a Qwen-VL processor config without its image_processor: %w", procPath, err)
+	}
+	return loadQwenVL(prePath, b)
 }
 
 // LoadProcessor reads a processor folder. transformers 5.x's
@@ -81,14 +116,30 @@ func LoadProcessor(dir string) (*Processor, error) {
 		if top.ProcessorClass == "Gemma3Processor" {
 			return loadGemma3(procPath, top.ImageProcessor, top.ImageSeqLength)
 		}
+		if isQwenVL(top.ProcessorClass) {
+			return loadQwenVLDir(dir, procPath, top.ImageProcessor)
+		}
 		if top.ProcessorClass != "" && top.ProcessorClass != "Idefics3Processor" && top.ProcessorClass != "SmolVLMProcessor" {
-			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor, Gemma3Processor)", procPath, top.ProcessorClass)
+			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor, Gemma3Processor, Qwen2VLProcessor, Qwen2_5_VLProcessor, Qwen3VLProcessor)", procPath, top.ProcessorClass)
 		}
 		if top.ImageSeqLen != nil {
 			p.ImageSeqLen = *top.ImageSeqLen
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("vision: %w", err)
+	}
+	if top.ProcessorClass == "" {
+		// The Hub's Qwen-VL checkpoints name their processor_class in
+		// preprocessor_config.json and may have no processor_config.json.
+		prePath := filepath.Join(dir, "preprocessor_config.json")
+		if b, err := os.ReadFile(prePath); err == nil {
+			var pre struct {
+				ProcessorClass string `json:"processor_class"`
+			}
+			if json.Unmarshal(b, &pre) == nil && isQwenVL(pre.ProcessorClass) {
+				return loadQwenVL(prePath, b)
+			}
+		}
 	}
 	if len(top.ImageProcessor) > 0 && string(top.ImageProcessor) != "null" {
 		if err := unmarshalConfig(top.ImageProcessor, &p.Image); err != nil {
@@ -157,6 +208,13 @@ func unmarshalConfig(b []byte, c *Idefics3Config) error {
 // Preprocess runs the image processor on one decoded image and returns
 // its pixel values and the "<image>" expansion for it.
 func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
+	if p.Qwen != nil {
+		out, err := p.Qwen.Preprocess(img)
+		if err != nil {
+			return nil, "", err
+		}
+		return out, strings.Repeat(ImagePad, p.Qwen.Tokens(out.GridTHW)), nil
+	}
 	if p.PanAndScan != nil {
 		return p.panAndScan(img)
 	}
@@ -178,10 +236,13 @@ func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
 }
 
 // GridOf is the Grid that Expand reads for an image Preprocess gave out:
-// its tile grid, and for a LLaVA processor its placeholder count.
+// its tile grid, for a LLaVA processor its placeholder count, for a
+// Qwen-VL one its patch grid and "<|image_pad|>" count.
 func (p *Processor) GridOf(out *Idefics3Output) Grid {
 	g := Grid{Rows: out.Rows, Cols: out.Cols}
 	switch {
+	case p.Qwen != nil:
+		g.THW, g.Tokens = out.GridTHW, p.Qwen.Tokens(out.GridTHW)
 	case p.Gemma3:
 		g.Tokens, g.Crops = p.ImageSeqLen, out.Crops
 	case p.PIL != nil:
@@ -201,6 +262,11 @@ type Prompt struct {
 	PixelValues []float32
 	// Tiles, Height and Width are the dimensions of PixelValues.
 	Tiles, Height, Width int
+	// PatchDim, for a Qwen-VL processor, is the row length of PixelValues,
+	// which then holds every image's patch rows in prompt order
+	// ([Σ t·h·w, PatchDim]: the processor's pixel_values); Tiles, Height
+	// and Width are then 0.
+	PatchDim int
 	// Grids is each image's split, in prompt order.
 	Grids []Grid
 }
@@ -212,6 +278,23 @@ type Prompt struct {
 // of Preprocess.
 func (p *Processor) PreprocessPrompt(text string, imgs []*RGB8) (*Prompt, error) {
 	out := &Prompt{}
+	if p.Qwen != nil {
+		for i, img := range imgs {
+			o, _, err := p.Preprocess(img)
+			if err != nil {
+				return nil, fmt.Errorf("image %d: %w", i, err)
+			}
+			out.PatchDim = o.PatchDim
+			out.PixelValues = append(out.PixelValues, o.Patches...)
+			out.Grids = append(out.Grids, p.GridOf(o))
+		}
+		s, err := p.Expand(text, out.Grids)
+		if err != nil {
+			return nil, err
+		}
+		out.Text = s
+		return out, nil
+	}
 	for i, img := range imgs {
 		o, err := p.Image.Preprocess(img)
 		if err != nil {
@@ -355,8 +438,12 @@ func (p *Processor) panAndScan(img *RGB8) (*Idefics3Output, string, error) {
 }
 
 // Placeholder is the string a rendered prompt carries per image, which
-// Expand replaces: "<start_of_image>" for Gemma 3, else "<image>".
+// Expand replaces: "<start_of_image>" for Gemma 3, "<|image_pad|>" for
+// Qwen-VL, else "<image>".
 func (p *Processor) Placeholder() string {
+	if p.Qwen != nil {
+		return ImagePad
+	}
 	if p.Gemma3 {
 		return StartOfImage
 	}
@@ -365,10 +452,22 @@ func (p *Processor) Placeholder() string {
 
 // Expand replaces each image placeholder of a rendered prompt, in order,
 // with its expansion as the model's processor does: Idefics3's tile grid
-// (ExpandPrompt with grids), or LLaVA's repeated placeholder (one per
-// encoder row of the image). Errors: a placeholder count other than the
-// image count.
+// (ExpandPrompt with grids), LLaVA's repeated placeholder (one per
+// encoder row of the image), or Qwen-VL's "<|image_pad|>" repeated
+// Grid.Tokens (t·h·w/merge²) times. Errors: a placeholder count other
+// than the image count; for Qwen-VL a "<|video_pad|>" (video is not
+// supported).
 func (p *Processor) Expand(text string, grids []Grid) (string, error) {
+	if p.Qwen != nil {
+		if strings.Contains(text, VideoPad) {
+			return "", fmt.Errorf("vision: the prompt has %s: video input is not supported for Qwen-VL models (images only)", VideoPad)
+		}
+		tokens := make([]int, len(grids))
+		for i, g := range grids {
+			tokens[i] = g.Tokens
+		}
+		return expandRepeat(text, ImagePad, tokens)
+	}
 	if p.PIL == nil {
 		return ExpandPrompt(text, grids, p.ImageSeqLen)
 	}

@@ -54,6 +54,10 @@ type Grid struct {
 	Tokens int
 	// Crops is Gemma 3's pan-and-scan crop count (Idefics3Output.Crops).
 	Crops int
+	// THW is Qwen2-VL's image_grid_thw (Idefics3Output.GridTHW): the
+	// image's patch grid, which M-RoPE positions (MRoPEPositions) and the
+	// tower's (QwenPatchPositions) read; zero for other processors.
+	THW [3]int
 }
 
 // ExpandPrompt replaces the i-th "<image>" in text with
