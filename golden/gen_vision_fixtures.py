@@ -1484,8 +1484,10 @@ FIXTURES = [
          seed=5, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5),
     dict(name="gemma3", family="gemma3", seed=31, embed_scale=0.1, image_seed=7, weight_std=0.5, norm_std=0.1, bias_std=0.1,
          pos_std=0.5),
+    # issue 32: Qwen2-VL (M-RoPE, images of any size); its images are
+    # idefics3's (same image_seed), kept once (share).
     dict(name="qwen2_vl", family="qwen2_vl", seed=44, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1,
-         pos_std=0.5),
+         pos_std=0.5, share_with="idefics3"),
 ]
 
 
