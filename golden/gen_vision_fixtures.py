@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate archc's vision oracle fixtures: SmolVLM's, LLaVA's and Gemma 3's image paths.
+"""Generate archc's vision oracle fixtures: SmolVLM's, LLaVA's, Gemma 3's and Qwen2-VL's image paths.
 
 For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
 
@@ -9,8 +9,10 @@ For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
       tower, pixel-shuffle connector) or LlavaForConditionalGeneration
       (Llama text model, CLIP vision tower read at vision_feature_layer -2,
       MLP projector) or Gemma3ForConditionalGeneration (Gemma 3 text model,
-      SigLIP tower, average-pool projector; build_gemma3), save_pretrained,
-      fp32;
+      SigLIP tower, average-pool projector; build_gemma3) or
+      Qwen2VLForConditionalGeneration (Qwen2 text model under M-RoPE, the
+      Qwen2-VL vision tower and PatchMerger, images of any size;
+      build_qwen2_vl, stored bf16), save_pretrained, fp32;
   tokenizer.json, tokenizer_config.json, chat_template.jinja,
   preprocessor_config.json, processor_config.json
       a small byte-level BPE with the family's added tokens, its chat
@@ -34,7 +36,8 @@ SmolVLMProcessor needs a video processor (SmolVLMVideoProcessor, which
 needs torchvision) and num2words (video prompts only); neither is in the
 oracle venv. The generator builds it with video_processor=None when
 torchvision is missing; the image path never touches either (the video
-path is not exercised).
+path is not exercised). Qwen2VLProcessor's video processor
+(Qwen2VLVideoProcessor) needs torchvision too: the same stand-in.
 """
 
 import argparse
