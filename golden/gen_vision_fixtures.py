@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate archc's vision oracle fixtures: SmolVLM's, LLaVA's and Gemma 3's image paths.
+"""Generate archc's vision oracle fixtures: SmolVLM's, LLaVA's, Gemma 3's and Qwen2-VL's image paths.
 
 For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
 
@@ -9,8 +9,10 @@ For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
       tower, pixel-shuffle connector) or LlavaForConditionalGeneration
       (Llama text model, CLIP vision tower read at vision_feature_layer -2,
       MLP projector) or Gemma3ForConditionalGeneration (Gemma 3 text model,
-      SigLIP tower, average-pool projector; build_gemma3), save_pretrained,
-      fp32;
+      SigLIP tower, average-pool projector; build_gemma3) or
+      Qwen2VLForConditionalGeneration (Qwen2 text model under M-RoPE, the
+      Qwen2-VL vision tower and PatchMerger, images of any size;
+      build_qwen2_vl, stored bf16), save_pretrained, fp32;
   tokenizer.json, tokenizer_config.json, chat_template.jinja,
   preprocessor_config.json, processor_config.json
       a small byte-level BPE with the family's added tokens, its chat
@@ -34,7 +36,8 @@ SmolVLMProcessor needs a video processor (SmolVLMVideoProcessor, which
 needs torchvision) and num2words (video prompts only); neither is in the
 oracle venv. The generator builds it with video_processor=None when
 torchvision is missing; the image path never touches either (the video
-path is not exercised).
+path is not exercised). Qwen2VLProcessor's video processor
+(Qwen2VLVideoProcessor) needs torchvision too: the same stand-in.
 """
 
 import argparse
@@ -49,7 +52,7 @@ import numpy as np
 import torch
 import transformers
 from PIL import Image
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import (
     CLIPImageProcessorPil,
     Gemma3Config,
@@ -65,6 +68,10 @@ from transformers import (
     LlavaForConditionalGeneration,
     LlavaProcessor,
     PreTrainedTokenizerFast,
+    Qwen2VLConfig,
+    Qwen2VLForConditionalGeneration,
+    Qwen2VLImageProcessorPil,
+    Qwen2VLProcessor,
     SmolVLMConfig,
     SmolVLMForConditionalGeneration,
     SmolVLMImageProcessorPil,
@@ -340,16 +347,18 @@ def make_processor(spec, tokenizer):
     return Idefics3Processor(ip, tokenizer, image_seq_len=IMAGE_SEQ_LEN, chat_template=CHAT_TEMPLATE)
 
 
-def randomize_(model, gen, weight_std, norm_std, bias_std, pos_std):
+def randomize_(model, gen, weight_std, norm_std, bias_std, pos_std, norm_suffixes=()):
     """Overwrite every parameter in sorted-name order: norm/LayerNorm gains
-    1 + norm_std N(0,1), biases bias_std N(0,1), the vision position table
-    pos_std N(0,1), other weights weight_std N(0,1)."""
+    (and those ending in norm_suffixes) 1 + norm_std N(0,1), biases
+    bias_std N(0,1), the vision position table pos_std N(0,1), other
+    weights weight_std N(0,1)."""
     with torch.no_grad():
         params = dict(model.named_parameters())
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
-            if name.endswith(("norm.weight", "layernorm.weight", "layer_norm1.weight", "layer_norm2.weight")):
+            if name.endswith(("norm.weight", "layernorm.weight", "layer_norm1.weight", "layer_norm2.weight")
+                             + tuple(norm_suffixes)):
                 p.copy_(1.0 + norm_std * noise)
             elif name.endswith(".bias"):
                 p.copy_(bias_std * noise)
@@ -1029,6 +1038,443 @@ def build_gemma3(spec, out_root):
     assert total <= MAX_FOLDER_BYTES, f"{name}: {total} bytes > {MAX_FOLDER_BYTES}"
 
 
+# ---- Qwen2-VL (Qwen2VLForConditionalGeneration) ----
+
+# Qwen2-VL-2B/7B-Instruct's chat template (chat_template.json), written from
+# its released text: a default system message when the first message is
+# not one, <|im_start|>role\n … <|im_end|>\n, each image as
+# <|vision_start|><|image_pad|><|vision_end|> (Qwen2VLProcessor expands
+# <|image_pad|> to the image's merged patch count), optional
+# "Picture N: " labels (add_vision_id, off).
+QWEN2VL_CHAT_TEMPLATE = (
+    "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}"
+    "{% for message in messages %}{% if loop.first and message['role'] != 'system' %}"
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
+    "<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}<|im_end|>\n"
+    "{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'image' or 'image' in content or 'image_url' in content %}"
+    "{% set image_count.value = image_count.value + 1 %}"
+    "{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}"
+    "<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif content['type'] == 'video' or 'video' in content %}"
+    "{% set video_count.value = video_count.value + 1 %}"
+    "{% if add_vision_id %}Video {{ video_count.value }}: {% endif %}"
+    "<|vision_start|><|video_pad|><|vision_end|>"
+    "{% elif 'text' in content %}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+# Qwen2's pre-tokenizer (Qwen2-VL's tokenizer.json): this split, then
+# byte-level without its own regex; NFC normalizer.
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+# The 256 bytes and the merges first (Qwen2's BPE vocab), then Qwen's added
+# tokens in their order (151643 <|endoftext|>, 151644 <|im_start|>,
+# 151645 <|im_end|>, 151652 <|vision_start|>, 151653 <|vision_end|>,
+# 151655 <|image_pad|>, 151656 <|video_pad|>; the ids between, object_ref
+# and box tokens and <|vision_pad|>, left out).
+QWEN2VL_ADDED_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+                          "<|image_pad|>", "<|video_pad|>"]
+# Qwen2-VL's preprocessor_config.json (Qwen2VLImageProcessor: BICUBIC,
+# CLIP's mean and std, patch 14, merge 2, temporal patch 2, min_pixels
+# 56*56, max_pixels 28*28*1280) scaled down: patch 4 (a resized side is a
+# multiple of 8), min_pixels 256 (8*8*4), max_pixels 512 (8*8*8). The 40x60
+# image (2560 pixels after rounding) and the 96x20 one (1536) are
+# downscaled, the 17x9 gray one (128) upscaled: grids (t, h, w) of patches
+# (1, 6, 4), (1, 2, 12) and (1, 4, 6), 24 patches and 6 merged tokens each,
+# three different (h, w) shapes ((3, 2), (1, 6), (2, 3) after the 2x2 merge).
+QWEN2VL_PATCH = 4
+QWEN2VL_IMAGE_PROCESSOR = dict(
+    do_convert_rgb=True,
+    do_normalize=True,
+    do_rescale=True,
+    do_resize=True,
+    image_mean=[0.48145466, 0.4578275, 0.40821073],
+    image_std=[0.26862954, 0.26130258, 0.27577711],
+    merge_size=2,
+    patch_size=QWEN2VL_PATCH,
+    resample=3,  # PIL.Image.BICUBIC
+    rescale_factor=1 / 255,
+    size={"longest_edge": 512, "shortest_edge": 256},
+    temporal_patch_size=2,
+)
+# Qwen2VLVisionConfig at a tiny scale (Qwen2-VL's: depth 32, embed_dim
+# 1280, 16 heads, mlp_ratio 4, quick_gelu, patch 14): 2 blocks of 16 wide,
+# 2 heads of 8 (the 2-D RoPE: 2 frequencies for rows, 2 for columns),
+# mlp_ratio 2; the merger's output is the text hidden size.
+QWEN2VL_VISION = dict(
+    depth=2,
+    embed_dim=16,
+    num_heads=2,
+    mlp_ratio=2,
+    hidden_act="quick_gelu",
+    in_channels=3,
+    patch_size=QWEN2VL_PATCH,
+    temporal_patch_size=2,
+    spatial_merge_size=2,
+)
+# Qwen2VLTextConfig at the text fixture qwen2_vl's scale: hidden 64, 4
+# heads on 2 kv heads of 16 (head_dim = hidden / heads: the config has no
+# head_dim), intermediate 32; M-RoPE with mrope_section [2, 3, 3] (t, h, w
+# over head_dim/2 = 8 frequencies, unequal so the sections matter) and
+# theta 10000 (Qwen2-VL's is 1e6: at these positions the low frequencies
+# would barely turn).
+QWEN2VL_TEXT = dict(
+    hidden_size=64,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=256,
+    rms_norm_eps=1e-6,
+    hidden_act="silu",
+    rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+    initializer_range=0.2,
+)
+QWEN2VL_MROPE_SECTION_SWAPPED = [3, 3, 2]  # the section check's other split
+QWEN2VL_CASES = [
+    # name, messages as (role, content items: None = image), image files in order
+    ("image_text", [("user", [None, "Can you describe this image?"])], ["rgb_40x60.png"]),
+    ("text_image_text", [("user", ["Look at", None, "and tell me what you see."])], ["gray_17x9.png"]),
+    ("two_images", [("user", [None, None, "Compare the two images."])], ["wide_96x20.png", "rgb_40x60.png"]),
+    # The wide image in the first turn, the gray one in the second, after an
+    # assistant reply: the text between them and after them is shifted by
+    # both images' position deltas.
+    ("two_turns", [("user", [None, "What is this?"]), ("assistant", ["A wide picture."]),
+                   ("user", ["And this one?", None])], ["wide_96x20.png", "gray_17x9.png"]),
+    ("text_only", [("user", ["What is the capital of France?"])], []),
+]
+
+
+def make_qwen2vl_tokenizer():
+    """A byte-level BPE with Qwen2's pre-tokenizer (split, then bytes),
+    Qwen's added tokens after the merges; no BOS (Qwen adds none), eos
+    <|im_end|>, pad <|endoftext|>."""
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    trainer = trainers.BpeTrainer(vocab_size=256 + NUM_MERGES, min_frequency=2, special_tokens=[],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(BPE_TEXT, trainer=trainer)
+    assert tok.get_vocab_size() == 256 + NUM_MERGES, tok.get_vocab_size()
+    added = QWEN2VL_ADDED_SPECIALS
+    tok.add_special_tokens(added)
+    first = 256 + NUM_MERGES
+    assert [tok.token_to_id(t) for t in added] == list(range(first, first + len(added)))
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None,
+        additional_special_tokens=added, clean_up_tokenization_spaces=False, model_max_length=256)
+    fast.chat_template = QWEN2VL_CHAT_TEMPLATE
+    assert len(fast) == first + len(added), len(fast)
+    return fast
+
+
+class _Qwen2VLProcessorNoVideo(Qwen2VLProcessor):
+    """Qwen2VLProcessor without its video processor (Qwen2VLVideoProcessor
+    needs torchvision, not in the oracle venv), as _SmolVLMProcessorNoVideo:
+    image expansion, chat template and save_pretrained's files are
+    Qwen2VLProcessor's own code; saved under its name."""
+
+    def check_argument_for_proper_class(self, argument_name, argument):
+        if argument_name == "video_processor" and isinstance(argument, _NoVideo):
+            return None
+        return super().check_argument_for_proper_class(argument_name, argument)
+
+    def to_dict(self):
+        d = super().to_dict()
+        d.pop("video_processor", None)
+        d["processor_class"] = "Qwen2VLProcessor"
+        return d
+
+
+_Qwen2VLProcessorNoVideo.__name__ = _Qwen2VLProcessorNoVideo.__qualname__ = "Qwen2VLProcessor"
+
+
+def make_qwen2vl_processor(image_processor, tokenizer):
+    try:
+        from transformers import Qwen2VLVideoProcessor
+        video = Qwen2VLVideoProcessor()
+    except ImportError:  # needs torchvision; the image path never uses it
+        video = None
+    if video is None:
+        return _Qwen2VLProcessorNoVideo(image_processor, tokenizer, _NoVideo(), chat_template=QWEN2VL_CHAT_TEMPLATE)
+    return Qwen2VLProcessor(image_processor, tokenizer, video, chat_template=QWEN2VL_CHAT_TEMPLATE)
+
+
+def qwen2vl_first_logits(model, emb, pos, mask):
+    """First-step logits of the text model on merged embeddings at the given
+    [3, 1, n] M-RoPE positions (explicit: forward would otherwise reuse
+    the rope_deltas a previous call cached on model.model)."""
+    model.model.rope_deltas = None
+    return model(inputs_embeds=emb, position_ids=pos, attention_mask=mask, logits_to_keep=1).logits[0, -1]
+
+
+def build_qwen2_vl(spec, out_root):
+    name = spec["name"]
+    print(f"== {name}")
+    out = os.path.join(out_root, name)
+    os.makedirs(out, exist_ok=True)
+    for fn in sorted(os.listdir(out)):
+        if fn in GENERATED_FILES or fn.endswith(".f32"):
+            os.remove(os.path.join(out, fn))
+    if os.path.isdir(os.path.join(out, "images")):
+        shutil.rmtree(os.path.join(out, "images"))
+    images = make_images(out, spec["image_seed"])
+    processor = make_qwen2vl_processor(Qwen2VLImageProcessorPil(**QWEN2VL_IMAGE_PROCESSOR), make_qwen2vl_tokenizer())
+    tok = processor.tokenizer
+    vocab = len(tok)
+    ids_of = {t: tok.convert_tokens_to_ids(t) for t in QWEN2VL_ADDED_SPECIALS}
+    image_token_id = ids_of["<|image_pad|>"]
+    assert processor.image_token_id == image_token_id
+    # Qwen2-VL-Instruct's generation_config: eos [<|im_end|>, <|endoftext|>], pad <|endoftext|>.
+    eos = [ids_of["<|im_end|>"], ids_of["<|endoftext|>"]]
+    config = Qwen2VLConfig(
+        text_config=dict(QWEN2VL_TEXT, vocab_size=vocab, bos_token_id=ids_of["<|endoftext|>"],
+                         eos_token_id=ids_of["<|im_end|>"], pad_token_id=ids_of["<|endoftext|>"]),
+        vision_config=dict(QWEN2VL_VISION, hidden_size=QWEN2VL_TEXT["hidden_size"]),
+        image_token_id=image_token_id, video_token_id=ids_of["<|video_pad|>"],
+        vision_start_token_id=ids_of["<|vision_start|>"], vision_end_token_id=ids_of["<|vision_end|>"],
+        tie_word_embeddings=True,  # Qwen2-VL-2B's
+    )
+    torch.manual_seed(spec["seed"])
+    model = Qwen2VLForConditionalGeneration(config)
+    gen = torch.Generator().manual_seed(spec["seed"])
+    randomize_(model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec["pos_std"],
+               norm_suffixes=("norm1.weight", "norm2.weight", "ln_q.weight"))
+    model = model.to(torch.float32).eval()
+    # The checkpoint stored in bfloat16 (half the bytes: the tracked tree's
+    # limit); the oracle loads it in float32, which widens it exactly.
+    model = model.to(torch.bfloat16)
+    model.generation_config = transformers.GenerationConfig(
+        bos_token_id=ids_of["<|endoftext|>"], eos_token_id=eos, pad_token_id=ids_of["<|endoftext|>"])
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+    model = Qwen2VLForConditionalGeneration.from_pretrained(out, dtype=torch.float32,
+                                                            attn_implementation="eager").eval()
+    assert model.model.language_model.rotary_emb.mrope_section == QWEN2VL_TEXT["rope_parameters"]["mrope_section"]
+    with open(os.path.join(out, "processor_config.json")) as f:
+        saved = json.load(f)
+    ip_kwargs = {k: v for k, v in saved["image_processor"].items() if k != "image_processor_type"}
+    assert ip_kwargs == QWEN2VL_IMAGE_PROCESSOR, ip_kwargs
+    with open(os.path.join(out, "chat_template.jinja")) as f:
+        assert f.read() == QWEN2VL_CHAT_TEMPLATE
+    processor = make_qwen2vl_processor(Qwen2VLImageProcessorPil(**ip_kwargs), AutoTokenizer.from_pretrained(out))
+    tok = processor.tokenizer
+    assert len(tok) == vocab and tok.convert_tokens_to_ids("<|image_pad|>") == image_token_id
+    merge = QWEN2VL_VISION["spatial_merge_size"]
+
+    cases, margins_all = [], []
+    for cname, turns, files in QWEN2VL_CASES:
+        messages = [{"role": role, "content": [{"type": "image"} if it is None else {"type": "text", "text": it}
+                                                for it in items]} for role, items in turns]
+        prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
+        ims = [images[f] for f in files]
+        if ims:
+            inputs = processor(text=prompt, images=ims, return_tensors="pt")
+        else:
+            inputs = processor(text=prompt, return_tensors="pt")
+        ids = inputs["input_ids"]
+        mm = inputs["mm_token_type_ids"]
+        assert torch.equal(mm, (ids == image_token_id).to(mm.dtype)), "mm_token_type_ids are not the image mask"
+        case = {"name": cname, "messages": messages, "images": files, "prompt": prompt,
+                "input_ids": [int(t) for t in ids[0]]}
+        img_pos = [i for i, t in enumerate(case["input_ids"]) if t == image_token_id]
+        gen_kwargs = dict(input_ids=ids, attention_mask=inputs["attention_mask"], mm_token_type_ids=mm)
+        with torch.no_grad():
+            # HF's M-RoPE positions: get_rope_index, as forward and generate
+            # call it (text-only: no grid, every row 0..n-1 and delta 0).
+            thw = inputs.get("image_grid_thw")
+            pos, deltas = model.model.get_rope_index(ids, mm_token_type_ids=mm, image_grid_thw=thw,
+                                                     attention_mask=inputs["attention_mask"])
+            assert pos.shape == (3, 1, ids.shape[1]) and deltas.shape == (1, 1), (pos.shape, deltas.shape)
+            case["position_ids"] = [[int(p) for p in row[0]] for row in pos]
+            case["rope_deltas"] = int(deltas[0, 0])
+            assert case["rope_deltas"] == max(max(r) for r in case["position_ids"]) + 1 - ids.shape[1]
+            if not ims:
+                assert all(r == list(range(ids.shape[1])) for r in case["position_ids"]) and case["rope_deltas"] == 0
+            if ims:
+                pv = inputs["pixel_values"]
+                case["image_grid_thw"] = [[int(v) for v in g] for g in thw]
+                assert thw.shape[0] == len(ims)
+                case["pixel_values_shape"] = list(pv.shape)
+                out_feats = model.model.get_image_features(pixel_values=pv, image_grid_thw=thw)
+                per_image = list(out_feats.pooler_output)
+                feats = torch.cat(per_image, 0)
+                case["image_features_shape"] = list(feats.shape)
+                case["image_tokens"] = [int(f.shape[0]) for f in per_image]
+                assert case["image_tokens"] == [int(g.prod()) // merge ** 2 for g in thw]
+                assert len(img_pos) == feats.shape[0] == sum(case["image_tokens"])
+                case["pixel_values_files"] = [f"pixel_values.{os.path.splitext(f)[0]}.f32" for f in files]
+                parts = []
+                for f, pvf, g in zip(files, case["pixel_values_files"], case["image_grid_thw"]):
+                    one = processor.image_processor(images=[images[f]], return_tensors="pt")
+                    assert [int(v) for v in one["image_grid_thw"][0]] == g
+                    one = one["pixel_values"]
+                    parts.append(one)
+                    path = os.path.join(out, pvf)
+                    if os.path.exists(path):
+                        with open(path, "rb") as fh:
+                            assert fh.read() == one.numpy().astype("<f4").tobytes()
+                    write_f32(path, one)
+                assert torch.equal(torch.cat(parts, 0), pv)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                gen_kwargs.update(pixel_values=pv, image_grid_thw=thw)
+            model.model.rope_deltas = None
+            res = model.generate(**gen_kwargs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
+                                 output_logits=True, return_dict_in_generate=True)
+            new = [int(t) for t in res.sequences[0, ids.shape[1]:]]
+            steps = [l[0].to(torch.float32) for l in res.logits]
+            assert len(new) == MAX_NEW_TOKENS, f"{name}/{cname}: stopped after {len(new)}: {new}"
+            assert not set(eos) & set(new), f"{name}/{cname}: eos in {new}; change the seed"
+            assert len(set(new)) >= 4, f"{name}/{cname}: degenerate {new}; change the seed"
+            margins = []
+            for t, l in zip(new, steps):
+                top2 = torch.topk(l, 2).values
+                assert int(torch.argmax(l)) == t
+                margins.append(float(top2[0] - top2[1]))
+            margins_all += margins
+            model.model.rope_deltas = None
+            last = model(**gen_kwargs, logits_to_keep=1).logits[0, -1]
+            d = float((last - steps[0]).abs().max())
+            assert d <= 1e-6, f"{name}/{cname}: prefill logits differ by {d}"
+            # The recorded position_ids are the ones forward uses.
+            model.model.rope_deltas = None
+            fp = model(**gen_kwargs, position_ids=pos, logits_to_keep=1).logits[0, -1]
+            d = float((fp - steps[0]).abs().max())
+            assert d <= 1e-6, f"{name}/{cname}: forward with the recorded position_ids moves the logits by {d}"
+            # Decode: position of the k-th generated token (k = 0 first) is
+            # n + k + rope_deltas on all three rows. Check it on the greedy
+            # sequence: one forward over prompt + 15 tokens, at the positions
+            # get_rope_index gives the longer sequence, reproduces the steps.
+            full = res.sequences[:, :-1]
+            fmm = torch.cat([mm, torch.zeros(1, full.shape[1] - ids.shape[1], dtype=mm.dtype)], 1)
+            fpos, fdel = model.model.get_rope_index(full, mm_token_type_ids=fmm, image_grid_thw=thw)
+            assert int(fdel[0, 0]) == case["rope_deltas"]
+            tail = fpos[:, 0, ids.shape[1]:]
+            want_tail = torch.arange(ids.shape[1], full.shape[1]) + case["rope_deltas"]
+            assert all(torch.equal(r, want_tail) for r in tail), f"{name}/{cname}: decode positions"
+            fkw = dict(gen_kwargs, input_ids=full, mm_token_type_ids=fmm, attention_mask=torch.ones_like(full))
+            model.model.rope_deltas = None
+            fl_all = model(**fkw, position_ids=fpos).logits[0, ids.shape[1] - 1:]
+            d = float(max((fl_all[k] - steps[k]).abs().max() for k in range(MAX_NEW_TOKENS)))
+            assert d <= 1e-4, f"{name}/{cname}: teacher-forced logits differ from generate's by {d}"
+            case["decode_positions_check_max_abs_diff"] = d
+            emb = model.get_input_embeddings()(ids)
+            mask = inputs["attention_mask"]
+            if ims:
+                emb = emb.masked_scatter((ids == image_token_id).unsqueeze(-1), feats)
+                fl = qwen2vl_first_logits(model, emb, pos, mask)
+                d = float((fl - steps[0]).abs().max())
+                assert d <= 1e-6, f"{name}/{cname}: merging image_features by hand moves the logits by {d}"
+                case["image_features_check_max_abs_diff"] = d
+                # M-RoPE matters: the same merged embeddings at plain 1-D
+                # positions 0..n-1 (what a text-only RoPE would use).
+                plain = torch.arange(ids.shape[1]).view(1, 1, -1).expand(3, 1, -1)
+                pl = qwen2vl_first_logits(model, emb, plain, mask)
+                md = float((pl - steps[0]).abs().max())
+                assert md >= IMAGE_MIN_DIFF, f"{name}/{cname}: 1-D positions give the same logits ({md})"
+                # The sections matter: the same positions split [3, 3, 2].
+                rot = model.model.language_model.rotary_emb
+                rot.mrope_section = QWEN2VL_MROPE_SECTION_SWAPPED
+                try:
+                    sl = qwen2vl_first_logits(model, emb, pos, mask)
+                finally:
+                    rot.mrope_section = QWEN2VL_TEXT["rope_parameters"]["mrope_section"]
+                sd = float((sl - steps[0]).abs().max())
+                assert sd >= IMAGE_MIN_DIFF, f"{name}/{cname}: mrope_section {QWEN2VL_MROPE_SECTION_SWAPPED} gives the same logits ({sd})"
+                case["mrope_check"] = {"max_abs_first_logit_diff_1d_positions": md,
+                                       f"max_abs_first_logit_diff_mrope_section_{QWEN2VL_MROPE_SECTION_SWAPPED}": sd}
+                # The image matters: pixel_values zeroed.
+                zfeat = torch.cat(list(model.model.get_image_features(
+                    pixel_values=torch.zeros_like(pv), image_grid_thw=thw).pooler_output), 0)
+                zemb = model.get_input_embeddings()(ids).masked_scatter((ids == image_token_id).unsqueeze(-1), zfeat)
+                zl = qwen2vl_first_logits(model, zemb, pos, mask)
+                diff = float((zl - steps[0]).abs().max())
+                assert diff >= IMAGE_MIN_DIFF, f"{name}/{cname}: the image does not matter ({diff})"
+                model.model.rope_deltas = None
+                res0 = model.generate(**dict(gen_kwargs, pixel_values=torch.zeros_like(pv)), do_sample=False,
+                                      max_new_tokens=MAX_NEW_TOKENS)
+                zt = [int(t) for t in res0[0, ids.shape[1]:]]
+                assert zt != new, f"{name}/{cname}: zeroed pixels generate the same tokens {new}"
+                case["image_check"] = {"max_abs_first_logit_diff": diff, "zeroed_pixels_tokens": zt}
+            else:
+                # Text only: M-RoPE with equal rows is plain RoPE.
+                fl = qwen2vl_first_logits(model, emb, pos, mask)
+                d = float((fl - steps[0]).abs().max())
+                assert d <= 1e-6, f"{name}/{cname}: embeddings at the recorded positions move the logits by {d}"
+        model.model.rope_deltas = None
+        case["tokens"] = new
+        case["min_top2_margin"] = min(margins)
+        case["first_logits"] = [fmt_float(x) for x in steps[0]]
+        print(f"  {cname}: {len(case['input_ids'])} ids, {files} grids {case.get('image_grid_thw')} "
+              f"delta {case['rope_deltas']} image tokens at {img_pos[:1]}..{img_pos[-1:]} -> {new} "
+              f"(margin {min(margins):.4g})")
+        cases.append(case)
+    min_margin = min(margins_all)
+    assert min_margin >= MIN_TOP2_MARGIN, f"{name}: near-tie on the greedy path; change the seed"
+    patch_dim = QWEN2VL_VISION["in_channels"] * QWEN2VL_VISION["temporal_patch_size"] * QWEN2VL_PATCH ** 2
+    oracle = {
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
+        "model_class": "Qwen2VLForConditionalGeneration",
+        "processor_class": "Qwen2VLProcessor",
+        "image_processor_class": "Qwen2VLImageProcessorPil",
+        "dtype": "float32",
+        "stored_dtype": "bfloat16",
+        "attn_implementation": "eager",
+        "seed": spec["seed"],
+        "image_seed": spec["image_seed"],
+        "image_token_id": image_token_id,
+        "vision_start_token_id": ids_of["<|vision_start|>"],
+        "vision_end_token_id": ids_of["<|vision_end|>"],
+        "eos_token_id": eos,
+        "max_new_tokens": MAX_NEW_TOKENS,
+        "pixel_values_layout": f"[patches of all the prompt's images in order, {patch_dim}]: raw little-endian "
+                               "float32, C order, as Qwen2VLImageProcessor flattens them: each image resized "
+                               "(smart_resize: sides multiples of patch_size * merge_size = "
+                               f"{QWEN2VL_PATCH * 2}, pixels within size.shortest_edge..longest_edge), "
+                               "patches in 2x2 merge-window order (window row, window column, row in window, "
+                               "column in window), each patch C, T, p, p with the image repeated over "
+                               "T = temporal_patch_size. Written per image: pixel_values.<image>.f32 is "
+                               f"[that image's t*h*w patches, {patch_dim}] and a case's pixel_values are its "
+                               "pixel_values_files concatenated along the patch axis; image_grid_thw gives "
+                               "each image's (t, h, w) in patches",
+        "image_features_layout": "[image tokens, text hidden]: the vision tower and PatchMerger's output "
+                                 "(model.model.get_image_features(pixel_values, image_grid_thw).pooler_output, "
+                                 "concatenated) for every image in order, t*h*w/4 rows an image in merge-window "
+                                 "order; row i replaces the i-th <|image_pad|>",
+        "position_ids_layout": "[3, prompt tokens]: rows t, h, w of HF's M-RoPE positions, "
+                               "model.model.get_rope_index(input_ids, mm_token_type_ids, image_grid_thw, "
+                               "attention_mask)[0][:, 0]; text advances all three by 1, an image's tokens take "
+                               "(start, start + row, start + column) (t = start for an image), and the text after "
+                               "it starts at start + max(h, w) / merge_size. rope_deltas = max(position) + 1 - "
+                               "prompt tokens: generated token k (0 first) sits at prompt tokens + k + rope_deltas "
+                               "on all three rows (checked: one teacher-forced forward over the prompt and the "
+                               "tokens at get_rope_index's positions gives generate's 16 logits, within 1e-4)",
+        "image_check_method": "first-step logits with the real pixel_values vs with pixel_values zeroed (through "
+                              "get_image_features): max abs diff (>= 1e-2 enforced), and the 16 greedy tokens with "
+                              "the zeroed pixels (they differ from tokens, enforced)",
+        "mrope_check_method": "first-step logits of the hand-merged embeddings at plain 1-D positions 0..n-1 on all "
+                              f"three rows, and at position_ids with mrope_section {QWEN2VL_MROPE_SECTION_SWAPPED}, "
+                              "vs first_logits: max abs diffs (>= 1e-2 enforced)",
+        "image_features_check_method": "embed_tokens(input_ids) with the <|image_pad|> rows replaced in order by "
+                                       "image_features, through the text model at position_ids and lm_head, vs "
+                                       "first_logits: max abs diff (<= 1e-6 enforced)",
+        "min_top2_margin": min_margin,
+        "cases": cases,
+    }
+    with open(os.path.join(out, "oracle.json"), "w") as f:
+        f.write(dump_json(oracle))
+    total = report_folder(out)
+    assert total <= MAX_FOLDER_BYTES, f"{name}: {total} bytes > {MAX_FOLDER_BYTES}"
+
+
 FIXTURES = [
     dict(name="idefics3", family="idefics3", model_cls=Idefics3ForConditionalGeneration, config_cls=Idefics3Config,
          processor_cls=Idefics3Processor, image_processor_cls=Idefics3ImageProcessorPil,
@@ -1041,6 +1487,10 @@ FIXTURES = [
          seed=5, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5),
     dict(name="gemma3", family="gemma3", seed=31, embed_scale=0.1, image_seed=7, weight_std=0.5, norm_std=0.1, bias_std=0.1,
          pos_std=0.5),
+    # issue 32: Qwen2-VL (M-RoPE, images of any size); its images are
+    # idefics3's (same image_seed), kept once (share).
+    dict(name="qwen2_vl", family="qwen2_vl", seed=44, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1,
+         pos_std=0.5, share_with="idefics3"),
 ]
 
 
@@ -1056,7 +1506,8 @@ def main():
     for spec in FIXTURES:
         if args.only and spec["name"] not in args.only:
             continue
-        (build_gemma3 if spec["family"] == "gemma3" else build_fixture)(spec, args.out)
+        build = {"gemma3": build_gemma3, "qwen2_vl": build_qwen2_vl}.get(spec["family"], build_fixture)
+        build(spec, args.out)
         if spec.get("share_with"):
             share(os.path.join(args.out, spec["name"]), os.path.join(args.out, spec["share_with"]))
 

@@ -53,8 +53,29 @@ type visionCase struct {
 	ImageProcessorKwargs map[string]any `json:"image_processor_kwargs"`
 }
 
-// visionFixtures lists testdata/vision/*/ (each with config.json).
+// pendingVision names the vision fixtures whose image path archc does not
+// run yet, with why: visionFixtures leaves them out (the execution,
+// emit and family-coverage tests), TestVisionChatTemplate still reads
+// them. Remove a fixture's entry when its family reads images.
+var pendingVision = map[string]string{
+	"qwen2_vl": "issue 32: M-RoPE and the Qwen2-VL vision tower are not in archc yet",
+}
+
+// visionFixtures lists testdata/vision/*/ (each with config.json), less
+// the pendingVision ones.
 func visionFixtures(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	for _, d := range allVisionFixtures(t) {
+		if _, pending := pendingVision[filepath.Base(d)]; !pending {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// allVisionFixtures lists testdata/vision/*/ (each with config.json).
+func allVisionFixtures(t *testing.T) []string {
 	t.Helper()
 	dirs, err := filepath.Glob("testdata/vision/*/config.json")
 	if err != nil || len(dirs) == 0 {
@@ -215,9 +236,10 @@ func chatMessages(ms []hfMessage) []chat.Message {
 
 // TestVisionChatTemplate: the fixture's chat template rendered for each
 // case's messages, content as text and image parts, is the text the HF
-// processor rendered (before it expands the image placeholders).
+// processor rendered (before it expands the image placeholders). It
+// reads every fixture, the pendingVision ones too (it needs no model).
 func TestVisionChatTemplate(t *testing.T) {
-	for _, dir := range visionFixtures(t) {
+	for _, dir := range allVisionFixtures(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			want := readVisionOracle(t, dir)
 			tpl, err := os.ReadFile(filepath.Join(dir, "chat_template.jinja"))
