@@ -16,7 +16,10 @@ import (
 // object lacks (Idefics3Config keeps scale_factor and text_config at its
 // top level; encoderConfig). source names the config in errors. Nil for a
 // text-only family.
-func buildEncoders(fam *Family, raw map[string]any, source string) ([]*ir.Graph, error) {
+//
+// An encoder with a variable size is built at each of sizes (nil:
+// lower.DefaultEncoderSizes), the decoder holding the largest.
+func buildEncoders(fam *Family, raw map[string]any, source string, sizes []int64) ([]*ir.Graph, error) {
 	var out []*ir.Graph
 	for _, ef := range dsl.Encoders(fam.File) {
 		bound, err := encoderConfig(raw, dsl.EncoderKey(ef), source, fam.Name, dsl.EncoderName(ef))
@@ -27,11 +30,35 @@ func buildEncoders(fam *Family, raw map[string]any, source string) ([]*ir.Graph,
 		if err != nil {
 			return nil, fmt.Errorf("%s: encoder %s: %w", source, dsl.EncoderName(ef), err)
 		}
-		g, err := dsl.BuildEncoder(ef, cfg, lower.Registry{})
-		if err != nil {
-			return nil, err
+		if dsl.EncoderOver(ef) == "" {
+			g, err := dsl.BuildEncoder(ef, cfg, lower.Registry{}, 0)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, g)
+			continue
 		}
-		out = append(out, g)
+		if sizes == nil {
+			sizes = lower.DefaultEncoderSizes
+		}
+		var all []*ir.Graph
+		for i, n := range sizes {
+			if n <= 0 || (i > 0 && n <= sizes[i-1]) {
+				return nil, fmt.Errorf("encoder sizes %v must be positive and ascending", sizes)
+			}
+			g, err := dsl.BuildEncoder(ef, cfg, lower.Registry{}, n)
+			if err != nil {
+				return nil, fmt.Errorf("encoder %s at size %d: %w", dsl.EncoderName(ef), n, err)
+			}
+			g.Size = n
+			all = append(all, g)
+		}
+		if len(all) == 0 {
+			return nil, fmt.Errorf("encoder %s needs at least one size", dsl.EncoderName(ef))
+		}
+		last := all[len(all)-1]
+		last.Sizes = all
+		out = append(out, last)
 	}
 	return out, nil
 }

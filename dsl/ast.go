@@ -113,10 +113,15 @@ type MTP struct {
 type Encoder struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	Name   string  `parser:"'encoder' @Ident"`
-	Input  string  `parser:"'(' @Ident ':'"`
-	Shape  []*Expr `parser:"'[' @@ ( ',' @@ )* ']' ')'"`
-	Key    string  `parser:"( 'in' @Ident )?"`
+	Name   string `parser:"'encoder' @Ident"`
+	// Over, `encoder image[patches](...)`, names the encoder's variable
+	// size: a dimension its inputs' shapes may use, which the module
+	// fixes per bucket (one entry point per size; padding rows past the
+	// call's real count are masked out of attention and their output
+	// rows dropped). "" for fixed shapes.
+	Over   string          `parser:"( '[' @Ident ']' )?"`
+	Params []*EncoderParam `parser:"'(' @@ ( ',' @@ )* ')'"`
+	Key    string          `parser:"( 'in' @Ident )?"`
 	// Scope and As: `scope PATH as AS`, the checkpoint may hold the
 	// encoder's weights under PATH where the body names them AS...: llava-hf's
 	// vision_tower.vision_model.encoder.layers.0... are the
@@ -125,6 +130,16 @@ type Encoder struct {
 	Scope *Path   `parser:"( 'scope' @@ "`
 	As    *Path   `parser:"'as' @@ )?"`
 	Items []*Item `parser:"'{' @@* '}'"`
+}
+
+// EncoderParam is one input of an encoder: `pixels: [C, H, W]` (f32) or
+// `grid: [patches, 2] int` (i32, such as an index table the processor
+// computes). The call gives it a leading 1: [1, dims...].
+type EncoderParam struct {
+	Pos   lexer.Position
+	Name  string  `parser:"@Ident ':'"`
+	Shape []*Expr `parser:"'[' @@ ( ',' @@ )* ']'"`
+	Int   bool    `parser:"@'int'?"`
 }
 
 // Match selects the configs the family handles: `match model_type "a", "b" [if EXPR]`.

@@ -2,6 +2,7 @@ package dsl
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -279,35 +280,58 @@ func (s *scope) weightPrefix(p *Path, what string) (string, error) {
 
 // BuildEncoder builds an encoder's graph (a file of Encoders) against its
 // evaluated config (EvalConfig over the object the encoder binds, see
-// EncoderConfig): its input, one image tile [1, C, H, W] f32 (the shape
-// its declaration gives, over that config), in Tokens; its output, the
-// binding named like the encoder, [1, N, width] f32, in Logits; Encoder
-// is the encoder's name. Errors carry .arch positions: a shape that is not
-// positive ints, an output never bound or of another rank.
-func BuildEncoder(f *File, cfg map[string]any, reg ir.Registry) (*ir.Graph, error) {
+// EncoderConfig): its first input (one image tile [1, C, H, W] f32, or an
+// encoder over patches' rows) in Tokens and the others in Inputs, each
+// [1, dims...] with the dims its declaration gives over that config
+// (Prim "pixels", f32, or "index", i32, for an `int` input); its output,
+// the binding named like the encoder, [1, N, width] f32, in Logits;
+// Encoder is the encoder's name. An encoder with a variable size
+// (`encoder image[patches](...)`, EncoderOver) is built at size: its
+// inputs' dimension named so is size (> 0; BuildEncoder's size is ignored
+// otherwise). Errors carry .arch positions: a shape that is not positive
+// ints, an output never bound or of another rank.
+func BuildEncoder(f *File, cfg map[string]any, reg ir.Registry, size int64) (*ir.Graph, error) {
 	e := f.encoder
 	if e == nil {
 		return nil, errorf(f.Pos, "BuildEncoder: arch %s is not an encoder (see Encoders)", f.Name)
 	}
-	shape := ir.Shape{1}
-	cs := &scope{cfg: cfg}
-	for _, x := range e.Shape {
-		v, err := cs.expr(x)
-		if err != nil {
-			return nil, err
+	dims := cfg
+	if e.Over != "" {
+		if size <= 0 {
+			return nil, errorf(e.Pos, "encoder %s[%s]: its size must be positive, got %d", e.Name, e.Over, size)
 		}
-		d, ok := v.(int64)
-		if !ok || d <= 0 {
-			return nil, errorf(x.Pos, "encoder %s: input dimensions must be positive ints, got %s", e.Name, show(v))
-		}
-		shape = append(shape, ir.Dim(d))
+		dims = maps.Clone(cfg)
+		dims[e.Over] = size
 	}
+	cs := &scope{cfg: dims}
 	b := newBuilder(f, reg)
 	b.g.Encoder = e.Name
-	in := &ir.Node{Prim: "pixels", Type: ir.Type{Shape: shape, DType: ir.F32}, Layer: -1, Site: -1, Name: e.Input, Pos: e.Pos}
-	b.g.Tokens = in
-	b.g.Nodes = append(b.g.Nodes, in)
-	b.inputs[e.Input] = in
+	for i, p := range e.Params {
+		shape := ir.Shape{1}
+		for _, x := range p.Shape {
+			v, err := cs.expr(x)
+			if err != nil {
+				return nil, err
+			}
+			d, ok := v.(int64)
+			if !ok || d <= 0 {
+				return nil, errorf(x.Pos, "encoder %s: input dimensions must be positive ints, got %s", e.Name, show(v))
+			}
+			shape = append(shape, ir.Dim(d))
+		}
+		in := &ir.Node{Prim: "pixels", Type: ir.Type{Shape: shape, DType: ir.F32}, Layer: -1, Site: -1, Name: p.Name, Pos: p.Pos}
+		if p.Int {
+			in.Prim, in.Type.DType = "index", ir.I32
+		}
+		if i == 0 {
+			b.g.Tokens = in
+		} else {
+			in.ID = len(b.g.Nodes)
+			b.g.Inputs = append(b.g.Inputs, in)
+		}
+		b.g.Nodes = append(b.g.Nodes, in)
+		b.inputs[p.Name] = in
+	}
 	s := &scope{cfg: cfg, locals: map[string]any{}, b: b}
 	if err := s.dataflow(f); err != nil {
 		return nil, err

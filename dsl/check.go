@@ -1,6 +1,8 @@
 package dsl
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -170,8 +172,19 @@ func Check(f *File, reg ir.Registry) []*Error {
 	c.kinds(f)
 	switch {
 	case f.encoder != nil:
-		for _, x := range f.encoder.Shape {
-			c.cfgExpr(x, c.allFields)
+		e := f.encoder
+		fields := c.allFields
+		if e.Over != "" {
+			fields = maps.Clone(fields)
+			fields[e.Over] = true
+		}
+		for i, p := range e.Params {
+			if slices.ContainsFunc(e.Params[:i], func(q *EncoderParam) bool { return q.Name == p.Name }) {
+				c.errf(p.Pos, "encoder %s: input %s declared twice", e.Name, p.Name)
+			}
+			for _, x := range p.Shape {
+				c.cfgExpr(x, fields)
+			}
 		}
 		if !c.locals[f.output()] {
 			c.errf(f.Pos, "encoder %s never binds %s, its output ([1, tokens, width])", f.output(), f.output())

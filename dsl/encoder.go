@@ -54,7 +54,11 @@ func EncoderScope(f *File) (scope, as string) {
 // each encoder's output by the encoder's name.
 func (f *File) inputs() []string {
 	if f.encoder != nil {
-		return []string{f.encoder.Input}
+		var names []string
+		for _, p := range f.encoder.Params {
+			names = append(names, p.Name)
+		}
+		return names
 	}
 	out := []string{"tokens"}
 	for _, it := range f.Items {
@@ -102,4 +106,14 @@ func mergeEncoders(base, child *File) []*Item {
 		}
 	}
 	return out
+}
+
+// EncoderOver is the name of an Encoders file's variable size
+// (`encoder image[patches](...)`: its inputs' dimension that the module
+// fixes per bucket), "" for an encoder of fixed shapes.
+func EncoderOver(f *File) string {
+	if f.encoder == nil {
+		return ""
+	}
+	return f.encoder.Over
 }

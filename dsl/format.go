@@ -396,15 +396,30 @@ func (p *printer) item(it *Item, indent int) {
 	case it.Encoder != nil:
 		e := it.Encoder
 		p.begin(e.Pos, indent, "", atEntry)
-		p.put("encoder " + e.Name + "(" + e.Input + ": [")
-		for i, x := range e.Shape {
+		p.put("encoder " + e.Name)
+		if e.Over != "" {
+			p.put("[" + e.Over + "]")
+		}
+		p.put("(")
+		var from int
+		for i, in := range e.Params {
 			if i > 0 {
 				p.put(", ")
 			}
-			p.expr(x)
+			p.put(in.Name + ": [")
+			for j, x := range in.Shape {
+				if j > 0 {
+					p.put(", ")
+				}
+				p.expr(x)
+			}
+			p.put("]")
+			from = in.Shape[len(in.Shape)-1].EndPos.Offset
+			if in.Int {
+				p.put(" int")
+			}
 		}
-		p.put("])")
-		from := e.Shape[len(e.Shape)-1].EndPos.Offset
+		p.put(")")
 		if e.Key != "" {
 			p.put(" in " + e.Key)
 		}

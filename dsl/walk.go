@@ -101,7 +101,9 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 		sub(n.MTP, false)
 		sub(n.Stmt, false)
 	case *Encoder:
-		exprs(n.Shape)
+		for _, p := range n.Params {
+			exprs(p.Shape)
+		}
 		for _, it := range n.Items {
 			sub(it, false)
 		}

@@ -197,7 +197,7 @@ func TestAttrChecks(t *testing.T) {
 		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "scaling": "yarn"}, `scaling must be a dict or none, got "yarn"`},
 		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "mrope_section": []any{int64(1), int64(1), int64(1)}}, "mrope_section [1 1 1] must be three sections (temporal, height, width) summing to the rotary half-dimension 4 (rotary_dim / 2), got a sum of 3: fix rope_scaling's (rope_parameters') mrope_section"},
 		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "mrope_section": []any{int64(2), int64(2)}}, "mrope_section [2 2] must be three sections"},
-		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "mrope_interleaved": true}, "mrope_interleaved needs mrope_section"},
+		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "mrope_interleaved": true}, "mrope_interleaved and mrope_restart need mrope_section"},
 		{"rope", []*ir.Node{x4}, map[string]any{"theta": 1e4, "scaling": map[string]any{"rope_type": int64(5)}}, `rope_scaling (rope_parameters) "rope_type" must be a string, got 5`},
 		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"window": int64(0)}, "window must be a positive int (tokens) or none, got 0"},
 		{"attention", []*ir.Node{x4, x4, x4}, map[string]any{"window": 4.5}, "window must be an int, got 4.5"},

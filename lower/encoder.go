@@ -8,24 +8,71 @@ import (
 	"github.com/archc/archc/formats/abi"
 )
 
-// lowerEncoder emits encode_<name> (abi.EncodeName) for an encoder graph
-// (dsl.BuildEncoder): one tile [1, C, H, W] f32 in, its rows [N, width]
-// f32 out. The encoder's shapes are concrete and it holds no state; its
-// position_embedding reads positions 0..N−1 of the rows it is given.
+// DefaultEncoderSizes are the sizes a variable-size encoder is compiled
+// for when Options.EncoderSizes is unset, in its rows (Qwen2-VL: 14×14
+// patches): 256 patches is a 224×224 image (64 image tokens), 1024 a
+// 448×448 one (256 tokens), 4096 an 896×896 one (1024 tokens). Each size
+// is 4× the last, so an input pads to at most 4× its rows (the rows cost
+// linearly in the tower's projections, quadratically in its attention:
+// 4096 rows hold 64 MiB of scores per head), in three entry points. A
+// larger image is refused naming the limit; Options.EncoderSizes (infer's
+// --image-sizes) raises it.
+var DefaultEncoderSizes = []int64{256, 1024, 4096}
+
+// lowerEncoder emits the entry points of an encoder graph
+// (dsl.BuildEncoder): encode_<name> (abi.EncodeName), its inputs in (one
+// tile [1, C, H, W] f32, and any others), its rows [N, width] f32 out;
+// for a variable-size encoder one encode_<name>_<size>
+// (abi.EncodeSizeName) per size (ir.Graph.Sizes), taking the real row
+// count n i32 after its inputs, which the encoder's attention reads
+// (fn.rows: keys past n are masked). The encoder's shapes are concrete
+// and it holds no state; its position_embedding reads positions 0..N−1
+// of the rows it is given.
 func lowerEncoder(m *codegen.Module, e *ir.Graph, opts Options, globals map[string]codegen.Global) error {
-	in := e.Tokens.Type.Shape
-	shape := make([]int64, len(in))
-	for i, d := range in {
-		shape[i] = int64(d)
+	if e.Sizes == nil {
+		return lowerEncoderAt(m, e, abi.EncodeName(e.Encoder), false, opts, globals)
 	}
-	fn := m.NewFunc(abi.EncodeName(e.Encoder), codegen.T("f32", shape...))
+	for _, g := range e.Sizes {
+		if err := lowerEncoderAt(m, g, abi.EncodeSizeName(g.Encoder, g.Size), true, opts, globals); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lowerEncoderAt emits one entry point name of encoder graph e; sized:
+// it takes the real row count last.
+func lowerEncoderAt(m *codegen.Module, e *ir.Graph, name string, sized bool, opts Options, globals map[string]codegen.Global) error {
+	var args []codegen.Type
+	for _, in := range append([]*ir.Node{e.Tokens}, e.Inputs...) {
+		args = append(args, codegen.T(string(in.Type.DType), concrete(in.Type.Shape)...))
+	}
+	if sized {
+		args = append(args, codegen.T("i32"))
+	}
+	fn := m.NewFunc(name, args...)
 	f := newFn(fn, e, opts, globals, &cacheLayout{site: map[int][]cacheEntry{}, states: &stateLayout{entry: map[stateKey]cacheEntry{}}}, 1, 1)
+	for i, in := range e.Inputs {
+		f.vals[in] = fn.Args[1+i]
+	}
+	if sized {
+		f.rows = fn.Args[len(fn.Args)-1]
+	}
 	out := f.run(fn.Args[0])
 	if err := fn.Err(); err != nil {
 		return err
 	}
 	fn.Return(f.reshape(out, out.Type.Shape[1], out.Type.Shape[2]))
 	return fn.Err()
+}
+
+// concrete is a concrete shape as int64s.
+func concrete(s ir.Shape) []int64 {
+	out := make([]int64, len(s))
+	for i, d := range s {
+		out[i] = int64(d)
+	}
+	return out
 }
 
 // Encoders describes the encoder entry points Lower emits for g, one per
@@ -42,12 +89,20 @@ func Encoders(g *ir.Graph) ([]abi.Encoder, error) {
 		if err != nil {
 			return nil, err
 		}
-		shape := make([]int64, len(e.Tokens.Type.Shape))
-		for j, d := range e.Tokens.Type.Shape {
-			shape[j] = int64(d)
-		}
 		t := e.Logits.Type.Shape
-		out = append(out, abi.Encoder{Name: e.Encoder, Input: shape, Rows: int64(t[1]), Width: int64(t[2]), Placeholder: id, Blocks: blocksOf(g, id)})
+		enc := abi.Encoder{Name: e.Encoder, Input: concrete(e.Tokens.Type.Shape), Rows: int64(t[1]), Width: int64(t[2]), Placeholder: id, Blocks: blocksOf(g, id)}
+		for _, x := range e.Inputs {
+			enc.Extra = append(enc.Extra, abi.EncoderInput{Name: x.Name, Shape: concrete(x.Type.Shape), DType: string(x.Type.DType)})
+		}
+		for _, s := range e.Sizes {
+			for _, x := range append([]*ir.Node{s.Tokens}, s.Inputs...) {
+				if len(x.Type.Shape) < 2 || int64(x.Type.Shape[1]) != s.Size {
+					return nil, fmt.Errorf("%s: encoder %s's input %s is %s at size %d: a variable-size encoder's inputs take the size as their first dimension", x.Pos, e.Encoder, x.Name, x.Type, s.Size)
+				}
+			}
+			enc.Sizes = append(enc.Sizes, abi.EncoderSize{Size: s.Size, Rows: int64(s.Logits.Type.Shape[1])})
+		}
+		out = append(out, enc)
 	}
 	// The runtime keeps the runs of an encoder's placeholders in one
 	// prefill chunk, no other blocks: any other mask is refused.

@@ -39,6 +39,7 @@ type fn struct {
 	caches   map[int]codegen.Value      // current value of each KV-cache group
 
 	length    codegen.Value         // prefill: i32, the real tokens of the chunk (decode: unset, 1 per row)
+	rows      codegen.Value         // a variable-size encoder's entry point: i32, its real rows (the rest padding)
 	stateVals map[int]codegen.Value // current value of each state group (state.go)
 }
 

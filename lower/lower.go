@@ -104,6 +104,12 @@ type Options struct {
 	// time and module size.
 	VerifyBuckets []int64
 	DecodeBatches []int64 // batch sizes B with a decode_B entry point
+	// EncoderSizes are the sizes a variable-size encoder (.arch
+	// `encoder image[patches]`: Qwen2-VL's patches) has an entry point for
+	// (abi.EncodeSizeName), ascending; nil: DefaultEncoderSizes. An input
+	// of n rows runs in the smallest size >= n, padded. driver.NewGraph
+	// builds the encoder at each.
+	EncoderSizes []int64
 	// MTP lowers the graph's multi-token-prediction module (ir.Graph.MTP;
 	// speculative decoding's mtp drafter, mtp.go): prefill, decode and
 	// verify keep the target's hidden state per position, and an mtp_K

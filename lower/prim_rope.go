@@ -35,10 +35,20 @@ import (
 // top-level field).
 func inferRoPE(n *ir.Node, a *RoPEAttrs) error {
 	x := n.Args[0].Type
-	if len(x.Shape) != 4 || x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq {
+	axes := 3 // the call's M-RoPE positions (t, h, w)
+	if len(n.Args) > 1 { // explicit positions [batch, seq, axes] (an encoder's index table)
+		p := n.Args[1].Type
+		if len(x.Shape) != 4 || len(p.Shape) != 3 || p.DType != ir.I32 || !p.Shape[:2].Equal(x.Shape[:2]) {
+			return fmt.Errorf("positions must be [batch, seq, axes] i32 over x's [batch, seq], got %s for x %s", p, x)
+		}
+		if a.MropeSection == nil {
+			return fmt.Errorf("positions go with mrope_section: one section per axis")
+		}
+		axes = int(p.Shape[2])
+	} else if len(x.Shape) != 4 || x.Shape[0] != ir.Batch || x.Shape[1] != ir.Seq {
 		return fmt.Errorf("x must be [batch, seq, heads, head_dim], got %s", x)
 	}
-	spec, err := ropeParams(a, lastDim(x))
+	spec, err := ropeParams(a, lastDim(x), axes)
 	if err != nil {
 		return err
 	}
@@ -84,7 +94,7 @@ type ropeSpec struct {
 // and i < 3·sections[2], else axis 0). Errors: not three sections, a
 // negative one, or a sum other than d2 (HF's split would fail or leave
 // frequencies unturned).
-func mropeAxes(sections []int64, interleaved bool, d2 int64) ([]int, error) {
+func mropeAxes(sections []int64, interleaved bool, d2 int64, n int) ([]int, error) {
 	sum := int64(0)
 	for _, s := range sections {
 		if s < 0 {
@@ -92,8 +102,14 @@ func mropeAxes(sections []int64, interleaved bool, d2 int64) ([]int, error) {
 		}
 		sum += s
 	}
-	if len(sections) != 3 || sum != d2 {
+	if n == 3 && (len(sections) != 3 || sum != d2) {
 		return nil, fmt.Errorf("mrope_section %v must be three sections (temporal, height, width) summing to the rotary half-dimension %d (rotary_dim / 2), got a sum of %d: fix rope_scaling's (rope_parameters') mrope_section", sections, d2, sum)
+	}
+	if len(sections) != n || sum != d2 {
+		return nil, fmt.Errorf("mrope_section %v must be %d sections (one per position axis) summing to the rotary half-dimension %d (rotary_dim / 2), got a sum of %d", sections, n, d2, sum)
+	}
+	if interleaved && n != 3 {
+		return nil, fmt.Errorf("mrope_interleaved takes three sections")
 	}
 	axes := make([]int, d2)
 	if interleaved {
@@ -124,7 +140,7 @@ type ropeLimits struct{ maxPos, origMax int64 }
 
 // ropeParams computes a rope node's table and layout from its attributes
 // and head_dim dim.
-func ropeParams(a *RoPEAttrs, dim int64) (ropeSpec, error) {
+func ropeParams(a *RoPEAttrs, dim int64, axes int) (ropeSpec, error) {
 	theta := a.Theta
 	if dim%2 != 0 || theta <= 0 {
 		return ropeSpec{}, fmt.Errorf("needs an even head_dim and theta > 0, got %d and %g", dim, theta)
@@ -152,16 +168,30 @@ func ropeParams(a *RoPEAttrs, dim int64) (ropeSpec, error) {
 	}
 	spec := ropeSpec{ropeTable: t, rotaryDim: rd, interleaved: a.Interleaved}
 	if a.MropeSection == nil {
-		if a.MropeInterleaved {
-			return ropeSpec{}, fmt.Errorf("mrope_interleaved needs mrope_section")
+		if a.MropeInterleaved || a.MropeRestart {
+			return ropeSpec{}, fmt.Errorf("mrope_interleaved and mrope_restart need mrope_section")
 		}
 		return spec, nil
 	}
 	if t.threshold > 0 {
 		return ropeSpec{}, fmt.Errorf("mrope_section with a length-dependent scaling (longrope, dynamic) is not supported")
 	}
-	spec.axes, err = mropeAxes(a.MropeSection, a.MropeInterleaved, rd/2)
-	return spec, err
+	if spec.axes, err = mropeAxes(a.MropeSection, a.MropeInterleaved, rd/2, axes); err != nil {
+		return ropeSpec{}, err
+	}
+	if a.MropeRestart { // each section its own ladder over 2·section: theta^(-2j / (2·section))
+		if a.MropeInterleaved || a.Scaling["rope_type"] != nil && a.Scaling["rope_type"] != "default" {
+			return ropeSpec{}, fmt.Errorf("mrope_restart takes neither mrope_interleaved nor a scaling")
+		}
+		i := 0
+		for _, s := range a.MropeSection {
+			for j := range s {
+				spec.invFreq[i] = f32InvFreq(theta, int(j), 2*s, 1)
+				i++
+			}
+		}
+	}
+	return spec, nil
 }
 
 // f32InvFreq is HF's 1 / (base ** (arange(0, dim, 2) / dim)) in f32 for
@@ -477,7 +507,13 @@ func ropeDynamic(r *ropeScaling, t *ropeTable) error {
 func lowerRoPE(f *fn, n *ir.Node, a *RoPEAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	spec := a.Spec
-	cos, sin := f.ropeCosSin(spec.ropeTable, spec.interleaved, spec.axes)
+	var cos, sin codegen.Value
+	if len(n.Args) > 1 { // explicit positions [B, S, axes] → [axes, B, S]
+		p := f.transpose(f.arg(n, 1), 2, 0, 1)
+		cos, sin = f.cosSin(fmt.Sprint("rope", n.Args[1].ID, spec.invFreq, spec.axes), f.mropeFreqs(p, spec.invFreq, spec.axes), 1, false)
+	} else {
+		cos, sin = f.ropeCosSin(spec.ropeTable, spec.interleaved, spec.axes)
+	}
 	B, S, H, D := x.Type.Shape[0], x.Type.Shape[1], x.Type.Shape[2], x.Type.Shape[3]
 	r := spec.rotaryDim
 	xr := x
@@ -521,7 +557,12 @@ func (f *fn) ropeCosSin(t ropeTable, interleaved bool, axes []int) (codegen.Valu
 	shape := append(append([]int64{}, f.positions.Type.Shape...), d2)
 	ft := codegen.T("f32", shape...)
 	if axes != nil {
-		return f.cosSin(key, f.mropeFreqs(t.invFreq, axes, ft), t.scale, interleaved)
+		rp := f.ropePositions
+		if rp.Type.Elem == "" {
+			f.Errorf("multimodal RoPE (mrope_section) needs 3-D positions, which this function does not take (give rope positions: in an encoder)")
+			return f.splat(0, ft), f.splat(0, ft)
+		}
+		return f.cosSin(key, f.mropeFreqs(rp, t.invFreq, axes), t.scale, interleaved)
 	}
 	pos := f.convert(f.positions, "f32")
 	pb := f.broadcastDims(pos, ft, 0, 1)
@@ -564,20 +605,17 @@ func (f *fn) cosSin(key string, freqs codegen.Value, scale float64, interleaved 
 }
 
 // mropeFreqs is the angle of each frequency [batch, seq, d2] f32 under
-// multimodal RoPE: position axis axes[i] of the call's 3-D positions
-// (fn.ropePositions, [3, batch, seq] i32) times invFreq[i], as HF's
-// rotary embedding computes every axis's angles (inv_freq · position in
-// f32) and the sections then pick one axis per frequency: a sum over the
-// axes of position × (invFreq where the axis turns it, else 0), exact.
-func (f *fn) mropeFreqs(invFreq []float64, axes []int, ft codegen.Type) codegen.Value {
-	rp := f.ropePositions
-	if rp.Type.Elem == "" {
-		f.Errorf("multimodal RoPE (mrope_section) needs 3-D positions, which this function does not take (an encoder's rope?)")
-		return f.splat(0, ft)
-	}
-	B, S := ft.Shape[0], ft.Shape[1]
+// multimodal RoPE: position axis axes[i] of rp ([axes, batch, seq] i32:
+// the call's 3-D positions, fn.ropePositions, or a rope's explicit ones)
+// times invFreq[i], as HF's rotary embedding computes every axis's
+// angles (inv_freq · position in f32) and the sections then pick one
+// axis per frequency: a sum over the axes of position × (invFreq where
+// the axis turns it, else 0), exact.
+func (f *fn) mropeFreqs(rp codegen.Value, invFreq []float64, axes []int) codegen.Value {
+	B, S := rp.Type.Shape[1], rp.Type.Shape[2]
+	ft := codegen.T("f32", B, S, int64(len(invFreq)))
 	var freqs codegen.Value
-	for k := range 3 {
+	for k := range int(rp.Type.Shape[0]) {
 		inv := make([]float64, len(invFreq))
 		used := false
 		for i, a := range axes {

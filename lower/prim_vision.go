@@ -21,6 +21,9 @@ import (
 func inferPatchEmbed(n *ir.Node, a *PatchEmbedAttrs) error {
 	x := n.Args[0].Type
 	p, out := a.Patch, a.Out
+	if a.Temporal != nil {
+		return inferPatchRows(n, a)
+	}
 	if len(x.Shape) != 4 || x.Shape[0] != 1 || x.DType != ir.F32 {
 		return fmt.Errorf("pixels must be one image tile [1, channels, height, width] f32 (an encoder's input), got %s", x)
 	}
@@ -36,11 +39,39 @@ func inferPatchEmbed(n *ir.Node, a *PatchEmbedAttrs) error {
 	return nil
 }
 
+// inferPatchRows is patch_embed over patches already cut (temporal):
+// pixels [1, n, C·T·p·p] → [1, n, out], weight [out, C, T, p, p].
+func inferPatchRows(n *ir.Node, a *PatchEmbedAttrs) error {
+	x := n.Args[0].Type
+	p, t, out := a.Patch, *a.Temporal, a.Out
+	if len(x.Shape) != 3 || x.Shape[0] != 1 || x.Shape[1] <= 0 || x.DType != ir.F32 {
+		return fmt.Errorf("with temporal, pixels must be patch rows [1, n, C·temporal·patch²] f32 (an encoder's input), got %s", x)
+	}
+	d := int64(x.Shape[2])
+	if p <= 0 || t <= 0 || out <= 0 || d%(t*p*p) != 0 {
+		return fmt.Errorf("rows of %d values are not C·temporal·patch² for temporal %d and patch %d (all positive)", d, t, p)
+	}
+	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: []int64{out, d / (t * p * p), t, p, p}}}
+	if a.Bias {
+		n.Weights = append(n.Weights, ir.Weight{Name: n.Module + ".bias", Shape: []int64{out}})
+	}
+	n.Type = ir.Type{Shape: ir.Shape{1, x.Shape[1], ir.Dim(out)}, DType: ir.F32}
+	return nil
+}
+
 // lowerPatchEmbed cuts the tile into patches, [1, gh, gw, C, p, p] rows
 // flattened as the weight's [C, p, p] is, and multiplies them by the
 // weight viewed [out, C·p·p]: the convolution as one matmul.
 func lowerPatchEmbed(f *fn, n *ir.Node, a *PatchEmbedAttrs) codegen.Value {
 	x := f.arg(n, 0)
+	if a.Temporal != nil { // rows already cut: one matmul with the kernel viewed [out, C·T·p·p]
+		d := x.Type.Shape[2]
+		y := f.dot(x, f.reshape(f.weight(n.Weights[0].Name), a.Out, d), nil, nil, []int64{2}, []int64{1})
+		if a.Bias {
+			y = f.add(y, f.broadcastTrailing(f.weight(n.Weights[1].Name), y.Type))
+		}
+		return y
+	}
 	c, h, w, p := x.Type.Shape[1], x.Type.Shape[2], x.Type.Shape[3], a.Patch
 	gh, gw := h/p, w/p
 	patches := f.transpose(f.reshape(x, 1, c, gh, p, gw, p), 0, 2, 4, 1, 3, 5)
@@ -85,6 +116,10 @@ func lowerBidirectionalAttention(f *fn, n *ir.Node, a *BidirectionalAttentionAtt
 	}
 	scores := f.dot(q, k, []int64{0, 2}, []int64{0, 2}, []int64{3}, []int64{3}) // [B,H,S,S]
 	scores = f.mul(scores, f.splat(scale, scores.Type))
+	if f.rows.Type.Elem != "" { // a variable-size encoder: keys past the real rows are padding
+		real := f.compare("LT", f.iota(codegen.T("i32", S), 0), f.broadcast(f.rows, codegen.T("i32", S)))
+		scores = f.selectOp(f.broadcastDims(real, scores.Type.WithElem("i1"), 3), scores, f.splat(maskValue, scores.Type))
+	}
 	out := f.dot(f.softmaxLast(scores), v, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{1}) // [B,H,S,D]
 	return f.reshape(f.transpose(out, 0, 2, 1, 3), B, S, H*D)
 }
@@ -114,6 +149,27 @@ func lowerPixelShuffle(f *fn, n *ir.Node, a *PixelShuffleAttrs) codegen.Value {
 	y := f.transpose(f.reshape(x, 1, s, s/k, d*k), 0, 2, 1, 3)    // [1, s/k, s, d·k]
 	y = f.transpose(f.reshape(y, 1, s/k, s/k, d*k*k), 0, 2, 1, 3) // [1, s/k, s/k, d·k²]
 	return f.reshape(y, 1, rows/(k*k), d*k*k)
+}
+
+// merge_rows(x [1, n, d], factor k) → [1, n/k, d·k]: each run of k
+// consecutive rows as one (Qwen2VLPatchMerger's view(-1, hidden·merge²):
+// the processor orders each merge window's patches consecutively).
+func inferMergeRows(n *ir.Node, a *MergeRowsAttrs) error {
+	x := n.Args[0].Type
+	k := a.Factor
+	if len(x.Shape) != 3 || x.Shape[0] != 1 || x.Shape[1] <= 0 || x.Shape[2] <= 0 {
+		return fmt.Errorf("x must be [1, n, d] with concrete n and d (an encoder's rows), got %s", x)
+	}
+	if k <= 0 || int64(x.Shape[1])%k != 0 {
+		return fmt.Errorf("%d rows do not group in runs of %d (factor must be positive and divide the rows)", x.Shape[1], k)
+	}
+	n.Type = ir.Type{Shape: ir.Shape{1, x.Shape[1] / ir.Dim(k), x.Shape[2] * ir.Dim(k)}, DType: x.DType}
+	return nil
+}
+
+func lowerMergeRows(f *fn, n *ir.Node, a *MergeRowsAttrs) codegen.Value {
+	x := f.arg(n, 0)
+	return f.reshape(x, 1, x.Type.Shape[1]/a.Factor, x.Type.Shape[2]*a.Factor)
 }
 
 // masked_scatter(x [batch, seq, d], mask [batch, seq] i1, rows) → [batch,

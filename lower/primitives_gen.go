@@ -30,7 +30,7 @@ var primitiveRows = []*primitive{
 	// merge_heads: out = reshape(x, [..., n·d]), heads's inverse
 	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates; with mrope_section each frequency turns by one axis of a 3-D position
-	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute"), optional("mrope_section"), optional("mrope_interleaved")),
+	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute"), optional("mrope_section"), optional("mrope_interleaved"), optional("mrope_restart"), optionalTensor("positions")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with blocks, a prefill query in a block (a run of consecutive true tokens of the mask) also sees its block's later keys; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
 	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"), optionalTensor("blocks"), optionalTensor("index_q"), optionalTensor("index_k"), optionalTensor("index_w"), optional("index_topk"), optional("index_scale"))),
 	// activation: out = ACT2FN[name](x)
@@ -120,11 +120,13 @@ var primitiveRows = []*primitive{
 	// rg_lru: per block of width / heads channels, i_t = sigmoid(x_t · W_i + b_i), r_t = sigmoid(x_t · W_r + b_r); log a_t = −8 · r_t · softplus(recurrent_param), a_t = exp(log a_t); h_t = a_t · h_{t−1} + √(1 − exp(2 · log a_t)) · i_t · x_t, out_t = h_t; at position 0 (reset) a_t = 0 and the √ factor is 1. Prefill: a log-depth (Hillis–Steele) scan over the chunk's tokens, no token loop; decode: the one-step recurrence
 	row("rg_lru", decodedRgLru, lowerDecodedRgLru, false, tensor("x"), module("weight"), scalar("heads")),
 	// patch_embed: out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row
-	row("patch_embed", decodedPatchEmbed, lowerDecodedPatchEmbed, false, tensor("pixels"), module("weight"), scalar("patch"), scalar("out"), optional("bias")),
-	// bidirectional_attention: softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other)
+	row("patch_embed", decodedPatchEmbed, lowerDecodedPatchEmbed, false, tensor("pixels"), module("weight"), scalar("patch"), scalar("out"), optional("bias"), optional("temporal")),
+	// bidirectional_attention: softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other); in a variable-size encoder's entry point, keys past its real rows are masked out (padding)
 	row("bidirectional_attention", decodedBidirectionalAttention, lowerDecodedBidirectionalAttention, false, tensor("q"), tensor("k"), tensor("v"), optional("scale")),
 	// pixel_shuffle: the s×s grid of rows regrouped into (s/factor)² rows of factor² neighbours: x viewed [s, s/f, d·f], transposed to [s/f, s, d·f], viewed [s/f, s/f, d·f²], transposed back and flattened to [n/f², d·f²] (f = factor)
 	row("pixel_shuffle", decodedPixelShuffle, lowerDecodedPixelShuffle, false, tensor("x"), scalar("factor")),
+	// merge_rows: each run of factor consecutive rows concatenated into one: x viewed [n / factor, d · factor]
+	row("merge_rows", decodedMergeRows, lowerDecodedMergeRows, false, tensor("x"), scalar("factor")),
 	// masked_scatter: out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)
 	row("masked_scatter", inferMaskedScatter, lowerMaskedScatter, false, tensor("x"), tensor("mask"), tensor("rows")),
 	// avg_pool: the s×s grid of rows (row by row) average-pooled in kernel×kernel blocks, stride kernel: out[0, py·(s/k) + px] = mean over i, j < k of x[0, (py·k + i)·s + px·k + j] (k = kernel)
@@ -303,17 +305,26 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "false",
 			Doc:     "with mrope_section: frequency i takes the height axis when i mod 3 = 1 and i < 3·section[1], the width axis when i mod 3 = 2 and i < 3·section[2], else the temporal one (Qwen3-VL's apply_interleaved_mrope)",
 			Name:    "mrope_interleaved",
+		}, {
+			Default: "false",
+			Doc:     "with mrope_section: each section turns its own default frequencies over twice its width, frequency i of section k theta^(-i/section[k]) (Qwen2-VL's vision tower: VisionRotaryEmbedding(head_dim / 2) for rows and for columns, concatenated); false: one ladder over rotary_dim split among the sections",
+			Name:    "mrope_restart",
+		}, {
+			Default: "the call's",
+			Doc:     "each token's position per section, [batch, seq, len(mrope_section)] i32 (an encoder's index table: Qwen2-VL's per-patch row and column), instead of the call's positions",
+			Name:    "positions",
 		}},
 		Cache:     false,
 		HF:        "apply_rotary_pos_emb, apply_multimodal_rotary_pos_emb (Qwen2-VL), apply_interleaved_mrope (Qwen3-VL); inv_freq by modeling_rope_utils (default, linear, llama3, yarn, longrope, dynamic, proportional) and dynamic_rope_update",
 		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates; with mrope_section each frequency turns by one axis of a 3-D position",
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
-		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:, mrope_section:, mrope_interleaved:)",
+		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:, mrope_section:, mrope_interleaved:, mrope_restart:, positions:)",
 		Types: map[string]string{
 			"interleaved":       "bool",
 			"max_position":      "length",
 			"mrope_interleaved": "bool",
+			"mrope_restart":     "bool",
 			"mrope_section":     "ints",
 			"original_max":      "length",
 			"recompute":         "bool",
@@ -1090,17 +1101,22 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "false",
 			Doc:     "true: also reads <module>.bias [out] and adds it (nn.Conv2d's default)",
 			Name:    "bias",
+		}, {
+			Default: "none",
+			Doc:     "pixels are patches already cut, [1, n, C·temporal·patch·patch] (Qwen2-VL's processor flattens each [C, temporal_patch_size, patch, patch] patch), and the weight is nn.Conv3d's [out, C, temporal, patch, patch]: out = pixels · weightᵀ viewed [out, C·temporal·patch²] (Qwen2VLVisionPatchEmbed, models/qwen2_vl/modeling_qwen2_vl.py)",
+			Name:    "temporal",
 		}},
 		Cache:     false,
 		HF:        "SiglipVisionEmbeddings.patch_embedding (nn.Conv2d, kernel_size = stride = patch_size, padding \"valid\") then flatten(2).transpose(1, 2) (models/siglip/modeling_siglip.py; Idefics3VisionEmbeddings, models/idefics3/modeling_idefics3.py)",
 		Math:      "out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row",
 		Name:      "patch_embed",
 		Shapes:    "pixels [1, C, H, W] f32, H and W multiples of patch → [1, (H/patch)·(W/patch), out]; weight [out, C, patch, patch], bias [out] (bias: true)",
-		Signature: "patch_embed(pixels, weight, patch, out, bias:)",
+		Signature: "patch_embed(pixels, weight, patch, out, bias:, temporal:)",
 		Types: map[string]string{
-			"bias":  "bool",
-			"out":   "int",
-			"patch": "int",
+			"bias":     "bool",
+			"out":      "int",
+			"patch":    "int",
+			"temporal": "int",
 		},
 	},
 	{
@@ -1111,7 +1127,7 @@ var primitiveDocs = []PrimitiveDoc{
 		}},
 		Cache:     false,
 		HF:        "SiglipAttention / Idefics3VisionAttention (is_causal False) through eager_attention_forward without an attention mask (models/siglip/modeling_siglip.py)",
-		Math:      "softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other)",
+		Math:      "softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other); in a variable-size encoder's entry point, keys past its real rows are masked out (padding)",
 		Name:      "bidirectional_attention",
 		Shapes:    "q, k, v [batch, n, heads, d], concrete n → [batch, n, heads·d]",
 		Signature: "bidirectional_attention(q, k, v, scale:)",
@@ -1125,6 +1141,16 @@ var primitiveDocs = []PrimitiveDoc{
 		Name:      "pixel_shuffle",
 		Shapes:    "x [1, n, d], n = s², s a multiple of factor → [1, n / factor², d · factor²]",
 		Signature: "pixel_shuffle(x, factor)",
+		Types:     map[string]string{"factor": "int"},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "Qwen2VLPatchMerger: ln_q(x).view(-1, hidden_size · spatial_merge_size²) (models/qwen2_vl/modeling_qwen2_vl.py; the processor orders each 2×2 window's patches consecutively)",
+		Math:      "each run of factor consecutive rows concatenated into one: x viewed [n / factor, d · factor]",
+		Name:      "merge_rows",
+		Shapes:    "x [1, n, d], n a multiple of factor → [1, n / factor, d · factor]",
+		Signature: "merge_rows(x, factor)",
 		Types:     map[string]string{"factor": "int"},
 	},
 	{
@@ -1338,6 +1364,7 @@ type RoPEAttrs struct {
 	Recompute        bool           // recompute: longrope: true tells the runtime to recompute the earlier tokens' keys with the long factors on the decode step that first passes original_max (Phi3ForCausalLM.prepare_inputs_for_generation); false keeps them, as generate does for other models (MiniCPM3)
 	MropeSection     []int64        // mrope_section: multimodal RoPE (Qwen2-VL's apply_multimodal_rotary_pos_emb): the rotary frequencies split into sections, in order, each turned by its own axis of the token's (temporal, height, width) position, which the module then takes as an input (abi: rope_positions); three sections summing to rotary_dim / 2
 	MropeInterleaved bool           // mrope_interleaved: with mrope_section: frequency i takes the height axis when i mod 3 = 1 and i < 3·section[1], the width axis when i mod 3 = 2 and i < 3·section[2], else the temporal one (Qwen3-VL's apply_interleaved_mrope)
+	MropeRestart     bool           // mrope_restart: with mrope_section: each section turns its own default frequencies over twice its width, frequency i of section k theta^(-i/section[k]) (Qwen2-VL's vision tower: VisionRotaryEmbedding(head_dim / 2) for rows and for columns, concatenated); false: one ladder over rotary_dim split among the sections
 	Spec             ropeSpec       // derived by the shape rule: the inverse frequencies, the rotated width and the pair layout (ropeParams)
 }
 
@@ -1391,6 +1418,11 @@ func decodeRoPEAttrs(n *ir.Node) (*RoPEAttrs, error) {
 	}
 	if v := n.Attrs["mrope_interleaved"]; v != nil {
 		if a.MropeInterleaved, err = decodeBool("mrope_interleaved", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["mrope_restart"]; v != nil {
+		if a.MropeRestart, err = decodeBool("mrope_restart", v); err != nil {
 			return nil, err
 		}
 	}
@@ -2204,9 +2236,10 @@ func decodeRGLRUAttrs(n *ir.Node) (*RGLRUAttrs, error) {
 
 // PatchEmbedAttrs are the attributes of patch_embed, decoded and checked once by decodePatchEmbedAttrs when the IR builder runs the shape rule.
 type PatchEmbedAttrs struct {
-	Patch int64 // patch
-	Out   int64 // out
-	Bias  bool  // bias: true: also reads <module>.bias [out] and adds it (nn.Conv2d's default)
+	Patch    int64  // patch
+	Out      int64  // out
+	Bias     bool   // bias: true: also reads <module>.bias [out] and adds it (nn.Conv2d's default)
+	Temporal *int64 // temporal: pixels are patches already cut, [1, n, C·temporal·patch·patch] (Qwen2-VL's processor flattens each [C, temporal_patch_size, patch, patch] patch), and the weight is nn.Conv3d's [out, C, temporal, patch, patch]: out = pixels · weightᵀ viewed [out, C·temporal·patch²] (Qwen2VLVisionPatchEmbed, models/qwen2_vl/modeling_qwen2_vl.py)
 }
 
 // decodePatchEmbedAttrs reads n.Attrs (the evaluated arguments) into PatchEmbedAttrs; an error names the attribute and what it must be.
@@ -2223,6 +2256,13 @@ func decodePatchEmbedAttrs(n *ir.Node) (*PatchEmbedAttrs, error) {
 		if a.Bias, err = decodeBool("bias", v); err != nil {
 			return nil, err
 		}
+	}
+	if v := n.Attrs["temporal"]; v != nil {
+		var x int64
+		if x, err = decodeInt("temporal", v); err != nil {
+			return nil, err
+		}
+		a.Temporal = &x
 	}
 	return a, nil
 }
@@ -2254,6 +2294,21 @@ type PixelShuffleAttrs struct {
 // decodePixelShuffleAttrs reads n.Attrs (the evaluated arguments) into PixelShuffleAttrs; an error names the attribute and what it must be.
 func decodePixelShuffleAttrs(n *ir.Node) (*PixelShuffleAttrs, error) {
 	a := &PixelShuffleAttrs{}
+	var err error
+	if a.Factor, err = decodeInt("factor", n.Attrs["factor"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// MergeRowsAttrs are the attributes of merge_rows, decoded and checked once by decodeMergeRowsAttrs when the IR builder runs the shape rule.
+type MergeRowsAttrs struct {
+	Factor int64 // factor
+}
+
+// decodeMergeRowsAttrs reads n.Attrs (the evaluated arguments) into MergeRowsAttrs; an error names the attribute and what it must be.
+func decodeMergeRowsAttrs(n *ir.Node) (*MergeRowsAttrs, error) {
+	a := &MergeRowsAttrs{}
 	var err error
 	if a.Factor, err = decodeInt("factor", n.Attrs["factor"]); err != nil {
 		return nil, err
@@ -2981,6 +3036,25 @@ func lowerDecodedPixelShuffle(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerPixelShuffle(f, n, a)
+}
+
+// decodedMergeRows is merge_rows's shape rule: it decodes the attributes once (decodeMergeRowsAttrs), keeps them on the node and runs inferMergeRows.
+func decodedMergeRows(n *ir.Node) error {
+	a, err := decodeMergeRowsAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferMergeRows(n, a)
+}
+
+// lowerDecodedMergeRows is merge_rows's lowering: lowerMergeRows with the attributes the shape rule decoded.
+func lowerDecodedMergeRows(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*MergeRowsAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerMergeRows(f, n, a)
 }
 
 // decodedAvgPool is avg_pool's shape rule: it decodes the attributes once (decodeAvgPoolAttrs), keeps them on the node and runs inferAvgPool.

@@ -165,9 +165,17 @@ type Graph struct {
 	// Encoders are the encoder graphs the Inputs come from, in order.
 	Encoders []*Graph
 	// Encoder, on an encoder's own graph, is its name ("image"): Tokens
-	// is then its input, one tile [1, C, H, W] f32 (Prim "pixels"), and
-	// Logits its output, [1, N, width] f32. "" on a decoder.
+	// is then its first input (one tile [1, C, H, W] f32, Prim "pixels"),
+	// Inputs the others (Prim "pixels" f32 or "index" i32, [1, dims...])
+	// and Logits its output, [1, N, width] f32. "" on a decoder.
 	Encoder string
+	// Size, on an encoder with a variable size (.arch `encoder
+	// image[patches]`), is the size this graph was built at, and Sizes the
+	// encoder built at each size the module compiles, ascending (the
+	// decoder's Encoders hold the largest, whose Sizes lists them all); 0
+	// and nil for an encoder of fixed shapes.
+	Size  int64
+	Sizes []*Graph
 	// MTP is the family's multi-token-prediction module (the .arch's mtp
 	// item), nil without one: the nodes from MTP.Start on, which prefill,
 	// decode and verify do not run.

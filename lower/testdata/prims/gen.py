@@ -1780,6 +1780,55 @@ def vision_cases(B, S):
     c.call(1, 1, [x], want.reshape(1, 6, 5))
     out.append(c)
 
+    name = "patch_embed_temporal"
+    r = rng(name)
+    c = Case(name, "patch_embed", "out[0, n, o] = Σ W[o, c, t, i, j]·patch_n[c, t, i, j] + b[o]: nn.Conv3d(3, 5, "
+             "kernel_size = stride = (2, 2, 2)) on each of 6 patches the processor cut and flattened as "
+             "[C, T, p, p] (Qwen2VLVisionPatchEmbed: view(-1, C, T, p, p), conv, view(-1, out)).",
+             [("pixels", "f32", [1, 6, 24])], [1, 6, 5], attrs={"patch": 2, "out": 5, "bias": True, "temporal": 2})
+    w = c.weight("weight", randn(r, (5, 3, 2, 2, 2), 0.5))
+    bias = c.weight("bias", randn(r, (5,), 0.5))
+    x = randn(r, (1, 6, 24))
+    want = np.zeros((1, 6, 5))
+    for n in range(6):
+        clip = x[0, n].astype(f64).reshape(3, 2, 2, 2)  # one [C, T, p, p] volume, the conv's one output position
+        for o in range(5):
+            want[0, n, o] = sum(w[o, ch, t, i, j] * clip[ch, t, i, j]
+                                for ch in range(3) for t in range(2) for i in range(2) for j in range(2)) + bias[o]
+    c.call(1, 1, [x], want)
+    out.append(c)
+
+    name = "merge_rows"
+    r = rng(name)
+    c = Case(name, "merge_rows", "Qwen2VLPatchMerger's view(-1, hidden·4): 8 rows of 3 as 2 rows of 12, each "
+             "four consecutive rows concatenated.", [("x", "f32", [1, 8, 3])], [1, 2, 12], attrs={"factor": 4}, tol=EXACT)
+    x = randn(r, (1, 8, 3))
+    c.call(1, 1, [x], np.concatenate([x[:, 0:4].reshape(1, 1, 12), x[:, 4:8].reshape(1, 1, 12)], 1).astype(f64))
+    out.append(c)
+
+    # Qwen2-VL's vision RoPE: VisionRotaryEmbedding(head_dim / 2) gives
+    # head_dim / 4 frequencies; a patch's angles are those of its row then
+    # those of its column, emb = cat(rotary, rotary), applied by
+    # apply_rotary_pos_emb_vision (rotate_half).
+    name = "rope_positions"
+    r = rng(name)
+    d = 8
+    c = Case(name, "rope", "Qwen2-VL's vision RoPE (mrope_section [2, 2], mrope_restart): patch n's angles are "
+             "pos[n, 0]·inv and pos[n, 1]·inv, inv = 1/10000^(arange(0, 4, 2)/4) (VisionRotaryEmbedding(4)), "
+             "out = x·cos + rotate_half(x)·sin over head_dim 8 (apply_rotary_pos_emb_vision).",
+             [("x", "f32", [1, 6, 2, d]), ("positions", "i32", [1, 6, 2])], [1, 6, 2, d],
+             attrs={"theta": 10000.0, "mrope_section": [2, 2], "mrope_restart": True}, tol=(2e-5, 1e-5))
+    x = randn(r, (1, 6, 2, d))
+    pos = np.array([[[0, 0], [0, 1], [1, 0], [1, 1], [2, 3], [5, 4]]], np.int32)
+    inv = (1.0 / (10000.0 ** (np.arange(0, 4, 2, dtype=f32) / f32(4)))).astype(f32)
+    table = np.outer(np.arange(8, dtype=f32), inv).astype(f32)                    # rotary_pos_emb_full
+    rot = np.concatenate([table[pos[0, :, 0]], table[pos[0, :, 1]]], -1)         # [6, 4]
+    emb = np.concatenate([rot, rot], -1).astype(f64)[None, :, None, :]            # [1, 6, 1, 8]
+    xf = x.astype(f64)
+    want = xf * np.cos(emb) + np.concatenate([-xf[..., d // 2:], xf[..., :d // 2]], -1) * np.sin(emb)
+    c.call(1, 1, [x, pos], want)
+    out.append(c)
+
     for name, attrs, scale in [("bidirectional_attention", {}, 0.5), ("bidirectional_attention_scale", {"scale": 0.3}, 0.3)]:
         r = rng(name)
         c = Case(name, "bidirectional_attention", "out = softmax(q·kᵀ·%s)·v per head, no mask and no cache "
