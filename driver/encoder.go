@@ -9,7 +9,7 @@ import (
 	"github.com/archc/archc/lower"
 )
 
-// buildEncoders builds the graph of each encoder the family declares
+// BuildEncoders builds the graph of each encoder the family declares
 // (dsl.Encoders: a vision-language family's image encoder and projector),
 // its config block bound to config.json's object the encoder names
 // (`in vision_config`) with the top level's fields filling what that
@@ -19,7 +19,7 @@ import (
 //
 // An encoder with a variable size is built at each of sizes (nil:
 // lower.DefaultEncoderSizes), the decoder holding the largest.
-func buildEncoders(fam *Family, raw map[string]any, source string, sizes []int64) ([]*ir.Graph, error) {
+func BuildEncoders(fam *Family, raw map[string]any, source string, sizes []int64) ([]*ir.Graph, error) {
 	var out []*ir.Graph
 	for _, ef := range dsl.Encoders(fam.File) {
 		bound, err := encoderConfig(raw, dsl.EncoderKey(ef), source, fam.Name, dsl.EncoderName(ef))

@@ -346,7 +346,7 @@ func NewGraph(path string, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	fam, cfg := res.family, res.config
-	encoders, err := buildEncoders(fam, raw, source, opts.Lower.EncoderSizes)
+	encoders, err := BuildEncoders(fam, raw, source, opts.Lower.EncoderSizes)
 	if err != nil {
 		return nil, err
 	}

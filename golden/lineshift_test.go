@@ -113,7 +113,11 @@ func emitWith(t *testing.T, fams map[string]*driver.Family, p *driver.Plan) []by
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := dsl.Build(fam.File, cfg, lower.Registry{})
+	encoders, err := driver.BuildEncoders(fam, p.Raw, "config.json", p.Options.EncoderSizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := dsl.Build(fam.File, cfg, lower.Registry{}, encoders...)
 	if err != nil {
 		t.Fatal(err)
 	}

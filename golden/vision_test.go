@@ -51,15 +51,32 @@ type visionCase struct {
 	// processor call was given (Gemma 3's pan and scan), over the
 	// fixture's processor config.
 	ImageProcessorKwargs map[string]any `json:"image_processor_kwargs"`
+	// Qwen2-VL's: each image's image_grid_thw (its pixel_values file is
+	// then patch rows, [t·h·w, C·T·p·p]), and HF get_rope_index's
+	// position_ids [3, n] and rope_deltas for the prompt.
+	ImageGridTHW [][3]int   `json:"image_grid_thw"`
+	PositionIDs  [3][]int32 `json:"position_ids"`
+	RoPEDeltas   int64      `json:"rope_deltas"`
+}
+
+// encoded is the case's rt.Encoded for the encoder rows: with HF's M-RoPE
+// positions where the oracle has them (Qwen2-VL).
+func (c visionCase) encoded(rows []float32) *rt.Encoded {
+	if rows == nil {
+		return nil
+	}
+	enc := &rt.Encoded{Rows: [][]float32{rows}}
+	if c.PositionIDs[0] != nil {
+		enc.Positions, enc.RoPEDelta = c.PositionIDs, c.RoPEDeltas
+	}
+	return enc
 }
 
 // pendingVision names the vision fixtures whose image path archc does not
 // run yet, with why: visionFixtures leaves them out (the execution,
 // emit and family-coverage tests), TestVisionChatTemplate still reads
 // them. Remove a fixture's entry when its family reads images.
-var pendingVision = map[string]string{
-	"qwen2_vl": "issue 32: M-RoPE and the Qwen2-VL vision tower are not in archc yet",
-}
+var pendingVision = map[string]string{}
 
 // visionFixtures lists testdata/vision/*/ (each with config.json), less
 // the pendingVision ones.
@@ -123,6 +140,24 @@ func encodeCase(t *testing.T, m *rt.Model, dir string, c visionCase) []float32 {
 	t.Helper()
 	if len(c.PixelValuesFiles) == 0 {
 		return nil
+	}
+	if len(c.ImageGridTHW) > 0 { // Qwen2-VL: each image's patch rows through the variable-size encoder
+		proc, err := vision.LoadProcessor(dir)
+		if err != nil || proc.Qwen == nil {
+			t.Fatalf("a fixture with image_grid_thw needs a Qwen-VL processor: %v", err)
+		}
+		var rows []float32
+		for i, f := range c.PixelValuesFiles {
+			px := readRawF32(t, filepath.Join(dir, f))
+			g := c.ImageGridTHW[i]
+			n := g[0] * g[1] * g[2]
+			r, err := m.EncodeSized(context.Background(), "image", n, px, vision.QwenPatchPositions(g, proc.Qwen.MergeSize))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, r...)
+		}
+		return rows
 	}
 	sh := c.PixelValuesShape // [1, tiles, 3, H, W] (Idefics3) or [images, 3, H, W] (LLaVA)
 	if len(sh) < 3 {
@@ -205,7 +240,7 @@ func checkVisionEngine(t *testing.T, m *rt.Model, want visionOracle, encoded map
 	if a == nil || b == nil || len(encoded[a.Name].Rows[0]) != len(encoded[b.Name].Rows[0]) {
 		t.Fatal("the fixture lacks image_text and text_image_text cases of equal tile counts")
 	}
-	got := submitAll(t, ctx, e, []engine.Request{{Prompt: a.InputIDs, MaxTokens: want.MaxNewTokens, Encoded: encoded[b.Name]}})[0]
+	got := submitAll(t, ctx, e, []engine.Request{{Prompt: a.InputIDs, MaxTokens: want.MaxNewTokens, Encoded: a.encoded(encoded[b.Name].Rows[0])}})[0]
 	if cmp.Equal(a.Tokens, got) {
 		t.Errorf("case %s with case %s's image rows gave the oracle's tokens for its own image: the rows do not reach the model, or a cached prefix of the other image was reused", a.Name, b.Name)
 	}
@@ -372,6 +407,12 @@ func checkVisionEndToEnd(t *testing.T, m *rt.Model, dir string, want visionOracl
 			t.Errorf("%s: prompt ids differ from the HF processor's (-hf +archc):\n%s", c.Name, diff)
 			continue
 		}
+		if err := m.ImagePositions(ids, enc, grids, proc, text); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if c.PositionIDs[0] != nil && enc != nil && (!cmp.Equal(enc.Positions, c.PositionIDs) || enc.RoPEDelta != c.RoPEDeltas) {
+			t.Errorf("%s: M-RoPE positions (delta %d) differ from HF get_rope_index's (delta %d)", c.Name, enc.RoPEDelta, c.RoPEDeltas)
+		}
 		g, err := m.Generate(ctx, ids, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Encoded: enc})
 		if err != nil {
 			t.Fatal(err)
@@ -384,8 +425,8 @@ func checkVisionEndToEnd(t *testing.T, m *rt.Model, dir string, want visionOracl
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again.Cached != again.Tiles || !cmp.Equal(again.Encoded, im.Encoded) {
-				t.Errorf("%s: a second encode of the same images took %d of %d tiles from the cache (want all), rows equal: %v", c.Name, again.Cached, again.Tiles, cmp.Equal(again.Encoded, im.Encoded))
+			if again.Cached != again.Tiles || !cmp.Equal(again.Encoded.Rows, im.Encoded.Rows) {
+				t.Errorf("%s: a second encode of the same images took %d of %d tiles from the cache (want all), rows equal: %v", c.Name, again.Cached, again.Tiles, cmp.Equal(again.Encoded.Rows, im.Encoded.Rows))
 			}
 		}
 	}
@@ -415,10 +456,7 @@ func checkVisionCases(t *testing.T, m *rt.Model, dir string, want visionOracle, 
 				}
 				t.Logf("encoder rows: max |archc - HF| = %.3g", d)
 			}
-			var enc *rt.Encoded
-			if rows != nil {
-				enc = &rt.Encoded{Rows: [][]float32{rows}}
-			}
+			enc := c.encoded(rows)
 			encoded[c.Name] = enc
 			g, err := m.Generate(ctx, c.InputIDs, rt.GenerateOptions{MaxTokens: want.MaxNewTokens, Encoded: enc})
 			if err != nil {

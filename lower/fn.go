@@ -83,6 +83,9 @@ func (f *fn) lowerNodes(nodes []*ir.Node) bool {
 		if n.Prim == "encoded" { // an encoder's rows: a prefill's argument, none elsewhere (masked_scatter)
 			continue
 		}
+		if n.Prim == "pixels" || n.Prim == "index" { // an encoder's other inputs: its entry point's arguments (lowerEncoderAt)
+			continue
+		}
 		if n.ID >= f.g.HeadStart && !f.inHead {
 			f.inHead = true
 			if !f.allRows {

@@ -68,6 +68,73 @@ func (m *Model) Encode(ctx context.Context, name string, tile []float32) ([]floa
 	return rows, nil
 }
 
+// EncodeSized runs n rows through the variable-size encoder named name
+// (abi.Encoder.Sizes) in the smallest size that holds them: pixels [n,
+// Input[2]] f32 and grid [n, Extra[0] row] i32 (Qwen2-VL: the patch rows
+// and each patch's (row, column)), zero-padded to the size, with n last
+// (abi.EncodeSizeName); the result is the first n·rows/size rows, [rows,
+// Width] f32 row-major. Errors: no such encoder or one of fixed shapes,
+// inputs of other widths, more rows than the largest size (naming it and
+// the option that raises it), a worker failure.
+func (m *Model) EncodeSized(ctx context.Context, name string, n int, pixels []float32, grid []int32) ([]float32, error) {
+	e, err := m.encoder(name)
+	if err != nil {
+		return nil, err
+	}
+	if e.Sizes == nil || len(e.Extra) != 1 || len(e.Input) != 3 || len(e.Extra[0].Shape) < 2 || e.Extra[0].DType != "i32" {
+		return nil, fmt.Errorf("encode %s: not an encoder of variable size over pixels and an index table (inputs %v, %v)", name, e.Input, e.Extra)
+	}
+	pw := int(e.Input[2])
+	gw := 1
+	for _, d := range e.Extra[0].Shape[2:] {
+		gw *= int(d)
+	}
+	if n <= 0 || len(pixels) != n*pw || len(grid) != n*gw {
+		return nil, fmt.Errorf("encode %s: %d rows of %d pixel values and %d index values, the encoder takes rows of %d and %d", name, n, len(pixels), len(grid), pw, gw)
+	}
+	var size abi.EncoderSize
+	for _, s := range e.Sizes {
+		if int64(n) <= s.Size {
+			size = s
+			break
+		}
+	}
+	if size.Size == 0 {
+		return nil, fmt.Errorf("an image of %d patches is larger than the model's largest encoder size, %d patches: send a smaller image, or compile larger sizes (infer's --image-sizes)", n, e.Sizes[len(e.Sizes)-1].Size)
+	}
+	if int64(n)*size.Rows%size.Size != 0 {
+		return nil, fmt.Errorf("encode %s: %d rows do not give whole output rows (%d per %d)", name, n, size.Rows, size.Size)
+	}
+	px := make([]float32, int(size.Size)*pw)
+	copy(px, pixels)
+	gd := make([]int32, int(size.Size)*gw)
+	copy(gd, grid)
+	gshape := append([]int64{1, size.Size}, e.Extra[0].Shape[2:]...)
+	a, err := tensor.FromF32([]int64{1, size.Size, int64(pw)}, px)
+	if err != nil {
+		return nil, err
+	}
+	b, err := tensor.FromI32(gshape, gd)
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.worker.Call(ctx, abi.EncodeSizeName(name, size.Size), []tensor.Tensor{a, b, tensor.ScalarI32(int32(n))})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("encode %s: worker returned %d results, want 1", name, len(out))
+	}
+	rows, err := out[0].F32()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(rows)) != size.Rows*e.Width {
+		return nil, fmt.Errorf("encode %s: worker returned %v, want [%d %d]", name, out[0].Shape, size.Rows, e.Width)
+	}
+	return rows[:int64(n)*size.Rows/size.Size*e.Width], nil
+}
+
 func (m *Model) encoder(name string) (abi.Encoder, error) {
 	var names []string
 	for _, e := range m.Program.Encoders {

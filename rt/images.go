@@ -8,6 +8,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/archc/archc/formats/abi"
 	"github.com/archc/archc/rt/chat"
 	"github.com/archc/archc/rt/vision"
 )
@@ -57,6 +58,19 @@ func (m *Model) EncodeImages(ctx context.Context, proc *vision.Processor, images
 		if err != nil {
 			return nil, &ImageError{Index: i, Err: err}
 		}
+		if px.Patches != nil { // Qwen2-VL: the image's patch rows through a variable-size encoder
+			r, hit, err := m.encodePatches(ctx, enc, proc, px)
+			if err != nil {
+				return nil, &ImageError{Index: i, Err: err}
+			}
+			out.Tiles++
+			if hit {
+				out.Cached++
+			}
+			rows = append(rows, r...)
+			out.Grids = append(out.Grids, proc.GridOf(px))
+			continue
+		}
 		tile := 3 * px.Height * px.Width
 		if want := enc.Input; len(want) != 4 || want[1] != 3 || int(want[2]) != px.Height || int(want[3]) != px.Width {
 			return nil, &ImageError{Index: i, Err: fmt.Errorf("the processor makes tiles of 3×%d×%d, the model's encoder takes %v: the processor config does not fit the model", px.Height, px.Width, want)}
@@ -93,10 +107,35 @@ type encodeCache struct {
 // encodeCached is Encode with the rows of a tile seen before taken from
 // the cache; hit says so.
 func (m *Model) encodeCached(ctx context.Context, name string, tile []float32) ([]float32, bool, error) {
+	return m.cachedRows(name, tile, func() ([]float32, error) { return m.Encode(ctx, name, tile) })
+}
+
+// encodePatches runs one image's patch rows (px.Patches, Qwen2-VL's
+// pixel_values, with its grid px.GridTHW) through the variable-size
+// encoder enc with each patch's (row, column) (vision.QwenPatchPositions),
+// reusing the rows of an image seen before; hit says so.
+func (m *Model) encodePatches(ctx context.Context, enc abi.Encoder, proc *vision.Processor, px *vision.Idefics3Output) ([]float32, bool, error) {
+	if enc.Sizes == nil || len(enc.Extra) != 1 {
+		return nil, false, fmt.Errorf("the processor makes patch rows, the model's encoder %s takes fixed tiles %v: the processor config does not fit the model", enc.Name, enc.Input)
+	}
+	n := len(px.Patches) / max(px.PatchDim, 1)
+	if len(enc.Input) != 3 || int(enc.Input[2]) != px.PatchDim {
+		return nil, false, fmt.Errorf("the processor makes patches of %d values, the model's encoder takes %v: the processor config does not fit the model", px.PatchDim, enc.Input)
+	}
+	merge := proc.Qwen.MergeSize
+	pos := vision.QwenPatchPositions(px.GridTHW, merge)
+	return m.cachedRows(enc.Name, px.Patches, func() ([]float32, error) {
+		return m.EncodeSized(ctx, enc.Name, n, px.Patches, pos)
+	})
+}
+
+// cachedRows returns the rows of key's content (name and values) from the
+// encode cache, or computes them with run and keeps them.
+func (m *Model) cachedRows(name string, values []float32, run func() ([]float32, error)) ([]float32, bool, error) {
 	h := sha256.New()
 	h.Write([]byte(name))
 	var b [4]byte
-	for _, v := range tile {
+	for _, v := range values {
 		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
 		h.Write(b[:])
 	}
@@ -109,7 +148,7 @@ func (m *Model) encodeCached(ctx context.Context, name string, tile []float32) (
 	if ok {
 		return r, true, nil
 	}
-	r, err := m.Encode(ctx, name, tile)
+	r, err := run()
 	if err != nil {
 		return nil, false, err
 	}
@@ -149,4 +188,32 @@ func (t *Text) EncodeChatImages(msgs []chat.Message, proc *vision.Processor, gri
 		return nil, fmt.Errorf("%w (the chat template writes %s for each image part)", err, proc.Placeholder())
 	}
 	return t.Tokenizer.Encode(text, true)
+}
+
+// ImagePositions sets enc's M-RoPE positions for prompt (a model whose
+// RoPE is multimodal, Program.MRoPE; nothing otherwise): HF's
+// get_rope_index over the prompt's ids and its images' grids (grids, from
+// EncodeImages, in prompt order), with the processor's merge size and the
+// tokenizer's "<|vision_start|>" (-1 when it has none: not checked).
+// Errors: a run of image placeholders that does not match its grid.
+func (m *Model) ImagePositions(prompt []int32, enc *Encoded, grids []vision.Grid, proc *vision.Processor, text *Text) error {
+	if !m.Program.MRoPE || enc == nil || proc == nil || proc.Qwen == nil || len(m.Program.Encoders) == 0 {
+		return nil
+	}
+	thw := make([][3]int, len(grids))
+	for i, g := range grids {
+		thw[i] = g.THW
+	}
+	start := int32(-1)
+	if text != nil && text.Tokenizer != nil {
+		if id, ok := text.Tokenizer.TokenID(vision.VisionStart); ok {
+			start = id
+		}
+	}
+	pos, delta, err := vision.MRoPEPositions(prompt, thw, m.Program.Encoders[0].Placeholder, start, proc.Qwen.MergeSize)
+	if err != nil {
+		return err
+	}
+	enc.Positions, enc.RoPEDelta = pos, delta
+	return nil
 }

@@ -312,6 +312,9 @@ func (p *chatPlan) promptWithImages(ctx context.Context, s *Server, m *rt.Model,
 	if err != nil {
 		return nil, nil, badRequest(p.names.messages, "%v", err)
 	}
+	if err := m.ImagePositions(ids, im.Encoded, im.Grids, s.cfg.Images.Processor, text); err != nil {
+		return nil, nil, badRequest(p.names.messages, "%v", err)
+	}
 	return ids, im.Encoded, nil
 }
 

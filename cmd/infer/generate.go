@@ -490,6 +490,9 @@ func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, proc *vision
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("--image: %w", err)
 	}
+	if err := m.ImagePositions(ids, im.Encoded, im.Grids, proc, text); err != nil {
+		return nil, nil, 0, fmt.Errorf("--image: %w", err)
+	}
 	return ids, im.Encoded, im.Tiles, nil
 }
 
