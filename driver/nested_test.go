@@ -169,8 +169,8 @@ func TestPlanFlatWrapper(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if flat.Family.Name != "qwen2_vl" || flat.Nested != nil {
-				t.Fatalf("family %s, nested %v; want qwen2_vl read at the top level", flat.Family.Name, flat.Nested != nil)
+			if flat.Family.Name != nested.Family.Name || flat.Nested != nil {
+				t.Fatalf("family %s, nested %v; want %s read at the top level", flat.Family.Name, flat.Nested != nil, nested.Family.Name)
 			}
 			if !bytes.Equal(flat.MLIR, nested.MLIR) {
 				t.Errorf("the flat %s config's module differs from the nested one's", fixture)

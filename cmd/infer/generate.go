@@ -49,6 +49,7 @@ type generateCmd struct {
 	MaxLen      int64    `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	Arch        string   `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Device      string   `default:"local-task" enum:"local-task,local-sync,cuda,hip,vulkan" help:"IREE device: local-task (a thread pool), local-sync (one thread), or a GPU: cuda (NVIDIA), hip (AMD), vulkan. The module is compiled for it; on a GPU every weight goes through the plain lowering (no CPU kernels)."`
+	ImageSizes  []int64  `name:"image-sizes" sep:"," help:"Patch counts a variable-size image encoder (Qwen2-VL) is compiled for, comma-separated, each an entry point; an image runs padded in the smallest that holds it, and one larger than the largest is refused (default: 256,1024,4096 patches: up to an 896×896 image at 14-pixel patches)."`
 	Prefill     []int64  `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len; given ones must be at most --max-len)."`
 	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
 	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
@@ -229,6 +230,9 @@ func (c *generateCmd) Run(ctx context.Context) error {
 	// One sequence: one slot and decode of one row, on any device.
 	opts.Plan.Lower.Slots, opts.Plan.Lower.DecodeBatches = 1, []int64{1}
 	if opts.Plan.Lower.PrefillBuckets, err = buckets("--prefill-buckets", c.Prefill); err != nil {
+		return err
+	}
+	if opts.Plan.Lower.EncoderSizes, err = buckets("--image-sizes", c.ImageSizes); err != nil {
 		return err
 	}
 	specFlags, err := parseSpeculative(c.Speculative, c.DraftMax, c.Device)

@@ -29,6 +29,7 @@ type serveCmd struct {
 	Addr            string        `default:"127.0.0.1:8080" help:"Address to listen on."`
 	MaxBatch        int           `name:"max-batch" default:"0" help:"Requests decoded together at most (KV-cache slots), 1 to 64; 0 (the default): 4 on a CPU, 64 on a GPU. Decode entry points are compiled for 1, 2, 4, ... up to it on a CPU, for 1, 4, 16, 64 up to it on a GPU."`
 	DecodeBatches   []int64       `name:"decode-batches" sep:"," help:"Decode batch sizes to compile, comma-separated, instead of the default ladder (each an entry point; the largest is at most --max-batch, and sets it when --max-batch is 0)."`
+	ImageSizes      []int64       `name:"image-sizes" sep:"," help:"Patch counts a variable-size image encoder (Qwen2-VL) is compiled for, comma-separated, each an entry point; an image runs padded in the smallest that holds it, and one larger than the largest is refused (default: 256,1024,4096 patches: up to an 896×896 image at 14-pixel patches)."`
 	Prefill         []int64       `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len; given ones must be at most --max-len)."`
 	MaxLen          int64         `help:"KV-cache length per request in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered so all slots fit 1 GiB."`
 	Queue           int           `default:"64" help:"Requests waiting for a slot at most; beyond it the server answers 429."`
@@ -117,6 +118,10 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	imageSizes, err := buckets("--image-sizes", c.ImageSizes)
+	if err != nil {
+		return err
+	}
 	prefill, err := buckets("--prefill-buckets", c.Prefill)
 	if err != nil {
 		return err
@@ -190,6 +195,7 @@ func (c *serveCmd) Run(ctx context.Context) error {
 	o.Plan.Lower.Slots = int64(slots)
 	o.Plan.Lower.DecodeBatches = batches
 	o.Plan.Lower.PrefillBuckets = prefill
+	o.Plan.Lower.EncoderSizes = imageSizes
 	o.Plan.Lower.StateSnapshots = c.StateSnapshots
 	specFlags.setLower(&o.Plan.Lower)
 	o.Device, o.Threads, o.Kernels, o.Precision = c.Device, c.Threads, c.Kernels, c.Precision
