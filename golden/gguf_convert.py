@@ -196,6 +196,9 @@ GGUF_ARCH = {
     # issue 32 (qvl-gguf): Qwen2VLModel, a TextModel (rope.dimension_sections
     # from mrope_section), for Qwen2VLForConditionalGeneration's text model
     "qwen2_vl_text": "qwen2vl",
+    "qwen2_5_vl_text": "qwen2vl",  # the same Qwen2VLModel for Qwen2_5_VLForConditionalGeneration
+    "qwen2_vl": "qwen2vl",  # the wrappers (their text_config at the root: text_config)
+    "qwen2_5_vl": "qwen2vl",
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -817,10 +820,11 @@ def write_metadata(w, name, cfg, ftype, state):
             w.add_rope_scaling_yarn_log_mul(full["mscale_all_dim"])
         if full.get("llama_4_scaling_beta") is not None:
             w.add_attn_temperature_scale(full["llama_4_scaling_beta"])
-    if mt in ("mistral", "qwen2", "ministral3", "mistral3") and cfg.get("sliding_window") is not None and (mt != "qwen2" or cfg.get("use_sliding_window")):
-        # llama.cpp's llama, mistral3 and qwen2 have no sliding window.
+    if mt in ("mistral", "qwen2", "ministral3", "mistral3", "qwen2_vl_text", "qwen2_5_vl_text") and cfg.get("sliding_window") is not None and (
+            mt not in ("qwen2", "qwen2_vl_text", "qwen2_5_vl_text") or cfg.get("use_sliding_window")):
+        # llama.cpp's llama, mistral3, qwen2 and qwen2vl have no sliding window.
         w.add_sliding_window(cfg["sliding_window"])
-        if mt == "qwen2":
+        if mt in ("qwen2", "qwen2_vl_text", "qwen2_5_vl_text"):
             w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
     if mt == "gemma3_text":
         default = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(layers)]
@@ -1204,6 +1208,8 @@ def text_config(cfg):
     cfg = dict(cfg)
     if cfg.get("model_type") in QWEN_GDN and isinstance(cfg.get("text_config"), dict):
         cfg.update(cfg["text_config"])
+    if cfg.get("model_type") in ("qwen2_vl", "qwen2_5_vl") and isinstance(cfg.get("text_config"), dict):
+        cfg.update(cfg["text_config"])  # TextModel.__init__: text_config at the root (model_type qwen2_vl_text, qwen2_5_vl_text)
     if cfg.get("model_type") == "mistral3" and isinstance(cfg.get("text_config"), dict):
         # Mistral3Model's Ministral3Model: hparams merged with text_config;
         # its ministral3 keys only for a ministral3 text model ("mistral3" here
@@ -1219,6 +1225,8 @@ def unconverted(cfg, state):
     a Qwen3.5 wrapper's vision tower (its mmproj file)."""
     if cfg.get("model_type") in QWEN_GDN:
         return {hf for hf in state if hf.startswith("model.visual.")}
+    if cfg.get("model_type") in ("qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text"):  # TextModel.filter_tensors skips "visual." (Qwen2VLVisionModel's mmproj)
+        return {hf for hf in state if hf.startswith(("visual.", "model.visual."))}
     if isinstance(cfg.get("vision_config"), dict) and text_config(cfg)["model_type"] in ("ministral3", "mistral3"):
         return {hf for hf in state if hf.startswith(("vision_tower.", "multi_modal_projector."))}  # Ministral3Model skips them
     return set()

@@ -1216,3 +1216,61 @@ func TestMaterializeStack(t *testing.T) {
 		t.Errorf("axis past the rank: %v", err)
 	}
 }
+
+// TestMaterializeChunkVector: chunk on vectors joins them along their one
+// dimension, as the biases of Qwen2-VL's tower's qkv are made of
+// llama.cpp's attn_q, attn_k and attn_v biases (here of 2, 1 and 2).
+func TestMaterializeChunkVector(t *testing.T) {
+	src := []byte(`arch chunkvec extends llama {
+  match model_type "chunkvec"
+  gguf "chunkvec" {
+    tensor blk.{i}.attn_q.bias -> model.layers.{i}.attn.qkv.bias
+    tensor blk.{i}.attn_k.bias -> model.layers.{i}.attn.qkv.bias
+    tensor blk.{i}.attn_v.bias -> model.layers.{i}.attn.qkv.bias
+    transform "blk.*.attn_q.bias": chunk(0, 3)
+    transform "blk.*.attn_k.bias": chunk(1, 3)
+    transform "blk.*.attn_v.bias": chunk(2, 3)
+    transform "blk.*.attn_q.*":    none
+    transform "blk.*.attn_k.*":    none
+  }
+}
+`)
+	fams, err := builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dsl.File{}
+	for _, f := range fams {
+		byName[f.Name] = f
+	}
+	fam, err := dsl.Parse("chunkvec.arch", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
+		t.Fatal(err)
+	}
+	kvs := []kv{
+		{"general.architecture", "chunkvec"},
+		{"chunkvec.block_count", uint32(1)},
+		{"chunkvec.context_length", uint32(64)},
+		{"chunkvec.embedding_length", uint32(3)},
+		{"chunkvec.feed_forward_length", uint32(2)},
+		{"chunkvec.attention.head_count", uint32(1)},
+		{"chunkvec.attention.layer_norm_rms_epsilon", float32(1e-5)},
+	}
+	ts := []tdesc{
+		{"token_embd.weight", gguf.F32, []uint64{3, 4}, f32s(seq(0, 12)...)},
+		{"blk.0.attn_q.bias", gguf.F32, []uint64{2}, f32s(1, 2)},
+		{"blk.0.attn_k.bias", gguf.F32, []uint64{1}, f32s(3)},
+		{"blk.0.attn_v.bias", gguf.F32, []uint64{2}, f32s(4, 5)},
+	}
+	f, err := Read(openBuilt(t, kvs, ts), fam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, hf, shape, err := f.ReadTensor("blk.0.attn_k.bias")
+	if err != nil || hf != "model.layers.0.attn.qkv.bias" || !slices.Equal(shape, []int64{5}) || !slices.Equal(got, []float32{1, 2, 3, 4, 5}) {
+		t.Errorf("qkv.bias: %s %v %v (%v), want [5] [1 2 3 4 5]", hf, shape, got, err)
+	}
+}
