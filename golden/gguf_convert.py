@@ -2528,9 +2528,12 @@ def write_tokenizer(w, folder, vocab_size):
     gguf.SpecialVocab(folder, load_merges=True).add_to_gguf(w)
 
 
-def write_vision_twins(folder):
-    """Writes a vision fixture's VISION_TWINS; returns the mmproj's tensors."""
+def write_vision_twins(folder, out=None):
+    """Writes a vision fixture's VISION_TWINS (into out, default the folder:
+    scripts/bench_vision.sh converts its bench checkpoint so); returns the
+    mmproj's tensors."""
     name = os.path.basename(folder)
+    out = out or folder
     cfg, state = load_fixture(folder)
     text = {}
     for hf, t in state.items():
@@ -2544,7 +2547,7 @@ def write_vision_twins(folder):
     tcfg = dict(cfg["text_config"])
     if "tie_word_embeddings" in cfg:  # the wrapper's, as the text model reads it
         tcfg["tie_word_embeddings"] = cfg["tie_word_embeddings"]
-    w = gguf.GGUFWriter(os.path.join(folder, VISION_TWINS[0]), GGUF_ARCH[tcfg["model_type"]])
+    w = gguf.GGUFWriter(os.path.join(out, VISION_TWINS[0]), GGUF_ARCH[tcfg["model_type"]])
     write_metadata(w, name, tcfg, gguf.LlamaFileType.ALL_F32, text)
     write_tokenizer(w, folder, tcfg["vocab_size"])
     for gname, _, data in to_gguf(tcfg, text):
@@ -2562,5 +2565,5 @@ def write_vision_twins(folder):
             proc.update(c)
             proc.update(c.get("image_processor") or {})
     mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
-    write_mmproj(os.path.join(folder, VISION_TWINS[1]), name, cfg, proc, mm)
+    write_mmproj(os.path.join(out, VISION_TWINS[1]), name, cfg, proc, mm)
     return mm

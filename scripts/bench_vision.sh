@@ -8,8 +8,7 @@
 # .cache/bench-models; speed depends on shapes, not values) unless
 # BENCH_VLM names a folder; the image a generated 1024×768 photo-like PNG
 # (13 tiles at SmolVLM's longest edge 2048) unless BENCH_IMAGE names one.
-# llama.cpp's multimodal path is not run: it needs the model's mmproj GGUF,
-# which only llama.cpp's converter (not on PyPI) writes.
+# llama.cpp's multimodal path runs with BENCH_VLM_GGUF=1 (below).
 #
 # BENCH_VLM_SHAPE=qwen2-vl-2b instead runs a Qwen2-VL-2B-shaped random
 # checkpoint (gen_bench_vlm.py qwen2-vl-2b) on square images of 224, 448
@@ -17,6 +16,26 @@
 # tokens, the three default encoder sizes), archc only: the image encode
 # time, time to first token and the encoder's share of it per size (HF's
 # Qwen2VLProcessor needs torchvision's video processor, not installed).
+#
+# BENCH_VLM_GGUF=1 instead runs archc beside llama.cpp's multimodal path
+# (libmtmd through llama-cpp-python: scripts/bench_vision_mtmd.py, in
+# .venv-bench, scripts/requirements-bench.txt) on the same two GGUF files:
+# the SmolVLM-256M-shaped checkpoint converted once (into FOLDER-gguf
+# beside it) by golden/gguf_convert.py's write_vision_twins, as llama.cpp's
+# converter writes SmolVLM (a text GGUF, llama architecture, and an mmproj
+# "clip" GGUF, projector idefics3), in F32: both engines then compute in
+# fp32 on fp32 weights, as the HF bench above (an F16 file would hand
+# llama.cpp half the weight bytes to read while archc widens to f32, and the
+# twins' F32 writer is the one checked against llama.cpp's converter). Its
+# tokenizer gains one token, "\n\n" (byte-level "ĊĊ", with the merge "Ċ Ċ"),
+# at a free id: the bench checkpoint has the fixtures' 271-token
+# vocabulary, and llama.cpp's SmolVLM template looks "\n\n" up as one token
+# (before the global image) and aborts without it; the real SmolVLM vocabulary
+# has it, and with the merge both engines tokenize it so. Same image, prompt
+# and threads; prints image encode (decoding, preprocessing and the encoder,
+# every tile), time to first token, the image token counts and the ratios,
+# and says so when llama.cpp's tiling gives another image token or prompt
+# token count than archc's.
 #
 # Usage: scripts/bench_vision.sh        (BENCH_THREADS, default 2)
 set -euo pipefail
@@ -61,6 +80,89 @@ PY
 fi
 vlm="${BENCH_VLM:-$models/smolvlm-256m-shape}"
 image="${BENCH_IMAGE:-$models/photo_1024x768.png}"
+if [[ -n "${BENCH_VLM_GGUF:-}" ]]; then
+  bench_venv="${BENCH_VENV:-$root/.venv-bench}"
+  if [[ ! -f "$bench_venv/bin/python" ]]; then
+    python3 -m venv "$bench_venv"
+    "$bench_venv/bin/pip" install -q -r scripts/requirements-bench.txt
+  fi
+  if [[ ! -f "$oracle/bin/python" && ( ! -d "$vlm" || ! -f "$image" ) ]]; then
+    python3 -m venv "$oracle"
+    "$oracle/bin/pip" install -q -r golden/requirements-oracle.txt pillow
+  fi
+  [[ -d "$vlm" ]] || "$oracle/bin/python" scripts/gen_bench_vlm.py "$vlm" >/dev/null
+  gdir="${vlm%/}-gguf"
+  if [[ ! -f "$gdir/model.f32.gguf" || ! -f "$gdir/mmproj.f32.gguf" ]]; then
+    mkdir -p "$gdir"
+    "$venv/bin/python" - "$vlm" "$gdir" <<'PY'
+import json, logging, os, sys, tempfile
+logging.basicConfig(level=logging.ERROR)  # gguf-py's notes on keys written twice
+sys.path.insert(0, "golden")
+import gguf_convert as conv
+src, out = sys.argv[1], sys.argv[2]
+with tempfile.TemporaryDirectory() as tmp:
+    folder = os.path.join(tmp, os.path.basename(os.path.abspath(src)))
+    os.mkdir(folder)
+    for fn in os.listdir(src):
+        os.symlink(os.path.abspath(os.path.join(src, fn)), os.path.join(folder, fn))
+    with open(os.path.join(src, "tokenizer.json")) as f:
+        tok = json.load(f)
+    vocab, merges = tok["model"]["vocab"], tok["model"]["merges"]
+    if "ĊĊ" not in vocab:  # "\n\n" as one token (see the header)
+        used = set(vocab.values()) | {a["id"] for a in tok.get("added_tokens", [])}
+        vocab["ĊĊ"] = min(set(range(len(used) + 1)) - used)
+        merges.append(["Ċ", "Ċ"] if merges and isinstance(merges[0], list) else "Ċ Ċ")
+        os.remove(os.path.join(folder, "tokenizer.json"))
+        with open(os.path.join(folder, "tokenizer.json"), "w") as f:
+            json.dump(tok, f, ensure_ascii=False)
+    conv.write_vision_twins(folder, out)
+print(f"converted {src} to {out}/model.f32.gguf and mmproj.f32.gguf (F32)")
+PY
+  fi
+  if [[ ! -f "$image" ]]; then
+    "$oracle/bin/python" - "$image" <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+y, x = np.mgrid[0:768, 0:1024]
+img = np.stack([(x / 4) % 256, (y / 3) % 256, ((x + y) / 5) % 256], -1).astype(np.uint8)
+img[200:400, 300:700] = np.random.default_rng(0).integers(0, 255, (200, 400, 3))
+Image.fromarray(img).save(sys.argv[1])
+PY
+  fi
+  echo "CPU: $(lscpu 2>/dev/null | grep -E 'Model name' | sed 's/.*: *//'), $(nproc) CPUs; threads $threads"
+  echo "flags: $(lscpu 2>/dev/null | grep -o -E 'avx[a-z0-9_]*|amx[a-z0-9_]*|fma' | sort -u | tr '\n' ' ')"
+  echo "load before: $(uptime | sed 's/.*load average: //')"
+  go build -o bin/infer ./cmd/infer
+  prompt="Describe the image."
+  archc=$(ARCHC_VENV="$venv" bin/infer generate --model "$gdir/model.f32.gguf" --mmproj "$gdir/mmproj.f32.gguf" --chat --image "$image" --prompt "$prompt" --max-tokens 1 --threads "$threads" --json -q)
+  lcpp=$("$bench_venv/bin/python" scripts/bench_vision_mtmd.py "$gdir/model.f32.gguf" "$gdir/mmproj.f32.gguf" "$image" "$prompt" --threads "$threads" 2>/dev/null)
+  python3 - "$archc" "$lcpp" "$image" <<'PY'
+import json, sys
+a, l = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+print(f"model: {a['family']} GGUF pair, F32; image {sys.argv[3]}; llama-cpp-python {l['llama_cpp_python']}")
+print(f"llama.cpp: {l['system_info']}")
+print(f"archc: kernels {a['kernels']}, precision {a['precision']}, compile {a['compile_s']:.0f} s (cached {a['compile_cached']}), load {a['load_s']:.1f} s; llama.cpp load {l['load_s']:.1f} s")
+# archc's prompt holds every image token; its image tokens are those with the
+# image placeholder's id, the one id the prompt repeats most.
+ids = a["prompt_tokens"]
+img_id = max(set(ids), key=ids.count)
+a_img = ids.count(img_id)
+print(f"{'':28}{'archc':>10}{'llama.cpp':>11}{'archc/llama.cpp':>17}   (time ratio: above 1, archc is slower)")
+for k, name in [("image_encode_s", "image encode (s)"), ("time_to_first_token_s", "time to first token (s)")]:
+    print(f"{name:28}{a[k]:10.2f}{l[k]:11.2f}{a[k] / l[k]:16.2f}x")
+print(f"{'image tokens':28}{a_img:10d}{l['image_tokens']:11d}")
+print(f"{'tiles':28}{a['image_tiles']:10d}{l['image_chunks']:11d}")
+print(f"{'prompt tokens':28}{len(ids):10d}{l['prompt_tokens']:11d}")
+print(f"llama.cpp's encode: {l['image_preprocess_s']:.2f} s reading, decoding and preprocessing, {l['image_encoder_s']:.2f} s encoder")
+if a_img != l["image_tokens"] or len(ids) != l["prompt_tokens"]:
+    print(f"NOTE: llama.cpp's preprocessing gives {l['image_tokens']} image tokens and {l['prompt_tokens']} prompt tokens, "
+          f"archc's {a_img} and {len(ids)}: the times are not for the same work")
+print(f"first token: archc {a['tokens'][0]}, llama.cpp {l['tokens'][0]} (random weights: informative)")
+PY
+  echo "load after: $(uptime | sed 's/.*load average: //')"
+  exit 0
+fi
 if [[ ! -f "$oracle/bin/python" ]]; then
   python3 -m venv "$oracle"
   "$oracle/bin/pip" install -q -r golden/requirements-oracle.txt pillow
