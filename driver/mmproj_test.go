@@ -28,7 +28,7 @@ func f32Eps(s string) string {
 // TestMMProjPlan: a vision fixture's text GGUF with its mmproj file plans
 // its folder's family and encoder graph, every weight present.
 func TestMMProjPlan(t *testing.T) {
-	for _, name := range []string{"idefics3", "smolvlm", "gemma3", "llava"} {
+	for _, name := range []string{"idefics3", "smolvlm", "gemma3", "llava", "qwen2_vl"} {
 		t.Run(name, func(t *testing.T) {
 			dir, text, mmproj := visionTwin(t, name)
 			want, err := NewPlan(dir, PlanOptions{})
@@ -51,8 +51,9 @@ func TestMMProjPlan(t *testing.T) {
 				t.Errorf("encoder graph differs from the folder's:\n%s\n---\n%s", gw, ww)
 			}
 			for _, w := range want.Graph.Weights {
-				// (llama.cpp keeps some F16 in F32 files: Gemma 3's projection, LLaVA's patch kernel and projector)
-				if g, ok := got.Options.WeightDTypes[w.Name]; !ok || (g != want.Options.WeightDTypes[w.Name] && g != "f16") {
+				// (llama.cpp keeps some F16 in F32 files: Gemma 3's projection, LLaVA's patch kernel and projector;
+				// --outtype f32 widens a bf16 checkpoint, Qwen2-VL's fixture, exactly)
+				if g, ok := got.Options.WeightDTypes[w.Name]; !ok || (g != want.Options.WeightDTypes[w.Name] && g != "f16" && (g != "f32" || want.Options.WeightDTypes[w.Name] != "bf16")) {
 					t.Errorf("%s: GGUF storage %q, the folder's %q", w.Name, g, want.Options.WeightDTypes[w.Name])
 				}
 			}
@@ -64,12 +65,14 @@ func TestMMProjPlan(t *testing.T) {
 func TestMMProjErrors(t *testing.T) {
 	_, text, mmproj := visionTwin(t, "idefics3")
 	_, gemmaText, gemmaMMProj := visionTwin(t, "gemma3")
+	_, qwenText, qwenMMProj := visionTwin(t, "qwen2_vl")
 	tmp := t.TempDir()
-	edited := func(name string, edit func(e *testmodels.GGUFEdit)) string {
+	editedFrom := func(src, name string, edit func(e *testmodels.GGUFEdit)) string {
 		path := filepath.Join(tmp, name)
-		testmodels.RewriteGGUF(t, mmproj, path, edit)
+		testmodels.RewriteGGUF(t, src, path, edit)
 		return path
 	}
+	edited := func(name string, edit func(e *testmodels.GGUFEdit)) string { return editedFrom(mmproj, name, edit) }
 	cases := []struct {
 		name         string
 		text, mmproj string
@@ -92,6 +95,11 @@ func TestMMProjErrors(t *testing.T) {
 			t.Name = "v.blk.0.attn_qkv.weight"
 			e.Tensors = append(e.Tensors, t)
 		}), []string{`tensor "v.blk.0.attn_qkv.weight" has no Hugging Face name in family idefics3's gguf section`}},
+		{"qwen2vl: a fourth M-RoPE section", editedFrom(qwenText, "sections.gguf", func(e *testmodels.GGUFEdit) {
+			e.Set("qwen2vl.rope.dimension_sections", []int32{2, 3, 2, 1})
+		}), qwenMMProj, []string{"qwen2_vl.arch:", "qwen2vl.rope.dimension_sections is [2, 3, 2, 1]: Qwen2-VL's M-RoPE has three sections"}},
+		{"qwen2vl: one patch kernel", qwenText, editedFrom(qwenMMProj, "kernel.gguf", func(e *testmodels.GGUFEdit) { e.Drop("v.patch_embd.weight.1") }),
+			[]string{`"visual.patch_embed.proj.weight" is made of 2 stacked tensors, but the file has no part 1`}},
 		{"a text file as mmproj", text, text,
 			[]string{`general.architecture "llama" is not an mmproj file's`}},
 	}

@@ -193,6 +193,12 @@ GGUF_ARCH = {
     "nemotron-nas": "deci",  # DeciModel: per-layer head counts and widths, q/k permuted with the layer's heads
     "glm_moe_dsa": "glm-dsa",  # GlmMoeDsaModel (a DeepseekV2Model) + the DSA indexer's keys and tensors
     "step3p5": "step35",  # Step35Model: per-layer head counts, zero-centred norms stored as 1 + w
+    # issue 32 (qvl-gguf): Qwen2VLModel, a TextModel (rope.dimension_sections
+    # from mrope_section), for Qwen2VLForConditionalGeneration's text model
+    "qwen2_vl_text": "qwen2vl",
+    "qwen2_5_vl_text": "qwen2vl",  # the same Qwen2VLModel for Qwen2_5_VLForConditionalGeneration
+    "qwen2_vl": "qwen2vl",  # the wrappers (their text_config at the root: text_config)
+    "qwen2_5_vl": "qwen2vl",
 }
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
@@ -411,6 +417,8 @@ def write_metadata(w, name, cfg, ftype, state):
         w.add_head_count_kv(1 if mt in DEEPSEEK2 | {"gpt_bigcode"} else cfg.get("num_key_value_heads") or heads)  # DeepseekV2Model: MLA as MQA; StarCoderModel: always 1
     if mt not in ("gemma", "stablelm", "minicpm3", "gpt2", "gpt_bigcode", "phi", "gpt_neox") and (
             mt not in ("xverse", "qwen") or "rope_theta" in full):  # GemmaModel, StableLMModel, MiniCPM3Model, GPT2Model, StarCoderModel, Phi2Model, GPTNeoXModel write no rope base (llama.cpp's default 10000); TextModel none for a config without one (XVERSE's)
+        if "mrope_section" in full:  # TextModel: M-RoPE's sections, padded to 4 ([time, height, width, extra])
+            w.add_rope_dimension_sections((list(full["mrope_section"]) + [0, 0, 0, 0])[:4])
         w.add_rope_freq_base(full["rope_theta"])
     if "rms_norm_eps" in cfg:
         w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
@@ -812,10 +820,11 @@ def write_metadata(w, name, cfg, ftype, state):
             w.add_rope_scaling_yarn_log_mul(full["mscale_all_dim"])
         if full.get("llama_4_scaling_beta") is not None:
             w.add_attn_temperature_scale(full["llama_4_scaling_beta"])
-    if mt in ("mistral", "qwen2", "ministral3", "mistral3") and cfg.get("sliding_window") is not None and (mt != "qwen2" or cfg.get("use_sliding_window")):
-        # llama.cpp's llama, mistral3 and qwen2 have no sliding window.
+    if mt in ("mistral", "qwen2", "ministral3", "mistral3", "qwen2_vl_text", "qwen2_5_vl_text") and cfg.get("sliding_window") is not None and (
+            mt not in ("qwen2", "qwen2_vl_text", "qwen2_5_vl_text") or cfg.get("use_sliding_window")):
+        # llama.cpp's llama, mistral3, qwen2 and qwen2vl have no sliding window.
         w.add_sliding_window(cfg["sliding_window"])
-        if mt == "qwen2":
+        if mt in ("qwen2", "qwen2_vl_text", "qwen2_5_vl_text"):
             w.add_sliding_window_pattern([t == "sliding_attention" for t in cfg["layer_types"]])
     if mt == "gemma3_text":
         default = ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(layers)]
@@ -1199,6 +1208,8 @@ def text_config(cfg):
     cfg = dict(cfg)
     if cfg.get("model_type") in QWEN_GDN and isinstance(cfg.get("text_config"), dict):
         cfg.update(cfg["text_config"])
+    if cfg.get("model_type") in ("qwen2_vl", "qwen2_5_vl") and isinstance(cfg.get("text_config"), dict):
+        cfg.update(cfg["text_config"])  # TextModel.__init__: text_config at the root (model_type qwen2_vl_text, qwen2_5_vl_text)
     if cfg.get("model_type") == "mistral3" and isinstance(cfg.get("text_config"), dict):
         # Mistral3Model's Ministral3Model: hparams merged with text_config;
         # its ministral3 keys only for a ministral3 text model ("mistral3" here
@@ -1214,6 +1225,8 @@ def unconverted(cfg, state):
     a Qwen3.5 wrapper's vision tower (its mmproj file)."""
     if cfg.get("model_type") in QWEN_GDN:
         return {hf for hf in state if hf.startswith("model.visual.")}
+    if cfg.get("model_type") in ("qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text"):  # TextModel.filter_tensors skips "visual." (Qwen2VLVisionModel's mmproj)
+        return {hf for hf in state if hf.startswith(("visual.", "model.visual."))}
     if isinstance(cfg.get("vision_config"), dict) and text_config(cfg)["model_type"] in ("ministral3", "mistral3"):
         return {hf for hf in state if hf.startswith(("vision_tower.", "multi_modal_projector."))}  # Ministral3Model skips them
     return set()
@@ -2317,15 +2330,26 @@ def write_manifest(entries):
 # holds them, Gemma 3's mm_input_projection F16 whatever the outtype and
 # its mm_soft_emb_norm as 1 + w), for LLaVA-1.5, which that script lacks,
 # as the legacy tools/mtmd/legacy-models/convert_image_encoder_to_gguf.py
-# does (--use-f32 --projector-type mlp).
+# does (--use-f32 --projector-type mlp). Qwen2-VL's as Qwen2VLVisionModel
+# writes it (qwen2vl_merger): attn.qkv split into attn_q, attn_k, attn_v,
+# the Conv3d patch kernel [O, C, 2, p, p] split into two 2-D kernels
+# v.patch_embd.weight and v.patch_embd.weight.1, the merger's ln_q as
+# v.post_ln and its mlp.0 / mlp.2 as mm.0 / mm.2, every tensor F32;
+# clip.vision.feed_forward_length is the vision config's hidden_size (the
+# merger's output: the converter renames it intermediate_size), the tower's
+# MLP width only in ffn_up's shape. Checked against llama.cpp's
+# convert_hf_to_gguf.py run on the fixture (keys, tensor names, order,
+# shapes, types, values equal): its TensorNameMap covers blocks below
+# `depth` only, so for the fixture's depth 2 it has no name for
+# visual.merger.mlp.2, and it was run with the map built for 3 blocks.
 
 VISION_TWINS = ("model.f32.gguf", "mmproj.f32.gguf")
-VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.")
+VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.", "visual.", "model.visual.")
 # wrapper model_type -> (clip.projector_type, text weight prefix renames)
 _LM = (("language_model.model.", "model."), ("model.language_model.", "model."))
 MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
           "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
-          "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM)}
+          "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM), "qwen2_vl": ("qwen2vl_merger", _LM)}
 # The legacy script's names (its get_tensor_name: fc1 is ffn_down, fc2
 # ffn_up) in its order: the projector, then the tower's modules.
 LLAVA_NAMES = (("multi_modal_projector.linear_1", "mm.0"), ("multi_modal_projector.linear_2", "mm.2"),
@@ -2362,6 +2386,32 @@ def to_mmproj_llava(cfg, state):
     for hf, g in names:
         t = np.asarray(state[hf], dtype=np.float32)
         out.append((g, hf, t.copy(), F16 if t.ndim == 4 or (g.startswith("mm.") and t.ndim == 2) else F32))
+    return out
+
+
+def to_mmproj_qwen2vl(cfg, state):
+    """Qwen2VLVisionModel's tensors, in HF name order (visual.*, or
+    transformers' model.visual.*): qkv split in place into q, k, v, the
+    patch kernel into its two temporal slices, all F32."""
+    tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, max(cfg["vision_config"]["depth"], 3))  # merger.mlp.{2}: see above
+    out = []
+    for hf in sorted(state):
+        if not hf.startswith(("visual.", "model.visual.")):
+            continue
+        key = hf.removeprefix("model.")
+        t = np.asarray(state[hf], dtype=np.float32)
+        if key == "visual.patch_embed.proj.weight":
+            assert t.shape[2] == 2, "Qwen2VLVisionModel splits a temporal_patch_size of 2 only"
+            out += [("v.patch_embd.weight", hf, t[:, :, 0].copy(), F32), ("v.patch_embd.weight.1", hf, t[:, :, 1].copy(), F32)]
+            continue
+        parts = [(key, t)]
+        if ".qkv." in key:
+            c = t.shape[0] // 3
+            parts = [(key.replace("qkv", x), t[k * c:(k + 1) * c]) for k, x in enumerate("qkv")]
+        for k, part in parts:
+            name = tmap.get_name(k, try_suffixes=(".weight", ".bias"))
+            assert name is not None, f"TensorNameMap has no mmproj name for {k}"
+            out.append((name, hf, part.copy(), F32))
     return out
 
 
@@ -2406,6 +2456,23 @@ def write_mmproj(path, name, cfg, proc, tensors):
         w.add_array("clip.vision.image_mean", proc["image_mean"])
         w.add_array("clip.vision.image_std", proc["image_std"])
         w.add_bool("clip.use_gelu", vc.get("hidden_act") == "gelu")
+    elif ptype == "qwen2vl_merger":  # MmprojModel.set_gguf_parameters, then Qwen2VLVisionModel's
+        w.add_type(gguf.GGUFType.MMPROJ)
+        w.add_name(name)
+        w.add_file_type(gguf.LlamaFileType.ALL_F32)
+        w.add_clip_has_vision_encoder(True)
+        w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
+        w.add_vision_image_size(vc.get("image_size", 560))
+        w.add_vision_patch_size(vc["patch_size"])
+        w.add_vision_embedding_length(vc["embed_dim"])
+        w.add_vision_feed_forward_length(vc["hidden_size"])  # renamed intermediate_size by the converter
+        w.add_vision_block_count(vc["depth"])
+        w.add_vision_head_count(vc["num_heads"])
+        w.add_vision_image_mean(proc["image_mean"])
+        w.add_vision_image_std(proc["image_std"])
+        w.add_clip_projector_type(ptype)
+        w.add_vision_attention_layernorm_eps(cfg.get("rms_norm_eps", 1e-6))  # the top-level config's (transformers 5 nests it: the default)
+        w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     else:  # MmprojModel.set_gguf_parameters, then SmolVLMModel's or Gemma3VisionModel's
         w.add_type(gguf.GGUFType.MMPROJ)
         w.add_name(name)
@@ -2494,6 +2561,6 @@ def write_vision_twins(folder):
                 c = json.load(f)
             proc.update(c)
             proc.update(c.get("image_processor") or {})
-    mm = (to_mmproj_llava if cfg["model_type"] == "llava" else to_mmproj)(cfg, state)
+    mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
     write_mmproj(os.path.join(folder, VISION_TWINS[1]), name, cfg, proc, mm)
     return mm

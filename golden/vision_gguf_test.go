@@ -27,6 +27,9 @@ var visionGGUFFixtures = []struct {
 	// Its legacy LLaVA converter stores the patch kernel and projector F16.
 	{"llava", 3e-2, 5e-3, false},
 	{"llava", logitsTolerance, logitsTolerance, true},
+	// Qwen2VLVisionModel writes every tensor F32 (its patch kernel split in
+	// two, stacked back): HF's numbers.
+	{"qwen2_vl", logitsTolerance, logitsTolerance, false},
 }
 
 // f16Tensors are the tensors llama.cpp's converters store F16 in an F32

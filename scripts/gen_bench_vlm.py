@@ -8,7 +8,17 @@ longest edge 2048), bf16 weights, with the tokenizer, chat template and
 processor config of the tiny idefics3 fixture (its ids all fall inside
 the vocabulary). Speed depends on the shapes, not the values.
 
-    python scripts/gen_bench_vlm.py OUT_DIR   (torch, transformers)
+    python scripts/gen_bench_vlm.py OUT_DIR [SHAPE]   (torch, transformers)
+
+SHAPE smolvlm-256m (the default, above) or qwen2-vl-2b: Qwen2-VL-2B-Instruct's
+published shapes (Qwen2VLForConditionalGeneration: a 28-layer text model of
+hidden 1536, GQA 12/2, SwiGLU 8960, M-RoPE sections [16, 24, 24], tied
+head, vocabulary 151936; a 32-layer tower of 1280 wide, 16 heads, MLP
+ratio 4, 14-pixel patches, temporal patch 2, 2×2 merger to 1536), bf16
+weights drawn from N(0, 0.02) (norms 1, biases 0), with the tokenizer,
+chat template and processor config of the tiny qwen2_vl vision fixture
+(its ids fall inside the vocabulary) at the published 14-pixel patches
+and pixel limits.
 """
 import json
 import os
@@ -19,7 +29,44 @@ import torch
 from transformers import Idefics3Config, Idefics3ForConditionalGeneration
 
 out = sys.argv[1]
+shape = sys.argv[2] if len(sys.argv) > 2 else "smolvlm-256m"
 torch.manual_seed(0)
+here = os.path.dirname(os.path.abspath(__file__))
+if shape == "qwen2-vl-2b":
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
+    fix = os.path.join(here, "..", "golden", "testdata", "vision", "qwen2_vl")
+    tiny = json.load(open(os.path.join(fix, "config.json")))
+    cfg = Qwen2VLConfig(
+        text_config=dict(vocab_size=151936, hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
+                         num_attention_heads=12, num_key_value_heads=2, rms_norm_eps=1e-6, max_position_embeddings=32768,
+                         rope_parameters=dict(rope_type="default", rope_theta=1000000.0, mrope_section=[16, 24, 24]),
+                         bos_token_id=tiny["text_config"]["bos_token_id"], eos_token_id=tiny["text_config"]["eos_token_id"]),
+        vision_config=dict(depth=32, embed_dim=1280, hidden_size=1536, num_heads=16, mlp_ratio=4, patch_size=14,
+                           temporal_patch_size=2, spatial_merge_size=2, in_channels=3),
+        image_token_id=tiny["image_token_id"], video_token_id=tiny["video_token_id"],
+        vision_start_token_id=tiny["vision_start_token_id"], vision_end_token_id=tiny["vision_end_token_id"],
+        tie_word_embeddings=True)
+    with torch.device("meta"):
+        model = Qwen2VLForConditionalGeneration(cfg)
+    model = model.to_empty(device="cpu").to(torch.bfloat16)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() > 1:
+                p.normal_(0.0, 0.02)
+            elif name.endswith("bias"):
+                p.zero_()
+            else:
+                p.fill_(1.0)
+    model.save_pretrained(out)
+    for f in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja"]:
+        shutil.copy(os.path.join(fix, f), out)
+    proc = json.load(open(os.path.join(fix, "processor_config.json")))
+    proc["image_processor"].update(patch_size=14, size={"shortest_edge": 56 * 56, "longest_edge": 28 * 28 * 1280})
+    json.dump(proc, open(os.path.join(out, "processor_config.json"), "w"), indent=2)
+    print(out)
+    sys.exit(0)
+if shape != "smolvlm-256m":
+    sys.exit(f"unknown shape {shape!r}: smolvlm-256m or qwen2-vl-2b")
 cfg = Idefics3Config(
     text_config=dict(model_type="llama", vocab_size=49280, hidden_size=576, intermediate_size=1536,
                      num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3, rms_norm_eps=1e-5,
@@ -29,7 +76,7 @@ cfg = Idefics3Config(
     scale_factor=4, image_token_id=309)
 model = Idefics3ForConditionalGeneration(cfg).to(torch.bfloat16)
 model.save_pretrained(out)
-fix = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "testdata", "vision", "idefics3")
+fix = os.path.join(here, "..", "golden", "testdata", "vision", "idefics3")
 for f in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja"]:
     shutil.copy(os.path.join(fix, f), out)
 proc = json.load(open(os.path.join(fix, "processor_config.json")))

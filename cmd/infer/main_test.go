@@ -36,7 +36,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"image with prompt ids", []string{"generate", "--model", fixture, "--prompt-ids", "1", "--image", "main_test.go"}, "--image need --prompt TEXT"},
 		{"image without chat", []string{"generate", "--model", fixture, "--prompt", "hi", "--image", "main_test.go"}, "--image needs --chat"},
 		{"image to a text model", []string{"generate", "--model", fixture, "--prompt", "hi", "--chat", "--image", "main_test.go"}, "(family llama) reads text only (it is a text model); send no --image"},
-		{"image to a text-only VL model", []string{"generate", "--model", "../../golden/testdata/qwen2_vl", "--prompt", "hi", "--chat", "--image", "main_test.go"}, "golden/testdata/qwen2_vl (family qwen2_vl) reads text only (archc runs its text model only: images for family qwen2_vl are not supported yet)"},
+		{"image to a text-only VL model", []string{"generate", "--model", "../../golden/testdata/qwen3_vl", "--prompt", "hi", "--chat", "--image", "main_test.go"}, "golden/testdata/qwen3_vl (family qwen3_vl) reads text only (archc runs its text model only: images for family qwen3_vl are not supported yet)"},
 		{"missing image file", []string{"generate", "--model", fixture, "--prompt", "hi", "--chat", "--image", "no-such.png"}, "no-such.png"},
 		{"mmproj with a folder", []string{"generate", "--model", fixture, "--prompt", "hi", "--mmproj", "main_test.go"}, "main_test.go goes with a text model's .gguf file"},
 		{"image to a GGUF without mmproj", []string{"generate", "--model", fixture + "/model.f32.gguf", "--prompt", "hi", "--chat", "--image", "main_test.go"}, "images need its mmproj file"},

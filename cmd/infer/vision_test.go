@@ -205,7 +205,10 @@ func postJSONKey(t *testing.T, url, key, body string) (int, map[string]any) {
 // TestGenerateImageGGUF: `infer generate --image` on a vision fixture's
 // GGUF text twin with its mmproj twin (found beside the model, or given
 // with --mmproj) expands the prompt as the HF processor does and answers
-// the HF oracle's greedy tokens, as the fixture's folder does.
+// the HF oracle's greedy tokens, as the fixture's folder does. Qwen2-VL's
+// mmproj records no min / max pixels (the processor takes the class
+// defaults): its twin is given the fixture's as image_min_pixels /
+// image_max_pixels, the keys llama.cpp reads for them.
 func TestGenerateImageGGUF(t *testing.T) {
 	testmodels.NeedIREE(t)
 	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
@@ -216,10 +219,19 @@ func TestGenerateImageGGUF(t *testing.T) {
 		{"idefics3", nil},
 		{"gemma3", []string{"--mmproj", "../../golden/testdata/vision/gemma3/mmproj.f32.gguf"}},
 		{"llava", nil},
+		{"qwen2_vl", nil},
 	} {
 		t.Run(c.fixture, func(t *testing.T) {
 			dir := filepath.Join("../../golden/testdata/vision", c.fixture)
 			want := imageTextCase(t, dir)
+			if c.fixture == "qwen2_vl" {
+				mmproj := filepath.Join(t.TempDir(), "mmproj.gguf")
+				testmodels.RewriteGGUF(t, testmodels.GGUFTwin(t, filepath.Join(dir, "mmproj.f32.gguf")), mmproj, func(e *testmodels.GGUFEdit) {
+					e.Set("clip.vision.image_min_pixels", uint32(256)) // the fixture's size.shortest_edge
+					e.Set("clip.vision.image_max_pixels", uint32(512)) // and longest_edge
+				})
+				c.args = []string{"--mmproj", mmproj}
+			}
 			args := append([]string{"generate", "--model", testmodels.GGUFTwin(t, filepath.Join(dir, "model.f32.gguf")), "--chat",
 				"--image", filepath.Join(dir, "images", "rgb_40x60.png"), "--prompt", "Can you describe this image?",
 				"--max-tokens", fmt.Sprint(len(want.Tokens)), "--json", "-q"}, c.args...)

@@ -1111,3 +1111,166 @@ func TestMaterializeChunkUnpermute(t *testing.T) {
 		t.Errorf("%s: Materialize and Pack differ or are wrong (%v, %v)", name, errA, errB)
 	}
 }
+
+// TestMaterializeStack: stack(part, parts, axis) makes one HF tensor of
+// equal-shape GGUF tensors along a new dimension, as Qwen2-VL's Conv3d
+// patch kernel [O, C, 2, p, p] is made of llama.cpp's two 2-D kernels
+// v.patch_embd.weight and v.patch_embd.weight.1 [O, C, p, p] (here O 2,
+// C 1, p 2): HF[o, c, t] = part_t[o, c]; Materialize and Pack agree;
+// parts of different shapes are refused by name, an axis past the rank
+// too.
+func TestMaterializeStack(t *testing.T) {
+	family := func(axis int) *dsl.File {
+		src := fmt.Sprintf(`arch stacktest extends llama {
+  match model_type "stacktest"
+  gguf "stacktest" {
+    tensor blk.{i}.conv.weight   -> model.layers.{i}.conv.weight
+    tensor blk.{i}.conv.weight.1 -> model.layers.{i}.conv.weight
+    transform "blk.*.conv.weight":   stack(0, 2, %d)
+    transform "blk.*.conv.weight.1": stack(1, 2, %d)
+  }
+}
+`, axis, axis)
+		fams, err := builtins()
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName := map[string]*dsl.File{}
+		for _, f := range fams {
+			byName[f.Name] = f
+		}
+		fam, err := dsl.Parse("stacktest.arch", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
+			t.Fatal(err)
+		}
+		return fam
+	}
+	file := func(dims1 []uint64) *gguf.File {
+		kvs := []kv{
+			{"general.architecture", "stacktest"},
+			{"stacktest.block_count", uint32(1)},
+			{"stacktest.context_length", uint32(64)},
+			{"stacktest.embedding_length", uint32(3)},
+			{"stacktest.feed_forward_length", uint32(2)},
+			{"stacktest.attention.head_count", uint32(1)},
+			{"stacktest.attention.layer_norm_rms_epsilon", float32(1e-5)},
+		}
+		n1 := 1
+		for _, d := range dims1 {
+			n1 *= int(d)
+		}
+		ts := []tdesc{
+			{"token_embd.weight", gguf.F32, []uint64{3, 4}, f32s(seq(0, 12)...)},
+			{"blk.0.conv.weight", gguf.F32, []uint64{2, 2, 1, 2}, f32s(seq(0, 8)...)}, // HF [2, 1, 2, 2]
+			{"blk.0.conv.weight.1", gguf.F32, dims1, f32s(seq(100, n1)...)},
+		}
+		return openBuilt(t, kvs, ts)
+	}
+	f, err := Read(file([]uint64{2, 2, 1, 2}), family(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []float32
+	for o := 0; o < 2; o++ {
+		for part := 0; part < 2; part++ {
+			for j := 0; j < 4; j++ {
+				want = append(want, float32(100*part+4*o+j))
+			}
+		}
+	}
+	name := "model.layers.0.conv.weight"
+	got, hf, shape, err := f.ReadTensor("blk.0.conv.weight.1")
+	if err != nil || hf != name || !slices.Equal(shape, []int64{2, 1, 2, 2, 2}) || !slices.Equal(got, want) {
+		t.Errorf("conv: %s %v %v (%v), want %v %v", hf, shape, got, err, []int64{2, 1, 2, 2, 2}, want)
+	}
+	if tr := f.Transforms(name); !slices.Equal(tr, []string{"stack"}) {
+		t.Errorf("Transforms: %v", tr)
+	}
+	cache := t.TempDir()
+	mat, err := f.Materialize(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := f.Pack(context.Background(), cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, errA := mat.Tensors[name].Read()
+	b, errB := packed.Tensors[name].Read()
+	if errA != nil || errB != nil || packed.Tensors[name].Format != "f32" || !slices.Equal(a.Data, b.Data) || !slices.Equal(a.Data, f32s(want...)) {
+		t.Errorf("%s: Materialize and Pack differ or are wrong (%v, %v, format %q)", name, errA, errB, packed.Tensors[name].Format)
+	}
+	if f, err := Read(file([]uint64{2, 2, 1, 2}), family(0)); err != nil {
+		t.Fatal(err)
+	} else if got, _, shape, err := f.ReadTensor("blk.0.conv.weight"); err != nil || !slices.Equal(shape, []int64{2, 2, 1, 2, 2}) || got[8] != 100 || got[7] != 7 {
+		t.Errorf("stack along axis 0: %v %v (%v)", shape, got, err)
+	}
+
+	if _, err := Read(file([]uint64{2, 1, 1, 2}), family(2)); err == nil || !strings.Contains(err.Error(), "differ in shape or axis") {
+		t.Errorf("mismatched parts: %v", err)
+	}
+	if _, err := Read(file([]uint64{2, 2, 1, 2}), family(5)); err == nil || !strings.Contains(err.Error(), "needs 0 <= axis <= 4") {
+		t.Errorf("axis past the rank: %v", err)
+	}
+}
+
+// TestMaterializeChunkVector: chunk on vectors joins them along their one
+// dimension, as the biases of Qwen2-VL's tower's qkv are made of
+// llama.cpp's attn_q, attn_k and attn_v biases (here of 2, 1 and 2).
+func TestMaterializeChunkVector(t *testing.T) {
+	src := []byte(`arch chunkvec extends llama {
+  match model_type "chunkvec"
+  gguf "chunkvec" {
+    tensor blk.{i}.attn_q.bias -> model.layers.{i}.attn.qkv.bias
+    tensor blk.{i}.attn_k.bias -> model.layers.{i}.attn.qkv.bias
+    tensor blk.{i}.attn_v.bias -> model.layers.{i}.attn.qkv.bias
+    transform "blk.*.attn_q.bias": chunk(0, 3)
+    transform "blk.*.attn_k.bias": chunk(1, 3)
+    transform "blk.*.attn_v.bias": chunk(2, 3)
+    transform "blk.*.attn_q.*":    none
+    transform "blk.*.attn_k.*":    none
+  }
+}
+`)
+	fams, err := builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dsl.File{}
+	for _, f := range fams {
+		byName[f.Name] = f
+	}
+	fam, err := dsl.Parse("chunkvec.arch", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
+		t.Fatal(err)
+	}
+	kvs := []kv{
+		{"general.architecture", "chunkvec"},
+		{"chunkvec.block_count", uint32(1)},
+		{"chunkvec.context_length", uint32(64)},
+		{"chunkvec.embedding_length", uint32(3)},
+		{"chunkvec.feed_forward_length", uint32(2)},
+		{"chunkvec.attention.head_count", uint32(1)},
+		{"chunkvec.attention.layer_norm_rms_epsilon", float32(1e-5)},
+	}
+	ts := []tdesc{
+		{"token_embd.weight", gguf.F32, []uint64{3, 4}, f32s(seq(0, 12)...)},
+		{"blk.0.attn_q.bias", gguf.F32, []uint64{2}, f32s(1, 2)},
+		{"blk.0.attn_k.bias", gguf.F32, []uint64{1}, f32s(3)},
+		{"blk.0.attn_v.bias", gguf.F32, []uint64{2}, f32s(4, 5)},
+	}
+	f, err := Read(openBuilt(t, kvs, ts), fam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, hf, shape, err := f.ReadTensor("blk.0.attn_k.bias")
+	if err != nil || hf != "model.layers.0.attn.qkv.bias" || !slices.Equal(shape, []int64{5}) || !slices.Equal(got, []float32{1, 2, 3, 4, 5}) {
+		t.Errorf("qkv.bias: %s %v %v (%v), want [5] [1 2 3 4 5]", hf, shape, got, err)
+	}
+}

@@ -179,7 +179,8 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 // attn_k), its last two dimensions swapped back (transpose), then written to
 // dst[..., part::parts] (interleave), as rows chunk part of parts along
 // dimension -2 (chunk) or as columns chunk part of parts along the last
-// dimension (chunk_cols).
+// dimension (chunk_cols), or as slice part of a new dimension of the HF
+// tensor (stack).
 func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 	parts := p.group
 	if parts == nil {
@@ -205,6 +206,16 @@ func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 				}
 			}
 			vals = t
+		}
+		if q.tr.stack { // [A..., B...] as [A..., part, B...] of [A..., parts, B...] (axis after A)
+			inner := 1
+			for _, d := range q.shape[q.tr.axis:] {
+				inner *= int(d)
+			}
+			for o := 0; o < len(vals)/inner; o++ {
+				copy(dst[(o*n+k)*inner:(o*n+k+1)*inner], vals[o*inner:(o+1)*inner])
+			}
+			continue
 		}
 		if q.tr.cols { // [..., R, C_k] as columns [Σ_{j<k} C_j, Σ_{j<=k} C_j) of each [..., R, Σ C]
 			c := int(q.shape[len(q.shape)-1])

@@ -2,6 +2,7 @@ package ggufmap
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/archc/archc/dsl"
@@ -18,6 +19,8 @@ type transform struct {
 	part, parts  int     // parts > 1: this tensor is part `part` of a tensor several GGUF tensors make (packed as f32):
 	chunk        bool    // its rows, chunk part of parts along dimension -2 (torch.cat of the parts, which may differ in rows); else HF[..., part::parts] (interleave)
 	cols         bool    // with chunk: joined along the last dimension instead (chunk_cols: torch.cat(dim=-1), the parts may differ in columns)
+	stack        bool    // with parts: slice part of a new dimension axis of the HF tensor (torch.stack(dim=axis) of equal-shape parts)
+	axis         int     // with stack: the new dimension's place in the HF shape, 0 through the parts' rank
 	flatten      bool    // the HF tensor is the result with its leading dimensions merged: [a, b, c] → [a·b, c]
 	reshape      []int64 // non-nil: the HF tensor is the file's values, in the same order, in this shape (one dimension may be -1)
 	logNeg       bool    // the file stores A = -exp(A_log): A_log = log(-A) (values change: packed as f32)
@@ -26,6 +29,9 @@ type transform struct {
 
 // kind names the grouping transform, for messages.
 func (tr transform) kind() string {
+	if tr.stack {
+		return "stack"
+	}
 	if tr.cols {
 		return "chunk_cols"
 	}
@@ -57,6 +63,10 @@ var transforms = map[string]func(tr *transform, args []int64){
 	// chunk_cols(part, parts): Llama4Model's gate_up_proj [E, H, 2I] split into gate and up, each transposed to [E, I, H].
 	"chunk_cols": func(tr *transform, args []int64) {
 		tr.part, tr.parts, tr.chunk, tr.cols = int(args[0]), int(args[1]), true, true
+	},
+	// stack(part, parts, axis): Qwen2VLVisionModel's Conv3d patch kernel [O, C, 2, p, p] split into two [O, C, p, p] kernels.
+	"stack": func(tr *transform, args []int64) {
+		tr.part, tr.parts, tr.stack, tr.axis = int(args[0]), int(args[1]), true, int(args[2])
 	},
 	// flatten(): DeepseekV2Model's per-head attn_k_b / attn_v_b, which make kv_b_proj [heads·(nope+v), kv_lora].
 	"flatten": func(tr *transform, _ []int64) { tr.flatten = true },
@@ -153,6 +163,9 @@ func (m *Model) makePlan() error {
 			m.calls[t.Name] = append(m.calls[t.Name], c.Name)
 		}
 		p := planned{t: t, hf: tm.HF, shape: t.Shape(), tr: tr}
+		if tr.chunk && len(p.shape) == 1 { // a vector (the bias of a split projection): chunk joins along its one dimension
+			p.tr.cols = true
+		}
 		if err := m.checkTransform(p); err != nil {
 			return err
 		}
@@ -180,7 +193,10 @@ func (m *Model) makePlan() error {
 			p.group = make([]planned, tr.parts)
 			p.group[tr.part] = p
 			p.shape = append([]int64(nil), p.shape...)
-			if !tr.chunk { // interleave: equal parts; chunk: each part's rows added as it joins
+			switch {
+			case tr.stack: // a new dimension of parts at axis
+				p.shape = slices.Insert(p.shape, tr.axis, int64(tr.parts))
+			case !tr.chunk: // interleave: equal parts; chunk: each part's rows added as it joins
 				p.shape[len(p.shape)-1] *= int64(tr.parts)
 			}
 			groups[tm.HF] = len(m.plan)
@@ -198,7 +214,7 @@ func (m *Model) makePlan() error {
 		p := &m.plan[i]
 		for k, q := range p.group {
 			if q.hf == "" {
-				return fmt.Errorf("gguf: %s: %q is made of %d %s tensors, but the file has no part %d (only %q)", m.Path, p.hf, len(p.group), map[bool]string{false: "interleaved", true: "chunked"}[p.tr.chunk], k, p.t.Name)
+				return fmt.Errorf("gguf: %s: %q is made of %d %s tensors, but the file has no part %d (only %q)", m.Path, p.hf, len(p.group), map[string]string{"interleave": "interleaved", "chunk": "chunked", "chunk_cols": "chunked", "stack": "stacked"}[p.tr.kind()], k, p.t.Name)
 			}
 		}
 		if p.tr.flatten { // [a, b, ..., c] → [a·b·..., c]
@@ -233,8 +249,10 @@ func (m *Model) checkTransform(p planned) error {
 		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): transpose needs two", m.Path, p.t.Name, len(p.shape))
 	case tr.parts != 0 && (tr.parts < 2 || tr.part < 0 || tr.part >= tr.parts):
 		return fmt.Errorf("gguf: %s: tensor %q: %s(%d, %d) needs 0 <= part < parts and parts >= 2", m.Path, p.t.Name, tr.kind(), tr.part, tr.parts)
-	case tr.chunk && len(p.shape) < 2:
-		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): chunk stacks rows, it needs two", m.Path, p.t.Name, len(p.shape))
+	case tr.stack && (tr.axis < 0 || tr.axis > len(p.shape) || tr.transpose):
+		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): stack(%d, %d, %d) needs 0 <= axis <= %d, without transpose", m.Path, p.t.Name, len(p.shape), tr.part, tr.parts, tr.axis, len(p.shape))
+	case tr.chunk && len(p.shape) < 1:
+		return fmt.Errorf("gguf: %s: tensor %q is a scalar: chunk joins rows (a vector's elements), it needs a dimension", m.Path, p.t.Name)
 	case tr.reshape != nil && (tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.flatten):
 		return fmt.Errorf("gguf: %s: tensor %q: reshape does not combine with unpermute_qk, regroup, transpose, interleave, chunk or flatten", m.Path, p.t.Name)
 	}
@@ -280,6 +298,8 @@ func (p *planned) join(q planned) error {
 		return fmt.Errorf("tensor %q is part of %d of %q, tensor %q part of %d", q.t.Name, q.tr.parts, p.hf, p.t.Name, len(p.group))
 	case p.group[q.tr.part].hf != "":
 		return fmt.Errorf("tensors %q and %q are both part %d of %q", p.group[q.tr.part].t.Name, q.t.Name, q.tr.part, p.hf)
+	case q.tr.stack && (q.tr.axis != p.tr.axis || fmt.Sprint(q.shape) != fmt.Sprint(part.shape)):
+		return fmt.Errorf("tensor %q %v and tensor %q %v stack into %q but differ in shape or axis", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
 	case q.tr.chunk && !q.tr.cols && (len(q.shape) != len(part.shape) || fmt.Sprint(q.shape[:len(q.shape)-2]) != fmt.Sprint(part.shape[:len(part.shape)-2]) || q.shape[len(q.shape)-1] != part.shape[len(part.shape)-1]):
 		return fmt.Errorf("tensor %q %v and tensor %q %v make %q but differ in more than their rows", q.t.Name, q.shape, part.t.Name, part.shape, p.hf)
 	case q.tr.cols && (len(q.shape) != len(part.shape) || fmt.Sprint(q.shape[:len(q.shape)-1]) != fmt.Sprint(part.shape[:len(part.shape)-1])):

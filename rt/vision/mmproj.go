@@ -16,6 +16,15 @@ import "fmt"
 //	          (image_size/patch_size/scale_factor, default 4)²
 //	mlp       LlavaProcessor (LLaVA-1.5): shortest edge to image_size,
 //	          BICUBIC, center crop; a placeholder per patch
+//	qwen2vl_merger
+//	          Qwen2VLProcessor: patch_size, merge size from
+//	          clip.vision.spatial_merge_size (Qwen2VLVisionModel writes
+//	          none: 2, llama.cpp's default too), temporal patch 2 (the
+//	          only one the converter splits), min / max pixels from
+//	          clip.vision.image_min_pixels / image_max_pixels where a file
+//	          has them, else Qwen2VLImageProcessor's class defaults (56·56,
+//	          28·28·1280: the converter keeps neither the checkpoint's
+//	          min_pixels nor its max_pixels); image_size is not used
 //
 // Errors name the key: an unknown projector type, a missing size.
 func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key string) ([]float64, bool)) (*Processor, error) {
@@ -48,6 +57,9 @@ func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key stri
 		return nil, fmt.Errorf("vision: mmproj: clip.vision.image_mean and image_std must be arrays of 1 or 3 floats")
 	}
 	pt, _ := meta("clip.projector_type")
+	if pt == "qwen2vl_merger" {
+		return qwenFromMMProj(num, patch, mean, std)
+	}
 	switch pt {
 	case "idefics3":
 		longest, err := num("clip.vision.preproc_image_size", 4*size)
@@ -76,7 +88,25 @@ func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key stri
 			DoRescale: true, RescaleFactor: 1.0 / 255, DoNormalize: true, ImageMean: mean, ImageStd: std}
 		return &Processor{PIL: c, shortest: size, PatchSize: patch, AdditionalImageTokens: 1, Strategy: "default"}, nil
 	default:
-		return nil, fmt.Errorf("vision: mmproj: clip.projector_type %q has no image processor in archc (idefics3, gemma3, mlp)", fmt.Sprint(pt))
+		return nil, fmt.Errorf("vision: mmproj: clip.projector_type %q has no image processor in archc (idefics3, gemma3, mlp, qwen2vl_merger)", fmt.Sprint(pt))
 	}
 	return nil, fmt.Errorf("vision: mmproj: image_size %d, patch_size %d and scale_factor %d do not divide into image tokens", size, patch, scale)
+}
+
+// qwenFromMMProj is ProcessorFromMMProj's Qwen2VLProcessor (see there):
+// num reads an integer key with its default.
+func qwenFromMMProj(num func(key string, def int) (int, error), patch int, mean, std []float64) (*Processor, error) {
+	c := DefaultQwenVLConfig()
+	c.PatchSize, c.ImageMean, c.ImageStd = patch, mean, std
+	var err error
+	if c.MergeSize, err = num("clip.vision.spatial_merge_size", c.MergeSize); err != nil {
+		return nil, err
+	}
+	if c.MinPixels, err = num("clip.vision.image_min_pixels", c.MinPixels); err != nil {
+		return nil, err
+	}
+	if c.MaxPixels, err = num("clip.vision.image_max_pixels", c.MaxPixels); err != nil {
+		return nil, err
+	}
+	return &Processor{Qwen: &c}, c.Check()
 }

@@ -12,10 +12,12 @@ import (
 
 // TestProcessorFromMMProj: the processor read from a vision fixture's
 // mmproj twin (golden/make_gguf_twins.py writes it) is the one its
-// folder's processor_config.json gives; an unknown projector type is an
-// error naming it.
+// folder's processor_config.json gives (Qwen2-VL's but its min and max
+// pixels, which the mmproj does not record: the class defaults, or the
+// file's image_min_pixels / image_max_pixels where it has them); an
+// unknown projector type is an error naming it.
 func TestProcessorFromMMProj(t *testing.T) {
-	for _, name := range []string{"idefics3", "gemma3", "llava"} {
+	for _, name := range []string{"idefics3", "gemma3", "llava", "qwen2_vl"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "..", "golden", "testdata", "vision", name)
 			path := filepath.Join(dir, "mmproj.f32.gguf")
@@ -46,8 +48,39 @@ func TestProcessorFromMMProj(t *testing.T) {
 					}
 				}
 			}
+			if q := want.Qwen; q != nil {
+				for _, v := range [][]float64{q.ImageMean, q.ImageStd} {
+					for i := range v {
+						v[i] = float64(float32(v[i]))
+					}
+				}
+				def := DefaultQwenVLConfig()
+				fixture := *q
+				q.MinPixels, q.MaxPixels = def.MinPixels, def.MaxPixels
+				withPixels := func(key string) (any, bool) {
+					switch key {
+					case "clip.vision.image_min_pixels":
+						return uint64(fixture.MinPixels), true
+					case "clip.vision.image_max_pixels":
+						return uint64(fixture.MaxPixels), true
+					}
+					return f.Value(key)
+				}
+				if p, err := ProcessorFromMMProj(withPixels, floats); err != nil || !reflect.DeepEqual(*p.Qwen, fixture) {
+					t.Errorf("with image_min_pixels and image_max_pixels: %+v (%v), want %+v", p.Qwen, err, fixture)
+				}
+				bad := func(key string) (any, bool) {
+					if key == "clip.vision.image_max_pixels" {
+						return uint64(def.MinPixels - 1), true
+					}
+					return f.Value(key)
+				}
+				if _, err := ProcessorFromMMProj(bad, floats); err == nil || !strings.Contains(err.Error(), "is above max_pixels") {
+					t.Errorf("max_pixels below min_pixels: %v", err)
+				}
+			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("from the mmproj:\n%+v\n%+v\nthe folder's:\n%+v\n%+v", got, got.PIL, want, want.PIL)
+				t.Errorf("from the mmproj:\n%+v\n%+v %+v\nthe folder's:\n%+v\n%+v %+v", got, got.PIL, got.Qwen, want, want.PIL, want.Qwen)
 			}
 			other := func(key string) (any, bool) {
 				if key == "clip.projector_type" {
