@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate archc's vision oracle fixtures: SmolVLM's, LLaVA's, Gemma 3's and Qwen2-VL's image paths.
+"""Generate archc's vision oracle fixtures: SmolVLM's, LLaVA's, Gemma 3's, Qwen2-VL's and Qwen2.5-VL's image paths.
 
 For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
 
@@ -12,7 +12,10 @@ For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
       SigLIP tower, average-pool projector; build_gemma3) or
       Qwen2VLForConditionalGeneration (Qwen2 text model under M-RoPE, the
       Qwen2-VL vision tower and PatchMerger, images of any size;
-      build_qwen2_vl, stored bf16), save_pretrained, fp32;
+      build_qwen2_vl, stored bf16) or Qwen2_5_VLForConditionalGeneration
+      (the same text model; Qwen2.5-VL's tower: RMSNorm, SwiGLU, window
+      attention in all but fullatt_block_indexes; build_qwen2_vl),
+      save_pretrained, fp32;
   tokenizer.json, tokenizer_config.json, chat_template.jinja,
   preprocessor_config.json, processor_config.json
       a small byte-level BPE with the family's added tokens, its chat
@@ -68,6 +71,9 @@ from transformers import (
     LlavaForConditionalGeneration,
     LlavaProcessor,
     PreTrainedTokenizerFast,
+    Qwen2_5_VLConfig,
+    Qwen2_5_VLForConditionalGeneration,
+    Qwen2_5_VLProcessor,
     Qwen2VLConfig,
     Qwen2VLForConditionalGeneration,
     Qwen2VLImageProcessorPil,
@@ -1113,6 +1119,26 @@ QWEN2VL_VISION = dict(
     temporal_patch_size=2,
     spatial_merge_size=2,
 )
+# Qwen2_5_VLVisionConfig at a tiny scale (Qwen2.5-VL-7B's: depth 32,
+# hidden 1280, 16 heads, intermediate 3420, silu, patch 14, window 112,
+# full attention in blocks 7, 15, 23, 31): 2 blocks of 16 wide, 2 heads of
+# 8, intermediate 24; window_size 16 pixels is 2 merge units of 8 (4
+# patches), so every image has several windows (grids of 3×2, 2×3 and 1×6
+# merge units: 2, 2 and 3 windows); block 0 attends within windows, block
+# 1 over the image (fullatt_block_indexes [1]).
+QWEN25VL_VISION = dict(
+    depth=2,
+    hidden_size=16,
+    intermediate_size=24,
+    num_heads=2,
+    hidden_act="silu",
+    in_channels=3,
+    patch_size=QWEN2VL_PATCH,
+    temporal_patch_size=2,
+    spatial_merge_size=2,
+    window_size=16,
+    fullatt_block_indexes=[1],
+)
 # Qwen2VLTextConfig at the text fixture qwen2_vl's scale: hidden 64, 4
 # heads on 2 kv heads of 16 (head_dim = hidden / heads: the config has no
 # head_dim), intermediate 32; M-RoPE with mrope_section [2, 3, 3] (t, h, w
@@ -1195,15 +1221,35 @@ class _Qwen2VLProcessorNoVideo(Qwen2VLProcessor):
 _Qwen2VLProcessorNoVideo.__name__ = _Qwen2VLProcessorNoVideo.__qualname__ = "Qwen2VLProcessor"
 
 
-def make_qwen2vl_processor(image_processor, tokenizer):
+class _Qwen2_5_VLProcessorNoVideo(Qwen2_5_VLProcessor):
+    """Qwen2_5_VLProcessor without its video processor, as
+    _Qwen2VLProcessorNoVideo; saved under its name."""
+
+    def check_argument_for_proper_class(self, argument_name, argument):
+        if argument_name == "video_processor" and isinstance(argument, _NoVideo):
+            return None
+        return super().check_argument_for_proper_class(argument_name, argument)
+
+    def to_dict(self):
+        d = super().to_dict()
+        d.pop("video_processor", None)
+        d["processor_class"] = "Qwen2_5_VLProcessor"
+        return d
+
+
+_Qwen2_5_VLProcessorNoVideo.__name__ = _Qwen2_5_VLProcessorNoVideo.__qualname__ = "Qwen2_5_VLProcessor"
+
+
+def make_qwen2vl_processor(image_processor, tokenizer, cls=Qwen2VLProcessor):
+    stand_in = {Qwen2VLProcessor: _Qwen2VLProcessorNoVideo, Qwen2_5_VLProcessor: _Qwen2_5_VLProcessorNoVideo}[cls]
     try:
         from transformers import Qwen2VLVideoProcessor
         video = Qwen2VLVideoProcessor()
     except ImportError:  # needs torchvision; the image path never uses it
         video = None
     if video is None:
-        return _Qwen2VLProcessorNoVideo(image_processor, tokenizer, _NoVideo(), chat_template=QWEN2VL_CHAT_TEMPLATE)
-    return Qwen2VLProcessor(image_processor, tokenizer, video, chat_template=QWEN2VL_CHAT_TEMPLATE)
+        return stand_in(image_processor, tokenizer, _NoVideo(), chat_template=QWEN2VL_CHAT_TEMPLATE)
+    return cls(image_processor, tokenizer, video, chat_template=QWEN2VL_CHAT_TEMPLATE)
 
 
 def qwen2vl_first_logits(model, emb, pos, mask):
@@ -1225,7 +1271,13 @@ def build_qwen2_vl(spec, out_root):
     if os.path.isdir(os.path.join(out, "images")):
         shutil.rmtree(os.path.join(out, "images"))
     images = make_images(out, spec["image_seed"])
-    processor = make_qwen2vl_processor(Qwen2VLImageProcessorPil(**QWEN2VL_IMAGE_PROCESSOR), make_qwen2vl_tokenizer())
+    # Qwen2-VL's classes, or those the spec names (Qwen2.5-VL's).
+    model_cls = spec.get("model_cls", Qwen2VLForConditionalGeneration)
+    config_cls = spec.get("config_cls", Qwen2VLConfig)
+    processor_cls = spec.get("processor_cls", Qwen2VLProcessor)
+    vision = spec.get("vision", QWEN2VL_VISION)
+    processor = make_qwen2vl_processor(Qwen2VLImageProcessorPil(**QWEN2VL_IMAGE_PROCESSOR), make_qwen2vl_tokenizer(),
+                                       processor_cls)
     tok = processor.tokenizer
     vocab = len(tok)
     ids_of = {t: tok.convert_tokens_to_ids(t) for t in QWEN2VL_ADDED_SPECIALS}
@@ -1233,16 +1285,17 @@ def build_qwen2_vl(spec, out_root):
     assert processor.image_token_id == image_token_id
     # Qwen2-VL-Instruct's generation_config: eos [<|im_end|>, <|endoftext|>], pad <|endoftext|>.
     eos = [ids_of["<|im_end|>"], ids_of["<|endoftext|>"]]
-    config = Qwen2VLConfig(
+    out_key = "out_hidden_size" if "window_size" in vision else "hidden_size"  # the merger's output
+    config = config_cls(
         text_config=dict(QWEN2VL_TEXT, vocab_size=vocab, bos_token_id=ids_of["<|endoftext|>"],
                          eos_token_id=ids_of["<|im_end|>"], pad_token_id=ids_of["<|endoftext|>"]),
-        vision_config=dict(QWEN2VL_VISION, hidden_size=QWEN2VL_TEXT["hidden_size"]),
+        vision_config=dict(vision, **{out_key: QWEN2VL_TEXT["hidden_size"]}),
         image_token_id=image_token_id, video_token_id=ids_of["<|video_pad|>"],
         vision_start_token_id=ids_of["<|vision_start|>"], vision_end_token_id=ids_of["<|vision_end|>"],
         tie_word_embeddings=True,  # Qwen2-VL-2B's
     )
     torch.manual_seed(spec["seed"])
-    model = Qwen2VLForConditionalGeneration(config)
+    model = model_cls(config)
     gen = torch.Generator().manual_seed(spec["seed"])
     randomize_(model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec["pos_std"],
                norm_suffixes=("norm1.weight", "norm2.weight", "ln_q.weight"))
@@ -1255,8 +1308,7 @@ def build_qwen2_vl(spec, out_root):
     model.save_pretrained(out)
     processor.save_pretrained(out)
 
-    model = Qwen2VLForConditionalGeneration.from_pretrained(out, dtype=torch.float32,
-                                                            attn_implementation="eager").eval()
+    model = model_cls.from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
     assert model.model.language_model.rotary_emb.mrope_section == QWEN2VL_TEXT["rope_parameters"]["mrope_section"]
     with open(os.path.join(out, "processor_config.json")) as f:
         saved = json.load(f)
@@ -1264,10 +1316,11 @@ def build_qwen2_vl(spec, out_root):
     assert ip_kwargs == QWEN2VL_IMAGE_PROCESSOR, ip_kwargs
     with open(os.path.join(out, "chat_template.jinja")) as f:
         assert f.read() == QWEN2VL_CHAT_TEMPLATE
-    processor = make_qwen2vl_processor(Qwen2VLImageProcessorPil(**ip_kwargs), AutoTokenizer.from_pretrained(out))
+    processor = make_qwen2vl_processor(Qwen2VLImageProcessorPil(**ip_kwargs), AutoTokenizer.from_pretrained(out),
+                                       processor_cls)
     tok = processor.tokenizer
     assert len(tok) == vocab and tok.convert_tokens_to_ids("<|image_pad|>") == image_token_id
-    merge = QWEN2VL_VISION["spatial_merge_size"]
+    merge = vision["spatial_merge_size"]
 
     cases, margins_all = [], []
     for cname, turns, files in QWEN2VL_CASES:
@@ -1403,6 +1456,20 @@ def build_qwen2_vl(spec, out_root):
                 zt = [int(t) for t in res0[0, ids.shape[1]:]]
                 assert zt != new, f"{name}/{cname}: zeroed pixels generate the same tokens {new}"
                 case["image_check"] = {"max_abs_first_logit_diff": diff, "zeroed_pixels_tokens": zt}
+                if "window_size" in vision:
+                    # Window attention matters: every block over the whole image.
+                    visual = model.model.visual
+                    keep = visual.fullatt_block_indexes
+                    visual.fullatt_block_indexes = list(range(vision["depth"]))
+                    try:
+                        ffeat = torch.cat(list(model.model.get_image_features(
+                            pixel_values=pv, image_grid_thw=thw).pooler_output), 0)
+                    finally:
+                        visual.fullatt_block_indexes = keep
+                    femb = model.get_input_embeddings()(ids).masked_scatter((ids == image_token_id).unsqueeze(-1), ffeat)
+                    wd = float((qwen2vl_first_logits(model, femb, pos, mask) - steps[0]).abs().max())
+                    assert wd >= IMAGE_MIN_DIFF, f"{name}/{cname}: full attention in every block gives the same logits ({wd})"
+                    case["window_check"] = {"max_abs_first_logit_diff_full_attention": wd}
             else:
                 # Text only: M-RoPE with equal rows is plain RoPE.
                 fl = qwen2vl_first_logits(model, emb, pos, mask)
@@ -1418,12 +1485,12 @@ def build_qwen2_vl(spec, out_root):
         cases.append(case)
     min_margin = min(margins_all)
     assert min_margin >= MIN_TOP2_MARGIN, f"{name}: near-tie on the greedy path; change the seed"
-    patch_dim = QWEN2VL_VISION["in_channels"] * QWEN2VL_VISION["temporal_patch_size"] * QWEN2VL_PATCH ** 2
+    patch_dim = vision["in_channels"] * vision["temporal_patch_size"] * QWEN2VL_PATCH ** 2
     oracle = {
         "transformers_version": transformers.__version__,
         "torch_version": torch.__version__,
-        "model_class": "Qwen2VLForConditionalGeneration",
-        "processor_class": "Qwen2VLProcessor",
+        "model_class": model_cls.__name__,
+        "processor_class": processor_cls.__name__,
         "image_processor_class": "Qwen2VLImageProcessorPil",
         "dtype": "float32",
         "stored_dtype": "bfloat16",
@@ -1469,6 +1536,10 @@ def build_qwen2_vl(spec, out_root):
         "min_top2_margin": min_margin,
         "cases": cases,
     }
+    if "window_size" in vision:
+        oracle["window_check_method"] = ("first-step logits of the embeddings merged with image features computed "
+                                         "with every block in fullatt_block_indexes (no window attention) vs "
+                                         "first_logits: max abs diff (>= 1e-2 enforced)")
     with open(os.path.join(out, "oracle.json"), "w") as f:
         f.write(dump_json(oracle))
     total = report_folder(out)
@@ -1491,6 +1562,11 @@ FIXTURES = [
     # idefics3's (same image_seed), kept once (share).
     dict(name="qwen2_vl", family="qwen2_vl", seed=44, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1,
          pos_std=0.5, share_with="idefics3"),
+    # issue 32: Qwen2.5-VL (its tower's window attention); the processor
+    # and images are Qwen2-VL's, their files kept once (share).
+    dict(name="qwen2_5_vl", family="qwen2_vl", model_cls=Qwen2_5_VLForConditionalGeneration,
+         config_cls=Qwen2_5_VLConfig, processor_cls=Qwen2_5_VLProcessor, vision=QWEN25VL_VISION, seed=45,
+         image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5, share_with="qwen2_vl"),
 ]
 
 
@@ -1528,8 +1604,9 @@ def share(folder, other):
                 if a.read() != b.read():
                     continue
             os.remove(p)
-            os.symlink(os.path.relpath(q, root), p)
-            print(f"  {os.path.relpath(p, folder)} -> {os.path.relpath(q, root)}")
+            target = os.path.relpath(os.path.realpath(q), os.path.realpath(root))  # the file itself, not a link to it
+            os.symlink(target, p)
+            print(f"  {os.path.relpath(p, folder)} -> {target}")
     total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(folder) for f in fs
                 if not os.path.islink(os.path.join(r, f)) and f != "emit.summary")
     print(f"  {folder}: {total} bytes of its own")

@@ -92,8 +92,13 @@ func lowerPatchEmbed(f *fn, n *ir.Node, a *PatchEmbedAttrs) codegen.Value {
 // heads·d]: softmax(q·kᵀ·scale)·v per head, every position seeing every
 // other (SiglipAttention through eager_attention_forward, no mask, no
 // cache; scale head_dim^-0.5 unless given, rounded to f32 as torch
-// multiplies an f32 tensor by a Python float).
-func inferBidirectionalAttention(n *ir.Node, _ *BidirectionalAttentionAttrs) error {
+// multiplies an f32 tensor by a Python float). With blocks [batch, n, c]
+// i32, a query sees only the keys whose coordinates // block_size are its
+// own in every column: attention within blocks, such as Qwen2.5-VL's
+// windows of the patch grid (HF reorders the patches so that each window
+// is a run for varlen attention, then restores the order: the same
+// result as masking in place, which needs neither reordering).
+func inferBidirectionalAttention(n *ir.Node, a *BidirectionalAttentionAttrs) error {
 	q, k, v := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
 	if len(q.Shape) != 4 || !q.Shape.Equal(k.Shape) || !q.Shape.Equal(v.Shape) {
 		return fmt.Errorf("q, k and v must be [batch, n, heads, d] of one shape, got %s, %s and %s", q, k, v)
@@ -102,6 +107,15 @@ func inferBidirectionalAttention(n *ir.Node, _ *BidirectionalAttentionAttrs) err
 		if d <= 0 {
 			return fmt.Errorf("q's positions, heads and head size must be concrete (an encoder's), got %s", q)
 		}
+	}
+	if len(n.Args) > 3 {
+		b := n.Args[3].Type
+		if len(b.Shape) != 3 || b.DType != ir.I32 || !b.Shape[:2].Equal(q.Shape[:2]) || b.Shape[2] <= 0 {
+			return fmt.Errorf("blocks must be [batch, n, c] i32 over q's [batch, n] (each position's block coordinates), got %s for q %s", b, q)
+		}
+	}
+	if a.BlockSize <= 0 {
+		return fmt.Errorf("block_size must be positive, got %d", a.BlockSize)
 	}
 	n.Type = ir.Type{Shape: ir.Shape{q.Shape[0], q.Shape[1], q.Shape[2] * q.Shape[3]}, DType: ir.F32}
 	return nil
@@ -120,8 +134,34 @@ func lowerBidirectionalAttention(f *fn, n *ir.Node, a *BidirectionalAttentionAtt
 		real := f.compare("LT", f.iota(codegen.T("i32", S), 0), f.broadcast(f.rows, codegen.T("i32", S)))
 		scores = f.selectOp(f.broadcastDims(real, scores.Type.WithElem("i1"), 3), scores, f.splat(maskValue, scores.Type))
 	}
+	if len(n.Args) > 3 { // within blocks: every coordinate // block_size equal
+		same := f.sameBlock(f.arg(n, 3), a.BlockSize) // [B,S,S]
+		scores = f.selectOp(f.broadcastDims(same, scores.Type.WithElem("i1"), 0, 2, 3), scores, f.splat(maskValue, scores.Type))
+	}
 	out := f.dot(f.softmaxLast(scores), v, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{1}) // [B,H,S,D]
 	return f.reshape(f.transpose(out, 0, 2, 1, 3), B, S, H*D)
+}
+
+// sameBlock is, for block coordinates b [B, S, C] i32 (non-negative),
+// [B, S, S] i1: whether positions i and j have b[·, m] // size equal in
+// every column m.
+func (f *fn) sameBlock(b codegen.Value, size int64) codegen.Value {
+	B, S, C := b.Type.Shape[0], b.Type.Shape[1], b.Type.Shape[2]
+	if size != 1 {
+		b = f.div(b, f.broadcast(f.constI32(size), b.Type))
+	}
+	pair := codegen.T("i32", B, S, S)
+	var same codegen.Value
+	for m := int64(0); m < C; m++ {
+		col := f.reshape(f.sliceDim(b, 2, m, m+1), B, S)
+		eq := f.compare("EQ", f.broadcastDims(col, pair, 0, 1), f.broadcastDims(col, pair, 0, 2))
+		if m == 0 {
+			same = eq
+		} else {
+			same = f.Op("stablehlo.and", eq.Type, nil, same, eq)
+		}
+	}
+	return same
 }
 
 // pixel_shuffle(x [1, n, d], factor f) → [1, n/f², d·f²]: Idefics3Connector

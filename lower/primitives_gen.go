@@ -121,8 +121,8 @@ var primitiveRows = []*primitive{
 	row("rg_lru", decodedRgLru, lowerDecodedRgLru, false, tensor("x"), module("weight"), scalar("heads")),
 	// patch_embed: out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row
 	row("patch_embed", decodedPatchEmbed, lowerDecodedPatchEmbed, false, tensor("pixels"), module("weight"), scalar("patch"), scalar("out"), optional("bias"), optional("temporal")),
-	// bidirectional_attention: softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other); in a variable-size encoder's entry point, keys past its real rows are masked out (padding)
-	row("bidirectional_attention", decodedBidirectionalAttention, lowerDecodedBidirectionalAttention, false, tensor("q"), tensor("k"), tensor("v"), optional("scale")),
+	// bidirectional_attention: softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other); in a variable-size encoder's entry point, keys past its real rows are masked out (padding); with blocks, a query sees only the keys of its own block, blocks[·, m] // block_size equal in every column m (attention within windows of a grid, or within blocks by id)
+	row("bidirectional_attention", decodedBidirectionalAttention, lowerDecodedBidirectionalAttention, false, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optionalTensor("blocks"), optional("block_size")),
 	// pixel_shuffle: the s×s grid of rows regrouped into (s/factor)² rows of factor² neighbours: x viewed [s, s/f, d·f], transposed to [s/f, s, d·f], viewed [s/f, s/f, d·f²], transposed back and flattened to [n/f², d·f²] (f = factor)
 	row("pixel_shuffle", decodedPixelShuffle, lowerDecodedPixelShuffle, false, tensor("x"), scalar("factor")),
 	// merge_rows: each run of factor consecutive rows concatenated into one: x viewed [n / factor, d · factor]
@@ -1124,14 +1124,25 @@ var primitiveDocs = []PrimitiveDoc{
 			Default: "head_dim ** -0.5",
 			Doc:     "the factor on q · kᵀ",
 			Name:    "scale",
+		}, {
+			Default: "none",
+			Doc:     "each position's block coordinates, [batch, n, c] i32, non-negative (an encoder's index table): key j is visible to query i only when blocks[i, m] // block_size == blocks[j, m] // block_size for every column m; none: every key is visible",
+			Name:    "blocks",
+		}, {
+			Default: "1",
+			Doc:     "with blocks, a block's side in the coordinates' units (1: the coordinates are block ids); positive",
+			Name:    "block_size",
 		}},
 		Cache:     false,
-		HF:        "SiglipAttention / Idefics3VisionAttention (is_causal False) through eager_attention_forward without an attention mask (models/siglip/modeling_siglip.py)",
-		Math:      "softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other); in a variable-size encoder's entry point, keys past its real rows are masked out (padding)",
+		HF:        "SiglipAttention / Idefics3VisionAttention (is_causal False) through eager_attention_forward without an attention mask (models/siglip/modeling_siglip.py); Qwen2_5_VLVisionAttention over cu_window_seqlens (blocks: each patch's (row, column), block_size the window's side in patches; models/qwen2_5_vl/modeling_qwen2_5_vl.py)",
+		Math:      "softmax(q · kᵀ · scale) · v per head over all n positions: no causal mask, no KV cache (an image encoder's tokens all see each other); in a variable-size encoder's entry point, keys past its real rows are masked out (padding); with blocks, a query sees only the keys of its own block, blocks[·, m] // block_size equal in every column m (attention within windows of a grid, or within blocks by id)",
 		Name:      "bidirectional_attention",
-		Shapes:    "q, k, v [batch, n, heads, d], concrete n → [batch, n, heads·d]",
-		Signature: "bidirectional_attention(q, k, v, scale:)",
-		Types:     map[string]string{"scale": "float"},
+		Shapes:    "q, k, v [batch, n, heads, d], concrete n; blocks [batch, n, c] i32 → [batch, n, heads·d]",
+		Signature: "bidirectional_attention(q, k, v, scale:, blocks:, block_size:)",
+		Types: map[string]string{
+			"block_size": "int",
+			"scale":      "float",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -2269,12 +2280,13 @@ func decodePatchEmbedAttrs(n *ir.Node) (*PatchEmbedAttrs, error) {
 
 // BidirectionalAttentionAttrs are the attributes of bidirectional_attention, decoded and checked once by decodeBidirectionalAttentionAttrs when the IR builder runs the shape rule.
 type BidirectionalAttentionAttrs struct {
-	Scale *float64 // scale: the factor on q · kᵀ
+	Scale     *float64 // scale: the factor on q · kᵀ
+	BlockSize int64    // block_size: with blocks, a block's side in the coordinates' units (1: the coordinates are block ids); positive
 }
 
 // decodeBidirectionalAttentionAttrs reads n.Attrs (the evaluated arguments) into BidirectionalAttentionAttrs; an error names the attribute and what it must be.
 func decodeBidirectionalAttentionAttrs(n *ir.Node) (*BidirectionalAttentionAttrs, error) {
-	a := &BidirectionalAttentionAttrs{}
+	a := &BidirectionalAttentionAttrs{BlockSize: int64(1)}
 	var err error
 	if v := n.Attrs["scale"]; v != nil {
 		var x float64
@@ -2282,6 +2294,11 @@ func decodeBidirectionalAttentionAttrs(n *ir.Node) (*BidirectionalAttentionAttrs
 			return nil, err
 		}
 		a.Scale = &x
+	}
+	if v := n.Attrs["block_size"]; v != nil {
+		if a.BlockSize, err = decodeInt("block_size", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -1842,6 +1842,26 @@ def vision_cases(B, S):
         c.call(1, 1, [q, k, v], (p @ vh).transpose(0, 2, 1, 3).reshape(1, 5, 8))
         out.append(c)
 
+    # Qwen2.5-VL's window attention: the attention of each window of the
+    # patch grid alone (HF: cu_window_seqlens over reordered patches).
+    name = "bidirectional_attention_blocks"
+    r = rng(name)
+    c = Case(name, "bidirectional_attention", "out = softmax(q·kᵀ·0.5 + mask)·v per head, key j visible to query i "
+             "only when blocks[i] // 2 == blocks[j] // 2 in both columns: 8 positions of a 2×4 grid (row, column), "
+             "listed out of order, in windows of 2×2 (Qwen2_5_VLVisionAttention over cu_window_seqlens); q, k, v "
+             "[1, 8, 2, 4].", [("q", "f32", [1, 8, 2, 4]), ("k", "f32", [1, 8, 2, 4]), ("v", "f32", [1, 8, 2, 4]),
+                              ("blocks", "i32", [1, 8, 2])], [1, 8, 8], attrs={"block_size": 2})
+    q, k, v = randn(r, (1, 8, 2, 4)), randn(r, (1, 8, 2, 4)), randn(r, (1, 8, 2, 4))
+    blocks = np.array([[[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [1, 3], [0, 3], [1, 2]]], np.int32)
+    win = blocks[0] // 2
+    same = (win[:, None, :] == win[None, :, :]).all(-1)  # [8, 8]
+    qh, kh, vh = (a.astype(f64).transpose(0, 2, 1, 3) for a in (q, k, v))
+    sc = np.where(same, qh @ kh.transpose(0, 1, 3, 2) * f32(0.5), -np.inf)
+    p = np.exp(sc - sc.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    c.call(1, 1, [q, k, v, blocks], (p @ vh).transpose(0, 2, 1, 3).reshape(1, 8, 8))
+    out.append(c)
+
     name = "pixel_shuffle"
     r = rng(name)
     c = Case(name, "pixel_shuffle", "Idefics3Connector.pixel_shuffle with scale factor 2 on a 4×4 grid of rows of 3: "
