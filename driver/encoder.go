@@ -44,11 +44,14 @@ func BuildEncoders(fam *Family, raw map[string]any, source string, sizes []int64
 		var all []*ir.Graph
 		for i, n := range sizes {
 			if n <= 0 || (i > 0 && n <= sizes[i-1]) {
-				return nil, fmt.Errorf("encoder sizes %v must be positive and ascending", sizes)
+				return nil, fmt.Errorf("encoder sizes %v (infer's --image-sizes) must be positive and ascending", sizes)
+			}
+			if n > lower.MaxEncoderSize {
+				return nil, fmt.Errorf("encoder size %d (infer's --image-sizes) is past the largest archc compiles, %d rows: every input of a size is padded to it, and its attention holds size² scores per head", n, lower.MaxEncoderSize)
 			}
 			g, err := dsl.BuildEncoder(ef, cfg, lower.Registry{}, n)
 			if err != nil {
-				return nil, fmt.Errorf("encoder %s at size %d: %w", dsl.EncoderName(ef), n, err)
+				return nil, fmt.Errorf("encoder %s at size %d (infer's --image-sizes: each size must suit the encoder, e.g. a multiple of its merge window's patches): %w", dsl.EncoderName(ef), n, err)
 			}
 			g.Size = n
 			all = append(all, g)

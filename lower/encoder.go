@@ -11,13 +11,21 @@ import (
 // DefaultEncoderSizes are the sizes a variable-size encoder is compiled
 // for when Options.EncoderSizes is unset, in its rows (Qwen2-VL: 14×14
 // patches): 256 patches is a 224×224 image (64 image tokens), 1024 a
-// 448×448 one (256 tokens), 4096 an 896×896 one (1024 tokens). Each size
-// is 4× the last, so an input pads to at most 4× its rows (the rows cost
+// 448×448 one (256 tokens), 5120 the most Qwen2VLImageProcessor's default
+// max_pixels (28·28·1280) gives, e.g. 1344×672 (1280 tokens). Each size is
+// 4–5× the last, so an input pads to at most 5× its rows (the rows cost
 // linearly in the tower's projections, quadratically in its attention:
-// 4096 rows hold 64 MiB of scores per head), in three entry points. A
-// larger image is refused naming the limit; Options.EncoderSizes (infer's
-// --image-sizes) raises it.
-var DefaultEncoderSizes = []int64{256, 1024, 4096}
+// 5120 rows hold 100 MiB of scores per head), in three entry points. A
+// larger image (a checkpoint whose processor allows more pixels) is
+// refused naming the limit; Options.EncoderSizes (infer's --image-sizes)
+// raises it.
+var DefaultEncoderSizes = []int64{256, 1024, 5120}
+
+// MaxEncoderSize bounds a variable-size encoder's sizes: 65536 patches is
+// Qwen2-VL's published max_pixels (12845056) in 14-pixel patches. Every
+// image runs padded to a size, and the encoder's attention holds size²
+// scores per head.
+const MaxEncoderSize = 65536
 
 // lowerEncoder emits the entry points of an encoder graph
 // (dsl.BuildEncoder): encode_<name> (abi.EncodeName), its inputs in (one

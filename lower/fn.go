@@ -16,19 +16,19 @@ type fn struct {
 	batch   int64
 	seq     int64
 
-	positions codegen.Value        // [batch, seq] i32: absolute position of each token
+	positions codegen.Value // [batch, seq] i32: absolute position of each token
 	// ropePositions, in a module whose RoPE is multimodal (MRoPE), is the
 	// entry point's rope_positions argument: [3, batch, seq] i32, each
 	// token's (temporal, height, width) RoPE position.
 	ropePositions codegen.Value
-	context   codegen.Value        // i32: L, the cache positions attention reads (the dynamic dimension)
-	starts    []codegen.Value      // per batch element, i32: position of its first token (KV write offset)
-	slots     []codegen.Value      // per batch element, i32: its KV-cache slot
-	mkSeqLens func() codegen.Value // emits [batch] i32: each sequence's last real position + 1 (see seqLengths)
-	hasLast   bool                 // prefill: logits come from one position of the chunk
-	last      codegen.Value        // prefill: i32 index within the chunk of the token whose logits are returned
-	allRows   bool                 // verify: the head runs on every position of the chunk
-	inHead    bool                 // lowering nodes after the decoder layers
+	context       codegen.Value        // i32: L, the cache positions attention reads (the dynamic dimension)
+	starts        []codegen.Value      // per batch element, i32: position of its first token (KV write offset)
+	slots         []codegen.Value      // per batch element, i32: its KV-cache slot
+	mkSeqLens     func() codegen.Value // emits [batch] i32: each sequence's last real position + 1 (see seqLengths)
+	hasLast       bool                 // prefill: logits come from one position of the chunk
+	last          codegen.Value        // prefill: i32 index within the chunk of the token whose logits are returned
+	allRows       bool                 // verify: the head runs on every position of the chunk
+	inHead        bool                 // lowering nodes after the decoder layers
 
 	vals     map[*ir.Node]codegen.Value
 	selected map[*ir.Node]codegen.Value // pre-head values narrowed to the returned position

@@ -35,7 +35,7 @@ import (
 // top-level field).
 func inferRoPE(n *ir.Node, a *RoPEAttrs) error {
 	x := n.Args[0].Type
-	axes := 3 // the call's M-RoPE positions (t, h, w)
+	axes := 3            // the call's M-RoPE positions (t, h, w)
 	if len(n.Args) > 1 { // explicit positions [batch, seq, axes] (an encoder's index table)
 		p := n.Args[1].Type
 		if len(x.Shape) != 4 || len(p.Shape) != 3 || p.DType != ir.I32 || !p.Shape[:2].Equal(x.Shape[:2]) {

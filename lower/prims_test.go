@@ -57,7 +57,7 @@ type primSpec struct {
 	// RoPEPositions: the functions take multimodal RoPE positions [3,
 	// batch, seq] i32 after positions (fn.ropePositions).
 	RoPEPositions bool `json:"rope_positions"`
-	Cache     *struct {
+	Cache         *struct {
 		Slots  int64 `json:"slots"`
 		MaxLen int64 `json:"max_len"`
 	} `json:"cache"` // the functions take slots [batch] i32 and own a KV cache

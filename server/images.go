@@ -131,6 +131,9 @@ func imageURL(v any, field string) (string, error) {
 func (s *Server) loadImages(ctx context.Context, m *rt.Model, refs []imageRef) ([][]byte, error) {
 	if s.cfg.Images.Processor == nil || len(m.Program.Encoders) == 0 {
 		why := "it reads text only (its family " + m.Program.Family + " declares no image encoder: images for it are not supported)"
+		if m.Program.GGUF != nil && len(m.Program.Encoders) == 0 {
+			why = "a GGUF text model reads images through its mmproj file (the image encoder): start infer serve with --mmproj FILE"
+		}
 		if len(m.Program.Encoders) > 0 {
 			why = "its folder has no processor_config.json (the image processor's settings)"
 		}

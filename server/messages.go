@@ -142,7 +142,7 @@ func messagesInput(body []byte, needMax bool) (*messagesRequest, []chatMessage, 
 				}
 				results = append(results, chatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: out})
 			default:
-				return nil, nil, badRequest(bf, "%s: content block type %q is not supported in a %s turn (text, tool_use and thinking in the assistant's, text and tool_result in the user's)", bf, b.Type, m.Role)
+				return nil, nil, badRequest(bf, "%s: content block type %q is not supported in the %s's turn (text, tool_use and thinking in the assistant's; text, image and tool_result in the user's)", bf, b.Type, m.Role)
 			}
 		}
 		if !images {

@@ -537,7 +537,7 @@ type responsesPart struct {
 // the part.
 func responsesContent(raw json.RawMessage, field string) (string, []contentPart, error) {
 	var parts []responsesPart
-	if json.Unmarshal(raw, &parts) != nil || !slices.ContainsFunc(parts, func(p responsesPart) bool { return p.Type == "input_image" }) {
+	if json.Unmarshal(raw, &parts) != nil { // a string (or not content at all: textOf says so)
 		text, err := textOf(raw, field, "input_text", "output_text", "text")
 		return text, nil, err
 	}
@@ -557,8 +557,11 @@ func responsesContent(raw json.RawMessage, field string) (string, []contentPart,
 		case p.Type == "input_image":
 			return "", nil, badRequest(pf, "%s: an input_image needs image_url (a data: URL); file_id is not supported", pf)
 		default:
-			return "", nil, badRequest(pf, "%s: content part type %q is not supported (input_text and input_image are)", pf, p.Type)
+			return "", nil, badRequest(pf, "%s: content part type %q is not supported (input_text, output_text, text and input_image are)", pf, p.Type)
 		}
+	}
+	if !slices.ContainsFunc(parts, func(p responsesPart) bool { return p.Type == "input_image" }) {
+		return b.String(), nil, nil
 	}
 	return b.String(), out, nil
 }
