@@ -51,21 +51,27 @@ func (m *Model) Encode(ctx context.Context, name string, tile []float32) ([]floa
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.worker.Call(ctx, abi.EncodeName(name), []tensor.Tensor{t})
+	return m.encodeCall(ctx, name, abi.EncodeName(name), []tensor.Tensor{t}, e.Rows, e.Width)
+}
+
+// encodeCall calls encoder name's entry point fn with args and checks its
+// one result is [rows, width] f32.
+func (m *Model) encodeCall(ctx context.Context, name, fn string, args []tensor.Tensor, rows, width int64) ([]float32, error) {
+	out, err := m.worker.Call(ctx, fn, args)
 	if err != nil {
 		return nil, err
 	}
 	if len(out) != 1 {
 		return nil, fmt.Errorf("encode %s: worker returned %d results, want 1", name, len(out))
 	}
-	rows, err := out[0].F32()
+	r, err := out[0].F32()
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(rows)) != e.Rows*e.Width {
-		return nil, fmt.Errorf("encode %s: worker returned %v, want [%d %d]", name, out[0].Shape, e.Rows, e.Width)
+	if int64(len(r)) != rows*width {
+		return nil, fmt.Errorf("encode %s: worker returned %v, want [%d %d]", name, out[0].Shape, rows, width)
 	}
-	return rows, nil
+	return r, nil
 }
 
 // EncodeSized runs n rows through the variable-size encoder named name
@@ -118,19 +124,9 @@ func (m *Model) EncodeSized(ctx context.Context, name string, n int, pixels []fl
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.worker.Call(ctx, abi.EncodeSizeName(name, size.Size), []tensor.Tensor{a, b, tensor.ScalarI32(int32(n))})
+	rows, err := m.encodeCall(ctx, name, abi.EncodeSizeName(name, size.Size), []tensor.Tensor{a, b, tensor.ScalarI32(int32(n))}, size.Rows, e.Width)
 	if err != nil {
 		return nil, err
-	}
-	if len(out) != 1 {
-		return nil, fmt.Errorf("encode %s: worker returned %d results, want 1", name, len(out))
-	}
-	rows, err := out[0].F32()
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(rows)) != size.Rows*e.Width {
-		return nil, fmt.Errorf("encode %s: worker returned %v, want [%d %d]", name, out[0].Shape, size.Rows, e.Width)
 	}
 	return rows[:int64(n)*size.Rows/size.Size*e.Width], nil
 }
