@@ -971,21 +971,7 @@ func TestMaterializeChunkCols(t *testing.T) {
   }
 }
 `)
-	fams, err := builtins()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]*dsl.File{}
-	for _, f := range fams {
-		byName[f.Name] = f
-	}
-	fam, err := dsl.Parse("colstest.arch", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
-		t.Fatal(err)
-	}
+	fam := parseOverBuiltins(t, "colstest.arch", src)
 	file := func(upDims []uint64) *gguf.File {
 		kvs := []kv{
 			{"general.architecture", "colstest"},
@@ -1057,21 +1043,7 @@ func TestMaterializeChunkUnpermute(t *testing.T) {
   }
 }
 `)
-	fams, err := builtins()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]*dsl.File{}
-	for _, f := range fams {
-		byName[f.Name] = f
-	}
-	fam, err := dsl.Parse("chunkqk.arch", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
-		t.Fatal(err)
-	}
+	fam := parseOverBuiltins(t, "chunkqk.arch", src)
 	kvs := []kv{
 		{"general.architecture", "chunkqk"},
 		{"chunkqk.block_count", uint32(1)},
@@ -1131,21 +1103,7 @@ func TestMaterializeStack(t *testing.T) {
   }
 }
 `, axis, axis)
-		fams, err := builtins()
-		if err != nil {
-			t.Fatal(err)
-		}
-		byName := map[string]*dsl.File{}
-		for _, f := range fams {
-			byName[f.Name] = f
-		}
-		fam, err := dsl.Parse("stacktest.arch", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
-			t.Fatal(err)
-		}
+		fam := parseOverBuiltins(t, "stacktest.arch", []byte(src))
 		return fam
 	}
 	file := func(dims1 []uint64) *gguf.File {
@@ -1235,21 +1193,7 @@ func TestMaterializeChunkVector(t *testing.T) {
   }
 }
 `)
-	fams, err := builtins()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]*dsl.File{}
-	for _, f := range fams {
-		byName[f.Name] = f
-	}
-	fam, err := dsl.Parse("chunkvec.arch", src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
-		t.Fatal(err)
-	}
+	fam := parseOverBuiltins(t, "chunkvec.arch", src)
 	kvs := []kv{
 		{"general.architecture", "chunkvec"},
 		{"chunkvec.block_count", uint32(1)},
@@ -1273,4 +1217,26 @@ func TestMaterializeChunkVector(t *testing.T) {
 	if err != nil || hf != "model.layers.0.attn.qkv.bias" || !slices.Equal(shape, []int64{5}) || !slices.Equal(got, []float32{1, 2, 3, 4, 5}) {
 		t.Errorf("qkv.bias: %s %v %v (%v), want [5] [1 2 3 4 5]", hf, shape, got, err)
 	}
+}
+
+// parseOverBuiltins parses a test family src (file name name) and resolves
+// its extends over the built-in families.
+func parseOverBuiltins(t *testing.T, name string, src []byte) *dsl.File {
+	t.Helper()
+	fams, err := builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*dsl.File{}
+	for _, f := range fams {
+		byName[f.Name] = f
+	}
+	fam, err := dsl.Parse(name, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam, err = dsl.Resolve(fam, func(name string) (*dsl.File, error) { return byName[name], nil }); err != nil {
+		t.Fatal(err)
+	}
+	return fam
 }
