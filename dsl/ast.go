@@ -12,13 +12,21 @@ package dsl
 
 import "github.com/alecthomas/participle/v2/lexer"
 
-// File is one parsed .arch file: a single `arch NAME [extends PARENT] { ... }`.
+// File is one parsed .arch file: a single
+// `arch NAME [extends PARENT [with MIXIN, ...]] { ... }`.
 type File struct {
 	Pos     lexer.Position
 	EndPos  lexer.Position
-	Name    string  `parser:"'arch' @Ident"`
-	Extends string  `parser:"( 'extends' @Ident )?"`
-	Items   []*Item `parser:"'{' @@* '}'"`
+	Name    string `parser:"'arch' @Ident"`
+	Extends string `parser:"( 'extends' @Ident"`
+	// With names mixins: families whose own declarations (not their
+	// parents') are applied over PARENT before this file's, each written
+	// against one of PARENT's ancestors (Resolve). A vision family's
+	// encoder and image merge, written once over a text family, join
+	// that family's variants this way (qwen3_5_moe_vision extends
+	// qwen3_5_moe with qwen3_5_vision).
+	With  []string `parser:"( 'with' @Ident ( ',' @Ident )* )? )?"`
+	Items []*Item  `parser:"'{' @@* '}'"`
 
 	// encoder is set on the file EncoderFile makes of an encoder's body:
 	// its input is the graph's input and its name the output's.

@@ -1,5 +1,7 @@
 package dsl
 
+import "strings"
+
 // Resolve returns the file a family denotes once its `extends` chain is
 // applied; a file without `extends` is returned as is. parent looks a family
 // up by arch name (it returns an error for unknown names). The result keeps
@@ -27,8 +29,17 @@ package dsl
 // A block the child writes may call `super.NAME(...)`: block NAME as the
 // parent resolves it (for an overriding block, the version it replaces).
 //
+// `extends PARENT with M1, M2` applies each mixin's own declarations (its
+// file as written, not what its own parent gives it) over the resolved
+// PARENT, in order, as a child would, before the file's own: a mixin's
+// blocks call `super.NAME` into what it is applied over. Each mixin must
+// extend PARENT or one of PARENT's ancestors (what it was written
+// against) and have no mixins of its own; its match clauses are not
+// taken.
+//
 // Nodes keep their source positions, so diagnostics point into the file
-// that wrote them. Errors: an unknown parent or an extends cycle.
+// that wrote them. Errors: an unknown parent or mixin, an extends cycle,
+// a mixin written against a family outside PARENT's chain.
 func Resolve(f *File, parent func(name string) (*File, error)) (*File, error) {
 	return resolve(f, parent, map[string]bool{})
 }
@@ -49,10 +60,54 @@ func resolve(f *File, parent func(string) (*File, error), seen map[string]bool) 
 	if err != nil {
 		return nil, err
 	}
+	if len(f.With) > 0 {
+		if base, err = mixIn(f, base, parent); err != nil {
+			return nil, err
+		}
+	}
 	if err := ownDuplicates(f); err != nil {
 		return nil, err
 	}
 	return merge(base, f), nil
+}
+
+// mixIn applies f's mixins (f.With) over base, the resolved f.Extends.
+func mixIn(f, base *File, parent func(string) (*File, error)) (*File, error) {
+	chain := map[string]bool{}
+	for name := f.Extends; name != "" && !chain[name]; {
+		chain[name] = true
+		pf, err := parent(name)
+		if err != nil {
+			break // resolve reported the chain's errors already
+		}
+		name = pf.Extends
+	}
+	for _, name := range f.With {
+		mf, err := parent(name)
+		if err != nil {
+			return nil, errorf(f.Pos, "arch %s with %s: %v", f.Name, name, err)
+		}
+		switch {
+		case name == f.Name || chain[name]:
+			return nil, errorf(f.Pos, "arch %s with %s: %s is already in the extends chain", f.Name, name, name)
+		case len(mf.With) > 0:
+			return nil, errorf(f.Pos, "arch %s with %s: %s has mixins of its own (with %s); mix those in here instead", f.Name, name, name, strings.Join(mf.With, ", "))
+		case mf.Extends == "" || !chain[mf.Extends]:
+			return nil, errorf(f.Pos, "arch %s with %s: %s is written over %s, which is not %s or one of its ancestors: a mixin's declarations fit only the family they were written against", f.Name, name, name, orNone(mf.Extends), f.Extends)
+		}
+		if err := ownDuplicates(mf); err != nil {
+			return nil, err
+		}
+		base = merge(base, mf)
+	}
+	return base, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no family (it extends none)"
+	}
+	return s
 }
 
 // ownDuplicates reports a block or config field a file declares twice

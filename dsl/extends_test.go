@@ -316,3 +316,80 @@ func TestResolveOwnDuplicates(t *testing.T) {
 		}
 	}
 }
+
+// mixinSrc is written over base: it scales the head's input through
+// super and adds a config field.
+const mixinSrc = `arch scaled extends base {
+  match model_type "scaled"
+  config {
+    factor: float = 2.0
+  }
+  block norm(x, w) { return super.norm(x, w) * factor }
+}
+`
+
+// TestResolveWith applies a mixin written over base to child (which
+// extends base): its block lands over the child's, its super call reaches
+// the child's norm, its match clause is not taken; and refuses mixins
+// written against a family outside the chain, mixins with mixins, and
+// unknown names.
+func TestResolveWith(t *testing.T) {
+	files := map[string]*dsl.File{
+		"base":   parseOrFatal(t, "base.arch", parentSrc),
+		"child":  parseOrFatal(t, "child.arch", childSrc),
+		"scaled": parseOrFatal(t, "scaled.arch", mixinSrc),
+	}
+	lookup := func(name string) (*dsl.File, error) {
+		if f, ok := files[name]; ok {
+			return f, nil
+		}
+		return nil, fmt.Errorf("no family %q", name)
+	}
+	const src = "arch both extends child with scaled {\n  match model_type \"both\"\n}\n"
+	f, err := dsl.Resolve(parseOrFatal(t, "both.arch", src), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := dsl.Check(f, lower.Registry{}); errs != nil {
+		t.Fatalf("check: %v", errs)
+	}
+	if got := dsl.ModelTypes(f); len(got) != 1 || got[0] != "both" {
+		t.Errorf("match clauses = %v, want only the family's own", got)
+	}
+	cfg, err := dsl.EvalConfig(f, map[string]any{"vocab_size": int64(16), "hidden_size": int64(8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg["factor"] != 2.0 || cfg["eps"] != 1e-5 {
+		t.Errorf("config = %v, want the mixin's factor and the child's eps", cfg)
+	}
+	g, err := dsl.Build(f, cfg, lower.Registry{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prims []string
+	for _, n := range g.Nodes {
+		prims = append(prims, n.Prim)
+	}
+	if got, want := strings.Join(prims, " "), "tokens embedding rms_norm_1p scale linear"; got != want {
+		t.Errorf("nodes = %q, want %q (the mixin's scale over the child's rms_norm_1p)", got, want)
+	}
+	if out, err := dsl.Format("both.arch", []byte("arch   both extends child   with scaled {\n}\n")); err != nil || !strings.HasPrefix(string(out), "arch both extends child with scaled {") {
+		t.Errorf("format: %q, %v", out, err)
+	}
+
+	for _, c := range []struct{ src, want string }{
+		{"arch x extends child with base {}", "base is already in the extends chain"},
+		{"arch x extends child with nobody {}", `arch x with nobody: no family "nobody"`},
+		{"arch x extends child with other {}", "other is written over both, which is not child or one of its ancestors"},
+		{"arch x extends child with nested {}", "nested has mixins of its own (with scaled)"},
+	} {
+		files["other"] = parseOrFatal(t, "other.arch", "arch other extends both {}")
+		files["nested"] = parseOrFatal(t, "nested.arch", "arch nested extends base with scaled {}")
+		files["both"] = parseOrFatal(t, "both.arch", src)
+		_, err := dsl.Resolve(parseOrFatal(t, "x.arch", c.src), lookup)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "x.arch:1:1") {
+			t.Errorf("%s: got %v, want x.arch:1:1 ... %q", c.src, err, c.want)
+		}
+	}
+}

@@ -278,6 +278,9 @@ func (p *printer) file(f *File) {
 	if f.Extends != "" {
 		p.put(" extends " + f.Extends)
 	}
+	if len(f.With) > 0 {
+		p.put(" with " + strings.Join(f.With, ", "))
+	}
 	p.body(p.opening(f.Pos.Offset), f.EndPos, 0, len(f.Items), func(i int) { p.item(f.Items[i], 2) })
 	p.leading(lexer.Position{Offset: math.MaxInt, Line: math.MaxInt}, 0, atClose)
 }
