@@ -11,6 +11,8 @@ import (
 var primitiveRows = []*primitive{
 	// embedding: out[b, s] = weight[ids[b, s]]
 	row("embedding", decodedEmbedding, lowerDecodedEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")),
+	// interpolated_position_embedding: the side × side learned table resampled bilinearly (align_corners) to the image's h × w grid (h, w = the largest row and column + 1 among the real rows) at each patch's cell: per axis, src = index · (side − 1) / max(extent − 1, 1) in f32, taps floor(src) and floor(src) + 1 clamped to the table, weights max(1 − |src − floor(src) − o|, 0) for o = 0, 1; out = Σ over the 2 × 2 taps (row-major) of weight_row · weight_col · weight[tap_row · side + tap_col]
+	row("interpolated_position_embedding", decodedInterpolatedPositionEmbedding, lowerDecodedInterpolatedPositionEmbedding, false, tensor("grid"), module("weight"), scalar("num_positions"), scalar("embedding_dim")),
 	// position_embedding: out[b, s] = weight[position of token (b, s)] (learned absolute positions); in an encoder, x [1, n, ...]: out[0, i] = weight[i]
 	row("position_embedding", decodedPositionEmbedding, lowerDecodedPositionEmbedding, false, tensor("x"), module("weight"), scalar("num_positions"), scalar("embedding_dim")),
 	// rms_norm: out = x · rsqrt(mean(x²) + eps) · w
@@ -150,6 +152,19 @@ var primitiveDocs = []PrimitiveDoc{
 		Types: map[string]string{
 			"embedding_dim":  "int",
 			"num_embeddings": "int",
+		},
+	},
+	{
+		Attrs:     []AttrDoc{},
+		Cache:     false,
+		HF:        "Qwen3VLVisionModel / Qwen3_5VisionModel.forward: (pos_embed(interp_indices) * interp_weights[:, :, None]).sum(1), the taps and weights from get_vision_interpolation_indices_and_weights(mode=\"bilinear\", align_corners=True) (transformers/vision_utils.py; F.interpolate of the table)",
+		Math:      "the side × side learned table resampled bilinearly (align_corners) to the image's h × w grid (h, w = the largest row and column + 1 among the real rows) at each patch's cell: per axis, src = index · (side − 1) / max(extent − 1, 1) in f32, taps floor(src) and floor(src) + 1 clamped to the table, weights max(1 − |src − floor(src) − o|, 0) for o = 0, 1; out = Σ over the 2 × 2 taps (row-major) of weight_row · weight_col · weight[tap_row · side + tap_col]",
+		Name:      "interpolated_position_embedding",
+		Shapes:    "grid [1, n, 2] i32 (each patch's (row, column) in its image's grid of h × w patches: an encoder's index table) → [1, n, embedding_dim] f32; weight [num_positions, embedding_dim], num_positions = side² (a square table)",
+		Signature: "interpolated_position_embedding(grid, weight, num_positions, embedding_dim)",
+		Types: map[string]string{
+			"embedding_dim": "int",
+			"num_positions": "int",
 		},
 	},
 	{
@@ -1224,6 +1239,25 @@ func decodeEmbeddingAttrs(n *ir.Node) (*EmbeddingAttrs, error) {
 	a := &EmbeddingAttrs{}
 	var err error
 	if a.NumEmbeddings, err = decodeInt("num_embeddings", n.Attrs["num_embeddings"]); err != nil {
+		return nil, err
+	}
+	if a.EmbeddingDim, err = decodeInt("embedding_dim", n.Attrs["embedding_dim"]); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// InterpolatedPositionEmbeddingAttrs are the attributes of interpolated_position_embedding, decoded and checked once by decodeInterpolatedPositionEmbeddingAttrs when the IR builder runs the shape rule.
+type InterpolatedPositionEmbeddingAttrs struct {
+	NumPositions int64 // num_positions
+	EmbeddingDim int64 // embedding_dim
+}
+
+// decodeInterpolatedPositionEmbeddingAttrs reads n.Attrs (the evaluated arguments) into InterpolatedPositionEmbeddingAttrs; an error names the attribute and what it must be.
+func decodeInterpolatedPositionEmbeddingAttrs(n *ir.Node) (*InterpolatedPositionEmbeddingAttrs, error) {
+	a := &InterpolatedPositionEmbeddingAttrs{}
+	var err error
+	if a.NumPositions, err = decodeInt("num_positions", n.Attrs["num_positions"]); err != nil {
 		return nil, err
 	}
 	if a.EmbeddingDim, err = decodeInt("embedding_dim", n.Attrs["embedding_dim"]); err != nil {
@@ -2388,6 +2422,25 @@ func lowerDecodedEmbedding(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerEmbedding(f, n, a)
+}
+
+// decodedInterpolatedPositionEmbedding is interpolated_position_embedding's shape rule: it decodes the attributes once (decodeInterpolatedPositionEmbeddingAttrs), keeps them on the node and runs inferInterpolatedPositionEmbedding.
+func decodedInterpolatedPositionEmbedding(n *ir.Node) error {
+	a, err := decodeInterpolatedPositionEmbeddingAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferInterpolatedPositionEmbedding(n, a)
+}
+
+// lowerDecodedInterpolatedPositionEmbedding is interpolated_position_embedding's lowering: lowerInterpolatedPositionEmbedding with the attributes the shape rule decoded.
+func lowerDecodedInterpolatedPositionEmbedding(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*InterpolatedPositionEmbeddingAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerInterpolatedPositionEmbedding(f, n, a)
 }
 
 // decodedPositionEmbedding is position_embedding's shape rule: it decodes the attributes once (decodePositionEmbeddingAttrs), keeps them on the node and runs inferPositionEmbedding.

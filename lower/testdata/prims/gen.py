@@ -1914,6 +1914,36 @@ def vision_cases(B, S):
         m = (r.random((b, s)) < 0.5).astype(np.int32)
         c.call(b, s, [x, m, rows], np.where(m[:, :, None] != 0, rows, x).astype(f64))
     out.append(c)
+
+    # Qwen3-VL / Qwen3.5's learned positions: a 4×4 table resampled to a
+    # 4×6 grid (merge-window patch order, as the processor gives it) by
+    # F.interpolate(mode="bilinear", align_corners=True), each patch
+    # reading its cell.
+    name = "interpolated_position_embedding"
+    r = rng(name)
+    side, dim, h, w = 4, 3, 4, 6
+    c = Case(name, "interpolated_position_embedding", "Qwen3VLVisionModel.fast_pos_embed_interpolate: the 4x4 "
+             "table bilinearly resampled (align_corners) to the image's 4x6 patch grid, patch n reading cell "
+             "grid[n] (patches in 2x2 merge-window order).",
+             [("grid", "i32", [1, h * w, 2])], [1, h * w, dim], attrs={"num_positions": side * side, "embedding_dim": dim})
+    table = c.weight("weight", randn(r, (side * side, dim), 0.5)).astype(f64).reshape(side, side, dim)
+    cells = [(2 * by + i, 2 * bx + j) for by in range(h // 2) for bx in range(w // 2) for i in range(2) for j in range(2)]
+    grid = np.array([cells], np.int32)
+
+    def resample(extent, t):  # align_corners: target t of extent samples source t·(side−1)/(extent−1)
+        src = t * (side - 1) / max(extent - 1, 1)
+        lo = min(int(math.floor(src)), side - 1)
+        hi = min(lo + 1, side - 1)
+        return lo, hi, src - math.floor(src)
+
+    want = np.zeros((1, h * w, dim))
+    for n, (y, x) in enumerate(cells):
+        y0, y1, fy = resample(h, y)
+        x0, x1, fx = resample(w, x)
+        want[0, n] = ((1 - fy) * ((1 - fx) * table[y0, x0] + fx * table[y0, x1])
+                      + fy * ((1 - fx) * table[y1, x0] + fx * table[y1, x1]))
+    c.call(1, 1, [grid], want)
+    out.append(c)
     return out
 
 
