@@ -31,13 +31,13 @@ func readMMProj(fams []*Family, text *gguf.File, path string) (*Family, *ggufmap
 	if a := mf.Architecture(); a != "clip" {
 		return nil, nil, nil, nil, fmt.Errorf("%s: general.architecture %q is not an mmproj file's (llama.cpp's are \"clip\": the image encoder beside a text model's GGUF file)", path, a)
 	}
-	fam, enc, err := selectMMProj(fams, mf)
+	fam, enc, err := selectMMProj(fams, mf, text)
 	if err != nil {
 		builtin, berr := BuiltinFamilies()
 		if berr != nil {
 			return nil, nil, nil, nil, berr
 		}
-		if fam, enc, berr = selectMMProj(builtin, mf); berr != nil {
+		if fam, enc, berr = selectMMProj(builtin, mf, text); berr != nil {
 			return nil, nil, nil, nil, err
 		}
 	}
@@ -67,12 +67,19 @@ func readMMProj(fams []*Family, text *gguf.File, path string) (*Family, *ggufmap
 }
 
 // selectMMProj returns the family, and its encoder, whose encoder's gguf
-// section claims mf (dsl.ClaimsGGUF). Errors: none does (naming the
-// projector type and the families that read mmproj files), several do.
-func selectMMProj(fams []*Family, mf *gguf.File) (*Family, *dsl.File, error) {
+// section claims mf (dsl.ClaimsGGUF); where several do (one tower beside
+// several text models: Qwen3.5's dense and MoE), the one whose text model
+// reads text's architecture (checkTextFamily). Errors: none does (naming
+// the projector type and the families that read mmproj files), several
+// do for text.
+func selectMMProj(fams []*Family, mf, text *gguf.File) (*Family, *dsl.File, error) {
 	var got, readers []string
 	var fam *Family
 	var enc *dsl.File
+	var claims []struct {
+		fam *Family
+		enc *dsl.File
+	}
 	for _, f := range fams {
 		for _, ef := range dsl.Encoders(f.File) {
 			if len(dsl.GGUFArchs(ef)) == 0 {
@@ -85,6 +92,10 @@ func selectMMProj(fams []*Family, mf *gguf.File) (*Family, *dsl.File, error) {
 			}
 			if ok {
 				got, fam, enc = append(got, f.Name), f, ef
+				claims = append(claims, struct {
+					fam *Family
+					enc *dsl.File
+				}{f, ef})
 			}
 		}
 	}
@@ -98,7 +109,16 @@ func selectMMProj(fams []*Family, mf *gguf.File) (*Family, *dsl.File, error) {
 	case 1:
 		return fam, enc, nil
 	}
-	return nil, nil, fmt.Errorf("%s: clip.projector_type %s is claimed by several families: %s", mf.Path, pt, strings.Join(got, ", "))
+	var fit []string
+	for _, c := range claims {
+		if text != nil && checkTextFamily(c.fam, text, mf.Path) == nil {
+			fit, fam, enc = append(fit, c.fam.Name), c.fam, c.enc
+		}
+	}
+	if len(fit) == 1 {
+		return fam, enc, nil
+	}
+	return nil, nil, fmt.Errorf("%s: clip.projector_type %s is claimed by several families: %s (for a text file of architecture %s: %d of them)", mf.Path, pt, strings.Join(got, ", "), archOf(text), len(fit))
 }
 
 // checkTextFamily checks that text's general.architecture is claimed by
@@ -129,4 +149,12 @@ func checkTextFamily(fam *Family, text *gguf.File, mmproj string) error {
 		name, f = f.Extends, files[f.Extends]
 	}
 	return fmt.Errorf("%s: family %s reads no GGUF text files (no family it extends claims an architecture)", mmproj, fam.Name)
+}
+
+// archOf is text's general.architecture, "(none)" without a text file.
+func archOf(text *gguf.File) string {
+	if text == nil {
+		return "(none)"
+	}
+	return fmt.Sprintf("%q", text.Architecture())
 }

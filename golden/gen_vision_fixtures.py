@@ -14,7 +14,11 @@ For each entry of FIXTURES this writes golden/testdata/vision/<name>/:
       Qwen2-VL vision tower and PatchMerger, images of any size;
       build_qwen2_vl, stored bf16) or Qwen2_5_VLForConditionalGeneration
       (the same text model; Qwen2.5-VL's tower: RMSNorm, SwiGLU, window
-      attention in all but fullatt_block_indexes; build_qwen2_vl),
+      attention in all but fullatt_block_indexes; build_qwen2_vl) or
+      Qwen3_5ForConditionalGeneration (Qwen3.5's hybrid DeltaNet/attention
+      text model under interleaved M-RoPE; its tower: a biased Conv3d,
+      learned positions resampled to each image's grid, GELU-tanh MLPs, a
+      LayerNorm-GELU merger; build_qwen2_vl, stored bf16),
       save_pretrained, fp32;
   tokenizer.json, tokenizer_config.json, chat_template.jinja,
   preprocessor_config.json, processor_config.json
@@ -78,6 +82,9 @@ from transformers import (
     Qwen2VLForConditionalGeneration,
     Qwen2VLImageProcessorPil,
     Qwen2VLProcessor,
+    Qwen3_5Config,
+    Qwen3_5ForConditionalGeneration,
+    Qwen3VLProcessor,
     SmolVLMConfig,
     SmolVLMForConditionalGeneration,
     SmolVLMImageProcessorPil,
@@ -353,19 +360,22 @@ def make_processor(spec, tokenizer):
     return Idefics3Processor(ip, tokenizer, image_seq_len=IMAGE_SEQ_LEN, chat_template=CHAT_TEMPLATE)
 
 
-def randomize_(model, gen, weight_std, norm_std, bias_std, pos_std, norm_suffixes=()):
+def randomize_(model, gen, weight_std, norm_std, bias_std, pos_std, norm_suffixes=(), norm_center=1.0, plain_norms=()):
     """Overwrite every parameter in sorted-name order: norm/LayerNorm gains
-    (and those ending in norm_suffixes) 1 + norm_std N(0,1), biases
-    bias_std N(0,1), the vision position table pos_std N(0,1), other
-    weights weight_std N(0,1)."""
+    (and those ending in norm_suffixes) 1 + norm_std N(0,1) (norm_center +
+    norm_std N(0,1) for the "norm.weight" gains not in norm_suffixes nor
+    plain_norms: 0 where a model applies (1 + w), as Qwen3.5's text
+    RMSNorms), biases bias_std N(0,1), the vision position table pos_std
+    N(0,1), other weights weight_std N(0,1)."""
     with torch.no_grad():
         params = dict(model.named_parameters())
         for name in sorted(params):
             p = params[name]
             noise = torch.randn(p.shape, generator=gen, dtype=torch.float32)
-            if name.endswith(("norm.weight", "layernorm.weight", "layer_norm1.weight", "layer_norm2.weight")
-                             + tuple(norm_suffixes)):
+            if name.endswith(tuple(norm_suffixes) + tuple(plain_norms)):
                 p.copy_(1.0 + norm_std * noise)
+            elif name.endswith(("norm.weight", "layernorm.weight", "layer_norm1.weight", "layer_norm2.weight")):
+                p.copy_(norm_center + norm_std * noise)
             elif name.endswith(".bias"):
                 p.copy_(bias_std * noise)
             elif name.endswith("position_embedding.weight"):
@@ -1139,6 +1149,49 @@ QWEN25VL_VISION = dict(
     window_size=16,
     fullatt_block_indexes=[1],
 )
+# Qwen3_5VisionConfig at a tiny scale (Qwen3.5's: depth 27, hidden 1152,
+# 16 heads, intermediate 4304, gelu_pytorch_tanh, patch 16, a 48×48
+# position table): 2 blocks of 16 wide, 2 heads of 8, intermediate 24,
+# patch 4 (the processor's); a 3×3 position table (num_position_embeddings
+# 9), which every image's grid resamples (none is 3×3).
+QWEN35_VISION = dict(
+    depth=2,
+    hidden_size=16,
+    intermediate_size=24,
+    num_heads=2,
+    hidden_act="gelu_pytorch_tanh",
+    in_channels=3,
+    patch_size=QWEN2VL_PATCH,
+    temporal_patch_size=2,
+    spatial_merge_size=2,
+    num_position_embeddings=9,
+)
+# Qwen3_5TextConfig at a tiny scale: hidden 64, a gated DeltaNet layer
+# (2 key heads of 8, 4 value heads of 12) then a gated-attention layer (2
+# heads of 32 on 1 kv head, partial rotary 0.5: 16 rotary dimensions, 8
+# frequencies, M-RoPE sections [2, 3, 3] interleaved, theta 100 so that
+# the low frequencies the sections move turn), intermediate 32.
+QWEN35_TEXT = dict(
+    hidden_size=64,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    layer_types=["linear_attention", "full_attention"],
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    head_dim=32,
+    linear_conv_kernel_dim=4,
+    linear_num_key_heads=2,
+    linear_num_value_heads=4,
+    linear_key_head_dim=8,
+    linear_value_head_dim=12,
+    max_position_embeddings=256,
+    rms_norm_eps=1e-6,
+    hidden_act="silu",
+    rope_parameters={"rope_type": "default", "rope_theta": 100.0, "partial_rotary_factor": 0.5,
+                     "mrope_section": [2, 3, 3], "mrope_interleaved": True},
+    mtp_num_hidden_layers=0,
+    initializer_range=0.2,
+)
 # Qwen2VLTextConfig at the text fixture qwen2_vl's scale: hidden 64, 4
 # heads on 2 kv heads of 16 (head_dim = hidden / heads: the config has no
 # head_dim), intermediate 32; M-RoPE with mrope_section [2, 3, 3] (t, h, w
@@ -1240,8 +1293,28 @@ class _Qwen2_5_VLProcessorNoVideo(Qwen2_5_VLProcessor):
 _Qwen2_5_VLProcessorNoVideo.__name__ = _Qwen2_5_VLProcessorNoVideo.__qualname__ = "Qwen2_5_VLProcessor"
 
 
+class _Qwen3VLProcessorNoVideo(Qwen3VLProcessor):
+    """Qwen3VLProcessor (Qwen3-VL's and Qwen3.5's) without its video
+    processor, as _Qwen2VLProcessorNoVideo; saved under its name."""
+
+    def check_argument_for_proper_class(self, argument_name, argument):
+        if argument_name == "video_processor" and isinstance(argument, _NoVideo):
+            return None
+        return super().check_argument_for_proper_class(argument_name, argument)
+
+    def to_dict(self):
+        d = super().to_dict()
+        d.pop("video_processor", None)
+        d["processor_class"] = "Qwen3VLProcessor"
+        return d
+
+
+_Qwen3VLProcessorNoVideo.__name__ = _Qwen3VLProcessorNoVideo.__qualname__ = "Qwen3VLProcessor"
+
+
 def make_qwen2vl_processor(image_processor, tokenizer, cls=Qwen2VLProcessor):
-    stand_in = {Qwen2VLProcessor: _Qwen2VLProcessorNoVideo, Qwen2_5_VLProcessor: _Qwen2_5_VLProcessorNoVideo}[cls]
+    stand_in = {Qwen2VLProcessor: _Qwen2VLProcessorNoVideo, Qwen2_5_VLProcessor: _Qwen2_5_VLProcessorNoVideo,
+                Qwen3VLProcessor: _Qwen3VLProcessorNoVideo}[cls]
     try:
         from transformers import Qwen2VLVideoProcessor
         video = Qwen2VLVideoProcessor()
@@ -1276,6 +1349,10 @@ def build_qwen2_vl(spec, out_root):
     config_cls = spec.get("config_cls", Qwen2VLConfig)
     processor_cls = spec.get("processor_cls", Qwen2VLProcessor)
     vision = spec.get("vision", QWEN2VL_VISION)
+    text = spec.get("text", QWEN2VL_TEXT)
+    sections = text["rope_parameters"]["mrope_section"]
+    swapped = spec.get("mrope_swapped", QWEN2VL_MROPE_SECTION_SWAPPED)
+    section_min = spec.get("mrope_section_min_diff", IMAGE_MIN_DIFF)
     processor = make_qwen2vl_processor(Qwen2VLImageProcessorPil(**QWEN2VL_IMAGE_PROCESSOR), make_qwen2vl_tokenizer(),
                                        processor_cls)
     tok = processor.tokenizer
@@ -1285,11 +1362,11 @@ def build_qwen2_vl(spec, out_root):
     assert processor.image_token_id == image_token_id
     # Qwen2-VL-Instruct's generation_config: eos [<|im_end|>, <|endoftext|>], pad <|endoftext|>.
     eos = [ids_of["<|im_end|>"], ids_of["<|endoftext|>"]]
-    out_key = "out_hidden_size" if "window_size" in vision else "hidden_size"  # the merger's output
+    out_key = "hidden_size" if "embed_dim" in vision else "out_hidden_size"  # the merger's output (Qwen2-VL's: hidden_size)
     config = config_cls(
-        text_config=dict(QWEN2VL_TEXT, vocab_size=vocab, bos_token_id=ids_of["<|endoftext|>"],
+        text_config=dict(text, vocab_size=vocab, bos_token_id=ids_of["<|endoftext|>"],
                          eos_token_id=ids_of["<|im_end|>"], pad_token_id=ids_of["<|endoftext|>"]),
-        vision_config=dict(vision, **{out_key: QWEN2VL_TEXT["hidden_size"]}),
+        vision_config=dict(vision, **{out_key: text["hidden_size"]}),
         image_token_id=image_token_id, video_token_id=ids_of["<|video_pad|>"],
         vision_start_token_id=ids_of["<|vision_start|>"], vision_end_token_id=ids_of["<|vision_end|>"],
         tie_word_embeddings=True,  # Qwen2-VL-2B's
@@ -1298,7 +1375,8 @@ def build_qwen2_vl(spec, out_root):
     model = model_cls(config)
     gen = torch.Generator().manual_seed(spec["seed"])
     randomize_(model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec["pos_std"],
-               norm_suffixes=("norm1.weight", "norm2.weight", "ln_q.weight"))
+               norm_suffixes=("norm1.weight", "norm2.weight", "ln_q.weight"), norm_center=spec.get("norm_center", 1.0),
+               plain_norms=spec.get("plain_norms", ()))
     model = model.to(torch.float32).eval()
     # The checkpoint stored in bfloat16 (half the bytes: the tracked tree's
     # limit); the oracle loads it in float32, which widens it exactly.
@@ -1309,7 +1387,7 @@ def build_qwen2_vl(spec, out_root):
     processor.save_pretrained(out)
 
     model = model_cls.from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
-    assert model.model.language_model.rotary_emb.mrope_section == QWEN2VL_TEXT["rope_parameters"]["mrope_section"]
+    assert model.model.language_model.rotary_emb.mrope_section == sections
     with open(os.path.join(out, "processor_config.json")) as f:
         saved = json.load(f)
     ip_kwargs = {k: v for k, v in saved["image_processor"].items() if k != "image_processor_type"}
@@ -1434,15 +1512,15 @@ def build_qwen2_vl(spec, out_root):
                 assert md >= IMAGE_MIN_DIFF, f"{name}/{cname}: 1-D positions give the same logits ({md})"
                 # The sections matter: the same positions split [3, 3, 2].
                 rot = model.model.language_model.rotary_emb
-                rot.mrope_section = QWEN2VL_MROPE_SECTION_SWAPPED
+                rot.mrope_section = swapped
                 try:
                     sl = qwen2vl_first_logits(model, emb, pos, mask)
                 finally:
-                    rot.mrope_section = QWEN2VL_TEXT["rope_parameters"]["mrope_section"]
+                    rot.mrope_section = sections
                 sd = float((sl - steps[0]).abs().max())
-                assert sd >= IMAGE_MIN_DIFF, f"{name}/{cname}: mrope_section {QWEN2VL_MROPE_SECTION_SWAPPED} gives the same logits ({sd})"
+                assert sd >= section_min, f"{name}/{cname}: mrope_section {swapped} gives the same logits ({sd})"
                 case["mrope_check"] = {"max_abs_first_logit_diff_1d_positions": md,
-                                       f"max_abs_first_logit_diff_mrope_section_{QWEN2VL_MROPE_SECTION_SWAPPED}": sd}
+                                       f"max_abs_first_logit_diff_mrope_section_{swapped}": sd}
                 # The image matters: pixel_values zeroed.
                 zfeat = torch.cat(list(model.model.get_image_features(
                     pixel_values=torch.zeros_like(pv), image_grid_thw=thw).pooler_output), 0)
@@ -1528,8 +1606,9 @@ def build_qwen2_vl(spec, out_root):
                               "get_image_features): max abs diff (>= 1e-2 enforced), and the 16 greedy tokens with "
                               "the zeroed pixels (they differ from tokens, enforced)",
         "mrope_check_method": "first-step logits of the hand-merged embeddings at plain 1-D positions 0..n-1 on all "
-                              f"three rows, and at position_ids with mrope_section {QWEN2VL_MROPE_SECTION_SWAPPED}, "
-                              "vs first_logits: max abs diffs (>= 1e-2 enforced)",
+                              f"three rows, and at position_ids with mrope_section {swapped}, "
+                              + ("vs first_logits: max abs diffs (>= 1e-2 enforced)" if section_min == IMAGE_MIN_DIFF else
+                                 f"vs first_logits: max abs diffs (>= 1e-2 and >= {section_min} enforced)"),
         "image_features_check_method": "embed_tokens(input_ids) with the <|image_pad|> rows replaced in order by "
                                        "image_features, through the text model at position_ids and lm_head, vs "
                                        "first_logits: max abs diff (<= 1e-6 enforced)",
@@ -1567,6 +1646,20 @@ FIXTURES = [
     dict(name="qwen2_5_vl", family="qwen2_vl", model_cls=Qwen2_5_VLForConditionalGeneration,
          config_cls=Qwen2_5_VLConfig, processor_cls=Qwen2_5_VLProcessor, vision=QWEN25VL_VISION, seed=45,
          image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5, share_with="qwen2_vl"),
+    # issue 32: Qwen3.5 (the hybrid text model under interleaved M-RoPE;
+    # its tower's resampled learned positions); Qwen3VLProcessor over
+    # Qwen2-VL's image processor and images (share). Its (1 + w) text
+    # RMSNorms stored near 0; the gated DeltaNet norm and the tower's
+    # LayerNorms are plain gains.
+    dict(name="qwen3_5", family="qwen2_vl", model_cls=Qwen3_5ForConditionalGeneration, config_cls=Qwen3_5Config,
+         processor_cls=Qwen3VLProcessor, vision=QWEN35_VISION, text=QWEN35_TEXT, seed=56, image_seed=7,
+         weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5, norm_center=0.0,
+         plain_norms=("linear_attn.norm.weight", "merger.norm.weight"), share_with="qwen2_vl",
+         # Interleaved sections only cut h's and w's runs: [6, 1, 1] moves
+         # frequencies 4 and 7 (the low ones) to t, which moves the first
+         # logits by under 1e-2 at these few positions; 2e-3 is 20 times
+         # the logits' tolerance.
+         mrope_swapped=[6, 1, 1], mrope_section_min_diff=2e-3),
 ]
 
 

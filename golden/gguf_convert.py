@@ -1273,7 +1273,8 @@ def write_qwen_gdn_metadata(w, cfg):
     rp = rope_params(cfg)
     w.add_rope_dimension_count(int((cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]) * rp.get("partial_rotary_factor", 0.25)))
     w.add_block_count(layers + mtp)  # the MTP layers are extra blocks
-    w.add_nextn_predict_layers(mtp)
+    if mtp > 0:
+        w.add_nextn_predict_layers(mtp)
     if mt in QWEN35 and "mrope_section" not in rp:
         w.add_rope_dimension_sections([11, 11, 10, 0])
 
@@ -1281,8 +1282,11 @@ def write_qwen_gdn_metadata(w, cfg):
 def qwen_mtp_count(cfg):
     """The multi-token-prediction layers a published checkpoint has
     (mtp_num_hidden_layers; Qwen3-Next's config has no such key, its
-    checkpoint one layer); transformers loads none, so the fixture has none."""
-    return cfg.get("mtp_num_hidden_layers") or 1
+    checkpoint one layer); transformers loads none, so the fixture has none.
+    An explicit 0 (a checkpoint without MTP) is none, as the converter's
+    --no-mtp writes it: no extra block, no nextn_predict_layers."""
+    n = cfg.get("mtp_num_hidden_layers")
+    return 1 if n is None else n
 
 
 def qwen_gdn_tensors(cfg, hf, t, tmap, llama_map):
@@ -2342,6 +2346,15 @@ def write_manifest(entries):
 # shapes, types, values equal): its TensorNameMap covers blocks below
 # `depth` only, so for the fixture's depth 2 it has no name for
 # visual.merger.mlp.2, and it was run with the map built for 3 blocks.
+# Qwen3.5's as Qwen3VLVisionModel writes it (qwen3vl_merger): attn.qkv kept
+# whole, the patch kernel split as Qwen2-VL's with its bias
+# v.patch_embd.bias, pos_embed as v.position_embd, the merger's
+# linear_fc1 / linear_fc2 / norm as mm.0 / mm.2 / v.post_ln, every tensor
+# F32; image_size sqrt(num_position_embeddings) · patch_size,
+# clip.use_gelu, clip.vision.spatial_merge_size, the text model's
+# rms_norm_eps as the attention layernorm eps and is_deepstack_layers
+# (all false for Qwen3.5), written from qwen3vl.py's code as read (not
+# run: llama.cpp's converter is not installed here).
 
 VISION_TWINS = ("model.f32.gguf", "mmproj.f32.gguf")
 VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.", "visual.", "model.visual.")
@@ -2349,7 +2362,8 @@ VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "
 _LM = (("language_model.model.", "model."), ("model.language_model.", "model."))
 MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
           "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
-          "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM), "qwen2_vl": ("qwen2vl_merger", _LM)}
+          "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM), "qwen2_vl": ("qwen2vl_merger", _LM),
+          "qwen3_5": ("qwen3vl_merger", _LM)}
 # The legacy script's names (its get_tensor_name: fc1 is ffn_down, fc2
 # ffn_up) in its order: the projector, then the tower's modules.
 LLAVA_NAMES = (("multi_modal_projector.linear_1", "mm.0"), ("multi_modal_projector.linear_2", "mm.2"),
@@ -2415,6 +2429,38 @@ def to_mmproj_qwen2vl(cfg, state):
     return out
 
 
+def to_mmproj_qwen3vl(cfg, state):
+    """Qwen3VLVisionModel's tensors (Qwen3.5's tower, no deepstack
+    mergers), in HF name order: attn.qkv kept whole (attn_qkv), the patch
+    kernel split into its two temporal slices (its bias v.patch_embd.bias),
+    the merger's linear_fc1 / linear_fc2 as mm.0 / mm.2 and its norm as
+    v.post_ln, the rest by TensorNameMap; all F32."""
+    tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, max(cfg["vision_config"]["depth"], 3))
+    merger = {"linear_fc1": "mm.0", "linear_fc2": "mm.2", "norm": "v.post_ln"}
+    out = []
+    for hf in sorted(state):
+        if not hf.startswith(("visual.", "model.visual.")):
+            continue
+        key = hf.removeprefix("model.")
+        assert not key.startswith("visual.deepstack_merger_list."), "deepstack mergers (Qwen3-VL) are not converted here"
+        t = np.asarray(state[hf], dtype=np.float32)
+        if key == "visual.patch_embed.proj.weight":
+            assert t.shape[2] == 2, "Qwen3VLVisionModel splits a temporal_patch_size of 2 only"
+            out += [("v.patch_embd.weight", hf, t[:, :, 0].copy(), F32), ("v.patch_embd.weight.1", hf, t[:, :, 1].copy(), F32)]
+            continue
+        if key == "visual.patch_embed.proj.bias":
+            out.append(("v.patch_embd.bias", hf, t.copy(), F32))
+            continue
+        if key.startswith("visual.merger."):
+            mod, suffix = key.removeprefix("visual.merger.").split(".", 1)
+            out.append((merger[mod] + "." + suffix, hf, t.copy(), F32))
+            continue
+        name = tmap.get_name(key, try_suffixes=(".weight", ".bias"))
+        assert name is not None, f"TensorNameMap has no mmproj name for {key}"
+        out.append((name, hf, t.copy(), F32))
+    return out
+
+
 def to_mmproj(cfg, state):
     """[(GGUF name, HF name, array, type)] of the mmproj file, sorted by HF name."""
     tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, cfg["vision_config"]["num_hidden_layers"])
@@ -2472,6 +2518,30 @@ def write_mmproj(path, name, cfg, proc, tensors):
         w.add_vision_image_std(proc["image_std"])
         w.add_clip_projector_type(ptype)
         w.add_vision_attention_layernorm_eps(cfg.get("rms_norm_eps", 1e-6))  # the top-level config's (transformers 5 nests it: the default)
+        w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    elif ptype == "qwen3vl_merger":  # MmprojModel.set_gguf_parameters, then Qwen3VLVisionModel's
+        w.add_type(gguf.GGUFType.MMPROJ)
+        w.add_name(name)
+        w.add_file_type(gguf.LlamaFileType.ALL_F32)
+        w.add_clip_has_vision_encoder(True)
+        w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
+        w.add_vision_image_size(int(vc.get("num_position_embeddings", 2304) ** 0.5 * vc["patch_size"]))
+        w.add_vision_patch_size(vc["patch_size"])
+        w.add_vision_embedding_length(vc["hidden_size"])
+        w.add_vision_feed_forward_length(vc["intermediate_size"])
+        w.add_vision_block_count(vc["depth"])
+        w.add_vision_head_count(vc["num_heads"])
+        w.add_vision_image_mean(proc["image_mean"])
+        w.add_vision_image_std(proc["image_std"])
+        w.add_clip_projector_type(ptype)
+        w.add_vision_use_gelu(True)
+        w.add_vision_spatial_merge_size(vc["spatial_merge_size"])
+        w.add_vision_attention_layernorm_eps(cfg["text_config"].get("rms_norm_eps", 1e-6))
+        deep = [False] * vc["depth"]  # a list of depth entries: written even when none is a deepstack layer
+        for i in vc.get("deepstack_visual_indexes", []):
+            deep[i] = True
+        if deep:
+            w.add_vision_is_deepstack_layers(deep)
         w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     else:  # MmprojModel.set_gguf_parameters, then SmolVLMModel's or Gemma3VisionModel's
         w.add_type(gguf.GGUFType.MMPROJ)
@@ -2564,6 +2634,6 @@ def write_vision_twins(folder, out=None):
                 c = json.load(f)
             proc.update(c)
             proc.update(c.get("image_processor") or {})
-    mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
+    mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl, "qwen3_5": to_mmproj_qwen3vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
     write_mmproj(os.path.join(out, VISION_TWINS[1]), name, cfg, proc, mm)
     return mm

@@ -30,6 +30,8 @@ var visionGGUFFixtures = []struct {
 	// Qwen2VLVisionModel writes every tensor F32 (its patch kernel split in
 	// two, stacked back): HF's numbers.
 	{"qwen2_vl", logitsTolerance, logitsTolerance, false},
+	// Qwen3VLVisionModel (Qwen3.5's tower) likewise, attn_qkv whole.
+	{"qwen3_5", logitsTolerance, logitsTolerance, false},
 }
 
 // f16Tensors are the tensors llama.cpp's converters store F16 in an F32

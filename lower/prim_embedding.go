@@ -141,7 +141,7 @@ func lowerInterpolatedPositionEmbedding(f *fn, n *ir.Node, a *InterpolatedPositi
 		lo, hi := f.broadcast(f.constI32(0), idx.Type), f.broadcast(f.constI32(side-1), idx.Type)
 		for o := int64(0); o < 2; o++ {
 			t := f.add(base, f.broadcast(f.constI32(o), idx.Type))
-			taps[o] = f.Op("stablehlo.clamp", idx.Type, nil, lo, t, hi)
+			taps[o] = f.binary("stablehlo.maximum", f.binary("stablehlo.minimum", t, hi), lo)
 			d := f.unary("stablehlo.abs", f.sub(frac, f.splat(float64(o), vec)))
 			weights[o] = f.binary("stablehlo.maximum", f.sub(f.splat(1, vec), d), f.splat(0, vec))
 		}
