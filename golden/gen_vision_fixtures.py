@@ -84,6 +84,8 @@ from transformers import (
     Qwen2VLProcessor,
     Qwen3_5Config,
     Qwen3_5ForConditionalGeneration,
+    Qwen3_5MoeConfig,
+    Qwen3_5MoeForConditionalGeneration,
     Qwen3VLProcessor,
     SmolVLMConfig,
     SmolVLMForConditionalGeneration,
@@ -1192,6 +1194,12 @@ QWEN35_TEXT = dict(
     mtp_num_hidden_layers=0,
     initializer_range=0.2,
 )
+# Qwen3_5MoeTextConfig as QWEN35_TEXT with Qwen3-Next's experts in place
+# of the dense MLP: 4 experts of 8, top 2, a shared expert of 8 (and
+# value heads of 8: the folder's size limit).
+QWEN35_MOE_TEXT = {k: v for k, v in QWEN35_TEXT.items() if k != "intermediate_size"}
+QWEN35_MOE_TEXT.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8, shared_expert_intermediate_size=8,
+                       linear_value_head_dim=8)
 # Qwen2VLTextConfig at the text fixture qwen2_vl's scale: hidden 64, 4
 # heads on 2 kv heads of 16 (head_dim = hidden / heads: the config has no
 # head_dim), intermediate 32; M-RoPE with mrope_section [2, 3, 3] (t, h, w
@@ -1659,6 +1667,13 @@ FIXTURES = [
          # frequencies 4 and 7 (the low ones) to t, which moves the first
          # logits by under 1e-2 at these few positions; 2e-3 is 20 times
          # the logits' tolerance.
+         mrope_swapped=[6, 1, 1], mrope_section_min_diff=2e-3),
+    # issue 32: Qwen3.5-MoE, the same tower and images over the MoE text
+    # model (archc: qwen3_5_moe with qwen3_5_vision mixed in).
+    dict(name="qwen3_5_moe", family="qwen2_vl", model_cls=Qwen3_5MoeForConditionalGeneration,
+         config_cls=Qwen3_5MoeConfig, processor_cls=Qwen3VLProcessor, vision=QWEN35_VISION, text=QWEN35_MOE_TEXT,
+         seed=65, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5, norm_center=0.0,
+         plain_norms=("linear_attn.norm.weight", "merger.norm.weight"), share_with="qwen2_vl",
          mrope_swapped=[6, 1, 1], mrope_section_min_diff=2e-3),
 ]
 

@@ -2363,7 +2363,7 @@ _LM = (("language_model.model.", "model."), ("model.language_model.", "model."))
 MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
           "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
           "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM), "qwen2_vl": ("qwen2vl_merger", _LM),
-          "qwen3_5": ("qwen3vl_merger", _LM)}
+          "qwen3_5": ("qwen3vl_merger", _LM), "qwen3_5_moe": ("qwen3vl_merger", _LM)}
 # The legacy script's names (its get_tensor_name: fc1 is ffn_down, fc2
 # ffn_up) in its order: the projector, then the tower's modules.
 LLAVA_NAMES = (("multi_modal_projector.linear_1", "mm.0"), ("multi_modal_projector.linear_2", "mm.2"),
@@ -2634,6 +2634,7 @@ def write_vision_twins(folder, out=None):
                 c = json.load(f)
             proc.update(c)
             proc.update(c.get("image_processor") or {})
-    mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl, "qwen3_5": to_mmproj_qwen3vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
+    mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl, "qwen3_5": to_mmproj_qwen3vl,
+          "qwen3_5_moe": to_mmproj_qwen3vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
     write_mmproj(os.path.join(out, VISION_TWINS[1]), name, cfg, proc, mm)
     return mm

@@ -32,6 +32,8 @@ var visionGGUFFixtures = []struct {
 	{"qwen2_vl", logitsTolerance, logitsTolerance, false},
 	// Qwen3VLVisionModel (Qwen3.5's tower) likewise, attn_qkv whole.
 	{"qwen3_5", logitsTolerance, logitsTolerance, false},
+	// The same tower beside a qwen35moe file: the mmproj goes to qwen3_5_moe_vision.
+	{"qwen3_5_moe", logitsTolerance, logitsTolerance, false},
 }
 
 // f16Tensors are the tensors llama.cpp's converters store F16 in an F32

@@ -17,7 +17,7 @@ import (
 // file's image_min_pixels / image_max_pixels where it has them); an
 // unknown projector type is an error naming it.
 func TestProcessorFromMMProj(t *testing.T) {
-	for _, name := range []string{"idefics3", "gemma3", "llava", "qwen2_vl", "qwen3_5"} {
+	for _, name := range []string{"idefics3", "gemma3", "llava", "qwen2_vl", "qwen3_5", "qwen3_5_moe"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "..", "golden", "testdata", "vision", name)
 			path := filepath.Join(dir, "mmproj.f32.gguf")
