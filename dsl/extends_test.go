@@ -36,6 +36,17 @@ const childSrc = `arch child extends base {
 }
 `
 
+// lookupIn is dsl.Resolve's parent lookup over files (read at each call,
+// so a test may change files after taking it).
+func lookupIn(files map[string]*dsl.File) func(string) (*dsl.File, error) {
+	return func(name string) (*dsl.File, error) {
+		if f, ok := files[name]; ok {
+			return f, nil
+		}
+		return nil, fmt.Errorf("no family %q", name)
+	}
+}
+
 func parseOrFatal(t *testing.T, name, src string) *dsl.File {
 	t.Helper()
 	f, err := dsl.Parse(name, []byte(src))
@@ -49,12 +60,7 @@ func TestResolveExtends(t *testing.T) {
 	parent := parseOrFatal(t, "base.arch", parentSrc)
 	child := parseOrFatal(t, "child.arch", childSrc)
 	files := map[string]*dsl.File{"base": parent}
-	lookup := func(name string) (*dsl.File, error) {
-		if f, ok := files[name]; ok {
-			return f, nil
-		}
-		return nil, fmt.Errorf("no family %q", name)
-	}
+	lookup := lookupIn(files)
 	f, err := dsl.Resolve(child, lookup)
 	if err != nil {
 		t.Fatal(err)
@@ -120,12 +126,7 @@ func TestSuper(t *testing.T) {
 		"base":  parseOrFatal(t, "base.arch", parentSrc),
 		"child": parseOrFatal(t, "child.arch", strings.Replace(childSrc, "rms_norm_1p(x, w, eps: eps)", "rms_norm_1p(super.norm(x, w), w, eps: eps)", 1)),
 	}
-	lookup := func(name string) (*dsl.File, error) {
-		if f, ok := files[name]; ok {
-			return f, nil
-		}
-		return nil, fmt.Errorf("no family %q", name)
-	}
+	lookup := lookupIn(files)
 	f, err := dsl.Resolve(parseOrFatal(t, "grandchild.arch", grandchildSrc), lookup)
 	if err != nil {
 		t.Fatal(err)
@@ -339,12 +340,7 @@ func TestResolveWith(t *testing.T) {
 		"child":  parseOrFatal(t, "child.arch", childSrc),
 		"scaled": parseOrFatal(t, "scaled.arch", mixinSrc),
 	}
-	lookup := func(name string) (*dsl.File, error) {
-		if f, ok := files[name]; ok {
-			return f, nil
-		}
-		return nil, fmt.Errorf("no family %q", name)
-	}
+	lookup := lookupIn(files)
 	const src = "arch both extends child with scaled {\n  match model_type \"both\"\n}\n"
 	f, err := dsl.Resolve(parseOrFatal(t, "both.arch", src), lookup)
 	if err != nil {

@@ -2479,6 +2479,26 @@ def to_mmproj(cfg, state):
     return out
 
 
+def mmproj_base(w, name, cfg, proc, image_size, embed, ffn, blocks, heads):
+    """The keys MmprojModel.set_gguf_parameters (and the writer's header)
+    write before a family's own: type, name, file type F32, the vision
+    encoder's flag, the projection (the text model's hidden size), sizes,
+    the processor's mean and std."""
+    w.add_type(gguf.GGUFType.MMPROJ)
+    w.add_name(name)
+    w.add_file_type(gguf.LlamaFileType.ALL_F32)
+    w.add_clip_has_vision_encoder(True)
+    w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
+    w.add_vision_image_size(image_size)
+    w.add_vision_patch_size(cfg["vision_config"]["patch_size"])
+    w.add_vision_embedding_length(embed)
+    w.add_vision_feed_forward_length(ffn)
+    w.add_vision_block_count(blocks)
+    w.add_vision_head_count(heads)
+    w.add_vision_image_mean(proc["image_mean"])
+    w.add_vision_image_std(proc["image_std"])
+
+
 def write_mmproj(path, name, cfg, proc, tensors):
     """The mmproj file's keys, as the family's converter writes them, and tensors."""
     vc, ptype = cfg["vision_config"], MMPROJ[cfg["model_type"]][0]
@@ -2503,36 +2523,14 @@ def write_mmproj(path, name, cfg, proc, tensors):
         w.add_array("clip.vision.image_std", proc["image_std"])
         w.add_bool("clip.use_gelu", vc.get("hidden_act") == "gelu")
     elif ptype == "qwen2vl_merger":  # MmprojModel.set_gguf_parameters, then Qwen2VLVisionModel's
-        w.add_type(gguf.GGUFType.MMPROJ)
-        w.add_name(name)
-        w.add_file_type(gguf.LlamaFileType.ALL_F32)
-        w.add_clip_has_vision_encoder(True)
-        w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
-        w.add_vision_image_size(vc.get("image_size", 560))
-        w.add_vision_patch_size(vc["patch_size"])
-        w.add_vision_embedding_length(vc["embed_dim"])
-        w.add_vision_feed_forward_length(vc["hidden_size"])  # renamed intermediate_size by the converter
-        w.add_vision_block_count(vc["depth"])
-        w.add_vision_head_count(vc["num_heads"])
-        w.add_vision_image_mean(proc["image_mean"])
-        w.add_vision_image_std(proc["image_std"])
+        # feed_forward_length: hidden_size, renamed intermediate_size by the converter
+        mmproj_base(w, name, cfg, proc, vc.get("image_size", 560), vc["embed_dim"], vc["hidden_size"], vc["depth"], vc["num_heads"])
         w.add_clip_projector_type(ptype)
         w.add_vision_attention_layernorm_eps(cfg.get("rms_norm_eps", 1e-6))  # the top-level config's (transformers 5 nests it: the default)
         w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     elif ptype == "qwen3vl_merger":  # MmprojModel.set_gguf_parameters, then Qwen3VLVisionModel's
-        w.add_type(gguf.GGUFType.MMPROJ)
-        w.add_name(name)
-        w.add_file_type(gguf.LlamaFileType.ALL_F32)
-        w.add_clip_has_vision_encoder(True)
-        w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
-        w.add_vision_image_size(int(vc.get("num_position_embeddings", 2304) ** 0.5 * vc["patch_size"]))
-        w.add_vision_patch_size(vc["patch_size"])
-        w.add_vision_embedding_length(vc["hidden_size"])
-        w.add_vision_feed_forward_length(vc["intermediate_size"])
-        w.add_vision_block_count(vc["depth"])
-        w.add_vision_head_count(vc["num_heads"])
-        w.add_vision_image_mean(proc["image_mean"])
-        w.add_vision_image_std(proc["image_std"])
+        mmproj_base(w, name, cfg, proc, int(vc.get("num_position_embeddings", 2304) ** 0.5 * vc["patch_size"]),
+                    vc["hidden_size"], vc["intermediate_size"], vc["depth"], vc["num_heads"])
         w.add_clip_projector_type(ptype)
         w.add_vision_use_gelu(True)
         w.add_vision_spatial_merge_size(vc["spatial_merge_size"])
@@ -2544,19 +2542,8 @@ def write_mmproj(path, name, cfg, proc, tensors):
             w.add_vision_is_deepstack_layers(deep)
         w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     else:  # MmprojModel.set_gguf_parameters, then SmolVLMModel's or Gemma3VisionModel's
-        w.add_type(gguf.GGUFType.MMPROJ)
-        w.add_name(name)
-        w.add_file_type(gguf.LlamaFileType.ALL_F32)
-        w.add_clip_has_vision_encoder(True)
-        w.add_vision_projection_dim({**cfg, **cfg["text_config"]}["hidden_size"])
-        w.add_vision_image_size(vc["image_size"])
-        w.add_vision_patch_size(vc["patch_size"])
-        w.add_vision_embedding_length(vc["hidden_size"])
-        w.add_vision_feed_forward_length(vc["intermediate_size"])
-        w.add_vision_block_count(vc["num_hidden_layers"])
-        w.add_vision_head_count(vc["num_attention_heads"])
-        w.add_vision_image_mean(proc["image_mean"])
-        w.add_vision_image_std(proc["image_std"])
+        mmproj_base(w, name, cfg, proc, vc["image_size"], vc["hidden_size"], vc["intermediate_size"],
+                    vc["num_hidden_layers"], vc["num_attention_heads"])
         w.add_clip_projector_type(ptype)
         w.add_vision_attention_layernorm_eps(vc.get("layer_norm_eps", 1e-5 if ptype == "idefics3" else 1e-6))
         if ptype == "idefics3":
