@@ -49,6 +49,7 @@ type planFlags struct {
 	Target    string  `default:"llvm-cpu" enum:"llvm-cpu,cuda,hip,vulkan" help:"Compile target: llvm-cpu (this host's CPU), or a GPU: cuda (sm_80 PTX, which Hopper runs), hip (gfx942), vulkan. A GPU target plans with GPU shapes and without archc's CPU kernels (every weight through the plain lowering)."`
 	Prefill   []int64 `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len; given ones must be at most --max-len)."`
 	Decode    []int64 `name:"decode-batches" sep:"," help:"Decode batch sizes, comma-separated (default: 1 on a CPU, 1,4,16,64 on a GPU); the KV cache has as many slots as the largest."`
+	Images    []int64 `name:"image-sizes" sep:"," help:"Patch counts a variable-size image encoder (the Qwen-VL and Qwen3.5 towers) is compiled for, comma-separated, one entry point each (default: 256,1024,5120; as infer's --image-sizes, which must match to run the module)."`
 }
 
 func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
@@ -58,13 +59,14 @@ func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
 	}
 	opts := driver.PlanOptions{Arch: p.Arch, GPU: target.GPU, MMProj: p.MMProj}
 	opts.Lower.MaxLen = p.MaxLen
-	for _, b := range [][]int64{p.Prefill, p.Decode} {
+	for _, b := range [][]int64{p.Prefill, p.Decode, p.Images} {
 		for _, s := range b {
 			if s < 1 {
-				return nil, fmt.Errorf("--prefill-buckets %v, --decode-batches %v: each size must be at least 1", p.Prefill, p.Decode)
+				return nil, fmt.Errorf("--prefill-buckets %v, --decode-batches %v, --image-sizes %v: each size must be at least 1", p.Prefill, p.Decode, p.Images)
 			}
 		}
 	}
+	opts.Lower.EncoderSizes = sortedSizes(p.Images)
 	opts.Lower.PrefillBuckets = sortedSizes(p.Prefill)
 	if opts.Lower.DecodeBatches = sortedSizes(p.Decode); len(opts.Lower.DecodeBatches) > 0 {
 		opts.Lower.Slots = slices.Max(opts.Lower.DecodeBatches)

@@ -73,6 +73,17 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("check on two files declaring arch zz: code %d, stderr %q", r.Code, r.Stderr)
 		}
 	})
+	t.Run("image sizes", func(t *testing.T) {
+		// A variable-size encoder: one entry point per --image-sizes entry.
+		vl := "../../golden/testdata/vision/qwen2_vl"
+		r := clitest.Run(t, bin, "emit", vl, "--kernels", "none", "--image-sizes", "96,32")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "func.func @encode_image_32(") || !strings.Contains(r.Stdout, "func.func @encode_image_96(") || strings.Contains(r.Stdout, "func.func @encode_image_256(") {
+			t.Fatalf("emit --image-sizes 96,32: code %d, stderr %q; want encode_image_32 and _96 only", r.Code, r.Stderr)
+		}
+		if r := clitest.Run(t, bin, "emit", vl, "--kernels", "none", "--image-sizes", "0"); r.Code == 0 || !strings.Contains(r.Stderr, "--image-sizes [0]: each size must be at least 1") {
+			t.Fatalf("emit --image-sizes 0: code %d, stderr %q", r.Code, r.Stderr)
+		}
+	})
 	t.Run("gpu target", func(t *testing.T) {
 		// A GPU plan: no CPU kernels, GPU batch buckets (decode up to 64).
 		r := clitest.Run(t, bin, "emit", fixture, "--target", "cuda")
