@@ -123,10 +123,27 @@ func (m *Model) encodePatches(ctx context.Context, enc abi.Encoder, proc *vision
 		return nil, false, fmt.Errorf("the processor makes patches of %d values, the model's encoder takes %v: the processor config does not fit the model", px.PatchDim, enc.Input)
 	}
 	merge := proc.Qwen.MergeSize
+	if s := enc.Sizes[0]; s.Rows <= 0 || s.Size != s.Rows*int64(merge*merge) {
+		return nil, false, fmt.Errorf("the processor's merge_size is %d (%d patches an image token), the model's encoder %s makes %d rows of %d patches (spatial_merge_size %s): the processor config does not fit the model", merge, merge*merge, enc.Name, s.Rows, s.Size, mergeOf(s))
+	}
 	pos := vision.QwenPatchPositions(px.GridTHW, merge)
 	return m.cachedRows(enc.Name, px.Patches, func() ([]float32, error) {
 		return m.EncodeSized(ctx, enc.Name, n, px.Patches, pos)
 	})
+}
+
+// mergeOf is the merge window's side an encoder size implies
+// (Size/Rows = side²), or "unknown" where it is no square.
+func mergeOf(s abi.EncoderSize) string {
+	if s.Rows > 0 && s.Size%s.Rows == 0 {
+		k := s.Size / s.Rows
+		for m := int64(1); m*m <= k; m++ {
+			if m*m == k {
+				return fmt.Sprint(m)
+			}
+		}
+	}
+	return "unknown"
 }
 
 // cachedRows returns the rows of key's content (name and values) from the
