@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/archc/archc/driver"
+	"github.com/archc/archc/dsl"
 	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/internal/launch"
 	"github.com/archc/archc/rt"
@@ -500,6 +501,28 @@ func (c *generateCmd) imagePrompt(ctx context.Context, m *rt.Model, proc *vision
 	return ids, im.Encoded, im.Tiles, nil
 }
 
+// visionFamilies names the built-in families with an image encoder that
+// match modelType (under a condition the config did not meet).
+func visionFamilies(modelType any) []string {
+	fams, err := driver.BuiltinFamilies()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range fams {
+		if len(dsl.Encoders(f.File)) == 0 {
+			continue
+		}
+		for _, mt := range dsl.ModelTypes(f.File) {
+			if strings.TrimSuffix(mt, " (conditional)") == fmt.Sprint(modelType) {
+				out = append(out, f.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // textOnly refuses --image for a model whose family declares no image
 // encoder, naming the model and the family, before the processor and the
 // compile: a text model, or a vision-language checkpoint (a vision_config
@@ -514,6 +537,9 @@ func textOnly(model, arch string) error {
 	why := "it is a text model"
 	if p.Raw["vision_config"] != nil {
 		why = "archc runs its text model only: images for family " + p.Family.Name + " are not supported yet"
+		if v := visionFamilies(p.Raw["model_type"]); len(v) > 0 {
+			why = fmt.Sprintf("its config does not meet the match condition of %s, which reads images of model_type %v (see its .arch's match clause: a vision tower with blocks, vision_config.depth > 0 for the Qwen ones)", strings.Join(v, ", "), p.Raw["model_type"])
+		}
 	}
 	return fmt.Errorf("--image: model %s (family %s) reads text only (%s); send no --image", model, p.Family.Name, why)
 }
