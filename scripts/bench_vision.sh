@@ -16,6 +16,11 @@
 # tokens, the three default encoder sizes), archc only: the image encode
 # time, time to first token and the encoder's share of it per size (HF's
 # Qwen2VLProcessor needs torchvision's video processor, not installed).
+# BENCH_VLM_SHAPE=qwen3.5-0.8b runs a Qwen3.5-0.8B-shaped one (gen_bench_vlm.py
+# qwen3.5-0.8b: 16-pixel patches) the same way on squares of 256 and 512
+# pixels (256 and 1024 patches: 64 and 256 image tokens) and, with
+# BENCH_VLM_LARGE=1, 1024 (4096 patches, 1024 tokens, in the 5120 size:
+# minutes, see the closing notes).
 #
 # BENCH_VLM_GGUF=1 instead runs archc beside llama.cpp's multimodal path
 # (libmtmd through llama-cpp-python: scripts/bench_vision_mtmd.py, in
@@ -46,14 +51,20 @@ venv="${ARCHC_VENV:-$root/.venv}"
 oracle="${BENCH_ORACLE_VENV:-$root/.venv-oracle}"
 models="$root/.cache/bench-models"
 mkdir -p "$models"
-if [[ "${BENCH_VLM_SHAPE:-}" == qwen2-vl-2b ]]; then
-  vlm="${BENCH_VLM:-$models/qwen2-vl-2b-shape}"
+if [[ "${BENCH_VLM_SHAPE:-}" == qwen2-vl-2b || "${BENCH_VLM_SHAPE:-}" == qwen3.5-0.8b ]]; then
+  shape="$BENCH_VLM_SHAPE"
+  vlm="${BENCH_VLM:-$models/$shape-shape}"
+  patch=14 sizes="224 448 896"
+  if [[ "$shape" == qwen3.5-0.8b ]]; then
+    patch=16 sizes="256 512"
+    [[ -z "${BENCH_VLM_LARGE:-}" ]] || sizes="256 512 1024"
+  fi
   if [[ ! -f "$oracle/bin/python" ]]; then
     python3 -m venv "$oracle"
     "$oracle/bin/pip" install -q -r golden/requirements-oracle.txt pillow
   fi
-  [[ -d "$vlm" ]] || "$oracle/bin/python" scripts/gen_bench_vlm.py "$vlm" qwen2-vl-2b >/dev/null
-  for s in 224 448 896; do
+  [[ -d "$vlm" ]] || "$oracle/bin/python" scripts/gen_bench_vlm.py "$vlm" "$shape" >/dev/null
+  for s in $sizes; do
     [[ -f "$models/square_$s.png" ]] || "$oracle/bin/python" - "$models/square_$s.png" "$s" <<'PY'
 import sys
 import numpy as np
@@ -67,12 +78,12 @@ PY
   echo "flags: $(lscpu 2>/dev/null | grep -o -E 'avx[a-z0-9_]*|amx[a-z0-9_]*|fma' | sort -u | tr '\n' ' ')"
   go build -o bin/infer ./cmd/infer
   printf '%-10s %8s %8s %12s %10s %8s\n' image patches tokens "encode (s)" "TTFT (s)" share
-  for s in 224 448 896; do
+  for s in $sizes; do
     out=$(ARCHC_VENV="$venv" bin/infer generate --model "$vlm" --chat --image "$models/square_$s.png" --prompt "Describe the image." --max-tokens 1 --threads "$threads" --json -q)
-    python3 - "$out" "$s" <<'PY'
+    python3 - "$out" "$s" "$patch" <<'PY'
 import json, sys
-a, s = json.loads(sys.argv[1]), int(sys.argv[2])
-p = (s // 14) ** 2
+a, s, patch = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+p = (s // patch) ** 2
 print(f"{s}x{s:<6} {p:8d} {p // 4:8d} {a['image_encode_s']:12.2f} {a['time_to_first_token_s']:10.2f} {a['image_encode_s'] / a['time_to_first_token_s']:8.0%}   (compile {a['compile_s']:.0f} s, cached {a['compile_cached']})")
 PY
   done
