@@ -36,6 +36,12 @@ type File struct {
 	// resolves to: what `super.NAME(...)` calls inside that family's blocks
 	// (filled by Resolve; nil for a file without extends).
 	supers map[string]map[string]*Block
+
+	// extended: the file as written extends a family (Resolve clears
+	// Extends). Such a file without a match clause of its own matches no
+	// config: a base its children match through, or a mixin
+	// (qwen3_vl_images, mixed into qwen3_vl_vision and qwen3_vl_moe_vision).
+	extended bool
 }
 
 // Item is one top-level entry of an arch body.

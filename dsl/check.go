@@ -190,7 +190,7 @@ func Check(f *File, reg ir.Registry) []*Error {
 			c.errf(f.Pos, "encoder %s never binds %s, its output ([1, tokens, width])", f.output(), f.output())
 		}
 	default:
-		if !matched && f.Extends == "" {
+		if !matched && f.Extends == "" && !f.extended {
 			c.errf(f.Pos, "arch %s has no match clause; add `match model_type \"...\"`", f.Name)
 		}
 		if !c.locals["logits"] {

@@ -153,7 +153,7 @@ func ownDuplicates(f *File) error {
 
 // merge applies child on top of a resolved base.
 func merge(base, child *File) *File {
-	out := &File{Pos: child.Pos, Name: child.Name, supers: map[string]map[string]*Block{}}
+	out := &File{Pos: child.Pos, Name: child.Name, supers: map[string]map[string]*Block{}, extended: true}
 	parentBlocks := map[string]*Block{}
 	for _, it := range base.Items {
 		if it.Block != nil {

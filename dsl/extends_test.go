@@ -389,3 +389,29 @@ func TestResolveWith(t *testing.T) {
 		}
 	}
 }
+
+// TestMixinWithoutMatch: a family that extends another and has no match
+// clause of its own checks clean and matches no config (a mixin, as
+// qwen3_vl_images); a family that extends none still needs one.
+func TestMixinWithoutMatch(t *testing.T) {
+	files := map[string]*dsl.File{"base": parseOrFatal(t, "base.arch", parentSrc)}
+	mixin := parseOrFatal(t, "mixin.arch", `arch mixin extends base {
+  block norm(x, w) { return rms_norm_1p(x, w, eps: eps) }
+}
+`)
+	r, err := dsl.Resolve(mixin, lookupIn(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := dsl.Check(r, lower.Registry{}); len(errs) > 0 {
+		t.Fatalf("a mixin without match: %v", errs)
+	}
+	if got := dsl.ModelTypes(r); len(got) != 0 {
+		t.Errorf("a mixin without match matches %v, want none", got)
+	}
+	alone := parseOrFatal(t, "alone.arch", strings.Replace(parentSrc, "  match model_type \"base\"\n", "", 1))
+	errs := dsl.Check(alone, lower.Registry{})
+	if len(errs) == 0 || !strings.Contains(errs[0].Error(), "has no match clause") {
+		t.Errorf("a family that extends none without match: %v, want 'has no match clause'", errs)
+	}
+}

@@ -87,6 +87,10 @@ from transformers import (
     Qwen3_5MoeConfig,
     Qwen3_5MoeForConditionalGeneration,
     Qwen3VLProcessor,
+    Qwen3VLConfig,
+    Qwen3VLForConditionalGeneration,
+    Qwen3VLMoeConfig,
+    Qwen3VLMoeForConditionalGeneration,
     SmolVLMConfig,
     SmolVLMForConditionalGeneration,
     SmolVLMImageProcessorPil,
@@ -550,7 +554,7 @@ def build_fixture(spec, out_root):
                             assert fh.read() == one.numpy().astype("<f4").tobytes()
                     write_f32(path, one)
                 assert torch.equal(torch.cat(parts, 0), pv)
-                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), torch.cat([feats] + ds, -1))
                 gen_kwargs.update(pixel_values=pv)
             elif ims:
                 pv = inputs["pixel_values"]
@@ -582,7 +586,7 @@ def build_fixture(spec, out_root):
                             assert fh.read() == one.numpy().astype("<f4").tobytes()
                     write_f32(path, one)
                 assert torch.equal(torch.cat(parts, 1), pv)
-                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), torch.cat([feats] + ds, -1))
                 gen_kwargs.update(pixel_values=pv, pixel_attention_mask=pam)
             res = model.generate(**gen_kwargs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
                                  output_logits=True, return_dict_in_generate=True)
@@ -965,7 +969,7 @@ def build_gemma3(spec, out_root):
                             assert fh.read() == one.numpy().astype("<f4").tobytes()
                     write_f32(path, one)
                 assert torch.equal(torch.cat(parts, 0), pv)
-                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), torch.cat([feats] + ds, -1))
                 gen_kwargs.update(pixel_values=pv)
             res = model.generate(**gen_kwargs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
                                  output_logits=True, return_dict_in_generate=True)
@@ -1200,6 +1204,32 @@ QWEN35_TEXT = dict(
 QWEN35_MOE_TEXT = {k: v for k, v in QWEN35_TEXT.items() if k != "intermediate_size"}
 QWEN35_MOE_TEXT.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8, shared_expert_intermediate_size=8,
                        linear_value_head_dim=8)
+# Qwen3VLVisionConfig at QWEN35_VISION's scale with two DeepStack mergers,
+# after blocks 0 and 1 (Qwen3-VL's: after 8, 16 and 24 of 27): their rows
+# are added after the text model's layers 0 and 1.
+QWEN3VL_VISION = dict(QWEN35_VISION, deepstack_visual_indexes=[0, 1])
+# Qwen3VLTextConfig at a tiny scale: hidden 64, 4 heads of 16 on 2 kv
+# heads, intermediate 32, 2 layers (each takes a DeepStack merger's rows);
+# interleaved M-RoPE sections [2, 3, 3] over 8 frequencies, theta 100 so
+# that the low frequencies the sections move turn.
+QWEN3VL_TEXT = dict(
+    hidden_size=64,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    max_position_embeddings=256,
+    rms_norm_eps=1e-6,
+    hidden_act="silu",
+    rope_parameters={"rope_type": "default", "rope_theta": 100.0, "mrope_section": [2, 3, 3],
+                     "mrope_interleaved": True},
+    initializer_range=0.2,
+)
+# Qwen3VLMoeTextConfig as QWEN3VL_TEXT with layer 1 a MoE of 4 experts of 8,
+# top 2 (always renormalised).
+QWEN3VL_MOE_TEXT = dict(QWEN3VL_TEXT, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8,
+                        decoder_sparse_step=1, mlp_only_layers=[0])
 # Qwen2VLTextConfig at the text fixture qwen2_vl's scale: hidden 64, 4
 # heads on 2 kv heads of 16 (head_dim = hidden / heads: the config has no
 # head_dim), intermediate 32; M-RoPE with mrope_section [2, 3, 3] (t, h, w
@@ -1333,12 +1363,41 @@ def make_qwen2vl_processor(image_processor, tokenizer, cls=Qwen2VLProcessor):
     return cls(image_processor, tokenizer, video, chat_template=QWEN2VL_CHAT_TEMPLATE)
 
 
-def qwen2vl_first_logits(model, emb, pos, mask):
+def qwen3_vl_moe_published_experts(out):
+    """The stacked experts as the published Qwen3-VL-MoE checkpoints store
+    them, gate_up_proj [E, hidden, 2I] and down_proj [E, I, hidden]
+    (transformers transposes them on load and saves its own layout), as
+    gen_fixtures.py's qwen3_vl_moe text fixture stores them."""
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(out, "model.safetensors")
+    state = dict(load_file(path))
+    for k in list(state):
+        if k.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+            state[k] = state[k].transpose(1, 2).contiguous()
+    save_file(state, path, metadata={"format": "pt"})
+
+
+def qwen2vl_first_logits(model, emb, pos, mask, deepstack=None):
     """First-step logits of the text model on merged embeddings at the given
     [3, 1, n] M-RoPE positions (explicit: forward would otherwise reuse
-    the rope_deltas a previous call cached on model.model)."""
+    the rope_deltas a previous call cached on model.model). deepstack, for
+    Qwen3-VL: (the image-token mask [1, n], the DeepStack features [rows,
+    hidden] per merger), added after the first decoder layers as
+    Qwen3VLModel.forward passes them to its text model."""
     model.model.rope_deltas = None
+    if deepstack:
+        vmask, feats = deepstack
+        h = model.model.language_model(inputs_embeds=emb, position_ids=pos, attention_mask=mask,
+                                       visual_pos_masks=vmask, deepstack_visual_embeds=feats).last_hidden_state
+        return model.lm_head(h[:, -1])[0]
     return model(inputs_embeds=emb, position_ids=pos, attention_mask=mask, logits_to_keep=1).logits[0, -1]
+
+
+def deepstack_features(out_feats):
+    """Qwen3-VL's DeepStack features of get_image_features' output, each
+    merger's per-image splits concatenated ([rows, hidden] per merger); []
+    for a tower without them."""
+    return [torch.cat(list(f), 0) for f in (getattr(out_feats, "deepstack_features", None) or [])]
 
 
 def build_qwen2_vl(spec, out_root):
@@ -1392,6 +1451,8 @@ def build_qwen2_vl(spec, out_root):
     model.generation_config = transformers.GenerationConfig(
         bos_token_id=ids_of["<|endoftext|>"], eos_token_id=eos, pad_token_id=ids_of["<|endoftext|>"])
     model.save_pretrained(out)
+    if spec.get("post_save"):
+        spec["post_save"](out)
     processor.save_pretrained(out)
 
     model = model_cls.from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
@@ -1445,7 +1506,10 @@ def build_qwen2_vl(spec, out_root):
                 out_feats = model.model.get_image_features(pixel_values=pv, image_grid_thw=thw)
                 per_image = list(out_feats.pooler_output)
                 feats = torch.cat(per_image, 0)
-                case["image_features_shape"] = list(feats.shape)
+                ds = deepstack_features(out_feats)
+                assert len(ds) == len(vision.get("deepstack_visual_indexes", []))
+                deep = ((ids == image_token_id), ds) if ds else None
+                case["image_features_shape"] = list(torch.cat([feats] + ds, -1).shape)
                 case["image_tokens"] = [int(f.shape[0]) for f in per_image]
                 assert case["image_tokens"] == [int(g.prod()) // merge ** 2 for g in thw]
                 assert len(img_pos) == feats.shape[0] == sum(case["image_tokens"])
@@ -1462,7 +1526,7 @@ def build_qwen2_vl(spec, out_root):
                             assert fh.read() == one.numpy().astype("<f4").tobytes()
                     write_f32(path, one)
                 assert torch.equal(torch.cat(parts, 0), pv)
-                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), torch.cat([feats] + ds, -1))
                 gen_kwargs.update(pixel_values=pv, image_grid_thw=thw)
             model.model.rope_deltas = None
             res = model.generate(**gen_kwargs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
@@ -1508,21 +1572,26 @@ def build_qwen2_vl(spec, out_root):
             mask = inputs["attention_mask"]
             if ims:
                 emb = emb.masked_scatter((ids == image_token_id).unsqueeze(-1), feats)
-                fl = qwen2vl_first_logits(model, emb, pos, mask)
+                fl = qwen2vl_first_logits(model, emb, pos, mask, deep)
                 d = float((fl - steps[0]).abs().max())
                 assert d <= 1e-6, f"{name}/{cname}: merging image_features by hand moves the logits by {d}"
                 case["image_features_check_max_abs_diff"] = d
+                if deep:
+                    # DeepStack matters: the same embeddings without its features.
+                    nd = float((qwen2vl_first_logits(model, emb, pos, mask) - steps[0]).abs().max())
+                    assert nd >= IMAGE_MIN_DIFF, f"{name}/{cname}: the DeepStack features do not matter ({nd})"
+                    case["deepstack_check"] = {"max_abs_first_logit_diff_without_deepstack": nd}
                 # M-RoPE matters: the same merged embeddings at plain 1-D
                 # positions 0..n-1 (what a text-only RoPE would use).
                 plain = torch.arange(ids.shape[1]).view(1, 1, -1).expand(3, 1, -1)
-                pl = qwen2vl_first_logits(model, emb, plain, mask)
+                pl = qwen2vl_first_logits(model, emb, plain, mask, deep)
                 md = float((pl - steps[0]).abs().max())
                 assert md >= IMAGE_MIN_DIFF, f"{name}/{cname}: 1-D positions give the same logits ({md})"
                 # The sections matter: the same positions split [3, 3, 2].
                 rot = model.model.language_model.rotary_emb
                 rot.mrope_section = swapped
                 try:
-                    sl = qwen2vl_first_logits(model, emb, pos, mask)
+                    sl = qwen2vl_first_logits(model, emb, pos, mask, deep)
                 finally:
                     rot.mrope_section = sections
                 sd = float((sl - steps[0]).abs().max())
@@ -1530,10 +1599,11 @@ def build_qwen2_vl(spec, out_root):
                 case["mrope_check"] = {"max_abs_first_logit_diff_1d_positions": md,
                                        f"max_abs_first_logit_diff_mrope_section_{swapped}": sd}
                 # The image matters: pixel_values zeroed.
-                zfeat = torch.cat(list(model.model.get_image_features(
-                    pixel_values=torch.zeros_like(pv), image_grid_thw=thw).pooler_output), 0)
+                zout = model.model.get_image_features(pixel_values=torch.zeros_like(pv), image_grid_thw=thw)
+                zfeat = torch.cat(list(zout.pooler_output), 0)
+                zds = deepstack_features(zout)
                 zemb = model.get_input_embeddings()(ids).masked_scatter((ids == image_token_id).unsqueeze(-1), zfeat)
-                zl = qwen2vl_first_logits(model, zemb, pos, mask)
+                zl = qwen2vl_first_logits(model, zemb, pos, mask, ((ids == image_token_id), zds) if zds else None)
                 diff = float((zl - steps[0]).abs().max())
                 assert diff >= IMAGE_MIN_DIFF, f"{name}/{cname}: the image does not matter ({diff})"
                 model.model.rope_deltas = None
@@ -1630,7 +1700,8 @@ def build_qwen2_vl(spec, out_root):
     with open(os.path.join(out, "oracle.json"), "w") as f:
         f.write(dump_json(oracle))
     total = report_folder(out)
-    assert total <= MAX_FOLDER_BYTES, f"{name}: {total} bytes > {MAX_FOLDER_BYTES}"
+    # A folder that shares files with another is measured by share, after.
+    assert spec.get("share_with") or total <= MAX_FOLDER_BYTES, f"{name}: {total} bytes > {MAX_FOLDER_BYTES}"
 
 
 FIXTURES = [
@@ -1675,6 +1746,18 @@ FIXTURES = [
          seed=65, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5, norm_center=0.0,
          plain_norms=("linear_attn.norm.weight", "merger.norm.weight"), share_with="qwen2_vl",
          mrope_swapped=[6, 1, 1], mrope_section_min_diff=2e-3),
+    # issue 32: Qwen3-VL (Qwen3.5's tower with DeepStack mergers, their
+    # rows added after the first decoder layers; Qwen3's text model under
+    # interleaved M-RoPE), and Qwen3-VL-MoE (its experts as the published
+    # checkpoints store them); Qwen2-VL's processor and images (share).
+    dict(name="qwen3_vl", family="qwen2_vl", model_cls=Qwen3VLForConditionalGeneration, config_cls=Qwen3VLConfig,
+         processor_cls=Qwen3VLProcessor, vision=QWEN3VL_VISION, text=QWEN3VL_TEXT, seed=71, image_seed=7,
+         weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5, share_with="qwen2_vl",
+         mrope_swapped=[6, 1, 1], mrope_section_min_diff=2e-3),
+    dict(name="qwen3_vl_moe", family="qwen2_vl", model_cls=Qwen3VLMoeForConditionalGeneration,
+         config_cls=Qwen3VLMoeConfig, processor_cls=Qwen3VLProcessor, vision=QWEN3VL_VISION, text=QWEN3VL_MOE_TEXT,
+         seed=73, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5, share_with="qwen2_vl",
+         post_save=qwen3_vl_moe_published_experts, mrope_swapped=[6, 1, 1], mrope_section_min_diff=2e-3),
 ]
 
 

@@ -122,6 +122,9 @@ func TestEveryFamilyHasFixture(t *testing.T) {
 		covered[p.Family.Name] = append(covered[p.Family.Name], filepath.Base(dir))
 	}
 	for _, f := range fams {
+		if len(f.ModelTypes()) == 0 {
+			continue // a base or mixin: the families that mix it in have the fixtures
+		}
 		if len(covered[f.Name]) == 0 {
 			t.Errorf("family %s (%s) has no fixture under testdata/: write golden/fixtures/%s.py (archc new does) and run gen_fixtures.py --only NAME", f.Name, f.Path, f.Name)
 		} else {

@@ -168,17 +168,30 @@ func tokensEq(g *ir.Graph, eq *ir.Node) (int32, bool) {
 }
 
 // placeholder finds the token id at whose positions the decoder places
-// encoder input in: the masked_scatter reading it, masked by eq(tokens,
-// full_like(tokens, ID)).
+// encoder input in: the masked_scatter calls reading it, each masked by
+// eq(tokens, full_like(tokens, ID)) with one ID (a family may merge an
+// encoder's rows more than once: Qwen3-VL's deepstack features after the
+// first decoder layers, at the image tokens again).
 func placeholder(g *ir.Graph, in *ir.Node) (int32, error) {
+	var first *ir.Node
+	var id int32
 	for _, n := range g.Nodes {
 		if n.Prim != "masked_scatter" || n.Args[2] != in {
 			continue
 		}
-		if id, ok := tokensEq(g, n.Args[1]); ok {
-			return id, nil
+		v, ok := tokensEq(g, n.Args[1])
+		if !ok {
+			return 0, fmt.Errorf("%s: masked_scatter of encoder %s: the mask must be the tokens compared with one id (`tokens == image_token_id`), so that the runtime knows where the rows go", n.Pos, in.Name)
 		}
-		return 0, fmt.Errorf("%s: masked_scatter of encoder %s: the mask must be the tokens compared with one id (`tokens == image_token_id`), so that the runtime knows where the rows go", n.Pos, in.Name)
+		if first != nil && v != id {
+			return 0, fmt.Errorf("%s: masked_scatter of encoder %s at the tokens == %d, but %s merges it at the tokens == %d: an encoder's rows have one placeholder", n.Pos, in.Name, v, first.Pos, id)
+		}
+		if first == nil {
+			first, id = n, v
+		}
 	}
-	return 0, fmt.Errorf("%s: encoder %s is never merged into the decoder: use masked_scatter(x, tokens == image_token_id, %s)", in.Pos, in.Name, in.Name)
+	if first == nil {
+		return 0, fmt.Errorf("%s: encoder %s is never merged into the decoder: use masked_scatter(x, tokens == image_token_id, %s)", in.Pos, in.Name, in.Name)
+	}
+	return id, nil
 }

@@ -218,10 +218,14 @@ func lowerMergeRows(f *fn, n *ir.Node, a *MergeRowsAttrs) codegen.Value {
 // a prefill's argument holding the encoder's rows, in order, at the
 // positions the mask selects (the runtime places them); a decode or verify
 // step has no such argument and returns x, as HF's generate passes
-// pixel_values at the first step only. An encoder whose output width is
-// not x's (the decoder's hidden size) is an error here, at the .arch line
-// of the merge.
-func inferMaskedScatter(n *ir.Node) error {
+// pixel_values at the first step only. With offset, the merged columns
+// are rows[..., offset:offset + d] (an encoder returning several row sets
+// side by side: Qwen3-VL's merger and deepstack mergers); with add, they
+// are added to x at the mask (Qwen3VLTextModel._deepstack_process). Rows
+// too narrow for the decoder's hidden size (offset + d past the encoder's
+// width, or without offset a width other than d) are an error here, at the
+// .arch line of the merge.
+func inferMaskedScatter(n *ir.Node, a *MaskedScatterAttrs) error {
 	x, mask, rows := n.Args[0].Type, n.Args[1].Type, n.Args[2].Type
 	if n.Args[2].Prim != "encoded" {
 		return fmt.Errorf("rows must be an encoder's output (the encoder's name, e.g. image), got a %s", n.Args[2].Prim)
@@ -232,18 +236,29 @@ func inferMaskedScatter(n *ir.Node) error {
 	if mask.DType != ir.Bool || !mask.Shape.Equal(x.Shape[:2]) {
 		return fmt.Errorf("mask must be [batch, seq] i1 (a comparison of the tokens), got %s", mask)
 	}
-	if rows.Shape[2] != x.Shape[2] {
-		return fmt.Errorf("encoder %s's output has width %d but the decoder's embeddings %d: the encoder's projector must end at the decoder's hidden size", n.Args[2].Name, rows.Shape[2], x.Shape[2])
+	d, w := int64(x.Shape[2]), int64(rows.Shape[2])
+	if a.Offset == nil {
+		if w != d {
+			return fmt.Errorf("encoder %s's output has width %d but the decoder's embeddings %d: the encoder's projector must end at the decoder's hidden size (or give offset: the column its %d start at)", n.Args[2].Name, w, d, d)
+		}
+	} else if off := *a.Offset; off < 0 || off+d > w {
+		return fmt.Errorf("offset %d: columns [%d, %d) of encoder %s's output, which is %d wide", off, off, off+d, n.Args[2].Name, w)
 	}
 	n.Type = x
 	return nil
 }
 
-func lowerMaskedScatter(f *fn, n *ir.Node) codegen.Value {
+func lowerMaskedScatter(f *fn, n *ir.Node, a *MaskedScatterAttrs) codegen.Value {
 	x := f.arg(n, 0)
 	rows, ok := f.vals[n.Args[2]]
 	if !ok {
 		return x
+	}
+	if a.Offset != nil {
+		rows = f.sliceDim(rows, 2, *a.Offset, *a.Offset+x.Type.Shape[2])
+	}
+	if a.Add {
+		rows = f.add(x, rows)
 	}
 	mask := f.broadcastDims(f.arg(n, 1), x.Type.WithElem("i1"), 0, 1)
 	return f.selectOp(mask, rows, x)

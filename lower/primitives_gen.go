@@ -129,8 +129,8 @@ var primitiveRows = []*primitive{
 	row("pixel_shuffle", decodedPixelShuffle, lowerDecodedPixelShuffle, false, tensor("x"), scalar("factor")),
 	// merge_rows: each run of factor consecutive rows concatenated into one: x viewed [n / factor, d · factor]
 	row("merge_rows", decodedMergeRows, lowerDecodedMergeRows, false, tensor("x"), scalar("factor")),
-	// masked_scatter: out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)
-	row("masked_scatter", inferMaskedScatter, lowerMaskedScatter, false, tensor("x"), tensor("mask"), tensor("rows")),
+	// masked_scatter: out[b, s] = mask[b, s] ? r[b, s] : x[b, s] (with add: x[b, s] + r[b, s]), r = rows[..., offset:offset + d], in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)
+	row("masked_scatter", decodedMaskedScatter, lowerDecodedMaskedScatter, false, tensor("x"), tensor("mask"), tensor("rows"), optional("offset"), optional("add")),
 	// avg_pool: the s×s grid of rows (row by row) average-pooled in kernel×kernel blocks, stride kernel: out[0, py·(s/k) + px] = mean over i, j < k of x[0, (py·k + i)·s + px·k + j] (k = kernel)
 	row("avg_pool", decodedAvgPool, lowerDecodedAvgPool, false, tensor("x"), scalar("kernel")),
 	// class_embedding: out[0, 0] = weight; out[0, i + 1] = x[0, i]: a learned class row prepended to the rows
@@ -1180,14 +1180,25 @@ var primitiveDocs = []PrimitiveDoc{
 		Types:     map[string]string{"factor": "int"},
 	},
 	{
-		Attrs:     []AttrDoc{},
+		Attrs: []AttrDoc{{
+			Default: "none",
+			Doc:     "the first of the d columns of the encoder's rows merged here (an encoder whose output holds several row sets side by side: Qwen3-VL's merger output, then each deepstack merger's); none: 0, and the rows must be d wide",
+			Name:    "offset",
+		}, {
+			Default: "false",
+			Doc:     "true: the rows are added to x at the mask instead of replacing it (Qwen3-VL's deepstack features)",
+			Name:    "add",
+		}},
 		Cache:     false,
-		HF:        "inputs_embeds.masked_scatter(image_mask, image_features) in Idefics3Model.inputs_merger, LlavaModel.forward, Gemma3Model.forward",
-		Math:      "out[b, s] = mask[b, s] ? rows[b, s] : x[b, s] in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)",
+		HF:        "inputs_embeds.masked_scatter(image_mask, image_features) in Idefics3Model.inputs_merger, LlavaModel.forward, Gemma3Model.forward; with add and offset, Qwen3VLTextModel._deepstack_process (hidden_states[visual_pos_masks] + deepstack_visual_embeds[k] after decoder layer k)",
+		Math:      "out[b, s] = mask[b, s] ? r[b, s] : x[b, s] (with add: x[b, s] + r[b, s]), r = rows[..., offset:offset + d], in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)",
 		Name:      "masked_scatter",
-		Shapes:    "x [batch, seq, d] f32, mask [batch, seq] i1, rows [batch, seq, d] f32 (an encoder's output as the decoder reads it) → [batch, seq, d]",
-		Signature: "masked_scatter(x, mask, rows)",
-		Types:     map[string]string{},
+		Shapes:    "x [batch, seq, d] f32, mask [batch, seq] i1, rows [batch, seq, w] f32 (an encoder's output as the decoder reads it, w ≥ offset + d) → [batch, seq, d]",
+		Signature: "masked_scatter(x, mask, rows, offset:, add:)",
+		Types: map[string]string{
+			"add":    "bool",
+			"offset": "int",
+		},
 	},
 	{
 		Attrs:     []AttrDoc{},
@@ -2367,6 +2378,31 @@ func decodeMergeRowsAttrs(n *ir.Node) (*MergeRowsAttrs, error) {
 	return a, nil
 }
 
+// MaskedScatterAttrs are the attributes of masked_scatter, decoded and checked once by decodeMaskedScatterAttrs when the IR builder runs the shape rule.
+type MaskedScatterAttrs struct {
+	Offset *int64 // offset: the first of the d columns of the encoder's rows merged here (an encoder whose output holds several row sets side by side: Qwen3-VL's merger output, then each deepstack merger's); none: 0, and the rows must be d wide
+	Add    bool   // add: true: the rows are added to x at the mask instead of replacing it (Qwen3-VL's deepstack features)
+}
+
+// decodeMaskedScatterAttrs reads n.Attrs (the evaluated arguments) into MaskedScatterAttrs; an error names the attribute and what it must be.
+func decodeMaskedScatterAttrs(n *ir.Node) (*MaskedScatterAttrs, error) {
+	a := &MaskedScatterAttrs{}
+	var err error
+	if v := n.Attrs["offset"]; v != nil {
+		var x int64
+		if x, err = decodeInt("offset", v); err != nil {
+			return nil, err
+		}
+		a.Offset = &x
+	}
+	if v := n.Attrs["add"]; v != nil {
+		if a.Add, err = decodeBool("add", v); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
 // AvgPoolAttrs are the attributes of avg_pool, decoded and checked once by decodeAvgPoolAttrs when the IR builder runs the shape rule.
 type AvgPoolAttrs struct {
 	Kernel int64 // kernel
@@ -3125,6 +3161,25 @@ func lowerDecodedMergeRows(f *fn, n *ir.Node) codegen.Value {
 		return f.undecoded(n)
 	}
 	return lowerMergeRows(f, n, a)
+}
+
+// decodedMaskedScatter is masked_scatter's shape rule: it decodes the attributes once (decodeMaskedScatterAttrs), keeps them on the node and runs inferMaskedScatter.
+func decodedMaskedScatter(n *ir.Node) error {
+	a, err := decodeMaskedScatterAttrs(n)
+	if err != nil {
+		return err
+	}
+	n.Decoded = a
+	return inferMaskedScatter(n, a)
+}
+
+// lowerDecodedMaskedScatter is masked_scatter's lowering: lowerMaskedScatter with the attributes the shape rule decoded.
+func lowerDecodedMaskedScatter(f *fn, n *ir.Node) codegen.Value {
+	a, ok := n.Decoded.(*MaskedScatterAttrs)
+	if !ok {
+		return f.undecoded(n)
+	}
+	return lowerMaskedScatter(f, n, a)
 }
 
 // decodedAvgPool is avg_pool's shape rule: it decodes the attributes once (decodeAvgPoolAttrs), keeps them on the node and runs inferAvgPool.

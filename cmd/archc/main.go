@@ -210,7 +210,11 @@ func (c *checkCmd) Run() error {
 		if g := fam.GGUFArchs(); len(g) > 0 {
 			reads = "; reads GGUF " + strings.Join(g, ", ")
 		}
-		fmt.Printf("%s: ok (arch %s, matches %s%s)\n", f, fam.Name, strings.Join(fam.ModelTypes(), ", "), reads)
+		matches := "matches " + strings.Join(fam.ModelTypes(), ", ")
+		if len(fam.ModelTypes()) == 0 {
+			matches = "matches no config: a base or mixin that families extend"
+		}
+		fmt.Printf("%s: ok (arch %s, %s%s)\n", f, fam.Name, matches, reads)
 	}
 	if failed {
 		return fmt.Errorf("check failed")
@@ -243,7 +247,11 @@ func (listCmd) Run() error {
 		if enc == "" {
 			enc = "-"
 		}
-		rows = append(rows, []string{f.Name, f.Path, strings.Join(f.ModelTypes(), ", "), enc, gguf})
+		types := strings.Join(f.ModelTypes(), ", ")
+		if types == "" {
+			types = "- (a mixin)"
+		}
+		rows = append(rows, []string{f.Name, f.Path, types, enc, gguf})
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	for _, r := range rows {

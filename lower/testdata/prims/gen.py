@@ -1915,6 +1915,21 @@ def vision_cases(B, S):
         c.call(b, s, [x, m, rows], np.where(m[:, :, None] != 0, rows, x).astype(f64))
     out.append(c)
 
+    # Qwen3-VL's deepstack: rows 3 sets of 4 wide side by side, the second
+    # set added to x at the image tokens (_deepstack_process).
+    name = "masked_scatter_offset_add"
+    r = rng(name)
+    c = Case(name, "masked_scatter", "out[b, s] = mask[b, s] ? x[b, s] + rows[b, s, 4:8] : x[b, s] "
+             "(Qwen3VLTextModel._deepstack_process: deepstack features, the encoder's columns 4:8, added at the "
+             "image tokens); mask given as 0/1.",
+             [("x", "f32", [B, S, 4]), ("mask", "i1", [B, S]), ("rows", "f32", [B, S, 12])], [B, S, 4],
+             attrs={"offset": 4, "add": True}, tol=EXACT, nodes={"rows": "encoded"})
+    for b, s in [(1, 5), (2, 3)]:
+        x, rows = randn(r, (b, s, 4)), randn(r, (b, s, 12))
+        m = (r.random((b, s)) < 0.5).astype(np.int32)
+        c.call(b, s, [x, m, rows], np.where(m[:, :, None] != 0, x + rows[:, :, 4:8], x).astype(f64))  # f32 sums, as the module adds
+    out.append(c)
+
     # Qwen3-VL / Qwen3.5's learned positions: a 4×4 table resampled to a
     # 4×6 grid (merge-window patch order, as the processor gives it) by
     # F.interpolate(mode="bilinear", align_corners=True), each patch
