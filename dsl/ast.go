@@ -133,8 +133,15 @@ type Encoder struct {
 	// fixes per bucket (one entry point per size; padding rows past the
 	// call's real count are masked out of attention and their output
 	// rows dropped). "" for fixed shapes.
-	Over   string          `parser:"( '[' @Ident ']' )?"`
-	Params []*EncoderParam `parser:"'(' @@ ( ',' @@ )* ')'"`
+	Over string `parser:"( '[' @Ident ']' )?"`
+	// Params are the encoder's inputs. An encoder written without them
+	// (`encoder image { ... }`, no header) amends the encoder of that name
+	// the family inherits: its config fields, blocks, modules and gguf
+	// entries replace the inherited ones by name, as a child family's do,
+	// and its statements, if any, the inherited ones (Qwen3.5's tower is
+	// Qwen3-VL's without DeepStack: qwen3_5_vision amends
+	// qwen3_vl_images's encoder with its defaults and its mmproj reading).
+	Params []*EncoderParam `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
 	Key    string          `parser:"( 'in' @Ident )?"`
 	// Scope and As: `scope PATH as AS`, the checkpoint may hold the
 	// encoder's weights under PATH where the body names them AS...: llava-hf's

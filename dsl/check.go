@@ -178,6 +178,9 @@ func Check(f *File, reg ir.Registry) []*Error {
 			fields = maps.Clone(fields)
 			fields[e.Over] = true
 		}
+		if len(e.Params) == 0 {
+			c.errf(e.Pos, "encoder %s has no inputs: it amends an inherited encoder of that name, which the family does not have; declare its inputs, `encoder %s(pixels: [...]) ...`", e.Name, e.Name)
+		}
 		for i, p := range e.Params {
 			if slices.ContainsFunc(e.Params[:i], func(q *EncoderParam) bool { return q.Name == p.Name }) {
 				c.errf(p.Pos, "encoder %s: input %s declared twice", e.Name, p.Name)
@@ -186,7 +189,7 @@ func Check(f *File, reg ir.Registry) []*Error {
 				c.cfgExpr(x, fields)
 			}
 		}
-		if !c.locals[f.output()] {
+		if !c.locals[f.output()] && len(e.Params) > 0 {
 			c.errf(f.Pos, "encoder %s never binds %s, its output ([1, tokens, width])", f.output(), f.output())
 		}
 	default:

@@ -94,6 +94,9 @@ func mergeEncoders(base, child *File) []*Item {
 			continue
 		}
 		if c, ok := kids[it.Encoder.Name]; ok {
+			if len(c.Encoder.Params) == 0 {
+				c = amend(it, c)
+			}
 			out = append(out, c)
 			delete(kids, it.Encoder.Name)
 			continue
@@ -106,6 +109,17 @@ func mergeEncoders(base, child *File) []*Item {
 		}
 	}
 	return out
+}
+
+// amend is the inherited encoder base with an amendment (an encoder of
+// its name written without inputs) applied: base's header, its items
+// merged with the amendment's as a child family's are with its parent's.
+func amend(base, child *Item) *Item {
+	b, c := base.Encoder, child.Encoder
+	merged := merge(&File{Pos: b.Pos, Name: b.Name, Items: b.Items}, &File{Pos: c.Pos, Name: b.Name, Items: c.Items})
+	e := *b
+	e.Items = merged.Items
+	return &Item{Pos: base.Pos, EndPos: base.EndPos, Encoder: &e}
 }
 
 // EncoderOver is the name of an Encoders file's variable size

@@ -1,7 +1,5 @@
 package dsl
 
-import "strings"
-
 // Resolve returns the file a family denotes once its `extends` chain is
 // applied; a file without `extends` is returned as is. parent looks a family
 // up by arch name (it returns an error for unknown names). The result keeps
@@ -32,10 +30,10 @@ import "strings"
 // `extends PARENT with M1, M2` applies each mixin's own declarations (its
 // file as written, not what its own parent gives it) over the resolved
 // PARENT, in order, as a child would, before the file's own: a mixin's
-// blocks call `super.NAME` into what it is applied over. Each mixin must
-// extend PARENT or one of PARENT's ancestors (what it was written
-// against) and have no mixins of its own; its match clauses are not
-// taken.
+// blocks call `super.NAME` into what it is applied over. A mixin's own
+// mixins are applied before it (once each). Each mixin must extend PARENT
+// or one of PARENT's ancestors (what it was written against); its match
+// clauses are not taken.
 //
 // Nodes keep their source positions, so diagnostics point into the file
 // that wrote them. Errors: an unknown parent or mixin, an extends cycle,
@@ -82,26 +80,47 @@ func mixIn(f, base *File, parent func(string) (*File, error)) (*File, error) {
 		}
 		name = pf.Extends
 	}
-	for _, name := range f.With {
+	applied := map[string]bool{}
+	var apply func(name string, depth int) error
+	apply = func(name string, depth int) error {
+		if applied[name] {
+			return nil
+		}
 		mf, err := parent(name)
 		if err != nil {
-			return nil, errorf(f.Pos, "arch %s with %s: %v", f.Name, name, err)
+			return errorf(f.Pos, "arch %s with %s: %v", f.Name, name, err)
 		}
 		switch {
 		case name == f.Name || chain[name]:
-			return nil, errorf(f.Pos, "arch %s with %s: %s is already in the extends chain", f.Name, name, name)
-		case len(mf.With) > 0:
-			return nil, errorf(f.Pos, "arch %s with %s: %s has mixins of its own (with %s); mix those in here instead", f.Name, name, name, strings.Join(mf.With, ", "))
+			return errorf(f.Pos, "arch %s with %s: %s is already in the extends chain", f.Name, name, name)
+		case depth > len(f.With)+maxMixinDepth:
+			return errorf(f.Pos, "arch %s with %s: mixins that mix each other in (a cycle)", f.Name, name)
 		case mf.Extends == "" || !chain[mf.Extends]:
-			return nil, errorf(f.Pos, "arch %s with %s: %s is written over %s, which is not %s or one of its ancestors: a mixin's declarations fit only the family they were written against", f.Name, name, name, orNone(mf.Extends), f.Extends)
+			return errorf(f.Pos, "arch %s with %s: %s is written over %s, which is not %s or one of its ancestors: a mixin's declarations fit only the family they were written against", f.Name, name, name, orNone(mf.Extends), f.Extends)
+		}
+		// A mixin's own mixins first (what it was written on top of).
+		for _, m := range mf.With {
+			if err := apply(m, depth+1); err != nil {
+				return err
+			}
 		}
 		if err := ownDuplicates(mf); err != nil {
+			return err
+		}
+		applied[name] = true
+		base = merge(base, mf)
+		return nil
+	}
+	for _, name := range f.With {
+		if err := apply(name, 0); err != nil {
 			return nil, err
 		}
-		base = merge(base, mf)
 	}
 	return base, nil
 }
+
+// maxMixinDepth bounds how deep mixins may mix each other in.
+const maxMixinDepth = 16
 
 func orNone(s string) string {
 	if s == "" {

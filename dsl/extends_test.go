@@ -370,6 +370,16 @@ func TestResolveWith(t *testing.T) {
 	if got, want := strings.Join(prims, " "), "tokens embedding rms_norm_1p scale linear"; got != want {
 		t.Errorf("nodes = %q, want %q (the mixin's scale over the child's rms_norm_1p)", got, want)
 	}
+	// A mixin with a mixin of its own brings it: nested (with scaled) is
+	// scaled's declarations, then nested's.
+	files["nested"] = parseOrFatal(t, "nested.arch", "arch nested extends base with scaled {}")
+	nested, err := dsl.Resolve(parseOrFatal(t, "n.arch", "arch n extends child with nested {\n  match model_type \"n\"\n}\n"), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := dsl.EvalConfig(nested, map[string]any{"vocab_size": int64(16), "hidden_size": int64(8)}); err != nil || cfg["factor"] != 2.0 {
+		t.Errorf("with nested: config %v, %v; want scaled's factor 2 through nested", cfg, err)
+	}
 	if out, err := dsl.Format("both.arch", []byte("arch   both extends child   with scaled {\n}\n")); err != nil || !strings.HasPrefix(string(out), "arch both extends child with scaled {") {
 		t.Errorf("format: %q, %v", out, err)
 	}
@@ -378,10 +388,11 @@ func TestResolveWith(t *testing.T) {
 		{"arch x extends child with base {}", "base is already in the extends chain"},
 		{"arch x extends child with nobody {}", `arch x with nobody: no family "nobody"`},
 		{"arch x extends child with other {}", "other is written over both, which is not child or one of its ancestors"},
-		{"arch x extends child with nested {}", "nested has mixins of its own (with scaled)"},
+		{"arch x extends child with loop1 {}", "mixins that mix each other in (a cycle)"},
 	} {
 		files["other"] = parseOrFatal(t, "other.arch", "arch other extends both {}")
-		files["nested"] = parseOrFatal(t, "nested.arch", "arch nested extends base with scaled {}")
+		files["loop1"] = parseOrFatal(t, "loop1.arch", "arch loop1 extends base with loop2 {}")
+		files["loop2"] = parseOrFatal(t, "loop2.arch", "arch loop2 extends base with loop1 {}")
 		files["both"] = parseOrFatal(t, "both.arch", src)
 		_, err := dsl.Resolve(parseOrFatal(t, "x.arch", c.src), lookup)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "x.arch:1:1") {
@@ -413,5 +424,68 @@ func TestMixinWithoutMatch(t *testing.T) {
 	errs := dsl.Check(alone, lower.Registry{})
 	if len(errs) == 0 || !strings.Contains(errs[0].Error(), "has no match clause") {
 		t.Errorf("a family that extends none without match: %v, want 'has no match clause'", errs)
+	}
+}
+
+// TestEncoderAmend: an encoder written without inputs in a child amends
+// the parent's encoder of that name (config defaults and blocks by name,
+// the parent's header and statements kept); one with a header but no
+// inputs is a parse error naming both ways to write it.
+func TestEncoderAmend(t *testing.T) {
+	const towerSrc = `arch tower extends base {
+  match model_type "tower"
+  config {
+    image_token_id: int = 5
+  }
+  encoder image(pixels: [3, size, size]) in vision_config scope vision as vision {
+    config {
+      size:        int = 8
+      hidden_size: int = 4
+      eps:         float = 1e-6
+    }
+    block norm(x) { return layer_norm(x, vision.norm, eps: eps) }
+    image = norm(patch_embed(pixels, vision.patch, 4, hidden_size))
+  }
+  x = masked_scatter(embedding(tokens, model.embed_tokens, vocab_size, hidden_size), tokens == image_token_id, image)
+  for i in range(1) scope model.layers.{i} {}
+  logits = head(x)
+}
+`
+	files := map[string]*dsl.File{"base": parseOrFatal(t, "base.arch", parentSrc), "tower": parseOrFatal(t, "tower.arch", towerSrc)}
+	child := parseOrFatal(t, "child.arch", `arch child extends tower {
+  match model_type "child"
+  encoder image {
+    config {
+      eps: float = 1e-5
+    }
+  }
+}
+`)
+	r, err := dsl.Resolve(child, lookupIn(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := dsl.Check(r, lower.Registry{}); len(errs) > 0 {
+		t.Fatalf("an amended encoder: %v", errs)
+	}
+	encs := dsl.Encoders(r)
+	if len(encs) != 1 || dsl.EncoderKey(encs[0]) != "vision_config" {
+		t.Fatalf("encoders %d, key %q: want the parent's one, in vision_config", len(encs), dsl.EncoderKey(encs[0]))
+	}
+	cfg, err := dsl.EvalConfig(encs[0], map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg["eps"] != 1e-5 || cfg["size"] != int64(8) {
+		t.Errorf("amended config eps %v size %v, want the child's 1e-05 and the parent's 8", cfg["eps"], cfg["size"])
+	}
+	_, err = dsl.Parse("bad.arch", []byte(`arch bad extends tower {
+  match model_type "bad"
+  encoder image in vision_config {
+  }
+}
+`))
+	if err == nil || !strings.Contains(err.Error(), "an encoder without inputs amends the inherited encoder of that name and takes no header") {
+		t.Errorf("a header without inputs: %v", err)
 	}
 }

@@ -403,8 +403,10 @@ func (p *printer) item(it *Item, indent int) {
 		if e.Over != "" {
 			p.put("[" + e.Over + "]")
 		}
-		p.put("(")
-		var from int
+		from := e.Pos.Offset
+		if len(e.Params) > 0 {
+			p.put("(")
+		}
 		for i, in := range e.Params {
 			if i > 0 {
 				p.put(", ")
@@ -422,7 +424,9 @@ func (p *printer) item(it *Item, indent int) {
 				p.put(" int")
 			}
 		}
-		p.put(")")
+		if len(e.Params) > 0 {
+			p.put(")")
+		}
 		if e.Key != "" {
 			p.put(" in " + e.Key)
 		}

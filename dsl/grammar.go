@@ -90,8 +90,11 @@ func annotate(family string, items []*Item, inEncoder bool) error {
 				return errorf(it.Pos, "an encoder inside an encoder; declare each encoder in the arch body")
 			}
 		}
-		if it.Encoder != nil {
-			if err := annotate(family, it.Encoder.Items, true); err != nil {
+		if e := it.Encoder; e != nil {
+			if len(e.Params) == 0 && (e.Over != "" || e.Key != "" || e.Scope != nil) {
+				return errorf(e.Pos, "encoder %s: an encoder without inputs amends the inherited encoder of that name and takes no header (size, in, scope): write `encoder %s { ... }`, or declare its inputs, `encoder %s(pixels: [...]) ...`", e.Name, e.Name, e.Name)
+			}
+			if err := annotate(family, e.Items, true); err != nil {
 				return err
 			}
 		}

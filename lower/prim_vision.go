@@ -254,7 +254,7 @@ func lowerMaskedScatter(f *fn, n *ir.Node, a *MaskedScatterAttrs) codegen.Value 
 	if !ok {
 		return x
 	}
-	if a.Offset != nil {
+	if a.Offset != nil && (*a.Offset != 0 || rows.Type.Shape[2] != x.Type.Shape[2]) {
 		rows = f.sliceDim(rows, 2, *a.Offset, *a.Offset+x.Type.Shape[2])
 	}
 	if a.Add {
