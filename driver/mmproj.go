@@ -81,6 +81,9 @@ func selectMMProj(fams []*Family, mf, text *gguf.File) (*Family, *dsl.File, erro
 		enc *dsl.File
 	}
 	for _, f := range fams {
+		if len(f.ModelTypes()) == 0 {
+			continue // a mixin (qwen3_vl_images): the families that mix it in read its files
+		}
 		for _, ef := range dsl.Encoders(f.File) {
 			if len(dsl.GGUFArchs(ef)) == 0 {
 				continue

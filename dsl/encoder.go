@@ -114,9 +114,20 @@ func mergeEncoders(base, child *File) []*Item {
 // amend is the inherited encoder base with an amendment (an encoder of
 // its name written without inputs) applied: base's header, its items
 // merged with the amendment's as a child family's are with its parent's.
+//
+// The inherited gguf section keeps its claim (its file type and
+// condition) unless the amendment writes a section of its own.
 func amend(base, child *Item) *Item {
 	b, c := base.Encoder, child.Encoder
-	merged := merge(&File{Pos: b.Pos, Name: b.Name, Items: b.Items}, &File{Pos: c.Pos, Name: b.Name, Items: c.Items})
+	bf, cf := &File{Pos: b.Pos, Name: b.Name, Items: b.Items}, &File{Pos: c.Pos, Name: b.Name, Items: c.Items}
+	merged := merge(bf, cf)
+	if g := ggufSection(bf); g != nil && ggufSection(cf) == nil {
+		for _, it := range merged.Items {
+			if it.GGUF != nil {
+				it.GGUF = g
+			}
+		}
+	}
 	e := *b
 	e.Items = merged.Items
 	return &Item{Pos: base.Pos, EndPos: base.EndPos, Encoder: &e}

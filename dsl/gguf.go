@@ -358,7 +358,7 @@ func (c *checker) gguf(g *GGUF) {
 				}
 			}
 			if t.HF != nil {
-				if hv, hok := c.tensorPath(t.HF); gok && hok && gv != hv {
+				if hv, hok := c.hfTensorPath(t.HF, names); gok && hok && gv != hv {
 					c.errf(t.HF.Pos, "the layer placeholder must be the same on both sides: {%s} -> {%s}", gv, hv)
 				}
 			}
@@ -406,6 +406,59 @@ func (c *checker) tensorPath(p *Path) (v string, ok bool) {
 		}
 	}
 	return v, ok
+}
+
+// hfTensorPath checks a tensor row's Hugging Face side as tensorPath does,
+// where the placeholder may also be indexed, `{LIST[i]}`: the Hugging Face
+// index is element i of LIST, a field or let of the section declared
+// before the row (llama.cpp numbers Qwen3-VL's DeepStack mergers by the
+// block they follow, transformers by their order).
+func (c *checker) hfTensorPath(p *Path, names map[string]bool) (v string, ok bool) {
+	for _, s := range p.Segs {
+		if s.Index == nil {
+			continue
+		}
+		if list, idx := indexedPlaceholder(s.Index); list != "" {
+			if !names[list] {
+				c.errf(s.Pos, "{%s[%s]}: %s is not a field or let of this gguf section declared before the row", list, idx, list)
+				return "", false
+			}
+			if v != "" {
+				c.errf(s.Pos, "a tensor name has at most one layer placeholder")
+				return "", false
+			}
+			v = idx
+			continue
+		}
+		name := placeholder(s.Index)
+		switch {
+		case name == "":
+			c.errf(s.Pos, "a tensor-name segment in braces is the layer placeholder, a bare name such as {i}, or on the Hugging Face side a list indexed by it, {LIST[i]}")
+			return "", false
+		case v != "":
+			c.errf(s.Pos, "a tensor name has at most one layer placeholder")
+			return "", false
+		default:
+			v = name
+		}
+	}
+	return v, true
+}
+
+// indexedPlaceholder reads a `{LIST[i]}` segment's expression: the list's
+// and the index's bare names, or "", "" for any other expression.
+func indexedPlaceholder(e *Expr) (list, idx string) {
+	if e.Then != nil || len(e.Cond.Rest) > 0 {
+		return "", ""
+	}
+	u := e.Cond.First
+	if u.Op != "" || len(u.Index) != 1 || u.Operand.Path == nil || len(u.Operand.Path.Segs) != 1 || u.Operand.Path.Segs[0].Name == "" {
+		return "", ""
+	}
+	if idx = placeholder(u.Index[0]); idx == "" {
+		return "", ""
+	}
+	return u.Operand.Path.Segs[0].Name, idx
 }
 
 // placeholder returns the name of a `{i}` segment's expression, or "" when
@@ -620,9 +673,12 @@ type GGUFTensorMap struct {
 
 type tensorRule struct {
 	gguf, hf []string // segments; "{}" is the layer placeholder
-	skip     bool
-	layers   map[string]bool // with for LIST: the layers it maps (decimal indices); nil: every layer
-	pos      lexer.Position
+	// hfIndex, for a `{LIST[i]}` Hugging Face side: the Hugging Face index
+	// of each GGUF index (LIST's elements that are ints >= 0); nil: the same
+	hfIndex map[string]string
+	skip    bool
+	layers  map[string]bool // with for LIST: the layers it maps (decimal indices); nil: every layer
+	pos     lexer.Position
 }
 
 // matches matches a name's segments against the rule: its layer index
@@ -731,6 +787,11 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 			r.Values = append(r.Values, vals...)
 		case e.Tensor != nil:
 			rule := tensorRule{gguf: ruleSegs(e.Tensor.GGUF), hf: ruleSegs(e.Tensor.HF), skip: e.Tensor.None, pos: e.Tensor.Pos}
+			if m, err := s.hfIndex(e.Tensor, src); err != nil {
+				return nil, err
+			} else if m != nil {
+				rule.hfIndex = m
+			}
 			if e.Tensor.Layers != nil {
 				v, err := s.expr(e.Tensor.Layers)
 				if err != nil {
@@ -801,6 +862,45 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 		r.renames = append(r.renames, renameRule{from: from, to: to})
 	}
 	return r, nil
+}
+
+// hfIndex evaluates a tensor row's `{LIST[i]}` Hugging Face placeholder:
+// GGUF index k maps to LIST[k] where that is an int >= 0 (other elements
+// map nothing: the file must not hold that layer's tensor); nil for a row
+// without one.
+func (s *scope) hfIndex(t *GGUFTensor, src GGUFSource) (map[string]string, error) {
+	if t.HF == nil {
+		return nil, nil
+	}
+	for _, sg := range t.HF.Segs {
+		if sg.Index == nil {
+			continue
+		}
+		list, _ := indexedPlaceholder(sg.Index)
+		if list == "" {
+			return nil, nil
+		}
+		v, bound := s.locals[list]
+		if !bound {
+			v = s.cfg[list]
+		}
+		l, ok := v.([]any)
+		if !ok {
+			return nil, errorf(sg.Pos, "%s: tensor %s: %s must be a list of ints (the Hugging Face index of each GGUF index), got %s %s", src.Name(), pathText(t.GGUF), list, typeName(v), show(v))
+		}
+		m := map[string]string{}
+		for k, el := range l {
+			n, ok := el.(int64)
+			if !ok {
+				return nil, errorf(sg.Pos, "%s: tensor %s: %s[%d] is %s %s, want an int (-1: no tensor)", src.Name(), pathText(t.GGUF), list, k, typeName(el), show(el))
+			}
+			if n >= 0 {
+				m[strconv.Itoa(k)] = strconv.FormatInt(n, 10)
+			}
+		}
+		return m, nil
+	}
+	return nil, nil
 }
 
 // renamePath evaluates a rename's path: its `{expr}` segments as ints.
@@ -961,6 +1061,11 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 			for i, s := range rule.hf {
 				if s == "{}" {
 					s = idx
+					if rule.hfIndex != nil {
+						if s, ok = rule.hfIndex[idx]; !ok {
+							return GGUFTensorMap{}, false // a layer the row's list maps to no Hugging Face index
+						}
+					}
 				}
 				hf[i] = s
 			}

@@ -531,3 +531,55 @@ func TestGGUFPerLayer(t *testing.T) {
 		t.Errorf("a list of strings: %v", err)
 	}
 }
+
+// TestGGUFIndexedPlaceholder: a Hugging Face side `{LIST[i]}` renumbers
+// the layer index (llama.cpp's v.deepstack.{block} are transformers'
+// deepstack_merger_list.{k}): GGUF index b maps to LIST[b], an index
+// LIST maps to -1 (or past its end) to nothing; LIST must be a field or
+// let declared before the row, and a list of ints.
+func TestGGUFIndexedPlaceholder(t *testing.T) {
+	const head = `arch t {
+  match model_type "t"
+  config { n: int }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  gguf "t" {
+`
+	f := mustParse(t, head+`    let slot = [-1, 0, -1, 1]
+    tensor v.deepstack.{i}.fc1 -> visual.deepstack_merger_list.{slot[i]}.linear_fc1
+  }
+}`)
+	if errs := dsl.Check(f, lower.Registry{}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	r, err := dsl.EvalGGUF(f, fakeGGUF{arch: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"v.deepstack.1.fc1.weight": "visual.deepstack_merger_list.0.linear_fc1.weight",
+		"v.deepstack.3.fc1.bias": "visual.deepstack_merger_list.1.linear_fc1.bias", "v.deepstack.0.fc1.weight": "", "v.deepstack.7.fc1.weight": ""} {
+		m, ok := r.Tensor(name)
+		if got := m.HF; (want == "") == ok || got != want {
+			t.Errorf("%s -> %q (mapped %v), want %q", name, got, ok, want)
+		}
+	}
+	for _, c := range []struct{ rows, want string }{
+		{"    tensor v.d.{i}.fc1 -> v.m.{slot[i]}.fc1\n", "slot is not a field or let of this gguf section declared before the row"},
+		{"    let slot = [0]\n    tensor v.d.{i}.fc1 -> v.m.{slot[j]}.fc1\n", "the layer placeholder must be the same on both sides: {i} -> {j}"},
+		{"    let slot = [0]\n    tensor v.d.{i}.fc1 -> v.m.{slot[i] + 1}.fc1\n", "or on the Hugging Face side a list indexed by it, {LIST[i]}"},
+	} {
+		f := mustParse(t, head+c.rows+"  }\n}")
+		errs := dsl.Check(f, lower.Registry{})
+		if len(errs) == 0 || !strings.Contains(errs[0].Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.rows, errs, c.want)
+		}
+	}
+	f = mustParse(t, head+`    let slot = ["a"]
+    tensor v.d.{i}.fc1 -> v.m.{slot[i]}.fc1
+  }
+}`)
+	if _, err := dsl.EvalGGUF(f, fakeGGUF{arch: "t"}); err == nil || !strings.Contains(err.Error(), `slot[0] is string "a", want an int (-1: no tensor)`) {
+		t.Errorf("a list of strings: %v", err)
+	}
+}

@@ -126,9 +126,11 @@ def build(folder):
         mlx_q8_oracle(name, spec, folder, cfg, back, fixture_oracle, q8, types)
         return
     model = gen_fixtures.load_oracle_model(spec, folder)
-    if set(back) - set(model.state_dict()):
+    params = model.state_dict()
+    if set(back) - set(params) or any(t.shape != params[hf].shape for hf, t in back.items() if hf in params):
         # Checkpoint names transformers renames on load (EXAONE's GPT-2-style
-        # names): load the dequantized tensors through from_pretrained.
+        # names), or layouts it converts (Qwen3-VL-MoE's published experts,
+        # transposed): load the dequantized tensors through from_pretrained.
         with tempfile.TemporaryDirectory() as tmp:
             shutil.copy(os.path.join(folder, "config.json"), tmp)
             save_torch_file(back, os.path.join(tmp, "model.safetensors"), metadata={"format": "pt"})
@@ -136,7 +138,8 @@ def build(folder):
         for hf, t in back.items():
             if EXPERT.match(hf):  # fused into [experts, ...] parameters on load
                 continue
-            assert any(torch.equal(t, p) for p in model.state_dict().values()), f"{name}: {hf} not loaded"
+            loaded = model.state_dict().values()
+            assert any(torch.equal(t, p) or (t.dim() == 3 and torch.equal(t.transpose(1, 2), p)) for p in loaded), f"{name}: {hf} not loaded"
     else:
         missing, unexpected = model.load_state_dict(back, strict=False)
         assert not unexpected and set(missing) <= ({"lm_head.weight"} if cfg.get("tie_word_embeddings") else set()), (missing, unexpected)

@@ -199,7 +199,18 @@ GGUF_ARCH = {
     "qwen2_5_vl_text": "qwen2vl",  # the same Qwen2VLModel for Qwen2_5_VLForConditionalGeneration
     "qwen2_vl": "qwen2vl",  # the wrappers (their text_config at the root: text_config)
     "qwen2_5_vl": "qwen2vl",
+    # issue 32: Qwen3VLTextModel (a Qwen3Model) and Qwen3VLMoeTextModel (a
+    # Qwen3MoeModel), n_deepstack_layers beside their parents' keys
+    "qwen3_vl_text": "qwen3vl",
+    "qwen3_vl_moe_text": "qwen3vlmoe",
+    "qwen3_vl": "qwen3vl",  # the wrappers, as qwen2_vl's
+    "qwen3_vl_moe": "qwen3vlmoe",
 }
+# Qwen3-VL's text models (QWEN3VL) and the MoE one's stacked experts,
+# gate_up_proj [E, H, 2I] and down_proj [E, I, H] as published, which
+# Qwen3VLMoeTextModel.modify_tensors splits and transposes (QWEN3VL_MOE).
+QWEN3VL = {"qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text"}
+QWEN3VL_MOE = {"qwen3_vl_moe", "qwen3_vl_moe_text"}
 # Families converted by Qwen3NextModel and its subclasses (gated DeltaNet):
 # QWEN35: Qwen3.5's converter also puts the value heads in tiled order.
 QWEN_GDN = {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
@@ -271,7 +282,7 @@ LLAMA_MODEL = {"llama", "mistral", "smollm3", "granite", "mixtral", "granitemoe"
 ROPE_FREQS = {"llama", "exaone", "exaone4", "apertus", "llama4_text", "nemotron-nas"}
 # MoE families whose HF configs may mix in dense layers (mlp_only_layers,
 # decoder_sparse_step), which llama.cpp's converters do not carry.
-DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe", "qwen3_next"}
+DENSE_LAYERS_MOE = {"qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_vl_moe_text"}
 # A per-expert checkpoint tensor (<prefix>.experts.<e>.<proj>.weight); the
 # converter stacks each projection's experts into one tensor (ffn_*_exps).
 EXPERT = re.compile(r"^(.*\.experts)\.(\d+)\.(\w+)\.weight$")
@@ -582,6 +593,8 @@ def write_metadata(w, name, cfg, ftype, state):
     if mt == "apertus":  # ApertusModel.modify_tensors: each layer's xIELU scalars, in layer order
         for key, add in (("alpha_p", w.add_xielu_alpha_p), ("alpha_n", w.add_xielu_alpha_n), ("beta", w.add_xielu_beta), ("eps", w.add_xielu_eps)):
             add([float(np.float32(state[f"model.layers.{i}.mlp.act_fn.{key}"]).item()) for i in range(layers)])
+    if mt in QWEN3VL:  # Qwen3VLTextModel / Qwen3VLMoeTextModel: the DeepStack mergers' count
+        w.add_num_deepstack_layers(len((cfg.get("vision_config") or {}).get("deepstack_visual_indexes", [])))
     if mt in DENSE_LAYERS_MOE:  # EXTENSION: which layers keep a dense MLP
         if cfg.get("decoder_sparse_step", 1) != 1:
             w.add_uint32(f"{GGUF_ARCH[mt]}.decoder_sparse_step", cfg["decoder_sparse_step"])
@@ -1134,10 +1147,15 @@ def to_gguf(cfg, state):
             assert name is not None, f"bloom: TensorNameMap has no GGUF name for {hf}"
             out.append((name, hf, t))
             continue
-        # Ministral3Model.modify_tensors: a Mistral3 checkpoint's language_model.* as the text model's
-        name = tmap.get_name(hf.removeprefix("language_model.") if mt in ("ministral3", "mistral3") else hf, try_suffixes=(".weight", ".bias"))
+        if mt in QWEN3VL_MOE and ".mlp.experts." in hf:
+            out.extend(qwen3vl_moe_experts(hf, t))
+            continue
+        # Ministral3Model.modify_tensors: a Mistral3 checkpoint's language_model.* as the text model's;
+        # ModelBase.filter_tensors drops "language_model." from Qwen3-VL's names
+        lm = hf.removeprefix("language_model.") if mt in ("ministral3", "mistral3") else hf.replace("language_model.", "") if mt in QWEN3VL else hf
+        name = tmap.get_name(lm, try_suffixes=(".weight", ".bias"))
         if name is None and mt in DENSE_LAYERS_MOE:  # EXTENSION: a dense layer's MLP, under llama's names
-            name = llama_map.get_name(hf, try_suffixes=(".weight", ".bias"))
+            name = llama_map.get_name(lm, try_suffixes=(".weight", ".bias"))
         assert name is not None, f"{mt}: TensorNameMap has no GGUF name for {hf}"
         if mt == "nemotron-nas" and (".q_proj." in hf or ".k_proj." in hf):  # DeciModel.modify_tensors: the layer's heads
             lh, lkv, _ = deci_layers(cfg)
@@ -1208,7 +1226,7 @@ def text_config(cfg):
     cfg = dict(cfg)
     if cfg.get("model_type") in QWEN_GDN and isinstance(cfg.get("text_config"), dict):
         cfg.update(cfg["text_config"])
-    if cfg.get("model_type") in ("qwen2_vl", "qwen2_5_vl") and isinstance(cfg.get("text_config"), dict):
+    if cfg.get("model_type") in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe") and isinstance(cfg.get("text_config"), dict):
         cfg.update(cfg["text_config"])  # TextModel.__init__: text_config at the root (model_type qwen2_vl_text, qwen2_5_vl_text)
     if cfg.get("model_type") == "mistral3" and isinstance(cfg.get("text_config"), dict):
         # Mistral3Model's Ministral3Model: hparams merged with text_config;
@@ -1225,7 +1243,7 @@ def unconverted(cfg, state):
     a Qwen3.5 wrapper's vision tower (its mmproj file)."""
     if cfg.get("model_type") in QWEN_GDN:
         return {hf for hf in state if hf.startswith("model.visual.")}
-    if cfg.get("model_type") in ("qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text"):  # TextModel.filter_tensors skips "visual." (Qwen2VLVisionModel's mmproj)
+    if cfg.get("model_type") in {"qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text"} | QWEN3VL:  # TextModel.filter_tensors skips "visual." (the mmproj's)
         return {hf for hf in state if hf.startswith(("visual.", "model.visual."))}
     if isinstance(cfg.get("vision_config"), dict) and text_config(cfg)["model_type"] in ("ministral3", "mistral3"):
         return {hf for hf in state if hf.startswith(("vision_tower.", "multi_modal_projector."))}  # Ministral3Model skips them
@@ -2076,6 +2094,28 @@ def dense3_tensor(mt, cfg, hf, t, tmap):
     return None
 
 
+def qwen3vl_moe_experts(hf, t):
+    """Qwen3VLMoeTextModel.modify_tensors: the published gate_up_proj
+    [E, H, 2I] split into gate and up, each transposed to [E, I, H];
+    down_proj [E, I, H] transposed to [E, H, I]."""
+    i = re.search(r"\.layers\.(\d+)\.", hf).group(1)
+    if hf.endswith(".gate_up_proj"):
+        gate, up = np.split(t, 2, axis=-1)
+        return [(f"blk.{i}.ffn_gate_exps.weight", hf, gate.swapaxes(1, 2).copy()),
+                (f"blk.{i}.ffn_up_exps.weight", hf, up.swapaxes(1, 2).copy())]
+    assert hf.endswith(".down_proj"), f"qwen3_vl_moe: unexpected expert tensor {hf}"
+    return [(f"blk.{i}.ffn_down_exps.weight", hf, t.swapaxes(1, 2).copy())]
+
+
+def qwen3vl_moe_experts_back(hf, parts):
+    """The inverse of qwen3vl_moe_experts: {GGUF name: array} → the
+    published HF array."""
+    by = {n.split(".")[2]: a for n, a in parts.items()}
+    if hf.endswith(".gate_up_proj"):
+        return np.concatenate([by["ffn_gate_exps"].swapaxes(1, 2), by["ffn_up_exps"].swapaxes(1, 2)], axis=-1)
+    return by["ffn_down_exps"].swapaxes(1, 2)
+
+
 def dense3_parted(mt, hf):
     """Whether the DENSE3 family's HF tensor hf is made of GGUF tensors
     that read_back must join (dense3_back)."""
@@ -2169,7 +2209,7 @@ def read_back(path, cfg, names, shapes):
             continue
         if (mt == "gpt_oss" and ".mlp.experts." in hf) or (mt in GRANITE_MOE and hf.endswith(".input_linear.weight")) or (
                 mt in DEEPSEEK2 and hf.endswith(".kv_b_proj.weight")) or (mt in DENSE3 and dense3_parted(mt, hf)) or (
-                mt in QWEN_GDN and hf.endswith(".in_proj_qkvz.weight")):
+                mt in QWEN_GDN and hf.endswith(".in_proj_qkvz.weight")) or (mt in QWEN3VL_MOE and ".mlp.experts." in hf):
             parts.setdefault(hf, {})[t.name] = data
             continue
         if mt in LFM2 and hf.endswith(".conv.conv.weight"):
@@ -2217,6 +2257,9 @@ def read_back(path, cfg, names, shapes):
             continue
         if mt in QWEN_GDN:  # attn_qkv and attn_gate back to per-key-head [q | k | v | z]
             sd[hf] = (qwen_qkvz_back(text_config(cfg), p))
+            continue
+        if mt in QWEN3VL_MOE:
+            sd[hf] = np.ascontiguousarray(qwen3vl_moe_experts_back(hf, p))
             continue
         if mt in DEEPSEEK2:  # per head [k_b transposed back | v_b], heads flattened
             by = {n.split(".")[2]: a for n, a in p.items()}
@@ -2363,7 +2406,8 @@ _LM = (("language_model.model.", "model."), ("model.language_model.", "model."))
 MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
           "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
           "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM), "qwen2_vl": ("qwen2vl_merger", _LM),
-          "qwen3_5": ("qwen3vl_merger", _LM), "qwen3_5_moe": ("qwen3vl_merger", _LM)}
+          "qwen3_5": ("qwen3vl_merger", _LM), "qwen3_5_moe": ("qwen3vl_merger", _LM),
+          "qwen3_vl": ("qwen3vl_merger", _LM), "qwen3_vl_moe": ("qwen3vl_merger", _LM)}
 # The legacy script's names (its get_tensor_name: fc1 is ffn_down, fc2
 # ffn_up) in its order: the projector, then the tower's modules.
 LLAVA_NAMES = (("multi_modal_projector.linear_1", "mm.0"), ("multi_modal_projector.linear_2", "mm.2"),
@@ -2430,20 +2474,28 @@ def to_mmproj_qwen2vl(cfg, state):
 
 
 def to_mmproj_qwen3vl(cfg, state):
-    """Qwen3VLVisionModel's tensors (Qwen3.5's tower, no deepstack
-    mergers), in HF name order: attn.qkv kept whole (attn_qkv), the patch
-    kernel split into its two temporal slices (its bias v.patch_embd.bias),
-    the merger's linear_fc1 / linear_fc2 as mm.0 / mm.2 and its norm as
-    v.post_ln, the rest by TensorNameMap; all F32."""
+    """Qwen3VLVisionModel's tensors (Qwen3-VL's tower, and Qwen3.5's,
+    without DeepStack mergers), in HF name order: attn.qkv kept whole
+    (attn_qkv), the patch kernel split into its two temporal slices (its
+    bias v.patch_embd.bias), the merger's linear_fc1 / linear_fc2 as mm.0 /
+    mm.2 and its norm as v.post_ln, DeepStack merger k's norm / linear_fc1 /
+    linear_fc2 as v.deepstack.{b}.norm / fc1 / fc2 where b is the block it
+    follows (deepstack_visual_indexes[k]), the rest by TensorNameMap; all
+    F32."""
     tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, max(cfg["vision_config"]["depth"], 3))
     merger = {"linear_fc1": "mm.0", "linear_fc2": "mm.2", "norm": "v.post_ln"}
+    deep = {"norm": "norm", "linear_fc1": "fc1", "linear_fc2": "fc2"}
     out = []
     for hf in sorted(state):
         if not hf.startswith(("visual.", "model.visual.")):
             continue
         key = hf.removeprefix("model.")
-        assert not key.startswith("visual.deepstack_merger_list."), "deepstack mergers (Qwen3-VL) are not converted here"
         t = np.asarray(state[hf], dtype=np.float32)
+        if key.startswith("visual.deepstack_merger_list."):  # Qwen3VLVisionModel.modify_tensors
+            k, mod, suffix = key.removeprefix("visual.deepstack_merger_list.").split(".", 2)
+            b = cfg["vision_config"]["deepstack_visual_indexes"][int(k)]
+            out.append((f"v.deepstack.{b}.{deep[mod]}.{suffix}", hf, t.copy(), F32))
+            continue
         if key == "visual.patch_embed.proj.weight":
             assert t.shape[2] == 2, "Qwen3VLVisionModel splits a temporal_patch_size of 2 only"
             out += [("v.patch_embd.weight", hf, t[:, :, 0].copy(), F32), ("v.patch_embd.weight.1", hf, t[:, :, 1].copy(), F32)]
@@ -2604,6 +2656,8 @@ def write_vision_twins(folder, out=None):
     tcfg = dict(cfg["text_config"])
     if "tie_word_embeddings" in cfg:  # the wrapper's, as the text model reads it
         tcfg["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    if cfg["model_type"] in QWEN3VL:  # Qwen3VLTextModel reads the DeepStack count from the wrapper's vision_config
+        tcfg["vision_config"] = cfg["vision_config"]
     w = gguf.GGUFWriter(os.path.join(out, VISION_TWINS[0]), GGUF_ARCH[tcfg["model_type"]])
     write_metadata(w, name, tcfg, gguf.LlamaFileType.ALL_F32, text)
     write_tokenizer(w, folder, tcfg["vocab_size"])
@@ -2622,6 +2676,7 @@ def write_vision_twins(folder, out=None):
             proc.update(c)
             proc.update(c.get("image_processor") or {})
     mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl, "qwen3_5": to_mmproj_qwen3vl,
-          "qwen3_5_moe": to_mmproj_qwen3vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
+          "qwen3_5_moe": to_mmproj_qwen3vl, "qwen3_vl": to_mmproj_qwen3vl,
+          "qwen3_vl_moe": to_mmproj_qwen3vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
     write_mmproj(os.path.join(out, VISION_TWINS[1]), name, cfg, proc, mm)
     return mm

@@ -34,6 +34,12 @@ var visionGGUFFixtures = []struct {
 	{"qwen3_5", logitsTolerance, logitsTolerance, false},
 	// The same tower beside a qwen35moe file: the mmproj goes to qwen3_5_moe_vision.
 	{"qwen3_5_moe", logitsTolerance, logitsTolerance, false},
+	// Qwen3-VL's tower with its DeepStack mergers (v.deepstack.{block},
+	// renumbered to the mergers' order) beside a qwen3vl file, whose
+	// n_deepstack_layers says how many decoder layers take their rows; and
+	// beside a qwen3vlmoe file (the experts split and transposed back).
+	{"qwen3_vl", logitsTolerance, logitsTolerance, false},
+	{"qwen3_vl_moe", logitsTolerance, logitsTolerance, false},
 }
 
 // f16Tensors are the tensors llama.cpp's converters store F16 in an F32
