@@ -51,6 +51,10 @@ func BuildEncoders(fam *Family, raw map[string]any, source string, sizes []int64
 			}
 			g, err := dsl.BuildEncoder(ef, cfg, lower.Registry{}, n)
 			if err != nil {
+				// The size is to blame only if a default size builds.
+				if _, derr := dsl.BuildEncoder(ef, cfg, lower.Registry{}, lower.DefaultEncoderSizes[0]); derr != nil {
+					return nil, fmt.Errorf("%s: encoder %s: %w", source, dsl.EncoderName(ef), err)
+				}
 				return nil, fmt.Errorf("encoder %s at size %d (infer's --image-sizes: each size must suit the encoder, e.g. a multiple of its merge window's patches): %w", dsl.EncoderName(ef), n, err)
 			}
 			g.Size = n

@@ -99,7 +99,7 @@ func lookup(parents map[string]*dsl.File) func(string) (*dsl.File, error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("no family named %q (known: %s)", name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("no family named %q%s (`archc list` shows the built-in ones; `archc check` resolves the files it is given against each other too)", name, dsl.DidYouMean(name, names))
 	}
 }
 
@@ -115,6 +115,36 @@ func LoadFamily(path string) (*Family, error) {
 		return nil, err
 	}
 	return ParseFamily(path, src, parents)
+}
+
+// LoadFamilies reads and checks .arch files that may extend (or mix in)
+// each other as well as the built-in families; a given file's family
+// stands in for a built-in one of the same name as a parent. errs[i] is
+// paths[i]'s error (fams[i] nil then).
+func LoadFamilies(paths []string) (fams []*Family, errs []error) {
+	fams, errs = make([]*Family, len(paths)), make([]error, len(paths))
+	parents, err := builtinFiles()
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return fams, errs
+	}
+	srcs := make([][]byte, len(paths))
+	for i, p := range paths {
+		if srcs[i], errs[i] = os.ReadFile(p); errs[i] != nil {
+			continue
+		}
+		if f, err := dsl.Parse(p, srcs[i]); err == nil { // a parse error is reported below, by ParseFamily
+			parents[f.Name] = f
+		}
+	}
+	for i, p := range paths {
+		if errs[i] == nil {
+			fams[i], errs[i] = ParseFamily(p, srcs[i], parents)
+		}
+	}
+	return fams, errs
 }
 
 // builtinFiles parses the embedded .arch files (unresolved), by arch name:
@@ -208,12 +238,15 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (resolutio
 	case !isString || mt == "":
 		return resolution{}, fmt.Errorf("%s: model_type must be a non-empty string, got %v", source, raw["model_type"])
 	}
-	var known []string
+	var known, failed []string
 	var firstErr error
 	for _, f := range fams {
 		known = append(known, f.ModelTypes()...)
 		if !contains(f.ModelTypes(), mt) && !contains(f.ModelTypes(), mt+" (conditional)") {
 			continue
+		}
+		for _, pos := range dsl.MatchConditions(f.File, mt) {
+			failed = append(failed, fmt.Sprintf("%s (%s)", f.Name, pos))
 		}
 		bound, key, scope := raw, "", ""
 		var nested map[string]any
@@ -241,6 +274,9 @@ func resolveFamily(fams []*Family, raw map[string]any, source string) (resolutio
 	}
 	if firstErr != nil {
 		return resolution{}, fmt.Errorf("%s (model_type %q): %w", source, mt, firstErr)
+	}
+	if len(failed) > 0 {
+		return resolution{}, fmt.Errorf("%s: model_type %q: the config meets none of the match conditions of the families that read it: %s; see the config fields those conditions read", source, mt, strings.Join(failed, ", "))
 	}
 	sort.Strings(known)
 	known = slices.Compact(known)

@@ -227,6 +227,19 @@ func NestingAs(f *File, modelType string) string {
 
 // ModelTypes lists the model_type values the family's match clauses name,
 // each with its condition's source text position if conditional.
+// MatchConditions lists the positions of the match clauses that list
+// modelType with a condition, for an error that says which conditions a
+// config failed.
+func MatchConditions(f *File, modelType string) []string {
+	var out []string
+	for _, it := range f.Items {
+		if m := it.Match; m != nil && m.Cond != nil && contains(m.ModelTypes, modelType) {
+			out = append(out, m.Cond.Pos.String())
+		}
+	}
+	return out
+}
+
 func ModelTypes(f *File) []string {
 	var out []string
 	for _, it := range f.Items {

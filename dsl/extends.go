@@ -1,5 +1,10 @@
 package dsl
 
+import (
+	"slices"
+	"strings"
+)
+
 // Resolve returns the file a family denotes once its `extends` chain is
 // applied; a file without `extends` is returned as is. parent looks a family
 // up by arch name (it returns an error for unknown names). The result keeps
@@ -81,26 +86,29 @@ func mixIn(f, base *File, parent func(string) (*File, error)) (*File, error) {
 		name = pf.Extends
 	}
 	applied := map[string]bool{}
-	var apply func(name string, depth int) error
-	apply = func(name string, depth int) error {
+	var apply func(name string, via []string) error
+	apply = func(name string, via []string) error {
 		if applied[name] {
 			return nil
+		}
+		if slices.Contains(via, name) || (len(via) > 0 && name == f.Name) {
+			return errorf(f.Pos, "arch %s: mixins that mix each other in (a cycle): %s with %s", f.Name, strings.Join(append([]string{f.Name}, via...), " with "), name)
 		}
 		mf, err := parent(name)
 		if err != nil {
 			return errorf(f.Pos, "arch %s with %s: %v", f.Name, name, err)
 		}
 		switch {
-		case name == f.Name || chain[name]:
+		case name == f.Name:
+			return errorf(f.Pos, "arch %s with %s: a family cannot mix itself in", f.Name, name)
+		case chain[name]:
 			return errorf(f.Pos, "arch %s with %s: %s is already in the extends chain", f.Name, name, name)
-		case depth > len(f.With)+maxMixinDepth:
-			return errorf(f.Pos, "arch %s with %s: mixins that mix each other in (a cycle)", f.Name, name)
 		case mf.Extends == "" || !chain[mf.Extends]:
 			return errorf(f.Pos, "arch %s with %s: %s is written over %s, which is not %s or one of its ancestors: a mixin's declarations fit only the family they were written against", f.Name, name, name, orNone(mf.Extends), f.Extends)
 		}
 		// A mixin's own mixins first (what it was written on top of).
 		for _, m := range mf.With {
-			if err := apply(m, depth+1); err != nil {
+			if err := apply(m, append(slices.Clone(via), name)); err != nil {
 				return err
 			}
 		}
@@ -112,15 +120,12 @@ func mixIn(f, base *File, parent func(string) (*File, error)) (*File, error) {
 		return nil
 	}
 	for _, name := range f.With {
-		if err := apply(name, 0); err != nil {
+		if err := apply(name, nil); err != nil {
 			return nil, err
 		}
 	}
 	return base, nil
 }
-
-// maxMixinDepth bounds how deep mixins may mix each other in.
-const maxMixinDepth = 16
 
 func orNone(s string) string {
 	if s == "" {

@@ -388,7 +388,7 @@ func TestResolveWith(t *testing.T) {
 		{"arch x extends child with base {}", "base is already in the extends chain"},
 		{"arch x extends child with nobody {}", `arch x with nobody: no family "nobody"`},
 		{"arch x extends child with other {}", "other is written over both, which is not child or one of its ancestors"},
-		{"arch x extends child with loop1 {}", "mixins that mix each other in (a cycle)"},
+		{"arch x extends child with loop1 {}", "mixins that mix each other in (a cycle): x with loop1 with loop2 with loop1"},
 	} {
 		files["other"] = parseOrFatal(t, "other.arch", "arch other extends both {}")
 		files["loop1"] = parseOrFatal(t, "loop1.arch", "arch loop1 extends base with loop2 {}")

@@ -212,8 +212,17 @@ func (t *Text) EncodeChatImages(msgs []chat.Message, proc *vision.Processor, gri
 // get_rope_index over the prompt's ids and its images' grids (grids, from
 // EncodeImages, in prompt order), with the processor's merge size and the
 // tokenizer's "<|vision_start|>" (-1 when it has none: not checked).
-// Errors: a run of image placeholders that does not match its grid.
+// Errors: the tokenizer's image token (proc.RowToken) is not the token
+// the model merges image rows at (its config's image_token_id, for any
+// model with an encoder); a run of image placeholders that does not match
+// its grid.
 func (m *Model) ImagePositions(prompt []int32, enc *Encoded, grids []vision.Grid, proc *vision.Processor, text *Text) error {
+	if proc != nil && text != nil && text.Tokenizer != nil && len(m.Program.Encoders) > 0 {
+		tok, ph := proc.RowToken(), m.Program.Encoders[0].Placeholder
+		if id, ok := text.Tokenizer.TokenID(tok); ok && id != ph {
+			return fmt.Errorf("the model merges image rows at token id %d (its config's image_token_id), but the tokenizer's %s is %d: give the model's own config.json and tokenizer (or set image_token_id to %d)", ph, tok, id, id)
+		}
+	}
 	if !m.Program.MRoPE || enc == nil || proc == nil || proc.Qwen == nil || len(m.Program.Encoders) == 0 {
 		return nil
 	}

@@ -192,9 +192,10 @@ func (c *checkCmd) Run() error {
 		return err
 	}
 	var failed bool
-	declared := map[string]string{} // arch name -> the file that declared it first
-	for _, f := range files {
-		fam, err := driver.LoadFamily(f)
+	declared := map[string]string{}          // arch name -> the file that declared it first
+	fams, errs := driver.LoadFamilies(files) // the files may extend each other
+	for i, f := range files {
+		fam, err := fams[i], errs[i]
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			failed = true

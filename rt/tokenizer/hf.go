@@ -105,6 +105,9 @@ func FromHF(dir string) (*Tokenizer, error) {
 			if _, err := os.Stat(filepath.Join(dir, "tokenizer.model")); err == nil {
 				return fromSentencePieceDir(dir)
 			}
+			if target, lerr := os.Readlink(path); lerr == nil {
+				return nil, fmt.Errorf("%s: a symbolic link to %s, which does not exist (a fixture folder copied without its links' targets? copy with cp -rL)", path, target)
+			}
 			return nil, fmt.Errorf("%s: no tokenizer.json or tokenizer.model in the folder: copy the model's tokenizer files there", dir)
 		}
 		return nil, fmt.Errorf("%s: %v", path, unwrapPathErr(err))

@@ -450,6 +450,20 @@ func (p *Processor) Placeholder() string {
 	return ImageToken
 }
 
+// RowToken is the token an expanded prompt holds once per encoder row,
+// whose id the model's merge replaces (its image_token_id):
+// "<|image_pad|>" for Qwen-VL, "<image_soft_token>" for Gemma 3, else
+// "<image>".
+func (p *Processor) RowToken() string {
+	if p.Qwen != nil {
+		return ImagePad
+	}
+	if p.Gemma3 {
+		return ImageSoftToken
+	}
+	return ImageToken
+}
+
 // Expand replaces each image placeholder of a rendered prompt, in order,
 // with its expansion as the model's processor does: Idefics3's tile grid
 // (ExpandPrompt with grids), LLaVA's repeated placeholder (one per
