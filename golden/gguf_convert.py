@@ -2407,7 +2407,8 @@ MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
           "smolvlm": ("idefics3", (("model.text_model.", "model."),)),
           "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM), "qwen2_vl": ("qwen2vl_merger", _LM),
           "qwen3_5": ("qwen3vl_merger", _LM), "qwen3_5_moe": ("qwen3vl_merger", _LM),
-          "qwen3_vl": ("qwen3vl_merger", _LM), "qwen3_vl_moe": ("qwen3vl_merger", _LM)}
+          "qwen3_vl": ("qwen3vl_merger", _LM), "qwen3_vl_moe": ("qwen3vl_merger", _LM),
+          "qwen2_5_vl": ("qwen2.5vl_merger", _LM)}
 # The legacy script's names (its get_tensor_name: fc1 is ffn_down, fc2
 # ffn_up) in its order: the projector, then the tower's modules.
 LLAVA_NAMES = (("multi_modal_projector.linear_1", "mm.0"), ("multi_modal_projector.linear_2", "mm.2"),
@@ -2448,9 +2449,10 @@ def to_mmproj_llava(cfg, state):
 
 
 def to_mmproj_qwen2vl(cfg, state):
-    """Qwen2VLVisionModel's tensors, in HF name order (visual.*, or
-    transformers' model.visual.*): qkv split in place into q, k, v, the
-    patch kernel into its two temporal slices, all F32."""
+    """Qwen2VLVisionModel's tensors (Qwen2-VL's tower and Qwen2.5-VL's:
+    its SwiGLU MLP as ffn_gate / ffn_up / ffn_down), in HF name order
+    (visual.*, or transformers' model.visual.*): qkv split in place into
+    q, k, v, the patch kernel into its two temporal slices, all F32."""
     tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, max(cfg["vision_config"]["depth"], 3))  # merger.mlp.{2}: see above
     out = []
     for hf in sorted(state):
@@ -2580,6 +2582,17 @@ def write_mmproj(path, name, cfg, proc, tensors):
         w.add_clip_projector_type(ptype)
         w.add_vision_attention_layernorm_eps(cfg.get("rms_norm_eps", 1e-6))  # the top-level config's (transformers 5 nests it: the default)
         w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    elif ptype == "qwen2.5vl_merger":  # MmprojModel.set_gguf_parameters, then Qwen2VLVisionModel's for qwen2_5_vl
+        mmproj_base(w, name, cfg, proc, vc.get("image_size", 560), vc["hidden_size"], vc["intermediate_size"], vc["depth"], vc["num_heads"])
+        w.add_clip_projector_type(ptype)
+        w.add_vision_use_silu(True)
+        full = vc["fullatt_block_indexes"]  # evenly spaced, the converter checks: every n_wa_pattern-th block
+        assert all(b - a == full[0] + 1 for a, b in zip(full, full[1:])), f"fullatt_block_indexes {full}"
+        w.add_vision_n_wa_pattern(full[0] + 1)
+        w.add_vision_attention_layernorm_eps(cfg.get("rms_norm_eps", 1e-6))
+        if vc.get("window_size", 112) != 112:  # EXTENSION: llama.cpp's window is 112 pixels (Qwen2.5-VL's); the fixture's is smaller
+            w.add_uint32(gguf.Keys.ClipVision.WINDOW_SIZE, vc["window_size"])
+        w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     elif ptype == "qwen3vl_merger":  # MmprojModel.set_gguf_parameters, then Qwen3VLVisionModel's
         mmproj_base(w, name, cfg, proc, int(vc.get("num_position_embeddings", 2304) ** 0.5 * vc["patch_size"]),
                     vc["hidden_size"], vc["intermediate_size"], vc["depth"], vc["num_heads"])
@@ -2675,7 +2688,7 @@ def write_vision_twins(folder, out=None):
                 c = json.load(f)
             proc.update(c)
             proc.update(c.get("image_processor") or {})
-    mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl, "qwen3_5": to_mmproj_qwen3vl,
+    mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl, "qwen2_5_vl": to_mmproj_qwen2vl, "qwen3_5": to_mmproj_qwen3vl,
           "qwen3_5_moe": to_mmproj_qwen3vl, "qwen3_vl": to_mmproj_qwen3vl,
           "qwen3_vl_moe": to_mmproj_qwen3vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
     write_mmproj(os.path.join(out, VISION_TWINS[1]), name, cfg, proc, mm)

@@ -38,6 +38,10 @@ var visionGGUFFixtures = []struct {
 	// renumbered to the mergers' order) beside a qwen3vl file, whose
 	// n_deepstack_layers says how many decoder layers take their rows; and
 	// beside a qwen3vlmoe file (the experts split and transposed back).
+	// Qwen2.5-VL's tower (projector qwen2.5vl_merger) beside a qwen2vl
+	// file: its window attention from n_wa_pattern and the window size
+	// (the fixture's 16 pixels written as an extension key).
+	{"qwen2_5_vl", logitsTolerance, logitsTolerance, false},
 	{"qwen3_vl", logitsTolerance, logitsTolerance, false},
 	{"qwen3_vl_moe", logitsTolerance, logitsTolerance, false},
 }
