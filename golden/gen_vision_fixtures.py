@@ -87,6 +87,9 @@ from transformers import (
     Qwen3_5MoeConfig,
     Qwen3_5MoeForConditionalGeneration,
     Qwen3VLProcessor,
+    Mistral3Config,
+    Mistral3ForConditionalGeneration,
+    PixtralImageProcessorPil,
     Qwen3VLConfig,
     Qwen3VLForConditionalGeneration,
     Qwen3VLMoeConfig,
@@ -1704,6 +1707,268 @@ def build_qwen2_vl(spec, out_root):
     assert spec.get("share_with") or total <= MAX_FOLDER_BYTES, f"{name}: {total} bytes > {MAX_FOLDER_BYTES}"
 
 
+# issue 32: Mistral 3 (Mistral3ForConditionalGeneration: the Pixtral tower
+# and its patch merger over a Mistral text model). Mistral's specials
+# first (<unk> 0, <s> 1, </s> 2), then [INST], [/INST] and Pixtral's
+# image tokens after the merges; a template in Mistral's [INST] form that
+# writes [IMG] per image part.
+MISTRAL3_LEAD_SPECIALS = ["<unk>", "<s>", "</s>"]
+MISTRAL3_ADDED_SPECIALS = ["[INST]", "[/INST]", "[IMG]", "[IMG_BREAK]", "[IMG_END]"]
+MISTRAL3_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% if message['role'] == 'user' %}[INST]"
+    "{% for content in message['content'] %}{% if content['type'] == 'image' %}[IMG]"
+    "{% else %}{{ content['text'] }}{% endif %}{% endfor %}[/INST]"
+    "{% else %}{% for content in message['content'] %}{{ content['text'] }}{% endfor %}{{ eos_token }}{% endif %}"
+    "{% endfor %}"
+)
+# PixtralProcessor over PixtralImageProcessorPil at Mistral 3's settings
+# (BICUBIC, CLIP's mean and std) scaled down: patch 4, spatial merge 2 (a
+# resized side is a multiple of 8), longest edge 24: the 40x60 image is
+# halved and more (24x16: 6x4 patches, 3x2 tokens), the 17x9 one padded
+# up (16x24: 4x6 patches, 2x3 tokens: as many as the first, which the
+# engine test swaps), the 96x20 one quartered (8x24: 2x6 patches, 1x3
+# tokens).
+MISTRAL3_PATCH, MISTRAL3_MERGE = 4, 2
+MISTRAL3_IMAGE_PROCESSOR = dict(
+    do_convert_rgb=True, do_normalize=True, do_rescale=True, do_resize=True,
+    image_mean=[0.48145466, 0.4578275, 0.40821073], image_std=[0.26862954, 0.26130258, 0.27577711],
+    resample=3, rescale_factor=1 / 255, size={"longest_edge": 24}, patch_size={"height": MISTRAL3_PATCH, "width": MISTRAL3_PATCH},
+)
+# PixtralVisionConfig scaled down (Mistral Small 3.1's: 24 layers of 1024,
+# 16 heads of 64, SwiGLU 4096 with silu, patch 14): 2 layers of 16, 2 heads
+# of 8 (2-D RoPE over 2 frequencies a side), SwiGLU 24.
+MISTRAL3_VISION = dict(model_type="pixtral", hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                       num_attention_heads=2, head_dim=8, image_size=24, patch_size=MISTRAL3_PATCH, hidden_act="silu")
+MISTRAL3_TEXT = dict(model_type="mistral", hidden_size=64, intermediate_size=32, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=256,
+                     rms_norm_eps=1e-5, hidden_act="silu", sliding_window=None,
+                     rope_parameters={"rope_type": "default", "rope_theta": 1000.0}, initializer_range=0.2)
+
+
+def pixtral_processor_cls():
+    """transformers' PixtralProcessor. Its module imports torchvision (for
+    the torchvision image processor, unused here: the PIL backend does the
+    math), which the oracle venv installs without dependencies
+    (golden/README.md: torchvision==0.29.2 --no-deps; torch stays pinned)."""
+    from transformers.models.pixtral.processing_pixtral import PixtralProcessor
+    return PixtralProcessor
+
+
+def make_mistral3_tokenizer():
+    """A byte-level BPE with Mistral's specials and the <s> BOS its
+    template writes (the tokenizer adds none)."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    lead = MISTRAL3_LEAD_SPECIALS
+    trainer = trainers.BpeTrainer(vocab_size=len(lead) + 256 + NUM_MERGES, min_frequency=2, special_tokens=lead,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(BPE_TEXT, trainer=trainer)
+    assert tok.get_vocab_size() == len(lead) + 256 + NUM_MERGES, tok.get_vocab_size()
+    tok.add_special_tokens(MISTRAL3_ADDED_SPECIALS)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<unk>",
+        additional_special_tokens=MISTRAL3_ADDED_SPECIALS, clean_up_tokenization_spaces=False, model_max_length=256)
+    fast.chat_template = MISTRAL3_CHAT_TEMPLATE
+    return fast
+
+
+def pixtral_rows(pv, size, patch, merge):
+    """One image's pixel_values [3, H', W'] (padded) cut to its size and
+    laid out as archc's patch rows: [h*w, 3*patch*patch], the rows in
+    merge-window order (each merge x merge window's patches consecutive,
+    windows row-major), each row channel then pixel row-major."""
+    H, W = size
+    img = pv[:, :H, :W]
+    gh, gw = H // patch, W // patch
+    x = img.reshape(3, gh // merge, merge, patch, gw // merge, merge, patch)
+    x = x.permute(1, 4, 2, 5, 0, 3, 6)  # window row, window col, row in window, col in window, C, y, x
+    return x.reshape(gh * gw, 3 * patch * patch).contiguous()
+
+
+# LLaVA with a Pixtral tower (Pixtral-12B's LlavaForConditionalGeneration:
+# vision_feature_layer -1, select strategy "full", the projector with
+# biases): the same tokenizer and tower, no patch merger, so patch 4 and
+# longest edge 18 (a resized side a multiple of 4): grids of 5x3, 3x5 and
+# 1x5 patches, one [IMG] each (15, 15 and 5).
+PIXTRAL_LONGEST_EDGE = 18
+
+
+def build_mistral3(spec, out_root):
+    """Mistral 3 (spec family mistral3), or LLaVA with a Pixtral tower
+    (family pixtral): the tower, its processor and the checks are one."""
+    name = spec["name"]
+    llava = spec["family"] == "pixtral"
+    merge = 1 if llava else MISTRAL3_MERGE
+    model_cls = LlavaForConditionalGeneration if llava else Mistral3ForConditionalGeneration
+    print(f"== {name}")
+    out = os.path.join(out_root, name)
+    os.makedirs(out, exist_ok=True)
+    for fn in sorted(os.listdir(out)):
+        if fn in GENERATED_FILES or fn.endswith(".f32"):
+            os.remove(os.path.join(out, fn))
+    if os.path.isdir(os.path.join(out, "images")):
+        shutil.rmtree(os.path.join(out, "images"))
+    images = make_images(out, spec["image_seed"])
+    tok = make_mistral3_tokenizer()
+    PixtralProcessor = pixtral_processor_cls()
+    ip = dict(MISTRAL3_IMAGE_PROCESSOR, size={"longest_edge": PIXTRAL_LONGEST_EDGE}) if llava else MISTRAL3_IMAGE_PROCESSOR
+    processor = PixtralProcessor(PixtralImageProcessorPil(**ip), tok, patch_size=MISTRAL3_PATCH,
+                                 spatial_merge_size=merge, chat_template=MISTRAL3_CHAT_TEMPLATE)
+    vocab = len(tok)
+    image_token_id = tok.convert_tokens_to_ids("[IMG]")
+    bos, eos = tok.convert_tokens_to_ids("<s>"), tok.convert_tokens_to_ids("</s>")
+    text = dict(MISTRAL3_TEXT, vocab_size=vocab, bos_token_id=bos, eos_token_id=eos, pad_token_id=0,
+                tie_word_embeddings=False)
+    if llava:
+        config = LlavaConfig(text_config=text, vision_config=dict(MISTRAL3_VISION, image_size=PIXTRAL_LONGEST_EDGE),
+                             image_token_index=image_token_id, projector_hidden_act="gelu",
+                             vision_feature_layer=-1, vision_feature_select_strategy="full",
+                             multimodal_projector_bias=True, tie_word_embeddings=False)
+    else:
+        config = Mistral3Config(text_config=text, vision_config=dict(MISTRAL3_VISION), image_token_index=image_token_id,
+                                spatial_merge_size=MISTRAL3_MERGE, projector_hidden_act="gelu",
+                                multimodal_projector_bias=False, vision_feature_layer=-1, tie_word_embeddings=False)
+    torch.manual_seed(spec["seed"])
+    model = model_cls(config)
+    gen = torch.Generator().manual_seed(spec["seed"])
+    randomize_(model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec["pos_std"],
+               norm_suffixes=("attention_norm.weight", "ffn_norm.weight", "ln_pre.weight"))
+    # Stored bfloat16 (the tracked tree's limit); the oracle widens it to float32 exactly.
+    model = model.to(torch.float32).eval().to(torch.bfloat16)
+    model.generation_config = transformers.GenerationConfig(bos_token_id=bos, eos_token_id=eos, pad_token_id=0)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    model = model_cls.from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
+    processor = PixtralProcessor.from_pretrained(out)
+    assert processor.image_token_id == image_token_id
+
+    cases, margins_all = [], []
+    for cname, turns, files in QWEN2VL_CASES:
+        messages = [{"role": role, "content": [{"type": "image"} if it is None else {"type": "text", "text": it}
+                                                for it in items]} for role, items in turns]
+        prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
+        ims = [images[f] for f in files]
+        inputs = processor(text=prompt, images=ims or None, return_tensors="pt")
+        ids = inputs["input_ids"]
+        case = {"name": cname, "messages": messages, "images": files, "prompt": prompt,
+                "input_ids": [int(t) for t in ids[0]]}
+        img_pos = [i for i, t in enumerate(case["input_ids"]) if t == image_token_id]
+        gen_kwargs = dict(input_ids=ids, attention_mask=inputs["attention_mask"])
+        with torch.no_grad():
+            deep = None
+            if ims:
+                pv, sizes = inputs["pixel_values"], inputs["image_sizes"]
+                grids = [[1, int(h) // MISTRAL3_PATCH, int(w) // MISTRAL3_PATCH] for h, w in sizes]
+                case["image_grid_thw"] = grids
+                out_feats = model.model.get_image_features(pixel_values=pv, image_sizes=sizes)
+                per_image = list(out_feats.pooler_output)
+                feats = torch.cat(per_image, 0)
+                case["image_features_shape"] = list(feats.shape)
+                case["image_tokens"] = [int(f.shape[0]) for f in per_image]
+                assert case["image_tokens"] == [g[1] * g[2] // merge ** 2 for g in grids]
+                assert len(img_pos) == feats.shape[0]
+                case["pixel_values_files"] = [f"pixel_values.{os.path.splitext(f)[0]}.f32" for f in files]
+                for k, (f, pvf) in enumerate(zip(files, case["pixel_values_files"])):
+                    rows = pixtral_rows(pv[k], [int(v) for v in sizes[k]], MISTRAL3_PATCH, merge)
+                    one = processor.image_processor(images=[images[f]], patch_size={"height": MISTRAL3_PATCH * merge, "width": MISTRAL3_PATCH * merge}, return_tensors="pt")
+                    assert [int(v) for v in one["image_sizes"][0]] == [int(v) for v in sizes[k]]
+                    assert torch.equal(pixtral_rows(one["pixel_values"][0], [int(v) for v in sizes[k]], MISTRAL3_PATCH, merge), rows)
+                    path = os.path.join(out, pvf)
+                    if os.path.exists(path):
+                        with open(path, "rb") as fh:
+                            assert fh.read() == rows.numpy().astype("<f4").tobytes()
+                    write_f32(path, rows)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                gen_kwargs.update(pixel_values=pv, image_sizes=sizes)
+            res = model.generate(**gen_kwargs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
+                                 output_logits=True, return_dict_in_generate=True)
+            new = [int(t) for t in res.sequences[0, ids.shape[1]:]]
+            steps = [l[0].to(torch.float32) for l in res.logits]
+            assert len(new) == MAX_NEW_TOKENS, f"{name}/{cname}: stopped after {len(new)}: {new}"
+            assert eos not in new, f"{name}/{cname}: eos in {new}; change the seed"
+            assert len(set(new)) >= 4, f"{name}/{cname}: degenerate {new}; change the seed"
+            margins = []
+            for t, l in zip(new, steps):
+                top2 = torch.topk(l, 2).values
+                assert int(torch.argmax(l)) == t
+                margins.append(float(top2[0] - top2[1]))
+            margins_all += margins
+            last = model(**gen_kwargs, logits_to_keep=1).logits[0, -1]
+            d = float((last - steps[0]).abs().max())
+            assert d <= 1e-6, f"{name}/{cname}: prefill logits differ by {d}"
+            if ims:
+                emb = model.get_input_embeddings()(ids).masked_scatter((ids == image_token_id).unsqueeze(-1), feats)
+                fl = model(inputs_embeds=emb, attention_mask=inputs["attention_mask"], logits_to_keep=1).logits[0, -1]
+                d = float((fl - steps[0]).abs().max())
+                assert d <= 1e-6, f"{name}/{cname}: merging image_features by hand moves the logits by {d}"
+                case["image_features_check_max_abs_diff"] = d
+                zfeat = torch.cat(list(model.model.get_image_features(pixel_values=torch.zeros_like(pv), image_sizes=sizes).pooler_output), 0)
+                zemb = model.get_input_embeddings()(ids).masked_scatter((ids == image_token_id).unsqueeze(-1), zfeat)
+                zl = model(inputs_embeds=zemb, attention_mask=inputs["attention_mask"], logits_to_keep=1).logits[0, -1]
+                diff = float((zl - steps[0]).abs().max())
+                assert diff >= IMAGE_MIN_DIFF, f"{name}/{cname}: the image does not matter ({diff})"
+                res0 = model.generate(**dict(gen_kwargs, pixel_values=torch.zeros_like(pv)), do_sample=False,
+                                      max_new_tokens=MAX_NEW_TOKENS)
+                zt = [int(t) for t in res0[0, ids.shape[1]:]]
+                assert zt != new, f"{name}/{cname}: zeroed pixels generate the same tokens {new}"
+                case["image_check"] = {"max_abs_first_logit_diff": diff, "zeroed_pixels_tokens": zt}
+                # The 2-D RoPE matters: every patch at the image's first row.
+                rot = model.model.vision_tower.patch_positional_embedding
+                keep = rot.forward
+                rot.forward = lambda x, position_ids: keep(x, position_ids * torch.tensor([0, 1]))
+                try:
+                    rfeat = torch.cat(list(model.model.get_image_features(pixel_values=pv, image_sizes=sizes).pooler_output), 0)
+                finally:
+                    rot.forward = keep
+                remb = model.get_input_embeddings()(ids).masked_scatter((ids == image_token_id).unsqueeze(-1), rfeat)
+                rl = model(inputs_embeds=remb, attention_mask=inputs["attention_mask"], logits_to_keep=1).logits[0, -1]
+                rd = float((rl - steps[0]).abs().max())
+                assert rd >= IMAGE_MIN_DIFF, f"{name}/{cname}: the rows' RoPE does not matter ({rd})"
+                case["rope_check"] = {"max_abs_first_logit_diff_row_positions_zeroed": rd}
+        case["tokens"] = new
+        case["min_top2_margin"] = min(margins)
+        case["first_logits"] = [fmt_float(x) for x in steps[0]]
+        print(f"  {cname}: {len(case['input_ids'])} ids, {files} grids {case.get('image_grid_thw')} -> {new} "
+              f"(margin {min(margins):.4g})")
+        cases.append(case)
+    assert min(margins_all) >= MIN_TOP2_MARGIN, f"{name}: near-tie on the greedy path; change the seed"
+    oracle = {
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
+        "model_class": model_cls.__name__,
+        "processor_class": "PixtralProcessor",
+        "image_processor_class": "PixtralImageProcessorPil",
+        "dtype": "float32",
+        "stored_dtype": "bfloat16",
+        "attn_implementation": "eager",
+        "seed": spec["seed"],
+        "image_seed": spec["image_seed"],
+        "image_token_id": image_token_id,
+        "eos_token_id": [eos],
+        "max_new_tokens": MAX_NEW_TOKENS,
+        "pixel_values_layout": f"per image [h*w patches, {3 * MISTRAL3_PATCH ** 2}]: raw little-endian float32, "
+                               "the processor's pixel_values of that image (PixtralImageProcessorPil: resized to fit "
+                               "size.longest_edge, sides rounded up to patch_size * spatial_merge_size) cut to its "
+                               f"image_sizes and laid out as archc's patch rows: each {merge}x{merge} merge window's "
+                               "patches consecutive, windows row-major, each patch channel then pixel row-major; "
+                               "image_grid_thw is (1, h, w) in patches (image_sizes / patch_size)",
+        "image_features_layout": "[image tokens, text hidden]: get_image_features(pixel_values, image_sizes)."
+                                 "pooler_output concatenated, row i replacing the i-th [IMG]",
+        "image_check_method": "first-step logits with the real pixel_values vs zeroed (>= 1e-2 enforced), and the "
+                              "greedy tokens with zeroed pixels (they differ, enforced)",
+        "rope_check_method": "first-step logits with the tower's 2-D RoPE given every patch row 0 vs first_logits "
+                             "(>= 1e-2 enforced)",
+        "min_top2_margin": min(margins_all),
+        "cases": cases,
+    }
+    with open(os.path.join(out, "oracle.json"), "w") as f:
+        f.write(dump_json(oracle))
+    report_folder(out)
+
+
 FIXTURES = [
     dict(name="idefics3", family="idefics3", model_cls=Idefics3ForConditionalGeneration, config_cls=Idefics3Config,
          processor_cls=Idefics3Processor, image_processor_cls=Idefics3ImageProcessorPil,
@@ -1758,6 +2023,14 @@ FIXTURES = [
          config_cls=Qwen3VLMoeConfig, processor_cls=Qwen3VLProcessor, vision=QWEN3VL_VISION, text=QWEN3VL_MOE_TEXT,
          seed=73, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1, pos_std=0.5, share_with="qwen2_vl",
          post_save=qwen3_vl_moe_published_experts, mrope_swapped=[6, 1, 1], mrope_section_min_diff=2e-3),
+    # issue 32: Mistral 3 (the Pixtral tower, its 2-D RoPE and patch merger);
+    # idefics3's images (share).
+    dict(name="mistral3", family="mistral3", seed=81, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1,
+         pos_std=0.5, share_with="idefics3"),
+    # issue 32: LLaVA with a Pixtral tower (Pixtral-12B's layout); mistral3's
+    # tokenizer and template, idefics3's images (share).
+    dict(name="pixtral", family="pixtral", seed=84, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1,
+         pos_std=0.5, share_with="mistral3"),
 ]
 
 
@@ -1773,7 +2046,8 @@ def main():
     for spec in FIXTURES:
         if args.only and spec["name"] not in args.only:
             continue
-        build = {"gemma3": build_gemma3, "qwen2_vl": build_qwen2_vl}.get(spec["family"], build_fixture)
+        build = {"gemma3": build_gemma3, "qwen2_vl": build_qwen2_vl, "mistral3": build_mistral3,
+                 "pixtral": build_mistral3}.get(spec["family"], build_fixture)
         build(spec, args.out)
         if spec.get("share_with"):
             share(os.path.join(args.out, spec["name"]), os.path.join(args.out, spec["share_with"]))

@@ -141,17 +141,17 @@ func encodeCase(t *testing.T, m *rt.Model, dir string, c visionCase) []float32 {
 	if len(c.PixelValuesFiles) == 0 {
 		return nil
 	}
-	if len(c.ImageGridTHW) > 0 { // Qwen2-VL: each image's patch rows through the variable-size encoder
+	if len(c.ImageGridTHW) > 0 { // Qwen-VL, Pixtral: each image's patch rows through the variable-size encoder
 		proc, err := vision.LoadProcessor(dir)
-		if err != nil || proc.Qwen == nil {
-			t.Fatalf("a fixture with image_grid_thw needs a Qwen-VL processor: %v", err)
+		if err != nil || proc.PatchMerge() == 0 {
+			t.Fatalf("a fixture with image_grid_thw needs a processor of patch rows (Qwen-VL, Pixtral): %v", err)
 		}
 		var rows []float32
 		for i, f := range c.PixelValuesFiles {
 			px := readRawF32(t, filepath.Join(dir, f))
 			g := c.ImageGridTHW[i]
 			n := g[0] * g[1] * g[2]
-			r, err := m.EncodeSized(context.Background(), "image", n, px, vision.QwenPatchPositions(g, proc.Qwen.MergeSize))
+			r, err := m.EncodeSized(context.Background(), "image", n, px, vision.QwenPatchPositions(g, proc.PatchMerge()))
 			if err != nil {
 				t.Fatal(err)
 			}

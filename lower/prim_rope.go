@@ -179,6 +179,22 @@ func ropeParams(a *RoPEAttrs, dim int64, axes int) (ropeSpec, error) {
 	if spec.axes, err = mropeAxes(a.MropeSection, a.MropeInterleaved, rd/2, axes); err != nil {
 		return ropeSpec{}, err
 	}
+	if a.MropeStrided { // section k takes the ladder's frequencies k, k + n, k + 2n, ...
+		n := int64(len(a.MropeSection))
+		if a.MropeInterleaved || a.MropeRestart {
+			return ropeSpec{}, fmt.Errorf("mrope_strided takes neither mrope_interleaved nor mrope_restart")
+		}
+		ladder, i := slices.Clone(spec.invFreq), 0
+		for k, s := range a.MropeSection {
+			if s != a.MropeSection[0] {
+				return ropeSpec{}, fmt.Errorf("mrope_strided needs equal sections, got mrope_section %v", a.MropeSection)
+			}
+			for j := range s {
+				spec.invFreq[i] = ladder[j*n+int64(k)]
+				i++
+			}
+		}
+	}
 	if a.MropeRestart { // each section its own ladder over 2·section: theta^(-2j / (2·section))
 		if a.MropeInterleaved || a.Scaling["rope_type"] != nil && a.Scaling["rope_type"] != "default" {
 			return ropeSpec{}, fmt.Errorf("mrope_restart takes neither mrope_interleaved nor a scaling")

@@ -21,7 +21,7 @@ import (
 func inferPatchEmbed(n *ir.Node, a *PatchEmbedAttrs) error {
 	x := n.Args[0].Type
 	p, out := a.Patch, a.Out
-	if a.Temporal != nil {
+	if a.Temporal != nil || len(x.Shape) == 3 {
 		return inferPatchRows(n, a)
 	}
 	if len(x.Shape) != 4 || x.Shape[0] != 1 || x.DType != ir.F32 {
@@ -39,11 +39,15 @@ func inferPatchEmbed(n *ir.Node, a *PatchEmbedAttrs) error {
 	return nil
 }
 
-// inferPatchRows is patch_embed over patches already cut (temporal):
-// pixels [1, n, C·T·p·p] → [1, n, out], weight [out, C, T, p, p].
+// inferPatchRows is patch_embed over patches already cut: pixels [1, n,
+// C·T·p·p] → [1, n, out], weight nn.Conv3d's [out, C, T, p, p] with
+// temporal T, else nn.Conv2d's [out, C, p, p] (Pixtral's patch_conv).
 func inferPatchRows(n *ir.Node, a *PatchEmbedAttrs) error {
 	x := n.Args[0].Type
-	p, t, out := a.Patch, *a.Temporal, a.Out
+	p, t, out := a.Patch, int64(1), a.Out
+	if a.Temporal != nil {
+		t = *a.Temporal
+	}
 	if len(x.Shape) != 3 || x.Shape[0] != 1 || x.Shape[1] <= 0 || x.DType != ir.F32 {
 		return fmt.Errorf("with temporal, pixels must be patch rows [1, n, C·temporal·patch²] f32 (an encoder's input), got %s", x)
 	}
@@ -52,6 +56,9 @@ func inferPatchRows(n *ir.Node, a *PatchEmbedAttrs) error {
 		return fmt.Errorf("rows of %d values are not C·temporal·patch² for temporal %d and patch %d (all positive)", d, t, p)
 	}
 	n.Weights = []ir.Weight{{Name: n.Module + ".weight", Shape: []int64{out, d / (t * p * p), t, p, p}}}
+	if a.Temporal == nil {
+		n.Weights[0].Shape = []int64{out, d / (p * p), p, p}
+	}
 	if a.Bias {
 		n.Weights = append(n.Weights, ir.Weight{Name: n.Module + ".bias", Shape: []int64{out}})
 	}
@@ -64,7 +71,7 @@ func inferPatchRows(n *ir.Node, a *PatchEmbedAttrs) error {
 // weight viewed [out, C·p·p]: the convolution as one matmul.
 func lowerPatchEmbed(f *fn, n *ir.Node, a *PatchEmbedAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	if a.Temporal != nil { // rows already cut: one matmul with the kernel viewed [out, C·T·p·p]
+	if len(x.Type.Shape) == 3 { // rows already cut: one matmul with the kernel viewed [out, C·T·p·p]
 		d := x.Type.Shape[2]
 		y := f.dot(x, f.reshape(f.weight(n.Weights[0].Name), a.Out, d), nil, nil, []int64{2}, []int64{1})
 		if a.Bias {
@@ -209,7 +216,11 @@ func inferMergeRows(n *ir.Node, a *MergeRowsAttrs) error {
 
 func lowerMergeRows(f *fn, n *ir.Node, a *MergeRowsAttrs) codegen.Value {
 	x := f.arg(n, 0)
-	return f.reshape(x, 1, x.Type.Shape[1]/a.Factor, x.Type.Shape[2]*a.Factor)
+	rows, d, k := x.Type.Shape[1], x.Type.Shape[2], a.Factor
+	if a.ChannelMajor { // [rows/k, k, d] → [rows/k, d, k]
+		x = f.transpose(f.reshape(x, rows/k, k, d), 0, 2, 1)
+	}
+	return f.reshape(x, 1, rows/k, d*k)
 }
 
 // masked_scatter(x [batch, seq, d], mask [batch, seq] i1, rows) → [batch,

@@ -32,7 +32,7 @@ var primitiveRows = []*primitive{
 	// merge_heads: out = reshape(x, [..., n·d]), heads's inverse
 	row("merge_heads", inferMergeHeads, lowerMergeHeads, false, tensor("x")),
 	// rope: out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates; with mrope_section each frequency turns by one axis of a 3-D position
-	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute"), optional("mrope_section"), optional("mrope_interleaved"), optional("mrope_restart"), optionalTensor("positions")),
+	row("rope", decodedRope, lowerDecodedRope, false, tensor("x"), scalar("theta"), optional("scaling"), optional("rotary_dim"), optional("interleaved"), optional("max_position"), optional("original_max"), optional("recompute"), optional("mrope_section"), optional("mrope_interleaved"), optional("mrope_restart"), optional("mrope_strided"), optionalTensor("positions")),
 	// attention: softmax(softcap(q · kᵀ · scale) + causal/window/chunk mask) · v, GQA, through the KV cache; with blocks, a prefill query in a block (a run of consecutive true tokens of the mask) also sees its block's later keys; with alibi, q · kᵀ · scale becomes (q · kᵀ + (alibi_h / scale) · j) · scale, j the key's position; with sinks, each head's sink logit joins the softmax's denominator; with kv_layer, k and v are layer kv_layer's cache
 	shared("kv_layer", row("attention", decodedAttention, lowerDecodedAttention, true, tensor("q"), optionalTensor("k"), optionalTensor("v"), optional("scale"), optional("softcap"), optional("window"), optionalModule("sinks"), optional("chunk"), optional("kv_repeat"), optional("kv_layer"), optional("alibi"), optionalTensor("blocks"), optionalTensor("index_q"), optionalTensor("index_k"), optionalTensor("index_w"), optional("index_topk"), optional("index_scale"))),
 	// activation: out = ACT2FN[name](x)
@@ -127,8 +127,8 @@ var primitiveRows = []*primitive{
 	row("bidirectional_attention", decodedBidirectionalAttention, lowerDecodedBidirectionalAttention, false, tensor("q"), tensor("k"), tensor("v"), optional("scale"), optionalTensor("blocks"), optional("block_size")),
 	// pixel_shuffle: the s×s grid of rows regrouped into (s/factor)² rows of factor² neighbours: x viewed [s, s/f, d·f], transposed to [s/f, s, d·f], viewed [s/f, s/f, d·f²], transposed back and flattened to [n/f², d·f²] (f = factor)
 	row("pixel_shuffle", decodedPixelShuffle, lowerDecodedPixelShuffle, false, tensor("x"), scalar("factor")),
-	// merge_rows: each run of factor consecutive rows concatenated into one: x viewed [n / factor, d · factor]
-	row("merge_rows", decodedMergeRows, lowerDecodedMergeRows, false, tensor("x"), scalar("factor")),
+	// merge_rows: each run of factor consecutive rows concatenated into one: x viewed [n / factor, d · factor]; with channel_major, the run's values of each channel together: out[r, c·factor + k] = x[r·factor + k, c]
+	row("merge_rows", decodedMergeRows, lowerDecodedMergeRows, false, tensor("x"), scalar("factor"), optional("channel_major")),
 	// masked_scatter: out[b, s] = mask[b, s] ? r[b, s] : x[b, s] (with add: x[b, s] + r[b, s]), r = rows[..., offset:offset + d], in a prefill, where the runtime places the encoder's rows, in order, at the positions mask selects; out = x in decode and verify steps, which carry no encoder rows (HF generate passes pixel_values at the first step only)
 	row("masked_scatter", decodedMaskedScatter, lowerDecodedMaskedScatter, false, tensor("x"), tensor("mask"), tensor("rows"), optional("offset"), optional("add")),
 	// avg_pool: the s×s grid of rows (row by row) average-pooled in kernel×kernel blocks, stride kernel: out[0, py·(s/k) + px] = mean over i, j < k of x[0, (py·k + i)·s + px·k + j] (k = kernel)
@@ -325,6 +325,10 @@ var primitiveDocs = []PrimitiveDoc{
 			Doc:     "with mrope_section: each section turns its own default frequencies over twice its width, frequency i of section k theta^(-i/section[k]) (Qwen2-VL's vision tower: VisionRotaryEmbedding(head_dim / 2) for rows and for columns, concatenated); false: one ladder over rotary_dim split among the sections",
 			Name:    "mrope_restart",
 		}, {
+			Default: "false",
+			Doc:     "with mrope_section (equal sections): one ladder over rotary_dim, section k taking its every len(mrope_section)-th frequency from k: frequency i of section k is the ladder's i·n + k (Pixtral's 2-D RoPE: inv_freq[0::2] for rows, inv_freq[1::2] for columns); false: consecutive runs of the ladder",
+			Name:    "mrope_strided",
+		}, {
 			Default: "the call's",
 			Doc:     "each token's position per section, [batch, seq, len(mrope_section)] i32 (an encoder's index table: Qwen2-VL's per-patch row and column), instead of the call's positions",
 			Name:    "positions",
@@ -334,13 +338,14 @@ var primitiveDocs = []PrimitiveDoc{
 		Math:      "out = x · cos + rotate(x) · sin at each token's position (rotate_half, or GPT-J pairs with interleaved); only x[..., :rotary_dim] rotates; with mrope_section each frequency turns by one axis of a 3-D position",
 		Name:      "rope",
 		Shapes:    "x [batch, seq, heads, d] → same",
-		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:, mrope_section:, mrope_interleaved:, mrope_restart:, positions:)",
+		Signature: "rope(x, theta, scaling:, rotary_dim:, interleaved:, max_position:, original_max:, recompute:, mrope_section:, mrope_interleaved:, mrope_restart:, mrope_strided:, positions:)",
 		Types: map[string]string{
 			"interleaved":       "bool",
 			"max_position":      "length",
 			"mrope_interleaved": "bool",
 			"mrope_restart":     "bool",
 			"mrope_section":     "ints",
+			"mrope_strided":     "bool",
 			"original_max":      "length",
 			"recompute":         "bool",
 			"rotary_dim":        "length",
@@ -1125,7 +1130,7 @@ var primitiveDocs = []PrimitiveDoc{
 		HF:        "SiglipVisionEmbeddings.patch_embedding (nn.Conv2d, kernel_size = stride = patch_size, padding \"valid\") then flatten(2).transpose(1, 2) (models/siglip/modeling_siglip.py; Idefics3VisionEmbeddings, models/idefics3/modeling_idefics3.py)",
 		Math:      "out[0, py·(W/patch) + px, o] = Σ_{c,i,j} weight[o, c, i, j] · pixels[0, c, py·patch + i, px·patch + j] (+ bias[o]): a convolution of stride patch without padding, its output grid flattened row by row",
 		Name:      "patch_embed",
-		Shapes:    "pixels [1, C, H, W] f32, H and W multiples of patch → [1, (H/patch)·(W/patch), out]; weight [out, C, patch, patch], bias [out] (bias: true)",
+		Shapes:    "pixels [1, C, H, W] f32, H and W multiples of patch → [1, (H/patch)·(W/patch), out]; or patch rows [1, n, C·patch²] (each patch's channels, then its pixels row-major: the processor cut them) → [1, n, out]; weight [out, C, patch, patch], bias [out] (bias: true)",
 		Signature: "patch_embed(pixels, weight, patch, out, bias:, temporal:)",
 		Types: map[string]string{
 			"bias":     "bool",
@@ -1170,14 +1175,21 @@ var primitiveDocs = []PrimitiveDoc{
 		Types:     map[string]string{"factor": "int"},
 	},
 	{
-		Attrs:     []AttrDoc{},
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "true: each output row lists channel 0's factor values (the run's rows in order), then channel 1's, ... (torch.nn.functional.unfold's order); false: the rows one after another",
+			Name:    "channel_major",
+		}},
 		Cache:     false,
-		HF:        "Qwen2VLPatchMerger: ln_q(x).view(-1, hidden_size · spatial_merge_size²) (models/qwen2_vl/modeling_qwen2_vl.py; the processor orders each 2×2 window's patches consecutively)",
-		Math:      "each run of factor consecutive rows concatenated into one: x viewed [n / factor, d · factor]",
+		HF:        "Qwen2VLPatchMerger: ln_q(x).view(-1, hidden_size · spatial_merge_size²) (models/qwen2_vl/modeling_qwen2_vl.py; the processor orders each 2×2 window's patches consecutively); with channel_major, Mistral3PatchMerger's F.unfold of the grid (models/mistral3/modeling_mistral3.py: (channel, kernel row, kernel column) order)",
+		Math:      "each run of factor consecutive rows concatenated into one: x viewed [n / factor, d · factor]; with channel_major, the run's values of each channel together: out[r, c·factor + k] = x[r·factor + k, c]",
 		Name:      "merge_rows",
 		Shapes:    "x [1, n, d], n a multiple of factor → [1, n / factor, d · factor]",
-		Signature: "merge_rows(x, factor)",
-		Types:     map[string]string{"factor": "int"},
+		Signature: "merge_rows(x, factor, channel_major:)",
+		Types: map[string]string{
+			"channel_major": "bool",
+			"factor":        "int",
+		},
 	},
 	{
 		Attrs: []AttrDoc{{
@@ -1421,6 +1433,7 @@ type RoPEAttrs struct {
 	MropeSection     []int64        // mrope_section: multimodal RoPE (Qwen2-VL's apply_multimodal_rotary_pos_emb): the rotary frequencies split into sections, in order, each turned by its own axis of the token's (temporal, height, width) position, which the module then takes as an input (abi: rope_positions); three sections summing to rotary_dim / 2
 	MropeInterleaved bool           // mrope_interleaved: with mrope_section: frequency i takes the height axis when i mod 3 = 1 and i < 3·section[1], the width axis when i mod 3 = 2 and i < 3·section[2], else the temporal one (Qwen3-VL's apply_interleaved_mrope)
 	MropeRestart     bool           // mrope_restart: with mrope_section: each section turns its own default frequencies over twice its width, frequency i of section k theta^(-i/section[k]) (Qwen2-VL's vision tower: VisionRotaryEmbedding(head_dim / 2) for rows and for columns, concatenated); false: one ladder over rotary_dim split among the sections
+	MropeStrided     bool           // mrope_strided: with mrope_section (equal sections): one ladder over rotary_dim, section k taking its every len(mrope_section)-th frequency from k: frequency i of section k is the ladder's i·n + k (Pixtral's 2-D RoPE: inv_freq[0::2] for rows, inv_freq[1::2] for columns); false: consecutive runs of the ladder
 	Spec             ropeSpec       // derived by the shape rule: the inverse frequencies, the rotated width and the pair layout (ropeParams)
 }
 
@@ -1479,6 +1492,11 @@ func decodeRoPEAttrs(n *ir.Node) (*RoPEAttrs, error) {
 	}
 	if v := n.Attrs["mrope_restart"]; v != nil {
 		if a.MropeRestart, err = decodeBool("mrope_restart", v); err != nil {
+			return nil, err
+		}
+	}
+	if v := n.Attrs["mrope_strided"]; v != nil {
+		if a.MropeStrided, err = decodeBool("mrope_strided", v); err != nil {
 			return nil, err
 		}
 	}
@@ -2365,7 +2383,8 @@ func decodePixelShuffleAttrs(n *ir.Node) (*PixelShuffleAttrs, error) {
 
 // MergeRowsAttrs are the attributes of merge_rows, decoded and checked once by decodeMergeRowsAttrs when the IR builder runs the shape rule.
 type MergeRowsAttrs struct {
-	Factor int64 // factor
+	Factor       int64 // factor
+	ChannelMajor bool  // channel_major: true: each output row lists channel 0's factor values (the run's rows in order), then channel 1's, ... (torch.nn.functional.unfold's order); false: the rows one after another
 }
 
 // decodeMergeRowsAttrs reads n.Attrs (the evaluated arguments) into MergeRowsAttrs; an error names the attribute and what it must be.
@@ -2374,6 +2393,11 @@ func decodeMergeRowsAttrs(n *ir.Node) (*MergeRowsAttrs, error) {
 	var err error
 	if a.Factor, err = decodeInt("factor", n.Attrs["factor"]); err != nil {
 		return nil, err
+	}
+	if v := n.Attrs["channel_major"]; v != nil {
+		if a.ChannelMajor, err = decodeBool("channel_major", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -122,7 +122,7 @@ func (m *Model) encodePatches(ctx context.Context, enc abi.Encoder, proc *vision
 	if len(enc.Input) != 3 || int(enc.Input[2]) != px.PatchDim {
 		return nil, false, fmt.Errorf("the processor makes patches of %d values, the model's encoder takes %v: the processor config does not fit the model", px.PatchDim, enc.Input)
 	}
-	merge := proc.Qwen.MergeSize
+	merge := proc.PatchMerge()
 	if s := enc.Sizes[0]; s.Rows <= 0 || s.Size != s.Rows*int64(merge*merge) {
 		return nil, false, fmt.Errorf("the processor's merge_size is %d (%d patches an image token), the model's encoder %s makes %d rows of %d patches (spatial_merge_size %s): the processor config does not fit the model", merge, merge*merge, enc.Name, s.Rows, s.Size, mergeOf(s))
 	}

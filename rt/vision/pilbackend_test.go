@@ -51,7 +51,7 @@ func TestLoadLlavaErrors(t *testing.T) {
 		{`{"processor_class": "LlavaProcessor", "patch_size": 14, "image_processor": {"image_processor_type": "LlavaNextImageProcessor"}}`, "LlavaNextImageProcessor"},
 		{`{"processor_class": "LlavaProcessor", "patch_size": 0, "image_processor": {"do_resize": true, "size": {"shortest_edge": 8}}}`, "patch_size"},
 		{`{"processor_class": "LlavaProcessor", "patch_size": 4, "image_processor": {"do_resize": true, "size": {}}}`, "shortest_edge"},
-		{`{"processor_class": "PixtralProcessor"}`, "PixtralProcessor"},
+		{`{"processor_class": "Llama4Processor"}`, "Llama4Processor"},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "processor_config.json"), []byte(tc.json), 0o644); err != nil {

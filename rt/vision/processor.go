@@ -53,6 +53,25 @@ type Processor struct {
 	// prompt becomes t·h·w/merge_size² copies of itself. The other fields
 	// are then not used.
 	Qwen *QwenVLConfig
+	// Pixtral, when set, is a PixtralProcessor's configuration (Mistral 3,
+	// LLaVA with a Pixtral tower): Preprocess gives patch rows and their
+	// grid as for Qwen-VL, and each "[IMG]" of the prompt becomes the
+	// image's rows of "[IMG]" with "[IMG_BREAK]" after each and
+	// "[IMG_END]" after the last. The other fields are then not used.
+	Pixtral *PixtralConfig
+}
+
+// PatchMerge is the side of the merge window of a processor that makes
+// patch rows (Qwen-VL's merge_size, Pixtral's spatial_merge_size), 0 for
+// one that makes tiles.
+func (p *Processor) PatchMerge() int {
+	switch {
+	case p.Qwen != nil:
+		return p.Qwen.MergeSize
+	case p.Pixtral != nil:
+		return p.Pixtral.MergeSize
+	}
+	return 0
 }
 
 // isQwenVL reports whether a processor_class is one whose image side is
@@ -119,8 +138,11 @@ func LoadProcessor(dir string) (*Processor, error) {
 		if isQwenVL(top.ProcessorClass) {
 			return loadQwenVLDir(dir, procPath, top.ImageProcessor)
 		}
+		if top.ProcessorClass == "PixtralProcessor" {
+			return loadPixtral(procPath, b)
+		}
 		if top.ProcessorClass != "" && top.ProcessorClass != "Idefics3Processor" && top.ProcessorClass != "SmolVLMProcessor" {
-			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor, Gemma3Processor, Qwen2VLProcessor, Qwen2_5_VLProcessor, Qwen3VLProcessor)", procPath, top.ProcessorClass)
+			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor, Gemma3Processor, Qwen2VLProcessor, Qwen2_5_VLProcessor, Qwen3VLProcessor, PixtralProcessor)", procPath, top.ProcessorClass)
 		}
 		if top.ImageSeqLen != nil {
 			p.ImageSeqLen = *top.ImageSeqLen
@@ -215,6 +237,14 @@ func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
 		}
 		return out, strings.Repeat(ImagePad, p.Qwen.Tokens(out.GridTHW)), nil
 	}
+	if p.Pixtral != nil {
+		out, err := p.Pixtral.Preprocess(img)
+		if err != nil {
+			return nil, "", err
+		}
+		text, err := expandPixtral(ImgToken, []Grid{p.GridOf(out)}, p.Pixtral.MergeSize)
+		return out, text, err
+	}
 	if p.PanAndScan != nil {
 		return p.panAndScan(img)
 	}
@@ -237,12 +267,14 @@ func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
 
 // GridOf is the Grid that Expand reads for an image Preprocess gave out:
 // its tile grid, for a LLaVA processor its placeholder count, for a
-// Qwen-VL one its patch grid and "<|image_pad|>" count.
+// Qwen-VL or Pixtral one its patch grid and image-token count.
 func (p *Processor) GridOf(out *Idefics3Output) Grid {
 	g := Grid{Rows: out.Rows, Cols: out.Cols}
 	switch {
 	case p.Qwen != nil:
 		g.THW, g.Tokens = out.GridTHW, p.Qwen.Tokens(out.GridTHW)
+	case p.Pixtral != nil:
+		g.THW, g.Tokens = out.GridTHW, p.Pixtral.Tokens(out.GridTHW)
 	case p.Gemma3:
 		g.Tokens, g.Crops = p.ImageSeqLen, out.Crops
 	case p.PIL != nil:
@@ -278,7 +310,7 @@ type Prompt struct {
 // of Preprocess.
 func (p *Processor) PreprocessPrompt(text string, imgs []*RGB8) (*Prompt, error) {
 	out := &Prompt{}
-	if p.Qwen != nil {
+	if p.Qwen != nil || p.Pixtral != nil {
 		for i, img := range imgs {
 			o, _, err := p.Preprocess(img)
 			if err != nil {
@@ -439,10 +471,13 @@ func (p *Processor) panAndScan(img *RGB8) (*Idefics3Output, string, error) {
 
 // Placeholder is the string a rendered prompt carries per image, which
 // Expand replaces: "<start_of_image>" for Gemma 3, "<|image_pad|>" for
-// Qwen-VL, else "<image>".
+// Qwen-VL, "[IMG]" for Pixtral, else "<image>".
 func (p *Processor) Placeholder() string {
 	if p.Qwen != nil {
 		return ImagePad
+	}
+	if p.Pixtral != nil {
+		return ImgToken
 	}
 	if p.Gemma3 {
 		return StartOfImage
@@ -458,6 +493,9 @@ func (p *Processor) RowToken() string {
 	if p.Qwen != nil {
 		return ImagePad
 	}
+	if p.Pixtral != nil {
+		return ImgToken
+	}
 	if p.Gemma3 {
 		return ImageSoftToken
 	}
@@ -467,11 +505,15 @@ func (p *Processor) RowToken() string {
 // Expand replaces each image placeholder of a rendered prompt, in order,
 // with its expansion as the model's processor does: Idefics3's tile grid
 // (ExpandPrompt with grids), LLaVA's repeated placeholder (one per
-// encoder row of the image), or Qwen-VL's "<|image_pad|>" repeated
-// Grid.Tokens (t·h·w/merge²) times. Errors: a placeholder count other
+// encoder row of the image), Qwen-VL's "<|image_pad|>" repeated
+// Grid.Tokens (t·h·w/merge²) times, or Pixtral's rows of "[IMG]" with
+// "[IMG_BREAK]" and "[IMG_END]" (expandPixtral). Errors: a placeholder count other
 // than the image count; for Qwen-VL a "<|video_pad|>" (video is not
 // supported).
 func (p *Processor) Expand(text string, grids []Grid) (string, error) {
+	if p.Pixtral != nil {
+		return expandPixtral(text, grids, p.Pixtral.MergeSize)
+	}
 	if p.Qwen != nil {
 		if strings.Contains(text, VideoPad) {
 			return "", fmt.Errorf("vision: the prompt has %s: video input is not supported for Qwen-VL models (images only)", VideoPad)

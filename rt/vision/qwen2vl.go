@@ -129,26 +129,39 @@ func ParseQwenVLConfig(b []byte) (*QwenVLConfig, error) {
 	setI(&c.PatchSize, f.PatchSize)
 	setI(&c.TemporalPatchSize, f.TemporalPatchSize)
 	setI(&c.MergeSize, f.MergeSize)
-	for k, dst := range map[string]*[]float64{"image_mean": &c.ImageMean, "image_std": &c.ImageStd} {
-		v, ok := raw[k]
-		if !ok || string(v) == "null" {
-			continue
-		}
-		var one float64
-		if json.Unmarshal(v, &one) == nil {
-			*dst = []float64{one}
-			continue
-		}
-		var list []float64
-		if err := json.Unmarshal(v, &list); err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		*dst = list
+	if err := readStats(raw, &c.ImageMean, &c.ImageStd); err != nil {
+		return nil, err
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// readStats reads an image processor's "image_mean" and "image_std" from
+// its JSON object raw where present and not null: a number (repeated per
+// channel by the caller's stat3) or a list. Errors name the key.
+func readStats(raw map[string]json.RawMessage, means, stds *[]float64) error {
+	for _, s := range []struct {
+		key string
+		dst *[]float64
+	}{{"image_mean", means}, {"image_std", stds}} {
+		v, ok := raw[s.key]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		var one float64
+		if json.Unmarshal(v, &one) == nil {
+			*s.dst = []float64{one}
+			continue
+		}
+		var list []float64
+		if err := json.Unmarshal(v, &list); err != nil {
+			return fmt.Errorf("%s: %w", s.key, err)
+		}
+		*s.dst = list
+	}
+	return nil
 }
 
 // pilSize2 is a Qwen2-VL "size" dictionary: pixel counts under the

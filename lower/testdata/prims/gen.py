@@ -1798,12 +1798,36 @@ def vision_cases(B, S):
     c.call(1, 1, [x], want)
     out.append(c)
 
+    name = "patch_embed_rows"
+    r = rng(name)
+    c = Case(name, "patch_embed", "out[0, n, o] = Σ W[o, c, i, j]·patch_n[c, i, j]: nn.Conv2d(3, 5, kernel_size = "
+             "stride = 2, bias=False) on each of 6 patches the processor cut and flattened as [C, p, p] "
+             "(PixtralVisionModel.patch_conv over the processor's patch rows).",
+             [("pixels", "f32", [1, 6, 12])], [1, 6, 5], attrs={"patch": 2, "out": 5})
+    w = c.weight("weight", randn(r, (5, 3, 2, 2), 0.5))
+    x = randn(r, (1, 6, 12))
+    want = np.einsum("ocij,ncij->no", w.astype(f64), x[0].astype(f64).reshape(6, 3, 2, 2))[None]
+    c.call(1, 1, [x], want)
+    out.append(c)
+
     name = "merge_rows"
     r = rng(name)
     c = Case(name, "merge_rows", "Qwen2VLPatchMerger's view(-1, hidden·4): 8 rows of 3 as 2 rows of 12, each "
              "four consecutive rows concatenated.", [("x", "f32", [1, 8, 3])], [1, 2, 12], attrs={"factor": 4}, tol=EXACT)
     x = randn(r, (1, 8, 3))
     c.call(1, 1, [x], np.concatenate([x[:, 0:4].reshape(1, 1, 12), x[:, 4:8].reshape(1, 1, 12)], 1).astype(f64))
+    out.append(c)
+
+    # Mistral3PatchMerger: F.unfold of the [d, h, w] grid, kernel 2: each
+    # window's values channel by channel (the processor orders each
+    # window's patches consecutively).
+    name = "merge_rows_channel_major"
+    r = rng(name)
+    c = Case(name, "merge_rows", "Mistral3PatchMerger's unfold: 8 rows of 3 as 2 rows of 12, row r's column "
+             "c*4 + k = x[4r + k, c] ((channel, kernel position) order).", [("x", "f32", [1, 8, 3])], [1, 2, 12],
+             attrs={"factor": 4, "channel_major": True}, tol=EXACT)
+    x = randn(r, (1, 8, 3))
+    c.call(1, 1, [x], x.reshape(1, 2, 4, 3).transpose(0, 1, 3, 2).reshape(1, 2, 12).astype(f64))
     out.append(c)
 
     # Qwen2-VL's vision RoPE: VisionRotaryEmbedding(head_dim / 2) gives
@@ -1824,6 +1848,25 @@ def vision_cases(B, S):
     table = np.outer(np.arange(8, dtype=f32), inv).astype(f32)                    # rotary_pos_emb_full
     rot = np.concatenate([table[pos[0, :, 0]], table[pos[0, :, 1]]], -1)         # [6, 4]
     emb = np.concatenate([rot, rot], -1).astype(f64)[None, :, None, :]            # [1, 6, 1, 8]
+    xf = x.astype(f64)
+    want = xf * np.cos(emb) + np.concatenate([-xf[..., d // 2:], xf[..., :d // 2]], -1) * np.sin(emb)
+    c.call(1, 1, [x, pos], want)
+    out.append(c)
+
+    # Pixtral's 2-D RoPE: one ladder inv = 1/10000^(arange(0, 8, 2)/8) over
+    # head_dim 8; rows turn by inv[0::2], columns by inv[1::2]
+    # (PixtralVisionRotaryEmbedding: inv_freq_2d, recomposition H-W-H-W).
+    name = "rope_positions_strided"
+    r = rng(name)
+    c = Case(name, "rope", "Pixtral's 2-D RoPE (mrope_section [2, 2], mrope_strided): patch n's angles are "
+             "pos[n, 0]·inv[0::2] then pos[n, 1]·inv[1::2], inv = 1/10000^(arange(0, 8, 2)/8), "
+             "out = x·cos + rotate_half(x)·sin over head_dim 8.",
+             [("x", "f32", [1, 6, 2, d]), ("positions", "i32", [1, 6, 2])], [1, 6, 2, d],
+             attrs={"theta": 10000.0, "mrope_section": [2, 2], "mrope_strided": True}, tol=(2e-5, 1e-5))
+    x = randn(r, (1, 6, 2, d))
+    inv = (1.0 / (10000.0 ** (np.arange(0, d, 2, dtype=f32) / f32(d)))).astype(f32)
+    rot = np.concatenate([np.outer(pos[0, :, 0].astype(f32), inv[0::2]), np.outer(pos[0, :, 1].astype(f32), inv[1::2])], -1)
+    emb = np.concatenate([rot, rot], -1).astype(f64)[None, :, None, :]
     xf = x.astype(f64)
     want = xf * np.cos(emb) + np.concatenate([-xf[..., d // 2:], xf[..., :d // 2]], -1) * np.sin(emb)
     c.call(1, 1, [x, pos], want)
