@@ -2408,7 +2408,42 @@ MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
           "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM), "qwen2_vl": ("qwen2vl_merger", _LM),
           "qwen3_5": ("qwen3vl_merger", _LM), "qwen3_5_moe": ("qwen3vl_merger", _LM),
           "qwen3_vl": ("qwen3vl_merger", _LM), "qwen3_vl_moe": ("qwen3vl_merger", _LM),
-          "qwen2_5_vl": ("qwen2.5vl_merger", _LM)}
+          "qwen2_5_vl": ("qwen2.5vl_merger", _LM), "mistral3": ("pixtral", ()), "llava_pixtral": ("pixtral", _LM)}
+
+
+def vision_kind(cfg):
+    """The mmproj converter a vision fixture takes: its model_type, or
+    "llava_pixtral" for LLaVA with a Pixtral tower (LlavaVisionModel's
+    pixtral path; LLaVA-1.5's is the legacy script's)."""
+    if cfg["model_type"] == "llava" and (cfg.get("vision_config") or {}).get("model_type") == "pixtral":
+        return "llava_pixtral"
+    return cfg["model_type"]
+
+
+def to_mmproj_pixtral(cfg, state):
+    """LlavaVisionModel's tensors for a Pixtral tower (Pixtral-12B's LLaVA,
+    Mistral 3), in HF name order: the names by TensorNameMap, q_proj and
+    k_proj rows permuted per head as LlamaModel.permute does, then the
+    text model's [IMG_BREAK] embedding row as v.token_embd.img_break
+    (llama.cpp places it; archc reads the text model's); all F32."""
+    vc = cfg["vision_config"]
+    heads = vc["num_attention_heads"]
+    tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, max(vc["num_hidden_layers"], 3))
+    out = []
+    for hf in sorted(state):
+        if not hf.startswith(("vision_tower.", "multi_modal_projector.")):
+            continue
+        t = np.asarray(state[hf], dtype=np.float32)
+        if hf.endswith(("q_proj.weight", "k_proj.weight")):
+            t = permute(t, heads)
+        name = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
+        assert name is not None, f"TensorNameMap has no mmproj name for {hf}"
+        out.append((name, hf, t.copy(), F32))
+    embed = next(k for k in state if k.endswith("embed_tokens.weight"))
+    with open(os.path.join(cfg["_folder"], "tokenizer.json")) as f:
+        brk = next(a["id"] for a in json.load(f)["added_tokens"] if a["content"] == "[IMG_BREAK]")
+    out.append(("v.token_embd.img_break.weight", None, np.asarray(state[embed], dtype=np.float32)[brk].copy(), F32))
+    return out
 # The legacy script's names (its get_tensor_name: fc1 is ffn_down, fc2
 # ffn_up) in its order: the projector, then the tower's modules.
 LLAVA_NAMES = (("multi_modal_projector.linear_1", "mm.0"), ("multi_modal_projector.linear_2", "mm.2"),
@@ -2555,7 +2590,7 @@ def mmproj_base(w, name, cfg, proc, image_size, embed, ffn, blocks, heads):
 
 def write_mmproj(path, name, cfg, proc, tensors):
     """The mmproj file's keys, as the family's converter writes them, and tensors."""
-    vc, ptype = cfg["vision_config"], MMPROJ[cfg["model_type"]][0]
+    vc, ptype = cfg["vision_config"], MMPROJ[vision_kind(cfg)][0]
     w = gguf.GGUFWriter(path, "clip")
     if ptype == "mlp":  # the legacy script (--clip-model-is-vision --llava-projector)
         w.add_bool("clip.has_text_encoder", False)
@@ -2581,6 +2616,19 @@ def write_mmproj(path, name, cfg, proc, tensors):
         mmproj_base(w, name, cfg, proc, vc.get("image_size", 560), vc["embed_dim"], vc["hidden_size"], vc["depth"], vc["num_heads"])
         w.add_clip_projector_type(ptype)
         w.add_vision_attention_layernorm_eps(cfg.get("rms_norm_eps", 1e-6))  # the top-level config's (transformers 5 nests it: the default)
+        w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    elif ptype == "pixtral":  # MmprojModel.set_gguf_parameters, then LlavaVisionModel's pixtral path
+        mmproj_base(w, name, cfg, proc, vc["image_size"], vc["hidden_size"], vc["intermediate_size"],
+                    vc["num_hidden_layers"], vc["num_attention_heads"])
+        w.add_clip_projector_type(ptype)
+        w.add_vision_attention_layernorm_eps(vc.get("layer_norm_eps", 1e-5))
+        assert vc.get("hidden_act", "gelu") in ("silu", "gelu"), vc.get("hidden_act")
+        if vc.get("hidden_act", "gelu") == "silu":
+            w.add_vision_use_silu(True)
+        else:
+            w.add_vision_use_gelu(True)
+        if "spatial_merge_size" in cfg:  # Mistral 3's (LLaVA's config has none)
+            w.add_vision_spatial_merge_size(cfg["spatial_merge_size"])
         w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     elif ptype == "qwen2.5vl_merger":  # MmprojModel.set_gguf_parameters, then Qwen2VLVisionModel's for qwen2_5_vl
         mmproj_base(w, name, cfg, proc, vc.get("image_size", 560), vc["hidden_size"], vc["intermediate_size"], vc["depth"], vc["num_heads"])
@@ -2657,11 +2705,12 @@ def write_vision_twins(folder, out=None):
     name = os.path.basename(folder)
     out = out or folder
     cfg, state = load_fixture(folder)
+    kind = vision_kind(cfg)
     text = {}
     for hf, t in state.items():
         if hf.startswith(VISION_PREFIXES):
             continue
-        for old, new in MMPROJ[cfg["model_type"]][1]:
+        for old, new in MMPROJ[kind][1]:
             if hf.startswith(old):
                 hf = new + hf[len(old):]
                 break
@@ -2671,9 +2720,12 @@ def write_vision_twins(folder, out=None):
         tcfg["tie_word_embeddings"] = cfg["tie_word_embeddings"]
     if cfg["model_type"] in QWEN3VL:  # Qwen3VLTextModel reads the DeepStack count from the wrapper's vision_config
         tcfg["vision_config"] = cfg["vision_config"]
+    vocab = tcfg["vocab_size"]
+    if kind == "mistral3":  # Mistral3Model: the wrapper's config, text_config merged in (the text fixture's path)
+        tcfg = dict(cfg)
     w = gguf.GGUFWriter(os.path.join(out, VISION_TWINS[0]), GGUF_ARCH[tcfg["model_type"]])
     write_metadata(w, name, tcfg, gguf.LlamaFileType.ALL_F32, text)
-    write_tokenizer(w, folder, tcfg["vocab_size"])
+    write_tokenizer(w, folder, vocab)
     for gname, _, data in to_gguf(tcfg, text):
         qtype, stored = storage(gname, data, gguf.LlamaFileType.ALL_F32, tcfg["model_type"])
         w.add_tensor(gname, stored, raw_dtype=qtype)
@@ -2690,6 +2742,7 @@ def write_vision_twins(folder, out=None):
             proc.update(c.get("image_processor") or {})
     mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl, "qwen2_5_vl": to_mmproj_qwen2vl, "qwen3_5": to_mmproj_qwen3vl,
           "qwen3_5_moe": to_mmproj_qwen3vl, "qwen3_vl": to_mmproj_qwen3vl,
-          "qwen3_vl_moe": to_mmproj_qwen3vl}.get(cfg["model_type"], to_mmproj)(cfg, state)
+          "qwen3_vl_moe": to_mmproj_qwen3vl, "mistral3": to_mmproj_pixtral,
+          "llava_pixtral": to_mmproj_pixtral}.get(kind, to_mmproj)(dict(cfg, _folder=folder), state)
     write_mmproj(os.path.join(out, VISION_TWINS[1]), name, cfg, proc, mm)
     return mm

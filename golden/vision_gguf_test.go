@@ -42,6 +42,11 @@ var visionGGUFFixtures = []struct {
 	// file: its window attention from n_wa_pattern and the window size
 	// (the fixture's 16 pixels written as an extension key).
 	{"qwen2_5_vl", logitsTolerance, logitsTolerance, false},
+	// Pixtral's tower (LlavaVisionModel: q/k rows permuted) beside a llama
+	// file named mistral (Pixtral-12B's LLaVA), and with Mistral 3's
+	// projector (mm.input_norm, mm.patch_merger) beside a mistral3 file.
+	{"pixtral", logitsTolerance, logitsTolerance, false},
+	{"mistral3", logitsTolerance, logitsTolerance, false},
 	{"qwen3_vl", logitsTolerance, logitsTolerance, false},
 	{"qwen3_vl_moe", logitsTolerance, logitsTolerance, false},
 }

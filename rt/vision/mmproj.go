@@ -25,10 +25,17 @@ import "fmt"
 //	          has them, else Qwen2VLImageProcessor's class defaults (56·56,
 //	          28·28·1280: the converter keeps neither the checkpoint's
 //	          min_pixels nor its max_pixels); image_size is not used
+//	qwen2.5vl_merger
+//	          Qwen2_5_VLProcessor: as qwen2vl_merger
 //	qwen3vl_merger
 //	          Qwen3VLProcessor (Qwen3.5's, Qwen3-VL's), whose image
 //	          processor is Qwen2VLImageProcessor: as qwen2vl_merger (the
 //	          converter writes clip.vision.spatial_merge_size)
+//	pixtral   PixtralProcessor (Pixtral-12B's LLaVA, Mistral 3): the
+//	          longest edge image_size (the tower's, which the checkpoints
+//	          set to the processor's), patch_size, the merge from
+//	          clip.vision.spatial_merge_size (Mistral 3's; 1 without:
+//	          LLaVA's)
 //
 // Errors name the key: an unknown projector type, a missing size.
 func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key string) ([]float64, bool)) (*Processor, error) {
@@ -61,8 +68,16 @@ func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key stri
 		return nil, fmt.Errorf("vision: mmproj: clip.vision.image_mean and image_std must be arrays of 1 or 3 floats")
 	}
 	pt, _ := meta("clip.projector_type")
-	if pt == "qwen2vl_merger" || pt == "qwen3vl_merger" {
+	if pt == "qwen2vl_merger" || pt == "qwen2.5vl_merger" || pt == "qwen3vl_merger" {
 		return qwenFromMMProj(num, patch, mean, std)
+	}
+	if pt == "pixtral" {
+		c := DefaultPixtralConfig()
+		c.LongestEdge, c.PatchSize, c.ImageMean, c.ImageStd = size, patch, mean, std
+		if c.MergeSize, err = num("clip.vision.spatial_merge_size", 1); err != nil {
+			return nil, err
+		}
+		return &Processor{Pixtral: &c}, c.Check()
 	}
 	switch pt {
 	case "idefics3":
@@ -92,7 +107,7 @@ func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key stri
 			DoRescale: true, RescaleFactor: 1.0 / 255, DoNormalize: true, ImageMean: mean, ImageStd: std}
 		return &Processor{PIL: c, shortest: size, PatchSize: patch, AdditionalImageTokens: 1, Strategy: "default"}, nil
 	default:
-		return nil, fmt.Errorf("vision: mmproj: clip.projector_type %q has no image processor in archc (idefics3, gemma3, mlp, qwen2vl_merger, qwen3vl_merger)", fmt.Sprint(pt))
+		return nil, fmt.Errorf("vision: mmproj: clip.projector_type %q has no image processor in archc (idefics3, gemma3, mlp, qwen2vl_merger, qwen2.5vl_merger, qwen3vl_merger, pixtral)", fmt.Sprint(pt))
 	}
 	return nil, fmt.Errorf("vision: mmproj: image_size %d, patch_size %d and scale_factor %d do not divide into image tokens", size, patch, scale)
 }

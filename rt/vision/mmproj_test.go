@@ -17,7 +17,7 @@ import (
 // file's image_min_pixels / image_max_pixels where it has them); an
 // unknown projector type is an error naming it.
 func TestProcessorFromMMProj(t *testing.T) {
-	for _, name := range []string{"idefics3", "gemma3", "llava", "qwen2_vl", "qwen3_5", "qwen3_5_moe"} {
+	for _, name := range []string{"idefics3", "gemma3", "llava", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "mistral3", "pixtral"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "..", "golden", "testdata", "vision", name)
 			path := filepath.Join(dir, "mmproj.f32.gguf")
@@ -43,6 +43,13 @@ func TestProcessorFromMMProj(t *testing.T) {
 			}
 			if want.PIL != nil { // the mmproj holds image_mean and image_std as float32, which the processor computes with
 				for _, v := range [][]float64{want.PIL.ImageMean, want.PIL.ImageStd} {
+					for i := range v {
+						v[i] = float64(float32(v[i]))
+					}
+				}
+			}
+			if px := want.Pixtral; px != nil { // the mmproj records mean and std as float32, the tower's image_size as the longest edge
+				for _, v := range [][]float64{px.ImageMean, px.ImageStd} {
 					for i := range v {
 						v[i] = float64(float32(v[i]))
 					}
@@ -84,12 +91,12 @@ func TestProcessorFromMMProj(t *testing.T) {
 			}
 			other := func(key string) (any, bool) {
 				if key == "clip.projector_type" {
-					return "pixtral", true
+					return "cogvlm", true
 				}
 				return f.Value(key)
 			}
-			if _, err := ProcessorFromMMProj(other, floats); err == nil || !strings.Contains(err.Error(), `clip.projector_type "pixtral" has no image processor`) {
-				t.Errorf("pixtral: %v", err)
+			if _, err := ProcessorFromMMProj(other, floats); err == nil || !strings.Contains(err.Error(), `clip.projector_type "cogvlm" has no image processor`) {
+				t.Errorf("cogvlm: %v", err)
 			}
 		})
 	}
