@@ -78,8 +78,8 @@ func TestMMProjErrors(t *testing.T) {
 		text, mmproj string
 		want         []string
 	}{
-		{"unknown projector type", text, edited("pixtral.gguf", func(e *testmodels.GGUFEdit) { e.Set("clip.projector_type", "pixtral") }),
-			[]string{`clip.projector_type "pixtral": no family reads this mmproj file`, "gemma3_vision", "idefics3"}},
+		{"unknown projector type", text, edited("cogvlm.gguf", func(e *testmodels.GGUFEdit) { e.Set("clip.projector_type", "cogvlm") }),
+			[]string{`clip.projector_type "cogvlm": no family reads this mmproj file`, "gemma3_vision", "idefics3"}},
 		{"no projector type", text, edited("untyped.gguf", func(e *testmodels.GGUFEdit) { e.Drop("clip.projector_type") }),
 			[]string{"clip.projector_type (absent): no family reads this mmproj file"}},
 		{"projector of another family", text, gemmaMMProj,
