@@ -280,6 +280,14 @@ func testModule(kernel bool) *Module {
 	part := f.Op("stablehlo.real_dynamic_slice", T("f32", Dynamic), nil, f.Args[0], start, limit, stride)
 	f.Return(f.Reduce(part, f.Op("stablehlo.constant", T("f32"), Attrs{A("value", DenseFloats{Type: T("f32"), Values: []float64{0}})}), "stablehlo.add", 0))
 
+	// twice(x) = 8·x + 4: three trips of acc ← 2·acc + i from acc = x.
+	f = m.NewFunc("twice", T("f32", 4))
+	two := f.Op("stablehlo.constant", T("f32", 4), Attrs{A("value", DenseFloats{Type: T("f32", 4), Values: []float64{2}})})
+	f.Return(f.Loop(3, []Value{f.Args[0]}, func(i Value, acc []Value) []Value {
+		fi := f.Op("stablehlo.broadcast_in_dim", T("f32", 4), Attrs{A("broadcast_dimensions", I64s{})}, f.Op("stablehlo.convert", T("f32"), nil, i))
+		return []Value{f.Op("stablehlo.add", T("f32", 4), nil, f.Op("stablehlo.multiply", T("f32", 4), nil, acc[0], two), fi)}
+	})[0])
+
 	// reset() stores specials and extremes; get() reads them back.
 	f = m.NewFunc("reset")
 	var parts []Value
@@ -357,6 +365,9 @@ func TestModuleRuns(t *testing.T) {
 	}
 	if got := call("prefix", x, tensor.ScalarI32(3)); len(got) != 1 || got[0] != 111 {
 		t.Errorf("prefix(x, 3) = %v, want 111", got)
+	}
+	if got := call("twice", x); fmt.Sprint(got) != "[12 84 804 8004]" {
+		t.Errorf("twice(x) = %v, want [12 84 804 8004] (8·x + 4)", got)
 	}
 	// (No check of the state before reset: IREE folds a mutable global
 	// whose only store is a constant into that constant.)

@@ -41,6 +41,8 @@ type op struct {
 	global   string  // util.global.load/store: the global's name
 	callee   string  // flow.dispatch: "executable::export"
 	where    string  // source position when the op was emitted
+	loop     *region // stablehlo.while (Func.Loop): its body
+	results  []Value // stablehlo.while: its results, the carried values
 }
 
 // NewFunc starts a function with the given argument types.

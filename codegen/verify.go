@@ -39,9 +39,34 @@ func (f *Func) verify(globals map[string]Global) error {
 	for _, a := range f.Args {
 		defined[a.name] = a.Type
 	}
-	for _, o := range f.ops {
+	if err := f.verifyOps(f.ops, defined, globals); err != nil {
+		return err
+	}
+	for i, r := range f.Results {
+		if t, ok := defined[r.name]; !ok || r.name == "" || t.String() != r.Type.String() {
+			return fmt.Errorf("%s: result %d (%s %s) is not a value of the function", f.Name, i, r.name, r.Type)
+		}
+	}
+	return nil
+}
+
+// verifyOps checks ops in order in the scope defined, adding each result
+// to it (a loop's body in a scope of its own: see checkLoop).
+func (f *Func) verifyOps(ops []op, defined map[string]Type, globals map[string]Global) error {
+	for _, o := range ops {
 		err := checkOperands(o, defined)
-		if err == nil {
+		if err == nil && o.loop != nil {
+			scope := loopScope(o, defined)
+			if err := f.verifyOps(o.loop.ops, scope, globals); err != nil {
+				return err // an op of the body, placed where it was emitted
+			}
+			if err = checkYield(o, scope); err == nil {
+				for _, r := range o.results {
+					defined[r.name] = r.Type
+				}
+				continue
+			}
+		} else if err == nil {
 			err = checkOp(o, globals)
 		}
 		if err != nil {
@@ -49,11 +74,6 @@ func (f *Func) verify(globals map[string]Global) error {
 		}
 		if o.result != nil {
 			defined[o.result.name] = o.result.Type
-		}
-	}
-	for i, r := range f.Results {
-		if t, ok := defined[r.name]; !ok || r.name == "" || t.String() != r.Type.String() {
-			return fmt.Errorf("%s: result %d (%s %s) is not a value of the function", f.Name, i, r.name, r.Type)
 		}
 	}
 	return nil

@@ -66,6 +66,33 @@ func TestVerify(t *testing.T) {
 				x.Type = f32(8)
 				return f.Op("stablehlo.negate", f32(8), nil, x)
 			}},
+		{name: "loop", args: []codegen.Type{f32(4)},
+			build: func(f *codegen.Func) codegen.Value {
+				return f.Loop(2, []codegen.Value{f.Args[0]}, func(_ codegen.Value, acc []codegen.Value) []codegen.Value {
+					return []codegen.Value{f.Op("stablehlo.add", f32(4), nil, acc[0], f.Args[0])}
+				})[0]
+			}},
+		{name: "loop body value used after the loop", args: []codegen.Type{f32(4)}, wantErr: "stablehlo.negate: operand 0 (tensor<4xf32>) is not defined before its use",
+			build: func(f *codegen.Func) codegen.Value {
+				var inner codegen.Value
+				f.Loop(2, []codegen.Value{f.Args[0]}, func(_ codegen.Value, acc []codegen.Value) []codegen.Value {
+					inner = f.Op("stablehlo.negate", f32(4), nil, acc[0])
+					return []codegen.Value{inner}
+				})
+				return f.Op("stablehlo.negate", f32(4), nil, inner)
+			}},
+		{name: "loop body yielding another type", args: []codegen.Type{f32(4), i32(4)}, wantErr: "stablehlo.while: the body's value 1 (%arg1 tensor<4xi32>) is not a value of the body of type tensor<4xf32>",
+			build: func(f *codegen.Func) codegen.Value {
+				return f.Loop(2, []codegen.Value{f.Args[0]}, func(_ codegen.Value, _ []codegen.Value) []codegen.Value {
+					return []codegen.Value{f.Args[1]}
+				})[0]
+			}},
+		{name: "ill-typed op in a loop body", args: []codegen.Type{f32(4), f32(2)}, wantErr: "stablehlo.add: operand 1 is tensor<2xf32>",
+			build: func(f *codegen.Func) codegen.Value {
+				return f.Loop(2, []codegen.Value{f.Args[0]}, func(_ codegen.Value, acc []codegen.Value) []codegen.Value {
+					return []codegen.Value{f.Op("stablehlo.add", f32(4), nil, acc[0], f.Args[1])}
+				})[0]
+			}},
 		{name: "constant", build: func(f *codegen.Func) codegen.Value {
 			return f.Op("stablehlo.constant", i32(2), codegen.Attrs{codegen.A("value", codegen.DenseInts{Type: codegen.T("i32", 2), Values: []int64{1, 2}, List: true})})
 		}},

@@ -181,10 +181,20 @@ func encodeCase(t *testing.T, m *rt.Model, dir string, c visionCase) []float32 {
 	return rows
 }
 
+// blockedScores is the score budget (lower.Options.ScoreBytes) of
+// TestVisionExecution's encoders: 4 KiB, so that every fixture tower's
+// bidirectional attention (a few heads over 32 to 256 patches) runs a
+// block of query rows per loop trip — with the padding of a variable-size
+// encoder and Qwen2.5-VL's windows — as a real tower over thousands of
+// patches does at the default budget.
+const blockedScores = 4 << 10
+
 // TestVisionExecution: for each vision fixture and case, the image
 // encoder's rows equal the HF connector's output within 1e-4, and greedy
 // generation with them is the HF fp32 oracle's, token for token, its
-// first-step logits within 1e-4.
+// first-step logits within 1e-4. Its encoders run their attention in
+// query blocks (blockedScores); TestVisionGGUF's compute the scores at once
+// (lower.DefaultScoreBytes): the same oracle checks both forms.
 func TestVisionExecution(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
@@ -194,7 +204,9 @@ func TestVisionExecution(t *testing.T) {
 			t.Parallel()
 			want := readVisionOracle(t, dir)
 			ctx := context.Background()
-			m, err := launch.Open(ctx, dir, execOptions(t, dir))
+			opts := execOptions(t, dir)
+			opts.Plan.Lower.ScoreBytes = blockedScores
+			m, err := launch.Open(ctx, dir, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -135,33 +135,122 @@ func lowerBidirectionalAttention(f *fn, n *ir.Node, a *BidirectionalAttentionAtt
 	if a.Scale != nil {
 		scale = *a.Scale
 	}
-	scores := f.dot(q, k, []int64{0, 2}, []int64{0, 2}, []int64{3}, []int64{3}) // [B,H,S,S]
-	scores = f.mul(scores, f.splat(scale, scores.Type))
-	if f.rows.Type.Elem != "" { // a variable-size encoder: keys past the real rows are padding
-		real := f.compare("LT", f.iota(codegen.T("i32", S), 0), f.broadcast(f.rows, codegen.T("i32", S)))
-		scores = f.selectOp(f.broadcastDims(real, scores.Type.WithElem("i1"), 3), scores, f.splat(maskValue, scores.Type))
+	var real, keyBlocks codegen.Value // [S] i1: the real keys; [B, S, C] i32: each key's block
+	if f.rows.Type.Elem != "" {       // a variable-size encoder: keys past the real rows are padding
+		real = f.compare("LT", f.iota(codegen.T("i32", S), 0), f.broadcast(f.rows, codegen.T("i32", S)))
 	}
 	if len(n.Args) > 3 { // within blocks: every coordinate // block_size equal
-		same := f.sameBlock(f.arg(n, 3), a.BlockSize) // [B,S,S]
-		scores = f.selectOp(f.broadcastDims(same, scores.Type.WithElem("i1"), 0, 2, 3), scores, f.splat(maskValue, scores.Type))
+		keyBlocks = f.blockIndex(f.arg(n, 3), a.BlockSize)
 	}
-	out := f.dot(f.softmaxLast(scores), v, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{1}) // [B,H,S,D]
+	// attend is the attention of the queries qs [B, R, H, D], whose blocks
+	// are qb [B, R, C], over every key: [B, H, R, D].
+	attend := func(qs, qb codegen.Value) codegen.Value {
+		scores := f.dot(qs, k, []int64{0, 2}, []int64{0, 2}, []int64{3}, []int64{3}) // [B,H,R,S]
+		scores = f.mul(scores, f.splat(scale, scores.Type))
+		if real.Type.Elem != "" {
+			scores = f.selectOp(f.broadcastDims(real, scores.Type.WithElem("i1"), 3), scores, f.splat(maskValue, scores.Type))
+		}
+		if keyBlocks.Type.Elem != "" {
+			same := f.sameBlock(qb, keyBlocks) // [B,R,S]
+			scores = f.selectOp(f.broadcastDims(same, scores.Type.WithElem("i1"), 0, 2, 3), scores, f.splat(maskValue, scores.Type))
+		}
+		return f.dot(f.softmaxLast(scores), v, []int64{0, 1}, []int64{0, 2}, []int64{3}, []int64{1}) // [B,H,R,D]
+	}
+	out := codegen.Value{}
+	if rows := f.queryBlockRows(B, H, S); rows == S {
+		out = attend(q, keyBlocks)
+	} else {
+		out = f.queryBlocks(S, rows, codegen.T("f32", B, H, S, D), 2, func(start codegen.Value) codegen.Value {
+			qs := f.dynamicSliceDim(q, 1, start, rows)
+			var qb codegen.Value
+			if keyBlocks.Type.Elem != "" {
+				qb = f.dynamicSliceDim(keyBlocks, 1, start, rows)
+			}
+			return attend(qs, qb)
+		})
+	}
 	return f.reshape(f.transpose(out, 0, 2, 1, 3), B, S, H*D)
 }
 
-// sameBlock is, for block coordinates b [B, S, C] i32 (non-negative),
-// [B, S, S] i1: whether positions i and j have b[·, m] // size equal in
-// every column m.
-func (f *fn) sameBlock(b codegen.Value, size int64) codegen.Value {
-	B, S, C := b.Type.Shape[0], b.Type.Shape[1], b.Type.Shape[2]
-	if size != 1 {
-		b = f.div(b, f.broadcast(f.constI32(size), b.Type))
+// queryBlockRows is the number of query rows attention over S keys
+// computes at once: all S while the [B, H, S, S] f32 scores fit
+// Options.ScoreBytes, else as many as fit it, at most queryBlockRows and
+// at least one.
+func (f *fn) queryBlockRows(B, H, S int64) int64 {
+	budget := f.opts.ScoreBytes
+	if budget <= 0 {
+		budget = DefaultScoreBytes
 	}
-	pair := codegen.T("i32", B, S, S)
+	perRow := B * H * S * 4
+	if perRow*S <= budget {
+		return S
+	}
+	return max(1, min(queryBlockRows, budget/perRow, S))
+}
+
+// queryBlockRows is the most query rows one trip of blocked attention
+// computes (see DefaultScoreBytes for the measurements behind it).
+const queryBlockRows = 128
+
+// queryBlocks builds out, of type t, block by block along dimension dim
+// (S rows, rows at a time) in a loop: block(start) returns the rows
+// [start, start + rows) of out. The last block starts at S − rows and
+// overlaps the one before it when rows does not divide S; the overlapped
+// rows are computed twice, equal.
+func (f *fn) queryBlocks(S, rows int64, t codegen.Type, dim int, block func(start codegen.Value) codegen.Value) codegen.Value {
+	trips := (S + rows - 1) / rows
+	zero := f.Op("stablehlo.constant", t, codegen.Attrs{codegen.A("value", codegen.DenseFloats{Type: t, Values: []float64{0}})})
+	return f.Loop(trips, []codegen.Value{zero}, func(i codegen.Value, acc []codegen.Value) []codegen.Value {
+		start := f.Op("stablehlo.minimum", i.Type, nil, f.mul(i, f.constI32(rows)), f.constI32(S-rows))
+		part := block(start)
+		idx := []codegen.Value{acc[0], part}
+		for d := range t.Shape {
+			if d == dim {
+				idx = append(idx, start)
+			} else {
+				idx = append(idx, f.constI32(0))
+			}
+		}
+		return []codegen.Value{f.Op("stablehlo.dynamic_update_slice", t, nil, idx...)}
+	})[0]
+}
+
+// dynamicSliceDim is x's rows [start, start + size) along dimension d, start
+// an i32 scalar (clamped into x, as stablehlo.dynamic_slice does).
+func (f *fn) dynamicSliceDim(x codegen.Value, d int, start codegen.Value, size int64) codegen.Value {
+	sizes := append([]int64(nil), x.Type.Shape...)
+	sizes[d] = size
+	idx := []codegen.Value{x}
+	for i := range sizes {
+		if i == d {
+			idx = append(idx, start)
+		} else {
+			idx = append(idx, f.constI32(0))
+		}
+	}
+	return f.Op("stablehlo.dynamic_slice", x.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, idx...)
+}
+
+// blockIndex is, for block coordinates b [B, S, C] i32 (non-negative), each
+// coordinate's block: b // size.
+func (f *fn) blockIndex(b codegen.Value, size int64) codegen.Value {
+	if size == 1 {
+		return b
+	}
+	return f.div(b, f.broadcast(f.constI32(size), b.Type))
+}
+
+// sameBlock is, for the blocks of R queries qb [B, R, C] and of S keys kb
+// [B, S, C] (blockIndex), [B, R, S] i1: whether query i and key j are in
+// the same block in every column m.
+func (f *fn) sameBlock(qb, kb codegen.Value) codegen.Value {
+	B, R, S, C := qb.Type.Shape[0], qb.Type.Shape[1], kb.Type.Shape[1], qb.Type.Shape[2]
+	pair := codegen.T("i32", B, R, S)
 	var same codegen.Value
 	for m := int64(0); m < C; m++ {
-		col := f.reshape(f.sliceDim(b, 2, m, m+1), B, S)
-		eq := f.compare("EQ", f.broadcastDims(col, pair, 0, 1), f.broadcastDims(col, pair, 0, 2))
+		qc := f.reshape(f.sliceDim(qb, 2, m, m+1), B, R)
+		kc := f.reshape(f.sliceDim(kb, 2, m, m+1), B, S)
+		eq := f.compare("EQ", f.broadcastDims(qc, pair, 0, 1), f.broadcastDims(kc, pair, 0, 2))
 		if m == 0 {
 			same = eq
 		} else {

@@ -61,7 +61,10 @@ type primSpec struct {
 		Slots  int64 `json:"slots"`
 		MaxLen int64 `json:"max_len"`
 	} `json:"cache"` // the functions take slots [batch] i32 and own a KV cache
-	Calls []struct {
+	// ScoreBytes sets Options.ScoreBytes: a small budget makes attention
+	// over a few rows run its queries in blocks.
+	ScoreBytes int64 `json:"score_bytes"`
+	Calls      []struct {
 		Batch int64 `json:"batch"`
 		Seq   int64 `json:"seq"`
 	} `json:"calls"`
@@ -288,7 +291,7 @@ func (c *primCase) lower(m *codegen.Module) error {
 		return err
 	}
 	n := g.Nodes[len(g.Nodes)-1]
-	opts := Options{WeightDTypes: map[string]string{}, Slots: 1, MaxLen: 1}
+	opts := Options{WeightDTypes: map[string]string{}, Slots: 1, MaxLen: 1, ScoreBytes: c.spec.ScoreBytes}
 	if cs := c.spec.Cache; cs != nil {
 		opts.Slots, opts.MaxLen = cs.Slots, cs.MaxLen
 	}

@@ -31,6 +31,27 @@ module @codegen_test {
     func.return %5 : tensor<f32>
   }
 
+  func.func @twice(%arg0: tensor<4xf32>) -> (tensor<4xf32>) {
+    %0 = "stablehlo.constant"() {value = dense<2.0e+00> : tensor<4xf32>} : () -> tensor<4xf32>
+    %8 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %1:2 = "stablehlo.while"(%8, %arg0) ({
+    ^bb0(%w1c0: tensor<i32>, %w1c1: tensor<4xf32>):
+      %w1n = "stablehlo.constant"() {value = dense<3> : tensor<i32>} : () -> tensor<i32>
+      %w1lt = "stablehlo.compare"(%w1c0, %w1n) {comparison_direction = #stablehlo<comparison_direction LT>} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      "stablehlo.return"(%w1lt) : (tensor<i1>) -> ()
+    }, {
+    ^bb0(%w1b0: tensor<i32>, %w1b1: tensor<4xf32>):
+      %2 = "stablehlo.convert"(%w1b0) : (tensor<i32>) -> tensor<f32>
+      %3 = "stablehlo.broadcast_in_dim"(%2) {broadcast_dimensions = array<i64>} : (tensor<f32>) -> tensor<4xf32>
+      %4 = "stablehlo.multiply"(%w1b1, %0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %5 = "stablehlo.add"(%4, %3) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      %6 = "stablehlo.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+      %7 = "stablehlo.add"(%w1b0, %6) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+      "stablehlo.return"(%7, %5) : (tensor<i32>, tensor<4xf32>) -> ()
+    }) : (tensor<i32>, tensor<4xf32>) -> (tensor<i32>, tensor<4xf32>)
+    func.return %1#1 : tensor<4xf32>
+  }
+
   func.func @reset() -> () {
     %0 = "stablehlo.constant"() {value = dense<0x7F800000> : tensor<f32>} : () -> tensor<f32>
     %1 = "stablehlo.reshape"(%0) : (tensor<f32>) -> tensor<1xf32>

@@ -48,8 +48,10 @@ class Case:
     """One txtar case: a primitive, its signature and a list of calls."""
 
     def __init__(self, name, prim, doc, args, out, attrs=None,
-                 positions=False, cache=None, tol=(1e-5, 1e-5), out_dtype=None, nodes=None, rope_positions=False):
+                 positions=False, cache=None, tol=(1e-5, 1e-5), out_dtype=None, nodes=None, rope_positions=False,
+                 score_bytes=None):
         self.name, self.prim, self.doc = name, prim, doc
+        self.score_bytes = score_bytes  # lowering option: attention scores above it run in query blocks
         self.nodes = nodes or {}  # argument name -> the IR node kind it stands for ("encoded": an encoder's rows)
         self.out_dtype = out_dtype  # "i1": a mask, returned as f32 0/1
         self.args = args        # [(name, dtype, shape)]
@@ -114,6 +116,8 @@ class Case:
             s["out_dtype"] = self.out_dtype
         if self.cache:
             s["cache"] = self.cache
+        if self.score_bytes:
+            s["score_bytes"] = self.score_bytes
         s["calls"] = [{"batch": b, "seq": q} for b, q, _ in self.calls]
         s["tol"] = {"abs": self.tol[0], "rel": self.tol[1]}
         return "{\n" + ",\n".join("  %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in s.items()) + "\n}\n"
@@ -1872,11 +1876,16 @@ def vision_cases(B, S):
     c.call(1, 1, [x, pos], want)
     out.append(c)
 
-    for name, attrs, scale in [("bidirectional_attention", {}, 0.5), ("bidirectional_attention_scale", {"scale": 0.3}, 0.3)]:
+    for name, attrs, scale, budget in [("bidirectional_attention", {}, 0.5, None),
+                                       ("bidirectional_attention_scale", {"scale": 0.3}, 0.3, None),
+                                       ("bidirectional_attention_query_blocks", {}, 0.5, 80)]:
         r = rng(name)
+        blocked = (" Scores over 80 bytes run in query blocks: 2 rows a trip ([1, 2, 2, 5] f32 = 80 bytes), "
+                   "three trips, the last at rows 3–4 overlapping the second.") if budget else ""
         c = Case(name, "bidirectional_attention", "out = softmax(q·kᵀ·%s)·v per head, no mask and no cache "
-                 "(SiglipAttention's eager_attention_forward); q, k, v [1, 5, 2, 4]." % scale,
-                 [("q", "f32", [1, 5, 2, 4]), ("k", "f32", [1, 5, 2, 4]), ("v", "f32", [1, 5, 2, 4])], [1, 5, 8], attrs=attrs)
+                 "(SiglipAttention's eager_attention_forward); q, k, v [1, 5, 2, 4].%s" % (scale, blocked),
+                 [("q", "f32", [1, 5, 2, 4]), ("k", "f32", [1, 5, 2, 4]), ("v", "f32", [1, 5, 2, 4])], [1, 5, 8], attrs=attrs,
+                 score_bytes=budget)
         q, k, v = randn(r, (1, 5, 2, 4)), randn(r, (1, 5, 2, 4)), randn(r, (1, 5, 2, 4))
         qh, kh, vh = (a.astype(f64).transpose(0, 2, 1, 3) for a in (q, k, v))
         sc = qh @ kh.transpose(0, 1, 3, 2) * f32(scale)
@@ -1887,23 +1896,26 @@ def vision_cases(B, S):
 
     # Qwen2.5-VL's window attention: the attention of each window of the
     # patch grid alone (HF: cu_window_seqlens over reordered patches).
-    name = "bidirectional_attention_blocks"
-    r = rng(name)
-    c = Case(name, "bidirectional_attention", "out = softmax(q·kᵀ·0.5 + mask)·v per head, key j visible to query i "
-             "only when blocks[i] // 2 == blocks[j] // 2 in both columns: 8 positions of a 2×4 grid (row, column), "
-             "listed out of order, in windows of 2×2 (Qwen2_5_VLVisionAttention over cu_window_seqlens); q, k, v "
-             "[1, 8, 2, 4].", [("q", "f32", [1, 8, 2, 4]), ("k", "f32", [1, 8, 2, 4]), ("v", "f32", [1, 8, 2, 4]),
-                              ("blocks", "i32", [1, 8, 2])], [1, 8, 8], attrs={"block_size": 2})
-    q, k, v = randn(r, (1, 8, 2, 4)), randn(r, (1, 8, 2, 4)), randn(r, (1, 8, 2, 4))
-    blocks = np.array([[[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [1, 3], [0, 3], [1, 2]]], np.int32)
-    win = blocks[0] // 2
-    same = (win[:, None, :] == win[None, :, :]).all(-1)  # [8, 8]
-    qh, kh, vh = (a.astype(f64).transpose(0, 2, 1, 3) for a in (q, k, v))
-    sc = np.where(same, qh @ kh.transpose(0, 1, 3, 2) * f32(0.5), -np.inf)
-    p = np.exp(sc - sc.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    c.call(1, 1, [q, k, v, blocks], (p @ vh).transpose(0, 2, 1, 3).reshape(1, 8, 8))
-    out.append(c)
+    for name, budget in [("bidirectional_attention_blocks", None), ("bidirectional_attention_blocks_query_blocks", 192)]:
+        r = rng(name)
+        blocked = (" Scores over 192 bytes run in query blocks: 3 rows a trip ([1, 2, 3, 8] f32 = 192 bytes), "
+                   "three trips, the last at rows 5–7 overlapping the second.") if budget else ""
+        c = Case(name, "bidirectional_attention", "out = softmax(q·kᵀ·0.5 + mask)·v per head, key j visible to query i "
+                 "only when blocks[i] // 2 == blocks[j] // 2 in both columns: 8 positions of a 2×4 grid (row, column), "
+                 "listed out of order, in windows of 2×2 (Qwen2_5_VLVisionAttention over cu_window_seqlens); q, k, v "
+                 "[1, 8, 2, 4].%s" % blocked, [("q", "f32", [1, 8, 2, 4]), ("k", "f32", [1, 8, 2, 4]), ("v", "f32", [1, 8, 2, 4]),
+                                             ("blocks", "i32", [1, 8, 2])], [1, 8, 8], attrs={"block_size": 2},
+                 score_bytes=budget)
+        q, k, v = randn(r, (1, 8, 2, 4)), randn(r, (1, 8, 2, 4)), randn(r, (1, 8, 2, 4))
+        blocks = np.array([[[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [1, 3], [0, 3], [1, 2]]], np.int32)
+        win = blocks[0] // 2
+        same = (win[:, None, :] == win[None, :, :]).all(-1)  # [8, 8]
+        qh, kh, vh = (a.astype(f64).transpose(0, 2, 1, 3) for a in (q, k, v))
+        sc = np.where(same, qh @ kh.transpose(0, 1, 3, 2) * f32(0.5), -np.inf)
+        p = np.exp(sc - sc.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        c.call(1, 1, [q, k, v, blocks], (p @ vh).transpose(0, 2, 1, 3).reshape(1, 8, 8))
+        out.append(c)
 
     name = "pixel_shuffle"
     r = rng(name)
