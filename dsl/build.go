@@ -31,6 +31,9 @@ type builder struct {
 	// mtpLayer is the mtp module's layer path with a trailing dot ("" when
 	// it has none): the prefix of the blocks its body calls.
 	mtpLayer string
+	// repeated holds, per block, the blocks its body calls more than once
+	// (callName).
+	repeated map[*Block]map[string]bool
 }
 
 // Build evaluates a checked file's dataflow against an evaluated config (see

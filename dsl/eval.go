@@ -835,7 +835,7 @@ func (s *scope) callBlock(c *Call, cl *callee, bound []binding) (any, error) {
 	}
 	saved := s.b.stmt
 	s.b.depth++
-	s.b.path = append(s.b.path, blk.Name)
+	s.b.path = append(s.b.path, s.b.callName(s.block, c))
 	defer func() {
 		s.b.depth--
 		s.b.path = s.b.path[:len(s.b.path)-1]

@@ -27,15 +27,19 @@ import (
 // the entry's own index arithmetic). The digest makes any change of the
 // module's bytes fail the golden, so a refactor that should leave modules
 // byte-identical (STYLE.md's replay) is still checked; the counts say
-// where a change is. Lines are in a fixed order (ops and bindings sorted by
-// name), so the output is deterministic for a given module.
+// where a change is. A function whose counts are an earlier function's
+// (prefill_64 beside prefill_16: the same ops at other shapes) says so in
+// one line, `  as @prefill_16`, instead of repeating them. Lines are in a
+// fixed order (ops and bindings sorted by name), so the output is
+// deterministic for a given module.
 func Summarize(mlir []byte) []byte {
 	stripped := StripLocations(mlir)
 	var sb strings.Builder
 	var fn *funcSummary
+	written := map[string]string{} // counts → the first function with them
 	flush := func() {
 		if fn != nil {
-			fn.write(&sb)
+			fn.write(&sb, written)
 			fn = nil
 		}
 	}
@@ -95,15 +99,25 @@ func (f *funcSummary) add(op, at string) {
 }
 
 // write prints the function's lines: signature, total, then per op and per
-// binding, each sorted by name.
-func (f *funcSummary) write(sb *strings.Builder) {
-	fmt.Fprintf(sb, "func %s\n  ops %d\n", f.signature, f.count)
+// binding, each sorted by name — or, when an earlier function of the
+// module (written: counts → its name) had the same counts, `as @name`.
+func (f *funcSummary) write(sb *strings.Builder, written map[string]string) {
+	var counts strings.Builder
+	fmt.Fprintf(&counts, "  ops %d\n", f.count)
 	for _, k := range slices.Sorted(maps.Keys(f.ops)) {
-		fmt.Fprintf(sb, "  op %s %d\n", k, f.ops[k])
+		fmt.Fprintf(&counts, "  op %s %d\n", k, f.ops[k])
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.at)) {
-		fmt.Fprintf(sb, "  at %s %d\n", k, f.at[k])
+		fmt.Fprintf(&counts, "  at %s %d\n", k, f.at[k])
 	}
+	fmt.Fprintf(sb, "func %s\n", f.signature)
+	name, _, _ := strings.Cut(f.signature, "(")
+	if first, ok := written[counts.String()]; ok {
+		fmt.Fprintf(sb, "  as %s\n", first)
+		return
+	}
+	written[counts.String()] = name
+	sb.WriteString(counts.String())
 }
 
 // opLine matches the op name of one MLIR operation line, generic

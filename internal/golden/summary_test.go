@@ -56,3 +56,36 @@ func @decode_1(tensor<1x1xi32>, tensor<i32>) -> (tensor<1x8xf32>)
 		t.Error("a changed constant left the summary (and its digest) unchanged")
 	}
 }
+
+// TestSummarizeRepeated: a function whose counts are an earlier one's is
+// one `as` line; one whose counts differ is written out.
+func TestSummarizeRepeated(t *testing.T) {
+	fn := func(name, shape, op string) string {
+		return `  func.func @` + name + `(%arg0: tensor<` + shape + `xf32>) -> (tensor<` + shape + `xf32>) {
+    %0 = "` + op + `"(%arg0, %arg0) : (tensor<` + shape + `xf32>, tensor<` + shape + `xf32>) -> tensor<` + shape + `xf32> loc("x"("t.arch":1:1))
+    func.return %0 : tensor<` + shape + `xf32>
+  }
+`
+	}
+	mlir := "module @m {\n" + fn("prefill_16", "16", "stablehlo.add") + fn("prefill_64", "64", "stablehlo.add") + fn("decode_1", "1", "stablehlo.multiply") + "}\n"
+	got := string(Summarize([]byte(mlir)))
+	got = got[strings.Index(got, "func "):]
+	want := `func @prefill_16(tensor<16xf32>) -> (tensor<16xf32>)
+  ops 2
+  op func.return 1
+  op stablehlo.add 1
+  at - 1
+  at x 1
+func @prefill_64(tensor<64xf32>) -> (tensor<64xf32>)
+  as @prefill_16
+func @decode_1(tensor<1xf32>) -> (tensor<1xf32>)
+  ops 2
+  op func.return 1
+  op stablehlo.multiply 1
+  at - 1
+  at x 1
+`
+	if got != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", got, want)
+	}
+}
