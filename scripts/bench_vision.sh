@@ -19,8 +19,9 @@
 # BENCH_VLM_SHAPE=qwen3.5-0.8b runs a Qwen3.5-0.8B-shaped one (gen_bench_vlm.py
 # qwen3.5-0.8b: 16-pixel patches) the same way on squares of 256 and 512
 # pixels (256 and 1024 patches: 64 and 256 image tokens) and, with
-# BENCH_VLM_LARGE=1, 1024 (4096 patches, 1024 tokens, in the 5120 size:
-# minutes, see the closing notes).
+# BENCH_VLM_LARGE=1, 1024 and 2048 (4096 patches, 1024 tokens, in the 5120
+# size; 16384 patches, 4096 tokens, in an encoder size of 16384 asked for
+# with --image-sizes, and a KV cache of 8192 positions: minutes each).
 #
 # BENCH_VLM_GGUF=1 instead runs archc beside llama.cpp's multimodal path
 # (libmtmd through llama-cpp-python: scripts/bench_vision_mtmd.py, in
@@ -57,7 +58,7 @@ if [[ "${BENCH_VLM_SHAPE:-}" == qwen2-vl-2b || "${BENCH_VLM_SHAPE:-}" == qwen3.5
   patch=14 sizes="224 448 896"
   if [[ "$shape" == qwen3.5-0.8b ]]; then
     patch=16 sizes="256 512"
-    [[ -z "${BENCH_VLM_LARGE:-}" ]] || sizes="256 512 1024"
+    [[ -z "${BENCH_VLM_LARGE:-}" ]] || sizes="256 512 1024 2048"
   fi
   if [[ ! -f "$oracle/bin/python" ]]; then
     python3 -m venv "$oracle"
@@ -79,7 +80,9 @@ PY
   go build -o bin/infer ./cmd/infer
   printf '%-10s %8s %8s %12s %10s %8s\n' image patches tokens "encode (s)" "TTFT (s)" share
   for s in $sizes; do
-    out=$(ARCHC_VENV="$venv" bin/infer generate --model "$vlm" --chat --image "$models/square_$s.png" --prompt "Describe the image." --max-tokens 1 --threads "$threads" --json -q)
+    extra=()
+    (( (s / patch) * (s / patch) <= 5120 )) || extra=(--image-sizes "$(( (s / patch) * (s / patch) ))" --max-len 8192)
+    out=$(ARCHC_VENV="$venv" bin/infer generate --model "$vlm" --chat --image "$models/square_$s.png" --prompt "Describe the image." --max-tokens 1 --threads "$threads" --json -q "${extra[@]}")
     python3 - "$out" "$s" "$patch" <<'PY'
 import json, sys
 a, s, patch = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
