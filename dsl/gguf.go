@@ -65,17 +65,18 @@ var ggufFuncs = map[string]ggufFunc{
 // their (integer) parameters. Each is implemented once, in package driver/ggufmap,
 // and undoes one way llama.cpp's converter stores a tensor.
 var GGUFTransforms = map[string][]string{
-	"unpermute_qk": {"heads"},                 // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back
-	"regroup":      {"parts", "heads"},        // the file holds a fused per-head projection's rows [parts, heads, r] that HF holds as [heads, parts, r] (GPTNeoXModel's query_key_value): put them back
-	"minus_one":    nil,                       // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
-	"transpose":    nil,                       // the file stores the last two dimensions swapped (GptOssModel's experts): swap them back
-	"interleave":   {"part", "parts"},         // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
-	"chunk":        {"part", "parts"},         // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
-	"chunk_cols":   {"part", "parts"},         // as chunk, joined along the last dimension (torch.cat(dim=-1); parts may differ in columns), after transpose (Llama4Model split gate_up_proj [E, H, 2I] into gate and up and transposed each to [E, I, H])
-	"stack":        {"part", "parts", "axis"}, // the tensor is slice `part` of the new dimension `axis` of a Hugging Face tensor made of `parts` GGUF tensors of one shape (torch.stack(dim=axis)): Qwen2VLVisionModel split the Conv3d patch kernel [O, C, 2, p, p] into v.patch_embd.weight and .weight.1, [O, C, p, p] each
-	"flatten":      {},                        // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
-	"reshape":      {"dims..."},               // the Hugging Face tensor is the GGUF one, same values in the same order, in shape dims (one may be -1: the rest of the elements) (MambaModel squeezed conv1d's [C, 1, K] to [C, K]; Mamba2Model stored A and D [H] as [H, 1], the gated norm [d] as [groups, d/groups])
-	"log_neg":      nil,                       // the file stores A = -exp(A_log) (MambaModel's ssm_a): A_log = log(-A), computed in float64 and rounded to float32
+	"unpermute_qk":  {"heads"},                 // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back
+	"regroup":       {"parts", "heads"},        // the file holds a fused per-head projection's rows [parts, heads, r] that HF holds as [heads, parts, r] (GPTNeoXModel's query_key_value): put them back
+	"minus_one":     nil,                       // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
+	"transpose":     nil,                       // the file stores the last two dimensions swapped (GptOssModel's experts): swap them back
+	"interleave":    {"part", "parts"},         // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
+	"chunk":         {"part", "parts"},         // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
+	"chunk_cols":    {"part", "parts"},         // as chunk, joined along the last dimension (torch.cat(dim=-1); parts may differ in columns), after transpose (Llama4Model split gate_up_proj [E, H, 2I] into gate and up and transposed each to [E, I, H])
+	"stack":         {"part", "parts", "axis"}, // the tensor is slice `part` of the new dimension `axis` of a Hugging Face tensor made of `parts` GGUF tensors of one shape (torch.stack(dim=axis)): Qwen2VLVisionModel split the Conv3d patch kernel [O, C, 2, p, p] into v.patch_embd.weight and .weight.1, [O, C, p, p] each
+	"flatten":       {},                        // the Hugging Face tensor is the GGUF one (or the chunk result) with its leading dimensions merged, [a, b, c] → [a·b, c] (DeepseekV2Model split kv_b_proj per head into attn_k_b and attn_v_b)
+	"reshape":       {"dims..."},               // the Hugging Face tensor is the GGUF one, same values in the same order, in shape dims (one may be -1: the rest of the elements) (MambaModel squeezed conv1d's [C, 1, K] to [C, K]; Mamba2Model stored A and D [H] as [H, 1], the gated norm [d] as [groups, d/groups])
+	"channels_last": nil,                       // the file stores a Conv2d kernel [O, C, kh, kw] that the Hugging Face tensor holds as a linear over flattened [kh, kw, C] patches, [O, kh·kw·C] (LFM2VLModel viewed SigLIP2's patch_embedding [O, p·p·3] as [O, p, p, 3] and permuted it to [O, 3, p, p])
+	"log_neg":       nil,                       // the file stores A = -exp(A_log) (MambaModel's ssm_a): A_log = log(-A), computed in float64 and rounded to float32
 	// the Hugging Face tensor's entries [offset, offset + heads·Σsizes) along
 	// dimension axis are held by the file as [parts, heads, size_p] where HF
 	// holds [heads, parts, size_p] (sizes: one size for every part, or one per

@@ -1969,6 +1969,259 @@ def build_mistral3(spec, out_root):
     report_folder(out)
 
 
+# LFM2-VL (Lfm2VlForConditionalGeneration, transformers 5.24): LFM2's
+# hybrid text model, a SigLIP2 NaFlex tower (Siglip2VisionModel: patches as
+# rows, learned 3x3 positions resized per image with antialiased
+# bilinear), Lfm2VlMultiModalProjector (2x2 pixel unshuffle, LayerNorm,
+# Linear-GELU-Linear). Lfm2VlImageProcessor exists with a torchvision
+# backend only: the fixture is compared with that one (the oracle venv's
+# torchvision, golden/README.md). Its settings are LFM2-VL-1.6B's (BILINEAR,
+# mean and std 0.5, downsample 2, tiles 2..10 with a thumbnail, tolerance
+# 2; do_convert_rgb, as a grayscale image needs it there) scaled down: patch 4, tile 16 (4x4 patches, 4 tokens), 6..16 image
+# tokens. The 96x20 image shrinks to 8x64 (2x16 patches, 8 tokens), the
+# 17x9 one grows to 16x32 (4x8, 8 tokens: as many, for the engine's swap),
+# the 40x60 one is too large: 2x3 tiles of 16x16 and a 32x24 thumbnail.
+LFM2VL_PATCH, LFM2VL_FACTOR = 4, 2
+LFM2VL_IMAGE_PROCESSOR = dict(
+    do_convert_rgb=True, do_image_splitting=True, min_tiles=2, max_tiles=10, use_thumbnail=True, min_image_tokens=6,
+    max_image_tokens=16, encoder_patch_size=LFM2VL_PATCH, tile_size=16, max_pixels_tolerance=2.0,
+    downsample_factor=LFM2VL_FACTOR, resample=2, do_rescale=True, rescale_factor=1 / 255, do_normalize=True,
+    image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5], do_pad=True,
+)
+# Siglip2VisionConfig scaled down (LFM2-VL-1.6B's SigLIP2 NaFlex shape-
+# optimized 400M: 27 layers of 1152, a 16x16 position grid, no head): 2
+# layers of 16, 2 heads, a 3x3 grid (every image's grid is resized from it).
+LFM2VL_VISION = dict(model_type="siglip2_vision_model", hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+                     num_attention_heads=2, num_channels=3, patch_size=LFM2VL_PATCH, num_patches=9,
+                     hidden_act="gelu_pytorch_tanh", layer_norm_eps=1e-6, vision_use_head=False)
+LFM2VL_TEXT = dict(model_type="lfm2", hidden_size=32, intermediate_size=64, block_multiple_of=16, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256, norm_eps=1e-5,
+                   conv_L_cache=3, layer_types=["conv", "full_attention"], rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+LFM2VL_LEAD_SPECIALS = ["<|pad|>", "<|startoftext|>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+LFM2VL_ADDED_SPECIALS = (["<image>", "<|image_start|>", "<|image_end|>", "<|img_thumbnail|>"]
+                         + [f"<|img_row_{r}_col_{c}|>" for r in range(1, 4) for c in range(1, 4)])
+# LFM2-VL-1.6B's chat template, less its system-prompt and tool branches.
+LFM2VL_CHAT_TEMPLATE = (
+    "{{- bos_token -}}{%- for message in messages -%}{{- '<|im_start|>' + message['role'] + '\n' -}}"
+    "{%- for content in message['content'] -%}{%- if content['type'] == 'image' -%}{{- '<image>' -}}"
+    "{%- else -%}{{- content['text'] -}}{%- endif -%}{%- endfor -%}{{- '<|im_end|>\n' -}}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"
+)
+LFM2VL_CASES = [
+    ("image_text", [("user", [None, "Can you describe this image?"])], ["wide_96x20.png"]),
+    ("text_image_text", [("user", ["Look at", None, "and tell me what you see."])], ["gray_17x9.png"]),
+    ("two_images", [("user", [None, None, "Compare the two images."])], ["rgb_40x60.png", "gray_17x9.png"]),
+    ("two_turns", [("user", [None, "What is this?"]), ("assistant", ["A wide picture."]),
+                   ("user", ["And this one?", None])], ["wide_96x20.png", "rgb_40x60.png"]),
+    ("text_only", [("user", ["What is the capital of France?"])], []),
+]
+
+
+def make_lfm2vl_tokenizer():
+    """A byte-level BPE with LFM2's specials and LFM2-VL's image tokens;
+    the template writes the BOS (the processor adds no special tokens)."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    lead = LFM2VL_LEAD_SPECIALS
+    trainer = trainers.BpeTrainer(vocab_size=len(lead) + 256 + NUM_MERGES, min_frequency=2, special_tokens=lead,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(BPE_TEXT, trainer=trainer)
+    assert tok.get_vocab_size() == len(lead) + 256 + NUM_MERGES, tok.get_vocab_size()
+    tok.add_special_tokens(LFM2VL_ADDED_SPECIALS)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<|startoftext|>", eos_token="<|im_end|>", pad_token="<|pad|>",
+        additional_special_tokens=LFM2VL_ADDED_SPECIALS, clean_up_tokenization_spaces=False, model_max_length=512)
+    fast.chat_template = LFM2VL_CHAT_TEMPLATE
+    return fast
+
+
+def lfm2vl_rows(pv, shape, merge):
+    """One tile's pixel_values [max_num_patches, p*p*3] (row-major patches,
+    each pixel row-major then channel, padded) cut to its h*w patches and
+    laid out as archc's patch rows: each merge x merge window's patches
+    consecutive, windows row-major (the values of a row untouched)."""
+    h, w = shape
+    x = pv[:h * w].reshape(h // merge, merge, w // merge, merge, -1).permute(0, 2, 1, 3, 4)
+    return x.reshape(h * w, -1).contiguous()
+
+
+def build_lfm2_vl(spec, out_root):
+    from transformers import Lfm2VlConfig, Lfm2VlForConditionalGeneration
+    from transformers.models.lfm2_vl.image_processing_lfm2_vl import Lfm2VlImageProcessor
+    from transformers.models.lfm2_vl.processing_lfm2_vl import Lfm2VlProcessor
+    name, merge = spec["name"], LFM2VL_FACTOR
+    print(f"== {name}")
+    out = os.path.join(out_root, name)
+    os.makedirs(out, exist_ok=True)
+    for fn in sorted(os.listdir(out)):
+        if fn in GENERATED_FILES or fn.endswith(".f32"):
+            os.remove(os.path.join(out, fn))
+    if os.path.isdir(os.path.join(out, "images")):
+        shutil.rmtree(os.path.join(out, "images"))
+    images = make_images(out, spec["image_seed"])
+    tok = make_lfm2vl_tokenizer()
+    processor = Lfm2VlProcessor(Lfm2VlImageProcessor(**LFM2VL_IMAGE_PROCESSOR), tok, chat_template=LFM2VL_CHAT_TEMPLATE)
+    vocab = len(tok)
+    image_token_id = tok.convert_tokens_to_ids("<image>")
+    bos, eos = tok.convert_tokens_to_ids("<|startoftext|>"), tok.convert_tokens_to_ids("<|im_end|>")
+    text = dict(LFM2VL_TEXT, vocab_size=vocab, bos_token_id=bos, eos_token_id=eos, pad_token_id=0)
+    config = Lfm2VlConfig(text_config=text, vision_config=dict(LFM2VL_VISION), image_token_id=image_token_id,
+                          projector_hidden_act="gelu", projector_hidden_size=24, projector_bias=True,
+                          projector_use_layernorm=True, downsample_factor=LFM2VL_FACTOR, tie_word_embeddings=True)
+    torch.manual_seed(spec["seed"])
+    model = Lfm2VlForConditionalGeneration(config)
+    gen = torch.Generator().manual_seed(spec["seed"])
+    randomize_(model, gen, spec["weight_std"], spec["norm_std"], spec["bias_std"], spec["pos_std"],
+               norm_suffixes=("operator_norm.weight", "ffn_norm.weight", "q_layernorm.weight", "k_layernorm.weight",
+                              "embedding_norm.weight"))
+    # Stored bfloat16 (the tracked tree's limit); the oracle widens it to float32 exactly.
+    model = model.to(torch.float32).eval().to(torch.bfloat16)
+    model.generation_config = transformers.GenerationConfig(bos_token_id=bos, eos_token_id=eos, pad_token_id=0)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    model = Lfm2VlForConditionalGeneration.from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
+    processor = Lfm2VlProcessor.from_pretrained(out)
+    assert processor.image_token_id == image_token_id
+    max_patches = processor.image_processor.max_num_patches
+
+    cases, margins_all = [], []
+    for cname, turns, files in LFM2VL_CASES:
+        messages = [{"role": role, "content": [{"type": "image"} if it is None else {"type": "text", "text": it}
+                                                for it in items]} for role, items in turns]
+        prompt = processor.apply_chat_template(messages, add_generation_prompt=True)
+        ims = [images[f] for f in files]
+        inputs = processor(text=prompt, images=ims or None, return_tensors="pt")
+        ids = inputs["input_ids"]
+        case = {"name": cname, "messages": messages, "images": files, "prompt": prompt,
+                "input_ids": [int(t) for t in ids[0]]}
+        img_pos = [i for i, t in enumerate(case["input_ids"]) if t == image_token_id]
+        gen_kwargs = dict(input_ids=ids, attention_mask=inputs["attention_mask"])
+        with torch.no_grad():
+            if ims:
+                pv, mask, shapes = inputs["pixel_values"], inputs["pixel_attention_mask"], inputs["spatial_shapes"]
+                assert pv.shape[1] == max_patches and mask.shape == pv.shape[:2]
+                # The mask is the real patches then padding, as archc's sized encoder takes them.
+                for k in range(pv.shape[0]):
+                    n = int(shapes[k].prod())
+                    assert int(mask[k].sum()) == n and bool(mask[k, :n].all()), (cname, k)
+                grids = [[1, int(h), int(w)] for h, w in shapes]
+                case["image_grid_thw"] = grids  # one per tile, in order: each image's tiles row-major, then its thumbnail
+                # Which tiles are whose: the processor's image-by-image result.
+                tiles, per_image = [], []
+                for f in files:
+                    one = processor.image_processor(images=[images[f]], return_tensors="pt", return_row_col_info=True)
+                    per_image.append({"tiles": int(one["pixel_values"].shape[0]), "rows": int(one["image_rows"][0]),
+                                      "cols": int(one["image_cols"][0]), "size": [int(v) for v in one["image_sizes"][0]]})
+                    for k in range(one["pixel_values"].shape[0]):
+                        sh = [int(v) for v in one["spatial_shapes"][k]]
+                        tag = "thumb" if k == one["pixel_values"].shape[0] - 1 and k > 0 else f"t{k}"
+                        tiles.append((f, tag, one["pixel_values"][k], sh))
+                case["image_tiles"] = per_image
+                assert len(tiles) == pv.shape[0]
+                case["pixel_values_files"] = []
+                for k, (f, tag, one_pv, sh) in enumerate(tiles):
+                    assert sh == grids[k][1:] and torch.equal(one_pv, pv[k])
+                    pvf = f"pixel_values.{os.path.splitext(f)[0]}.{tag}.f32"
+                    case["pixel_values_files"].append(pvf)
+                    rows = lfm2vl_rows(pv[k], sh, merge)
+                    path = os.path.join(out, pvf)
+                    if os.path.exists(path):
+                        with open(path, "rb") as fh:
+                            assert fh.read() == rows.numpy().astype("<f4").tobytes()
+                    write_f32(path, rows)
+                out_feats = model.model.get_image_features(pixel_values=pv, spatial_shapes=shapes,
+                                                           pixel_attention_mask=mask)
+                feats = torch.cat(list(out_feats.pooler_output), 0)
+                case["image_features_shape"] = list(feats.shape)
+                assert len(img_pos) == feats.shape[0], (len(img_pos), feats.shape)
+                write_f32(os.path.join(out, f"image_features.{cname}.f32"), feats)
+                gen_kwargs.update(pixel_values=pv, pixel_attention_mask=mask, spatial_shapes=shapes)
+            res = model.generate(**gen_kwargs, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
+                                 output_logits=True, return_dict_in_generate=True)
+            new = [int(t) for t in res.sequences[0, ids.shape[1]:]]
+            steps = [l[0].to(torch.float32) for l in res.logits]
+            assert len(new) == MAX_NEW_TOKENS, f"{name}/{cname}: stopped after {len(new)}: {new}"
+            assert eos not in new, f"{name}/{cname}: eos in {new}; change the seed"
+            assert len(set(new)) >= 4, f"{name}/{cname}: degenerate {new}; change the seed"
+            margins = []
+            for t, l in zip(new, steps):
+                top2 = torch.topk(l, 2).values
+                assert int(torch.argmax(l)) == t
+                margins.append(float(top2[0] - top2[1]))
+            margins_all += margins
+            last = model(**gen_kwargs, logits_to_keep=1).logits[0, -1]
+            d = float((last - steps[0]).abs().max())
+            assert d <= 1e-6, f"{name}/{cname}: prefill logits differ by {d}"
+            if ims:
+                emb = model.get_input_embeddings()(ids).masked_scatter((ids == image_token_id).unsqueeze(-1), feats)
+                fl = model(inputs_embeds=emb, attention_mask=inputs["attention_mask"], logits_to_keep=1).logits[0, -1]
+                d = float((fl - steps[0]).abs().max())
+                assert d <= 1e-6, f"{name}/{cname}: merging image_features by hand moves the logits by {d}"
+                case["image_features_check_max_abs_diff"] = d
+                zl = model(**dict(gen_kwargs, pixel_values=torch.zeros_like(pv)), logits_to_keep=1).logits[0, -1]
+                diff = float((zl - steps[0]).abs().max())
+                assert diff >= IMAGE_MIN_DIFF, f"{name}/{cname}: the image does not matter ({diff})"
+                res0 = model.generate(**dict(gen_kwargs, pixel_values=torch.zeros_like(pv)), do_sample=False,
+                                      max_new_tokens=MAX_NEW_TOKENS)
+                zt = [int(t) for t in res0[0, ids.shape[1]:]]
+                assert zt != new, f"{name}/{cname}: zeroed pixels generate the same tokens {new}"
+                case["image_check"] = {"max_abs_first_logit_diff": diff, "zeroed_pixels_tokens": zt}
+                # The resized positions matter: the table's first cell everywhere.
+                table = model.model.vision_tower.embeddings.position_embedding.weight
+                keep = table.data.clone()
+                table.data[:] = keep[0]
+                try:
+                    pl = model(**gen_kwargs, logits_to_keep=1).logits[0, -1]
+                finally:
+                    table.data[:] = keep
+                pd = float((pl - steps[0]).abs().max())
+                assert pd >= IMAGE_MIN_DIFF, f"{name}/{cname}: the tower's positions do not matter ({pd})"
+                case["position_check"] = {"max_abs_first_logit_diff_one_position": pd}
+        case["tokens"] = new
+        case["min_top2_margin"] = min(margins)
+        case["first_logits"] = [fmt_float(x) for x in steps[0]]
+        print(f"  {cname}: {len(case['input_ids'])} ids, {files} grids {case.get('image_grid_thw')} -> {new} "
+              f"(margin {min(margins):.4g})")
+        cases.append(case)
+    assert min(margins_all) >= MIN_TOP2_MARGIN, f"{name}: near-tie on the greedy path; change the seed"
+    oracle = {
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
+        "model_class": "Lfm2VlForConditionalGeneration",
+        "processor_class": "Lfm2VlProcessor",
+        "image_processor_class": "Lfm2VlImageProcessor (torchvision backend: the only one transformers has)",
+        "dtype": "float32",
+        "stored_dtype": "bfloat16",
+        "attn_implementation": "eager",
+        "seed": spec["seed"],
+        "image_seed": spec["image_seed"],
+        "image_token_id": image_token_id,
+        "eos_token_id": [eos],
+        "max_new_tokens": MAX_NEW_TOKENS,
+        "pixel_values_layout": f"per tile [h*w patches, {3 * LFM2VL_PATCH ** 2}]: raw little-endian float32, the "
+                               "processor's pixel_values row of that tile (each image's tiles row-major, then its "
+                               "thumbnail; an unsplit image one tile) cut to its spatial_shapes (the "
+                               "pixel_attention_mask's ones: always the first h*w patches) and laid out as archc's "
+                               f"patch rows: each {merge}x{merge} window's patches consecutive, windows row-major, "
+                               "each row as the processor wrote it (pixel row-major, then channel); image_grid_thw "
+                               "is (1, h, w) per tile (spatial_shapes)",
+        "image_features_layout": "[image tokens, text hidden]: get_image_features(pixel_values, spatial_shapes, "
+                                 "pixel_attention_mask).pooler_output concatenated, row i replacing the i-th <image>",
+        "image_check_method": "first-step logits with the real pixel_values vs zeroed (>= 1e-2 enforced), and the "
+                              "greedy tokens with zeroed pixels (they differ, enforced)",
+        "position_check_method": "first-step logits with every cell of the tower's position table set to its first "
+                                 "vs first_logits (>= 1e-2 enforced)",
+        "min_top2_margin": min(margins_all),
+        "cases": cases,
+    }
+    with open(os.path.join(out, "oracle.json"), "w") as f:
+        f.write(dump_json(oracle))
+    report_folder(out)
+
+
+
 FIXTURES = [
     dict(name="idefics3", family="idefics3", model_cls=Idefics3ForConditionalGeneration, config_cls=Idefics3Config,
          processor_cls=Idefics3Processor, image_processor_cls=Idefics3ImageProcessorPil,
@@ -2031,6 +2284,10 @@ FIXTURES = [
     # tokenizer and template, idefics3's images (share).
     dict(name="pixtral", family="pixtral", seed=84, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1,
          pos_std=0.5, share_with="mistral3"),
+    # issue 34: LFM2-VL (the SigLIP2 NaFlex tower, tiles and a thumbnail,
+    # the pixel-unshuffle projector); idefics3's images (share).
+    dict(name="lfm2_vl", family="lfm2_vl", seed=92, image_seed=7, weight_std=0.3, norm_std=0.1, bias_std=0.1,
+         pos_std=0.5, share_with="idefics3"),
 ]
 
 
@@ -2047,7 +2304,7 @@ def main():
         if args.only and spec["name"] not in args.only:
             continue
         build = {"gemma3": build_gemma3, "qwen2_vl": build_qwen2_vl, "mistral3": build_mistral3,
-                 "pixtral": build_mistral3}.get(spec["family"], build_fixture)
+                 "pixtral": build_mistral3, "lfm2_vl": build_lfm2_vl}.get(spec["family"], build_fixture)
         build(spec, args.out)
         if spec.get("share_with"):
             share(os.path.join(args.out, spec["name"]), os.path.join(args.out, spec["share_with"]))

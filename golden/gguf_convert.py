@@ -2400,7 +2400,8 @@ def write_manifest(entries):
 # run: llama.cpp's converter is not installed here).
 
 VISION_TWINS = ("model.f32.gguf", "mmproj.f32.gguf")
-VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.", "visual.", "model.visual.")
+VISION_PREFIXES = ("model.vision_model.", "model.connector.", "vision_tower.", "multi_modal_projector.", "visual.", "model.visual.",
+                   "model.vision_tower.", "model.multi_modal_projector.")
 # wrapper model_type -> (clip.projector_type, text weight prefix renames)
 _LM = (("language_model.model.", "model."), ("model.language_model.", "model."))
 MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
@@ -2408,7 +2409,8 @@ MMPROJ = {"idefics3": ("idefics3", (("model.text_model.", "model."),)),
           "gemma3": ("gemma3", _LM), "llava": ("mlp", _LM), "qwen2_vl": ("qwen2vl_merger", _LM),
           "qwen3_5": ("qwen3vl_merger", _LM), "qwen3_5_moe": ("qwen3vl_merger", _LM),
           "qwen3_vl": ("qwen3vl_merger", _LM), "qwen3_vl_moe": ("qwen3vl_merger", _LM),
-          "qwen2_5_vl": ("qwen2.5vl_merger", _LM), "mistral3": ("pixtral", ()), "llava_pixtral": ("pixtral", _LM)}
+          "qwen2_5_vl": ("qwen2.5vl_merger", _LM), "mistral3": ("pixtral", ()), "llava_pixtral": ("pixtral", _LM),
+          "lfm2_vl": ("lfm2", _LM)}
 
 
 def vision_kind(cfg):
@@ -2418,6 +2420,33 @@ def vision_kind(cfg):
     if cfg["model_type"] == "llava" and (cfg.get("vision_config") or {}).get("model_type") == "pixtral":
         return "llava_pixtral"
     return cfg["model_type"]
+
+
+def to_mmproj_lfm2(cfg, state):
+    """LFM2VLModel's tensors (conversion/lfm2.py, read, not run), in HF
+    name order: model.vision_tower.* and model.multi_modal_projector.*
+    without their model. prefix, named by TensorNameMap (the projector's
+    layer_norm as mm.input_norm, linear_1 / linear_2 as mm.1 / mm.2); the
+    patch embedding [O, p*p*3] viewed [O, p, p, 3] and permuted to a
+    Conv2d kernel [O, 3, p, p] (the converter writes p = 16, LFM2-VL's:
+    here the fixture's patch); all F32."""
+    vc = cfg["vision_config"]
+    p = vc["patch_size"]
+    tmap = gguf.get_tensor_name_map(gguf.MODEL_ARCH.MMPROJ, max(vc["num_hidden_layers"], 3))
+    out = []
+    for hf in sorted(state):
+        if not hf.startswith(("model.vision_tower.", "model.multi_modal_projector.")):
+            continue
+        key = hf.removeprefix("model.")
+        t = np.asarray(state[hf], dtype=np.float32)
+        if key.endswith("patch_embedding.weight"):
+            t = t.reshape(t.shape[0], p, p, -1).transpose(0, 3, 1, 2)
+        name = tmap.get_name(key, try_suffixes=(".weight", ".bias"))
+        if name is None and key.startswith("vision_tower."):
+            name = tmap.get_name("vision_tower.vision_model." + key[len("vision_tower."):], try_suffixes=(".weight", ".bias"))
+        assert name is not None, f"TensorNameMap has no mmproj name for {hf}"
+        out.append((name, hf, np.ascontiguousarray(t), F32))
+    return out
 
 
 def to_mmproj_pixtral(cfg, state):
@@ -2630,6 +2659,15 @@ def write_mmproj(path, name, cfg, proc, tensors):
         if "spatial_merge_size" in cfg:  # Mistral 3's (LLaVA's config has none)
             w.add_vision_spatial_merge_size(cfg["spatial_merge_size"])
         w.add_quantization_version(gguf.GGML_QUANT_VERSION)
+    elif ptype == "lfm2":  # MmprojModel.set_gguf_parameters, then LFM2VLModel's
+        drop = -(cfg.get("vision_feature_layer", -1) + 1)  # the converter's vision_feature_layers_to_drop
+        mmproj_base(w, name, cfg, proc, 256, vc["hidden_size"], vc["intermediate_size"],  # image_size: the converter's fixed 256
+                    vc["num_hidden_layers"] - drop, vc["num_attention_heads"])
+        w.add_clip_projector_type(ptype)
+        w.add_vision_attention_layernorm_eps(vc.get("layer_norm_eps", 1e-6))
+        w.add_vision_projector_scale_factor(cfg.get("downsample_factor", 2))
+        w.add_vision_use_gelu(True)
+        w.add_quantization_version(gguf.GGML_QUANT_VERSION)
     elif ptype == "qwen2.5vl_merger":  # MmprojModel.set_gguf_parameters, then Qwen2VLVisionModel's for qwen2_5_vl
         mmproj_base(w, name, cfg, proc, vc.get("image_size", 560), vc["hidden_size"], vc["intermediate_size"], vc["depth"], vc["num_heads"])
         w.add_clip_projector_type(ptype)
@@ -2743,6 +2781,6 @@ def write_vision_twins(folder, out=None):
     mm = {"llava": to_mmproj_llava, "qwen2_vl": to_mmproj_qwen2vl, "qwen2_5_vl": to_mmproj_qwen2vl, "qwen3_5": to_mmproj_qwen3vl,
           "qwen3_5_moe": to_mmproj_qwen3vl, "qwen3_vl": to_mmproj_qwen3vl,
           "qwen3_vl_moe": to_mmproj_qwen3vl, "mistral3": to_mmproj_pixtral,
-          "llava_pixtral": to_mmproj_pixtral}.get(kind, to_mmproj)(dict(cfg, _folder=folder), state)
+          "llava_pixtral": to_mmproj_pixtral, "lfm2_vl": to_mmproj_lfm2}.get(kind, to_mmproj)(dict(cfg, _folder=folder), state)
     write_mmproj(os.path.join(out, VISION_TWINS[1]), name, cfg, proc, mm)
     return mm

@@ -49,6 +49,10 @@ var visionGGUFFixtures = []struct {
 	{"mistral3", logitsTolerance, logitsTolerance, false},
 	{"qwen3_vl", logitsTolerance, logitsTolerance, false},
 	{"qwen3_vl_moe", logitsTolerance, logitsTolerance, false},
+	// LFM2-VL's SigLIP2 tower (LFM2VLModel: the patch embedding as a
+	// Conv2d kernel, the projector's LayerNorm as mm.input_norm) beside an
+	// lfm2 file.
+	{"lfm2_vl", logitsTolerance, logitsTolerance, false},
 }
 
 // f16Tensors are the tensors llama.cpp's converters store F16 in an F32

@@ -128,6 +128,9 @@ func lowerInterpolatedPositionEmbedding(f *fn, n *ir.Node, a *InterpolatedPositi
 		real := f.compare("LT", f.iota(grid.Type, 1), f.broadcast(f.rows, grid.Type))
 		grid = f.selectOp(real, grid, f.broadcast(f.constI32(0), grid.Type))
 	}
+	if a.Antialias {
+		return f.antialiasedPositions(n, grid, side)
+	}
 	vec := codegen.T("f32", rows)
 	// axis gives one axis's two taps [rows] i32 and their weights [rows] f32.
 	axis := func(m int64) (taps [2]codegen.Value, weights [2]codegen.Value) {
@@ -168,4 +171,32 @@ func lowerInterpolatedPositionEmbedding(f *fn, n *ir.Node, a *InterpolatedPositi
 		}
 	}
 	return f.reshape(out, 1, rows, dim)
+}
+
+// antialiasedPositions is interpolated_position_embedding with antialias:
+// Siglip2VisionEmbeddings.resize_positional_embeddings (transformers
+// 5.24, models/siglip2/modeling_siglip2.py), F.interpolate(mode="bilinear",
+// align_corners=False, antialias=True) of the side × side table to each
+// image's grid written as one weight matrix: per axis a [rows, side] f32
+// matrix of triangle weights (support max(side/extent, 1), normalised per
+// row), their per-row outer product [rows, side²] times the table.
+func (f *fn) antialiasedPositions(n *ir.Node, grid codegen.Value, side int64) codegen.Value {
+	rows := grid.Type.Shape[1]
+	vec, mat := codegen.T("f32", rows), codegen.T("f32", rows, side)
+	axis := func(m int64) codegen.Value { // [rows, side]
+		idx := f.reshape(f.sliceDim(grid, 2, m, m+1), rows)
+		extent := f.convert(f.add(f.Reduce(idx, f.constI32(0), "stablehlo.maximum", 0), f.constI32(1)), "f32")
+		scale := f.div(f.constF32(float64(side)), extent)
+		support := f.broadcast(f.binary("stablehlo.maximum", scale, f.constF32(1)), mat)
+		centre := f.sub(f.mul(f.add(f.convert(idx, "f32"), f.splat(0.5, vec)), f.broadcast(scale, vec)), f.splat(0.5, vec))
+		d := f.div(f.unary("stablehlo.abs", f.sub(f.iota(mat, 1), f.broadcastDims(centre, mat, 0))), support)
+		w := f.binary("stablehlo.maximum", f.sub(f.splat(1, mat), d), f.splat(0, mat))
+		return f.div(w, f.broadcastDims(f.Reduce(w, f.constF32(0), "stablehlo.add", 1), mat, 0))
+	}
+	rw, cw := axis(0), axis(1)
+	cube := codegen.T("f32", rows, side, side)
+	w := f.reshape(f.mul(f.broadcastDims(rw, cube, 0, 1), f.broadcastDims(cw, cube, 0, 2)), rows, side*side)
+	table := f.weight(n.Weights[0].Name) // [side², dim]
+	out := f.dot(w, table, nil, nil, []int64{1}, []int64{0})
+	return f.reshape(out, 1, rows, table.Type.Shape[1])
 }

@@ -12,7 +12,7 @@ var primitiveRows = []*primitive{
 	// embedding: out[b, s] = weight[ids[b, s]]
 	row("embedding", decodedEmbedding, lowerDecodedEmbedding, false, tensor("ids"), module("weight"), scalar("num_embeddings"), scalar("embedding_dim")),
 	// interpolated_position_embedding: the side × side learned table resampled bilinearly (align_corners) to the image's h × w grid (h, w = the largest row and column + 1 among the real rows) at each patch's cell: per axis, src = index · (side − 1) / max(extent − 1, 1) in f32, taps floor(src) and floor(src) + 1 clamped to the table, weights max(1 − |src − floor(src) − o|, 0) for o = 0, 1; out = Σ over the 2 × 2 taps (row-major) of weight_row · weight_col · weight[tap_row · side + tap_col]
-	row("interpolated_position_embedding", decodedInterpolatedPositionEmbedding, lowerDecodedInterpolatedPositionEmbedding, false, tensor("grid"), module("weight"), scalar("num_positions"), scalar("embedding_dim")),
+	row("interpolated_position_embedding", decodedInterpolatedPositionEmbedding, lowerDecodedInterpolatedPositionEmbedding, false, tensor("grid"), module("weight"), scalar("num_positions"), scalar("embedding_dim"), optional("antialias")),
 	// position_embedding: out[b, s] = weight[position of token (b, s)] (learned absolute positions); in an encoder, x [1, n, ...]: out[0, i] = weight[i]
 	row("position_embedding", decodedPositionEmbedding, lowerDecodedPositionEmbedding, false, tensor("x"), module("weight"), scalar("num_positions"), scalar("embedding_dim")),
 	// rms_norm: out = x · rsqrt(mean(x²) + eps) · w
@@ -155,14 +155,19 @@ var primitiveDocs = []PrimitiveDoc{
 		},
 	},
 	{
-		Attrs:     []AttrDoc{},
+		Attrs: []AttrDoc{{
+			Default: "false",
+			Doc:     "true: align_corners=False with torch's antialiased bilinear filter, per axis over every table cell: scale = side / extent, support = max(scale, 1), centre = (index + 0.5) · scale − 0.5, weight of cell s = max(1 − |s − centre| / support, 0) normalised to sum 1 (f32); out = Σ_{s,t} w_row[s] · w_col[t] · weight[s · side + t] (a downscale averages over the wider support, an upscale is plain bilinear with edge clamping)",
+			Name:    "antialias",
+		}},
 		Cache:     false,
-		HF:        "Qwen3VLVisionModel / Qwen3_5VisionModel.forward: (pos_embed(interp_indices) * interp_weights[:, :, None]).sum(1), the taps and weights from get_vision_interpolation_indices_and_weights(mode=\"bilinear\", align_corners=True) (transformers/vision_utils.py; F.interpolate of the table)",
+		HF:        "Qwen3VLVisionModel / Qwen3_5VisionModel.forward: (pos_embed(interp_indices) * interp_weights[:, :, None]).sum(1), the taps and weights from get_vision_interpolation_indices_and_weights(mode=\"bilinear\", align_corners=True) (transformers/vision_utils.py; F.interpolate of the table); with antialias, Siglip2VisionEmbeddings.resize_positional_embeddings (models/siglip2/modeling_siglip2.py: F.interpolate(mode=\"bilinear\", align_corners=False, antialias=True) as one weight matrix)",
 		Math:      "the side × side learned table resampled bilinearly (align_corners) to the image's h × w grid (h, w = the largest row and column + 1 among the real rows) at each patch's cell: per axis, src = index · (side − 1) / max(extent − 1, 1) in f32, taps floor(src) and floor(src) + 1 clamped to the table, weights max(1 − |src − floor(src) − o|, 0) for o = 0, 1; out = Σ over the 2 × 2 taps (row-major) of weight_row · weight_col · weight[tap_row · side + tap_col]",
 		Name:      "interpolated_position_embedding",
 		Shapes:    "grid [1, n, 2] i32 (each patch's (row, column) in its image's grid of h × w patches: an encoder's index table) → [1, n, embedding_dim] f32; weight [num_positions, embedding_dim], num_positions = side² (a square table)",
-		Signature: "interpolated_position_embedding(grid, weight, num_positions, embedding_dim)",
+		Signature: "interpolated_position_embedding(grid, weight, num_positions, embedding_dim, antialias:)",
 		Types: map[string]string{
+			"antialias":     "bool",
 			"embedding_dim": "int",
 			"num_positions": "int",
 		},
@@ -1274,6 +1279,7 @@ func decodeEmbeddingAttrs(n *ir.Node) (*EmbeddingAttrs, error) {
 type InterpolatedPositionEmbeddingAttrs struct {
 	NumPositions int64 // num_positions
 	EmbeddingDim int64 // embedding_dim
+	Antialias    bool  // antialias: true: align_corners=False with torch's antialiased bilinear filter, per axis over every table cell: scale = side / extent, support = max(scale, 1), centre = (index + 0.5) · scale − 0.5, weight of cell s = max(1 − |s − centre| / support, 0) normalised to sum 1 (f32); out = Σ_{s,t} w_row[s] · w_col[t] · weight[s · side + t] (a downscale averages over the wider support, an upscale is plain bilinear with edge clamping)
 }
 
 // decodeInterpolatedPositionEmbeddingAttrs reads n.Attrs (the evaluated arguments) into InterpolatedPositionEmbeddingAttrs; an error names the attribute and what it must be.
@@ -1285,6 +1291,11 @@ func decodeInterpolatedPositionEmbeddingAttrs(n *ir.Node) (*InterpolatedPosition
 	}
 	if a.EmbeddingDim, err = decodeInt("embedding_dim", n.Attrs["embedding_dim"]); err != nil {
 		return nil, err
+	}
+	if v := n.Attrs["antialias"]; v != nil {
+		if a.Antialias, err = decodeBool("antialias", v); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

@@ -113,7 +113,9 @@ func (m *Model) encodeCached(ctx context.Context, name string, tile []float32) (
 // encodePatches runs one image's patch rows (px.Patches, Qwen2-VL's
 // pixel_values, with its grid px.GridTHW) through the variable-size
 // encoder enc with each patch's (row, column) (vision.QwenPatchPositions),
-// reusing the rows of an image seen before; hit says so.
+// reusing the rows of an image seen before; hit says so. An image of
+// several tiles (px.TileGrids: LFM2-VL's tiles and thumbnail) runs tile by
+// tile, each with its own grid, hit when every tile's rows were cached.
 func (m *Model) encodePatches(ctx context.Context, enc abi.Encoder, proc *vision.Processor, px *vision.Idefics3Output) ([]float32, bool, error) {
 	if enc.Sizes == nil || len(enc.Extra) != 1 {
 		return nil, false, fmt.Errorf("the processor makes patch rows, the model's encoder %s takes fixed tiles %v: the processor config does not fit the model", enc.Name, enc.Input)
@@ -125,6 +127,26 @@ func (m *Model) encodePatches(ctx context.Context, enc abi.Encoder, proc *vision
 	merge := proc.PatchMerge()
 	if s := enc.Sizes[0]; s.Rows <= 0 || s.Size != s.Rows*int64(merge*merge) {
 		return nil, false, fmt.Errorf("the processor's merge_size is %d (%d patches an image token), the model's encoder %s makes %d rows of %d patches (spatial_merge_size %s): the processor config does not fit the model", merge, merge*merge, enc.Name, s.Rows, s.Size, mergeOf(s))
+	}
+	if px.TileGrids != nil { // LFM2-VL: each tile (and thumbnail) its own run, hit when all were cached
+		var rows []float32
+		hits, at := 0, 0
+		for _, g := range px.TileGrids {
+			k := g[0] * g[1] * g[2]
+			if at+k > n {
+				return nil, false, fmt.Errorf("the processor's tile grids %v hold more than its %d patch rows", px.TileGrids, n)
+			}
+			tile, pos := px.Patches[at*px.PatchDim:(at+k)*px.PatchDim], vision.QwenPatchPositions(g, merge)
+			r, hit, err := m.cachedRows(enc.Name, tile, func() ([]float32, error) { return m.EncodeSized(ctx, enc.Name, k, tile, pos) })
+			if err != nil {
+				return nil, false, err
+			}
+			if hit {
+				hits++
+			}
+			rows, at = append(rows, r...), at+k
+		}
+		return rows, hits == len(px.TileGrids), nil
 	}
 	pos := vision.QwenPatchPositions(px.GridTHW, merge)
 	return m.cachedRows(enc.Name, px.Patches, func() ([]float32, error) {

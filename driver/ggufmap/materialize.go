@@ -126,6 +126,27 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 	if p.tr.transpose || p.tr.parts > 1 {
 		return f.convertParts(fh, p, dst)
 	}
+	if p.tr.channelsLast { // the file's [O, C, kh, kw] kernel, then each output row's values [kh, kw, C]
+		if r0 != 0 || r1 != rows {
+			return fmt.Errorf("gguf: internal error: channels_last tensor %q converted in part", p.t.Name)
+		}
+		gs := p.t.Shape()
+		raw := p
+		raw.shape, raw.tr.channelsLast = gs, false
+		src := make([]float32, len(dst))
+		if err := f.convert(fh, raw, 0, int(gs[0]), src); err != nil {
+			return err
+		}
+		c, k := int(gs[1]), int(gs[2]*gs[3])
+		for o := 0; o < int(gs[0]); o++ {
+			for ch := 0; ch < c; ch++ {
+				for i := 0; i < k; i++ {
+					dst[(o*k+i)*c+ch] = src[(o*c+ch)*k+i]
+				}
+			}
+		}
+		return nil
+	}
 	if p.tr.reshape != nil { // the file's values in the file's shape, then viewed in p.shape (same order)
 		if r0 != 0 || r1 != rows {
 			return fmt.Errorf("gguf: internal error: reshaped tensor %q converted in part", p.t.Name)

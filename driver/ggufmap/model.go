@@ -110,6 +110,9 @@ func (m *Model) sum() {
 				}
 			}
 		}
+		if p.tr.channelsLast { // (only then, so that other files keep their cache names)
+			h.Write([]byte("channels_last\x00"))
+		}
 		if p.tr.reshape != nil || p.tr.logNeg { // (only then, so that other files keep their cache names)
 			fmt.Fprintf(h, "reshape\x00%v\x00log_neg\x00%v\x00", p.tr.reshape, p.tr.logNeg)
 		}

@@ -24,6 +24,7 @@ type transform struct {
 	flatten      bool    // the HF tensor is the result with its leading dimensions merged: [a, b, c] → [a·b, c]
 	reshape      []int64 // non-nil: the HF tensor is the file's values, in the same order, in this shape (one dimension may be -1)
 	logNeg       bool    // the file stores A = -exp(A_log): A_log = log(-A) (values change: packed as f32)
+	channelsLast bool    // the file's [O, C, kh, kw] kernel is HF's [O, kh·kw·C] (values move: packed as f32)
 	span         []int64 // non-nil: regroup_span's axis, offset, parts, heads, sizes... (applied last; packed as f32 unless whole blocks move: spanBlockMoves)
 }
 
@@ -72,6 +73,8 @@ var transforms = map[string]func(tr *transform, args []int64){
 	"flatten": func(tr *transform, _ []int64) { tr.flatten = true },
 	// reshape(dims...): MambaModel's squeezed conv1d [C, K] (HF [C, 1, K]), Mamba2Model's [H, 1] A and D, its per-group norm.
 	"reshape": func(tr *transform, args []int64) { tr.reshape = append([]int64{}, args...) },
+	// channels_last(): LFM2VLModel's SigLIP2 patch_embedding [O, p·p·3], stored as a Conv2d kernel [O, 3, p, p].
+	"channels_last": func(tr *transform, _ []int64) { tr.channelsLast = true },
 	// log_neg(): MambaModel's ssm_a, -exp(A_log).
 	"log_neg": func(tr *transform, _ []int64) { tr.logNeg = true },
 	// regroup_span(axis, offset, parts, heads, sizes...): Qwen3NextModel's in_proj_qkvz, Qwen3.5's tiled value heads (see spanMoves).
@@ -173,6 +176,9 @@ func (m *Model) makePlan() error {
 			n := len(p.shape)
 			p.shape[n-2], p.shape[n-1] = p.shape[n-1], p.shape[n-2]
 		}
+		if tr.channelsLast { // [O, C, kh, kw] → [O, kh·kw·C]
+			p.shape = []int64{p.shape[0], p.shape[1] * p.shape[2] * p.shape[3]}
+		}
 		if tr.reshape != nil {
 			if p.shape, err = reshaped(p.shape, tr.reshape); err != nil {
 				return fmt.Errorf("gguf: %s: tensor %q: %v: the file does not match its family's gguf section", m.Path, t.Name, err)
@@ -253,6 +259,8 @@ func (m *Model) checkTransform(p planned) error {
 		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): stack(%d, %d, %d) needs 0 <= axis <= %d, without transpose", m.Path, p.t.Name, len(p.shape), tr.part, tr.parts, tr.axis, len(p.shape))
 	case tr.chunk && len(p.shape) < 1:
 		return fmt.Errorf("gguf: %s: tensor %q is a scalar: chunk joins rows (a vector's elements), it needs a dimension", m.Path, p.t.Name)
+	case tr.channelsLast && (len(p.shape) != 4 || tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.flatten || tr.reshape != nil || tr.minusOne || tr.logNeg):
+		return fmt.Errorf("gguf: %s: tensor %q of shape %v: channels_last reads a 4-dimensional Conv2d kernel and combines with no other transform", m.Path, p.t.Name, p.shape)
 	case tr.reshape != nil && (tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.flatten):
 		return fmt.Errorf("gguf: %s: tensor %q: reshape does not combine with unpermute_qk, regroup, transpose, interleave, chunk or flatten", m.Path, p.t.Name)
 	}

@@ -95,6 +95,10 @@ type Idefics3Output struct {
 	// GridTHW is Qwen2-VL's "image_grid_thw" for the image: (t, h, w) in
 	// patches (t = 1 for an image); zero for the tiled processors.
 	GridTHW [3]int
+	// TileGrids is LFM2-VL's per-tile (1, h, w) in patches
+	// (spatial_shapes), in the order of Patches' tiles (Lfm2VlConfig.Preprocess);
+	// nil for the other processors.
+	TileGrids [][3]int
 }
 
 // Idefics3ResizeSize is the (height, width) Idefics3's resize gives for a

@@ -36,6 +36,12 @@ import "fmt"
 //	          set to the processor's), patch_size, the merge from
 //	          clip.vision.spatial_merge_size (Mistral 3's; 1 without:
 //	          LLaVA's)
+//	lfm2      Lfm2VlProcessor (LFM2-VL): patch_size, the downsample
+//	          factor from clip.vision.projector.scale_factor (else 2),
+//	          everything else Lfm2VlImageProcessor's class defaults, which
+//	          llama.cpp's clip.cpp also assumes (tiles of 512, 64 to 256
+//	          image tokens: the converter records none of them; image_size
+//	          is a placeholder), convert_to_rgb on (clip.cpp's images are RGB)
 //
 // Errors name the key: an unknown projector type, a missing size.
 func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key string) ([]float64, bool)) (*Processor, error) {
@@ -79,6 +85,14 @@ func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key stri
 		}
 		return &Processor{Pixtral: &c}, c.Check()
 	}
+	if pt == "lfm2" {
+		c := DefaultLfm2VlConfig()
+		c.EncoderPatchSize, c.ImageMean, c.ImageStd, c.DoConvertRGB = patch, mean, std, true
+		if scale > 0 {
+			c.DownsampleFactor = scale
+		}
+		return &Processor{Lfm2Vl: &c}, c.Check()
+	}
 	switch pt {
 	case "idefics3":
 		longest, err := num("clip.vision.preproc_image_size", 4*size)
@@ -107,7 +121,7 @@ func ProcessorFromMMProj(meta func(key string) (any, bool), floats func(key stri
 			DoRescale: true, RescaleFactor: 1.0 / 255, DoNormalize: true, ImageMean: mean, ImageStd: std}
 		return &Processor{PIL: c, shortest: size, PatchSize: patch, AdditionalImageTokens: 1, Strategy: "default"}, nil
 	default:
-		return nil, fmt.Errorf("vision: mmproj: clip.projector_type %q has no image processor in archc (idefics3, gemma3, mlp, qwen2vl_merger, qwen2.5vl_merger, qwen3vl_merger, pixtral)", fmt.Sprint(pt))
+		return nil, fmt.Errorf("vision: mmproj: clip.projector_type %q has no image processor in archc (idefics3, gemma3, mlp, qwen2vl_merger, qwen2.5vl_merger, qwen3vl_merger, pixtral, lfm2)", fmt.Sprint(pt))
 	}
 	return nil, fmt.Errorf("vision: mmproj: image_size %d, patch_size %d and scale_factor %d do not divide into image tokens", size, patch, scale)
 }

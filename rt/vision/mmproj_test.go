@@ -17,7 +17,7 @@ import (
 // file's image_min_pixels / image_max_pixels where it has them); an
 // unknown projector type is an error naming it.
 func TestProcessorFromMMProj(t *testing.T) {
-	for _, name := range []string{"idefics3", "gemma3", "llava", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "mistral3", "pixtral"} {
+	for _, name := range []string{"idefics3", "gemma3", "llava", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "mistral3", "pixtral", "lfm2_vl"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join("..", "..", "golden", "testdata", "vision", name)
 			path := filepath.Join(dir, "mmproj.f32.gguf")
@@ -54,6 +54,10 @@ func TestProcessorFromMMProj(t *testing.T) {
 						v[i] = float64(float32(v[i]))
 					}
 				}
+			}
+			if l := want.Lfm2Vl; l != nil { // the mmproj records no tile size nor token limits: the class defaults
+				def := DefaultLfm2VlConfig()
+				l.TileSize, l.MinImageTokens, l.MaxImageTokens, l.MinTiles, l.MaxTiles = def.TileSize, def.MinImageTokens, def.MaxImageTokens, def.MinTiles, def.MaxTiles
 			}
 			if q := want.Qwen; q != nil {
 				for _, v := range [][]float64{q.ImageMean, q.ImageStd} {

@@ -59,6 +59,12 @@ type Processor struct {
 	// image's rows of "[IMG]" with "[IMG_BREAK]" after each and
 	// "[IMG_END]" after the last. The other fields are then not used.
 	Pixtral *PixtralConfig
+	// Lfm2Vl, when set, is an Lfm2VlProcessor's configuration (LFM2-VL):
+	// Preprocess gives every tile's patch rows and grid
+	// (Idefics3Output.Patches, TileGrids), and each "<image>" of the
+	// prompt becomes the image's tiles' tokens (Lfm2VlConfig.expand). The
+	// other fields are then not used.
+	Lfm2Vl *Lfm2VlConfig
 }
 
 // PatchMerge is the side of the merge window of a processor that makes
@@ -70,6 +76,8 @@ func (p *Processor) PatchMerge() int {
 		return p.Qwen.MergeSize
 	case p.Pixtral != nil:
 		return p.Pixtral.MergeSize
+	case p.Lfm2Vl != nil:
+		return p.Lfm2Vl.DownsampleFactor
 	}
 	return 0
 }
@@ -141,8 +149,11 @@ func LoadProcessor(dir string) (*Processor, error) {
 		if top.ProcessorClass == "PixtralProcessor" {
 			return loadPixtral(procPath, b)
 		}
+		if top.ProcessorClass == "Lfm2VlProcessor" {
+			return loadLfm2Vl(procPath, b)
+		}
 		if top.ProcessorClass != "" && top.ProcessorClass != "Idefics3Processor" && top.ProcessorClass != "SmolVLMProcessor" {
-			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor, Gemma3Processor, Qwen2VLProcessor, Qwen2_5_VLProcessor, Qwen3VLProcessor, PixtralProcessor)", procPath, top.ProcessorClass)
+			return nil, fmt.Errorf("vision: %s: processor_class %q is not one archc implements (Idefics3Processor, SmolVLMProcessor, LlavaProcessor, Gemma3Processor, Qwen2VLProcessor, Qwen2_5_VLProcessor, Qwen3VLProcessor, PixtralProcessor, Lfm2VlProcessor)", procPath, top.ProcessorClass)
 		}
 		if top.ImageSeqLen != nil {
 			p.ImageSeqLen = *top.ImageSeqLen
@@ -245,6 +256,13 @@ func (p *Processor) Preprocess(img *RGB8) (*Idefics3Output, string, error) {
 		text, err := expandPixtral(ImgToken, []Grid{p.GridOf(out)}, p.Pixtral.MergeSize)
 		return out, text, err
 	}
+	if p.Lfm2Vl != nil {
+		out, err := p.Lfm2Vl.Preprocess(img)
+		if err != nil {
+			return nil, "", err
+		}
+		return out, p.Lfm2Vl.lfm2Expansion(p.GridOf(out)), nil
+	}
 	if p.PanAndScan != nil {
 		return p.panAndScan(img)
 	}
@@ -275,6 +293,8 @@ func (p *Processor) GridOf(out *Idefics3Output) Grid {
 		g.THW, g.Tokens = out.GridTHW, p.Qwen.Tokens(out.GridTHW)
 	case p.Pixtral != nil:
 		g.THW, g.Tokens = out.GridTHW, p.Pixtral.Tokens(out.GridTHW)
+	case p.Lfm2Vl != nil:
+		g.Tokens = p.Lfm2Vl.TokensFor(out.Height, out.Width)
 	case p.Gemma3:
 		g.Tokens, g.Crops = p.ImageSeqLen, out.Crops
 	case p.PIL != nil:
@@ -310,7 +330,7 @@ type Prompt struct {
 // of Preprocess.
 func (p *Processor) PreprocessPrompt(text string, imgs []*RGB8) (*Prompt, error) {
 	out := &Prompt{}
-	if p.Qwen != nil || p.Pixtral != nil {
+	if p.Qwen != nil || p.Pixtral != nil || p.Lfm2Vl != nil {
 		for i, img := range imgs {
 			o, _, err := p.Preprocess(img)
 			if err != nil {
@@ -513,6 +533,9 @@ func (p *Processor) RowToken() string {
 func (p *Processor) Expand(text string, grids []Grid) (string, error) {
 	if p.Pixtral != nil {
 		return expandPixtral(text, grids, p.Pixtral.MergeSize)
+	}
+	if p.Lfm2Vl != nil {
+		return p.Lfm2Vl.expand(text, grids)
 	}
 	if p.Qwen != nil {
 		if strings.Contains(text, VideoPad) {

@@ -2014,6 +2014,36 @@ def vision_cases(B, S):
                       + fy * ((1 - fx) * table[y1, x0] + fx * table[y1, x1]))
     c.call(1, 1, [grid], want)
     out.append(c)
+
+    # SigLIP2 NaFlex's learned positions (LFM2-VL's tower): a 3×3 table
+    # resized to a 2×4 grid (rows shrink: the antialiased filter's wider
+    # support; columns grow: plain bilinear, edges clamped) by
+    # F.interpolate(mode="bilinear", align_corners=False, antialias=True),
+    # patches in 2×2 merge-window order.
+    name = "interpolated_position_embedding_antialias"
+    r = rng(name)
+    side, dim, h, w = 3, 3, 2, 4
+    c = Case(name, "interpolated_position_embedding", "Siglip2VisionEmbeddings.resize_positional_embeddings: the "
+             "3x3 table resized to the image's 2x4 patch grid by antialiased bilinear interpolation "
+             "(align_corners=False), patch n reading cell grid[n] (2x2 merge-window order).",
+             [("grid", "i32", [1, h * w, 2])], [1, h * w, dim],
+             attrs={"num_positions": side * side, "embedding_dim": dim, "antialias": True})
+    table = c.weight("weight", randn(r, (side * side, dim), 0.5)).astype(f64).reshape(side, side, dim)
+    cells = [(2 * by + i, 2 * bx + j) for by in range(h // 2) for bx in range(w // 2) for i in range(2) for j in range(2)]
+    grid = np.array([cells], np.int32)
+
+    def aa_weights(extent, t):  # torch's antialiased bilinear (triangle) filter, normalised
+        scale = side / extent
+        support = max(scale, 1.0)
+        centre = (t + 0.5) * scale - 0.5
+        wts = np.array([max(1 - abs(s - centre) / support, 0.0) for s in range(side)])
+        return wts / wts.sum()
+
+    want = np.zeros((1, h * w, dim))
+    for n, (y, x) in enumerate(cells):
+        want[0, n] = np.einsum("s,t,std->d", aa_weights(h, y), aa_weights(w, x), table)
+    c.call(1, 1, [grid], want)
+    out.append(c)
     return out
 
 
