@@ -245,6 +245,13 @@ func (p *Plan) checkWeights(path string) error {
 				if g, hf := unreadNear(gm, p.Unread, w.Name); g != "" {
 					return w.Errorf("%s: missing tensor %q (family %s reads it); the file's %s, which the gguf section maps to %q, is read by nothing: is that tensor row of the family's gguf section right?", path, w.Name, p.Family.Name, g, hf)
 				}
+				if g, slice, ok := gm.Source(w.Name); ok {
+					from := fmt.Sprintf("tensor %q", g)
+					if slice >= 0 {
+						from = fmt.Sprintf("slice %d of tensor %q's first dimension", slice, g)
+					}
+					return w.Errorf("%s: missing tensor %q (family %s reads it from the file's %s, which the file does not have; is this GGUF a %s model, as llama.cpp's converter writes it?)", path, w.Name, p.Family.Name, from, p.Family.Name)
+				}
 				return w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, p.Family.Name, p.Family.Name)
 			}
 			p.Options.WeightDTypes[w.Name] = fm

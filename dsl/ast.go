@@ -304,15 +304,30 @@ type GGUFField struct {
 // row of the same GGUF name without one: `tensor blk.{i}.attn_output ->
 // model.layers.{i}.self_attn.linear_attn for [h > 0 && kv[k] == 0 for k
 // in ...]` (llama.cpp's DeciModel stores a linear attention replacement as
-// attn_output).
+// attn_output). A `->` row whose right side is a list, `tensor GGUF ->
+// [HF0, HF1, ...]`, splits the GGUF tensor: its first (row-major)
+// dimension holds one Hugging Face tensor per element, in order, which is
+// how llama.cpp's converters fuse parameters with torch.stack(dim=0)
+// (Rwkv7Model's time_mix_lerp_fused holds RWKV-7's six token-shift mixes
+// x_r, x_w, x_k, x_v, x_a, x_g); a `none` element leaves its slice unread.
 type GGUFTensor struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	GGUF   *Path `parser:"'tensor' @@ ( '->'"`
-	None   bool  `parser:"  ( @'none'"`
-	HF     *Path `parser:"  | @@ )"`
-	Layers *Expr `parser:"  ( 'for' @@ )?"`
-	Value  *Expr `parser:"| '=' @@ )"`
+	GGUF   *Path            `parser:"'tensor' @@ ( '->'"`
+	None   bool             `parser:"  ( @'none'"`
+	HF     *Path            `parser:"  | @@"`
+	Split  []*GGUFSplitPart `parser:"  | '[' @@ ( ',' @@ )* ','? ']' )"`
+	Layers *Expr            `parser:"  ( 'for' @@ )?"`
+	Value  *Expr            `parser:"| '=' @@ )"`
+}
+
+// GGUFSplitPart is one element of a split tensor row's list: the Hugging
+// Face tensor that slice of the GGUF tensor is, or none (not read).
+type GGUFSplitPart struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	None   bool  `parser:"  @'none'"`
+	HF     *Path `parser:"| @@"`
 }
 
 // GGUFTransform applies a shared load transform (GGUFTransforms) to every

@@ -162,6 +162,11 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 			dst[i] -= 1
 		}
 	}
+	if p.tr.hasMinus {
+		for i := range dst {
+			dst[i] -= p.tr.minus
+		}
+	}
 	if p.tr.logNeg {
 		for i, v := range dst {
 			if !(v <= 0) {
@@ -190,7 +195,7 @@ func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 	for k, q := range parts {
 		gs := q.t.Shape()
 		raw := q
-		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne, logNeg: q.tr.logNeg, permuteHeads: q.tr.permuteHeads}, nil
+		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne, minus: q.tr.minus, hasMinus: q.tr.hasMinus, logNeg: q.tr.logNeg, permuteHeads: q.tr.permuteHeads}, nil
 		vals := make([]float32, q.t.Elements())
 		if err := f.convert(fh, raw, 0, int(gs[0]), vals); err != nil {
 			return err
