@@ -304,12 +304,9 @@ type GGUFField struct {
 // row of the same GGUF name without one: `tensor blk.{i}.attn_output ->
 // model.layers.{i}.self_attn.linear_attn for [h > 0 && kv[k] == 0 for k
 // in ...]` (llama.cpp's DeciModel stores a linear attention replacement as
-// attn_output). A `->` row whose right side is a list, `tensor GGUF ->
-// [HF0, HF1, ...]`, splits the GGUF tensor: its first (row-major)
-// dimension holds one Hugging Face tensor per element, in order, which is
-// how llama.cpp's converters fuse parameters with torch.stack(dim=0)
-// (Rwkv7Model's time_mix_lerp_fused holds RWKV-7's six token-shift mixes
-// x_r, x_w, x_k, x_v, x_a, x_g); a `none` element leaves its slice unread.
+// attn_output). `tensor GGUF -> [HF0, HF1, ...]` splits the tensor's first
+// dimension, one Hugging Face tensor (or none) per slice: torch.stack(dim=0)
+// undone (Rwkv7Model's time_mix_lerp_fused).
 type GGUFTensor struct {
 	Pos    lexer.Position
 	EndPos lexer.Position

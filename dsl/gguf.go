@@ -92,15 +92,12 @@ func variadic(params []string) bool {
 	return len(params) > 0 && strings.HasSuffix(params[len(params)-1], "...")
 }
 
-// floatParam reports whether parameter k of a transform is a number (a
-// parameter spelled "NAME:float") rather than an int or a per-layer list
-// of ints.
+// floatParam reports whether transform parameter k is a number ("NAME:float").
 func floatParam(params []string, k int) bool {
 	return k < len(params) && strings.HasSuffix(params[k], ":float")
 }
 
-// transformParams are a transform's parameters as messages show them, without
-// their types.
+// transformParams are a transform's parameters for messages.
 func transformParams(params []string) string {
 	out := make([]string, len(params))
 	for i, p := range params {
@@ -404,10 +401,8 @@ func (c *checker) gguf(g *GGUF) {
 	}
 }
 
-// splitRow checks a split row's list (`tensor GGUF -> [HF0, HF1, ...]`):
-// at least two elements, at least one of them a tensor, each Hugging Face
-// side with the GGUF side's plain layer placeholder (ggufPlaceholder, ok
-// false after an error there), each name once.
+// splitRow checks a split row's list: two or more elements, not all none,
+// each with the GGUF side's plain placeholder, each once.
 func (c *checker) splitRow(t *GGUFTensor, ggufPlaceholder string, ok bool) {
 	if t.Split == nil {
 		return
@@ -726,10 +721,8 @@ type GGUFTransformCall struct {
 type GGUFTensorMap struct {
 	HF   string // its Hugging Face name ("" when Skip or Split)
 	Skip bool   // no Hugging Face counterpart: not loaded
-	// Split, for a split row (`tensor GGUF -> [HF0, HF1, ...]`), is the
-	// Hugging Face name of each slice of the tensor's first (row-major)
-	// dimension, in order, "" for a slice not read; the transforms apply
-	// to each slice.
+	// Split, for a split row, is each slice's Hugging Face name ("": not
+	// read); the transforms apply to each slice.
 	Split      []string
 	Transforms []GGUFTransformCall // applied in order on load
 	Pos        lexer.Position      // the tensor row
@@ -1195,12 +1188,10 @@ func matchSegs(rule, segs []string) (idx string, ok bool) {
 	return idx, true
 }
 
-// Source returns the GGUF tensor the section's rows read the Hugging Face
-// tensor hf from, the inverse of Tensor for error messages (a weight a
-// file lacks, named as the file would hold it): its GGUF name and, for a
-// split row, the slice of its first dimension (else -1). ok is false when
-// no row gives hf (rows whose Hugging Face index comes from a list,
-// `{LIST[i]}`, and renamed names are not inverted).
+// Source inverts Tensor for messages (a weight a file lacks): the GGUF
+// tensor a row reads Hugging Face tensor hf from and, for a split row, its
+// slice (else -1); ok is false when none does (`{LIST[i]}` rows and
+// renames are not inverted).
 func (r *GGUFReading) Source(hf string) (gguf string, slice int, ok bool) {
 	base, suffix := hf, ""
 	for _, sfx := range []string{".weight", ".bias"} {

@@ -1211,11 +1211,9 @@ PLAMO2_NORM_OFFSET = ((".pre_mixer_norm.weight", 1.0), (".post_mixer_norm.weight
 
 
 def rwkv7_tensors(state, tmap):
-    """Rwkv7Model.filter_tensors and modify_tensors (fla-hub layout: LoRAs
-    not transposed): names unified, lora.0/lora.2/its bias as w1/w2/w0,
-    tensors squeezed, r_k flattened, x_r ... x_g stacked into
-    time_mix_lerp_fused (HF name: the tuple of the six), layer 0's a0-a2
-    copied as v0-v2 (HF name None)."""
+    """Rwkv7Model.filter_tensors and modify_tensors (fla-hub layout): the
+    mixes stacked (HF name: the tuple of six), layer 0's a0-a2 copied as
+    v0-v2 (HF name None)."""
     out, lerp = [], {}
     for hf in sorted(state):
         t = np.asarray(state[hf], dtype=np.float32)
@@ -1285,9 +1283,7 @@ def rwkv7_plamo2_back(mt, hf, data, shapes):
 
 
 def write_rwkv7_metadata(w, cfg, ftype):
-    """Rwkv7Model.set_gguf_parameters on an fla-hub config; special tokens
-    from config.json as every twin's (the converter's RWKV world vocabulary
-    needs a file the fixture lacks)."""
+    """Rwkv7Model.set_gguf_parameters (fla-hub config); config.json's special tokens."""
     hidden = cfg["hidden_size"]
 
     def rank(key, exponent, multiplier):  # Rwkv7Model.calc_lora_rank for None
@@ -1309,8 +1305,7 @@ def write_rwkv7_metadata(w, cfg, ftype):
 
 
 def write_plamo2_metadata(w, cfg, ftype):
-    """Plamo2Model.set_gguf_parameters (head counts per layer, 0 for Mamba
-    layers by modeling_plamo.py's is_mamba); special tokens; EXTENSION keys."""
+    """Plamo2Model.set_gguf_parameters (head counts 0 on is_mamba layers), EXTENSION keys."""
     arch, n, step = GGUF_ARCH["plamo2"], cfg["num_hidden_layers"], cfg.get("mamba_step", 2)
     w.add_vocab_size(cfg["vocab_size"])
     if cfg.get("mamba_enabled", True):

@@ -134,9 +134,11 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 		raw.shape, raw.tr.reshape = p.t.Shape(), nil
 		return f.convert(fh, raw, 0, int(raw.shape[0]), dst)
 	}
+	be, bb, _ := p.t.Type.BlockSize()
+	if len(p.shape) == 1 && be > 1 && !p.tr.movesRows() && r0 == 0 && r1 == rows { // a block format's vector (a split row's slice): one row of blocks
+		rows, r1 = 1, 1
+	}
 	cols := int(p.t.Elements()) / rows
-	_, bb, _ := p.t.Type.BlockSize()
-	be, _, _ := p.t.Type.BlockSize()
 	rowBytes := int64(cols) / be * bb
 	raw := make([]byte, int64(r1-r0)*rowBytes)
 	if _, err := fh.ReadAt(raw, p.t.Offset+int64(r0)*rowBytes); err != nil {

@@ -122,10 +122,8 @@ func (m *Model) HFName(ggufName string) (hf string, ok bool) {
 	return t.HF, true
 }
 
-// Minus returns the constant the load transforms subtract from the
-// Hugging Face tensor hf's stored values (minus_one: 1; minus(c): c,
-// rounded to float32), and whether one does: the file stores w + c, and
-// float32((w + c) - c) need not be w.
+// Minus returns the float32 c a minus_one (1) or minus(c) transform
+// subtracts from Hugging Face tensor hf, and whether one does.
 func (m *Model) Minus(hf string) (c float32, ok bool) {
 	for _, p := range m.plan {
 		switch {
@@ -139,10 +137,8 @@ func (m *Model) Minus(hf string) (c float32, ok bool) {
 	return 0, false
 }
 
-// Source returns the GGUF tensor the family's gguf section reads the
-// Hugging Face tensor hf from (dsl.GGUFReading.Source), for a message
-// about a weight the file lacks: its name, and for a split row the slice
-// of its first dimension (else -1); ok is false when no row gives hf.
+// Source is dsl.GGUFReading.Source: the GGUF tensor (and split slice, or
+// -1) the section reads Hugging Face tensor hf from.
 func (m *Model) Source(hf string) (gguf string, slice int, ok bool) {
 	return m.reading.Source(hf)
 }
@@ -219,13 +215,10 @@ type slicePart struct {
 	hf string
 }
 
-// split returns the Hugging Face tensors the GGUF tensor t holds as its row
-// tm maps it: t itself, or for a split row (tm.Split) each slice of its
-// first (row-major) dimension that the row names, as a tensor of its own
-// (the slice's dims, offset and bytes; slices of a block format must be
-// whole blocks, so each keeps its format). Errors name the tensor and the
-// row: a first dimension that is not the row's slice count (a file that
-// does not fuse what the family expects), slices that split blocks.
+// split returns the tensors GGUF tensor t holds as its row tm maps it: t,
+// or for a split row each named slice of its first (row-major) dimension
+// as a tensor of its own (dims, offset and bytes: whole blocks, so each
+// keeps its format). Errors name the tensor and the row.
 func (m *Model) split(t gguf.Tensor, tm dsl.GGUFTensorMap) ([]slicePart, error) {
 	if tm.Split == nil {
 		return []slicePart{{t, tm.HF}}, nil
@@ -267,11 +260,8 @@ func splitNames(names []string) []string {
 	return out
 }
 
-// planTensor adds GGUF tensor t (a whole tensor or a split row's slice),
-// which its row tm maps to hf, to the plan: its shape and transforms
-// resolved, joined to the group of GGUF tensors that make hf together
-// (interleave, chunk, stack); seen and groups record the Hugging Face
-// names planned so far.
+// planTensor adds GGUF tensor t (or a slice), which row tm maps to hf, to
+// the plan, or to the group that makes hf (seen, groups: the HF names so far).
 func (m *Model) planTensor(t gguf.Tensor, hf string, tm dsl.GGUFTensorMap, seen map[string]string, groups map[string]int) error {
 	tr, err := resolveTransforms(t.Name, tm.Transforms)
 	if err != nil {
@@ -323,9 +313,7 @@ func (m *Model) planTensor(t gguf.Tensor, hf string, tm dsl.GGUFTensorMap, seen 
 	return nil
 }
 
-// finishPlan completes the plan's groups and checks what needs every part:
-// each group has all its parts, flatten and regroup_span fit the joined
-// shape.
+// finishPlan checks and completes the groups (flatten, regroup_span).
 func (m *Model) finishPlan() error {
 	for i := range m.plan {
 		p := &m.plan[i]
