@@ -66,7 +66,7 @@ func (p *Plan) pack(ctx context.Context, cacheDir string, phase func(string) fun
 	p.Weights = ix
 	for _, w := range p.Graph.Weights {
 		if _, err := ix.Lookup(w.Name, w.Shape); err != nil {
-			return w.Errorf("%w (family %s reads it; is this GGUF a %s model?)", err, p.Family.Name, p.Family.Name)
+			return w.Errorf("%w (family %s reads it%s; is this GGUF a %s model?)", err, p.Family.Name, ggufSource(p.GGUF, w.Name), p.Family.Name)
 		}
 	}
 	return nil

@@ -245,12 +245,29 @@ func (p *Plan) checkWeights(path string) error {
 				if g, hf := unreadNear(gm, p.Unread, w.Name); g != "" {
 					return w.Errorf("%s: missing tensor %q (family %s reads it); the file's %s, which the gguf section maps to %q, is read by nothing: is that tensor row of the family's gguf section right?", path, w.Name, p.Family.Name, g, hf)
 				}
+				if from := ggufSource(gm, w.Name); from != "" {
+					return w.Errorf("%s: missing tensor %q (family %s reads it%s, which the file lacks; is this GGUF a %s model as llama.cpp's converter writes it?)", path, w.Name, p.Family.Name, from, p.Family.Name)
+				}
 				return w.Errorf("%s: missing tensor %q (family %s reads it; is this GGUF a %s model?)", path, w.Name, p.Family.Name, p.Family.Name)
 			}
 			p.Options.WeightDTypes[w.Name] = fm
 		}
 	}
 	return nil
+}
+
+// ggufSource says where the family's gguf section reads Hugging Face
+// tensor hf from (ggufmap.Model.Source), " from tensor X" or " from slice
+// k of the first dimension of tensor X", for a message; "" when no row does.
+func ggufSource(gm *ggufmap.Model, hf string) string {
+	g, slice, ok := gm.Source(hf)
+	switch {
+	case !ok:
+		return ""
+	case slice >= 0:
+		return fmt.Sprintf(" from slice %d of the first dimension of tensor %q", slice, g)
+	}
+	return fmt.Sprintf(" from tensor %q", g)
 }
 
 // unreadNear returns, among a GGUF file's unread tensors (GGUF names),

@@ -88,3 +88,30 @@ func TestGGUFUnread(t *testing.T) {
 		t.Errorf("Parameters: %v", err)
 	}
 }
+
+// TestSplitRowErrors: a file without the tensor a split row reads, or with
+// another first dimension, is an error naming that GGUF tensor (the rwkv7
+// twin's time_mix_lerp_fused).
+func TestSplitRowErrors(t *testing.T) {
+	src := testmodels.GGUFTwin(t, "../golden/testdata/rwkv7/model.f32.gguf")
+	fused := "blk.0.time_mix_lerp_fused.weight"
+	for _, c := range []struct {
+		edit func(e *testmodels.GGUFEdit)
+		want string
+	}{
+		{func(e *testmodels.GGUFEdit) { e.Drop(fused) }, `missing tensor "model.layers.0.attn.x_v" (family rwkv7 reads it from slice 3 of the first dimension of tensor "` + fused + `"`},
+		{func(e *testmodels.GGUFEdit) {
+			for i, x := range e.Tensors {
+				if x.Name == fused {
+					e.Tensors[i].Dims[3], e.Tensors[i].Data = 5, x.Data[:5*64*4]
+				}
+			}
+		}, `tensor "` + fused + `" has shape [5 1 1 64], but rwkv7.arch:`},
+	} {
+		path := filepath.Join(t.TempDir(), "bad.gguf")
+		testmodels.RewriteGGUF(t, src, path, c.edit)
+		if _, err := NewPlan(path, PlanOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}

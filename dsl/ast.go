@@ -304,15 +304,27 @@ type GGUFField struct {
 // row of the same GGUF name without one: `tensor blk.{i}.attn_output ->
 // model.layers.{i}.self_attn.linear_attn for [h > 0 && kv[k] == 0 for k
 // in ...]` (llama.cpp's DeciModel stores a linear attention replacement as
-// attn_output).
+// attn_output). `tensor GGUF -> [HF0, HF1, ...]` splits the tensor's first
+// dimension, one Hugging Face tensor (or none) per slice: torch.stack(dim=0)
+// undone (Rwkv7Model's time_mix_lerp_fused).
 type GGUFTensor struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
-	GGUF   *Path `parser:"'tensor' @@ ( '->'"`
-	None   bool  `parser:"  ( @'none'"`
-	HF     *Path `parser:"  | @@ )"`
-	Layers *Expr `parser:"  ( 'for' @@ )?"`
-	Value  *Expr `parser:"| '=' @@ )"`
+	GGUF   *Path            `parser:"'tensor' @@ ( '->'"`
+	None   bool             `parser:"  ( @'none'"`
+	HF     *Path            `parser:"  | @@"`
+	Split  []*GGUFSplitPart `parser:"  | '[' @@ ( ',' @@ )* ','? ']' )"`
+	Layers *Expr            `parser:"  ( 'for' @@ )?"`
+	Value  *Expr            `parser:"| '=' @@ )"`
+}
+
+// GGUFSplitPart is one element of a split tensor row's list: the Hugging
+// Face tensor that slice of the GGUF tensor is, or none (not read).
+type GGUFSplitPart struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	None   bool  `parser:"  @'none'"`
+	HF     *Path `parser:"| @@"`
 }
 
 // GGUFTransform applies a shared load transform (GGUFTransforms) to every

@@ -494,9 +494,23 @@ func (p *printer) ggufEntry(e *GGUFEntry, indent int) {
 			break
 		}
 		p.put("-> ")
-		if t.None {
+		switch {
+		case t.None:
 			p.put("none")
-		} else {
+		case t.Split != nil:
+			p.put("[")
+			for i, sp := range t.Split {
+				if i > 0 {
+					p.put(", ")
+				}
+				if sp.None {
+					p.put("none")
+				} else {
+					p.path(sp.HF)
+				}
+			}
+			p.put("]")
+		default:
 			p.path(t.HF)
 		}
 		if t.Layers != nil {

@@ -68,6 +68,7 @@ var GGUFTransforms = map[string][]string{
 	"unpermute_qk":  {"heads"},                 // rows were interleaved per head for llama.cpp's rope (LlamaModel.permute): put them back
 	"regroup":       {"parts", "heads"},        // the file holds a fused per-head projection's rows [parts, heads, r] that HF holds as [heads, parts, r] (GPTNeoXModel's query_key_value): put them back
 	"minus_one":     nil,                       // the file stores 1 + w (Gemma's RMSNorm weights): subtract 1
+	"minus":         {"c:float"},               // the file stores w + c, c a number (Plamo2Model folds PLaMo 2's norm offsets 1, 1/5, 1/5^1.5 into the weights): subtract float32(c), in float32
 	"transpose":     nil,                       // the file stores the last two dimensions swapped (GptOssModel's experts): swap them back
 	"interleave":    {"part", "parts"},         // the tensor is one of `parts` GGUF tensors mapped to one Hugging Face tensor: it fills HF[..., part::parts] (GptOssModel split gate_up_proj's [..., ::2] and [..., 1::2]); after transpose
 	"chunk":         {"part", "parts"},         // the tensor is the rows `part` of `parts` joined along dim -2 (torch.cat; parts may differ in rows) into one Hugging Face tensor (GraniteMoeModel split input_linear [E, 2I, H] into gate and up)
@@ -90,6 +91,20 @@ var GGUFTransforms = map[string][]string{
 // more times ("dims...").
 func variadic(params []string) bool {
 	return len(params) > 0 && strings.HasSuffix(params[len(params)-1], "...")
+}
+
+// floatParam reports whether transform parameter k is a number ("NAME:float").
+func floatParam(params []string, k int) bool {
+	return k < len(params) && strings.HasSuffix(params[k], ":float")
+}
+
+// transformParams are a transform's parameters for messages.
+func transformParams(params []string) string {
+	out := make([]string, len(params))
+	for i, p := range params {
+		out[i] = strings.TrimSuffix(p, ":float")
+	}
+	return strings.Join(out, ", ")
 }
 
 func (s *scope) ggufCall(c *Call, fn ggufFunc) (any, error) {
@@ -363,6 +378,7 @@ func (c *checker) gguf(g *GGUF) {
 					c.errf(t.HF.Pos, "the layer placeholder must be the same on both sides: {%s} -> {%s}", gv, hv)
 				}
 			}
+			c.splitRow(t, gv, gok)
 		case e.Rename != nil:
 			k := pathText(e.Rename.From)
 			if renames[k] {
@@ -383,6 +399,43 @@ func (c *checker) gguf(g *GGUF) {
 				c.transformCall(tr.Call, names)
 			}
 		}
+	}
+}
+
+// splitRow checks a split row's list: two or more elements, not all none,
+// each with the GGUF side's plain placeholder, each once.
+func (c *checker) splitRow(t *GGUFTensor, ggufPlaceholder string, ok bool) {
+	if t.Split == nil {
+		return
+	}
+	if len(t.Split) < 2 {
+		c.errf(t.Pos, "tensor %s: a split row lists two or more Hugging Face tensors, one per slice of the GGUF tensor's first dimension (use -> NAME for one)", pathText(t.GGUF))
+	}
+	seen, some := map[string]bool{}, false
+	for _, sp := range t.Split {
+		if sp.None {
+			continue
+		}
+		some = true
+		for _, sg := range sp.HF.Segs {
+			if sg.Index != nil {
+				if list, _ := indexedPlaceholder(sg.Index); list != "" {
+					c.errf(sg.Pos, "tensor %s: a split row's Hugging Face sides take the plain layer placeholder {i}, not {%s[...]}", pathText(t.GGUF), list)
+					return
+				}
+			}
+		}
+		if hv, hok := c.tensorPath(sp.HF); ok && hok && hv != ggufPlaceholder {
+			c.errf(sp.HF.Pos, "the layer placeholder must be the same on both sides: {%s} -> {%s}", ggufPlaceholder, hv)
+		}
+		if k := tensorKey(sp.HF); seen[k] {
+			c.errf(sp.Pos, "tensor %s: %s is listed twice in the split", pathText(t.GGUF), pathText(sp.HF))
+		} else {
+			seen[k] = true
+		}
+	}
+	if !some {
+		c.errf(t.Pos, "tensor %s: every slice of the split is none (use -> none)", pathText(t.GGUF))
 	}
 }
 
@@ -490,9 +543,9 @@ func (c *checker) transformCall(call *Call, names map[string]bool) {
 	case ok && variadic(params) && len(params) == 1 && len(call.Args) == 0:
 		c.errf(call.Pos, "transform %s takes one or more arguments (%s)", call.Name, params[0])
 	case ok && variadic(params) && len(call.Args) < len(params):
-		c.errf(call.Pos, "transform %s takes %d or more arguments (%s), got %d", call.Name, len(params), strings.Join(params, ", "), len(call.Args))
+		c.errf(call.Pos, "transform %s takes %d or more arguments (%s), got %d", call.Name, len(params), transformParams(params), len(call.Args))
 	case ok && !variadic(params) && len(call.Args) != len(params):
-		c.errf(call.Pos, "transform %s takes %d argument(s) (%s), got %d", call.Name, len(params), strings.Join(params, ", "), len(call.Args))
+		c.errf(call.Pos, "transform %s takes %d argument(s) (%s), got %d", call.Name, len(params), transformParams(params), len(call.Args))
 	}
 }
 
@@ -659,21 +712,26 @@ type GGUFValue struct {
 // is too short), and the call must not be applied.
 type GGUFTransformCall struct {
 	Name       string
-	Args       []int64
+	Args       []int64   // its int arguments, in order
+	Floats     []float64 // its number arguments (the parameters GGUFTransforms spells NAME:float: minus's c), in order
 	Pos        lexer.Position
 	Unresolved string
 }
 
 // GGUFTensorMap is where one GGUF tensor goes.
 type GGUFTensorMap struct {
-	HF         string              // its Hugging Face name ("" when Skip)
-	Skip       bool                // no Hugging Face counterpart: not loaded
+	HF   string // its Hugging Face name ("" when Skip or Split)
+	Skip bool   // no Hugging Face counterpart: not loaded
+	// Split, for a split row, is each slice's Hugging Face name ("": not
+	// read); the transforms apply to each slice.
+	Split      []string
 	Transforms []GGUFTransformCall // applied in order on load
 	Pos        lexer.Position      // the tensor row
 }
 
 type tensorRule struct {
-	gguf, hf []string // segments; "{}" is the layer placeholder
+	gguf, hf []string   // segments; "{}" is the layer placeholder
+	split    [][]string // a split row's parts' segments (nil for a none part); hf is nil
 	// hfIndex, for a `{LIST[i]}` Hugging Face side: the Hugging Face index
 	// of each GGUF index (LIST's elements that are ints >= 0); nil: the same
 	hfIndex map[string]string
@@ -788,6 +846,9 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 			r.Values = append(r.Values, vals...)
 		case e.Tensor != nil:
 			rule := tensorRule{gguf: ruleSegs(e.Tensor.GGUF), hf: ruleSegs(e.Tensor.HF), skip: e.Tensor.None, pos: e.Tensor.Pos}
+			for _, sp := range e.Tensor.Split {
+				rule.split = append(rule.split, ruleSegs(sp.HF))
+			}
 			if m, err := s.hfIndex(e.Tensor, src); err != nil {
 				return nil, err
 			} else if m != nil {
@@ -818,10 +879,19 @@ func EvalGGUF(f *File, src GGUFSource) (*GGUFReading, error) {
 			tr := e.Transform
 			call := GGUFTransformCall{Name: tr.Call.Name, Pos: tr.Pos}
 			rule := transformRule{pattern: tr.Pattern}
+			params := GGUFTransforms[tr.Call.Name]
 			for k, a := range tr.Call.Args {
 				v, err := s.expr(a.Value)
 				if err != nil {
 					return nil, err
+				}
+				if floatParam(params, k) {
+					x, ok := number(v)
+					if !ok {
+						return nil, errorf(a.Pos, "%s: transform %s: %s must be a number (one for every tensor the pattern matches), got %s %s", src.Name(), tr.Call.Name, transformParams(params[k:k+1]), typeName(v), show(v))
+					}
+					call.Floats = append(call.Floats, x)
+					continue
 				}
 				if l, isList := v.([]any); isList { // per layer: element i for layer i's tensors
 					vals := make([]int64, len(l))
@@ -1024,8 +1094,10 @@ func ruleSegs(p *Path) []string {
 // as written (`tensor blk.{i}.attn_sinks.weight ->
 // model.layers.{i}.self_attn.sinks`, a parameter with no suffix); such a
 // row wins over a base-name row. The section's renames then apply to the
-// Hugging Face name (GGUFRename). Every transform whose pattern matches
-// the full name applies, in section order. ok is false for a name no row
+// Hugging Face name (GGUFRename). A split row (`tensor GGUF -> [HF0,
+// HF1, ...]`) gives each slice's name in Split instead of HF. Every
+// transform whose pattern matches the full name applies, in section order
+// (to each slice of a split tensor). ok is false for a name no row
 // matches.
 func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 	base, suffix := name, ""
@@ -1057,20 +1129,33 @@ func (r *GGUFReading) Tensor(name string) (m GGUFTensorMap, ok bool) {
 	}
 	if matched {
 		m = GGUFTensorMap{Skip: rule.skip, Pos: rule.pos}
-		if !rule.skip {
-			hf := make([]string, len(rule.hf))
-			for i, s := range rule.hf {
+		hfName := func(segs []string) (string, bool) {
+			hf := make([]string, len(segs))
+			for i, s := range segs {
 				if s == "{}" {
 					s = idx
 					if rule.hfIndex != nil {
 						if s, ok = rule.hfIndex[idx]; !ok {
-							return GGUFTensorMap{}, false // a layer the row's list maps to no Hugging Face index
+							return "", false // a layer the row's list maps to no Hugging Face index
 						}
 					}
 				}
 				hf[i] = s
 			}
-			m.HF = r.rename(strings.Join(hf, ".") + suffix)
+			return r.rename(strings.Join(hf, ".") + suffix), true
+		}
+		switch {
+		case rule.split != nil:
+			m.Split = make([]string, len(rule.split))
+			for k, segs := range rule.split {
+				if segs != nil {
+					m.Split[k], _ = hfName(segs) // (a split row has no {LIST[i]}: the checker refuses it)
+				}
+			}
+		case !rule.skip:
+			if m.HF, ok = hfName(rule.hf); !ok {
+				return GGUFTensorMap{}, false
+			}
 		}
 		for _, tr := range r.transforms {
 			if ok, _ := path.Match(tr.pattern, name); ok {
@@ -1102,4 +1187,50 @@ func matchSegs(rule, segs []string) (idx string, ok bool) {
 		idx = segs[i]
 	}
 	return idx, true
+}
+
+// Source inverts Tensor for messages (a weight a file lacks): the GGUF
+// tensor a row reads Hugging Face tensor hf from and, for a split row, its
+// slice (else -1); ok is false when none does (`{LIST[i]}` rows and
+// renames are not inverted).
+func (r *GGUFReading) Source(hf string) (gguf string, slice int, ok bool) {
+	base, suffix := hf, ""
+	for _, sfx := range []string{".weight", ".bias"} {
+		if strings.HasSuffix(hf, sfx) {
+			base, suffix = strings.TrimSuffix(hf, sfx), sfx
+		}
+	}
+	for _, rl := range r.tensors {
+		if rl.skip || rl.hfIndex != nil {
+			continue
+		}
+		sides, at := [][]string{rl.hf}, []int{-1}
+		if rl.split != nil {
+			sides, at = rl.split, nil
+			for k := range rl.split {
+				at = append(at, k)
+			}
+		}
+		for k, side := range sides {
+			if side == nil {
+				continue
+			}
+			want, sfx := base, suffix
+			if rl.fullName() {
+				want, sfx = hf, ""
+			}
+			idx, matched := matchSegs(side, strings.Split(want, "."))
+			if !matched || (rl.layers != nil && !rl.layers[idx]) {
+				continue
+			}
+			name := slices.Clone(rl.gguf)
+			for i, sg := range name {
+				if sg == "{}" {
+					name[i] = idx
+				}
+			}
+			return strings.Join(name, ".") + sfx, at[k], true
+		}
+	}
+	return "", -1, false
 }

@@ -3,6 +3,7 @@ package dsl_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -581,5 +582,48 @@ func TestGGUFIndexedPlaceholder(t *testing.T) {
 }`)
 	if _, err := dsl.EvalGGUF(f, fakeGGUF{arch: "t"}); err == nil || !strings.Contains(err.Error(), `slot[0] is string "a", want an int (-1: no tensor)`) {
 		t.Errorf("a list of strings: %v", err)
+	}
+}
+
+// TestGGUFSplitMinus: a split row maps each slice of a GGUF tensor's first
+// dimension (none: not read) and inverts by Source; minus's argument is any
+// number (Floats), and anything else is an error at the argument.
+func TestGGUFSplitMinus(t *testing.T) {
+	f := mustParse(t, `arch s {
+  match model_type "s"
+  config { n: int }
+  x = embedding(tokens, model.embed_tokens, n, n)
+  for i in range(1) scope model.layers.{i} {}
+  logits = linear(x, lm_head, n)
+  gguf "s" {
+    tensor blk.{i}.mix.weight -> [model.layers.{i}.x_r, none, model.layers.{i}.x_k]
+    tensor blk.{i}.norm       -> model.layers.{i}.norm
+    transform "blk.*":        minus(meta("c") ?? 1.0 / 5)
+  }
+}`)
+	r, err := dsl.EvalGGUF(f, fakeGGUF{arch: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := r.Tensor("blk.2.mix.weight")
+	if !ok || m.HF != "" || !slices.Equal(m.Split, []string{"model.layers.2.x_r", "", "model.layers.2.x_k"}) || len(m.Transforms) != 1 || !slices.Equal(m.Transforms[0].Floats, []float64{0.2}) {
+		t.Errorf("Tensor = %+v, %v", m, ok)
+	}
+	for _, c := range []struct {
+		hf, gguf string
+		slice    int
+		ok       bool
+	}{
+		{"model.layers.2.x_k", "blk.2.mix.weight", 2, true},
+		{"model.layers.0.norm.bias", "blk.0.norm.bias", -1, true},
+		{"model.layers.0.x_v", "", -1, false},
+	} {
+		if g, k, ok := r.Source(c.hf); g != c.gguf || k != c.slice || ok != c.ok {
+			t.Errorf("Source(%q) = %q, %d, %v; want %q, %d, %v", c.hf, g, k, ok, c.gguf, c.slice, c.ok)
+		}
+	}
+	_, err = dsl.EvalGGUF(f, fakeGGUF{arch: "s", meta: map[string]any{"c": "x"}})
+	if err == nil || !strings.Contains(err.Error(), `in.arch:10:37: fake.gguf: transform minus: c must be a number (one for every tensor the pattern matches), got string "x"`) {
+		t.Errorf("got %v", err)
 	}
 }

@@ -10,8 +10,8 @@ import "reflect"
 // rule from the same functions (condWeight, firstWeight, operandWeight).
 
 // Node is a node of the .arch AST: *File, *Item, *Match, *Config, *Field,
-// *Block, *Module, *ModuleAttr, *Loop, *MTP, *GGUF, *GGUFEntry, *GGUFTensor, *GGUFTransform,
-// *GGUFField, *Stmt, *Expr, *BinExpr, *BinOp, *Unary, *Primary, *List,
+// *Block, *Module, *ModuleAttr, *Loop, *MTP, *GGUF, *GGUFEntry, *GGUFTensor, *GGUFSplitPart,
+// *GGUFTransform, *GGUFField, *Stmt, *Expr, *BinExpr, *BinOp, *Unary, *Primary, *List,
 // *Call, *Arg, *Path or *Seg.
 type Node interface{ astNode() }
 
@@ -31,6 +31,7 @@ func (*MTP) astNode()           {}
 func (*GGUF) astNode()          {}
 func (*GGUFEntry) astNode()     {}
 func (*GGUFTensor) astNode()    {}
+func (*GGUFSplitPart) astNode() {}
 func (*GGUFTransform) astNode() {}
 func (*GGUFRename) astNode()    {}
 func (*GGUFField) astNode()     {}
@@ -170,8 +171,13 @@ func walk(n Node, w bool, arg argPred, f func(Node, bool) bool) {
 	case *GGUFTensor:
 		sub(n.GGUF, false)
 		sub(n.HF, false)
+		for _, sp := range n.Split {
+			sub(sp, false)
+		}
 		sub(n.Layers, false)
 		sub(n.Value, false)
+	case *GGUFSplitPart:
+		sub(n.HF, false)
 	case *GGUFTransform:
 		sub(n.Call, false)
 	case *GGUFRename:

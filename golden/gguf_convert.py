@@ -205,6 +205,9 @@ GGUF_ARCH = {
     "qwen3_vl_moe_text": "qwen3vlmoe",
     "qwen3_vl": "qwen3vl",  # the wrappers, as qwen2_vl's
     "qwen3_vl_moe": "qwen3vlmoe",
+    # issue 30 (the last GGUF item): remote-code checkpoints (mlx-lm oracles)
+    "rwkv7": "rwkv7",  # Rwkv7Model: the six token-shift mixes stacked into time_mix_lerp_fused
+    "plamo2": "plamo2",  # Plamo2Model: the norms' offsets folded into their weights
 }
 # Qwen3-VL's text models (QWEN3VL) and the MoE one's stacked experts,
 # gate_up_proj [E, H, 2I] and down_proj [E, I, H] as published, which
@@ -413,6 +416,12 @@ def write_metadata(w, name, cfg, ftype, state):
         return
     if mt in FALCON_H1:
         write_falcon_h1_metadata(w, cfg, ftype)
+        return
+    if mt == "rwkv7":
+        write_rwkv7_metadata(w, cfg, ftype)
+        return
+    if mt == "plamo2":
+        write_plamo2_metadata(w, cfg, ftype)
         return
     heads, layers = cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
@@ -1044,6 +1053,10 @@ def to_gguf(cfg, state):
     llama_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.get("num_hidden_layers") or cfg["num_layers"])
     heads = cfg.get("num_attention_heads")
     kv_heads = cfg.get("num_key_value_heads") or heads
+    if mt == "rwkv7":
+        return rwkv7_tensors(state, tmap)
+    if mt == "plamo2":
+        return plamo2_tensors(state, tmap)
     out = []
     state = dict(state)
     stacks = {}
@@ -1187,6 +1200,140 @@ def to_gguf(cfg, state):
     if mt in QWEN_GDN:
         out.extend(qwen_mtp_layers(cfg, out))
     return out
+
+
+# issue 30: RWKV-7 and PLaMo 2 (mlx-lm oracles).
+
+RWKV7_LERP = ("r", "w", "k", "v", "a", "g")  # Rwkv7Model's stacking order of x_r ... x_g
+# Plamo2Model: the offset added (+=, float32) to a norm's weight, by name ending
+PLAMO2_NORM_OFFSET = ((".pre_mixer_norm.weight", 1.0), (".post_mixer_norm.weight", 1.0 / 5), (".pre_mlp_norm.weight", 1.0),
+                      (".post_mlp_norm.weight", 1.0 / (5**1.5)), (".norm.weight", 1.0))
+
+
+def rwkv7_tensors(state, tmap):
+    """Rwkv7Model.filter_tensors and modify_tensors (fla-hub layout): the
+    mixes stacked (HF name: the tuple of six), layer 0's a0-a2 copied as
+    v0-v2 (HF name None)."""
+    out, lerp = [], {}
+    for hf in sorted(state):
+        t = np.asarray(state[hf], dtype=np.float32)
+        name = hf.replace("blocks", "layers").replace("ffn", "feed_forward")
+        name = name.replace("self_attn", "attention").replace("attn", "attention").replace("time_mixer.", "")
+        name = name.replace("feed_forward_norm", "ln2").replace("g_norm", "ln_x")
+        name = name.replace("_lora.lora.0.weight", "1.weight").replace("_lora.lora.2.weight", "2.weight").replace("_lora.lora.2.bias", "0.weight")
+        bid = next((int(p) for p in name.split(".") if p.isdecimal()), None)
+        if "attention.v" in name and "value" not in (tmap.get_name(name, try_suffixes=(".weight", ".bias")) or "") and bid == 0:
+            continue
+        if bid is not None and "attention.x_" in name:
+            lerp.setdefault(bid, {})[name.rsplit("x_", 1)[1]] = (hf, t)
+            if all(k in lerp[bid] for k in RWKV7_LERP):
+                parts = [lerp[bid][k] for k in RWKV7_LERP]
+                out.append((f"blk.{bid}.time_mix_lerp_fused.weight", tuple(h for h, _ in parts), np.stack([a for _, a in parts])))
+            continue
+        t = t.squeeze()
+        new = tmap.get_name(name, try_suffixes=(".weight", ".bias"))
+        assert new is not None, f"rwkv7: no GGUF name for {hf}"
+        new += "" if new.endswith((".weight", ".bias")) else ".weight"
+        if "r_k" in new:
+            t = t.flatten()
+        if bid == 0 and "time_mix_a" in new:
+            out.append((new.replace("time_mix_a", "time_mix_v"), None, t))
+        out.append((new, hf, t))
+    return out
+
+
+PLAMO2_RENAME = {".dt_bias": ".dt_proj.bias", ".dt_norm_weight": ".dt_norm.weight", ".B_norm_weight": ".B_norm.weight",
+                 ".C_norm_weight": ".C_norm.weight", ".k_weight": ".k.weight", ".q_weight": ".q.weight"}
+
+
+def plamo2_tensors(state, tmap):
+    """Plamo2Model.modify_tensors: A as -exp(A_log), the renames, conv1d
+    squeezed, the norms' offsets added; then TextModel's name map."""
+    out = []
+    for hf in sorted(state):
+        t, name = np.asarray(state[hf], dtype=np.float32), hf
+        sfx = next((k for k in PLAMO2_RENAME if hf.endswith(k)), None)
+        if hf.endswith(".A_log"):
+            t = neg_exp(t)
+        elif sfx:
+            name = hf[: -len(sfx)] + PLAMO2_RENAME[sfx]
+        elif hf.endswith(".conv1d.weight"):
+            t = t.squeeze()
+        elif (c := plamo2_offset(hf)) is not None:
+            t = t + np.float32(c)
+        new = tmap.get_name(name, try_suffixes=(".weight", ".bias"))
+        assert new is not None, f"plamo2: no GGUF name for {hf}"
+        out.append((new, hf, t))
+    return out
+
+
+def plamo2_offset(hf):
+    return next((c for sfx, c in PLAMO2_NORM_OFFSET if hf.endswith(sfx)), None)
+
+
+def rwkv7_plamo2_back(mt, hf, data, shapes):
+    """{HF name: array} of one rwkv7 / plamo2 GGUF tensor, transforms undone."""
+    if isinstance(hf, tuple):  # time_mix_lerp_fused
+        return {h: np.ascontiguousarray(data[k].reshape(shapes[h])) for k, h in enumerate(hf)}
+    if mt == "plamo2" and (c := plamo2_offset(hf)) is not None:
+        data = data - np.float32(c)
+    if hf.endswith(".A_log"):
+        data = np.log(-data.astype(np.float64)).astype(np.float32)
+    return {hf: np.ascontiguousarray(data.reshape(shapes[hf]))}
+
+
+def write_rwkv7_metadata(w, cfg, ftype):
+    """Rwkv7Model.set_gguf_parameters (fla-hub config); config.json's special tokens."""
+    hidden = cfg["hidden_size"]
+
+    def rank(key, exponent, multiplier):  # Rwkv7Model.calc_lora_rank for None
+        return cfg[key] if cfg.get(key) is not None else max(1, round(hidden ** exponent * multiplier / 32)) * 32
+
+    w.add_context_length(1048576)
+    w.add_embedding_length(hidden)
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_layer_norm_eps(cfg["norm_eps"])
+    w.add_wkv_head_size(cfg["head_dim"])
+    w.add_decay_lora_rank(rank("decay_low_rank_dim", 0.5, 1.8))
+    w.add_iclr_lora_rank(rank("a_low_rank_dim", 0.5, 1.8))
+    w.add_value_residual_mix_lora_rank(rank("v_low_rank_dim", 0.5, 1.3))
+    w.add_gate_lora_rank(rank("gate_low_rank_dim", 0.8, 0.6))
+    w.add_feed_forward_length(cfg["intermediate_size"] if cfg.get("intermediate_size") is not None else 4 * hidden)
+    w.add_file_type(ftype)
+    w.add_head_count(0)
+    write_special_tokens(w, cfg)
+
+
+def write_plamo2_metadata(w, cfg, ftype):
+    """Plamo2Model.set_gguf_parameters (head counts 0 on is_mamba layers), EXTENSION keys."""
+    arch, n, step = GGUF_ARCH["plamo2"], cfg["num_hidden_layers"], cfg.get("mamba_step", 2)
+    w.add_vocab_size(cfg["vocab_size"])
+    if cfg.get("mamba_enabled", True):
+        mamba = [(i != n - 1) if n <= step // 2 else (i % step) != (step // 2) for i in range(n)]
+        w.add_head_count_kv([0 if m else cfg.get("num_key_value_heads", 4) for m in mamba])
+        w.add_head_count([0 if m else cfg.get("num_attention_heads", 32) for m in mamba])
+    w.add_context_length(cfg.get("max_position_embeddings", 2048))
+    w.add_embedding_length(cfg.get("hidden_size", 4096))
+    w.add_key_length(cfg.get("hidden_size_per_head", 128))
+    w.add_value_length(cfg.get("hidden_size_per_head", 128))
+    w.add_block_count(n)
+    w.add_layer_norm_rms_eps(cfg.get("rms_norm_eps", 1e-06))
+    w.add_rope_freq_base(rope_params(cfg).get("rope_theta", 10000))
+    w.add_ssm_state_size(cfg.get("mamba_d_state", 64))
+    w.add_ssm_conv_kernel(cfg.get("mamba_d_conv", 4))
+    w.add_ssm_time_step_rank(cfg.get("mamba_num_heads", 64))
+    w.add_ssm_inner_size(cfg.get("mamba_num_heads", 64) * cfg.get("hidden_size_per_head", 128))
+    w.add_ssm_group_count(0)
+    w.add_feed_forward_length(cfg.get("intermediate_size", 13312))
+    w.add_file_type(ftype)
+    write_special_tokens(w, cfg)
+    # EXTENSION: llama.cpp's scan is not chunked, its attention not windowed.
+    if cfg.get("mamba_chunk_size", 256) != 256:
+        w.add_uint32(f"{arch}.mamba_chunk_size", cfg["mamba_chunk_size"])
+    if cfg.get("attention_window_size", 2048) != 2048:
+        w.add_sliding_window(cfg["attention_window_size"])
+    if cfg.get("full_attention_idx"):
+        w.add_array(f"{arch}.full_attention_idx", list(cfg["full_attention_idx"]))
 
 
 def mtp_layers(cfg, out):
@@ -2140,7 +2287,7 @@ def dense3_back(mt, cfg, hf, parts):
 # Tensors ModelBase.prepare_tensors keeps in F32 whatever the output type:
 # the router, the SSM and short convolutions' kernels, the DSA indexer's
 # weights_proj.
-KEEP_F32 = re.compile(r"\.(ffn_gate_inp|ssm_conv1d|shortconv\.conv|indexer\.proj)\.")
+KEEP_F32 = re.compile(r"\.(ffn_gate_inp|ssm_conv1d|shortconv\.conv|indexer\.proj|time_mix_(w1|w2|lerp_fused|first|decay_w1|decay_w2))\.")
 
 def storage(name, data, ftype, mt=None, recorded=None):
     """The type convert_hf_to_gguf.py stores a tensor in, and its data
@@ -2200,6 +2347,9 @@ def read_back(path, cfg, names, shapes):
             continue
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         data = data.reshape([int(d) for d in reversed(t.shape)])
+        if mt in ("rwkv7", "plamo2"):
+            sd.update(rwkv7_plamo2_back(mt, hf, data, shapes))
+            continue
         if mt == "openelm" and hf.endswith(".ffn.proj_1.weight"):
             parts.setdefault(hf, {})[t.name.split(".")[2]] = data
             continue

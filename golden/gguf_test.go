@@ -198,10 +198,10 @@ func checkUnread(t *testing.T, p *driver.Plan) {
 }
 
 // TestGGUFTwinsWeights: the F32 twin, read through its family (names,
-// Q/K un-permutation, minus_one, reshape, log_neg), holds the safetensors
-// tensors bit for bit; a minus_one tensor (Gemma's and Nemotron's norms)
-// holds float32(float32(1 + w) - 1),
-// what llama.cpp's stored 1 + w gives back; a log_neg tensor (Mamba's
+// Q/K un-permutation, minus_one, minus, reshape, log_neg, splits), holds
+// the safetensors tensors bit for bit; a minus_one or minus(c) tensor
+// (Gemma's and Nemotron's norms, PLaMo 2's) holds
+// float32(float32(w + c) - c), what llama.cpp's stored w + c gives back; a log_neg tensor (Mamba's
 // A_log, stored as A = -exp(A_log)) is within logNegTolerance of A_log:
 // exp is not injective on float32 (for |A_log| < ln 2 neighbouring
 // values share their exp), so llama.cpp's A does not determine A_log.
@@ -258,12 +258,12 @@ func TestGGUFTwinsWeights(t *testing.T) {
 				if len(w) != len(g) {
 					t.Fatalf("%s: %d values, safetensors %d", name, len(g), len(w))
 				}
-				onePlus := slices.Contains(p.GGUF.Transforms(name), "minus_one") // Gemma's and Nemotron's norms
+				c, minus := p.GGUF.Minus(name) // Gemma's and Nemotron's norms (1 + w), PLaMo 2's (w + c)
 				logNeg := slices.Contains(p.GGUF.Transforms(name), "log_neg")
 				for i := range w {
 					x := w[i]
-					if onePlus {
-						x = (1 + x) - 1
+					if minus {
+						x = (x + c) - c
 					}
 					if logNeg && math.Abs(float64(g[i])-float64(x)) <= logNegTolerance(x) {
 						continue

@@ -1240,3 +1240,67 @@ func parseOverBuiltins(t *testing.T, name string, src []byte) *dsl.File {
 	}
 	return fam
 }
+
+// TestMaterializeSplitMinus: a split row reads one slice of the GGUF
+// tensor's first dimension per Hugging Face tensor (Rwkv7Model's
+// time_mix_lerp_fused), a Q8_0 slice packed as its own blocks; minus(c)
+// subtracts float32(c) (Plamo2Model's norm offsets); Source and Minus
+// report them; a first dimension other than the list's is an error naming
+// the tensor and the row.
+func TestMaterializeSplitMinus(t *testing.T) {
+	fam := parseOverBuiltins(t, "splittest.arch", []byte(`arch splittest extends llama {
+  match model_type "splittest"
+  gguf "splittest" {
+    tensor blk.{i}.mix.weight -> [model.layers.{i}.a, none, model.layers.{i}.c]
+    tensor blk.{i}.q.weight   -> [model.layers.{i}.q0, model.layers.{i}.q1]
+    transform "blk.*.mix.weight": minus(1.0 / 5)
+  }
+}
+`))
+	q8 := make([]byte, 2*34) // two Q8_0 blocks: rows of 32
+	for j := range q8 {
+		q8[j] = byte(j*7 + 3)
+	}
+	putF16(q8, 0x3c00)
+	putF16(q8[34:], 0x4000)
+	file := func(mixDims []uint64, n int) *gguf.File {
+		return openBuilt(t, baseKVs("splittest"), []tdesc{
+			{"token_embd.weight", gguf.F32, []uint64{3, 4}, f32s(seq(0, 12)...)},
+			{"blk.0.mix.weight", gguf.F32, mixDims, f32s(seq(0, n)...)},
+			{"blk.0.q.weight", gguf.Q8_0, []uint64{32, 2}, q8},
+		})
+	}
+	f, err := Read(file([]uint64{2, 3}, 6), fam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := float32(0.2)
+	got, hf, shape, err := f.ReadTensor("blk.0.mix.weight[2]")
+	if err != nil || hf != "model.layers.0.c" || !slices.Equal(shape, []int64{2}) || !slices.Equal(got, []float32{4 - c, 5 - c}) {
+		t.Errorf("slice 2: %s %v %v (%v), want model.layers.0.c [2] [%v %v]", hf, shape, got, err, 4-c, 5-c)
+	}
+	if m, ok := f.Minus("model.layers.0.a"); !ok || m != c {
+		t.Errorf("Minus = %v, %v; want %v", m, ok, c)
+	}
+	if g, k, ok := f.Source("model.layers.0.c"); !ok || g != "blk.0.mix.weight" || k != 2 {
+		t.Errorf("Source = %q, %d, %v; want blk.0.mix.weight, 2", g, k, ok)
+	}
+	packed, err := f.Pack(context.Background(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, 32)
+	if err := gguf.Dequantize(gguf.Q8_0, q8[34:], want); err != nil {
+		t.Fatal(err)
+	}
+	q1 := packed.Tensors["model.layers.0.q1"]
+	if b, err := q1.Read(); err != nil || q1.Format != "q8_0" || !slices.Equal(b.Data, q8[34:]) || !slices.Equal(q1.Shape, []int64{32}) {
+		t.Errorf("q1 packed as %q %v (%v), want slice 1's Q8_0 block", q1.Format, q1.Shape, err)
+	}
+	if got, _, _, err := f.ReadTensor("blk.0.q.weight[1]"); err != nil || !slices.Equal(got, want) {
+		t.Errorf("q1: %v (%v), want %v", got, err, want)
+	}
+	if _, err := Read(file([]uint64{3, 2}, 6), fam); err == nil || !strings.Contains(err.Error(), `tensor "blk.0.mix.weight" has shape [2 3], but splittest.arch:4:5 splits its first dimension into 3 tensors (model.layers.0.a, none, model.layers.0.c)`) {
+		t.Errorf("wrong first dimension: %v", err)
+	}
+}

@@ -155,9 +155,11 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 		raw.shape, raw.tr.reshape = p.t.Shape(), nil
 		return f.convert(fh, raw, 0, int(raw.shape[0]), dst)
 	}
+	be, bb, _ := p.t.Type.BlockSize()
+	if len(p.shape) == 1 && be > 1 && !p.tr.movesRows() && r0 == 0 && r1 == rows { // a block format's vector (a split row's slice): one row of blocks
+		rows, r1 = 1, 1
+	}
 	cols := int(p.t.Elements()) / rows
-	_, bb, _ := p.t.Type.BlockSize()
-	be, _, _ := p.t.Type.BlockSize()
 	rowBytes := int64(cols) / be * bb
 	raw := make([]byte, int64(r1-r0)*rowBytes)
 	if _, err := fh.ReadAt(raw, p.t.Offset+int64(r0)*rowBytes); err != nil {
@@ -181,6 +183,11 @@ func (f *Model) convert(fh *os.File, p planned, r0, r1 int, dst []float32) error
 	if p.tr.minusOne {
 		for i := range dst {
 			dst[i] -= 1
+		}
+	}
+	if p.tr.hasMinus {
+		for i := range dst {
+			dst[i] -= p.tr.minus
 		}
 	}
 	if p.tr.logNeg {
@@ -211,7 +218,7 @@ func (f *Model) convertParts(fh *os.File, p planned, dst []float32) error {
 	for k, q := range parts {
 		gs := q.t.Shape()
 		raw := q
-		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne, logNeg: q.tr.logNeg, permuteHeads: q.tr.permuteHeads}, nil
+		raw.shape, raw.tr, raw.group = gs, transform{minusOne: q.tr.minusOne, minus: q.tr.minus, hasMinus: q.tr.hasMinus, logNeg: q.tr.logNeg, permuteHeads: q.tr.permuteHeads}, nil
 		vals := make([]float32, q.t.Elements())
 		if err := f.convert(fh, raw, 0, int(gs[0]), vals); err != nil {
 			return err

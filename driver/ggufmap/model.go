@@ -11,6 +11,7 @@ package ggufmap
 import (
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/archc/archc/dsl"
@@ -118,6 +119,9 @@ func (m *Model) sum() {
 		}
 		if p.vals != nil {
 			fmt.Fprintf(h, "values\x00%v\x00", p.vals)
+		}
+		if p.tr.hasMinus { // (only then, so that other files keep their cache names)
+			fmt.Fprintf(h, "minus\x00%v\x00", math.Float32bits(p.tr.minus))
 		}
 	}
 	m.planSum = h.Sum(nil)

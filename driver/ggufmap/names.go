@@ -1,11 +1,14 @@
 package ggufmap
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/archc/archc/dsl"
+	"github.com/archc/archc/formats/gguf"
 )
 
 // transform is what loading does to one tensor: the shared load transforms
@@ -15,6 +18,8 @@ type transform struct {
 	regroupParts int // >0, with regroupHeads: the file's rows [parts, heads, r] are HF's [heads, parts, r] (rows move whole)
 	regroupHeads int
 	minusOne     bool    // the file stores 1+w: subtract 1 (values change: the tensor is packed as f32)
+	minus        float32 // with hasMinus: the file stores w+minus: subtract it, in float32 (packed as f32)
+	hasMinus     bool
 	transpose    bool    // the file stores the last two dimensions swapped: swap them back (packed as f32)
 	part, parts  int     // parts > 1: this tensor is part `part` of a tensor several GGUF tensors make (packed as f32):
 	chunk        bool    // its rows, chunk part of parts along dimension -2 (torch.cat of the parts, which may differ in rows); else HF[..., part::parts] (interleave)
@@ -48,37 +53,43 @@ func (tr transform) movesRows() bool { return tr.permuteHeads != 0 || tr.regroup
 
 // transforms implements each transform of dsl.GGUFTransforms once, for
 // every family that names it, by setting its part of a tensor's transform.
-var transforms = map[string]func(tr *transform, args []int64){
+var transforms = map[string]func(tr *transform, args []int64, _ []float64){
 	// unpermute_qk(heads): transformers' _reverse_permute_weights (see reversePermute).
-	"unpermute_qk": func(tr *transform, args []int64) { tr.permuteHeads = int(args[0]) },
+	"unpermute_qk": func(tr *transform, args []int64, _ []float64) { tr.permuteHeads = int(args[0]) },
 	// regroup(parts, heads): GPTNeoXModel's query_key_value, per-head [q | k | v] rows regrouped as [q | k | v] (see regroupRows).
-	"regroup": func(tr *transform, args []int64) { tr.regroupParts, tr.regroupHeads = int(args[0]), int(args[1]) },
+	"regroup": func(tr *transform, args []int64, _ []float64) {
+		tr.regroupParts, tr.regroupHeads = int(args[0]), int(args[1])
+	},
 	// minus_one(): Gemma2TensorProcessor's "norm.weight" - 1.
-	"minus_one": func(tr *transform, _ []int64) { tr.minusOne = true },
+	"minus_one": func(tr *transform, _ []int64, _ []float64) { tr.minusOne = true },
+	// minus(c): Plamo2Model's norms, stored as w + 1, w + 1/5, w + 1/5^1.5.
+	"minus": func(tr *transform, _ []int64, floats []float64) { tr.minus, tr.hasMinus = float32(floats[0]), true },
 	// transpose(): GptOssModel's experts, stored [E, out, in] for HF's [E, in, out].
-	"transpose": func(tr *transform, _ []int64) { tr.transpose = true },
+	"transpose": func(tr *transform, _ []int64, _ []float64) { tr.transpose = true },
 	// interleave(part, parts): GptOssModel's gate_up_proj split into [..., ::2] and [..., 1::2].
-	"interleave": func(tr *transform, args []int64) { tr.part, tr.parts = int(args[0]), int(args[1]) },
+	"interleave": func(tr *transform, args []int64, _ []float64) { tr.part, tr.parts = int(args[0]), int(args[1]) },
 	// chunk(part, parts): GraniteMoeModel's input_linear [E, 2I, H] split into its gate rows and up rows.
-	"chunk": func(tr *transform, args []int64) { tr.part, tr.parts, tr.chunk = int(args[0]), int(args[1]), true },
+	"chunk": func(tr *transform, args []int64, _ []float64) {
+		tr.part, tr.parts, tr.chunk = int(args[0]), int(args[1]), true
+	},
 	// chunk_cols(part, parts): Llama4Model's gate_up_proj [E, H, 2I] split into gate and up, each transposed to [E, I, H].
-	"chunk_cols": func(tr *transform, args []int64) {
+	"chunk_cols": func(tr *transform, args []int64, _ []float64) {
 		tr.part, tr.parts, tr.chunk, tr.cols = int(args[0]), int(args[1]), true, true
 	},
 	// stack(part, parts, axis): Qwen2VLVisionModel's Conv3d patch kernel [O, C, 2, p, p] split into two [O, C, p, p] kernels.
-	"stack": func(tr *transform, args []int64) {
+	"stack": func(tr *transform, args []int64, _ []float64) {
 		tr.part, tr.parts, tr.stack, tr.axis = int(args[0]), int(args[1]), true, int(args[2])
 	},
 	// flatten(): DeepseekV2Model's per-head attn_k_b / attn_v_b, which make kv_b_proj [heads·(nope+v), kv_lora].
-	"flatten": func(tr *transform, _ []int64) { tr.flatten = true },
+	"flatten": func(tr *transform, _ []int64, _ []float64) { tr.flatten = true },
 	// reshape(dims...): MambaModel's squeezed conv1d [C, K] (HF [C, 1, K]), Mamba2Model's [H, 1] A and D, its per-group norm.
-	"reshape": func(tr *transform, args []int64) { tr.reshape = append([]int64{}, args...) },
+	"reshape": func(tr *transform, args []int64, _ []float64) { tr.reshape = append([]int64{}, args...) },
 	// channels_last(): LFM2VLModel's SigLIP2 patch_embedding [O, p·p·3], stored as a Conv2d kernel [O, 3, p, p].
-	"channels_last": func(tr *transform, _ []int64) { tr.channelsLast = true },
+	"channels_last": func(tr *transform, _ []int64, _ []float64) { tr.channelsLast = true },
 	// log_neg(): MambaModel's ssm_a, -exp(A_log).
-	"log_neg": func(tr *transform, _ []int64) { tr.logNeg = true },
+	"log_neg": func(tr *transform, _ []int64, _ []float64) { tr.logNeg = true },
 	// regroup_span(axis, offset, parts, heads, sizes...): Qwen3NextModel's in_proj_qkvz, Qwen3.5's tiled value heads (see spanMoves).
-	"regroup_span": func(tr *transform, args []int64) { tr.span = append([]int64{}, args...) },
+	"regroup_span": func(tr *transform, args []int64, _ []float64) { tr.span = append([]int64{}, args...) },
 }
 
 // resolveTransforms applies the transform calls a tensor's row gives.
@@ -97,7 +108,7 @@ func resolveTransforms(name string, calls []dsl.GGUFTransformCall) (transform, e
 		if c.Unresolved != "" {
 			return tr, fmt.Errorf("%s:%d:%d: transform %s on tensor %q: %s", c.Pos.Filename, c.Pos.Line, c.Pos.Column, c.Name, name, c.Unresolved)
 		}
-		apply(&tr, c.Args)
+		apply(&tr, c.Args, c.Floats)
 	}
 	return tr, nil
 }
@@ -112,6 +123,27 @@ func (m *Model) HFName(ggufName string) (hf string, ok bool) {
 		return "", false
 	}
 	return t.HF, true
+}
+
+// Minus returns the float32 c a minus_one (1) or minus(c) transform
+// subtracts from Hugging Face tensor hf, and whether one does.
+func (m *Model) Minus(hf string) (c float32, ok bool) {
+	for _, p := range m.plan {
+		switch {
+		case p.hf != hf:
+		case p.tr.minusOne:
+			return 1, true
+		case p.tr.hasMinus:
+			return p.tr.minus, true
+		}
+	}
+	return 0, false
+}
+
+// Source is dsl.GGUFReading.Source: the GGUF tensor (and split slice, or
+// -1) the section reads Hugging Face tensor hf from.
+func (m *Model) Source(hf string) (gguf string, slice int, ok bool) {
+	return m.reading.Source(hf)
 }
 
 // Transforms returns the names of the load transforms (dsl.GGUFTransforms)
@@ -147,67 +179,26 @@ func (m *Model) makePlan() error {
 	m.calls = map[string][]string{}
 	seen := map[string]string{}
 	groups := map[string]int{} // HF name → plan index of an interleave group
-	for _, t := range m.Tensors {
-		tm, ok := m.reading.Tensor(t.Name)
+	for _, whole := range m.Tensors {
+		tm, ok := m.reading.Tensor(whole.Name)
 		if !ok {
-			return fmt.Errorf("gguf: %s: tensor %q has no Hugging Face name in family %s's gguf section: archc does not know this tensor", m.Path, t.Name, m.Family)
+			return fmt.Errorf("gguf: %s: tensor %q has no Hugging Face name in family %s's gguf section: archc does not know this tensor", m.Path, whole.Name, m.Family)
 		}
 		if tm.Skip {
 			continue
 		}
-		if err := m.CheckType(t); err != nil {
+		if err := m.CheckType(whole); err != nil {
 			return err
 		}
-		tr, err := resolveTransforms(t.Name, tm.Transforms)
+		parts, err := m.split(whole, tm)
 		if err != nil {
 			return err
 		}
-		for _, c := range tm.Transforms {
-			m.calls[t.Name] = append(m.calls[t.Name], c.Name)
-		}
-		p := planned{t: t, hf: tm.HF, shape: t.Shape(), tr: tr}
-		if tr.chunk && len(p.shape) == 1 { // a vector (the bias of a split projection): chunk joins along its one dimension
-			p.tr.cols = true
-		}
-		if err := m.checkTransform(p); err != nil {
-			return err
-		}
-		if tr.transpose {
-			n := len(p.shape)
-			p.shape[n-2], p.shape[n-1] = p.shape[n-1], p.shape[n-2]
-		}
-		if tr.channelsLast { // [O, C, kh, kw] → [O, kh·kw·C]
-			p.shape = []int64{p.shape[0], p.shape[1] * p.shape[2] * p.shape[3]}
-		}
-		if tr.reshape != nil {
-			if p.shape, err = reshaped(p.shape, tr.reshape); err != nil {
-				return fmt.Errorf("gguf: %s: tensor %q: %v: the file does not match its family's gguf section", m.Path, t.Name, err)
+		for _, part := range parts {
+			if err := m.planTensor(part.t, part.hf, tm, seen, groups); err != nil {
+				return err
 			}
 		}
-		if gi, ok := groups[tm.HF]; ok && tr.parts > 1 {
-			g := &m.plan[gi]
-			if err := g.join(p); err != nil {
-				return fmt.Errorf("gguf: %s: %v: the file does not match its family's gguf section", m.Path, err)
-			}
-			continue
-		}
-		if prev, dup := seen[tm.HF]; dup {
-			return fmt.Errorf("gguf: %s: tensors %q and %q both map to %q: the file is inconsistent", m.Path, prev, t.Name, tm.HF)
-		}
-		seen[tm.HF] = t.Name
-		if tr.parts > 1 {
-			p.group = make([]planned, tr.parts)
-			p.group[tr.part] = p
-			p.shape = append([]int64(nil), p.shape...)
-			switch {
-			case tr.stack: // a new dimension of parts at axis
-				p.shape = slices.Insert(p.shape, tr.axis, int64(tr.parts))
-			case !tr.chunk: // interleave: equal parts; chunk: each part's rows added as it joins
-				p.shape[len(p.shape)-1] *= int64(tr.parts)
-			}
-			groups[tm.HF] = len(m.plan)
-		}
-		m.plan = append(m.plan, p)
 	}
 	for _, v := range m.reading.Values { // tensors made from metadata
 		if prev, dup := seen[v.HF]; dup {
@@ -216,6 +207,120 @@ func (m *Model) makePlan() error {
 		seen[v.HF] = "(metadata)"
 		m.plan = append(m.plan, planned{hf: v.HF, shape: v.Shape, vals: v.Data})
 	}
+	return m.finishPlan()
+}
+
+// slicePart is one Hugging Face tensor a GGUF tensor holds: the whole
+// tensor, or for a split row one slice of its first dimension (a tensor
+// of the slice's bytes, named "NAME[k]").
+type slicePart struct {
+	t  gguf.Tensor
+	hf string
+}
+
+// split returns the tensors GGUF tensor t holds as its row tm maps it: t,
+// or for a split row each named slice of its first (row-major) dimension
+// as a tensor of its own (dims, offset and bytes: whole blocks, so each
+// keeps its format). Errors name the tensor and the row.
+func (m *Model) split(t gguf.Tensor, tm dsl.GGUFTensorMap) ([]slicePart, error) {
+	if tm.Split == nil {
+		return []slicePart{{t, tm.HF}}, nil
+	}
+	n, shape := len(tm.Split), t.Shape()
+	if shape[0] != int64(n) {
+		return nil, fmt.Errorf("gguf: %s: tensor %q has shape %v, but %s:%d:%d splits its first dimension into %d tensors (%s): the file does not match its family's gguf section", m.Path, t.Name, shape, tm.Pos.Filename, tm.Pos.Line, tm.Pos.Column, n, strings.Join(splitNames(tm.Split), ", "))
+	}
+	each := t.Elements() / int64(n)
+	if be, _, ok := t.Type.BlockSize(); !ok || each%be != 0 {
+		return nil, fmt.Errorf("gguf: %s: tensor %q (%v, shape %v) cannot be split into %d slices: a slice of %d values is not whole blocks of its type", m.Path, t.Name, t.Type, shape, n, each)
+	}
+	dims := slices.Clone(t.Dims[:len(t.Dims)-1])
+	if len(dims) == 0 { // a vector's slices are its elements
+		dims = []int64{1}
+	}
+	var out []slicePart
+	for k, hf := range tm.Split {
+		if hf == "" {
+			continue
+		}
+		sub := t
+		sub.Name = fmt.Sprintf("%s[%d]", t.Name, k)
+		sub.Dims = dims
+		sub.Size = t.Size / int64(n)
+		sub.Offset = t.Offset + int64(k)*sub.Size
+		out = append(out, slicePart{sub, hf})
+	}
+	return out, nil
+}
+
+// splitNames are a split row's Hugging Face names for a message, "none"
+// for a slice not read.
+func splitNames(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = cmp.Or(n, "none")
+	}
+	return out
+}
+
+// planTensor adds GGUF tensor t (or a slice), which row tm maps to hf, to
+// the plan, or to the group that makes hf (seen, groups: the HF names so far).
+func (m *Model) planTensor(t gguf.Tensor, hf string, tm dsl.GGUFTensorMap, seen map[string]string, groups map[string]int) error {
+	tr, err := resolveTransforms(t.Name, tm.Transforms)
+	if err != nil {
+		return err
+	}
+	for _, c := range tm.Transforms {
+		m.calls[t.Name] = append(m.calls[t.Name], c.Name)
+	}
+	p := planned{t: t, hf: hf, shape: t.Shape(), tr: tr}
+	if tr.chunk && len(p.shape) == 1 { // a vector (the bias of a split projection): chunk joins along its one dimension
+		p.tr.cols = true
+	}
+	if err := m.checkTransform(p); err != nil {
+		return err
+	}
+	if tr.transpose {
+		n := len(p.shape)
+		p.shape[n-2], p.shape[n-1] = p.shape[n-1], p.shape[n-2]
+	}
+	if tr.channelsLast { // [O, C, kh, kw] → [O, kh·kw·C]
+		p.shape = []int64{p.shape[0], p.shape[1] * p.shape[2] * p.shape[3]}
+	}
+	if tr.reshape != nil {
+		if p.shape, err = reshaped(p.shape, tr.reshape); err != nil {
+			return fmt.Errorf("gguf: %s: tensor %q: %v: the file does not match its family's gguf section", m.Path, t.Name, err)
+		}
+	}
+	if gi, ok := groups[hf]; ok && tr.parts > 1 {
+		g := &m.plan[gi]
+		if err := g.join(p); err != nil {
+			return fmt.Errorf("gguf: %s: %v: the file does not match its family's gguf section", m.Path, err)
+		}
+		return nil
+	}
+	if prev, dup := seen[hf]; dup {
+		return fmt.Errorf("gguf: %s: tensors %q and %q both map to %q: the file is inconsistent", m.Path, prev, t.Name, hf)
+	}
+	seen[hf] = t.Name
+	if tr.parts > 1 {
+		p.group = make([]planned, tr.parts)
+		p.group[tr.part] = p
+		p.shape = append([]int64(nil), p.shape...)
+		switch {
+		case tr.stack: // a new dimension of parts at axis
+			p.shape = slices.Insert(p.shape, tr.axis, int64(tr.parts))
+		case !tr.chunk: // interleave: equal parts; chunk: each part's rows added as it joins
+			p.shape[len(p.shape)-1] *= int64(tr.parts)
+		}
+		groups[hf] = len(m.plan)
+	}
+	m.plan = append(m.plan, p)
+	return nil
+}
+
+// finishPlan checks and completes the groups (flatten, regroup_span).
+func (m *Model) finishPlan() error {
 	for i := range m.plan {
 		p := &m.plan[i]
 		for k, q := range p.group {
@@ -259,7 +364,7 @@ func (m *Model) checkTransform(p planned) error {
 		return fmt.Errorf("gguf: %s: tensor %q has %d dimension(s): stack(%d, %d, %d) needs 0 <= axis <= %d, without transpose", m.Path, p.t.Name, len(p.shape), tr.part, tr.parts, tr.axis, len(p.shape))
 	case tr.chunk && len(p.shape) < 1:
 		return fmt.Errorf("gguf: %s: tensor %q is a scalar: chunk joins rows (a vector's elements), it needs a dimension", m.Path, p.t.Name)
-	case tr.channelsLast && (len(p.shape) != 4 || tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.flatten || tr.reshape != nil || tr.minusOne || tr.logNeg):
+	case tr.channelsLast && (len(p.shape) != 4 || tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.flatten || tr.reshape != nil || tr.minusOne || tr.hasMinus || tr.logNeg):
 		return fmt.Errorf("gguf: %s: tensor %q of shape %v: channels_last reads a 4-dimensional Conv2d kernel and combines with no other transform", m.Path, p.t.Name, p.shape)
 	case tr.reshape != nil && (tr.permuteHeads != 0 || tr.regroupParts != 0 || tr.transpose || tr.parts > 1 || tr.flatten):
 		return fmt.Errorf("gguf: %s: tensor %q: reshape does not combine with unpermute_qk, regroup, transpose, interleave, chunk or flatten", m.Path, p.t.Name)

@@ -21,13 +21,12 @@ const packVersion = "archc-gguf-packed-v2" // v2: regroup_span of whole blocks k
 
 // packedFormat is the format a planned tensor is packed in: its own,
 // except that a tensor whose values must change (Gemma's 1+w norms,
-// Mamba's -exp(A_log)) or whose blocks do not stay rows (transpose,
-// channels_last,
+// PLaMo 2's w+c norms, Mamba's -exp(A_log)) or whose blocks do not stay rows (transpose,
 // interleave, a reshape that changes a block format's rows, a
 // regroup_span that splits blocks) is stored dequantized to f32 with the
 // change applied.
 func packedFormat(p planned) string {
-	if p.vals != nil || p.tr.minusOne || p.tr.logNeg || p.tr.transpose || p.tr.parts > 1 || p.tr.channelsLast {
+	if p.vals != nil || p.tr.minusOne || p.tr.hasMinus || p.tr.logNeg || p.tr.transpose || p.tr.parts > 1 || p.tr.channelsLast {
 		return "f32"
 	}
 	if p.tr.span != nil {
