@@ -23,6 +23,17 @@
 # size; 16384 patches, 4096 tokens, in an encoder size of 16384 asked for
 # with --image-sizes, and a KV cache of 8192 positions: minutes each).
 #
+# BENCH_VLM_SHAPE=gemma3-4b, llava-1.5-tinyllama or lfm2-vl-450m runs that
+# random checkpoint (gen_bench_vlm.py: gemma-3-4b-it's shapes; LLaVA-1.5's
+# CLIP-L/14-336 tower on a TinyLlama-1.1B-shaped decoder; LFM2-VL-450M's
+# shapes) on one square image of the family's default size (896 pixels:
+# 4096 patches pooled to 256 tokens; 336: 576 patches and tokens; 512: one
+# tile of 1024 patches, 256 tokens), archc beside HF transformers as above
+# (one image, the same prompt and threads), and prints one table row:
+# tiles, image and prompt tokens (HF's beside archc's), image encode and
+# time to first token for both and HF/archc, the encoder's share of each
+# time to first token, archc's compile time.
+#
 # BENCH_VLM_GGUF=1 instead runs archc beside llama.cpp's multimodal path
 # (libmtmd through llama-cpp-python: scripts/bench_vision_mtmd.py, in
 # .venv-bench, scripts/requirements-bench.txt) on the same two GGUF files:
@@ -41,7 +52,10 @@
 # and threads; prints image encode (decoding, preprocessing and the encoder,
 # every tile), time to first token, the image token counts and the ratios,
 # and says so when llama.cpp's tiling gives another image token or prompt
-# token count than archc's.
+# token count than archc's. With BENCH_VLM_SHAPE gemma3-4b, llava-1.5-tinyllama
+# or lfm2-vl-450m it converts and runs that checkpoint instead (no added
+# token; the family's square image; for Gemma 3 "\n\n" around mtmd's
+# marker, as HF's processor writes them).
 #
 # Usage: scripts/bench_vision.sh        (BENCH_THREADS, default 2)
 set -euo pipefail
@@ -92,8 +106,50 @@ PY
   done
   exit 0
 fi
-vlm="${BENCH_VLM:-$models/smolvlm-256m-shape}"
+case "${BENCH_VLM_SHAPE:-}" in gemma3-4b) size=896 ;; llava-1.5-tinyllama) size=336 ;; lfm2-vl-450m) size=512 ;; *) size= ;; esac
+if [[ -n "$size" && -z "${BENCH_VLM_GGUF:-}" ]]; then
+  shape="$BENCH_VLM_SHAPE"
+  vlm="${BENCH_VLM:-$models/$shape-shape}"
+  image="${BENCH_IMAGE:-$models/square_$size.png}"
+  if [[ ! -f "$oracle/bin/python" ]]; then
+    python3 -m venv "$oracle"
+    "$oracle/bin/pip" install -q -r golden/requirements-oracle.txt pillow
+  fi
+  [[ -d "$vlm" ]] || "$oracle/bin/python" scripts/gen_bench_vlm.py "$vlm" "$shape" >/dev/null
+  [[ -f "$image" ]] || "$oracle/bin/python" - "$image" "$size" <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+s = int(sys.argv[2])
+y, x = np.mgrid[0:s, 0:s]
+Image.fromarray(np.stack([(x * 255 // s) % 256, (y * 255 // s) % 256, ((x + y) // 3) % 256], -1).astype(np.uint8)).save(sys.argv[1])
+PY
+  echo "CPU: $(lscpu 2>/dev/null | grep -E 'Model name' | sed 's/.*: *//'), $(nproc) CPUs; threads $threads"
+  echo "flags: $(lscpu 2>/dev/null | grep -o -E 'avx[a-z0-9_]*|amx[a-z0-9_]*|fma' | sort -u | tr '\n' ' ')"
+  echo "load before: $(uptime | sed 's/.*load average: //')"
+  go build -o bin/infer ./cmd/infer
+  prompt="Describe the image."
+  archc=$(ARCHC_VENV="$venv" bin/infer generate --model "$vlm" --chat --image "$image" --prompt "$prompt" --max-tokens 1 --threads "$threads" --json -q)
+  hf=$("$oracle/bin/python" scripts/bench_vision_hf.py "$vlm" "$image" "$prompt" "$threads")
+  python3 - "$archc" "$hf" "$shape" "$size" <<'PY'
+import json, sys
+a, h, shape, size = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+ids = a["prompt_tokens"]
+a_img = ids.count(max(set(ids), key=ids.count))  # the image placeholder: the id the prompt repeats most
+print(f"{'shape':20} {'image':>9} {'tiles':>7} {'img tok':>9} {'prompt':>9} {'encode (s)':>10} {'HF':>7} {'HF/a':>5}"
+      f" {'TTFT (s)':>9} {'HF':>7} {'HF/a':>5} {'share':>6} {'HF':>5} {'compile':>8}")
+print(f"{shape:20} {f'{size}x{size}':>9} {a['image_tiles']:>3}/{h['image_tiles']:<3} {a_img:>4}/{h['image_tokens']:<4}"
+      f" {len(ids):>4}/{h['prompt_tokens']:<4} {a['image_encode_s']:10.2f} {h['image_encode_s']:7.2f}"
+      f" {h['image_encode_s'] / a['image_encode_s']:5.2f} {a['time_to_first_token_s']:9.2f} {h['time_to_first_token_s']:7.2f}"
+      f" {h['time_to_first_token_s'] / a['time_to_first_token_s']:5.2f} {a['image_encode_s'] / a['time_to_first_token_s']:6.0%}"
+      f" {h['image_encode_s'] / h['time_to_first_token_s']:5.0%} {a['compile_s']:7.0f}s   (archc/HF counts; compile cached {a['compile_cached']})")
+PY
+  echo "load after: $(uptime | sed 's/.*load average: //')"
+  exit 0
+fi
+vlm="${BENCH_VLM:-$models/${BENCH_VLM_SHAPE:-smolvlm-256m}-shape}"
 image="${BENCH_IMAGE:-$models/photo_1024x768.png}"
+[[ -z "$size" ]] || image="${BENCH_IMAGE:-$models/square_$size.png}"
 if [[ -n "${BENCH_VLM_GGUF:-}" ]]; then
   bench_venv="${BENCH_VENV:-$root/.venv-bench}"
   if [[ ! -f "$bench_venv/bin/python" ]]; then
@@ -104,7 +160,7 @@ if [[ -n "${BENCH_VLM_GGUF:-}" ]]; then
     python3 -m venv "$oracle"
     "$oracle/bin/pip" install -q -r golden/requirements-oracle.txt pillow
   fi
-  [[ -d "$vlm" ]] || "$oracle/bin/python" scripts/gen_bench_vlm.py "$vlm" >/dev/null
+  [[ -d "$vlm" ]] || "$oracle/bin/python" scripts/gen_bench_vlm.py "$vlm" ${BENCH_VLM_SHAPE:-} >/dev/null
   gdir="${vlm%/}-gguf"
   if [[ ! -f "$gdir/model.f32.gguf" || ! -f "$gdir/mmproj.f32.gguf" ]]; then
     mkdir -p "$gdir"
@@ -121,8 +177,9 @@ with tempfile.TemporaryDirectory() as tmp:
         os.symlink(os.path.abspath(os.path.join(src, fn)), os.path.join(folder, fn))
     with open(os.path.join(src, "tokenizer.json")) as f:
         tok = json.load(f)
-    vocab, merges = tok["model"]["vocab"], tok["model"]["merges"]
-    if "ĊĊ" not in vocab:  # "\n\n" as one token (see the header)
+    family = json.load(open(os.path.join(src, "config.json")))["model_type"]
+    vocab, merges = tok["model"]["vocab"], tok["model"].get("merges")
+    if family in ("idefics3", "smolvlm") and "ĊĊ" not in vocab:  # "\n\n" as one token (see the header)
         used = set(vocab.values()) | {a["id"] for a in tok.get("added_tokens", [])}
         vocab["ĊĊ"] = min(set(range(len(used) + 1)) - used)
         merges.append(["Ċ", "Ċ"] if merges and isinstance(merges[0], list) else "Ċ Ċ")
@@ -131,6 +188,16 @@ with tempfile.TemporaryDirectory() as tmp:
             json.dump(tok, f, ensure_ascii=False)
     conv.write_vision_twins(folder, out)
 print(f"converted {src} to {out}/model.f32.gguf and mmproj.f32.gguf (F32)")
+PY
+  fi
+  if [[ -n "$size" && ! -f "$image" ]]; then
+    "$oracle/bin/python" - "$image" "$size" <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+s = int(sys.argv[2])
+y, x = np.mgrid[0:s, 0:s]
+Image.fromarray(np.stack([(x * 255 // s) % 256, (y * 255 // s) % 256, ((x + y) // 3) % 256], -1).astype(np.uint8)).save(sys.argv[1])
 PY
   fi
   if [[ ! -f "$image" ]]; then
@@ -150,7 +217,9 @@ PY
   go build -o bin/infer ./cmd/infer
   prompt="Describe the image."
   archc=$(ARCHC_VENV="$venv" bin/infer generate --model "$gdir/model.f32.gguf" --mmproj "$gdir/mmproj.f32.gguf" --chat --image "$image" --prompt "$prompt" --max-tokens 1 --threads "$threads" --json -q)
-  lcpp=$("$bench_venv/bin/python" scripts/bench_vision_mtmd.py "$gdir/model.f32.gguf" "$gdir/mmproj.f32.gguf" "$image" "$prompt" --threads "$threads" 2>/dev/null)
+  mtmd_args=()  # HF's Gemma 3 processor puts "\n\n" around the image; llama.cpp's wrappers do not
+  [[ "${BENCH_VLM_SHAPE:-}" != gemma3-4b ]] || mtmd_args=(--image-text '\n\n{marker}\n\n')
+  lcpp=$("$bench_venv/bin/python" scripts/bench_vision_mtmd.py "$gdir/model.f32.gguf" "$gdir/mmproj.f32.gguf" "$image" "$prompt" --threads "$threads" "${mtmd_args[@]}" 2>/dev/null)
   python3 - "$archc" "$lcpp" "$image" <<'PY'
 import json, sys
 a, l = json.loads(sys.argv[1]), json.loads(sys.argv[2])

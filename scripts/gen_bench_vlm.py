@@ -31,6 +31,37 @@ position table; the 0.8B checkpoint's own tower config was not reachable
 here) merging to 1024, bf16 N(0, 0.02) weights, with the tiny qwen3_5
 vision fixture's tokenizer and template and Qwen3.5's processor settings
 (16-pixel patches, mean and std 0.5, 65536 to 16777216 pixels).
+
+SHAPE gemma3-4b: gemma-3-4b-it's published shapes
+(Gemma3ForConditionalGeneration: the 4B text model, 34 layers of hidden
+2560, 8 heads on 4 kv heads of 256, GeGLU 10240, five sliding (1024) to one
+global layer, linear rope scaling 8 on the global layers, vocabulary
+262208, tied; a SigLIP-So400m tower of 27 layers of 1152, 16 heads, MLP
+4304, 14-pixel patches at 896 pixels: 4096 patches average-pooled to 256
+image tokens), with the tiny gemma3 fixture's tokenizer and template and
+Gemma 3's processor settings (896×896, mean and std 0.5, 256 tokens an
+image, no pan and scan).
+
+SHAPE llava-1.5-tinyllama: LLaVA-1.5's CLIP ViT-L/14-336 tower (24 layers
+of 1024, 16 heads, MLP 4096, quick GELU; read at layer -2, the class row
+dropped: 576 image tokens) and GELU projector, on a TinyLlama-1.1B-shaped
+Llama decoder (22 layers of hidden 2048, 32 heads on 4 kv heads, SwiGLU
+5632, vocabulary 32000, untied) instead of LLaVA-1.5's 7B Vicuna, with the
+tiny llava fixture's tokenizer and template and LLaVA-1.5's processor
+(CLIPImageProcessor: shortest edge 336, center crop 336, bicubic, CLIP mean
+and std). (llava-interleave-qwen-0.5b's SigLIP tower and Qwen2 decoder
+are not an arch that archc's llava.arch matches.)
+
+SHAPE lfm2-vl-450m: LFM2-VL-450M's published shapes
+(Lfm2VlForConditionalGeneration: LFM2-350M, 16 layers of hidden 1024, ten
+gated short-convolution layers and six attention layers at 2, 5, 8, 10,
+12, 14, 16 heads on 8 kv heads, SwiGLU 6656 auto-adjusted to 4608,
+vocabulary 65536, tied; a SigLIP2 NaFlex base tower of 12 layers of 768,
+12 heads, MLP 3072, 16-pixel patches, a 16×16 position table; a 2×2 pixel
+unshuffle to a 2560-wide projector), with the tiny lfm2_vl fixture's
+tokenizer and template and LFM2-VL-450M's processor settings (512-pixel
+tiles, 2 to 10 tiles, 64 to 256 image tokens, at most 1024 patches a
+tile, pixel tolerance 2.0, no thumbnail).
 """
 import json
 import os
@@ -114,8 +145,116 @@ if shape == "qwen3.5-0.8b":
     json.dump(proc, open(os.path.join(out, "processor_config.json"), "w"), indent=2)
     print(out)
     sys.exit(0)
+
+
+def random_bf16(model_cls, cfg, zero=lambda name: False):
+    """model_cls(cfg) in bf16 with N(0, 0.02) matrices, biases 0, other
+    vectors 1 (0 where zero(name): (1 + w) norms)."""
+    with torch.device("meta"):
+        model = model_cls(cfg)
+    model = model.to_empty(device="cpu").to(torch.bfloat16)
+    model.tie_weights()  # to_empty unties a tied head
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() > 1:
+                p.normal_(0.0, 0.02)
+            elif name.endswith("bias") or zero(name):
+                p.zero_()
+            else:
+                p.fill_(1.0)
+    return model
+
+
+def save_with_fixture(model, fixture, update):
+    """Saves model into out with the fixture's tokenizer and template and
+    its processor config updated by update(proc)."""
+    model.save_pretrained(out)
+    fix = os.path.join(here, "..", "golden", "testdata", "vision", fixture)
+    for f in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja"]:
+        shutil.copy(os.path.join(fix, f), out)
+    proc = json.load(open(os.path.join(fix, "processor_config.json")))
+    update(proc)
+    json.dump(proc, open(os.path.join(out, "processor_config.json"), "w"), indent=2)
+    print(out)
+    sys.exit(0)
+
+
+def fixture_config(fixture):
+    return json.load(open(os.path.join(here, "..", "golden", "testdata", "vision", fixture, "config.json")))
+
+
+if shape == "gemma3-4b":
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration
+    tiny = fixture_config("gemma3")
+    cfg = Gemma3Config(
+        text_config=dict(vocab_size=262208, hidden_size=2560, intermediate_size=10240, num_hidden_layers=34,
+                         num_attention_heads=8, num_key_value_heads=4, head_dim=256, query_pre_attn_scalar=256,
+                         sliding_window=1024, rms_norm_eps=1e-6, max_position_embeddings=131072,
+                         rope_parameters=dict(full_attention=dict(rope_type="linear", factor=8.0, rope_theta=1000000.0),
+                                              sliding_attention=dict(rope_type="default", rope_theta=10000.0)),
+                         bos_token_id=tiny["text_config"]["bos_token_id"], eos_token_id=tiny["text_config"]["eos_token_id"],
+                         pad_token_id=tiny["text_config"]["pad_token_id"]),
+        vision_config=dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
+                           image_size=896, patch_size=14, vision_use_head=False),
+        mm_tokens_per_image=256, boi_token_index=tiny["boi_token_index"], eoi_token_index=tiny["eoi_token_index"],
+        image_token_index=tiny["image_token_index"], tie_word_embeddings=True)
+    # Gemma3RMSNorm scales by (1 + w): the text model's norms and the projector's at 0.
+    model = random_bf16(Gemma3ForConditionalGeneration, cfg,
+                        zero=lambda n: "norm" in n and "vision_tower" not in n and n.endswith("weight"))
+
+    def gemma3_proc(proc):
+        proc["image_seq_length"] = 256
+        proc["image_processor"].update(size={"height": 896, "width": 896})
+    save_with_fixture(model, "gemma3", gemma3_proc)
+if shape == "llava-1.5-tinyllama":
+    from transformers import LlavaConfig, LlavaForConditionalGeneration
+    tiny = fixture_config("llava")
+    cfg = LlavaConfig(
+        text_config=dict(model_type="llama", vocab_size=32000, hidden_size=2048, intermediate_size=5632,
+                         num_hidden_layers=22, num_attention_heads=32, num_key_value_heads=4, rms_norm_eps=1e-5,
+                         max_position_embeddings=2048, rope_parameters=dict(rope_type="default", rope_theta=10000.0),
+                         bos_token_id=tiny["text_config"]["bos_token_id"], eos_token_id=tiny["text_config"]["eos_token_id"],
+                         pad_token_id=tiny["pad_token_id"], tie_word_embeddings=False),
+        vision_config=dict(model_type="clip_vision_model", hidden_size=1024, intermediate_size=4096,
+                           num_hidden_layers=24, num_attention_heads=16, image_size=336, patch_size=14,
+                           projection_dim=768, hidden_act="quick_gelu", layer_norm_eps=1e-5),
+        vision_feature_layer=-2, vision_feature_select_strategy="default", projector_hidden_act="gelu",
+        image_token_index=tiny["image_token_index"], pad_token_id=tiny["pad_token_id"], tie_word_embeddings=False)
+    model = random_bf16(LlavaForConditionalGeneration, cfg)
+
+    def llava_proc(proc):
+        proc["patch_size"] = 14
+        proc["image_processor"].update(size={"shortest_edge": 336}, crop_size={"height": 336, "width": 336})
+    save_with_fixture(model, "llava", llava_proc)
+if shape == "lfm2-vl-450m":
+    from transformers import Lfm2VlConfig, Lfm2VlForConditionalGeneration
+    tiny = fixture_config("lfm2_vl")
+    attn = {2, 5, 8, 10, 12, 14}
+    cfg = Lfm2VlConfig(
+        text_config=dict(model_type="lfm2", vocab_size=65536, hidden_size=1024, intermediate_size=6656,
+                         num_hidden_layers=16, num_attention_heads=16, num_key_value_heads=8,
+                         layer_types=["full_attention" if i in attn else "conv" for i in range(16)],
+                         block_auto_adjust_ff_dim=True, block_ffn_dim_multiplier=1.0, block_multiple_of=256,
+                         conv_L_cache=3, conv_bias=False, norm_eps=1e-5, max_position_embeddings=128000,
+                         rope_parameters=dict(rope_type="default", rope_theta=1000000.0),
+                         bos_token_id=tiny["text_config"]["bos_token_id"], eos_token_id=tiny["text_config"]["eos_token_id"],
+                         pad_token_id=tiny["text_config"]["pad_token_id"], tie_word_embeddings=True),
+        vision_config=dict(model_type="siglip2_vision_model", hidden_size=768, intermediate_size=3072,
+                           num_hidden_layers=12, num_attention_heads=12, num_patches=256, patch_size=16,
+                           vision_use_head=False),
+        downsample_factor=2, projector_hidden_size=2560, projector_hidden_act="gelu", projector_bias=True,
+        projector_use_layernorm=True, image_token_id=tiny["image_token_id"], tie_word_embeddings=True)
+    model = random_bf16(Lfm2VlForConditionalGeneration, cfg)
+
+    def lfm2_proc(proc):
+        proc["image_processor"].update(encoder_patch_size=16, tile_size=512, size={"height": 512, "width": 512},
+                                       min_tiles=2, max_tiles=10, min_image_tokens=64, max_image_tokens=256,
+                                       max_num_patches=1024, max_pixels_tolerance=2.0, use_thumbnail=False,
+                                       do_image_splitting=True, downsample_factor=2)
+    save_with_fixture(model, "lfm2_vl", lfm2_proc)
 if shape != "smolvlm-256m":
-    sys.exit(f"unknown shape {shape!r}: smolvlm-256m, qwen2-vl-2b or qwen3.5-0.8b")
+    sys.exit(f"unknown shape {shape!r}: smolvlm-256m, qwen2-vl-2b, qwen3.5-0.8b, gemma3-4b, llava-1.5-tinyllama "
+             "or lfm2-vl-450m")
 cfg = Idefics3Config(
     text_config=dict(model_type="llama", vocab_size=49280, hidden_size=576, intermediate_size=1536,
                      num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3, rms_norm_eps=1e-5,
