@@ -418,37 +418,21 @@ func loadLfm2Vl(path string, top []byte) (*Processor, error) {
 		if ip.DoPad != nil && !*ip.DoPad {
 			return nil, fmt.Errorf("vision: %s: do_pad false: without it Lfm2VlImageProcessor gives no spatial_shapes, which the tower needs", path)
 		}
-		setB := func(dst *bool, v *bool) {
-			if v != nil {
-				*dst = *v
-			}
-		}
-		setI := func(dst *int, v *int) {
-			if v != nil {
-				*dst = *v
-			}
-		}
-		setB(&c.DoConvertRGB, ip.DoConvertRGB)
-		setB(&c.DoRescale, ip.DoRescale)
-		setB(&c.DoNormalize, ip.DoNormalize)
-		setB(&c.DoImageSplitting, ip.DoImageSplitting)
-		setB(&c.UseThumbnail, ip.UseThumbnail)
-		setI(&c.DownsampleFactor, ip.Downsample)
-		setI(&c.EncoderPatchSize, ip.PatchSize)
-		setI(&c.TileSize, ip.TileSize)
-		setI(&c.MinTiles, ip.MinTiles)
-		setI(&c.MaxTiles, ip.MaxTiles)
-		setI(&c.MinImageTokens, ip.MinImageTokens)
-		setI(&c.MaxImageTokens, ip.MaxImageTokens)
-		if ip.Resample != nil {
-			c.Resample = *ip.Resample
-		}
-		if ip.RescaleFactor != nil {
-			c.RescaleFactor = *ip.RescaleFactor
-		}
-		if ip.MaxPixelsTolerance != nil {
-			c.MaxPixelsTolerance = *ip.MaxPixelsTolerance
-		}
+		override(&c.DoConvertRGB, ip.DoConvertRGB)
+		override(&c.DoRescale, ip.DoRescale)
+		override(&c.DoNormalize, ip.DoNormalize)
+		override(&c.DoImageSplitting, ip.DoImageSplitting)
+		override(&c.UseThumbnail, ip.UseThumbnail)
+		override(&c.DownsampleFactor, ip.Downsample)
+		override(&c.EncoderPatchSize, ip.PatchSize)
+		override(&c.TileSize, ip.TileSize)
+		override(&c.MinTiles, ip.MinTiles)
+		override(&c.MaxTiles, ip.MaxTiles)
+		override(&c.MinImageTokens, ip.MinImageTokens)
+		override(&c.MaxImageTokens, ip.MaxImageTokens)
+		override(&c.Resample, ip.Resample)
+		override(&c.RescaleFactor, ip.RescaleFactor)
+		override(&c.MaxPixelsTolerance, ip.MaxPixelsTolerance)
 		var raw map[string]json.RawMessage
 		json.Unmarshal(f.ImageProcessor, &raw) // an object: ip's Unmarshal above succeeded
 		if err := readStats(raw, &c.ImageMean, &c.ImageStd); err != nil {

@@ -229,21 +229,11 @@ func loadPixtral(path string, top []byte) (*Processor, error) {
 			}
 			c.LongestEdge = ip.Size.LongestEdge
 		}
-		if ip.DoConvertRGB != nil {
-			c.DoConvertRGB = *ip.DoConvertRGB
-		}
-		if ip.Resample != nil {
-			c.Resample = *ip.Resample
-		}
-		if ip.DoRescale != nil {
-			c.DoRescale = *ip.DoRescale
-		}
-		if ip.RescaleFactor != nil {
-			c.RescaleFactor = *ip.RescaleFactor
-		}
-		if ip.DoNormalize != nil {
-			c.DoNormalize = *ip.DoNormalize
-		}
+		override(&c.DoConvertRGB, ip.DoConvertRGB)
+		override(&c.Resample, ip.Resample)
+		override(&c.DoRescale, ip.DoRescale)
+		override(&c.RescaleFactor, ip.RescaleFactor)
+		override(&c.DoNormalize, ip.DoNormalize)
 		var raw map[string]json.RawMessage
 		json.Unmarshal(f.ImageProcessor, &raw) // an object: ip's Unmarshal above succeeded
 		if err := readStats(raw, &c.ImageMean, &c.ImageStd); err != nil {

@@ -138,6 +138,14 @@ func ParseQwenVLConfig(b []byte) (*QwenVLConfig, error) {
 	return &c, nil
 }
 
+// override sets *dst to *v when the config gives v (a JSON field present):
+// an image_processor key over the processor's default.
+func override[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
 // readStats reads an image processor's "image_mean" and "image_std" from
 // its JSON object raw where present and not null: a number (repeated per
 // channel by the caller's stat3) or a list. Errors name the key.
