@@ -32,7 +32,9 @@
 # (one image, the same prompt and threads), and prints one table row:
 # tiles, image and prompt tokens (HF's beside archc's), image encode and
 # time to first token for both and HF/archc, the encoder's share of each
-# time to first token, archc's compile time.
+# time to first token, archc's compile time. Gemma 3 gets a 512-token
+# prefill bucket (--prefill-buckets 16,64,512): its image tokens attend to
+# each other and must share one prefill chunk.
 #
 # BENCH_VLM_GGUF=1 instead runs archc beside llama.cpp's multimodal path
 # (libmtmd through llama-cpp-python: scripts/bench_vision_mtmd.py, in
@@ -129,7 +131,9 @@ PY
   echo "load before: $(uptime | sed 's/.*load average: //')"
   go build -o bin/infer ./cmd/infer
   prompt="Describe the image."
-  archc=$(ARCHC_VENV="$venv" bin/infer generate --model "$vlm" --chat --image "$image" --prompt "$prompt" --max-tokens 1 --threads "$threads" --json -q)
+  extra=()  # Gemma 3's 256 image tokens attend to each other: one prefill chunk, past the CPU's default buckets (16, 64)
+  [[ "$shape" != gemma3-4b ]] || extra=(--prefill-buckets 16,64,512)
+  archc=$(ARCHC_VENV="$venv" bin/infer generate --model "$vlm" --chat --image "$image" --prompt "$prompt" --max-tokens 1 --threads "$threads" --json -q "${extra[@]}")
   hf=$("$oracle/bin/python" scripts/bench_vision_hf.py "$vlm" "$image" "$prompt" "$threads")
   python3 - "$archc" "$hf" "$shape" "$size" <<'PY'
 import json, sys
@@ -216,7 +220,9 @@ PY
   echo "load before: $(uptime | sed 's/.*load average: //')"
   go build -o bin/infer ./cmd/infer
   prompt="Describe the image."
-  archc=$(ARCHC_VENV="$venv" bin/infer generate --model "$gdir/model.f32.gguf" --mmproj "$gdir/mmproj.f32.gguf" --chat --image "$image" --prompt "$prompt" --max-tokens 1 --threads "$threads" --json -q)
+  extra=()
+  [[ "${BENCH_VLM_SHAPE:-}" != gemma3-4b ]] || extra=(--prefill-buckets 16,64,512)
+  archc=$(ARCHC_VENV="$venv" bin/infer generate --model "$gdir/model.f32.gguf" --mmproj "$gdir/mmproj.f32.gguf" --chat --image "$image" --prompt "$prompt" --max-tokens 1 --threads "$threads" --json -q "${extra[@]}")
   mtmd_args=()  # HF's Gemma 3 processor puts "\n\n" around the image; llama.cpp's wrappers do not
   [[ "${BENCH_VLM_SHAPE:-}" != gemma3-4b ]] || mtmd_args=(--image-text '\n\n{marker}\n\n')
   lcpp=$("$bench_venv/bin/python" scripts/bench_vision_mtmd.py "$gdir/model.f32.gguf" "$gdir/mmproj.f32.gguf" "$image" "$prompt" --threads "$threads" "${mtmd_args[@]}" 2>/dev/null)
