@@ -175,8 +175,36 @@ func (p *Plan) FitOptions(opts PlanOptions) (lower.Options, error) {
 	if err != nil {
 		return lo, err
 	}
+	if len(opts.Lower.PrefillBuckets) == 0 {
+		lo.PrefillBuckets = blockBuckets(lo.PrefillBuckets, p.Encoders, lo.MaxLen)
+	}
 	lo.GPU = opts.GPU
 	return lo, nil
+}
+
+// blockBuckets is the default prefill buckets with one more where an
+// encoder's placeholder runs are attention blocks (abi.Encoder.Blocks:
+// Gemma 3's image tokens see each other, so a run lies in one prefill
+// chunk) longer than the largest bucket: the run's length rounded up to a
+// multiple of 64, within maxLen. Without it the CPU defaults (16, 64)
+// refuse every image of a real Gemma 3 (256 tokens a run).
+func blockBuckets(buckets []int64, encs []abi.Encoder, maxLen int64) []int64 {
+	run := int64(0)
+	for _, e := range encs {
+		if e.Blocks {
+			run = max(run, e.Rows)
+		}
+	}
+	if run == 0 || (len(buckets) > 0 && slices.Max(buckets) >= run) {
+		return buckets
+	}
+	b := min((run+63)/64*64, maxLen)
+	if b < run {
+		return buckets // too long for the cache: the runtime's error names the run and the flags
+	}
+	out := append(slices.Clone(buckets), b)
+	slices.Sort(out)
+	return out
 }
 
 // CheckWeights checks every weight the graph reads against the model's

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/archc/archc/dsl/ir"
+	"github.com/archc/archc/formats/abi"
 	"github.com/archc/archc/internal/testckpt"
 	"github.com/archc/archc/internal/testmodels"
 	"github.com/archc/archc/lower"
@@ -165,5 +166,31 @@ func TestGPUPlanDefaults(t *testing.T) {
 	_, err = NewPlan("../golden/testdata/llama-tied", PlanOptions{GPU: true, Lower: lower.Options{Kernels: &lower.Kernels{Variant: "avx2"}}})
 	if err == nil || !strings.Contains(err.Error(), "CPU code") {
 		t.Errorf("GPU plan with kernels: %v", err)
+	}
+}
+
+// TestBlockBuckets: a default plan gets a prefill bucket that holds an
+// encoder's placeholder run when the run is an attention block (Gemma 3's
+// 256 image tokens, past the CPU defaults 16 and 64), and no other.
+func TestBlockBuckets(t *testing.T) {
+	gemma := []abi.Encoder{{Name: "image", Rows: 256, Blocks: true}}
+	for _, tc := range []struct {
+		name    string
+		buckets []int64
+		encs    []abi.Encoder
+		maxLen  int64
+		want    []int64
+	}{
+		{"gemma3's 256 tokens", []int64{16, 64}, gemma, 4096, []int64{16, 64, 256}},
+		{"a run of 200 rounds to 256", []int64{16, 64}, []abi.Encoder{{Rows: 200, Blocks: true}}, 4096, []int64{16, 64, 256}},
+		{"a bucket already holds it", []int64{16, 512}, gemma, 4096, []int64{16, 512}},
+		{"runs that are no blocks (SmolVLM)", []int64{16, 64}, []abi.Encoder{{Rows: 64 * 13}}, 4096, []int64{16, 64}},
+		{"a cache shorter than the run", []int64{16, 64}, gemma, 200, []int64{16, 64}},
+		{"a cache of the run's length", []int64{16, 64}, []abi.Encoder{{Rows: 250, Blocks: true}}, 250, []int64{16, 64, 250}},
+		{"no encoder", []int64{16, 64}, nil, 4096, []int64{16, 64}},
+	} {
+		if got := blockBuckets(tc.buckets, tc.encs, tc.maxLen); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: buckets %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
