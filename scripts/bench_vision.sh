@@ -23,7 +23,9 @@
 # size; 16384 patches, 4096 tokens, in an encoder size of 16384 asked for
 # with --image-sizes, and a KV cache of 8192 positions: minutes each).
 #
-# BENCH_VLM_SHAPE=gemma3-4b, llava-1.5-tinyllama or lfm2-vl-450m runs that
+# BENCH_VLM_SHAPE=gemma3-4b, gemma3-4b-tower-1b (the 4B's tower on
+# Gemma-3-1B's text shapes: F32 GGUF files small enough for the llama.cpp
+# comparison), llava-1.5-tinyllama or lfm2-vl-450m runs that
 # random checkpoint (gen_bench_vlm.py: gemma-3-4b-it's shapes; LLaVA-1.5's
 # CLIP-L/14-336 tower on a TinyLlama-1.1B-shaped decoder; LFM2-VL-450M's
 # shapes) on one square image of the family's default size (896 pixels:
@@ -108,7 +110,7 @@ PY
   done
   exit 0
 fi
-case "${BENCH_VLM_SHAPE:-}" in gemma3-4b) size=896 ;; llava-1.5-tinyllama) size=336 ;; lfm2-vl-450m) size=512 ;; *) size= ;; esac
+case "${BENCH_VLM_SHAPE:-}" in gemma3-4b | gemma3-4b-tower-1b) size=896 ;; llava-1.5-tinyllama) size=336 ;; lfm2-vl-450m) size=512 ;; *) size= ;; esac
 if [[ -n "$size" && -z "${BENCH_VLM_GGUF:-}" ]]; then
   shape="$BENCH_VLM_SHAPE"
   vlm="${BENCH_VLM:-$models/$shape-shape}"
@@ -157,8 +159,12 @@ image="${BENCH_IMAGE:-$models/photo_1024x768.png}"
 if [[ -n "${BENCH_VLM_GGUF:-}" ]]; then
   bench_venv="${BENCH_VENV:-$root/.venv-bench}"
   if [[ ! -f "$bench_venv/bin/python" ]]; then
+    # llama.cpp built for this CPU with AMX off, as bench.sh builds it
+    # (bench_lib.sh's bench_llama_cmake_args: its AMX path segfaults).
+    source scripts/bench_lib.sh
     python3 -m venv "$bench_venv"
-    "$bench_venv/bin/pip" install -q -r scripts/requirements-bench.txt
+    CMAKE_ARGS="${CMAKE_ARGS:-$(bench_llama_cmake_args)}" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+      "$bench_venv/bin/pip" install -q -r scripts/requirements-bench.txt
   fi
   if [[ ! -f "$oracle/bin/python" && ( ! -d "$vlm" || ! -f "$image" ) ]]; then
     python3 -m venv "$oracle"
@@ -224,7 +230,7 @@ PY
   [[ "${BENCH_VLM_SHAPE:-}" != gemma3-4b ]] || extra=(--prefill-buckets 16,64,512)
   archc=$(ARCHC_VENV="$venv" bin/infer generate --model "$gdir/model.f32.gguf" --mmproj "$gdir/mmproj.f32.gguf" --chat --image "$image" --prompt "$prompt" --max-tokens 1 --threads "$threads" --json -q "${extra[@]}")
   mtmd_args=()  # HF's Gemma 3 processor puts "\n\n" around the image; llama.cpp's wrappers do not
-  [[ "${BENCH_VLM_SHAPE:-}" != gemma3-4b ]] || mtmd_args=(--image-text '\n\n{marker}\n\n')
+  [[ "${BENCH_VLM_SHAPE:-}" != gemma3-4b* ]] || mtmd_args=(--image-text '\n\n{marker}\n\n')
   lcpp=$("$bench_venv/bin/python" scripts/bench_vision_mtmd.py "$gdir/model.f32.gguf" "$gdir/mmproj.f32.gguf" "$image" "$prompt" --threads "$threads" "${mtmd_args[@]}" 2>/dev/null)
   python3 - "$archc" "$lcpp" "$image" <<'PY'
 import json, sys

@@ -42,6 +42,13 @@ image tokens), with the tiny gemma3 fixture's tokenizer and template and
 Gemma 3's processor settings (896×896, mean and std 0.5, 256 tokens an
 image, no pan and scan).
 
+SHAPE gemma3-4b-tower-1b: gemma-3-4b-it's vision side as above (the tower
+at 896 pixels, 256 image tokens) on Gemma-3-1B's text shapes (26 layers of
+hidden 1152, 4 heads on 1 kv head of 256, GeGLU 6912, sliding window 512,
+vocabulary 262144, tied; RoPE 1e6 global, 1e4 sliding, no scaling): a
+Gemma 3 pair whose F32 GGUF files fit this disk twice over (llama.cpp's
+and archc's packed copy), for the llama.cpp comparison.
+
 SHAPE llava-1.5-tinyllama: LLaVA-1.5's CLIP ViT-L/14-336 tower (24 layers
 of 1024, 16 heads, MLP 4096, quick GELU; read at layer -2, the class row
 dropped: 576 image tokens) and GELU projector, on a TinyLlama-1.1B-shaped
@@ -183,15 +190,21 @@ def fixture_config(fixture):
     return json.load(open(os.path.join(here, "..", "golden", "testdata", "vision", fixture, "config.json")))
 
 
-if shape == "gemma3-4b":
+if shape in ("gemma3-4b", "gemma3-4b-tower-1b"):
     from transformers import Gemma3Config, Gemma3ForConditionalGeneration
     tiny = fixture_config("gemma3")
+    if shape == "gemma3-4b":
+        text = dict(vocab_size=262208, hidden_size=2560, intermediate_size=10240, num_hidden_layers=34,
+                    num_attention_heads=8, num_key_value_heads=4, sliding_window=1024,
+                    rope_parameters=dict(full_attention=dict(rope_type="linear", factor=8.0, rope_theta=1000000.0),
+                                         sliding_attention=dict(rope_type="default", rope_theta=10000.0)))
+    else:
+        text = dict(vocab_size=262144, hidden_size=1152, intermediate_size=6912, num_hidden_layers=26,
+                    num_attention_heads=4, num_key_value_heads=1, sliding_window=512,
+                    rope_parameters=dict(full_attention=dict(rope_type="default", rope_theta=1000000.0),
+                                         sliding_attention=dict(rope_type="default", rope_theta=10000.0)))
     cfg = Gemma3Config(
-        text_config=dict(vocab_size=262208, hidden_size=2560, intermediate_size=10240, num_hidden_layers=34,
-                         num_attention_heads=8, num_key_value_heads=4, head_dim=256, query_pre_attn_scalar=256,
-                         sliding_window=1024, rms_norm_eps=1e-6, max_position_embeddings=131072,
-                         rope_parameters=dict(full_attention=dict(rope_type="linear", factor=8.0, rope_theta=1000000.0),
-                                              sliding_attention=dict(rope_type="default", rope_theta=10000.0)),
+        text_config=dict(text, head_dim=256, query_pre_attn_scalar=256, rms_norm_eps=1e-6, max_position_embeddings=131072,
                          bos_token_id=tiny["text_config"]["bos_token_id"], eos_token_id=tiny["text_config"]["eos_token_id"],
                          pad_token_id=tiny["text_config"]["pad_token_id"]),
         vision_config=dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
