@@ -189,7 +189,7 @@ func TestCLI(t *testing.T) {
 			{"openelm kv heads", "openelm", func(c map[string]any) { c["num_kv_heads"] = []any{1, 3} },
 				"openelm.arch:42:5: num_query_heads [2, 4] and num_kv_heads [1, 3]: each layer's query heads a multiple of its key-value heads"},
 			{"rwkv7 hidden_act", "rwkv7", func(c map[string]any) { c["hidden_act"] = "gelu" },
-				`rwkv7.arch:41:5: hidden_act is gelu: rwkv7's channel mixing is relu² (sqrelu); give "sqrelu"`},
+				`rwkv7.arch:40:5: hidden_act is gelu: rwkv7's channel mixing is relu² (sqrelu); give "sqrelu"`},
 			{"plamo2 mamba_step", "plamo2", func(c map[string]any) { c["mamba_step"] = 1 },
 				"plamo2.arch:38:5: mamba_step is 1: it must be at least 2"},
 			{"negative size (any family's)", "llama-tied", func(c map[string]any) { c["intermediate_size"] = -96 },
