@@ -68,7 +68,8 @@ var f16Tensors = map[string]map[string]string{
 
 // TestVisionGGUF: each vision fixture's text GGUF with its mmproj
 // (driver.PlanOptions.MMProj) runs its cases as the folder does, tokens
-// equal to the HF oracle's, the engine too.
+// equal to the HF oracle's, the engine too (one slot: requests wait for
+// it).
 func TestVisionGGUF(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
@@ -87,7 +88,12 @@ func TestVisionGGUF(t *testing.T) {
 				mmproj = f32Tensors(t, dir, mmproj, f16Tensors[fx.name])
 			}
 			want := readVisionOracle(t, dir)
+			// One slot: the GGUF pair differs from the folder in where its
+			// weights come from, not in the lowering that TestVisionExecution
+			// runs batched in two slots (this saves each pair's decode of two
+			// sequences and slot copies, about a third of its text compile).
 			opts := execOptions(t, dir)
+			opts.Plan.Lower.Slots, opts.Plan.Lower.DecodeBatches = 1, []int64{1}
 			opts.Plan.MMProj = mmproj
 			m, err := launch.Open(context.Background(), text, opts)
 			if err != nil {
