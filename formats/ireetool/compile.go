@@ -108,9 +108,6 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 	defer os.Remove(tmp.Name()) // no-op after the rename
 
 	args := append(append([]string{}, flags...), "-", "-o", tmp.Name())
-	if os.Getenv(SerialCompileEnv) != "" {
-		args = append(args, "--mlir-disable-threading")
-	}
 	cmd := exec.CommandContext(ctx, compiler, args...)
 	cmd.Stdin = bytes.NewReader(mlir)
 	var stderr bytes.Buffer
@@ -129,16 +126,6 @@ func Compile(ctx context.Context, mlir []byte, opts CompileOptions) (vmfbPath st
 	}
 	return out, false, nil
 }
-
-// SerialCompileEnv names the environment variable that, when set (to any
-// value), runs each iree-compile on one thread (--mlir-disable-threading).
-// The module is the same byte for byte, so the flag is not part of the
-// cache key. One compile alone finishes sooner threaded (4.2 s against 5.5
-// s for a small fixture's module on 2 cores), but where compiles already
-// fill the cores, as in scripts/test.sh, the threads only add overhead:
-// two such compiles side by side took 4.9-5.1 s serial against 5.4-5.7 s
-// threaded, four 11.9 s against 12.7 s. scripts/test.sh sets it.
-const SerialCompileEnv = "ARCHC_COMPILE_SERIAL"
 
 // CompileLogEnv names the environment variable that, when set to a file
 // path, makes Compile append one line per iree-compile it runs (cache hits
