@@ -19,6 +19,7 @@ import (
 	"github.com/archc/archc/driver"
 	"github.com/archc/archc/formats/gguf"
 	"github.com/archc/archc/formats/ireetool"
+	"github.com/archc/archc/internal/golden"
 	"github.com/archc/archc/internal/testmodels"
 )
 
@@ -123,7 +124,8 @@ var gpuDefaultPlanModels = []string{"llama-tied"}
 // (gpuSmallOptions) for the rest; -gpu-all builds the default plan of
 // every model. Modules are cached by hash (ireetool.Compile); failures are
 // cached too (gpu-failures/ in the compile cache), so a warm run compiles
-// nothing. Fixtures run in parallel. By default only a subset of the
+// nothing; a module listed in gpuCompiledFile (the same MLIR, flags and
+// compiler as one that compiled) is not compiled in a cold run either. Fixtures run in parallel. By default only a subset of the
 // fixtures is compiled that uses every primitive variant some fixture uses
 // (gpuCover), plus gpuDefaultPlanModels: a GPU compile failure is a
 // lowering's, and a cold compile of every fixture for cuda was the largest
@@ -168,11 +170,18 @@ func TestGPUCompile(t *testing.T) {
 	t.Logf("batched decode and slot copies compiled for %v (gpuEntryCover)", slices.Sorted(maps.Keys(entryCover)))
 	start := time.Now()
 	var mu sync.Mutex
-	var summary []string
+	var summary, compiled []string
 	targets := strings.Split(*gpuTargets, ",")
+	verified := readGPUCompiled(t)
 	t.Cleanup(func() {
 		slices.Sort(summary)
 		t.Logf("GPU compile of %d modules for %v: %s\n%s", len(summary), targets, time.Since(start).Round(time.Second), strings.Join(summary, "\n"))
+		if golden.Update() && !*gpuAll && *onlyFixture == "" && *gpuTargets == "cuda" && !t.Failed() {
+			slices.Sort(compiled)
+			if err := os.WriteFile(gpuCompiledFile, []byte(strings.Join(compiled, "\n")+"\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
 	})
 	for _, model := range models {
 		name := strings.TrimPrefix(model, "testdata"+string(filepath.Separator))
@@ -197,12 +206,21 @@ func TestGPUCompile(t *testing.T) {
 			}
 			for _, target := range targets {
 				t0 := time.Now()
-				err := compileRemembered(cache, version, target, p)
+				digest, ok, err := compileRemembered(cache, version, target, p, verified)
 				res := checkKnown(target, name, err)
-				line := name + " " + target + ": " + res + " (" + time.Since(t0).Round(time.Second).String() + ")"
+				took := " (" + time.Since(t0).Round(time.Second).String() + ")"
+				if verified[digest] {
+					took = " (listed in " + gpuCompiledFile + ")"
+				} else if ok {
+					took += ", not in " + gpuCompiledFile + " (-update lists it)"
+				}
+				line := name + " " + target + ": " + res + took
 				t.Log(line)
 				mu.Lock()
 				summary = append(summary, line)
+				if ok {
+					compiled = append(compiled, digest+" "+target+" "+name)
+				}
 				mu.Unlock()
 				if strings.HasPrefix(res, "FAIL") {
 					t.Errorf("%s: %s", target, res)
@@ -355,30 +373,77 @@ func checkKnown(target, model string, err error) string {
 // compileRemembered compiles p's module for the target named name with
 // driver.TargetFlags, as driver.Compile does (ireetool.Compile caches the
 // module), and remembers a failure's message under the cache dir, keyed by
-// compiler version, target, flags and MLIR, so that it is not compiled
-// again.
-func compileRemembered(cache, version, name string, p *driver.Plan) error {
+// compiler version, target, flags and MLIR (gpuDigest), so that it is not
+// compiled again. A module whose digest gpuCompiled lists compiled with
+// this compiler when the list was last written: it is not compiled again
+// either. compiled says the module compiled, now or when listed.
+func compileRemembered(cache, version, name string, p *driver.Plan, verified map[string]bool) (digest string, compiled bool, err error) {
 	target, err := ireetool.LookupTarget(name)
 	if err != nil {
-		return err
+		return "", false, err
 	}
 	flags := driver.TargetFlags(p, target)
-	mlir := p.MLIR
+	digest = gpuDigest(version, name, flags, p.MLIR)
+	if verified[digest] {
+		return digest, true, nil
+	}
+	failed := filepath.Join(cache, "gpu-failures", digest+".txt")
+	if msg, err := os.ReadFile(failed); err == nil {
+		return digest, false, errors.New(string(msg))
+	}
+	_, _, err = ireetool.Compile(context.Background(), p.MLIR, ireetool.CompileOptions{CacheDir: cache, Target: name, Flags: flags})
+	if err != nil && os.MkdirAll(filepath.Dir(failed), 0o755) == nil {
+		os.WriteFile(failed, []byte(err.Error()), 0o644)
+	}
+	return digest, err == nil, err
+}
+
+// gpuDigest is the SHA-256 (hex) of what decides a GPU compile's outcome:
+// the compiler's version, the target, its flags and the module's MLIR.
+func gpuDigest(version, target string, flags []string, mlir []byte) string {
 	h := sha256.New()
-	for _, part := range []string{"archc-gpu-failure-1", version, name, strings.Join(flags, "\x00")} {
+	for _, part := range []string{"archc-gpu-failure-1", version, target, strings.Join(flags, "\x00")} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
 	h.Write(mlir)
-	failed := filepath.Join(cache, "gpu-failures", hex.EncodeToString(h.Sum(nil))+".txt")
-	if msg, err := os.ReadFile(failed); err == nil {
-		return errors.New(string(msg))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// gpuCompiledFile lists the GPU modules TestGPUCompile's default run
+// compiled, one per line: "digest target model" (gpuDigest). iree-compile
+// is a pure function of what the digest hashes (the version, flags and
+// MLIR), so a module with a listed digest is the same input to the same
+// compiler: the test takes the listed outcome instead of compiling it
+// again, and compiles only the modules a change to the lowerings, the
+// fixtures or the pinned compiler made new. The cuda compiles of the cover
+// were about 310 s of a cold CI run's 2700 s of compile CPU. -update
+// compiles every module and rewrites the list; a module missing from it is
+// compiled (and logged) until then. Review its diffs like any golden: a
+// line goes only with a module that compiled on the committer's machine.
+const gpuCompiledFile = "testdata/gpu_compiled.txt"
+
+// readGPUCompiled reads gpuCompiledFile's digests (none under -update,
+// -gpu-all or -fixture, which compile what they select).
+func readGPUCompiled(t *testing.T) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	if golden.Update() || *gpuAll || *onlyFixture != "" {
+		return out
 	}
-	_, _, err = ireetool.Compile(context.Background(), mlir, ireetool.CompileOptions{CacheDir: cache, Target: name, Flags: flags})
-	if err != nil && os.MkdirAll(filepath.Dir(failed), 0o755) == nil {
-		os.WriteFile(failed, []byte(err.Error()), 0o644)
+	b, err := os.ReadFile(gpuCompiledFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return out
+		}
+		t.Fatal(err)
 	}
-	return err
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if d, _, ok := strings.Cut(line, " "); ok {
+			out[d] = true
+		}
+	}
+	return out
 }
 
 func firstLine(s string) string {

@@ -99,17 +99,27 @@ func mtpValues(names []string, shapes map[string][]int64) map[string][]float32 {
 	return out
 }
 
-// mtpOptions is the module every MTP test compiles: execOptions' two
-// slots (the engine and copied-slot tests need them), the MTP module, and
-// verify buckets of 2 and 4 tokens (one-token and chained drafts). One
-// configuration for every test, so each family compiles once (deepseek_v3
-// compiled a one-slot module beside it: 34 s of a cold CI run).
-func mtpOptions(t *testing.T) launch.Options {
+// mtpOptions is the module every MTP test compiles for the fixture
+// name: the MTP module and verify buckets of 2 and 4 tokens (one-token and
+// chained drafts), with execOptions' two slots for mtpTwoSlots (the engine
+// and copied-slot tests' fixture) and one slot for the others, whose tests
+// run one sequence (decode of two and the slot copies were about a
+// quarter of each of their modules). One configuration per fixture for
+// every test, so each compiles once (deepseek_v3 compiled a one-slot
+// module beside it: 34 s of a cold CI run).
+func mtpOptions(t *testing.T, name string) launch.Options {
 	o := execOptions(t, "")
+	if name != mtpTwoSlots {
+		o.Plan.Lower.Slots, o.Plan.Lower.DecodeBatches = 1, []int64{1}
+	}
 	o.Plan.Lower.VerifyBuckets = []int64{2, 4}
 	o.Plan.Lower.MTP = true
 	return o
 }
+
+// mtpTwoSlots is the fixture of the MTP tests that need a second slot
+// (TestMTPEngine, TestMTPCopiedSlot).
+const mtpTwoSlots = "deepseek_v3"
 
 // mtpFixture copies fixture name with an MTP layer of random values and
 // returns its folder.
@@ -162,7 +172,7 @@ func TestMTPGreedyEqualsOracle(t *testing.T) {
 // the third along the reference with every draft checked.
 func checkMTPGreedy(t *testing.T, name string) {
 	want := readOracle(t, filepath.Join("testdata", name))
-	o := mtpOptions(t)
+	o := mtpOptions(t, name)
 	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
 		t.Fatal(err)
@@ -220,9 +230,9 @@ func checkMTPGreedy(t *testing.T, name string) {
 func TestMTPEngine(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
-	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
-	o := mtpOptions(t)
-	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
+	want := readOracle(t, filepath.Join("testdata", mtpTwoSlots))
+	o := mtpOptions(t, mtpTwoSlots)
+	m, err := launch.Open(context.Background(), mtpFixture(t, mtpTwoSlots), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,10 +278,10 @@ func TestMTPEngine(t *testing.T) {
 func TestMTPCopiedSlot(t *testing.T) {
 	needIREE(t)
 	buildKernels(t)
-	want := readOracle(t, filepath.Join("testdata", "deepseek_v3"))
-	ref := readMTPReference(t, "deepseek_v3")
-	o := mtpOptions(t)
-	m, err := launch.Open(context.Background(), mtpFixture(t, "deepseek_v3"), o)
+	want := readOracle(t, filepath.Join("testdata", mtpTwoSlots))
+	ref := readMTPReference(t, mtpTwoSlots)
+	o := mtpOptions(t, mtpTwoSlots)
+	m, err := launch.Open(context.Background(), mtpFixture(t, mtpTwoSlots), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +391,7 @@ func TestMTPReference(t *testing.T) {
 
 func checkMTPReference(t *testing.T, name string) {
 	ref := readMTPReference(t, name)
-	o := mtpOptions(t)
+	o := mtpOptions(t, name)
 	m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 	if err != nil {
 		t.Fatal(err)
@@ -439,7 +449,7 @@ func TestMTPChained(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ref := readMTPReference(t, name)
 			want := readOracle(t, filepath.Join("testdata", name))
-			o := mtpOptions(t)
+			o := mtpOptions(t, name)
 			m, err := launch.Open(context.Background(), mtpFixture(t, name), o)
 			if err != nil {
 				t.Fatal(err)
@@ -560,7 +570,7 @@ func checkMTPGGUF(t *testing.T, name string) {
 	}
 	needIREE(t)
 	buildKernels(t)
-	lo := mtpOptions(t)
+	lo := mtpOptions(t, name)
 	m, err := launch.Open(context.Background(), twin, lo)
 	if err != nil {
 		t.Fatal(err)
