@@ -52,4 +52,8 @@ go vet ./...
 # cold run, its compiles) and cmd/infer start at once and the short packages
 # fill the other slot, instead of golden starting minutes late and running
 # alone at the end.
+# The test packages run side by side and each runs compiles in parallel, so
+# the cores are full: one-thread iree-compile runs cost less CPU there
+# (formats/ireetool SerialCompileEnv). ARCHC_COMPILE_SERIAL= turns it off.
+export ARCHC_COMPILE_SERIAL="${ARCHC_COMPILE_SERIAL-1}"
 go test -count=1 -timeout 80m ./golden ./cmd/infer ./lower ./driver/kernels ./server ./rt/engine ./... "$@"

@@ -126,6 +126,7 @@ printf '%s\n%s' "$*" "$in" > "$out"
 // the default flags apply when Flags is nil, and a failure reports the
 // compiler's first diagnostics. iree-compile is a shell-script stand-in.
 func TestCompileCache(t *testing.T) {
+	t.Setenv(ireetool.SerialCompileEnv, "") // the argv checks below are of a threaded compile
 	ctx := context.Background()
 	cache := filepath.Join(t.TempDir(), "new") // created by Compile
 	opts := ireetool.CompileOptions{CacheDir: cache, Compiler: script(t, t.TempDir(), "iree-compile", fakeCompiler)}
@@ -152,6 +153,18 @@ func TestCompileCache(t *testing.T) {
 	if again, cached := compile("module A", []string{"--x"}); again != a || !cached {
 		t.Errorf("same MLIR and flags: %s (cached %v); want %s, cached", again, cached, a)
 	}
+	// SerialCompileEnv adds --mlir-disable-threading, outside the cache key
+	// (the module is the same): module A stays cached, module S compiles
+	// on one thread.
+	t.Setenv(ireetool.SerialCompileEnv, "1")
+	if again, cached := compile("module A", []string{"--x"}); again != a || !cached {
+		t.Errorf("%s set: same MLIR and flags gave %s (cached %v); want %s, cached", ireetool.SerialCompileEnv, again, cached, a)
+	}
+	serial, _ := compile("module S", []string{"--x"})
+	if got, _ := os.ReadFile(serial); !bytes.Equal(got, []byte("--x --mlir-disable-threading - -o "+tmpName(t, got)+"\nmodule S")) {
+		t.Errorf("%s set: compiler saw %q; want the flags, --mlir-disable-threading, stdin and a temporary output", ireetool.SerialCompileEnv, got)
+	}
+	t.Setenv(ireetool.SerialCompileEnv, "")
 	if b, cached := compile("module A", []string{"--y"}); b == a || cached {
 		t.Errorf("other flags: %s (cached %v); want a new module", b, cached)
 	}
