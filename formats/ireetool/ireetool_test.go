@@ -30,7 +30,7 @@ func script(t *testing.T, dir, name, body string) string {
 }
 
 // TestFindVenvFromEnv: ARCHC_VENV wins, is made absolute, and a folder
-// without a python, or whose python cannot import iree.runtime, is an error
+// without a python, or whose python cannot import the IREE runtime, is an error
 // that wraps ErrNotFound and names the folder (and the import failure).
 // Fake venvs whose python is a shell script stand in for real ones.
 func TestFindVenvFromEnv(t *testing.T) {
