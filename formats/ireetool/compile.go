@@ -229,7 +229,29 @@ func compilerPath(explicit string) (string, error) {
 	if _, err := os.Stat(c); err != nil {
 		return "", fmt.Errorf("iree-compile not found in %s: run scripts/setup.sh (it installs iree-base-compiler==3.13.0)", venv)
 	}
+	if native := nativeCompiler(venv); native != "" {
+		return native, nil
+	}
 	return c, nil
+}
+
+// nativeCompiler is the iree-compile executable inside the venv's
+// iree-base-compiler package (site-packages/iree/compiler/_mlir_libs),
+// which the venv's bin/iree-compile (a Python script) looks up and runs as
+// a child: running it directly skips a Python start, about 0.15 s of CPU
+// per compile and per --version. "" when it is not there, or when
+// IREE_TOOL_PATH is set (the script then searches those folders first).
+func nativeCompiler(venv string) string {
+	if os.Getenv("IREE_TOOL_PATH") != "" {
+		return ""
+	}
+	found, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages", "iree", "compiler", "_mlir_libs", "iree-compile"))
+	for _, f := range found {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return f
+		}
+	}
+	return ""
 }
 
 var versions sync.Map // compiler path -> version string
