@@ -1,10 +1,43 @@
 package main
 
 import (
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/archc/archc/internal/clitest"
+	"github.com/archc/archc/internal/testmodels"
 )
+
+// TestMissingGPURefusedFirst: on a machine without the GPU a --device
+// names, generate refuses with what was looked for before compiling
+// anything (the compile cache stays empty; the compile for a GPU took two
+// minutes before it was checked). A machine with that GPU skips the case.
+func TestMissingGPURefusedFirst(t *testing.T) {
+	testmodels.NeedIREE(t)
+	bin := clitest.Build(t, t.TempDir(), "github.com/archc/archc/cmd/infer")
+	for _, device := range []string{"cuda", "vulkan"} {
+		t.Run(device, func(t *testing.T) {
+			cache := t.TempDir()
+			t.Setenv("XDG_CACHE_HOME", cache)
+			r := clitest.Run(t, bin, "generate", "--model", fixture, "--prompt-ids", "1", "--device", device)
+			if !strings.Contains(r.Stderr, "is not available on this machine: looked for") {
+				t.Skipf("this machine may have a %s device (exit %d): %s", device, r.Code, r.Stderr)
+			}
+			if r.Code == 0 || strings.Contains(r.Stderr, "panic") {
+				t.Errorf("exit %d, stderr %q; want a refusal", r.Code, r.Stderr)
+			}
+			filepath.WalkDir(cache, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && strings.HasSuffix(path, ".vmfb") {
+					t.Errorf("%s was compiled before the missing device was refused", path)
+				}
+				return nil
+			})
+		})
+	}
+}
 
 // TestServeShapes: --max-batch 0 picks the device's default (4 on a CPU,
 // 64 on a GPU, with the GPU ladder 1, 4, 16, 64), --decode-batches

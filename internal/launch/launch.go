@@ -41,10 +41,14 @@ type Options struct {
 
 // Open plans and compiles the model at path for opts.Device's target
 // (driver.Compile, cached) and loads it with its weights into a new IREE worker (rt.Load). The model
-// needs a checkpoint. Its LoadTime is everything but the compile.
-// Errors: those of driver.Compile and rt.Load.
+// needs a checkpoint. Its LoadTime is everything but the compile. A GPU
+// device the machine lacks is refused before the compile (rt.CheckDevice).
+// Errors: those of rt.CheckDevice, driver.Compile and rt.Load.
 func Open(ctx context.Context, path string, opts Options) (*rt.Model, error) {
 	start := time.Now()
+	if err := rt.CheckDevice(ctx, opts.Device); err != nil {
+		return nil, err
+	}
 	c, err := driver.Compile(ctx, path, driver.CompileOptions{
 		Plan: opts.Plan, CacheDir: opts.CacheDir, Target: opts.Device, Flags: opts.CompileFlags, NoKernels: opts.NoKernels, Kernels: opts.Kernels, Precision: opts.Precision, Phase: opts.Phase,
 	})

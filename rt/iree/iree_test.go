@@ -205,6 +205,39 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestCheckDevice: a device request names an unknown device, finds the
+// CPU, words a missing GPU as a load does, and leaves the worker unable to
+// load (runtime flags must precede its first device).
+func TestCheckDevice(t *testing.T) {
+	vmfb, params := toyModule(t)
+	ctx := context.Background()
+	w, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.CheckDevice(ctx, "tpu"); err == nil || !strings.Contains(err.Error(), `unknown device "tpu"`) {
+		t.Errorf("tpu: %v; want unknown device", err)
+	}
+	if err := w.CheckDevice(ctx, "local-task"); err != nil {
+		t.Errorf("local-task: %v", err)
+	}
+	err = w.CheckDevice(ctx, "cuda")
+	switch {
+	case err == nil:
+		t.Logf("this machine has a CUDA device")
+	case strings.Contains(err.Error(), "not available on this machine"):
+		if msg := err.Error(); !strings.Contains(msg, "looked for libcuda.so (the NVIDIA driver) and an NVIDIA GPU") || strings.Contains(msg, "\n") {
+			t.Errorf("no CUDA driver: %q; want one line naming libcuda.so", msg)
+		}
+	default:
+		t.Errorf("cuda: %v; want nil or not available on this machine", err)
+	}
+	if err := w.Load(ctx, vmfb, params, ""); err == nil || !strings.Contains(err.Error(), "answered a device request") {
+		t.Errorf("load after a device request: %v; want it refused", err)
+	}
+}
+
 func TestWorkerKilled(t *testing.T) {
 	w := startLoaded(t, "")
 	step(t, w, 0, 1, []float32{11, 20, 30, 40})

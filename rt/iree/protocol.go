@@ -302,6 +302,12 @@ type closeReq struct {
 	Op string `json:"op"`
 }
 
+// deviceReq asks whether the machine has Device (Worker.CheckDevice).
+type deviceReq struct {
+	Op     string `json:"op"`
+	Device string `json:"device"`
+}
+
 // resultsResp answers call and sample: result descriptors, whose payloads
 // follow the header.
 type resultsResp struct {

@@ -21,11 +21,11 @@ import (
 var (
 	requestTypes = map[string]any{
 		"load": loadReq{}, "call": callReq{}, "sample": sampleReq{},
-		"seq_start": seqStartReq{}, "seq_end": seqEndReq{}, "close": closeReq{},
+		"seq_start": seqStartReq{}, "seq_end": seqEndReq{}, "device": deviceReq{}, "close": closeReq{},
 	}
 	responseTypes = map[string]any{
 		"hello": helloResp{}, "error": errorResp{}, "load": loadResp{}, "call": resultsResp{}, "sample": resultsResp{},
-		"seq_start": okResp{}, "seq_end": okResp{}, "close": okResp{},
+		"seq_start": okResp{}, "seq_end": okResp{}, "device": okResp{}, "close": okResp{},
 	}
 )
 
@@ -121,8 +121,8 @@ func TestProtocolFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Version != 3 {
-		t.Errorf("version %d; this test was written for 3: update it with the protocol", p.Version)
+	if p.Version != 4 {
+		t.Errorf("version %d; this test was written for 4: update it with the protocol", p.Version)
 	}
 	bad := &protocolDecl{Version: 1, Types: map[string]map[string]string{}, Requests: map[string]map[string]string{"x": {"op": "str", "y": "[thing]"}},
 		Responses: map[string]map[string]string{"hello": {}, "error": {}}}

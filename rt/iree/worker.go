@@ -254,11 +254,7 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []ireetoo
 	}
 	var resp loadResp
 	if _, err := w.request(ctx, "Load", loadReq{Op: "load", VMFB: vmfb, Device: device, Params: ps, Flags: nonNil(ro.Flags())}, nil, &resp); err != nil {
-		if msg, prefix := err.Error(), noDevice+" "+device+": "; target.GPU && strings.Contains(msg, prefix) {
-			_, reason, _ := strings.Cut(msg, prefix)
-			return fmt.Errorf("iree: device %s is not available on this machine: looked for %s (IREE: %s)", device, target.Library, reason)
-		}
-		return err
+		return deviceError(err, device, target)
 	}
 	w.mu.Lock()
 	w.functions = resp.Functions
@@ -266,8 +262,38 @@ func (w *Worker) LoadWith(ctx context.Context, vmfbPath string, params []ireetoo
 	return nil
 }
 
-// noDevice is what worker.py's load says when a device's driver or the
-// device itself cannot be created.
+// CheckDevice asks the worker whether this machine has device (one of
+// Devices): its HAL driver starts and finds a device, which is released at
+// once. It is asked before compiling for a GPU, so a machine without one
+// is refused in a second rather than after the compile. The worker loads
+// no module afterwards (runtime flags must precede its first device): use
+// a worker of its own. Errors: an unknown device; a missing device, as
+// LoadWith words it (what was looked for, IREE's reason).
+func (w *Worker) CheckDevice(ctx context.Context, device string) error {
+	if !slices.Contains(Devices, device) {
+		return fmt.Errorf("iree: unknown device %q: use one of %v", device, Devices)
+	}
+	target, _ := ireetool.LookupTarget(device)
+	var resp okResp
+	if _, err := w.request(ctx, "CheckDevice", deviceReq{Op: "device", Device: device}, nil, &resp); err != nil {
+		return deviceError(err, device, target)
+	}
+	return nil
+}
+
+// deviceError words a failed load or device request whose device could
+// not be created (worker.py's noDevice) as what was looked for on the
+// machine; other errors pass through.
+func deviceError(err error, device string, target ireetool.Target) error {
+	if msg, prefix := err.Error(), noDevice+" "+device+": "; target.GPU && strings.Contains(msg, prefix) {
+		_, reason, _ := strings.Cut(msg, prefix)
+		return fmt.Errorf("iree: device %s is not available on this machine: looked for %s (IREE: %s)", device, target.Library, reason)
+	}
+	return err
+}
+
+// noDevice is what worker.py says when a device's driver or the device
+// itself cannot be created.
 const noDevice = "no usable device"
 
 // checkParams validates params (ireetool.CheckParams) in the worker's
@@ -506,6 +532,8 @@ func opOf(req any) string {
 	case seqStartReq:
 		return r.Op
 	case seqEndReq:
+		return r.Op
+	case deviceReq:
 		return r.Op
 	case closeReq:
 		return r.Op

@@ -26,6 +26,10 @@
 #       caller's id) starts, replacing any state under that id: its
 #       sampling parameters and prompt, kept in a Sequence.
 #   seq_end: seq -> {}: drops the sequence's state (absent is fine).
+#   device: device -> {}: whether this machine has that device (its HAL
+#       driver starts and finds one), asked before compiling for a GPU;
+#       the device is released at once. A worker that asked loads
+#       nothing afterwards (runtime flags must precede the first device).
 #   close -> {}, then the worker exits.
 # A row is {"seq": id or null, "u", "tokens"}: seq null is plain argmax;
 # else tokens (the sequence's tokens since its last row, in decoding the
@@ -124,7 +128,7 @@ def to_host(device, bv):
 
 # The protocol version this script implements; protocol.json's "version"
 # must equal it (Go checks the hello against its own copy).
-PROTOCOL = 3
+PROTOCOL = 4
 
 
 class ProtocolError(ValueError):
@@ -248,10 +252,13 @@ class Session:
         self.maps = []  # (fd, mmap) of parameter files, kept open while loaded
         self.index = None
         self.seqs = {}  # seq id -> Sequence
+        self.probed = False  # a device request was answered: no load after it
 
     def load(self, req, payloads):
         if self.ctx is not None:
             raise RuntimeError("a module is already loaded: start a new worker to load another")
+        if self.probed:
+            raise RuntimeError("this worker answered a device request: start a new worker to load a module (runtime flags must precede the first device)")
         try:
             return self._load(req), []
         except BaseException:
@@ -371,6 +378,14 @@ class Session:
     def seq_start(self, req, payloads):
         self.seqs.pop(req["seq"], None)
         self.seqs[req["seq"]] = Sequence(req["sampling"], req["vocab"], req["prompt"])
+        return {"ok": True}, []
+
+    def check_device(self, req, payloads):
+        name = req["device"]
+        if name not in DEVICES:
+            raise ValueError(f"unknown device {name!r}: use one of {', '.join(DEVICES)}")
+        self.probed = True
+        create_device(name)
         return {"ok": True}, []
 
     def seq_end(self, req, payloads):
@@ -734,7 +749,7 @@ def main():
         # Greet anyway: Go reports both versions.
         print(f"archc worker: protocol.json is version {schema.version}, this script speaks {PROTOCOL}", file=sys.stderr)
     s = Session()
-    handlers = {"load": s.load, "call": s.call, "sample": s.sample, "seq_start": s.seq_start, "seq_end": s.seq_end}
+    handlers = {"load": s.load, "call": s.call, "sample": s.sample, "seq_start": s.seq_start, "seq_end": s.seq_end, "device": s.check_device}
     missing = set(schema.requests) - set(handlers) - {"close"}
     if missing:
         raise SystemExit(f"archc worker: protocol.json declares ops this script lacks: {sorted(missing)}")
