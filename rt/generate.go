@@ -64,7 +64,7 @@ func (m *Model) Generate(ctx context.Context, prompt []int32, opts GenerateOptio
 		return nil, option.Errorf("MaxTokens", opts.MaxTokens, "give the number of new tokens to generate, 0 or more")
 	}
 	if len(prompt)+opts.MaxTokens > m.MaxLen()+1 {
-		return nil, option.Errorf("MaxLen", m.MaxLen(), "the prompt (%d tokens) + %d new tokens ({MaxTokens}) exceed the KV-cache length; shorten the prompt, lower {MaxTokens} or raise {MaxLen}", len(prompt), opts.MaxTokens)
+		return nil, option.Errorf("MaxLen", m.MaxLen(), "the prompt (%s) + %s ({MaxTokens}) exceed the KV-cache length; shorten the prompt, lower {MaxTokens} or raise {MaxLen}", option.Count(len(prompt), "token", "tokens"), option.Count(opts.MaxTokens, "new token", "new tokens"))
 	}
 	sampler, err := NewSampler(opts.Sampling)
 	if err != nil {

@@ -126,8 +126,11 @@ func (s *Server) prepare(ctx context.Context, in *chatInput, p sampling) (*chatJ
 		}
 	}
 	if in.topLogprobs != nil {
-		if *in.topLogprobs < 0 || *in.topLogprobs > 20 || !in.logprobs {
-			return nil, badRequest("top_logprobs", "top_logprobs must be in [0, 20] and needs logprobs: true")
+		switch {
+		case *in.topLogprobs < 0 || *in.topLogprobs > 20:
+			return nil, badRequest("top_logprobs", "top_logprobs must be in [0, 20], got %d", *in.topLogprobs)
+		case !in.logprobs:
+			return nil, badRequest("top_logprobs", "top_logprobs needs logprobs: true")
 		}
 		ereq.Sampling.TopLogprobs = *in.topLogprobs
 	}

@@ -192,6 +192,19 @@ func TestOps(t *testing.T) {
 		t.Errorf("vllm:request_success_total %v, want 1", v)
 	}
 
+	// top_logprobs out of range, or without logprobs, is refused with
+	// what is wrong of the two.
+	for _, c := range []struct{ body, want string }{
+		{`"logprobs": true, "top_logprobs": 50`, "top_logprobs must be in [0, 20], got 50"},
+		{`"logprobs": false, "top_logprobs": 2`, "top_logprobs needs logprobs: true"},
+	} {
+		code, out := post(t, url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "a!"}], "max_tokens": 2, `+c.body+`}`)
+		e, _ := out["error"].(map[string]any)
+		if msg, _ := e["message"].(string); code != 400 || msg != c.want || e["param"] != "top_logprobs" {
+			t.Errorf("%s: %d %v; want 400 %q naming top_logprobs", c.body, code, out, c.want)
+		}
+	}
+
 	// Logprob bytes are each token's own bytes, also inside a multi-byte
 	// character.
 	code, out := post(t, url+"/v1/chat/completions", `{"messages": [{"role": "user", "content": "a!"}], "max_tokens": 40, "temperature": 1.5, "seed": 3, "logprobs": true, "top_logprobs": 2}`)

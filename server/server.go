@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/archc/archc/formats/option"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/chat"
 	"github.com/archc/archc/rt/engine"
@@ -308,7 +309,7 @@ func (s *Server) optionsNamed(m *rt.Model, text *rt.Text, p sampling, promptLen,
 		if p.MaxTokens == nil && p.MaxCompletionTokens == nil {
 			given = fmt.Sprintf("the default %d: send a smaller one", max)
 		}
-		return req, nil, badRequest(field, "the prompt (%d tokens) plus %s (%s) exceed the context length of %d tokens", promptLen, field, given, m.MaxLen())
+		return req, nil, badRequest(field, "the prompt (%s) plus %s (%s) exceed the context length of %d tokens", option.Count(promptLen, "token", "tokens"), field, given, m.MaxLen())
 	}
 	req.MaxTokens = max
 	if err := p.StreamOptions.check(p.Stream); err != nil {

@@ -62,3 +62,12 @@ func Rename(err error, names map[string]string) error {
 	})
 	return &Error{Name: name, Value: oe.Value, Reason: reason}
 }
+
+// Count is n with its noun, singular for one ("1 token", "2 tokens"), for
+// the counts error messages give.
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

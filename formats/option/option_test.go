@@ -29,3 +29,11 @@ func TestRename(t *testing.T) {
 		t.Error("an error that is no *Error changed")
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 tokens", 1: "1 token", 2: "2 tokens"} {
+		if got := Count(n, "token", "tokens"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/archc/archc/formats/option"
 	"github.com/archc/archc/rt"
 	"github.com/archc/archc/rt/iree"
 )
@@ -368,7 +369,7 @@ func (e *Engine) check(r Request) error {
 	case r.MaxTokens < 1:
 		return fmt.Errorf("max_tokens %d: must be at least 1", r.MaxTokens)
 	case len(r.Prompt)+r.MaxTokens > e.m.MaxLen()+1:
-		return fmt.Errorf("the prompt (%d tokens) plus max_tokens (%d) exceed the context length of %d tokens", len(r.Prompt), r.MaxTokens, e.m.MaxLen())
+		return fmt.Errorf("the prompt (%s) plus max_tokens (%d) exceed the context length of %d tokens", option.Count(len(r.Prompt), "token", "tokens"), r.MaxTokens, e.m.MaxLen())
 	}
 	for _, id := range r.Prompt {
 		if id < 0 || int64(id) >= e.m.Vocab {
