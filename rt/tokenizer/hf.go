@@ -108,6 +108,9 @@ func FromHF(dir string) (*Tokenizer, error) {
 			if target, lerr := os.Readlink(path); lerr == nil {
 				return nil, fmt.Errorf("%s: a symbolic link to %s, which does not exist (a fixture folder copied without its links' targets? copy with cp -rL)", path, target)
 			}
+			if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+				return nil, fmt.Errorf("%s: not a model folder (no config.json, no tokenizer.json or tokenizer.model): give a Hugging Face model folder or a .gguf file", dir)
+			}
 			return nil, fmt.Errorf("%s: no tokenizer.json or tokenizer.model in the folder: copy the model's tokenizer files there", dir)
 		}
 		return nil, fmt.Errorf("%s: %v", path, unwrapPathErr(err))

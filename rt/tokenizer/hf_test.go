@@ -48,8 +48,15 @@ func TestSmolLM2HF(t *testing.T) {
 func TestFromHFErrors(t *testing.T) {
 	dir := t.TempDir()
 	_, err := FromHF(dir)
-	if err == nil || !strings.Contains(err.Error(), "no tokenizer.json") {
-		t.Errorf("empty folder: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "not a model folder (no config.json, no tokenizer.json or tokenizer.model)") {
+		t.Errorf("empty folder: %v; want it called no model folder", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = FromHF(dir)
+	if err == nil || !strings.Contains(err.Error(), "no tokenizer.json or tokenizer.model in the folder: copy the model's tokenizer files there") {
+		t.Errorf("model folder without a tokenizer: %v", err)
 	}
 	_, err = FromHF(filepath.Join(dir, "missing"))
 	if err == nil || !strings.Contains(err.Error(), "not a model folder") {
