@@ -80,6 +80,13 @@ func (p planFlags) plan(ctx context.Context) (*driver.Plan, error) {
 	if p.NoKernels && p.Precision != kernels.F32 {
 		return nil, fmt.Errorf("--precision %s needs archc's kernels; --no-kernels is the plain lowering, which is f32 only", p.Precision)
 	}
+	if p.Arch != "" {
+		// The file's own errors (file:line:col) come before anything the
+		// kernels need (the venv's zig): a broken .arch is the news.
+		if _, err := driver.LoadFamily(p.Arch); err != nil {
+			return nil, err
+		}
+	}
 	v, err := kernels.Select(p.Kernels, p.Precision)
 	if err != nil && !target.GPU {
 		return nil, fmt.Errorf("--%v", err)

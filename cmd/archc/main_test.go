@@ -32,6 +32,19 @@ func TestCLI(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a broken --arch before the kernels' venv", func(t *testing.T) {
+		// Without a venv the kernels cannot be built; the .arch file's own
+		// error (file:line:col) is still the one reported.
+		broken := filepath.Join(t.TempDir(), "broken.arch")
+		if err := os.WriteFile(broken, []byte("arch llama extends nosuch {\n}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("ARCHC_VENV", filepath.Join(t.TempDir(), "no-venv"))
+		r := clitest.Run(t, bin, "emit", "--arch", broken, fixture)
+		if r.Code == 0 || !strings.Contains(r.Stderr, broken+":1:1:") || !strings.Contains(r.Stderr, `no family named "nosuch"`) {
+			t.Fatalf("code %d, stderr %q; want the file's error at 1:1", r.Code, r.Stderr)
+		}
+	})
 	t.Run("emit is deterministic", func(t *testing.T) {
 		a := clitest.Run(t, bin, "emit", fixture)
 		b := clitest.Run(t, bin, "emit", filepath.Join(fixture, "config.json"))
