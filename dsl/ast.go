@@ -165,11 +165,21 @@ type EncoderParam struct {
 
 // Match selects the configs the family handles: `match model_type "a", "b" [if EXPR]`.
 type Match struct {
-	Pos        lexer.Position
-	EndPos     lexer.Position
-	ModelTypes []string `parser:"'match' 'model_type' @String ( ',' @String )*"`
-	Nest       *Nest    `parser:"@@?"`
-	Cond       *Expr    `parser:"( 'if' @@ )?"`
+	Pos    lexer.Position
+	EndPos lexer.Position
+	// Key is the config field the clause tests: model_type, the only one
+	// (parsed as any name so that a misspelling is reported at the name,
+	// by Parse, not as an unexpected `match`).
+	Key        *MatchKey `parser:"'match' @@"`
+	ModelTypes []string  `parser:"@String ( ',' @String )*"`
+	Nest       *Nest     `parser:"@@?"`
+	Cond       *Expr     `parser:"( 'if' @@ )?"`
+}
+
+// MatchKey is the name after `match`: model_type.
+type MatchKey struct {
+	Pos  lexer.Position
+	Name string `parser:"@Ident"`
 }
 
 // Nest is a match clause's `in KEY [scope PATH]`: the model_type is a

@@ -70,8 +70,9 @@ func moduleCallee(name string, m *moduleDef, p *ir.Primitive) *callee {
 	return cl
 }
 
-// takes says how many arguments a callee takes, for errors.
-func (cl *callee) takes() string {
+// takes says how many arguments a callee takes and how many a call gave,
+// for errors.
+func (cl *callee) takes(got int) string {
 	required := 0
 	for _, p := range cl.params {
 		if !p.optional {
@@ -79,9 +80,17 @@ func (cl *callee) takes() string {
 		}
 	}
 	if required == len(cl.params) {
-		return fmt.Sprintf("%s takes %d arguments", cl.who, len(cl.params))
+		return fmt.Sprintf("%s takes %d %s, got %d", cl.who, len(cl.params), plural(len(cl.params), "argument"), got)
 	}
-	return fmt.Sprintf("%s takes at most %d arguments", cl.who, len(cl.params))
+	return fmt.Sprintf("%s takes at most %d %s, got %d", cl.who, len(cl.params), plural(len(cl.params), "argument"), got)
+}
+
+// plural is word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 func (cl *callee) paramNames() []string {
@@ -115,25 +124,33 @@ func (cl *callee) index(i int, a *Arg) int {
 // the call does not replace, in declaration order), the errors in source
 // order of the arguments, and whether a keyword named no parameter (a
 // misspelt keyword explains a missing argument already, so none is
-// reported then). A caller that stops at the first error reports errs[0].
+// reported then). Surplus positional arguments are one error, at the
+// first of them. A caller that stops at the first error reports errs[0].
 func bind(c *Call, cl *callee) (out []binding, errs []*Error, misnamed bool) {
 	slot := make([]*binding, len(cl.params))
 	positional := 0
-	for i, a := range c.Args {
+	for _, a := range c.Args {
 		if a.Name == "" {
 			positional++
 		}
+	}
+	surplus := false // the surplus positional arguments are reported
+	for i, a := range c.Args {
 		j := cl.index(i, a)
 		switch {
 		case j < 0 && a.Name != "":
 			errs = append(errs, errorf(a.Pos, "%s has no parameter %q%s", cl.who, a.Name, suggest(a.Name, cl.paramNames())))
 			misnamed = true
 			continue
+		case j < 0 && surplus:
+			continue
 		case j < 0 && cl.mod != nil:
-			errs = append(errs, errorf(a.Pos, "%s takes one positional argument, its input (%s); give the others by name", cl.who, cl.params[0].name))
+			errs = append(errs, errorf(a.Pos, "%s takes one positional argument, its input (%s), got %d; give the others by name", cl.who, cl.params[0].name, positional))
+			surplus = true
 			continue
 		case j < 0:
-			errs = append(errs, errorf(a.Pos, "%s", cl.takes()))
+			errs = append(errs, errorf(a.Pos, "%s", cl.takes(len(c.Args))))
+			surplus = true
 			continue
 		case slot[j] != nil:
 			errs = append(errs, errorf(a.Pos, "%s: parameter %q given twice", cl.who, cl.params[j].name))
@@ -173,6 +190,7 @@ func bind(c *Call, cl *callee) (out []binding, errs []*Error, misnamed bool) {
 func (cl *callee) declared() (out []binding, errs []*Error, misnamed bool) {
 	m := cl.mod
 	at := map[int]int{} // parameter -> index in out
+	surplus := false    // the surplus positional arguments are reported
 	for i, a := range m.decl.Call.Args {
 		j := cl.index(i+1, a)
 		if a.Name == "" && i+1 < len(cl.params) {
@@ -183,8 +201,11 @@ func (cl *callee) declared() (out []binding, errs []*Error, misnamed bool) {
 			errs = append(errs, errorf(a.Pos, "%s (%s) has no parameter %q%s", cl.who, cl.prim.Name, a.Name, suggest(a.Name, cl.paramNames())))
 			misnamed = true
 			continue
+		case j < 0 && surplus:
+			continue
 		case j < 0:
-			errs = append(errs, errorf(a.Pos, "%s: %s takes at most %d arguments, the first of them the module's input", cl.who, cl.prim.Name, len(cl.params)))
+			errs = append(errs, errorf(a.Pos, "%s: %s takes at most %d arguments, the first of them the module's input, got %d", cl.who, cl.prim.Name, len(cl.params), len(m.decl.Call.Args)+1))
+			surplus = true
 			continue
 		case j == 0:
 			errs = append(errs, errorf(a.Pos, "%s: %q is the module's input, given where it is used", cl.who, cl.params[0].name))

@@ -1,44 +1,68 @@
 package dsl
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
 // archLexer tokenizes .arch source. `#` starts a comment to the end of line;
-// newlines are insignificant.
+// newlines are insignificant, except that a string ends on its own line:
+// a `"` without a closing one on that line lexes as Unterminated, which
+// unquote reports (without it, the string would run on to the next `"`
+// in the file and be reported with all the text in between).
 var archLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Comment", Pattern: `#[^\n]*`},
 	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
 	{Name: "Float", Pattern: `\d+\.\d*([eE][-+]?\d+)?|\d+[eE][-+]?\d+`},
 	{Name: "Int", Pattern: `\d+`},
-	{Name: "String", Pattern: `"(\\.|[^"\\])*"`},
+	{Name: "String", Pattern: `"(\\.|[^"\\\n])*"`},
+	{Name: "Unterminated", Pattern: `"(\\.|[^"\\\n])*\\?`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
 	{Name: "Op", Pattern: `\?\?|\*\*|==|!=|<=|>=|&&|\|\||//|->|[-+*/%<>!?:=.,(){}\[\]]`},
 })
 
+// unterminatedToken is the lexer's token type of an unterminated string.
+var unterminatedToken = archLexer.Symbols()["Unterminated"]
+
 var parser = participle.MustBuild[File](
 	participle.Lexer(archLexer),
 	participle.Elide("Comment", "Whitespace"),
-	participle.Map(unquote, "String"), // not participle.Unquote: it concatenates per character, quadratic in the string's length
+	participle.Map(unquote, "String", "Unterminated"), // not participle.Unquote: it concatenates per character, quadratic in the string's length
 	participle.UseLookahead(4),
 )
 
 // unquote replaces a String token's quoted text with its value, with Go's
-// escapes (strconv.Unquote); an invalid escape is an error at the token.
+// escapes (strconv.Unquote); an invalid escape, or a string the line ends
+// before it is closed (an Unterminated token), is an error at the token.
 func unquote(t lexer.Token) (lexer.Token, error) {
+	if t.Type == unterminatedToken {
+		return t, participle.Errorf(t.Pos, "unterminated string %s (close it with a double quote, \", on the same line: a string does not span lines)", clip(strings.TrimRight(t.Value, " \t\r"), 60))
+	}
 	v, err := strconv.Unquote(t.Value)
 	if err != nil {
-		return t, participle.Errorf(t.Pos, "invalid string %s: %v", t.Value, err)
+		return t, participle.Errorf(t.Pos, "invalid string %s: a bad escape (strings take Go's escapes: \\\" \\\\ \\n \\t \\u00e9 ...)", t.Value)
 	}
 	t.Value = v
 	return t, nil
+}
+
+// clip returns s, or its first n bytes (whole runes) and "..." when longer.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // Grammar returns the EBNF of the .arch grammar (golden in testdata).
@@ -54,7 +78,7 @@ func Parse(filename string, src []byte) (*File, error) {
 	if err != nil {
 		var perr participle.Error
 		if errors.As(err, &perr) {
-			return nil, &Error{Pos: perr.Position(), Msg: perr.Message()}
+			return nil, &Error{Pos: perr.Position(), Msg: fileMessage(err, perr.Message(), src)}
 		}
 		return nil, fmt.Errorf("%s: %w", filename, err)
 	}
@@ -63,6 +87,55 @@ func Parse(filename string, src []byte) (*File, error) {
 	}
 	return f, nil
 }
+
+// fileShape is what an .arch file holds, for the errors about its top
+// level.
+const fileShape = "an .arch file holds one family declaration: `arch NAME { ... }` or `arch NAME extends PARENT { ... }`"
+
+// fileMessage rewrites a parse error that participle gives without saying
+// what it expected, which it does at the top level of the file: before the
+// family declaration (an empty file, or one that does not start with
+// `arch`) and after its closing brace. Any other error keeps its message.
+func fileMessage(err error, msg string, src []byte) string {
+	var ute *participle.UnexpectedTokenError
+	if !errors.As(err, &ute) || strings.Contains(msg, "(expected ") {
+		return msg
+	}
+	off := min(max(ute.Unexpected.Pos.Offset, 0), len(src))
+	switch {
+	case !onlyComments(src[:off]):
+		return fmt.Sprintf("unexpected token %q after the family's closing brace; %s", ute.Unexpected, fileShape)
+	case ute.Unexpected.EOF():
+		if len(bytes.TrimSpace(src)) > 0 {
+			return "no family declaration, only comments; " + fileShape
+		}
+		return "empty file; " + fileShape
+	}
+	return fmt.Sprintf("unexpected token %q (expected \"arch\"); %s", ute.Unexpected, fileShape)
+}
+
+// onlyComments reports whether src holds only whitespace and comments.
+func onlyComments(src []byte) bool {
+	lx, err := archLexer.LexString("", string(src))
+	if err != nil {
+		return false
+	}
+	syms := archLexer.Symbols()
+	for {
+		t, err := lx.Next()
+		switch {
+		case err != nil:
+			return false
+		case t.EOF():
+			return true
+		case t.Type != syms["Comment"] && t.Type != syms["Whitespace"]:
+			return false
+		}
+	}
+}
+
+// matchKey is the config field a match clause tests.
+const matchKey = "model_type"
 
 // annotate marks each block with the family that wrote it and checks the
 // config field types, in an arch body or an encoder's; an encoder holds
@@ -79,6 +152,9 @@ func annotate(family string, items []*Item, inEncoder bool) error {
 					return errorf(fd.Type.Pos, "unknown type %q (types: %s%s)", fd.Type.Name, strings.Join(configTypes, ", "), typeHint(fd.Type.Name))
 				}
 			}
+		}
+		if m := it.Match; m != nil && m.Key.Name != matchKey {
+			return errorf(m.Key.Pos, "unknown match key %q%s; a match clause tests %s: `match %s \"...\"`", m.Key.Name, suggest(m.Key.Name, []string{matchKey}), matchKey, matchKey)
 		}
 		if inEncoder {
 			switch {

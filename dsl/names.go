@@ -152,22 +152,11 @@ func (bs *blockSet) target(c *Call, in *Block) (*callee, error) {
 	if m, ok := bs.modules[c.Name]; ok {
 		p, ok := bs.reg.Primitive(m.decl.Call.Name)
 		if !ok {
-			return nil, errorf(m.decl.Call.Pos, "module %s: unknown primitive %q%s (a module declares a primitive call)", c.Name, m.decl.Call.Name, unknownCallHint(m.decl.Call.Name, bs.reg.Names(), nil))
+			return nil, errorf(m.decl.Call.Pos, "module %s: unknown primitive %q%s (a module declares a primitive call)", c.Name, m.decl.Call.Name, unknownCallHint(m.decl.Call.Name, bs.reg.Names(), nil, nil))
 		}
 		return moduleCallee(c.Name, m, p), nil
 	}
-	return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, unknownCallHint(c.Name, bs.reg.Names(), bs.callables()))
-}
-
-// callables lists the names a call may name besides primitives: the
-// file's blocks and modules.
-func (bs *blockSet) callables() []string {
-	out := keysOf(bs.blocks)
-	for name := range bs.modules {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
+	return nil, errorf(c.Pos, "unknown primitive %q%s", c.Name, unknownCallHint(c.Name, bs.reg.Names(), keysOf(bs.blocks), keysOfModules(bs.modules)))
 }
 
 // callee returns what call c, made inside block in, reaches: as target, or
@@ -180,12 +169,17 @@ func (bs *blockSet) callee(c *Call, in *Block) *callee {
 	if err == nil || c.Super {
 		return cl
 	}
-	p, b := meant(c.Name, bs.reg.Names(), keysOf(bs.blocks))
+	p, b, m := meant(c.Name, bs.reg.Names(), keysOf(bs.blocks), keysOfModules(bs.modules))
 	if prim, ok := bs.reg.Primitive(p); p != "" && ok {
 		return primCallee(prim)
 	}
 	if blk := bs.blocks[b]; blk != nil {
 		return blockCallee(blk)
+	}
+	if mod := bs.modules[m]; mod != nil {
+		if prim, ok := bs.reg.Primitive(mod.decl.Call.Name); ok {
+			return moduleCallee(m, mod, prim)
+		}
 	}
 	return nil
 }

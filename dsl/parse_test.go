@@ -178,8 +178,23 @@ func TestStringLiterals(t *testing.T) {
 		t.Errorf("model types %q, want [a\"b\\cé]", got)
 	}
 	_, err = dsl.Parse("s.arch", []byte("arch s {\n  match model_type \"a\\qb\"\n}\n"))
-	if err == nil || !strings.HasPrefix(err.Error(), "s.arch:2:20: invalid string") {
-		t.Errorf("an invalid escape: %v, want s.arch:2:20: invalid string ...", err)
+	want := `s.arch:2:20: invalid string "a\qb": a bad escape (strings take Go's escapes: \" \\ \n \t \u00e9 ...)`
+	if err == nil || err.Error() != want {
+		t.Errorf("an invalid escape: %v, want %s", err, want)
+	}
+	// An unterminated string is reported at its quote with the rest of its
+	// line (trailing blanks cut, a long one clipped), not with the text up to
+	// the next quote of the file nor strconv's "invalid syntax".
+	long := strings.Repeat("x", 100)
+	for src, want := range map[string]string{
+		"arch s {\n  match model_type \"a  \r\n  x = \"b\"\n}\n": `s.arch:2:20: unterminated string "a (close it`,
+		"arch s {\n  match model_type \"a\\\n}\n":                `s.arch:2:20: unterminated string "a\ (close it`,
+		"arch s {\n  match model_type \"" + long + "\n}\n":       `s.arch:2:20: unterminated string "` + long[:59] + `... (close it`,
+	} {
+		_, err := dsl.Parse("s.arch", []byte(src))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Parse(%q): %v, want %s...", src, err, want)
+		}
 	}
 }
 

@@ -57,25 +57,34 @@ func DidYouMean(name string, candidates []string) string { return suggest(name, 
 func Closest(name string, candidates []string) string { return closest(name, candidates) }
 
 // unknownCallHint is the hint of an unknown callee: the closest primitive
-// (a misspelt primitive is the common case), else the closest block of the
-// family, named as a block.
-func unknownCallHint(name string, prims, blocks []string) string {
-	prim, blk := meant(name, prims, blocks)
+// (a misspelt primitive is the common case), else the closest block or
+// module of the family, named with its kind (`block mlp`, `module q_proj`).
+func unknownCallHint(name string, prims, blocks, modules []string) string {
+	prim, blk, mod := meant(name, prims, blocks, modules)
 	switch {
 	case prim != "":
 		return " (did you mean " + prim + "?)"
 	case blk != "":
 		return " (did you mean block " + blk + "?)"
+	case mod != "":
+		return " (did you mean module " + mod + "?)"
 	}
 	return ""
 }
 
-// meant returns the primitive, else the block, that an unknown callee name
-// most likely misspells, as unknownCallHint names it; both "" when none is
-// close.
-func meant(name string, prims, blocks []string) (prim, blk string) {
+// meant returns the primitive, else the block or module (whichever is
+// closer; the block on a tie), that an unknown callee name most likely
+// misspells, as unknownCallHint names it; all "" when none is close.
+func meant(name string, prims, blocks, modules []string) (prim, blk, mod string) {
 	if p := closest(name, prims); p != "" {
-		return p, ""
+		return p, "", ""
 	}
-	return "", closest(name, blocks)
+	b, m := closest(name, blocks), closest(name, modules)
+	switch {
+	case m == "":
+		return "", b, ""
+	case b == "" || editDistance(name, m) < editDistance(name, b):
+		return "", "", m
+	}
+	return "", b, ""
 }
