@@ -44,28 +44,7 @@ func TestBindSameMessage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := fmt.Sprintf(`arch t {
-  match model_type "t"
-  config {
-    vocab_size:  int
-    hidden_size: int
-  }
-  %s
-  x = embedding(tokens, model.embed_tokens, vocab_size, hidden_size)
-  for i in range(1) scope model.layers.{i} {
-    y = %s
-  }
-  logits = linear(x, lm_head, vocab_size)
-}
-`, tc.defs, tc.call)
-			f, err := dsl.Parse("t.arch", []byte(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var checked []string
-			for _, e := range dsl.Check(f, lower.Registry{}) {
-				checked = append(checked, e.Error())
-			}
+			f, checked := checkCall(t, tc.defs, tc.call)
 			cfg, err := dsl.EvalConfig(f, map[string]any{"vocab_size": float64(16), "hidden_size": float64(8)})
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +87,20 @@ func TestSurplusArgumentsOnce(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := fmt.Sprintf(`arch t {
+			_, checked := checkCall(t, tc.defs, tc.call)
+			if len(checked) != 1 || checked[0] != tc.want {
+				t.Errorf("Check: %q\nwant [%q]", checked, tc.want)
+			}
+		})
+	}
+}
+
+// checkCall parses a one-layer family whose layer binds y to call, with
+// defs (blocks, modules) at the top level, and returns the file and
+// Check's diagnostics. The call sits on line 10, the defs on line 7.
+func checkCall(t *testing.T, defs, call string) (*dsl.File, []string) {
+	t.Helper()
+	src := fmt.Sprintf(`arch t {
   match model_type "t"
   config {
     vocab_size:  int
@@ -121,18 +113,14 @@ func TestSurplusArgumentsOnce(t *testing.T) {
   }
   logits = linear(x, lm_head, vocab_size)
 }
-`, tc.defs, tc.call)
-			f, err := dsl.Parse("t.arch", []byte(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var checked []string
-			for _, e := range dsl.Check(f, lower.Registry{}) {
-				checked = append(checked, e.Error())
-			}
-			if len(checked) != 1 || checked[0] != tc.want {
-				t.Errorf("Check: %q\nwant [%q]", checked, tc.want)
-			}
-		})
+`, defs, call)
+	f, err := dsl.Parse("t.arch", []byte(src))
+	if err != nil {
+		t.Fatal(err)
 	}
+	var checked []string
+	for _, e := range dsl.Check(f, lower.Registry{}) {
+		checked = append(checked, e.Error())
+	}
+	return f, checked
 }

@@ -149,12 +149,8 @@ func TestRunToy(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	vmfb, params := toyModule(t)
-	ctx := context.Background()
-	w, err := Start(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, ctx := startWorker(t)
+	var err error
 	long := []ireetool.Param{{Name: "w", File: params[0].File, Offset: 24, Length: 16}}
 	if err := w.Load(ctx, vmfb, long, ""); err == nil || !strings.Contains(err.Error(), "lie outside") {
 		t.Fatalf("region past EOF: %v", err)
@@ -164,15 +160,9 @@ func TestLoadErrors(t *testing.T) {
 	}
 	// A GPU whose driver library is missing is one line naming what was
 	// looked for (machines with an NVIDIA driver skip this check).
-	err = w.Load(ctx, vmfb, params, "cuda")
-	switch {
-	case err == nil:
+	if err := w.Load(ctx, vmfb, params, "cuda"); err == nil {
 		t.Fatal("a CPU module loaded on cuda")
-	case strings.Contains(err.Error(), "not available on this machine"):
-		if msg := err.Error(); !strings.Contains(msg, "looked for libcuda.so (the NVIDIA driver) and an NVIDIA GPU") || strings.Contains(msg, "\n") {
-			t.Errorf("no CUDA driver: %q; want one line naming libcuda.so", msg)
-		}
-	default:
+	} else if !noCUDA(t, err) {
 		t.Logf("this machine has a CUDA driver: %v", err)
 	}
 	// The module needs "w"; without it IREE refuses to initialize.
@@ -205,32 +195,35 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// noCUDA reports whether err says the machine has no CUDA device, and
+// checks that it says so in one line naming what was looked for.
+func noCUDA(t *testing.T, err error) bool {
+	t.Helper()
+	msg := err.Error()
+	if !strings.Contains(msg, "not available on this machine") {
+		return false
+	}
+	if !strings.Contains(msg, "looked for libcuda.so (the NVIDIA driver) and an NVIDIA GPU") || strings.Contains(msg, "\n") {
+		t.Errorf("no CUDA driver: %q; want one line naming libcuda.so", msg)
+	}
+	return true
+}
+
 // TestCheckDevice: a device request names an unknown device, finds the
 // CPU, words a missing GPU as a load does, and leaves the worker unable to
 // load (runtime flags must precede its first device).
 func TestCheckDevice(t *testing.T) {
 	vmfb, params := toyModule(t)
-	ctx := context.Background()
-	w, err := Start(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, ctx := startWorker(t)
 	if err := w.CheckDevice(ctx, "tpu"); err == nil || !strings.Contains(err.Error(), `unknown device "tpu"`) {
 		t.Errorf("tpu: %v; want unknown device", err)
 	}
 	if err := w.CheckDevice(ctx, "local-task"); err != nil {
 		t.Errorf("local-task: %v", err)
 	}
-	err = w.CheckDevice(ctx, "cuda")
-	switch {
-	case err == nil:
+	if err := w.CheckDevice(ctx, "cuda"); err == nil {
 		t.Logf("this machine has a CUDA device")
-	case strings.Contains(err.Error(), "not available on this machine"):
-		if msg := err.Error(); !strings.Contains(msg, "looked for libcuda.so (the NVIDIA driver) and an NVIDIA GPU") || strings.Contains(msg, "\n") {
-			t.Errorf("no CUDA driver: %q; want one line naming libcuda.so", msg)
-		}
-	default:
+	} else if !noCUDA(t, err) {
 		t.Errorf("cuda: %v; want nil or not available on this machine", err)
 	}
 	if err := w.Load(ctx, vmfb, params, ""); err == nil || !strings.Contains(err.Error(), "answered a device request") {
