@@ -84,12 +84,14 @@ func (t Type) NumElements() int64 {
 func (t Type) With(shape ...int64) Type { return Type{Shape: shape, Elem: t.Elem} }
 
 // Global is a module-level tensor: a named parameter (Param != "") read from
-// the "model" parameter scope, or a zero-initialised mutable state tensor.
+// the "model" parameter scope, or a mutable state tensor that starts as the
+// splat Init (zero unless set).
 type Global struct {
 	Name    string // symbol name without '@'
 	Type    Type
 	Param   string // parameter key, e.g. the checkpoint tensor name
 	Mutable bool
+	Init    float64 // a mutable global's starting value, every element
 }
 
 // Module is a StableHLO module: executables (hand-written kernels, printed
@@ -137,7 +139,7 @@ func (m *Module) Print() []byte {
 		case g.Param != "":
 			fmt.Fprintf(&sb, "  util.global private @%s = #flow.parameter.named<\"model\"::%q> : %s\n", symbol(g.Name), g.Param, g.Type)
 		case g.Mutable:
-			fmt.Fprintf(&sb, "  util.global private mutable @%s = dense<0.0> : %s\n", symbol(g.Name), g.Type)
+			fmt.Fprintf(&sb, "  util.global private mutable @%s = dense<%s> : %s\n", symbol(g.Name), FloatLit(g.Init), g.Type)
 		}
 	}
 	for _, f := range m.Funcs {

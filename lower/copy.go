@@ -50,27 +50,27 @@ import (
 // lowerCopies adds the copy entry points to m when opts has more than one
 // slot.
 func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout) error {
-	zero := func(f *fn) codegen.Value { return f.constI32(0) }
 	if len(cache.groups) > 0 && opts.Slots > 1 {
 		c := abi.CopyChunk(opts.PrefillBuckets)
 		fn := m.NewFunc(abi.CopyCacheName(c), codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
 		f := newFn(fn, g, opts, globals, cache, 1, 1)
 		src, dst, start := fn.Args[0], fn.Args[1], fn.Args[2]
-		for i, grp := range cache.groups {
-			cur := f.cacheValue(i)
-			t := grp.global.Type.Shape // [entries, slots, max_len, kv_heads, width]
-			sizes := []int64{t[0], 1, c, t[3], t[4]}
-			z := zero(f)
-			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, z, src, start, z, z))
-			f.caches[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, block, z, dst, start, z, z)
+		z := f.constI32(0)
+		for gi, grp := range cache.groups {
+			for i, gl := range grp.globals {
+				cur := f.cacheValue(cacheEntry{gi, int64(i)})
+				t := gl.Type.Shape // [1, slots, max_len, kv_heads, width]
+				sizes := []int64{1, 1, c, t[3], t[4]}
+				block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, z, src, start, z, z))
+				f.caches[gl.Name] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, block, z, dst, start, z, z)
+			}
 		}
 		if g.MTP != nil { // the target's hidden states, which the MTP module reads (mtp.go)
 			gl := mtpHiddenGlobal(g, opts)
 			cur := f.GlobalLoad(gl)
-			sizes := []int64{1, c, gl.Type.Shape[2]}
-			z := zero(f)
-			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, src, start, z))
-			f.GlobalStore(gl, f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, block, dst, start, z))
+			sizes := []int64{1, 1, c, gl.Type.Shape[3]}
+			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, cur, z, src, start, z))
+			f.GlobalStore(gl, f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, block, z, dst, start, z))
 		}
 		f.storeCaches()
 		fn.Return()
@@ -82,18 +82,20 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 		fn := m.NewFunc(abi.SnapshotStateName, codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
 		f := newFn(fn, g, opts, globals, cache, 1, 1)
 		slot, from, to := fn.Args[0], fn.Args[1], fn.Args[2]
-		for i, grp := range cache.states.groups {
-			cur := f.stateGlobal(i)
-			t := grp.global.Type.Shape // [entries, 2+snapshots, slots, shape...]
-			sizes := append([]int64{t[0], 1, 1}, t[3:]...)
-			z := zero(f)
-			idx := []codegen.Value{z, from, slot}
-			for range t[3:] {
-				idx = append(idx, z)
+		z := f.constI32(0)
+		for gi, grp := range cache.states.groups {
+			for i, gl := range grp.globals {
+				cur := f.stateValue(cacheEntry{gi, int64(i)})
+				t := gl.Type.Shape // [1, 2+snapshots, slots, shape...]
+				sizes := append([]int64{1, 1, 1}, t[3:]...)
+				idx := []codegen.Value{z, from, slot}
+				for range t[3:] {
+					idx = append(idx, z)
+				}
+				block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...))
+				idx[1] = to
+				f.stateVals[gl.Name] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
 			}
-			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...))
-			idx[1] = to
-			f.stateVals[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
 		}
 		f.storeStates()
 		fn.Return()
@@ -105,18 +107,20 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 		fn := m.NewFunc(abi.CopyStateName, codegen.T("i32"), codegen.T("i32"))
 		f := newFn(fn, g, opts, globals, cache, 1, 1)
 		src, dst := fn.Args[0], fn.Args[1]
-		for i, grp := range cache.states.groups {
-			cur := f.stateGlobal(i)
-			t := grp.global.Type.Shape // [entries, 2, slots, shape...]
-			sizes := append([]int64{t[0], 2, 1}, t[3:]...)
-			z := zero(f)
-			idx := []codegen.Value{z, z, src}
-			for range t[3:] {
-				idx = append(idx, z)
+		z := f.constI32(0)
+		for gi, grp := range cache.states.groups {
+			for i, gl := range grp.globals {
+				cur := f.stateValue(cacheEntry{gi, int64(i)})
+				t := gl.Type.Shape // [1, 2+snapshots, slots, shape...]
+				sizes := append([]int64{1, 2, 1}, t[3:]...)
+				idx := []codegen.Value{z, z, src}
+				for range t[3:] {
+					idx = append(idx, z)
+				}
+				block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...))
+				idx[2] = dst
+				f.stateVals[gl.Name] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
 			}
-			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...))
-			idx[2] = dst
-			f.stateVals[i] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
 		}
 		f.storeStates()
 		fn.Return()

@@ -9,7 +9,8 @@ import (
 
 // TestCopyEntryPoints: a module with more than one slot exports
 // copy_cache_C (C its largest prefill bucket), one dynamic_slice and one
-// dynamic_update_slice of the KV cache between two slots; a module with
+// dynamic_update_slice between two slots of each KV-cache entry's global
+// (the keys and the values of its one layer); a module with
 // one slot does not. (copy_state, of the fixtures with windows and
 // recurrent states, runs in golden's TestSlotContract.)
 func TestCopyEntryPoints(t *testing.T) {
@@ -28,11 +29,15 @@ func TestCopyEntryPoints(t *testing.T) {
 	}
 	text := string(m.Print())
 	want := `  func.func @copy_cache_64(%arg0: tensor<i32>, %arg1: tensor<i32>, %arg2: tensor<i32>) -> () {
-    %0 = util.global.load @kv_cache : tensor<2x3x64x2x64xf32>
-    %1 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
-    %2 = "stablehlo.dynamic_slice"(%0, %1, %arg0, %arg2, %1, %1) {slice_sizes = array<i64: 2, 1, 64, 2, 64>} : (tensor<2x3x64x2x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x1x64x2x64xf32>
-    %3 = "stablehlo.dynamic_update_slice"(%0, %2, %1, %arg1, %arg2, %1, %1) : (tensor<2x3x64x2x64xf32>, tensor<2x1x64x2x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<2x3x64x2x64xf32>
-    util.global.store %3, @kv_cache : tensor<2x3x64x2x64xf32>
+    %0 = "stablehlo.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    %1 = util.global.load @"kv_cache.0" : tensor<1x3x64x2x64xf32>
+    %2 = "stablehlo.dynamic_slice"(%1, %0, %arg0, %arg2, %0, %0) {slice_sizes = array<i64: 1, 1, 64, 2, 64>} : (tensor<1x3x64x2x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x64x2x64xf32>
+    %3 = "stablehlo.dynamic_update_slice"(%1, %2, %0, %arg1, %arg2, %0, %0) : (tensor<1x3x64x2x64xf32>, tensor<1x1x64x2x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x3x64x2x64xf32>
+    %4 = util.global.load @"kv_cache.1" : tensor<1x3x64x2x64xf32>
+    %5 = "stablehlo.dynamic_slice"(%4, %0, %arg0, %arg2, %0, %0) {slice_sizes = array<i64: 1, 1, 64, 2, 64>} : (tensor<1x3x64x2x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x1x64x2x64xf32>
+    %6 = "stablehlo.dynamic_update_slice"(%4, %5, %0, %arg1, %arg2, %0, %0) : (tensor<1x3x64x2x64xf32>, tensor<1x1x64x2x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x3x64x2x64xf32>
+    util.global.store %3, @"kv_cache.0" : tensor<1x3x64x2x64xf32>
+    util.global.store %6, @"kv_cache.1" : tensor<1x3x64x2x64xf32>
     func.return
   }
 `

@@ -36,15 +36,15 @@ type fn struct {
 	memo     map[string]codegen.Value   // per-call shared tables (e.g. RoPE cos/sin)
 	shapes   map[string][]int64         // logical shape of each weight
 	grouped  map[*ir.Node]codegen.Value // linear nodes computed by an earlier grouped kernel dispatch
-	caches   map[int]codegen.Value      // current value of each KV-cache group
+	caches   map[string]codegen.Value   // current value of each KV-cache global, by name
 
-	length    codegen.Value         // prefill: i32, the real tokens of the chunk (decode: unset, 1 per row)
-	rows      codegen.Value         // a variable-size encoder's entry point: i32, its real rows (the rest padding)
-	stateVals map[int]codegen.Value // current value of each state group (state.go)
+	length    codegen.Value            // prefill: i32, the real tokens of the chunk (decode: unset, 1 per row)
+	rows      codegen.Value            // a variable-size encoder's entry point: i32, its real rows (the rest padding)
+	stateVals map[string]codegen.Value // current value of each state global, by name (state.go)
 }
 
 func newFn(f *codegen.Func, g *ir.Graph, opts Options, globals map[string]codegen.Global, cache *cacheLayout, batch, seq int64) *fn {
-	r := &fn{Func: f, g: g, opts: opts, globals: globals, cache: cache, batch: batch, seq: seq, caches: map[int]codegen.Value{}, stateVals: map[int]codegen.Value{},
+	r := &fn{Func: f, g: g, opts: opts, globals: globals, cache: cache, batch: batch, seq: seq, caches: map[string]codegen.Value{}, stateVals: map[string]codegen.Value{},
 		vals: map[*ir.Node]codegen.Value{}, selected: map[*ir.Node]codegen.Value{},
 		weights: map[string]codegen.Value{}, memo: map[string]codegen.Value{}, shapes: map[string][]int64{}, grouped: map[*ir.Node]codegen.Value{}}
 	for _, w := range g.Weights {

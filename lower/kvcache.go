@@ -7,23 +7,24 @@ import (
 	"github.com/archc/archc/dsl/ir"
 )
 
-// The KV cache is one mutable global per distinct (kv_heads, width) shape
-// among the keys and values of the attention sites, of shape
+// The KV cache is grouped by the (kv_heads, width) shape of the keys and
+// values of the attention sites: each group is one row of the state table
+// (statetable.go). Each site's keys and then its values take the next entry
+// of the group of their shape; every entry is a mutable global of its own,
 //
-//	[entries, slots, max_len, kv_heads, width] f32
+//	[1, slots, max_len, kv_heads, width] f32
 //
-// Each site's keys and then its values take the next entry of the global of
-// their shape. When keys and values have one width (every family but MLA)
-// site i's keys are entry 2·i and its values 2·i+1 of one global,
-// [2·sites, slots, max_len, kv_heads, head_dim]. A function loads a global
+// named <group>.<entry> ("kv_cache.0", "kv_cache.1", ...). When keys and
+// values have one width (every family but MLA) site i's keys are entry 2·i
+// and its values 2·i+1 of one group. A function loads an entry's global
 // once, updates it with a chain of dynamic_update_slice ops (which IREE
-// performs in place), reads each site's rows from the updated value and
+// performs in place), reads the site's rows from the updated value and
 // stores it back once at the end.
 //
 // Multi-head latent attention (DeepSeek-V2, MiniCPM3) caches the per-head
 // keys and values after kv_b_proj, as attention sees them: keys [heads,
 // qk_nope_head_dim + qk_rope_head_dim] (the rotated k_rot copied into every
-// head) in one global, values [heads, v_head_dim] in another, so a token
+// head) in one group, values [heads, v_head_dim] in another, so a token
 // takes heads·(qk_nope + qk_rope + v_head_dim)·4 bytes per layer (MiniCPM3-4B:
 // 40·(64 + 32 + 64)·4 = 25600 B per layer, 62 layers: 1.5 MiB per token).
 // HF transformers caches the compressed latents instead ([kv_lora_rank +
@@ -33,15 +34,28 @@ import (
 // row-blocking (float32 ulps). Caching the latents is the memory-saving
 // form, left for later: it needs kv_b_proj inside the attention primitive.
 //
-// Why not one global per site: IREE 3.13 lets several mutable globals with
-// the same splat initializer share one buffer, so writes to one cache showed
-// up in another (found by the oracle tests; see the commit that introduced
-// this file). One global per shape has one initializer of its own type.
+// Why one global per entry: IREE folds a constant index into every dispatch
+// that reads or writes through it. With every layer's entries stacked in
+// one global ([entries, slots, ...], as before 2026-12-07) each layer's
+// cache writes and attention reads were dispatches of their own (four per
+// layer and entry point), so a module's dispatches, and its compile time,
+// grew with the layers: SmolLM2-135M's (30 layers) compiled in 58 s of CPU.
+// With one global per entry every layer runs the same dispatches on its own
+// buffer: 17 s, and a 2-layer fixture's module 63 dispatches → 53.
+//
+// Why each global starts as a different splat (codegen.Global.Init, the
+// global's ordinal among the module's states, mutableInits): IREE 3.13 lets
+// several mutable globals with the same splat initializer share one buffer,
+// so writes to one cache showed up in another (found by the oracle tests
+// when each site had a global of its own). What a cache holds before a
+// position is written is never read (the state table's reset rule
+// "unread"), so the starting value is free to differ.
 
-// cacheGroup is one KV-cache global.
+// cacheGroup is one KV-cache group: a row of the state table, one global
+// per entry.
 type cacheGroup struct {
-	global  codegen.Global
-	entries int64 // keys or values of one site each, in order
+	name    string           // "kv_cache", "kv_cache_1", ...: the state table's name of the group
+	globals []codegen.Global // entry i: <name>.<i>, [1, slots, max_len, kv_heads, width]
 }
 
 // cacheLayout assigns the per-position rows of every attention site (the
@@ -55,7 +69,8 @@ type cacheLayout struct {
 	states *stateLayout         // the position-independent states (state.go)
 }
 
-// cacheEntry is one site's keys or values: entry index of global group.
+// cacheEntry is one site's keys or values (or one state): entry index of
+// group group.
 type cacheEntry struct {
 	group int
 	index int64
@@ -75,25 +90,50 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 			if !ok {
 				gi = len(l.groups)
 				byShape[key] = gi
-				l.groups = append(l.groups, &cacheGroup{})
+				name := "kv_cache"
+				if gi > 0 {
+					name = fmt.Sprintf("kv_cache_%d", gi)
+				}
+				l.groups = append(l.groups, &cacheGroup{name: name})
 			}
 			grp := l.groups[gi]
-			entries = append(entries, cacheEntry{group: gi, index: grp.entries})
-			grp.entries++
-			grp.global.Type = codegen.T("f32", grp.entries, opts.Slots, opts.MaxLen, key[0], key[1])
+			i := int64(len(grp.globals))
+			entries = append(entries, cacheEntry{group: gi, index: i})
+			grp.globals = append(grp.globals, codegen.Global{
+				Name: fmt.Sprintf("%s.%d", grp.name, i), Mutable: true,
+				Type: codegen.T("f32", 1, opts.Slots, opts.MaxLen, key[0], key[1]),
+			})
 		}
 		if len(entries) > 0 {
 			l.site[n.ID] = entries
 		}
 	}
-	for i, grp := range l.groups {
-		grp.global.Name = "kv_cache"
-		if i > 0 {
-			grp.global.Name = fmt.Sprintf("kv_cache_%d", i)
-		}
-		grp.global.Mutable = true
-	}
+	mutableInits(l)
 	return l
+}
+
+// mutableInits gives every state global of l (the KV-cache entries, then
+// the window and recurrent states) a different starting splat, its
+// ordinal: see "Why each global starts as a different splat" above.
+func mutableInits(l *cacheLayout) {
+	k := 0
+	for _, grp := range l.groups {
+		for i := range grp.globals {
+			grp.globals[i].Init = float64(k)
+			k++
+		}
+	}
+	for _, grp := range l.states.groups {
+		for i := range grp.globals {
+			grp.globals[i].Init = float64(k)
+			k++
+		}
+	}
+}
+
+// entryGlobal is the global of cache entry e.
+func (l *cacheLayout) entryGlobal(e cacheEntry) codegen.Global {
+	return l.groups[e.group].globals[e.index]
 }
 
 // writeCache writes this call's keys and values, k [B, S, kv_heads, d] and
@@ -111,21 +151,19 @@ func newCacheLayout(g *ir.Graph, opts Options) *cacheLayout {
 func (f *fn) writeCache(n *ir.Node, xs ...codegen.Value) {
 	B := xs[0].Type.Shape[0]
 	site := n.ID
-	f.cacheValue(f.cache.site[site][0].group) // loaded before the constants, as one group always was
 	zero := f.constI32(0)
 	for kv, x := range xs {
 		e := f.cache.site[site][kv]
-		cur := f.cacheValue(e.group)
-		entry := f.constI32(e.index)
+		cur := f.cacheValue(e)
 		for b := int64(0); b < B; b++ {
 			row := x
 			if B > 1 {
 				row = f.sliceDim(x, 0, b, b+1)
 			}
 			row = f.reshape(row, append([]int64{1}, row.Type.Shape...)...) // [1, 1, S, kv_heads, width]
-			cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, row, entry, f.slots[b], f.starts[b], zero, zero)
+			cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, row, zero, f.slots[b], f.starts[b], zero, zero)
 		}
-		f.caches[e.group] = cur
+		f.caches[f.cache.entryGlobal(e).Name] = cur
 	}
 }
 
@@ -162,15 +200,13 @@ func (f *fn) readCacheEntries(n *ir.Node, kvs ...int) []codegen.Value {
 	}
 	strides := f.memo["cache:strides"]
 	read := func(kv int) codegen.Value {
-		e := f.cache.site[site][kv]
-		cur := f.cacheValue(e.group)
+		cur := f.cacheValue(f.cache.site[site][kv])
 		t := cur.Type.Shape
 		full := []int64{1, 1, t[2], t[3], t[4]}
 		limits := f.shapeOf(codegen.T("i32", 1, 1, codegen.Dynamic, t[3], t[4]))
-		entry := f.constI32(e.index)
 		rows := make([]codegen.Value, len(f.slots))
 		for b, s := range f.slots {
-			row := f.Op("stablehlo.dynamic_slice", cur.Type.With(full...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(full))}, cur, entry, s, zero, zero, zero)
+			row := f.Op("stablehlo.dynamic_slice", cur.Type.With(full...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(full))}, cur, zero, s, zero, zero, zero)
 			rows[b] = f.Op("stablehlo.real_dynamic_slice", cur.Type.With(1, 1, codegen.Dynamic, t[3], t[4]), nil, row, starts, limits, strides)
 		}
 		if len(rows) == 1 {
@@ -185,24 +221,27 @@ func (f *fn) readCacheEntries(n *ir.Node, kvs ...int) []codegen.Value {
 	return out
 }
 
-// cacheValue returns the current value of a cache group in this function,
-// loading the global on first use.
-func (f *fn) cacheValue(group int) codegen.Value {
-	if v, ok := f.caches[group]; ok {
+// cacheValue returns the current value of cache entry e's global in this
+// function, loading the global on first use.
+func (f *fn) cacheValue(e cacheEntry) codegen.Value {
+	gl := f.cache.entryGlobal(e)
+	if v, ok := f.caches[gl.Name]; ok {
 		return v
 	}
-	v := f.GlobalLoad(f.cache.groups[group].global)
-	f.caches[group] = v
+	v := f.GlobalLoad(gl)
+	f.caches[gl.Name] = v
 	return v
 }
 
-// storeCaches writes every cache group and state group this function
-// updated back to its global.
+// storeCaches writes every cache and state global this function updated
+// back, in layout order.
 func (f *fn) storeCaches() {
 	defer f.storeStates()
-	for i, grp := range f.cache.groups {
-		if v, ok := f.caches[i]; ok {
-			f.GlobalStore(grp.global, v)
+	for _, grp := range f.cache.groups {
+		for _, gl := range grp.globals {
+			if v, ok := f.caches[gl.Name]; ok {
+				f.GlobalStore(gl, v)
+			}
 		}
 	}
 }

@@ -203,10 +203,14 @@ func Lower(g *ir.Graph, opts Options) (*codegen.Module, error) {
 	}
 	cache := newCacheLayout(g, opts)
 	for _, grp := range cache.groups {
-		m.AddGlobal(grp.global)
+		for _, gl := range grp.globals {
+			m.AddGlobal(gl)
+		}
 	}
 	for _, grp := range cache.states.groups {
-		m.AddGlobal(grp.global)
+		for _, gl := range grp.globals {
+			m.AddGlobal(gl)
+		}
 	}
 	if g.MTP != nil {
 		m.AddGlobal(mtpHiddenGlobal(g, opts))

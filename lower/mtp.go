@@ -14,9 +14,10 @@ import (
 // verify write the hidden state of every position they run (the
 // module's Hidden node, the last decoder layer's output before the final
 // norm, which a module that reads the normed state norms itself) into a
-// global beside the KV cache,
+// global beside the KV cache, entry 0 of a KV-cache row of its own in the
+// state table,
 //
-//	mtp_hidden [slots, max_len, hidden] f32
+//	mtp_hidden.0 [1, slots, max_len, hidden] f32
 //
 // a row per position, written and dropped as KV rows are (rows past the
 // positions a slot holds are never read; a rejected draft's rows are
@@ -47,7 +48,10 @@ import (
 // mtpHiddenGlobal is the hidden-state global of g's module.
 func mtpHiddenGlobal(g *ir.Graph, opts Options) codegen.Global {
 	h := int64(g.MTP.Hidden.Type.Shape[2])
-	return codegen.Global{Name: "mtp_hidden", Type: codegen.T("f32", opts.Slots, opts.MaxLen, h), Mutable: true}
+	// One entry of a KV-cache row of the state table (statetable.go), so
+	// named and laid out as the KV cache's entries (kvcache.go); of a type
+	// no other state has, so its starting splat may be theirs.
+	return codegen.Global{Name: "mtp_hidden.0", Type: codegen.T("f32", 1, opts.Slots, opts.MaxLen, h), Mutable: true}
 }
 
 // mtpChainGlobal is the chained-draft global of g's module (ir.MTP.Next).
@@ -76,7 +80,8 @@ func (f *fn) writeHidden(h codegen.Value) {
 		if B > 1 {
 			row = f.sliceDim(h, 0, b, b+1)
 		}
-		cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, row, f.slots[b], f.starts[b], zero)
+		row = f.reshape(row, append([]int64{1}, row.Type.Shape...)...) // [1, 1, S, hidden]
+		cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, cur, row, zero, f.slots[b], f.starts[b], zero)
 	}
 	f.GlobalStore(gl, cur)
 }
@@ -107,9 +112,11 @@ func lowerMTP(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]c
 	f.mkSeqLens = func() codegen.Value { return f.reshape(f.add(start, length), 1) }
 	gl := mtpHiddenGlobal(g, opts)
 	all := f.GlobalLoad(gl)
-	sizes := []int64{1, k, gl.Type.Shape[2]}
+	h := gl.Type.Shape[3]
+	sizes := []int64{1, 1, k, h}
 	zero := f.constI32(0)
-	hidden := f.Op("stablehlo.dynamic_slice", all.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, all, slot, start, zero)
+	hidden := f.Op("stablehlo.dynamic_slice", all.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, all, zero, slot, start, zero)
+	hidden = f.reshape(hidden, 1, k, h)
 	var chainGl codegen.Global
 	// chained replaces row 0 of v, the state the module reads, with the
 	// module's own last output (a chained draft).
@@ -118,7 +125,7 @@ func lowerMTP(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]c
 		chainGl = mtpChainGlobal(g, opts)
 		chained = func(v codegen.Value) codegen.Value {
 			prev := f.GlobalLoad(chainGl)
-			one := []int64{1, 1, sizes[2]}
+			one := []int64{1, 1, h}
 			row := f.Op("stablehlo.dynamic_slice", prev.Type.With(one...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(one))}, prev, slot, zero, zero)
 			upd := f.Op("stablehlo.dynamic_update_slice", v.Type, nil, v, row, zero, zero, zero)
 			on := f.broadcast(f.compare("NE", chain, zero), v.Type.WithElem("i1"))
@@ -145,7 +152,7 @@ func lowerMTP(m *codegen.Module, g *ir.Graph, opts Options, globals map[string]c
 	logits := f.val(g.MTP.Logits)
 	if g.MTP.Next != nil { // keep the last real position's output for a chained call
 		out := f.val(g.MTP.Next)
-		one := []int64{1, 1, sizes[2]}
+		one := []int64{1, 1, h}
 		last := f.Op("stablehlo.dynamic_slice", out.Type.With(one...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(one))}, out, zero, f.sub(length, f.constI32(1)), zero)
 		prev := f.GlobalLoad(chainGl)
 		f.GlobalStore(chainGl, f.Op("stablehlo.dynamic_update_slice", prev.Type, nil, prev, last, slot, zero, zero))

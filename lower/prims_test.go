@@ -311,13 +311,26 @@ func (c *primCase) lower(m *codegen.Module) error {
 		globals[w.Name] = gl
 	}
 	cache := newCacheLayout(g, opts)
+	// Each case's state globals start at splats after those of the cases
+	// before it (kvcache.go: IREE shares the buffer of equal splats).
+	mutable := 0
+	for _, gl := range m.Globals {
+		if gl.Mutable {
+			mutable++
+		}
+	}
+	add := func(gls []codegen.Global) {
+		for i := range gls {
+			gls[i].Name = c.name + "." + gls[i].Name
+			gls[i].Init += float64(mutable)
+			m.AddGlobal(gls[i])
+		}
+	}
 	for _, grp := range cache.groups {
-		grp.global.Name = c.name + "." + grp.global.Name
-		m.AddGlobal(grp.global)
+		add(grp.globals)
 	}
 	for _, grp := range cache.states.groups {
-		grp.global.Name = c.name + "." + grp.global.Name
-		m.AddGlobal(grp.global)
+		add(grp.globals)
 	}
 	if (p.Cache || len(n.States) > 0) && c.spec.Cache == nil {
 		return fmt.Errorf("%s owns per-sequence state: the case needs \"cache\" (slots, max_len)", p.Name)

@@ -8,14 +8,17 @@ import (
 )
 
 // Per-sequence state that is not indexed by position (ir.Window,
-// ir.Recurrent: a causal conv's last k−1 inputs, a Mamba ssm_state) lives
-// in mutable globals, one per distinct kind and per-slot shape (so each
-// is one row of the state table, statetable.go), of shape
+// ir.Recurrent: a causal conv's last k−1 inputs, a Mamba ssm_state) is
+// grouped by kind and per-slot shape (each group one row of the state
+// table, statetable.go). Each state a node declares (ir.Node.States) takes
+// the next entry of the group of its kind and shape, in node order, and
+// every entry is a mutable global of its own, named <group>.<entry>
+// ("state.0", "state_1.3"), of shape
 //
-//	[entries, 2+snapshots, slots, shape...] f32
+//	[1, 2+snapshots, slots, shape...] f32
 //
-// Each state a node declares (ir.Node.States) takes the next entry of the
-// global of its kind and shape, in node order. The axis of size 2 is a pair of
+// (one global per entry so that every layer runs the same dispatches, and
+// each starting as a different splat: kvcache.go says why). The axis of size 2 is a pair of
 // buffers chosen by position parity: the state a slot holds after its
 // first p tokens is at buffer p mod 2. A call at positions start..start+n−1
 // (n real tokens) reads buffer start mod 2 and writes buffer
@@ -29,16 +32,16 @@ import (
 // and back.
 //
 // A row starting at position 0 reads zeros, whatever the buffer holds, so
-// a sequence never sees state left by the slot's previous user. One
-// global per kind and shape, not per state, for the reason kvcache.go gives (IREE
-// 3.13 lets mutable globals of one splat initializer share a buffer).
+// a sequence never sees state left by the slot's previous user (so what a
+// global starts as is never read).
 
-// stateGroup is one state global.
+// stateGroup is one state group: a row of the state table, one global per
+// entry.
 type stateGroup struct {
-	global  codegen.Global
-	kind    ir.StateKind // of every entry (ir.Window or ir.Recurrent)
-	shape   []int64      // per-slot shape of its entries
-	entries int64
+	name    string           // "state", "state_1", ...: the state table's name of the group
+	kind    ir.StateKind     // of every entry (ir.Window or ir.Recurrent)
+	shape   []int64          // per-slot shape of its entries
+	globals []codegen.Global // entry i: <name>.<i>, [1, 2+snapshots, slots, shape...]
 }
 
 // stateLayout assigns every declared state to an entry of a group.
@@ -65,20 +68,20 @@ func newStateLayout(g *ir.Graph, opts Options) *stateLayout {
 			if !ok {
 				gi = len(l.groups)
 				byShape[key] = gi
-				l.groups = append(l.groups, &stateGroup{kind: st.Kind, shape: st.Shape})
+				name := "state"
+				if gi > 0 {
+					name = fmt.Sprintf("state_%d", gi)
+				}
+				l.groups = append(l.groups, &stateGroup{name: name, kind: st.Kind, shape: st.Shape})
 			}
 			grp := l.groups[gi]
-			l.entry[stateKey{n.ID, st.Name}] = cacheEntry{group: gi, index: grp.entries}
-			grp.entries++
+			i := int64(len(grp.globals))
+			l.entry[stateKey{n.ID, st.Name}] = cacheEntry{group: gi, index: i}
+			grp.globals = append(grp.globals, codegen.Global{
+				Name: fmt.Sprintf("%s.%d", grp.name, i), Mutable: true,
+				Type: codegen.T("f32", append([]int64{1, 2 + opts.StateSnapshots, opts.Slots}, grp.shape...)...),
+			})
 		}
-	}
-	for i, grp := range l.groups {
-		grp.global.Name = "state"
-		if i > 0 {
-			grp.global.Name = fmt.Sprintf("state_%d", i)
-		}
-		grp.global.Mutable = true
-		grp.global.Type = codegen.T("f32", append([]int64{grp.entries, 2 + opts.StateSnapshots, opts.Slots}, grp.shape...)...)
 	}
 	return l
 }
@@ -92,14 +95,15 @@ func (f *fn) rowLen(b int) codegen.Value {
 	return f.constI32(1)
 }
 
-// stateGlobal returns a state group's current value in this function,
-// loading the global on first use.
-func (f *fn) stateGlobal(group int) codegen.Value {
-	if v, ok := f.stateVals[group]; ok {
+// stateValue returns the current value of state entry e's global in this
+// function, loading the global on first use.
+func (f *fn) stateValue(e cacheEntry) codegen.Value {
+	gl := f.cache.states.groups[e.group].globals[e.index]
+	if v, ok := f.stateVals[gl.Name]; ok {
 		return v
 	}
-	v := f.GlobalLoad(f.cache.states.groups[group].global)
-	f.stateVals[group] = v
+	v := f.GlobalLoad(gl)
+	f.stateVals[gl.Name] = v
 	return v
 }
 
@@ -125,14 +129,13 @@ func (f *fn) readState(n *ir.Node, name string) codegen.Value {
 	if !ok {
 		return codegen.Value{Type: codegen.T("f32", append([]int64{f.batch}, shape...)...)}
 	}
-	cur := f.stateGlobal(e.group)
+	cur := f.stateValue(e)
 	zero := f.constI32(0)
-	entry := f.constI32(e.index)
 	sizes := append([]int64{1, 1, 1}, shape...)
 	one := codegen.T("f32", shape...)
 	rows := make([]codegen.Value, len(f.slots))
 	for b, slot := range f.slots {
-		idx := []codegen.Value{cur, entry, f.parity(f.starts[b]), slot}
+		idx := []codegen.Value{cur, zero, f.parity(f.starts[b]), slot}
 		for range shape {
 			idx = append(idx, zero)
 		}
@@ -156,29 +159,31 @@ func (f *fn) writeState(n *ir.Node, name string, v codegen.Value) {
 	if !ok {
 		return
 	}
-	cur := f.stateGlobal(e.group)
+	cur := f.stateValue(e)
 	zero := f.constI32(0)
-	entry := f.constI32(e.index)
 	for b, slot := range f.slots {
 		row := v
 		if len(f.slots) > 1 {
 			row = f.sliceDim(v, 0, int64(b), int64(b)+1)
 		}
 		row = f.reshape(row, append([]int64{1, 1, 1}, shape...)...)
-		idx := []codegen.Value{cur, row, entry, f.parity(f.add(f.starts[b], f.rowLen(b))), slot}
+		idx := []codegen.Value{cur, row, zero, f.parity(f.add(f.starts[b], f.rowLen(b))), slot}
 		for range shape {
 			idx = append(idx, zero)
 		}
 		cur = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, idx...)
 	}
-	f.stateVals[e.group] = cur
+	f.stateVals[f.cache.states.groups[e.group].globals[e.index].Name] = cur
 }
 
-// storeStates writes every state group this function updated back.
+// storeStates writes every state global this function updated back, in
+// layout order.
 func (f *fn) storeStates() {
-	for i, grp := range f.cache.states.groups {
-		if v, ok := f.stateVals[i]; ok {
-			f.GlobalStore(grp.global, v)
+	for _, grp := range f.cache.states.groups {
+		for _, gl := range grp.globals {
+			if v, ok := f.stateVals[gl.Name]; ok {
+				f.GlobalStore(gl, v)
+			}
 		}
 	}
 }

@@ -2,14 +2,15 @@ package lower
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/formats/abi"
 )
 
 // StateTable is the per-sequence state of the module Lower(g, opts)
-// emits: one row per KV-cache global and then per window or recurrent
-// state global, read off the layouts Lower itself builds (newCacheLayout,
+// emits: one row per KV-cache group and then per window or recurrent
+// state group (each entry of a group a global of its own, <Global>.<i>), read off the layouts Lower itself builds (newCacheLayout,
 // newStateLayout), so the table and the module cannot disagree. A row's
 // shape, entries and bytes do not depend on opts; Positions (the KV
 // cache's max_len) and the copy entry points (more than one slot) do.
@@ -20,13 +21,13 @@ func StateTable(g *ir.Graph, opts Options) abi.StateTable {
 	l := newCacheLayout(g, opts)
 	var t abi.StateTable
 	for _, grp := range l.groups {
-		ty := grp.global.Type // [entries, slots, max_len, kv_heads, width]
+		ty, entries := grp.globals[0].Type, int64(len(grp.globals)) // each [1, slots, max_len, kv_heads, width]
 		row := abi.StateGroup{
-			Kind: abi.KVCache, Global: grp.global.Name, Entries: grp.entries,
+			Kind: abi.KVCache, Global: grp.name, Entries: entries,
 			Shape: slices.Clone(ty.Shape[3:]), DType: ty.Elem, Positions: opts.MaxLen, Buffers: 1,
 			Reset: abi.ResetUnread, Padding: abi.PadPastHeld, Snapshot: abi.SnapshotEveryPosition,
 		}
-		row.BytesPerToken = grp.entries * elements(row.Shape) * elemBytes(ty.Elem)
+		row.BytesPerToken = entries * elements(row.Shape) * elemBytes(ty.Elem)
 		row.BytesPerSlot = row.BytesPerToken * opts.MaxLen
 		if opts.Slots > 1 {
 			row.Copy = abi.CopyCacheName(abi.CopyChunk(opts.PrefillBuckets))
@@ -34,9 +35,9 @@ func StateTable(g *ir.Graph, opts Options) abi.StateTable {
 		t = append(t, row)
 	}
 	if g.MTP != nil { // the target's hidden state, a row per position (mtp.go), copied with the KV cache
-		gl := mtpHiddenGlobal(g, opts)
+		gl := mtpHiddenGlobal(g, opts) // [1, slots, max_len, hidden], entry 0 of its row
 		row := abi.StateGroup{
-			Kind: abi.KVCache, Global: gl.Name, Entries: 1, Shape: slices.Clone(gl.Type.Shape[2:]), DType: gl.Type.Elem,
+			Kind: abi.KVCache, Global: strings.TrimSuffix(gl.Name, ".0"), Entries: 1, Shape: slices.Clone(gl.Type.Shape[3:]), DType: gl.Type.Elem,
 			Positions: opts.MaxLen, Buffers: 1, Reset: abi.ResetUnread, Padding: abi.PadPastHeld, Snapshot: abi.SnapshotEveryPosition,
 		}
 		row.BytesPerToken = elements(row.Shape) * elemBytes(gl.Type.Elem)
@@ -47,16 +48,16 @@ func StateTable(g *ir.Graph, opts Options) abi.StateTable {
 		t = append(t, row)
 	}
 	for _, grp := range l.states.groups {
-		ty := grp.global.Type // [entries, 2+snapshots, slots, shape...]
+		ty, entries := grp.globals[0].Type, int64(len(grp.globals)) // each [1, 2+snapshots, slots, shape...]
 		row := abi.StateGroup{
-			Kind: abi.Window, Global: grp.global.Name, Entries: grp.entries,
+			Kind: abi.Window, Global: grp.name, Entries: entries,
 			Shape: slices.Clone(grp.shape), DType: ty.Elem, Buffers: ty.Shape[1], Saved: ty.Shape[1] - 2,
 			Reset: abi.ResetZero, Padding: abi.PadOtherBuffer, Snapshot: abi.SnapshotParity,
 		}
 		if grp.kind == ir.Recurrent {
 			row.Kind = abi.Recurrent
 		}
-		row.BytesPerSlot = grp.entries * row.Buffers * elements(row.Shape) * elemBytes(ty.Elem)
+		row.BytesPerSlot = entries * row.Buffers * elements(row.Shape) * elemBytes(ty.Elem)
 		if opts.Slots > 1 {
 			row.Copy = abi.CopyStateName
 		}

@@ -3,7 +3,7 @@ module @codegen_test {
     // printed verbatim
   }
   util.global private @"p.w" = #flow.parameter.named<"model"::"p.w"> : tensor<4xf32>
-  util.global private mutable @state = dense<0.0> : tensor<5xf32>
+  util.global private mutable @state = dense<0.0e+00> : tensor<5xf32>
 
   func.func @sum(%arg0: tensor<4xf32>) -> (tensor<f32>) {
     %0 = util.global.load @"p.w" : tensor<4xf32> loc("sum"("test.arch":1:1))

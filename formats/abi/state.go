@@ -7,15 +7,16 @@ import (
 )
 
 // A module's per-sequence state is described by one StateTable: a row
-// (StateGroup) per mutable global the module holds, with the rules every
+// (StateGroup) per group of mutable globals of one kind and per-slot shape
+// (one global per entry, named <global>.<entry>), with the rules every
 // entry point keeps for it. The compiler side computes it from the
 // layouts it emits (lower.StateTable), the driver budgets memory from it,
 // and the runtime asks it what a slot holds (rt.Program.States).
 //
-//	kind       global    layout                              reset   padding        copy            snapshot
-//	kv-cache   kv_cache  [entries, slots, max_len, shape...] unread  past-held      copy_cache_C    every-position
-//	window     state     [entries, 2+saved, slots, shape...] zero    other-buffer   copy_state      parity(+saved)
-//	recurrent  state_1   [entries, 2+saved, slots, shape...] zero    other-buffer   copy_state      parity(+saved)
+//	kind       global    each entry's global           reset   padding        copy            snapshot
+//	kv-cache   kv_cache  [1, slots, max_len, shape...] unread  past-held      copy_cache_C    every-position
+//	window     state     [1, 2+saved, slots, shape...] zero    other-buffer   copy_state      parity(+saved)
+//	recurrent  state_1   [1, 2+saved, slots, shape...] zero    other-buffer   copy_state      parity(+saved)
 
 // StateKind is how a state group relates to the positions of a sequence.
 // Later kinds (an image-embedding cache, held per image rather than per
@@ -134,14 +135,14 @@ func (s SnapshotPolicy) String() string {
 	return fmt.Sprintf("SnapshotPolicy(%d)", int(s))
 }
 
-// StateGroup is one mutable global of per-sequence state: entries of one
-// per-slot shape. A KV-cache global is [Entries, slots, Positions,
-// Shape...]; a window or recurrent global is [Entries, Buffers, slots,
-// Shape...].
+// StateGroup is a group of per-sequence state: Entries of one kind and
+// per-slot shape, each a mutable global of its own named <Global>.<i>. A
+// KV-cache entry's global is [1, slots, Positions, Shape...]; a window or
+// recurrent entry's is [1, Buffers, slots, Shape...].
 type StateGroup struct {
 	Kind   StateKind
-	Global string // the module global's name ("kv_cache", "state_1")
-	// Entries is the number of states the global holds: for a KV cache
+	Global string // the group's name ("kv_cache", "state_1"); entry i is the module global <Global>.<i>
+	// Entries is the number of states the group holds: for a KV cache
 	// the keys or the values of one attention site each, for a window or
 	// recurrent state one declared state each (in node order).
 	Entries int64

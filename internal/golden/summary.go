@@ -16,7 +16,7 @@ import (
 //	module @llama
 //	sha256 5d41…  (of the module with line:col removed, StripLocations)
 //	global param   tensor<256x64xf32> model.embed_tokens.weight
-//	global mutable tensor<4x1x256x2x16xf32> kv_cache
+//	global mutable tensor<1x1x256x2x16xf32> kv_cache.0
 //	func @decode_1(tensor<1x1xi32>, …) -> (tensor<1x256xf32>)
 //	  ops 412
 //	  op stablehlo.add 31
