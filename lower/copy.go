@@ -82,21 +82,7 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 		fn := m.NewFunc(abi.SnapshotStateName, codegen.T("i32"), codegen.T("i32"), codegen.T("i32"))
 		f := newFn(fn, g, opts, globals, cache, 1, 1)
 		slot, from, to := fn.Args[0], fn.Args[1], fn.Args[2]
-		z := f.constI32(0)
-		for gi, grp := range cache.states.groups {
-			for i, gl := range grp.globals {
-				cur := f.stateValue(cacheEntry{gi, int64(i)})
-				t := gl.Type.Shape // [1, 2+snapshots, slots, shape...]
-				sizes := append([]int64{1, 1, 1}, t[3:]...)
-				idx := []codegen.Value{z, from, slot}
-				for range t[3:] {
-					idx = append(idx, z)
-				}
-				block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...))
-				idx[1] = to
-				f.stateVals[gl.Name] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
-			}
-		}
+		f.copyStates(f.constI32(0), 1, from, slot, to, slot)
 		f.storeStates()
 		fn.Return()
 		if err := fn.Err(); err != nil {
@@ -108,20 +94,7 @@ func lowerCopies(m *codegen.Module, g *ir.Graph, opts Options, globals map[strin
 		f := newFn(fn, g, opts, globals, cache, 1, 1)
 		src, dst := fn.Args[0], fn.Args[1]
 		z := f.constI32(0)
-		for gi, grp := range cache.states.groups {
-			for i, gl := range grp.globals {
-				cur := f.stateValue(cacheEntry{gi, int64(i)})
-				t := gl.Type.Shape // [1, 2+snapshots, slots, shape...]
-				sizes := append([]int64{1, 2, 1}, t[3:]...)
-				idx := []codegen.Value{z, z, src}
-				for range t[3:] {
-					idx = append(idx, z)
-				}
-				block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, append([]codegen.Value{cur}, idx...)...))
-				idx[2] = dst
-				f.stateVals[gl.Name] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx...)...)
-			}
-		}
+		f.copyStates(z, 2, z, src, z, dst)
 		f.storeStates()
 		fn.Return()
 		if err := fn.Err(); err != nil {
@@ -139,4 +112,28 @@ func (f *fn) gpuCopy(block codegen.Value) codegen.Value {
 		return block
 	}
 	return f.barrier(block)
+}
+
+// copyStates copies, in every window and recurrent state global ([1,
+// 2+snapshots, slots, shape...]), the n buffers from buffer fromBuf of
+// slot fromSlot to buffer toBuf of slot toSlot (i32 scalars; z is the
+// constant 0).
+func (f *fn) copyStates(z codegen.Value, n int64, fromBuf, fromSlot, toBuf, toSlot codegen.Value) {
+	for gi, grp := range f.cache.states.groups {
+		for i, gl := range grp.globals {
+			cur := f.stateValue(cacheEntry{gi, int64(i)})
+			shape := gl.Type.Shape[3:]
+			at := func(buf, slot codegen.Value) []codegen.Value {
+				idx := []codegen.Value{cur, z, buf, slot}
+				for range shape {
+					idx = append(idx, z)
+				}
+				return idx
+			}
+			sizes := append([]int64{1, n, 1}, shape...)
+			block := f.gpuCopy(f.Op("stablehlo.dynamic_slice", cur.Type.With(sizes...), codegen.Attrs{codegen.A("slice_sizes", codegen.I64s(sizes))}, at(fromBuf, fromSlot)...))
+			idx := at(toBuf, toSlot)
+			f.stateVals[gl.Name] = f.Op("stablehlo.dynamic_update_slice", cur.Type, nil, append([]codegen.Value{cur, block}, idx[1:]...)...)
+		}
+	}
 }
