@@ -27,7 +27,7 @@ type CompileOptions struct {
 	// reference; also what CPUs without AVX2 and every GPU get).
 	NoKernels bool
 	// Kernels picks the kernels' variant by name (kernels.Select): "" or
-	// "auto" the best this CPU runs, "avx512", "avx2", or "none" (as
+	// "auto" the best this CPU runs, "amx", "avx512", "avx2", or "none" (as
 	// NoKernels). A variant the CPU lacks is an error naming the missing
 	// features.
 	Kernels string
@@ -57,7 +57,7 @@ type Compiled struct {
 	Vocab           int64   // logits width
 	EOS             []int32 // end-of-generation ids (EOS)
 	// Kernels is the variant of archc's matmul kernels in the module
-	// ("avx512", "avx2"), or "none" (the plain lowering only); Precision
+	// ("amx", "avx512", "avx2"), or "none" (the plain lowering only); Precision
 	// their arithmetic ("f32", "int8"; "f32" with no kernels).
 	Kernels, Precision string
 	// Target is the compile target the module was built for.

@@ -57,8 +57,10 @@ func TestLowerVerifies(t *testing.T) {
 	g := buildLlama(t)
 	formats := []string{"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"}
 	kernels := &lower.Kernels{Bitcode: []byte{0}, Formats: formats, Rows: 8, MaxK: 4096, Target: "test"}
+	amx := *kernels
+	amx.AMXMinM, amx.AMXRows = 64, 16 // prefill_64 on the AMX entry points, prefill_16 not
 	for _, fm := range formats {
-		for _, k := range []*lower.Kernels{nil, kernels} {
+		for _, k := range []*lower.Kernels{nil, kernels, &amx} {
 			o := options()
 			o.WeightDTypes = map[string]string{}
 			for _, w := range g.Weights {
@@ -74,8 +76,27 @@ func TestLowerVerifies(t *testing.T) {
 			if err := m.Verify(); err != nil {
 				t.Fatalf("%s (kernels %v): %v", fm, k != nil, err)
 			}
-			if k != nil && !strings.Contains(string(m.Print()), "flow.dispatch @archc_kernels") {
+			text := string(m.Print())
+			if k != nil && !strings.Contains(text, "flow.dispatch @archc_kernels") {
 				t.Fatalf("%s: no kernel dispatch in the module; the test no longer covers them", fm)
+			}
+			if k == nil || fm == "f32" {
+				continue
+			}
+			// q, k, v and gate, up read one input: one grouped dispatch
+			// each (a format compared by pointer once split every group).
+			mm3 := "@archc_kernels::@mm3_" + fm + "["
+			if n := strings.Count(text, mm3); n == 0 {
+				t.Errorf("%s: no grouped projection (%s) in the module", fm, mm3)
+			}
+			want := 0
+			if k.AMXMinM > 0 {
+				want = 1
+			}
+			for _, d := range []string{"@archc_kernels::@split3[", "@archc_kernels::@mm3x_" + fm + "[", "@archc_kernels::@mmx_" + fm + "["} {
+				if got := strings.Count(text, d); (got > 0) != (want > 0) {
+					t.Errorf("%s (AMX from %d tokens): %d dispatches of %s", fm, k.AMXMinM, got, d)
+				}
 			}
 		}
 	}

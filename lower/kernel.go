@@ -35,7 +35,7 @@ type Kernels struct {
 	Rows    int64    // output columns per workgroup
 	MaxK    int64    // longest row (elements) a kernel accepts
 	// Variant names the instruction set the kernels were built for
-	// (driver/kernels.Variants: "avx512", "avx2").
+	// (driver/kernels.Variants: "amx", "avx512", "avx2").
 	Variant string
 	// Precision is the kernels' arithmetic (driver/kernels.Precisions): "f32"
 	// (exact products, f32 accumulation) or "int8" (activations quantized
@@ -44,7 +44,22 @@ type Kernels struct {
 	// Target names the kernels' CPU requirement, for the module's readers
 	// (e.g. "x86_64 avx2+fma+f16c").
 	Target string
+	// AMXMinM is the number of tokens (M) from which a linear layer runs on
+	// the AMX entry points (0: the kernels have none): x [M, K] f32 is split
+	// once into three bf16 parts laid out as tiles, s [Mp/16, K/32, 3, 16,
+	// 32] bf16 (Mp = M rounded up to 32; archc_split3, ceil(Mp/16)
+	// workgroups), and archc_mm_<format>x / x3 multiply s by the weights as
+	// archc_mm_<format> / 3 multiply x, AMXRows output columns per
+	// workgroup (driver/kernels, csrc/matmul_avx512.c: exact to an f32
+	// rounding per product).
+	AMXMinM int64
+	// AMXRows is the AMX entry points' output columns per workgroup.
+	AMXRows int64
 }
+
+// amx reports whether a linear layer over m tokens runs on the AMX entry
+// points.
+func (k *Kernels) amx(m int64) bool { return k.AMXMinM > 0 && m >= k.AMXMinM }
 
 // usedBy returns k with only the formats some weight of g is stored in, or
 // nil when k is nil or g has no weight in a kernel's format (an f32
@@ -88,7 +103,7 @@ const kernelExecutable = "archc_kernels"
 // compiled the expert kernel for nothing (about a tenth of a small kernel
 // module's compile).
 func (k *Kernels) executable(used map[string]bool) string {
-	any := false
+	any := used[splitExport]
 	for _, fm := range k.Formats {
 		any = any || used["mm_"+fm] || used["mm3_"+fm] || used["mme_"+fm]
 	}
@@ -119,6 +134,7 @@ func (k *Kernels) executable(used map[string]bool) string {
 			sb.WriteString("      %c1 = arith.constant 1 : index\n      stream.return %x, %u, %c1 : index, index, index\n    }\n")
 		}
 	}
+	k.amxExports(&sb, used)
 	sb.WriteString("    builtin.module {\n")
 	sig := "memref<f32>, index, memref<i8>, index, memref<f32>, index, index, index, index, index"
 	sig3 := "memref<f32>, index, memref<i8>, index, memref<i8>, index, memref<i8>, index, memref<f32>, index, index, index, index, index, index, index"
@@ -198,6 +214,7 @@ func (k *Kernels) executable(used map[string]bool) string {
 `, fm, fm, sigE)
 		}
 	}
+	k.amxFuncs(&sb, used)
 	sb.WriteString("    }\n  }")
 	return sb.String()
 }
@@ -235,7 +252,8 @@ func (f *fn) groupedLinear(n *ir.Node, x codegen.Value) (codegen.Value, bool) {
 		if m.Prim != "linear" || len(m.Args) == 0 || m.Args[0] != n.Args[0] || (m.ID >= f.g.HeadStart) != (n.ID >= f.g.HeadStart) || transposedLinear(m) {
 			continue
 		}
-		if s2, ok := f.kernelFormat(m.Weights[0].Name, x); ok && s2 == st {
+		// Formats by name: storageOf returns a new *storage per call.
+		if s2, ok := f.kernelFormat(m.Weights[0].Name, x); ok && s2.name == st.name {
 			group = append(group, m)
 		}
 	}
@@ -262,9 +280,13 @@ func (f *fn) groupedLinear(n *ir.Node, x codegen.Value) (codegen.Value, bool) {
 	for _, v := range Ns[1:] {
 		total += v
 	}
-	args := append(append([]codegen.Value{x2}, raws...), f.Index(M))
+	export, xs, ms := "mm3_"+st.name, x2, []codegen.Value{f.Index(M)}
+	if f.opts.Kernels.amx(M) {
+		export, xs, ms = "mm3x_"+st.name, f.amxSplit(x2, M, K), append(ms, f.Index(amxPadded(M)))
+	}
+	args := append(append([]codegen.Value{xs}, raws...), ms...)
 	args = append(append(append(args, ns...), f.Index(K)), rbs...)
-	out := f.Dispatch(kernelExecutable, "mm3_"+st.name, ns, codegen.T("f32", M, total), args...)
+	out := f.Dispatch(kernelExecutable, export, ns, codegen.T("f32", M, total), args...)
 	var y codegen.Value
 	col := int64(0)
 	for i, m := range group {
@@ -325,8 +347,14 @@ func (f *fn) kernelLinear(x codegen.Value, name string) (y codegen.Value, ok boo
 	x2 := f.reshape(x, M, K)
 	rb := raw.Type.Shape[1]
 	n := f.Index(N)
-	out := f.Dispatch(kernelExecutable, "mm_"+st.name, []codegen.Value{n}, codegen.T("f32", M, N),
-		x2, raw, f.Index(M), n, f.Index(K), f.Index(rb))
+	var out codegen.Value
+	if f.opts.Kernels.amx(M) {
+		out = f.Dispatch(kernelExecutable, "mmx_"+st.name, []codegen.Value{n}, codegen.T("f32", M, N),
+			f.amxSplit(x2, M, K), raw, f.Index(M), f.Index(amxPadded(M)), n, f.Index(K), f.Index(rb))
+	} else {
+		out = f.Dispatch(kernelExecutable, "mm_"+st.name, []codegen.Value{n}, codegen.T("f32", M, N),
+			x2, raw, f.Index(M), n, f.Index(K), f.Index(rb))
+	}
 	outShape := append(append([]int64{}, x.Type.Shape[:x.Type.Rank()-1]...), N)
 	return f.reshape(out, outShape...), true
 }

@@ -81,7 +81,7 @@ type Program struct {
 	// (llama.cpp's multi-token-prediction layers), left out of Params.
 	Unread []string
 	// Kernels is the variant of archc's matmul kernels in the module
-	// ("avx512", "avx2"), or "none" (the plain lowering only); Precision
+	// ("amx", "avx512", "avx2"), or "none" (the plain lowering only); Precision
 	// their arithmetic ("f32": exact products; "int8": activations
 	// quantized per block).
 	Kernels, Precision string

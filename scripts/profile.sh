@@ -14,7 +14,8 @@
 # Environment:
 #   PROFILE_THREADS  task workers (2); PROFILE_OUT folder (.cache/profile/<time>);
 #   PROFILE_MAX_LEN  --max-len (1024); PROFILE_REPS benchmark repetitions (50)
-#   PROFILE_KERNELS  archc compile --kernels (auto; avx512, avx2 or none)
+#   PROFILE_KERNELS  archc compile --kernels (auto: the best this CPU runs but
+#                    amx, which IREE's tools cannot run; avx512, avx2 or none)
 #   PROFILE_PRECISION archc compile --precision (f32; int8)
 # It prints the CPU (lscpu's model and flags) and the load average first:
 # the figures mean little without them.
@@ -28,6 +29,18 @@ maxlen="${PROFILE_MAX_LEN:-1024}"
 reps="${PROFILE_REPS:-50}"
 kernels="${PROFILE_KERNELS:-auto}"
 precision="${PROFILE_PRECISION:-f32}"
+# IREE's tools cannot run the amx kernels: Linux grants a process AMX tile
+# state only when it asks (arch_prctl), and clears the grant at exec, so
+# iree-benchmark-module would die of SIGILL at the first tile instruction.
+# On an AMX host auto means the AVX-512 kernels here (prefill then runs the
+# f32 GEMM, not the tile path archc's own runtime takes).
+if [ "$kernels" = amx ]; then
+  echo "profile.sh: iree-benchmark-module cannot run the amx kernels (no AMX permission in a process it execs); give PROFILE_KERNELS=avx512" >&2
+  exit 2
+fi
+if [ "$kernels" = auto ] && grep -qw amx_bf16 /proc/cpuinfo 2>/dev/null; then
+  kernels=avx512
+fi
 out="${PROFILE_OUT:-$root/.cache/profile/$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$out"
 "$root/scripts/setup.sh" >/dev/null

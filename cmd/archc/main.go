@@ -44,7 +44,7 @@ type planFlags struct {
 	MMProj    string  `name:"mmproj" help:"llama.cpp's mmproj file (a vision-language model's image encoder) beside a .gguf text model." type:"existingfile"`
 	MaxLen    int64   `help:"KV-cache length in tokens; 0 (the default) means min(4096, max_position_embeddings), lowered to fit a 1 GiB KV cache."`
 	NoKernels bool    `name:"no-kernels" help:"Leave archc's hand-written matmul kernels out: every weight is decoded in the graph (the plain lowering); as --kernels none."`
-	Kernels   string  `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none; a variant the CPU lacks is refused."`
+	Kernels   string  `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), amx, avx512, avx2, or none; a variant the CPU lacks is refused."`
 	Precision string  `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	Target    string  `default:"llvm-cpu" enum:"llvm-cpu,cuda,hip,vulkan" help:"Compile target: llvm-cpu (this host's CPU), or a GPU: cuda (sm_80 PTX, which Hopper runs), hip (gfx942), vulkan. A GPU target plans with GPU shapes and without archc's CPU kernels (every weight through the plain lowering)."`
 	Prefill   []int64 `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len, plus one that holds an image's token run where its tokens attend to each other, Gemma 3's 256; given ones must be at most --max-len)."`

@@ -53,7 +53,7 @@ type generateCmd struct {
 	ImageSizes  []int64  `name:"image-sizes" sep:"," help:"Patch counts a variable-size image encoder (Qwen2-VL) is compiled for, comma-separated, each an entry point; an image runs padded in the smallest that holds it, and one larger than the largest is refused (default: 256,1024,5120 patches: at 14-pixel patches up to 1003520 pixels, Qwen2VLImageProcessor's default max_pixels, e.g. 1344×672)."`
 	Prefill     []int64  `name:"prefill-buckets" sep:"," help:"Prefill chunk lengths in tokens, comma-separated, each an entry point (default: 16,64 on a CPU, 16,128,512 on a GPU, the defaults clipped to --max-len, plus one that holds an image's token run where its tokens attend to each other, Gemma 3's 256; given ones must be at most --max-len)."`
 	Threads     int      `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
-	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
+	Kernels     string   `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), amx, avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	Precision   string   `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	IREEFlags   []string `name:"iree-flag" sep:"none" help:"Extra iree.runtime flag, repeatable (e.g. --iree-flag=--device_profiling_mode=host-execution --iree-flag=--device_profiling_output=x.ireeprof, then iree-profile statistics x.ireeprof)."`
 	Speculative string   `help:"Speculative decoding: ngram (prompt lookup: drafts copied from the prompt and output, no second model) or draft:PATH (a smaller model with the same vocabulary drafts greedily) or mtp (the model's own multi-token-prediction layer drafts one token, DeepSeek-V3, GLM-4.5, MiMo; mtp:K drafts K, the layer run on its own output). Greedy output is unchanged, sampled output keeps its distribution; penalties and grammars decode plainly. CPU devices only."`
@@ -80,7 +80,7 @@ type report struct {
 	DecodeTokensPerS  float64 `json:"decode_tokens_per_s"`
 	FinishReason      string  `json:"finish_reason"` // "stop" or "length"
 	// Kernels is the variant of archc's matmul kernels the module runs
-	// ("avx512", "avx2", or "none"); Precision the activations' arithmetic
+	// ("amx", "avx512", "avx2", or "none"); Precision the activations' arithmetic
 	// ("f32": exact products, f32 accumulation; "int8": quantized per block).
 	Kernels   string `json:"kernels"`
 	Precision string `json:"precision"`

@@ -25,7 +25,7 @@ type logitsCmd struct {
 	MaxLen    int64  `help:"KV-cache length in tokens; 0: the sequence's length."`
 	Arch      string `help:"Match the model against the families in this .arch file instead of the built-in ones." type:"existingfile"`
 	Threads   int    `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
-	Kernels   string `default:"auto" help:"archc's matmul kernels: auto, avx512, avx2 or none."`
+	Kernels   string `default:"auto" help:"archc's matmul kernels: auto, amx, avx512, avx2 or none."`
 	Precision string `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact) or int8 (activations quantized per block)."`
 	Quiet     bool   `short:"q" help:"No progress output on stderr."`
 }

@@ -39,7 +39,7 @@ type serveCmd struct {
 	Arch            string        `help:"Match the model against the families in this .arch file instead of the built-in ones (the file may extend a built-in family)." type:"existingfile"`
 	Device          string        `default:"local-task" enum:"local-task,local-sync,cuda,hip,vulkan" help:"IREE device: local-task, local-sync, or a GPU: cuda, hip, vulkan (the module is compiled for it; no CPU kernels there)."`
 	Threads         int           `default:"0" help:"Worker threads of the local-task device (0: one per core)."`
-	Kernels         string        `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
+	Kernels         string        `default:"auto" help:"archc's matmul kernels: auto (the best this CPU runs), amx, avx512, avx2, or none (IREE's own matmuls only); a variant the CPU lacks is refused."`
 	Precision       string        `default:"f32" enum:"f32,int8" help:"Arithmetic of archc's matmul kernels: f32 (exact products, f32 accumulation; token-exact against the fp32 oracle) or int8 (activations quantized per 32-element block as llama.cpp does, int8 dot products: faster, not exact; needs AVX-512 VNNI)."`
 	CallTimeout     time.Duration `name:"call-timeout" default:"2m" help:"A model call running longer is killed and the worker restarted."`
 	ShutdownTimeout time.Duration `name:"shutdown-timeout" default:"30s" help:"On SIGINT/SIGTERM, let running requests finish for this long, then end them."`

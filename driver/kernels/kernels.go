@@ -5,7 +5,9 @@
 // a lower.Kernels; this package links none of the compiler).
 //
 // The kernels come in variants, one per x86 instruction set and precision
-// (Variants): csrc/matmul_avx512.c (AVX-512 F/BW/VL/DQ) and
+// (Variants): csrc/matmul_avx512.c (AVX-512 F/BW/VL/DQ; built with
+// ARCHC_AMX it is the "amx" variant, whose prefill runs on the AMX tile
+// unit with an exact three-way bf16 split of both operands) and
 // csrc/matmul_avx2.c (AVX2, FMA, F16C), with the same ABI and numerics
 // (precision "f32": exact products, f32 accumulation), and
 // csrc/matmul_avx512_vnni.c (precision "int8", AVX-512 VNNI: activations
@@ -67,6 +69,20 @@ const (
 	MaxK = 32768
 )
 
+// The AMX variant's prefill shape (csrc/matmul_avx512.c, ARCHC_AMX): from
+// AMXMinM tokens a linear layer splits its activations once (archc_split3)
+// and multiplies on the tile unit, AMXRows output columns per workgroup (a
+// workgroup decodes its weight rows once for every token, so more rows
+// read the split activations fewer times; 64 measured 1.1-1.2x faster than
+// 32 on 480 tokens of a 2048-wide Q4_0 layer, one thread of a Sapphire
+// Rapids-class host, and 128 no faster). Below AMXMinM tokens the AVX-512
+// kernels run: at 32 tokens the tile path was no faster (both about 47
+// GMAC/s), at 64 1.1-1.3x, at 480 2x (43-46 against 84-91 GMAC/s).
+const (
+	AMXMinM = 48
+	AMXRows = 64
+)
+
 // Formats are the storage formats (lower's names) with a kernel, in every
 // variant.
 var Formats = []string{"bf16", "f16", "q4_0", "q4_1", "q4_k", "q5_0", "q5_1", "q5_k", "q6_k", "q8_0"}
@@ -92,15 +108,18 @@ var Precisions = []string{F32, Int8}
 
 // Variant is one instruction set's build of the kernels at one precision.
 type Variant struct {
-	Name      string // "avx512", "avx2": the --kernels name
+	Name      string // "amx", "avx512", "avx2": the --kernels name
 	Precision string // F32 or Int8
 	// Rows overrides the package's Rows for this variant (0: Rows). The
 	// int8 build quantizes a workgroup's activations in each workgroup, so
 	// wider workgroups quantize less often: 64 rows took Gemma-3-270M's
 	// 64-token prefill from 134 to 115 ms on a 2-core Zen 5.
-	Rows  int64
-	Desc  string   // CPU requirement, e.g. "x86_64 avx2+fma+f16c"
-	Flags []string // clang target flags
+	Rows int64
+	// AMXMinM is the number of tokens (rows of x) from which the variant's
+	// AMX entry points multiply (0: it has none); see Object.AMXMinM.
+	AMXMinM int64
+	Desc    string   // CPU requirement, e.g. "x86_64 avx2+fma+f16c"
+	Flags   []string // clang target flags
 	// Needs lists the CPU features the variant needs, each with its name
 	// (for errors) and whether this CPU has it.
 	Needs  func() []Feature
@@ -119,6 +138,16 @@ type Feature struct {
 // Variants are the kernel builds, best first: Select's default is the first
 // this CPU runs at the precision asked for.
 var Variants = []*Variant{
+	{Name: "amx", Precision: F32, AMXMinM: AMXMinM, Desc: "x86_64 avx512f+bw+vl+dq+bf16+fma+f16c, amx-tile+amx-bf16",
+		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq",
+			"-mavx512bf16", "-mamx-tile", "-mamx-bf16", "-DARCHC_AMX=1", fmt.Sprintf("-DAMX_ROWS_WG=%d", AMXRows)},
+		Needs: func() []Feature {
+			return []Feature{{"AVX-512 F", cpu.X86.HasAVX512F}, {"AVX-512 BW", cpu.X86.HasAVX512BW}, {"AVX-512 VL", cpu.X86.HasAVX512VL},
+				{"AVX-512 DQ", cpu.X86.HasAVX512DQ}, {"AVX-512 BF16", cpu.X86.HasAVX512BF16}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C},
+				{"AMX-TILE", cpu.X86.HasAMXTile}, {"AMX-BF16", cpu.X86.HasAMXBF16},
+				{"the kernel's permission to use AMX tile data (Linux arch_prctl ARCH_REQ_XCOMP_PERM)", cpu.X86.HasAMXTile && amxPermitted()}}
+		},
+		source: sourceAVX512, file: "matmul_avx512.c", includes: map[string][]byte{"entries.h": sourceEntries}},
 	{Name: "avx512", Precision: F32, Desc: "x86_64 avx512f+bw+vl+dq+fma+f16c",
 		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq"},
 		Needs: func() []Feature {
@@ -280,13 +309,19 @@ type Object struct {
 	Rows    int64    // output columns per workgroup
 	MaxK    int64    // longest row (elements) a kernel accepts
 	// Variant names the instruction set the kernels were built for
-	// (Variants: "avx512", "avx2").
+	// (Variants: "amx", "avx512", "avx2").
 	Variant string
 	// Precision is the variant's arithmetic (F32, Int8).
 	Precision string
 	// Target names the kernels' CPU requirement, for the module's readers
 	// (e.g. "x86_64 avx2+fma+f16c").
 	Target string
+	// AMXMinM is the number of tokens from which a linear layer runs on the
+	// AMX entry points (archc_split3, then archc_mm_<format>x or x3, AMXRows
+	// columns per workgroup); 0 when the variant has none.
+	AMXMinM int64
+	// AMXRows is the AMX entry points' output columns per workgroup.
+	AMXRows int64
 }
 
 // Build returns the kernels of the best variant this CPU runs (Select("")),
@@ -332,7 +367,11 @@ func BuildVariant(ctx context.Context, cacheDir string, v *Variant) (*Object, er
 			return nil, err
 		}
 	}
-	return &Object{Bitcode: bc, Formats: Formats, Rows: v.rows(), MaxK: MaxK, Variant: v.Name, Precision: v.Precision, Target: v.Desc}, nil
+	obj := &Object{Bitcode: bc, Formats: Formats, Rows: v.rows(), MaxK: MaxK, Variant: v.Name, Precision: v.Precision, Target: v.Desc}
+	if v.AMXMinM > 0 {
+		obj.AMXMinM, obj.AMXRows = v.AMXMinM, AMXRows
+	}
+	return obj, nil
 }
 
 // compile runs zig cc on the embedded source and installs the bitcode at

@@ -207,6 +207,11 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 			}
 			const N = 70
 			Ms := []int64{1, 6, 11, 19}
+			if v.AMXMinM > 0 {
+				// The AMX entry points: a last 32-token block of 18 (past
+				// M padded with zero tokens), N's last 64 columns 6.
+				Ms = append(Ms, v.AMXMinM+2)
+			}
 			r := rand.New(rand.NewPCG(1, 2))
 			// Every (format, K) of the variant in one module: one compile,
 			// one build of the kernels' bitcode (they were 38 modules, about
@@ -233,6 +238,9 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 			m, err := lower.MatmulModules(ws, (*lower.Kernels)(k), Ms...)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if d := m.Dispatched("archc_kernels"); v.AMXMinM > 0 && (!d["split3"] || !d["mmx_q4_0"]) {
+				t.Fatalf("the %s module dispatches %v: want split3 and mmx_q4_0 at M=%d", v, d, Ms[len(Ms)-1])
 			}
 			wk := loadedParams(t, m, params)
 			for _, c := range ws {

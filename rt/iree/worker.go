@@ -210,9 +210,15 @@ type RuntimeOptions struct {
 	Extra []string
 }
 
+// WorkerStack is the stack of each local-task worker thread, bytes. IREE's
+// default (128 KiB) is too small for the AMX kernels' chunk of split weight
+// tiles (about 100 KiB of stack in one workgroup: driver/kernels,
+// csrc/matmul_avx512.c).
+const WorkerStack = 1 << 20
+
 // Flags returns the iree.runtime flags that realise o.
 func (o RuntimeOptions) Flags() []string {
-	var out []string
+	out := []string{fmt.Sprintf("--task_worker_stack_size=%d", WorkerStack)}
 	if o.Threads > 0 {
 		out = append(out, fmt.Sprintf("--task_topology_group_count=%d", o.Threads))
 	}

@@ -69,6 +69,28 @@ import numpy as np  # noqa: E402
 from iree._runtime.libs import _runtime as rt  # noqa: E402
 from iree._runtime.libs import version as rt_version  # noqa: E402
 
+
+
+def request_amx():
+    """Asks Linux for this process's permission to use AMX tile data
+    (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), which archc's
+    "amx" kernels need before their first tile instruction (without it the
+    kernel kills the process with SIGILL). Go selects that variant only where
+    its own process got the permission. A refusal (no AMX, an older kernel,
+    another OS) is not an error here: nothing else uses AMX."""
+    if sys.platform != "linux" or os.uname().machine != "x86_64":
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall(ctypes.c_long(158), ctypes.c_long(0x1023), ctypes.c_long(18))  # SYS_arch_prctl
+    except (OSError, AttributeError):
+        pass
+
+
+request_amx()
+
 DTYPES = {
     "f32": rt.HalElementType.FLOAT_32,
     "f16": rt.HalElementType.FLOAT_16,

@@ -145,6 +145,212 @@ static void gemm_chunk(const float *x, size_t K, size_t k0, size_t kc, const flo
   }
 }
 
+
+#ifdef ARCHC_AMX
+// AMX-BF16 prefill (the "amx" variant, built with ARCHC_AMX): a linear
+// layer of at least the lowering's AMX minimum of tokens runs on the tile
+// unit, tdpbf16ps: 16 tokens x 16 weight rows x 32 of K per instruction.
+// bf16 holds 8 of an f32's 24 significant bits, so both x and w are split
+// exactly into three bf16 parts, v = h + m + l (h the top 8 bits by
+// truncation, m the top 8 of the remainder, l the rest: each subtraction is
+// exact), and the six products above 2^-24 of the whole (hh, hm, hl, mh,
+// mm, lh) are summed into one f32 accumulator per output. The three left out
+// (ml, lm, ll) are each below 2^-24·|x·w|, the last bit of an f32 product:
+// so each term is the exact product to within 2^-23 relative, as a rounded
+// f32 product is, and the sum is f32 as everywhere else (denormal inputs
+// and results flush to zero in the tile unit). Products of bf16 values are
+// exact in f32.
+//
+// The activations are split once per layer by archc_split3 (x [M, K] f32
+// to s [Mp, 3, K] bf16, Mp = M rounded up to 32, the rows past M zero), so
+// a workgroup reads its A tiles straight from s; a workgroup decodes its
+// weight rows once per AMX_KC chunk of K into split B tiles (pairs of K
+// interleaved, as the tile unit reads B), used by every 32 tokens.
+#ifndef AMX_KC
+#define AMX_KC 256 // K elements per chunk: B tiles of 32 rows are 48 KiB
+#endif
+#ifndef AMX_ROWS_WG
+#define AMX_ROWS_WG 128
+#endif
+
+// The tile configuration (palette 1): eight tiles of 16 rows x 64 bytes:
+// 0..3 C (outputs), 4..5 A (tokens), 6..7 B (weight rows).
+typedef struct {
+  uint8_t palette, start;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+} __attribute__((packed)) amx_config;
+
+static inline void amx_begin(void) {
+  amx_config c;
+  uint8_t *p = (uint8_t *)&c;
+  for (size_t i = 0; i < sizeof c; i++) p[i] = 0;
+  c.palette = 1;
+  for (int t = 0; t < 8; t++) c.colsb[t] = 64, c.rows[t] = 16;
+  _tile_loadconfig(&c);
+}
+
+// split3 splits 32 f32 (lo: elements 0..15, hi: 16..31) into three rows of
+// 32 bf16 in element order, h + m + l = v exactly.
+static inline void split3(v16f lo, v16f hi, __m512i out[3]) {
+  __m512i top = _mm512_set1_epi32((int)0xffff0000u);
+  v16f hl = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(lo), top));
+  v16f hh = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(hi), top));
+  v16f rl = _mm512_sub_ps(lo, hl), rh = _mm512_sub_ps(hi, hh);
+  v16f ml = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(rl), top));
+  v16f mh = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(rh), top));
+  out[0] = (__m512i)_mm512_cvtne2ps_pbh(hh, hl);
+  out[1] = (__m512i)_mm512_cvtne2ps_pbh(mh, ml);
+  out[2] = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(rh, mh), _mm512_sub_ps(rl, ml));
+}
+
+// archc_split3(x, xo, s, so, M, K, wg): workgroup wg writes tokens
+// [16·wg, 16·wg + 16) of s, x [M, K] f32 split and laid out as the A tiles
+// read it: s [Mp/16][K/32][3][16][32] bf16 bits (token block, step of 32,
+// part h/m/l, token, element), zero for tokens past M.
+void archc_split3(const float *xb, size_t xo, uint16_t *sb, size_t so, size_t M, size_t K, size_t wg) {
+  const float *x = xb + xo;
+  uint16_t *s = sb + so + 3 * 16 * K * wg;
+  for (size_t t = 0; t < 16; t++) {
+    size_t m = 16 * wg + t;
+    for (size_t k = 0; k < K; k += 32) {
+      __m512i p[3];
+      if (m < M) {
+        split3(_mm512_loadu_ps(x + m * K + k), _mm512_loadu_ps(x + m * K + k + 16), p);
+      } else {
+        p[0] = p[1] = p[2] = _mm512_setzero_si512();
+      }
+      for (int c = 0; c < 3; c++) _mm512_store_si512((__m512i *)(s + (3 * (k / 32) + c) * 512 + 32 * t), p[c]);
+    }
+  }
+}
+
+// AMX_C_LOAD / AMX_C_STORE move C tile T (tokens m0.., rows n0..) between
+// y and the tile: directly when all 16x16 are in [0, M) x [.., n1), else
+// through cb.
+#define AMX_C_LOAD(T, m0, n0)                                                                      \
+  do {                                                                                             \
+    if (first) {                                                                                   \
+      _tile_zero(T);                                                                               \
+    } else if ((m0) + 16 <= M && (n0) + 16 <= n1) {                                                \
+      _tile_loadd(T, y + (m0) * ld + (n0), ld * 4);                                                \
+    } else {                                                                                       \
+      for (size_t i = 0; i < 16; i++) {                                                            \
+        __mmask16 k = (m0) + i < M && (n0) < n1 ? (__mmask16)(n1 - (n0) >= 16 ? 0xffff : (1u << (n1 - (n0))) - 1) : 0; \
+        _mm512_store_ps(cb + 16 * i, _mm512_maskz_loadu_ps(k, y + ((m0) + i) * ld + (n0)));     \
+      }                                                                                            \
+      _tile_loadd(T, cb, 64);                                                                      \
+    }                                                                                              \
+  } while (0)
+#define AMX_C_STORE(T, m0, n0)                                                                     \
+  do {                                                                                             \
+    if ((m0) + 16 <= M && (n0) + 16 <= n1) {                                                       \
+      _tile_stored(T, y + (m0) * ld + (n0), ld * 4);                                               \
+    } else if ((m0) < M && (n0) < n1) {                                                            \
+      _tile_stored(T, cb, 64);                                                                     \
+      for (size_t i = 0; i < 16 && (m0) + i < M; i++) {                                            \
+        __mmask16 k = (__mmask16)(n1 - (n0) >= 16 ? 0xffff : (1u << (n1 - (n0))) - 1);            \
+        _mm512_mask_storeu_ps(y + ((m0) + i) * ld + (n0), k, _mm512_load_ps(cb + 16 * i));       \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
+// amx_block adds the products of K [k0, k0 + 32·steps) to the outputs of
+// tokens [m0, m0+32) and rows [n0, n0+32) of y: A tiles from s (as
+// archc_split3 lays them out), B tiles b0, b1 (rows n0.., n0+16..;
+// [step][part][16 x 32 bf16]).
+static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0, const uint16_t *b1,
+                      size_t steps, float *y, size_t ld, size_t M, size_t m0, size_t n0, size_t n1, int first) {
+  float cb[256] __attribute__((aligned(64)));
+  AMX_C_LOAD(0, m0, n0);
+  AMX_C_LOAD(1, m0, n0 + 16);
+  AMX_C_LOAD(2, m0 + 16, n0);
+  AMX_C_LOAD(3, m0 + 16, n0 + 16);
+  const uint16_t *a0 = s + 3 * K * m0 + 3 * 16 * k0, *a1 = a0 + 3 * 16 * K;
+  for (size_t st = 0; st < steps; st++) {
+    const uint16_t *p0 = b0 + 3 * 512 * st, *p1 = b1 + 3 * 512 * st;
+    // x's high part against w's three parts
+    _tile_loadd(4, a0 + 3 * 512 * st, 64);
+    _tile_loadd(5, a1 + 3 * 512 * st, 64);
+    for (int c = 0; c < 3; c++) {
+      _tile_loadd(6, p0 + 512 * c, 64);
+      _tile_loadd(7, p1 + 512 * c, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+    // x's middle part against w's high and middle parts
+    _tile_loadd(4, a0 + 3 * 512 * st + 512, 64);
+    _tile_loadd(5, a1 + 3 * 512 * st + 512, 64);
+    for (int c = 0; c < 2; c++) {
+      _tile_loadd(6, p0 + 512 * c, 64);
+      _tile_loadd(7, p1 + 512 * c, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+    // x's low part against w's high part
+    _tile_loadd(4, a0 + 3 * 512 * st + 1024, 64);
+    _tile_loadd(5, a1 + 3 * 512 * st + 1024, 64);
+    _tile_loadd(6, p0, 64);
+    _tile_loadd(7, p1, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  AMX_C_STORE(0, m0, n0);
+  AMX_C_STORE(1, m0, n0 + 16);
+  AMX_C_STORE(2, m0 + 16, n0);
+  AMX_C_STORE(3, m0 + 16, n0 + 16);
+}
+
+// AMX_ROWS(NAME, ROW_BYTES, DECODE) defines NAME_amx(s, w, y, ld, M, n0,
+// n1, K): columns [n0, n1) (at most ROWS) of y = x·Wᵀ for every token, x
+// split in s; and its entry points (entries.h).
+#define AMX_ROWS(NAME, ROW_BYTES, DECODE)                                                          \
+  static void NAME##_amx(const uint16_t *s, const uint8_t *w, float *y, size_t ld, size_t M,       \
+                         size_t n0, size_t n1, size_t K) {                                         \
+    size_t rb = ROW_BYTES, blocks = (n1 - n0 + 31) / 32 * 2;                                       \
+    uint16_t bt[AMX_ROWS_WG / 16][AMX_KC / 32][3][512] __attribute__((aligned(64)));           \
+    amx_begin();                                                                                   \
+    for (size_t k0 = 0; k0 < K; k0 += AMX_KC) {                                                    \
+      size_t steps = (K - k0 < AMX_KC ? K - k0 : AMX_KC) / 32;                                     \
+      for (size_t j = 0; j < blocks; j++) {                                                        \
+        for (size_t st = 0; st < steps; st++) {                                                    \
+          __m512i part[3][16];                                                                     \
+          for (size_t r = 0; r < 16; r++) {                                                        \
+            size_t n = n0 + 16 * j + r;                                                            \
+            group grp;                                                                             \
+            if (n < n1) {                                                                          \
+              DECODE(w + n * rb, k0 / 32 + st, grp);                                               \
+            } else {                                                                               \
+              grp.w[0] = grp.w[1] = _mm512_setzero_ps();                                           \
+            }                                                                                      \
+            __m512i p[3];                                                                          \
+            split3(grp.w[0], grp.w[1], p);                                                         \
+            part[0][r] = p[0], part[1][r] = p[1], part[2][r] = p[2];                               \
+          }                                                                                        \
+          for (int c = 0; c < 3; c++) {                                                            \
+            transpose16((v16f *)part[c]);                                                          \
+            for (size_t i = 0; i < 16; i++) _mm512_store_si512((__m512i *)(bt[j][st][c] + 32 * i), part[c][i]); \
+          }                                                                                        \
+        }                                                                                          \
+      }                                                                                            \
+      for (size_t m0 = 0; m0 < M; m0 += 32)                                                        \
+        for (size_t j = 0; j < blocks; j += 2)                                                     \
+          amx_block(s, K, k0, bt[j][0][0], bt[j + 1][0][0], steps, y, ld, M, m0, n0 + 16 * j, n1, k0 == 0); \
+    }                                                                                              \
+    _tile_release();                                                                               \
+  }                                                                                                \
+  KERNEL_ENTRIES_AMX(NAME)
+#else
+#define AMX_ROWS(NAME, ROW_BYTES, DECODE)
+#endif
+
 #include "entries.h"
 
 // The driver shared by every format. DECODE(row, g, grp) fills grp with
@@ -242,7 +448,8 @@ static void gemm_chunk(const float *x, size_t K, size_t k0, size_t kc, const flo
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
-  KERNEL_ENTRIES(NAME)
+  KERNEL_ENTRIES(NAME)                                                                             \
+  AMX_ROWS(NAME, ROW_BYTES, DECODE)
 
 // The block-quantized formats' kernels. The int8-activation build
 // (matmul_avx512_vnni.c, which includes this file with ARCHC_INT8 defined)
