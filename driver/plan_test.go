@@ -194,3 +194,26 @@ func TestBlockBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestAMXBuckets: a default plan whose kernels multiply on AMX gets the
+// long prefill chunk those kernels need, within the KV-cache length; other
+// kernels, and a plan at a shorter length, keep the defaults.
+func TestAMXBuckets(t *testing.T) {
+	amx := &lower.Kernels{AMXMinM: 48, AMXRows: 64}
+	for _, c := range []struct {
+		k      *lower.Kernels
+		maxLen int64
+		want   []int64
+	}{
+		{amx, 4096, []int64{16, 64, AMXPrefillBucket}},
+		{amx, AMXPrefillBucket, []int64{16, 64, AMXPrefillBucket}},
+		{amx, AMXPrefillBucket - 1, []int64{16, 64}},
+		{&lower.Kernels{}, 4096, []int64{16, 64}},
+		{nil, 4096, []int64{16, 64}},
+	} {
+		in := []int64{16, 64}
+		if got := amxBuckets(in, c.k, c.maxLen); !slices.Equal(got, c.want) || !slices.Equal(in, []int64{16, 64}) {
+			t.Errorf("amxBuckets(%v, AMX from %v, max len %d) = %v (input now %v), want %v", in, c.k != nil && c.k.AMXMinM > 0, c.maxLen, got, in, c.want)
+		}
+	}
+}

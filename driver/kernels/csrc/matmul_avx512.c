@@ -259,8 +259,10 @@ void archc_split3(const float *xb, size_t xo, uint16_t *sb, size_t so, size_t M,
 // amx_block adds the products of K [k0, k0 + 32·steps) to the outputs of
 // tokens [m0, m0+32) and rows [n0, n0+32) of y: A tiles from s (as
 // archc_split3 lays them out), B tiles b0, b1 (rows n0.., n0+16..;
-// [step][part][16 x 32 bf16]).
-static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0, const uint16_t *b1,
+// [step][part][16 x 32 bf16], wp parts of the weights: 3, or fewer where
+// the format's values have at most 16 or 8 significant bits, when the
+// parts left out are zero).
+static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0, const uint16_t *b1, int wp,
                       size_t steps, float *y, size_t ld, size_t M, size_t m0, size_t n0, size_t n1, int first) {
   float cb[256] __attribute__((aligned(64)));
   AMX_C_LOAD(0, m0, n0);
@@ -269,38 +271,22 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
   AMX_C_LOAD(3, m0 + 16, n0 + 16);
   const uint16_t *a0 = s + 3 * K * m0 + 3 * 16 * k0, *a1 = a0 + 3 * 16 * K;
   for (size_t st = 0; st < steps; st++) {
-    const uint16_t *p0 = b0 + 3 * 512 * st, *p1 = b1 + 3 * 512 * st;
-    // x's high part against w's three parts
-    _tile_loadd(4, a0 + 3 * 512 * st, 64);
-    _tile_loadd(5, a1 + 3 * 512 * st, 64);
-    for (int c = 0; c < 3; c++) {
+    const uint16_t *p0 = b0 + wp * 512 * st, *p1 = b1 + wp * 512 * st, *q0 = a0 + 3 * 512 * st, *q1 = a1 + 3 * 512 * st;
+    // Each weight part c against the activation parts p with p + c < 3
+    // (the high part against all three, the middle against h and m, the
+    // low against h): a B pair loaded once, A pairs streamed.
+    for (int c = 0; c < wp; c++) {
       _tile_loadd(6, p0 + 512 * c, 64);
       _tile_loadd(7, p1 + 512 * c, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(1, 4, 7);
-      _tile_dpbf16ps(2, 5, 6);
-      _tile_dpbf16ps(3, 5, 7);
+      for (int p = 0; p + c < 3; p++) {
+        _tile_loadd(4, q0 + 512 * p, 64);
+        _tile_loadd(5, q1 + 512 * p, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
     }
-    // x's middle part against w's high and middle parts
-    _tile_loadd(4, a0 + 3 * 512 * st + 512, 64);
-    _tile_loadd(5, a1 + 3 * 512 * st + 512, 64);
-    for (int c = 0; c < 2; c++) {
-      _tile_loadd(6, p0 + 512 * c, 64);
-      _tile_loadd(7, p1 + 512 * c, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(1, 4, 7);
-      _tile_dpbf16ps(2, 5, 6);
-      _tile_dpbf16ps(3, 5, 7);
-    }
-    // x's low part against w's high part
-    _tile_loadd(4, a0 + 3 * 512 * st + 1024, 64);
-    _tile_loadd(5, a1 + 3 * 512 * st + 1024, 64);
-    _tile_loadd(6, p0, 64);
-    _tile_loadd(7, p1, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
   }
   AMX_C_STORE(0, m0, n0);
   AMX_C_STORE(1, m0, n0 + 16);
@@ -308,14 +294,16 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
   AMX_C_STORE(3, m0 + 16, n0 + 16);
 }
 
-// AMX_ROWS(NAME, ROW_BYTES, DECODE) defines NAME_amx(s, w, y, ld, M, n0,
-// n1, K): columns [n0, n1) (at most ROWS) of y = x·Wᵀ for every token, x
-// split in s; and its entry points (entries.h).
-#define AMX_ROWS(NAME, ROW_BYTES, DECODE)                                                          \
+// AMX_ROWS(NAME, ROW_BYTES, DECODE, WP) defines NAME_amx(s, w, y, ld, M,
+// n0, n1, K): columns [n0, n1) (at most AMX_ROWS_WG) of y = x·Wᵀ for every
+// token, x split in s, the weights in WP bf16 parts (3; 2 where every value
+// of the format has at most 16 significant bits, 1 for bf16); and its entry
+// points (entries.h).
+#define AMX_ROWS(NAME, ROW_BYTES, DECODE, WP)                                                      \
   static void NAME##_amx(const uint16_t *s, const uint8_t *w, float *y, size_t ld, size_t M,       \
                          size_t n0, size_t n1, size_t K) {                                         \
     size_t rb = ROW_BYTES, blocks = (n1 - n0 + 31) / 32 * 2;                                       \
-    uint16_t bt[AMX_ROWS_WG / 16][AMX_KC / 32][3][512] __attribute__((aligned(64)));           \
+    uint16_t bt[AMX_ROWS_WG / 16][AMX_KC / 32][WP][512] __attribute__((aligned(64)));          \
     amx_begin();                                                                                   \
     for (size_t k0 = 0; k0 < K; k0 += AMX_KC) {                                                    \
       size_t steps = (K - k0 < AMX_KC ? K - k0 : AMX_KC) / 32;                                     \
@@ -334,7 +322,7 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
             split3(grp.w[0], grp.w[1], p);                                                         \
             part[0][r] = p[0], part[1][r] = p[1], part[2][r] = p[2];                               \
           }                                                                                        \
-          for (int c = 0; c < 3; c++) {                                                            \
+          for (int c = 0; c < WP; c++) {                                                           \
             transpose16((v16f *)part[c]);                                                          \
             for (size_t i = 0; i < 16; i++) _mm512_store_si512((__m512i *)(bt[j][st][c] + 32 * i), part[c][i]); \
           }                                                                                        \
@@ -342,13 +330,13 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
       }                                                                                            \
       for (size_t m0 = 0; m0 < M; m0 += 32)                                                        \
         for (size_t j = 0; j < blocks; j += 2)                                                     \
-          amx_block(s, K, k0, bt[j][0][0], bt[j + 1][0][0], steps, y, ld, M, m0, n0 + 16 * j, n1, k0 == 0); \
+          amx_block(s, K, k0, bt[j][0][0], bt[j + 1][0][0], WP, steps, y, ld, M, m0, n0 + 16 * j, n1, k0 == 0); \
     }                                                                                              \
     _tile_release();                                                                               \
   }                                                                                                \
   KERNEL_ENTRIES_AMX(NAME)
 #else
-#define AMX_ROWS(NAME, ROW_BYTES, DECODE)
+#define AMX_ROWS(NAME, ROW_BYTES, DECODE, WP)
 #endif
 
 #include "entries.h"
@@ -362,7 +350,7 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
 // accumulators, so the loop is not bound by the latency of one FMA chain;
 // a tile of MT tokens decodes each group once and keeps two accumulators
 // per token.
-#define GROUP_KERNEL(NAME, ROW_BYTES, DECODE)                                                        \
+#define GROUP_KERNEL(NAME, ROW_BYTES, DECODE, WP)                                                      \
   static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,         \
                           size_t n0, size_t n1, size_t K) {                                        \
     /* gb: a group's bytes, rounded up (Q6_K) */                                                   \
@@ -449,13 +437,17 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
     }                                                                                              \
   }                                                                                                \
   KERNEL_ENTRIES(NAME)                                                                             \
-  AMX_ROWS(NAME, ROW_BYTES, DECODE)
+  AMX_ROWS(NAME, ROW_BYTES, DECODE, WP)
 
+// Each kernel's last argument is the bf16 parts its weights take in the
+// AMX build (AMX_ROWS): Q4_0's d·(q-8) and Q5_0's d·(q-16) have at most 11
+// + 4 significant bits (an f16 scale times a code of at most 4), f16 11,
+// bf16 8; every other format's decoded values can fill all 24.
 // The block-quantized formats' kernels. The int8-activation build
 // (matmul_avx512_vnni.c, which includes this file with ARCHC_INT8 defined)
 // defines its own for them and keeps this file's f16 and bf16 kernels.
 #ifdef ARCHC_INT8
-#define QUANT_KERNEL(NAME, ROW_BYTES, DECODE)
+#define QUANT_KERNEL(NAME, ROW_BYTES, DECODE, WP)
 #else
 #define QUANT_KERNEL GROUP_KERNEL
 #endif
@@ -473,7 +465,7 @@ static inline v16f f16x16(const uint8_t *p) {
     grp.w[0] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2))))); \
     grp.w[1] = _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 18))))); \
   } while (0)
-QUANT_KERNEL(archc_mm_q8_0, K / 32 * 34, DECODE_Q8_0)
+QUANT_KERNEL(archc_mm_q8_0, K / 32 * 34, DECODE_Q8_0, 3)
 
 // 4-bit codes: 16 bytes at qs, byte j holding element j (low nibble) and
 // j+16 (high), looked up in the 16-entry table t (vpermps reads the low 4
@@ -490,7 +482,7 @@ static inline void codes4(const uint8_t *qs, v16f t, v16f w[2]) {
     const uint8_t *b = row + 18 * (g);                                                             \
     codes4(b + 2, _mm512_mul_ps(iota16(-8), f16x16(b)), grp.w);                                    \
   } while (0)
-QUANT_KERNEL(archc_mm_q4_0, K / 32 * 18, DECODE_Q4_0)
+QUANT_KERNEL(archc_mm_q4_0, K / 32 * 18, DECODE_Q4_0, 2)
 
 // Q4_1: 20-byte blocks {f16 d, m; u8 qs[16]}, w = d·q + m.
 #define DECODE_Q4_1(row, g, grp)                                                                   \
@@ -498,7 +490,7 @@ QUANT_KERNEL(archc_mm_q4_0, K / 32 * 18, DECODE_Q4_0)
     const uint8_t *b = row + 20 * (g);                                                             \
     codes4(b + 4, _mm512_fmadd_ps(iota16(0), f16x16(b), f16x16(b + 2)), grp.w);                    \
   } while (0)
-QUANT_KERNEL(archc_mm_q4_1, K / 32 * 20, DECODE_Q4_1)
+QUANT_KERNEL(archc_mm_q4_1, K / 32 * 20, DECODE_Q4_1, 3)
 
 static inline uint32_t u32le(const uint8_t *p) {
   return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
@@ -524,7 +516,7 @@ static inline void codes5(const uint8_t *qs, uint32_t qh, v16f t0, v16f t1, v16f
     v16f d = f16x16(b);                                                                            \
     codes5(b + 6, u32le(b + 2), _mm512_mul_ps(iota16(-16), d), _mm512_mul_ps(iota16(0), d), grp.w); \
   } while (0)
-QUANT_KERNEL(archc_mm_q5_0, K / 32 * 22, DECODE_Q5_0)
+QUANT_KERNEL(archc_mm_q5_0, K / 32 * 22, DECODE_Q5_0, 2)
 
 // Q5_1: 24-byte blocks {f16 d, m; u32 qh; u8 qs[16]}, w = d·(q | h<<4) + m.
 #define DECODE_Q5_1(row, g, grp)                                                                   \
@@ -533,7 +525,7 @@ QUANT_KERNEL(archc_mm_q5_0, K / 32 * 22, DECODE_Q5_0)
     v16f d = f16x16(b), m = f16x16(b + 2);                                                         \
     codes5(b + 8, u32le(b + 4), _mm512_fmadd_ps(iota16(0), d, m), _mm512_fmadd_ps(iota16(16), d, m), grp.w); \
   } while (0)
-QUANT_KERNEL(archc_mm_q5_1, K / 32 * 24, DECODE_Q5_1)
+QUANT_KERNEL(archc_mm_q5_1, K / 32 * 24, DECODE_Q5_1, 3)
 
 // K-quant 6-bit scale and min of sub-block j (ggml's get_scale_min_k4).
 static inline void scale_min_k4(int j, const uint8_t *q, float *sc, float *m) {
@@ -561,7 +553,7 @@ static inline void scale_min_k4(int j, const uint8_t *q, float *sc, float *m) {
     grp.w[0] = _mm512_permutexvar_ps(_mm512_srli_epi32(u8x16(q), sh), t);                          \
     grp.w[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(u8x16(q + 16), sh), t);                     \
   } while (0)
-QUANT_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K)
+QUANT_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K, 3)
 
 // Q5_K: 176-byte super-blocks {f16 d, dmin; u8 scales[12]; u8 qh[32];
 // u8 qs[128]}: as Q4_K with a 5th bit, bit i of qh[l] for sub-block i.
@@ -585,7 +577,7 @@ QUANT_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K)
     grp.w[0] = _mm512_permutex2var_ps(t0, lo, t1);                                                 \
     grp.w[1] = _mm512_permutex2var_ps(t0, hi, t1);                                                 \
   } while (0)
-QUANT_KERNEL(archc_mm_q5_k, K / 256 * 176, DECODE_Q5_K)
+QUANT_KERNEL(archc_mm_q5_k, K / 256 * 176, DECODE_Q5_K, 3)
 
 // Q6_K: 210-byte super-blocks of 256 {u8 ql[128]; u8 qh[64]; i8 sc[16];
 // f16 d}; element groups of 16 with w = (d·sc)·(q - 32), evaluated in that
@@ -612,7 +604,7 @@ static inline void decode_q6_k(const uint8_t *row, size_t g, group *grp) {
   grp->w[1] = _mm512_mul_ps(_mm512_set1_ps(d * (float)sc[1]), f1);
 }
 #define DECODE_Q6_K(row, g, grp) decode_q6_k(row, g, &grp)
-QUANT_KERNEL(archc_mm_q6_k, K / 256 * 210, DECODE_Q6_K)
+QUANT_KERNEL(archc_mm_q6_k, K / 256 * 210, DECODE_Q6_K, 3)
 
 // F16: rows of K halves, w = f32(h).
 #define DECODE_F16(row, g, grp)                                                                    \
@@ -621,7 +613,7 @@ QUANT_KERNEL(archc_mm_q6_k, K / 256 * 210, DECODE_Q6_K)
     grp.w[0] = _mm512_cvtph_ps(_mm256_loadu_si256(p));                                             \
     grp.w[1] = _mm512_cvtph_ps(_mm256_loadu_si256(p + 1));                                         \
   } while (0)
-GROUP_KERNEL(archc_mm_f16, K * 2, DECODE_F16)
+GROUP_KERNEL(archc_mm_f16, K * 2, DECODE_F16, 2)
 
 // BF16: rows of K bfloat16, w = f32(bits << 16).
 #define DECODE_BF16(row, g, grp)                                                                   \
@@ -630,4 +622,4 @@ GROUP_KERNEL(archc_mm_f16, K * 2, DECODE_F16)
     grp.w[0] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(p)), 16)); \
     grp.w[1] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(p + 1)), 16)); \
   } while (0)
-GROUP_KERNEL(archc_mm_bf16, K * 2, DECODE_BF16)
+GROUP_KERNEL(archc_mm_bf16, K * 2, DECODE_BF16, 1)
