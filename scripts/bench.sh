@@ -48,7 +48,10 @@
 #                      llama.cpp n_ctx (1024)
 #   BENCH_PRECISION    archc --precision (f32: exact, the default; int8: the
 #                      opt-in int8-activation kernels, AVX-512 VNNI)
-#   BENCH_KERNELS      archc --kernels (auto: the best variant this CPU runs;
+#   BENCH_KERNELS      archc --kernels (auto: the best variant this CPU runs,
+#                      amx where it has AMX-BF16: llama.cpp's build below
+#                      has no AMX, so on such a host the prefill rows compare
+#                      archc's tile unit with llama.cpp's AVX-512 VNNI;
 #                      avx512, avx2 or none to compare)
 #   BENCH_SKIP_HF=1    skip transformers (slow to load and run)
 #   BENCH_SKIP_LLAMACPP=1  skip llama.cpp
