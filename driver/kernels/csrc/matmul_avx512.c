@@ -341,6 +341,12 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
 
 #include "entries.h"
 
+// no_dot marks a format without a row dot product of its own.
+static inline float no_dot(const uint8_t *row, const float *x, size_t G) {
+  (void)row, (void)x, (void)G;
+  return 0;
+}
+
 // The driver shared by every format. DECODE(row, g, grp) fills grp with
 // group g of a row. NAME_rows computes columns [n0, n1) of y (row stride
 // ld) from weight rows w; the exported kernels are as in matmul_avx2.c:
@@ -350,7 +356,11 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
 // accumulators, so the loop is not bound by the latency of one FMA chain;
 // a tile of MT tokens decodes each group once and keeps two accumulators
 // per token.
-#define GROUP_KERNEL(NAME, ROW_BYTES, DECODE, WP)                                                      \
+#define GROUP_KERNEL(NAME, ROW_BYTES, DECODE, WP) GROUP_KERNEL_DOT(NAME, ROW_BYTES, DECODE, WP, no_dot)
+// GROUP_KERNEL_DOT is GROUP_KERNEL whose single-token rows are DOT(row, x,
+// G) (a format's own row dot product: the K-quants decode a super-block's
+// scales once), unless DOT is no_dot.
+#define GROUP_KERNEL_DOT(NAME, ROW_BYTES, DECODE, WP, DOT)                                         \
   static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,         \
                           size_t n0, size_t n1, size_t K) {                                        \
     /* gb: a group's bytes, rounded up (Q6_K) */                                                   \
@@ -391,6 +401,10 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
     for (size_t m0 = 0; m0 < M; m0 += MT) {                                                        \
       size_t mt = M - m0 < MT ? M - m0 : MT;                                                       \
       const float *xt = x + m0 * K;                                                                \
+      if (mt == 1 && DOT != no_dot) {                                                              \
+        for (size_t n = n0; n < n1; n++) y[m0 * ld + n] = DOT(w + n * rb, xt, G);                  \
+        continue;                                                                                  \
+      }                                                                                            \
       if (mt == 1) {                                                                               \
         for (size_t n = n0; n < n1; n++) {                                                         \
           const uint8_t *row = w + n * rb;                                                         \
@@ -448,8 +462,10 @@ static void amx_block(const uint16_t *s, size_t K, size_t k0, const uint16_t *b0
 // defines its own for them and keeps this file's f16 and bf16 kernels.
 #ifdef ARCHC_INT8
 #define QUANT_KERNEL(NAME, ROW_BYTES, DECODE, WP)
+#define QUANT_KERNEL_DOT(NAME, ROW_BYTES, DECODE, WP, DOT)
 #else
 #define QUANT_KERNEL GROUP_KERNEL
+#define QUANT_KERNEL_DOT GROUP_KERNEL_DOT
 #endif
 
 // A per-block scale (f16 at p) in every lane.
@@ -553,7 +569,7 @@ static inline void scale_min_k4(int j, const uint8_t *q, float *sc, float *m) {
     grp.w[0] = _mm512_permutexvar_ps(_mm512_srli_epi32(u8x16(q), sh), t);                          \
     grp.w[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(u8x16(q + 16), sh), t);                     \
   } while (0)
-QUANT_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K, 3)
+
 
 // Q5_K: 176-byte super-blocks {f16 d, dmin; u8 scales[12]; u8 qh[32];
 // u8 qs[128]}: as Q4_K with a 5th bit, bit i of qh[l] for sub-block i.
@@ -577,7 +593,73 @@ QUANT_KERNEL(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K, 3)
     grp.w[0] = _mm512_permutex2var_ps(t0, lo, t1);                                                 \
     grp.w[1] = _mm512_permutex2var_ps(t0, hi, t1);                                                 \
   } while (0)
-QUANT_KERNEL(archc_mm_q5_k, K / 256 * 176, DECODE_Q5_K, 3)
+// ksc16 returns a Q4_K/Q5_K super-block's eight sub-block scales times d
+// (lanes 0..7) and eight mins times dmin (lanes 8..15), from its header b
+// {f16 d, dmin; u8 scales[12]}: get_scale_min_k4 for all eight at once on
+// 32-bit words (scales 0..3 and mins 0..3 are the low 6 bits of bytes 0..3
+// and 4..7; scales 4..7 the low nibbles of bytes 8..11 with bytes 0..3's top
+// two bits above, mins 4..7 their high nibbles with bytes 4..7's top bits).
+static inline v16f ksc16(const uint8_t *b) {
+  const uint8_t *q = b + 4;
+  uint32_t w0 = u32le(q), w1 = u32le(q + 4), w2 = u32le(q + 8);
+  uint32_t sc0 = w0 & 0x3f3f3f3fu, mn0 = w1 & 0x3f3f3f3fu;
+  uint32_t sc1 = (w2 & 0x0f0f0f0fu) | (((w0 >> 6) & 0x03030303u) << 4);
+  uint32_t mn1 = ((w2 >> 4) & 0x0f0f0f0fu) | (((w1 >> 6) & 0x03030303u) << 4);
+  v16f v = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_setr_epi32((int)sc0, (int)sc1, (int)mn0, (int)mn1)));
+  return _mm512_mul_ps(v, _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(f16(b)), _mm512_set1_ps(f16(b + 2))));
+}
+
+// KQ_DOT(HIGH) is the body of a Q4_K (HIGH 0) or Q5_K (HIGH 1) row's dot
+// product with x (G groups): per super-block the scales and mins once
+// (ksc16), then per 32-byte chunk of codes its two sub-blocks (low and high
+// nibbles), each w = (d·sc)·q - dmin·m exactly as DECODE_Q4_K / Q5_K.
+#define KQ_DOT(HIGH, SB_BYTES, QS)                                                                 \
+  v16f a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;                                        \
+  for (size_t s = 0; s < G / 8; s++) {                                                             \
+    const uint8_t *b = row + SB_BYTES * s;                                                         \
+    prefetch_span(b + PREFETCH_DIST, SB_BYTES);                                                    \
+    float t[16] __attribute__((aligned(64)));                                                      \
+    _mm512_store_ps(t, ksc16(b));                                                                  \
+    __m256i qh = HIGH ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();    \
+    for (int c = 0; c < 4; c++) {                                                                  \
+      const uint8_t *q = b + QS + 32 * c;                                                          \
+      const float *xg = x + 256 * s + 64 * c;                                                      \
+      __m512i lo = u8x16(q), hi = u8x16(q + 16), m4 = _mm512_set1_epi32(15);                       \
+      __m512i l0 = _mm512_and_si512(lo, m4), h0 = _mm512_and_si512(hi, m4);                        \
+      __m512i l1 = _mm512_srli_epi32(lo, 4), h1 = _mm512_srli_epi32(hi, 4);                        \
+      v16f d0 = _mm512_set1_ps(t[2 * c]), m0 = _mm512_set1_ps(-t[8 + 2 * c]);                      \
+      v16f d1 = _mm512_set1_ps(t[2 * c + 1]), m1 = _mm512_set1_ps(-t[9 + 2 * c]);                  \
+      v16f w0, w1, w2, w3;                                                                         \
+      if (HIGH) {                                                                                  \
+        __m512i x10 = _mm512_set1_epi32(16);                                                       \
+        __mmask32 b0 = _mm256_test_epi8_mask(qh, _mm256_set1_epi8((char)(1 << (2 * c))));          \
+        __mmask32 b1 = _mm256_test_epi8_mask(qh, _mm256_set1_epi8((char)(1 << (2 * c + 1))));      \
+        l0 = _mm512_mask_or_epi32(l0, (__mmask16)b0, l0, x10);                                     \
+        h0 = _mm512_mask_or_epi32(h0, (__mmask16)(b0 >> 16), h0, x10);                             \
+        l1 = _mm512_mask_or_epi32(l1, (__mmask16)b1, l1, x10);                                     \
+        h1 = _mm512_mask_or_epi32(h1, (__mmask16)(b1 >> 16), h1, x10);                             \
+        v16f t00 = _mm512_fmadd_ps(iota16(0), d0, m0), t01 = _mm512_fmadd_ps(iota16(16), d0, m0); \
+        v16f t10 = _mm512_fmadd_ps(iota16(0), d1, m1), t11 = _mm512_fmadd_ps(iota16(16), d1, m1); \
+        w0 = _mm512_permutex2var_ps(t00, l0, t01), w1 = _mm512_permutex2var_ps(t00, h0, t01);      \
+        w2 = _mm512_permutex2var_ps(t10, l1, t11), w3 = _mm512_permutex2var_ps(t10, h1, t11);      \
+      } else {                                                                                     \
+        v16f t0 = _mm512_fmadd_ps(iota16(0), d0, m0), t1 = _mm512_fmadd_ps(iota16(0), d1, m1);     \
+        w0 = _mm512_permutexvar_ps(l0, t0), w1 = _mm512_permutexvar_ps(h0, t0);                    \
+        w2 = _mm512_permutexvar_ps(l1, t1), w3 = _mm512_permutexvar_ps(h1, t1);                    \
+      }                                                                                            \
+      a0 = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xg), a0);                                           \
+      a1 = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xg + 16), a1);                                      \
+      a2 = _mm512_fmadd_ps(w2, _mm512_loadu_ps(xg + 32), a2);                                      \
+      a3 = _mm512_fmadd_ps(w3, _mm512_loadu_ps(xg + 48), a3);                                      \
+    }                                                                                              \
+  }                                                                                                \
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+
+static inline float q4_k_dot(const uint8_t *row, const float *x, size_t G) { KQ_DOT(0, 144, 16) }
+static inline float q5_k_dot(const uint8_t *row, const float *x, size_t G) { KQ_DOT(1, 176, 48) }
+
+QUANT_KERNEL_DOT(archc_mm_q4_k, K / 256 * 144, DECODE_Q4_K, 3, q4_k_dot)
+QUANT_KERNEL_DOT(archc_mm_q5_k, K / 256 * 176, DECODE_Q5_K, 3, q5_k_dot)
 
 // Q6_K: 210-byte super-blocks of 256 {u8 ql[128]; u8 qh[64]; i8 sc[16];
 // f16 d}; element groups of 16 with w = (d·sc)·(q - 32), evaluated in that
