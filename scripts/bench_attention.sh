@@ -57,18 +57,7 @@ capacity=$(((longest + max + 255) / 256 * 256))
 source scripts/bench_lib.sh
 bench_resolve_models "${1:-llama-3.2-1b:q4_0}"
 model="${bench_paths[0]}"
-need=() pins=()
-if ((${#bench_synth[@]} > 0)); then
-  need+=(gguf numpy)
-  pins+=(numpy gguf)
-fi
-if [[ "$skip_llama" != 1 ]]; then
-  need+=(llama_cpp numpy)
-  pins+=(llama-cpp-python numpy)
-fi
-pipargs=()
-((${#pins[@]} == 0)) || mapfile -t pipargs < <(bench_pins $(printf '%s\n' "${pins[@]}" | sort -u))
-bench_python "${need[@]}" -- "${pipargs[@]}"
+bench_peers "$skip_llama"
 py="$bench_py"
 bench_write_synth
 

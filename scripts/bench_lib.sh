@@ -7,6 +7,9 @@
 #                                   (bench_synth)
 #   bench_python MODULE... -- PIP_ARGS...
 #                                   the peers' interpreter (bench_py)
+#   bench_peers SKIP_LLAMA          bench_python for the random-weight
+#                                   writer and (unless SKIP_LLAMA is 1)
+#                                   llama.cpp, at the bench files' pins
 #   bench_pins NAME...              NAME==VERSION pins from the bench files
 #   bench_write_synth               writes bench_synth's files with $bench_py
 #   bench_llama_cmake_args          llama.cpp's CMake flags for this host
@@ -144,4 +147,22 @@ bench_write_synth() {
       die "scripts/gen_bench_gguf.py ${bench_synth[i]} ${bench_synth[i + 1]} failed"
     mv "${bench_synth[i + 2]}.tmp" "${bench_synth[i + 2]}"
   done
+}
+
+# bench_peers SKIP_LLAMA: bench_python with what the random-weight files
+# still to write need (gguf, numpy; after bench_resolve_models) and, unless
+# SKIP_LLAMA is 1, llama-cpp-python, installed at the pins of the bench
+# files when missing; sets bench_py.
+bench_peers() {
+  local need=() pins=() pipargs=()
+  if ((${#bench_synth[@]} > 0)); then
+    need+=(gguf numpy)
+    pins+=(numpy gguf)
+  fi
+  if [[ "$1" != 1 ]]; then
+    need+=(llama_cpp numpy)
+    pins+=(llama-cpp-python numpy)
+  fi
+  ((${#pins[@]} == 0)) || mapfile -t pipargs < <(bench_pins $(printf '%s\n' "${pins[@]}" | sort -u))
+  bench_python "${need[@]}" -- "${pipargs[@]}"
 }
