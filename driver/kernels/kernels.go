@@ -145,7 +145,8 @@ var Variants = []*Variant{
 			return []Feature{{"AVX-512 F", cpu.X86.HasAVX512F}, {"AVX-512 BW", cpu.X86.HasAVX512BW}, {"AVX-512 VL", cpu.X86.HasAVX512VL},
 				{"AVX-512 DQ", cpu.X86.HasAVX512DQ}, {"AVX-512 BF16", cpu.X86.HasAVX512BF16}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C},
 				{"AMX-TILE", cpu.X86.HasAMXTile}, {"AMX-BF16", cpu.X86.HasAMXBF16},
-				{"the kernel's permission to use AMX tile data (Linux arch_prctl ARCH_REQ_XCOMP_PERM)", cpu.X86.HasAMXTile && amxPermitted()}}
+				// Asked only where the CPU has AMX (else AMX-TILE says why).
+				{"Linux's permission to use AMX tile data (arch_prctl ARCH_REQ_XCOMP_PERM: Linux 5.16 or later)", !cpu.X86.HasAMXTile || amxPermitted()}}
 		},
 		source: sourceAVX512, file: "matmul_avx512.c", includes: map[string][]byte{"entries.h": sourceEntries}},
 	{Name: "avx512", Precision: F32, Desc: "x86_64 avx512f+bw+vl+dq+fma+f16c",
