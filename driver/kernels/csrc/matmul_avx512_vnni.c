@@ -85,7 +85,7 @@ static inline void unit_order(const __m512i in[4], __m512i out[4]) {
 // Lane j of the result is lane j/2 of v (eight block values to sixteen
 // subgroup lanes).
 static inline v16f per_subgroup(__m256 v) {
-  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), _mm512_castps256_ps512(v));
+  return lookup16(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), _mm512_castps256_ps512(v));
 }
 
 // One token's chunk of quantized activations, per unit: codes q in
@@ -332,7 +332,7 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
     __m512i s = _mm512_dpbusd_epi32(a.c0[v][p], c, a.q[v][p]);                                     \
     __m512i ix = _mm512_add_epi32(_mm512_set1_epi32(4 * (int)(p)),                                 \
                                   _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)); \
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutexvar_ps(ix, dd), acc);              \
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), lookup16(ix, dd), acc);              \
   }
 
 #define INT8_KERNEL(NAME, F, ROW_BYTES)                                                            \
