@@ -113,7 +113,10 @@ type Variant struct {
 	// Rows overrides the package's Rows for this variant (0: Rows). The
 	// int8 build quantizes a workgroup's activations in each workgroup, so
 	// wider workgroups quantize less often: 64 rows took Gemma-3-270M's
-	// 64-token prefill from 134 to 115 ms on a 2-core Zen 5.
+	// 64-token prefill from 134 to 115 ms on a 2-core Zen 5, and 128 (with
+	// the int8 GEMM, csrc/matmul_avx512_vnni.c) 2048 rows of K=2048 from 88
+	// to 104 GMAC/s at 64 tokens on a 2-core Zen 4, one thread, 1.05x at
+	// one token.
 	Rows int64
 	// AMXMinM is the number of tokens (rows of x) from which the variant's
 	// AMX entry points multiply (0: it has none); see Object.AMXMinM.
@@ -162,7 +165,7 @@ var Variants = []*Variant{
 			return []Feature{{"AVX2", cpu.X86.HasAVX2}, {"FMA", cpu.X86.HasFMA}, {"F16C", cpu.X86.HasF16C}}
 		},
 		source: sourceAVX2, file: "matmul_avx2.c", includes: map[string][]byte{"entries.h": sourceEntries}},
-	{Name: "avx512", Precision: Int8, Rows: 64, Desc: "x86_64 avx512f+bw+vl+dq+vnni+fma+f16c",
+	{Name: "avx512", Precision: Int8, Rows: 128, Desc: "x86_64 avx512f+bw+vl+dq+vnni+fma+f16c",
 		Flags: []string{"-target", "x86_64-freestanding", "-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni"},
 		Needs: func() []Feature {
 			return []Feature{{"AVX-512 F", cpu.X86.HasAVX512F}, {"AVX-512 BW", cpu.X86.HasAVX512BW}, {"AVX-512 VL", cpu.X86.HasAVX512VL},

@@ -22,12 +22,11 @@
 // when x is quantized); min_b · dx_b · Σ q_j takes s_b = dx_b · Σ q_j, kept
 // with the quantized block as ggml's block_q8_1 keeps it.
 //
-// The loop runs over units of 256 elements (8 blocks; a K-quant's
-// super-block): a unit's weight scales and mins are decoded once into
-// vectors (sc16: the scale of each 16-element subgroup, so Q6_K's fit too)
-// and its codes put in unit_order, so that a token's four vpdpbusd end
-// with each subgroup's integer sum in one lane; one conversion and one FMA
-// by the subgroups' scales (weight times activation) then finish the unit.
+// The loops run over units of 256 elements (8 blocks; a K-quant's
+// super-block), whose weight scales and mins are decoded once into vectors
+// (sc16: the scale of each 16-element subgroup, so Q6_K's fit too). One
+// token (decode) takes the GEMV, a row per loop with the codes in natural
+// order; more tokens take the GEMM, 16 rows in the lanes (i8_micro).
 //
 // Requirements: matmul_avx512.c's plus AVX-512 VNNI.
 #define ARCHC_INT8 1
@@ -56,59 +55,23 @@ static inline __m512i fifth2(__m512i c, uint32_t qh0, uint32_t qh1) {
   return _mm512_mask_add_epi8(c, m, c, _mm512_set1_epi8(16));
 }
 
-// Activations are quantized KC elements at a time (whole units), for up
-// to MT tokens.
-#define KC 1024
-#define KU (KC / 256) // units per chunk
-
-// The order of a unit's 256 codes in the dot products: vector p (0..3)
-// holds, in dword lane j, the four codes 16j+4p .. 16j+4p+3, i.e. lane j
-// of every vector belongs to 16-element subgroup j. So the four vpdpbusd of
-// a unit accumulate subgroup j's whole dot product in lane j, and one
-// conversion and one FMA by the subgroups' scales finish the unit. Weights
-// and activations are put in this order alike (unit_order), from natural
-// order in four vectors (vector q: elements 64q .. 64q+63).
-static inline void unit_order(const __m512i in[4], __m512i out[4]) {
-  // Within each vector, dword 4r+p (subgroup r of the vector, chunk p) to
-  // 4p+r; then 128-bit lane p of vector q to lane q of vector p.
-  const __m512i tr = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  __m512i t0 = _mm512_permutexvar_epi32(tr, in[0]), t1 = _mm512_permutexvar_epi32(tr, in[1]);
-  __m512i t2 = _mm512_permutexvar_epi32(tr, in[2]), t3 = _mm512_permutexvar_epi32(tr, in[3]);
-  __m512i u0 = _mm512_shuffle_i64x2(t0, t1, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm512_shuffle_i64x2(t0, t1, _MM_SHUFFLE(3, 2, 3, 2));
-  __m512i u2 = _mm512_shuffle_i64x2(t2, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm512_shuffle_i64x2(t2, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  out[0] = _mm512_shuffle_i64x2(u0, u2, _MM_SHUFFLE(2, 0, 2, 0));
-  out[1] = _mm512_shuffle_i64x2(u0, u2, _MM_SHUFFLE(3, 1, 3, 1));
-  out[2] = _mm512_shuffle_i64x2(u1, u3, _MM_SHUFFLE(2, 0, 2, 0));
-  out[3] = _mm512_shuffle_i64x2(u1, u3, _MM_SHUFFLE(3, 1, 3, 1));
-}
-
 // Lane j of the result is lane j/2 of v (eight block values to sixteen
 // subgroup lanes).
 static inline v16f per_subgroup(__m256 v) {
   return lookup16(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), _mm512_castps256_ps512(v));
 }
 
-// One token's chunk of quantized activations, per unit: codes q in
-// unit_order (zero past the last block), the subgroups' scales dx16 (lane
-// j: the scale of subgroup j's block), the blocks' s = d·Σq (zero past the
-// last block) and the vpdpbusd start c0 = −C·Σ q over each subgroup.
-typedef struct {
-  __m512i q[KU][4];
-  v16f dx16[KU];
-  __m256 s8[KU];
-  __m512i c0[KU];
-} qchunk;
-
 // quantize_unit quantizes the nb (<= 8) 32-element blocks of one unit of
 // activations x into q (natural order, zero past the last block), each
-// block's scale d and s = d·Σq (zero past the last block), rounding as
-// llama.cpp's quantize_row_q8_0 does (nearest, ties to even, under the
-// default MXCSR).
-static inline void quantize_unit(const float *x, size_t nb, int8_t q[256], float d[8], float s[8]) {
+// block's scale d, s = d·Σq and, when sum16 is not null, Σq over each
+// 16-element half (zero past the last block), rounding as llama.cpp's
+// quantize_row_q8_0 does (nearest, ties to even, under the default MXCSR).
+static inline void quantize_unit_sums(const float *x, size_t nb, int8_t q[256], float d[8], float s[8], int32_t *sum16) {
   for (size_t i = 0; i < 8; i++) {
     if (i >= nb) {
       _mm256_storeu_si256((__m256i *)(q + 32 * i), _mm256_setzero_si256());
       d[i] = s[i] = 0.0f;
+      if (sum16) sum16[2 * i] = sum16[2 * i + 1] = 0;
       continue;
     }
     v16f x0 = _mm512_loadu_ps(x + 32 * i), x1 = _mm512_loadu_ps(x + 32 * i + 16);
@@ -118,42 +81,25 @@ static inline void quantize_unit(const float *x, size_t nb, int8_t q[256], float
     __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(id)));
     _mm_storeu_si128((__m128i *)(q + 32 * i), _mm512_cvtsepi32_epi8(q0));
     _mm_storeu_si128((__m128i *)(q + 32 * i + 16), _mm512_cvtsepi32_epi8(q1));
+    int32_t qs0 = _mm512_reduce_add_epi32(q0), qs1 = _mm512_reduce_add_epi32(q1);
     d[i] = db;
-    s[i] = db * (float)_mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+    s[i] = db * (float)(qs0 + qs1);
+    if (sum16) sum16[2 * i] = qs0, sum16[2 * i + 1] = qs1;
   }
 }
-
-// quantize_chunk quantizes kc activations x (kc a multiple of 32, at most
-// KC) of one token into a, in unit_order, with C the format's code offset.
-static inline void quantize_chunk(const float *x, size_t kc, int C, qchunk *a) {
-  size_t nb = kc / 32, nu = (kc + 255) / 256;
-  const __m512i cc = _mm512_set1_epi8((char)C);
-  for (size_t u = 0; u < nu; u++) {
-    int8_t q[256];
-    float d[8], s[8];
-    quantize_unit(x + 256 * u, nb - 8 * u < 8 ? nb - 8 * u : 8, q, d, s);
-    __m512i nat[4];
-    for (int v = 0; v < 4; v++) nat[v] = _mm512_loadu_si512((const void *)(q + 64 * v));
-    unit_order(nat, a->q[u]);
-    a->dx16[u] = per_subgroup(_mm256_loadu_ps(d));
-    a->s8[u] = _mm256_loadu_ps(s);
-    __m512i c0 = _mm512_setzero_si512();
-    if (C)
-      for (int v = 0; v < 4; v++) c0 = _mm512_sub_epi32(c0, _mm512_dpbusd_epi32(_mm512_setzero_si512(), cc, a->q[u][v]));
-    a->c0[u] = c0;
-  }
+static inline void quantize_unit(const float *x, size_t nb, int8_t q[256], float d[8], float s[8]) {
+  quantize_unit_sums(x, nb, q, d, s, 0);
 }
 
-// Decode (one token) takes another loop, the GEMV below: it leaves the
-// codes in natural order (no unit_order shuffles per weight unit, the
-// tile's largest cost at one token) and instead puts each pair of blocks'
-// scales in its lanes with one permute. Its activations are quantized GKC
-// elements at a time (a 2048-row K=8192 weight ran 10 % slower with 2048
-// than with 8192, whose 19 KiB of stack the kernel keeps out of the tile's
-// frame: noinline), in natural order, with each 64-element vector's
-// vpdpbusd start -C·Σq per dword lane (c0). Measured on a 2-core Zen 4
-// (EPYC), one thread, Q4_0 past L3: 8192x2048 11.2 -> 12.6 GB/s, 2048x8192
-// 9.3 -> 11.8 against the tile at one token; the exact kernel 10.9 / 10.1.
+// Decode (one token) takes the GEMV below: a row at a time, the codes in
+// natural order, each pair of blocks' scales put in its lanes with one
+// permute. Its activations are quantized GKC elements at a time (a
+// 2048-row K=8192 weight ran 10 % slower with 2048 than with 8192, whose
+// 19 KiB of stack the kernel keeps in its own frame: noinline), in natural
+// order, with each 64-element vector's vpdpbusd start -C·Σq per dword lane
+// (c0). Measured on a 2-core Zen 4 (EPYC), one thread, Q4_0 past L3:
+// 8192x2048 11.2 -> 12.6 GB/s, 2048x8192 9.3 -> 11.8 against the token
+// tiles it replaced at one token; the exact kernel 10.9 / 10.1.
 #define GKC 8192
 #define GKU (GKC / 256)
 typedef struct {
@@ -191,7 +137,21 @@ typedef struct {
 
 // The first four bytes of each of a 32-format's nb (<= 8) blocks from b
 // (blocks of stride bytes): its f16 scale and, for Q4_1 and Q5_1, its min.
+// A whole unit's eight heads are read by scalar loads and moved as four
+// qwords: the masked gather (kept for a partial unit) is microcoded on Zen 4,
+// where the Q4_0 and Q8_0 single-token kernels ran 1.04-1.19x faster
+// without it (one thread, 256 and 8192 rows of K=2048; same outputs).
 static inline __m256i heads8(const uint8_t *b, int stride, size_t nb) {
+  if (nb == 8) {
+    uint64_t q[4];
+    for (int i = 0; i < 4; i++) {
+      uint32_t lo, hi;
+      __builtin_memcpy(&lo, b + stride * (2 * i), 4);
+      __builtin_memcpy(&hi, b + stride * (2 * i + 1), 4);
+      q[i] = (uint64_t)lo | ((uint64_t)hi << 32);
+    }
+    return _mm256_setr_epi64x((long long)q[0], (long long)q[1], (long long)q[2], (long long)q[3]);
+  }
   __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
   __mmask8 m = (__mmask8)((1u << nb) - 1);
   return _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), m, idx, (const int *)b, 1);
@@ -211,6 +171,17 @@ static inline __m256 hi_f16(__m256i h) { return _mm256_cvtph_ps(_mm256_cvtepi32_
     wu.sc16 = per_subgroup(lo_f16(h));                                                             \
     wu.min8 = with_min ? hi_f16(h) : _mm256_setzero_ps();                                          \
   } while (0)
+
+// SUB16_<F>: whether the format's scales change every 16 elements (Q6_K)
+// rather than every block.
+#define SUB16_Q4_0 0
+#define SUB16_Q4_1 0
+#define SUB16_Q5_0 0
+#define SUB16_Q5_1 0
+#define SUB16_Q8_0 0
+#define SUB16_Q4_K 0
+#define SUB16_Q5_K 0
+#define SUB16_Q6_K 1
 
 #define C_Q4_0 8
 #define HAS_MIN_Q4_0 0
@@ -317,12 +288,87 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
 }
 #define PAIR_Q6_K(row, g, g1) pair_q6_k(row + 210 * ((g) / 8), (int)((g) % 8))
 
-// The driver shared by every format. tile computes, for TT tokens (a
-// compile-time count after inlining), columns [n0, n1) over one chunk of
-// units [u0, u0 + nu) (the chunk's last unit holding nbl blocks), adding
-// into y unless first: per unit, the weight codes are decoded once and put
-// in unit_order, then each token takes four vpdpbusd, one conversion and
-// one FMA by the subgroups' scales.
+// Prefill and every token count above one runs as a GEMM with 16 weight
+// rows in the lanes: a unit (256 of K) of I8_NR rows is decoded once into
+// i8_wtile, its codes transposed so that vector j of a pair of blocks holds
+// elements 4j..4j+3 of every row (transpose16), its scales and mins one
+// vector per 16-element subgroup or block. Then for each I8_MR tokens, per
+// block, eight vpdpbusd per token each multiply the 16 rows' codes by four
+// of the token's activation codes read by an embedded broadcast (no
+// shuffle per product), starting from -C·Σq; one conversion, one multiply
+// by the token's scale and one FMA by the rows' scales finish the block
+// (one more FMA its mins; Q6_K, whose scales change every 16 elements,
+// finishes each half). The activations are quantized once per unit for up
+// to I8_MC tokens, shared by the workgroup's row tiles. It replaced tiles
+// that decoded a unit per 8 tokens and shuffled every weight unit and
+// activation unit into a subgroup-per-lane order: measured on a 2-core
+// Zen 4 (EPYC), one thread, 2048 rows of K=2048, GMAC/s tiles -> GEMM (64
+// rows per workgroup -> 128): Q4_0 at 64 tokens 66 -> 104, at 15 tokens 40
+// -> 92, at 6 tokens 26 -> 62, at 2 tokens 26 -> 29; Q4_K at 64 tokens 68 ->
+// 99.
+#define I8_MR 8
+#define I8_NR 16
+#define I8_MC 128
+
+// Up to I8_MC tokens' activations for one unit: codes in natural order
+// (zero past the unit's last block), per block the scale d, s = d·Σq and
+// c0 = -C·Σq, and c0h = -C·Σq per 16-element half.
+typedef struct {
+  int8_t q[I8_MC][256] __attribute__((aligned(64)));
+  float d[I8_MC][8], s[I8_MC][8];
+  int32_t c0[I8_MC][8], c0h[I8_MC][16];
+} i8_act;
+
+// One unit of I8_NR rows: c[16 p + j] the codes of elements 4j..4j+3 of
+// blocks 2p, 2p+1 (64 codes) for each row (lane), sc[j] the rows' scales of
+// 16-element subgroup j, mn[b] block b's mins (zero for formats without).
+typedef struct {
+  __m512i c[64];
+  v16f sc[16], mn[8];
+} i8_wtile;
+
+// i8_quantize quantizes one unit (nb blocks from x) of token t for the GEMM,
+// with C the format's code offset.
+static inline void i8_quantize(const float *x, size_t nb, int C, i8_act *a, size_t t) {
+  quantize_unit_sums(x, nb, a->q[t], a->d[t], a->s[t], a->c0h[t]);
+  for (size_t b = 0; b < 8; b++) {
+    a->c0h[t][2 * b] *= -C, a->c0h[t][2 * b + 1] *= -C;
+    a->c0[t][b] = a->c0h[t][2 * b] + a->c0h[t][2 * b + 1];
+  }
+}
+
+// i8_micro adds the products of TT tokens (from t0) with the tile's nb
+// blocks to y (row stride ld, the tile's first column; zero first), lanes
+// in rows; sub16: the scales change every 16 elements.
+static inline __attribute__((always_inline)) void i8_micro(const i8_act *a, size_t t0, size_t TT,
+                                                            const i8_wtile *wt, size_t nb, int has_min,
+                                                            int sub16, float *y, size_t ld, __mmask16 rows,
+                                                            int first) {
+  v16f acc[I8_MR];
+  for (size_t t = 0; t < TT; t++) acc[t] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rows, y + (t0 + t) * ld);
+  for (size_t b = 0; b < nb; b++) {
+    for (size_t h = 0; h < (sub16 ? 2u : 1u); h++) {
+      __m512i ia[I8_MR];
+      for (size_t t = 0; t < TT; t++) ia[t] = _mm512_set1_epi32(sub16 ? a->c0h[t0 + t][2 * b + h] : a->c0[t0 + t][b]);
+      for (size_t j = sub16 ? 4 * h : 0; j < (sub16 ? 4 * h + 4 : 8); j++) {
+        __m512i wv = wt->c[16 * (b / 2) + 8 * (b & 1) + j];
+        for (size_t t = 0; t < TT; t++) {
+          int32_t q4;
+          __builtin_memcpy(&q4, a->q[t0 + t] + 32 * b + 4 * j, 4);
+          ia[t] = _mm512_dpbusd_epi32(ia[t], wv, _mm512_set1_epi32(q4));
+        }
+      }
+      for (size_t t = 0; t < TT; t++)
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ia[t]), _mm512_mul_ps(wt->sc[2 * b + h], _mm512_set1_ps(a->d[t0 + t][b])), acc[t]);
+    }
+    if (has_min)
+      for (size_t t = 0; t < TT; t++) acc[t] = _mm512_fmadd_ps(wt->mn[b], _mm512_set1_ps(a->s[t0 + t][b]), acc[t]);
+  }
+  for (size_t t = 0; t < TT; t++) _mm512_mask_storeu_ps(y + (t0 + t) * ld, rows, acc[t]);
+}
+
+// The driver shared by every format: NAME_gemv for one token, NAME_gemm
+// for more.
 // GEMV_PAIR(F, p, acc): pair p of unit u's blocks (nb of them) in a row of
 // format F into acc, with dd the unit's scales per 16-element subgroup.
 #define GEMV_PAIR(F, p, acc)                                                                       \
@@ -336,47 +382,6 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
   }
 
 #define INT8_KERNEL(NAME, F, ROW_BYTES)                                                            \
-  static inline __attribute__((always_inline)) void NAME##_tile(                                   \
-      const qchunk *a, size_t TT, const uint8_t *w, size_t rb, size_t pfs, size_t pfo, float *y,   \
-      size_t ld, size_t n0, size_t n1, size_t u0, size_t nu, size_t nbl, int first) {              \
-    for (size_t n = n0; n < n1; n++) {                                                             \
-      const uint8_t *row = w + n * rb;                                                             \
-      v16f acc[MT];                                                                                \
-      __m256 off[MT];                                                                              \
-      for (size_t t = 0; t < TT; t++) acc[t] = _mm512_setzero_ps(), off[t] = _mm256_setzero_ps();  \
-      for (size_t v = 0; v < nu; v++) {                                                            \
-        size_t u = u0 + v, nb = v + 1 < nu ? 8 : nbl;                                              \
-        wunit wu;                                                                                  \
-        prefetch_span(row + v * pfs + pfo, pfs);                                                   \
-        UNIT_##F(row, u, nb, wu);                                                                  \
-        __m512i nat[4], c[4];                                                                      \
-        for (size_t p = 0; p < 4; p++) {                                                           \
-          size_t j = 2 * p, g = 8 * u + j;                                                         \
-          nat[p] = j < nb ? PAIR_##F(row, g, j + 1 < nb ? g + 1 : g) : _mm512_setzero_si512();     \
-        }                                                                                          \
-        unit_order(nat, c);                                                                        \
-        for (size_t t = 0; t < TT; t++) {                                                          \
-          const qchunk *at = a + t;                                                                \
-          __m512i s = C_##F ? at->c0[v] : _mm512_setzero_si512();                                  \
-          s = _mm512_dpbusd_epi32(s, c[0], at->q[v][0]);                                           \
-          s = _mm512_dpbusd_epi32(s, c[1], at->q[v][1]);                                           \
-          s = _mm512_dpbusd_epi32(s, c[2], at->q[v][2]);                                           \
-          s = _mm512_dpbusd_epi32(s, c[3], at->q[v][3]);                                           \
-          acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(wu.sc16, at->dx16[v]), acc[t]); \
-          if (HAS_MIN_##F) off[t] = _mm256_fmadd_ps(wu.min8, at->s8[v], off[t]);                   \
-        }                                                                                          \
-      }                                                                                            \
-      for (size_t t = 0; t < TT; t++) {                                                            \
-        __m256 o = off[t];                                                                         \
-        __m128 o4 = _mm_add_ps(_mm256_castps256_ps128(o), _mm256_extractf128_ps(o, 1));            \
-        o4 = _mm_add_ps(o4, _mm_movehl_ps(o4, o4));                                                \
-        o4 = _mm_add_ss(o4, _mm_shuffle_ps(o4, o4, 1));                                            \
-        float r = _mm512_reduce_add_ps(acc[t]) + _mm_cvtss_f32(o4);                                \
-        float *yo = y + t * ld + n;                                                                \
-        *yo = first ? r : *yo + r;                                                                 \
-      }                                                                                            \
-    }                                                                                              \
-  }                                                                                                \
   /* NAME_gemv: one token, columns [n0, n1). Per pair p of a unit's blocks (64 elements in natural \
      order), one vpdpbusd leaves the dot of elements 4i..4i+3 in lane i, whose 16-element subgroup \
      is 4p + i/4: one permute of the unit's scales (weight times activation) gives its scale. */   \
@@ -413,6 +418,62 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
       }                                                                                            \
     }                                                                                              \
   }                                                                                                \
+  /* NAME_gemm: M >= 2 tokens, columns [n0, n1) (see i8_micro). */                              \
+  static __attribute__((noinline)) void NAME##_gemm(const float *x, const uint8_t *w, float *y,    \
+                                                     size_t ld, size_t M, size_t n0, size_t n1,    \
+                                                     size_t K, size_t rb) {                        \
+    i8_act a;                                                                                      \
+    i8_wtile wt;                                                                                   \
+    size_t nu = (K + 255) / 256, pfs = (rb + nu - 1) / nu;                                         \
+    for (size_t m0 = 0; m0 < M; m0 += I8_MC) {                                                     \
+      size_t mc = M - m0 < I8_MC ? M - m0 : I8_MC;                                                 \
+      for (size_t u = 0; u < nu; u++) {                                                            \
+        size_t nb = K / 32 - 8 * u < 8 ? K / 32 - 8 * u : 8;                                       \
+        for (size_t t = 0; t < mc; t++) i8_quantize(x + (m0 + t) * K + 256 * u, nb, C_##F, &a, t); \
+        for (size_t r0 = n0; r0 < n1; r0 += I8_NR) {                                               \
+          size_t nr = n1 - r0 < I8_NR ? n1 - r0 : I8_NR;                                           \
+          v16f sc[16], mn[16];                                                                     \
+          for (size_t r = 0; r < 16; r++) {                                                        \
+            sc[r] = mn[r] = _mm512_setzero_ps();                                                   \
+            if (r >= nr) continue;                                                                 \
+            const uint8_t *row = w + (r0 + r) * rb;                                                \
+            if (u + 1 < nu) prefetch_span(row + (u + 1) * pfs, pfs);                               \
+            wunit wu;                                                                              \
+            UNIT_##F(row, u, nb, wu);                                                              \
+            sc[r] = wu.sc16, mn[r] = _mm512_castps256_ps512(wu.min8);                              \
+            mn[r] = _mm512_mask_blend_ps(0xff00, mn[r], _mm512_setzero_ps());                      \
+          }                                                                                        \
+          transpose16(sc);                                                                         \
+          transpose16(mn);                                                                         \
+          for (size_t j = 0; j < 16; j++) wt.sc[j] = sc[j];                                        \
+          for (size_t b = 0; b < 8; b++) wt.mn[b] = mn[b];                                         \
+          for (size_t p = 0; 2 * p < nb; p++) {                                                    \
+            __m512i c[16];                                                                         \
+            for (size_t r = 0; r < 16; r++) {                                                      \
+              size_t g = 8 * u + 2 * p;                                                            \
+              c[r] = r < nr ? PAIR_##F(w + (r0 + r) * rb, g, 2 * p + 1 < nb ? g + 1 : g)           \
+                            : _mm512_setzero_si512();                                              \
+            }                                                                                      \
+            transpose16((v16f *)c);                                                                \
+            for (size_t j = 0; j < 16; j++) wt.c[16 * p + j] = c[j];                               \
+          }                                                                                        \
+          __mmask16 rows = (__mmask16)(nr == 16 ? 0xffff : (1u << nr) - 1);                        \
+          float *yt = y + m0 * ld + r0;                                                            \
+          size_t t = 0;                                                                            \
+          for (; t + I8_MR <= mc; t += I8_MR) i8_micro(&a, t, I8_MR, &wt, nb, HAS_MIN_##F, SUB16_##F, yt, ld, rows, u == 0); \
+          switch (mc - t) { /* the last tokens, as one tile */                                     \
+          case 7: i8_micro(&a, t, 7, &wt, nb, HAS_MIN_##F, SUB16_##F, yt, ld, rows, u == 0); break;            \
+          case 6: i8_micro(&a, t, 6, &wt, nb, HAS_MIN_##F, SUB16_##F, yt, ld, rows, u == 0); break;            \
+          case 5: i8_micro(&a, t, 5, &wt, nb, HAS_MIN_##F, SUB16_##F, yt, ld, rows, u == 0); break;            \
+          case 4: i8_micro(&a, t, 4, &wt, nb, HAS_MIN_##F, SUB16_##F, yt, ld, rows, u == 0); break;            \
+          case 3: i8_micro(&a, t, 3, &wt, nb, HAS_MIN_##F, SUB16_##F, yt, ld, rows, u == 0); break;            \
+          case 2: i8_micro(&a, t, 2, &wt, nb, HAS_MIN_##F, SUB16_##F, yt, ld, rows, u == 0); break;            \
+          case 1: i8_micro(&a, t, 1, &wt, nb, HAS_MIN_##F, SUB16_##F, yt, ld, rows, u == 0); break;            \
+          }                                                                                        \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  }                                                                                                \
   static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,         \
                           size_t n0, size_t n1, size_t K) {                                        \
     size_t rb = ROW_BYTES;                                                                         \
@@ -420,25 +481,7 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
       NAME##_gemv(x, w, y, n0, n1, K, rb);                                                         \
       return;                                                                                      \
     }                                                                                              \
-    qchunk a[MT];                                                                                  \
-    for (size_t m0 = 0; m0 < M; m0 += MT) {                                                        \
-      size_t mt = M - m0 < MT ? M - m0 : MT;                                                       \
-      for (size_t k0 = 0; k0 < K; k0 += KC) {                                                      \
-        size_t kc = K - k0 < KC ? K - k0 : KC, nu = (kc + 255) / 256, nbl = kc / 32 - 8 * (nu - 1);\
-        /* The weights stream PREFETCH_DIST ahead, during the first chunk: a row (K <= KC) or,     \
-           for longer rows, whole rows as many ahead (pfs bytes per unit), which the later         \
-           chunks find in L2 (a workgroup's rows, at most 64 of MAX_K, fit in it). */              \
-        size_t pfs = k0 ? 0 : (rb + nu - 1) / nu;                                                  \
-        size_t pfo = K <= KC ? PREFETCH_DIST : rb * ((PREFETCH_DIST + rb - 1) / rb);               \
-        for (size_t t = 0; t < mt; t++) quantize_chunk(x + (m0 + t) * K + k0, kc, C_##F, &a[t]);   \
-        float *yt = y + m0 * ld;                                                                   \
-        if (mt == MT)                                                                              \
-          NAME##_tile(a, MT, w, rb, pfs, pfo, yt, ld, n0, n1, k0 / 256, nu, nbl, k0 == 0);         \
-        else                                                                                       \
-          for (size_t t = 0; t < mt; t++)                                                          \
-            NAME##_tile(a + t, 1, w, rb, pfs, pfo, yt + t * ld, ld, n0, n1, k0 / 256, nu, nbl, k0 == 0); \
-      }                                                                                            \
-    }                                                                                              \
+    NAME##_gemm(x, w, y, ld, M, n0, n1, K, rb);                                                    \
   }                                                                                                \
   KERNEL_ENTRIES(NAME)
 
