@@ -180,9 +180,11 @@ func randomRows(r *rand.Rand, format string, n, k int) []byte {
 // last workgroup; the 32-element-block formats take K = 544 (an odd
 // number of blocks: the single-token loops' tail), the K-quants K = 512,
 // and for the int8 build 8352 (32-element blocks) or 8448 (K-quants): more
-// than one chunk of both its token tiles (1024) and its single-token GEMV
-// (8192), with an odd block count in the last. The bound is relative to Σ|w·x| per output: the two differ
-// only in summation order and in factoring the block scale out.
+// than one chunk of its single-token GEMV (8192), with an odd block count
+// in the last, and 130 tokens: more than one chunk (128) of its GEMM's
+// quantized activations, the last of 2 tokens. The bound is relative to
+// Σ|w·x| per output: the two differ only in summation order and in
+// factoring the block scale out.
 //
 // An int8 variant quantizes x per 32-element block (int8Activations, as
 // llama.cpp's quantize_row_q8_0): its result must equal the plain lowering
@@ -207,6 +209,9 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 			}
 			const N = 70
 			Ms := []int64{1, 6, 11, 19}
+			if v.Precision == Int8 {
+				Ms = append(Ms, 130)
+			}
 			if v.AMXMinM > 0 {
 				// The AMX entry points: a last 32-token block of 18 (past
 				// M padded with zero tokens), N's last 64 columns 6.
