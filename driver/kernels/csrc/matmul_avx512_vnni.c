@@ -32,11 +32,6 @@
 #define ARCHC_INT8 1
 #include "matmul_avx512.c"
 
-// Two 16-byte loads as one 256-bit vector (a low, b high).
-static inline __m256i two16(const uint8_t *a, const uint8_t *b) {
-  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)), _mm_loadu_si128((const __m128i *)b), 1);
-}
-
 // 4-bit codes of two 32-formats' blocks: qs0, qs1 hold 16 bytes each, byte j
 // element j (low nibble) and j+16 (high nibble). Each block's bytes fill two
 // 128-bit lanes (one broadcast load), the second lane shifted by 4: the
