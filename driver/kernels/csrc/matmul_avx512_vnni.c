@@ -25,8 +25,9 @@
 // The loops run over units of 256 elements (8 blocks; a K-quant's
 // super-block), whose weight scales and mins are decoded once into vectors
 // (sc16: the scale of each 16-element subgroup, so Q6_K's fit too). One
-// token (decode) takes the GEMV, a row per loop with the codes in natural
-// order; more tokens take the GEMM, 16 rows in the lanes (i8_micro).
+// token (decode) takes a GEMV, a row per loop: the grouped one (Q4_0, Q4_1,
+// Q4_K, Q5_K) or the pairs' (the others); more tokens take the GEMM, 16
+// rows in the lanes (i8_micro).
 //
 // Requirements: matmul_avx512.c's plus AVX-512 VNNI.
 #define ARCHC_INT8 1
@@ -56,39 +57,70 @@ static inline v16f per_subgroup(__m256 v) {
   return lookup16(_mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), _mm512_castps256_ps512(v));
 }
 
-// quantize_unit quantizes the nb (<= 8) 32-element blocks of one unit of
-// activations x into q (natural order, zero past the last block), each
-// block's scale d, s = d·Σq and, when sum16 is not null, Σq over each
-// 16-element half (zero past the last block), rounding as llama.cpp's
-// quantize_row_q8_0 does (nearest, ties to even, under the default MXCSR).
-static inline void quantize_unit_sums(const float *x, size_t nb, int8_t q[256], float d[8], float s[8], int32_t *sum16) {
-  for (size_t i = 0; i < 8; i++) {
-    if (i >= nb) {
-      _mm256_storeu_si256((__m256i *)(q + 32 * i), _mm256_setzero_si256());
-      d[i] = s[i] = 0.0f;
-      if (sum16) sum16[2 * i] = sum16[2 * i + 1] = 0;
-      continue;
-    }
-    v16f x0 = _mm512_loadu_ps(x + 32 * i), x1 = _mm512_loadu_ps(x + 32 * i + 16);
-    float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
-    float db = amax / 127.0f, id = amax != 0.0f ? 127.0f / amax : 0.0f;
-    __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(id)));
-    __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(id)));
-    _mm_storeu_si128((__m128i *)(q + 32 * i), _mm512_cvtsepi32_epi8(q0));
-    _mm_storeu_si128((__m128i *)(q + 32 * i + 16), _mm512_cvtsepi32_epi8(q1));
-    int32_t qs0 = _mm512_reduce_add_epi32(q0), qs1 = _mm512_reduce_add_epi32(q1);
-    d[i] = db;
-    s[i] = db * (float)(qs0 + qs1);
-    if (sum16) sum16[2 * i] = qs0, sum16[2 * i + 1] = qs1;
+// A quantized unit of activations: Q[p] the codes of blocks 2p (bytes
+// 0..31) and 2p+1 (32..63) in natural order, d8 each block's scale, s8 =
+// d·Σq per block, h16 lane 2b+h Σq over half h (16 elements) of block b;
+// zero past the unit's last block.
+typedef struct {
+  __m512i Q[4];
+  __m256 d8, s8;
+  __m512i h16;
+} qunit;
+
+// quantize8 quantizes the nb (<= 8) 32-element blocks of one unit of
+// activations x, rounding as llama.cpp's quantize_row_q8_0 does (d =
+// max|x|/127, q = round(x·127/max|x|): nearest, ties to even under the
+// default MXCSR). The eight blocks go through together, the per-block
+// reductions as trees of shuffles across them: one block at a time
+// (horizontal max and sums per block, codes written as 16-byte pieces and
+// read back as 64-byte vectors) cost about 200 cycles a block on Zen 4 (EPYC),
+// 40 % of a 128-row single-token workgroup's time.
+static inline qunit quantize8(const float *x, size_t nb) {
+  v16f v[16], m[8], c[4], e[2];
+  for (size_t i = 0; i < 16; i++) v[i] = i < 2 * nb ? _mm512_loadu_ps(x + 16 * i) : _mm512_setzero_ps();
+  for (int b = 0; b < 8; b++) m[b] = _mm512_max_ps(_mm512_abs_ps(v[2 * b]), _mm512_abs_ps(v[2 * b + 1]));
+  // c[p] 128-bit lanes: partial maxima of blocks 2p, 2p, 2p+1, 2p+1; e[r]
+  // lane L: of block 4r+L; then across each lane's four floats.
+  for (int p = 0; p < 4; p++)
+    c[p] = _mm512_max_ps(_mm512_shuffle_f32x4(m[2 * p], m[2 * p + 1], 0x44), _mm512_shuffle_f32x4(m[2 * p], m[2 * p + 1], 0xee));
+  for (int r = 0; r < 2; r++)
+    e[r] = _mm512_max_ps(_mm512_shuffle_f32x4(c[2 * r], c[2 * r + 1], 0x88), _mm512_shuffle_f32x4(c[2 * r], c[2 * r + 1], 0xdd));
+  v16f t = _mm512_max_ps(_mm512_unpacklo_ps(e[0], e[1]), _mm512_unpackhi_ps(e[0], e[1]));
+  t = _mm512_max_ps(t, _mm512_permute_ps(t, 0x4e));
+  __m256 amax = _mm512_castps512_ps256(lookup16(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0), t));
+  qunit r;
+  r.d8 = _mm256_div_ps(amax, _mm256_set1_ps(127.0f));
+  __m256 id = _mm256_maskz_div_ps(_mm256_cmp_ps_mask(amax, _mm256_setzero_ps(), _CMP_NEQ_OQ), _mm256_set1_ps(127.0f), amax);
+  v16f idz = _mm512_castps256_ps512(id);
+  // Codes: per pair of blocks, four vectors of int32 packed to bytes
+  // (lane-interleaved by the packs, put back in order by one permute), and
+  // their sums per 4 bytes (vpdpbusd with ones) for Σq.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i R[4];
+  for (int p = 0; p < 4; p++) {
+    v16f i0 = lookup16(_mm512_set1_epi32(2 * p), idz), i1 = lookup16(_mm512_set1_epi32(2 * p + 1), idz);
+    __m512i a0 = _mm512_cvtps_epi32(_mm512_mul_ps(v[4 * p], i0)), a1 = _mm512_cvtps_epi32(_mm512_mul_ps(v[4 * p + 1], i0));
+    __m512i a2 = _mm512_cvtps_epi32(_mm512_mul_ps(v[4 * p + 2], i1)), a3 = _mm512_cvtps_epi32(_mm512_mul_ps(v[4 * p + 3], i1));
+    __m512i b8 = _mm512_packs_epi16(_mm512_packs_epi32(a0, a1), _mm512_packs_epi32(a2, a3));
+    r.Q[p] = _mm512_permutexvar_epi32(order, b8);
+    R[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), r.Q[p]);
   }
-}
-static inline void quantize_unit(const float *x, size_t nb, int8_t q[256], float d[8], float s[8]) {
-  quantize_unit_sums(x, nb, q, d, s, 0);
+  // R[p] lanes 4j..4j+3 sum to half j%2 of block 2p + j/2: per 128-bit
+  // lane L, w[L] dword p = R[p]'s lane-L total.
+  __m512i u01 = _mm512_add_epi32(_mm512_unpacklo_epi32(R[0], R[1]), _mm512_unpackhi_epi32(R[0], R[1]));
+  __m512i u23 = _mm512_add_epi32(_mm512_unpacklo_epi32(R[2], R[3]), _mm512_unpackhi_epi32(R[2], R[3]));
+  __m512i w = _mm512_add_epi32(_mm512_unpacklo_epi64(u01, u23), _mm512_unpackhi_epi64(u01, u23));
+  // w dword 4L + p: half L%2 of block 2p + L/2 = h16 lane 4p + L.
+  r.h16 = _mm512_permutexvar_epi32(order, w);
+  __m512i bs = _mm512_add_epi32(r.h16, _mm512_srli_epi64(r.h16, 32));
+  __m256i blk = _mm512_castsi512_si256(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0), bs));
+  r.s8 = _mm256_mul_ps(r.d8, _mm256_cvtepi32_ps(blk));
+  return r;
 }
 
-// Decode (one token) takes the GEMV below: a row at a time, the codes in
-// natural order, each pair of blocks' scales put in its lanes with one
-// permute. Its activations are quantized GKC elements at a time (a
+// The pairs' GEMV (one token; Q8_0, Q5_0, Q5_1, Q6_K): a row at a time,
+// the codes in natural order, each pair of blocks' scales put in its lanes
+// with one permute. Its activations are quantized GKC elements at a time (a
 // 2048-row K=8192 weight ran 10 % slower with 2048 than with 8192, whose
 // 19 KiB of stack the kernel keeps in its own frame: noinline), in natural
 // order, with each 64-element vector's vpdpbusd start -C·Σq per dword lane
@@ -109,16 +141,14 @@ static inline void quantize_gchunk(const float *x, size_t kc, int C, gchunk *a) 
   size_t nb = kc / 32, nu = (kc + 255) / 256;
   const __m512i cc = _mm512_set1_epi8((char)C);
   for (size_t u = 0; u < nu; u++) {
-    int8_t q[256];
-    float d[8], s[8];
-    quantize_unit(x + 256 * u, nb - 8 * u < 8 ? nb - 8 * u : 8, q, d, s);
+    qunit r = quantize8(x + 256 * u, nb - 8 * u < 8 ? nb - 8 * u : 8);
     for (int v = 0; v < 4; v++) {
-      a->q[u][v] = _mm512_loadu_si512((const void *)(q + 64 * v));
-      a->c0[u][v] = C ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), cc, a->q[u][v]))
+      a->q[u][v] = r.Q[v];
+      a->c0[u][v] = C ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), cc, r.Q[v]))
                       : _mm512_setzero_si512();
     }
-    a->dx16[u] = per_subgroup(_mm256_loadu_ps(d));
-    a->s8[u] = _mm256_loadu_ps(s);
+    a->dx16[u] = per_subgroup(r.d8);
+    a->s8[u] = r.s8;
   }
 }
 
@@ -283,6 +313,229 @@ static inline __m512i pair_q6_k(const uint8_t *b, int i) {
 }
 #define PAIR_Q6_K(row, g, g1) pair_q6_k(row + 210 * ((g) / 8), (int)((g) % 8))
 
+// hsum8: the sum of v's eight lanes.
+static inline float hsum8(__m256 v) {
+  __m128 o4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  o4 = _mm_add_ps(o4, _mm_movehl_ps(o4, o4));
+  return _mm_cvtss_f32(_mm_add_ss(o4, _mm_shuffle_ps(o4, o4, 1)));
+}
+
+// The grouped GEMV (one token) of Q4_0, Q4_1, Q4_K and Q5_K: a unit's codes
+// reach the vpdpbusd as whole 64-byte vectors of four 16-element (or two
+// 32-element) runs, from a word permute of the raw unit (32-element
+// formats) or a plain load (K-quants), with no shuffle per block: on Zen 4
+// (EPYC) the permutes, shifts, int-to-float conversions and broadcasts
+// share two of the four vector pipes (one 512-bit op per cycle between
+// them; measured), and the pair-at-a-time GEMV above spends six of them per
+// two blocks where this one spends about two. One thread, 256 rows of
+// K=2048 (L2), GMAC/s pairs -> grouped: Q4_0 28.0 -> 49.0, Q4_1 26.8 ->
+// 43.8 (with quantize8); Q4_K and Q5_K 1.03-1.06x (their scales' unpacking
+// dominates; Q8_0, Q5_0, Q5_1 and Q6_K keep the pairs).
+//
+// Its activations, per unit and group g (128 elements): lo[g] and hi[g] the
+// codes that meet the low and high nibbles of the group's weight vector
+// (32-element formats: 128-bit lane L holds elements 0..15 / 16..31 of
+// block 4g+L; K-quants: sub-blocks 4g, 4g+2 / 4g+1, 4g+3, as Q4_K's 32-byte
+// chunks hold them), c0[g] the vpdpbusd start −C·Σq per dword lane, and per
+// block the scale dx8 and s8 = dx·Σq.
+typedef struct {
+  __m512i lo[GKU][2], hi[GKU][2], c0[GKU][2];
+  __m256 dx8[GKU], s8[GKU];
+} gact;
+
+// quantize_gact quantizes kc activations x (kc a multiple of 32, at most
+// GKC) of one token into a; k4: the K-quant layout; C the format's code
+// offset.
+static inline void quantize_gact(const float *x, size_t kc, int C, int k4, gact *a) {
+  size_t nb = kc / 32, nu = (kc + 255) / 256;
+  const __m512i cc = _mm512_set1_epi8((char)C);
+  for (size_t u = 0; u < nu; u++) {
+    qunit r = quantize8(x + 256 * u, nb - 8 * u < 8 ? nb - 8 * u : 8);
+    for (int g = 0; g < 2; g++) {
+      __m512i q0 = r.Q[2 * g], q1 = r.Q[2 * g + 1];
+      // 128-bit lanes of q0, q1: block 4g (its halves), 4g+1, then 4g+2, 4g+3.
+      a->lo[u][g] = k4 ? _mm512_shuffle_i64x2(q0, q1, 0x44) : _mm512_shuffle_i64x2(q0, q1, 0x88);
+      a->hi[u][g] = k4 ? _mm512_shuffle_i64x2(q0, q1, 0xee) : _mm512_shuffle_i64x2(q0, q1, 0xdd);
+      a->c0[u][g] = C ? _mm512_sub_epi32(_mm512_setzero_si512(),
+                                         _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), cc, a->lo[u][g]), cc, a->hi[u][g]))
+                      : _mm512_setzero_si512();
+    }
+    a->dx8[u] = r.d8;
+    a->s8[u] = r.s8;
+  }
+}
+
+// A 32-element format's unit (8 blocks of S bytes, codes at Q, the f16
+// scale at 0 and min at 2) is read as two 128-byte windows, [0, 128) and
+// [8S − 128, 8S), each two 64-byte loads: ci[g] takes group g's codes
+// (word 8L + k: word k of block 4g+L's codes; S and Q are even) from
+// window g, hx[w] the
+// heads (word i: block i's scale, word 8 + i its min) from window w, hm the
+// words taken from window 1.
+typedef struct {
+  __m512i ci[2], hx[2];
+  __mmask32 hm;
+} g32_tables;
+
+static inline g32_tables g32_index(int S, int Q, int has_min) {
+  uint16_t c[2][32], h[2][32];
+  int w1 = 8 * S - 128, hb = has_min ? 4 : 2;
+  g32_tables t;
+  t.hm = 0;
+  for (int g = 0; g < 2; g++)
+    for (int j = 0; j < 32; j++) c[g][j] = (uint16_t)((S * (4 * g + j / 8) + Q + 2 * (j % 8) - (g ? w1 : 0)) / 2);
+  for (int j = 0; j < 32; j++) h[0][j] = h[1][j] = 0;
+  for (int i = 0; i < 8; i++) {
+    int one = S * i + hb > 128;
+    for (int m = 0; m < (has_min ? 2 : 1); m++) {
+      int off = S * i + 2 * m;
+      h[0][8 * m + i] = (uint16_t)(one ? 0 : off / 2);
+      h[1][8 * m + i] = (uint16_t)(one ? (off - w1) / 2 : 0);
+      if (one) t.hm |= (__mmask32)1 << (8 * m + i);
+    }
+  }
+  for (int g = 0; g < 2; g++) {
+    t.ci[g] = _mm512_loadu_si512((const void *)c[g]);
+    t.hx[g] = _mm512_loadu_si512((const void *)h[g]);
+  }
+  return t;
+}
+
+// The mask of the bytes [o, o + 64) of a span of n bytes.
+static inline __mmask64 span_mask(size_t n, size_t o) {
+  return n <= o ? 0 : n - o >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (n - o)) - 1);
+}
+
+// g_dot: the products of a group's 64 bytes of 4-bit codes (two nibbles
+// each) with its activations, times the per-lane scales sg, added to acc.
+static inline v16f g_dot(__m512i p, __m512i lo, __m512i hi, __m512i c0, v16f sg, v16f acc) {
+  const __m512i m4 = _mm512_set1_epi8(0x0f);
+  __m512i s = _mm512_dpbusd_epi32(c0, _mm512_and_si512(p, m4), lo);
+  s = _mm512_dpbusd_epi32(s, _mm512_and_si512(_mm512_srli_epi16(p, 4), m4), hi);
+  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), sg, acc);
+}
+
+// One unit of a 32-element format (S-byte blocks, codes at Q; nb <= 8
+// blocks, masked loads past them) of row bytes b.
+static inline __attribute__((always_inline)) void g32_unit(const uint8_t *b, size_t nb, int S, int has_min,
+                                                           const g32_tables *t, const gact *a, size_t v,
+                                                           v16f *acc0, v16f *acc1, __m256 *off) {
+  __m512i A, B, C, D;
+  size_t ub = 8 * (size_t)S;
+  if (nb == 8) {
+    A = _mm512_loadu_si512((const void *)b), B = _mm512_loadu_si512((const void *)(b + 64));
+    C = _mm512_loadu_si512((const void *)(b + ub - 128)), D = _mm512_loadu_si512((const void *)(b + ub - 64));
+  } else {
+    size_t n = (size_t)S * nb;
+    A = _mm512_maskz_loadu_epi8(span_mask(n, 0), b), B = _mm512_maskz_loadu_epi8(span_mask(n, 64), b + 64);
+    C = _mm512_maskz_loadu_epi8(span_mask(n, ub - 128), b + ub - 128);
+    D = _mm512_maskz_loadu_epi8(span_mask(n, ub - 64), b + ub - 64);
+  }
+  __m512i h = _mm512_permutex2var_epi16(A, t->hx[0], B);
+  if (t->hm) h = _mm512_mask_blend_epi16(t->hm, h, _mm512_permutex2var_epi16(C, t->hx[1], D));
+  v16f hf = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+  __m256 sc8 = _mm256_mul_ps(_mm512_castps512_ps256(hf), a->dx8[v]);
+  if (has_min) *off = _mm256_fmadd_ps(_mm512_extractf32x8_ps(hf, 1), a->s8[v], *off);
+  v16f sc = _mm512_castps256_ps512(sc8);
+  *acc0 = g_dot(_mm512_permutex2var_epi16(A, t->ci[0], B), a->lo[v][0], a->hi[v][0], a->c0[v][0],
+                lookup16(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), sc), *acc0);
+  *acc1 = g_dot(_mm512_permutex2var_epi16(C, t->ci[1], D), a->lo[v][1], a->hi[v][1], a->c0[v][1],
+                lookup16(_mm512_setr_epi32(4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7), sc), *acc1);
+}
+
+// One unit (super-block) of Q4_K or Q5_K (q5: the 5th bits at b + 16, the
+// codes at b + 48) of row bytes b. Group g's 64 bytes are chunks 2g and
+// 2g + 1: low nibbles sub-blocks 4g and 4g+2, high nibbles 4g+1 and 4g+3.
+static inline __attribute__((always_inline)) void k4_unit(const uint8_t *b, int q5, const gact *a, size_t v,
+                                                          v16f acc[4], __m256 *off) {
+  uint8_t sc[8], mn[8];
+  scales_k4(b + 4, sc, mn);
+  __m256 s = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc)));
+  __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)mn)));
+  __m256 sc8 = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(f16(b)), s), a->dx8[v]);
+  *off = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(-f16(b + 2)), m), a->s8[v], *off);
+  v16f scz = _mm512_castps256_ps512(sc8);
+  const __m512i m4 = _mm512_set1_epi8(0x0f);
+  __m512i qh = q5 ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b + 16))) : _mm512_setzero_si512();
+  for (int g = 0; g < 2; g++) {
+    __m512i p = _mm512_loadu_si512((const void *)(b + (q5 ? 48 : 16) + 64 * g));
+    __m512i lo = _mm512_and_si512(p, m4), hi = _mm512_and_si512(_mm512_srli_epi16(p, 4), m4);
+    if (q5) {
+      const __m512i sixteen = _mm512_set1_epi8(16);
+      __m512i bl = _mm512_mask_blend_epi8(0xffffffff00000000ull, _mm512_set1_epi8((char)(1 << (4 * g))), _mm512_set1_epi8((char)(1 << (4 * g + 2))));
+      __m512i bh = _mm512_mask_blend_epi8(0xffffffff00000000ull, _mm512_set1_epi8((char)(1 << (4 * g + 1))), _mm512_set1_epi8((char)(1 << (4 * g + 3))));
+      lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(qh, bl), lo, sixteen);
+      hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(qh, bh), hi, sixteen);
+    }
+    __m512i il = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2);
+    __m512i ih = _mm512_setr_epi32(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3);
+    __m512i g4 = _mm512_set1_epi32(4 * g);
+    __m512i slo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a->lo[v][g]);
+    __m512i shi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, a->hi[v][g]);
+    acc[2 * g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(slo), lookup16(_mm512_add_epi32(il, g4), scz), acc[2 * g]);
+    acc[2 * g + 1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(shi), lookup16(_mm512_add_epi32(ih, g4), scz), acc[2 * g + 1]);
+  }
+}
+
+// The grouped GEMV's geometry: G32_S_<F> and G32_Q_<F> a 32-element
+// format's block bytes and codes offset, K4_Q5_<F> whether a K-quant has
+// 5th bits.
+#define G32_S_Q4_0 18
+#define G32_Q_Q4_0 2
+#define G32_S_Q4_1 20
+#define G32_Q_Q4_1 4
+#define K4_Q5_Q4_K 0
+#define K4_Q5_Q5_K 1
+
+#define INT8_GEMV_G32(NAME, F)                                                                     \
+  static __attribute__((noinline)) void NAME##_gemv(const float *x, const uint8_t *w, float *y,    \
+                                                     size_t n0, size_t n1, size_t K, size_t rb) {  \
+    gact a;                                                                                        \
+    const g32_tables t = g32_index(G32_S_##F, G32_Q_##F, HAS_MIN_##F);                             \
+    const size_t ub = 8 * G32_S_##F;                                                               \
+    for (size_t k0 = 0; k0 < K; k0 += GKC) {                                                       \
+      size_t kc = K - k0 < GKC ? K - k0 : GKC, nu = (kc + 255) / 256, nbl = kc / 32 - 8 * (nu - 1);\
+      size_t pfs = k0 ? 0 : (rb + nu - 1) / nu;                                                    \
+      size_t pfo = K <= GKC ? PREFETCH_DIST : rb * ((PREFETCH_DIST + rb - 1) / rb);                \
+      quantize_gact(x + k0, kc, C_##F, 0, &a);                                                     \
+      for (size_t n = n0; n < n1; n++) {                                                           \
+        const uint8_t *row = w + n * rb;                                                           \
+        v16f acc0 = _mm512_setzero_ps(), acc1 = acc0;                                              \
+        __m256 off = _mm256_setzero_ps();                                                          \
+        for (size_t v = 0; v < nu; v++) {                                                          \
+          size_t u = k0 / 256 + v;                                                                 \
+          if (pfs) prefetch_short(row + v * pfs + pfo, pfs);                                       \
+          g32_unit(row + ub * u, v + 1 < nu ? 8 : nbl, G32_S_##F, HAS_MIN_##F, &t, &a, v, &acc0, &acc1, &off); \
+        }                                                                                          \
+        float r = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + hsum8(off);                    \
+        y[n] = k0 ? y[n] + r : r;                                                                  \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+#define INT8_GEMV_K4(NAME, F)                                                                      \
+  static __attribute__((noinline)) void NAME##_gemv(const float *x, const uint8_t *w, float *y,    \
+                                                     size_t n0, size_t n1, size_t K, size_t rb) {  \
+    gact a;                                                                                        \
+    for (size_t k0 = 0; k0 < K; k0 += GKC) {                                                       \
+      size_t kc = K - k0 < GKC ? K - k0 : GKC, nu = kc / 256;                                      \
+      size_t ub = rb / (K / 256), pfs = k0 ? 0 : ub;                                               \
+      size_t pfo = K <= GKC ? PREFETCH_DIST : rb * ((PREFETCH_DIST + rb - 1) / rb);                \
+      quantize_gact(x + k0, kc, 0, 1, &a);                                                         \
+      for (size_t n = n0; n < n1; n++) {                                                           \
+        const uint8_t *row = w + n * rb;                                                           \
+        v16f acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}; \
+        __m256 off = _mm256_setzero_ps();                                                          \
+        for (size_t v = 0; v < nu; v++) {                                                          \
+          if (pfs) prefetch_short(row + v * pfs + pfo, pfs);                                       \
+          k4_unit(row + ub * (k0 / 256 + v), K4_Q5_##F, &a, v, acc, &off);                         \
+        }                                                                                          \
+        float r = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]))) + hsum8(off); \
+        y[n] = k0 ? y[n] + r : r;                                                                  \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
 // Prefill and every token count above one runs as a GEMM with 16 weight
 // rows in the lanes: a unit (256 of K) of I8_NR rows is decoded once into
 // i8_wtile, its codes transposed so that vector j of a pair of blocks holds
@@ -325,11 +578,15 @@ typedef struct {
 // i8_quantize quantizes one unit (nb blocks from x) of token t for the GEMM,
 // with C the format's code offset.
 static inline void i8_quantize(const float *x, size_t nb, int C, i8_act *a, size_t t) {
-  quantize_unit_sums(x, nb, a->q[t], a->d[t], a->s[t], a->c0h[t]);
-  for (size_t b = 0; b < 8; b++) {
-    a->c0h[t][2 * b] *= -C, a->c0h[t][2 * b + 1] *= -C;
-    a->c0[t][b] = a->c0h[t][2 * b] + a->c0h[t][2 * b + 1];
-  }
+  qunit r = quantize8(x, nb);
+  for (int p = 0; p < 4; p++) _mm512_store_si512((void *)(a->q[t] + 64 * p), r.Q[p]);
+  _mm256_storeu_ps(a->d[t], r.d8);
+  _mm256_storeu_ps(a->s[t], r.s8);
+  __m512i c0h = _mm512_mullo_epi32(r.h16, _mm512_set1_epi32(-C));
+  _mm512_storeu_si512((void *)a->c0h[t], c0h);
+  __m512i c0 = _mm512_add_epi32(c0h, _mm512_srli_epi64(c0h, 32));
+  _mm256_storeu_si256((__m256i *)a->c0[t], _mm512_castsi512_si256(_mm512_permutexvar_epi32(
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0), c0)));
 }
 
 // i8_micro adds the products of TT tokens (from t0) with the tile's nb
@@ -376,7 +633,7 @@ static inline __attribute__((always_inline)) void i8_micro(const i8_act *a, size
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), lookup16(ix, dd), acc);              \
   }
 
-#define INT8_KERNEL(NAME, F, ROW_BYTES)                                                            \
+#define INT8_GEMV_PAIRS(NAME, F)                                                            \
   /* NAME_gemv: one token, columns [n0, n1). Per pair p of a unit's blocks (64 elements in natural \
      order), one vpdpbusd leaves the dot of elements 4i..4i+3 in lane i, whose 16-element subgroup \
      is 4p + i/4: one permute of the unit's scales (weight times activation) gives its scale. */   \
@@ -405,14 +662,13 @@ static inline __attribute__((always_inline)) void i8_micro(const i8_act *a, size
           }                                                                                        \
           if (HAS_MIN_##F) off = _mm256_fmadd_ps(wu.min8, a.s8[v], off);                           \
         }                                                                                          \
-        __m128 o4 = _mm_add_ps(_mm256_castps256_ps128(off), _mm256_extractf128_ps(off, 1));        \
-        o4 = _mm_add_ps(o4, _mm_movehl_ps(o4, o4));                                                \
-        o4 = _mm_add_ss(o4, _mm_shuffle_ps(o4, o4, 1));                                            \
-        float r = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + _mm_cvtss_f32(o4);             \
+        float r = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + hsum8(off);                    \
         y[n] = k0 ? y[n] + r : r;                                                                  \
       }                                                                                            \
     }                                                                                              \
-  }                                                                                                \
+  }
+
+#define INT8_GEMM(NAME, F)                                                                         \
   /* NAME_gemm: M >= 2 tokens, columns [n0, n1) (see i8_micro). */                              \
   static __attribute__((noinline)) void NAME##_gemm(const float *x, const uint8_t *w, float *y,    \
                                                      size_t ld, size_t M, size_t n0, size_t n1,    \
@@ -468,7 +724,11 @@ static inline __attribute__((always_inline)) void i8_micro(const i8_act *a, size
         }                                                                                          \
       }                                                                                            \
     }                                                                                              \
-  }                                                                                                \
+  }
+
+#define INT8_KERNEL(NAME, F, ROW_BYTES, GEMV)                                                     \
+  GEMV(NAME, F)                                                                                    \
+  INT8_GEMM(NAME, F)                                                                               \
   static void NAME##_rows(const float *x, const uint8_t *w, float *y, size_t ld, size_t M,         \
                           size_t n0, size_t n1, size_t K) {                                        \
     size_t rb = ROW_BYTES;                                                                         \
@@ -480,11 +740,11 @@ static inline __attribute__((always_inline)) void i8_micro(const i8_act *a, size
   }                                                                                                \
   KERNEL_ENTRIES(NAME)
 
-INT8_KERNEL(archc_mm_q8_0, Q8_0, K / 32 * 34)
-INT8_KERNEL(archc_mm_q4_0, Q4_0, K / 32 * 18)
-INT8_KERNEL(archc_mm_q4_1, Q4_1, K / 32 * 20)
-INT8_KERNEL(archc_mm_q5_0, Q5_0, K / 32 * 22)
-INT8_KERNEL(archc_mm_q5_1, Q5_1, K / 32 * 24)
-INT8_KERNEL(archc_mm_q4_k, Q4_K, K / 256 * 144)
-INT8_KERNEL(archc_mm_q5_k, Q5_K, K / 256 * 176)
-INT8_KERNEL(archc_mm_q6_k, Q6_K, K / 256 * 210)
+INT8_KERNEL(archc_mm_q8_0, Q8_0, K / 32 * 34, INT8_GEMV_PAIRS)
+INT8_KERNEL(archc_mm_q4_0, Q4_0, K / 32 * 18, INT8_GEMV_G32)
+INT8_KERNEL(archc_mm_q4_1, Q4_1, K / 32 * 20, INT8_GEMV_G32)
+INT8_KERNEL(archc_mm_q5_0, Q5_0, K / 32 * 22, INT8_GEMV_PAIRS)
+INT8_KERNEL(archc_mm_q5_1, Q5_1, K / 32 * 24, INT8_GEMV_PAIRS)
+INT8_KERNEL(archc_mm_q4_k, Q4_K, K / 256 * 144, INT8_GEMV_K4)
+INT8_KERNEL(archc_mm_q5_k, Q5_K, K / 256 * 176, INT8_GEMV_K4)
+INT8_KERNEL(archc_mm_q6_k, Q6_K, K / 256 * 210, INT8_GEMV_PAIRS)
