@@ -176,27 +176,24 @@ func (p *Plan) FitOptions(opts PlanOptions) (lower.Options, error) {
 		return lo, err
 	}
 	if len(opts.Lower.PrefillBuckets) == 0 {
-		lo.PrefillBuckets = amxBuckets(lo.PrefillBuckets, opts.Lower.Kernels, lo.MaxLen)
+		lo.PrefillBuckets = kernelBuckets(lo.PrefillBuckets, opts.Lower.Kernels, lo.MaxLen)
 		lo.PrefillBuckets = blockBuckets(lo.PrefillBuckets, p.Encoders, lo.MaxLen)
 	}
 	lo.GPU = opts.GPU
 	return lo, nil
 }
 
-// AMXPrefillBucket is the prefill chunk a default plan adds when its
-// kernels multiply on AMX (lower.Kernels.AMXMinM): the tile path decodes a
-// layer's weights once per chunk, so longer chunks spread that over more
-// tokens (a 2048-wide Q4_0 layer, one thread: 77 GMAC/s at 64 tokens, 94 at
-// 128, 97 at 256).
-const AMXPrefillBucket = 256
-
-// amxBuckets is the default prefill buckets with AMXPrefillBucket added
-// (within maxLen) when k multiplies on AMX.
-func amxBuckets(buckets []int64, k *lower.Kernels, maxLen int64) []int64 {
-	if k == nil || k.AMXMinM == 0 || AMXPrefillBucket > maxLen || (len(buckets) > 0 && slices.Max(buckets) >= AMXPrefillBucket) {
+// kernelBuckets is the default prefill buckets with the kernels' own
+// chunk (lower.Kernels.PrefillBucket: driver/kernels.LongPrefill for the
+// AMX and AVX-512 builds) added where it fits maxLen and no bucket is as
+// long already.
+func kernelBuckets(buckets []int64, k *lower.Kernels, maxLen int64) []int64 {
+	if k == nil || k.PrefillBucket == 0 || k.PrefillBucket > maxLen || (len(buckets) > 0 && slices.Max(buckets) >= k.PrefillBucket) {
 		return buckets
 	}
-	return append(slices.Clone(buckets), AMXPrefillBucket)
+	out := append(slices.Clone(buckets), k.PrefillBucket)
+	slices.Sort(out)
+	return out
 }
 
 // blockBuckets is the default prefill buckets with one more where an

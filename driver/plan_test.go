@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/archc/archc/driver/kernels"
 	"github.com/archc/archc/dsl/ir"
 	"github.com/archc/archc/formats/abi"
 	"github.com/archc/archc/internal/testckpt"
@@ -195,25 +196,31 @@ func TestBlockBuckets(t *testing.T) {
 	}
 }
 
-// TestAMXBuckets: a default plan whose kernels multiply on AMX gets the
-// long prefill chunk those kernels need, within the KV-cache length; other
-// kernels, and a plan at a shorter length, keep the defaults.
-func TestAMXBuckets(t *testing.T) {
-	amx := &lower.Kernels{AMXMinM: 48, AMXRows: 64}
+// TestKernelBuckets: a default plan whose kernels ask for a long prefill
+// chunk (the AMX and AVX-512 builds) gets it, within the KV-cache length;
+// kernels without one, and a plan at a shorter length, keep the defaults.
+func TestKernelBuckets(t *testing.T) {
+	long := &lower.Kernels{PrefillBucket: 256}
 	for _, c := range []struct {
 		k      *lower.Kernels
 		maxLen int64
 		want   []int64
 	}{
-		{amx, 4096, []int64{16, 64, AMXPrefillBucket}},
-		{amx, AMXPrefillBucket, []int64{16, 64, AMXPrefillBucket}},
-		{amx, AMXPrefillBucket - 1, []int64{16, 64}},
+		{long, 4096, []int64{16, 64, 256}},
+		{long, 256, []int64{16, 64, 256}},
+		{long, 255, []int64{16, 64}},
+		{&lower.Kernels{PrefillBucket: 32}, 4096, []int64{16, 64}},
 		{&lower.Kernels{}, 4096, []int64{16, 64}},
 		{nil, 4096, []int64{16, 64}},
 	} {
 		in := []int64{16, 64}
-		if got := amxBuckets(in, c.k, c.maxLen); !slices.Equal(got, c.want) || !slices.Equal(in, []int64{16, 64}) {
-			t.Errorf("amxBuckets(%v, AMX from %v, max len %d) = %v (input now %v), want %v", in, c.k != nil && c.k.AMXMinM > 0, c.maxLen, got, in, c.want)
+		if got := kernelBuckets(in, c.k, c.maxLen); !slices.Equal(got, c.want) || !slices.Equal(in, []int64{16, 64}) {
+			t.Errorf("kernelBuckets(%v, bucket %v, max len %d) = %v (input now %v), want %v", in, c.k, c.maxLen, got, in, c.want)
+		}
+	}
+	for _, v := range kernels.Variants {
+		if want := map[string]int64{"amx": kernels.LongPrefill, "avx512": kernels.LongPrefill}[v.Name]; v.PrefillBucket != want {
+			t.Errorf("variant %s (%s): prefill bucket %d, want %d", v.Name, v.Precision, v.PrefillBucket, want)
 		}
 	}
 }

@@ -55,6 +55,11 @@ type Kernels struct {
 	AMXMinM int64
 	// AMXRows is the AMX entry points' output columns per workgroup.
 	AMXRows int64
+	// PrefillBucket is the prefill chunk (tokens) a default CPU plan adds
+	// for these kernels (driver.FitOptions), 0 for none: their prefill
+	// GEMM decodes a layer's weights once per chunk (driver/kernels,
+	// Variant.PrefillBucket). Lower does not read it.
+	PrefillBucket int64
 }
 
 // amx reports whether a linear layer over m tokens runs on the AMX entry
