@@ -182,7 +182,8 @@ func randomRows(r *rand.Rand, format string, n, k int) []byte {
 // and for the int8 build 8352 (32-element blocks) or 8448 (K-quants): more
 // than one chunk of its single-token GEMV (8192), with an odd block count
 // in the last, and 130 tokens: more than one chunk (128) of its GEMM's
-// quantized activations, the last of 2 tokens. The bound is relative to
+// quantized activations, the last of 2 tokens; x's second 32-element
+// block is zero (a block whose int8 scale is 0). The bound is relative to
 // Σ|w·x| per output: the two differ only in summation order and in
 // factoring the block scale out.
 //
@@ -255,6 +256,7 @@ func TestKernelsMatchPlainLowering(t *testing.T) {
 					w := call(t, wk, "decode_"+c.Name)
 					for _, M := range Ms {
 						x := normals(r, M*K)
+						clear(x[32:64]) // an all-zero block: the int8 quantizer's zero scale
 						xt, err := tensor.FromF32([]int64{M, K}, x)
 						if err != nil {
 							t.Fatal(err)
